@@ -1,0 +1,261 @@
+/*
+ * rvis — rendering visibility for engines that draw for themselves.
+ *
+ * One flat C API. rvis answers, once per frame, what to draw, at which level of detail
+ * and which pages to load next. It never draws, never owns GPU memory, never loads files.
+ *
+ * Conventions (DESIGN.md §1):
+ *  - Every fallible call returns rv_result (RV_OK = 0). Bad input gets a specific code and
+ *    leaves the object unchanged. Nothing aborts or prints on host input.
+ *  - Matrices are column-major float[16] (cglm's mat4 layout); quaternions are (x, y, z, w).
+ *  - Units: world units (metres by convention), radians, milliseconds, pixels.
+ *  - A *_desc zeroed with {0} selects the documented default of every field.
+ *  - Handles wrap 64 bits: slot index, generation, per-world tag; the zero handle is "none".
+ *  - A world (and every standalone module object) is used from one thread at a time.
+ *
+ * Licence: MIT (see LICENSE).
+ */
+#ifndef RVIS_H
+#define RVIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#if defined(_WIN32) && defined(RV_SHARED)
+#  if defined(RV_BUILDING_LIBRARY)
+#    define RV_API __declspec(dllexport)
+#  else
+#    define RV_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define RV_API __attribute__((visibility("default")))
+#else
+#  define RV_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RV_VERSION_MAJOR 0
+#define RV_VERSION_MINOR 1
+#define RV_VERSION_PATCH 0
+
+/* ======================================================================================
+ * core: results, allocator, handles, clip conventions
+ * ====================================================================================== */
+
+/* Result of every fallible call. RV_OK is 0; every failure leaves the object unchanged. */
+typedef enum rv_result {
+    RV_OK = 0,
+    RV_ERR_INVALID_ARG,   /* a NULL where one is not allowed, a size <= 0, min > max, ... */
+    RV_ERR_NOT_FINITE,    /* a NaN or an infinity where a finite number is required */
+    RV_ERR_STALE_HANDLE,  /* a handle whose object is gone, or that belongs to another world */
+    RV_ERR_CYCLE,         /* attach would make a node its own ancestor */
+    RV_ERR_OUT_OF_MEMORY, /* the allocator returned NULL; state is as before the call */
+    RV_ERR_CAPACITY,      /* a fixed limit (handle index space, 32-bit counts) is reached */
+    RV_ERR_FROZEN,        /* the object no longer accepts this call (e.g. occluders after the first test) */
+    RV_ERR_INVARIANT,     /* rvis detected a broken invariant (e.g. deltas left at publication) */
+    RV_ERR_NOT_FOUND,     /* a key or id that is valid in form but unknown */
+    RV_ERR_DUPLICATE,     /* the thing already exists (e.g. a Register of a live key+incarnation) */
+    RV_ERR_ORDER,         /* thresholds or sequences not in the required order */
+    RV_ERR_BAD_STATE,     /* the call is not allowed in the object's current state */
+    RV_RESULT_COUNT_
+} rv_result;
+
+/* The enum's name as a static string ("RV_OK", "RV_ERR_CYCLE", ...); "RV_ERR_UNKNOWN" for
+ * values outside the enum. Never NULL; the string is static and must not be freed. */
+RV_API const char *rv_result_string(rv_result result);
+
+/* Host allocator. Every field may be NULL: a desc with no alloc/free uses libc. alloc
+ * returns memory aligned for any C type (like malloc) or NULL on failure; realloc may be
+ * NULL, in which case rvis uses alloc + copy + free. free(NULL) must be harmless.
+ * rvis never calls these from more than one thread for one world at a time. */
+typedef struct rv_allocator {
+    void *(*alloc)(size_t size, void *user);
+    void *(*realloc)(void *ptr, size_t old_size, size_t new_size, void *user);
+    void (*free)(void *ptr, size_t size, void *user);
+    void *user;
+} rv_allocator;
+
+/* Allocation counters of one world or standalone module object, monotonic since creation.
+ * A steady frame leaves allocations and reallocations unchanged. */
+typedef struct rv_alloc_stats {
+    uint64_t allocations;   /* successful alloc calls (realloc of NULL counts here) */
+    uint64_t reallocations; /* successful realloc calls of a live block */
+    uint64_t frees;         /* free calls of a live block */
+    uint64_t failures;      /* alloc/realloc calls that returned NULL */
+    uint64_t bytes_live;    /* bytes currently held */
+    uint64_t bytes_peak;    /* largest bytes_live seen */
+} rv_alloc_stats;
+
+/* Clip-space depth convention of a projection matrix. {0} is OpenGL: NDC depth in -1..1,
+ * near maps to -1. depth_zero_to_one: Direct3D / Vulkan / Metal / WebGPU (0..1).
+ * reversed_z: near maps to the far end (1), far to 0 (or -1 with OpenGL depth).
+ * An infinite far plane and an orthographic projection are recognised from the matrix. */
+typedef struct rv_clip {
+    bool depth_zero_to_one;
+    bool reversed_z;
+} rv_clip;
+
+/* A world: the node hierarchy and every module the frame joins. Opaque. */
+typedef struct rv_world rv_world;
+
+/* Handle of a scene node. id 0 is "none". Layout (not a promise to hosts): bits 0..23 slot
+ * index, 24..47 generation, 48..63 the owning world's tag. Compare with rv_node_equal or by id. */
+typedef struct rv_node {
+    uint64_t id;
+} rv_node;
+
+#define RV_NODE_NONE ((rv_node){0})
+
+/* True when a and b name the same node (or both are none). */
+static inline bool rv_node_equal(rv_node a, rv_node b) { return a.id == b.id; }
+
+/* ==== section: frustum ================================================================ */
+
+/* Classification of a bounding volume against a frustum. */
+typedef enum rv_containment {
+    RV_OUTSIDE = 0,      /* wholly outside at least one plane: cull */
+    RV_INTERSECTING = 1, /* crosses at least one plane: draw */
+    RV_INSIDE = 2        /* wholly inside every plane: draw, and children need no test */
+} rv_containment;
+
+/* Six world-space planes, each (a, b, c, d) with unit normal (a, b, c) pointing into the
+ * frustum: a point p is inside a plane when a*px + b*py + c*pz + d >= 0. Order: left,
+ * right, bottom, top, near, far. plane_mask bit i is set when plane i is valid; a degenerate
+ * plane (e.g. the far plane of an infinite projection) is dropped from the mask, never
+ * normalised to NaN. */
+typedef struct rv_frustum {
+    float planes[6][4];
+    uint32_t plane_mask;
+    bool orthographic; /* recognised from the matrix (w row = 0 0 0 1) */
+    bool infinite_far; /* recognised from the matrix; the far plane is dropped */
+} rv_frustum;
+
+/* ==== end section: frustum ============================================================ */
+
+
+
+/* ==== section: scene ================================================================== */
+/* ==== end section: scene ============================================================== */
+
+
+
+/* ==== section: cull =================================================================== */
+/* ==== end section: cull =============================================================== */
+
+
+
+/* ==== section: occlusion ============================================================== */
+
+/* Configuration of an occlusion buffer (standalone, or the world's main-view buffer inside
+ * rv_world_desc). Zero selects each default. */
+typedef struct rv_occlusion_desc {
+    rv_allocator allocator;   /* standalone buffers only; a world uses its own allocator */
+    uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended */
+    float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
+                                 in either direction are skipped. 0 = default 2; negative = keep all */
+    uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
+                                 0 = no cap */
+} rv_occlusion_desc;
+
+/* ==== end section: occlusion ========================================================== */
+
+
+
+/* ==== section: lod ==================================================================== */
+
+/* LOD and HLOD configuration (standalone selectors, or inside rv_world_desc). */
+typedef struct rv_lod_desc {
+    float hysteresis;          /* fraction of each threshold angle; 0 = default 0.10; negative = none */
+    float crossfade_ms;        /* fade duration on a level change; 0 = default 250; negative = no fade */
+    float max_screen_space_error; /* HLOD refine limit in pixels; 0 = default 16 */
+    float bias;                /* multiplier on the apparent angle; 0 = default 1 */
+    uint32_t finest_level;     /* levels finer than this are replaced by it; 0 = no limit */
+    float ortho_reference_fov_y; /* radians; orthographic angle = projected diameter / view
+                                    height * this; 0 = default 60 degrees */
+} rv_lod_desc;
+
+/* ==== end section: lod ================================================================ */
+
+
+
+/* ==== section: partition ============================================================== */
+
+/* Partition-gate host wiring and configuration (inside rv_world_desc). All optional. */
+typedef struct rv_partition_desc {
+    /* Asks the host to resync the leaves of these parts (node ids of parts, one group per
+     * call). The array is borrowed for the call. NULL: requests are only listed in the
+     * frame result. */
+    void (*request_reprocess)(const rv_node *parts, uint32_t count, void *user);
+    /* True while the host's update is running; resync requests are held meanwhile. */
+    bool (*is_update_in_progress)(void *user);
+    void *user;
+    float frustum_margin;          /* world units, >= 0; default 0 */
+    float lazy_activation_timeout_ms; /* 0 = default 2000 */
+    float lazy_activation_backoff;    /* multiplier per unanswered request; 0 = default 2 */
+    float lazy_activation_cap_ms;     /* 0 = default 60000 */
+} rv_partition_desc;
+
+/* ==== end section: partition ========================================================== */
+
+
+
+/* ==== section: grid and residency ===================================================== */
+
+/* Page residency configuration (standalone, or the world's residency inside rv_world_desc). */
+typedef struct rv_residency_desc {
+    rv_allocator allocator;       /* standalone only; a world uses its own allocator */
+    uint64_t budget_bytes;        /* 0 = default 256 MiB */
+    uint32_t drop_after_frames;   /* an unrequested queued page is dropped after this many frames; 0 = 30 */
+    float retry_ms;               /* first retry after a failed load; 0 = default 100 */
+    float retry_backoff;          /* multiplier per consecutive failure; 0 = default 2 */
+    float retry_cap_ms;           /* 0 = default 10000 */
+    uint32_t requests_per_frame;  /* requests rv_frame_end hands out; 0 = default 64 */
+} rv_residency_desc;
+
+/* ==== end section: grid and residency ================================================= */
+
+
+
+/* ==== section: journal and projection ================================================= */
+/* ==== end section: journal and projection ============================================= */
+
+
+
+/* ==== section: world and frame ======================================================== */
+
+/* Everything a world is made from. rv_world_desc desc = {0}; is valid. */
+typedef struct rv_world_desc {
+    rv_allocator allocator;        /* every allocation of the world and its modules */
+    uint32_t node_capacity;        /* initial node slots; 0 = default 1024. Grows as needed */
+    rv_occlusion_desc occlusion;   /* main-view occlusion buffer; width 0 = off */
+    rv_lod_desc lod;
+    rv_partition_desc partition;
+    rv_residency_desc residency;
+    /* Optional monotonic clock in nanoseconds for per-stage frame times; NULL = no times. */
+    uint64_t (*clock_ns)(void *user);
+    void *clock_user;
+} rv_world_desc;
+
+/* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
+ * the caller until rv_world_destroy. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc
+ * field out of range), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
+RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world);
+
+/* Destroys a world and everything it owns; every handle and borrowed view of it becomes
+ * invalid. NULL is ignored. */
+RV_API void rv_world_destroy(rv_world *world);
+
+/* The world's allocation counters (every module's allocations included). */
+RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
+
+/* ==== end section: world and frame ==================================================== */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RVIS_H */

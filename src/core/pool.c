@@ -1,0 +1,117 @@
+#include "core/pool.h"
+#include "core/hash.h"
+
+#include <string.h>
+
+#define LIVE_BIT 0x80000000u
+#define GEN_MASK 0x00FFFFFFu
+
+uint16_t rvi_pool_tag_for(const void *owner)
+{
+    uint64_t h = rvi_mix64((uint64_t)(uintptr_t)owner);
+    uint16_t tag = (uint16_t)(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+    return tag ? tag : 1;
+}
+
+void rvi_pool_init(rvi_pool *pool, uint16_t tag)
+{
+    memset(pool, 0, sizeof *pool);
+    pool->free_head = RVI_INDEX_NONE;
+    pool->tag = tag ? tag : 1;
+}
+
+rv_result rvi_pool_reserve(rvi_heap *heap, rvi_pool *pool, uint32_t capacity)
+{
+    if (capacity <= pool->capacity)
+        return RV_OK;
+    if (capacity > RVI_POOL_MAX_SLOTS)
+        return RV_ERR_CAPACITY;
+    size_t old = pool->capacity;
+    uint32_t *gen = rvi_alloc(heap, (size_t)capacity * 4);
+    uint32_t *next = rvi_alloc(heap, (size_t)capacity * 4);
+    if (!gen || !next) {
+        rvi_free(heap, gen, gen ? (size_t)capacity * 4 : 0);
+        rvi_free(heap, next, next ? (size_t)capacity * 4 : 0);
+        return RV_ERR_OUT_OF_MEMORY;
+    }
+    if (old) {
+        memcpy(gen, pool->generation, old * 4);
+        memcpy(next, pool->next_free, old * 4);
+    }
+    memset(gen + old, 0, ((size_t)capacity - old) * 4);
+    rvi_free(heap, pool->generation, old * 4);
+    rvi_free(heap, pool->next_free, old * 4);
+    pool->generation = gen;
+    pool->next_free = next;
+    pool->capacity = capacity;
+    return RV_OK;
+}
+
+bool rvi_pool_has_free(const rvi_pool *pool)
+{
+    return pool->free_head != RVI_INDEX_NONE || pool->used < pool->capacity;
+}
+
+rv_result rvi_pool_acquire(rvi_pool *pool, uint32_t *out_index, uint64_t *out_handle)
+{
+    uint32_t index;
+    if (pool->free_head != RVI_INDEX_NONE) {
+        index = pool->free_head;
+        pool->free_head = pool->next_free[index];
+    } else if (pool->used < pool->capacity) {
+        index = pool->used++;
+        pool->generation[index] = 0;
+    } else {
+        return RV_ERR_CAPACITY;
+    }
+    uint32_t gen = (pool->generation[index] & GEN_MASK) + 1;
+    pool->generation[index] = gen | LIVE_BIT;
+    pool->live++;
+    *out_index = index;
+    if (out_handle)
+        *out_handle = rvi_pool_handle(pool, index);
+    return RV_OK;
+}
+
+uint64_t rvi_pool_handle(const rvi_pool *pool, uint32_t index)
+{
+    return ((uint64_t)pool->tag << 48) | ((uint64_t)(pool->generation[index] & GEN_MASK) << 24) | index;
+}
+
+bool rvi_pool_is_live(const rvi_pool *pool, uint32_t index)
+{
+    return index < pool->used && (pool->generation[index] & LIVE_BIT);
+}
+
+rv_result rvi_pool_resolve(const rvi_pool *pool, uint64_t handle, uint32_t *out_index)
+{
+    uint32_t index = (uint32_t)(handle & 0xFFFFFFu);
+    uint32_t gen = (uint32_t)((handle >> 24) & 0xFFFFFFu);
+    uint16_t tag = (uint16_t)(handle >> 48);
+    if (handle == 0 || tag != pool->tag || index >= pool->used)
+        return RV_ERR_STALE_HANDLE;
+    uint32_t g = pool->generation[index];
+    if (!(g & LIVE_BIT) || (g & GEN_MASK) != gen)
+        return RV_ERR_STALE_HANDLE;
+    *out_index = index;
+    return RV_OK;
+}
+
+void rvi_pool_release(rvi_pool *pool, uint32_t index)
+{
+    uint32_t gen = pool->generation[index] & GEN_MASK;
+    pool->generation[index] = gen; /* not live; old handles now fail the live check */
+    pool->live--;
+    if (gen >= RVI_POOL_MAX_GENERATION)
+        return; /* retired: the next generation would wrap and revive old handles */
+    pool->next_free[index] = pool->free_head;
+    pool->free_head = index;
+}
+
+void rvi_pool_free(rvi_heap *heap, rvi_pool *pool)
+{
+    rvi_free(heap, pool->generation, (size_t)pool->capacity * 4);
+    rvi_free(heap, pool->next_free, (size_t)pool->capacity * 4);
+    uint16_t tag = pool->tag;
+    rvi_pool_init(pool, tag);
+}

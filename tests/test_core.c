@@ -1,0 +1,210 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "core/alloc.h"
+#include "core/map.h"
+#include "core/pool.h"
+#include "core/vec.h"
+#include "support/rvt.h"
+
+#include <string.h>
+
+static void test_result_strings_name_every_code(void **state)
+{
+    (void)state;
+    assert_string_equal(rv_result_string(RV_OK), "RV_OK");
+    assert_string_equal(rv_result_string(RV_ERR_CYCLE), "RV_ERR_CYCLE");
+    for (int r = 1; r < RV_RESULT_COUNT_; r++) {
+        const char *s = rv_result_string((rv_result)r);
+        assert_true(strncmp(s, "RV_ERR_", 7) == 0);
+        assert_string_not_equal(s, "RV_ERR_UNKNOWN");
+    }
+    assert_string_equal(rv_result_string((rv_result)9999), "RV_ERR_UNKNOWN");
+}
+
+static void test_heap_counts_and_fails_cleanly(void **state)
+{
+    (void)state;
+    rvt_alloc st = {0};
+    rv_allocator a = rvt_allocator(&st);
+    rvi_heap heap;
+    rvi_heap_init(&heap, &a);
+    void *p = rvi_alloc(&heap, 100);
+    assert_non_null(p);
+    p = rvi_realloc(&heap, p, 100, 300);
+    assert_non_null(p);
+    assert_int_equal(heap.stats.allocations, 1);
+    assert_int_equal(heap.stats.reallocations, 1);
+    assert_int_equal(heap.stats.bytes_live, 300);
+    st.fail_at = st.calls + 1;
+    assert_null(rvi_realloc(&heap, p, 300, 600));
+    assert_int_equal(heap.stats.failures, 1);
+    assert_int_equal(heap.stats.bytes_live, 300);
+    rvi_free(&heap, p, 300);
+    assert_int_equal(heap.stats.bytes_live, 0);
+    assert_int_equal(heap.stats.bytes_peak, 300);
+    assert_int_equal(st.live_blocks, 0);
+}
+
+static void test_vec_grows_and_swap_removes(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_vec v = {0};
+    for (uint32_t i = 0; i < 1000; i++)
+        assert_int_equal(rvi_vec_push(&heap, &v, sizeof(uint32_t), &i), RV_OK);
+    assert_int_equal(v.count, 1000);
+    assert_int_equal(RVI_VEC_AT(v, uint32_t, 999), 999);
+    rvi_vec_swap_remove(&v, sizeof(uint32_t), 0);
+    assert_int_equal(v.count, 999);
+    assert_int_equal(RVI_VEC_AT(v, uint32_t, 0), 999);
+    rvi_vec_free(&heap, &v, sizeof(uint32_t));
+    assert_int_equal(heap.stats.bytes_live, 0);
+}
+
+static void test_map_matches_reference_under_random_churn(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_map map = {0};
+    enum { KEYS = 4096 };
+    static uint64_t ref[KEYS];
+    static bool present[KEYS];
+    memset(present, 0, sizeof present);
+    uint64_t seed = 42;
+    for (int step = 0; step < 200000; step++) {
+        uint32_t k = (uint32_t)(rvt_next(&seed) % KEYS);
+        uint64_t key = (uint64_t)k * 0x100000001ull; /* keys colliding in low bits */
+        if (rvt_next(&seed) & 1) {
+            uint64_t v = rvt_next(&seed);
+            assert_int_equal(rvi_map_put(&heap, &map, key, v), RV_OK);
+            ref[k] = v;
+            present[k] = true;
+        } else {
+            assert_int_equal(rvi_map_remove(&map, key), present[k]);
+            present[k] = false;
+        }
+    }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < KEYS; k++) {
+        uint64_t v = 0;
+        bool got = rvi_map_get(&map, (uint64_t)k * 0x100000001ull, &v);
+        assert_int_equal(got, present[k]);
+        if (got) {
+            assert_true(v == ref[k]);
+            n++;
+        }
+    }
+    assert_int_equal(map.count, n);
+    rvi_map_free(&heap, &map);
+    assert_int_equal(heap.stats.bytes_live, 0);
+}
+
+static void test_pool_rejects_stale_foreign_and_zero_handles(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_pool a, b;
+    rvi_pool_init(&a, 7);
+    rvi_pool_init(&b, 8);
+    assert_int_equal(rvi_pool_reserve(&heap, &a, 4), RV_OK);
+    assert_int_equal(rvi_pool_reserve(&heap, &b, 4), RV_OK);
+    uint32_t ia, ib, idx;
+    uint64_t ha, hb;
+    assert_int_equal(rvi_pool_acquire(&a, &ia, &ha), RV_OK);
+    assert_int_equal(rvi_pool_acquire(&b, &ib, &hb), RV_OK);
+    assert_int_equal(ia, ib);
+    assert_int_equal(rvi_pool_resolve(&a, ha, &idx), RV_OK);
+    assert_int_equal(rvi_pool_resolve(&a, hb, &idx), RV_ERR_STALE_HANDLE); /* foreign */
+    assert_int_equal(rvi_pool_resolve(&a, 0, &idx), RV_ERR_STALE_HANDLE);
+    rvi_pool_release(&a, ia);
+    assert_int_equal(rvi_pool_resolve(&a, ha, &idx), RV_ERR_STALE_HANDLE); /* stale */
+    uint64_t ha2;
+    assert_int_equal(rvi_pool_acquire(&a, &idx, &ha2), RV_OK);
+    assert_int_equal(idx, ia);            /* slot reused */
+    assert_true(ha2 != ha);               /* with a new generation */
+    assert_int_equal(rvi_pool_resolve(&a, ha, &idx), RV_ERR_STALE_HANDLE);
+    rvi_pool_free(&heap, &a);
+    rvi_pool_free(&heap, &b);
+}
+
+static void test_pool_retires_slot_before_generation_wraps(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_pool p;
+    rvi_pool_init(&p, 3);
+    assert_int_equal(rvi_pool_reserve(&heap, &p, 1), RV_OK);
+    uint32_t idx;
+    uint64_t h;
+    assert_int_equal(rvi_pool_acquire(&p, &idx, &h), RV_OK);
+    p.generation[idx] = RVI_POOL_MAX_GENERATION | 0x80000000u; /* fast-forward */
+    uint64_t last = rvi_pool_handle(&p, idx);
+    rvi_pool_release(&p, idx);
+    assert_int_equal(rvi_pool_acquire(&p, &idx, &h), RV_ERR_CAPACITY); /* retired, not reused */
+    assert_int_equal(rvi_pool_resolve(&p, last, &idx), RV_ERR_STALE_HANDLE);
+    rvi_pool_free(&heap, &p);
+}
+
+static void test_world_create_defaults_and_counts_allocations(void **state)
+{
+    (void)state;
+    rvt_alloc st = {0};
+    rv_world_desc desc = {0};
+    desc.allocator = rvt_allocator(&st);
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
+    assert_non_null(w);
+    rv_alloc_stats s = rv_world_alloc_stats(w);
+    assert_true(s.allocations > 0);
+    assert_int_equal(s.allocations, (uint64_t)st.live_blocks);
+    rv_world_destroy(w);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(rv_world_create(&desc, NULL), RV_ERR_INVALID_ARG);
+    rv_world_destroy(NULL);
+}
+
+static void *world_setup(const rv_allocator *a)
+{
+    (void)a;
+    return (void *)a; /* the call under test creates the world */
+}
+static rv_world *swept_world;
+static rv_result world_create_call(void *o)
+{
+    rv_world_desc desc = {0};
+    desc.allocator = *(const rv_allocator *)o;
+    swept_world = NULL;
+    return rv_world_create(&desc, &swept_world);
+}
+static uint64_t world_fingerprint(void *o) { (void)o; return (uint64_t)(uintptr_t)swept_world; }
+static void world_teardown(void *o) { (void)o; rv_world_destroy(swept_world); swept_world = NULL; }
+
+static void test_world_create_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    rvt_sweep sweep = { "rv_world_create", world_setup, world_create_call, world_fingerprint, world_teardown };
+    assert_true(rvt_run_sweep(&sweep) > 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_result_strings_name_every_code),
+        cmocka_unit_test(test_heap_counts_and_fails_cleanly),
+        cmocka_unit_test(test_vec_grows_and_swap_removes),
+        cmocka_unit_test(test_map_matches_reference_under_random_churn),
+        cmocka_unit_test(test_pool_rejects_stale_foreign_and_zero_handles),
+        cmocka_unit_test(test_pool_retires_slot_before_generation_wraps),
+        cmocka_unit_test(test_world_create_defaults_and_counts_allocations),
+        cmocka_unit_test(test_world_create_survives_every_allocation_failure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -139,6 +139,100 @@ typedef struct rv_frustum {
 
 
 /* ==== section: scene ================================================================== */
+
+/* Node hierarchy (DESIGN.md §2). A node has a local transform (position, rotation
+ * quaternion, scale), a world matrix derived from it and its ancestors', an optional
+ * geometry bounding sphere in local space, and world bounds: one sphere enclosing its own
+ * geometry and every descendant's. Nodes are created in a world and named by rv_node
+ * handles; every function rejects a stale or foreign handle with RV_ERR_STALE_HANDLE and
+ * changes nothing. */
+
+/* Per-world scene counters. */
+typedef struct rv_scene_stats {
+    uint32_t nodes;                  /* live nodes */
+    uint32_t matrices_recomputed;    /* world matrices recomputed by the last rv_update_world */
+    uint32_t bounds_recomputed;      /* world spheres recomputed by the last rv_update_world */
+} rv_scene_stats;
+
+/* Creates a node under parent (RV_NODE_NONE: a root) with identity transform and no
+ * geometry. Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE (parent),
+ * RV_ERR_CAPACITY (2^24 slots in use), RV_ERR_OUT_OF_MEMORY. *out untouched on error. */
+RV_API rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out);
+
+/* Destroys node and its whole subtree; every handle into it goes stale. Iterative: any
+ * depth works. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_destroy_subtree(rv_world *world, rv_node node);
+
+/* Destroys node only; its children become roots, keeping their local transforms (so their
+ * world placement changes unless the node was identity). Errors as rv_node_destroy_subtree. */
+RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
+
+/* Makes child a child of parent, moving it from wherever it was. Refused with RV_ERR_CYCLE
+ * when parent is child or a descendant of it (the tree is left unchanged). The child keeps
+ * its local transform. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_CYCLE. */
+RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
+
+/* Makes node a root (its local transform becomes its world transform at the next update).
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
+
+/* Local transform setters; each marks the node moved. position and scale: float[3] (world
+ * units, factors); rotation: quaternion float[4] (x, y, z, w), normalised by rvis (a zero
+ * quaternion is RV_ERR_INVALID_ARG); axis: float[3], any nonzero length; radians.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf, node unchanged),
+ * RV_ERR_STALE_HANDLE. A zero scale component is allowed (it collapses the node). */
+RV_API rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3]);
+RV_API rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3]);
+RV_API rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4]);
+RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians);
+
+/* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]). */
+RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, float position[3],
+                                       float quaternion[4], float scale[3]);
+
+/* Pointers to the node's local position (float[3]), rotation (float[4], x y z w) and scale
+ * (float[3]) for allocation-free writes (animation). Any output may be NULL. After writing,
+ * call rv_node_mark_moved. The pointers stay valid until the next call that creates a node
+ * in this world (storage may grow) or destroys this node; re-fetch them after either.
+ * Values written must be finite (rv_update_world re-checks moved nodes and reports
+ * RV_ERR_NOT_FINITE without using them). */
+RV_API rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
+                                        float **quaternion, float **scale);
+
+/* Marks node moved after in-place writes. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_mark_moved(rv_world *world, rv_node node);
+
+/* Declares the node's own geometry bounds as a sphere in local space (centre float[3],
+ * radius in local units, >= 0). radius < 0 clears it (the node has no geometry of its own).
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3], float radius);
+
+/* Recomputes world matrices and world bounds of what moved since the last call: moved
+ * nodes and their descendants, then each affected ancestor's sphere once. Iterative (no
+ * recursion; any depth). Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_NOT_FINITE (a
+ * transform written in place was not finite: those nodes keep their previous matrices). */
+RV_API rv_result rv_update_world(rv_world *world);
+
+/* World matrix (column-major float[16]) as of the last rv_update_world. */
+RV_API rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16]);
+
+/* World bounds as of the last rv_update_world: float[4] = centre x, y, z, radius (world
+ * units); radius < 0 when neither the node nor any descendant has geometry. Scale is
+ * honoured (radius times the largest axis scale of the world matrix). */
+RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4]);
+
+/* The node's parent (RV_NODE_NONE for a root), first child and next sibling, for host walks.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_parent(const rv_world *world, rv_node node, rv_node *out_parent);
+RV_API rv_result rv_node_first_child(const rv_world *world, rv_node node, rv_node *out_child);
+RV_API rv_result rv_node_next_sibling(const rv_world *world, rv_node node, rv_node *out_sibling);
+
+/* True when node names a live node of this world. */
+RV_API bool rv_node_is_valid(const rv_world *world, rv_node node);
+
+/* Scene counters (zeroes for a NULL world). */
+RV_API rv_scene_stats rv_world_scene_stats(const rv_world *world);
+
 /* ==== end section: scene ============================================================== */
 
 

@@ -134,6 +134,29 @@ typedef struct rv_frustum {
     bool infinite_far; /* recognised from the matrix; the far plane is dropped */
 } rv_frustum;
 
+
+/* Extracts the six planes of a view-projection matrix (column-major float[16], clip =
+ * M * world point) under the given depth convention (Gribb & Hartmann 2001, generalised to
+ * 0..1 and reversed depth). Planes are normalised to unit normals pointing inward. An
+ * infinite far plane or any other degenerate plane is dropped from plane_mask.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (a NaN/Inf element); *out unchanged. */
+RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_clip clip, rv_frustum *out);
+
+/* Classifies a world-space sphere (centre float[3], radius >= 0, world units). Conservative:
+ * RV_OUTSIDE only when the sphere lies wholly outside one valid plane. A NaN input answers
+ * RV_INTERSECTING (draw). */
+RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
+
+/* As rv_frustum_classify_sphere, testing only the planes whose bits are set in *mask, and
+ * clearing from *mask each plane the sphere is wholly inside of, so children of a node need
+ * not test it again (plane masking, Assarsson & Möller 2000). Start with frustum->plane_mask. */
+RV_API rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
+                                                        float radius, uint32_t *mask);
+
+/* Classifies an axis-aligned world box (min float[3] <= max float[3]) with the
+ * nearest/farthest-vertex test. Conservative as above. */
+RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float min[3], const float max[3]);
+
 /* ==== end section: frustum ============================================================ */
 
 

@@ -143,18 +143,24 @@ typedef struct rv_frustum {
 RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_clip clip, rv_frustum *out);
 
 /* Classifies a world-space sphere (centre float[3], radius >= 0, world units). Conservative:
- * RV_OUTSIDE only when the sphere lies wholly outside one valid plane. A NaN input answers
- * RV_INTERSECTING (draw). */
+ * RV_OUTSIDE only when the sphere lies wholly outside one valid plane (plane distance
+ * d < -radius), RV_INSIDE when d >= radius for every valid plane. A NaN/Inf centre, a NaN
+ * or negative radius, or a NULL frustum/centre answers RV_INTERSECTING (draw). A frustum
+ * with plane_mask 0 (e.g. from a zero matrix) answers RV_INSIDE for every valid sphere. */
 RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
 
 /* As rv_frustum_classify_sphere, testing only the planes whose bits are set in *mask, and
  * clearing from *mask each plane the sphere is wholly inside of, so children of a node need
- * not test it again (plane masking, Assarsson & Möller 2000). Start with frustum->plane_mask. */
+ * not test it again (plane masking, Assarsson & Möller 2000). Start with frustum->plane_mask.
+ * Bits not in frustum->plane_mask are cleared from *mask. *mask is left unchanged when the
+ * answer is RV_OUTSIDE or the input is invalid (answered RV_INTERSECTING as above; a NULL
+ * mask also answers RV_INTERSECTING). RV_INSIDE exactly when *mask becomes 0. */
 RV_API rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
                                                         float radius, uint32_t *mask);
 
-/* Classifies an axis-aligned world box (min float[3] <= max float[3]) with the
- * nearest/farthest-vertex test. Conservative as above. */
+/* Classifies an axis-aligned world box (min float[3] <= max float[3], world units) with the
+ * nearest/farthest-vertex test (Greene 1994; Haines & Wallace). Conservative as above: a
+ * NaN/Inf corner, min > max on an axis, or a NULL argument answers RV_INTERSECTING. */
 RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float min[3], const float max[3]);
 
 /* ==== end section: frustum ============================================================ */

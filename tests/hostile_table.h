@@ -1,0 +1,55 @@
+/* The hostile-input table (issue 9): every public function of include/rvis.h, each with
+ * the case in tests/hostile/ that feeds it NaN, infinities, negative and zero sizes, huge
+ * values, NULL and stale / foreign handles (named hostile_<function>).
+ *
+ * RVH_CASES(X) is the one list. test_hostile.c expands it into its case table, taking the
+ * address of both the public function and its case, so a name that is not a declared
+ * function or has no case does not compile; test_api_coverage.c expands it into the list
+ * it checks the RV_API declarations of rvis.h against. Add a function here when its module
+ * lands on main, with its case in tests/hostile/<module>.c. */
+#ifndef RVH_TABLE_H
+#define RVH_TABLE_H
+
+#define RVH_CASES(X)                                                                       \
+    /* core and world: tests/hostile/core.c */                                             \
+    X(rv_result_string)                                                                    \
+    X(rv_world_create)                                                                     \
+    X(rv_world_destroy)                                                                    \
+    X(rv_world_alloc_stats)                                                                \
+    /* frustum: tests/hostile/frustum.c */                                                 \
+    X(rv_frustum_from_view_projection)                                                     \
+    X(rv_frustum_classify_sphere)                                                          \
+    X(rv_frustum_classify_sphere_masked)                                                   \
+    X(rv_frustum_classify_box)                                                             \
+    X(rv_cull_spheres)                                                                     \
+    X(rv_cull_spheres_soa)                                                                 \
+    /* scene: tests/hostile/scene.c */                                                     \
+    X(rv_node_create)                                                                      \
+    X(rv_node_destroy_subtree)                                                             \
+    X(rv_node_destroy_reroot)                                                              \
+    X(rv_node_attach)                                                                      \
+    X(rv_node_detach)                                                                      \
+    X(rv_node_set_position)                                                                \
+    X(rv_node_set_scale)                                                                   \
+    X(rv_node_set_rotation)                                                                \
+    X(rv_node_set_rotation_axis_angle)                                                     \
+    X(rv_node_get_transform)                                                               \
+    X(rv_node_transform_ptrs)                                                              \
+    X(rv_node_mark_moved)                                                                  \
+    X(rv_node_set_bounds)                                                                  \
+    X(rv_update_world)                                                                     \
+    X(rv_node_world_matrix)                                                                \
+    X(rv_node_world_bounds)                                                                \
+    X(rv_node_parent)                                                                      \
+    X(rv_node_first_child)                                                                 \
+    X(rv_node_next_sibling)                                                                \
+    X(rv_world_first_root)                                                                 \
+    X(rv_node_is_valid)                                                                    \
+    X(rv_world_scene_stats)
+
+/* Public functions that take no input a host could get wrong, so they have no hostile
+ * case. Each entry says why. Empty today: every function takes a pointer, a handle or a
+ * number that can be hostile (even rv_result_string, which gets out-of-range values). */
+#define RVH_EXEMPT(X)
+
+#endif

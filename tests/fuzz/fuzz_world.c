@@ -1,0 +1,663 @@
+/* Fuzz target: random API call sequences on a world (issue 9).
+ *
+ * The input is a program: each op byte picks a call (create, destroy either way, attach,
+ * detach, every setter, in-place writes through rv_node_transform_ptrs, mark_moved,
+ * update, an armed allocation failure, a structure check), and the following bytes pick
+ * its handles (live, destroyed, forged, from a second world, none) and its numbers (small
+ * values, extremes, NaN, infinities, raw bit patterns).
+ *
+ * A shadow model of the hierarchy (liveness, parent, child order, root order) predicts the
+ * exact rv_result of every structural call and the code of every setter; a mismatch
+ * aborts. After every update:
+ *  - conservative bounds: every node's world sphere encloses its own geometry (its local
+ *    sphere under its world matrix, radius times the matrix's largest singular value) and
+ *    every child's world sphere, checked in double precision (culling must never lose
+ *    geometry);
+ *  - while every update so far succeeded, every world matrix equals its parent's times
+ *    its local translate * rotate * scale, checked in double precision.
+ * An armed allocation failure must give RV_ERR_OUT_OF_MEMORY and leave the world exactly
+ * as it was (digest of everything the getters show), and no call that never allocates may
+ * report it. The second world must never change. */
+#include "rvis.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FZ_MAX_HANDLES 1024
+#define FZ_MAX_LIVE 300
+
+#define FZ_ASSERT(cond, ...)                                                               \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "fuzz_world: %s:%d: ", __FILE__, __LINE__);                    \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, "\n");                                                         \
+            abort();                                                                       \
+        }                                                                                  \
+    } while (0)
+
+/* ---- input decoding ----------------------------------------------------------------- */
+
+typedef struct fz_input {
+    const uint8_t *p;
+    size_t n;
+} fz_input;
+
+static uint8_t u8(fz_input *in)
+{
+    if (!in->n)
+        return 0;
+    in->n--;
+    return *in->p++;
+}
+
+static float f32(fz_input *in)
+{
+    uint8_t b = u8(in);
+    if (b < 192)
+        return ((int)b - 96) * 0.25f;
+    static const float palette[15] = { 0.0f, -0.0f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX, NAN, -NAN,
+                                       INFINITY, -INFINITY, 1e-45f, 1e-38f, 1e6f, -1e6f, 3.0e19f };
+    if ((b & 15) < 15)
+        return palette[b & 15];
+    uint32_t bits = (uint32_t)u8(in) | (uint32_t)u8(in) << 8 | (uint32_t)u8(in) << 16 | (uint32_t)u8(in) << 24;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* ---- counting allocator with an armed failure ---------------------------------------- */
+
+typedef struct fz_alloc {
+    uint64_t calls, fail_at;
+    int64_t live;
+} fz_alloc;
+
+static void *fz_do_alloc(size_t size, void *user)
+{
+    fz_alloc *a = user;
+    if (a->fail_at && ++a->calls >= a->fail_at)
+        return NULL;
+    void *p = malloc(size);
+    if (p)
+        a->live++;
+    return p;
+}
+
+static void *fz_do_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
+{
+    fz_alloc *a = user;
+    (void)old_size;
+    if (a->fail_at && ++a->calls >= a->fail_at)
+        return NULL;
+    return realloc(ptr, new_size);
+}
+
+static void fz_do_free(void *ptr, size_t size, void *user)
+{
+    fz_alloc *a = user;
+    (void)size;
+    if (ptr)
+        a->live--;
+    free(ptr);
+}
+
+/* ---- shadow model -------------------------------------------------------------------- */
+
+typedef struct fz_node {
+    rv_node h;
+    int alive;
+    int parent; /* shadow index, -1 = root */
+    int first, last, next, prev; /* children list and sibling links (shadow indices) */
+    int has_geometry;
+    float local_sphere[4]; /* as last set (rvis has no getter for it) */
+} fz_node;
+
+typedef struct fz {
+    rv_world *w, *other;
+    fz_alloc alloc;
+    fz_node nodes[FZ_MAX_HANDLES];
+    int count, live;
+    int first_root, last_root;
+    rv_node foreign[3];
+    int clean; /* every update so far returned RV_OK */
+} fz;
+
+static int find(const fz *f, rv_node h)
+{
+    if (!h.id)
+        return -1;
+    for (int i = 0; i < f->count; i++)
+        if (f->nodes[i].h.id == h.id)
+            return f->nodes[i].alive ? i : -1;
+    return -1;
+}
+
+static int *head_of(fz *f, int parent)
+{
+    return parent < 0 ? &f->first_root : &f->nodes[parent].first;
+}
+
+static int *tail_of(fz *f, int parent)
+{
+    return parent < 0 ? &f->last_root : &f->nodes[parent].last;
+}
+
+static void unlink_node(fz *f, int i)
+{
+    fz_node *n = &f->nodes[i];
+    if (n->prev >= 0)
+        f->nodes[n->prev].next = n->next;
+    else
+        *head_of(f, n->parent) = n->next;
+    if (n->next >= 0)
+        f->nodes[n->next].prev = n->prev;
+    else
+        *tail_of(f, n->parent) = n->prev;
+    n->next = n->prev = -1;
+}
+
+static void link_last(fz *f, int parent, int i)
+{
+    fz_node *n = &f->nodes[i];
+    n->parent = parent;
+    n->next = -1;
+    n->prev = *tail_of(f, parent);
+    if (n->prev >= 0)
+        f->nodes[n->prev].next = i;
+    else
+        *head_of(f, parent) = i;
+    *tail_of(f, parent) = i;
+}
+
+static void kill_subtree(fz *f, int i)
+{
+    /* Iterative: the children lists shrink as nodes die. */
+    for (;;) {
+        int n = i;
+        while (f->nodes[n].first >= 0)
+            n = f->nodes[n].first;
+        unlink_node(f, n);
+        f->nodes[n].alive = 0;
+        f->live--;
+        if (n == i)
+            return;
+    }
+}
+
+/* ---- picking handles and checking results --------------------------------------------- */
+
+static rv_node pick(fz *f, fz_input *in)
+{
+    uint8_t b = u8(in);
+    if (b < 0xE0 && f->count)
+        return f->nodes[b % f->count].h;
+    uint64_t some = f->count ? f->nodes[b % f->count].h.id : 0;
+    switch (b & 7) {
+    case 0: return RV_NODE_NONE;
+    case 1: return f->foreign[b % 3];
+    case 2: return (rv_node){ (some & ~0xFFFFFFull) | 0xFFFFFFull };        /* index past capacity */
+    case 3: return (rv_node){ some & ~(0xFFFFFFull << 24) };                /* generation 0 */
+    case 4: return (rv_node){ some + (1ull << 24) };                        /* next generation */
+    case 5: return (rv_node){ UINT64_MAX };
+    case 6: return (rv_node){ some ^ (1ull << 48) };                        /* another tag */
+    default: return (rv_node){ (uint64_t)b << 40 | 1ull << 24 };
+    }
+}
+
+static void expect(rv_result got, rv_result want, const char *call)
+{
+    FZ_ASSERT(got == want, "%s returned %s, the shadow model expects %s", call,
+              rv_result_string(got), rv_result_string(want));
+}
+
+static int finite_n(const float *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+/* Digest of everything the getters show (for "a failed call changed nothing"). */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static uint64_t digest(const rv_world *w)
+{
+    uint64_t h = 0xCBF29CE484222325ull;
+    rv_scene_stats st = rv_world_scene_stats(w);
+    h = mix(h, &st.nodes, sizeof st.nodes);
+    rv_node n;
+    expect(rv_world_first_root(w, &n), RV_OK, "rv_world_first_root");
+    while (n.id) {
+        float p[3], q[4], s[3], m[16], b[4];
+        rv_node parent, next;
+        expect(rv_node_get_transform(w, n, p, q, s), RV_OK, "rv_node_get_transform");
+        expect(rv_node_world_matrix(w, n, m), RV_OK, "rv_node_world_matrix");
+        expect(rv_node_world_bounds(w, n, b), RV_OK, "rv_node_world_bounds");
+        expect(rv_node_parent(w, n, &parent), RV_OK, "rv_node_parent");
+        h = mix(h, &n, sizeof n);
+        h = mix(h, &parent, sizeof parent);
+        h = mix(h, p, sizeof p);
+        h = mix(h, q, sizeof q);
+        h = mix(h, s, sizeof s);
+        h = mix(h, m, sizeof m);
+        h = mix(h, b, sizeof b);
+        expect(rv_node_first_child(w, n, &next), RV_OK, "rv_node_first_child");
+        while (!next.id && n.id) {
+            expect(rv_node_next_sibling(w, n, &next), RV_OK, "rv_node_next_sibling");
+            if (!next.id)
+                expect(rv_node_parent(w, n, &n), RV_OK, "rv_node_parent");
+        }
+        n = next;
+    }
+    return h;
+}
+
+/* The links the API reports equal the shadow's, for every live node and the root list. */
+static void check_structure(fz *f)
+{
+    FZ_ASSERT(rv_world_scene_stats(f->w).nodes == (uint32_t)f->live, "node count %u, shadow %d",
+              rv_world_scene_stats(f->w).nodes, f->live);
+    rv_node r;
+    expect(rv_world_first_root(f->w, &r), RV_OK, "rv_world_first_root");
+    FZ_ASSERT(r.id == (f->first_root >= 0 ? f->nodes[f->first_root].h.id : 0), "first root differs");
+    for (int i = 0; i < f->count; i++) {
+        fz_node *n = &f->nodes[i];
+        FZ_ASSERT(rv_node_is_valid(f->w, n->h) == (n->alive != 0), "liveness of node %d differs", i);
+        if (!n->alive)
+            continue;
+        rv_node p, c, s;
+        expect(rv_node_parent(f->w, n->h, &p), RV_OK, "rv_node_parent");
+        expect(rv_node_first_child(f->w, n->h, &c), RV_OK, "rv_node_first_child");
+        expect(rv_node_next_sibling(f->w, n->h, &s), RV_OK, "rv_node_next_sibling");
+        FZ_ASSERT(p.id == (n->parent >= 0 ? f->nodes[n->parent].h.id : 0), "parent of %d differs", i);
+        FZ_ASSERT(c.id == (n->first >= 0 ? f->nodes[n->first].h.id : 0), "first child of %d differs", i);
+        FZ_ASSERT(s.id == (n->next >= 0 ? f->nodes[n->next].h.id : 0), "next sibling of %d differs", i);
+    }
+}
+
+/* ---- double-precision oracles --------------------------------------------------------- */
+
+/* Local matrix T * R * S (column-major, double) as rv_update_world defines it; the
+ * quaternion is divided by its squared length. */
+static void local_matrix(const float p[3], const float q[4], const float s[3], double m[16])
+{
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double n2 = x * x + y * y + z * z + w * w, k = 2.0 / n2;
+    double r[9] = {
+        1 - k * (y * y + z * z), k * (x * y + w * z), k * (x * z - w * y),
+        k * (x * y - w * z), 1 - k * (x * x + z * z), k * (y * z + w * x),
+        k * (x * z + w * y), k * (y * z - w * x), 1 - k * (x * x + y * y),
+    };
+    for (int c = 0; c < 3; c++) {
+        for (int row = 0; row < 3; row++)
+            m[c * 4 + row] = r[c * 3 + row] * s[c];
+        m[c * 4 + 3] = 0;
+    }
+    m[12] = p[0];
+    m[13] = p[1];
+    m[14] = p[2];
+    m[15] = 1;
+}
+
+static double max_abs(const double *v, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        m = fmax(m, fabs(v[i]));
+    return m;
+}
+
+/* Largest singular value of the upper 3x3 of a column-major matrix (power iteration on
+ * M^T M; a slight underestimate at worst, which only weakens the check). */
+static double sigma_max(const float *m)
+{
+    double a[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double s = 0;
+            for (int k = 0; k < 3; k++)
+                s += (double)m[i * 4 + k] * m[j * 4 + k];
+            a[i * 3 + j] = s;
+        }
+    double v[3] = { 1, 0.7, 0.3 }, lambda = 0;
+    for (int it = 0; it < 64; it++) {
+        double u[3];
+        for (int i = 0; i < 3; i++)
+            u[i] = a[i * 3] * v[0] + a[i * 3 + 1] * v[1] + a[i * 3 + 2] * v[2];
+        double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        if (!(len > 0))
+            return 0;
+        for (int i = 0; i < 3; i++)
+            v[i] = u[i] / len;
+        lambda = len;
+    }
+    return sqrt(lambda);
+}
+
+static double dist3(const float *a, const double *b)
+{
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+static void check_after_update(fz *f, rv_result r)
+{
+    for (int i = 0; i < f->count; i++) {
+        fz_node *n = &f->nodes[i];
+        if (!n->alive)
+            continue;
+        float m[16], s[4], p[3], q[4], sc[3];
+        expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
+        expect(rv_node_world_bounds(f->w, n->h, s), RV_OK, "rv_node_world_bounds");
+        expect(rv_node_get_transform(f->w, n->h, p, q, sc), RV_OK, "rv_node_get_transform");
+        FZ_ASSERT(finite_n(m, 16), "node %d has a non-finite world matrix", i);
+        FZ_ASSERT(!isnan(s[3]), "node %d has a NaN world radius", i);
+
+        /* Conservative bounds: own geometry and every child inside the world sphere. */
+        if (s[3] == INFINITY)
+            continue;
+        double R = s[3];
+        if (n->has_geometry) {
+            const float *l = n->local_sphere;
+            double g[3];
+            for (int k = 0; k < 3; k++)
+                g[k] = (double)m[k] * l[0] + (double)m[4 + k] * l[1] + (double)m[8 + k] * l[2] + m[12 + k];
+            double gr = l[3] * sigma_max(m);
+            FZ_ASSERT(R >= 0, "node %d has geometry but an empty world sphere", i);
+            double slack = 1e-5 * (R + fabs(s[0]) + fabs(s[1]) + fabs(s[2]) + fabs(g[0]) + fabs(g[1]) +
+                                   fabs(g[2]) + gr);
+            FZ_ASSERT(dist3(s, g) + gr <= R + slack,
+                      "node %d's sphere (%g %g %g r %g) does not enclose its geometry (%g %g %g r %g)",
+                      i, s[0], s[1], s[2], s[3], g[0], g[1], g[2], gr);
+        }
+        for (int c = n->first; c >= 0; c = f->nodes[c].next) {
+            float cs[4];
+            expect(rv_node_world_bounds(f->w, f->nodes[c].h, cs), RV_OK, "rv_node_world_bounds");
+            if (cs[3] < 0)
+                continue;
+            FZ_ASSERT(R >= 0, "node %d has an empty sphere but child %d has geometry", i, c);
+            FZ_ASSERT(cs[3] != INFINITY, "child %d is infinite, its parent %d is not", c, i);
+            double cc[3] = { cs[0], cs[1], cs[2] };
+            double slack = 1e-5 * (R + fabs(s[0]) + fabs(s[1]) + fabs(s[2]) + fabs(cc[0]) + fabs(cc[1]) +
+                                   fabs(cc[2]) + cs[3]);
+            FZ_ASSERT(dist3(s, cc) + cs[3] <= R + slack,
+                      "node %d's sphere (%g %g %g r %g) does not enclose child %d's (%g %g %g r %g)",
+                      i, s[0], s[1], s[2], s[3], c, cs[0], cs[1], cs[2], cs[3]);
+        }
+    }
+    if (r != RV_OK)
+        f->clean = 0;
+    if (!f->clean)
+        return;
+    /* Matrices: parent's stored matrix times the local transform. */
+    for (int i = 0; i < f->count; i++) {
+        fz_node *n = &f->nodes[i];
+        if (!n->alive)
+            continue;
+        float m[16], pm[16], p[3], q[4], sc[3];
+        expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
+        expect(rv_node_get_transform(f->w, n->h, p, q, sc), RV_OK, "rv_node_get_transform");
+        double l[16], want[16], parent[16];
+        local_matrix(p, q, sc, l);
+        if (n->parent >= 0) {
+            expect(rv_node_world_matrix(f->w, f->nodes[n->parent].h, pm), RV_OK, "rv_node_world_matrix");
+            for (int k = 0; k < 16; k++)
+                parent[k] = pm[k];
+        } else {
+            memset(parent, 0, sizeof parent);
+            parent[0] = parent[5] = parent[10] = parent[15] = 1;
+        }
+        for (int c = 0; c < 4; c++)
+            for (int row = 0; row < 4; row++) {
+                double acc = 0;
+                for (int k = 0; k < 4; k++)
+                    acc += parent[k * 4 + row] * l[c * 4 + k];
+                want[c * 4 + row] = acc;
+            }
+        double tol = 1e-5 * (4 * max_abs(parent, 16) * max_abs(l, 16) + max_abs(want, 16)) + 1e-30;
+        for (int k = 0; k < 16; k++)
+            FZ_ASSERT(fabs(m[k] - want[k]) <= tol, "node %d world matrix element %d is %g, expected %g", i,
+                      k, (double)m[k], want[k]);
+    }
+}
+
+/* ---- the program --------------------------------------------------------------------- */
+
+static int fz_create(fz *f, rv_node parent_h, int armed)
+{
+    int parent = find(f, parent_h);
+    rv_result want = (parent_h.id == 0 || parent >= 0) ? RV_OK : RV_ERR_STALE_HANDLE;
+    uint64_t before = armed ? digest(f->w) : 0;
+    rv_node out = { 0x1234 };
+    rv_result got = rv_node_create(f->w, parent_h, &out);
+    if (armed && got == RV_ERR_OUT_OF_MEMORY && want == RV_OK) {
+        FZ_ASSERT(out.id == 0x1234, "a failed create wrote its output");
+        FZ_ASSERT(digest(f->w) == before, "a create that ran out of memory changed the world");
+        return -1;
+    }
+    expect(got, want, "rv_node_create");
+    if (got != RV_OK)
+        return -1;
+    FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
+    int i = f->count++;
+    f->nodes[i] = (fz_node){ out, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 } };
+    f->live++;
+    link_last(f, parent, i);
+    return i;
+}
+
+static void run(fz *f, fz_input *in)
+{
+    int ops = 0;
+    while (in->n && ops++ < 4000) {
+        uint8_t op = u8(in);
+        int armed = 0;
+        if (op % 16 == 13) { /* arm an allocation failure for the next op */
+            f->alloc.calls = 0;
+            f->alloc.fail_at = 1 + u8(in) % 8;
+            armed = 1;
+            op = u8(in);
+        }
+        switch (op % 16) {
+        case 0:
+            if (f->live < FZ_MAX_LIVE)
+                fz_create(f, pick(f, in), armed);
+            break;
+        case 15: {
+            rv_node parent = pick(f, in);
+            int many = u8(in) % 48;
+            for (int k = 0; k < many && f->live < FZ_MAX_LIVE; k++)
+                if (fz_create(f, parent, armed) < 0)
+                    break;
+            break;
+        }
+        case 1:
+        case 2: {
+            rv_node h = pick(f, in);
+            int i = find(f, h);
+            rv_result want = i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE;
+            if (op % 16 == 1) {
+                expect(rv_node_destroy_subtree(f->w, h), want, "rv_node_destroy_subtree");
+                if (i >= 0)
+                    kill_subtree(f, i);
+            } else {
+                expect(rv_node_destroy_reroot(f->w, h), want, "rv_node_destroy_reroot");
+                if (i >= 0) {
+                    while (f->nodes[i].first >= 0) {
+                        int c = f->nodes[i].first;
+                        unlink_node(f, c);
+                        link_last(f, -1, c);
+                    }
+                    unlink_node(f, i);
+                    f->nodes[i].alive = 0;
+                    f->live--;
+                }
+            }
+            break;
+        }
+        case 3: {
+            rv_node ph = pick(f, in), ch = pick(f, in);
+            int p = find(f, ph), c = find(f, ch);
+            rv_result want = RV_OK;
+            if (p < 0 || c < 0) {
+                want = RV_ERR_STALE_HANDLE;
+            } else {
+                for (int a = p; a >= 0; a = f->nodes[a].parent)
+                    if (a == c)
+                        want = RV_ERR_CYCLE;
+            }
+            expect(rv_node_attach(f->w, ph, ch), want, "rv_node_attach");
+            if (want == RV_OK && f->nodes[c].parent != p) {
+                unlink_node(f, c);
+                link_last(f, p, c);
+            }
+            break;
+        }
+        case 4: {
+            rv_node h = pick(f, in);
+            int i = find(f, h);
+            expect(rv_node_detach(f->w, h), i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE, "rv_node_detach");
+            if (i >= 0 && f->nodes[i].parent >= 0) {
+                unlink_node(f, i);
+                link_last(f, -1, i);
+            }
+            break;
+        }
+        case 5:
+        case 6: {
+            rv_node h = pick(f, in);
+            float v[3] = { f32(in), f32(in), f32(in) };
+            int i = find(f, h);
+            rv_result want = i < 0 ? RV_ERR_STALE_HANDLE : !finite_n(v, 3) ? RV_ERR_NOT_FINITE : RV_OK;
+            if (op % 16 == 5)
+                expect(rv_node_set_position(f->w, h, v), want, "rv_node_set_position");
+            else
+                expect(rv_node_set_scale(f->w, h, v), want, "rv_node_set_scale");
+            if (want == RV_OK) {
+                float p[3], s[3];
+                expect(rv_node_get_transform(f->w, h, p, NULL, s), RV_OK, "rv_node_get_transform");
+                FZ_ASSERT(memcmp(op % 16 == 5 ? p : s, v, sizeof v) == 0, "a setter did not store its value");
+            }
+            break;
+        }
+        case 7: {
+            rv_node h = pick(f, in);
+            float q[4] = { f32(in), f32(in), f32(in), f32(in) };
+            int i = find(f, h);
+            int zero = q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0;
+            rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
+                           : !finite_n(q, 4) ? RV_ERR_NOT_FINITE
+                           : zero ? RV_ERR_INVALID_ARG : RV_OK;
+            expect(rv_node_set_rotation(f->w, h, q), want, "rv_node_set_rotation");
+            break;
+        }
+        case 8: {
+            rv_node h = pick(f, in);
+            float axis[3] = { f32(in), f32(in), f32(in) }, angle = f32(in);
+            int i = find(f, h);
+            int zero = axis[0] == 0 && axis[1] == 0 && axis[2] == 0;
+            rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
+                           : !finite_n(axis, 3) || !isfinite(angle) ? RV_ERR_NOT_FINITE
+                           : zero ? RV_ERR_INVALID_ARG : RV_OK;
+            expect(rv_node_set_rotation_axis_angle(f->w, h, axis, angle), want, "rv_node_set_rotation_axis_angle");
+            break;
+        }
+        case 9: {
+            rv_node h = pick(f, in);
+            float c[3] = { f32(in), f32(in), f32(in) }, r = f32(in);
+            int i = find(f, h);
+            rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
+                           : !finite_n(c, 3) || !isfinite(r) ? RV_ERR_NOT_FINITE : RV_OK;
+            expect(rv_node_set_bounds(f->w, h, c, r), want, "rv_node_set_bounds");
+            if (want == RV_OK) {
+                f->nodes[i].has_geometry = r >= 0;
+                memcpy(f->nodes[i].local_sphere, c, sizeof c);
+                f->nodes[i].local_sphere[3] = r;
+            }
+            break;
+        }
+        case 10: { /* an in-place write, then mark_moved */
+            rv_node h = pick(f, in);
+            uint8_t which = u8(in);
+            float v = f32(in);
+            int i = find(f, h);
+            float *p = NULL, *q = NULL, *s = NULL;
+            expect(rv_node_transform_ptrs(f->w, h, &p, &q, &s), i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
+                   "rv_node_transform_ptrs");
+            if (i < 0) {
+                FZ_ASSERT(!p && !q && !s, "a refused transform_ptrs wrote its outputs");
+                break;
+            }
+            float *target = which % 3 == 0 ? p : which % 3 == 1 ? q : s;
+            target[(which / 3) % (which % 3 == 1 ? 4 : 3)] = v;
+            expect(rv_node_mark_moved(f->w, h), RV_OK, "rv_node_mark_moved");
+            break;
+        }
+        case 11: {
+            rv_node h = pick(f, in);
+            expect(rv_node_mark_moved(f->w, h), find(f, h) >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
+                   "rv_node_mark_moved");
+            break;
+        }
+        case 12: {
+            rv_result r = rv_update_world(f->w);
+            FZ_ASSERT(r == RV_OK || r == RV_ERR_NOT_FINITE || r == RV_ERR_INVALID_ARG,
+                      "rv_update_world returned %s", rv_result_string(r));
+            check_after_update(f, r);
+            break;
+        }
+        case 14:
+            check_structure(f);
+            break;
+        default: /* 13 after 13: a getter with a hostile handle */
+        {
+            rv_node h = pick(f, in);
+            float m[16];
+            expect(rv_node_world_matrix(f->w, h, m), find(f, h) >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
+                   "rv_node_world_matrix");
+            break;
+        }
+        }
+        f->alloc.fail_at = 0;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static fz f; /* large; reset for every input */
+    memset(&f, 0, sizeof f);
+    f.first_root = f.last_root = -1;
+    f.clean = 1;
+    rv_world_desc desc = {0};
+    desc.allocator = (rv_allocator){ fz_do_alloc, fz_do_realloc, fz_do_free, &f.alloc };
+    desc.node_capacity = 2; /* so creation grows storage early and often */
+    expect(rv_world_create(&desc, &f.w), RV_OK, "rv_world_create");
+    expect(rv_world_create(NULL, &f.other), RV_OK, "rv_world_create");
+    for (int k = 0; k < 3; k++)
+        expect(rv_node_create(f.other, k ? f.foreign[0] : RV_NODE_NONE, &f.foreign[k]), RV_OK, "rv_node_create");
+    expect(rv_update_world(f.other), RV_OK, "rv_update_world");
+    uint64_t other_before = digest(f.other);
+
+    fz_input in = { data, size };
+    run(&f, &in);
+    check_structure(&f);
+    FZ_ASSERT(digest(f.other) == other_before, "calls on one world changed another");
+    rv_world_destroy(f.w);
+    rv_world_destroy(f.other);
+    FZ_ASSERT(f.alloc.live == 0, "destroying the world left %lld blocks", (long long)f.alloc.live);
+    return 0;
+}

@@ -122,9 +122,11 @@ static inline bool rvi_sphere_contains(const float a[4], const float b[4])
         return true;
     if (a[3] < 0.0f)
         return false;
-    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-    float room = a[3] - b[3];
-    return room >= 0.0f && dx * dx + dy * dy + dz * dz <= room * room;
+    /* Double: squared float distances past ~1.8e19 overflow to infinity in float, and
+     * inf <= inf would claim that a far sphere is enclosed (a wrong cull). */
+    double dx = (double)b[0] - a[0], dy = (double)b[1] - a[1], dz = (double)b[2] - a[2];
+    double room = (double)a[3] - b[3];
+    return room >= 0.0 && dx * dx + dy * dy + dz * dz <= room * room;
 }
 
 /* Resolves a public handle to a live slot index (RV_ERR_STALE_HANDLE otherwise). */

@@ -29,6 +29,20 @@ static int world_sane(rv_world *w)
             return 0;
         if (isfinite(b[3]) && !(isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2])))
             return 0;
+        /* Conservative bounds: a finite parent sphere encloses every child sphere (checked
+         * in double precision, with a relative slack for float rounding). */
+        rv_node c;
+        rv_node_first_child(w, n, &c);
+        for (; c.id && isfinite(b[3]); rv_node_next_sibling(w, c, &c)) {
+            float cb[4];
+            rv_node_world_bounds(w, c, cb);
+            if (cb[3] < 0.0f)
+                continue;
+            double dx = (double)cb[0] - b[0], dy = (double)cb[1] - b[1], dz = (double)cb[2] - b[2];
+            double slack = 1e-5 * (fabs((double)b[0]) + fabs((double)b[1]) + fabs((double)b[2]) + b[3] + cb[3]);
+            if (!(sqrt(dx * dx + dy * dy + dz * dz) + cb[3] <= b[3] + slack))
+                return 0;
+        }
         rv_node next;
         rv_node_first_child(w, n, &next);
         while (!next.id && n.id) {
@@ -312,6 +326,18 @@ void hostile_rv_node_set_bounds(rvh_ctx *cx)
         RVH_ACCEPT(cx, rv_node_world_bounds(cx->a, cx->na.root, b));
         RVH_CHECK(cx, b[3] >= 0.0f); /* the root still has geometry below it */
     }
+    /* Spheres far apart at 1e31: their squared distance overflows float. A parent whose
+     * sphere is grown (not recomputed) for one changed child must still enclose it
+     * (found by fuzz_world: the enclosure test said yes when inf <= inf). */
+    reset_chain(cx);
+    rv_node c1, c2;
+    RVH_ACCEPT(cx, rv_node_create(cx->a, cx->na.twig, &c1));
+    RVH_ACCEPT(cx, rv_node_create(cx->a, cx->na.twig, &c2)); /* two children: grown, not recomputed */
+    float far_parent[3] = { 1e31f, 1e31f, 1e31f }, far_child[3] = { 0.0f, -1.5e31f, 0.0f };
+    RVH_ACCEPT(cx, rv_node_set_bounds(cx->a, cx->na.twig, far_parent, 1.1e31f));
+    update_stays_sane(cx);
+    RVH_ACCEPT(cx, rv_node_set_bounds(cx->a, c1, far_child, 1e30f));
+    update_stays_sane(cx);
 }
 
 void hostile_rv_update_world(rvh_ctx *cx)

@@ -1,0 +1,512 @@
+/* Fuzz target: occlusion against a slow reference — no false cull (issue 9).
+ *
+ * The input decodes a view (perspective or orthographic, any clip convention, finite or
+ * infinite far plane, any aspect), a few occluder boxes (arbitrary affine matrices, flat
+ * ones included) and a few test objects (boxes and spheres with matrices). Every object the
+ * library calls hidden (single and batch tests) is checked against a slow reference in
+ * double precision: points are sampled over the object's surface, and a point that lies
+ * inside the view and whose sight line (from the near plane to the point, through the same
+ * screen position) misses every occluder — each inflated by a small tolerance — is a
+ * witness that the object is visible. A witness for a culled object is a hole in the
+ * world: abort. Hostile numbers (NaN, infinities, min > max) must get the documented code
+ * and a visible answer. */
+#include "rvis.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FZ_ASSERT(cond, ...)                                                               \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "fuzz_occlusion: %s:%d: ", __FILE__, __LINE__);                \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, "\n");                                                         \
+            abort();                                                                       \
+        }                                                                                  \
+    } while (0)
+
+enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9 };
+
+typedef struct fz_input {
+    const uint8_t *p;
+    size_t n;
+} fz_input;
+
+static uint8_t u8(fz_input *in)
+{
+    if (!in->n)
+        return 0;
+    in->n--;
+    return *in->p++;
+}
+
+/* A number in [lo, hi] from one byte; byte 255 gives a hostile value instead. */
+static float num(fz_input *in, float lo, float hi, int *hostile)
+{
+    uint8_t b = u8(in);
+    if (b == 255) {
+        static const float bad[4] = { NAN, INFINITY, -INFINITY, 1e30f };
+        float v = bad[u8(in) % 4];
+        if (!isfinite(v))
+            *hostile = 1;
+        return v;
+    }
+    return lo + (hi - lo) * (float)b / 254.0f;
+}
+
+/* ---- small double-precision linear algebra (column-major 4x4) ------------------------ */
+
+static void mat_mul(const double a[16], const double b[16], double out[16])
+{
+    double r[16];
+    for (int c = 0; c < 4; c++)
+        for (int row = 0; row < 4; row++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++)
+                s += a[k * 4 + row] * b[c * 4 + k];
+            r[c * 4 + row] = s;
+        }
+    memcpy(out, r, sizeof r);
+}
+
+static void mat_apply(const double m[16], const double p[4], double out[4])
+{
+    for (int row = 0; row < 4; row++)
+        out[row] = m[row] * p[0] + m[4 + row] * p[1] + m[8 + row] * p[2] + m[12 + row] * p[3];
+}
+
+/* General 4x4 inverse (cofactors); false when singular. */
+static int mat_inverse(const double m[16], double inv[16])
+{
+    double a[16];
+    a[0] = m[5] * m[10] * m[15] - m[5] * m[11] * m[14] - m[9] * m[6] * m[15] + m[9] * m[7] * m[14] + m[13] * m[6] * m[11] - m[13] * m[7] * m[10];
+    a[4] = -m[4] * m[10] * m[15] + m[4] * m[11] * m[14] + m[8] * m[6] * m[15] - m[8] * m[7] * m[14] - m[12] * m[6] * m[11] + m[12] * m[7] * m[10];
+    a[8] = m[4] * m[9] * m[15] - m[4] * m[11] * m[13] - m[8] * m[5] * m[15] + m[8] * m[7] * m[13] + m[12] * m[5] * m[11] - m[12] * m[7] * m[9];
+    a[12] = -m[4] * m[9] * m[14] + m[4] * m[10] * m[13] + m[8] * m[5] * m[14] - m[8] * m[6] * m[13] - m[12] * m[5] * m[10] + m[12] * m[6] * m[9];
+    a[1] = -m[1] * m[10] * m[15] + m[1] * m[11] * m[14] + m[9] * m[2] * m[15] - m[9] * m[3] * m[14] - m[13] * m[2] * m[11] + m[13] * m[3] * m[10];
+    a[5] = m[0] * m[10] * m[15] - m[0] * m[11] * m[14] - m[8] * m[2] * m[15] + m[8] * m[3] * m[14] + m[12] * m[2] * m[11] - m[12] * m[3] * m[10];
+    a[9] = -m[0] * m[9] * m[15] + m[0] * m[11] * m[13] + m[8] * m[1] * m[15] - m[8] * m[3] * m[13] - m[12] * m[1] * m[11] + m[12] * m[3] * m[9];
+    a[13] = m[0] * m[9] * m[14] - m[0] * m[10] * m[13] - m[8] * m[1] * m[14] + m[8] * m[2] * m[13] + m[12] * m[1] * m[10] - m[12] * m[2] * m[9];
+    a[2] = m[1] * m[6] * m[15] - m[1] * m[7] * m[14] - m[5] * m[2] * m[15] + m[5] * m[3] * m[14] + m[13] * m[2] * m[7] - m[13] * m[3] * m[6];
+    a[6] = -m[0] * m[6] * m[15] + m[0] * m[7] * m[14] + m[4] * m[2] * m[15] - m[4] * m[3] * m[14] - m[12] * m[2] * m[7] + m[12] * m[3] * m[6];
+    a[10] = m[0] * m[5] * m[15] - m[0] * m[7] * m[13] - m[4] * m[1] * m[15] + m[4] * m[3] * m[13] + m[12] * m[1] * m[7] - m[12] * m[3] * m[5];
+    a[14] = -m[0] * m[5] * m[14] + m[0] * m[6] * m[13] + m[4] * m[1] * m[14] - m[4] * m[2] * m[13] - m[12] * m[1] * m[6] + m[12] * m[2] * m[5];
+    a[3] = -m[1] * m[6] * m[11] + m[1] * m[7] * m[10] + m[5] * m[2] * m[11] - m[5] * m[3] * m[10] - m[9] * m[2] * m[7] + m[9] * m[3] * m[6];
+    a[7] = m[0] * m[6] * m[11] - m[0] * m[7] * m[10] - m[4] * m[2] * m[11] + m[4] * m[3] * m[10] + m[8] * m[2] * m[7] - m[8] * m[3] * m[6];
+    a[11] = -m[0] * m[5] * m[11] + m[0] * m[7] * m[9] + m[4] * m[1] * m[11] - m[4] * m[3] * m[9] - m[8] * m[1] * m[7] + m[8] * m[3] * m[5];
+    a[15] = m[0] * m[5] * m[10] - m[0] * m[6] * m[9] - m[4] * m[1] * m[10] + m[4] * m[2] * m[9] + m[8] * m[1] * m[6] - m[8] * m[2] * m[5];
+    double det = m[0] * a[0] + m[1] * a[4] + m[2] * a[8] + m[3] * a[12];
+    if (!(fabs(det) > 1e-12))
+        return 0;
+    for (int i = 0; i < 16; i++)
+        inv[i] = a[i] / det;
+    return 1;
+}
+
+/* An affine matrix from the input: rotation about a random axis, non-uniform scale (a
+ * zero factor when flat is allowed), translation. */
+static void decode_affine(fz_input *in, double m[16], int allow_flat, int *hostile, double thick[16])
+{
+    double ax = num(in, -1, 1, hostile), ay = num(in, -1, 1, hostile), az = num(in, -1, 1, hostile);
+    double len = sqrt(ax * ax + ay * ay + az * az);
+    if (!(len > 1e-3) || !isfinite(len)) {
+        ax = 0;
+        ay = 1;
+        az = 0;
+        len = 1;
+    }
+    ax /= len;
+    ay /= len;
+    az /= len;
+    double angle = num(in, -3.2f, 3.2f, hostile);
+    if (!isfinite(angle))
+        angle = 0;
+    double c = cos(angle), s = sin(angle), t = 1 - c;
+    double r[9] = { t * ax * ax + c, t * ax * ay + s * az, t * ax * az - s * ay,
+                    t * ax * ay - s * az, t * ay * ay + c, t * ay * az + s * ax,
+                    t * ax * az + s * ay, t * ay * az - s * ax, t * az * az + c };
+    double sc[3];
+    for (int k = 0; k < 3; k++) {
+        uint8_t b = u8(in);
+        sc[k] = allow_flat && b == 0 ? 0.0 : 0.05 + 4.0 * b / 255.0;
+    }
+    memset(m, 0, 16 * sizeof *m);
+    for (int col = 0; col < 3; col++)
+        for (int row = 0; row < 3; row++)
+            m[col * 4 + row] = r[col * 3 + row] * sc[col];
+    m[12] = num(in, -40, 40, hostile);
+    m[13] = num(in, -40, 40, hostile);
+    m[14] = num(in, -40, 40, hostile);
+    m[15] = 1;
+    if (thick) {
+        /* The reference's stand-in for a flat box: the same with a thin thickness (a
+         * larger occluder only removes witnesses, so the check stays sound). */
+        memcpy(thick, m, 16 * sizeof *m);
+        for (int col = 0; col < 3; col++)
+            if (sc[col] == 0.0)
+                for (int row = 0; row < 3; row++)
+                    thick[col * 4 + row] = r[col * 3 + row] * 1e-3;
+    }
+}
+
+static void to_float(const double *d, float *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        f[i] = (float)d[i];
+}
+
+/* ---- the view ------------------------------------------------------------------------ */
+
+typedef struct fz_view {
+    double vp[16], inv_vp[16];
+    float vpf[16];
+    rv_clip clip;
+    float aspect;
+    int ortho, infinite;
+    double near_ndc, far_ndc; /* NDC depth of the near and far planes */
+} fz_view;
+
+static int decode_view(fz_input *in, fz_view *v)
+{
+    int hostile = 0;
+    uint8_t kind = u8(in);
+    v->ortho = kind & 1;
+    v->infinite = !v->ortho && (kind & 2);
+    v->clip.depth_zero_to_one = (kind & 4) != 0;
+    v->clip.reversed_z = (kind & 8) != 0;
+    v->aspect = num(in, 0.3f, 3.0f, &hostile);
+    double n = num(in, 0.05f, 2.0f, &hostile), f = n + num(in, 1.0f, 500.0f, &hostile);
+    double fov = num(in, 0.2f, 2.5f, &hostile);
+    double half_h = v->ortho ? num(in, 1.0f, 60.0f, &hostile) : tan(fov / 2);
+    if (hostile || !(v->aspect > 0))
+        return 0;
+    /* Projection in OpenGL form, then remapped to the convention's depth range. */
+    double p[16] = {0};
+    double lo = v->clip.depth_zero_to_one ? 0.0 : -1.0;
+    /* ndc_depth = A * z_eye_linear ...: build so that near -> dn, far -> df. */
+    double dn = v->clip.reversed_z ? 1.0 : lo, df = v->clip.reversed_z ? lo : 1.0;
+    if (v->ortho) {
+        p[0] = 1.0 / (half_h * v->aspect);
+        p[5] = 1.0 / half_h;
+        /* z_ndc = a * z + b with z = -n -> dn, z = -f -> df */
+        double a = (df - dn) / (-(f - n));
+        p[10] = a;
+        p[14] = dn + a * n;
+        p[15] = 1;
+    } else {
+        p[0] = 1.0 / (half_h * v->aspect);
+        p[5] = 1.0 / half_h;
+        p[11] = -1;
+        /* z_clip = a z + b, w = -z: z_ndc = (a z + b) / -z; z=-n -> dn, z=-f -> df
+         * (infinite: f -> infinity gives z_ndc -> -a). */
+        double a, b;
+        if (v->infinite) {
+            a = -df;
+            b = (dn - df) * n;
+        } else {
+            a = (dn * n - df * f) / (f - n);
+            b = (dn - df) * n * f / (f - n);
+        }
+        p[10] = a;
+        p[14] = b;
+    }
+    double view[16];
+    int h2 = 0;
+    decode_affine(in, view, 0, &h2, NULL);
+    /* The camera matrix must be rigid-ish: use its rotation part normalised (scale
+     * removed) so the view is a proper camera. */
+    for (int c = 0; c < 3; c++) {
+        double l = sqrt(view[c * 4] * view[c * 4] + view[c * 4 + 1] * view[c * 4 + 1] + view[c * 4 + 2] * view[c * 4 + 2]);
+        for (int r = 0; r < 3; r++)
+            view[c * 4 + r] /= l;
+    }
+    double inv_view[16];
+    if (!mat_inverse(view, inv_view))
+        return 0;
+    mat_mul(p, inv_view, v->vp);
+    to_float(v->vp, v->vpf, 16);
+    double back[16];
+    for (int i = 0; i < 16; i++)
+        back[i] = v->vpf[i]; /* the reference uses the matrix the library sees */
+    memcpy(v->vp, back, sizeof back);
+    if (!mat_inverse(v->vp, v->inv_vp))
+        return 0;
+    v->near_ndc = dn;
+    v->far_ndc = df;
+    return 1;
+}
+
+/* NDC of a world point; false when behind the eye (w <= 0). */
+static int project(const fz_view *v, const double p[3], double ndc[3])
+{
+    double h[4] = { p[0], p[1], p[2], 1 }, c[4];
+    mat_apply(v->vp, h, c);
+    if (!(c[3] > 1e-9))
+        return 0;
+    ndc[0] = c[0] / c[3];
+    ndc[1] = c[1] / c[3];
+    ndc[2] = c[2] / c[3];
+    return 1;
+}
+
+static void unproject(const fz_view *v, const double ndc[3], double out[3])
+{
+    double h[4] = { ndc[0], ndc[1], ndc[2], 1 }, w[4];
+    mat_apply(v->inv_vp, h, w);
+    out[0] = w[0] / w[3];
+    out[1] = w[1] / w[3];
+    out[2] = w[2] / w[3];
+}
+
+/* ---- occluders and the reference ------------------------------------------------------ */
+
+typedef struct fz_box {
+    double min[3], max[3];
+    double m[16], inv[16];
+    int invertible;
+} fz_box;
+
+/* True when segment a -> b (t in [0, t_end]) meets the box inflated by a tolerance. */
+static int segment_hits_box(const fz_box *o, const double a[3], const double b[3], double t_end)
+{
+    double la[3], lb[3];
+    if (!o->invertible)
+        return 1; /* cannot place it: it may hide anything (only removes witnesses) */
+    double ha[4] = { a[0], a[1], a[2], 1 }, hb[4] = { b[0], b[1], b[2], 1 }, ra[4], rb[4];
+    mat_apply(o->inv, ha, ra);
+    mat_apply(o->inv, hb, rb);
+    memcpy(la, ra, sizeof la);
+    memcpy(lb, rb, sizeof lb);
+    double t0 = 0, t1 = t_end;
+    for (int k = 0; k < 3; k++) {
+        double e = 1e-4 * (o->max[k] - o->min[k] + fabs(o->min[k]) + fabs(o->max[k])) + 1e-4;
+        double lo = o->min[k] - e, hi = o->max[k] + e, d = lb[k] - la[k];
+        if (fabs(d) < 1e-15) {
+            if (la[k] < lo || la[k] > hi)
+                return 0;
+            continue;
+        }
+        double ta = (lo - la[k]) / d, tb = (hi - la[k]) / d;
+        if (ta > tb) {
+            double s = ta;
+            ta = tb;
+            tb = s;
+        }
+        t0 = fmax(t0, ta);
+        t1 = fmin(t1, tb);
+        if (t0 > t1)
+            return 0;
+    }
+    return 1;
+}
+
+/* A world point is a visibility witness when it is well inside the view and its sight line
+ * from the near plane misses every occluder. */
+static int witness(const fz_view *v, const fz_box *occ, int n_occ, const double p[3])
+{
+    double ndc[3];
+    if (!project(v, p, ndc))
+        return 0;
+    const double m = 1e-3;
+    if (fabs(ndc[0]) > 1 - m || fabs(ndc[1]) > 1 - m)
+        return 0;
+    double lo = fmin(v->near_ndc, v->far_ndc), hi = fmax(v->near_ndc, v->far_ndc);
+    double range = hi - lo;
+    if (ndc[2] < lo + m * range || ndc[2] > hi - m * range)
+        return 0;
+    double near_ndc[3] = { ndc[0], ndc[1], v->near_ndc }, q[3];
+    unproject(v, near_ndc, q);
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(q[i]))
+            return 0;
+    for (int i = 0; i < n_occ; i++)
+        if (segment_hits_box(&occ[i], q, p, 1.0 - 1e-4))
+            return 0;
+    return 1;
+}
+
+/* Samples the surface of a local box under matrix m: a grid on each face. */
+static int box_has_witness(const fz_view *v, const fz_box *occ, int n_occ, const double mn[3], const double mx[3],
+                           const double m[16])
+{
+    for (int face = 0; face < 6; face++) {
+        int axis = face / 2;
+        for (int i = 0; i < SAMPLES_PER_AXIS; i++)
+            for (int j = 0; j < SAMPLES_PER_AXIS; j++) {
+                double l[4];
+                int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+                l[axis] = face & 1 ? mx[axis] : mn[axis];
+                l[a1] = mn[a1] + (mx[a1] - mn[a1]) * i / (SAMPLES_PER_AXIS - 1);
+                l[a2] = mn[a2] + (mx[a2] - mn[a2]) * j / (SAMPLES_PER_AXIS - 1);
+                l[3] = 1;
+                double w[4];
+                mat_apply(m, l, w);
+                if (witness(v, occ, n_occ, w))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+static int sphere_has_witness(const fz_view *v, const fz_box *occ, int n_occ, const double c[3], double r,
+                              const double m[16])
+{
+    for (int i = 0; i < 2 * SAMPLES_PER_AXIS; i++)
+        for (int j = 0; j < 2 * SAMPLES_PER_AXIS; j++) {
+            double th = 3.14159265358979 * (i + 0.5) / (2 * SAMPLES_PER_AXIS);
+            double ph = 6.28318530717959 * j / (2 * SAMPLES_PER_AXIS);
+            double l[4] = { c[0] + r * sin(th) * cos(ph), c[1] + r * sin(th) * sin(ph), c[2] + r * cos(th), 1 };
+            double w[4];
+            mat_apply(m, l, w);
+            if (witness(v, occ, n_occ, w))
+                return 1;
+        }
+    return 0;
+}
+
+/* ---- the target ------------------------------------------------------------------------ */
+
+static void *fz_alloc_fn(size_t size, void *user) { (void)user; return malloc(size); }
+static void fz_free_fn(void *p, size_t size, void *user) { (void)user; (void)size; free(p); }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_input in = { data, size };
+    rv_occlusion_desc desc = {0};
+    desc.allocator = (rv_allocator){ fz_alloc_fn, NULL, fz_free_fn, NULL };
+    uint8_t w = u8(&in);
+    desc.width = 8 + (uint32_t)w % 120; /* small buffers: more edge texels per object */
+    uint8_t mins = u8(&in);
+    desc.min_occluder_texels = mins < 64 ? -1.0f : (float)(mins % 8);
+    desc.max_occluders = u8(&in) % 6;
+    rv_occlusion *occ;
+    FZ_ASSERT(rv_occlusion_create(&desc, &occ) == RV_OK, "create failed");
+
+    for (int frame = 0; frame < 3 && in.n; frame++) {
+        fz_view v;
+        if (!decode_view(&in, &v))
+            break;
+        rv_result r = rv_occlusion_begin(occ, v.vpf, v.clip, v.aspect);
+        if (r != RV_OK) {
+            /* A refused begin drops the frame: adds refused, tests visible. */
+            FZ_ASSERT(r == RV_ERR_INVALID_ARG || r == RV_ERR_NOT_FINITE, "begin returned %s", rv_result_string(r));
+            float mn[3] = { -1, -1, -1 }, mx[3] = { 1, 1, 1 };
+            bool vis = false;
+            FZ_ASSERT(rv_occlusion_add_occluder(occ, mn, mx, NULL) == RV_ERR_BAD_STATE, "add after a failed begin");
+            FZ_ASSERT(rv_occlusion_test_box(occ, mn, mx, NULL, &vis) == RV_OK && vis, "test after a failed begin");
+            continue;
+        }
+        fz_box boxes[MAX_OCCLUDERS];
+        int n_occ = 0, count = u8(&in) % (MAX_OCCLUDERS + 1);
+        for (int i = 0; i < count; i++) {
+            int hostile = 0;
+            fz_box *b = &boxes[n_occ];
+            for (int k = 0; k < 3; k++) {
+                double c = num(&in, -6, 6, &hostile), e = num(&in, 0, 8, &hostile);
+                b->min[k] = c - e;
+                b->max[k] = c + e;
+            }
+            double thick[16];
+            decode_affine(&in, b->m, 1, &hostile, thick);
+            float mn[3], mx[3], mf[16];
+            to_float(b->min, mn, 3);
+            to_float(b->max, mx, 3);
+            to_float(b->m, mf, 16);
+            for (int k = 0; k < 3; k++) { /* the reference uses what the library sees */
+                b->min[k] = mn[k];
+                b->max[k] = mx[k];
+            }
+            for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
+                b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
+            int inverted = (u8(&in) & 63) == 0;
+            if (inverted) {
+                float t = mn[0];
+                mn[0] = mx[0] + 1.0f;
+                mx[0] = t;
+            }
+            r = rv_occlusion_add_occluder(occ, mn, mx, mf);
+            int finite = isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+            for (int k = 0; k < 16; k++)
+                finite = finite && isfinite(mf[k]);
+            (void)hostile;
+            if (!finite)
+                FZ_ASSERT(r == RV_ERR_NOT_FINITE || (inverted && r == RV_ERR_INVALID_ARG),
+                          "a non-finite occluder returned %s", rv_result_string(r));
+            else if (inverted && mn[0] > mx[0])
+                FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
+            else
+                FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
+            if (r != RV_OK)
+                continue; /* refused: not part of the frame, nor of the reference */
+            b->invertible = mat_inverse(b->m, b->inv);
+            n_occ++;
+        }
+        /* Objects: boxes and spheres; hidden answers are checked against the reference. */
+        int n_obj = 1 + u8(&in) % MAX_OBJECTS;
+        float bmin[3][MAX_OBJECTS], bmax[3][MAX_OBJECTS], bmat[16 * MAX_OBJECTS];
+        float sc[3][MAX_OBJECTS], sr[MAX_OBJECTS];
+        int obj_hostile[MAX_OBJECTS];
+        double dmat[MAX_OBJECTS][16];
+        for (int i = 0; i < n_obj; i++) {
+            int hostile = 0;
+            for (int k = 0; k < 3; k++) {
+                float c = num(&in, -10, 10, &hostile), e = num(&in, 0.01f, 6, &hostile);
+                bmin[k][i] = c - e;
+                bmax[k][i] = c + e;
+                sc[k][i] = c;
+            }
+            sr[i] = num(&in, 0.0f, 6, &hostile);
+            decode_affine(&in, dmat[i], 0, &hostile, NULL);
+            to_float(dmat[i], &bmat[16 * i], 16);
+            for (int k = 0; k < 16; k++)
+                dmat[i][k] = bmat[16 * i + k];
+            obj_hostile[i] = hostile;
+        }
+        int batch_first = 0;
+        rv_occlusion_boxes bx = { { bmin[0], bmin[1], bmin[2] }, { bmax[0], bmax[1], bmax[2] }, bmat };
+        rv_occlusion_spheres sp = { { sc[0], sc[1], sc[2] }, sr, bmat };
+        uint8_t vis_boxes[MAX_OBJECTS], vis_spheres[MAX_OBJECTS];
+        rv_result rb = rv_occlusion_test_boxes(occ, &bx, (uint32_t)batch_first, (uint32_t)n_obj, vis_boxes);
+        rv_result rs = rv_occlusion_test_spheres(occ, &sp, (uint32_t)batch_first, (uint32_t)n_obj, vis_spheres);
+        FZ_ASSERT(rb == RV_OK || rb == RV_ERR_NOT_FINITE || rb == RV_ERR_INVALID_ARG, "test_boxes returned %s",
+                  rv_result_string(rb));
+        FZ_ASSERT(rs == RV_OK || rs == RV_ERR_NOT_FINITE || rs == RV_ERR_INVALID_ARG, "test_spheres returned %s",
+                  rv_result_string(rs));
+        /* The freeze happened: adds are refused now. */
+        float one[3] = { 1, 1, 1 };
+        FZ_ASSERT(rv_occlusion_add_occluder(occ, one, one, NULL) == RV_ERR_FROZEN, "an add after a test was accepted");
+        for (int i = 0; i < n_obj; i++) {
+            float mn[3] = { bmin[0][i], bmin[1][i], bmin[2][i] }, mx[3] = { bmax[0][i], bmax[1][i], bmax[2][i] };
+            float c[3] = { sc[0][i], sc[1][i], sc[2][i] };
+            bool vb = false, vs = false;
+            rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
+            rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
+            if (obj_hostile[i]) {
+                FZ_ASSERT(vb && vs && vis_boxes[i] && vis_spheres[i], "a hostile object was culled");
+                continue;
+            }
+            FZ_ASSERT(r1 == RV_OK && r2 == RV_OK, "valid object: %s / %s", rv_result_string(r1), rv_result_string(r2));
+            double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
+            if (!vb || !vis_boxes[i])
+                FZ_ASSERT(!box_has_witness(&v, boxes, n_occ, dmn, dmx, dmat[i]),
+                          "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb, !vis_boxes[i]);
+            if (!vs || !vis_spheres[i])
+                FZ_ASSERT(!sphere_has_witness(&v, boxes, n_occ, dc, sr[i], dmat[i]),
+                          "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
+                          !vis_spheres[i]);
+        }
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        FZ_ASSERT(st.culled <= st.tests, "more culled than tested");
+        FZ_ASSERT(st.occluders_rasterized + st.occluders_hidden + st.occluders_skipped == st.occluders_submitted,
+                  "occluder counts do not add up (%u + %u + %u != %u)", st.occluders_rasterized, st.occluders_hidden,
+                  st.occluders_skipped, st.occluders_submitted);
+    }
+    rv_occlusion_destroy(occ);
+    return 0;
+}

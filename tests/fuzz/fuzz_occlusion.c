@@ -487,19 +487,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool vb = false, vs = false;
             rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
             rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
-            if (obj_hostile[i]) {
-                FZ_ASSERT(vb && vs && vis_boxes[i] && vis_spheres[i], "a hostile object was culled");
-                continue;
-            }
-            FZ_ASSERT(r1 == RV_OK && r2 == RV_OK, "valid object: %s / %s", rv_result_string(r1), rv_result_string(r2));
+            /* Hostile is what the library gets, not how it was decoded. */
+            int mat_ok = 1;
+            for (int k = 0; k < 16; k++)
+                mat_ok = mat_ok && isfinite(bmat[16 * i + k]);
+            int box_ok = mat_ok && isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+            int sphere_ok = mat_ok && isfinite(c[0] + c[1] + c[2] + sr[i]);
+            (void)obj_hostile;
             double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
-            if (!vb || !vis_boxes[i])
-                FZ_ASSERT(!box_has_witness(&v, boxes, n_occ, dmn, dmx, dmat[i]),
-                          "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb, !vis_boxes[i]);
-            if (!vs || !vis_spheres[i])
-                FZ_ASSERT(!sphere_has_witness(&v, boxes, n_occ, dc, sr[i], dmat[i]),
-                          "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
-                          !vis_spheres[i]);
+            if (!box_ok)
+                FZ_ASSERT(r1 == RV_ERR_NOT_FINITE && vb && vis_boxes[i] && rb != RV_OK,
+                          "a non-finite box: %s, visible %d/%d", rv_result_string(r1), vb, vis_boxes[i]);
+            else {
+                FZ_ASSERT(r1 == RV_OK, "a valid box returned %s", rv_result_string(r1));
+                if (!vb || !vis_boxes[i])
+                    FZ_ASSERT(!box_has_witness(&v, boxes, n_occ, dmn, dmx, dmat[i]),
+                              "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb,
+                              !vis_boxes[i]);
+            }
+            if (!sphere_ok)
+                FZ_ASSERT(r2 == RV_ERR_NOT_FINITE && vs && vis_spheres[i] && rs != RV_OK,
+                          "a non-finite sphere: %s, visible %d/%d", rv_result_string(r2), vs, vis_spheres[i]);
+            else {
+                FZ_ASSERT(r2 == RV_OK, "a valid sphere returned %s", rv_result_string(r2));
+                if (!vs || !vis_spheres[i])
+                    FZ_ASSERT(!sphere_has_witness(&v, boxes, n_occ, dc, sr[i], dmat[i]),
+                              "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
+                              !vis_spheres[i]);
+            }
         }
         rv_occlusion_stats st = rv_occlusion_get_stats(occ);
         FZ_ASSERT(st.culled <= st.tests, "more culled than tested");

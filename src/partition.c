@@ -858,6 +858,8 @@ rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, dou
 
 rv_result rv_partition_part_frustum_visible(const rv_world *world, rv_node part, bool *out_visible)
 {
+    if (!out_visible)
+        return RV_ERR_INVALID_ARG;
     rv_partition_part_info info;
     RVI_TRY(rv_partition_part_get_info(world, part, &info));
     *out_visible = info.frustum_visible;

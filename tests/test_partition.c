@@ -805,6 +805,66 @@ static void test_end_regates_groups_revealed_after_begin(void **state)
     scene_fini(&s);
 }
 
+static void test_end_gates_parts_added_to_a_group_gated_at_begin(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 1, true);
+    rv_frustum f = box_frustum(0, 10);
+    rv_partition_result r;
+    assert_int_equal(rv_partition_begin_frame(s.world, &f), RV_OK);
+    /* The LOD pass loads a new part into the group already gated by begin. */
+    rv_node late = new_node(s.world, s.group, 2, 1);
+    rv_node far = new_node(s.world, s.group, 200, 1);
+    const uint64_t ll[1] = { 4242 }, fl[1] = { 4343 };
+    assert_int_equal(rv_partition_set_part(s.world, late, ll, 1, true), RV_OK);
+    assert_int_equal(rv_partition_set_part(s.world, far, fl, 1, true), RV_OK);
+    assert_int_equal(rv_update_world(s.world), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &f, 0, &r), RV_OK);
+    assert_true(visible(&s, late));
+    assert_false(visible(&s, far));
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.requests[0].part_count, 1);
+    assert_true(rv_node_equal(r.requests[0].parts[0], late));
+    /* With the host's own walk (no frustum at the end) an ungated part waits for the next gate. */
+    rv_node later = new_node(s.world, s.group, 3, 1);
+    const uint64_t ml[1] = { 4444 };
+    assert_int_equal(rv_partition_begin_frame(s.world, NULL), RV_OK);
+    assert_int_equal(rv_partition_gate_group(s.world, s.group, &f), RV_OK);
+    assert_int_equal(rv_partition_set_part(s.world, later, ml, 1, false), RV_OK);
+    assert_int_equal(rv_update_world(s.world), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, NULL, 1, &r), RV_OK);
+    assert_false(visible(&s, later));
+    assert_false(info_of(s.world, later).ever_visible);
+    frame_at(&s, &f, 2);
+    assert_true(visible(&s, later));
+    scene_fini(&s);
+}
+
+static void test_undeferring_a_waiting_part_drops_its_activation(void **state)
+{
+    (void)state;
+    scene s;
+    rv_world_desc desc = {0};
+    scene_init_desc(&s, desc, 2, true, true);
+    s.h.busy = true;
+    rv_partition_result r = frame_x(&s, 15, 25, 0); /* both activations held */
+    assert_int_equal(r.counts.parts_held, 2);
+    const uint64_t l0[3] = { 1, 2, 3 };
+    assert_int_equal(rv_partition_set_part(s.world, s.parts[0], l0, 3, false), RV_OK);
+    assert_false(info_of(s.world, s.parts[0]).resync_waiting);
+    for (int f = 1; f < 6; f++) {
+        r = frame_x(&s, 15, 25, f);
+        assert_int_equal(r.counts.parts_held, 1);
+    }
+    s.h.busy = false;
+    r = frame_x(&s, 15, 25, 6);
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.requests[0].part_count, 1);
+    assert_true(rv_node_equal(r.requests[0].parts[0], s.parts[1]));
+    scene_fini(&s);
+}
+
 static void test_nested_group_under_hidden_part_is_hidden(void **state)
 {
     (void)state;
@@ -1288,6 +1348,8 @@ int main(void)
         cmocka_unit_test(test_tick_demand_idle_not_continuous_without_request_reprocess),
         cmocka_unit_test(test_lod_group_nested_in_a_part_sees_this_frames_cull),
         cmocka_unit_test(test_end_regates_groups_revealed_after_begin),
+        cmocka_unit_test(test_end_gates_parts_added_to_a_group_gated_at_begin),
+        cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),
         cmocka_unit_test(test_destroyed_part_and_group_are_forgotten),
         cmocka_unit_test(test_remove_forgets_roles),

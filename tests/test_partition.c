@@ -222,11 +222,17 @@ static void test_part_outside_committed_slice_hidden_inside_visible_no_slice_all
     (void)state;
     scene s;
     scene_init(&s, 3, true); /* parts at x = 0, 30, 60, radius 1 */
-    const float lo[3] = { -5, -5, -5 }, hi[3] = { 29.0f, 5, 5 }; /* touches part 1 exactly */
+    /* Part 1 (x = 30, radius 1) just reaches into a slice ending at x = 29.05 and just
+     * misses one ending at x = 28.95. */
+    const float lo[3] = { -5, -5, -5 }, hi[3] = { 29.05f, 5, 5 }, short_hi[3] = { 28.95f, 5, 5 };
+    assert_int_equal(rv_partition_set_committed_slice(s.world, lo, short_hi), RV_OK);
+    frame_x(&s, 30, 40, 0);
+    assert_true(visible(&s, s.parts[0]));
+    assert_false(visible(&s, s.parts[1]));
     assert_int_equal(rv_partition_set_committed_slice(s.world, lo, hi), RV_OK);
     frame_x(&s, 30, 40, 0);
     assert_true(visible(&s, s.parts[0]));
-    assert_true(visible(&s, s.parts[1])); /* distance 1 = radius: touching counts */
+    assert_true(visible(&s, s.parts[1]));
     assert_false(visible(&s, s.parts[2]));
 
     const float lo2[3] = { 40, -5, -5 }, hi2[3] = { 70, 5, 5 };
@@ -382,9 +388,12 @@ static void test_no_request_when_all_leaves_committed_with_complete_ladder(void 
     frame_x(&s, 0, 10, 0);
     commit_part(&s, 0, 5, true);
     frame_x(&s, 500, 10, 1);
+    s.h.busy = true; /* nothing to hold: no tick either */
     rv_partition_result r = frame_x(&s, 0, 10, 2);
     assert_int_equal(r.counts.parts_reentered, 1);
     assert_int_equal(r.request_count, 0);
+    assert_int_equal(r.counts.parts_held, 0);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
     assert_int_equal(s.h.calls, 0);
     scene_fini(&s);
 }
@@ -602,10 +611,13 @@ static void test_deferred_activation_never_asked_again_once_answered(void **stat
     /* Answered: every leaf committed for the current view version (ladders may be partial). */
     commit_part(&s, 0, 3, false);
     for (int f = 1; f < 20; f++) {
+        s.h.busy = (f % 2) == 0; /* nothing is even held for it */
         r = frame_x(&s, 0, 10, 100.0 * f);
         assert_int_equal(r.request_count, 0);
+        assert_int_equal(r.counts.parts_held, 0);
         assert_int_equal(r.tick.mode, RV_TICK_IDLE);
     }
+    s.h.busy = false;
     assert_true(info_of(s.world, s.parts[0]).active);
     assert_int_equal(s.h.calls, 1);
     /* Its later re-entries are ordinary resyncs, not activations. */
@@ -626,6 +638,24 @@ static void test_deferred_part_answered_before_first_sight_is_not_asked(void **s
     rv_partition_result r = frame_x(&s, 0, 10, 0);
     assert_int_equal(r.request_count, 0);
     assert_true(info_of(s.world, s.parts[0]).active);
+    scene_fini(&s);
+}
+
+static void test_deferred_activation_answered_while_held_is_not_sent(void **state)
+{
+    (void)state;
+    scene s;
+    rv_world_desc desc = {0};
+    scene_init_desc(&s, desc, 1, true, true);
+    s.h.busy = true;
+    rv_partition_result r = frame_x(&s, 0, 10, 0);
+    assert_int_equal(r.counts.parts_held, 1);
+    commit_part(&s, 0, 0, false); /* the host activated it on its own */
+    s.h.busy = false;
+    r = frame_x(&s, 0, 10, 1);
+    assert_int_equal(r.request_count, 0);
+    assert_true(info_of(s.world, s.parts[0]).active);
+    assert_int_equal(s.h.calls, 0);
     scene_fini(&s);
 }
 
@@ -1343,6 +1373,7 @@ int main(void)
         cmocka_unit_test(test_deferred_activation_requested_once_then_at_each_expiry_with_backoff_and_cap),
         cmocka_unit_test(test_deferred_activation_never_asked_again_once_answered),
         cmocka_unit_test(test_deferred_part_answered_before_first_sight_is_not_asked),
+        cmocka_unit_test(test_deferred_activation_answered_while_held_is_not_sent),
         cmocka_unit_test(test_callback_that_never_answers_does_not_stop_later_requests),
         cmocka_unit_test(test_tick_demand_in_each_state),
         cmocka_unit_test(test_tick_demand_idle_not_continuous_without_request_reprocess),

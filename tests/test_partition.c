@@ -611,7 +611,7 @@ static void test_deferred_activation_never_asked_again_once_answered(void **stat
     /* Answered: every leaf committed for the current view version (ladders may be partial). */
     commit_part(&s, 0, 3, false);
     for (int f = 1; f < 20; f++) {
-        s.h.busy = (f % 2) == 0; /* nothing is even held for it */
+        s.h.busy = (f % 2) == 1; /* nothing is even held for it */
         r = frame_x(&s, 0, 10, 100.0 * f);
         assert_int_equal(r.request_count, 0);
         assert_int_equal(r.counts.parts_held, 0);

@@ -279,7 +279,6 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
         (void)rvi_map_put(heap, &p->leaf_of_id, leaves[i], (uint64_t)node << 32 | i);
     }
 
-    p->parts_changed = true;
     if (old) {
         free_part_leaves(heap, old);
         old->leaves = fresh;
@@ -324,7 +323,6 @@ rv_result rv_partition_remove(rv_world *world, rv_node node)
         return RV_ERR_NOT_FOUND;
     remove_part(world, p, index);
     remove_group(world, p, index);
-    p->parts_changed = true;
     return RV_OK;
 }
 

@@ -92,21 +92,23 @@ static void gate_part(const rvi_scene *s, rvi_partition *p, rvi_partition_part *
 static void gate_children(const rvi_scene *s, rvi_partition *p, const rvi_partition_group *g,
                           const rv_frustum *f, bool only_ungated)
 {
-    const float *gs = s->world_sphere[g->node];
     uint32_t mask = f->plane_mask;
-    bool in_slice = !p->has_slice;
-    if (gs[3] >= 0.0f) {
-        /* Only the mask is used: the caller decided the group is visible. On OUTSIDE the
-         * mask is left whole and the parts are tested in full. */
-        (void)rv_frustum_classify_sphere_masked(f, gs, gs[3] + p->margin, &mask);
-        in_slice = inside_slice(p, gs);
-    }
+    bool in_slice = !p->has_slice, masked = false;
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
         if (!(s->flags[c] & RVI_NODE_PARTITION_PART))
             continue;
         rvi_partition_part *part = part_at(p, c);
-        if (!only_ungated || part->stamp != p->frame)
-            gate_part(s, p, part, f, mask, in_slice);
+        if (only_ungated && part->stamp == p->frame)
+            continue;
+        const float *gs = s->world_sphere[g->node];
+        if (!masked && gs[3] >= 0.0f) {
+            /* Only the mask is used: the caller decided the group is visible. On OUTSIDE the
+             * mask is left whole and the parts are tested in full. */
+            (void)rv_frustum_classify_sphere_masked(f, gs, gs[3] + p->margin, &mask);
+            in_slice = inside_slice(p, gs);
+        }
+        masked = true;
+        gate_part(s, p, part, f, mask, in_slice);
     }
 }
 
@@ -114,7 +116,6 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
 {
     g->stamp = p->frame;
     g->kind = GROUP_GATED;
-    g->gated_children = world->scene.child_count[g->node];
     gate_children(&world->scene, p, g, f, false);
 }
 
@@ -157,10 +158,8 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
         rvi_partition_group *g = &groups[i];
         g->todo = g->stamp != p->frame || (retest && g->kind == GROUP_HIDDEN_BY_TEST);
         todo += g->todo;
-        /* Parts added to (or attached under) a group after it was gated this frame: only
-         * when parts were set or its children changed since. */
-        if (retest && g->stamp == p->frame && g->kind == GROUP_GATED &&
-            (p->parts_changed || s->child_count[g->node] != g->gated_children))
+        /* Parts added to (or attached under) a group after it was gated this frame. */
+        if (retest && g->stamp == p->frame && g->kind == GROUP_GATED)
             gate_children(s, p, g, f, true);
     }
     while (todo) {
@@ -204,7 +203,6 @@ rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_
         return RV_ERR_BAD_STATE;
     p->frame++;
     p->in_frame = true;
-    p->parts_changed = false;
     memset(&p->counts, 0, sizeof p->counts);
     if (gate_all)
         gate_groups(world, p, gate_all, false);

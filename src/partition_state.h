@@ -41,7 +41,6 @@ typedef struct rvi_partition_group {
     uint8_t kind;            /* GROUP_* of frame `stamp` */
     bool todo;               /* scratch of gate_groups */
     bool sphere_failed;      /* hidden by the gate's test because its own sphere failed */
-    uint32_t gated_children; /* the scene's child count when it was gated */
     uint64_t stamp;
     float tested_sphere[4];  /* the sphere that failed */
 } rvi_partition_group;
@@ -79,7 +78,6 @@ struct rvi_partition {
     uint64_t frame;        /* frames begun; stamps compare against it */
     double wake_at_ms;     /* earliest expiry of a visible asked part this frame; INFINITY = none */
     bool in_frame;
-    bool parts_changed;    /* set_part or remove since the frame began */
     bool in_callback;      /* request_reprocess is running */
     rv_partition_counts counts;
 };

@@ -562,8 +562,9 @@ RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const r
 RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
 
 /* Ends the gate frame at now_ms (host milliseconds, finite). With a frustum, first gates
- * the groups revealed since begin (groups that were not gated this frame, or that the
- * gate's own test hid, and now pass it; groups reported hidden stay hidden). Groups neither
+ * what was revealed since begin: groups that were not gated this frame, or that the gate's
+ * own test hid, and now pass it (groups reported hidden stay hidden), and parts added to or
+ * attached under a group already gated this frame. Groups neither
  * gated nor reported this frame count as culled as a whole. Then judges every part against
  * the previous frame (first sight, re-entry, activation expiry), polls readiness from the
  * leaf reports, and, unless is_update_in_progress answers true, flushes the waiting resyncs:
@@ -591,7 +592,7 @@ typedef struct rv_partition_part_info {
     bool ever_visible;            /* false while the part has never been seen */
     bool frustum_visible;         /* as rv_partition_part_frustum_visible */
     bool resync_waiting;          /* its request waits (the host was busy at the last flush) */
-    uint32_t activation_requests; /* activation requests delivered and not yet answered */
+    uint32_t activation_requests; /* activation requests delivered while it was not active */
     double activation_expiry_ms;  /* when the next one is due; 0 when none is */
 } rv_partition_part_info;
 

@@ -167,11 +167,12 @@ rv_result rv_grid_distance_to(const rv_grid *g, uint32_t x, uint32_t z, const fl
     return RV_OK;
 }
 
-/* The cells [lo, hi] of one axis whose span comes within reach of p; false when none. */
+/* The cells [lo, hi] of one axis whose closed span [i, i + 1] * cell comes within reach of
+ * p; false when none. A span ending exactly at p - reach is in (distance == reach). */
 static bool axis_cells(double p, double reach, double origin, double cell, uint32_t count, uint32_t *lo,
                        uint32_t *hi)
 {
-    double first = floor((p - reach - origin) / cell);
+    double first = ceil((p - reach - origin) / cell) - 1;
     double last = floor((p + reach - origin) / cell);
     if (last < 0 || first > (double)count - 1)
         return false;

@@ -543,6 +543,10 @@ void rvi_residency_want_cell(rv_residency *r, rv_page_key key, float distance, b
     *new_touch = touched && !(p->flags & FLAG_SERIAL_TOUCHED);
     if (touched)
         p->flags |= FLAG_SERIAL_TOUCHED;
+    /* Overlapping sources: a cell already wanted by this update changes only if this
+     * source is nearer or touches it first. */
+    if (!*new_request && !*new_touch && !(distance < p->distance))
+        return;
     want(r, i, distance, touched);
 }
 

@@ -75,7 +75,17 @@ static void test_create_applies_defaults_and_refuses_bad_desc(void **state)
     (void)state;
     rv_residency *r = NULL;
     assert_int_equal(rv_residency_create(NULL, &r), RV_OK);
+    /* Before the first frame, wants have no frame to belong to. */
+    assert_int_equal(rv_residency_request(r, K(1), 0, true), RV_ERR_BAD_STATE);
+    rv_grid_desc gd = { .cell_size = 1, .count_x = 4, .count_z = 4 };
+    rv_grid *g = NULL;
+    assert_int_equal(rv_grid_create(&gd, &g), RV_OK);
+    rv_stream_source src = { { 1, 0, 1 }, 1 };
+    assert_int_equal(rv_grid_update(g, &src, 1, r), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_grid_get_stats(g).requested_cells, 0);
+    rv_grid_destroy(g);
     rv_residency_stats s = rv_residency_get_stats(r);
+    assert_int_equal(s.pages_requested, 0);
     assert_int_equal(s.budget_bytes, 256ull << 20);
     assert_int_equal(s.frame, 0);
     assert_int_equal(s.pages_resident, 0);

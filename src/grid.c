@@ -14,6 +14,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Cells an update may reserve beyond what it creates (about 3 MiB of page records). */
+#define RESERVE_SLACK 16384u
+
 struct rv_grid {
     rvi_heap own_heap;
     rvi_heap *heap;
@@ -251,11 +254,12 @@ rv_result rv_grid_update(rv_grid *g, const rv_stream_source *sources, uint32_t n
         return RV_ERR_CAPACITY;
     if (!rvi_residency_frame_begun(residency))
         return RV_ERR_BAD_STATE;
-    /* Every visited cell could be a page the residency has not seen. When the reserved room
-     * does not already cover that, count the unknown ones first rather than reserving for
-     * all (a large square over known pages would otherwise double the table). */
+    /* Every visited cell could be a page the residency has not seen: reserve that much, so
+     * the update cannot fail half done. A large square (mostly over known pages, frame
+     * after frame) would keep that much slack in the table, so past RESERVE_SLACK cells the
+     * unknown ones are counted first (one extra lookup per cell) and only they reserved. */
     uint64_t new_pages = cells;
-    if (!rvi_residency_has_room(residency, cells))
+    if (cells > RESERVE_SLACK && !rvi_residency_has_room(residency, cells))
         new_pages = visit_cells(g, sources, n, residency, false, 0, NULL);
     RVI_TRY(rvi_residency_reserve(residency, new_pages));
 

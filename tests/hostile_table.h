@@ -45,7 +45,50 @@
     X(rv_node_next_sibling)                                                                \
     X(rv_world_first_root)                                                                 \
     X(rv_node_is_valid)                                                                    \
-    X(rv_world_scene_stats)
+    X(rv_world_scene_stats)                                                                \
+    /* partition: tests/hostile/partition.c */                                             \
+    X(rv_partition_make_group)                                                             \
+    X(rv_partition_set_part)                                                               \
+    X(rv_partition_remove)                                                                 \
+    X(rv_partition_set_view_version)                                                       \
+    X(rv_partition_view_version)                                                           \
+    X(rv_partition_leaf_committed)                                                         \
+    X(rv_partition_leaf_dropped)                                                           \
+    X(rv_partition_set_committed_slice)                                                    \
+    X(rv_partition_clear_committed_slice)                                                  \
+    X(rv_partition_begin_frame)                                                            \
+    X(rv_partition_gate_group)                                                             \
+    X(rv_partition_group_hidden)                                                           \
+    X(rv_partition_end_frame)                                                              \
+    X(rv_partition_is_group)                                                               \
+    X(rv_partition_part_get_info)                                                          \
+    X(rv_partition_part_frustum_visible)                                                   \
+    X(rv_partition_node_hidden)                                                            \
+    /* grid and residency: tests/hostile/streaming.c */                                    \
+    X(rv_residency_create)                                                                 \
+    X(rv_residency_destroy)                                                                \
+    X(rv_residency_begin_frame)                                                            \
+    X(rv_residency_request)                                                                \
+    X(rv_residency_take_requests)                                                          \
+    X(rv_residency_place)                                                                  \
+    X(rv_residency_fail)                                                                   \
+    X(rv_residency_refresh)                                                                \
+    X(rv_residency_take_evictions)                                                         \
+    X(rv_residency_set_budget)                                                             \
+    X(rv_residency_page_info)                                                              \
+    X(rv_residency_get_stats)                                                              \
+    X(rv_residency_next_wake_ms)                                                           \
+    X(rv_residency_loads_in_flight)                                                        \
+    X(rv_residency_alloc_stats)                                                            \
+    X(rv_grid_create)                                                                      \
+    X(rv_grid_destroy)                                                                     \
+    X(rv_grid_get_desc)                                                                    \
+    X(rv_grid_key_of)                                                                      \
+    X(rv_grid_cell_of)                                                                     \
+    X(rv_grid_bounds_of)                                                                   \
+    X(rv_grid_distance_to)                                                                 \
+    X(rv_grid_update)                                                                      \
+    X(rv_grid_get_stats)
 
 /* Public functions that take no input a host could get wrong, so they have no hostile
  * case. Each entry says why. Empty today: every function takes a pointer, a handle or a

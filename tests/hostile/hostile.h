@@ -5,8 +5,8 @@
  * every node updated and clean, and a set of bad handles for world A. A rejected call is
  * checked with RVH_REJECT: the documented code, and then that nothing changed:
  *  - a digest of everything the public getters show of both worlds (every node's links,
- *    local transform, world matrix and bounds, the scene counters, the allocation
- *    counters — so a rejected call that allocated and freed is caught too),
+ *    local transform, world matrix and bounds, the scene counters, and the memory held:
+ *    live blocks and bytes — a refused call may borrow scratch memory, never keep it),
  *  - plus the digests of any standalone objects the case registered (rvh_watch),
  *  - and a following rv_update_world that recomputes nothing (a rejected call that marked
  *    a node moved is caught even though the getters cannot see the mark).

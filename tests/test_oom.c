@@ -1,0 +1,317 @@
+/* Allocation-failure sweeps the module suites do not run (suite hostile, issue 9).
+ *
+ * An audit of every landed module's tests against its allocating calls found these
+ * scenarios unswept; each runs through rvt_run_sweep (fail the k-th allocation for every
+ * k: RV_ERR_OUT_OF_MEMORY, an unchanged fingerprint, no leak). Calls documented as never
+ * allocating are swept too and must count zero allocations, so a future allocation there
+ * is noticed. The fingerprints digest everything the public getters show. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "core/hash.h"
+#include "support/rvt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every sweep call is one public call: a failure must leave everything as it was. */
+
+/* ---- a partitioned world ---------------------------------------------------------------- */
+
+enum { PARTS = 6 };
+
+typedef struct part_world {
+    rv_world *world;
+    rv_node root, parts[PARTS], spare[9];
+} part_world;
+
+/* Everything public about the world: nodes, transforms, bounds, partition state. */
+static uint64_t world_fingerprint(void *obj)
+{
+    part_world *p = obj;
+    rv_world *w = p->world;
+    /* Logical state only: a call may keep capacity it reserved before the allocation that
+     * failed (rv_partition_set_part keeps its grown tables); leaks are caught at teardown. */
+    uint64_t version = rv_partition_view_version(w);
+    uint64_t h = rvi_hash_bytes(5, &version, sizeof version);
+    rv_node n;
+    assert_int_equal(rv_world_first_root(w, &n), RV_OK);
+    while (n.id) {
+        float m[16], b[4];
+        assert_int_equal(rv_node_world_matrix(w, n, m), RV_OK);
+        assert_int_equal(rv_node_world_bounds(w, n, b), RV_OK);
+        h = rvi_hash_bytes(h, &n.id, 8);
+        h = rvi_hash_bytes(h, m, sizeof m);
+        h = rvi_hash_bytes(h, b, sizeof b);
+        rv_partition_part_info info;
+        uint64_t f[6] = { rv_partition_is_group(w, n), (uint64_t)rv_partition_part_get_info(w, n, &info) };
+        if (f[1] == RV_OK) {
+            f[2] = info.leaf_count;
+            f[3] = info.leaves_committed;
+            f[4] = (uint64_t)info.deferred | (uint64_t)info.active << 1 | (uint64_t)info.ever_visible << 2 |
+                   (uint64_t)info.frustum_visible << 3;
+            f[5] = info.group.id;
+        }
+        h = rvi_hash_bytes(h, f, sizeof f);
+        rv_node next;
+        assert_int_equal(rv_node_first_child(w, n, &next), RV_OK);
+        while (!next.id && n.id) {
+            assert_int_equal(rv_node_next_sibling(w, n, &next), RV_OK);
+            if (!next.id)
+                assert_int_equal(rv_node_parent(w, n, &n), RV_OK);
+        }
+        n = next;
+    }
+    return h;
+}
+
+static part_world *make_world(const rv_allocator *a, bool with_gate)
+{
+    part_world *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    rv_world_desc d = {0};
+    d.allocator = *a;
+    d.node_capacity = 4;
+    assert_int_equal(rv_world_create(&d, &p->world), RV_OK);
+    assert_int_equal(rv_node_create(p->world, RV_NODE_NONE, &p->root), RV_OK);
+    float c[3] = { 0, 0, 0 };
+    for (int i = 0; i < PARTS; i++) {
+        assert_int_equal(rv_node_create(p->world, p->root, &p->parts[i]), RV_OK);
+        float pos[3] = { (float)i * 3.0f, 0, 0 };
+        assert_int_equal(rv_node_set_position(p->world, p->parts[i], pos), RV_OK);
+        assert_int_equal(rv_node_set_bounds(p->world, p->parts[i], c, 1.0f), RV_OK);
+    }
+    for (int i = 0; i < 9; i++) /* 16 nodes: node storage (4, doubling) is exactly full */
+        assert_int_equal(rv_node_create(p->world, RV_NODE_NONE, &p->spare[i]), RV_OK);
+    if (with_gate) {
+        assert_int_equal(rv_partition_make_group(p->world, p->root), RV_OK);
+        for (int i = 0; i < PARTS; i++) {
+            uint64_t leaves[2] = { 100 + 2 * (uint64_t)i, 101 + 2 * (uint64_t)i };
+            assert_int_equal(rv_partition_set_part(p->world, p->parts[i], leaves, 2, i % 2 == 1), RV_OK);
+        }
+    }
+    assert_int_equal(rv_update_world(p->world), RV_OK);
+    return p;
+}
+
+static void *setup_plain(const rv_allocator *a) { return make_world(a, false); }
+#define RVI_TRY_TEST(expr) do { rv_result r_ = (expr); if (r_ != RV_OK) return r_; } while (0)
+static void *setup_gated(const rv_allocator *a) { return make_world(a, true); }
+
+static void teardown_world(void *obj)
+{
+    part_world *p = obj;
+    rv_world_destroy(p->world);
+    free(p);
+}
+
+static rv_result call_slice_first_use(void *obj)
+{
+    part_world *p = obj;
+    float lo[3] = { -1, -1, -1 }, hi[3] = { 5, 1, 1 };
+    return rv_partition_set_committed_slice(p->world, lo, hi);
+}
+
+static rv_result call_make_group(void *obj)
+{
+    part_world *p = obj;
+    return rv_partition_make_group(p->world, p->spare[0]);
+}
+
+static rv_result call_part_with_many_leaves(void *obj)
+{
+    /* Replace a part's leaves with a long list: the leaf map grows. */
+    part_world *p = obj;
+    uint64_t leaves[200];
+    for (int k = 0; k < 200; k++)
+        leaves[k] = 1000 + (uint64_t)k;
+    return rv_partition_set_part(p->world, p->parts[2], leaves, 200, false);
+}
+
+static rv_result call_end_frame(void *obj)
+{
+    /* Documented to allocate nothing. */
+    part_world *p = obj;
+    rv_partition_result res;
+    return rv_partition_end_frame(p->world, NULL, 10.0, &res);
+}
+
+static void *setup_gated_in_frame(const rv_allocator *a)
+{
+    part_world *p = make_world(a, true);
+    assert_int_equal(rv_partition_begin_frame(p->world, NULL), RV_OK);
+    assert_int_equal(rv_partition_gate_group(p->world, p->root, &(rv_frustum){ .plane_mask = 0 }), RV_OK);
+    return p;
+}
+
+static rv_result call_destroy_group(void *obj)
+{
+    /* Destroying partition parts and the group: module hooks free, never allocate. */
+    part_world *p = obj;
+    return rv_node_destroy_subtree(p->world, p->root);
+}
+
+static rv_result call_create_under_part(void *obj)
+{
+    /* Node storage is full (16 of 16): this create grows it with modules attached. */
+    part_world *p = obj;
+    rv_node n;
+    return rv_node_create(p->world, p->parts[1], &n);
+}
+
+static void test_partition_and_scene_calls_survive_every_allocation_failure(void **state)
+{
+    (void)state;
+    const struct { rvt_sweep sweep; int must_allocate; } sweeps[] = {
+        { { "set_committed_slice (first use)", setup_plain, call_slice_first_use, world_fingerprint, teardown_world }, 1 },
+        { { "make_group (gate exists)", setup_gated, call_make_group, world_fingerprint, teardown_world }, -1 },
+        { { "set_part, 200 leaves", setup_gated, call_part_with_many_leaves, world_fingerprint, teardown_world }, 1 },
+        { { "end_frame", setup_gated_in_frame, call_end_frame, world_fingerprint, teardown_world }, 0 },
+        { { "create under a part, growing", setup_gated, call_create_under_part, world_fingerprint, teardown_world }, 1 },
+        { { "destroy a partition group", setup_gated, call_destroy_group, world_fingerprint, teardown_world }, 0 },
+    };
+    for (size_t i = 0; i < sizeof sweeps / sizeof sweeps[0]; i++) {
+        uint64_t n = rvt_run_sweep(&sweeps[i].sweep);
+        print_message("%s: %llu allocation(s) swept\n", sweeps[i].sweep.name, (unsigned long long)n);
+        if (sweeps[i].must_allocate == 1 && n == 0)
+            fail_msg("%s: expected to allocate (the sweep would prove nothing)", sweeps[i].sweep.name);
+        if (sweeps[i].must_allocate == 0 && n != 0)
+            fail_msg("%s: documented not to allocate, allocated %llu times", sweeps[i].sweep.name,
+                     (unsigned long long)n);
+    }
+}
+
+/* ---- residency ------------------------------------------------------------------------- */
+
+typedef struct res_env {
+    rv_residency *r;
+} res_env;
+
+static rv_page_key key(uint32_t i)
+{
+    rv_page_key k = { 3, i };
+    return k;
+}
+
+static uint64_t res_fingerprint(void *obj)
+{
+    res_env *e = obj;
+    rv_residency_stats s = rv_residency_get_stats(e->r);
+    uint64_t f[10] = { s.pages_resident, s.pages_requested, s.pages_loading, s.pages_waiting_retry,
+                       s.bytes_resident, s.requested, s.handed_out, s.placed, s.failed, s.frame };
+    uint64_t h = rvi_hash_bytes(9, f, sizeof f);
+    for (uint32_t i = 0; i < 40; i++) {
+        rv_page_info info;
+        assert_int_equal(rv_residency_page_info(e->r, key(i), &info), RV_OK);
+        uint64_t g[4] = { info.state, info.refreshing, info.size_bytes, info.failures };
+        h = rvi_hash_bytes(h, g, sizeof g);
+    }
+    return h;
+}
+
+/* 24 pages: 0..11 resident (1 KiB each), 12..17 loading, 18..23 queued; frame 1. */
+static void *res_setup(const rv_allocator *a)
+{
+    res_env *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    rv_residency_desc d = {0};
+    d.allocator = *a;
+    d.page_capacity = 1;
+    d.budget_bytes = 8 * 1024;
+    assert_int_equal(rv_residency_create(&d, &e->r), RV_OK);
+    assert_int_equal(rv_residency_begin_frame(e->r, 0.0), RV_OK);
+    for (uint32_t i = 0; i < 24; i++)
+        assert_int_equal(rv_residency_request(e->r, key(i), (float)i, i < 12), RV_OK);
+    rv_page_request reqs[18];
+    uint32_t n;
+    assert_int_equal(rv_residency_take_requests(e->r, reqs, 18, &n), RV_OK);
+    assert_int_equal(n, 18);
+    for (uint32_t i = 0; i < 12; i++)
+        assert_int_equal(rv_residency_place(e->r, key(i), 1024), RV_OK);
+    return e;
+}
+
+static void res_teardown(void *obj)
+{
+    res_env *e = obj;
+    rv_residency_destroy(e->r);
+    free(e);
+}
+
+static rv_result call_refresh(void *obj)
+{
+    res_env *e = obj;
+    return rv_residency_refresh(e->r, key(3));
+}
+
+static rv_result call_place(void *obj)
+{
+    res_env *e = obj;
+    return rv_residency_place(e->r, key(12), 2048);
+}
+
+static rv_result call_fail(void *obj)
+{
+    res_env *e = obj;
+    return rv_residency_fail(e->r, key(13));
+}
+
+static rv_result call_begin_frame(void *obj)
+{
+    /* The next frame: protections end, stale queued pages drop. */
+    res_env *e = obj;
+    return rv_residency_begin_frame(e->r, 500.0);
+}
+
+static rv_result call_take_requests(void *obj)
+{
+    res_env *e = obj;
+    rv_page_request reqs[8];
+    uint32_t n;
+    return rv_residency_take_requests(e->r, reqs, 8, &n);
+}
+
+static rv_result call_take_evictions(void *obj)
+{
+    res_env *e = obj;
+    rv_page_eviction ev[8];
+    uint32_t n;
+    return rv_residency_take_evictions(e->r, ev, 8, &n);
+}
+
+static rv_result call_request_many(void *obj)
+{
+    /* New pages beyond the records reserved so far. */
+    res_env *e = obj;
+    return rv_residency_request(e->r, key(39), 9.0f, false);
+}
+
+static void test_residency_calls_survive_every_allocation_failure(void **state)
+{
+    (void)state;
+    const rvt_sweep sweeps[] = {
+        { "refresh", res_setup, call_refresh, res_fingerprint, res_teardown },
+        { "place", res_setup, call_place, res_fingerprint, res_teardown },
+        { "fail", res_setup, call_fail, res_fingerprint, res_teardown },
+        { "begin_frame", res_setup, call_begin_frame, res_fingerprint, res_teardown },
+        { "take_requests", res_setup, call_take_requests, res_fingerprint, res_teardown },
+        { "take_evictions", res_setup, call_take_evictions, res_fingerprint, res_teardown },
+        { "request of a new page", res_setup, call_request_many, res_fingerprint, res_teardown },
+    };
+    for (size_t i = 0; i < sizeof sweeps / sizeof sweeps[0]; i++) {
+        uint64_t n = rvt_run_sweep(&sweeps[i]); /* each failure must be clean */
+        print_message("residency %s: %llu allocation(s) swept\n", sweeps[i].name, (unsigned long long)n);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_partition_and_scene_calls_survive_every_allocation_failure),
+        cmocka_unit_test(test_residency_calls_survive_every_allocation_failure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,250 @@
+/* Two worlds on two threads share nothing (suite threads, issue 9; DESIGN.md §0: no global
+ * mutable state).
+ *
+ * A scenario builds one world from a seed (a hierarchy with bounds, partition groups and
+ * parts, a streaming grid with its residency) and then drives it frame by frame: nodes
+ * move, the world updates, the partition gate runs against a moving frustum, the grid
+ * streams around the moving eye, and a digest of everything observable is recorded per
+ * frame. Two scenarios run one after the other and then concurrently on two threads; each
+ * must produce the same digest sequence both times. Under ThreadSanitizer (the CI's tsan
+ * step) any shared mutable state in the library is also reported as a race.
+ *
+ * When rv_frame lands, the per-frame digest gains rv_frame_view_digest and the render
+ * scene's digest (the scenario builder is written so that only frame_digest changes). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "core/hash.h"
+#include "support/rvt.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NODES = 400, GROUPS = 4, PARTS_PER_GROUP = 6 };
+#define FRAMES 1000
+
+typedef struct scenario {
+    uint64_t seed;
+    rv_world *world;
+    rv_residency *residency;
+    rv_grid *grid;
+    rv_node nodes[NODES];
+    uint32_t node_count;
+    uint64_t *digests; /* FRAMES entries */
+    int failed_line;   /* 0 = fine; set instead of asserting (cmocka is not thread-safe) */
+} scenario;
+
+#define SC_TRY(sc, expr)                                                                   \
+    do {                                                                                   \
+        if ((expr) != RV_OK && !(sc)->failed_line)                                         \
+            (sc)->failed_line = __LINE__;                                                  \
+    } while (0)
+
+static float frand(uint64_t *s, float lo, float hi)
+{
+    return rvt_uniform(s, lo, hi);
+}
+
+static void build(scenario *sc)
+{
+    uint64_t s = sc->seed;
+    rv_world_desc desc = {0};
+    desc.node_capacity = 8; /* grows while building */
+    desc.partition.frustum_margin = 1.0f;
+    SC_TRY(sc, rv_world_create(&desc, &sc->world));
+    if (sc->failed_line)
+        return;
+    for (uint32_t i = 0; i < NODES; i++) {
+        rv_node parent = RV_NODE_NONE;
+        if (i >= GROUPS) /* the first nodes are roots; others hang anywhere above them */
+            parent = sc->nodes[rvt_next(&s) % i];
+        SC_TRY(sc, rv_node_create(sc->world, parent, &sc->nodes[i]));
+        float p[3] = { frand(&s, -20, 20), frand(&s, -2, 2), frand(&s, -20, 20) }, c[3] = { 0, 0, 0 };
+        SC_TRY(sc, rv_node_set_position(sc->world, sc->nodes[i], p));
+        if (rvt_next(&s) % 3)
+            SC_TRY(sc, rv_node_set_bounds(sc->world, sc->nodes[i], c, frand(&s, 0.1f, 3.0f)));
+    }
+    sc->node_count = NODES;
+    /* Partition: each root is a group; its first children are parts with a few leaves. */
+    uint64_t leaf = sc->seed << 20;
+    for (uint32_t g = 0; g < GROUPS; g++) {
+        SC_TRY(sc, rv_partition_make_group(sc->world, sc->nodes[g]));
+        rv_node part;
+        SC_TRY(sc, rv_node_first_child(sc->world, sc->nodes[g], &part));
+        for (uint32_t k = 0; k < PARTS_PER_GROUP && part.id; k++) {
+            uint64_t leaves[3] = { leaf, leaf + 1, leaf + 2 };
+            leaf += 3;
+            SC_TRY(sc, rv_partition_set_part(sc->world, part, leaves, 3, k % 2 == 0));
+            SC_TRY(sc, rv_node_next_sibling(sc->world, part, &part));
+        }
+    }
+    SC_TRY(sc, rv_update_world(sc->world));
+    /* Streaming: a 32 x 32 grid of 4 m pages around the origin. */
+    rv_residency_desc rd = {0};
+    rd.budget_bytes = 64 * 1024;
+    SC_TRY(sc, rv_residency_create(&rd, &sc->residency));
+    rv_grid_desc gd = {0};
+    gd.source = (uint32_t)sc->seed;
+    gd.origin[0] = gd.origin[1] = -64.0f;
+    gd.cell_size = 4.0f;
+    gd.count_x = gd.count_z = 32;
+    gd.lead = 4.0f;
+    SC_TRY(sc, rv_grid_create(&gd, &sc->grid));
+}
+
+/* A perspective view at eye looking at the origin (OpenGL depth). */
+static void view_projection(const float eye[3], float out[16])
+{
+    float f[3] = { -eye[0], -eye[1], -eye[2] };
+    float len = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int k = 0; k < 3; k++)
+        f[k] /= len;
+    float up[3] = { 0, 1, 0 }, r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
+    float rl = sqrtf(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    for (int k = 0; k < 3; k++)
+        r[k] /= rl;
+    float u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
+    float view[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
+                       -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]),
+                       -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
+                       f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
+    float n = 0.5f, fa = 200.0f, t = 1.0f; /* 90 degrees */
+    float proj[16] = { 1 / t, 0, 0, 0, 0, 1 / t, 0, 0, 0, 0, -(fa + n) / (fa - n), -1, 0, 0, -2 * fa * n / (fa - n), 0 };
+    for (int c = 0; c < 4; c++)
+        for (int row = 0; row < 4; row++) {
+            float acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += proj[k * 4 + row] * view[c * 4 + k];
+            out[c * 4 + row] = acc;
+        }
+}
+
+/* Everything observable after a frame: world matrices and bounds, part flags, gate
+ * results, page states. */
+static uint64_t frame_digest(scenario *sc, const rv_partition_result *gate)
+{
+    uint64_t h = sc->seed;
+    for (uint32_t i = 0; i < sc->node_count; i++) {
+        float m[16], b[4];
+        SC_TRY(sc, rv_node_world_matrix(sc->world, sc->nodes[i], m));
+        SC_TRY(sc, rv_node_world_bounds(sc->world, sc->nodes[i], b));
+        h = rvi_hash_bytes(h, m, sizeof m);
+        h = rvi_hash_bytes(h, b, sizeof b);
+        bool visible;
+        if (rv_partition_part_frustum_visible(sc->world, sc->nodes[i], &visible) == RV_OK)
+            h = rvi_hash_bytes(h, &visible, sizeof visible);
+    }
+    uint32_t gate_fields[4] = { gate->request_count, gate->counts.parts_visible, gate->counts.parts_reentered,
+                                (uint32_t)gate->tick.mode };
+    h = rvi_hash_bytes(h, gate_fields, sizeof gate_fields);
+    for (uint32_t r = 0; r < gate->request_count; r++)
+        for (uint32_t p = 0; p < gate->requests[r].part_count; p++) {
+            uint64_t untagged = gate->requests[r].parts[p].id & 0xFFFFFFFFFFFFull; /* tags follow addresses */
+            h = rvi_hash_bytes(h, &untagged, 8);
+        }
+    rv_residency_stats rs = rv_residency_get_stats(sc->residency);
+    uint64_t res_fields[6] = { rs.pages_resident, rs.pages_requested, rs.pages_loading, rs.bytes_resident,
+                               rs.evicted, rs.frame };
+    return rvi_hash_bytes(h, res_fields, sizeof res_fields);
+}
+
+static void run_frames(scenario *sc)
+{
+    uint64_t s = sc->seed * 7919;
+    for (int frame = 0; frame < FRAMES && !sc->failed_line; frame++) {
+        /* Move a few nodes. */
+        for (int k = 0; k < 8; k++) {
+            rv_node n = sc->nodes[rvt_next(&s) % sc->node_count];
+            float p[3] = { frand(&s, -20, 20), frand(&s, -2, 2), frand(&s, -20, 20) };
+            SC_TRY(sc, rv_node_set_position(sc->world, n, p));
+        }
+        SC_TRY(sc, rv_update_world(sc->world));
+        /* The eye circles the scene. */
+        float a = 0.01f * (float)frame, eye[3] = { 40.0f * cosf(a), 5.0f, 40.0f * sinf(a) }, vp[16];
+        view_projection(eye, vp);
+        rv_frustum f;
+        SC_TRY(sc, rv_frustum_from_view_projection(vp, (rv_clip){0}, &f));
+        rv_partition_result gate;
+        SC_TRY(sc, rv_partition_begin_frame(sc->world, &f));
+        SC_TRY(sc, rv_partition_end_frame(sc->world, &f, 16.0 * frame, &gate));
+        /* Answer some resyncs: commit the leaves of requested parts. */
+        if (gate.request_count && frame % 3 == 0)
+            SC_TRY(sc, rv_partition_set_view_version(sc->world, (uint64_t)frame));
+        /* Stream around the eye; place what was asked, fail one in seven. */
+        SC_TRY(sc, rv_residency_begin_frame(sc->residency, 16.0 * frame));
+        rv_stream_source src = { { eye[0], eye[1], eye[2] }, 12.0f };
+        SC_TRY(sc, rv_grid_update(sc->grid, &src, 1, sc->residency));
+        rv_page_request reqs[16];
+        uint32_t n = 0;
+        SC_TRY(sc, rv_residency_take_requests(sc->residency, reqs, 16, &n));
+        for (uint32_t i = 0; i < n; i++) {
+            if ((reqs[i].key.index + (uint32_t)frame) % 7 == 0)
+                SC_TRY(sc, rv_residency_fail(sc->residency, reqs[i].key));
+            else
+                SC_TRY(sc, rv_residency_place(sc->residency, reqs[i].key, 1024 + reqs[i].key.index));
+        }
+        rv_page_eviction ev[32];
+        SC_TRY(sc, rv_residency_take_evictions(sc->residency, ev, 32, &n));
+        sc->digests[frame] = frame_digest(sc, &gate);
+    }
+}
+
+static void finish(scenario *sc)
+{
+    rv_grid_destroy(sc->grid);
+    rv_residency_destroy(sc->residency);
+    rv_world_destroy(sc->world);
+}
+
+static void *thread_main(void *arg)
+{
+    scenario *sc = arg;
+    build(sc);
+    if (!sc->failed_line)
+        run_frames(sc);
+    finish(sc);
+    return NULL;
+}
+
+static void test_two_worlds_on_two_threads_match_sequential_runs(void **state)
+{
+    (void)state;
+    static uint64_t seq[2][1000], par[2][1000];
+    scenario one[2], two[2];
+    for (int w = 0; w < 2; w++) {
+        one[w] = (scenario){ .seed = 11 + (uint64_t)w * 1000, .digests = seq[w] };
+        two[w] = (scenario){ .seed = 11 + (uint64_t)w * 1000, .digests = par[w] };
+    }
+    /* One after the other, on this thread. */
+    thread_main(&one[0]);
+    thread_main(&one[1]);
+    assert_int_equal(one[0].failed_line, 0);
+    assert_int_equal(one[1].failed_line, 0);
+    /* Concurrently, on two threads. */
+    pthread_t t[2];
+    for (int w = 0; w < 2; w++)
+        assert_int_equal(pthread_create(&t[w], NULL, thread_main, &two[w]), 0);
+    for (int w = 0; w < 2; w++)
+        assert_int_equal(pthread_join(t[w], NULL), 0);
+    assert_int_equal(two[0].failed_line, 0);
+    assert_int_equal(two[1].failed_line, 0);
+    for (int w = 0; w < 2; w++)
+        for (int f = 0; f < FRAMES; f++)
+            if (seq[w][f] != par[w][f])
+                fail_msg("world %d: frame %d differs between the sequential and the concurrent run", w, f);
+    /* The two scenarios really differ (the comparison is not vacuous). */
+    assert_true(memcmp(seq[0], seq[1], sizeof seq[0]) != 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_worlds_on_two_threads_match_sequential_runs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -387,7 +387,7 @@ typedef struct rv_occlusion_desc {
  *
  * Level numbers: 0 is the finest. A ladder of n thresholds answers 0..n; n means "smaller
  * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides).
- * An angle reaches a threshold when angle * bias >= threshold; angles within one part in
+ * An angle reaches a threshold when angle * bias >= threshold; angles within two parts in
  * a million below a threshold also count as reaching it (float rounding errs toward detail).
  * An eye inside the sphere (distance <= radius) reaches every threshold: level 0. */
 
@@ -612,9 +612,11 @@ typedef struct rv_hlod_result {
  * when it wanted to refine, it is listed in loads. A non-resident region is never drawn:
  * the walk passes through it to whatever below is resident. When the cut changes, parent
  * and children crossfade over crossfade_ms (linear; a reversal continues from the current
- * weights); a child turning non-resident ends its parent's fade at once. Reads world bounds
- * as of the last rv_update_world. Steady calls allocate nothing (storage grows to the
- * world's node and region counts once).
+ * weights; as with LOD, a change made in a call lists the incoming regions with weight 0
+ * and dt_ms of the next calls moves them); a child turning non-resident ends its parent's
+ * fade at once. Several levels may fade at once; the weights along a path still sum to 1.
+ * Reads world bounds as of the last rv_update_world. Steady calls allocate nothing
+ * (storage grows to the world's node and region counts once).
  * Errors (state unchanged): RV_ERR_INVALID_ARG (NULL, bad view, dt_ms < 0),
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE (root), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,

@@ -801,6 +801,20 @@ static void *hlod_setup(const rv_allocator *a, bool regions, bool selected)
     return &hc;
 }
 static void *setup_plain(const rv_allocator *a) { return hlod_setup(a, false, false); }
+/* 8 regions exist among 151 nodes: the 9th, on slot 150, grows the records and the slot map. */
+static void *setup_some_regions(const rv_allocator *a)
+{
+    hlod_setup(a, false, false);
+    add_nodes(100, 151, false);
+    for (uint32_t i = 0; i < 8; i++)
+        assert_int_equal(rv_node_set_hlod_region(hc.w, hc.nodes[i], 1.0f), RV_OK);
+    return &hc;
+}
+static rv_result call_set_last_region(void *o)
+{
+    hlod_case *c = o;
+    return rv_node_set_hlod_region(c->w, c->nodes[150], 1.0f);
+}
 static void *setup_regions(const rv_allocator *a) { return hlod_setup(a, true, false); }
 static void *setup_selected(const rv_allocator *a) { return hlod_setup(a, true, true); }
 
@@ -844,6 +858,9 @@ static void test_hlod_calls_survive_every_allocation_failure(void **state)
     rvt_sweep first_region = { "rv_node_set_hlod_region (first)", setup_plain, call_set_region,
                                hlod_fingerprint, hlod_teardown };
     assert_int_equal(rvt_run_sweep(&first_region), 3); /* state, slot map, region records */
+    rvt_sweep grow_region = { "rv_node_set_hlod_region (grow)", setup_some_regions, call_set_last_region,
+                              hlod_fingerprint, hlod_teardown };
+    assert_int_equal(rvt_run_sweep(&grow_region), 2);
     rvt_sweep first_select = { "rv_hlod_select (first)", setup_regions, call_select,
                                hlod_fingerprint, hlod_teardown };
     assert_int_equal(rvt_run_sweep(&first_select), 3); /* stack, draws, loads */

@@ -451,9 +451,10 @@ typedef struct rv_lod_selector {
  * 1..RV_LOD_MAX_THRESHOLDS; thresholds strictly descending (finest level's first), positive
  * and finite. A threshold of pi or more is reached only from inside the sphere, unless a
  * bias > 1 magnifies angles. Suggested start: {0.2, 0.06, 0.015} (seed ladder).
- * Errors (*out unchanged): RV_ERR_INVALID_ARG (thresholds or out NULL, count 0, a threshold
- * <= 0), RV_ERR_CAPACITY (count > RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE (NaN/Inf),
- * RV_ERR_ORDER (two thresholds equal or ascending). Checked in that order. */
+ * Errors (*out unchanged; checked in this order): RV_ERR_INVALID_ARG (thresholds or out
+ * NULL, count 0), RV_ERR_CAPACITY (count > RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE (a
+ * NaN/Inf), RV_ERR_INVALID_ARG (a threshold <= 0), RV_ERR_ORDER (two thresholds equal or
+ * ascending). */
 RV_API rv_result rv_lod_ladder_make(const float *thresholds, uint32_t count, rv_lod_ladder *out);
 
 /* The level of a sphere (centre float[3], radius >= 0, world units) seen from eye
@@ -474,7 +475,8 @@ RV_API rv_result rv_lod_for_sphere(const float center[3], float radius, const fl
  * Agrees with rv_lod_for_sphere except within ~2e-6 relative of a threshold. To split the
  * work across threads, offset the pointers and count (no shared state is written).
  * Errors: RV_ERR_INVALID_ARG (a NULL array with count > 0, view NULL, bad ladder or desc,
- * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input). On a per-sphere
+ * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input), RV_ERR_ORDER /
+ * RV_ERR_CAPACITY (a hand-filled ladder). On a per-sphere
  * error every level is still written; a sphere with a NaN answers the finest level allowed,
  * and the error is reported after the loop. count 0 is RV_OK. */
 RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *desc,
@@ -488,7 +490,8 @@ RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod
  * rv_lod_select_spheres; desc as rv_lod_desc (NULL = defaults). The first update of a zeroed
  * selector picks the level without hysteresis and without a fade.
  * Errors (selector and *out unchanged): RV_ERR_INVALID_ARG (NULL, radius < 0, dt_ms < 0,
- * bad ladder/desc/view), RV_ERR_NOT_FINITE. */
+ * bad ladder/desc/view), RV_ERR_NOT_FINITE, RV_ERR_ORDER / RV_ERR_CAPACITY (a hand-filled
+ * ladder). */
 RV_API rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder *ladder,
                                         const rv_lod_desc *desc, const rv_lod_view *view,
                                         const float center[3], float radius, float dt_ms,

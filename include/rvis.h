@@ -328,8 +328,11 @@ RV_API rv_result rv_update_world(rv_world *world);
 RV_API rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16]);
 
 /* World bounds as of the last rv_update_world: float[4] = centre x, y, z, radius (world
- * units). radius < 0 when neither the node nor any descendant has geometry (the centre is
- * then the node's world position). See rv_update_world for how tight it is.
+ * units). It always encloses the node's own geometry sphere and every child's world bounds;
+ * it may be larger than minimal (see rv_update_world). radius < 0 means nothing in the
+ * subtree has geometry (the centre is then the node's world position); an ancestor of
+ * geometry that was removed or moved away may keep a larger sphere until it is next
+ * recomputed exactly.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4]);
 

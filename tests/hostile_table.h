@@ -46,6 +46,26 @@
     X(rv_world_first_root)                                                                 \
     X(rv_node_is_valid)                                                                    \
     X(rv_world_scene_stats)                                                                \
+    /* cull: tests/hostile/cull.c */                                                       \
+    X(rv_visit_visible)                                                                    \
+    X(rv_collect_visible)                                                                  \
+    X(rv_group_spatially)                                                                  \
+    /* lod and hlod: tests/hostile/lod.c */                                                \
+    X(rv_lod_ladder_make)                                                                  \
+    X(rv_lod_for_sphere)                                                                   \
+    X(rv_lod_select_spheres)                                                               \
+    X(rv_lod_selector_update)                                                              \
+    X(rv_lod_set_desc)                                                                     \
+    X(rv_lod_get_desc)                                                                     \
+    X(rv_lod_for_node)                                                                     \
+    X(rv_node_set_lod_ladder)                                                              \
+    X(rv_node_get_lod_ladder)                                                              \
+    X(rv_lod_advance)                                                                      \
+    X(rv_node_lod_select)                                                                  \
+    X(rv_node_set_hlod_region)                                                             \
+    X(rv_node_clear_hlod_region)                                                           \
+    X(rv_node_set_hlod_resident)                                                           \
+    X(rv_hlod_select)                                                                      \
     /* partition: tests/hostile/partition.c */                                             \
     X(rv_partition_make_group)                                                             \
     X(rv_partition_set_part)                                                               \

@@ -142,6 +142,7 @@ void rv_journal_destroy(rv_journal *j)
         return;
     rvi_vec_free(&j->heap, &j->deltas, sizeof(rv_delta));
     rvi_vec_free(&j->heap, &j->coalesce_records, sizeof(rvi_coalesce_record));
+    rvi_vec_free(&j->heap, &j->needs.cell_entries, sizeof(uint32_t));
     rvi_map_free(&j->heap, &j->coalesce_lookup);
     rvi_heap heap = j->heap;
     rvi_free(&heap, j, sizeof *j);
@@ -163,6 +164,29 @@ rv_result rvi_journal_check_thread(const rv_journal *j)
 }
 
 /* ---- append ---- */
+
+static rv_projection_class target_class(const rv_delta *d)
+{
+    if (d->kind != RV_DELTA_REGISTER && d->kind != RV_DELTA_REBUCKET)
+        return RV_PROJECTION_CLASS_NONE;
+    return d->projection.bucket.projection_class;
+}
+
+/* Counts entry `index` into the drain's reservation needs (room reserved by the caller). */
+static void count_needs(rv_journal *j, const rv_delta *d, uint32_t index)
+{
+    j->needs.registers += d->kind == RV_DELTA_REGISTER;
+    rv_projection_class c = target_class(d);
+    j->needs.equipped_targets += c == RV_PROJECTION_EQUIPPED_CHILD;
+    if (c == RV_PROJECTION_CELL_STATIC)
+        RVI_VEC_AT(j->needs.cell_entries, uint32_t, j->needs.cell_entries.count++) = index;
+}
+
+static void forget_needs(rv_journal *j)
+{
+    j->needs.registers = j->needs.equipped_targets = 0;
+    j->needs.cell_entries.count = 0;
+}
 
 /* Forgets every coalescing target (a ClearGeneration, the end of a tick). */
 static void forget_coalescing(rv_journal *j)
@@ -215,6 +239,8 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     if (j->deltas.count == UINT32_MAX)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
+    if (target_class(in) == RV_PROJECTION_CELL_STATIC)
+        RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
     bool new_record = coalescing && channel != CHANNEL_NONE && !record;
     if (new_record) {
         RVI_TRY(rvi_vec_reserve(&j->heap, &j->coalesce_records, sizeof(rvi_coalesce_record),
@@ -228,6 +254,7 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     e->sequence = j->next_sequence++;
     j->stats.next_sequence = j->next_sequence;
     j->stats.appended++;
+    count_needs(j, e, index);
 
     if (coalescing) {
         if (in->kind == RV_DELTA_CLEAR_GENERATION) {
@@ -378,6 +405,7 @@ void rvi_journal_end_drain(rv_journal *j)
     j->cursor = 0;
     j->draining = false;
     forget_coalescing(j);
+    forget_needs(j);
 }
 
 void rvi_journal_abort_drain(rv_journal *j)
@@ -390,8 +418,12 @@ void rvi_journal_abort_drain(rv_journal *j)
     j->stats.drained += taken;
     j->cursor = 0;
     j->draining = false;
-    /* Entry indices moved: forget the merge targets (not merging is always correct). */
+    /* Entry indices moved: forget the merge targets (not merging is always correct) and
+     * recount the needs of what is left (within the room already reserved). */
     forget_coalescing(j);
+    forget_needs(j);
+    for (uint32_t i = 0; i < left; i++)
+        count_needs(j, &RVI_VEC_AT(j->deltas, rv_delta, i), i);
 }
 
 rv_journal_stats rv_journal_get_stats(const rv_journal *j)
@@ -412,6 +444,7 @@ rv_journal_memory rv_journal_get_memory(const rv_journal *j)
     m.buffer_bytes = (uint64_t)j->deltas.capacity * sizeof(rv_delta);
     m.coalescing_bytes = (uint64_t)j->coalesce_records.capacity * sizeof(rvi_coalesce_record) +
                          (uint64_t)j->coalesce_lookup.capacity * (2 * sizeof(uint64_t) + 1);
+    m.buffer_bytes += (uint64_t)j->needs.cell_entries.capacity * sizeof(uint32_t);
     m.total_bytes = m.buffer_bytes + m.coalescing_bytes + sizeof *j;
     return m;
 }

@@ -22,6 +22,15 @@ typedef struct rvi_coalesce_record {
     uint32_t entry[3]; /* transform, appearance, flags */
 } rvi_coalesce_record;
 
+/* What the undrained entries need a scene to reserve, counted on append so a drain need
+ * not pass over its deltas first. */
+typedef struct rvi_journal_needs {
+    uint32_t registers;
+    uint32_t equipped_targets; /* Registers and Rebuckets into class equipped child */
+    rvi_vec cell_entries;      /* uint32_t: entries (Registers, Rebuckets) into class cell
+                                  static, in order */
+} rvi_journal_needs;
+
 struct rv_journal {
     rvi_heap heap;
     rvi_vec deltas;          /* rv_delta, in sequence order; emptied when a drain completes */
@@ -32,6 +41,7 @@ struct rv_journal {
     rvi_map coalesce_lookup; /* key -> index into coalesce_records (this tick only) */
     rvi_vec coalesce_records;/* rvi_coalesce_record */
     rvi_thread_id owner;
+    rvi_journal_needs needs;
     rv_journal_stats stats;
 };
 

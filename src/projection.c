@@ -77,16 +77,15 @@ static void ix_add(rv_render_scene *s, int ix, uint32_t slot)
 {
     uint32_t p = s->index_count[ix]++;
     s->index[ix][p] = slot;
-    s->rows[slot].pos[ix] = p;
+    s->index_pos[ix][slot] = p;
 }
 
 static void ix_remove(rv_render_scene *s, int ix, uint32_t slot)
 {
-    uint32_t p = s->rows[slot].pos[ix];
+    uint32_t p = s->index_pos[ix][slot];
     uint32_t last = s->index[ix][--s->index_count[ix]];
     s->index[ix][p] = last;
-    s->rows[last].pos[ix] = p;
-    s->rows[slot].pos[ix] = NONE;
+    s->index_pos[ix][last] = p;
 }
 
 static void mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
@@ -282,36 +281,41 @@ static size_t hot_block_size(uint32_t capacity)
     return (size_t)capacity * sizeof(rvi_projection_hot) + LINE;
 }
 
-/* Grows hot lines, rows and every index array to capacity. All or nothing. */
+/* Grows hot lines, rows, every index and back-index array to capacity. All or nothing. */
 static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
 {
     if (capacity > MAX_PROJECTIONS)
         return RV_ERR_CAPACITY;
+    enum { ARRAYS = 2 * RVI_IX_COUNT };
     void *hot_block = rvi_alloc(&s->heap, hot_block_size(capacity));
     rvi_projection_row *rows = rvi_alloc(&s->heap, (size_t)capacity * sizeof *rows);
-    uint32_t *index[RVI_IX_COUNT] = {0};
+    uint32_t *fresh[ARRAYS] = {0}; /* index arrays, then back-index arrays */
     bool ok = rows && hot_block;
-    for (int i = 0; ok && i < RVI_IX_COUNT; i++)
-        ok = (index[i] = rvi_alloc(&s->heap, (size_t)capacity * sizeof(uint32_t))) != NULL;
+    for (int i = 0; ok && i < ARRAYS; i++)
+        ok = (fresh[i] = rvi_alloc(&s->heap, (size_t)capacity * sizeof(uint32_t))) != NULL;
     if (!ok) {
         rvi_free(&s->heap, hot_block, hot_block ? hot_block_size(capacity) : 0);
         rvi_free(&s->heap, rows, rows ? (size_t)capacity * sizeof *rows : 0);
-        for (int i = 0; i < RVI_IX_COUNT; i++)
-            rvi_free(&s->heap, index[i], index[i] ? (size_t)capacity * sizeof(uint32_t) : 0);
+        for (int i = 0; i < ARRAYS; i++)
+            rvi_free(&s->heap, fresh[i], fresh[i] ? (size_t)capacity * sizeof(uint32_t) : 0);
         return RV_ERR_OUT_OF_MEMORY;
     }
     rvi_projection_hot *hot = align_hot(hot_block);
     if (s->capacity) {
         memcpy(hot, s->hot, (size_t)s->high * sizeof *hot);
         memcpy(rows, s->rows, (size_t)s->high * sizeof *rows);
-        for (int i = 0; i < RVI_IX_COUNT; i++)
-            memcpy(index[i], s->index[i], (size_t)s->index_count[i] * sizeof(uint32_t));
+        for (int i = 0; i < RVI_IX_COUNT; i++) {
+            memcpy(fresh[i], s->index[i], (size_t)s->index_count[i] * sizeof(uint32_t));
+            memcpy(fresh[RVI_IX_COUNT + i], s->index_pos[i], (size_t)s->high * sizeof(uint32_t));
+        }
     }
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof *rows);
     for (int i = 0; i < RVI_IX_COUNT; i++) {
         rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
-        s->index[i] = index[i];
+        rvi_free(&s->heap, s->index_pos[i], (size_t)s->capacity * sizeof(uint32_t));
+        s->index[i] = fresh[i];
+        s->index_pos[i] = fresh[RVI_IX_COUNT + i];
     }
     s->hot_block = hot_block;
     s->hot = hot;
@@ -594,8 +598,6 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     h->incarnation = d->incarnation;
     row->generation = d->generation;
     h->dirty = 0;
-    for (int i = 0; i < RVI_IX_COUNT; i++)
-        row->pos[i] = NONE;
     row->bucket = row->bucket_pos = NONE;
     row->child_next = row->child_prev = NONE;
     row->next_free = NONE;
@@ -894,17 +896,21 @@ static void prefetch_lookup(const rvi_map *m, uint64_t key)
     }
 }
 
-/* The hot line always; the cold row for the kinds that read it. */
+/* The hot line and dirty back-index always; what else the delta's kind reads. */
 static void prefetch_row(const rv_render_scene *s, const rv_delta *d)
 {
     uint64_t slot;
-    if (rvi_map_get(&s->key_lookup, d->key, &slot)) {
-        PREFETCH(&s->hot[slot]);
-        if (d->kind != RV_DELTA_UPDATE_TRANSFORM) {
-            const char *row = (const char *)&s->rows[slot];
-            PREFETCH(row);
-            PREFETCH(row + sizeof *s->rows - 1);
-        }
+    if (!rvi_map_get(&s->key_lookup, d->key, &slot))
+        return;
+    PREFETCH(&s->hot[slot]);
+    PREFETCH(&s->index_pos[RVI_IX_DIRTY][slot]);
+    if (d->kind == RV_DELTA_UPDATE_FLAGS) {
+        for (int i = 0; i < 3; i++)
+            PREFETCH(&s->index_pos[flag_ix[i]][slot]);
+    } else if (d->kind != RV_DELTA_UPDATE_TRANSFORM) {
+        const char *row = (const char *)&s->rows[slot];
+        PREFETCH(row);
+        PREFETCH(row + sizeof *s->rows - 1);
     }
 }
 
@@ -995,10 +1001,8 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
         return RV_ERR_INVARIANT;
     }
     uint32_t *dirty = s->index[RVI_IX_DIRTY];
-    for (uint32_t i = 0; i < s->index_count[RVI_IX_DIRTY]; i++) {
+    for (uint32_t i = 0; i < s->index_count[RVI_IX_DIRTY]; i++)
         s->hot[dirty[i]].dirty = 0;
-        s->rows[dirty[i]].pos[RVI_IX_DIRTY] = NONE;
-    }
     s->index_count[RVI_IX_DIRTY] = 0;
     s->stats.publishes++;
     return RV_OK;
@@ -1008,8 +1012,10 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
 
 static void free_scene(rv_render_scene *s)
 {
-    for (int i = 0; i < RVI_IX_COUNT; i++)
+    for (int i = 0; i < RVI_IX_COUNT; i++) {
         rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
+        rvi_free(&s->heap, s->index_pos[i], (size_t)s->capacity * sizeof(uint32_t));
+    }
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof(rvi_projection_row));
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     for (uint32_t b = 0; b < s->buckets.count; b++)
@@ -1171,7 +1177,7 @@ rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)
     m.table_bytes = (uint64_t)s->capacity * sizeof(rvi_projection_row) + map_bytes(&s->key_lookup) +
                     (s->capacity ? hot_block_size(s->capacity) : 0);
     for (int i = 0; i < RVI_IX_COUNT; i++)
-        m.index_bytes[i + 1] = (uint64_t)s->capacity * sizeof(uint32_t);
+        m.index_bytes[i + 1] = (uint64_t)s->capacity * 2 * sizeof(uint32_t); /* list + back-indices */
     m.cell_bytes = (uint64_t)s->buckets.capacity * sizeof(rvi_cell_bucket) + map_bytes(&s->cell_lookup) +
                    (uint64_t)s->touched.capacity * sizeof(uint32_t);
     for (uint32_t b = 0; b < s->buckets.count; b++)

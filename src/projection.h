@@ -45,7 +45,6 @@ typedef struct rvi_projection_row {
     uint64_t cell;
     uint64_t parent_key;
     uint32_t generation;
-    uint32_t pos[RVI_IX_COUNT];/* position in each index; RVI_INDEX_NONE when absent */
     uint32_t bucket;           /* cell bucket of a cell static, else RVI_INDEX_NONE */
     uint32_t bucket_pos;
     uint32_t child_next;       /* siblings under the same parent key (equipped children) */
@@ -81,6 +80,10 @@ struct rv_render_scene {
     uint32_t free_head;
     uint32_t *index[RVI_IX_COUNT];
     uint32_t index_count[RVI_IX_COUNT];
+    /* Back-indices: index_pos[ix][slot] is slot's position in index ix (meaningful while
+     * it is a member). One dense array per index, apart from the rows, so marking a
+     * projection dirty touches a 4-byte entry of a small array rather than its row. */
+    uint32_t *index_pos[RVI_IX_COUNT];
     rvi_map key_lookup;        /* key -> slot of the live projection */
     rvi_map cell_lookup;       /* cell -> bucket (in use) */
     rvi_vec buckets;           /* rvi_cell_bucket */

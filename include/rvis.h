@@ -625,6 +625,9 @@ typedef struct rv_journal_desc {
     rv_allocator allocator;
     uint32_t initial_capacity; /* deltas held before the buffer grows; 0 = default 1024 */
     bool keep_every_update;    /* true: never coalesce (every update keeps its own entry) */
+    uint32_t coalescing_keys;  /* keys a tick remembers for coalescing (a direct-mapped table,
+                                  rounded up to a power of two, <= 2^24); 0 = default 4096.
+                                  A key pushed out by another just gets a new entry. */
 } rv_journal_desc;
 
 /* Journal counters since creation. */
@@ -676,8 +679,9 @@ RV_API rv_result rv_journal_register(rv_journal *journal, uint32_t generation, u
  * generation, with no structural edge of that key (and no ClearGeneration) after it, the
  * new payload replaces that entry's (which keeps its place and sequence; *out_sequence
  * receives it) and stats.coalesced counts it — applying the tick gives the same scene as
- * applying every update in order. Errors as rv_journal_register (NULL payload:
- * RV_ERR_INVALID_ARG). */
+ * applying every update in order. Merging is best effort: the journal remembers the latest
+ * update of up to desc.coalescing_keys keys a tick (more keys simply get more entries).
+ * Errors as rv_journal_register (NULL payload: RV_ERR_INVALID_ARG). */
 RV_API rv_result rv_journal_update_transform(rv_journal *journal, uint32_t generation, uint64_t key,
                                              uint32_t incarnation, const rv_projection_transform *transform,
                                              uint64_t *out_sequence);

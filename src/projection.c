@@ -606,6 +606,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     s->live++;
     rv_result r = rvi_map_put(&s->heap, &s->key_lookup, d->key, slot); /* reserved */
     (void)r;
+    s->key_epoch++;
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= count_children(s, d->key);
     place(s, slot);
@@ -624,6 +625,7 @@ static void remove_projection(rv_render_scene *s, uint32_t slot)
         ix_remove(s, RVI_IX_DIRTY, slot);
     h->dirty = 0;
     rvi_map_remove(&s->key_lookup, row->key);
+    s->key_epoch++;
     s->orphaned += count_children(s, row->key);
     node_drop(s, slot);
     set_blocked(s, slot, false);
@@ -641,9 +643,17 @@ static void clear_all(rv_render_scene *s, rv_apply_counts *c)
     }
 }
 
+/* A key's slot as looked up a few deltas early (slot NONE: not live), valid while no key
+ * has been added to or removed from the lookup since (key_epoch unchanged). */
+typedef struct lookup_hint {
+    uint64_t key;
+    uint64_t key_epoch;
+    uint32_t slot;
+} lookup_hint;
+
 /* Applies or rejects one delta. Never fails: the batch reserved what it needs. */
-static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, rv_delta_outcome *out,
-                      rv_apply_counts *c)
+static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, const lookup_hint *hint,
+                      rv_delta_outcome *out, rv_apply_counts *c)
 {
     rv_delta_outcome o = RV_DELTA_APPLIED;
     uint32_t slot = NONE;
@@ -669,7 +679,9 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, rv_d
         goto taken;
     }
     uint64_t found;
-    if (rvi_map_get(&s->key_lookup, d->key, &found))
+    if (hint && hint->key == d->key && hint->key_epoch == s->key_epoch)
+        slot = hint->slot; /* looked up ahead, and no key came or went since */
+    else if (rvi_map_get(&s->key_lookup, d->key, &found))
         slot = (uint32_t)found;
     if (d->kind == RV_DELTA_REGISTER) {
         if (slot != NONE) {
@@ -896,12 +908,17 @@ static void prefetch_lookup(const rvi_map *m, uint64_t key)
     }
 }
 
-/* The hot line and dirty back-index always; what else the delta's kind reads. */
-static void prefetch_row(const rv_render_scene *s, const rv_delta *d)
+/* Looks the key up ahead of time (remembering the answer in *hint) and prefetches the hot
+ * line and dirty back-index, and what else the delta's kind reads. */
+static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hint *hint)
 {
     uint64_t slot;
+    hint->key = d->key;
+    hint->key_epoch = s->key_epoch;
+    hint->slot = NONE;
     if (!rvi_map_get(&s->key_lookup, d->key, &slot))
         return;
+    hint->slot = (uint32_t)slot;
     PREFETCH(&s->hot[slot]);
     PREFETCH(&s->index_pos[RVI_IX_DIRTY][slot]);
     if (d->kind == RV_DELTA_UPDATE_FLAGS) {
@@ -914,12 +931,26 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d)
     }
 }
 
-static void prefetch_ahead(const rv_render_scene *s, const rv_delta *d, uint32_t i, uint32_t end)
+/* The lookahead of a run of deltas d[first .. end): hints[k % ROW_AHEAD] holds delta k's
+ * early lookup once k >= first + ROW_AHEAD. */
+typedef struct lookahead {
+    lookup_hint hints[ROW_AHEAD];
+    uint32_t first;
+} lookahead;
+
+/* Prefetches for deltas i + LOOKUP_AHEAD and i + ROW_AHEAD, and returns delta i's early
+ * lookup in *hint (false when there is none). */
+static bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
+                           lookup_hint *hint)
 {
+    bool has_hint = i >= la->first + ROW_AHEAD;
+    if (has_hint)
+        *hint = la->hints[i % ROW_AHEAD]; /* copied: the entry is reused just below */
     if (i + LOOKUP_AHEAD < end)
         prefetch_lookup(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
     if (i + ROW_AHEAD < end)
-        prefetch_row(s, &d[i + ROW_AHEAD]);
+        prefetch_row(s, &d[i + ROW_AHEAD], &la->hints[(i + ROW_AHEAD) % ROW_AHEAD]);
+    return has_hint;
 }
 
 rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)
@@ -937,21 +968,24 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
     while (r == RV_OK && j->cursor < j->deltas.count) {
         uint32_t end = j->deltas.count;
         r = reserve_journal(s, j, &reserved);
+        lookahead la;
+        la.first = j->cursor;
+        lookup_hint hint;
         if (!s->observer) {
             /* Nothing can append meanwhile: apply in place. */
             const rv_delta *d = rvi_journal_entry(j, 0);
             for (; r == RV_OK && j->cursor < end; j->cursor++) {
-                prefetch_ahead(s, d, j->cursor, end);
+                bool hinted = prefetch_ahead(s, &la, d, j->cursor, end, &hint);
                 rv_delta_outcome o;
-                apply_one(s, &d[j->cursor], false, &o, &c);
+                apply_one(s, &d[j->cursor], false, hinted ? &hint : NULL, &o, &c);
             }
         }
         while (r == RV_OK && j->cursor < end) {
             /* Re-read every time: the observer may append and move the journal's buffer. */
-            prefetch_ahead(s, rvi_journal_entry(j, 0), j->cursor, end);
+            bool hinted = prefetch_ahead(s, &la, rvi_journal_entry(j, 0), j->cursor, end, &hint);
             rv_delta d = *rvi_journal_entry(j, j->cursor); /* a copy, for the same reason */
             rv_delta_outcome o;
-            apply_one(s, &d, false, &o, &c);
+            apply_one(s, &d, false, hinted ? &hint : NULL, &o, &c);
             /* Taken before the observer runs, so an append never merges into it. */
             j->cursor++;
             notify(s, &d, o);
@@ -977,10 +1011,13 @@ rv_result rv_render_scene_apply_deltas(rv_render_scene *s, const rv_delta *delta
         return RV_ERR_BAD_STATE;
     rv_apply_counts c = {0};
     rv_result r = count ? reserve_array(s, deltas, count) : RV_OK;
+    lookahead la;
+    la.first = 0;
+    lookup_hint hint;
     for (uint32_t i = 0; r == RV_OK && i < count; i++) {
-        prefetch_ahead(s, deltas, i, count);
+        bool hinted = prefetch_ahead(s, &la, deltas, i, count, &hint);
         rv_delta_outcome o;
-        apply_one(s, &deltas[i], true, &o, &c);
+        apply_one(s, &deltas[i], true, hinted ? &hint : NULL, &o, &c);
         notify(s, &deltas[i], o);
     }
     finish_batch(s);

@@ -328,8 +328,11 @@ RV_API rv_result rv_update_world(rv_world *world);
 RV_API rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16]);
 
 /* World bounds as of the last rv_update_world: float[4] = centre x, y, z, radius (world
- * units). radius < 0 when neither the node nor any descendant has geometry (the centre is
- * then the node's world position). See rv_update_world for how tight it is.
+ * units). It always encloses the node's own geometry sphere and every child's world bounds;
+ * it may be larger than minimal (see rv_update_world). radius < 0 means nothing in the
+ * subtree has geometry (the centre is then the node's world position); an ancestor of
+ * geometry that was removed or moved away may keep a larger sphere until it is next
+ * recomputed exactly.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4]);
 
@@ -468,26 +471,256 @@ typedef struct rv_lod_desc {
 
 /* ==== section: partition ============================================================== */
 
+/* Partition gating (DESIGN.md §3). For big models split into parts: a building into storeys
+ * and wings, a plant into units. A *partition group* is a node whose direct children that
+ * were given leaves (rv_partition_set_part) are its *parts*; each part owns *leaves*, the
+ * host's loadable items named by 64-bit host ids. Every frame each part of a visible group
+ * is tested against the frustum padded by frustum_margin and against the host's committed
+ * slice (a section box); a part outside either is hidden for the frame (its subtree is not
+ * drawn) and its frustum_visible flag reads false, so the host's loader can skip it.
+ * A hidden part misses the host's updates, so when it re-enters the gate asks the host to
+ * resync exactly its leaves (coalesced per group, held while the host is busy) unless every
+ * leaf is already committed for the current view version with a complete LOD ladder.
+ * Deferred parts are activated on first sight through the same request, asked again at a
+ * backed-off expiry until the host answers by committing every leaf.
+ * The gate lives in the world and is created on the first rv_partition_* call that needs
+ * it, which validates desc.partition: while that desc is invalid those calls return its
+ * code (RV_ERR_NOT_FINITE or RV_ERR_INVALID_ARG or RV_ERR_ORDER) and do nothing.
+ * All times are host milliseconds from any monotonic clock (doubles). The pattern comes
+ * from a web BIM viewer's partition gate (seed 000 of DESIGN.md). */
+
 /* Partition-gate host wiring and configuration (inside rv_world_desc). All optional. */
 typedef struct rv_partition_desc {
     /* Asks the host to resync the leaves of these parts (node ids of parts, one group per
      * call). The array is borrowed for the call. NULL: requests are only listed in the
-     * frame result. */
+     * frame result. The callback may call rv_partition_leaf_committed / leaf_dropped /
+     * set_view_version / set_committed_slice and read-only queries; any other rv_partition_*
+     * call made from inside it returns RV_ERR_BAD_STATE. */
     void (*request_reprocess)(const rv_node *parts, uint32_t count, void *user);
-    /* True while the host's update is running; resync requests are held meanwhile. */
+    /* True while the host's update is running; resync requests are held meanwhile. Polled
+     * once per rv_partition_end_frame that has requests to flush. NULL = never busy. */
     bool (*is_update_in_progress)(void *user);
     void *user;
-    float frustum_margin;          /* world units, >= 0; default 0 */
-    float lazy_activation_timeout_ms; /* 0 = default 2000 */
-    float lazy_activation_backoff;    /* multiplier per unanswered request; 0 = default 2 */
-    float lazy_activation_cap_ms;     /* 0 = default 60000 */
+    float frustum_margin;          /* world units, >= 0; default 0 (0 is the default, so
+                                      a zero margin needs no sentinel) */
+    float lazy_activation_timeout_ms; /* > 0; 0 = default 2000 */
+    float lazy_activation_backoff;    /* >= 1, multiplier per unanswered request; 0 = default 2 */
+    float lazy_activation_cap_ms;     /* >= timeout; 0 = default 60000 */
 } rv_partition_desc;
+
+/* What an on-demand render loop must do after this frame (the frame result reuses it). */
+typedef enum rv_tick_mode {
+    RV_TICK_IDLE = 0,   /* nothing waits: sleep until the host's own next event */
+    RV_TICK_WAKE_AT,    /* sleep, but run a frame at wake_at_ms at the latest */
+    RV_TICK_CONTINUOUS  /* keep running frames: work waits that only a frame can serve */
+} rv_tick_mode;
+
+typedef struct rv_tick_demand {
+    rv_tick_mode mode;
+    double wake_at_ms;  /* host milliseconds; meaningful only for RV_TICK_WAKE_AT */
+} rv_tick_demand;
+
+/* One coalesced resync request: every part of one group whose leaves must be resynced.
+ * parts points into the gate's storage (see rv_partition_result). */
+typedef struct rv_partition_request {
+    rv_node group;
+    const rv_node *parts;
+    uint32_t part_count;
+} rv_partition_request;
+
+/* Counters of one frame of the gate. */
+typedef struct rv_partition_counts {
+    uint32_t groups_gated;          /* groups whose parts were tested */
+    uint32_t groups_hidden;         /* groups culled as a whole (reported, tested out or not reached) */
+    uint32_t parts_tested;          /* part tests against the padded frustum and the slice */
+    uint32_t parts_visible;         /* parts visible at the end of the frame */
+    uint32_t parts_reentered;       /* parts that went from hidden to visible */
+    uint32_t activations_requested; /* deferred parts asked for (first time or again at expiry) */
+    uint32_t parts_requested;       /* parts listed in this frame's requests */
+    uint32_t parts_held;            /* parts whose request waits because the host is busy */
+} rv_partition_counts;
+
+/* What rv_partition_end_frame hands back. requests (request_count entries, each with its
+ * parts) are borrowed: valid until the next rv_partition_end_frame, rv_partition_set_part,
+ * rv_partition_make_group or rv_partition_remove on this world, or its destruction. They
+ * list every request flushed this frame, whether or not request_reprocess is wired. */
+typedef struct rv_partition_result {
+    const rv_partition_request *requests;
+    uint32_t request_count;
+    rv_tick_demand tick;
+    rv_partition_counts counts;
+} rv_partition_result;
+
+/* Makes node a partition group: its direct children given leaves with rv_partition_set_part
+ * are its parts. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE,
+ * RV_ERR_DUPLICATE (already a group), RV_ERR_BAD_STATE (inside request_reprocess),
+ * RV_ERR_OUT_OF_MEMORY, the desc's code (see the preamble). */
+RV_API rv_result rv_partition_make_group(rv_world *world, rv_node node);
+
+/* Makes part a partition part with these leaves (count host ids, 64-bit, any value but
+ * unique across every part of the world; copied, leaves may be NULL when count is 0) or
+ * replaces its leaves. A leaf kept across a replacement keeps its committed state. The part
+ * is gated whenever its parent is a partition group (the hierarchy is read every frame, so
+ * the order of make_group, set_part and attach does not matter). deferred: the part is not
+ * active until first needed; its first visibility requests its activation. Calling again
+ * with deferred = false activates it; turning an active part deferred makes it wait for
+ * activation again. A new part starts never seen. A part with no leaves never needs a
+ * resync. Give the part node bounds (rv_node_set_bounds, e.g. from the model's index)
+ * so it can be culled before its leaves load: a part whose world bounds are empty counts
+ * as visible. Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
+ * RV_ERR_STALE_HANDLE, RV_ERR_DUPLICATE (a leaf twice, or a leaf of another part),
+ * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code. */
+RV_API rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *leaves,
+                                       uint32_t count, bool deferred);
+
+/* The node stops being a partition group and a part (whichever it was); its leaves are
+ * forgotten, a request waiting for it is dropped. Destroying a node does this by itself.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (neither a group nor a
+ * part), RV_ERR_BAD_STATE (inside request_reprocess). */
+RV_API rv_result rv_partition_remove(rv_world *world, rv_node node);
+
+/* Sets the current view version: the host's counter of what its loader's output is
+ * current for (bumped on its own view changes). Leaves count as committed only for the
+ * version they were committed for. rvis never changes it, a resync included.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY (first use), the desc's code. */
+RV_API rv_result rv_partition_set_view_version(rv_world *world, uint64_t view_version);
+
+/* The current view version (0 until set; 0 for a NULL world). */
+RV_API uint64_t rv_partition_view_version(const rv_world *world);
+
+/* Reports that the host's loader committed a leaf for view_version; ladder_complete: every
+ * LOD level of the leaf is in place. Readiness is read from these reports every frame, so a
+ * report may come at any time (inside request_reprocess too). Errors: RV_ERR_INVALID_ARG
+ * (world NULL), RV_ERR_NOT_FOUND (no part has this leaf). */
+RV_API rv_result rv_partition_leaf_committed(rv_world *world, uint64_t leaf, uint64_t view_version,
+                                             bool ladder_complete);
+
+/* Reports that the host dropped (unloaded) a leaf: it is no longer committed.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND. */
+RV_API rv_result rv_partition_leaf_dropped(rv_world *world, uint64_t leaf);
+
+/* Sets the committed slice: a world-space axis-aligned box (min float[3] <= max float[3],
+ * world units; use +-FLT_MAX for an open side). Parts whose world bounds miss it are hidden
+ * from the next gate on. The slice a user is still editing is the host's business: pass
+ * only the committed one. Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf),
+ * RV_ERR_ORDER (a min above its max), RV_ERR_OUT_OF_MEMORY (first use), the desc's code;
+ * the previous slice is kept on error. */
+RV_API rv_result rv_partition_set_committed_slice(rv_world *world, const float min[3], const float max[3]);
+
+/* Removes the committed slice: every part passes the slice test. Errors: RV_ERR_INVALID_ARG. */
+RV_API rv_result rv_partition_clear_committed_slice(rv_world *world);
+
+/* Starts a gate frame. With a frustum: gates every visible partition group itself (a group
+ * is visible when its world bounds meet the frustum padded by frustum_margin and the nearest
+ * part above it, if any, is visible), outer groups before the groups nested in their parts.
+ * With frustum NULL: the host walks its own scene and calls rv_partition_gate_group for
+ * each group it reaches (and rv_partition_group_hidden for a group it culls). Either way,
+ * call it before the LOD pass so LOD groups nested in parts see this frame's cull, and
+ * after rv_update_world (bounds are read as of the last update).
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_BAD_STATE (a frame already begun, or
+ * inside request_reprocess), RV_ERR_OUT_OF_MEMORY (first use), the desc's code. */
+RV_API rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum);
+
+/* Gates one group this frame: each of its parts is tested against frustum (padded by
+ * frustum_margin) and the committed slice, and its frustum_visible flag set. For hosts
+ * walking their own scene: call it when the walk reaches a group it did not cull, before
+ * descending into the parts (skip a part whose rv_partition_part_frustum_visible is false).
+ * Within a frame the last gate or group_hidden call of a group decides; re-entries are
+ * judged at rv_partition_end_frame against the previous frame's outcome.
+ * Errors: RV_ERR_INVALID_ARG (world or frustum NULL), RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND
+ * (not a group), RV_ERR_BAD_STATE (outside begin/end, or inside request_reprocess). */
+RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frustum *frustum);
+
+/* Reports a group culled as a whole this frame (by the host's frustum walk or occlusion):
+ * all its parts are hidden, so they re-enter when it comes back. Errors as gate_group. */
+RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
+
+/* Ends the gate frame at now_ms (host milliseconds, finite). With a frustum, first gates
+ * what was revealed since begin: groups that were not gated this frame, or that the gate's
+ * own test hid, and now pass it (groups reported hidden stay hidden), and parts added to or
+ * attached under a group already gated this frame. Groups neither
+ * gated nor reported this frame count as culled as a whole. Then judges every part against
+ * the previous frame (first sight, re-entry, activation expiry), polls readiness from the
+ * leaf reports, and, unless is_update_in_progress answers true, flushes the waiting resyncs:
+ * one request per group (request_reprocess is called for each if wired) and all of them in
+ * *out. *out also gets the tick demand: RV_TICK_CONTINUOUS while a visible part's resync
+ * waits and request_reprocess is wired; else RV_TICK_WAKE_AT the earliest activation expiry
+ * of a visible deferred part; else RV_TICK_IDLE. Without request_reprocess a host that reads
+ * the requests wakes itself. Allocates nothing. Errors: RV_ERR_INVALID_ARG (world or out
+ * NULL), RV_ERR_NOT_FINITE (now_ms), RV_ERR_BAD_STATE (no frame begun, or inside
+ * request_reprocess); on error the frame stays open and *out is untouched. */
+RV_API rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, double now_ms,
+                                        rv_partition_result *out);
+
+/* Whether node is a partition group (false for NULL, stale or foreign handles). */
+RV_API bool rv_partition_is_group(const rv_world *world, rv_node node);
+
+/* What the gate knows of one part (for host tools, debugging and tests). */
+typedef struct rv_partition_part_info {
+    rv_node group;                /* its parent group; RV_NODE_NONE while the parent is not a group */
+    uint32_t leaf_count;
+    uint32_t leaves_committed;    /* committed for the current view version */
+    uint32_t leaves_complete;     /* of those, with a complete LOD ladder */
+    bool deferred;
+    bool active;                  /* not deferred, or its activation was answered */
+    bool ever_visible;            /* false while the part has never been seen */
+    bool frustum_visible;         /* as rv_partition_part_frustum_visible */
+    bool resync_waiting;          /* its request waits (the host was busy at the last flush) */
+    uint32_t activation_requests; /* activation requests delivered while it was not active */
+    double activation_expiry_ms;  /* when the next one is due; 0 when none is */
+} rv_partition_part_info;
+
+/* Fills *out for a part. Errors: RV_ERR_INVALID_ARG (world or out NULL),
+ * RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (not a part). */
+RV_API rv_result rv_partition_part_get_info(const rv_world *world, rv_node part, rv_partition_part_info *out);
+
+/* The part's frustum_visible flag: true when the gate's latest decision (this frame's, or
+ * the last frame's before its group is gated) found it inside the padded frustum and the
+ * committed slice in a visible group. False before its first gate. The host's loader reads
+ * it to skip the part's loaders. Errors: RV_ERR_INVALID_ARG (world or out NULL),
+ * RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (not a part). */
+RV_API rv_result rv_partition_part_frustum_visible(const rv_world *world, rv_node part, bool *out_visible);
+
+/* True when node, or any node above it, is a gated part whose frustum_visible flag is
+ * false: the node's subtree is culled by the gate (what a LOD pass below a part reads).
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_partition_node_hidden(const rv_world *world, rv_node node, bool *out_hidden);
 
 /* ==== end section: partition ========================================================== */
 
 
 
 /* ==== section: grid and residency ===================================================== */
+
+/* Streaming (DESIGN.md §6): a regular grid of pages over the XZ plane (rv_grid) and the
+ * service that decides which pages are resident (rv_residency). Terrain heights, terrain
+ * weights, anything that is a grid of blobs. This is not world or entity streaming: rvis
+ * never loads anything; the host pulls load work, loads, and answers.
+ *
+ * The host loop, once per frame:
+ *   rv_residency_begin_frame(res, now_ms);            explicit frame boundary, host time
+ *   rv_grid_update(grid, sources, n, res);            per grid: touch and request cells
+ *   rv_residency_take_requests(res, reqs, max, &n);   nearest first; start those loads
+ *   rv_residency_place(res, key, bytes) / _fail(res, key)   as loads finish (any frame)
+ *   rv_residency_take_evictions(res, evs, max, &n);   free those pages' memory
+ * Both objects are used from one thread at a time. */
+
+/* A page: which source (the registrant's integer, never interpreted) and which page of it
+ * (for a grid, z * count_x + x). Keys of different sources never collide. */
+typedef struct rv_page_key {
+    uint32_t source;
+    uint32_t index;
+} rv_page_key;
+
+/* State of one page. A page being reloaded in place (rv_residency_refresh) stays
+ * RV_PAGE_RESIDENT; rv_page_info.refreshing says so. */
+typedef enum rv_page_state {
+    RV_PAGE_ABSENT = 0,  /* unknown to the residency: never requested, dropped, or forgotten */
+    RV_PAGE_REQUESTED,   /* queued for loading (or waiting out a failed load's backoff) */
+    RV_PAGE_LOADING,     /* handed to the host by rv_residency_take_requests, not yet answered */
+    RV_PAGE_RESIDENT,    /* placed; its bytes count against the budget */
+    RV_PAGE_EVICTED      /* evicted this frame (the host was told); absent from the next frame */
+} rv_page_state;
 
 /* Page residency configuration (standalone, or the world's residency inside rv_world_desc). */
 typedef struct rv_residency_desc {
@@ -498,7 +731,246 @@ typedef struct rv_residency_desc {
     float retry_backoff;          /* multiplier per consecutive failure; 0 = default 2 */
     float retry_cap_ms;           /* 0 = default 10000 */
     uint32_t requests_per_frame;  /* requests rv_frame_end hands out; 0 = default 64 */
+    uint32_t page_capacity;       /* page records reserved at creation (more are added as
+                                     needed); 0 = default 1024 */
 } rv_residency_desc;
+
+/* A load the host should start (rv_residency_take_requests). */
+typedef struct rv_page_request {
+    rv_page_key key;
+    float distance;  /* world units from the nearest source that wanted it (its priority) */
+    uint32_t flags;  /* RV_PAGE_REQUEST_* */
+} rv_page_request;
+
+#define RV_PAGE_REQUEST_IN_USE 1u  /* touched this frame (needed now, not prefetch) */
+#define RV_PAGE_REQUEST_REFRESH 2u /* the page is resident: reload it in place (rv_residency_refresh) */
+
+/* A page the host must free (rv_residency_take_evictions). */
+typedef struct rv_page_eviction {
+    rv_page_key key;
+    uint64_t size_bytes; /* as given to rv_residency_place */
+} rv_page_eviction;
+
+/* What the residency knows of one page (rv_residency_page_info). */
+typedef struct rv_page_info {
+    rv_page_state state;
+    bool refreshing;            /* resident and a reload in place is queued or loading */
+    bool waiting_retry;         /* RV_PAGE_REQUESTED after a failure, until retry_at_ms */
+    float distance;             /* priority of its latest request (world units) */
+    uint64_t size_bytes;        /* resident (or just evicted) size; 0 otherwise */
+    uint64_t last_wanted_frame; /* last frame it was requested or touched (0 = never) */
+    uint64_t last_touched_frame;/* last frame it was touched (0 = never) */
+    uint32_t failures;          /* consecutive failed loads (reset when placed) */
+    double retry_at_ms;         /* host time of the next retry when waiting_retry */
+} rv_page_info;
+
+/* Residency counters. The first group covers the current frame (since the last
+ * rv_residency_begin_frame); the second is the state now. */
+typedef struct rv_residency_stats {
+    uint32_t requested;          /* pages that entered the load queue this frame */
+    uint32_t handed_out;         /* requests given to the host this frame */
+    uint32_t placed;             /* pages placed this frame (refreshes included) */
+    uint32_t failed;             /* loads failed this frame */
+    uint32_t retried;            /* failed pages whose backoff ended this frame (re-queued) */
+    uint32_t evicted;            /* pages evicted this frame */
+    uint32_t dropped;            /* queued pages dropped this frame (no longer wanted) */
+    bool prefetch_paused;        /* take_requests held prefetch back this frame (budget) */
+    uint32_t pages_resident;
+    uint32_t pages_requested;    /* queued, or waiting out a retry backoff (refreshes included) */
+    uint32_t pages_waiting_retry;
+    uint32_t pages_loading;      /* loads in flight: handed out, not yet placed or failed */
+    uint64_t bytes_resident;
+    uint64_t budget_bytes;
+    bool over_budget;            /* the last rv_residency_take_evictions could not reach the
+                                    budget: every resident page was touched this frame */
+    uint64_t over_budget_bytes;  /* bytes_resident - budget_bytes when over_budget, else 0 */
+    uint64_t frames_over_budget; /* frames that ended over budget, since creation */
+    uint64_t frame;              /* frames begun since creation */
+} rv_residency_stats;
+
+/* The page residency service. Opaque. */
+typedef struct rv_residency rv_residency;
+
+/* Creates a residency service. desc may be NULL (all defaults); *out receives it, owned by
+ * the caller until rv_residency_destroy. No frame has begun: call rv_residency_begin_frame
+ * before the first request.
+ * Errors: RV_ERR_INVALID_ARG (out NULL; retry_ms or retry_cap_ms negative; retry_backoff
+ * below 1), RV_ERR_NOT_FINITE (a NaN/Inf retry setting), RV_ERR_ORDER (retry_cap_ms below
+ * retry_ms after defaults), RV_ERR_OUT_OF_MEMORY. *out untouched on error. */
+RV_API rv_result rv_residency_create(const rv_residency_desc *desc, rv_residency **out);
+
+/* Destroys the service; every page is forgotten (the host still owns what it loaded).
+ * NULL is ignored. */
+RV_API void rv_residency_destroy(rv_residency *residency);
+
+/* Starts a frame at host time now_ms (milliseconds, any origin, never decreasing). Pages
+ * touched last frame stop being protected from eviction; queued pages not requested for
+ * more than drop_after_frames frames are dropped (not loaded late); failed pages whose
+ * backoff ended by now_ms go back to the queue; the per-frame counters restart; pages
+ * evicted last frame become RV_PAGE_ABSENT. Cost: proportional to the pages it changes.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE, RV_ERR_ORDER (now_ms earlier than
+ * the previous frame's). */
+RV_API rv_result rv_residency_begin_frame(rv_residency *residency, double now_ms);
+
+/* Requests a page for this frame with priority distance (world units, >= 0; smaller loads
+ * first). in_use also touches it: it is used now, so it is not evicted this frame and its
+ * load is not prefetch. Requesting again in one frame keeps the smallest distance.
+ * rv_grid_update does the same for each cell; hosts call this for pages outside any grid.
+ * Errors: RV_ERR_INVALID_ARG (NULL, distance < 0), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no
+ * frame begun yet), RV_ERR_OUT_OF_MEMORY (the first request of a page may allocate; nothing
+ * changes on failure). */
+RV_API rv_result rv_residency_request(rv_residency *residency, rv_page_key key, float distance, bool in_use);
+
+/* Hands out up to max queued loads into out (rv_page_request[max]), in order: pages touched
+ * this frame, then other pages requested this frame, then older requests; within each,
+ * smallest distance first, ties by source then index (deterministic). Each becomes
+ * RV_PAGE_LOADING until placed or failed. Prefetch (a page not touched this frame) is not
+ * started while over budget, nor when the pages wanted this frame plus the loads in flight
+ * (at the mean resident page size) would not fit the budget; it stays queued. *out_count
+ * receives how many were written (fewer than max when the queue is empty or held back).
+ * Binary heap: O(log n) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count NULL,
+ * out NULL with max > 0). */
+RV_API rv_result rv_residency_take_requests(rv_residency *residency, rv_page_request *out, uint32_t max,
+                                            uint32_t *out_count);
+
+/* The host finished loading a page: it is resident with size_bytes (its GPU/CPU footprint,
+ * counted against the budget; 0 is allowed). For a refresh, the new size replaces the old
+ * and the page keeps its place in the eviction order. Placing may exceed the budget until
+ * the next rv_residency_take_evictions. Errors: RV_ERR_INVALID_ARG (NULL),
+ * RV_ERR_NOT_FOUND (unknown page), RV_ERR_BAD_STATE (the page is not RV_PAGE_LOADING),
+ * RV_ERR_CAPACITY (resident bytes would pass 2^64 - 1). */
+RV_API rv_result rv_residency_place(rv_residency *residency, rv_page_key key, uint64_t size_bytes);
+
+/* The host could not load a page. It is retried after retry_ms, multiplied by
+ * retry_backoff for each further consecutive failure, capped at retry_cap_ms (host time);
+ * meanwhile it is RV_PAGE_REQUESTED with waiting_retry set, and dropped like any queued page
+ * if nobody requests it. A failed refresh keeps the old page resident. Errors:
+ * RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND, RV_ERR_BAD_STATE (not RV_PAGE_LOADING). */
+RV_API rv_result rv_residency_fail(rv_residency *residency, rv_page_key key);
+
+/* Asks for a resident page to be reloaded in place (its source data changed). The old page
+ * stays resident, and is drawn, until the new one is placed; the request is flagged
+ * RV_PAGE_REQUEST_REFRESH and is never dropped as stale. A page queued but not yet loading
+ * needs nothing (it will load the new data); a page loading now is queued again once it is
+ * placed. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND (the page is absent or evicted). */
+RV_API rv_result rv_residency_refresh(rv_residency *residency, rv_page_key key);
+
+/* Evicts least-recently-wanted resident pages (placing counts as wanted) until the
+ * resident bytes fit the budget, writing up to max of them into out (rv_page_eviction[max]);
+ * the host frees them. A page touched this frame is never evicted: when only such pages
+ * remain and the budget is still exceeded, the service reports over budget (stats) instead
+ * of thrashing, and prefetch pauses. Call it after the frame's updates; call again while it
+ * fills out entirely. An evicted page's queued refresh is cancelled. Intrusive LRU list:
+ * O(1) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count NULL, out NULL with
+ * max > 0). */
+RV_API rv_result rv_residency_take_evictions(rv_residency *residency, rv_page_eviction *out, uint32_t max,
+                                             uint32_t *out_count);
+
+/* Changes the byte budget (0 is a real budget of zero bytes here, unlike the desc). Nothing
+ * is evicted until the next rv_residency_take_evictions. Errors: RV_ERR_INVALID_ARG (NULL). */
+RV_API rv_result rv_residency_set_budget(rv_residency *residency, uint64_t budget_bytes);
+
+/* What the residency knows of key; an unknown page is RV_PAGE_ABSENT with zero fields.
+ * Errors: RV_ERR_INVALID_ARG (NULL). */
+RV_API rv_result rv_residency_page_info(const rv_residency *residency, rv_page_key key, rv_page_info *out);
+
+/* Counters (zeroes for NULL). */
+RV_API rv_residency_stats rv_residency_get_stats(const rv_residency *residency);
+
+/* Host time (ms) at which the earliest failed load becomes due for retry, for tick demand
+ * (a host may sleep until then). False (and *out_ms untouched) when no retry is waiting or
+ * an argument is NULL. */
+RV_API bool rv_residency_next_wake_ms(const rv_residency *residency, double *out_ms);
+
+/* Loads in flight (handed out, not answered); nonzero means the host should keep ticking.
+ * 0 for NULL. */
+RV_API uint32_t rv_residency_loads_in_flight(const rv_residency *residency);
+
+/* The service's allocation counters (zeroes for NULL). Steady frames leave them unchanged. */
+RV_API rv_alloc_stats rv_residency_alloc_stats(const rv_residency *residency);
+
+/* Everything a grid is made from. Unlike most descs, cell_size and both counts are
+ * required (zero is refused): a grid has no sensible default size. */
+typedef struct rv_grid_desc {
+    rv_allocator allocator; /* standalone only; a world uses its own allocator */
+    uint32_t source;        /* the page source of every cell (any value; never interpreted) */
+    float origin[2];        /* world X and Z of the corner of cell (0, 0); cells grow toward +X, +Z */
+    float cell_size;        /* world units, > 0, finite */
+    uint32_t count_x;       /* cells along X, > 0 */
+    uint32_t count_z;       /* cells along Z, > 0; count_x * count_z <= 2^32 - 1 */
+    float lead;             /* world units >= 0: how far beyond a source's radius cells are
+                               requested (prefetched) without being touched */
+    float eye_radius;       /* world units: radius of the eye source rv_frame gives this grid
+                               when it is registered with a world; 0 = default 4 cells;
+                               negative = no eye source. A standalone grid only stores it */
+} rv_grid_desc;
+
+/* A place that wants pages: cells within radius of it are touched (in use), cells within
+ * radius + the grid's lead are requested. */
+typedef struct rv_stream_source {
+    float position[3]; /* world XYZ; Y is ignored */
+    float radius;      /* world units, >= 0 */
+} rv_stream_source;
+
+/* What the last rv_grid_update did. */
+typedef struct rv_grid_stats {
+    uint32_t touched_cells;   /* distinct cells within some source's radius */
+    uint32_t requested_cells; /* distinct cells within some source's radius + lead (touched included) */
+    uint64_t cells_visited;   /* cells examined: those in the sources' squares clipped to the
+                                 grid; never depends on the grid's size */
+} rv_grid_stats;
+
+/* A grid of pages. Opaque. */
+typedef struct rv_grid rv_grid;
+
+/* Creates a grid. *out receives it, owned by the caller until rv_grid_destroy; creation is
+ * its only allocation. Errors: RV_ERR_INVALID_ARG (desc or out NULL, cell_size <= 0, a count
+ * of 0, lead < 0), RV_ERR_NOT_FINITE (a NaN/Inf field, or a far corner that overflows
+ * float), RV_ERR_CAPACITY (count_x * count_z above 2^32 - 1), RV_ERR_OUT_OF_MEMORY. Nothing is
+ * made on error. */
+RV_API rv_result rv_grid_create(const rv_grid_desc *desc, rv_grid **out);
+
+/* Destroys a grid (its pages in a residency are untouched). NULL is ignored. */
+RV_API void rv_grid_destroy(rv_grid *grid);
+
+/* The grid's desc with defaults applied (eye_radius resolved); zeroes for NULL. */
+RV_API rv_grid_desc rv_grid_get_desc(const rv_grid *grid);
+
+/* The page of cell (x, z): {source, z * count_x + x}. Errors: RV_ERR_INVALID_ARG (NULL),
+ * RV_ERR_NOT_FOUND (x >= count_x or z >= count_z: no wrap). */
+RV_API rv_result rv_grid_key_of(const rv_grid *grid, uint32_t x, uint32_t z, rv_page_key *out);
+
+/* The cell of a page index. Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FOUND (index >=
+ * count_x * count_z). */
+RV_API rv_result rv_grid_cell_of(const rv_grid *grid, uint32_t index, uint32_t *out_x, uint32_t *out_z);
+
+/* Where cell (x, z) is in world XZ: out_min = origin + (x, z) * cell_size, out_max one cell
+ * further (float[2] each, X then Z). Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND. */
+RV_API rv_result rv_grid_bounds_of(const rv_grid *grid, uint32_t x, uint32_t z, float out_min[2], float out_max[2]);
+
+/* The shortest XZ distance (world units) from position (float[3], Y ignored) to cell
+ * (x, z)'s rectangle; 0 inside or on its edge. Measured to the cell, never to its centre:
+ * a radius measured to centres would move the load boundary as a player strafes along a
+ * cell. Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FOUND (cell out of range),
+ * RV_ERR_NOT_FINITE (position). */
+RV_API rv_result rv_grid_distance_to(const rv_grid *grid, uint32_t x, uint32_t z, const float position[3],
+                                     float *out_distance);
+
+/* Tells residency what this frame's sources want of this grid. For each source, the cells
+ * of its square (position +- radius + lead, clipped to the grid) are examined: a cell whose
+ * distance (rv_grid_distance_to) is <= radius is touched, <= radius + lead requested (with
+ * the distance as priority; a cell wanted by several sources counts once and keeps the
+ * smallest distance). A source whose reach misses the grid touches nothing. Cost: the cells
+ * in those squares, never the grid's size. n may be 0 (sources may then be NULL).
+ * Errors: RV_ERR_INVALID_ARG (grid or residency NULL, sources NULL with n > 0, a radius
+ * < 0), RV_ERR_NOT_FINITE (a position or radius), RV_ERR_CAPACITY (the squares hold more
+ * than 2^32 - 1 cells), RV_ERR_BAD_STATE (no rv_residency_begin_frame yet), RV_ERR_OUT_OF_MEMORY (page
+ * records for new cells are reserved first: on any error nothing changes). */
+RV_API rv_result rv_grid_update(rv_grid *grid, const rv_stream_source *sources, uint32_t n,
+                                rv_residency *residency);
+
+/* Counters of the last rv_grid_update (zeroes for NULL or before the first). */
+RV_API rv_grid_stats rv_grid_get_stats(const rv_grid *grid);
 
 /* ==== end section: grid and residency ================================================= */
 

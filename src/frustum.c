@@ -6,6 +6,14 @@
 
 #include <math.h>
 
+/* The sphere test here must round exactly as rv_cull_spheres does (frustum_simd.c), so a
+ * host build that fuses multiply-adds (GNU mode with FMA targets) must not fuse them. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 enum { PLANE_LEFT, PLANE_RIGHT, PLANE_BOTTOM, PLANE_TOP, PLANE_NEAR, PLANE_FAR };
 
 /* A plane whose normal is this small next to the rows it was made from is cancellation

@@ -61,13 +61,14 @@ static inline uint32_t payload_compact_group(const cull_payload *payload, uint32
     return dst;
 }
 
-/* The reference test, shared by the scalar path and every SIMD tail. */
+/* The reference test, shared by the scalar path and every SIMD tail. All six slots are
+ * evaluated (unused ones never cull), so the loop unrolls and nothing branches. */
 static inline bool sphere_culled(const cull_planes *planes, float x, float y, float z, float r)
 {
     float neg_r = -r;
     bool culled = false;
-    for (uint32_t i = 0; i < planes->count; i++) {
-        float d = ((planes->a[i] * x + planes->b[i] * y) + planes->c[i] * z) + planes->w[i];
+    for (int k = 0; k < 6; k++) {
+        float d = ((planes->a[k] * x + planes->b[k] * y) + planes->c[k] * z) + planes->w[k];
         culled |= d < neg_r;
     }
     return culled && r >= 0.0f;
@@ -75,37 +76,39 @@ static inline bool sphere_culled(const cull_planes *planes, float x, float y, fl
 
 /* The scalar path over [first, count), compacting to kept onwards; also finishes every
  * SIMD path on its last (< one vector) spheres. Not inlined, so it is always compiled for
- * the baseline target, never inside a SIMD function's wider instruction set. */
-__attribute__((noinline)) static uint32_t cull_soa_tail(const cull_planes *planes, float *x, float *y, float *z, float *r,
-                              uint32_t first, uint32_t count, uint32_t kept, const cull_payload *payload)
+ * the baseline target, never inside a SIMD function's wider instruction set. Each sphere
+ * is written at kept whatever the verdict and kept advances by it: no branch to mispredict
+ * on a random mix (kept <= i, so nothing unread is overwritten). */
+__attribute__((noinline)) static uint32_t cull_soa_tail(const cull_planes *planes, float *x, float *y,
+                                                        float *z, float *r, uint32_t first, uint32_t count,
+                                                        uint32_t kept, const cull_payload *payload)
 {
     for (uint32_t i = first; i < count; i++) {
         float sx = x[i], sy = y[i], sz = z[i], sr = r[i];
-        if (sphere_culled(planes, sx, sy, sz, sr))
-            continue;
+        uint32_t keep = !sphere_culled(planes, sx, sy, sz, sr);
         x[kept] = sx;
         y[kept] = sy;
         z[kept] = sz;
         r[kept] = sr;
-        if (payload->base != NULL)
+        if (keep && payload->base != NULL)
             payload_move(payload, kept, i);
-        kept++;
+        kept += keep;
     }
     return kept;
 }
 
-__attribute__((noinline)) static uint32_t cull_aos_tail(const cull_planes *planes, float *spheres, uint32_t first, uint32_t count,
-                              uint32_t kept, const cull_payload *payload)
+__attribute__((noinline)) static uint32_t cull_aos_tail(const cull_planes *planes, float *spheres,
+                                                        uint32_t first, uint32_t count, uint32_t kept,
+                                                        const cull_payload *payload)
 {
     for (uint32_t i = first; i < count; i++) {
         float s[4];
         memcpy(s, spheres + 4 * (size_t)i, sizeof s);
-        if (sphere_culled(planes, s[0], s[1], s[2], s[3]))
-            continue;
+        uint32_t keep = !sphere_culled(planes, s[0], s[1], s[2], s[3]);
         memcpy(spheres + 4 * (size_t)kept, s, sizeof s);
-        if (payload->base != NULL)
+        if (keep && payload->base != NULL)
             payload_move(payload, kept, i);
-        kept++;
+        kept += keep;
     }
     return kept;
 }
@@ -136,17 +139,17 @@ __attribute__((target("sse2"))) static inline uint32_t keep_sse2(const planes_ss
     __m128 neg_r = _mm_xor_ps(r, _mm_set1_ps(-0.0f));
     __m128 culled = _mm_setzero_ps();
     for (int k = 0; k < 6; k++) {
-        __m128 d = _mm_add_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(p->a[k], x), _mm_mul_ps(p->b[k], y)),
-                                         _mm_mul_ps(p->c[k], z)), p->w[k]);
+        __m128 d = _mm_add_ps(_mm_mul_ps(p->a[k], x), _mm_mul_ps(p->b[k], y));
+        d = _mm_add_ps(_mm_add_ps(d, _mm_mul_ps(p->c[k], z)), p->w[k]);
         culled = _mm_or_ps(culled, _mm_cmplt_ps(d, neg_r)); /* ordered: NaN never culls */
     }
     culled = _mm_and_ps(culled, _mm_cmpge_ps(r, _mm_setzero_ps()));
     return ~(uint32_t)_mm_movemask_ps(culled) & 0xFu;
 }
 
-__attribute__((target("sse2"))) static uint32_t cull_soa_sse2(const cull_planes *planes, float *x, float *y,
-                                                             float *z, float *r, uint32_t count,
-                                                             const cull_payload *payload)
+__attribute__((target("sse2"), always_inline)) static inline uint32_t cull_soa_sse2_body(
+        const cull_planes *planes, float *x, float *y, float *z, float *r, uint32_t count,
+        const cull_payload *payload, bool with_payload)
 {
     planes_sse2 p;
     broadcast_sse2(planes, &p);
@@ -155,7 +158,7 @@ __attribute__((target("sse2"))) static uint32_t cull_soa_sse2(const cull_planes 
         __m128 vx = _mm_loadu_ps(x + i), vy = _mm_loadu_ps(y + i);
         __m128 vz = _mm_loadu_ps(z + i), vr = _mm_loadu_ps(r + i);
         uint32_t keep = keep_sse2(&p, vx, vy, vz, vr);
-        if (payload->base != NULL)
+        if (with_payload)
             payload_compact_group(payload, keep, i, kept);
         /* SSE2 has no variable shuffle: write every lane at kept and advance by its bit.
          * kept <= i + j, so a write never lands on a lane not yet read. */
@@ -175,8 +178,18 @@ __attribute__((target("sse2"))) static uint32_t cull_soa_sse2(const cull_planes 
     return cull_soa_tail(planes, x, y, z, r, i, count, kept, payload);
 }
 
-__attribute__((target("sse2"))) static uint32_t cull_aos_sse2(const cull_planes *planes, float *spheres,
-                                                             uint32_t count, const cull_payload *payload)
+/* Each path is instantiated twice: without a payload nothing in the loop calls out, so
+ * the plane constants stay in registers. */
+__attribute__((target("sse2"))) static uint32_t cull_soa_sse2(const cull_planes *planes, float *x,
+        float *y, float *z, float *r, uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_soa_sse2_body(planes, x, y, z, r, count, payload, true)
+                                 : cull_soa_sse2_body(planes, x, y, z, r, count, payload, false);
+}
+
+__attribute__((target("sse2"), always_inline)) static inline uint32_t cull_aos_sse2_body(
+        const cull_planes *planes, float *spheres, uint32_t count, const cull_payload *payload,
+        bool with_payload)
 {
     planes_sse2 p;
     broadcast_sse2(planes, &p);
@@ -191,7 +204,7 @@ __attribute__((target("sse2"))) static uint32_t cull_aos_sse2(const cull_planes 
         __m128 t3 = _mm_unpackhi_ps(s2, s3); /* z2 z3 r2 r3 */
         uint32_t keep = keep_sse2(&p, _mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0),
                                   _mm_movelh_ps(t2, t3), _mm_movehl_ps(t3, t2));
-        if (payload->base != NULL)
+        if (with_payload)
             payload_compact_group(payload, keep, i, kept);
         _mm_storeu_ps(spheres + 4 * (size_t)kept, s0);
         kept += keep & 1u;
@@ -203,6 +216,13 @@ __attribute__((target("sse2"))) static uint32_t cull_aos_sse2(const cull_planes 
         kept += (keep >> 3) & 1u;
     }
     return cull_aos_tail(planes, spheres, i, count, kept, payload);
+}
+
+__attribute__((target("sse2"))) static uint32_t cull_aos_sse2(const cull_planes *planes, float *spheres,
+        uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_aos_sse2_body(planes, spheres, count, payload, true)
+                                 : cull_aos_sse2_body(planes, spheres, count, payload, false);
 }
 
 /* ---- AVX2: 8 lanes ----------------------------------------------------------------------- */
@@ -296,8 +316,8 @@ __attribute__((target("avx2"))) static inline uint32_t keep_avx2(const planes_av
     __m256 neg_r = _mm256_xor_ps(r, _mm256_set1_ps(-0.0f));
     __m256 culled = _mm256_setzero_ps();
     for (int k = 0; k < 6; k++) {
-        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p->a[k], x), _mm256_mul_ps(p->b[k], y)),
-                                               _mm256_mul_ps(p->c[k], z)), p->w[k]);
+        __m256 d = _mm256_add_ps(_mm256_mul_ps(p->a[k], x), _mm256_mul_ps(p->b[k], y));
+        d = _mm256_add_ps(_mm256_add_ps(d, _mm256_mul_ps(p->c[k], z)), p->w[k]);
         culled = _mm256_or_ps(culled, _mm256_cmp_ps(d, neg_r, _CMP_LT_OQ));
     }
     culled = _mm256_and_ps(culled, _mm256_cmp_ps(r, _mm256_setzero_ps(), _CMP_GE_OQ));
@@ -309,10 +329,9 @@ __attribute__((target("avx2"))) static inline __m256 left_pack_avx2(__m256 v, __
     return _mm256_permutevar8x32_ps(v, lanes);
 }
 
-__attribute__((target("avx2,popcnt"))) static uint32_t cull_soa_avx2(const cull_planes *planes, float *x,
-                                                                    float *y, float *z, float *r,
-                                                                    uint32_t count,
-                                                                    const cull_payload *payload)
+__attribute__((target("avx2,popcnt"), always_inline)) static inline uint32_t cull_soa_avx2_body(
+        const cull_planes *planes, float *x, float *y, float *z, float *r, uint32_t count,
+        const cull_payload *payload, bool with_payload)
 {
     planes_avx2 p;
     broadcast_avx2(planes, &p);
@@ -321,7 +340,7 @@ __attribute__((target("avx2,popcnt"))) static uint32_t cull_soa_avx2(const cull_
         __m256 vx = _mm256_loadu_ps(x + i), vy = _mm256_loadu_ps(y + i);
         __m256 vz = _mm256_loadu_ps(z + i), vr = _mm256_loadu_ps(r + i);
         uint32_t keep = keep_avx2(&p, vx, vy, vz, vr);
-        if (payload->base != NULL)
+        if (with_payload)
             payload_compact_group(payload, keep, i, kept);
         /* Full-width stores at kept <= i: the lanes past the kept ones land on slots
          * already read (below i + 8) and are overwritten later or lie past the result. */
@@ -335,8 +354,16 @@ __attribute__((target("avx2,popcnt"))) static uint32_t cull_soa_avx2(const cull_
     return cull_soa_tail(planes, x, y, z, r, i, count, kept, payload);
 }
 
-__attribute__((target("avx2"))) static uint32_t cull_aos_avx2(const cull_planes *planes, float *spheres,
-                                                             uint32_t count, const cull_payload *payload)
+__attribute__((target("avx2,popcnt"))) static uint32_t cull_soa_avx2(const cull_planes *planes,
+        float *x, float *y, float *z, float *r, uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_soa_avx2_body(planes, x, y, z, r, count, payload, true)
+                                 : cull_soa_avx2_body(planes, x, y, z, r, count, payload, false);
+}
+
+__attribute__((target("avx2"), always_inline)) static inline uint32_t cull_aos_avx2_body(
+        const cull_planes *planes, float *spheres, uint32_t count, const cull_payload *payload,
+        bool with_payload)
 {
     planes_avx2 p;
     broadcast_avx2(planes, &p);
@@ -363,12 +390,19 @@ __attribute__((target("avx2"))) static uint32_t cull_aos_avx2(const cull_planes 
         for (uint32_t j = 0; j < 8; j++) {
             uint32_t bit = (keep >> (4 * (j & 1) + (j >> 1))) & 1u;
             _mm_storeu_ps(spheres + 4 * (size_t)kept, sphere[j]);
-            if (bit && payload->base != NULL)
+            if (bit && with_payload)
                 payload_move(payload, kept, i + j);
             kept += bit;
         }
     }
     return cull_aos_tail(planes, spheres, i, count, kept, payload);
+}
+
+__attribute__((target("avx2"))) static uint32_t cull_aos_avx2(const cull_planes *planes, float *spheres,
+        uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_aos_avx2_body(planes, spheres, count, payload, true)
+                                 : cull_aos_avx2_body(planes, spheres, count, payload, false);
 }
 
 /* ---- AVX-512F: 16 lanes ------------------------------------------------------------------ */
@@ -377,7 +411,8 @@ typedef struct planes_avx512 {
     __m512 a[6], b[6], c[6], w[6];
 } planes_avx512;
 
-__attribute__((target("avx512f"))) static inline void broadcast_avx512(const cull_planes *planes, planes_avx512 *out)
+__attribute__((target("avx512f"))) static inline void broadcast_avx512(const cull_planes *planes,
+                                                                      planes_avx512 *out)
 {
     for (int k = 0; k < 6; k++) {
         out->a[k] = _mm512_set1_ps(planes->a[k]);
@@ -387,24 +422,25 @@ __attribute__((target("avx512f"))) static inline void broadcast_avx512(const cul
     }
 }
 
-__attribute__((target("avx512f"))) static inline uint32_t keep_avx512(const planes_avx512 *p, __m512 x, __m512 y,
-                                                                     __m512 z, __m512 r)
+__attribute__((target("avx512f"))) static inline uint32_t keep_avx512(const planes_avx512 *p, __m512 x,
+                                                                     __m512 y, __m512 z, __m512 r)
 {
-    __m512 neg_r = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(r), _mm512_set1_epi32((int)0x80000000u)));
+    /* AVX-512F has no float xor: flip the sign bit as integers, as -r does. */
+    __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    __m512 neg_r = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(r), sign));
     __mmask16 culled = 0;
     for (int k = 0; k < 6; k++) {
-        __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p->a[k], x), _mm512_mul_ps(p->b[k], y)),
-                                               _mm512_mul_ps(p->c[k], z)), p->w[k]);
+        __m512 d = _mm512_add_ps(_mm512_mul_ps(p->a[k], x), _mm512_mul_ps(p->b[k], y));
+        d = _mm512_add_ps(_mm512_add_ps(d, _mm512_mul_ps(p->c[k], z)), p->w[k]);
         culled |= _mm512_cmp_ps_mask(d, neg_r, _CMP_LT_OQ);
     }
     culled &= _mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_GE_OQ);
     return ~(uint32_t)culled & 0xFFFFu;
 }
 
-__attribute__((target("avx512f,popcnt"))) static uint32_t cull_soa_avx512(const cull_planes *planes, float *x,
-                                                                         float *y, float *z, float *r,
-                                                                         uint32_t count,
-                                                                         const cull_payload *payload)
+__attribute__((target("avx512f,popcnt"), always_inline)) static inline uint32_t cull_soa_avx512_body(
+        const cull_planes *planes, float *x, float *y, float *z, float *r, uint32_t count,
+        const cull_payload *payload, bool with_payload)
 {
     planes_avx512 p;
     broadcast_avx512(planes, &p);
@@ -413,7 +449,7 @@ __attribute__((target("avx512f,popcnt"))) static uint32_t cull_soa_avx512(const 
         __m512 vx = _mm512_loadu_ps(x + i), vy = _mm512_loadu_ps(y + i);
         __m512 vz = _mm512_loadu_ps(z + i), vr = _mm512_loadu_ps(r + i);
         uint32_t keep = keep_avx512(&p, vx, vy, vz, vr);
-        if (payload->base != NULL)
+        if (with_payload)
             payload_compact_group(payload, keep, i, kept);
         /* Compress in a register and store the full vector (compress-to-memory is slow on
          * some cores); the spare lanes land on slots already read, as in the AVX2 path. */
@@ -427,9 +463,16 @@ __attribute__((target("avx512f,popcnt"))) static uint32_t cull_soa_avx512(const 
     return cull_soa_tail(planes, x, y, z, r, i, count, kept, payload);
 }
 
-__attribute__((target("avx512f,popcnt"))) static uint32_t cull_aos_avx512(const cull_planes *planes,
-                                                                         float *spheres, uint32_t count,
-                                                                         const cull_payload *payload)
+__attribute__((target("avx512f,popcnt"))) static uint32_t cull_soa_avx512(const cull_planes *planes,
+        float *x, float *y, float *z, float *r, uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_soa_avx512_body(planes, x, y, z, r, count, payload, true)
+                                 : cull_soa_avx512_body(planes, x, y, z, r, count, payload, false);
+}
+
+__attribute__((target("avx512f,popcnt"), always_inline)) static inline uint32_t cull_aos_avx512_body(
+        const cull_planes *planes, float *spheres, uint32_t count, const cull_payload *payload,
+        bool with_payload)
 {
     planes_avx512 p;
     broadcast_avx512(planes, &p);
@@ -449,16 +492,24 @@ __attribute__((target("avx512f,popcnt"))) static uint32_t cull_aos_avx512(const 
                                     _mm512_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2)));
         for (uint32_t q = 0; q < 4; q++) {
             uint32_t bits = (keep >> q) & 0x1111u; /* bit 4l: sphere 4q + l kept */
-            if (payload->base != NULL) {
+            if (with_payload) {
                 uint32_t dst = kept;
                 for (uint32_t b = bits; b != 0; b &= b - 1)
                     payload_move(payload, dst++, i + 4 * q + ((uint32_t)__builtin_ctz(b) >> 2));
             }
-            _mm512_storeu_ps(spheres + 4 * (size_t)kept, _mm512_maskz_compress_ps((__mmask16)(bits * 0xFu), v[q]));
+            __mmask16 lanes = (__mmask16)(bits * 0xFu); /* bit 4l -> lanes 4l .. 4l + 3 */
+            _mm512_storeu_ps(spheres + 4 * (size_t)kept, _mm512_maskz_compress_ps(lanes, v[q]));
             kept += (uint32_t)__builtin_popcount(bits);
         }
     }
     return cull_aos_tail(planes, spheres, i, count, kept, payload);
+}
+
+__attribute__((target("avx512f,popcnt"))) static uint32_t cull_aos_avx512(const cull_planes *planes,
+        float *spheres, uint32_t count, const cull_payload *payload)
+{
+    return payload->base != NULL ? cull_aos_avx512_body(planes, spheres, count, payload, true)
+                                 : cull_aos_avx512_body(planes, spheres, count, payload, false);
 }
 
 #endif /* RVI_CULL_X86 */

@@ -647,6 +647,13 @@ static void test_cull_spheres_keeps_brute_force_set_on_every_level(void **state)
             assert_int_equal(kept, ref_kept);
             assert_memory_equal(ids, ref_ids, sizeof(uint32_t) * kept);
         }
+        /* rv_frustum_classify_sphere rounds the same way: OUTSIDE exactly for the culled. */
+        for (uint32_t i = 0, j = 0; i < count; i++) {
+            const float *q = c.spheres + 4 * (size_t)i;
+            bool kept_here = j < ref_kept && ref_ids[j] == i;
+            j += kept_here;
+            assert_int_equal(rv_frustum_classify_sphere(&c.frustum, q, q[3]) != RV_OUTSIDE, kept_here);
+        }
         kept_total += ref_kept;
         culled_total += count - ref_kept;
         /* The public entry point is one of the levels. */

@@ -606,7 +606,6 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     s->live++;
     rv_result r = rvi_map_put(&s->heap, &s->key_lookup, d->key, slot); /* reserved */
     (void)r;
-    s->key_epoch++;
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= count_children(s, d->key);
     place(s, slot);
@@ -625,7 +624,6 @@ static void remove_projection(rv_render_scene *s, uint32_t slot)
         ix_remove(s, RVI_IX_DIRTY, slot);
     h->dirty = 0;
     rvi_map_remove(&s->key_lookup, row->key);
-    s->key_epoch++;
     s->orphaned += count_children(s, row->key);
     node_drop(s, slot);
     set_blocked(s, slot, false);
@@ -643,11 +641,10 @@ static void clear_all(rv_render_scene *s, rv_apply_counts *c)
     }
 }
 
-/* A key's slot as looked up a few deltas early (slot NONE: not live), valid while no key
- * has been added to or removed from the lookup since (key_epoch unchanged). */
+/* A key's slot as looked up a few deltas early (slot NONE: not live). The caller passes it
+ * only when no delta applied since could have added or removed that key. */
 typedef struct lookup_hint {
     uint64_t key;
-    uint64_t key_epoch;
     uint32_t slot;
 } lookup_hint;
 
@@ -679,8 +676,8 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, cons
         goto taken;
     }
     uint64_t found;
-    if (hint && hint->key == d->key && hint->key_epoch == s->key_epoch)
-        slot = hint->slot; /* looked up ahead, and no key came or went since */
+    if (hint && hint->key == d->key)
+        slot = hint->slot; /* looked up ahead; the key neither came nor went since */
     else if (rvi_map_get(&s->key_lookup, d->key, &found))
         slot = (uint32_t)found;
     if (d->kind == RV_DELTA_REGISTER) {
@@ -914,7 +911,6 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
 {
     uint64_t slot;
     hint->key = d->key;
-    hint->key_epoch = s->key_epoch;
     hint->slot = NONE;
     if (!rvi_map_get(&s->key_lookup, d->key, &slot))
         return;
@@ -938,14 +934,30 @@ typedef struct lookahead {
     uint32_t first;
 } lookahead;
 
+/* True when none of d[from .. i) can have added or removed `key` in the key lookup (only
+ * a Register or Unregister of that key, or a ClearGeneration, can: another key's insertion
+ * or removal never changes this key's slot). Those deltas were just applied: cheap reads. */
+static bool key_untouched(const rv_delta *d, uint32_t from, uint32_t i, uint64_t key)
+{
+    for (uint32_t k = from; k < i; k++) {
+        rv_delta_kind kind = d[k].kind;
+        if (kind == RV_DELTA_CLEAR_GENERATION ||
+            ((kind == RV_DELTA_REGISTER || kind == RV_DELTA_UNREGISTER) && d[k].key == key))
+            return false;
+    }
+    return true;
+}
+
 /* Prefetches for deltas i + LOOKUP_AHEAD and i + ROW_AHEAD, and returns delta i's early
- * lookup in *hint (false when there is none). */
+ * lookup in *hint (false when there is none, or it may be outdated). */
 static bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
                            lookup_hint *hint)
 {
     bool has_hint = i >= la->first + ROW_AHEAD;
-    if (has_hint)
+    if (has_hint) {
         *hint = la->hints[i % ROW_AHEAD]; /* copied: the entry is reused just below */
+        has_hint = key_untouched(d, i - ROW_AHEAD, i, hint->key);
+    }
     if (i + LOOKUP_AHEAD < end)
         prefetch_lookup(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
     if (i + ROW_AHEAD < end)

@@ -85,7 +85,6 @@ struct rv_render_scene {
      * projection dirty touches a 4-byte entry of a small array rather than its row. */
     uint32_t *index_pos[RVI_IX_COUNT];
     rvi_map key_lookup;        /* key -> slot of the live projection */
-    uint64_t key_epoch;        /* counts key_lookup insertions and removals */
     rvi_map cell_lookup;       /* cell -> bucket (in use) */
     rvi_vec buckets;           /* rvi_cell_bucket */
     uint32_t bucket_free;

@@ -66,6 +66,38 @@
     X(rv_node_clear_hlod_region)                                                           \
     X(rv_node_set_hlod_resident)                                                           \
     X(rv_hlod_select)                                                                      \
+    /* journal and render scene: tests/hostile/journal.c */                                \
+    X(rv_journal_create)                                                                   \
+    X(rv_journal_destroy)                                                                  \
+    X(rv_journal_claim_thread)                                                             \
+    X(rv_journal_register)                                                                 \
+    X(rv_journal_update_transform)                                                         \
+    X(rv_journal_update_appearance)                                                        \
+    X(rv_journal_update_flags)                                                             \
+    X(rv_journal_rebucket)                                                                 \
+    X(rv_journal_unregister)                                                               \
+    X(rv_journal_clear_generation)                                                         \
+    X(rv_journal_append)                                                                   \
+    X(rv_journal_pending)                                                                  \
+    X(rv_journal_get_stats)                                                                \
+    X(rv_journal_get_memory)                                                               \
+    X(rv_journal_alloc_stats)                                                              \
+    X(rv_render_scene_create)                                                              \
+    X(rv_render_scene_destroy)                                                             \
+    X(rv_render_scene_apply)                                                               \
+    X(rv_render_scene_apply_deltas)                                                        \
+    X(rv_render_scene_publish)                                                             \
+    X(rv_render_scene_find)                                                                \
+    X(rv_render_scene_read)                                                                \
+    X(rv_render_scene_slot_limit)                                                          \
+    X(rv_render_scene_index)                                                               \
+    X(rv_render_scene_cell)                                                                \
+    X(rv_render_scene_counts)                                                              \
+    X(rv_render_scene_digest)                                                              \
+    X(rv_render_scene_node_key)                                                            \
+    X(rv_render_scene_get_stats)                                                           \
+    X(rv_render_scene_get_memory)                                                          \
+    X(rv_render_scene_alloc_stats)                                                         \
     /* partition: tests/hostile/partition.c */                                             \
     X(rv_partition_make_group)                                                             \
     X(rv_partition_set_part)                                                               \

@@ -2,10 +2,11 @@
  * mutable state).
  *
  * A scenario builds one world from a seed (a hierarchy with bounds, partition groups and
- * parts, a streaming grid with its residency) and then drives it frame by frame: nodes
- * move, the world updates, the partition gate runs against a moving frustum, the grid
- * streams around the moving eye, and a digest of everything observable is recorded per
- * frame. Two scenarios run one after the other and then concurrently on two threads; each
+ * parts, a streaming grid with its residency, a journal feeding a render scene bound to
+ * the world) and then drives it frame by frame: nodes move, deltas are appended and
+ * drained, the world updates, the partition gate runs against a moving frustum, the grid
+ * streams around the moving eye, and a digest of everything observable (the render
+ * scene's digest included) is recorded per frame. Two scenarios run one after the other and then concurrently on two threads; each
  * must produce the same digest sequence both times. Under ThreadSanitizer (the CI's tsan
  * step) any shared mutable state in the library is also reported as a race.
  *
@@ -33,6 +34,8 @@ typedef struct scenario {
     rv_world *world;
     rv_residency *residency;
     rv_grid *grid;
+    rv_journal *journal;        /* created on the thread that drives the world (its owner) */
+    rv_render_scene *render;    /* bound to the world: projections get nodes */
     rv_node nodes[NODES];
     uint32_t node_count;
     uint64_t *digests; /* FRAMES entries */
@@ -95,6 +98,46 @@ static void build(scenario *sc)
     gd.count_x = gd.count_z = 32;
     gd.lead = 4.0f;
     SC_TRY(sc, rv_grid_create(&gd, &sc->grid));
+    /* A journal feeding a render scene bound to the world. */
+    rv_journal_desc jd = {0};
+    SC_TRY(sc, rv_journal_create(&jd, &sc->journal));
+    rv_render_scene_desc sd = {0};
+    sd.world = sc->world;
+    SC_TRY(sc, rv_render_scene_create(&sd, &sc->render));
+}
+
+/* This frame's deltas: register, move, re-flag and unregister projections keyed by the
+ * frame, so the render scene churns all the time. */
+static void journal_frame(scenario *sc, int frame, uint64_t *s)
+{
+    for (int k = 0; k < 6; k++) {
+        uint64_t key = rvt_next(s) % 64;
+        rv_projection p;
+        memset(&p, 0, sizeof p);
+        p.transform.position[0] = frand(s, -30, 30);
+        p.transform.position[2] = frand(s, -30, 30);
+        p.transform.rotation[3] = 1.0f;
+        p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1.0f;
+        p.transform.bounds[3] = frand(s, 0.1f, 2.0f);
+        p.bucket.projection_class = key % 3 == 0 ? RV_PROJECTION_CELL_STATIC : RV_PROJECTION_DYNAMIC;
+        p.bucket.cell = key % 5;
+        p.flags = (uint32_t)(key % 16);
+        switch (rvt_next(s) % 4) {
+        case 0: /* a register of a live key is rejected and counted: both fine */
+            SC_TRY(sc, rv_journal_register(sc->journal, 0, key, (uint32_t)(frame / 50), &p, NULL));
+            break;
+        case 1:
+            SC_TRY(sc, rv_journal_update_transform(sc->journal, 0, key, (uint32_t)(frame / 50), &p.transform, NULL));
+            break;
+        case 2:
+            SC_TRY(sc, rv_journal_update_flags(sc->journal, 0, key, (uint32_t)(frame / 50), p.flags, NULL));
+            break;
+        default:
+            SC_TRY(sc, rv_journal_unregister(sc->journal, 0, key, (uint32_t)(frame / 50), NULL));
+        }
+    }
+    SC_TRY(sc, rv_render_scene_apply(sc->render, sc->journal, NULL));
+    SC_TRY(sc, rv_render_scene_publish(sc->render, sc->journal));
 }
 
 /* A perspective view at eye looking at the origin (OpenGL depth). */
@@ -147,6 +190,9 @@ static uint64_t frame_digest(scenario *sc, const rv_partition_result *gate)
             uint64_t untagged = gate->requests[r].parts[p].id & 0xFFFFFFFFFFFFull; /* tags follow addresses */
             h = rvi_hash_bytes(h, &untagged, 8);
         }
+    rv_scene_digest rd;
+    SC_TRY(sc, rv_render_scene_digest(sc->render, &rd));
+    h = rvi_hash_bytes(h, &rd, sizeof rd);
     rv_residency_stats rs = rv_residency_get_stats(sc->residency);
     uint64_t res_fields[6] = { rs.pages_resident, rs.pages_requested, rs.pages_loading, rs.bytes_resident,
                                rs.evicted, rs.frame };
@@ -163,6 +209,7 @@ static void run_frames(scenario *sc)
             float p[3] = { frand(&s, -20, 20), frand(&s, -2, 2), frand(&s, -20, 20) };
             SC_TRY(sc, rv_node_set_position(sc->world, n, p));
         }
+        journal_frame(sc, frame, &s);
         SC_TRY(sc, rv_update_world(sc->world));
         /* The eye circles the scene. */
         float a = 0.01f * (float)frame, eye[3] = { 40.0f * cosf(a), 5.0f, 40.0f * sinf(a) }, vp[16];
@@ -196,6 +243,8 @@ static void run_frames(scenario *sc)
 
 static void finish(scenario *sc)
 {
+    rv_render_scene_destroy(sc->render);
+    rv_journal_destroy(sc->journal);
     rv_grid_destroy(sc->grid);
     rv_residency_destroy(sc->residency);
     rv_world_destroy(sc->world);

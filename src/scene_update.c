@@ -41,7 +41,7 @@ static inline bool all_finite(const float *v, int n)
 /* Rounding slack for a sphere at centre c with radius r: a few ulps of its magnitude. */
 static inline float slack(const float c[3], float r)
 {
-    return 4.0f * FLT_EPSILON * (fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]) + r);
+    return 4.0f * FLT_EPSILON * (fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]) + r) + FLT_MIN; /* + FLT_MIN: denormal rounding is absolute */
 }
 
 void rvi_sphere_merge(const float a[4], const float b[4], float out[4])

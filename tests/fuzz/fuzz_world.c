@@ -2,7 +2,8 @@
  *
  * The input is a program: each op byte picks a call (create, destroy either way, attach,
  * detach, every setter, in-place writes through rv_node_transform_ptrs, mark_moved,
- * update, an armed allocation failure, a structure check), and the following bytes pick
+ * update, a frustum walk, rv_group_spatially, LOD ladders and selection, an armed
+ * allocation failure, a structure check), and the following bytes pick
  * its handles (live, destroyed, forged, from a second world, none) and its numbers (small
  * values, extremes, NaN, infinities, raw bit patterns).
  *
@@ -14,7 +15,9 @@
  *    every child's world sphere, checked in double precision (culling must never lose
  *    geometry);
  *  - while every update so far succeeded, every world matrix equals its parent's times
- *    its local translate * rotate * scale, checked in double precision.
+ *    its local translate * rotate * scale, checked in double precision;
+ *  - a frustum walk (rv_visit_visible, rv_collect_visible: the same list) hands out every
+ *    node whose own geometry sphere robustly meets a random frustum (no false cull).
  * An armed allocation failure must give RV_ERR_OUT_OF_MEMORY and leave the world exactly
  * as it was (digest of everything the getters show), and no call that never allocates may
  * report it. The second world must never change. */
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #define FZ_MAX_HANDLES 1024
+#define NOPS 19
 #define FZ_MAX_LIVE 300
 
 #define FZ_ASSERT(cond, ...)                                                               \
@@ -433,6 +437,202 @@ static void check_after_update(fz *f, rv_result r)
     }
 }
 
+/* ---- culling and grouping ----------------------------------------------------------- */
+
+/* A view-projection from the input: eye, a look direction, a field of view, perspective
+ * (OpenGL depth, near 0.1, far 1000). */
+static void decode_view(fz_input *in, float vp[16])
+{
+    double eye[3] = { f32(in), f32(in), f32(in) };
+    double dir[3] = { f32(in), f32(in), f32(in) };
+    for (int k = 0; k < 3; k++) {
+        if (!isfinite(eye[k]) || fabs(eye[k]) > 1e6)
+            eye[k] = 0;
+        if (!isfinite(dir[k]) || fabs(dir[k]) > 1e6)
+            dir[k] = 0;
+    }
+    double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    if (!(len > 1e-6)) {
+        dir[0] = 0;
+        dir[1] = 0;
+        dir[2] = -1;
+        len = 1;
+    }
+    double f[3] = { dir[0] / len, dir[1] / len, dir[2] / len };
+    double up[3] = { fabs(f[1]) > 0.9 ? 1 : 0, fabs(f[1]) > 0.9 ? 0 : 1, 0 };
+    double r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
+    double rl = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    for (int k = 0; k < 3; k++)
+        r[k] /= rl;
+    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
+    double t = tan(0.2 + (u8(in) % 128) * 0.02), n = 0.1, fa = 1000;
+    double view[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
+                        -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]),
+                        -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
+                        f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
+    double proj[16] = { 1 / t, 0, 0, 0, 0, 1 / t, 0, 0, 0, 0, -(fa + n) / (fa - n), -1, 0, 0, -2 * fa * n / (fa - n), 0 };
+    for (int c = 0; c < 4; c++)
+        for (int row = 0; row < 4; row++) {
+            double acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += proj[k * 4 + row] * view[c * 4 + k];
+            vp[c * 4 + row] = (float)acc;
+        }
+}
+
+typedef struct fz_visit {
+    rv_node seen[FZ_MAX_HANDLES];
+    uint32_t count;
+} fz_visit;
+
+static bool record_visit(rv_node node, const float world_matrix[16], void *user)
+{
+    fz_visit *v = user;
+    (void)world_matrix;
+    if (v->count < FZ_MAX_HANDLES)
+        v->seen[v->count] = node;
+    v->count++;
+    return true;
+}
+
+/* Visits and collects with a random frustum; every node whose own geometry sphere (in
+ * double, radius times the largest singular value) robustly meets the frustum must be
+ * handed out, and both forms must agree. */
+static void check_visit(fz *f, fz_input *in)
+{
+    float vp[16];
+    decode_view(in, vp);
+    rv_frustum fr;
+    expect(rv_frustum_from_view_projection(vp, (rv_clip){0}, &fr), RV_OK, "rv_frustum_from_view_projection");
+    static fz_visit v;
+    v.count = 0;
+    expect(rv_visit_visible(f->w, RV_NODE_NONE, &fr, record_visit, &v, NULL), RV_OK, "rv_visit_visible");
+    static rv_node collected[FZ_MAX_HANDLES];
+    uint32_t count = 0;
+    rv_result r = rv_collect_visible(f->w, RV_NODE_NONE, &fr, collected, FZ_MAX_HANDLES, &count, NULL);
+    expect(r, RV_OK, "rv_collect_visible");
+    FZ_ASSERT(count == v.count && memcmp(collected, v.seen, count * sizeof *collected) == 0,
+              "rv_collect_visible and rv_visit_visible disagree");
+    for (int i = 0; i < f->count; i++) {
+        fz_node *n = &f->nodes[i];
+        if (!n->alive || !n->has_geometry)
+            continue;
+        float m[16];
+        expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
+        const float *l = n->local_sphere;
+        double g[3];
+        for (int k = 0; k < 3; k++)
+            g[k] = (double)m[k] * l[0] + (double)m[4 + k] * l[1] + (double)m[8 + k] * l[2] + m[12 + k];
+        double gr = l[3] * sigma_max(m);
+        if (!isfinite(g[0] + g[1] + g[2] + gr))
+            continue;
+        int meets = 1;
+        for (int p = 0; p < 6 && meets; p++) {
+            if (!(fr.plane_mask & (1u << p)))
+                continue;
+            const float *pl = fr.planes[p];
+            double d = pl[0] * g[0] + pl[1] * g[1] + pl[2] * g[2] + pl[3];
+            double tol = 1e-4 * (fabs(g[0]) + fabs(g[1]) + fabs(g[2]) + fabs(pl[3]) + gr) + 1e-6;
+            if (d < -gr + tol)
+                meets = 0; /* outside, or too close to call */
+        }
+        if (!meets)
+            continue;
+        int found = 0;
+        for (uint32_t k = 0; k < v.count && k < FZ_MAX_HANDLES && !found; k++)
+            found = v.seen[k].id == n->h.id;
+        FZ_ASSERT(found, "node %d's geometry (%g %g %g r %g) meets the frustum but the walk skipped it", i, g[0],
+                  g[1], g[2], gr);
+    }
+}
+
+/* Rebuilds the shadow's links from the API after rv_group_spatially added group nodes. */
+static void resync_links(fz *f)
+{
+    for (int i = 0; i < f->count; i++)
+        f->nodes[i].first = f->nodes[i].last = f->nodes[i].next = f->nodes[i].prev = -1;
+    f->first_root = f->last_root = -1;
+    rv_node n;
+    expect(rv_world_first_root(f->w, &n), RV_OK, "rv_world_first_root");
+    while (n.id) {
+        int i = find(f, n);
+        if (i < 0) { /* a new group node */
+            FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
+            i = f->count++;
+            f->nodes[i] = (fz_node){ n, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 } };
+            f->live++;
+        }
+        rv_node p;
+        expect(rv_node_parent(f->w, n, &p), RV_OK, "rv_node_parent");
+        link_last(f, p.id ? find(f, p) : -1, i);
+        rv_node next;
+        expect(rv_node_first_child(f->w, n, &next), RV_OK, "rv_node_first_child");
+        while (!next.id && n.id) {
+            expect(rv_node_next_sibling(f->w, n, &next), RV_OK, "rv_node_next_sibling");
+            if (!next.id)
+                expect(rv_node_parent(f->w, n, &n), RV_OK, "rv_node_parent");
+        }
+        n = next;
+    }
+}
+
+static void group(fz *f, fz_input *in, int armed)
+{
+    rv_node parent = pick(f, in);
+    uint32_t leaf = u8(in) % 6;
+    int p = find(f, parent);
+    rv_result want = p < 0 ? RV_ERR_STALE_HANDLE : leaf == 1 ? RV_ERR_INVALID_ARG : RV_OK;
+    if (f->live > FZ_MAX_LIVE - 64)
+        return;
+    uint64_t before = digest(f->w);
+    uint32_t live_before = (uint32_t)f->live, groups = 0;
+    rv_result got = rv_group_spatially(f->w, parent, NULL, 0, leaf, &groups);
+    if (p < 0 && leaf == 1 && got == RV_ERR_INVALID_ARG)
+        want = got; /* two faults: either code */
+    if (armed && got == RV_ERR_OUT_OF_MEMORY && want == RV_OK) {
+        FZ_ASSERT(digest(f->w) == before, "a grouping that ran out of memory changed the world");
+        return;
+    }
+    expect(got, want, "rv_group_spatially");
+    if (got != RV_OK) {
+        FZ_ASSERT(digest(f->w) == before, "a refused grouping changed the world");
+        return;
+    }
+    resync_links(f);
+    FZ_ASSERT((uint32_t)f->live == live_before + groups, "%u groups made, %u nodes appeared", groups,
+              (uint32_t)f->live - live_before);
+    check_structure(f);
+}
+
+static void lod(fz *f, fz_input *in, int armed)
+{
+    rv_node h = pick(f, in);
+    float t[3] = { f32(in), f32(in), f32(in) };
+    rv_lod_ladder ladder;
+    rv_result made = rv_lod_ladder_make(t, 1 + u8(in) % 3, &ladder);
+    if (made != RV_OK)
+        return;
+    int i = find(f, h);
+    rv_result set = rv_node_set_lod_ladder(f->w, h, &ladder);
+    if (armed && set == RV_ERR_OUT_OF_MEMORY && i >= 0)
+        return; /* the LOD state is made on first use */
+    expect(set, i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE, "rv_node_set_lod_ladder");
+    rv_lod_view view = { { f32(in), f32(in), f32(in) }, 1.0f, 720.0f, 10.0f, false };
+    rv_result adv = rv_lod_advance(f->w, 16.0f);
+    if (armed && adv == RV_ERR_OUT_OF_MEMORY)
+        return;
+    expect(adv, RV_OK, "rv_lod_advance");
+    rv_lod_selection sel;
+    rv_result r = rv_node_lod_select(f->w, h, &view, &sel);
+    FZ_ASSERT(r == RV_OK || r == RV_ERR_STALE_HANDLE || r == RV_ERR_NOT_FINITE || r == RV_ERR_BAD_STATE,
+              "rv_node_lod_select returned %s", rv_result_string(r));
+    if (r == RV_OK) {
+        FZ_ASSERT(sel.count >= 1 && sel.count <= 2 && sel.levels[0] <= ladder.count && sel.levels[1] <= ladder.count,
+                  "a selection out of range");
+        FZ_ASSERT(fabsf(sel.weights[0] + sel.weights[1] - 1.0f) < 1e-4f, "selection weights do not sum to 1");
+    }
+}
+
 /* ---- the program --------------------------------------------------------------------- */
 
 static int fz_create(fz *f, rv_node parent_h, int armed)
@@ -464,13 +664,13 @@ static void run(fz *f, fz_input *in)
     while (in->n && ops++ < 4000) {
         uint8_t op = u8(in);
         int armed = 0;
-        if (op % 16 == 13) { /* arm an allocation failure for the next op */
+        if (op % NOPS == 13) { /* arm an allocation failure for the next op */
             f->alloc.calls = 0;
             f->alloc.fail_at = 1 + u8(in) % 8;
             armed = 1;
             op = u8(in);
         }
-        switch (op % 16) {
+        switch (op % NOPS) {
         case 0:
             if (f->live < FZ_MAX_LIVE)
                 fz_create(f, pick(f, in), armed);
@@ -488,7 +688,7 @@ static void run(fz *f, fz_input *in)
             rv_node h = pick(f, in);
             int i = find(f, h);
             rv_result want = i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE;
-            if (op % 16 == 1) {
+            if (op % NOPS == 1) {
                 expect(rv_node_destroy_subtree(f->w, h), want, "rv_node_destroy_subtree");
                 if (i >= 0)
                     kill_subtree(f, i);
@@ -541,14 +741,14 @@ static void run(fz *f, fz_input *in)
             float v[3] = { f32(in), f32(in), f32(in) };
             int i = find(f, h);
             rv_result want = i < 0 ? RV_ERR_STALE_HANDLE : !finite_n(v, 3) ? RV_ERR_NOT_FINITE : RV_OK;
-            if (op % 16 == 5)
+            if (op % NOPS == 5)
                 expect(rv_node_set_position(f->w, h, v), want, "rv_node_set_position");
             else
                 expect(rv_node_set_scale(f->w, h, v), want, "rv_node_set_scale");
             if (want == RV_OK) {
                 float p[3], s[3];
                 expect(rv_node_get_transform(f->w, h, p, NULL, s), RV_OK, "rv_node_get_transform");
-                FZ_ASSERT(memcmp(op % 16 == 5 ? p : s, v, sizeof v) == 0, "a setter did not store its value");
+                FZ_ASSERT(memcmp(op % NOPS == 5 ? p : s, v, sizeof v) == 0, "a setter did not store its value");
             }
             break;
         }
@@ -620,6 +820,20 @@ static void run(fz *f, fz_input *in)
         }
         case 14:
             check_structure(f);
+            break;
+        case 16: {
+            rv_result r = rv_update_world(f->w);
+            FZ_ASSERT(r == RV_OK || r == RV_ERR_NOT_FINITE || r == RV_ERR_INVALID_ARG,
+                      "rv_update_world returned %s", rv_result_string(r));
+            check_after_update(f, r);
+            check_visit(f, in);
+            break;
+        }
+        case 17:
+            group(f, in, armed);
+            break;
+        case 18:
+            lod(f, in, armed);
             break;
         default: /* 13 after 13: a getter with a hostile handle */
         {

@@ -1,0 +1,121 @@
+/* Partition gate state shared by partition.c (structure, host reports, queries) and
+ * partition_gate.c (gating, the end of a frame). Not for other modules: they use partition.h. */
+#ifndef RVI_PARTITION_STATE_H
+#define RVI_PARTITION_STATE_H
+
+#include "partition.h"
+#include "core/map.h"
+#include "core/vec.h"
+
+enum { LEAF_COMMITTED = 1u, LEAF_LADDER_COMPLETE = 2u };
+enum { SEEN_NEVER = 0, SEEN_VISIBLE, SEEN_HIDDEN };
+/* Why a part's request waits. */
+enum { WAIT_REENTRY = 1u, WAIT_ACTIVATION = 2u };
+/* How a group's decision of frame `stamp` was made. */
+enum { GROUP_GATED = 1, GROUP_HIDDEN_BY_TEST, GROUP_HIDDEN_BY_HOST };
+
+typedef struct rvi_partition_leaf {
+    uint64_t id;
+    uint64_t view_version; /* version of the last commit */
+    uint32_t state;        /* LEAF_* bits; 0 = not committed */
+} rvi_partition_leaf;
+
+typedef struct rvi_partition_part {
+    uint32_t node;
+    uint32_t leaf_count;
+    rvi_partition_leaf *leaves;
+    uint64_t stamp;        /* frame of the latest gate decision (0 = never gated) */
+    double expiry_ms;      /* deferred and asked: when to ask again */
+    double interval_ms;    /* deferred: how long the next ask waits for an answer */
+    uint32_t asks;         /* activation requests delivered, unanswered */
+    uint8_t seen;          /* SEEN_*: outcome of the last finished frame */
+    uint8_t waiting;       /* WAIT_* bits; nonzero while listed in gate->pending */
+    bool visible;          /* the latest decision: the frustum_visible flag */
+    bool deferred;
+    bool active;           /* not deferred, or its activation was answered */
+} rvi_partition_part;
+
+typedef struct rvi_partition_group {
+    uint32_t node;
+    uint8_t kind;          /* GROUP_* of frame `stamp` */
+    bool todo;             /* scratch of gate_groups */
+    uint64_t stamp;
+} rvi_partition_group;
+
+struct rvi_partition {
+    /* desc.partition, resolved */
+    void (*request_reprocess)(const rv_node *parts, uint32_t count, void *user);
+    bool (*is_update_in_progress)(void *user);
+    void *user;
+    float margin;
+    double timeout_ms, backoff, cap_ms;
+
+    rvi_vec groups;        /* rvi_partition_group */
+    rvi_map group_of_node; /* node index -> index in groups */
+    rvi_vec parts;         /* rvi_partition_part */
+    rvi_map part_of_node;  /* node index -> index in parts */
+    rvi_map leaf_of_id;    /* leaf id -> part node index << 32 | position in its leaves */
+    /* Frame storage, each reserved to hold every part. */
+    rvi_vec pending;       /* uint32_t part node indices whose request waits, oldest first */
+    rvi_vec sort_keys;     /* uint64_t: group node << 32 | position in pending */
+    rvi_vec out_parts;     /* rv_node */
+    rvi_vec out_requests;  /* rv_partition_request */
+
+    uint64_t view_version;
+    bool has_slice;
+    float slice_min[3], slice_max[3];
+    uint64_t frame;        /* frames begun; stamps compare against it */
+    bool in_frame;
+    bool in_callback;      /* request_reprocess is running */
+    rv_partition_counts counts;
+};
+
+/* ---- lookups --------------------------------------------------------------------------- */
+
+static inline rvi_partition_part *part_at(const rvi_partition *p, uint32_t node)
+{
+    uint64_t i;
+    if (!rvi_map_get(&p->part_of_node, node, &i))
+        return NULL;
+    return &RVI_VEC_AT(p->parts, rvi_partition_part, i);
+}
+
+static inline rvi_partition_group *group_at(const rvi_partition *p, uint32_t node)
+{
+    uint64_t i;
+    if (!rvi_map_get(&p->group_of_node, node, &i))
+        return NULL;
+    return &RVI_VEC_AT(p->groups, rvi_partition_group, i);
+}
+
+static inline bool is_gated_part(const rvi_scene *s, uint32_t node)
+{
+    uint32_t parent = s->parent[node];
+    return (s->flags[node] & RVI_NODE_PARTITION_PART) && parent != RVI_INDEX_NONE &&
+           (s->flags[parent] & RVI_NODE_PARTITION_GROUP);
+}
+
+/* Every leaf committed for the current view version: a deferred part's activation is answered. */
+static inline bool part_answered(const rvi_partition *p, const rvi_partition_part *part)
+{
+    for (uint32_t i = 0; i < part->leaf_count; i++) {
+        const rvi_partition_leaf *l = &part->leaves[i];
+        if (!(l->state & LEAF_COMMITTED) || l->view_version != p->view_version)
+            return false;
+    }
+    return true;
+}
+
+/* ... and with a complete LOD ladder: a re-entry needs no resync. */
+static inline bool part_satisfied(const rvi_partition *p, const rvi_partition_part *part)
+{
+    const uint32_t both = LEAF_COMMITTED | LEAF_LADDER_COMPLETE;
+    for (uint32_t i = 0; i < part->leaf_count; i++) {
+        const rvi_partition_leaf *l = &part->leaves[i];
+        if ((l->state & both) != both || l->view_version != p->view_version)
+            return false;
+    }
+    return true;
+}
+
+#endif

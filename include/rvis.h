@@ -1748,6 +1748,210 @@ RV_API void rv_world_destroy(rv_world *world);
 /* The world's allocation counters (every module's allocations included). */
 RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
 
+
+/* ---- the frame (DESIGN.md §8) -------------------------------------------------------- */
+
+/* The camera of one frame. Give either view + projection (both float[16], column-major), or
+ * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
+ * are read during the call only. */
+typedef struct rv_view {
+    const float *view;            /* world -> view matrix */
+    const float *projection;      /* view -> clip matrix */
+    const float *view_projection; /* world -> clip; used when view/projection are NULL */
+    const float *eye;             /* world position, required with view_projection */
+    rv_clip clip;                 /* the projection's depth convention */
+    uint32_t viewport_width;      /* pixels, > 0 */
+    uint32_t viewport_height;     /* pixels, > 0 */
+    float fov_y;                  /* vertical field of view, radians; 0 = read from the
+                                     projection (perspective), or 60 degrees for ortho */
+    double time_ms;               /* host time in milliseconds; must not go backwards */
+} rv_view;
+
+/* Stages of a frame, for per-stage times (rv_frame_view.stage_us). */
+typedef enum rv_frame_stage {
+    RV_STAGE_TRANSFORMS = 0, /* rv_update_world */
+    RV_STAGE_JOURNAL,        /* draining the journal into the render scene */
+    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below) */
+    RV_STAGE_PARTITION,      /* partition gating and flushing */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation and occlusion tests */
+    RV_STAGE_LOD,            /* LOD and HLOD selection */
+    RV_STAGE_STREAMING,      /* grid updates and residency */
+    RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_COUNT
+} rv_frame_stage;
+
+/* Levels counted by the LOD histogram; a level >= RV_LOD_HISTOGRAM_BINS - 1 counts in the last bin. */
+#define RV_LOD_HISTOGRAM_BINS 9
+
+/* Counters of one frame. */
+typedef struct rv_frame_counts {
+    uint32_t nodes_visited;      /* nodes the walk reached */
+    uint32_t frustum_tested;     /* sphere tests against the frustum */
+    uint32_t frustum_culled;     /* subtrees the frustum rejected */
+    uint32_t partition_culled;   /* part subtrees hidden by the partition gate */
+    uint32_t occlusion_tested;   /* occlusion tests (groups and objects) */
+    uint32_t occlusion_culled;   /* groups and objects hidden by occluders */
+    uint32_t occluders_added;    /* occluders submitted (per-frame and persistent nodes) */
+    uint32_t occluders_rasterised;
+    uint32_t lod_culled;         /* objects whose level means "nothing" (the ladder's count) */
+    uint32_t lod_histogram[RV_LOD_HISTOGRAM_BINS]; /* drawn items per LOD level */
+    uint32_t hlod_refined;       /* regions refined into their children */
+    uint32_t hlod_drawn;         /* regions drawn as themselves */
+    uint32_t crossfades;         /* items drawn with a weight below 1 */
+    uint32_t journal_applied;    /* deltas applied this frame */
+    uint32_t journal_rejected;   /* deltas rejected this frame (every reason) */
+    uint32_t pages_requested;    /* page requests handed out in this view */
+    uint32_t pages_evicted;      /* evictions handed out in this view */
+    uint32_t opaque;             /* items in the opaque list */
+    uint32_t translucent;        /* items in the translucent list */
+} rv_frame_counts;
+
+/* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
+ * region and its children) with fade weights summing to 1. */
+typedef struct rv_draw_item {
+    rv_node node;
+    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise */
+    uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
+    float fade;               /* weight in (0, 1]; 1 when not fading */
+    float view_depth;         /* distance of the world-sphere centre along the view direction */
+    float world_matrix[16];   /* column-major, as of this frame's transform update */
+} rv_draw_item;
+
+/* The borrowed product of one frame: valid until the world builds the next-but-one frame
+ * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
+ * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
+ * never keep past validity. */
+typedef struct rv_frame_view {
+    uint64_t generation;      /* of the arena this view lives in */
+    uint64_t frame_sequence;  /* 1 for the first published frame */
+    uint32_t arena;           /* which arena (0 or 1) */
+    const rv_draw_item *opaque;        /* front to back (view_depth ascending) */
+    uint32_t opaque_count;
+    const rv_draw_item *translucent;   /* far to near, stable for equal depths */
+    uint32_t translucent_count;
+    const rv_partition_request *resync_requests; /* flushed this frame */
+    uint32_t resync_request_count;
+    const rv_page_request *page_requests;       /* loads to start, nearest first */
+    uint32_t page_request_count;
+    const rv_page_eviction *page_evictions;     /* pages to free */
+    uint32_t page_eviction_count;
+    const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
+    uint32_t hlod_load_request_count;
+    rv_tick_demand tick;               /* what an on-demand loop must do next */
+    rv_frame_counts counts;
+    double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
+} rv_frame_view;
+
+/* Starts a frame: validates the view, drains the world's journal into its render scene,
+ * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
+ * the residency's frame. The arena this frame is built in is the one the last published
+ * view does not live in, so that view stays valid while this one is built.
+ * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
+ * neither matrix form given), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
+ * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
+ * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
+
+/* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
+ * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
+ * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
+ * Declare only what really hides (DESIGN.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
+ * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, or after cull). */
+RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
+                                       const float matrix[16]);
+
+/* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
+ * hierarchy once — frustum (plane masks inherited), partition gate (a partition group is
+ * gated when the walk reaches it), occlusion (group nodes prune their subtree; objects are
+ * tested in a batch after the walk), HLOD (a region drawn as itself stops the walk) — and
+ * selects LOD levels (hysteresis, crossfade) for what survives. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (no frame begun, or already culled), RV_ERR_OUT_OF_MEMORY (the frame
+ * stays open; abort it). */
+RV_API rv_result rv_frame_cull(rv_world *world);
+
+/* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
+ * streaming grids (the eye is a source of each grid unless its eye_radius is negative, plus
+ * rv_world_set_stream_sources), hands out up to desc.residency.requests_per_frame page
+ * requests and every eviction, combines tick demand, sorts and publishes *out — a borrowed
+ * view valid until the frame after next (see rv_frame_view). Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (not culled), RV_ERR_INVARIANT (deltas were left in the journal at
+ * publication: the view is still published and counted). */
+RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
+
+/* Abandons an open frame: nothing is published and its arena is recycled (any view that
+ * lived in it was already invalid). The last published view stays valid. RV_OK also when no
+ * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL). */
+RV_API rv_result rv_frame_abort(rv_world *world);
+
+/* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is
+ * aborted and *out is untouched. Errors: those of the three. */
+RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
+
+/* True while view (published by this world's rv_frame_end or rv_cull_view) may be read:
+ * its arena has not been reused since. False for NULL or another world's view. */
+RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
+
+/* A 64-bit digest of what the view says to draw (node handles' slot and generation,
+ * projection keys, LOD levels, fade weights, list order), for parity checks between runs
+ * and between worlds: independent of world tags and addresses. 0 for NULL. */
+RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
+
+/* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
+ * rasterised every frame it meets the frustum. Replaces an earlier box. Errors:
+ * RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's occluder box (RV_OK when it had none). Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
+
+/* Gives node a local test box for occlusion tests besides its bounding sphere (walls and
+ * floors are badly served by spheres): the test uses whichever of the two has the smaller
+ * world volume. The box must enclose the node's geometry (and, for a group node, its
+ * subtree's). Errors as rv_node_set_occluder_box. */
+RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's test box. Errors as rv_node_clear_occluder_box. */
+RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
+
+/* The world's journal and render scene (created on first call, bound to the world: every
+ * live projection is backed by a node). The host appends to the journal; rv_frame_begin
+ * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
+RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene);
+
+/* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is
+ * ignored: the world's is used). The world's residency (configured by desc.residency) serves
+ * every grid; the grid lives until the world is destroyed. *out_grid (may be NULL) is
+ * borrowed for queries. Errors: those of rv_grid_create, RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
+
+/* Sets extra stream sources (copied) used with the eye for every grid from the next
+ * rv_frame_end; count 0 clears them. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a
+ * position or radius), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count);
+
+/* The world's residency (NULL before the first rv_world_add_grid): the host answers the
+ * frame view's page requests with rv_residency_place / rv_residency_fail on it. */
+RV_API rv_residency *rv_world_residency(rv_world *world);
+
+/* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
+ * or before the first frame). Borrowed; owned by the world. */
+RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
+
+/* An extra view's own output list (shadow, reflection): one arena, reused by each
+ * rv_cull_view with it. Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
+typedef struct rv_view_list rv_view_list;
+RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
+/* Destroys a list (NULL ignored). Views it lent become invalid. */
+RV_API void rv_view_list_destroy(rv_view_list *list);
+
+/* Culls an extra view by frustum and LOD only (no occlusion, no partition gate, no
+ * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
+ * residency without fading) into list, and fills *out: opaque and translucent lists and
+ * counts; the other fields are empty. Uses the transforms of the last rv_update_world.
+ * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (list of another world), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
+
 /* ==== end section: world and frame ==================================================== */
 
 #ifdef __cplusplus

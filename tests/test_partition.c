@@ -222,11 +222,17 @@ static void test_part_outside_committed_slice_hidden_inside_visible_no_slice_all
     (void)state;
     scene s;
     scene_init(&s, 3, true); /* parts at x = 0, 30, 60, radius 1 */
-    const float lo[3] = { -5, -5, -5 }, hi[3] = { 29.0f, 5, 5 }; /* touches part 1 exactly */
+    /* Part 1 (x = 30, radius 1) just reaches into a slice ending at x = 29.05 and just
+     * misses one ending at x = 28.95. */
+    const float lo[3] = { -5, -5, -5 }, hi[3] = { 29.05f, 5, 5 }, short_hi[3] = { 28.95f, 5, 5 };
+    assert_int_equal(rv_partition_set_committed_slice(s.world, lo, short_hi), RV_OK);
+    frame_x(&s, 30, 40, 0);
+    assert_true(visible(&s, s.parts[0]));
+    assert_false(visible(&s, s.parts[1]));
     assert_int_equal(rv_partition_set_committed_slice(s.world, lo, hi), RV_OK);
     frame_x(&s, 30, 40, 0);
     assert_true(visible(&s, s.parts[0]));
-    assert_true(visible(&s, s.parts[1])); /* distance 1 = radius: touching counts */
+    assert_true(visible(&s, s.parts[1]));
     assert_false(visible(&s, s.parts[2]));
 
     const float lo2[3] = { 40, -5, -5 }, hi2[3] = { 70, 5, 5 };
@@ -382,9 +388,12 @@ static void test_no_request_when_all_leaves_committed_with_complete_ladder(void 
     frame_x(&s, 0, 10, 0);
     commit_part(&s, 0, 5, true);
     frame_x(&s, 500, 10, 1);
+    s.h.busy = true; /* nothing to hold: no tick either */
     rv_partition_result r = frame_x(&s, 0, 10, 2);
     assert_int_equal(r.counts.parts_reentered, 1);
     assert_int_equal(r.request_count, 0);
+    assert_int_equal(r.counts.parts_held, 0);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
     assert_int_equal(s.h.calls, 0);
     scene_fini(&s);
 }
@@ -602,10 +611,13 @@ static void test_deferred_activation_never_asked_again_once_answered(void **stat
     /* Answered: every leaf committed for the current view version (ladders may be partial). */
     commit_part(&s, 0, 3, false);
     for (int f = 1; f < 20; f++) {
+        s.h.busy = (f % 2) == 1; /* nothing is even held for it */
         r = frame_x(&s, 0, 10, 100.0 * f);
         assert_int_equal(r.request_count, 0);
+        assert_int_equal(r.counts.parts_held, 0);
         assert_int_equal(r.tick.mode, RV_TICK_IDLE);
     }
+    s.h.busy = false;
     assert_true(info_of(s.world, s.parts[0]).active);
     assert_int_equal(s.h.calls, 1);
     /* Its later re-entries are ordinary resyncs, not activations. */
@@ -626,6 +638,24 @@ static void test_deferred_part_answered_before_first_sight_is_not_asked(void **s
     rv_partition_result r = frame_x(&s, 0, 10, 0);
     assert_int_equal(r.request_count, 0);
     assert_true(info_of(s.world, s.parts[0]).active);
+    scene_fini(&s);
+}
+
+static void test_deferred_activation_answered_while_held_is_not_sent(void **state)
+{
+    (void)state;
+    scene s;
+    rv_world_desc desc = {0};
+    scene_init_desc(&s, desc, 1, true, true);
+    s.h.busy = true;
+    rv_partition_result r = frame_x(&s, 0, 10, 0);
+    assert_int_equal(r.counts.parts_held, 1);
+    commit_part(&s, 0, 0, false); /* the host activated it on its own */
+    s.h.busy = false;
+    r = frame_x(&s, 0, 10, 1);
+    assert_int_equal(r.request_count, 0);
+    assert_true(info_of(s.world, s.parts[0]).active);
+    assert_int_equal(s.h.calls, 0);
     scene_fini(&s);
 }
 
@@ -1084,6 +1114,101 @@ static void test_bad_input_rejected_with_codes(void **state)
     rv_world_destroy(lw);
 }
 
+/* An axis-aligned box [lo, hi] as a frustum. */
+static rv_frustum aabb_frustum(const float lo[3], const float hi[3])
+{
+    rv_frustum f;
+    memset(&f, 0, sizeof f);
+    for (int a = 0; a < 3; a++) {
+        f.planes[2 * a][a] = 1;
+        f.planes[2 * a][3] = -lo[a];
+        f.planes[2 * a + 1][a] = -1;
+        f.planes[2 * a + 1][3] = hi[a];
+    }
+    f.plane_mask = 0x3f;
+    return f;
+}
+
+/* docs/partition.md, "Worked example", row by row. */
+static void test_worked_example_of_the_guide(void **state)
+{
+    (void)state;
+    host h;
+    memset(&h, 0, sizeof h);
+    rv_world_desc desc = {0};
+    desc.partition.request_reprocess = on_reprocess;
+    desc.partition.is_update_in_progress = on_busy;
+    desc.partition.user = &h;
+    desc.partition.frustum_margin = 2.0f;
+    rv_world *w;
+    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
+    rv_node building, ground, upper;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &building), RV_OK);
+    assert_int_equal(rv_node_create(w, building, &ground), RV_OK);
+    assert_int_equal(rv_node_create(w, building, &upper), RV_OK);
+    const float ground_c[3] = { 0, 2, 0 }, upper_c[3] = { 0, 8, 0 };
+    assert_int_equal(rv_node_set_bounds(w, ground, ground_c, 5.0f), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, upper, upper_c, 4.0f), RV_OK);
+    const uint64_t ground_leaves[] = { 1001, 1002, 1003 }, upper_leaves[] = { 2001, 2002 };
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, ground, ground_leaves, 3, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, upper, upper_leaves, 2, true), RV_OK);
+    assert_int_equal(rv_partition_set_view_version(w, 1), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+
+    const float lo[3] = { -50, -50, -50 }, low_hi[3] = { 50, 1.0f, 50 }, hi[3] = { 50, 50, 50 };
+    const float away_lo[3] = { 500, 500, 500 }, away_hi[3] = { 600, 600, 600 };
+    rv_frustum sees_ground = aabb_frustum(lo, low_hi); /* margin 2: upper (y >= 4) stays out */
+    rv_frustum sees_both = aabb_frustum(lo, hi), away = aabb_frustum(away_lo, away_hi);
+    rv_partition_result r;
+#define FRAME(f, t) do { \
+        assert_int_equal(rv_partition_begin_frame(w, &(f)), RV_OK); \
+        assert_int_equal(rv_partition_end_frame(w, &(f), (t), &r), RV_OK); } while (0)
+    bool v;
+    FRAME(sees_ground, 0);
+    assert_int_equal(rv_partition_part_frustum_visible(w, upper, &v), RV_OK);
+    assert_false(v);
+    assert_int_equal(r.request_count, 0);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
+    FRAME(sees_both, 500);
+    assert_int_equal(r.request_count, 1);
+    assert_true(rv_node_equal(r.requests[0].parts[0], upper));
+    assert_int_equal(r.tick.mode, RV_TICK_WAKE_AT);
+    assert_true(r.tick.wake_at_ms == 2500);
+    const float slice_lo[3] = { -100, -100, -100 }, slice_hi[3] = { 100, 3.5f, 100 };
+    assert_int_equal(rv_partition_set_committed_slice(w, slice_lo, slice_hi), RV_OK);
+    FRAME(sees_both, 900);
+    assert_int_equal(rv_partition_part_frustum_visible(w, upper, &v), RV_OK);
+    assert_false(v);
+    FRAME(sees_both, 2500);
+    assert_int_equal(r.request_count, 0);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    FRAME(sees_both, 3000);
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.tick.mode, RV_TICK_WAKE_AT);
+    assert_true(r.tick.wake_at_ms == 7000);
+    assert_int_equal(rv_partition_leaf_committed(w, 2001, 1, false), RV_OK);
+    assert_int_equal(rv_partition_leaf_committed(w, 2002, 1, false), RV_OK);
+    FRAME(sees_both, 3401);
+    assert_int_equal(r.request_count, 0);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
+    FRAME(away, 7990);
+    h.busy = true;
+    FRAME(sees_both, 8000);
+    assert_int_equal(r.counts.parts_held, 2);
+    assert_int_equal(r.tick.mode, RV_TICK_CONTINUOUS);
+    h.busy = false;
+    FRAME(sees_both, 8016);
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.requests[0].part_count, 2);
+    assert_int_equal(r.tick.mode, RV_TICK_IDLE);
+    assert_int_equal(h.calls, 3);
+    assert_int_equal(rv_partition_view_version(w), 1);
+#undef FRAME
+    rv_world_destroy(w);
+}
+
 /* ---- allocation ------------------------------------------------------------------------------ */
 
 typedef struct sweep_obj {
@@ -1343,6 +1468,7 @@ int main(void)
         cmocka_unit_test(test_deferred_activation_requested_once_then_at_each_expiry_with_backoff_and_cap),
         cmocka_unit_test(test_deferred_activation_never_asked_again_once_answered),
         cmocka_unit_test(test_deferred_part_answered_before_first_sight_is_not_asked),
+        cmocka_unit_test(test_deferred_activation_answered_while_held_is_not_sent),
         cmocka_unit_test(test_callback_that_never_answers_does_not_stop_later_requests),
         cmocka_unit_test(test_tick_demand_in_each_state),
         cmocka_unit_test(test_tick_demand_idle_not_continuous_without_request_reprocess),
@@ -1355,6 +1481,7 @@ int main(void)
         cmocka_unit_test(test_remove_forgets_roles),
         cmocka_unit_test(test_leaf_state_survives_set_part_replacement),
         cmocka_unit_test(test_bad_input_rejected_with_codes),
+        cmocka_unit_test(test_worked_example_of_the_guide),
         cmocka_unit_test(test_allocation_failures_leave_the_gate_unchanged),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_gate_never_hides_a_part_the_reference_sees),

@@ -1186,7 +1186,8 @@ typedef struct rv_residency_stats {
 typedef struct rv_residency rv_residency;
 
 /* Creates a residency service. desc may be NULL (all defaults); *out receives it, owned by
- * the caller until rv_residency_destroy. The service starts in frame 0 at time 0 ms.
+ * the caller until rv_residency_destroy. No frame has begun: call rv_residency_begin_frame
+ * before the first request.
  * Errors: RV_ERR_INVALID_ARG (out NULL; retry_ms or retry_cap_ms negative; retry_backoff
  * below 1), RV_ERR_NOT_FINITE (a NaN/Inf retry setting), RV_ERR_ORDER (retry_cap_ms below
  * retry_ms after defaults), RV_ERR_OUT_OF_MEMORY. *out untouched on error. */
@@ -1209,8 +1210,9 @@ RV_API rv_result rv_residency_begin_frame(rv_residency *residency, double now_ms
  * first). in_use also touches it: it is used now, so it is not evicted this frame and its
  * load is not prefetch. Requesting again in one frame keeps the smallest distance.
  * rv_grid_update calls this for each cell; hosts call it for pages outside any grid.
- * Errors: RV_ERR_INVALID_ARG (NULL, distance < 0), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY
- * (the first request of a page may allocate; nothing changes on failure). */
+ * Errors: RV_ERR_INVALID_ARG (NULL, distance < 0), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no
+ * frame begun yet), RV_ERR_OUT_OF_MEMORY (the first request of a page may allocate; nothing
+ * changes on failure). */
 RV_API rv_result rv_residency_request(rv_residency *residency, rv_page_key key, float distance, bool in_use);
 
 /* Hands out up to max queued loads into out (rv_page_request[max]), in order: pages touched
@@ -1353,10 +1355,10 @@ RV_API rv_result rv_grid_distance_to(const rv_grid *grid, uint32_t x, uint32_t z
  * distance (rv_grid_distance_to) is <= radius is touched, <= radius + lead requested (with
  * the distance as priority; a cell wanted by several sources counts once and keeps the
  * smallest distance). A source whose reach misses the grid touches nothing. Cost: the cells
- * in those squares, never the grid's size. n may be 0 (sources may then be NULL). Call
- * after rv_residency_begin_frame. Errors: RV_ERR_INVALID_ARG (grid or residency NULL,
- * sources NULL with n > 0, a radius < 0), RV_ERR_NOT_FINITE (a position or radius),
- * RV_ERR_CAPACITY (the squares hold more than 2^32 - 1 cells), RV_ERR_OUT_OF_MEMORY (page
+ * in those squares, never the grid's size. n may be 0 (sources may then be NULL).
+ * Errors: RV_ERR_INVALID_ARG (grid or residency NULL, sources NULL with n > 0, a radius
+ * < 0), RV_ERR_NOT_FINITE (a position or radius), RV_ERR_CAPACITY (the squares hold more
+ * than 2^32 - 1 cells), RV_ERR_BAD_STATE (no rv_residency_begin_frame yet), RV_ERR_OUT_OF_MEMORY (page
  * records for new cells are reserved first: on any error nothing changes). */
 RV_API rv_result rv_grid_update(rv_grid *grid, const rv_stream_source *sources, uint32_t n,
                                 rv_residency *residency);

@@ -210,6 +210,8 @@ rv_result rv_grid_update(rv_grid *g, const rv_stream_source *sources, uint32_t n
     }
     if (cells > UINT32_MAX)
         return RV_ERR_CAPACITY;
+    if (!rvi_residency_frame_begun(residency))
+        return RV_ERR_BAD_STATE;
     /* At most every visited cell is a page the residency has not seen yet. */
     RVI_TRY(rvi_residency_reserve(residency, cells));
 

@@ -14,6 +14,9 @@ rv_result rvi_residency_create_in(rvi_heap *heap, const rv_residency_desc *desc,
  * as it was. */
 rv_result rvi_residency_reserve(rv_residency *residency, uint64_t new_pages);
 
+/* True once rv_residency_begin_frame has been called: wants need a frame to belong to. */
+bool rvi_residency_frame_begun(const rv_residency *residency);
+
 /* A fresh serial for one rv_grid_update: pages wanted twice under one serial count once. */
 uint64_t rvi_residency_next_serial(rv_residency *residency);
 

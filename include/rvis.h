@@ -1726,25 +1726,26 @@ RV_API void rv_render_scene_destroy(rv_render_scene *scene);
 /* Drains journal fully into the scene, in sequence order: each delta is applied or rejected
  * and counted by outcome (*out_counts, may be NULL, receives this call's counts). Deltas the
  * observer appends are drained by this same call. Afterwards the journal is empty and its
- * tick ends. Storage for the deltas pending at the call is reserved before any is applied,
- * so RV_ERR_OUT_OF_MEMORY there leaves scene and journal unchanged; deltas appended by the
- * observer are reserved per batch, and a bound world's node allocation is per delta: an
- * out-of-memory there stops after the last whole delta — the scene is consistent, the
- * journal keeps the rest in order, and calling apply again resumes.
- * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_BAD_STATE (called from the observer, or the
- * journal is being drained), RV_ERR_INVARIANT (the calling thread does not own the
- * journal), RV_ERR_OUT_OF_MEMORY. Rejected deltas are not errors. */
+ * tick ends. Everything a batch needs (table, indices, cells, a bound world's nodes) is
+ * reserved before its first delta is applied: an RV_ERR_OUT_OF_MEMORY for the deltas
+ * pending at the call leaves scene and journal unchanged. Deltas the observer appended
+ * form later batches; a failure there stops after the last whole batch — the scene is
+ * consistent, the journal keeps the rest in order, and calling apply again resumes.
+ * Cost: O(deltas) (ClearGeneration: O(projections)); nothing when the journal is empty.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_BAD_STATE (called from the observer or during
+ * a node visit of the bound world, or the journal is being drained), RV_ERR_INVARIANT (the
+ * calling thread does not own the journal), RV_ERR_CAPACITY (2^30 projections),
+ * RV_ERR_OUT_OF_MEMORY. Rejected deltas are not errors. */
 RV_API rv_result rv_render_scene_apply(rv_render_scene *scene, rv_journal *journal, rv_apply_counts *out_counts);
 
 /* Applies an array of recorded deltas (a replay, or merged streams) with their own
  * sequences: the scene checks them like a drain (repeated or backwards sequences are
  * rejected), validates each payload (RV_DELTA_REJECTED_INVALID) and calls the observer.
- * deltas: count elements, borrowed for the call. OOM behaves as for the pending part of
- * rv_render_scene_apply (*out_consumed, may be NULL, receives how many deltas were taken).
+ * deltas: count elements, borrowed for the call. All or nothing on RV_ERR_OUT_OF_MEMORY.
  * Errors: RV_ERR_INVALID_ARG (NULL scene, or NULL deltas with count > 0), RV_ERR_BAD_STATE
- * (from the observer), RV_ERR_OUT_OF_MEMORY. */
+ * (from the observer or during a node visit), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_render_scene_apply_deltas(rv_render_scene *scene, const rv_delta *deltas, uint32_t count,
-                                              rv_apply_counts *out_counts, uint32_t *out_consumed);
+                                              rv_apply_counts *out_counts);
 
 /* Publishes the scene for a frame: checks that journal (may be NULL) holds no undrained
  * delta and clears the dirty index. Deltas left over are an invariant failure: the call

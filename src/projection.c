@@ -11,6 +11,11 @@
 #include "core/hash.h"
 #include "core/pool.h"
 #include "core/check.h"
+#include "scene.h"
+#include "world.h"
+
+#include <float.h>
+#include <math.h>
 
 #include <string.h>
 
@@ -259,8 +264,10 @@ static rv_result reserve_projections(rv_render_scene *s, uint32_t n)
         RVI_TRY(grow_table(s, cap > MAX_PROJECTIONS ? MAX_PROJECTIONS : (uint32_t)cap));
     }
     RVI_TRY(rvi_map_reserve(&s->heap, &s->key_lookup, n));
-    if (s->world)
+    if (s->world) {
         RVI_TRY(rvi_map_reserve(&s->heap, &s->node_lookup, n));
+        RVI_TRY(rvi_scene_reserve(&s->world->scene, &s->world->heap, n - s->live));
+    }
     return RV_OK;
 }
 
@@ -283,68 +290,231 @@ static void release_slot(rv_render_scene *s, uint32_t slot)
     s->free_head = slot;
 }
 
-/* ---- backing nodes (world bound) ---- */
+/* ---- backing nodes (world bound) ----
+ * Every live projection of a bound scene has a node: equipped children under their parent
+ * projection's node while it has one, everything else a root. Node storage for a batch is
+ * reserved with the scene's storage (rvi_scene_reserve), so creating one never fails. */
 
-/* Creates the node a Register will back (the only allocation applying a delta can need
- * beyond what the batch reserved). */
-static rv_result node_make(rv_render_scene *s, const rv_delta *d, uint64_t *out_node)
+static rvi_scene *nodes_of(rv_render_scene *s)
 {
-    (void)d;
-    *out_node = 0;
-    if (!s->world)
-        return RV_OK;
-    return RV_OK;
+    return &s->world->scene;
+}
+
+static void set_blocked(rv_render_scene *s, uint32_t slot, bool blocked)
+{
+    if (s->rows[slot].blocked != blocked) {
+        s->rows[slot].blocked = blocked;
+        s->blocked += blocked ? 1u : (uint32_t)-1;
+    }
+}
+
+static void node_forget(rv_render_scene *s, uint32_t slot)
+{
+    rvi_projection_row *row = &s->rows[slot];
+    rvi_map_remove(&s->node_lookup, row->node & 0xFFFFFFu);
+    row->node = 0;
+    set_blocked(s, slot, false);
+}
+
+/* q^-1 * v * q for a unit quaternion q (x, y, z, w): v rotated by the inverse rotation. */
+static void rotate_inverse(const float q[4], const float v[3], float out[3])
+{
+    float x = -q[0], y = -q[1], z = -q[2], w = q[3];
+    /* t = 2 * cross(q.xyz, v); out = v + w * t + cross(q.xyz, t) */
+    float tx = 2.0f * (y * v[2] - z * v[1]);
+    float ty = 2.0f * (z * v[0] - x * v[2]);
+    float tz = 2.0f * (x * v[1] - y * v[0]);
+    out[0] = v[0] + w * tx + (y * tz - z * ty);
+    out[1] = v[1] + w * ty + (z * tx - x * tz);
+    out[2] = v[2] + w * tz + (x * ty - y * tx);
+}
+
+/* The projection's bounds as the node's local sphere. World-space bounds (in the frame the
+ * transform is expressed in) are mapped back through the inverse of T * R * S; the radius
+ * is divided by the largest scale, which the scene multiplies back, padded so rounding
+ * never shrinks the sphere. */
+static void local_bounds(const rv_projection_transform *t, float out[4])
+{
+    if (t->bounds_space == RV_BOUNDS_LOCAL) {
+        memcpy(out, t->bounds, 16);
+        return;
+    }
+    double n2 = 0.0;
+    for (int k = 0; k < 4; k++)
+        n2 += (double)t->rotation[k] * t->rotation[k];
+    float q[4], d[3], r[3];
+    for (int k = 0; k < 4; k++)
+        q[k] = (float)(t->rotation[k] / sqrt(n2));
+    for (int k = 0; k < 3; k++)
+        d[k] = t->bounds[k] - t->position[k];
+    rotate_inverse(q, d, r);
+    float largest = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        out[k] = r[k] / t->scale[k];
+        float a = fabsf(t->scale[k]);
+        largest = a > largest ? a : largest;
+    }
+    out[3] = t->bounds[3] / largest * (1.0f + 4.0f * FLT_EPSILON);
 }
 
 static void node_write_transform(rv_render_scene *s, uint32_t slot)
 {
-    if (!s->world || !s->rows[slot].node)
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
         return;
+    rv_node node = { row->node };
+    const rv_projection_transform *t = &row->projection.transform;
+    float sphere[4];
+    local_bounds(t, sphere);
+    /* Validated on append (or replay): these cannot fail. */
+    rv_node_set_position(s->world, node, t->position);
+    rv_node_set_rotation(s->world, node, t->rotation);
+    rv_node_set_scale(s->world, node, t->scale);
+    rv_node_set_bounds(s->world, node, sphere, sphere[3]);
 }
 
 static void node_write_flags(rv_render_scene *s, uint32_t slot)
 {
-    if (!s->world || !s->rows[slot].node)
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
         return;
+    uint32_t *flags = &nodes_of(s)->flags[row->node & 0xFFFFFFu];
+    *flags &= ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT);
+    *flags |= RVI_NODE_PROJECTION;
+    if (row->projection.flags & RV_PROJECTION_HIDDEN)
+        *flags |= RVI_NODE_HIDDEN;
+    if (row->projection.flags & RV_PROJECTION_TRANSLUCENT)
+        *flags |= RVI_NODE_TRANSLUCENT;
 }
 
+/* Puts the node where its class says: under the parent projection's node (an equipped
+ * child whose parent lives and has a node), else a root. A parent chain that would close a
+ * cycle (a host error) leaves the node a root, marked blocked and retried at the end of
+ * the batch. */
 static void node_reparent(rv_render_scene *s, uint32_t slot)
 {
-    if (!s->world || !s->rows[slot].node)
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
         return;
+    rv_node node = { row->node };
+    uint64_t parent_slot;
+    if (row->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
+        rvi_map_get(&s->key_lookup, row->projection.bucket.parent_key, &parent_slot) &&
+        s->rows[parent_slot].node) {
+        rv_node parent = { s->rows[parent_slot].node };
+        rv_result r = rv_node_attach(s->world, parent, node);
+        set_blocked(s, slot, r != RV_OK);
+        if (r == RV_OK)
+            return;
+    } else {
+        set_blocked(s, slot, false);
+    }
+    rv_node_detach(s->world, node);
 }
 
+/* Retries the blocked children. Attaching only adds ancestry, so one pass reaches the
+ * fixpoint. O(projections), and only while a host-made cycle exists. */
+static void retry_blocked(rv_render_scene *s)
+{
+    for (uint32_t slot = 0; s->blocked && slot < s->high; slot++)
+        if (s->rows[slot].live && s->rows[slot].blocked)
+            node_reparent(s, slot);
+}
+
+/* Creates the node of a freshly inserted projection (storage reserved) and adopts the
+ * equipped children already waiting for this key. */
 static void node_bind(rv_render_scene *s, uint32_t slot)
 {
-    if (!s->world || !s->rows[slot].node)
+    if (!s->world)
         return;
+    rvi_scene *sc = nodes_of(s);
+    uint32_t i = rvi_scene_create_reserved(sc, RVI_INDEX_NONE);
+    rvi_projection_row *row = &s->rows[slot];
+    row->node = rvi_node_handle(sc, i).id;
+    rv_result r = rvi_map_put(&s->heap, &s->node_lookup, i, slot); /* reserved */
+    (void)r;
+    node_write_flags(s, slot);
+    node_write_transform(s, slot);
+    node_reparent(s, slot);
+    for (uint32_t c = first_child(s, row->key); c != NONE; c = s->rows[c].child_next)
+        node_reparent(s, c);
 }
 
+/* Destroys the node of a projection leaving the scene; its children become roots. */
 static void node_drop(rv_render_scene *s, uint32_t slot)
 {
     if (!s->world || !s->rows[slot].node)
         return;
+    rv_node node = { s->rows[slot].node };
+    node_forget(s, slot); /* first: the destroy notification then finds nothing of ours */
+    rv_node_destroy_reroot(s->world, node);
 }
 
-static rv_result node_bind_world(rv_render_scene *s, rv_world *world)
+/* World hooks: the host destroyed a node (forget it), or the world itself (unbind). */
+static void on_node_destroyed(rv_world *world, void *state, uint32_t node_index)
 {
-    (void)s; (void)world;
+    rv_render_scene *s = state;
+    (void)world;
+    uint64_t slot;
+    if (rvi_map_get(&s->node_lookup, node_index, &slot))
+        node_forget(s, (uint32_t)slot);
+}
+
+static void on_world_destroyed(rv_world *world, void *state)
+{
+    rv_render_scene *s = state;
+    (void)world;
+    for (uint32_t slot = 0; slot < s->high; slot++) {
+        s->rows[slot].node = 0;
+        s->rows[slot].blocked = false;
+    }
+    s->blocked = 0;
+    rvi_map_clear(&s->node_lookup);
+    s->world = NULL;
+}
+
+rv_result rvi_render_scene_bind_world(rv_render_scene *s, rv_world *world)
+{
+    if (s->world)
+        return s->world == world ? RV_OK : RV_ERR_BAD_STATE;
+    if (rvi_world_module(world, RVI_MODULE_PROJECTION))
+        return RV_ERR_BAD_STATE;
+    if (world->scene.visiting)
+        return RV_ERR_BAD_STATE;
+    /* Reserve first: binding a scene that already holds projections is all or nothing. */
+    RVI_TRY(rvi_scene_reserve(&world->scene, &world->heap, s->live));
+    RVI_TRY(rvi_map_reserve(&s->heap, &s->node_lookup, s->capacity));
+    rvi_module_hooks hooks = { s, on_world_destroyed, on_node_destroyed };
+    RVI_TRY(rvi_world_register_module(world, RVI_MODULE_PROJECTION, &hooks));
+    s->world = world;
+    for (uint32_t slot = 0; slot < s->high; slot++)
+        if (s->rows[slot].live)
+            node_bind(s, slot);
+    retry_blocked(s);
     return RV_OK;
 }
 
-static void node_unbind_world(rv_render_scene *s)
+void rvi_render_scene_unbind_world(rv_render_scene *s)
 {
-    (void)s;
+    if (!s->world)
+        return;
+    rv_world *world = s->world;
+    for (uint32_t slot = 0; slot < s->high; slot++)
+        if (s->rows[slot].live)
+            node_drop(s, slot);
+    /* world.h has no unregister: clearing the slot is what registering filled in. */
+    world->modules[RVI_MODULE_PROJECTION] = (rvi_module_hooks){0};
+    s->world = NULL;
 }
 
 /* ---- projections ---- */
 
-static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t node)
+static void insert_projection(rv_render_scene *s, const rv_delta *d)
 {
     uint32_t slot = take_slot(s);
     rvi_projection_row *row = &s->rows[slot];
     row->key = d->key;
-    row->node = node;
+    row->node = 0;
     row->projection = d->projection;
     row->incarnation = d->incarnation;
     row->generation = d->generation;
@@ -355,6 +525,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t no
     row->child_next = row->child_prev = NONE;
     row->next_free = NONE;
     row->live = true;
+    row->blocked = false;
     s->live++;
     rv_result r = rvi_map_put(&s->heap, &s->key_lookup, d->key, slot); /* reserved */
     (void)r;
@@ -377,6 +548,7 @@ static void remove_projection(rv_render_scene *s, uint32_t slot)
     rvi_map_remove(&s->key_lookup, row->key);
     s->orphaned += count_children(s, row->key);
     node_drop(s, slot);
+    set_blocked(s, slot, false);
     release_slot(s, slot);
     s->live--;
 }
@@ -391,10 +563,9 @@ static void clear_all(rv_render_scene *s, rv_apply_counts *c)
     }
 }
 
-/* Applies or rejects one delta. Only a bound world's node allocation can fail (out of
- * memory): then nothing changed. */
-static rv_result apply_one(rv_render_scene *s, const rv_delta *d, bool validate, rv_delta_outcome *out,
-                           rv_apply_counts *c)
+/* Applies or rejects one delta. Never fails: the batch reserved what it needs. */
+static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, rv_delta_outcome *out,
+                      rv_apply_counts *c)
 {
     rv_delta_outcome o = RV_DELTA_APPLIED;
     uint32_t slot = NONE;
@@ -434,13 +605,11 @@ static rv_result apply_one(rv_render_scene *s, const rv_delta *d, bool validate,
                 goto taken;
             }
         }
-        uint64_t node = 0;
-        RVI_TRY(node_make(s, d, &node));
         if (slot != NONE) {
             remove_projection(s, slot);
             c->replaced++;
         }
-        insert_projection(s, d, node);
+        insert_projection(s, d);
         c->registered++;
         goto taken;
     }
@@ -492,7 +661,6 @@ done:
     else
         c->rejected[o]++;
     *out = o;
-    return RV_OK;
 }
 
 /* ---- batch reservation ---- */
@@ -500,6 +668,8 @@ done:
 /* Ends a batch: buckets it reserved forget their reservations; empty ones are released. */
 static void finish_batch(rv_render_scene *s)
 {
+    if (s->blocked)
+        retry_blocked(s);
     for (uint32_t i = 0; i < s->touched.count; i++) {
         uint32_t b = RVI_VEC_AT(s->touched, uint32_t, i);
         rvi_cell_bucket *bk = bucket_at(s, b);
@@ -545,8 +715,8 @@ static rv_result reserve_cells(rv_render_scene *s, const rv_delta *d, uint32_t n
     return RV_OK;
 }
 
-/* Reserves everything applying d[0..n) may need (except a bound world's nodes), so the
- * batch cannot fail on the scene's memory once it starts. Counts are upper bounds: a
+/* Reserves everything applying d[0..n) may need (a bound world's nodes included), so the
+ * batch cannot fail once it starts. Counts are upper bounds: a
  * rejected delta simply leaves its reservation unused. */
 static rv_result reserve_batch(rv_render_scene *s, const rv_delta *d, uint32_t n)
 {
@@ -596,7 +766,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
 {
     if (!s || !j)
         return RV_ERR_INVALID_ARG;
-    if (s->in_observer)
+    if (s->in_observer || (s->world && s->world->scene.visiting))
         return RV_ERR_BAD_STATE;
     RVI_TRY(rvi_journal_check_thread(j));
     RVI_TRY(rvi_journal_begin_drain(j));
@@ -610,9 +780,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
             /* A copy: the observer may append and move the journal's buffer. */
             rv_delta d = *rvi_journal_entry(j, j->cursor);
             rv_delta_outcome o;
-            r = apply_one(s, &d, false, &o, &c);
-            if (r != RV_OK)
-                break;
+            apply_one(s, &d, false, &o, &c);
             /* Taken before the observer runs, so an append never merges into it. */
             j->cursor++;
             notify(s, &d, o);
@@ -630,28 +798,23 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
 }
 
 rv_result rv_render_scene_apply_deltas(rv_render_scene *s, const rv_delta *deltas, uint32_t count,
-                                       rv_apply_counts *out_counts, uint32_t *out_consumed)
+                                       rv_apply_counts *out_counts)
 {
     if (!s || (!deltas && count))
         return RV_ERR_INVALID_ARG;
-    if (s->in_observer)
+    if (s->in_observer || (s->world && s->world->scene.visiting))
         return RV_ERR_BAD_STATE;
     rv_apply_counts c = {0};
-    uint32_t i = 0;
     rv_result r = count ? reserve_batch(s, deltas, count) : RV_OK;
-    for (; r == RV_OK && i < count; i++) {
+    for (uint32_t i = 0; r == RV_OK && i < count; i++) {
         rv_delta_outcome o;
-        r = apply_one(s, &deltas[i], true, &o, &c);
-        if (r != RV_OK)
-            break;
+        apply_one(s, &deltas[i], true, &o, &c);
         notify(s, &deltas[i], o);
     }
     finish_batch(s);
     add_counts(&s->stats.totals, &c);
     if (out_counts)
         *out_counts = c;
-    if (out_consumed)
-        *out_consumed = i;
     return r;
 }
 
@@ -721,7 +884,7 @@ rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_sce
     if (r == RV_OK)
         r = rvi_map_reserve(&s->heap, &s->key_lookup, d.initial_capacity);
     if (r == RV_OK && d.world)
-        r = node_bind_world(s, d.world);
+        r = rvi_render_scene_bind_world(s, d.world);
     if (r != RV_OK) {
         free_scene(s);
         return r;
@@ -734,7 +897,7 @@ void rv_render_scene_destroy(rv_render_scene *s)
 {
     if (!s)
         return;
-    node_unbind_world(s);
+    rvi_render_scene_unbind_world(s);
     free_scene(s);
 }
 

@@ -35,6 +35,7 @@ typedef struct rvi_projection_row {
     uint32_t child_prev;
     uint32_t next_free;        /* free-list link while dead */
     bool live;
+    bool blocked;              /* equipped child whose node would close a cycle: a root for now */
 } rvi_projection_row;
 
 /* The cell statics of one cell (swap-remove with back-indices in the rows). */
@@ -73,6 +74,7 @@ struct rv_render_scene {
     uint32_t orphaned;         /* live equipped children whose parent key is not live */
     rv_world *world;           /* NULL: standalone */
     rvi_map node_lookup;       /* node slot index -> projection slot (world bound) */
+    uint32_t blocked;          /* rows with blocked set */
     uint32_t generation;
     uint64_t last_sequence;
     rv_delta_observer observer;
@@ -82,6 +84,15 @@ struct rv_render_scene {
     uint32_t digest_capacity;
     rv_render_scene_stats stats;
 };
+
+/* Binds a scene to a world (what rv_render_scene_create does with desc->world; the frame
+ * may call it for a scene made standalone): every live projection gets a node, and the
+ * scene registers as the world's RVI_MODULE_PROJECTION (hooks: a destroyed node is
+ * forgotten; a destroyed world unbinds). All or nothing. RV_ERR_BAD_STATE when the world
+ * already has a render scene, this scene another world, or a visit is running. */
+rv_result rvi_render_scene_bind_world(rv_render_scene *scene, rv_world *world);
+/* Destroys the scene's nodes and releases the world's module slot. */
+void rvi_render_scene_unbind_world(rv_render_scene *scene);
 
 /* The projection slot a node of the bound world backs, or RVI_INDEX_NONE. */
 uint32_t rvi_render_scene_slot_of_node(const rv_render_scene *scene, uint32_t node_index);

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "world.h"
 #include "support/rvt.h"
 
 #include <math.h>
@@ -242,6 +243,66 @@ static void check_indices(const rv_render_scene *s)
         free(expect[i]);
     free(cells);
     free(keys);
+}
+
+/* The node referee for a world-bound scene: every live projection has a live node that
+ * maps back to it, carries the projection flag and the hidden/translucent flags of the
+ * projection, has the projection's transform, and sits under its parent projection's node
+ * (an equipped child whose parent lives) unless that would close a cycle; otherwise it is
+ * a root. Every node of the world flagged projection belongs to a live projection. */
+static bool is_ancestor(const rv_world *w, rv_node a, rv_node n)
+{
+    while (n.id) {
+        if (n.id == a.id)
+            return true;
+        assert_int_equal(rv_node_parent(w, n, &n), RV_OK);
+    }
+    return false;
+}
+
+static void check_nodes(const rv_render_scene *s, const rv_world *w)
+{
+    uint32_t limit = rv_render_scene_slot_limit(s), live = 0;
+    for (uint32_t slot = 0; slot < limit; slot++) {
+        rv_projection_record r;
+        if (rv_render_scene_read(s, slot, &r) != RV_OK)
+            continue;
+        live++;
+        assert_true(rv_node_is_valid(w, r.node));
+        uint64_t key;
+        uint32_t back;
+        assert_int_equal(rv_render_scene_node_key(s, r.node, &key, &back), RV_OK);
+        assert_int_equal(key, r.key);
+        assert_int_equal(back, slot);
+        uint32_t flags = w->scene.flags[r.node.id & 0xFFFFFFu];
+        assert_true(flags & RVI_NODE_PROJECTION);
+        assert_int_equal(!!(flags & RVI_NODE_HIDDEN), !!(r.projection.flags & RV_PROJECTION_HIDDEN));
+        assert_int_equal(!!(flags & RVI_NODE_TRANSLUCENT), !!(r.projection.flags & RV_PROJECTION_TRANSLUCENT));
+        float pos[3], scale[3];
+        assert_int_equal(rv_node_get_transform(w, r.node, pos, NULL, scale), RV_OK);
+        assert_memory_equal(pos, r.projection.transform.position, sizeof pos);
+        assert_memory_equal(scale, r.projection.transform.scale, sizeof scale);
+        rv_node parent;
+        assert_int_equal(rv_node_parent(w, r.node, &parent), RV_OK);
+        uint32_t parent_slot;
+        rv_projection_record pr;
+        if (r.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
+            rv_render_scene_find(s, r.projection.bucket.parent_key, &parent_slot) == RV_OK &&
+            rv_render_scene_read(s, parent_slot, &pr) == RV_OK) {
+            if (parent.id != pr.node.id) {
+                /* Only a cycle keeps it away: it is then a root above its would-be parent. */
+                assert_int_equal(parent.id, 0);
+                assert_true(is_ancestor(w, r.node, pr.node));
+            }
+        } else {
+            assert_int_equal(parent.id, 0);
+        }
+    }
+    uint32_t flagged = 0;
+    for (uint32_t i = 0; i < w->scene.pool.used; i++)
+        if (rvi_pool_is_live(&w->scene.pool, i) && (w->scene.flags[i] & RVI_NODE_PROJECTION))
+            flagged++;
+    assert_int_equal(flagged, live);
 }
 
 /* ---- identity rules ---- */
@@ -532,13 +593,11 @@ static void test_replay_rejects_repeated_and_backwards_sequences(void **state)
     rv_render_scene *replica;
     assert_int_equal(rv_render_scene_create(NULL, &replica), RV_OK);
     rv_apply_counts c;
-    uint32_t consumed;
-    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c, &consumed), RV_OK);
-    assert_int_equal(consumed, 4);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c), RV_OK);
     assert_int_equal(c.applied, 4);
     assert_true(digest_equal(digest_of(replica), digest_of(f.scene)));
     /* The same record again: every sequence repeats. */
-    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c), RV_OK);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_SEQUENCE], 4);
     /* Backwards inside one stream: 5 is taken, then 2 is behind it. */
     rv_delta merged[2];
@@ -550,7 +609,7 @@ static void test_replay_rejects_repeated_and_backwards_sequences(void **state)
     merged[1] = merged[0];
     merged[1].key = 1;
     merged[1].sequence = 2;
-    assert_int_equal(rv_render_scene_apply_deltas(replica, merged, 2, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, merged, 2, &c), RV_OK);
     assert_int_equal(c.applied, 1);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_SEQUENCE], 1);
     assert_false(is_live(replica, 0));
@@ -582,16 +641,16 @@ static void test_replay_rejects_malformed_deltas(void **state)
     d[3].projection.flags = 1u << 20;
     d[3].sequence = 4;
     rv_apply_counts c;
-    assert_int_equal(rv_render_scene_apply_deltas(s, d, 4, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(s, d, 4, &c), RV_OK);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_INVALID], 4);
     assert_int_equal(rv_render_scene_counts(s).projections, 0);
     /* A malformed delta does not use up its sequence. */
     d[0].projection.transform.position[1] = 0.0f;
-    assert_int_equal(rv_render_scene_apply_deltas(s, d, 1, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(s, d, 1, &c), RV_OK);
     assert_int_equal(c.applied, 1);
-    assert_int_equal(rv_render_scene_apply_deltas(s, NULL, 0, &c, NULL), RV_OK);
-    assert_int_equal(rv_render_scene_apply_deltas(s, NULL, 1, &c, NULL), RV_ERR_INVALID_ARG);
-    assert_int_equal(rv_render_scene_apply_deltas(NULL, d, 1, &c, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_render_scene_apply_deltas(s, NULL, 0, &c), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(s, NULL, 1, &c), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_render_scene_apply_deltas(NULL, d, 1, &c), RV_ERR_INVALID_ARG);
     rv_render_scene_destroy(s);
 }
 
@@ -685,7 +744,7 @@ static void test_reentrant_append_during_apply_is_drained_in_the_same_apply(void
     /* The observer's record replays into a fresh scene to the same digest. */
     rv_render_scene *replica;
     assert_int_equal(rv_render_scene_create(NULL, &replica), RV_OK);
-    assert_int_equal(rv_render_scene_apply_deltas(replica, r.record, r.record_count, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, r.record, r.record_count, &c), RV_OK);
     assert_int_equal(c.applied, 3 * PARENTS);
     assert_true(digest_equal(digest_of(replica), digest_of(scene)));
     rv_render_scene_destroy(replica);
@@ -1007,8 +1066,12 @@ static void test_random_deltas_keep_indices_equal_to_brute_force_scans(void **st
     every.keep_every_update = true;
     rv_journal *plain_journal;
     rv_render_scene *plain_scene;
+    rv_world *world;
+    assert_int_equal(rv_world_create(NULL, &world), RV_OK);
+    rv_render_scene_desc bound = {0};
+    bound.world = world; /* this one is node-backed too */
     assert_int_equal(rv_journal_create(&every, &plain_journal), RV_OK);
-    assert_int_equal(rv_render_scene_create(NULL, &plain_scene), RV_OK);
+    assert_int_equal(rv_render_scene_create(&bound, &plain_scene), RV_OK);
     uint64_t rng = 0x5EEDull;
     uint32_t tick_left = 0, ticks = 0;
     for (uint32_t i = 0; i < deltas; i++) {
@@ -1024,6 +1087,7 @@ static void test_random_deltas_keep_indices_equal_to_brute_force_scans(void **st
             check_indices(f.scene);
             assert_scene_matches_model(f.scene, &m);
             assert_true(digest_equal(digest_of(f.scene), digest_of(plain_scene)));
+            check_nodes(plain_scene, world);
             if (rvt_next(&rng) % 3 == 0)
                 assert_int_equal(rv_render_scene_publish(f.scene, f.journal), RV_OK);
             ticks++;
@@ -1044,6 +1108,8 @@ static void test_random_deltas_keep_indices_equal_to_brute_force_scans(void **st
     assert_true(digest_equal(digest_of(shuffled), digest_of(f.scene)));
     rv_render_scene_destroy(shuffled);
     rv_render_scene_destroy(plain_scene);
+    assert_int_equal(rv_world_scene_stats(world).nodes, 0);
+    rv_world_destroy(world);
     rv_journal_destroy(plain_journal);
     free_fixture(&f);
     free(m.keys);
@@ -1216,7 +1282,7 @@ static void test_replay_of_a_recorded_journal_gives_the_same_digest(void **state
     rv_render_scene *replica;
     assert_int_equal(rv_render_scene_create(NULL, &replica), RV_OK);
     rv_apply_counts c;
-    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c), RV_OK);
     assert_int_equal(c.taken, n);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_SEQUENCE], 0);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_INVALID], 0);
@@ -1224,7 +1290,7 @@ static void test_replay_of_a_recorded_journal_gives_the_same_digest(void **state
     assert_scene_matches_model(replica, &m);
     check_indices(replica);
     /* Replaying it again bites on every sequence and changes nothing. */
-    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply_deltas(replica, record, n, &c), RV_OK);
     assert_int_equal(c.rejected[RV_DELTA_REJECTED_SEQUENCE], n);
     assert_true(digest_equal(digest_of(replica), original));
     rv_render_scene_destroy(replica);
@@ -1435,7 +1501,7 @@ static void *setup_replay(const rv_allocator *allocator)
 static rv_result call_apply_deltas(void *object)
 {
     sweep_object *o = object;
-    return rv_render_scene_apply_deltas(o->scene, o->record, o->record_count, NULL, NULL);
+    return rv_render_scene_apply_deltas(o->scene, o->record, o->record_count, NULL);
 }
 
 static void *setup_undigested(const rv_allocator *allocator)
@@ -1555,6 +1621,356 @@ static void test_out_of_memory_in_a_reentrant_batch_keeps_the_scene_consistent(v
     assert_true(allocation_count >= 3);
 }
 
+/* ---- node backing ---- */
+
+typedef struct bound_fixture {
+    rv_world *world;
+    rv_journal *journal;
+    rv_render_scene *scene;
+} bound_fixture;
+
+static bound_fixture make_bound(void)
+{
+    bound_fixture b;
+    assert_int_equal(rv_world_create(NULL, &b.world), RV_OK);
+    assert_int_equal(rv_journal_create(NULL, &b.journal), RV_OK);
+    rv_render_scene_desc desc = {0};
+    desc.world = b.world;
+    assert_int_equal(rv_render_scene_create(&desc, &b.scene), RV_OK);
+    return b;
+}
+
+static void free_bound(bound_fixture *b)
+{
+    rv_render_scene_destroy(b->scene);
+    rv_journal_destroy(b->journal);
+    rv_world_destroy(b->world);
+}
+
+static void apply_bound(bound_fixture *b)
+{
+    assert_int_equal(rv_render_scene_apply(b->scene, b->journal, NULL), RV_OK);
+}
+
+static void test_projections_are_backed_by_nodes_that_follow_them(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection p = simple_projection(RV_PROJECTION_OUTDOOR_STATIC, 0, RV_PROJECTION_TRANSLUCENT);
+    p.transform.position[0] = 10.0f;
+    p.transform.bounds[3] = 2.0f;
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &p, NULL), RV_OK);
+    p = simple_projection(RV_PROJECTION_CELL_STATIC, 3, RV_PROJECTION_HIDDEN);
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    rv_projection_record r = record_of(b.scene, 1);
+    assert_int_equal(rv_world_scene_stats(b.world).nodes, 2);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    float sphere[4];
+    assert_int_equal(rv_node_world_bounds(b.world, r.node, sphere), RV_OK);
+    assert_float_equal(sphere[0], 10.0f, 1e-5f);
+    assert_float_equal(sphere[3], 2.0f, 1e-5f);
+    /* Transform, flags follow; the hidden/translucent node flags swap. */
+    rv_projection_transform t = p.transform;
+    t.position[1] = 5.0f;
+    t.scale[0] = 3.0f;
+    assert_int_equal(rv_journal_update_transform(b.journal, 0, 1, 1, &t, NULL), RV_OK);
+    assert_int_equal(rv_journal_update_flags(b.journal, 0, 1, 1, RV_PROJECTION_HIDDEN, NULL), RV_OK);
+    assert_int_equal(rv_journal_update_flags(b.journal, 0, 2, 1, RV_PROJECTION_TRANSLUCENT, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    assert_int_equal(rv_node_world_bounds(b.world, r.node, sphere), RV_OK);
+    assert_float_equal(sphere[1], 5.0f, 1e-5f);
+    assert_float_equal(sphere[3], 3.0f, 1e-5f); /* radius 1 times the largest scale */
+    /* A replacement gets a fresh node; the old handle goes stale. */
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 2, &p, NULL), RV_OK);
+    apply_bound(&b);
+    rv_projection_record r2 = record_of(b.scene, 1);
+    assert_false(rv_node_is_valid(b.world, r.node));
+    assert_true(rv_node_is_valid(b.world, r2.node));
+    assert_int_equal(rv_render_scene_node_key(b.scene, r.node, NULL, NULL), RV_ERR_NOT_FOUND);
+    /* Unregister and ClearGeneration destroy nodes. */
+    assert_int_equal(rv_journal_unregister(b.journal, 0, 2, 1, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_world_scene_stats(b.world).nodes, 1);
+    check_nodes(b.scene, b.world);
+    assert_int_equal(rv_journal_clear_generation(b.journal, 1, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_world_scene_stats(b.world).nodes, 0);
+    assert_false(rv_node_is_valid(b.world, r2.node));
+    free_bound(&b);
+}
+
+static void test_equipped_child_nodes_hang_under_their_parent_projection_node(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection child = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    child.bucket.parent_key = 100;
+    child.transform.position[1] = 1.0f; /* relative to the parent */
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &child, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world); /* an orphan: a root */
+    rv_projection parent = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    parent.transform.position[0] = 50.0f;
+    assert_int_equal(rv_journal_register(b.journal, 0, 100, 1, &parent, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    rv_node parent_node = record_of(b.scene, 100).node, child_node = record_of(b.scene, 1).node, up;
+    assert_int_equal(rv_node_parent(b.world, child_node, &up), RV_OK);
+    assert_int_equal(up.id, parent_node.id);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(b.world, child_node, m), RV_OK);
+    assert_float_equal(m[12], 50.0f, 1e-5f);
+    assert_float_equal(m[13], 1.0f, 1e-5f);
+    /* The parent moves: the child moves with it, no delta of its own. */
+    rv_projection_transform t = parent.transform;
+    t.position[0] = 60.0f;
+    assert_int_equal(rv_journal_update_transform(b.journal, 0, 100, 1, &t, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    assert_int_equal(rv_node_world_matrix(b.world, child_node, m), RV_OK);
+    assert_float_equal(m[12], 60.0f, 1e-5f);
+    /* Parent replaced: the child follows the new node. Parent gone: the child is a root. */
+    assert_int_equal(rv_journal_register(b.journal, 0, 100, 2, &parent, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    assert_int_equal(rv_journal_unregister(b.journal, 0, 100, 2, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    assert_int_equal(rv_journal_register(b.journal, 0, 100, 3, &parent, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    /* Rebucketed away from its parent: a root. */
+    rv_projection_bucket dyn = { RV_PROJECTION_DYNAMIC, 0, 0 };
+    assert_int_equal(rv_journal_rebucket(b.journal, 0, 1, 1, &dyn, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    assert_int_equal(rv_node_parent(b.world, record_of(b.scene, 1).node, &up), RV_OK);
+    assert_int_equal(up.id, 0);
+    free_bound(&b);
+}
+
+static void test_equipped_cycles_leave_a_root_until_the_cycle_breaks(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection a = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    a.bucket.parent_key = 2;
+    rv_projection c = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    c.bucket.parent_key = 1;
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &a, NULL), RV_OK);
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &c, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    /* Breaking the cycle lets the blocked one attach. */
+    rv_projection_bucket dyn = { RV_PROJECTION_DYNAMIC, 0, 0 };
+    rv_node n1 = record_of(b.scene, 1).node, n2 = record_of(b.scene, 2).node, up1, up2;
+    assert_int_equal(rv_node_parent(b.world, n1, &up1), RV_OK);
+    assert_int_equal(rv_node_parent(b.world, n2, &up2), RV_OK);
+    uint64_t root_key = up1.id == 0 ? 1 : 2;
+    uint64_t other_key = root_key == 1 ? 2 : 1;
+    /* The one still attached becomes a plain dynamic root; the blocked one now attaches. */
+    assert_int_equal(rv_journal_rebucket(b.journal, 0, other_key, 1, &dyn, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    rv_node up;
+    assert_int_equal(rv_node_parent(b.world, record_of(b.scene, root_key).node, &up), RV_OK);
+    assert_int_equal(up.id, record_of(b.scene, other_key).node.id);
+    free_bound(&b);
+}
+
+static void test_world_bounds_map_back_to_the_same_world_sphere(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection p = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    p.transform.position[0] = 4.0f;
+    p.transform.position[2] = -7.0f;
+    p.transform.rotation[0] = 0.3f;
+    p.transform.rotation[1] = -0.5f;
+    p.transform.rotation[3] = 0.8f;
+    p.transform.scale[0] = 2.0f;
+    p.transform.scale[1] = -0.5f;
+    p.transform.scale[2] = 3.0f;
+    p.transform.bounds[0] = 5.0f;
+    p.transform.bounds[1] = 1.0f;
+    p.transform.bounds[2] = -6.0f;
+    p.transform.bounds[3] = 2.5f;
+    p.transform.bounds_space = RV_BOUNDS_WORLD;
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    float sphere[4];
+    assert_int_equal(rv_node_world_bounds(b.world, record_of(b.scene, 1).node, sphere), RV_OK);
+    for (int k = 0; k < 3; k++)
+        assert_float_equal(sphere[k], p.transform.bounds[k], 1e-4f);
+    assert_true(sphere[3] >= 2.5f);
+    assert_true(sphere[3] < 2.5f * 1.001f);
+    free_bound(&b);
+}
+
+static void test_nodes_the_host_destroys_are_forgotten(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection parent = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    rv_projection child = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    child.bucket.parent_key = 1;
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &parent, NULL), RV_OK);
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &child, NULL), RV_OK);
+    apply_bound(&b);
+    rv_node pn = record_of(b.scene, 1).node;
+    assert_int_equal(rv_node_destroy_subtree(b.world, pn), RV_OK);
+    assert_int_equal(record_of(b.scene, 1).node.id, 0);
+    assert_int_equal(record_of(b.scene, 2).node.id, 0);
+    assert_int_equal(rv_render_scene_node_key(b.scene, pn, NULL, NULL), RV_ERR_NOT_FOUND);
+    /* The projections live on without nodes; their deltas still apply. */
+    assert_int_equal(rv_journal_update_flags(b.journal, 0, 1, 1, RV_PROJECTION_HIDDEN, NULL), RV_OK);
+    assert_int_equal(rv_journal_unregister(b.journal, 0, 2, 1, NULL), RV_OK);
+    rv_apply_counts c;
+    assert_int_equal(rv_render_scene_apply(b.scene, b.journal, &c), RV_OK);
+    assert_int_equal(c.applied, 2);
+    assert_int_equal(rv_world_scene_stats(b.world).nodes, 0);
+    /* Registered again, it gets a node again. */
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 2, &parent, NULL), RV_OK);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    free_bound(&b);
+}
+
+static void test_a_world_binds_one_render_scene_and_may_die_first(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_render_scene_desc desc = {0};
+    desc.world = b.world;
+    rv_render_scene *second = NULL;
+    assert_int_equal(rv_render_scene_create(&desc, &second), RV_ERR_BAD_STATE);
+    assert_null(second);
+    rv_projection p = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    /* The world goes first: the scene carries on standalone. */
+    rv_world_destroy(b.world);
+    assert_int_equal(record_of(b.scene, 1).node.id, 0);
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_render_scene_counts(b.scene).projections, 2);
+    assert_int_equal(record_of(b.scene, 2).node.id, 0);
+    check_indices(b.scene);
+    rv_render_scene_destroy(b.scene);
+    /* A destroyed scene frees its world's slot for another. */
+    assert_int_equal(rv_world_create(NULL, &b.world), RV_OK);
+    desc.world = b.world;
+    assert_int_equal(rv_render_scene_create(&desc, &b.scene), RV_OK);
+    assert_int_equal(rv_journal_register(b.journal, 0, 3, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    rv_render_scene_destroy(b.scene);
+    assert_int_equal(rv_world_scene_stats(b.world).nodes, 0);
+    assert_int_equal(rv_render_scene_create(&desc, &b.scene), RV_OK);
+    free_bound(&b);
+}
+
+typedef struct visit_probe {
+    rv_render_scene *scene;
+    rv_journal *journal;
+    rv_result result;
+} visit_probe;
+
+static bool apply_inside_visit(rv_node node, const float world_matrix[16], void *user)
+{
+    visit_probe *v = user;
+    (void)node;
+    (void)world_matrix;
+    v->result = rv_render_scene_apply(v->scene, v->journal, NULL);
+    return false;
+}
+
+static void test_apply_during_a_node_visit_is_refused(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection p = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &p, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &p, NULL), RV_OK);
+    float vp[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, -0.1f, 0, 0, 0, 0, 1 };
+    rv_frustum fr;
+    assert_int_equal(rv_frustum_from_view_projection(vp, (rv_clip){0}, &fr), RV_OK);
+    visit_probe v = { b.scene, b.journal, RV_OK };
+    assert_int_equal(rv_visit_visible(b.world, RV_NODE_NONE, &fr, apply_inside_visit, &v, NULL), RV_OK);
+    assert_int_equal(v.result, RV_ERR_BAD_STATE);
+    assert_int_equal(rv_journal_get_stats(b.journal).pending, 1);
+    apply_bound(&b);
+    check_nodes(b.scene, b.world);
+    free_bound(&b);
+}
+
+/* Out of memory in a bound world: the world's node storage is reserved with the batch. */
+static void *setup_bound_batch(const rv_allocator *allocator)
+{
+    sweep_object *o = calloc(1, sizeof *o);
+    rv_world_desc wd = {0};
+    wd.allocator = *allocator;
+    wd.node_capacity = 4;
+    rv_world *world;
+    if (rv_world_create(&wd, &world) != RV_OK)
+        return NULL;
+    rv_journal_desc jd = {0};
+    jd.allocator = *allocator;
+    rv_render_scene_desc sd = {0};
+    sd.allocator = *allocator;
+    sd.initial_capacity = 4;
+    sd.world = world;
+    if (rv_journal_create(&jd, &o->journal) != RV_OK || rv_render_scene_create(&sd, &o->scene) != RV_OK)
+        return NULL;
+    o->record = (rv_delta *)world; /* teardown destroys it */
+    uint64_t rng = 12;
+    for (uint64_t k = 0; k < 3; k++) {
+        rv_projection p = make_projection(&rng, k, 3, 2);
+        p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+        p.bucket.parent_key = 0;
+        rv_journal_register(o->journal, 0, k, 1, &p, NULL);
+    }
+    rv_render_scene_apply(o->scene, o->journal, NULL);
+    for (uint64_t k = 3; k < 30; k++) {
+        rv_projection p = make_projection(&rng, k, 30, 4);
+        rv_journal_register(o->journal, 0, k, 1, &p, NULL);
+    }
+    return o;
+}
+
+static uint64_t bound_fingerprint(void *object)
+{
+    sweep_object *o = object;
+    rv_world *world = (rv_world *)o->record;
+    return scene_fingerprint(object) ^ ((uint64_t)rv_world_scene_stats(world).nodes << 40);
+}
+
+static void bound_teardown(void *object)
+{
+    sweep_object *o = object;
+    rv_world *world = (rv_world *)o->record;
+    o->record = NULL;
+    rv_render_scene_destroy(o->scene);
+    o->scene = NULL;
+    rv_world_destroy(world);
+    sweep_teardown(o);
+}
+
+static void test_out_of_memory_in_a_bound_world_leaves_scene_and_nodes_unchanged(void **state)
+{
+    (void)state;
+    const rvt_sweep sweep = { "apply with node growth", setup_bound_batch, call_apply, bound_fingerprint,
+                              bound_teardown };
+    assert_true(rvt_run_sweep(&sweep) >= 8);
+}
+
 /* ---- thread ownership ---- */
 
 #include <pthread.h>
@@ -1618,6 +2034,14 @@ int main(void)
         cmocka_unit_test(test_out_of_memory_at_each_allocation_leaves_the_scene_unchanged),
         cmocka_unit_test(test_out_of_memory_in_a_reentrant_batch_keeps_the_scene_consistent),
         cmocka_unit_test(test_apply_from_a_thread_that_does_not_own_the_journal_is_refused),
+        cmocka_unit_test(test_projections_are_backed_by_nodes_that_follow_them),
+        cmocka_unit_test(test_equipped_child_nodes_hang_under_their_parent_projection_node),
+        cmocka_unit_test(test_equipped_cycles_leave_a_root_until_the_cycle_breaks),
+        cmocka_unit_test(test_world_bounds_map_back_to_the_same_world_sphere),
+        cmocka_unit_test(test_nodes_the_host_destroys_are_forgotten),
+        cmocka_unit_test(test_a_world_binds_one_render_scene_and_may_die_first),
+        cmocka_unit_test(test_apply_during_a_node_visit_is_refused),
+        cmocka_unit_test(test_out_of_memory_in_a_bound_world_leaves_scene_and_nodes_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

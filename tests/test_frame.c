@@ -133,13 +133,13 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
 {
     (void)state;
     rv_world *w = world_new(256);
-    /* A 20 x 10 m wall 10 m ahead; a crate behind it, one beside it, one in front. */
+    /* A 6 x 10 m wall 10 m ahead; a crate behind it, one beside it, one in front. */
     rv_node wall;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
-    float wmin[3] = { -10, 0, -10.5f }, wmax[3] = { 10, 10, -10 };
+    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
     assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
     rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
-    rv_node beside = object_at(w, RV_NODE_NONE, 14, 1.5f, -20, 0.5f);
+    rv_node beside = object_at(w, RV_NODE_NONE, 10, 1.5f, -20, 0.5f);
     rv_node front = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
@@ -363,11 +363,14 @@ static void test_lod_levels_and_nothing_level(void **state)
     assert_int_equal(v.counts.lod_culled, 1);
     assert_int_equal(v.counts.lod_histogram[0], 2);
     assert_int_equal(v.counts.lod_histogram[1], 1);
-    /* Move mid closer: a crossfade starts, two items with weights summing to 1, and the
-     * frame asks to keep ticking. */
+    /* Move mid closer: a crossfade starts (its first frame is all old level), then two items
+     * with weights summing to 1, and the frame asks to keep ticking. */
     float p[3] = { 0, 1.7f, -8 };
     assert_int_equal(rv_node_set_position(w, mid, p), RV_OK);
     c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    c.v.time_ms = 200;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     float sum = 0;
     int items = 0;
@@ -414,12 +417,18 @@ static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
     assert_false(view_draws(&v, child_a));
     assert_int_equal(v.hlod_load_request_count, 1);
     assert_true(rv_node_equal(v.hlod_load_requests[0], region));
-    /* Both resident: it refines (crossfading), and after the fade only the children draw. */
+    /* Both resident: it refines, crossfading (the fade's first frame is all region), and
+     * after the fade only the children draw. */
     assert_int_equal(rv_node_set_hlod_resident(w, child_b, true), RV_OK);
     c.v.time_ms = 32;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-    assert_true(view_draws(&v, child_a));
+    assert_true(view_draws(&v, region));
     assert_true(v.counts.hlod_refined >= 1);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_true(view_draws(&v, child_a));
+    assert_true(v.counts.crossfades >= 2);
     c.v.time_ms = 1000;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, region));
@@ -429,6 +438,8 @@ static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
 }
 
 static int reprocess_calls;
+static bool host_busy;
+static bool is_busy(void *user) { (void)user; return host_busy; }
 static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
 {
     (void)parts; (void)user;
@@ -440,6 +451,9 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     (void)state;
     rv_world_desc d = { 0 };
     d.partition.request_reprocess = on_reprocess;
+    d.partition.is_update_in_progress = is_busy;
+    host_busy = false;
+    reprocess_calls = 0;
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
     rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
@@ -452,9 +466,17 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
     assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
     camera c;
-    float look_right[3] = { 30, 1.7f, -20 };
-    camera_make(&c, eye0, look_right, 0.8f, 0);
+    float look[3] = { 0, 1.7f, -20 };
+    camera_make(&c, eye0, look, 2.0f, 0);
     rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* first sight: not a re-entry */
+    assert_true(view_draws(&v, left));
+    assert_int_equal(v.resync_request_count, 0);
+    /* A committed slice keeps only the right half: the left storey is hidden by the gate
+     * although the frustum sees it. */
+    float smin[3] = { 0, -100, -100 }, smax[3] = { 100, 100, 100 };
+    assert_int_equal(rv_partition_set_committed_slice(w, smin, smax), RV_OK);
+    c.v.time_ms = 8;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(view_draws(&v, right));
     assert_false(view_draws(&v, left));
@@ -463,17 +485,25 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     bool left_visible = true;
     assert_int_equal(rv_partition_part_frustum_visible(w, left, &left_visible), RV_OK);
     assert_false(left_visible);
-    /* Turn to see both: the left storey re-enters and its resync is requested. */
-    float look_both[3] = { 0, 1.7f, -20 };
-    camera_make(&c, eye0, look_both, 2.0f, 16);
+    /* Clear the slice while the host is busy: the left storey re-enters, its resync is held,
+     * and the loop must keep ticking to deliver it. */
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    host_busy = true;
+    c.v.time_ms = 16;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(view_draws(&v, left));
     assert_true(view_draws(&v, left_item));
+    assert_int_equal(v.resync_request_count, 0);
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    /* The host is free: the request is flushed (once), and nothing waits any more. */
+    host_busy = false;
+    c.v.time_ms = 24;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.resync_request_count, 1);
     assert_int_equal(v.resync_requests[0].part_count, 1);
     assert_true(rv_node_equal(v.resync_requests[0].parts[0], left));
     assert_int_equal(reprocess_calls, 1);
-    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    assert_int_equal(v.tick.mode, RV_TICK_IDLE);
     rv_world_destroy(w);
 }
 

@@ -1209,7 +1209,7 @@ RV_API rv_result rv_residency_begin_frame(rv_residency *residency, double now_ms
 /* Requests a page for this frame with priority distance (world units, >= 0; smaller loads
  * first). in_use also touches it: it is used now, so it is not evicted this frame and its
  * load is not prefetch. Requesting again in one frame keeps the smallest distance.
- * rv_grid_update calls this for each cell; hosts call it for pages outside any grid.
+ * rv_grid_update does the same for each cell; hosts call this for pages outside any grid.
  * Errors: RV_ERR_INVALID_ARG (NULL, distance < 0), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no
  * frame begun yet), RV_ERR_OUT_OF_MEMORY (the first request of a page may allocate; nothing
  * changes on failure). */

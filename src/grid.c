@@ -14,6 +14,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Cells an update may reserve beyond what it creates (about 3 MiB of page records). */
+#define RESERVE_SLACK 16384u
+
 struct rv_grid {
     rvi_heap own_heap;
     rvi_heap *heap;
@@ -192,6 +195,45 @@ static bool square_of(const rv_grid *g, const rv_stream_source *s, source_square
            axis_cells(s->position[2], reach, g->origin_z, g->cell, g->desc.count_z, &sq->z0, &sq->z1);
 }
 
+/* Visits every cell within reach of a source. With residency_apply, wants each of them and
+ * counts into *st; without, only counts (into the return value) the visits of cells the
+ * residency does not know yet: an upper bound on the pages the update will create. */
+static uint64_t visit_cells(const rv_grid *g, const rv_stream_source *sources, uint32_t n, rv_residency *residency,
+                            bool apply, uint64_t serial, rv_grid_stats *st)
+{
+    uint64_t unknown = 0;
+    uint32_t count_x = g->desc.count_x;
+    for (uint32_t s = 0; s < n; s++) {
+        const rv_stream_source *src = &sources[s];
+        source_square sq;
+        if (!square_of(g, src, &sq))
+            continue;
+        double px = src->position[0], pz = src->position[2];
+        double radius = src->radius, reach = radius + g->desc.lead;
+        for (uint32_t z = sq.z0; z <= sq.z1; z++) {
+            double dz = axis_gap(pz, g->origin_z + z * g->cell, g->cell);
+            if (dz > reach)
+                continue;
+            for (uint32_t x = sq.x0; x <= sq.x1; x++) {
+                double dx = axis_gap(px, g->origin_x + x * g->cell, g->cell);
+                double d = sqrt(dx * dx + dz * dz);
+                if (d > reach)
+                    continue;
+                rv_page_key key = { g->desc.source, z * count_x + x };
+                if (!apply) {
+                    unknown += !rvi_residency_knows(residency, key);
+                    continue;
+                }
+                bool new_request, new_touch;
+                rvi_residency_want_cell(residency, key, (float)d, d <= radius, serial, &new_request, &new_touch);
+                st->requested_cells += new_request;
+                st->touched_cells += new_touch;
+            }
+        }
+    }
+    return unknown;
+}
+
 rv_result rv_grid_update(rv_grid *g, const rv_stream_source *sources, uint32_t n, rv_residency *residency)
 {
     if (!g || !residency || (!sources && n > 0))
@@ -212,36 +254,17 @@ rv_result rv_grid_update(rv_grid *g, const rv_stream_source *sources, uint32_t n
         return RV_ERR_CAPACITY;
     if (!rvi_residency_frame_begun(residency))
         return RV_ERR_BAD_STATE;
-    /* At most every visited cell is a page the residency has not seen yet. */
-    RVI_TRY(rvi_residency_reserve(residency, cells));
+    /* Every visited cell could be a page the residency has not seen: reserve that much, so
+     * the update cannot fail half done. A large square (mostly over known pages, frame
+     * after frame) would keep that much slack in the table, so past RESERVE_SLACK cells the
+     * unknown ones are counted first (one extra lookup per cell) and only they reserved. */
+    uint64_t new_pages = cells;
+    if (cells > RESERVE_SLACK && !rvi_residency_has_room(residency, cells))
+        new_pages = visit_cells(g, sources, n, residency, false, 0, NULL);
+    RVI_TRY(rvi_residency_reserve(residency, new_pages));
 
-    uint64_t serial = rvi_residency_next_serial(residency);
     rv_grid_stats st = { 0, 0, cells };
-    uint32_t count_x = g->desc.count_x;
-    for (uint32_t s = 0; s < n; s++) {
-        const rv_stream_source *src = &sources[s];
-        source_square sq;
-        if (!square_of(g, src, &sq))
-            continue;
-        double px = src->position[0], pz = src->position[2];
-        double radius = src->radius, reach = radius + g->desc.lead;
-        for (uint32_t z = sq.z0; z <= sq.z1; z++) {
-            double dz = axis_gap(pz, g->origin_z + z * g->cell, g->cell);
-            if (dz > reach)
-                continue;
-            for (uint32_t x = sq.x0; x <= sq.x1; x++) {
-                double dx = axis_gap(px, g->origin_x + x * g->cell, g->cell);
-                double d = sqrt(dx * dx + dz * dz);
-                if (d > reach)
-                    continue;
-                bool new_request, new_touch;
-                rv_page_key key = { g->desc.source, z * count_x + x };
-                rvi_residency_want_cell(residency, key, (float)d, d <= radius, serial, &new_request, &new_touch);
-                st.requested_cells += new_request;
-                st.touched_cells += new_touch;
-            }
-        }
-    }
+    visit_cells(g, sources, n, residency, true, rvi_residency_next_serial(residency), &st);
     g->stats = st;
     return RV_OK;
 }

@@ -176,3 +176,18 @@ rv_result rvi_residency_reserve(rv_residency *r, uint64_t new_pages)
     RVI_TRY(rvi_vec_reserve(r->heap, &r->retry, sizeof(rvi_rank), total));
     return rvi_map_reserve(r->heap, &r->index, total);
 }
+
+bool rvi_residency_has_room(const rv_residency *r, uint64_t new_pages)
+{
+    uint64_t live = (uint64_t)r->pages.count - r->free_count;
+    uint64_t total = live + new_pages;
+    uint64_t slots = (uint64_t)r->free_count + (r->pages.capacity - r->pages.count);
+    /* The map keeps its load at most 3/4 (map.c). */
+    return total <= UINT32_MAX - 1 && new_pages <= slots && total <= r->queue.capacity &&
+           total <= r->retry.capacity && total + total / 3 + 1 <= r->index.capacity;
+}
+
+bool rvi_residency_knows(const rv_residency *r, rv_page_key key)
+{
+    return rvi_map_get(&r->index, rvi_page_key_bits(key), NULL);
+}

@@ -14,6 +14,12 @@ rv_result rvi_residency_create_in(rvi_heap *heap, const rv_residency_desc *desc,
  * as it was. */
 rv_result rvi_residency_reserve(rv_residency *residency, uint64_t new_pages);
 
+/* True when new_pages unknown pages fit the reserved room without allocating. */
+bool rvi_residency_has_room(const rv_residency *residency, uint64_t new_pages);
+
+/* True when the residency has a record of key (any state but absent). */
+bool rvi_residency_knows(const rv_residency *residency, rv_page_key key);
+
 /* True once rv_residency_begin_frame has been called: wants need a frame to belong to. */
 bool rvi_residency_frame_begun(const rv_residency *residency);
 

@@ -508,6 +508,30 @@ static void test_update_refuses_bad_arguments_and_changes_nothing(void **state)
     rv_grid_destroy(g);
 }
 
+static void test_large_square_over_known_pages_reserves_nothing_more(void **state)
+{
+    (void)state;
+    rv_grid *g = make_grid(desc_of(1, 0, 0, 1, 256, 256, 0));
+    rv_residency *r = make_residency();
+    rv_stream_source s = source_at(128, 128, 100); /* ~31,400 cells in a 201 x 201 square */
+    assert_int_equal(rv_grid_update(g, &s, 1, r), RV_OK);
+    uint32_t requested = rv_grid_get_stats(g).requested_cells;
+    assert_true(requested > 30000);
+    rv_alloc_stats first = rv_residency_alloc_stats(r);
+    /* Again, slightly moved: the square alone would ask for room for 40,401 more pages; the
+     * few that are new are counted instead, so the table does not double. */
+    for (int f = 1; f <= 3; f++) {
+        assert_int_equal(rv_residency_begin_frame(r, f * 16.0), RV_OK);
+        s.position[0] += 0.5f;
+        assert_int_equal(rv_grid_update(g, &s, 1, r), RV_OK);
+    }
+    rv_alloc_stats later = rv_residency_alloc_stats(r);
+    assert_true(later.bytes_live <= first.bytes_live + first.bytes_live / 4);
+    assert_true(rv_residency_get_stats(r).pages_requested >= rv_grid_get_stats(g).requested_cells);
+    rv_residency_destroy(r);
+    rv_grid_destroy(g);
+}
+
 /* ---- allocation failures --------------------------------------------------------------- */
 
 typedef struct sweep_env {
@@ -622,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_sources_out_of_reach_touch_nothing_and_edges_clip),
         cmocka_unit_test(test_overlapping_sources_count_once_and_keep_the_smallest_distance),
         cmocka_unit_test(test_update_refuses_bad_arguments_and_changes_nothing),
+        cmocka_unit_test(test_large_square_over_known_pages_reserves_nothing_more),
         cmocka_unit_test(test_update_and_create_survive_every_allocation_failure),
     };
     return cmocka_run_group_tests_name("grid", tests, NULL, NULL);

@@ -328,8 +328,11 @@ RV_API rv_result rv_update_world(rv_world *world);
 RV_API rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16]);
 
 /* World bounds as of the last rv_update_world: float[4] = centre x, y, z, radius (world
- * units). radius < 0 when neither the node nor any descendant has geometry (the centre is
- * then the node's world position). See rv_update_world for how tight it is.
+ * units). It always encloses the node's own geometry sphere and every child's world bounds;
+ * it may be larger than minimal (see rv_update_world). radius < 0 means nothing in the
+ * subtree has geometry (the centre is then the node's world position); an ancestor of
+ * geometry that was removed or moved away may keep a larger sphere until it is next
+ * recomputed exactly.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4]);
 
@@ -627,7 +630,7 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  *
  * Level numbers: 0 is the finest. A ladder of n thresholds answers 0..n; n means "smaller
  * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides).
- * An angle reaches a threshold when angle * bias >= threshold; angles within one part in
+ * An angle reaches a threshold when angle * bias >= threshold; angles within two parts in
  * a million below a threshold also count as reaching it (float rounding errs toward detail).
  * An eye inside the sphere (distance <= radius) reaches every threshold: level 0. */
 
@@ -691,9 +694,10 @@ typedef struct rv_lod_selector {
  * 1..RV_LOD_MAX_THRESHOLDS; thresholds strictly descending (finest level's first), positive
  * and finite. A threshold of pi or more is reached only from inside the sphere, unless a
  * bias > 1 magnifies angles. Suggested start: {0.2, 0.06, 0.015} (seed ladder).
- * Errors (*out unchanged): RV_ERR_INVALID_ARG (thresholds or out NULL, count 0, a threshold
- * <= 0), RV_ERR_CAPACITY (count > RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE (NaN/Inf),
- * RV_ERR_ORDER (two thresholds equal or ascending). Checked in that order. */
+ * Errors (*out unchanged; checked in this order): RV_ERR_INVALID_ARG (thresholds or out
+ * NULL, count 0), RV_ERR_CAPACITY (count > RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE (a
+ * NaN/Inf), RV_ERR_INVALID_ARG (a threshold <= 0), RV_ERR_ORDER (two thresholds equal or
+ * ascending). */
 RV_API rv_result rv_lod_ladder_make(const float *thresholds, uint32_t count, rv_lod_ladder *out);
 
 /* The level of a sphere (centre float[3], radius >= 0, world units) seen from eye
@@ -714,7 +718,8 @@ RV_API rv_result rv_lod_for_sphere(const float center[3], float radius, const fl
  * Agrees with rv_lod_for_sphere except within ~2e-6 relative of a threshold. To split the
  * work across threads, offset the pointers and count (no shared state is written).
  * Errors: RV_ERR_INVALID_ARG (a NULL array with count > 0, view NULL, bad ladder or desc,
- * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input). On a per-sphere
+ * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input), RV_ERR_ORDER /
+ * RV_ERR_CAPACITY (a hand-filled ladder). On a per-sphere
  * error every level is still written; a sphere with a NaN answers the finest level allowed,
  * and the error is reported after the loop. count 0 is RV_OK. */
 RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *desc,
@@ -728,7 +733,8 @@ RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod
  * rv_lod_select_spheres; desc as rv_lod_desc (NULL = defaults). The first update of a zeroed
  * selector picks the level without hysteresis and without a fade.
  * Errors (selector and *out unchanged): RV_ERR_INVALID_ARG (NULL, radius < 0, dt_ms < 0,
- * bad ladder/desc/view), RV_ERR_NOT_FINITE. */
+ * bad ladder/desc/view), RV_ERR_NOT_FINITE, RV_ERR_ORDER / RV_ERR_CAPACITY (a hand-filled
+ * ladder). */
 RV_API rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder *ladder,
                                         const rv_lod_desc *desc, const rv_lod_view *view,
                                         const float center[3], float radius, float dt_ms,
@@ -852,9 +858,11 @@ typedef struct rv_hlod_result {
  * when it wanted to refine, it is listed in loads. A non-resident region is never drawn:
  * the walk passes through it to whatever below is resident. When the cut changes, parent
  * and children crossfade over crossfade_ms (linear; a reversal continues from the current
- * weights); a child turning non-resident ends its parent's fade at once. Reads world bounds
- * as of the last rv_update_world. Steady calls allocate nothing (storage grows to the
- * world's node and region counts once).
+ * weights; as with LOD, a change made in a call lists the incoming regions with weight 0
+ * and dt_ms of the next calls moves them); a child turning non-resident ends its parent's
+ * fade at once. Several levels may fade at once; the weights along a path still sum to 1.
+ * Reads world bounds as of the last rv_update_world. Steady calls allocate nothing
+ * (storage grows to the world's node and region counts once).
  * Errors (state unchanged): RV_ERR_INVALID_ARG (NULL, bad view, dt_ms < 0),
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE (root), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
@@ -1031,8 +1039,9 @@ RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const r
 RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
 
 /* Ends the gate frame at now_ms (host milliseconds, finite). With a frustum, first gates
- * the groups revealed since begin (groups that were not gated this frame, or that the
- * gate's own test hid, and now pass it; groups reported hidden stay hidden). Groups neither
+ * what was revealed since begin: groups that were not gated this frame, or that the gate's
+ * own test hid, and now pass it (groups reported hidden stay hidden), and parts added to or
+ * attached under a group already gated this frame. Groups neither
  * gated nor reported this frame count as culled as a whole. Then judges every part against
  * the previous frame (first sight, re-entry, activation expiry), polls readiness from the
  * leaf reports, and, unless is_update_in_progress answers true, flushes the waiting resyncs:
@@ -1060,7 +1069,7 @@ typedef struct rv_partition_part_info {
     bool ever_visible;            /* false while the part has never been seen */
     bool frustum_visible;         /* as rv_partition_part_frustum_visible */
     bool resync_waiting;          /* its request waits (the host was busy at the last flush) */
-    uint32_t activation_requests; /* activation requests delivered and not yet answered */
+    uint32_t activation_requests; /* activation requests delivered while it was not active */
     double activation_expiry_ms;  /* when the next one is due; 0 when none is */
 } rv_partition_part_info;
 
@@ -1491,6 +1500,9 @@ typedef struct rv_journal_desc {
     rv_allocator allocator;
     uint32_t initial_capacity; /* deltas held before the buffer grows; 0 = default 1024 */
     bool keep_every_update;    /* true: never coalesce (every update keeps its own entry) */
+    uint32_t coalescing_keys;  /* keys a tick remembers for coalescing (a direct-mapped table,
+                                  rounded up to a power of two, <= 2^24); 0 = default 4096.
+                                  A key pushed out by another just gets a new entry. */
 } rv_journal_desc;
 
 /* Journal counters since creation. */
@@ -1542,8 +1554,9 @@ RV_API rv_result rv_journal_register(rv_journal *journal, uint32_t generation, u
  * generation, with no structural edge of that key (and no ClearGeneration) after it, the
  * new payload replaces that entry's (which keeps its place and sequence; *out_sequence
  * receives it) and stats.coalesced counts it — applying the tick gives the same scene as
- * applying every update in order. Errors as rv_journal_register (NULL payload:
- * RV_ERR_INVALID_ARG). */
+ * applying every update in order. Merging is best effort: the journal remembers the latest
+ * update of up to desc.coalescing_keys keys a tick (more keys simply get more entries).
+ * Errors as rv_journal_register (NULL payload: RV_ERR_INVALID_ARG). */
 RV_API rv_result rv_journal_update_transform(rv_journal *journal, uint32_t generation, uint64_t key,
                                              uint32_t incarnation, const rv_projection_transform *transform,
                                              uint64_t *out_sequence);

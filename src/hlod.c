@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A self weight this close to 0 or 1 is taken as 0 or 1 (a millionth of a fade). */
+#define FADE_SNAP 1e-6f
+
 typedef struct hlod_region {
     uint32_t node_index;
     float geometric_error;  /* world units */
@@ -273,6 +276,11 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     if (pass->crossfade_ms > 0.0f) {
         float step = pass->dt_ms / pass->crossfade_ms;
         s = region->refining ? fmaxf(0.0f, s - step) : fminf(1.0f, s + step);
+        /* Steps of dt / crossfade accumulate rounding: land exactly on the ends. */
+        if (s < FADE_SNAP)
+            s = 0.0f;
+        else if (s > 1.0f - FADE_SNAP)
+            s = 1.0f;
     }
     child_scan children = scan_children(world, st, node_index, false);
     bool want_refine = children.any && sse > pass->max_screen_space_error;
@@ -316,6 +324,25 @@ static int compare_loads(const void *a, const void *b)
     return (x->region.id > y->region.id) - (x->region.id < y->region.id);
 }
 
+/* A new block for at least need elements when vec holds fewer (geometric growth; the old
+ * contents are not needed: the walk starts empty), else *block = NULL. */
+static rv_result fresh_block(rvi_heap *heap, const rvi_vec *vec, size_t elem, uint32_t need,
+                             void **block, uint32_t *capacity)
+{
+    *block = NULL;
+    *capacity = 0;
+    if (need <= vec->capacity)
+        return RV_OK;
+    uint64_t cap = vec->capacity ? vec->capacity : 8;
+    while (cap < need)
+        cap *= 2;
+    *block = rvi_alloc(heap, (size_t)cap * elem);
+    if (!*block)
+        return RV_ERR_OUT_OF_MEMORY;
+    *capacity = (uint32_t)cap;
+    return RV_OK;
+}
+
 /* Pushes node's children (walk order: first child popped first). Capacity is reserved. */
 static void push_children(const rvi_scene *sc, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
 {
@@ -343,8 +370,9 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, view, dt_ms, &pass));
 
-    /* Reserve everything first (the walk pushes each node at most once and lists each
-     * region at most once), so a failure changes nothing and the walk cannot fail. */
+    /* Get every block first (the walk pushes each node at most once and lists each region
+     * at most once), as fresh blocks adopted only when all were obtained: a failure changes
+     * nothing (the previous result stays valid) and the walk cannot fail. */
     hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
     bool created = false;
     if (!st) {
@@ -354,20 +382,28 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
         created = true;
     }
     rvi_heap *heap = &world->heap;
-    uint32_t nodes = world->scene.pool.live + 1;
-    uint32_t regions = st->regions.count + 1;
-    rv_result r = rvi_vec_reserve(heap, &st->stack, sizeof(hlod_walk_entry), nodes);
-    if (r == RV_OK)
-        r = rvi_vec_reserve(heap, &st->draws, sizeof(rv_hlod_draw), regions);
-    if (r == RV_OK)
-        r = rvi_vec_reserve(heap, &st->loads, sizeof(rv_hlod_load), regions);
+    struct { rvi_vec *vec; size_t elem; uint32_t need; void *block; uint32_t capacity; } grow[3] = {
+        { &st->stack, sizeof(hlod_walk_entry), world->scene.pool.live + 1, NULL, 0 },
+        { &st->draws, sizeof(rv_hlod_draw), st->regions.count + 1, NULL, 0 },
+        { &st->loads, sizeof(rv_hlod_load), st->regions.count + 1, NULL, 0 },
+    };
+    rv_result r = RV_OK;
+    for (int i = 0; i < 3 && r == RV_OK; i++)
+        r = fresh_block(heap, grow[i].vec, grow[i].elem, grow[i].need, &grow[i].block, &grow[i].capacity);
     if (r != RV_OK) {
-        /* Capacity grown by the calls that succeeded is kept for the next call; nothing the
-         * host can observe besides the allocation counters has changed. */
+        for (int i = 0; i < 3; i++)
+            rvi_free(heap, grow[i].block, (size_t)grow[i].capacity * grow[i].elem);
         if (created)
             hlod_state_destroy(world, st);
         return r;
     }
+    for (int i = 0; i < 3; i++)
+        if (grow[i].block) {
+            rvi_free(heap, grow[i].vec->data, (size_t)grow[i].vec->capacity * grow[i].elem);
+            grow[i].vec->data = grow[i].block;
+            grow[i].vec->capacity = grow[i].capacity;
+            grow[i].vec->count = 0;
+        }
     if (created)
         hlod_state_register(world, st);
 

@@ -8,6 +8,7 @@
  * sees the same validity and the final scene is the same as applying both in order. */
 #include "journal.h"
 #include "core/check.h"
+#include "core/hash.h"
 #include "core/pool.h"
 
 #include <string.h>
@@ -117,6 +118,13 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     rv_journal_desc d = desc ? *desc : (rv_journal_desc){0};
     if (d.initial_capacity == 0)
         d.initial_capacity = 1024;
+    if (d.coalescing_keys == 0)
+        d.coalescing_keys = 4096;
+    if (d.coalescing_keys > (1u << 24))
+        return RV_ERR_INVALID_ARG;
+    uint32_t slots = 1;
+    while (slots < d.coalescing_keys)
+        slots *= 2;
     rvi_heap heap;
     rvi_heap_init(&heap, &d.allocator);
     rv_journal *j = rvi_alloc(&heap, sizeof *j);
@@ -126,8 +134,14 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     j->heap = heap;
     j->keep_every_update = d.keep_every_update;
     j->next_sequence = 1;
+    j->epoch = 1; /* the zeroed table's records (epoch 0) are all stale */
     j->owner = current_thread();
-    if (rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), d.initial_capacity) != RV_OK) {
+    if (!d.keep_every_update) {
+        j->coalesce = rvi_calloc(&j->heap, slots, sizeof *j->coalesce);
+        j->coalesce_slots = j->coalesce ? slots : 0;
+    }
+    if ((!d.keep_every_update && !j->coalesce) ||
+        rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), d.initial_capacity) != RV_OK) {
         rv_journal_destroy(j);
         return RV_ERR_OUT_OF_MEMORY;
     }
@@ -141,8 +155,8 @@ void rv_journal_destroy(rv_journal *j)
     if (!j)
         return;
     rvi_vec_free(&j->heap, &j->deltas, sizeof(rv_delta));
-    rvi_vec_free(&j->heap, &j->coalesce_records, sizeof(rvi_coalesce_record));
-    rvi_map_free(&j->heap, &j->coalesce_lookup);
+    rvi_free(&j->heap, j->coalesce, (size_t)j->coalesce_slots * sizeof *j->coalesce);
+    rvi_vec_free(&j->heap, &j->needs.cell_entries, sizeof(uint32_t));
     rvi_heap heap = j->heap;
     rvi_free(&heap, j, sizeof *j);
 }
@@ -164,28 +178,72 @@ rv_result rvi_journal_check_thread(const rv_journal *j)
 
 /* ---- append ---- */
 
-/* Forgets every coalescing target (a ClearGeneration, the end of a tick). */
+static rv_projection_class target_class(const rv_delta *d)
+{
+    if (d->kind != RV_DELTA_REGISTER && d->kind != RV_DELTA_REBUCKET)
+        return RV_PROJECTION_CLASS_NONE;
+    return d->projection.bucket.projection_class;
+}
+
+/* Counts entry `index` into the drain's reservation needs (room reserved by the caller). */
+static void count_needs(rv_journal *j, const rv_delta *d, uint32_t index)
+{
+    j->needs.registers += d->kind == RV_DELTA_REGISTER;
+    rv_projection_class c = target_class(d);
+    j->needs.equipped_targets += c == RV_PROJECTION_EQUIPPED_CHILD;
+    if (c == RV_PROJECTION_CELL_STATIC)
+        RVI_VEC_AT(j->needs.cell_entries, uint32_t, j->needs.cell_entries.count++) = index;
+}
+
+static void forget_needs(rv_journal *j)
+{
+    j->needs.registers = j->needs.equipped_targets = 0;
+    j->needs.cell_entries.count = 0;
+}
+
+/* Forgets every coalescing target (a ClearGeneration, the end of a tick): O(1). */
 static void forget_coalescing(rv_journal *j)
 {
-    if (j->coalesce_lookup.count)
-        rvi_map_clear(&j->coalesce_lookup);
-    j->coalesce_records.count = 0;
+    if (++j->epoch == 0) { /* wrapped: old records could look current again */
+        if (j->coalesce)
+            memset(j->coalesce, 0, (size_t)j->coalesce_slots * sizeof *j->coalesce);
+        j->epoch = 1;
+    }
+}
+
+/* The key's coalescing record, or NULL when the table holds none for it this tick. */
+static rvi_coalesce_record *coalesce_record(const rv_journal *j, uint64_t key)
+{
+    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
+    return r->epoch == j->epoch && r->key == key ? r : NULL;
 }
 
 /* The entry an update of this channel may merge into, or RVI_INDEX_NONE. */
-static uint32_t coalesce_target(const rv_journal *j, const rv_delta *d, int channel, rvi_coalesce_record **out_record)
+static uint32_t coalesce_target(const rv_journal *j, const rv_delta *d, int channel)
 {
-    uint64_t record_index;
-    *out_record = NULL;
-    if (!rvi_map_get(&j->coalesce_lookup, d->key, &record_index))
-        return RVI_INDEX_NONE;
-    rvi_coalesce_record *r = &RVI_VEC_AT(j->coalesce_records, rvi_coalesce_record, (uint32_t)record_index);
-    *out_record = r;
-    if (r->generation != d->generation || r->incarnation != d->incarnation)
+    const rvi_coalesce_record *r = coalesce_record(j, d->key);
+    if (!r || r->generation != d->generation || r->incarnation != d->incarnation)
         return RVI_INDEX_NONE;
     uint32_t entry = r->entry[channel];
     /* Entries below the cursor were already taken by a running drain. */
     return entry != RVI_INDEX_NONE && entry >= j->cursor ? entry : RVI_INDEX_NONE;
+}
+
+/* Remembers entry `index` (an update of `channel`) as the key's merge target. The table is
+ * direct-mapped: another key's record in the same place is pushed out, which only means
+ * that key's next update gets an entry of its own (not merging is always correct). */
+static void remember_update(rv_journal *j, const rv_delta *d, int channel, uint32_t index)
+{
+    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(d->key) & (j->coalesce_slots - 1)];
+    if (r->epoch != j->epoch || r->key != d->key || r->generation != d->generation ||
+        r->incarnation != d->incarnation) {
+        r->key = d->key;
+        r->epoch = j->epoch;
+        r->generation = d->generation;
+        r->incarnation = d->incarnation;
+        r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
+    }
+    r->entry[channel] = index;
 }
 
 static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
@@ -193,11 +251,9 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     RVI_TRY(rvi_journal_check_thread(j));
     RVI_TRY(rvi_delta_validate(in));
     int channel = channel_of(in->kind);
-    bool coalescing = !j->keep_every_update;
 
-    rvi_coalesce_record *record = NULL;
-    if (coalescing && channel != CHANNEL_NONE) {
-        uint32_t target = coalesce_target(j, in, channel, &record);
+    if (j->coalesce && channel != CHANNEL_NONE) {
+        uint32_t target = coalesce_target(j, in, channel);
         if (target != RVI_INDEX_NONE) {
             rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, target);
             uint64_t sequence = e->sequence;
@@ -215,12 +271,8 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     if (j->deltas.count == UINT32_MAX)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
-    bool new_record = coalescing && channel != CHANNEL_NONE && !record;
-    if (new_record) {
-        RVI_TRY(rvi_vec_reserve(&j->heap, &j->coalesce_records, sizeof(rvi_coalesce_record),
-                                j->coalesce_records.count + 1));
-        RVI_TRY(rvi_map_reserve(&j->heap, &j->coalesce_lookup, j->coalesce_lookup.count + 1));
-    }
+    if (target_class(in) == RV_PROJECTION_CELL_STATIC)
+        RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
 
     uint32_t index = j->deltas.count++;
     rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, index);
@@ -228,32 +280,18 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     e->sequence = j->next_sequence++;
     j->stats.next_sequence = j->next_sequence;
     j->stats.appended++;
+    count_needs(j, e, index);
 
-    if (coalescing) {
+    if (j->coalesce) {
         if (in->kind == RV_DELTA_CLEAR_GENERATION) {
             forget_coalescing(j);
         } else if (channel == CHANNEL_NONE) {
             /* A structural edge of this key: nothing after it merges with anything before. */
-            uint64_t record_index;
-            if (rvi_map_get(&j->coalesce_lookup, in->key, &record_index)) {
-                rvi_coalesce_record *r = &RVI_VEC_AT(j->coalesce_records, rvi_coalesce_record, (uint32_t)record_index);
+            rvi_coalesce_record *r = coalesce_record(j, in->key);
+            if (r)
                 r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
-            }
         } else {
-            if (new_record) {
-                uint32_t ri = j->coalesce_records.count++;
-                record = &RVI_VEC_AT(j->coalesce_records, rvi_coalesce_record, ri);
-                rv_result r = rvi_map_put(&j->heap, &j->coalesce_lookup, in->key, ri);
-                (void)r; /* reserved above: cannot fail */
-                record->entry[0] = record->entry[1] = record->entry[2] = RVI_INDEX_NONE;
-                record->generation = in->generation;
-                record->incarnation = in->incarnation;
-            } else if (record->generation != in->generation || record->incarnation != in->incarnation) {
-                record->entry[0] = record->entry[1] = record->entry[2] = RVI_INDEX_NONE;
-                record->generation = in->generation;
-                record->incarnation = in->incarnation;
-            }
-            record->entry[channel] = index;
+            remember_update(j, in, channel, index);
         }
     }
     if (out_sequence)
@@ -378,6 +416,7 @@ void rvi_journal_end_drain(rv_journal *j)
     j->cursor = 0;
     j->draining = false;
     forget_coalescing(j);
+    forget_needs(j);
 }
 
 void rvi_journal_abort_drain(rv_journal *j)
@@ -390,8 +429,12 @@ void rvi_journal_abort_drain(rv_journal *j)
     j->stats.drained += taken;
     j->cursor = 0;
     j->draining = false;
-    /* Entry indices moved: forget the merge targets (not merging is always correct). */
+    /* Entry indices moved: forget the merge targets (not merging is always correct) and
+     * recount the needs of what is left (within the room already reserved). */
     forget_coalescing(j);
+    forget_needs(j);
+    for (uint32_t i = 0; i < left; i++)
+        count_needs(j, &RVI_VEC_AT(j->deltas, rv_delta, i), i);
 }
 
 rv_journal_stats rv_journal_get_stats(const rv_journal *j)
@@ -410,8 +453,8 @@ rv_journal_memory rv_journal_get_memory(const rv_journal *j)
     if (!j)
         return m;
     m.buffer_bytes = (uint64_t)j->deltas.capacity * sizeof(rv_delta);
-    m.coalescing_bytes = (uint64_t)j->coalesce_records.capacity * sizeof(rvi_coalesce_record) +
-                         (uint64_t)j->coalesce_lookup.capacity * (2 * sizeof(uint64_t) + 1);
+    m.coalescing_bytes = j->coalesce ? (uint64_t)j->coalesce_slots * sizeof *j->coalesce : 0;
+    m.buffer_bytes += (uint64_t)j->needs.cell_entries.capacity * sizeof(uint32_t);
     m.total_bytes = m.buffer_bytes + m.coalescing_bytes + sizeof *j;
     return m;
 }

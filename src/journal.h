@@ -14,13 +14,25 @@ typedef unsigned long rvi_thread_id;
 typedef pthread_t rvi_thread_id;
 #endif
 
-/* Coalescing state of one key in the current tick: the entry that holds the latest
- * coalescable update of each channel (RVI_INDEX_NONE after a structural edge). */
+/* Coalescing memory of one key: the entries holding its latest coalescable update of each
+ * channel (RVI_INDEX_NONE after a structural edge). Valid only while epoch matches the
+ * journal's (a tick end or a ClearGeneration moves the journal's epoch on). */
 typedef struct rvi_coalesce_record {
+    uint64_t key;
+    uint32_t epoch;
     uint32_t generation;
     uint32_t incarnation;
     uint32_t entry[3]; /* transform, appearance, flags */
 } rvi_coalesce_record;
+
+/* What the undrained entries need a scene to reserve, counted on append so a drain need
+ * not pass over its deltas first. */
+typedef struct rvi_journal_needs {
+    uint32_t registers;
+    uint32_t equipped_targets; /* Registers and Rebuckets into class equipped child */
+    rvi_vec cell_entries;      /* uint32_t: entries (Registers, Rebuckets) into class cell
+                                  static, in order */
+} rvi_journal_needs;
 
 struct rv_journal {
     rvi_heap heap;
@@ -29,9 +41,11 @@ struct rv_journal {
     bool draining;
     bool keep_every_update;
     uint64_t next_sequence;
-    rvi_map coalesce_lookup; /* key -> index into coalesce_records (this tick only) */
-    rvi_vec coalesce_records;/* rvi_coalesce_record */
+    rvi_coalesce_record *coalesce; /* direct-mapped by key hash; NULL: never coalesce */
+    uint32_t coalesce_slots;       /* a power of two */
+    uint32_t epoch;
     rvi_thread_id owner;
+    rvi_journal_needs needs;
     rv_journal_stats stats;
 };
 

@@ -52,10 +52,12 @@ static void partition_destroy(rv_world *world, void *state)
         free_part_leaves(heap, &RVI_VEC_AT(p->parts, rvi_partition_part, i));
     rvi_vec_free(heap, &p->groups, sizeof(rvi_partition_group));
     rvi_vec_free(heap, &p->parts, sizeof(rvi_partition_part));
-    rvi_map_free(heap, &p->group_of_node);
-    rvi_map_free(heap, &p->part_of_node);
+    rvi_free(heap, p->part_of_node, (size_t)p->node_span * 2 * sizeof(uint32_t));
     rvi_map_free(heap, &p->leaf_of_id);
     rvi_vec_free(heap, &p->pending, sizeof(uint32_t));
+    rvi_vec_free(heap, &p->gated_now, sizeof(uint32_t));
+    rvi_vec_free(heap, &p->visible_last, sizeof(uint32_t));
+    rvi_vec_free(heap, &p->visible_next, sizeof(uint32_t));
     rvi_vec_free(heap, &p->sort_keys, sizeof(uint64_t));
     rvi_vec_free(heap, &p->out_parts, sizeof(rv_node));
     rvi_vec_free(heap, &p->out_requests, sizeof(rv_partition_request));
@@ -93,54 +95,59 @@ float rvi_partition_margin(const rvi_partition *gate)
 }
 /* ---- removal (also the node_destroyed hook) -------------------------------------------- */
 
-/* Takes a part off the waiting list (kept in order). The list holds exactly the parts
- * whose waiting bits are nonzero: the end of a frame relies on it to stay within its
- * reservation of one entry per part. */
+/* Removes a node from a list of node indices, keeping the order. */
+static void list_remove(rvi_vec *list, uint32_t node)
+{
+    uint32_t *w = RVI_VEC_PTR(*list, uint32_t);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < list->count; i++)
+        if (w[i] != node)
+            w[kept++] = w[i];
+    list->count = kept;
+}
+
+/* Takes a part off the waiting list. The frame lists (pending, gated_now, visible_last)
+ * hold each part at most once and only live parts: the end of a frame relies on it to stay
+ * within their reservation of one entry per part. */
 static void drop_waiting(rvi_partition *p, rvi_partition_part *part)
 {
-    uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < p->pending.count; i++)
-        if (w[i] != part->node)
-            w[kept++] = w[i];
-    p->pending.count = kept;
+    list_remove(&p->pending, part->node);
     part->waiting = 0;
 }
 
 static void remove_part(rv_world *world, rvi_partition *p, uint32_t node)
 {
-    uint64_t index;
-    if (!rvi_map_get(&p->part_of_node, node, &index))
+    if (!part_at(p, node))
         return;
+    uint32_t index = p->part_of_node[node];
     rvi_partition_part *part = &RVI_VEC_AT(p->parts, rvi_partition_part, index);
     for (uint32_t i = 0; i < part->leaf_count; i++)
         rvi_map_remove(&p->leaf_of_id, part->leaves[i].id);
     free_part_leaves(&world->heap, part);
     if (part->waiting)
         drop_waiting(p, part);
-    rvi_map_remove(&p->part_of_node, node);
+    if (part->stamp == p->frame)
+        list_remove(&p->gated_now, node);
+    if (part->seen == SEEN_VISIBLE || part->visible)
+        list_remove(&p->visible_last, node);
+    p->part_of_node[node] = RVI_INDEX_NONE;
     uint32_t last = p->parts.count - 1;
-    if ((uint32_t)index != last) {
-        uint32_t moved = RVI_VEC_AT(p->parts, rvi_partition_part, last).node;
-        /* Overwrites an existing key: never allocates. */
-        (void)rvi_map_put(&world->heap, &p->part_of_node, moved, index);
-    }
-    rvi_vec_swap_remove(&p->parts, sizeof(rvi_partition_part), (uint32_t)index);
+    if (index != last)
+        p->part_of_node[RVI_VEC_AT(p->parts, rvi_partition_part, last).node] = index;
+    rvi_vec_swap_remove(&p->parts, sizeof(rvi_partition_part), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_PART;
 }
 
 static void remove_group(rv_world *world, rvi_partition *p, uint32_t node)
 {
-    uint64_t index;
-    if (!rvi_map_get(&p->group_of_node, node, &index))
+    if (!group_at(p, node))
         return;
-    rvi_map_remove(&p->group_of_node, node);
+    uint32_t index = p->group_of_node[node];
+    p->group_of_node[node] = RVI_INDEX_NONE;
     uint32_t last = p->groups.count - 1;
-    if ((uint32_t)index != last) {
-        uint32_t moved = RVI_VEC_AT(p->groups, rvi_partition_group, last).node;
-        (void)rvi_map_put(&world->heap, &p->group_of_node, moved, index);
-    }
-    rvi_vec_swap_remove(&p->groups, sizeof(rvi_partition_group), (uint32_t)index);
+    if (index != last)
+        p->group_of_node[RVI_VEC_AT(p->groups, rvi_partition_group, last).node] = index;
+    rvi_vec_swap_remove(&p->groups, sizeof(rvi_partition_group), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_GROUP;
 }
 
@@ -165,15 +172,39 @@ static rv_result enter(rv_world *world, rv_node node, uint32_t *index, rvi_parti
     return RV_OK;
 }
 
+/* Makes the node-to-record arrays cover node index `node` (to the scene's capacity, so
+ * node creation rarely makes the next call grow them). All or nothing. */
+static rv_result cover_node(rv_world *world, rvi_partition *p, uint32_t node)
+{
+    if (node < p->node_span)
+        return RV_OK;
+    uint32_t span = world->scene.capacity > node ? world->scene.capacity : node + 1;
+    uint32_t *fresh = rvi_alloc(&world->heap, (size_t)span * 2 * sizeof *fresh);
+    if (!fresh)
+        return RV_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < 2 * span; i++)
+        fresh[i] = RVI_INDEX_NONE;
+    if (p->node_span) {
+        memcpy(fresh, p->part_of_node, (size_t)p->node_span * sizeof *fresh);
+        memcpy(fresh + span, p->group_of_node, (size_t)p->node_span * sizeof *fresh);
+    }
+    rvi_free(&world->heap, p->part_of_node, (size_t)p->node_span * 2 * sizeof *fresh);
+    p->part_of_node = fresh;
+    p->group_of_node = fresh + span;
+    p->node_span = span;
+    return RV_OK;
+}
+
 rv_result rv_partition_make_group(rv_world *world, rv_node node)
 {
     uint32_t index;
     rvi_partition *p;
     RVI_TRY(enter(world, node, &index, &p));
-    if (rvi_map_get(&p->group_of_node, index, NULL))
+    if (group_at(p, index))
         return RV_ERR_DUPLICATE;
     RVI_TRY(rvi_vec_reserve(&world->heap, &p->groups, sizeof(rvi_partition_group), p->groups.count + 1));
-    RVI_TRY(rvi_map_put(&world->heap, &p->group_of_node, index, p->groups.count));
+    RVI_TRY(cover_node(world, p, index));
+    p->group_of_node[index] = p->groups.count;
     rvi_partition_group g = { .node = index };
     (void)rvi_vec_push(&world->heap, &p->groups, sizeof g, &g); /* reserved above */
     world->scene.flags[index] |= RVI_NODE_PARTITION_GROUP;
@@ -188,9 +219,11 @@ static rv_result reserve_for(rv_world *world, rvi_partition *p, uint32_t parts, 
     if (leaves > UINT32_MAX - p->leaf_of_id.count)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(heap, &p->parts, sizeof(rvi_partition_part), parts));
-    RVI_TRY(rvi_map_reserve(heap, &p->part_of_node, parts));
     RVI_TRY(rvi_map_reserve(heap, &p->leaf_of_id, p->leaf_of_id.count + leaves));
     RVI_TRY(rvi_vec_reserve(heap, &p->pending, sizeof(uint32_t), parts));
+    RVI_TRY(rvi_vec_reserve(heap, &p->gated_now, sizeof(uint32_t), parts));
+    RVI_TRY(rvi_vec_reserve(heap, &p->visible_last, sizeof(uint32_t), parts));
+    RVI_TRY(rvi_vec_reserve(heap, &p->visible_next, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->sort_keys, sizeof(uint64_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_parts, sizeof(rv_node), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_requests, sizeof(rv_partition_request), parts));
@@ -212,8 +245,9 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
         if (rvi_map_get(&p->leaf_of_id, leaves[i], &v) && (uint32_t)(v >> 32) != node)
             return RV_ERR_DUPLICATE; /* a leaf of another part */
     }
-    bool exists = rvi_map_get(&p->part_of_node, node, NULL);
+    bool exists = part_at(p, node) != NULL;
     RVI_TRY(reserve_for(world, p, p->parts.count + (exists ? 0u : 1u), count));
+    RVI_TRY(cover_node(world, p, node));
     rvi_partition_leaf *fresh = NULL;
     if (count) {
         fresh = rvi_alloc(heap, (size_t)count * sizeof *fresh);
@@ -266,7 +300,7 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
         .node = node, .leaf_count = count, .leaves = fresh, .interval_ms = p->timeout_ms,
         .seen = SEEN_NEVER, .deferred = deferred, .active = !deferred,
     };
-    (void)rvi_map_put(heap, &p->part_of_node, node, p->parts.count);
+    p->part_of_node[node] = p->parts.count;
     (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);
     world->scene.flags[node] |= RVI_NODE_PARTITION_PART;
     return RV_OK;
@@ -283,8 +317,8 @@ rv_result rv_partition_remove(rv_world *world, rv_node node)
         return RV_ERR_NOT_FOUND;
     if (p->in_callback)
         return RV_ERR_BAD_STATE;
-    bool part = rvi_map_get(&p->part_of_node, index, NULL);
-    bool group = rvi_map_get(&p->group_of_node, index, NULL);
+    bool part = part_at(p, index) != NULL;
+    bool group = group_at(p, index) != NULL;
     if (!part && !group)
         return RV_ERR_NOT_FOUND;
     remove_part(world, p, index);
@@ -412,7 +446,7 @@ rv_result rv_partition_part_get_info(const rv_world *world, rv_node part, rv_par
     info.deferred = rec->deferred;
     info.active = rec->active;
     info.ever_visible = rec->seen != SEEN_NEVER;
-    info.frustum_visible = rec->visible;
+    info.frustum_visible = part_flag_visible(p, s, rec);
     info.resync_waiting = rec->waiting != 0;
     info.activation_requests = rec->asks;
     info.activation_expiry_ms = rec->active || !rec->asks ? 0.0 : rec->expiry_ms;

@@ -44,36 +44,96 @@ static bool passes_slice(const rvi_partition *p, const float sphere[4])
     return d2 <= r * r;
 }
 
-static void gate_part(const rvi_scene *s, rvi_partition *p, rvi_partition_part *part, const rv_frustum *f)
+/* True when the sphere lies wholly inside the committed slice (or there is none). */
+static bool inside_slice(const rvi_partition *p, const float sphere[4])
+{
+    if (!p->has_slice)
+        return true;
+    for (int k = 0; k < 3; k++)
+        if (!(sphere[k] - sphere[3] >= p->slice_min[k] && sphere[k] + sphere[3] <= p->slice_max[k]))
+            return false;
+    return true;
+}
+
+/* The padded sphere test of rv_frustum_classify_sphere_masked, inlined for the per-part
+ * loop: the same float expression per plane; a NaN compares false and keeps the part. */
+static inline bool outside_planes(const rv_frustum *f, const float c[3], float radius, uint32_t mask)
+{
+    for (int i = 0; i < 6; i++) {
+        const float *pl = f->planes[i];
+        if ((mask & (1u << i)) && ((pl[0] * c[0] + pl[1] * c[1]) + pl[2] * c[2]) + pl[3] < -radius)
+            return true;
+    }
+    return false;
+}
+
+/* Tests one part against the planes in mask (padded by the margin) and, unless in_slice,
+ * against the slice. Skipping a test can only keep a part visible: conservative. */
+static void gate_part(const rvi_scene *s, rvi_partition *p, rvi_partition_part *part, const rv_frustum *f,
+                      uint32_t mask, bool in_slice)
 {
     const float *sphere = s->world_sphere[part->node];
-    part->visible = passes_frustum(p, sphere, f) && passes_slice(p, sphere);
+    bool visible = true;
+    if (sphere[3] >= 0.0f) {
+        visible = !outside_planes(f, sphere, sphere[3] + p->margin, mask & f->plane_mask);
+        if (visible && !in_slice)
+            visible = passes_slice(p, sphere);
+    }
+    part->visible = visible;
+    if (part->stamp != p->frame) /* first decision this frame: the end judges it */
+        RVI_VEC_AT(p->gated_now, uint32_t, p->gated_now.count++) = part->node; /* reserved: one per part */
     part->stamp = p->frame;
     p->counts.parts_tested++;
 }
 
-static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+/* Gates a group's parts. The group's world sphere encloses every part's, so a plane it lies
+ * wholly inside of (padded) needs no test for its parts, and a group wholly inside the
+ * slice needs no slice test below it (plane masking, Assarsson & Möller 2000). */
+static void gate_children(const rvi_scene *s, rvi_partition *p, const rvi_partition_group *g,
+                          const rv_frustum *f, bool only_ungated)
 {
-    const rvi_scene *s = &world->scene;
-    g->stamp = p->frame;
-    g->kind = GROUP_GATED;
-    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
-        if (s->flags[c] & RVI_NODE_PARTITION_PART)
-            gate_part(s, p, part_at(p, c), f);
-}
-
-static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
-{
-    const rvi_scene *s = &world->scene;
-    g->stamp = p->frame;
-    g->kind = kind;
+    uint32_t mask = f->plane_mask;
+    bool in_slice = !p->has_slice, masked = false;
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
         if (!(s->flags[c] & RVI_NODE_PARTITION_PART))
             continue;
         rvi_partition_part *part = part_at(p, c);
-        part->visible = false;
-        part->stamp = p->frame;
+        if (only_ungated && part->stamp == p->frame)
+            continue;
+        const float *gs = s->world_sphere[g->node];
+        if (!masked && gs[3] >= 0.0f) {
+            /* Only the mask is used: the caller decided the group is visible. On OUTSIDE the
+             * mask is left whole and the parts are tested in full. */
+            (void)rv_frustum_classify_sphere_masked(f, gs, gs[3] + p->margin, &mask);
+            in_slice = inside_slice(p, gs);
+        }
+        masked = true;
+        gate_part(s, p, part, f, mask, in_slice);
     }
+}
+
+static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+{
+    g->stamp = p->frame;
+    g->kind = GROUP_GATED;
+    gate_children(&world->scene, p, g, f, false);
+}
+
+/* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
+ * per part): their flags read false through part_flag_visible, and the end of the frame
+ * judges every part not gated this frame hidden. Only a group gated earlier in the same
+ * frame has flags to take back. */
+static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
+{
+    const rvi_scene *s = &world->scene;
+    bool was_gated = g->stamp == p->frame && g->kind == GROUP_GATED;
+    g->stamp = p->frame;
+    g->kind = kind;
+    if (!was_gated)
+        return;
+    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
+        if (s->flags[c] & RVI_NODE_PARTITION_PART)
+            part_at(p, c)->visible = false;
 }
 
 /* The nearest gated part at or above node, or RVI_INDEX_NONE. */
@@ -98,6 +158,9 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
         rvi_partition_group *g = &groups[i];
         g->todo = g->stamp != p->frame || (retest && g->kind == GROUP_HIDDEN_BY_TEST);
         todo += g->todo;
+        /* Parts added to (or attached under) a group after it was gated this frame. */
+        if (retest && g->stamp == p->frame && g->kind == GROUP_GATED)
+            gate_children(s, p, g, f, true);
     }
     while (todo) {
         uint32_t decided = 0;
@@ -113,27 +176,24 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
                 const rvi_partition_part *pp = part_at(p, part);
                 above_visible = pp->stamp == p->frame && pp->visible;
             }
-            if (above_visible && passes_frustum(p, s->world_sphere[g->node], f))
+            const float *sphere = s->world_sphere[g->node];
+            /* A retest of a group whose own sphere failed and has not moved keeps its answer. */
+            bool unmoved = g->stamp == p->frame && g->sphere_failed &&
+                           memcmp(g->tested_sphere, sphere, sizeof g->tested_sphere) == 0;
+            bool sphere_passes = above_visible && !unmoved && passes_frustum(p, sphere, f);
+            if (above_visible && sphere_passes) {
                 gate_record(world, p, g, f);
-            else
+            } else {
+                g->sphere_failed = above_visible;
+                memcpy(g->tested_sphere, sphere, sizeof g->tested_sphere);
                 hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
+            }
             g->todo = false;
             decided++;
         }
         if (!decided)
             break; /* unreachable in a tree: the outermost waiting group is always ready */
         todo -= decided;
-    }
-    if (!retest)
-        return;
-    /* Parts added to (or attached under) a group after it was gated this frame. */
-    for (uint32_t i = 0; i < p->parts.count; i++) {
-        rvi_partition_part *part = &RVI_VEC_AT(p->parts, rvi_partition_part, i);
-        if (part->stamp == p->frame || !is_gated_part(s, part->node))
-            continue;
-        const rvi_partition_group *g = group_at(p, s->parent[part->node]);
-        if (g->stamp == p->frame && g->kind == GROUP_GATED)
-            gate_part(s, p, part, f);
     }
 }
 
@@ -179,7 +239,7 @@ bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *p, ui
     if (!is_gated_part(&world->scene, node_index))
         return false;
     const rvi_partition_part *part = part_at(p, node_index);
-    return part && !part->visible;
+    return part && !part_flag_visible(p, &world->scene, part);
 }
 
 /* ---- end of frame ---------------------------------------------------------------------- */
@@ -191,33 +251,57 @@ static void wait_for(rvi_partition *p, rvi_partition_part *part, uint8_t why)
     part->waiting |= why;
 }
 
-/* Judges every part against the previous frame's outcome and polls readiness. */
+static void judge_part(rvi_partition *p, rvi_partition_part *part, double now_ms)
+{
+    part->judged = p->frame;
+    if (part->stamp != p->frame || !part->visible) {
+        /* Culled as a whole, hidden, or never reached. A never-seen part stays never
+         * seen; a waiting request is dropped: its re-entry will ask again. */
+        part->visible = false;
+        if (part->seen == SEEN_VISIBLE)
+            part->seen = SEEN_HIDDEN;
+        part->waiting = 0;
+        return;
+    }
+    RVI_VEC_AT(p->visible_next, uint32_t, p->visible_next.count++) = part->node; /* reserved */
+    bool reentry = part->seen == SEEN_HIDDEN;
+    part->seen = SEEN_VISIBLE;
+    p->counts.parts_visible++;
+    p->counts.parts_reentered += reentry;
+    if (!part->active) {
+        if (part_answered(p, part))
+            part->active = true;
+        else if (part->asks == 0 || now_ms >= part->expiry_ms)
+            wait_for(p, part, WAIT_ACTIVATION);
+    }
+    if (reentry && !part_satisfied(p, part))
+        wait_for(p, part, WAIT_REENTRY);
+    if (!part->active && part->asks && !part->waiting && part->expiry_ms < p->wake_at_ms)
+        p->wake_at_ms = part->expiry_ms;
+}
+
+/* Judges against the previous frame's outcome, and polls readiness of, exactly the parts
+ * that can have changed: those visible at the last end and those gated this frame. A part
+ * in neither was hidden (or unseen) then and is now: nothing to do, so a frame costs the
+ * visible parts, not all of them. Collects the earliest expiry of the visible asked parts
+ * that do not wait. */
 static void judge_parts(rvi_partition *p, double now_ms)
 {
-    for (uint32_t i = 0; i < p->parts.count; i++) {
-        rvi_partition_part *part = &RVI_VEC_AT(p->parts, rvi_partition_part, i);
-        if (part->stamp != p->frame || !part->visible) {
-            /* Culled as a whole, hidden, or never reached. A never-seen part stays never
-             * seen; a waiting request is dropped: its re-entry will ask again. */
-            part->visible = false;
-            if (part->seen == SEEN_VISIBLE)
-                part->seen = SEEN_HIDDEN;
-            part->waiting = 0;
-            continue;
+    p->wake_at_ms = INFINITY;
+    p->visible_next.count = 0;
+    const rvi_vec *lists[2] = { &p->visible_last, &p->gated_now };
+    for (int l = 0; l < 2; l++) {
+        const uint32_t *nodes = RVI_VEC_PTR(*lists[l], uint32_t);
+        for (uint32_t i = 0; i < lists[l]->count; i++) {
+            rvi_partition_part *part = part_at(p, nodes[i]);
+            if (part->judged != p->frame)
+                judge_part(p, part, now_ms);
         }
-        bool reentry = part->seen == SEEN_HIDDEN;
-        part->seen = SEEN_VISIBLE;
-        p->counts.parts_visible++;
-        p->counts.parts_reentered += reentry;
-        if (!part->active) {
-            if (part_answered(p, part))
-                part->active = true;
-            else if (part->asks == 0 || now_ms >= part->expiry_ms)
-                wait_for(p, part, WAIT_ACTIVATION);
-        }
-        if (reentry && !part_satisfied(p, part))
-            wait_for(p, part, WAIT_REENTRY);
     }
+    rvi_vec swap = p->visible_last;
+    p->visible_last = p->visible_next;
+    p->visible_next = swap;
+    p->gated_now.count = 0;
     /* Keep the waiting list in order without the parts that stopped waiting. */
     uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
     uint32_t kept = 0;
@@ -272,6 +356,8 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
                                                                           : p->cap_ms;
             part->asks++;
             p->counts.activations_requested++;
+            if (part->expiry_ms < p->wake_at_ms)
+                p->wake_at_ms = part->expiry_ms;
         }
     }
     p->out_parts.count = n;
@@ -283,18 +369,14 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
 static rv_tick_demand tick_demand(const rvi_partition *p)
 {
     rv_tick_demand t = { RV_TICK_IDLE, 0.0 };
-    /* Every waiting part is visible this frame (hidden ones stopped waiting). */
-    if (p->pending.count && p->request_reprocess) {
+    /* Every waiting part is visible this frame (hidden ones stopped waiting). Only
+     * request_reprocess can serve it without the host; held requests otherwise wait for
+     * the host to look at its own results. */
+    if (p->pending.count && p->request_reprocess)
         t.mode = RV_TICK_CONTINUOUS;
-        return t;
-    }
-    for (uint32_t i = 0; i < p->parts.count; i++) {
-        const rvi_partition_part *part = &RVI_VEC_AT(p->parts, rvi_partition_part, i);
-        if (part->visible && !part->active && part->asks && !part->waiting &&
-            (t.mode == RV_TICK_IDLE || part->expiry_ms < t.wake_at_ms)) {
-            t.mode = RV_TICK_WAKE_AT;
-            t.wake_at_ms = part->expiry_ms;
-        }
+    else if (isfinite(p->wake_at_ms)) {
+        t.mode = RV_TICK_WAKE_AT;
+        t.wake_at_ms = p->wake_at_ms;
     }
     return t;
 }

@@ -25,6 +25,7 @@ typedef struct rvi_partition_part {
     uint32_t leaf_count;
     rvi_partition_leaf *leaves;
     uint64_t stamp;        /* frame of the latest gate decision (0 = never gated) */
+    uint64_t judged;       /* frame the end last judged it */
     double expiry_ms;      /* deferred and asked: when to ask again */
     double interval_ms;    /* deferred: how long the next ask waits for an answer */
     uint32_t asks;         /* activation requests delivered, unanswered */
@@ -37,9 +38,11 @@ typedef struct rvi_partition_part {
 
 typedef struct rvi_partition_group {
     uint32_t node;
-    uint8_t kind;          /* GROUP_* of frame `stamp` */
-    bool todo;             /* scratch of gate_groups */
+    uint8_t kind;            /* GROUP_* of frame `stamp` */
+    bool todo;               /* scratch of gate_groups */
+    bool sphere_failed;      /* hidden by the gate's test because its own sphere failed */
     uint64_t stamp;
+    float tested_sphere[4];  /* the sphere that failed */
 } rvi_partition_group;
 
 struct rvi_partition {
@@ -51,12 +54,20 @@ struct rvi_partition {
     double timeout_ms, backoff, cap_ms;
 
     rvi_vec groups;        /* rvi_partition_group */
-    rvi_map group_of_node; /* node index -> index in groups */
     rvi_vec parts;         /* rvi_partition_part */
-    rvi_map part_of_node;  /* node index -> index in parts */
+    /* Node index -> record, dense so the per-frame walk never hashes: part_of_node[i] and
+     * group_of_node[i] (= part_of_node + node_span) hold an index into parts / groups or
+     * RVI_INDEX_NONE. Grown by make_group / set_part to the scene's capacity; a node index
+     * at or past node_span names no record. One block of 2 * node_span entries. */
+    uint32_t *part_of_node;
+    uint32_t *group_of_node;
+    uint32_t node_span;
     rvi_map leaf_of_id;    /* leaf id -> part node index << 32 | position in its leaves */
     /* Frame storage, each reserved to hold every part. */
     rvi_vec pending;       /* uint32_t part node indices whose request waits, oldest first */
+    rvi_vec gated_now;     /* uint32_t part node indices first gated this frame */
+    rvi_vec visible_last;  /* uint32_t part node indices visible at the last end of frame */
+    rvi_vec visible_next;  /* its replacement, built by the end of frame */
     rvi_vec sort_keys;     /* uint64_t: group node << 32 | position in pending */
     rvi_vec out_parts;     /* rv_node */
     rvi_vec out_requests;  /* rv_partition_request */
@@ -65,6 +76,7 @@ struct rvi_partition {
     bool has_slice;
     float slice_min[3], slice_max[3];
     uint64_t frame;        /* frames begun; stamps compare against it */
+    double wake_at_ms;     /* earliest expiry of a visible asked part this frame; INFINITY = none */
     bool in_frame;
     bool in_callback;      /* request_reprocess is running */
     rv_partition_counts counts;
@@ -74,18 +86,16 @@ struct rvi_partition {
 
 static inline rvi_partition_part *part_at(const rvi_partition *p, uint32_t node)
 {
-    uint64_t i;
-    if (!rvi_map_get(&p->part_of_node, node, &i))
+    if (node >= p->node_span || p->part_of_node[node] == RVI_INDEX_NONE)
         return NULL;
-    return &RVI_VEC_AT(p->parts, rvi_partition_part, i);
+    return &RVI_VEC_AT(p->parts, rvi_partition_part, p->part_of_node[node]);
 }
 
 static inline rvi_partition_group *group_at(const rvi_partition *p, uint32_t node)
 {
-    uint64_t i;
-    if (!rvi_map_get(&p->group_of_node, node, &i))
+    if (node >= p->node_span || p->group_of_node[node] == RVI_INDEX_NONE)
         return NULL;
-    return &RVI_VEC_AT(p->groups, rvi_partition_group, i);
+    return &RVI_VEC_AT(p->groups, rvi_partition_group, p->group_of_node[node]);
 }
 
 static inline bool is_gated_part(const rvi_scene *s, uint32_t node)
@@ -93,6 +103,17 @@ static inline bool is_gated_part(const rvi_scene *s, uint32_t node)
     uint32_t parent = s->parent[node];
     return (s->flags[node] & RVI_NODE_PARTITION_PART) && parent != RVI_INDEX_NONE &&
            (s->flags[parent] & RVI_NODE_PARTITION_GROUP);
+}
+
+/* The frustum_visible flag: the gate's latest decision. The end of a frame settles every
+ * part's flag; within a frame a group culled as a whole does not touch its parts, so its
+ * decision is read here. */
+static inline bool part_flag_visible(const rvi_partition *p, const rvi_scene *s, const rvi_partition_part *part)
+{
+    if (!part->visible || !p->in_frame || !is_gated_part(s, part->node))
+        return part->visible;
+    const rvi_partition_group *g = group_at(p, s->parent[part->node]);
+    return !(g->stamp == p->frame && g->kind != GROUP_GATED);
 }
 
 /* Every leaf committed for the current view version: a deferred part's activation is answered. */

@@ -366,6 +366,30 @@ static void test_updates_do_not_coalesce_across_ticks(void **state)
     rv_journal_destroy(j);
 }
 
+static void test_a_key_pushed_out_of_the_coalescing_table_gets_its_own_entry(void **state)
+{
+    (void)state;
+    rv_journal_desc desc = {0};
+    desc.coalescing_keys = 1; /* one key remembered at a time */
+    rv_journal *j;
+    assert_int_equal(rv_journal_create(&desc, &j), RV_OK);
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, 0, NULL), RV_OK);
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, RV_PROJECTION_HIDDEN, NULL), RV_OK); /* merges */
+    assert_int_equal(rv_journal_update_flags(j, 0, 2, 1, 0, NULL), RV_OK);                    /* pushes 1 out */
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, RV_PROJECTION_SELECTABLE, NULL), RV_OK);
+    uint32_t n;
+    const rv_delta *d = rv_journal_pending(j, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(d[0].projection.flags, RV_PROJECTION_HIDDEN);
+    assert_int_equal(d[2].key, 1);
+    assert_int_equal(d[2].projection.flags, RV_PROJECTION_SELECTABLE);
+    assert_int_equal(rv_journal_get_stats(j).coalesced, 1);
+    assert_true(rv_journal_get_memory(j).coalescing_bytes > 0);
+    rv_journal_destroy(j);
+    desc.coalescing_keys = (1u << 24) + 1;
+    assert_int_equal(rv_journal_create(&desc, &j), RV_ERR_INVALID_ARG);
+}
+
 static void test_keep_every_update_never_coalesces(void **state)
 {
     (void)state;
@@ -504,13 +528,20 @@ static void test_coalescing_gives_the_same_scene_as_applying_every_delta(void **
     (void)state;
     const uint32_t keys = 24, deltas = RVT_HEAVY(200000, 50000);
     echo merged_echo = { make_journal(false), 0 }, plain_echo = { make_journal(true), 0 };
+    /* A third journal remembers only 4 keys for coalescing: keys keep pushing each other out. */
+    rv_journal_desc small = {0};
+    small.coalescing_keys = 4;
+    echo small_echo = { NULL, 0 };
+    assert_int_equal(rv_journal_create(&small, &small_echo.journal), RV_OK);
     rv_render_scene_desc desc = {0};
     desc.observer = echo_register;
     desc.observer_user = &merged_echo;
-    rv_render_scene *merged, *plain;
+    rv_render_scene *merged, *plain, *crowded;
     assert_int_equal(rv_render_scene_create(&desc, &merged), RV_OK);
     desc.observer_user = &plain_echo;
     assert_int_equal(rv_render_scene_create(&desc, &plain), RV_OK);
+    desc.observer_user = &small_echo;
+    assert_int_equal(rv_render_scene_create(&desc, &crowded), RV_OK);
     uint64_t rng = 1234;
     uint32_t generation = 0, left = 0;
     for (uint32_t i = 0; i < deltas; i++) {
@@ -519,12 +550,15 @@ static void test_coalescing_gives_the_same_scene_as_applying_every_delta(void **
             generation = d.generation;
         assert_int_equal(rv_journal_append(merged_echo.journal, &d, NULL), RV_OK);
         assert_int_equal(rv_journal_append(plain_echo.journal, &d, NULL), RV_OK);
+        assert_int_equal(rv_journal_append(small_echo.journal, &d, NULL), RV_OK);
         if (left == 0)
             left = 1 + (uint32_t)(rvt_next(&rng) % 400);
         if (--left == 0) {
             assert_int_equal(rv_render_scene_apply(merged, merged_echo.journal, NULL), RV_OK);
             assert_int_equal(rv_render_scene_apply(plain, plain_echo.journal, NULL), RV_OK);
+            assert_int_equal(rv_render_scene_apply(crowded, small_echo.journal, NULL), RV_OK);
             assert_same_digest(merged, plain);
+            assert_same_digest(crowded, plain);
             rv_projection_counts a = rv_render_scene_counts(merged), b = rv_render_scene_counts(plain);
             assert_memory_equal(&a, &b, sizeof a);
         }
@@ -537,9 +571,13 @@ static void test_coalescing_gives_the_same_scene_as_applying_every_delta(void **
     assert_int_equal(ps.coalesced, 0);
     assert_true(ms.drained < ps.drained);
     assert_int_equal(merged_echo.appended, plain_echo.appended);
+    rv_journal_stats cs = rv_journal_get_stats(small_echo.journal);
+    assert_true(cs.coalesced > 0 && cs.coalesced < ms.coalesced);
     assert_true(merged_echo.appended > 1000);
     rv_render_scene_destroy(merged);
     rv_render_scene_destroy(plain);
+    rv_render_scene_destroy(crowded);
+    rv_journal_destroy(small_echo.journal);
     rv_journal_destroy(merged_echo.journal);
     rv_journal_destroy(plain_echo.journal);
 }
@@ -573,7 +611,7 @@ static void journal_teardown(void *object)
     free(o);
 }
 
-/* A journal whose buffer and coalescing table are both full. */
+/* A journal whose buffer is full. */
 static void *setup_full_journal(const rv_allocator *allocator)
 {
     journal_object *o = calloc(1, sizeof *o);
@@ -592,6 +630,13 @@ static rv_result call_append_new_key(void *object)
 {
     journal_object *o = object;
     return rv_journal_update_flags(o->journal, 0, 100, 1, RV_PROJECTION_HIDDEN, NULL);
+}
+
+static rv_result call_register_into_a_cell(void *object)
+{
+    journal_object *o = object;
+    rv_projection p = projection_of(RV_PROJECTION_CELL_STATIC);
+    return rv_journal_register(o->journal, 0, 100, 1, &p, NULL); /* also its first cell entry */
 }
 
 static rv_result call_append_structural(void *object)
@@ -618,13 +663,16 @@ static rv_result call_create_journal(void *object)
 static void test_out_of_memory_at_each_allocation_leaves_the_journal_unchanged(void **state)
 {
     (void)state;
-    const rvt_sweep grow_update = { "append an update that grows everything", setup_full_journal,
+    const rvt_sweep grow_update = { "append an update that grows the buffer", setup_full_journal,
                                     call_append_new_key, journal_fingerprint, journal_teardown };
+    const rvt_sweep grow_cell = { "register into a cell", setup_full_journal, call_register_into_a_cell,
+                                  journal_fingerprint, journal_teardown };
     const rvt_sweep grow_edge = { "append an edge that grows the buffer", setup_full_journal,
                                   call_append_structural, journal_fingerprint, journal_teardown };
     const rvt_sweep create = { "create", setup_no_journal, call_create_journal, journal_fingerprint,
                                journal_teardown };
-    assert_true(rvt_run_sweep(&grow_update) >= 2);
+    assert_true(rvt_run_sweep(&grow_update) >= 1);
+    assert_true(rvt_run_sweep(&grow_cell) >= 2);
     assert_true(rvt_run_sweep(&grow_edge) >= 1);
     assert_true(rvt_run_sweep(&create) >= 2);
 }
@@ -640,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_coalescing_does_not_cross_a_structural_edge),
         cmocka_unit_test(test_coalescing_needs_the_same_key_incarnation_generation_and_channel),
         cmocka_unit_test(test_updates_do_not_coalesce_across_ticks),
+        cmocka_unit_test(test_a_key_pushed_out_of_the_coalescing_table_gets_its_own_entry),
         cmocka_unit_test(test_keep_every_update_never_coalesces),
         cmocka_unit_test(test_append_during_a_drain_never_merges_into_a_taken_entry),
         cmocka_unit_test(test_coalescing_gives_the_same_scene_as_applying_every_delta),

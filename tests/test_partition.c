@@ -856,6 +856,21 @@ static void test_end_gates_parts_added_to_a_group_gated_at_begin(void **state)
     assert_int_equal(r.request_count, 1);
     assert_int_equal(r.requests[0].part_count, 1);
     assert_true(rv_node_equal(r.requests[0].parts[0], late));
+    /* A part attached under the gated group after begin, and a gated part destroyed before
+     * the end: the end gates the first and forgets the second. */
+    rv_node loose = new_node(s.world, RV_NODE_NONE, 1, 1);
+    const uint64_t lol[1] = { 4545 };
+    assert_int_equal(rv_partition_set_part(s.world, loose, lol, 1, false), RV_OK);
+    assert_int_equal(rv_update_world(s.world), RV_OK);
+    frame_at(&s, &f, 0.5);
+    assert_int_equal(rv_partition_begin_frame(s.world, &f), RV_OK);
+    assert_true(visible(&s, late));
+    assert_int_equal(rv_node_attach(s.world, s.group, loose), RV_OK);
+    assert_int_equal(rv_update_world(s.world), RV_OK);
+    assert_int_equal(rv_node_destroy_subtree(s.world, late), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &f, 0.75, &r), RV_OK);
+    assert_true(visible(&s, loose));
+    assert_int_equal(r.counts.parts_visible, 2); /* part 0 and the attached one */
     /* With the host's own walk (no frustum at the end) an ungated part waits for the next gate. */
     rv_node later = new_node(s.world, s.group, 3, 1);
     const uint64_t ml[1] = { 4444 };

@@ -152,16 +152,17 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         memcpy(cam.view_projection, view->view_projection, sizeof cam.view_projection);
         memcpy(cam.eye, view->eye, sizeof cam.eye);
         /* The w row of a perspective view-projection is the view depth: its xyz is the
-         * forward direction (scaled). An orthographic one has w = 1: take the near plane's normal. */
+         * forward direction (scaled). An orthographic one has w = 1: its z row grows with
+         * depth (shrinks under reversed-Z), so forward is the z row, negated when reversed. */
         const float *m = view->view_projection;
         cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
         float fwd[3] = { m[3], m[7], m[11] };
         if (cam.orthographic) {
             fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
-            if (!view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
-            /* NDC y spans 2: the world height is 2 / |row y|. */
+            if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
+            /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
             float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
-            cam.ortho_height = ry > 0 ? 2.0f / ry : 0;
+            cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
         }
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
         if (!(len > 0))

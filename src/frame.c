@@ -255,8 +255,10 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
     uint64_t t2 = clock_now(world);
     if (timed)
         stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
-    if (r != RV_OK && r != RV_ERR_NOT_FINITE)
-        return r; /* a non-finite in-place write keeps old matrices: the frame goes on */
+    /* A non-finite or zero-quaternion in-place write (RV_ERR_INVALID_ARG: the world is not
+     * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
+    if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
+        return r;
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;

@@ -642,6 +642,10 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
     bool timed = world->desc.clock_ns != NULL;
     rv_tick_demand tick = { RV_TICK_IDLE, 0 };
 
+    /* Sort scratch first: once the gate has flushed or the residency has handed out
+     * requests, a failure would lose them. */
+    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
+                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
     uint64_t t0 = clock_now(world);
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
@@ -685,8 +689,6 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
 
     /* Publication: sort, then check the journal was drained (a carry-over is an invariant
      * failure: reported, and the view is still published so the host keeps drawing). */
-    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
-                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
     rvi_frame_sort(RVI_VEC_PTR(a->opaque, rv_draw_item), a->opaque.count, false, &f->scratch);
     rvi_frame_sort(RVI_VEC_PTR(a->translucent, rv_draw_item), a->translucent.count, true, &f->scratch);
     rv_result published = RV_OK;

@@ -20,9 +20,9 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
-    rvi_map_free(heap, &f->occluder_of);
+    rvi_node_slots_free(heap, &f->occluder_of);
     rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
-    rvi_map_free(heap, &f->test_box_of);
+    rvi_node_slots_free(heap, &f->test_box_of);
     rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
     rv_journal_destroy(f->journal);
@@ -37,18 +37,19 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_free(heap, f, sizeof *f);
 }
 
-/* Drops a destroyed node's box attachments (swap-remove with the back-index map). */
-static void drop_box(rvi_map *of, rvi_vec *boxes, uint32_t node)
+/* Drops a node's box attachment (swap-remove, fixing the moved box's slot). Never
+ * allocates. */
+void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
 {
-    uint64_t at;
-    if (!rvi_map_get(of, node, &at))
+    uint32_t at = rvi_node_slots_get(of, node);
+    if (at == UINT32_MAX)
         return;
-    rvi_map_remove(of, node);
+    of->record[node] = UINT32_MAX;
     uint32_t last = boxes->count - 1;
-    if ((uint32_t)at != last) {
+    if (at != last) {
         rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
         RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
-        rvi_map_put(NULL, of, moved.node, at); /* key present: overwrites, never allocates */
+        of->record[moved.node] = at;
     }
     boxes->count = last;
 }
@@ -57,8 +58,8 @@ static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_ind
 {
     (void)world;
     rvi_frame *f = state;
-    drop_box(&f->occluder_of, &f->occluders, node_index);
-    drop_box(&f->test_box_of, &f->test_boxes, node_index);
+    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
+    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
 }
 
 static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
@@ -348,8 +349,8 @@ static float box_world_volume(const float m[16], const float mn[3], const float 
  * is the world sphere to test (subtree for groups, own geometry for objects). */
 static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
 {
-    uint64_t at;
-    if (f->test_boxes.count && rvi_map_get(&f->test_box_of, i, &at)) {
+    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
+    if (at != UINT32_MAX) {
         const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
@@ -494,10 +495,16 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
     for (uint32_t k = 0; k < cands->count; k++) {
         rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
         if (!c.tested) {
+            /* A leaf's world sphere encloses exactly its own geometry (and the walk has
+             * just read it); a node with children needs its own geometry's sphere. */
             float g[4];
-            rvi_scene_geometry_sphere(sc, c.node, g);
+            const float *sphere = sc->world_sphere[c.node];
+            if (sc->first_child[c.node] != RVI_INDEX_NONE) {
+                rvi_scene_geometry_sphere(sc, c.node, g);
+                sphere = g;
+            }
             f->counts.occlusion_tested++;
-            if (!node_visible(f, sc, c.node, g)) {
+            if (!node_visible(f, sc, c.node, sphere)) {
                 f->counts.occlusion_culled++;
                 continue;
             }

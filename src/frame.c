@@ -528,13 +528,21 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f)
             rv_lod_selection sel;
             RVI_TRY(rvi_lod_select_index(world, c.node, &f->cam.lod_view, &sel));
             bool any = false;
+            /* The level past the ladder means "draw nothing". Level 0 never is, so the
+             * ladder (a handle round trip) is looked up only for coarser levels, once. */
+            uint32_t ladder_count = UINT32_MAX;
+            bool looked_up = false;
             for (uint32_t s = 0; s < sel.count; s++) {
                 if (sel.weights[s] <= 0)
                     continue;
-                rv_lod_ladder ladder;
-                if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK &&
-                    sel.levels[s] >= ladder.count)
-                    continue; /* the level past the ladder means "draw nothing" */
+                if (sel.levels[s] > 0 && !looked_up) {
+                    rv_lod_ladder ladder;
+                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
+                        ladder_count = ladder.count;
+                    looked_up = true;
+                }
+                if (sel.levels[s] >= ladder_count)
+                    continue;
                 RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
                 any = true;
             }

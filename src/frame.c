@@ -20,9 +20,9 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
-    rvi_map_free(heap, &f->occluder_of);
+    rvi_node_slots_free(heap, &f->occluder_of);
     rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
-    rvi_map_free(heap, &f->test_box_of);
+    rvi_node_slots_free(heap, &f->test_box_of);
     rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
     rv_journal_destroy(f->journal);
@@ -37,18 +37,19 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_free(heap, f, sizeof *f);
 }
 
-/* Drops a destroyed node's box attachments (swap-remove with the back-index map). */
-static void drop_box(rvi_map *of, rvi_vec *boxes, uint32_t node)
+/* Drops a node's box attachment (swap-remove, fixing the moved box's slot). Never
+ * allocates. */
+void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
 {
-    uint64_t at;
-    if (!rvi_map_get(of, node, &at))
+    uint32_t at = rvi_node_slots_get(of, node);
+    if (at == UINT32_MAX)
         return;
-    rvi_map_remove(of, node);
+    of->record[node] = UINT32_MAX;
     uint32_t last = boxes->count - 1;
-    if ((uint32_t)at != last) {
+    if (at != last) {
         rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
         RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
-        rvi_map_put(NULL, of, moved.node, at); /* key present: overwrites, never allocates */
+        of->record[moved.node] = at;
     }
     boxes->count = last;
 }
@@ -57,8 +58,8 @@ static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_ind
 {
     (void)world;
     rvi_frame *f = state;
-    drop_box(&f->occluder_of, &f->occluders, node_index);
-    drop_box(&f->test_box_of, &f->test_boxes, node_index);
+    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
+    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
 }
 
 static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
@@ -152,16 +153,17 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         memcpy(cam.view_projection, view->view_projection, sizeof cam.view_projection);
         memcpy(cam.eye, view->eye, sizeof cam.eye);
         /* The w row of a perspective view-projection is the view depth: its xyz is the
-         * forward direction (scaled). An orthographic one has w = 1: take the near plane's normal. */
+         * forward direction (scaled). An orthographic one has w = 1: its z row grows with
+         * depth (shrinks under reversed-Z), so forward is the z row, negated when reversed. */
         const float *m = view->view_projection;
         cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
         float fwd[3] = { m[3], m[7], m[11] };
         if (cam.orthographic) {
             fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
-            if (!view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
-            /* NDC y spans 2: the world height is 2 / |row y|. */
+            if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
+            /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
             float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
-            cam.ortho_height = ry > 0 ? 2.0f / ry : 0;
+            cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
         }
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
         if (!(len > 0))
@@ -254,8 +256,10 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
     uint64_t t2 = clock_now(world);
     if (timed)
         stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
-    if (r != RV_OK && r != RV_ERR_NOT_FINITE)
-        return r; /* a non-finite in-place write keeps old matrices: the frame goes on */
+    /* A non-finite or zero-quaternion in-place write (RV_ERR_INVALID_ARG: the world is not
+     * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
+    if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
+        return r;
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
@@ -345,8 +349,8 @@ static float box_world_volume(const float m[16], const float mn[3], const float 
  * is the world sphere to test (subtree for groups, own geometry for objects). */
 static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
 {
-    uint64_t at;
-    if (f->test_boxes.count && rvi_map_get(&f->test_box_of, i, &at)) {
+    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
+    if (at != UINT32_MAX) {
         const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
@@ -491,10 +495,16 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
     for (uint32_t k = 0; k < cands->count; k++) {
         rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
         if (!c.tested) {
+            /* A leaf's world sphere encloses exactly its own geometry (and the walk has
+             * just read it); a node with children needs its own geometry's sphere. */
             float g[4];
-            rvi_scene_geometry_sphere(sc, c.node, g);
+            const float *sphere = sc->world_sphere[c.node];
+            if (sc->first_child[c.node] != RVI_INDEX_NONE) {
+                rvi_scene_geometry_sphere(sc, c.node, g);
+                sphere = g;
+            }
             f->counts.occlusion_tested++;
-            if (!node_visible(f, sc, c.node, g)) {
+            if (!node_visible(f, sc, c.node, sphere)) {
                 f->counts.occlusion_culled++;
                 continue;
             }
@@ -518,13 +528,21 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f)
             rv_lod_selection sel;
             RVI_TRY(rvi_lod_select_index(world, c.node, &f->cam.lod_view, &sel));
             bool any = false;
+            /* The level past the ladder means "draw nothing". Level 0 never is, so the
+             * ladder (a handle round trip) is looked up only for coarser levels, once. */
+            uint32_t ladder_count = UINT32_MAX;
+            bool looked_up = false;
             for (uint32_t s = 0; s < sel.count; s++) {
                 if (sel.weights[s] <= 0)
                     continue;
-                rv_lod_ladder ladder;
-                if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK &&
-                    sel.levels[s] >= ladder.count)
-                    continue; /* the level past the ladder means "draw nothing" */
+                if (sel.levels[s] > 0 && !looked_up) {
+                    rv_lod_ladder ladder;
+                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
+                        ladder_count = ladder.count;
+                    looked_up = true;
+                }
+                if (sel.levels[s] >= ladder_count)
+                    continue;
                 RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
                 any = true;
             }
@@ -639,6 +657,10 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
     bool timed = world->desc.clock_ns != NULL;
     rv_tick_demand tick = { RV_TICK_IDLE, 0 };
 
+    /* Sort scratch first: once the gate has flushed or the residency has handed out
+     * requests, a failure would lose them. */
+    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
+                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
     uint64_t t0 = clock_now(world);
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
@@ -682,8 +704,6 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
 
     /* Publication: sort, then check the journal was drained (a carry-over is an invariant
      * failure: reported, and the view is still published so the host keeps drawing). */
-    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
-                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
     rvi_frame_sort(RVI_VEC_PTR(a->opaque, rv_draw_item), a->opaque.count, false, &f->scratch);
     rvi_frame_sort(RVI_VEC_PTR(a->translucent, rv_draw_item), a->translucent.count, true, &f->scratch);
     rv_result published = RV_OK;

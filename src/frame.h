@@ -6,7 +6,6 @@
 
 #include "rvis.h"
 #include "world.h"
-#include "core/map.h"
 #include "core/vec.h"
 #include "lod.h"
 
@@ -85,9 +84,11 @@ typedef struct rvi_frame {
     double stage_us[RV_STAGE_COUNT];
 
     rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
-    rvi_map occluder_of;     /* node index -> index into occluders */
+    /* Node slot -> box index (UINT32_MAX none): a plain array, not a hash map, because
+     * the occlusion pass looks a test box up for every candidate. */
+    rvi_node_slots occluder_of;
     rvi_vec occluders;       /* rvi_node_box: persistent occluder nodes */
-    rvi_map test_box_of;     /* node index -> index into test_boxes */
+    rvi_node_slots test_box_of;
     rvi_vec test_boxes;      /* rvi_node_box */
 
     rv_journal *journal;     /* created on first rv_world_journal */
@@ -125,6 +126,9 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
 void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
+
+/* Removes node's entry from a box attachment (no-op when it has none). Never allocates. */
+void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node);
 
 /* Appends a draw item for node i (world matrix copied) into list. */
 rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,

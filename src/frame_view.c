@@ -166,19 +166,27 @@ static rv_result set_box(rv_world *world, rv_node node, const float min[3], cons
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
-    rvi_map *of = occluder ? &f->occluder_of : &f->test_box_of;
+    rvi_node_slots *of = occluder ? &f->occluder_of : &f->test_box_of;
     rvi_vec *boxes = occluder ? &f->occluders : &f->test_boxes;
     rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] } };
-    uint64_t at;
-    if (rvi_map_get(of, i, &at)) {
+    uint32_t at = rvi_node_slots_get(of, i);
+    if (at != UINT32_MAX) {
         RVI_VEC_AT(*boxes, rvi_node_box, at) = b;
         return RV_OK;
     }
-    /* Reserve both before changing either, so a failure leaves nothing half-made. */
-    RVI_TRY(rvi_vec_reserve(&world->heap, boxes, sizeof b, boxes->count + 1));
-    RVI_TRY(rvi_map_reserve(&world->heap, of, of->count + 1));
-    RVI_TRY(rvi_map_put(&world->heap, of, i, boxes->count));
-    RVI_TRY(rvi_vec_push(&world->heap, boxes, sizeof b, &b));
+    /* Make room in both before changing either, so a failure leaves nothing half-made. */
+    uint32_t *block, capacity;
+    RVI_TRY(rvi_node_slots_prepare(&world->heap, of, i, &block, &capacity));
+    rv_result r = rvi_vec_reserve(&world->heap, boxes, sizeof b, boxes->count + 1);
+    if (r != RV_OK) {
+        if (block != of->record)
+            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
+        return r;
+    }
+    rvi_node_slots_commit(&world->heap, of, block, capacity);
+    of->record[i] = boxes->count;
+    RVI_VEC_AT(*boxes, rvi_node_box, boxes->count) = b;
+    boxes->count++;
     world->scene.flags[i] |= occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX;
     return RV_OK;
 }
@@ -192,19 +200,7 @@ static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
     rvi_frame *f = rvi_frame_find(world);
     if (!f)
         return RV_OK;
-    rvi_map *of = occluder ? &f->occluder_of : &f->test_box_of;
-    rvi_vec *boxes = occluder ? &f->occluders : &f->test_boxes;
-    uint64_t at;
-    if (!rvi_map_get(of, i, &at))
-        return RV_OK;
-    rvi_map_remove(of, i);
-    uint32_t last = boxes->count - 1;
-    if ((uint32_t)at != last) {
-        rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
-        RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
-        RVI_TRY(rvi_map_put(&world->heap, of, moved.node, at)); /* present: never allocates */
-    }
-    boxes->count = last;
+    rvi_frame_drop_box(occluder ? &f->occluder_of : &f->test_box_of, occluder ? &f->occluders : &f->test_boxes, i);
     world->scene.flags[i] &= ~(uint32_t)(occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX);
     return RV_OK;
 }

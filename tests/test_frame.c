@@ -641,6 +641,71 @@ static void test_translucent_list_is_far_to_near(void **state)
     rv_world_destroy(w);
 }
 
+/* An orthographic camera given as view_projection + eye: view depths grow away from the
+ * eye and the opaque list is front to back, in OpenGL depth and in reversed 0..1 depth. */
+static void test_orthographic_view_projection_form_sorts_front_to_back(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node near_n = object_at(w, RV_NODE_NONE, 0, 0, -5, 1);
+    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 0, -50, 1);
+    const float n = 0.1f, fa = 100.0f;
+    /* Camera at the origin looking down -Z, 20 x 20 m; the view matrix is the identity. */
+    const float gl[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, -2 / (fa - n), 0, 0, 0, -(fa + n) / (fa - n), 1 };
+    const float rev01[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, 1 / (fa - n), 0, 0, 0, fa / (fa - n), 1 };
+    const float eye[3] = { 0, 0, 0 };
+    for (int k = 0; k < 2; k++) {
+        rv_view v;
+        memset(&v, 0, sizeof v);
+        v.view_projection = k ? rev01 : gl;
+        v.eye = eye;
+        v.clip.depth_zero_to_one = k == 1;
+        v.clip.reversed_z = k == 1;
+        v.viewport_width = v.viewport_height = 100;
+        v.time_ms = 10.0 * k;
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+        assert_int_equal(fv.opaque_count, 2);
+        assert_true(rv_node_equal(fv.opaque[0].node, near_n));
+        assert_true(rv_node_equal(fv.opaque[1].node, far_n));
+        assert_float_equal(fv.opaque[0].view_depth, 5.0f, 1e-4f);
+        assert_float_equal(fv.opaque[1].view_depth, 50.0f, 1e-4f);
+    }
+    rv_world_destroy(w);
+}
+
+/* Bad in-place transform writes (NaN, zero quaternion) keep that node's old matrix; the
+ * frame still runs and draws the rest. */
+static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node a = object_at(w, RV_NODE_NONE, -1, 1.7f, -10, 0.5f);
+    rv_node b = object_at(w, RV_NODE_NONE, 1, 1.7f, -10, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 2);
+    float *pos, *rot;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_transform_ptrs(w, a, &pos, &rot, NULL), RV_OK);
+        if (k == 0)
+            rot[0] = rot[1] = rot[2] = rot[3] = 0.0f;
+        else
+            pos[0] = NAN;
+        assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+        c.v.time_ms = 16.0 * (k + 1);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, a));
+        assert_true(view_draws(&v, b));
+        const float q[4] = { 0, 0, 0, 1 }, p[3] = { -1, 1.7f, -10 };
+        assert_int_equal(rv_node_set_rotation(w, a, q), RV_OK);
+        assert_int_equal(rv_node_set_position(w, a, p), RV_OK);
+    }
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
+        cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
+        cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

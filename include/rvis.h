@@ -1821,6 +1821,9 @@ typedef struct rv_world_desc {
     /* Optional monotonic clock in nanoseconds for per-stage frame times; NULL = no times. */
     uint64_t (*clock_ns)(void *user);
     void *clock_user;
+    /* true: every frame view also lists why each pruned subtree was not drawn
+     * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree. */
+    bool record_culls;
 } rv_world_desc;
 
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
@@ -1904,6 +1907,23 @@ typedef struct rv_draw_item {
     float world_matrix[16];   /* column-major, as of this frame's transform update */
 } rv_draw_item;
 
+/* Why a subtree was not drawn (rv_frame_view.culls, with desc.record_culls). */
+typedef enum rv_cull_reason {
+    RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum */
+    RV_CULL_OCCLUSION,        /* hidden by occluders (a group prunes its whole subtree) */
+    RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum, committed
+                                 slice, or an inactive deferred part: rv_partition_part_get_info) */
+    RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
+    RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
+    RV_CULL_HIDDEN            /* flagged hidden (a hidden projection) */
+} rv_cull_reason;
+
+/* One pruned subtree: node and everything below it were not drawn, for reason. */
+typedef struct rv_cull_record {
+    rv_node node;
+    rv_cull_reason reason;
+} rv_cull_record;
+
 /* The borrowed product of one frame: valid until the world builds the next-but-one frame
  * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
  * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
@@ -1924,6 +1944,8 @@ typedef struct rv_frame_view {
     uint32_t page_eviction_count;
     const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
     uint32_t hlod_load_request_count;
+    const rv_cull_record *culls;       /* with desc.record_culls: every pruned subtree top */
+    uint32_t cull_count;
     rv_tick_demand tick;               /* what an on-demand loop must do next */
     rv_frame_counts counts;
     double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */

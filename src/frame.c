@@ -284,6 +284,7 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
     a->resync_requests.count = a->resync_parts.count = 0;
     a->page_requests.count = a->page_evictions.count = 0;
     a->hlod_loads.count = 0;
+    a->culls.count = 0;
     f->state = RVI_FRAME_BEGUN;
     return RV_OK;
 }
@@ -360,6 +361,26 @@ static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const fl
     return rvi_occlusion_sphere_visible(f->occlusion, sphere, sphere[3], NULL);
 }
 
+/* With desc.record_culls, notes why node's subtree was not drawn. */
+static rv_result record_cull(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
+{
+    if (!world->desc.record_culls)
+        return RV_OK;
+    rv_cull_record rec = { rvi_node_handle(&world->scene, node), reason };
+    return rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec);
+}
+
+/* Records every child of node (an HLOD region standing in for them). */
+static rv_result record_children(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
+{
+    if (!world->desc.record_culls)
+        return RV_OK;
+    const rvi_scene *sc = &world->scene;
+    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c])
+        RVI_TRY(record_cull(world, f, c, reason));
+    return RV_OK;
+}
+
 typedef struct walk_entry {
     uint32_t node;
     uint32_t mask;
@@ -399,8 +420,10 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
         uint32_t i = e.node;
         uint32_t flags = sc->flags[i];
         f->counts.nodes_visited++;
-        if (flags & RVI_NODE_HIDDEN)
+        if (flags & RVI_NODE_HIDDEN) {
+            RVI_TRY(record_cull(world, f, i, RV_CULL_HIDDEN));
             continue;
+        }
         const float *ws = sc->world_sphere[i];
         if (ws[3] < 0)
             continue;
@@ -419,11 +442,13 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
                     if (timed)
                         stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
                 }
+                RVI_TRY(record_cull(world, f, i, RV_CULL_FRUSTUM));
                 continue;
             }
         }
         if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
             f->counts.partition_culled++;
+            RVI_TRY(record_cull(world, f, i, RV_CULL_PARTITION));
             continue;
         }
         bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
@@ -438,6 +463,7 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
                 f->counts.occlusion_culled++;
                 if (group)
                     RVI_TRY(rvi_partition_hide_group(world, gate, i));
+                RVI_TRY(record_cull(world, f, i, RV_CULL_OCCLUSION));
                 continue;
             }
             tested = true;
@@ -466,12 +492,16 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
                         RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
                     f->counts.hlod_drawn++;
                 }
+                float w = e.weight * (d.draw_self ? 1.0f - d.self_weight : 1.0f);
                 if (d.refine) {
                     f->counts.hlod_refined++;
-                    float w = e.weight * (d.draw_self ? 1.0f - d.self_weight : 1.0f);
                     if (w > 0)
                         RVI_TRY(push_children(world, stack, i, mask, w));
                 }
+                if (!d.refine || w <= 0)
+                    RVI_TRY(record_children(world, f, i, RV_CULL_HLOD_REPLACED));
+                if (!d.draw_self && !d.refine && (flags & RVI_NODE_HAS_GEOMETRY))
+                    RVI_TRY(record_cull(world, f, i, RV_CULL_HLOD_REPLACED)); /* not resident, nothing below */
                 continue;
             }
         }
@@ -506,6 +536,7 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
             f->counts.occlusion_tested++;
             if (!node_visible(f, sc, c.node, sphere)) {
                 f->counts.occlusion_culled++;
+                RVI_TRY(record_cull(world, f, c.node, RV_CULL_OCCLUSION));
                 continue;
             }
         }
@@ -546,8 +577,10 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f)
                 RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
                 any = true;
             }
-            if (!any)
+            if (!any) {
                 f->counts.lod_culled++;
+                RVI_TRY(record_cull(world, f, c.node, RV_CULL_LOD_NOTHING));
+            }
         } else {
             RVI_TRY(rvi_frame_emit(world, list, c.node, 0, c.weight, &f->cam));
         }
@@ -742,6 +775,8 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
     v.page_eviction_count = a->page_evictions.count;
     v.hlod_load_requests = RVI_VEC_PTR(a->hlod_loads, rv_node);
     v.hlod_load_request_count = a->hlod_loads.count;
+    v.culls = RVI_VEC_PTR(a->culls, rv_cull_record);
+    v.cull_count = a->culls.count;
     v.tick = tick;
     v.counts = f->counts;
     memcpy(v.stage_us, f->stage_us, sizeof v.stage_us);

@@ -24,6 +24,7 @@ typedef struct rvi_frame_arena {
     rvi_vec page_requests;   /* rv_page_request */
     rvi_vec page_evictions;  /* rv_page_eviction */
     rvi_vec hlod_loads;      /* rv_node */
+    rvi_vec culls;           /* rv_cull_record (desc.record_culls) */
     uint64_t generation;     /* bumped each time the arena is (re)built */
 } rvi_frame_arena;
 

@@ -22,6 +22,7 @@ void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *a)
     rvi_vec_free(heap, &a->page_requests, sizeof(rv_page_request));
     rvi_vec_free(heap, &a->page_evictions, sizeof(rv_page_eviction));
     rvi_vec_free(heap, &a->hlod_loads, sizeof(rv_node));
+    rvi_vec_free(heap, &a->culls, sizeof(rv_cull_record));
 }
 
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *s)

@@ -706,6 +706,52 @@ static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
     rv_world_destroy(w);
 }
 
+static rv_cull_reason reason_of(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->cull_count; i++)
+        if (rv_node_equal(v->culls[i].node, n))
+            return v->culls[i].reason;
+    return (rv_cull_reason)0;
+}
+
+static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.occlusion.width = 256;
+    d.record_culls = true;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node grp;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
+    object_at(w, grp, -1, 1.5f, -30, 0.5f);
+    object_at(w, grp, 1, 1.5f, -30, 0.5f);
+    rv_node back = object_at(w, RV_NODE_NONE, 0, 1.5f, 30, 0.5f);
+    rv_lod_ladder ladder;
+    float t[1] = { 0.1f };
+    assert_int_equal(rv_lod_ladder_make(t, 1, &ladder), RV_OK);
+    rv_node tiny = object_at(w, RV_NODE_NONE, 100, 1.5f, -200, 0.1f);
+    assert_int_equal(rv_node_set_lod_ladder(w, tiny, &ladder), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(reason_of(&v, behind), RV_CULL_OCCLUSION);
+    assert_int_equal(reason_of(&v, grp), RV_CULL_OCCLUSION);
+    assert_int_equal(reason_of(&v, back), RV_CULL_FRUSTUM);
+    assert_int_equal(reason_of(&v, tiny), RV_CULL_LOD_NOTHING);
+    assert_int_equal(reason_of(&v, wall), 0); /* no geometry: neither drawn nor culled */
+    /* Every drawn node has no record, every record names a node not drawn. */
+    for (uint32_t i = 0; i < v.cull_count; i++)
+        assert_false(view_draws(&v, v.culls[i].node));
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
+        cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
     };

@@ -143,19 +143,69 @@ typedef struct rv_frustum {
 RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_clip clip, rv_frustum *out);
 
 /* Classifies a world-space sphere (centre float[3], radius >= 0, world units). Conservative:
- * RV_OUTSIDE only when the sphere lies wholly outside one valid plane. A NaN input answers
- * RV_INTERSECTING (draw). */
+ * RV_OUTSIDE only when the sphere lies wholly outside one valid plane (plane distance
+ * d < -radius), RV_INSIDE when d >= radius for every valid plane. A NaN/Inf centre, a NaN
+ * or negative radius, or a NULL frustum/centre answers RV_INTERSECTING (draw). A frustum
+ * with plane_mask 0 (e.g. from a zero matrix) answers RV_INSIDE for every valid sphere. */
 RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
 
 /* As rv_frustum_classify_sphere, testing only the planes whose bits are set in *mask, and
  * clearing from *mask each plane the sphere is wholly inside of, so children of a node need
- * not test it again (plane masking, Assarsson & Möller 2000). Start with frustum->plane_mask. */
+ * not test it again (plane masking, Assarsson & Möller 2000). Start with frustum->plane_mask.
+ * Bits not in frustum->plane_mask are cleared from *mask. *mask is left unchanged when the
+ * answer is RV_OUTSIDE or the input is invalid (answered RV_INTERSECTING as above; a NULL
+ * mask also answers RV_INTERSECTING). RV_INSIDE exactly when *mask becomes 0. */
 RV_API rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
                                                         float radius, uint32_t *mask);
 
-/* Classifies an axis-aligned world box (min float[3] <= max float[3]) with the
- * nearest/farthest-vertex test. Conservative as above. */
+/* Classifies an axis-aligned world box (min float[3] <= max float[3], world units) with the
+ * nearest/farthest-vertex test (Greene 1994; Haines & Wallace). Conservative as above: a
+ * NaN/Inf corner, min > max on an axis, or a NULL argument answers RV_INTERSECTING. */
 RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float min[3], const float max[3]);
+
+/* Culls instance spheres against a frustum, compacting the kept ones in place: the first
+ * *out_kept spheres (and payload items) are then the spheres that meet the frustum, in
+ * their original order (stable); what lies beyond them is unspecified. The batch form of
+ * rv_frustum_classify_sphere for instanced draws (DESIGN.md §2).
+ *
+ * spheres: count * 4 floats, each sphere x, y, z, radius (world units), 4-byte aligned.
+ * payload: NULL, or count items of payload_stride bytes each (e.g. a float[16] matrix per
+ *   instance, stride 64), moved with their spheres; it must not overlap spheres.
+ * out_kept: receives the number kept.
+ *
+ * The test, exactly, in every code path: for each plane in frustum->plane_mask,
+ * d = ((a*x + b*y) + c*z) + w in float with separate multiplies and adds; the sphere is
+ * culled when radius >= 0 and d < -radius for some plane. So a sphere with a NaN anywhere
+ * or a negative radius is kept (drawn). Against exact arithmetic, only a sphere within
+ * float rounding of tangency (|d + radius| below about 2.5e-7 * (|a*x| + |b*y| + |c*z| +
+ * |w|), i.e. a fraction of a float step of its coordinates) may go either way. A
+ * plane_mask of 0 keeps everything.
+ * Runs the widest path the CPU offers (AVX-512F, AVX2, SSE2 or scalar, chosen per call
+ * from the CPU's feature bits); every path keeps exactly the same spheres.
+ *
+ * Ranges: the call touches only [spheres, spheres + 4 * count) and the payload items of
+ * that range, so a job system may split an array into ranges and cull each on its own
+ * thread (spheres + 4 * begin, end - begin, payload + begin * stride); each range is
+ * compacted within itself, and the host draws or joins the kept prefixes.
+ *
+ * Errors (nothing is written, *out_kept untouched): RV_ERR_INVALID_ARG (frustum or
+ * out_kept NULL; spheres NULL with count > 0; payload with payload_stride 0 or
+ * count * payload_stride beyond SIZE_MAX; plane_mask bits above bit 5),
+ * RV_ERR_NOT_FINITE (a plane in plane_mask holds a NaN or an infinity).
+ * count 0 is RV_OK with *out_kept = 0 (spheres may then be NULL). No allocation;
+ * thread-safe on disjoint arrays. */
+RV_API rv_result rv_cull_spheres(const rv_frustum *frustum, float *spheres, uint32_t count, void *payload,
+                                 size_t payload_stride, uint32_t *out_kept);
+
+/* rv_cull_spheres on structure-of-arrays spheres: x, y, z and radius are count floats
+ * each (world units), four distinct non-overlapping arrays, all compacted together with
+ * the optional payload. The hot-loop form: each vector load is 4 to 16 spheres of one
+ * component, with no transpose. Same test, order, ranges and thread rules as
+ * rv_cull_spheres. Errors as rv_cull_spheres (RV_ERR_INVALID_ARG when any of x, y, z,
+ * radius is NULL with count > 0). */
+RV_API rv_result rv_cull_spheres_soa(const rv_frustum *frustum, float *x, float *y, float *z, float *radius,
+                                     uint32_t count, void *payload, size_t payload_stride,
+                                     uint32_t *out_kept);
 
 /* ==== end section: frustum ============================================================ */
 
@@ -167,90 +217,136 @@ RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const f
  * quaternion, scale), a world matrix derived from it and its ancestors', an optional
  * geometry bounding sphere in local space, and world bounds: one sphere enclosing its own
  * geometry and every descendant's. Nodes are created in a world and named by rv_node
- * handles; every function rejects a stale or foreign handle with RV_ERR_STALE_HANDLE and
- * changes nothing. */
+ * handles; every function rejects a stale or foreign handle (one of another world) with
+ * RV_ERR_STALE_HANDLE and changes nothing. A world is used from one thread at a time.
+ *
+ * Changes (setters, attach, set_bounds, create, destroy) take effect in world matrices and
+ * world bounds at the next rv_update_world; until then the getters answer as of the last
+ * update. While an rv_visit_visible callback runs, calls that change the hierarchy
+ * (create, destroy, attach, detach, group, update) return RV_ERR_BAD_STATE. */
 
 /* Per-world scene counters. */
 typedef struct rv_scene_stats {
     uint32_t nodes;                  /* live nodes */
     uint32_t matrices_recomputed;    /* world matrices recomputed by the last rv_update_world */
-    uint32_t bounds_recomputed;      /* world spheres recomputed by the last rv_update_world */
+    uint32_t bounds_recomputed;      /* world spheres recomputed by the last rv_update_world
+                                        (each node at most once per update) */
 } rv_scene_stats;
 
-/* Creates a node under parent (RV_NODE_NONE: a root) with identity transform and no
- * geometry. Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE (parent),
- * RV_ERR_CAPACITY (2^24 slots in use), RV_ERR_OUT_OF_MEMORY. *out untouched on error. */
+/* Creates a node under parent (RV_NODE_NONE: a root), appended after its last sibling,
+ * with identity transform and no geometry. It counts as moved. Until the next update its
+ * world matrix is its parent's and its world bounds are empty.
+ * May grow node storage (which invalidates pointers from rv_node_transform_ptrs).
+ * Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE (parent),
+ * RV_ERR_CAPACITY (2^24 slots in use), RV_ERR_OUT_OF_MEMORY, RV_ERR_BAD_STATE (inside a
+ * visit callback). *out and the world are untouched on error. */
 RV_API rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out);
 
-/* Destroys node and its whole subtree; every handle into it goes stale. Iterative: any
- * depth works. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+/* Destroys node and its whole subtree; every handle into it goes stale. O(subtree size),
+ * iterative: any depth works. Never allocates. The parent's bounds shrink at the next
+ * update. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_destroy_subtree(rv_world *world, rv_node node);
 
-/* Destroys node only; its children become roots, keeping their local transforms (so their
- * world placement changes unless the node was identity). Errors as rv_node_destroy_subtree. */
+/* Destroys node only; its children become roots (appended to the root list in their
+ * order), keeping their local transforms, so their world placement changes unless the node
+ * was identity under an identity chain. O(children). Errors as rv_node_destroy_subtree. */
 RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
 
-/* Makes child a child of parent, moving it from wherever it was. Refused with RV_ERR_CYCLE
- * when parent is child or a descendant of it (the tree is left unchanged). The child keeps
- * its local transform. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_CYCLE. */
+/* Makes child the last child of parent, moving it from wherever it was (another parent or
+ * the root list). Refused with RV_ERR_CYCLE when parent is child or a descendant of it: the
+ * tree is left unchanged. The child keeps its local transform (its world placement follows
+ * the new parent at the next update). Attaching to the current parent does nothing. Costs
+ * O(depth of parent) for the cycle check; never allocates.
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle),
+ * RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
-/* Makes node a root (its local transform becomes its world transform at the next update).
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+/* Makes node a root, appended to the root list (its local transform becomes its world
+ * transform at the next update). A root stays where it is. Never allocates.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
 
-/* Local transform setters; each marks the node moved. position and scale: float[3] (world
- * units, factors); rotation: quaternion float[4] (x, y, z, w), normalised by rvis (a zero
- * quaternion is RV_ERR_INVALID_ARG); axis: float[3], any nonzero length; radians.
- * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf, node unchanged),
- * RV_ERR_STALE_HANDLE. A zero scale component is allowed (it collapses the node). */
+/* Local transform setters; each marks the node moved. The local matrix is
+ * translate(position) * rotate(quaternion) * scale(scale). position: float[3], world units
+ * of the parent's space; scale: float[3] factors (negative mirrors; a zero component is
+ * allowed and collapses the node); rotation: quaternion float[4] (x, y, z, w), normalised
+ * by rvis; axis: float[3], any nonzero length, radians counter-clockwise about it.
+ * Never allocate. Errors: RV_ERR_INVALID_ARG (world or array NULL, a zero quaternion or
+ * axis), RV_ERR_NOT_FINITE (a NaN/Inf component), RV_ERR_STALE_HANDLE; the node is
+ * unchanged on every error. */
 RV_API rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3]);
 RV_API rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3]);
 RV_API rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4]);
 RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians);
 
-/* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]). */
+/* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]).
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, float position[3],
                                        float quaternion[4], float scale[3]);
 
 /* Pointers to the node's local position (float[3]), rotation (float[4], x y z w) and scale
  * (float[3]) for allocation-free writes (animation). Any output may be NULL. After writing,
- * call rv_node_mark_moved. The pointers stay valid until the next call that creates a node
- * in this world (storage may grow) or destroys this node; re-fetch them after either.
- * Values written must be finite (rv_update_world re-checks moved nodes and reports
- * RV_ERR_NOT_FINITE without using them). */
+ * call rv_node_mark_moved: the node cannot see the write. The pointers are owned by the
+ * world and stay valid until the next call that creates nodes in this world
+ * (rv_node_create, rv_group_spatially: storage may grow) or destroys this node; re-fetch
+ * them after either. A rotation written here need not be normalised (rv_update_world
+ * divides by its length). Values must be finite and the quaternion nonzero: otherwise
+ * rv_update_world reports it and the node keeps its previous world matrix.
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
                                         float **quaternion, float **scale);
 
-/* Marks node moved after in-place writes. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+/* Marks node moved after in-place writes. Never allocates.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_mark_moved(rv_world *world, rv_node node);
 
 /* Declares the node's own geometry bounds as a sphere in local space (centre float[3],
- * radius in local units, >= 0). radius < 0 clears it (the node has no geometry of its own).
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE. */
+ * radius in local units, >= 0), e.g. the mesh's measured bounds. radius < 0 clears it (the
+ * node has no geometry of its own and only groups others). Takes effect at the next update.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf, node unchanged),
+ * RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3], float radius);
 
-/* Recomputes world matrices and world bounds of what moved since the last call: moved
- * nodes and their descendants, then each affected ancestor's sphere once. Iterative (no
- * recursion; any depth). Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_NOT_FINITE (a
- * transform written in place was not finite: those nodes keep their previous matrices). */
+/* Recomputes world matrices and world bounds of what changed since the last call: moved
+ * nodes and their descendants (matrices and exact spheres), then each affected ancestor's
+ * sphere once. Unchanged nodes are not touched: with nothing changed the call is O(1).
+ * Iterative (no recursion; any depth) and never allocates.
+ * Bounds policy: a node's world sphere encloses its own geometry sphere (centre transformed,
+ * radius times an upper bound of the world matrix's largest axis scale) and every child's
+ * world sphere, merged pairwise with the exact smallest sphere enclosing two spheres. An
+ * ancestor grows at once to enclose a changed child and is recomputed exactly when its own
+ * bounds changed, it lost a child, or as many child changes accumulated as it has
+ * children: a sphere may be larger than minimal, never smaller (culling stays conservative).
+ * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place),
+ * RV_ERR_NOT_FINITE (a transform written in place was not finite, or a world matrix
+ * overflowed): every other node is updated; the offending nodes keep their previous world
+ * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit). */
 RV_API rv_result rv_update_world(rv_world *world);
 
-/* World matrix (column-major float[16]) as of the last rv_update_world. */
+/* World matrix (column-major float[16]) as of the last rv_update_world.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16]);
 
 /* World bounds as of the last rv_update_world: float[4] = centre x, y, z, radius (world
- * units); radius < 0 when neither the node nor any descendant has geometry. Scale is
- * honoured (radius times the largest axis scale of the world matrix). */
+ * units). radius < 0 when neither the node nor any descendant has geometry (the centre is
+ * then the node's world position). See rv_update_world for how tight it is.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4]);
 
-/* The node's parent (RV_NODE_NONE for a root), first child and next sibling, for host walks.
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+/* The node's parent (RV_NODE_NONE for a root), first child and next sibling (RV_NODE_NONE
+ * after the last), for host walks. Roots are siblings of each other: a root's next sibling
+ * is the next root (see rv_world_first_root). Children keep the order they were attached in.
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_parent(const rv_world *world, rv_node node, rv_node *out_parent);
 RV_API rv_result rv_node_first_child(const rv_world *world, rv_node node, rv_node *out_child);
 RV_API rv_result rv_node_next_sibling(const rv_world *world, rv_node node, rv_node *out_sibling);
 
-/* True when node names a live node of this world. */
+/* The world's first root (RV_NODE_NONE when it has no nodes); follow rv_node_next_sibling
+ * for the others. Errors: RV_ERR_INVALID_ARG (NULL). */
+RV_API rv_result rv_world_first_root(const rv_world *world, rv_node *out_root);
+
+/* True when node names a live node of this world (false for NULL world, none, stale or
+ * foreign handles). */
 RV_API bool rv_node_is_valid(const rv_world *world, rv_node node);
 
 /* Scene counters (zeroes for a NULL world). */

@@ -1,12 +1,13 @@
 /* rvis-walk's bridge to rvis (see drive.h), for the stages that exist before rv_frame:
- * the node hierarchy (rv_node_create / rv_node_set_bounds / rv_update_world) and the
- * frustum (rv_frustum_from_view_projection, rv_frustum_classify_sphere / _box).
+ * the node hierarchy (rv_node_create / rv_node_set_bounds / rv_update_world), spatial
+ * grouping (rv_group_spatially) and the hierarchical frustum walk (rv_collect_visible).
  *
  * Every level group becomes a node without geometry, every object a node with its
- * bounding sphere under its group's node. Per frame the movers' nodes are moved, the world
- * updated, and the hierarchy walked here: a group whose world sphere the frustum rejects
- * culls its whole subtree, a surviving object is tested by its world box. HLOD stand-ins
- * are never drawn (without the HLOD stage every region is refined), so they are excluded.
+ * bounding sphere under its group's node; objects without a group (a map's surfaces, the
+ * city's ground tiles) go under one root per kind, grouped spatially. Vehicles sit under
+ * their own root, ungrouped, because they move. HLOD stand-ins get no node: without the
+ * HLOD stage every region is refined, so they are excluded. Per frame the vehicles' nodes
+ * are moved, the world updated, and rv_collect_visible lists what the frustum keeps.
  *
  * When rv_frame lands, this file becomes: create the world with the occlusion / LOD /
  * partition / residency descs, attach ladders, HLOD regions, occluder boxes, partition
@@ -25,12 +26,39 @@
 struct rvw_drive {
     rv_world *world;
     rv_node *group_nodes;     /* per level group */
-    rv_node *object_nodes;    /* per level object */
-    uint8_t *group_culled;    /* per group, this frame */
+    rv_node *object_nodes;    /* per level object (none for HLOD stand-ins) */
+    rv_node roots[RVW_OBJ_KIND_COUNT]; /* parent of the ungrouped objects of each kind */
+    uint64_t *slot_ids;       /* hash of node id -> object: ids (0 = empty) ... */
+    uint32_t *slot_objects;   /* ... and their objects */
+    uint32_t slot_mask;
+    rv_node *visible;         /* rv_collect_visible's output, object_count entries */
     uint8_t *verdict;         /* per object, this frame */
-    uint32_t group_count, object_count;
+    uint32_t object_count;
 };
 
+static uint32_t slot_of(const rvw_drive *d, uint64_t id)
+{
+    uint64_t h = id * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & d->slot_mask;
+}
+
+static void remember(rvw_drive *d, rv_node node, uint32_t object)
+{
+    uint32_t s = slot_of(d, node.id);
+    while (d->slot_ids[s])
+        s = (s + 1) & d->slot_mask;
+    d->slot_ids[s] = node.id;
+    d->slot_objects[s] = object;
+}
+
+/* The object a node stands for, or UINT32_MAX for a node that is no object. */
+static uint32_t object_of(const rvw_drive *d, rv_node node)
+{
+    for (uint32_t s = slot_of(d, node.id); d->slot_ids[s]; s = (s + 1) & d->slot_mask)
+        if (d->slot_ids[s] == node.id)
+            return d->slot_objects[s];
+    return UINT32_MAX;
+}
 static double now_us(void)
 {
     struct timespec t;
@@ -48,8 +76,8 @@ static bool check(rv_result r, const char *what, char *err, size_t errlen)
 
 const char *rvw_drive_stages(void)
 {
-    return "nodes + frustum (rv_frame not joined yet: no occlusion, LOD, HLOD, partition, "
-           "journal or streaming)";
+    return "nodes + hierarchical frustum (rv_frame not joined yet: no occlusion, LOD, HLOD, "
+           "partition, journal or streaming)";
 }
 
 /* The bounding sphere of a box: its centre and half its diagonal. */
@@ -64,9 +92,50 @@ static void box_sphere(const rvw_box *b, float center[3], float *radius)
     *radius = sqrtf(r2);
 }
 
-static bool is_vehicle(const rvw_level *level, uint32_t object)
+static bool build(rvw_drive *d, const rvw_level *level, char *err, size_t errlen)
 {
-    return level->objects[object].kind == RVW_OBJ_VEHICLE;
+    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + 64 };
+    if (!check(rv_world_create(&desc, &d->world), "the world", err, errlen))
+        return false;
+    for (uint32_t g = 0; g < level->group_count; g++) {
+        int32_t p = level->groups[g].parent;
+        if (!check(rv_node_create(d->world, p >= 0 ? d->group_nodes[p] : RV_NODE_NONE,
+                                  &d->group_nodes[g]), "a group node", err, errlen))
+            return false;
+    }
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        const rvw_object *o = &level->objects[i];
+        if (o->kind == RVW_OBJ_HLOD_PROXY)
+            continue;
+        rv_node parent = o->group >= 0 ? d->group_nodes[o->group] : d->roots[o->kind];
+        if (o->group < 0 && parent.id == 0) {
+            if (!check(rv_node_create(d->world, RV_NODE_NONE, &d->roots[o->kind]), "a root node", err, errlen))
+                return false;
+            parent = d->roots[o->kind];
+        }
+        rv_node node;
+        if (!check(rv_node_create(d->world, parent, &node), "an object node", err, errlen))
+            return false;
+        d->object_nodes[i] = node;
+        remember(d, node, i);
+        float center[3], radius;
+        box_sphere(&o->bounds, center, &radius);
+        if (o->kind == RVW_OBJ_VEHICLE) { /* a mover: geometry about its node's origin */
+            if (!check(rv_node_set_position(d->world, node, center), "a position", err, errlen))
+                return false;
+            center[0] = center[1] = center[2] = 0;
+        }
+        if (!check(rv_node_set_bounds(d->world, node, center, radius), "an object's bounds", err, errlen))
+            return false;
+    }
+    if (!check(rv_update_world(d->world), "the first update", err, errlen))
+        return false;
+    /* flat static lists cull hierarchically once grouped (DESIGN.md §2) */
+    for (int k = 0; k < RVW_OBJ_KIND_COUNT; k++)
+        if (d->roots[k].id && k != RVW_OBJ_VEHICLE &&
+            !check(rv_group_spatially(d->world, d->roots[k], NULL, 0, 0, NULL), "spatial grouping", err, errlen))
+            return false;
+    return check(rv_update_world(d->world), "the update after grouping", err, errlen);
 }
 
 bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t errlen)
@@ -76,37 +145,21 @@ bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return false;
     }
-    d->group_count = level->group_count;
     d->object_count = level->object_count;
+    uint32_t slots = 16;
+    while (slots < 2 * level->object_count)
+        slots *= 2;
+    d->slot_mask = slots - 1;
+    d->slot_ids = calloc(slots, sizeof *d->slot_ids);
+    d->slot_objects = calloc(slots, sizeof *d->slot_objects);
     d->group_nodes = calloc(level->group_count + 1, sizeof *d->group_nodes);
     d->object_nodes = calloc(level->object_count + 1, sizeof *d->object_nodes);
-    d->group_culled = calloc(level->group_count + 1, 1);
+    d->visible = calloc(level->object_count + 1, sizeof *d->visible);
     d->verdict = calloc(level->object_count + 1, 1);
-    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + 1 };
-    bool ok = d->group_nodes && d->object_nodes && d->group_culled && d->verdict;
+    bool ok = d->slot_ids && d->slot_objects && d->group_nodes && d->object_nodes && d->visible && d->verdict;
     if (!ok)
         snprintf(err, errlen, "out of memory");
-    ok = ok && check(rv_world_create(&desc, &d->world), "the world", err, errlen);
-    for (uint32_t g = 0; ok && g < level->group_count; g++) {
-        int32_t p = level->groups[g].parent;
-        ok = check(rv_node_create(d->world, p >= 0 ? d->group_nodes[p] : RV_NODE_NONE,
-                                  &d->group_nodes[g]), "a group node", err, errlen);
-    }
-    for (uint32_t i = 0; ok && i < level->object_count; i++) {
-        const rvw_object *o = &level->objects[i];
-        rv_node parent = o->group >= 0 ? d->group_nodes[o->group] : RV_NODE_NONE;
-        ok = check(rv_node_create(d->world, parent, &d->object_nodes[i]), "an object node", err, errlen);
-        float center[3], radius;
-        box_sphere(&o->bounds, center, &radius);
-        if (ok && is_vehicle(level, i)) { /* a mover: geometry about its node's origin */
-            ok = check(rv_node_set_position(d->world, d->object_nodes[i], center), "a position", err, errlen);
-            center[0] = center[1] = center[2] = 0;
-        }
-        ok = ok && check(rv_node_set_bounds(d->world, d->object_nodes[i], center, radius),
-                         "an object's bounds", err, errlen);
-    }
-    ok = ok && check(rv_update_world(d->world), "the first update", err, errlen);
-    if (!ok) {
+    if (!ok || !build(d, level, err, errlen)) {
         rvw_drive_destroy(d);
         return false;
     }
@@ -125,7 +178,7 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
 
     double t0 = now_us();
     for (uint32_t i = 0; i < level->object_count; i++) {
-        if (!is_vehicle(level, i))
+        if (level->objects[i].kind != RVW_OBJ_VEHICLE)
             continue;
         float center[3], radius;
         box_sphere(&level->objects[i].bounds, center, &radius);
@@ -138,33 +191,21 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
 
     rv_frustum frustum;
     rv_clip clip = { false, false };
-    if (!check(rv_frustum_from_view_projection(view->view_projection, clip, &frustum), "the view", err, errlen))
+    uint32_t count = 0;
+    if (!check(rv_frustum_from_view_projection(view->view_projection, clip, &frustum), "the view", err, errlen) ||
+        !check(rv_collect_visible(d->world, RV_NODE_NONE, &frustum, d->visible, d->object_count, &count, NULL),
+               "the frustum walk", err, errlen))
         return false;
-    for (uint32_t g = 0; g < level->group_count; g++) {
-        int32_t p = level->groups[g].parent;
-        float sphere[4];
-        if (p >= 0 && d->group_culled[p]) {
-            d->group_culled[g] = 1;
-        } else if (rv_node_world_bounds(d->world, d->group_nodes[g], sphere) != RV_OK) {
-            d->group_culled[g] = 0; /* cannot tell: draw */
-        } else {
-            d->group_culled[g] = sphere[3] >= 0 &&
-                rv_frustum_classify_sphere(&frustum, sphere, sphere[3]) == RV_OUTSIDE;
-        }
+    for (uint32_t i = 0; i < level->object_count; i++)
+        d->verdict[i] = level->objects[i].kind == RVW_OBJ_HLOD_PROXY ? RVW_EXCLUDED : RVW_CULLED_FRUSTUM;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = object_of(d, d->visible[k]);
+        if (i != UINT32_MAX)
+            d->verdict[i] = RVW_DRAWN;
     }
     for (uint32_t i = 0; i < level->object_count; i++) {
-        const rvw_object *o = &level->objects[i];
-        uint8_t v;
-        if (o->kind == RVW_OBJ_HLOD_PROXY)
-            v = RVW_EXCLUDED;
-        else if (o->group >= 0 && d->group_culled[o->group])
-            v = RVW_CULLED_FRUSTUM;
-        else
-            v = rv_frustum_classify_box(&frustum, o->bounds.min, o->bounds.max) == RV_OUTSIDE
-                    ? RVW_CULLED_FRUSTUM : RVW_DRAWN;
-        d->verdict[i] = v;
-        out->drawn += v == RVW_DRAWN;
-        out->excluded += v == RVW_EXCLUDED;
+        out->drawn += d->verdict[i] == RVW_DRAWN;
+        out->excluded += d->verdict[i] == RVW_EXCLUDED;
     }
     double t2 = now_us();
     out->frustum_visible = out->drawn;
@@ -180,9 +221,11 @@ void rvw_drive_destroy(rvw_drive *d)
     if (!d)
         return;
     rv_world_destroy(d->world);
+    free(d->slot_ids);
+    free(d->slot_objects);
     free(d->group_nodes);
     free(d->object_nodes);
-    free(d->group_culled);
+    free(d->visible);
     free(d->verdict);
     free(d);
 }

@@ -1,8 +1,9 @@
 /* The truth oracle (see reference.h). Written for obviousness first: doubles throughout,
- * every covered pixel tested exactly by its three edge functions, no fill rule, no
- * incremental stepping whose rounding could drift. The only shortcuts are exact ones: an
- * object whose box lies wholly outside one clip plane is skipped, and each row's pixel span
- * is bounded analytically (with a pixel of slack) before the exact per-pixel test. */
+ * pixel coverage decided by the three edge functions evaluated at the pixel centre, no fill
+ * rule, no incremental stepping whose rounding could drift. The only shortcuts are exact
+ * ones: an object whose box lies wholly outside one clip plane is skipped, and since a row
+ * of a convex triangle is one run of pixels, only the run's two ends are found by the
+ * per-pixel test (walking from an analytic guess) and the pixels between them are filled. */
 #include "reference.h"
 
 #include <math.h>
@@ -97,19 +98,34 @@ static double edge(const screen_vertex *a, const screen_vertex *b, double px, do
     return (b->x - a->x) * (py - a->y) - (b->y - a->y) * (px - a->x);
 }
 
-/* Narrows [*lo, *hi] (pixel columns) to where edge a->b can be >= 0 on row centre py,
- * keeping one pixel of slack so rounding here never drops a pixel the exact test keeps. */
-static void narrow_span(const screen_vertex *a, const screen_vertex *b, double py, int *lo, int *hi)
+/* Where edge a->b crosses a row, to guess the row's run of pixels: x = a.x + slope * (py - a.y). */
+typedef struct edge_guess {
+    double ax, ay, dx, slope;
+    int side; /* +1: the inside is left of the crossing (px <= x), -1: right, 0: horizontal */
+} edge_guess;
+
+static edge_guess guess_of(const screen_vertex *a, const screen_vertex *b)
 {
+    edge_guess g = { a->x, a->y, b->x - a->x, 0, 0 };
     double dy = b->y - a->y;
-    double c = (b->x - a->x) * (py - a->y);
-    if (dy == 0) {
-        if (c < 0)
+    if (dy == 0)
+        return g;
+    g.slope = (b->x - a->x) / dy;
+    g.side = dy > 0 ? 1 : -1;
+    return g;
+}
+
+/* Narrows [*lo, *hi] (pixel columns) to where the edge can be >= 0 on row centre py,
+ * keeping one pixel of slack; the exact test at the ends decides. */
+static void narrow_span(const edge_guess *g, double py, int *lo, int *hi)
+{
+    if (g->side == 0) { /* E = dx * (py - a.y), the same for the whole row */
+        if (g->dx * (py - g->ay) < 0)
             *hi = *lo - 1;
         return;
     }
-    double x = a->x + c / dy; /* E >= 0: dy > 0 -> px <= x; dy < 0 -> px >= x */
-    if (dy > 0) {
+    double x = g->ax + g->slope * (py - g->ay);
+    if (g->side > 0) {
         double i = floor(x - 0.5) + 1;
         if (i < *hi)
             *hi = i < *lo ? *lo - 1 : (int)i; /* also catches -inf: an empty span */
@@ -118,6 +134,12 @@ static void narrow_span(const screen_vertex *a, const screen_vertex *b, double p
         if (i > *lo)
             *lo = i > *hi ? *hi + 1 : (int)i;
     }
+}
+
+static bool covers(const screen_vertex *v0, const screen_vertex *v1, const screen_vertex *v2,
+                   double px, double py)
+{
+    return edge(v1, v2, px, py) >= 0 && edge(v2, v0, px, py) >= 0 && edge(v0, v1, px, py) >= 0;
 }
 
 static void raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex v1,
@@ -140,25 +162,37 @@ static void raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
     if (fx0 > fx1 || fy0 > fy1)
         return;
     ref->triangles_drawn++;
+    /* 1/w is affine in screen space: its plane through the three vertices */
+    double x1 = v1.x - v0.x, y1 = v1.y - v0.y, x2 = v2.x - v0.x, y2 = v2.y - v0.y;
+    double d1 = v1.inv_w - v0.inv_w, d2 = v2.inv_w - v0.inv_w;
+    double gx = (d1 * y2 - d2 * y1) / area, gy = (d2 * x1 - d1 * x2) / area;
+    int bx0 = (int)fx0, bx1 = (int)fx1;
+    edge_guess guesses[3] = { guess_of(&v0, &v1), guess_of(&v1, &v2), guess_of(&v2, &v0) };
     for (int y = (int)fy0; y <= (int)fy1; y++) {
         double py = y + 0.5;
-        int lo = (int)fx0, hi = (int)fx1;
-        narrow_span(&v0, &v1, py, &lo, &hi);
-        narrow_span(&v1, &v2, py, &lo, &hi);
-        narrow_span(&v2, &v0, py, &lo, &hi);
-        if (lo < (int)fx0)
-            lo = (int)fx0;
-        if (hi > (int)fx1)
-            hi = (int)fx1;
+        /* A row of a convex triangle is one run of pixels: find its two ends with the exact
+         * test (starting from an analytic guess), and everything between is covered. */
+        int lo = bx0, hi = bx1;
+        for (int e = 0; e < 3; e++)
+            narrow_span(&guesses[e], py, &lo, &hi);
+        if (lo < bx0)
+            lo = bx0;
+        if (hi > bx1)
+            hi = bx1;
+        while (lo <= hi && !covers(&v0, &v1, &v2, lo + 0.5, py))
+            lo++;
+        if (lo > hi)
+            continue;
+        while (!covers(&v0, &v1, &v2, hi + 0.5, py))
+            hi--;
+        while (lo > bx0 && covers(&v0, &v1, &v2, lo - 0.5, py))
+            lo--;
+        while (hi < bx1 && covers(&v0, &v1, &v2, hi + 1.5, py))
+            hi++;
         size_t row = (size_t)y * ref->width;
+        double row_inv_w = v0.inv_w + (py - v0.y) * gy - v0.x * gx;
         for (int x = lo; x <= hi; x++) {
-            double px = x + 0.5;
-            double e0 = edge(&v1, &v2, px, py); /* weight of v0 */
-            double e1 = edge(&v2, &v0, px, py); /* weight of v1 */
-            double e2 = edge(&v0, &v1, px, py); /* weight of v2 */
-            if (e0 < 0 || e1 < 0 || e2 < 0)
-                continue;
-            float inv_w = (float)((e0 * v0.inv_w + e1 * v1.inv_w + e2 * v2.inv_w) / area);
+            float inv_w = (float)(row_inv_w + (x + 0.5) * gx);
             if (inv_w > ref->inv_w[row + x]) {
                 ref->inv_w[row + x] = inv_w;
                 ref->ids[row + x] = id;

@@ -75,6 +75,18 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
     return true;
 }
 
+static bool is_value_option(const char *a)
+{
+    static const char *const names[] = {
+        "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
+        "--dump-visibility", "--images", "--image-every", "--frames",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(a, names[i]))
+            return true;
+    return false;
+}
+
 /* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
 static int parse_args(int argc, char **argv, options *o)
 {
@@ -92,6 +104,8 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
             takes = false;
+        } else if (!is_value_option(a)) {
+            return bad_input("unknown argument '%s' (see --help)", a);
         } else if (!v) {
             return bad_input("%s needs a value (see --help)", a);
         } else if (!strcmp(a, "--map")) {
@@ -125,8 +139,6 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--frames")) {
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
-        } else {
-            return bad_input("unknown argument '%s' (see --help)", a);
         }
         if (takes)
             i++;

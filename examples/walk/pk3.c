@@ -163,7 +163,9 @@ bool rvw_map_source_read(const rvw_map_source *src, uint8_t **bytes, size_t *siz
     struct stat st;
     if (stat(src->pak, &st) != 0) {
         *pak_missing = true;
-        snprintf(err, errlen, "%s not found (Debian: apt-get install openarena-081-maps)", src->pak);
+        snprintf(err, errlen, "%s not found%s", src->pak,
+                 strcmp(src->pak, RVW_DEFAULT_PAK) ? ""
+                                                   : " (Debian: apt-get install openarena-081-maps)");
         return false;
     }
 #ifdef RVW_HAVE_ZIP

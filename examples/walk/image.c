@@ -95,9 +95,22 @@ static void fill_box(canvas *c, const rvw_box *b, int grow, const uint8_t color[
     if (y0 < 0) y0 = 0;
     if (x1 >= c->width) x1 = c->width - 1;
     if (y1 >= c->height) y1 = c->height - 1;
+    /* a darker rim keeps neighbouring footprints apart */
+    uint8_t rim[3] = { (uint8_t)(color[0] / 2), (uint8_t)(color[1] / 2), (uint8_t)(color[2] / 2) };
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++)
-            put(c, x, y, color);
+            put(c, x, y, (x == x0 || x == x1 || y == y0 || y == y1) && x1 - x0 > 3 && y1 - y0 > 3 ? rim : color);
+}
+
+typedef struct by_area {
+    float area;
+    uint32_t object;
+} by_area;
+
+static int larger_first(const void *a, const void *b)
+{
+    float x = ((const by_area *)a)->area, y = ((const by_area *)b)->area;
+    return (x < y) - (x > y);
 }
 
 /* A ray from world (x, z) along (dx, dz) until it leaves the picture. */
@@ -152,11 +165,30 @@ bool rvw_image_top_down(const char *path, const rvw_level *level, const rvw_view
         snprintf(err, errlen, "out of memory drawing %s", path);
         return false;
     }
-    for (int pass = 0; pass < PASSES; pass++) {
-        for (uint32_t i = 0; i < level->object_count; i++) {
+    /* Largest footprints first, so small things stay visible on top of floors and
+     * ground; false culls last of all, drawn bigger. */
+    by_area *order = malloc((level->object_count ? level->object_count : 1) * sizeof *order);
+    if (!order) {
+        free(c.rgb);
+        snprintf(err, errlen, "out of memory drawing %s", path);
+        return false;
+    }
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        const rvw_box *bb = &level->objects[i].bounds;
+        order[i].area = (bb->max[0] - bb->min[0]) * (bb->max[2] - bb->min[2]);
+        order[i].object = i;
+    }
+    qsort(order, level->object_count, sizeof *order, larger_first);
+    for (int falses = 0; falses < 2; falses++) {
+        for (uint32_t k = 0; k < level->object_count; k++) {
+            uint32_t i = order[k].object;
             const rvw_object *o = &level->objects[i];
             bool visible = visible_pixels && visible_pixels[i] > 0;
-            if (pass_of(verdict[i], visible, visible_pixels != NULL) != pass)
+            int pass = pass_of(verdict[i], visible, visible_pixels != NULL);
+            if ((pass == PASS_FALSE) != (falses == 1))
+                continue;
+            /* a stand-in not drawn would cover its whole district */
+            if (o->kind == RVW_OBJ_HLOD_PROXY && verdict[i] != RVW_DRAWN)
                 continue;
             /* ground tiles would paint over everything: only the drawn ones, faintly */
             if (o->kind == RVW_OBJ_TERRAIN) {
@@ -169,6 +201,7 @@ bool rvw_image_top_down(const char *path, const rvw_level *level, const rvw_view
             fill_box(&c, &o->bounds, pass == PASS_FALSE ? 3 : 0, colors[pass]);
         }
     }
+    free(order);
     float half_x = atanf(tanf(view->fov_y / 2) * (float)view->width / (float)view->height);
     float fx = view->forward[0], fz = view->forward[2];
     for (int side = -1; side <= 1; side += 2) {

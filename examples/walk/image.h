@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Verdict per object for the pictures (the same values as drive.h's rvw_verdict). */
+/* True when this build writes PNG files (libpng). */
 bool rvw_have_png(void);
 
 /* Writes an RGB image (rgb: width * height * 3 bytes, top row first). */
@@ -23,11 +23,13 @@ bool rvw_png_write_rgb(const char *path, uint32_t width, uint32_t height, const 
 bool rvw_png_write_gray(const char *path, uint32_t width, uint32_t height, const uint8_t *gray,
                         char *err, size_t errlen);
 
-/* Top-down picture (X right, -Z up, i.e. north up when looking from +Y) of every object's
- * footprint: drawn and truly visible = green, drawn but hidden = dark green, culled by the
- * frustum = grey, culled by occlusion = red, left out on purpose = blue, a false cull =
- * magenta (drawn big). The camera is white, its frustum yellow. verdict: per object
- * (rvw_verdict); truly_visible may be NULL (not verified). */
+/* Top-down picture (X right, +Z down: north up when looking down from +Y) of every
+ * object's footprint, largest first so small things show on top: drawn and truly visible
+ * = green, drawn but hidden = dark green, culled by the frustum = grey, culled by occlusion
+ * = red, left out on purpose = blue, a false cull = magenta (drawn bigger, last). Ground
+ * tiles are drawn faintly and only when drawn, HLOD stand-ins only when drawn. The camera
+ * is white, its frustum's sides yellow. verdict: per object (rvw_verdict); visible_pixels:
+ * the oracle's per-object pixel counts, or NULL when the frame was not verified. */
 bool rvw_image_top_down(const char *path, const rvw_level *level, const rvw_view *view,
                         const uint8_t *verdict, const uint32_t *visible_pixels, char *err,
                         size_t errlen);

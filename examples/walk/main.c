@@ -36,6 +36,7 @@ typedef struct options {
     uint32_t image_every;
     uint32_t frames;            /* 0: the whole path */
     bool quiet;
+    int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
 } options;
 
 static const char usage[] =
@@ -54,7 +55,9 @@ static const char usage[] =
     "  --images DIR            PNG pictures (top-down map, oracle view) into DIR\n"
     "  --image-every N         picture every Nth frame (default 60)\n"
     "  --frames N              stop after N frames\n"
-    "  --quiet                 no progress lines\n";
+    "  --quiet                 no progress lines\n"
+    "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
+    "                          frame, so --verify must report it (exit 1) when it is visible\n";
 
 static int bad_input(const char *fmt, const char *arg)
 {
@@ -79,7 +82,7 @@ static bool is_value_option(const char *a)
 {
     static const char *const names[] = {
         "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
-        "--dump-visibility", "--images", "--image-every", "--frames",
+        "--dump-visibility", "--images", "--image-every", "--frames", "--sabotage-object",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i]))
@@ -90,7 +93,8 @@ static bool is_value_option(const char *a)
 /* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60 };
+    *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
+                    .sabotage_object = -1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -136,6 +140,11 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--image-every")) {
             if (!parse_u32(v, &o->image_every, 1))
                 return bad_input("--image-every wants a positive integer, not '%s'", v);
+        } else if (!strcmp(a, "--sabotage-object")) {
+            uint32_t n;
+            if (!parse_u32(v, &n, 0))
+                return bad_input("--sabotage-object wants an object index, not '%s'", v);
+            o->sabotage_object = n;
         } else if (!strcmp(a, "--frames")) {
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
@@ -211,6 +220,7 @@ typedef struct walk {
     rvw_drive *drive;
     rvw_reference ref;
     uint8_t *include;
+    uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
     rvw_run *run;
     FILE *visibility;
 } walk;
@@ -277,7 +287,15 @@ static bool run_frames(walk *w, uint32_t frames)
             fprintf(stderr, "rvis-walk: frame %u: %s\n", f, err);
             return false;
         }
-        rvw_run_record(w->run, f, &r, now_us() - t0);
+        double frame_us = now_us() - t0;
+        if (w->sabotaged && r.verdict[w->opt->sabotage_object] == RVW_DRAWN) {
+            memcpy(w->sabotaged, r.verdict, w->level->object_count);
+            w->sabotaged[w->opt->sabotage_object] = RVW_CULLED_FRUSTUM;
+            r.verdict = w->sabotaged;
+            r.drawn--;
+            r.frustum_visible--;
+        }
+        rvw_run_record(w->run, f, &r, frame_us);
         bool verified = w->opt->verify && f % w->opt->verify_every == 0;
         if (verified && !verify_frame(w, &view, &r)) {
             fprintf(stderr, "rvis-walk: out of memory in the reference rasteriser\n");
@@ -332,7 +350,16 @@ int main(int argc, char **argv)
 
     walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run };
     char err[512];
+    if (opt.sabotage_object >= (int64_t)level.object_count) {
+        fprintf(stderr, "rvis-walk: --sabotage-object %lld: the scene has %u objects\n",
+                (long long)opt.sabotage_object, level.object_count);
+        rvw_level_free(&level);
+        rvw_city_free(&city);
+        return 2;
+    }
     bool ok = rvw_run_init(&run, frames);
+    if (ok && opt.sabotage_object >= 0)
+        ok = (w.sabotaged = malloc(level.object_count)) != NULL;
     if (ok && opt.verify) {
         w.include = malloc(level.object_count ? level.object_count : 1);
         ok = w.include && rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
@@ -383,6 +410,7 @@ int main(int argc, char **argv)
     rvw_drive_destroy(w.drive);
     rvw_reference_free(&w.ref);
     free(w.include);
+    free(w.sabotaged);
     rvw_run_free(&run);
     rvw_level_free(&level);
     rvw_city_free(&city);

@@ -16,36 +16,72 @@
 
 static inline uint32_t pack(uint32_t index, uint32_t mask) { return index | (mask << 24); }
 
+/* Where visible nodes go: the host's callback, an array of handles, or (inside rvis) an
+ * index visitor. One walk serves all three; the branch on kind is perfectly predicted. */
+typedef enum sink_kind { SINK_INDEX, SINK_HOST, SINK_ARRAY } sink_kind;
+
+typedef struct sink {
+    sink_kind kind;
+    rvi_visit_index_fn index_fn;
+    rv_visit_fn host_fn;
+    void *user;
+    rv_node *out;
+    uint32_t capacity, count;
+} sink;
+
+/* Hands node i out; false when the receiver stops the walk. */
+static inline bool emit(rvi_scene *s, uint32_t i, sink *k)
+{
+    switch (k->kind) {
+    case SINK_ARRAY:
+        if (k->count < k->capacity)
+            k->out[k->count] = rvi_node_handle(s, i);
+        k->count++;
+        return true;
+    case SINK_HOST:
+        k->count++;
+        return k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user);
+    case SINK_INDEX:
+        break;
+    }
+    k->count++;
+    return k->index_fn(s, i, k->user);
+}
+
 static inline bool drawable(uint32_t flags)
 {
     return (flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) == RVI_NODE_HAS_GEOMETRY;
 }
 
 /* Hands out every drawable node of the subtree of r (all inside the frustum). False when
- * the visitor stopped the walk. Follows the links; no stack. */
-static bool emit_subtree(rvi_scene *s, uint32_t r, rvi_visit_index_fn fn, void *user, rv_cull_counts *c)
+ * the receiver stopped the walk. Follows the links; no stack. */
+static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
 {
-    uint32_t n = r;
+    const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling;
+    uint32_t n = r, seen = 0;
+    bool go = true;
     for (;;) {
-        c->visited++;
-        if (drawable(s->flags[n])) {
-            c->visible++;
-            if (!fn(s, n, user))
-                return false;
+        seen++;
+        if (drawable(s->flags[n]) && !emit(s, n, k)) {
+            go = false;
+            break;
         }
-        if (s->first_child[n] != NONE) {
-            n = s->first_child[n];
+        if (first_child[n] != NONE) {
+            n = first_child[n];
             continue;
         }
-        while (n != r && s->next_sibling[n] == NONE)
+        while (n != r && next_sibling[n] == NONE)
             n = s->parent[n];
         if (n == r)
-            return true;
-        n = s->next_sibling[n];
+            break;
+        n = next_sibling[n];
     }
+    *visited += seen;
+    return go;
 }
 
-/* Pushes the children of i (or every root when i is NONE) so the first pops first. */
+/* Pushes the children of a node (first = its first child, or the first root) so the first
+ * pops first. */
 static uint32_t push_children(rvi_scene *s, uint32_t first, uint32_t mask, uint32_t top)
 {
     if (first == NONE)
@@ -59,8 +95,7 @@ static uint32_t push_children(rvi_scene *s, uint32_t first, uint32_t mask, uint3
     }
 }
 
-void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
-                   rvi_visit_index_fn fn, void *user, rv_cull_counts *counts)
+static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k, rv_cull_counts *counts)
 {
     rv_cull_counts c = {0};
     uint32_t all = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
@@ -89,13 +124,12 @@ void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
             }
         }
         if (mask == 0) {
-            if (!emit_subtree(s, i, fn, user, &c))
+            if (!emit_subtree(s, i, k, &c.visited))
                 break;
             continue;
         }
         c.visited++;
-        uint32_t f = s->flags[i];
-        if (drawable(f)) {
+        if (drawable(s->flags[i])) {
             bool show = true;
             if (s->first_child[i] != NONE) {
                 /* the subtree's sphere met the frustum; the node's own geometry may not */
@@ -105,17 +139,22 @@ void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
                 c.tested++;
                 show = rv_frustum_classify_sphere_masked(frustum, g, g[3], &own_mask) != RV_OUTSIDE;
             }
-            if (show) {
-                c.visible++;
-                if (!fn(s, i, user))
-                    break;
-            }
+            if (show && !emit(s, i, k))
+                break;
         }
         top = push_children(s, s->first_child[i], mask, top);
     }
     s->visiting = false;
+    c.visible = k->count;
     if (counts)
         *counts = c;
+}
+
+void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
+                   rvi_visit_index_fn fn, void *user, rv_cull_counts *counts)
+{
+    sink k = { .kind = SINK_INDEX, .index_fn = fn, .user = user };
+    walk(s, root, frustum, &k, counts);
 }
 
 /* ---- public -------------------------------------------------------------------------- */
@@ -132,17 +171,6 @@ static rv_result begin_walk(rv_world *world, rv_node root, const rv_frustum *fru
     return RV_OK;
 }
 
-typedef struct host_visit {
-    rv_visit_fn callback;
-    void *user;
-} host_visit;
-
-static bool call_host(rvi_scene *s, uint32_t i, void *user)
-{
-    host_visit *h = user;
-    return h->callback(rvi_node_handle(s, i), s->world_matrix[i], h->user);
-}
-
 rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                            rv_visit_fn callback, void *user, rv_cull_counts *counts)
 {
@@ -150,23 +178,9 @@ rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frus
     if (!callback)
         return RV_ERR_INVALID_ARG;
     RVI_TRY(begin_walk(world, root, frustum, &r));
-    host_visit h = { callback, user };
-    rvi_cull_walk(&world->scene, r, frustum, call_host, &h, counts);
+    sink k = { .kind = SINK_HOST, .host_fn = callback, .user = user };
+    walk(&world->scene, r, frustum, &k, counts);
     return RV_OK;
-}
-
-typedef struct collect {
-    rv_node *out;
-    uint32_t capacity, count;
-} collect;
-
-static bool append(rvi_scene *s, uint32_t i, void *user)
-{
-    collect *c = user;
-    if (c->count < c->capacity)
-        c->out[c->count] = rvi_node_handle(s, i);
-    c->count++;
-    return true;
 }
 
 rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
@@ -177,8 +191,8 @@ rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *fr
     if (!out_count || (!out_nodes && capacity > 0))
         return RV_ERR_INVALID_ARG;
     RVI_TRY(begin_walk(world, root, frustum, &r));
-    collect c = { out_nodes, capacity, 0 };
-    rvi_cull_walk(&world->scene, r, frustum, append, &c, counts);
-    *out_count = c.count;
-    return c.count > capacity ? RV_ERR_CAPACITY : RV_OK;
+    sink k = { .kind = SINK_ARRAY, .out = out_nodes, .capacity = capacity };
+    walk(&world->scene, r, frustum, &k, counts);
+    *out_count = k.count;
+    return k.count > capacity ? RV_ERR_CAPACITY : RV_OK;
 }

@@ -115,16 +115,16 @@ static rv_result check_children(rvi_scene *s, uint32_t p, const rv_node *childre
         r = rvi_node_index(s, children[k], &c);
         if (r != RV_OK)
             break;
-        if (s->parent[c] != p || (s->flags[c] & RVI_NODE_START)) {
+        if (s->parent[c] != p || (s->flags[c] & RVI_NODE_MARK)) {
             r = RV_ERR_INVALID_ARG;
             break;
         }
-        s->flags[c] |= RVI_NODE_START; /* temporary "seen" mark */
+        s->flags[c] |= RVI_NODE_MARK; /* temporary "seen" mark */
     }
     for (uint32_t j = 0; j < k; j++) {
         uint32_t c;
         rvi_node_index(s, children[j], &c);
-        s->flags[c] &= ~(uint32_t)RVI_NODE_START;
+        s->flags[c] &= ~(uint32_t)RVI_NODE_MARK;
     }
     return r;
 }
@@ -146,7 +146,7 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
     uint32_t leaf = leaf_size ? leaf_size : DEFAULT_LEAF_SIZE;
     uint32_t p;
     RVI_TRY(rvi_node_index(s, parent, &p));
-    uint32_t n = children ? count : s->child_count[p];
+    uint32_t n = children ? count : s->aux[p].child_count;
     if (children)
         RVI_TRY(check_children(s, p, children, count));
     if (out_groups)
@@ -207,7 +207,7 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
     /* Creation order puts parents before children: bound the groups bottom-up. */
     for (uint32_t k = made; k-- > 0;) {
         rvi_scene_exact_bounds(s, created[k]);
-        s->loose[created[k]] = 0;
+        s->aux[created[k]].loose = 0;
     }
     rvi_free(&world->heap, scratch, bytes);
     if (out_groups)

@@ -15,7 +15,8 @@ typedef struct scene_array {
     size_t elem;
 } scene_array;
 
-/* Every per-node array, in one place so growth and teardown cannot disagree. */
+/* Every per-node array, in one place so growth and teardown cannot disagree. Each array
+ * starts on a cache line (a world matrix is then one line, not two). */
 static int scene_arrays(rvi_scene *s, scene_array out[])
 {
     int n = 0;
@@ -30,27 +31,34 @@ static int scene_arrays(rvi_scene *s, scene_array out[])
     out[n++] = (scene_array){ (void **)&s->world_matrix, 64 };
     out[n++] = (scene_array){ (void **)&s->local_sphere, 16 };
     out[n++] = (scene_array){ (void **)&s->world_sphere, 16 };
-    out[n++] = (scene_array){ (void **)&s->world_scale, 4 };
-    out[n++] = (scene_array){ (void **)&s->child_count, 4 };
-    out[n++] = (scene_array){ (void **)&s->loose, 4 };
-    out[n++] = (scene_array){ (void **)&s->pending, 4 };
+    out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux) };
     out[n++] = (scene_array){ (void **)&s->dirty, 4 };
     out[n++] = (scene_array){ (void **)&s->work, 4 };
     return n;
 }
-enum { SCENE_ARRAY_MAX = 24 };
+enum { LINE = 64 };
+
+static size_t block_size(uint32_t capacity, size_t elem)
+{
+    return (size_t)capacity * elem + LINE;
+}
+
+static void *line_aligned(void *block)
+{
+    return (void *)(((uintptr_t)block + LINE - 1) & ~(uintptr_t)(LINE - 1));
+}
 
 /* Grows every per-node array to capacity. All-or-nothing: on failure nothing changes. */
 static rv_result scene_grow(rvi_scene *s, rvi_heap *heap, uint32_t capacity)
 {
-    scene_array arrays[SCENE_ARRAY_MAX];
+    scene_array arrays[RVI_SCENE_ARRAYS];
     int n = scene_arrays(s, arrays);
-    void *fresh[SCENE_ARRAY_MAX];
+    void *fresh[RVI_SCENE_ARRAYS];
     for (int i = 0; i < n; i++) {
-        fresh[i] = rvi_alloc(heap, (size_t)capacity * arrays[i].elem);
+        fresh[i] = rvi_alloc(heap, block_size(capacity, arrays[i].elem));
         if (!fresh[i]) {
             for (int j = 0; j < i; j++)
-                rvi_free(heap, fresh[j], (size_t)capacity * arrays[j].elem);
+                rvi_free(heap, fresh[j], block_size(capacity, arrays[j].elem));
             return RV_ERR_OUT_OF_MEMORY;
         }
     }
@@ -59,14 +67,17 @@ static rv_result scene_grow(rvi_scene *s, rvi_heap *heap, uint32_t capacity)
     rv_result r = rvi_pool_reserve(heap, &grown, capacity);
     if (r != RV_OK) {
         for (int j = 0; j < n; j++)
-            rvi_free(heap, fresh[j], (size_t)capacity * arrays[j].elem);
+            rvi_free(heap, fresh[j], block_size(capacity, arrays[j].elem));
         return r;
     }
     for (int i = 0; i < n; i++) {
-        if (s->capacity)
-            memcpy(fresh[i], *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
-        rvi_free(heap, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
-        *arrays[i].ptr = fresh[i];
+        void *aligned = line_aligned(fresh[i]);
+        if (s->capacity) {
+            memcpy(aligned, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
+            rvi_free(heap, s->blocks[i], block_size(s->capacity, arrays[i].elem));
+        }
+        s->blocks[i] = fresh[i];
+        *arrays[i].ptr = aligned;
     }
     s->pool = grown;
     s->capacity = capacity;
@@ -86,10 +97,10 @@ rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, ui
 
 void rvi_scene_fini(rvi_scene *s, rvi_heap *heap)
 {
-    scene_array arrays[SCENE_ARRAY_MAX];
+    scene_array arrays[RVI_SCENE_ARRAYS];
     int n = scene_arrays(s, arrays);
-    for (int i = 0; i < n; i++)
-        rvi_free(heap, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
+    for (int i = 0; i < n && s->capacity; i++)
+        rvi_free(heap, s->blocks[i], block_size(s->capacity, arrays[i].elem));
     rvi_pool_free(heap, &s->pool);
     memset(s, 0, sizeof *s);
     s->first_root = NONE;
@@ -137,7 +148,7 @@ static void link_last(rvi_scene *s, uint32_t parent, uint32_t i)
         s->prev_sibling[*head] = i;
     }
     if (parent != NONE)
-        s->child_count[parent]++;
+        s->aux[parent].child_count++;
 }
 
 static void unlink_node(rvi_scene *s, uint32_t i)
@@ -157,7 +168,7 @@ static void unlink_node(rvi_scene *s, uint32_t i)
             s->prev_sibling[*head] = prev; /* i was the last */
     }
     if (parent != NONE) {
-        s->child_count[parent]--;
+        s->aux[parent].child_count--;
         /* A parent that lost a child may shrink: recompute it exactly at the next update. */
         rvi_scene_mark(s, parent, RVI_NODE_BOUNDS_DIRTY);
     }
@@ -185,15 +196,15 @@ uint32_t rvi_scene_create_reserved(rvi_scene *s, uint32_t parent)
      * A never-used slot's flags are uninitialised memory. */
     s->flags[i] = i < never_used ? (s->flags[i] & RVI_NODE_LISTED) : 0;
     s->first_child[i] = NONE;
-    s->child_count[i] = 0;
-    s->loose[i] = 0;
+    s->aux[i].child_count = 0;
+    s->aux[i].loose = 0;
     memset(s->position[i], 0, sizeof s->position[i]);
     s->rotation[i][0] = s->rotation[i][1] = s->rotation[i][2] = 0.0f;
     s->rotation[i][3] = 1.0f;
     s->scale[i][0] = s->scale[i][1] = s->scale[i][2] = 1.0f;
     /* Until the next update an identity node sits exactly where its parent is. */
     memcpy(s->world_matrix[i], parent == NONE ? IDENTITY : s->world_matrix[parent], 64);
-    s->world_scale[i] = parent == NONE ? 1.0f : s->world_scale[parent];
+    s->aux[i].world_scale = parent == NONE ? 1.0f : s->aux[parent].world_scale;
     s->local_sphere[i][0] = s->local_sphere[i][1] = s->local_sphere[i][2] = 0.0f;
     s->local_sphere[i][3] = -1.0f;
     memcpy(s->world_sphere[i], &s->world_matrix[i][12], 12);
@@ -213,7 +224,7 @@ static void free_slot(rv_world *world, uint32_t i)
     s->flags[i] &= RVI_NODE_LISTED;
     s->parent[i] = s->first_child[i] = s->next_sibling[i] = NONE;
     s->prev_sibling[i] = i;
-    s->child_count[i] = 0;
+    s->aux[i].child_count = 0;
 }
 
 /* ---- public: lifetime and links ------------------------------------------------------ */

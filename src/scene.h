@@ -30,8 +30,8 @@ enum {
     RVI_NODE_VISITED        = 1u << 4,  /* update: ancestor walk has seen this node */
     RVI_NODE_COVERED        = 1u << 5,  /* update: a strict ancestor moved */
     RVI_NODE_ENTERED        = 1u << 6,  /* update: waits for / feeds the bounds climb */
-    RVI_NODE_START          = 1u << 7,  /* update: root of a recomputed subtree; temporary
-                                           duplicate mark in rv_group_spatially */
+    RVI_NODE_MARK           = 1u << 7,  /* update: a changed child was folded in (the node
+                                           starts a climb); rv_group_spatially: "seen" */
     RVI_NODE_HAS_LOD        = 1u << 8,
     RVI_NODE_HAS_HLOD       = 1u << 9,
     RVI_NODE_OCCLUDER       = 1u << 10, /* persistent occluder box */
@@ -42,6 +42,17 @@ enum {
     RVI_NODE_TRANSLUCENT    = 1u << 15,
     RVI_NODE_HIDDEN         = 1u << 16, /* never drawn (projection flag hidden) */
 };
+
+/* Scene-only per-node fields touched together by an update (packed: a moved node's update
+ * touches one line for all four instead of four lines). */
+typedef struct rvi_node_aux {
+    float world_scale;    /* upper bound on the world matrix's stretch of a length */
+    uint32_t child_count;
+    uint32_t loose;       /* child sphere changes since this node's last exact recompute */
+    uint32_t pending;     /* update only: changed children the node still waits for */
+} rvi_node_aux;
+
+#define RVI_SCENE_ARRAYS 14 /* per-node arrays (scene.c lists them) */
 
 typedef struct rvi_scene {
     rvi_pool pool;            /* slot allocation, generations, tag */
@@ -62,15 +73,13 @@ typedef struct rvi_scene {
                                  radius < 0 = empty subtree */
     uint32_t capacity;
     /* scene.c's additions */
-    float *world_scale;       /* upper bound on the world matrix's stretch of a length */
-    uint32_t *child_count;
-    uint32_t *loose;          /* child sphere changes since this node's last exact recompute */
-    uint32_t *pending;        /* update only: changed children not yet folded in */
+    rvi_node_aux *aux;        /* per node, one cache line shared by four fields */
     uint32_t *dirty;          /* slots marked moved / bounds-dirty since the last update
                                  (each at most once: RVI_NODE_LISTED); capacity entries */
     uint32_t dirty_count;
     uint32_t *work;           /* scratch, capacity entries: update's ancestor walk, cull stack */
     uint32_t first_root;
+    void *blocks[RVI_SCENE_ARRAYS]; /* the allocations behind the line-aligned arrays */
     uint32_t matrices_recomputed; /* by the last update */
     uint32_t bounds_recomputed;
     bool visiting;            /* a visit callback is running: structural calls are refused */
@@ -132,9 +141,13 @@ static inline rv_result rvi_node_index(const rvi_scene *scene, rv_node node, uin
 {
     return rvi_pool_resolve(&scene->pool, node.id, out_index);
 }
+/* The live handle of a slot: rvi_pool_handle inlined for the culling walk, which makes one
+ * per visible node (layout of core/pool.h: tag << 48 | generation << 24 | index; a test
+ * pins the two to each other). */
 static inline rv_node rvi_node_handle(const rvi_scene *scene, uint32_t index)
 {
-    rv_node n = { rvi_pool_handle(&scene->pool, index) };
+    rv_node n = { ((uint64_t)scene->pool.tag << 48) |
+                  ((uint64_t)(scene->pool.generation[index] & RVI_POOL_MAX_GENERATION) << 24) | index };
     return n;
 }
 

@@ -1,17 +1,19 @@
 /* rv_update_world and the bounds math (DESIGN.md §2).
  *
- * An update runs in four passes, none recursive and none allocating (every scratch array
+ * An update makes three passes, none recursive and none allocating (every scratch array
  * has one entry per node slot and grows with the scene):
- *  1. Ancestor walk: for every listed node, find whether a strict ancestor moved too
- *     ("covered"). Walks stop at a node already seen, so each node is walked once.
- *  2. Every moved node that is not covered roots a subtree whose world matrices and exact
- *     world spheres are recomputed, matrices on the way down and spheres on the way up of a
- *     link-following walk (no stack).
- *  3. Those subtree roots and every node whose own bounds changed (set_bounds, lost a
- *     child) are "starts"; each start's ancestors count how many changed children they wait
- *     for.
- *  4. Starts climb: a finished node folds its sphere into its parent, and a parent whose
+ *  1. One sweep of the dirty list (nodes marked moved or bounds-dirty). A moved node walks
+ *     its strict ancestors to learn whether one of them moved too ("covered"); walks stop at
+ *     a node already walked, so each node is walked once. An uncovered moved node roots a
+ *     subtree whose world matrices and exact world spheres are recomputed at once (matrices
+ *     on the way down, spheres on the way up of a link-following walk, no stack), and its
+ *     sphere is folded into its parent, which becomes a climb start.
+ *  2. Climb starts (those parents, and nodes whose own bounds changed under no moved node:
+ *     set_bounds, a lost child) and their ancestors count the changed children they wait for.
+ *  3. Starts climb: a finished node folds its sphere into its parent, and a parent whose
  *     last changed child has arrived is finished exactly once.
+ * The moved nodes themselves are touched in pass 1 only (their cache lines are fetched
+ * ahead): in a large scene a moved node's cost is its cache misses.
  *
  * Parent-bounds policy (why a 1 % update is not a full recompute): a finished parent grows
  * by merging each changed child's sphere at once (O(1) per child, always enclosing), and is
@@ -94,7 +96,7 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
     float c[3];
     for (int k = 0; k < 3; k++)
         c[k] = m[k] * l[0] + m[4 + k] * l[1] + m[8 + k] * l[2] + m[12 + k];
-    float r = l[3] * s->world_scale[i];
+    float r = l[3] * s->aux[i].world_scale;
     r += slack(c, r);
     memcpy(out, c, 12);
     out[3] = isfinite(r) ? r : INFINITY;
@@ -152,7 +154,7 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
         }
     } else {
         const float *pm = s->world_matrix[p];
-        parent_scale = s->world_scale[p];
+        parent_scale = s->aux[p].world_scale;
         for (int c = 0; c < 4; c++) {
             const float *lc = &l[c * 3];
             for (int r = 0; r < 3; r++)
@@ -178,11 +180,11 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
             frob2 += m[c * 4 + r] * m[c * 4 + r];
     float bound = fminf(parent_scale * ms, sqrtf(frob2));
     memcpy(s->world_matrix[i], m, sizeof m);
-    s->world_scale[i] = isfinite(bound) ? bound : INFINITY;
+    s->aux[i].world_scale = isfinite(bound) ? bound : INFINITY;
     return true;
 }
 
-/* Pass 2: recomputes the subtree of r: matrices top-down on entering a node, exact spheres
+/* Recomputes the subtree of r: matrices top-down on entering a node, exact spheres
  * bottom-up on leaving it (a node's sphere is complete when it is left and is then merged
  * into its parent's). Follows the links, so any depth works without a stack. */
 static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
@@ -193,10 +195,10 @@ static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
         compose(s, n, uc);
         rvi_scene_geometry_sphere(s, n, s->world_sphere[n]);
         s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY);
-        s->loose[n] = 0;
+        s->aux[n].loose = 0;
         uc->matrices++;
         uc->bounds++;
-        if (s->first_child[n] != NONE) {
+        if (s->aux[n].child_count) { /* (aux is in cache: compose used it) */
             n = s->first_child[n];
             continue;
         }
@@ -215,59 +217,122 @@ static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
     }
 }
 
-/* Pass 4: node n is finished; fold it into its ancestors while each one has received its
- * last changed child. */
-static void climb(rvi_scene *s, uint32_t n, update_counts *uc)
+/* Grows parent p's sphere at once to hold child n's (never shrinks it: see the policy). */
+static inline void fold_into_parent(rvi_scene *s, uint32_t n, uint32_t p)
 {
-    for (;;) {
-        uint32_t f = s->flags[n];
-        if (!(f & RVI_NODE_START)) {
-            /* An ancestor or a node whose own bounds changed: finished exactly once. */
-            if ((f & RVI_NODE_BOUNDS_DIRTY) || s->loose[n] >= s->child_count[n]) {
-                rvi_scene_exact_bounds(s, n);
-                s->loose[n] = 0;
-            }
-            uc->bounds++;
-        }
-        s->flags[n] = f & ~(uint32_t)(RVI_NODE_START | RVI_NODE_ENTERED | RVI_NODE_BOUNDS_DIRTY);
-        uint32_t p = s->parent[n];
-        if (p == NONE)
-            return;
-        if (!rvi_sphere_contains(s->world_sphere[p], s->world_sphere[n]))
-            rvi_sphere_merge(s->world_sphere[p], s->world_sphere[n], s->world_sphere[p]);
-        s->loose[p]++;
-        if (--s->pending[p] > 0)
-            return;
-        n = p;
-    }
+    if (!rvi_sphere_contains(s->world_sphere[p], s->world_sphere[n]))
+        rvi_sphere_merge(s->world_sphere[p], s->world_sphere[n], s->world_sphere[p]);
+    s->aux[p].loose++;
 }
 
-/* Pass 3: enters a start and each ancestor not yet entered, counting at each ancestor the
+/* Enters a climb start and each ancestor not yet entered, counting at each ancestor the
  * changed children it must wait for. */
 static void enter_chain(rvi_scene *s, uint32_t d)
 {
     if (s->flags[d] & RVI_NODE_ENTERED)
         return;
     s->flags[d] |= RVI_NODE_ENTERED;
-    s->pending[d] = 0;
+    s->aux[d].pending = 0;
     for (uint32_t y = d;;) {
         uint32_t x = s->parent[y];
         if (x == NONE)
             return;
         if (s->flags[x] & RVI_NODE_ENTERED) {
-            s->pending[x]++;
+            s->aux[x].pending++;
             return;
         }
         s->flags[x] |= RVI_NODE_ENTERED;
-        s->pending[x] = 1;
+        s->aux[x].pending = 1;
         y = x;
     }
 }
 
-static bool is_start(uint32_t f)
+/* Node n has every changed child folded in: finish it (exactly or as grown) and fold it
+ * into its parent, climbing while each parent has received its last changed child. */
+static void climb(rvi_scene *s, uint32_t n, update_counts *uc)
 {
-    /* A recomputed subtree root, or a node whose own bounds changed under no moved node. */
-    return (f & RVI_NODE_START) || ((f & RVI_NODE_BOUNDS_DIRTY) && !(f & RVI_NODE_COVERED));
+    for (;;) {
+        uint32_t f = s->flags[n];
+        rvi_node_aux *a = &s->aux[n];
+        if ((f & RVI_NODE_BOUNDS_DIRTY) || a->loose >= a->child_count) {
+            rvi_scene_exact_bounds(s, n);
+            a->loose = 0;
+        }
+        uc->bounds++;
+        s->flags[n] = f & ~(uint32_t)(RVI_NODE_MARK | RVI_NODE_ENTERED | RVI_NODE_BOUNDS_DIRTY);
+        uint32_t p = s->parent[n];
+        if (p == NONE)
+            return;
+        fold_into_parent(s, n, p);
+        if (--s->aux[p].pending > 0)
+            return;
+        n = p;
+    }
+}
+
+/* The dirty list is in marking order, scattered over the node arrays: ask for a node's
+ * cache lines a few entries ahead so their misses overlap (a moved node touches ~10 lines). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+enum { PREFETCH_LINKS = 16, PREFETCH_DATA = 8 };
+
+static inline void prefetch_ahead(const rvi_scene *s, const uint32_t *list, uint32_t k, uint32_t count)
+{
+    if (k + PREFETCH_LINKS < count) {
+        uint32_t e = list[k + PREFETCH_LINKS];
+        PREFETCH(&s->flags[e]);
+        PREFETCH(&s->parent[e]);
+    }
+    if (k + PREFETCH_DATA < count) {
+        uint32_t e = list[k + PREFETCH_DATA];
+        PREFETCH(s->position[e]);
+        PREFETCH(s->rotation[e]);
+        PREFETCH(s->scale[e]);
+        PREFETCH(s->world_matrix[e]);
+        PREFETCH(s->local_sphere[e]);
+        PREFETCH(s->world_sphere[e]);
+        PREFETCH(&s->aux[e]);
+        uint32_t p = s->parent[e];
+        if (p != NONE) {
+            PREFETCH(s->world_matrix[p]);
+            PREFETCH(s->world_sphere[p]);
+            PREFETCH(&s->aux[p]);
+            PREFETCH(&s->flags[p]);
+        }
+    }
+}
+
+/* Sorts the dirty list by slot index (LSD radix sort, 11-bit digits, scratch: work).
+ * Walking a scattered list in index order turns random misses into nearly sequential
+ * reads (siblings created together share lines and pages), and makes the result
+ * independent of the order in which the host marked nodes. */
+enum { SORT_MIN = 256, DIGIT_BITS = 11, DIGITS = 1 << DIGIT_BITS };
+
+static void sort_dirty(rvi_scene *s)
+{
+    uint32_t n = s->dirty_count, *a = s->dirty, *b = s->work;
+    uint32_t counts[DIGITS];
+    for (int shift = 0; shift < 24; shift += DIGIT_BITS) {
+        memset(counts, 0, sizeof counts);
+        for (uint32_t k = 0; k < n; k++)
+            counts[(a[k] >> shift) & (DIGITS - 1)]++;
+        uint32_t sum = 0;
+        for (uint32_t d = 0; d < DIGITS; d++) {
+            uint32_t c = counts[d];
+            counts[d] = sum;
+            sum += c;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            b[counts[(a[k] >> shift) & (DIGITS - 1)]++] = a[k];
+        uint32_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != s->dirty)
+        memcpy(s->dirty, a, (size_t)n * sizeof *a);
 }
 
 rv_result rv_update_world(rv_world *world)
@@ -277,51 +342,66 @@ rv_result rv_update_world(rv_world *world)
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
-    uint32_t *flags = s->flags;
+    if (s->dirty_count >= SORT_MIN)
+        sort_dirty(s);
+    uint32_t *flags = s->flags, *dirty = s->dirty;
+    const uint32_t count = s->dirty_count;
     update_counts uc = {0};
 
-    /* Pass 1: covered or not. Entries of destroyed nodes carry no MOVED/BOUNDS_DIRTY. */
-    uint32_t visited = 0;
-    for (uint32_t k = 0; k < s->dirty_count; k++) {
-        uint32_t d = s->dirty[k];
-        flags[d] &= ~(uint32_t)RVI_NODE_LISTED;
-        if (!(flags[d] & (RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY)) || (flags[d] & RVI_NODE_VISITED))
-            continue;
-        uint32_t first = visited, x = d;
-        do {
+    /* Pass 1, one sweep of the dirty list. A moved node walks its strict ancestors to learn
+     * whether one moved too (covered: its subtree recomputes it). An uncovered one has its
+     * subtree recomputed here and folded into its parent, which becomes a climb start. The
+     * list is compacted in place into the climb starts (at most one per entry read). */
+    uint32_t visited = 0, starts = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        prefetch_ahead(s, dirty, k, count);
+        uint32_t d = dirty[k];
+        uint32_t f = flags[d];
+        flags[d] = f & ~(uint32_t)RVI_NODE_LISTED;
+        if (!(f & RVI_NODE_MOVED)) {
+            if (f & RVI_NODE_BOUNDS_DIRTY)
+                dirty[starts++] = d; /* unless a moved ancestor's recompute clears it */
+            continue;                /* destroyed since it was listed, or already recomputed */
+        }
+        uint32_t first = visited, x = s->parent[d];
+        while (x != NONE && !(flags[x] & (RVI_NODE_VISITED | RVI_NODE_MOVED))) {
             flags[x] |= RVI_NODE_VISITED;
             s->work[visited++] = x;
             x = s->parent[x];
-        } while (x != NONE && !(flags[x] & (RVI_NODE_VISITED | RVI_NODE_MOVED)));
-        if (x != NONE && (flags[x] & (RVI_NODE_MOVED | RVI_NODE_COVERED)))
+        }
+        if (x != NONE && (flags[x] & (RVI_NODE_MOVED | RVI_NODE_COVERED))) {
             for (uint32_t j = first; j < visited; j++)
                 flags[s->work[j]] |= RVI_NODE_COVERED;
-    }
-
-    /* Pass 2: recompute each topmost moved subtree. */
-    for (uint32_t k = 0; k < s->dirty_count; k++) {
-        uint32_t d = s->dirty[k];
-        if ((flags[d] & RVI_NODE_MOVED) && !(flags[d] & RVI_NODE_COVERED)) {
-            recompute_subtree(s, d, &uc);
-            flags[d] |= RVI_NODE_START;
+            continue; /* stays MOVED until its ancestor's recompute clears it */
+        }
+        recompute_subtree(s, d, &uc);
+        uint32_t p = s->parent[d];
+        if (p != NONE) {
+            fold_into_parent(s, d, p);
+            if (!(flags[p] & RVI_NODE_MARK)) {
+                flags[p] |= RVI_NODE_MARK;
+                dirty[starts++] = p;
+            }
         }
     }
-
-    /* Pass 3 and 4: count what each ancestor waits for, then climb from every start that
-     * waits for nothing (the others are finished by their last changed child). */
-    for (uint32_t k = 0; k < s->dirty_count; k++) {
-        uint32_t d = s->dirty[k];
-        if (is_start(flags[d]))
-            enter_chain(s, d);
-    }
-    for (uint32_t k = 0; k < s->dirty_count; k++) {
-        uint32_t d = s->dirty[k];
-        if ((flags[d] & RVI_NODE_ENTERED) && s->pending[d] == 0 && is_start(flags[d]))
-            climb(s, d, &uc);
-    }
-
     for (uint32_t j = 0; j < visited; j++)
         flags[s->work[j]] &= ~(uint32_t)(RVI_NODE_VISITED | RVI_NODE_COVERED);
+
+    /* Pass 2: each start and its ancestors count the changed children they wait for. A
+     * bounds-dirty entry that a recompute covered has lost the flag and is no start. */
+    for (uint32_t j = 0; j < starts; j++) {
+        uint32_t e = dirty[j];
+        if (flags[e] & (RVI_NODE_MARK | RVI_NODE_BOUNDS_DIRTY))
+            enter_chain(s, e);
+    }
+    /* Pass 3: climb from every start that waits for nothing; the others are finished by
+     * their last changed child. Each entered node is finished exactly once. */
+    for (uint32_t j = 0; j < starts; j++) {
+        uint32_t e = dirty[j];
+        if ((flags[e] & RVI_NODE_ENTERED) && s->aux[e].pending == 0)
+            climb(s, e, &uc);
+    }
+
     s->dirty_count = 0;
     s->matrices_recomputed = uc.matrices;
     s->bounds_recomputed = uc.bounds;

@@ -563,7 +563,7 @@ static void test_group_spatially_makes_20000_loose_children_cull_hierarchically(
         uint32_t idx, depth = 0;
         assert_int_equal(rvi_node_index(s, kids[i], &idx), RV_OK);
         uint32_t g = s->parent[idx];
-        assert_true(s->child_count[g] <= 8);
+        assert_true(s->aux[g].child_count <= 8);
         while (g != floor_idx) {
             const float *gs = s->world_sphere[g], *cs = s->world_sphere[idx];
             float dx = gs[0] - cs[0], dy = gs[1] - cs[1], dz = gs[2] - cs[2];

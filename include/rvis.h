@@ -437,16 +437,185 @@ RV_API rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_no
 
 /* ==== section: occlusion ============================================================== */
 
+/* CPU occluder depth buffer with a hierarchical-Z pyramid (DESIGN.md §4).
+ *
+ * The host declares the few big things a view is really hidden by (walls, buildings,
+ * slabs of ground) as boxes; rvis rasterises them into a small buffer of per-texel
+ * occluder depths and tests objects against it, with no frame of latency and no GPU
+ * read-back. Per frame: rv_occlusion_begin, any number of rv_occlusion_add_occluder, then
+ * tests. The first test (or rv_occlusion_freeze) freezes the buffer; later adds are
+ * refused with RV_ERR_FROZEN until the next begin.
+ *
+ * Every rule errs toward drawing (a wrong cull is a hole in the world):
+ *  - a texel stores the occluder's FAR side: a depth never nearer than the occluder's back
+ *    faces anywhere in the texel (plane-exact per texel, from the box's back faces);
+ *  - a texel counts as covered only when it lies wholly inside the occluder's silhouette
+ *    (the projected convex hull, shrunk so a partly covered texel is never counted);
+ *  - an object is hidden only when every texel its screen bounds touch holds a strictly
+ *    nearer depth than the object's nearest point;
+ *  - an occluder crossing the near plane is clipped against it; an object crossing the near
+ *    plane, or whose projection is degenerate, is visible;
+ *  - depths are compared as linear view depth (clip w for perspective, NDC z for
+ *    orthographic), so OpenGL, zero-to-one, reversed-Z and infinite-far projections give
+ *    the same answers;
+ *  - floating-point error is bounded and charged against culling, never for it.
+ * A max-depth pyramid answers a large object in at most four texel reads and refines only
+ * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
+ *
+ * Threads: one buffer is used from one thread at a time (tests update the stats). Two
+ * buffers share nothing and may be used on two threads. */
+
+typedef struct rv_occlusion rv_occlusion;
+
 /* Configuration of an occlusion buffer (standalone, or the world's main-view buffer inside
  * rv_world_desc). Zero selects each default. */
 typedef struct rv_occlusion_desc {
     rv_allocator allocator;   /* standalone buffers only; a world uses its own allocator */
-    uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended */
+    uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended.
+                                 At most RV_OCCLUSION_MAX_SIZE */
     float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
                                  in either direction are skipped. 0 = default 2; negative = keep all */
     uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
                                  0 = no cap */
 } rv_occlusion_desc;
+
+/* Largest buffer width and height in texels. */
+#define RV_OCCLUSION_MAX_SIZE 8192u
+/* Most pyramid levels a buffer can have (level 0 is the buffer itself). */
+#define RV_OCCLUSION_MAX_LEVELS 14u
+
+/* Per-frame counters, reset by rv_occlusion_begin. */
+typedef struct rv_occlusion_stats {
+    uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
+    uint32_t occluders_rasterized; /* occluders that reached the buffer */
+    uint32_t occluders_skipped;    /* submitted but not rasterised (sum of the four below) */
+    uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
+    uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
+    uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
+    uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
+    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
+    uint64_t tests;                /* objects tested (batch items included) */
+    uint64_t culled;               /* of those, answered hidden */
+} rv_occlusion_stats;
+
+/* Boxes for rv_occlusion_test_boxes, as structure of arrays: min[0][i], min[1][i],
+ * min[2][i] is the local minimum corner of box i, max likewise. matrices is NULL (boxes are
+ * in world space) or points to 16 floats per box (column-major local-to-world, box i at
+ * matrices + 16 * i). All arrays are indexed by the same item index. */
+typedef struct rv_occlusion_boxes {
+    const float *min[3];
+    const float *max[3];
+    const float *matrices;
+} rv_occlusion_boxes;
+
+/* Spheres for rv_occlusion_test_spheres, as structure of arrays: centre (center[0..2][i],
+ * local units) and radius[i] (local units, >= 0). matrices as in rv_occlusion_boxes; the
+ * radius is scaled by the matrix's largest axis scale. */
+typedef struct rv_occlusion_spheres {
+    const float *center[3];
+    const float *radius;
+    const float *matrices;
+} rv_occlusion_spheres;
+
+/* Creates a standalone occlusion buffer. desc may be NULL (width 0: off). The buffer
+ * itself is allocated by the first rv_occlusion_begin (its height follows the aspect).
+ * *out receives the object, owned by the caller until rv_occlusion_destroy.
+ * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE
+ * (min_occluder_texels NaN/Inf), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
+RV_API rv_result rv_occlusion_create(const rv_occlusion_desc *desc, rv_occlusion **out);
+
+/* Destroys a buffer and everything it holds. NULL is ignored. */
+RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
+
+/* Starts a frame: sets the view and forgets the previous frame's occluders and stats.
+ * view_projection: column-major float[16], clip = M * world point, perspective or
+ * orthographic (recognised from the matrix), any depth convention (clip; an infinite far
+ * plane works). aspect: viewport width / height (> 0); the buffer is width x
+ * round(width / aspect) texels, row 0 at the top of the screen.
+ * The buffer grows (allocates) only when the aspect asks for more rows than ever before;
+ * steady frames allocate nothing.
+ * With width 0 this is a no-op returning RV_OK (only NULL pointers are refused).
+ * Errors: RV_ERR_INVALID_ARG (NULL, aspect <= 0, a height outside 1..RV_OCCLUSION_MAX_SIZE,
+ * a projection that is not invertible or maps the view to negative w), RV_ERR_NOT_FINITE,
+ * RV_ERR_OUT_OF_MEMORY. On any error the buffer drops the frame: adds are refused with
+ * RV_ERR_BAD_STATE and tests answer visible until the next successful begin (a stale view
+ * can never cull). */
+RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_projection[16], rv_clip clip,
+                                    float aspect);
+
+/* Declares an occluder box for this frame: local min/max corners (float[3], world units
+ * before the matrix; min <= max; a zero extent makes a flat occluder such as a wall quad)
+ * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
+ * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
+ * an occluder bigger than its solid hides things the camera can see.
+ * The box is projected at once and rasterised at the freeze. Small (min_occluder_texels),
+ * off-screen and behind-the-camera occluders are counted as skipped, not errors.
+ * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
+ * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
+ * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),
+ * RV_ERR_FROZEN (a test or freeze already happened this frame), RV_ERR_OUT_OF_MEMORY.
+ * On error nothing is added. */
+RV_API rv_result rv_occlusion_add_occluder(rv_occlusion *occlusion, const float min[3], const float max[3],
+                                           const float matrix[16]);
+
+/* Rasterises this frame's occluders (the largest on screen first when max_occluders caps
+ * them; ties in submission order) and builds the pyramid. Called implicitly by the first
+ * test; calling it twice is harmless. After it, tests only read the buffer.
+ * Width 0 or no begin yet: no-op, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL). */
+RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
+
+/* Tests a box: local min/max (float[3]) and matrix (float[16], NULL = identity).
+ * *out_visible is false only when the box is certainly hidden by this frame's occluders
+ * (rules in the preamble); it is true for anything outside the view (frustum culling is the
+ * host's or rv_frustum's job). Freezes the buffer. Width 0 or no view: true, RV_OK.
+ * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max),
+ * RV_ERR_NOT_FINITE. out_visible must not be NULL. */
+RV_API rv_result rv_occlusion_test_box(rv_occlusion *occlusion, const float min[3], const float max[3],
+                                       const float matrix[16], bool *out_visible);
+
+/* Tests a sphere: local centre (float[3]), radius (local units, >= 0; scaled by the
+ * matrix's largest axis scale), matrix (float[16], NULL = identity). Tested through its
+ * world-space bounding box, so never tighter than that box. As rv_occlusion_test_box;
+ * a negative radius is RV_ERR_INVALID_ARG. */
+RV_API rv_result rv_occlusion_test_sphere(rv_occlusion *occlusion, const float center[3], float radius,
+                                          const float matrix[16], bool *out_visible);
+
+/* Batch box test, the hot loop: items first .. first + count - 1 of boxes (see
+ * rv_occlusion_boxes), writing out_visible[i] = 1 (draw) or 0 (hidden) for each, at the
+ * same index (the array must hold first + count bytes). Ranges let a job system split a
+ * batch, but one buffer is used from one thread at a time. An invalid item (non-finite,
+ * min > max) is answered 1 and the call returns the code of the first one (RV_ERR_NOT_FINITE
+ * or RV_ERR_INVALID_ARG) after answering every item. Width 0 or no view: all 1, RV_OK.
+ * Errors: RV_ERR_INVALID_ARG (NULL arrays or out_visible, first + count overflowing). */
+RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlusion_boxes *boxes,
+                                         uint32_t first, uint32_t count, uint8_t *out_visible);
+
+/* Batch sphere test; as rv_occlusion_test_boxes with rv_occlusion_spheres (a negative
+ * radius is an invalid item). */
+RV_API rv_result rv_occlusion_test_spheres(rv_occlusion *occlusion, const rv_occlusion_spheres *spheres,
+                                           uint32_t first, uint32_t count, uint8_t *out_visible);
+
+/* This frame's counters (zeroes for NULL). */
+RV_API rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occlusion);
+
+/* Allocation counters of a standalone buffer, monotonic since creation (zeroes for NULL;
+ * a world's buffer counts in rv_world_alloc_stats). */
+RV_API rv_alloc_stats rv_occlusion_alloc_stats(const rv_occlusion *occlusion);
+
+/* Number of pyramid levels of the current frame (level 0 is the buffer, each next level
+ * halves both sizes rounding up, down to 1 x 1); 0 when width is 0 or before a begin. */
+RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
+
+/* Debug read-out: level (0 = the buffer) as an 8-bit grey image, row 0 at the top of the
+ * screen, width * height bytes written to pixels (row-major, no padding). Nearer =
+ * brighter: covered texels span 32..255 linearly in view depth over the frame's covered
+ * range (the same scale at every level); 0 means no occluder. Each pyramid texel shows the
+ * farthest depth of the texels it covers. out_width / out_height (either may be NULL)
+ * receive the level's size; pixels may be NULL to ask only the size. Freezes the buffer.
+ * Width 0: sizes 0, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL occlusion, level >= count,
+ * pixels_size < width * height), RV_ERR_BAD_STATE (no successful begin this frame). */
+RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t level, uint8_t *pixels,
+                                          size_t pixels_size, uint32_t *out_width, uint32_t *out_height);
 
 /* ==== end section: occlusion ========================================================== */
 
@@ -1652,6 +1821,9 @@ typedef struct rv_world_desc {
     /* Optional monotonic clock in nanoseconds for per-stage frame times; NULL = no times. */
     uint64_t (*clock_ns)(void *user);
     void *clock_user;
+    /* true: every frame view also lists why each pruned subtree was not drawn
+     * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree. */
+    bool record_culls;
 } rv_world_desc;
 
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
@@ -1665,6 +1837,229 @@ RV_API void rv_world_destroy(rv_world *world);
 
 /* The world's allocation counters (every module's allocations included). */
 RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
+
+
+/* ---- the frame (DESIGN.md §8) -------------------------------------------------------- */
+
+/* The camera of one frame. Give either view + projection (both float[16], column-major), or
+ * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
+ * are read during the call only. */
+typedef struct rv_view {
+    const float *view;            /* world -> view matrix */
+    const float *projection;      /* view -> clip matrix */
+    const float *view_projection; /* world -> clip; used when view/projection are NULL */
+    const float *eye;             /* world position, required with view_projection */
+    rv_clip clip;                 /* the projection's depth convention */
+    uint32_t viewport_width;      /* pixels, > 0 */
+    uint32_t viewport_height;     /* pixels, > 0 */
+    float fov_y;                  /* vertical field of view, radians; 0 = read from the
+                                     projection (perspective), or 60 degrees for ortho */
+    double time_ms;               /* host time in milliseconds; must not go backwards */
+} rv_view;
+
+/* Stages of a frame, for per-stage times (rv_frame_view.stage_us). */
+typedef enum rv_frame_stage {
+    RV_STAGE_TRANSFORMS = 0, /* rv_update_world */
+    RV_STAGE_JOURNAL,        /* draining the journal into the render scene */
+    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below) */
+    RV_STAGE_PARTITION,      /* partition gating and flushing */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation and occlusion tests */
+    RV_STAGE_LOD,            /* LOD and HLOD selection */
+    RV_STAGE_STREAMING,      /* grid updates and residency */
+    RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_COUNT
+} rv_frame_stage;
+
+/* Levels counted by the LOD histogram; a level >= RV_LOD_HISTOGRAM_BINS - 1 counts in the last bin. */
+#define RV_LOD_HISTOGRAM_BINS 9
+
+/* Counters of one frame. */
+typedef struct rv_frame_counts {
+    uint32_t nodes_visited;      /* nodes the walk reached */
+    uint32_t frustum_tested;     /* sphere tests against the frustum */
+    uint32_t frustum_culled;     /* subtrees the frustum rejected */
+    uint32_t partition_culled;   /* part subtrees hidden by the partition gate */
+    uint32_t occlusion_tested;   /* occlusion tests (groups and objects) */
+    uint32_t occlusion_culled;   /* groups and objects hidden by occluders */
+    uint32_t occluders_added;    /* occluders submitted (per-frame and persistent nodes) */
+    uint32_t occluders_rasterised;
+    uint32_t lod_culled;         /* objects whose level means "nothing" (the ladder's count) */
+    uint32_t lod_histogram[RV_LOD_HISTOGRAM_BINS]; /* drawn items per LOD level */
+    uint32_t hlod_refined;       /* regions refined into their children */
+    uint32_t hlod_drawn;         /* regions drawn as themselves */
+    uint32_t crossfades;         /* items drawn with a weight below 1 */
+    uint32_t journal_applied;    /* deltas applied this frame */
+    uint32_t journal_rejected;   /* deltas rejected this frame (every reason) */
+    uint32_t pages_requested;    /* page requests handed out in this view */
+    uint32_t pages_evicted;      /* evictions handed out in this view */
+    uint32_t opaque;             /* items in the opaque list */
+    uint32_t translucent;        /* items in the translucent list */
+} rv_frame_counts;
+
+/* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
+ * region and its children) with fade weights summing to 1. */
+typedef struct rv_draw_item {
+    rv_node node;
+    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise */
+    uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
+    float fade;               /* weight in (0, 1]; 1 when not fading */
+    float view_depth;         /* distance of the world-sphere centre along the view direction */
+    float world_matrix[16];   /* column-major, as of this frame's transform update */
+} rv_draw_item;
+
+/* Why a subtree was not drawn (rv_frame_view.culls, with desc.record_culls). */
+typedef enum rv_cull_reason {
+    RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum */
+    RV_CULL_OCCLUSION,        /* hidden by occluders (a group prunes its whole subtree) */
+    RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum, committed
+                                 slice, or an inactive deferred part: rv_partition_part_get_info) */
+    RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
+    RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
+    RV_CULL_HIDDEN            /* flagged hidden (a hidden projection) */
+} rv_cull_reason;
+
+/* One pruned subtree: node and everything below it were not drawn, for reason. */
+typedef struct rv_cull_record {
+    rv_node node;
+    rv_cull_reason reason;
+} rv_cull_record;
+
+/* The borrowed product of one frame: valid until the world builds the next-but-one frame
+ * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
+ * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
+ * never keep past validity. */
+typedef struct rv_frame_view {
+    uint64_t generation;      /* of the arena this view lives in */
+    uint64_t frame_sequence;  /* 1 for the first published frame */
+    uint32_t arena;           /* which arena (0 or 1) */
+    const rv_draw_item *opaque;        /* front to back (view_depth ascending) */
+    uint32_t opaque_count;
+    const rv_draw_item *translucent;   /* far to near, stable for equal depths */
+    uint32_t translucent_count;
+    const rv_partition_request *resync_requests; /* flushed this frame */
+    uint32_t resync_request_count;
+    const rv_page_request *page_requests;       /* loads to start, nearest first */
+    uint32_t page_request_count;
+    const rv_page_eviction *page_evictions;     /* pages to free */
+    uint32_t page_eviction_count;
+    const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
+    uint32_t hlod_load_request_count;
+    const rv_cull_record *culls;       /* with desc.record_culls: every pruned subtree top */
+    uint32_t cull_count;
+    rv_tick_demand tick;               /* what an on-demand loop must do next */
+    rv_frame_counts counts;
+    double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
+} rv_frame_view;
+
+/* Starts a frame: validates the view, drains the world's journal into its render scene,
+ * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
+ * the residency's frame. The arena this frame is built in is the one the last published
+ * view does not live in, so that view stays valid while this one is built.
+ * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
+ * neither matrix form given), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
+ * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
+ * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
+
+/* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
+ * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
+ * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
+ * Declare only what really hides (DESIGN.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
+ * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, or after cull). */
+RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
+                                       const float matrix[16]);
+
+/* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
+ * hierarchy once — frustum (plane masks inherited), partition gate (a partition group is
+ * gated when the walk reaches it), occlusion (group nodes prune their subtree; objects are
+ * tested in a batch after the walk), HLOD (a region drawn as itself stops the walk) — and
+ * selects LOD levels (hysteresis, crossfade) for what survives. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (no frame begun, or already culled), RV_ERR_OUT_OF_MEMORY (the frame
+ * stays open; abort it). */
+RV_API rv_result rv_frame_cull(rv_world *world);
+
+/* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
+ * streaming grids (the eye is a source of each grid unless its eye_radius is negative, plus
+ * rv_world_set_stream_sources), hands out up to desc.residency.requests_per_frame page
+ * requests and every eviction, combines tick demand, sorts and publishes *out — a borrowed
+ * view valid until the frame after next (see rv_frame_view). Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (not culled), RV_ERR_INVARIANT (deltas were left in the journal at
+ * publication: the view is still published and counted). */
+RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
+
+/* Abandons an open frame: nothing is published and its arena is recycled (any view that
+ * lived in it was already invalid). The last published view stays valid. RV_OK also when no
+ * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL). */
+RV_API rv_result rv_frame_abort(rv_world *world);
+
+/* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is
+ * aborted and *out is untouched. Errors: those of the three. */
+RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
+
+/* True while view (published by this world's rv_frame_end or rv_cull_view) may be read:
+ * its arena has not been reused since. False for NULL or another world's view. */
+RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
+
+/* A 64-bit digest of what the view says to draw (node handles' slot and generation,
+ * projection keys, LOD levels, fade weights, list order), for parity checks between runs
+ * and between worlds: independent of world tags and addresses. 0 for NULL. */
+RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
+
+/* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
+ * rasterised every frame it meets the frustum. Replaces an earlier box. Errors:
+ * RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's occluder box (RV_OK when it had none). Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
+
+/* Gives node a local test box for occlusion tests besides its bounding sphere (walls and
+ * floors are badly served by spheres): the test uses whichever of the two has the smaller
+ * world volume. The box must enclose the node's geometry (and, for a group node, its
+ * subtree's). Errors as rv_node_set_occluder_box. */
+RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's test box. Errors as rv_node_clear_occluder_box. */
+RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
+
+/* The world's journal and render scene (created on first call, bound to the world: every
+ * live projection is backed by a node). The host appends to the journal; rv_frame_begin
+ * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
+RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene);
+
+/* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is
+ * ignored: the world's is used). The world's residency (configured by desc.residency) serves
+ * every grid; the grid lives until the world is destroyed. *out_grid (may be NULL) is
+ * borrowed for queries. Errors: those of rv_grid_create, RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
+
+/* Sets extra stream sources (copied) used with the eye for every grid from the next
+ * rv_frame_end; count 0 clears them. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a
+ * position or radius), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count);
+
+/* The world's residency (NULL before the first rv_world_add_grid): the host answers the
+ * frame view's page requests with rv_residency_place / rv_residency_fail on it. */
+RV_API rv_residency *rv_world_residency(rv_world *world);
+
+/* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
+ * or before the first frame). Borrowed; owned by the world. */
+RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
+
+/* An extra view's own output list (shadow, reflection): one arena, reused by each
+ * rv_cull_view with it. Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
+typedef struct rv_view_list rv_view_list;
+RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
+/* Destroys a list (NULL ignored). Views it lent become invalid. */
+RV_API void rv_view_list_destroy(rv_view_list *list);
+
+/* Culls an extra view by frustum and LOD only (no occlusion, no partition gate, no
+ * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
+ * residency without fading) into list, and fills *out: opaque and translucent lists and
+ * counts; the other fields are empty. Uses the transforms of the last rv_update_world.
+ * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (list of another world), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
 
 /* ==== end section: world and frame ==================================================== */
 

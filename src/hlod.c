@@ -454,3 +454,37 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     *out = result;
     return RV_OK;
 }
+
+/* ---- a stateless decision, for extra views ---------------------------------------------- */
+
+rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index)
+{
+    rvi_hlod_decision d;
+    memset(&d, 0, sizeof d);
+    hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
+    hlod_region *region = region_of(st, node_index);
+    const float *sphere = world->scene.world_sphere[node_index];
+    if (!region || sphere[3] < 0.0f) {
+        d.is_region = region != NULL;
+        return d;
+    }
+    d.is_region = true;
+    const rv_lod_view *view = &pass->view;
+    double dx = (double)sphere[0] - view->eye[0];
+    double dy = (double)sphere[1] - view->eye[1];
+    double dz = (double)sphere[2] - view->eye[2];
+    double distance = sqrt(dx * dx + dy * dy + dz * dz) - sphere[3];
+    double sse = view->orthographic ? region->geometric_error * pass->pixels_at_unit
+                 : distance <= 0.0   ? INFINITY
+                                     : region->geometric_error * pass->pixels_at_unit / distance;
+    d.distance = distance > 0.0 ? (float)distance : 0.0f;
+    d.screen_space_error = (float)sse;
+    child_scan children = scan_children(world, st, node_index, false);
+    if (!region->resident)
+        d.refine = children.any; /* cannot be drawn: whatever below is resident stands in */
+    else
+        d.refine = children.any && children.resident && sse > pass->max_screen_space_error;
+    d.draw_self = region->resident && !d.refine;
+    d.self_weight = d.draw_self ? 1.0f : 0.0f;
+    return d;
+}

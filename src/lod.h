@@ -89,4 +89,8 @@ rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, fl
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
                                   bool culled);
 
+/* The decision rvi_hlod_decide would take with no crossfade, changing nothing (extra
+ * views): refine while the error exceeds the limit and every child is resident. */
+rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index);
+
 #endif

@@ -1,5 +1,6 @@
 #include "world.h"
 #include "core/check.h"
+#include "frame.h"
 #include "lod.h"
 
 #include <string.h>
@@ -61,8 +62,13 @@ void rv_world_destroy(rv_world *world)
 
 rv_alloc_stats rv_world_alloc_stats(const rv_world *world)
 {
-    rv_alloc_stats none = {0};
-    return world ? world->heap.stats : none;
+    rv_alloc_stats sum = {0};
+    if (!world)
+        return sum;
+    sum = world->heap.stats;
+    /* Objects the frame owns keep heaps of their own (same allocator): add theirs. */
+    rvi_frame_add_alloc_stats(world, &sum);
+    return sum;
 }
 
 rv_result rvi_world_register_module(rv_world *world, rvi_module_id id, const rvi_module_hooks *hooks)

@@ -1,0 +1,419 @@
+/* Occlusion benchmarks on the benchmark city (../shared/BENCH_CITY.md, issue 3).
+ *
+ * occlusion_city_256 / _512: per frame, frustum-cull the 1,024 buildings and rasterise the
+ * visible ones (raster_us, mean per frame), frustum-cull the 100,000 objects (untimed) and
+ * occlusion-test every frustum-visible one with rv_occlusion_test_boxes (ours, ns/test)
+ * against the same tests answered texel by texel from level 0 without the pyramid
+ * (baseline). cull_rate = culled / frustum-visible over all frames.
+ *
+ * occlusion_city_verify (only when --only names it, e.g. --only occlusion_city_verify):
+ * renders every 10th frame exactly at 1920 x 1080 (every triangle of every box, pixel
+ * centres, near-plane clipping, perspective-correct depth) and counts false culls of both
+ * buffer widths (an object culled although one of its pixels is not behind a building)
+ * and the true hidden fraction. */
+#include "bench_util.h"
+#include "rvis.h"
+#include "occlusion.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CITY_FRAMES 600
+
+/* ---- frustum (OpenGL clip, Gribb & Hartmann) ------------------------------------------- */
+
+static void frustum_planes(const float vp[16], float planes[6][4])
+{
+    for (int j = 0; j < 4; j++) {
+        float x = vp[j * 4 + 0], y = vp[j * 4 + 1], z = vp[j * 4 + 2], w = vp[j * 4 + 3];
+        planes[0][j] = w + x;
+        planes[1][j] = w - x;
+        planes[2][j] = w + y;
+        planes[3][j] = w - y;
+        planes[4][j] = w + z;
+        planes[5][j] = w - z;
+    }
+}
+
+/* False when the box lies wholly outside one plane (conservative). */
+static bool box_in_frustum(const float planes[6][4], const rvb_box *b)
+{
+    for (int p = 0; p < 6; p++) {
+        const float *pl = planes[p];
+        float x = pl[0] >= 0 ? b->max[0] : b->min[0];
+        float y = pl[1] >= 0 ? b->max[1] : b->min[1];
+        float z = pl[2] >= 0 ? b->max[2] : b->min[2];
+        if (pl[0] * x + pl[1] * y + pl[2] * z + pl[3] < 0)
+            return false;
+    }
+    return true;
+}
+
+/* ---- the walk --------------------------------------------------------------------------- */
+
+typedef struct soa {
+    float *v[6]; /* min x, y, z, max x, y, z */
+    uint32_t *index;
+    uint8_t *visible;
+    uint32_t count;
+} soa;
+
+static bool soa_alloc(soa *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < 6; k++)
+        if (!(s->v[k] = malloc(sizeof(float) * RVB_CITY_OBJECTS)))
+            return false;
+    s->index = malloc(sizeof(uint32_t) * RVB_CITY_OBJECTS);
+    s->visible = malloc(RVB_CITY_OBJECTS);
+    return s->index && s->visible;
+}
+
+static void soa_free(soa *s)
+{
+    for (int k = 0; k < 6; k++)
+        free(s->v[k]);
+    free(s->index);
+    free(s->visible);
+}
+
+static void frustum_objects(const rvb_city *city, const float planes[6][4], soa *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < RVB_CITY_OBJECTS; i++) {
+        const rvb_box *b = &city->objects[i];
+        if (!box_in_frustum(planes, b))
+            continue;
+        s->v[0][n] = b->min[0];
+        s->v[1][n] = b->min[1];
+        s->v[2][n] = b->min[2];
+        s->v[3][n] = b->max[0];
+        s->v[4][n] = b->max[1];
+        s->v[5][n] = b->max[2];
+        s->index[n] = i;
+        n++;
+    }
+    s->count = n;
+}
+
+/* Frustum-culls the buildings and rasterises the visible ones; returns how many. */
+static uint32_t raster_frame(rv_occlusion *occ, const rvb_city *city, const float vp[16])
+{
+    float planes[6][4];
+    frustum_planes(vp, planes);
+    rv_clip gl = {0};
+    if (rv_occlusion_begin(occ, vp, gl, 16.0f / 9.0f) != RV_OK)
+        return 0;
+    uint32_t n = 0;
+    for (int i = 0; i < RVB_CITY_BUILDINGS; i++) {
+        const rvb_box *b = &city->buildings[i];
+        if (box_in_frustum(planes, b)) {
+            rv_occlusion_add_occluder(occ, b->min, b->max, NULL);
+            n++;
+        }
+    }
+    rv_occlusion_freeze(occ);
+    return n;
+}
+
+static rv_occlusion_boxes soa_boxes(const soa *s)
+{
+    rv_occlusion_boxes boxes = { { s->v[0], s->v[1], s->v[2] }, { s->v[3], s->v[4], s->v[5] }, NULL };
+    return boxes;
+}
+
+static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const char *name)
+{
+    if (!rvb_begin_case(ctx, name))
+        return 0;
+    rv_occlusion_desc desc = { .width = width };
+    rv_occlusion *occ = NULL;
+    soa s;
+    if (rv_occlusion_create(&desc, &occ) != RV_OK || !soa_alloc(&s)) {
+        fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
+        rv_occlusion_destroy(occ);
+        return 1;
+    }
+    int reps = ctx->reps;
+    double *raster_mean = calloc((size_t)reps, sizeof(double));
+    double *test_ns = calloc((size_t)reps, sizeof(double));
+    double *base_ns = calloc((size_t)reps, sizeof(double));
+    double *frame_us = calloc((size_t)reps * CITY_FRAMES, sizeof(double));
+    int errors = 0;
+    uint64_t visible_total = 0, culled_total = 0, buildings_total = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        uint64_t raster_t = 0, test_t = 0, base_t = 0, tests = 0;
+        for (int f = 0; f < CITY_FRAMES; f++) {
+            float eye[3], vp[16], planes[6][4];
+            rvb_city_camera(f, CITY_FRAMES, eye, vp);
+            frustum_planes(vp, planes);
+            frustum_objects(city, planes, &s); /* untimed: the host's frustum pass */
+
+            uint64_t t0 = rvb_now_ns();
+            uint32_t nb = raster_frame(occ, city, vp);
+            uint64_t t1 = rvb_now_ns();
+            rv_occlusion_boxes boxes = soa_boxes(&s);
+            rv_occlusion_test_boxes(occ, &boxes, 0, s.count, s.visible);
+            uint64_t t2 = rvb_now_ns();
+            uint32_t culled_flat = 0;
+            for (uint32_t i = 0; i < s.count; i++) {
+                float mn[3] = { s.v[0][i], s.v[1][i], s.v[2][i] }, mx[3] = { s.v[3][i], s.v[4][i], s.v[5][i] };
+                culled_flat += !rvi_occlusion_box_visible_flat(occ, mn, mx);
+            }
+            uint64_t t3 = rvb_now_ns();
+
+            uint32_t culled = 0;
+            for (uint32_t i = 0; i < s.count; i++)
+                culled += !s.visible[i];
+            if (culled != culled_flat) {
+                fprintf(stderr, "rvis-bench: %s frame %d: pyramid culled %u, flat culled %u\n", name, f, culled,
+                        culled_flat);
+                errors++;
+            }
+            raster_t += t1 - t0;
+            test_t += t2 - t1;
+            base_t += t3 - t2;
+            tests += s.count;
+            frame_us[(size_t)f * reps + rep] = (double)(t1 - t0) / 1e3;
+            if (rep == 0) {
+                visible_total += s.count;
+                culled_total += culled;
+                buildings_total += nb;
+            }
+        }
+        raster_mean[rep] = (double)raster_t / 1e3 / CITY_FRAMES;
+        test_ns[rep] = (double)test_t / (double)tests;
+        base_ns[rep] = (double)base_t / (double)tests;
+    }
+    double *frame_med = malloc(sizeof(double) * CITY_FRAMES);
+    for (int f = 0; f < CITY_FRAMES; f++)
+        frame_med[f] = rvb_median(frame_us + (size_t)f * reps, reps);
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             ", \"raster_us\": %.4g, \"raster_us_frame_median\": %.4g, \"cull_rate\": %.5f, "
+             "\"frustum_visible_per_frame\": %.1f, \"buildings_per_frame\": %.1f, \"width\": %u, \"height\": %u",
+             rvb_median(raster_mean, reps), rvb_median(frame_med, CITY_FRAMES),
+             visible_total ? (double)culled_total / (double)visible_total : 0.0,
+             (double)visible_total / CITY_FRAMES, (double)buildings_total / CITY_FRAMES, width,
+             (unsigned)lround(width / (16.0 / 9.0)));
+    rvb_report(ctx, name, "ns/test", rvb_median(test_ns, reps), rvb_median(base_ns, reps), extra);
+    free(frame_med);
+    free(raster_mean);
+    free(test_ns);
+    free(base_ns);
+    free(frame_us);
+    soa_free(&s);
+    rv_occlusion_destroy(occ);
+    return errors ? 1 : 0;
+}
+
+/* ---- exact reference render ------------------------------------------------------------ */
+
+#define REF_W 1920
+#define REF_H 1080
+
+typedef struct ref_vertex { double x, y, iw; } ref_vertex; /* pixels, 1 / w */
+
+/* Clips the convex polygon (clip-space xyzw) against z + w >= 0 and projects it. */
+static int clip_project(const double in[][4], int n, ref_vertex *out)
+{
+    double poly[8][4];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const double *a = in[i], *b = in[(i + 1) % n];
+        double da = a[2] + a[3], db = b[2] + b[3];
+        if (da >= 0)
+            memcpy(poly[m++], a, sizeof(double) * 4);
+        if ((da >= 0) != (db >= 0)) {
+            double t = da / (da - db);
+            for (int k = 0; k < 4; k++)
+                poly[m][k] = a[k] + t * (b[k] - a[k]);
+            m++;
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        double w = poly[i][3];
+        out[i].x = (poly[i][0] / w * 0.5 + 0.5) * REF_W;
+        out[i].y = (0.5 - 0.5 * poly[i][1] / w) * REF_H;
+        out[i].iw = 1.0 / w;
+    }
+    return m;
+}
+
+/* Visits the pixel centres inside the convex polygon. mode 0 (an occluder): centres
+ * strictly inside get the nearest 1/w in zbuf; mode 1 (an object): true at the first
+ * centre inside or on an edge that is not strictly behind zbuf. Strict for occluders and
+ * inclusive for objects, so ties count as "seen" and the check can only get stricter. */
+static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode)
+{
+    double area2 = 0;
+    for (int i = 0; i < n; i++) {
+        const ref_vertex *a = &v[i], *b = &v[(i + 1) % n];
+        area2 += a->x * b->y - a->y * b->x;
+    }
+    if (area2 == 0 || n < 3)
+        return false;
+    double sgn = area2 > 0 ? 1 : -1;
+    /* 1/w is affine over the planar polygon: fit it on its largest fan triangle. */
+    int best = 1;
+    double best_area = 0;
+    for (int i = 1; i + 1 < n; i++) {
+        double ar = fabs((v[i].x - v[0].x) * (v[i + 1].y - v[0].y) - (v[i].y - v[0].y) * (v[i + 1].x - v[0].x));
+        if (ar > best_area) {
+            best_area = ar;
+            best = i;
+        }
+    }
+    if (best_area == 0)
+        return false;
+    const ref_vertex *a = &v[0], *b = &v[best], *c = &v[best + 1];
+    double det = (b->x - a->x) * (c->y - a->y) - (b->y - a->y) * (c->x - a->x);
+    double gx = ((b->iw - a->iw) * (c->y - a->y) - (c->iw - a->iw) * (b->y - a->y)) / det;
+    double gy = ((c->iw - a->iw) * (b->x - a->x) - (b->iw - a->iw) * (c->x - a->x)) / det;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        x0 = fmin(x0, v[i].x);
+        x1 = fmax(x1, v[i].x);
+        y0 = fmin(y0, v[i].y);
+        y1 = fmax(y1, v[i].y);
+    }
+    int ix0 = (int)fmax(0, ceil(x0 - 0.5)), ix1 = (int)fmin(REF_W - 1, floor(x1 - 0.5));
+    int iy0 = (int)fmax(0, ceil(y0 - 0.5)), iy1 = (int)fmin(REF_H - 1, floor(y1 - 0.5));
+    for (int iy = iy0; iy <= iy1; iy++) {
+        double py = iy + 0.5;
+        for (int ix = ix0; ix <= ix1; ix++) {
+            double px = ix + 0.5;
+            bool inside = true;
+            for (int i = 0; i < n && inside; i++) {
+                const ref_vertex *p = &v[i], *q = &v[(i + 1) % n];
+                double e = sgn * ((q->x - p->x) * (py - p->y) - (q->y - p->y) * (px - p->x));
+                inside = mode == 0 ? e > 0 : e >= 0;
+            }
+            if (!inside)
+                continue;
+            double iw = a->iw + gx * (px - a->x) + gy * (py - a->y);
+            double *z = &zbuf[(size_t)iy * REF_W + ix];
+            if (mode == 0) {
+                if (iw > *z)
+                    *z = iw;
+            } else if (iw >= *z) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Renders (mode 0) or tests (mode 1) every face of a box. */
+static bool render_box(const rvb_box *b, const float vp[16], double *zbuf, int mode)
+{
+    static const int faces[6][4] = { { 0, 2, 6, 4 }, { 1, 5, 7, 3 }, { 0, 4, 5, 1 },
+                                     { 2, 3, 7, 6 }, { 0, 1, 3, 2 }, { 4, 6, 7, 5 } };
+    double clip[8][4];
+    for (int k = 0; k < 8; k++) {
+        double p[3] = { (k & 1) ? b->max[0] : b->min[0], (k & 2) ? b->max[1] : b->min[1],
+                        (k & 4) ? b->max[2] : b->min[2] };
+        for (int r = 0; r < 4; r++)
+            clip[k][r] = (double)vp[r] * p[0] + (double)vp[4 + r] * p[1] + (double)vp[8 + r] * p[2] + (double)vp[12 + r];
+    }
+    for (int f = 0; f < 6; f++) {
+        double quad[4][4];
+        for (int i = 0; i < 4; i++)
+            memcpy(quad[i], clip[faces[f][i]], sizeof quad[i]);
+        ref_vertex poly[8];
+        int n = clip_project(quad, 4, poly);
+        if (raster_polygon(poly, n, zbuf, mode) && mode == 1)
+            return true;
+    }
+    return false;
+}
+
+static int verify_case(rvb_ctx *ctx, const rvb_city *city)
+{
+    const char *name = "occlusion_city_verify";
+    if (!ctx->only || !strstr(ctx->only, "verify") || !rvb_begin_case(ctx, name))
+        return 0;
+    const uint32_t widths[2] = { 256, 512 };
+    rv_occlusion *occ[2] = { NULL, NULL };
+    soa s;
+    double *zbuf = malloc(sizeof(double) * REF_W * REF_H);
+    uint8_t *vis[2] = { malloc(RVB_CITY_OBJECTS), malloc(RVB_CITY_OBJECTS) };
+    bool ok = zbuf && vis[0] && vis[1] && soa_alloc(&s);
+    for (int k = 0; k < 2 && ok; k++) {
+        rv_occlusion_desc desc = { .width = widths[k] };
+        ok = rv_occlusion_create(&desc, &occ[k]) == RV_OK;
+    }
+    if (!ok) {
+        fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
+        return 1;
+    }
+    uint64_t frustum_visible = 0, truly_hidden = 0, culled[2] = { 0, 0 }, false_culls[2] = { 0, 0 };
+    int frames = 0;
+    for (int f = 0; f < CITY_FRAMES; f += 10, frames++) {
+        float eye[3], vp[16], planes[6][4];
+        rvb_city_camera(f, CITY_FRAMES, eye, vp);
+        frustum_planes(vp, planes);
+        frustum_objects(city, planes, &s);
+        rv_occlusion_boxes boxes = soa_boxes(&s);
+        for (int k = 0; k < 2; k++) {
+            raster_frame(occ[k], city, vp);
+            rv_occlusion_test_boxes(occ[k], &boxes, 0, s.count, vis[k]);
+        }
+        for (size_t i = 0; i < (size_t)REF_W * REF_H; i++)
+            zbuf[i] = 0;
+        for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
+            if (box_in_frustum(planes, &city->buildings[i]))
+                render_box(&city->buildings[i], vp, zbuf, 0);
+        uint32_t frame_false = 0;
+        for (uint32_t i = 0; i < s.count; i++) {
+            bool seen = render_box(&city->objects[s.index[i]], vp, zbuf, 1);
+            truly_hidden += !seen;
+            for (int k = 0; k < 2; k++) {
+                culled[k] += !vis[k][i];
+                if (seen && !vis[k][i]) {
+                    false_culls[k]++;
+                    frame_false++;
+                    const rvb_box *b = &city->objects[s.index[i]];
+                    fprintf(stderr, "rvis-bench: FALSE CULL frame %d width %u object %u [%g %g %g]..[%g %g %g]\n", f,
+                            widths[k], s.index[i], b->min[0], b->min[1], b->min[2], b->max[0], b->max[1], b->max[2]);
+                }
+            }
+        }
+        frustum_visible += s.count;
+        fprintf(stderr, "rvis-bench: verify frame %d: %u frustum-visible, %u false culls\n", f, s.count, frame_false);
+    }
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             ", \"frames\": %d, \"false_culls_256\": %llu, \"false_culls_512\": %llu, \"true_hidden_fraction\": %.5f, "
+             "\"cull_rate_256\": %.5f, \"cull_rate_512\": %.5f, \"reference\": \"%dx%d\"",
+             frames, (unsigned long long)false_culls[0], (unsigned long long)false_culls[1],
+             (double)truly_hidden / (double)frustum_visible, (double)culled[0] / (double)frustum_visible,
+             (double)culled[1] / (double)frustum_visible, REF_W, REF_H);
+    rvb_report(ctx, name, "false_culls", (double)(false_culls[0] + false_culls[1]), -1, extra);
+    for (int k = 0; k < 2; k++) {
+        rv_occlusion_destroy(occ[k]);
+        free(vis[k]);
+    }
+    soa_free(&s);
+    free(zbuf);
+    return false_culls[0] + false_culls[1] ? 1 : 0;
+}
+
+int rvb_occlusion(rvb_ctx *ctx);
+int rvb_occlusion(rvb_ctx *ctx)
+{
+    bool want = !ctx->only || strstr("occlusion_city_256 occlusion_city_512 occlusion_city_verify", ctx->only);
+    if (!want)
+        return 0;
+    rvb_city city;
+    if (!rvb_city_generate(&city))
+        return 1;
+    int failures = 0;
+    failures += city_case(ctx, &city, 256, "occlusion_city_256");
+    failures += city_case(ctx, &city, 512, "occlusion_city_512");
+    failures += verify_case(ctx, &city);
+    rvb_city_free(&city);
+    return failures;
+}

@@ -1,0 +1,601 @@
+/* Quake III IBSP v46 reader (see bsp.h). Every read goes through a lump whose bounds were
+ * checked against the file, at an index checked against that lump's record count. */
+#include "bsp.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    LUMP_ENTITIES, LUMP_SHADERS, LUMP_PLANES, LUMP_NODES, LUMP_LEAFS, LUMP_LEAFSURFACES,
+    LUMP_LEAFBRUSHES, LUMP_MODELS, LUMP_BRUSHES, LUMP_BRUSHSIDES, LUMP_DRAWVERTS,
+    LUMP_DRAWINDEXES, LUMP_FOGS, LUMP_SURFACES, LUMP_LIGHTMAPS, LUMP_LIGHTGRID, LUMP_VISDATA,
+    LUMP_COUNT
+};
+
+/* Record sizes of the lumps this reader indexes; 0 = not read as records. */
+static const uint32_t record_bytes[LUMP_COUNT] = {
+    [LUMP_SHADERS] = 72, [LUMP_PLANES] = 16, [LUMP_MODELS] = 40, [LUMP_BRUSHES] = 12,
+    [LUMP_BRUSHSIDES] = 8, [LUMP_DRAWVERTS] = 44, [LUMP_DRAWINDEXES] = 4, [LUMP_FOGS] = 72,
+    [LUMP_SURFACES] = 104,
+};
+
+static const char *const lump_names[LUMP_COUNT] = {
+    "entities", "shaders", "planes", "nodes", "leafs", "leafsurfaces", "leafbrushes", "models",
+    "brushes", "brushsides", "drawverts", "drawindexes", "fogs", "surfaces", "lightmaps",
+    "lightgrid", "visdata",
+};
+
+enum { SURF_PLANAR = 1, SURF_PATCH = 2, SURF_SOUP = 3, SURF_FLARE = 4 };
+
+#define HEADER_BYTES (8 + LUMP_COUNT * 8)
+/* Limits that keep a hostile file from asking for absurd work. Real maps stay far below:
+ * Quake III's own limit on patch control points per side is 32, its world is +-65536. */
+#define MAX_PATCH_SIDE 65
+#define MAX_TRIANGLES (4u * 1024u * 1024u)
+#define MAX_COORD 1.0e6f
+
+typedef struct reader {
+    const uint8_t *bytes;
+    size_t size;
+    const uint8_t *lump[LUMP_COUNT];
+    uint32_t lump_bytes[LUMP_COUNT];
+    uint32_t count[LUMP_COUNT];
+    char *err;
+    size_t errlen;
+    rvw_level *level;
+    rvw_bsp_map *map;
+} reader;
+
+static bool fail(reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, r->errlen, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int32_t rd_i32(const uint8_t *p)
+{
+    uint32_t u = rd_u32(p);
+    int32_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static float rd_f32(const uint8_t *p)
+{
+    uint32_t u = rd_u32(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Record i of a lump; callers have checked i < r->count[lump]. */
+static const uint8_t *rec(const reader *r, int lump, uint32_t i)
+{
+    return r->lump[lump] + (size_t)i * record_bytes[lump];
+}
+
+/* True when [first, first + count) lies inside a lump of total records. */
+static bool range_ok(int32_t first, int32_t count, uint32_t total)
+{
+    return first >= 0 && count >= 0 && (uint64_t)first + (uint64_t)count <= total;
+}
+
+static bool coord_ok(float v)
+{
+    return isfinite(v) && fabsf(v) <= MAX_COORD;
+}
+
+/* Quake Z-up to Y-up: (x, y, z) -> (x, z, -y). */
+static void to_y_up(const float q[3], float out[3])
+{
+    float x = q[0], y = q[1], z = q[2];
+    out[0] = x;
+    out[1] = z;
+    out[2] = -y;
+}
+
+static bool read_header(reader *r)
+{
+    if (r->size < HEADER_BYTES)
+        return fail(r, "file too short for a BSP header (%zu bytes, need %d)", r->size, HEADER_BYTES);
+    if (memcmp(r->bytes, "IBSP", 4) != 0)
+        return fail(r, "not an IBSP file (bad magic)");
+    int32_t version = rd_i32(r->bytes + 4);
+    if (version != 46)
+        return fail(r, "IBSP version %d, only 46 (Quake III) is read", (int)version);
+    for (int l = 0; l < LUMP_COUNT; l++) {
+        int32_t offset = rd_i32(r->bytes + 8 + l * 8);
+        int32_t length = rd_i32(r->bytes + 8 + l * 8 + 4);
+        if (offset < 0 || length < 0 || (uint64_t)offset + (uint64_t)length > r->size)
+            return fail(r, "lump %s (offset %d, length %d) lies outside the %zu-byte file",
+                        lump_names[l], (int)offset, (int)length, r->size);
+        if (record_bytes[l] && (uint32_t)length % record_bytes[l] != 0)
+            return fail(r, "lump %s length %d is not a multiple of its %u-byte records",
+                        lump_names[l], (int)length, record_bytes[l]);
+        r->lump[l] = r->bytes + offset;
+        r->lump_bytes[l] = (uint32_t)length;
+        r->count[l] = record_bytes[l] ? (uint32_t)length / record_bytes[l] : 0;
+    }
+    if (r->count[LUMP_MODELS] == 0)
+        return fail(r, "map has no models (model 0 is the world)");
+    return true;
+}
+
+/* ---- entities ------------------------------------------------------------------------ */
+
+typedef struct entity_text {
+    const char *p, *end;
+} entity_text;
+
+/* Next token: '{', '}' or a quoted string copied (truncated) into out. Returns 0 at the
+ * end, -1 on malformed text, else the token's first character ('{', '}', '"'). */
+static int next_token(entity_text *t, char *out, size_t outlen)
+{
+    while (t->p < t->end && *t->p && (*t->p == ' ' || *t->p == '\t' || *t->p == '\n' || *t->p == '\r'))
+        t->p++;
+    if (t->p >= t->end || !*t->p)
+        return 0;
+    char c = *t->p++;
+    if (c == '{' || c == '}')
+        return c;
+    if (c != '"')
+        return -1;
+    size_t n = 0;
+    while (t->p < t->end && *t->p && *t->p != '"') {
+        if (n + 1 < outlen)
+            out[n++] = *t->p;
+        t->p++;
+    }
+    if (t->p >= t->end || *t->p != '"')
+        return -1;
+    t->p++;
+    out[n] = '\0';
+    return '"';
+}
+
+static bool is_spawn_class(const char *c)
+{
+    return !strcmp(c, "info_player_deathmatch") || !strcmp(c, "info_player_start") ||
+           !strcmp(c, "team_CTF_redplayer") || !strcmp(c, "team_CTF_blueplayer") ||
+           !strcmp(c, "team_CTF_redspawn") || !strcmp(c, "team_CTF_bluespawn");
+}
+
+static bool is_item_class(const char *c)
+{
+    return !strncmp(c, "item_", 5) || !strncmp(c, "weapon_", 7) || !strncmp(c, "ammo_", 5) ||
+           !strncmp(c, "holdable_", 9);
+}
+
+/* Parses exactly n finite, in-range numbers separated by blanks. */
+static bool parse_floats(const char *s, float *out, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *next;
+        out[i] = strtof(s, &next);
+        if (next == s || !coord_ok(out[i]))
+            return false;
+        s = next;
+    }
+    return true;
+}
+
+static bool push_point(rvw_bsp_point **array, uint32_t *count, const rvw_bsp_point *p)
+{
+    if ((*count & (*count - 1)) == 0) { /* grow at powers of two */
+        size_t cap = *count ? (size_t)*count * 2 : 16;
+        rvw_bsp_point *fresh = realloc(*array, cap * sizeof **array);
+        if (!fresh)
+            return false;
+        *array = fresh;
+    }
+    (*array)[(*count)++] = *p;
+    return true;
+}
+
+static bool read_entities(reader *r)
+{
+    entity_text t = { (const char *)r->lump[LUMP_ENTITIES],
+                      (const char *)r->lump[LUMP_ENTITIES] + r->lump_bytes[LUMP_ENTITIES] };
+    rvw_bsp_point *spawns = NULL, *items = NULL;
+    uint32_t spawn_count = 0, item_count = 0;
+    char key[256], value[256];
+    bool ok = true;
+    for (;;) {
+        int tok = next_token(&t, key, sizeof key);
+        if (tok == 0)
+            break;
+        if (tok != '{') {
+            ok = fail(r, "entity lump: expected '{'");
+            break;
+        }
+        char classname[64] = "";
+        float origin[3] = {0, 0, 0}, yaw_deg = 0;
+        bool has_origin = false, has_yaw = false;
+        for (;;) {
+            tok = next_token(&t, key, sizeof key);
+            if (tok == '}')
+                break;
+            if (tok != '"' || next_token(&t, value, sizeof value) != '"') {
+                ok = fail(r, "entity lump: malformed key/value pair");
+                break;
+            }
+            if (!strcmp(key, "classname")) {
+                snprintf(classname, sizeof classname, "%.63s", value);
+            } else if (!strcmp(key, "origin")) {
+                if (!parse_floats(value, origin, 3)) {
+                    ok = fail(r, "entity lump: bad origin \"%.40s\"", value);
+                    break;
+                }
+                has_origin = true;
+            } else if (!strcmp(key, "angle")) {
+                has_yaw = parse_floats(value, &yaw_deg, 1);
+            } else if (!strcmp(key, "angles")) {
+                float a[3];
+                if (parse_floats(value, a, 3)) {
+                    yaw_deg = a[1];
+                    has_yaw = true;
+                }
+            }
+        }
+        if (!ok)
+            break;
+        bool spawn = is_spawn_class(classname);
+        if (!has_origin || (!spawn && !is_item_class(classname)))
+            continue;
+        rvw_bsp_point p = { .spawn = spawn, .has_yaw = has_yaw };
+        to_y_up(origin, p.origin);
+        p.yaw = yaw_deg * (float)(3.14159265358979323846 / 180.0);
+        if (!(spawn ? push_point(&spawns, &spawn_count, &p) : push_point(&items, &item_count, &p))) {
+            ok = fail(r, "out of memory reading entities");
+            break;
+        }
+    }
+    if (ok) {
+        size_t total = (size_t)spawn_count + item_count;
+        r->map->points = malloc((total ? total : 1) * sizeof(rvw_bsp_point));
+        if (!r->map->points) {
+            ok = fail(r, "out of memory reading entities");
+        } else {
+            if (spawn_count)
+                memcpy(r->map->points, spawns, spawn_count * sizeof *spawns);
+            if (item_count)
+                memcpy(r->map->points + spawn_count, items, item_count * sizeof *items);
+            r->map->point_count = (uint32_t)total;
+            r->map->stats.spawns = spawn_count;
+            r->map->stats.items = item_count;
+        }
+    }
+    free(spawns);
+    free(items);
+    return ok;
+}
+
+/* ---- surfaces ------------------------------------------------------------------------ */
+
+static bool shader_flags(reader *r, int32_t shader, uint32_t *surface_flags, uint32_t *contents)
+{
+    if (shader < 0 || (uint32_t)shader >= r->count[LUMP_SHADERS])
+        return fail(r, "shader index %d out of range (%u shaders)", (int)shader,
+                    r->count[LUMP_SHADERS]);
+    const uint8_t *s = rec(r, LUMP_SHADERS, (uint32_t)shader);
+    *surface_flags = rd_u32(s + 64);
+    *contents = rd_u32(s + 68);
+    return true;
+}
+
+/* Vertex i (checked by the caller) in Y-up; false when it is not a finite, sane number. */
+static bool vertex(reader *r, uint32_t i, float out[3])
+{
+    const uint8_t *v = rec(r, LUMP_DRAWVERTS, i);
+    float q[3] = { rd_f32(v), rd_f32(v + 4), rd_f32(v + 8) };
+    if (!coord_ok(q[0]) || !coord_ok(q[1]) || !coord_ok(q[2]))
+        return fail(r, "vertex %u is not a finite coordinate within +-%g", i, (double)MAX_COORD);
+    to_y_up(q, out);
+    return true;
+}
+
+static bool add_triangle(reader *r, const float a[3], const float b[3], const float c[3])
+{
+    if (r->level->triangle_count >= MAX_TRIANGLES)
+        return fail(r, "more than %u triangles: refusing the map", MAX_TRIANGLES);
+    if (!rvw_level_add_triangle(r->level, a, b, c))
+        return fail(r, "out of memory reading surfaces");
+    return true;
+}
+
+static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_t num_verts,
+                         int32_t first_index, int32_t num_indexes)
+{
+    if (!range_ok(first_vert, num_verts, r->count[LUMP_DRAWVERTS]))
+        return fail(r, "surface %u: vertices [%d, +%d) outside the %u drawverts", surface,
+                    (int)first_vert, (int)num_verts, r->count[LUMP_DRAWVERTS]);
+    if (!range_ok(first_index, num_indexes, r->count[LUMP_DRAWINDEXES]))
+        return fail(r, "surface %u: indexes [%d, +%d) outside the %u drawindexes", surface,
+                    (int)first_index, (int)num_indexes, r->count[LUMP_DRAWINDEXES]);
+    if (num_indexes % 3 != 0)
+        return fail(r, "surface %u: %d indexes is not a whole number of triangles", surface,
+                    (int)num_indexes);
+    for (int32_t i = 0; i < num_indexes; i += 3) {
+        float v[3][3];
+        for (int k = 0; k < 3; k++) {
+            int32_t idx = rd_i32(rec(r, LUMP_DRAWINDEXES, (uint32_t)(first_index + i + k)));
+            if (idx < 0 || idx >= num_verts)
+                return fail(r, "surface %u: index %d outside its %d vertices", surface,
+                            (int)idx, (int)num_verts);
+            if (!vertex(r, (uint32_t)(first_vert + idx), v[k]))
+                return false;
+        }
+        if (!add_triangle(r, v[0], v[1], v[2]))
+            return false;
+    }
+    return true;
+}
+
+/* Biquadratic Bézier patch: ((w-1)/2) x ((h-1)/2) sub-patches of 3x3 control points, each
+ * evaluated on a (steps+1)^2 grid and split into 2 * steps^2 triangles. */
+static bool read_patch(reader *r, uint32_t surface, int32_t first_vert, int32_t num_verts,
+                       int32_t w, int32_t h)
+{
+    if (w < 3 || h < 3 || w % 2 == 0 || h % 2 == 0 || w > MAX_PATCH_SIDE || h > MAX_PATCH_SIDE)
+        return fail(r, "surface %u: patch size %d x %d (need odd sides 3..%d)", surface, (int)w,
+                    (int)h, MAX_PATCH_SIDE);
+    if (num_verts != w * h || !range_ok(first_vert, num_verts, r->count[LUMP_DRAWVERTS]))
+        return fail(r, "surface %u: patch of %d x %d control points does not match its %d "
+                       "vertices at %d (of %u)", surface, (int)w, (int)h, (int)num_verts,
+                    (int)first_vert, r->count[LUMP_DRAWVERTS]);
+    enum { S = RVW_PATCH_STEPS };
+    for (int32_t py = 0; py + 2 < h; py += 2) {
+        for (int32_t px = 0; px + 2 < w; px += 2) {
+            float ctl[3][3][3];
+            for (int j = 0; j < 3; j++)
+                for (int i = 0; i < 3; i++)
+                    if (!vertex(r, (uint32_t)(first_vert + (py + j) * w + px + i), ctl[j][i]))
+                        return false;
+            float grid[S + 1][S + 1][3];
+            for (int b = 0; b <= S; b++) {
+                float v = (float)b / S;
+                float bv[3] = { (1 - v) * (1 - v), 2 * v * (1 - v), v * v };
+                for (int a = 0; a <= S; a++) {
+                    float u = (float)a / S;
+                    float bu[3] = { (1 - u) * (1 - u), 2 * u * (1 - u), u * u };
+                    for (int k = 0; k < 3; k++) {
+                        float s = 0;
+                        for (int j = 0; j < 3; j++)
+                            for (int i = 0; i < 3; i++)
+                                s += bv[j] * bu[i] * ctl[j][i][k];
+                        grid[b][a][k] = s;
+                    }
+                }
+            }
+            for (int b = 0; b < S; b++)
+                for (int a = 0; a < S; a++)
+                    if (!add_triangle(r, grid[b][a], grid[b][a + 1], grid[b + 1][a + 1]) ||
+                        !add_triangle(r, grid[b][a], grid[b + 1][a + 1], grid[b + 1][a]))
+                        return false;
+        }
+    }
+    return true;
+}
+
+static bool read_surfaces(reader *r, int32_t first, int32_t count)
+{
+    if (!range_ok(first, count, r->count[LUMP_SURFACES]))
+        return fail(r, "model 0: surfaces [%d, +%d) outside the %u surfaces", (int)first,
+                    (int)count, r->count[LUMP_SURFACES]);
+    r->map->stats.surfaces = (uint32_t)count;
+    for (int32_t n = 0; n < count; n++) {
+        uint32_t s = (uint32_t)(first + n);
+        const uint8_t *p = rec(r, LUMP_SURFACES, s);
+        int32_t shader = rd_i32(p), fog = rd_i32(p + 4), type = rd_i32(p + 8);
+        int32_t first_vert = rd_i32(p + 12), num_verts = rd_i32(p + 16);
+        int32_t first_index = rd_i32(p + 20), num_indexes = rd_i32(p + 24);
+        int32_t patch_w = rd_i32(p + 96), patch_h = rd_i32(p + 100);
+        uint32_t flags = 0, contents = 0;
+        if (!shader_flags(r, shader, &flags, &contents))
+            return false;
+        if (type < SURF_PLANAR || type > SURF_FLARE)
+            return fail(r, "surface %u: unknown type %d", s, (int)type);
+        if (flags & (RVW_SURF_NODRAW | RVW_SURF_SKY)) {
+            r->map->stats.skipped_nodraw_sky++;
+            continue;
+        }
+        if (type == SURF_FLARE) {
+            r->map->stats.skipped_empty++;
+            continue;
+        }
+        /* Some maps point past an empty fog lump: clamp rather than refuse (unused here). */
+        if (fog >= 0 && (uint32_t)fog < r->count[LUMP_FOGS])
+            r->map->stats.fogged++;
+        uint32_t before = r->level->triangle_count;
+        if (rvw_level_begin_object(r->level, RVW_OBJ_SURFACE, -1) < 0)
+            return fail(r, "out of memory reading surfaces");
+        bool ok = type == SURF_PATCH
+                      ? read_patch(r, s, first_vert, num_verts, patch_w, patch_h)
+                      : read_indexed(r, s, first_vert, num_verts, first_index, num_indexes);
+        if (!ok)
+            return false;
+        if (type == SURF_PATCH)
+            r->map->stats.patches++;
+        if (r->level->triangle_count == before) { /* nothing to draw: not an object */
+            r->level->object_count--;
+            r->map->stats.skipped_empty++;
+        }
+    }
+    return true;
+}
+
+/* ---- brushes ------------------------------------------------------------------------- */
+
+/* The axial box of a brush from its sides 0..5, which the compiler writes as the axial
+ * planes -x,+x,-y,+y,-z,+z (so a 6-sided brush is exactly this box), in Quake coordinates;
+ * false when those sides are not the axial planes or the box is empty. */
+static bool brush_box(reader *r, int32_t first_side, float mins[3], float maxs[3])
+{
+    for (int k = 0; k < 6; k++) {
+        int32_t plane = rd_i32(rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k)));
+        const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
+        int axis = k / 2;
+        float sign = (k & 1) ? 1.0f : -1.0f;
+        for (int a = 0; a < 3; a++)
+            if (rd_f32(pl + a * 4) != (a == axis ? sign : 0.0f))
+                return false;
+        float d = rd_f32(pl + 12);
+        if (k & 1)
+            maxs[axis] = d;
+        else
+            mins[axis] = -d;
+    }
+    return mins[0] < maxs[0] && mins[1] < maxs[1] && mins[2] < maxs[2];
+}
+
+static bool push_planes(reader *r, int32_t first_side, int32_t num_sides, rvw_bsp_brush *out)
+{
+    rvw_bsp_map *m = r->map;
+    uint64_t need = (uint64_t)m->plane_count + (uint64_t)num_sides;
+    if (need > m->plane_capacity) {
+        uint64_t cap = m->plane_capacity ? m->plane_capacity : 1024;
+        while (cap < need)
+            cap *= 2;
+        float *fresh = cap <= UINT32_MAX ? realloc(m->planes, (size_t)cap * 4 * sizeof(float)) : NULL;
+        if (!fresh)
+            return fail(r, "out of memory reading brushes");
+        m->planes = fresh;
+        m->plane_capacity = (uint32_t)cap;
+    }
+    out->first_plane = m->plane_count;
+    out->plane_count = (uint32_t)num_sides;
+    for (int32_t k = 0; k < num_sides; k++) {
+        int32_t plane = rd_i32(rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k)));
+        const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
+        float n[3] = { rd_f32(pl), rd_f32(pl + 4), rd_f32(pl + 8) };
+        float *dst = m->planes + (size_t)m->plane_count++ * 4;
+        to_y_up(n, dst);
+        dst[3] = rd_f32(pl + 12);
+    }
+    return true;
+}
+
+static bool read_brushes(reader *r, int32_t first, int32_t count)
+{
+    if (!range_ok(first, count, r->count[LUMP_BRUSHES]))
+        return fail(r, "model 0: brushes [%d, +%d) outside the %u brushes", (int)first,
+                    (int)count, r->count[LUMP_BRUSHES]);
+    r->map->stats.brushes = (uint32_t)count;
+    r->map->brushes = malloc((count ? (size_t)count : 1) * sizeof(rvw_bsp_brush));
+    if (!r->map->brushes)
+        return fail(r, "out of memory reading brushes");
+    for (int32_t n = 0; n < count; n++) {
+        uint32_t b = (uint32_t)(first + n);
+        const uint8_t *p = rec(r, LUMP_BRUSHES, b);
+        int32_t first_side = rd_i32(p), num_sides = rd_i32(p + 4), shader = rd_i32(p + 8);
+        uint32_t flags = 0, contents = 0;
+        if (!shader_flags(r, shader, &flags, &contents))
+            return false;
+        if (!range_ok(first_side, num_sides, r->count[LUMP_BRUSHSIDES]))
+            return fail(r, "brush %u: sides [%d, +%d) outside the %u brushsides", b,
+                        (int)first_side, (int)num_sides, r->count[LUMP_BRUSHSIDES]);
+        bool any_drawn_side = false, sky_side = false;
+        for (int32_t k = 0; k < num_sides; k++) {
+            const uint8_t *side = rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k));
+            int32_t plane = rd_i32(side), side_shader = rd_i32(side + 4);
+            if (plane < 0 || (uint32_t)plane >= r->count[LUMP_PLANES])
+                return fail(r, "brush %u side %d: plane %d out of range (%u planes)", b, (int)k,
+                            (int)plane, r->count[LUMP_PLANES]);
+            const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
+            for (int a = 0; a < 4; a++)
+                if (!coord_ok(rd_f32(pl + a * 4)))
+                    return fail(r, "plane %d is not finite", (int)plane);
+            uint32_t side_flags = 0, side_contents = 0;
+            if (!shader_flags(r, side_shader, &side_flags, &side_contents))
+                return false;
+            sky_side |= (side_flags & RVW_SURF_SKY) != 0;
+            any_drawn_side |= (side_flags & RVW_SURF_NODRAW) == 0;
+        }
+        if (!(contents & RVW_CONTENTS_SOLID))
+            continue;
+        r->map->stats.solid_brushes++;
+        rvw_bsp_brush *out = &r->map->brushes[r->map->brush_count];
+        if (!push_planes(r, first_side, num_sides, out))
+            return false;
+        rvw_box_empty(&out->bounds);
+        r->map->brush_count++;
+        /* The path skips far brushes by this box; without axial sides it spans everything. */
+        float mins[3], maxs[3];
+        bool axial = num_sides >= 6 && brush_box(r, first_side, mins, maxs);
+        if (axial) {
+            float a[3], c[3];
+            to_y_up(mins, a);
+            to_y_up(maxs, c);
+            rvw_box_add_point(&out->bounds, a);
+            rvw_box_add_point(&out->bounds, c);
+        } else {
+            for (int a = 0; a < 3; a++) {
+                out->bounds.min[a] = -MAX_COORD * 2;
+                out->bounds.max[a] = MAX_COORD * 2;
+            }
+        }
+        bool exact = axial && num_sides == 6;
+        if (!exact || (contents & RVW_CONTENTS_TRANSLUCENT) || sky_side || !any_drawn_side)
+            continue;
+        float dx = maxs[0] - mins[0], dy = maxs[1] - mins[1], dz = maxs[2] - mins[2];
+        bool big_face = (dx >= 128 && dy >= 128) || (dx >= 128 && dz >= 128) ||
+                        (dy >= 128 && dz >= 128);
+        if (big_face && !rvw_level_add_occluder(r->level, &out->bounds))
+            return fail(r, "out of memory reading brushes");
+    }
+    return true;
+}
+
+bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
+                  rvw_bsp_map *map, char *err, size_t errlen)
+{
+    memset(level, 0, sizeof *level);
+    memset(map, 0, sizeof *map);
+    reader r = { .bytes = bytes, .size = size, .err = err, .errlen = errlen, .level = level,
+                 .map = map };
+    bool ok = bytes ? read_header(&r) : fail(&r, "no data");
+    const uint8_t *model = ok ? rec(&r, LUMP_MODELS, 0) : NULL;
+    ok = ok && read_entities(&r) &&
+         read_surfaces(&r, rd_i32(model + 24), rd_i32(model + 28)) &&
+         read_brushes(&r, rd_i32(model + 32), rd_i32(model + 36));
+    if (ok && level->object_count == 0)
+        ok = fail(&r, "model 0 has no drawable surface");
+    if (!ok) {
+        rvw_level_free(level);
+        rvw_bsp_map_free(map);
+        return false;
+    }
+    snprintf(level->name, sizeof level->name, "%s", name ? name : "map");
+    rvw_level_finish(level);
+    /* Quake's near plane is 4 units; the far plane lies beyond the whole scene so it never
+     * cuts anything (some maps hang backdrops far outside their hull). A fov of 60 degrees
+     * vertical at 16:9 is Quake's 90 degrees horizontal, near enough. */
+    float diagonal = 0;
+    for (int k = 0; k < 3; k++) {
+        float e = level->bounds.max[k] - level->bounds.min[k];
+        diagonal += e * e;
+    }
+    level->fov_y = 60.0f * 3.14159265f / 180.0f;
+    level->near_plane = 4.0f;
+    level->far_plane = 2.0f * sqrtf(diagonal) + 64.0f;
+    return true;
+}
+
+void rvw_bsp_map_free(rvw_bsp_map *map)
+{
+    free(map->points);
+    free(map->brushes);
+    free(map->planes);
+    memset(map, 0, sizeof *map);
+}

@@ -1,0 +1,69 @@
+/* rvis-walk: the one file that calls rvis. It turns a level into rvis nodes once, and per
+ * frame hands rvis the view and reads back, per object, what rvis decided. When rv_frame
+ * lands, this file is the only one that changes: the rest of rvis-walk (reader, city,
+ * oracle, reports) sees only the verdicts and counters below. */
+#ifndef RVW_DRIVE_H
+#define RVW_DRIVE_H
+
+#include "level.h"
+#include "view.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What rvis decided for one object this frame. */
+typedef enum rvw_verdict {
+    RVW_DRAWN = 0,             /* in the draw list */
+    RVW_CULLED_FRUSTUM,        /* culled by the frustum (itself or a group above it) */
+    RVW_CULLED_OCCLUSION,      /* culled by the occlusion buffer (itself or a group above) */
+    RVW_EXCLUDED,              /* removed on purpose: outside the committed slice, inactive
+                                  deferred part, LOD "nothing", below an HLOD region drawn as
+                                  itself, or an HLOD stand-in whose region is refined. The
+                                  oracle leaves it out of its scene. */
+    RVW_VERDICT_COUNT
+} rvw_verdict;
+
+/* Frame stages, in the order of rv_frame (the JSON report's stage_us keys). */
+typedef enum rvw_stage {
+    RVW_STAGE_TRANSFORMS, RVW_STAGE_JOURNAL, RVW_STAGE_FRUSTUM, RVW_STAGE_PARTITION,
+    RVW_STAGE_OCCLUSION, RVW_STAGE_LOD, RVW_STAGE_STREAMING, RVW_STAGE_PUBLISH,
+    RVW_STAGE_COUNT
+} rvw_stage;
+
+extern const char *const rvw_stage_names[RVW_STAGE_COUNT];
+
+/* Per-frame figures from rvis. A counter or time is negative when the stage that would
+ * produce it is not joined yet (the report writes null for it). */
+typedef struct rvw_frame_result {
+    const uint8_t *verdict;        /* per object (rvw_verdict); borrowed until the next frame */
+    uint32_t drawn;                /* objects drawn */
+    uint32_t frustum_visible;      /* objects that passed the frustum (drawn or occluded) */
+    uint32_t excluded;
+    double stage_us[RVW_STAGE_COUNT];
+    int64_t occlusion_culled;      /* objects culled by occlusion this frame */
+    int64_t partition_hidden;      /* parts hidden by the partition gate this frame */
+    int64_t lod_levels_mask;       /* bit l set: some object drew at LOD level l this frame */
+    int64_t hlod_refined;          /* HLOD regions refined into their children this frame */
+    int64_t journal_deltas;        /* deltas drained this frame */
+    int64_t pages_requested;
+    int64_t pages_evicted;
+    uint64_t allocations;          /* the world's allocation counter after this frame */
+} rvw_frame_result;
+
+typedef struct rvw_drive rvw_drive;
+
+/* Builds the rvis world for level (nodes, bounds, occluders, ...). False with a one-line
+ * reason in err when rvis refuses the scene or memory ran out. */
+bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t errlen);
+
+/* Runs one frame. level holds this frame's geometry (movers already moved). */
+bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *view,
+                     rvw_frame_result *out, char *err, size_t errlen);
+
+/* Which rvis stages this build of drive.c uses, one line for the report. */
+const char *rvw_drive_stages(void);
+
+void rvw_drive_destroy(rvw_drive *drive);
+
+#endif

@@ -1,0 +1,199 @@
+#include "level.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grows *array (elem bytes each) so that index `need - 1` fits; false when memory ran out
+ * or the count would leave 32 bits. */
+static bool grow(void **array, uint32_t *capacity, uint32_t need, size_t elem)
+{
+    if (need <= *capacity)
+        return true;
+    uint64_t cap = *capacity ? *capacity : 64;
+    while (cap < need)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        cap = UINT32_MAX;
+    if (cap < need || cap * elem > SIZE_MAX / 2)
+        return false;
+    void *fresh = realloc(*array, (size_t)cap * elem);
+    if (!fresh)
+        return false;
+    *array = fresh;
+    *capacity = (uint32_t)cap;
+    return true;
+}
+
+void rvw_box_empty(rvw_box *box)
+{
+    for (int k = 0; k < 3; k++) {
+        box->min[k] = FLT_MAX;
+        box->max[k] = -FLT_MAX;
+    }
+}
+
+void rvw_box_add_point(rvw_box *box, const float p[3])
+{
+    for (int k = 0; k < 3; k++) {
+        if (p[k] < box->min[k])
+            box->min[k] = p[k];
+        if (p[k] > box->max[k])
+            box->max[k] = p[k];
+    }
+}
+
+void rvw_box_add_box(rvw_box *box, const rvw_box *other)
+{
+    if (rvw_box_is_empty(other))
+        return;
+    rvw_box_add_point(box, other->min);
+    rvw_box_add_point(box, other->max);
+}
+
+bool rvw_box_is_empty(const rvw_box *box)
+{
+    return box->min[0] > box->max[0];
+}
+
+bool rvw_level_add_triangle(rvw_level *level, const float a[3], const float b[3], const float c[3])
+{
+    if (level->object_count == 0 || level->triangle_count == UINT32_MAX)
+        return false;
+    if (!grow((void **)&level->triangles, &level->triangle_capacity, level->triangle_count + 1,
+              9 * sizeof(float)))
+        return false;
+    float *t = level->triangles + (size_t)level->triangle_count * 9;
+    memcpy(t, a, 3 * sizeof(float));
+    memcpy(t + 3, b, 3 * sizeof(float));
+    memcpy(t + 6, c, 3 * sizeof(float));
+    level->triangle_count++;
+    level->objects[level->object_count - 1].triangle_count++;
+    return true;
+}
+
+int32_t rvw_level_begin_object(rvw_level *level, rvw_object_kind kind, int32_t group)
+{
+    if (level->object_count >= INT32_MAX ||
+        !grow((void **)&level->objects, &level->object_capacity, level->object_count + 1,
+              sizeof(rvw_object)))
+        return -1;
+    rvw_object *o = &level->objects[level->object_count];
+    memset(o, 0, sizeof *o);
+    o->first_triangle = level->triangle_count;
+    o->group = group;
+    o->kind = (uint8_t)kind;
+    rvw_box_empty(&o->bounds);
+    return (int32_t)level->object_count++;
+}
+
+/* The 12 triangles of a box, 9 floats each, into out[108]. */
+static void box_triangles(const rvw_box *b, float *out)
+{
+    /* corner k: bit 0 = x max, bit 1 = y max, bit 2 = z max */
+    float c[8][3];
+    for (int k = 0; k < 8; k++) {
+        c[k][0] = (k & 1) ? b->max[0] : b->min[0];
+        c[k][1] = (k & 2) ? b->max[1] : b->min[1];
+        c[k][2] = (k & 4) ? b->max[2] : b->min[2];
+    }
+    static const int quads[6][4] = {
+        {0, 2, 6, 4}, {1, 5, 7, 3},   /* -x, +x */
+        {0, 4, 5, 1}, {2, 3, 7, 6},   /* -y, +y */
+        {0, 1, 3, 2}, {4, 6, 7, 5},   /* -z, +z */
+    };
+    static const int fan[6] = {0, 1, 2, 0, 2, 3};
+    for (int f = 0; f < 6; f++)
+        for (int v = 0; v < 6; v++)
+            memcpy(out + (f * 6 + v) * 3, c[quads[f][fan[v]]], 3 * sizeof(float));
+}
+
+bool rvw_level_add_box(rvw_level *level, const rvw_box *b)
+{
+    float t[108];
+    box_triangles(b, t);
+    for (int i = 0; i < 12; i++)
+        if (!rvw_level_add_triangle(level, t + i * 9, t + i * 9 + 3, t + i * 9 + 6))
+            return false;
+    return true;
+}
+
+void rvw_level_write_box(rvw_level *level, uint32_t object, const rvw_box *box)
+{
+    rvw_object *o = &level->objects[object];
+    box_triangles(box, level->triangles + (size_t)o->first_triangle * 9);
+    o->bounds = *box;
+}
+
+int32_t rvw_level_add_group(rvw_level *level, rvw_group_kind kind, int32_t parent)
+{
+    if (level->group_count >= INT32_MAX ||
+        !grow((void **)&level->groups, &level->group_capacity, level->group_count + 1,
+              sizeof(rvw_group)))
+        return -1;
+    rvw_group *g = &level->groups[level->group_count];
+    memset(g, 0, sizeof *g);
+    g->parent = parent;
+    g->kind = (uint8_t)kind;
+    g->hlod_proxy = -1;
+    rvw_box_empty(&g->bounds);
+    return (int32_t)level->group_count++;
+}
+
+bool rvw_level_add_occluder(rvw_level *level, const rvw_box *box)
+{
+    if (!grow((void **)&level->occluders, &level->occluder_capacity, level->occluder_count + 1,
+              sizeof(rvw_box)))
+        return false;
+    level->occluders[level->occluder_count++] = *box;
+    return true;
+}
+
+bool rvw_level_add_camera(rvw_level *level, const rvw_camera *camera)
+{
+    if (!grow((void **)&level->path, &level->frame_capacity, level->frame_count + 1,
+              sizeof(rvw_camera)))
+        return false;
+    level->path[level->frame_count++] = *camera;
+    return true;
+}
+
+void rvw_level_object_moved(rvw_level *level, uint32_t object)
+{
+    rvw_object *o = &level->objects[object];
+    rvw_box_empty(&o->bounds);
+    const float *t = level->triangles + (size_t)o->first_triangle * 9;
+    for (uint32_t i = 0; i < o->triangle_count * 3; i++)
+        rvw_box_add_point(&o->bounds, t + i * 3);
+}
+
+void rvw_level_finish(rvw_level *level)
+{
+    rvw_box_empty(&level->bounds);
+    for (uint32_t g = 0; g < level->group_count; g++)
+        rvw_box_empty(&level->groups[g].bounds);
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        rvw_level_object_moved(level, i);
+        rvw_object *o = &level->objects[i];
+        rvw_box_add_box(&level->bounds, &o->bounds);
+        if (o->group >= 0)
+            rvw_box_add_box(&level->groups[o->group].bounds, &o->bounds);
+    }
+    /* parents come before children, so one backward pass carries bounds to the top */
+    for (uint32_t g = level->group_count; g-- > 0;) {
+        int32_t p = level->groups[g].parent;
+        if (p >= 0)
+            rvw_box_add_box(&level->groups[p].bounds, &level->groups[g].bounds);
+    }
+}
+
+void rvw_level_free(rvw_level *level)
+{
+    free(level->triangles);
+    free(level->objects);
+    free(level->groups);
+    free(level->occluders);
+    free(level->ladders);
+    free(level->path);
+    memset(level, 0, sizeof *level);
+}

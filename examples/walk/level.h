@@ -1,0 +1,121 @@
+/* rvis-walk: the scene a walk runs on, whichever source made it (the embedded city or a
+ * Quake III map). Plain data: triangles, objects over them, a group hierarchy, occluder
+ * boxes and the camera path. Y is up; units are the source's (metres for the city, Quake
+ * units for maps). Nothing here calls rvis: drive.c turns a level into rvis nodes. */
+#ifndef RVW_LEVEL_H
+#define RVW_LEVEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rvw_box {
+    float min[3], max[3];
+} rvw_box;
+
+typedef enum rvw_object_kind {
+    RVW_OBJ_SURFACE = 0,   /* a map surface (face, triangle soup or tessellated patch) */
+    RVW_OBJ_BUILDING,      /* a city building shell (also an occluder) */
+    RVW_OBJ_PROP,          /* street furniture, façade detail: has a LOD ladder */
+    RVW_OBJ_PART_ITEM,     /* inside a storey of a partitioned building */
+    RVW_OBJ_VEHICLE,       /* moves every frame; fed through the journal */
+    RVW_OBJ_TERRAIN,       /* a ground tile, one per terrain page */
+    RVW_OBJ_HLOD_PROXY,    /* a district's stand-in, drawn only when its region is not refined */
+    RVW_OBJ_KIND_COUNT
+} rvw_object_kind;
+
+/* One object: what the oracle draws and rvis culls as one node. */
+typedef struct rvw_object {
+    uint32_t first_triangle;  /* into rvw_level.triangles */
+    uint32_t triangle_count;
+    rvw_box bounds;           /* world box of its triangles (kept current for movers) */
+    int32_t group;            /* parent group index, -1 = directly under the root */
+    uint8_t kind;             /* rvw_object_kind */
+    uint8_t ladder;           /* 1 + index into rvw_level.ladders, 0 = none */
+} rvw_object;
+
+typedef enum rvw_group_kind {
+    RVW_GROUP_DISTRICT = 0,   /* an HLOD region */
+    RVW_GROUP_BLOCK,
+    RVW_GROUP_BUILDING,
+    RVW_GROUP_PARTITION,      /* a partition group: its direct children are parts */
+    RVW_GROUP_PART,           /* one storey of a partitioned building */
+} rvw_group_kind;
+
+/* A node without geometry of its own that groups objects (and other groups). */
+typedef struct rvw_group {
+    int32_t parent;           /* group index, -1 = root; parents come before children */
+    uint8_t kind;             /* rvw_group_kind */
+    bool deferred;            /* a part activated lazily (partition) */
+    int32_t hlod_proxy;       /* district: object index of its stand-in, else -1 */
+    float geometric_error;    /* district: HLOD geometric error (world units), else 0 */
+    rvw_box bounds;           /* everything below it (computed by rvw_level_finish) */
+} rvw_group;
+
+/* A LOD ladder: thresholds in strictly descending radians (DESIGN.md §5). When the object
+ * is smaller than the last threshold, last_is_nothing says the host draws nothing. */
+typedef struct rvw_ladder {
+    uint32_t count;
+    float thresholds[4];
+    bool last_is_nothing;
+} rvw_ladder;
+
+/* One frame of the camera path: eye and unit forward; up is +Y. cut = the camera jumped
+ * here (no straight leg was free of solids). */
+typedef struct rvw_camera {
+    float eye[3];
+    float forward[3];
+    bool cut;
+} rvw_camera;
+
+struct rvw_city;
+
+typedef struct rvw_level {
+    char name[64];              /* "city" or the map's name */
+    float *triangles;           /* 9 floats per triangle: three world-space vertices */
+    uint32_t triangle_count, triangle_capacity;
+    rvw_object *objects;
+    uint32_t object_count, object_capacity;
+    rvw_group *groups;
+    uint32_t group_count, group_capacity;
+    rvw_box *occluders;         /* static occluder boxes, world space */
+    uint32_t occluder_count, occluder_capacity;
+    rvw_ladder *ladders;
+    uint32_t ladder_count;
+    rvw_camera *path;           /* one entry per frame */
+    uint32_t frame_count, frame_capacity;
+    rvw_box bounds;             /* of every object's vertices */
+    /* projection the walk uses: vertical field of view (radians), near and far planes in
+     * world units (far is set beyond the scene so nothing is ever cut by it) */
+    float fov_y, near_plane, far_plane;
+    const struct rvw_city *city; /* the city's dynamic parts, NULL for a map */
+} rvw_level;
+
+/* Growth helpers; each returns false when memory ran out (the level stays valid). */
+bool rvw_level_add_triangle(rvw_level *level, const float a[3], const float b[3], const float c[3]);
+/* Starts an object whose triangles are the ones added from now until the next call;
+ * returns its index or -1 when memory ran out. */
+int32_t rvw_level_begin_object(rvw_level *level, rvw_object_kind kind, int32_t group);
+/* Adds the 12 triangles of a box to the current object. */
+bool rvw_level_add_box(rvw_level *level, const rvw_box *box);
+/* Rewrites the triangles of an object made by one rvw_level_add_box (a mover) and its bounds. */
+void rvw_level_write_box(rvw_level *level, uint32_t object, const rvw_box *box);
+int32_t rvw_level_add_group(rvw_level *level, rvw_group_kind kind, int32_t parent);
+bool rvw_level_add_occluder(rvw_level *level, const rvw_box *box);
+bool rvw_level_add_camera(rvw_level *level, const rvw_camera *camera);
+
+/* Computes object bounds, group bounds (bottom-up) and the level bounds. Call once after
+ * building, and rvw_level_object_moved after rewriting an object's triangles. */
+void rvw_level_finish(rvw_level *level);
+void rvw_level_object_moved(rvw_level *level, uint32_t object);
+
+/* Frees everything the level owns and zeroes it. */
+void rvw_level_free(rvw_level *level);
+
+/* Box helpers. */
+void rvw_box_empty(rvw_box *box);
+void rvw_box_add_point(rvw_box *box, const float p[3]);
+void rvw_box_add_box(rvw_box *box, const rvw_box *other);
+bool rvw_box_is_empty(const rvw_box *box);
+
+#endif

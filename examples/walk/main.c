@@ -1,0 +1,418 @@
+/* rvis-walk: walks a camera through the embedded city or a Quake III map, lets rvis decide
+ * what to draw each frame, and (with --verify) proves with a reference rasteriser that rvis
+ * never hid anything visible. Exit codes: 0 success, 1 a false cull (or a verification
+ * limit exceeded), 2 bad input. Progress goes to stderr; stdout carries the human report,
+ * or only the JSON report with --json -. */
+#include "bsp.h"
+#include "city.h"
+#include "drive.h"
+#include "dump.h"
+#include "image.h"
+#include "level.h"
+#include "path.h"
+#include "pk3.h"
+#include "reference.h"
+#include "report.h"
+#include "view.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define MAX_FALSE_CULL_LINES 20
+
+typedef struct options {
+    const char *map;
+    bool verify;
+    uint32_t verify_width, verify_height, verify_every;
+    double max_draw_ratio;      /* <= 0: no limit */
+    const char *json;
+    const char *dump_scene, *dump_visibility;
+    const char *images;
+    uint32_t image_every;
+    uint32_t frames;            /* 0: the whole path */
+    bool quiet;
+    int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
+} options;
+
+static const char usage[] =
+    "usage: rvis-walk [options]\n"
+    "  (no --map)              walk the embedded city\n"
+    "  --map NAME|PAK:maps/X.bsp|FILE.bsp\n"
+    "                          a Quake III map; NAME is looked up in\n"
+    "                          " RVW_DEFAULT_PAK "\n"
+    "  --verify                check every frame against the reference rasteriser\n"
+    "  --verify-res WxH        its resolution (default 1280x720; also the viewport)\n"
+    "  --verify-every N        check every Nth frame only (default 1)\n"
+    "  --max-draw-ratio R      fail (exit 1) when drawn / truly visible exceeds R\n"
+    "  --json FILE|-           write the JSON report (- = stdout, which then holds only it)\n"
+    "  --dump-scene FILE       the scene as JSON lines\n"
+    "  --dump-visibility FILE  per-frame verdicts as JSON lines\n"
+    "  --images DIR            PNG pictures (top-down map, oracle view) into DIR\n"
+    "  --image-every N         picture every Nth frame (default 60)\n"
+    "  --frames N              stop after N frames\n"
+    "  --quiet                 no progress lines\n"
+    "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
+    "                          frame, so --verify must report it (exit 1) when it is visible\n";
+
+static int bad_input(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "rvis-walk: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return 2;
+}
+
+static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > UINT32_MAX || v < min)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static bool is_value_option(const char *a)
+{
+    static const char *const names[] = {
+        "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
+        "--dump-visibility", "--images", "--image-every", "--frames", "--sabotage-object",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(a, names[i]))
+            return true;
+    return false;
+}
+
+/* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
+static int parse_args(int argc, char **argv, options *o)
+{
+    *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
+                    .sabotage_object = -1 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = true;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return -1;
+        } else if (!strcmp(a, "--verify")) {
+            o->verify = true;
+            takes = false;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+            takes = false;
+        } else if (!is_value_option(a)) {
+            return bad_input("unknown argument '%s' (see --help)", a);
+        } else if (!v) {
+            return bad_input("%s needs a value (see --help)", a);
+        } else if (!strcmp(a, "--map")) {
+            o->map = v;
+        } else if (!strcmp(a, "--verify-res")) {
+            unsigned w, h;
+            char tail;
+            if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 8192 || h > 8192)
+                return bad_input("--verify-res wants WxH between 16x16 and 8192x8192, not '%s'", v);
+            o->verify_width = w;
+            o->verify_height = h;
+        } else if (!strcmp(a, "--verify-every")) {
+            if (!parse_u32(v, &o->verify_every, 1))
+                return bad_input("--verify-every wants a positive integer, not '%s'", v);
+        } else if (!strcmp(a, "--max-draw-ratio")) {
+            char *end;
+            o->max_draw_ratio = strtod(v, &end);
+            if (end == v || *end || !(o->max_draw_ratio > 0) || !isfinite(o->max_draw_ratio))
+                return bad_input("--max-draw-ratio wants a positive number, not '%s'", v);
+        } else if (!strcmp(a, "--json")) {
+            o->json = v;
+        } else if (!strcmp(a, "--dump-scene")) {
+            o->dump_scene = v;
+        } else if (!strcmp(a, "--dump-visibility")) {
+            o->dump_visibility = v;
+        } else if (!strcmp(a, "--images")) {
+            o->images = v;
+        } else if (!strcmp(a, "--image-every")) {
+            if (!parse_u32(v, &o->image_every, 1))
+                return bad_input("--image-every wants a positive integer, not '%s'", v);
+        } else if (!strcmp(a, "--sabotage-object")) {
+            uint32_t n;
+            if (!parse_u32(v, &n, 0))
+                return bad_input("--sabotage-object wants an object index, not '%s'", v);
+            o->sabotage_object = n;
+        } else if (!strcmp(a, "--frames")) {
+            if (!parse_u32(v, &o->frames, 1))
+                return bad_input("--frames wants a positive integer, not '%s'", v);
+        }
+        if (takes)
+            i++;
+    }
+    if (o->images && !rvw_have_png())
+        return bad_input("%s", "--images needs libpng, and rvis-walk was built without it");
+    return 0;
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/* The scene: the city, or a map read and pathed. Returns 0 or an exit code. */
+static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_run *run)
+{
+    char err[512];
+    if (!o->map) {
+        if (!rvw_city_generate(city, level))
+            return bad_input("%s", "out of memory generating the city");
+        run->is_city = true;
+        return 0;
+    }
+    rvw_map_source src;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    bool pak_missing;
+    if (!rvw_map_source_parse(o->map, &src, err, sizeof err) ||
+        !rvw_map_source_read(&src, &bytes, &size, &pak_missing, err, sizeof err))
+        return bad_input("%s", err);
+    rvw_bsp_map map;
+    bool ok = rvw_bsp_read(bytes, size, src.name, level, &map, err, sizeof err);
+    free(bytes);
+    if (!ok) {
+        fprintf(stderr, "rvis-walk: %s: %s\n", o->map, err);
+        return 2;
+    }
+    ok = rvw_path_build(level, &map, &run->path);
+    run->has_map = true;
+    run->map = map.stats;
+    rvw_bsp_map_free(&map);
+    if (!ok)
+        return bad_input("%s", "out of memory building the camera path");
+    return 0;
+}
+
+static FILE *open_out(const char *path, const char *what)
+{
+    if (!strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "rvis-walk: cannot write %s %s: %s\n", what, path, strerror(errno));
+    return f;
+}
+
+static void close_out(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
+}
+
+typedef struct walk {
+    const options *opt;
+    rvw_level *level;
+    const rvw_city *city;
+    rvw_drive *drive;
+    rvw_reference ref;
+    uint8_t *include;
+    uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
+    rvw_run *run;
+    FILE *visibility;
+} walk;
+
+static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
+    "surface", "building", "prop", "part item", "vehicle", "terrain tile", "HLOD stand-in",
+};
+
+/* The oracle's verdict on one frame: counts false culls and names the first few. */
+static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *r)
+{
+    const rvw_level *level = w->level;
+    for (uint32_t i = 0; i < level->object_count; i++)
+        w->include[i] = r->verdict[i] != RVW_EXCLUDED;
+    double t0 = now_us();
+    rvw_depth_convention clip = { false, false };
+    int64_t visible = rvw_reference_render(&w->ref, level, view->view_projection, clip, w->include);
+    double t1 = now_us();
+    if (visible < 0)
+        return false;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION;
+        if (!culled || w->ref.pixels[i] == 0)
+            continue;
+        if (w->run->false_culls == 0) {
+            w->run->first_false_frame = view->frame;
+            w->run->first_false_object = i;
+        }
+        if (w->run->false_culls++ < MAX_FALSE_CULL_LINES)
+            fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) "
+                            "culled by %s\n", view->frame, i, kind_names[level->objects[i].kind],
+                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum" : "occlusion");
+    }
+    rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
+    return true;
+}
+
+static void pictures(walk *w, const rvw_view *view, const rvw_frame_result *r, bool verified)
+{
+    char path[1100], err[512];
+    snprintf(path, sizeof path, "%s/topdown_%05u.png", w->opt->images, view->frame);
+    if (!rvw_image_top_down(path, w->level, view, r->verdict, verified ? w->ref.pixels : NULL, err, sizeof err))
+        fprintf(stderr, "rvis-walk: %s\n", err);
+    if (verified) {
+        snprintf(path, sizeof path, "%s/reference_%05u.png", w->opt->images, view->frame);
+        if (!rvw_image_reference(path, &w->ref, err, sizeof err))
+            fprintf(stderr, "rvis-walk: %s\n", err);
+    }
+}
+
+/* Runs every frame. Returns false when something outside the input failed (memory, rvis). */
+static bool run_frames(walk *w, uint32_t frames)
+{
+    char err[512];
+    double started = now_us(), last_progress = started;
+    for (uint32_t f = 0; f < frames; f++) {
+        if (w->city)
+            rvw_city_animate(w->city, w->level, f);
+        rvw_view view;
+        rvw_view_make(w->level, f, w->opt->verify_width, w->opt->verify_height, &view);
+        rvw_frame_result r;
+        double t0 = now_us();
+        if (!rvw_drive_frame(w->drive, w->level, &view, &r, err, sizeof err)) {
+            fprintf(stderr, "rvis-walk: frame %u: %s\n", f, err);
+            return false;
+        }
+        double frame_us = now_us() - t0;
+        if (w->sabotaged && r.verdict[w->opt->sabotage_object] == RVW_DRAWN) {
+            memcpy(w->sabotaged, r.verdict, w->level->object_count);
+            w->sabotaged[w->opt->sabotage_object] = RVW_CULLED_FRUSTUM;
+            r.verdict = w->sabotaged;
+            r.drawn--;
+            r.frustum_visible--;
+        }
+        rvw_run_record(w->run, f, &r, frame_us);
+        bool verified = w->opt->verify && f % w->opt->verify_every == 0;
+        if (verified && !verify_frame(w, &view, &r)) {
+            fprintf(stderr, "rvis-walk: out of memory in the reference rasteriser\n");
+            return false;
+        }
+        if (w->visibility)
+            rvw_dump_visibility(w->visibility, w->level, &view, r.verdict);
+        if (w->opt->images && f % w->opt->image_every == 0)
+            pictures(w, &view, &r, verified);
+        double t = now_us();
+        if (!w->opt->quiet && t - last_progress >= 1e6) {
+            last_progress = t;
+            fprintf(stderr, "rvis-walk: %s frame %u/%u, drawn %u, %.0f frames/s%s", w->level->name,
+                    f + 1, frames, r.drawn, (f + 1) / ((t - started) * 1e-6),
+                    w->opt->verify ? "" : "\n");
+            if (w->opt->verify)
+                fprintf(stderr, ", truly visible %.1f per frame, false culls %llu\n",
+                        w->run->verified_frames ? (double)w->run->truly_visible_sum / w->run->verified_frames : 0.0,
+                        (unsigned long long)w->run->false_culls);
+        }
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    options opt;
+    int code = parse_args(argc, argv, &opt);
+    if (code)
+        return code < 0 ? 0 : code;
+    if (opt.images && mkdir(opt.images, 0777) != 0 && errno != EEXIST)
+        return bad_input("cannot create the images directory %s", opt.images);
+
+    rvw_level level = {0};
+    rvw_city city = {0};
+    rvw_run run = {0};
+    code = load_scene(&opt, &level, &city, &run);
+    if (code)
+        return code;
+    uint32_t frames = level.frame_count;
+    if (opt.frames && opt.frames < frames)
+        frames = opt.frames;
+    snprintf(run.scene, sizeof run.scene, "%s", level.name);
+    run.objects = level.object_count;
+    run.occluders = level.occluder_count;
+    run.triangles = level.triangle_count;
+    run.verified = opt.verify;
+    run.verify_width = opt.verify_width;
+    run.verify_height = opt.verify_height;
+    run.verify_every = opt.verify_every;
+    run.stages = rvw_drive_stages();
+
+    walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run };
+    char err[512];
+    if (opt.sabotage_object >= (int64_t)level.object_count) {
+        fprintf(stderr, "rvis-walk: --sabotage-object %lld: the scene has %u objects\n",
+                (long long)opt.sabotage_object, level.object_count);
+        rvw_level_free(&level);
+        rvw_city_free(&city);
+        return 2;
+    }
+    bool ok = rvw_run_init(&run, frames);
+    if (ok && opt.sabotage_object >= 0)
+        ok = (w.sabotaged = malloc(level.object_count)) != NULL;
+    if (ok && opt.verify) {
+        w.include = malloc(level.object_count ? level.object_count : 1);
+        ok = w.include && rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
+    }
+    if (!ok) {
+        fprintf(stderr, "rvis-walk: out of memory\n");
+        code = 2;
+    } else if (!rvw_drive_create(&level, &w.drive, err, sizeof err)) {
+        fprintf(stderr, "rvis-walk: %s\n", err);
+        code = 2;
+    }
+    FILE *json = NULL;
+    if (!code && opt.dump_scene) {
+        FILE *f = open_out(opt.dump_scene, "the scene dump");
+        if (f) {
+            rvw_dump_scene(f, &level);
+            close_out(f);
+        } else {
+            code = 2;
+        }
+    }
+    if (!code && opt.dump_visibility && !(w.visibility = open_out(opt.dump_visibility, "the visibility dump")))
+        code = 2;
+    if (!code && opt.json && !(json = open_out(opt.json, "the JSON report")))
+        code = 2;
+    if (!code && !run_frames(&w, frames))
+        code = 2;
+    if (!code && run.false_culls)
+        code = 1;
+    if (!code && opt.verify && opt.max_draw_ratio > 0 && run.truly_visible_sum &&
+        (double)run.drawn_verified_sum / (double)run.truly_visible_sum > opt.max_draw_ratio) {
+        fprintf(stderr, "rvis-walk: draw ratio %.3f above the limit %.3f\n",
+                (double)run.drawn_verified_sum / (double)run.truly_visible_sum, opt.max_draw_ratio);
+        code = 1;
+    }
+    if (json && code != 2)
+        rvw_report_json(json, &run);
+    if (code != 2) {
+        FILE *human = json == stdout ? stderr : stdout;
+        rvw_report_human(human, &run);
+        if (code == 1 && run.false_culls)
+            fprintf(stderr, "rvis-walk: %llu false culls; the first at frame %lld, object %lld\n",
+                    (unsigned long long)run.false_culls, (long long)run.first_false_frame,
+                    (long long)run.first_false_object);
+    }
+    close_out(json);
+    close_out(w.visibility);
+    rvw_drive_destroy(w.drive);
+    rvw_reference_free(&w.ref);
+    free(w.include);
+    free(w.sabotaged);
+    rvw_run_free(&run);
+    rvw_level_free(&level);
+    rvw_city_free(&city);
+    return code;
+}

@@ -1,0 +1,42 @@
+/* rvis-walk: the truth oracle. A plain, deliberately simple rasteriser that draws every
+ * included object's triangles (both sides) into an id + depth buffer and counts, per
+ * object, the pixels it wins. An object with at least one pixel is truly visible. It does
+ * not use rvis and shares no code with it, so it can judge rvis's culling. */
+#ifndef RVW_REFERENCE_H
+#define RVW_REFERENCE_H
+
+#include "level.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Depth convention of the projection (same meaning as rvis's rv_clip; kept separate so the
+ * oracle does not depend on the library it checks). */
+typedef struct rvw_depth_convention {
+    bool depth_zero_to_one;
+    bool reversed_z;
+} rvw_depth_convention;
+
+typedef struct rvw_reference {
+    uint32_t width, height;        /* pixels */
+    float *inv_w;                  /* per pixel: 1/w of the nearest fragment; 0 = empty */
+    uint32_t *ids;                 /* per pixel: object index + 1; 0 = empty */
+    uint32_t *pixels;              /* per object: pixels won in the last render */
+    uint32_t object_capacity;
+    uint64_t triangles_drawn;      /* triangles that reached the rasteriser, last render */
+} rvw_reference;
+
+bool rvw_reference_init(rvw_reference *ref, uint32_t width, uint32_t height);
+void rvw_reference_free(rvw_reference *ref);
+
+/* Renders every object i of level with include[i] != 0 (include NULL: every object) under
+ * view_projection (column-major float[16], clip = M * (x, y, z, 1)). Triangles are clipped
+ * against the near and far planes in clip space; a pixel is covered when its centre lies
+ * inside or on the edge of a projected triangle (no fill rule: ties count); the nearest
+ * fragment by 1/w wins (the first drawn on an exact tie). Fills ref->pixels[0 .. objects)
+ * and returns how many objects won at least one pixel, or -1 when memory ran out. */
+int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
+                             const float view_projection[16], rvw_depth_convention clip,
+                             const uint8_t *include);
+
+#endif

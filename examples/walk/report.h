@@ -1,0 +1,68 @@
+/* rvis-walk: what a run measured, the JSON report (--json) and the human summary. */
+#ifndef RVW_REPORT_H
+#define RVW_REPORT_H
+
+#include "bsp.h"
+#include "drive.h"
+#include "path.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Totals of a city counter over the run; joined is false while no frame reported it. */
+typedef struct rvw_total {
+    int64_t sum;
+    bool joined;
+} rvw_total;
+
+typedef struct rvw_run {
+    char scene[64];
+    bool is_city;
+    uint32_t objects, occluders, triangles;
+    uint32_t frames;               /* frames run */
+    uint32_t frame_capacity;
+    bool verified;
+    uint32_t verify_width, verify_height, verify_every;
+    uint32_t verified_frames;
+    uint64_t false_culls;
+    int64_t first_false_frame, first_false_object; /* -1 = none */
+    uint64_t drawn_sum, frustum_visible_sum;
+    uint64_t truly_visible_sum, drawn_verified_sum; /* over verified frames */
+    double *frame_us;              /* per frame */
+    double *stage_us[RVW_STAGE_COUNT];
+    bool stage_joined[RVW_STAGE_COUNT];
+    double *oracle_us;             /* per verified frame */
+    uint64_t allocations_at_warmup; /* the world's counter after frame 10 */
+    uint64_t allocations_last;
+    rvw_total occlusion_culled, partition_hidden, hlod_refined, journal_deltas;
+    rvw_total pages_requested, pages_evicted;
+    uint64_t lod_mask;
+    bool lod_joined;
+    const char *stages;            /* rvw_drive_stages() */
+    /* maps only */
+    bool has_map;
+    rvw_bsp_stats map;
+    rvw_path_stats path;
+} rvw_run;
+
+/* Sizes the per-frame arrays for frames frames. False when memory ran out. */
+bool rvw_run_init(rvw_run *run, uint32_t frames);
+/* Records one frame's rvis result (and, when verified, the oracle's figures). */
+void rvw_run_record(rvw_run *run, uint32_t frame, const rvw_frame_result *r, double frame_us);
+void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t drawn,
+                             double oracle_us);
+void rvw_run_free(rvw_run *run);
+
+/* The report as one JSON object (issue 8's keys, null where a stage is not joined). */
+void rvw_report_json(FILE *out, const rvw_run *run);
+/* A few lines for people. */
+void rvw_report_human(FILE *out, const rvw_run *run);
+
+/* Writes s as a JSON string literal. */
+void rvw_json_string(FILE *out, const char *s);
+
+/* Percentile p (0..100, nearest rank) of n values (copied, not reordered). -1 if n = 0. */
+double rvw_percentile(const double *values, uint32_t n, double p);
+
+#endif

@@ -1,0 +1,115 @@
+/* Occlusion buffer internals (DESIGN.md §4): the view a frame is built for, the prepared
+ * occluders, and the entry points frame.c uses on the world's main-view buffer.
+ *
+ * Depth is stored as NEARNESS, larger = nearer: 1 / w for perspective views (w = clip w,
+ * the linear view depth) and -depth for orthographic ones (depth = NDC z, growing away
+ * from the viewer). Along a back-face plane nearness is an affine function of the screen
+ * position in both cases, which is what makes the per-texel far side exact and cheap. */
+#ifndef RVI_OCCLUSION_H
+#define RVI_OCCLUSION_H
+
+#include "rvis.h"
+#include "core/alloc.h"
+#include "core/vec.h"
+
+#define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
+#define RVI_OCC_MAX_PLANES 6
+
+/* The view of one frame, derived once by rv_occlusion_begin. */
+typedef struct rvi_occ_view {
+    bool perspective;
+    double sigma;          /* orthographic: +1 when NDC z grows with depth, -1 reversed */
+    double vp[16];         /* column-major, as given (orthographic: scaled so w = 1) */
+    double a_inv[9];       /* inverse of the xyz parts of rows x, y and w (perspective) or z
+                              (orthographic), row-major: maps (x, y, w) or (x, y, z) back */
+    double near_row[4];    /* near(p) = near_row . (p, 1) >= 0 in front of the near plane */
+    double eye[4];         /* homogeneous eye (w > 0), or the direction toward the viewer (w = 0) */
+    double texels_w, texels_h;
+    /* Object tests, in floats: four rows (texel x, texel y, near, q), each xyz + the value
+     * at ref, applied to (p - ref). q is w (perspective) or nearness (orthographic). The
+     * err_* pairs bound the float error of a row at distance D (L1) from ref:
+     * |error| <= err_mul * D + err_add. */
+    float ref[3];
+    float rows[4][4];
+    float err_mul[4], err_add[4];
+    float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
+} rvi_occ_view;
+
+/* One occluder, projected and ready to rasterise. Texel (ix, iy) covers
+ * [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
+typedef struct rvi_occluder {
+    float area;            /* on-screen bounding-rectangle area in texels (the cap's sort key) */
+    uint32_t order;        /* submission index (ties) */
+    int32_t x0, x1, y0, y1;/* texel range worth scanning (clamped to the buffer) */
+    uint32_t edge_count;
+    uint32_t plane_count;
+    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
+    /* Coverage, one bound per hull edge: in row iy, a whole texel needs
+     * ix >= ceil(p + q * iy) (left edges) or ix <= floor(p + q * iy) (right edges). */
+    double edge_p[RVI_OCC_MAX_HULL], edge_q[RVI_OCC_MAX_HULL];
+    int8_t edge_left[RVI_OCC_MAX_HULL];
+    /* Back-face nearness per texel: a * ix + b * iy + c is at most the plane's nearness
+     * anywhere in texel (ix, iy) (texel-corner minimum and float error already folded in). */
+    float plane[RVI_OCC_MAX_PLANES][3];
+} rvi_occluder;
+
+typedef enum rvi_occ_state {
+    RVI_OCC_NO_VIEW = 0, /* no successful begin this frame: adds refused, tests visible */
+    RVI_OCC_OPEN,        /* accepting occluders */
+    RVI_OCC_FROZEN       /* rasterised; tests read the pyramid */
+} rvi_occ_state;
+
+struct rv_occlusion {
+    rvi_heap own_heap;
+    rvi_heap *heap;          /* own_heap, or a world's heap (rvi_occlusion_create_in) */
+    rv_occlusion_desc desc;  /* resolved: defaults applied */
+    rvi_occ_state state;
+    uint32_t width, height;
+    uint32_t level_count;
+    uint32_t level_w[RV_OCCLUSION_MAX_LEVELS], level_h[RV_OCCLUSION_MAX_LEVELS];
+    size_t level_offset[RV_OCCLUSION_MAX_LEVELS];
+    float *texels;           /* every level, level 0 first; nearness, -FLT_MAX = empty */
+    size_t texel_capacity;
+    rvi_vec occluders;       /* rvi_occluder, this frame's accepted ones */
+    rvi_vec order;           /* uint32_t scratch for the cap's sort */
+    rvi_occ_view view;
+    rv_occlusion_stats stats;
+};
+
+/* Creates a buffer whose allocations go through heap (borrowed; it must outlive the
+ * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */
+rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc, rv_occlusion **out);
+
+/* True when the buffer has width > 0 and a view this frame (tests can cull). */
+static inline bool rvi_occlusion_active(const rv_occlusion *occ)
+{
+    return occ && occ->width > 0 && occ->state != RVI_OCC_NO_VIEW;
+}
+
+/* Fast tests for frame.c's walk: no argument checks (bounds a world validated already);
+ * non-finite values still answer visible. Freeze the buffer first (rv_occlusion_freeze).
+ * True = draw. matrix may be NULL (identity). Counted in the stats. */
+bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix);
+bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix);
+
+/* The same box test answered from level 0 alone, texel by texel (no pyramid): the
+ * benchmark's baseline. Not counted in the stats. */
+bool rvi_occlusion_box_visible_flat(rv_occlusion *occ, const float min[3], const float max[3]);
+
+/* Raster side (occlusion_raster.c). */
+/* Derives the view from a host matrix; false when it is unusable (not invertible, w <= 0). */
+bool rvi_occ_view_init(rvi_occ_view *view, const float view_projection[16], rv_clip clip, uint32_t width,
+                       uint32_t height);
+typedef enum rvi_occ_prepare {
+    RVI_OCC_PREPARED = 0,
+    RVI_OCC_SMALL,
+    RVI_OCC_OFFSCREEN,
+    RVI_OCC_DEGENERATE
+} rvi_occ_prepare;
+/* Projects, near-clips and bounds one occluder box (matrix NULL = identity; inputs valid). */
+rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *view, const float min[3], const float max[3],
+                                    const float *matrix, float min_texels, rvi_occluder *out);
+/* Writes the occluder's conservative nearness into level 0 (max with what is there). */
+void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, uint32_t height);
+
+#endif

@@ -1,0 +1,456 @@
+/* rvis-walk's own parts, without rvis: the hostile-input-safe BSP reader, the map source
+ * names, the camera path's solid test, the truth oracle, the embedded city and the report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "bsp.h"
+#include "city.h"
+#include "path.h"
+#include "pk3.h"
+#include "reference.h"
+#include "report.h"
+#include "view.h"
+#include "bsp_builder.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef RVT_HEAVY_TESTS
+#define HEAVY(full, light) (full)
+#else
+#define HEAVY(full, light) (light)
+#endif
+
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef struct loaded {
+    rvw_level level;
+    rvw_bsp_map map;
+    char err[256];
+    bool ok;
+} loaded;
+
+static void load(loaded *l, const uint8_t *bytes, size_t size)
+{
+    l->err[0] = '\0';
+    l->ok = rvw_bsp_read(bytes, size, "t", &l->level, &l->map, l->err, sizeof l->err);
+}
+
+static void unload(loaded *l)
+{
+    rvw_level_free(&l->level);
+    rvw_bsp_map_free(&l->map);
+}
+
+static void assert_vec3(const float *v, float x, float y, float z)
+{
+    assert_float_equal(v[0], x, 1e-4);
+    assert_float_equal(v[1], y, 1e-4);
+    assert_float_equal(v[2], z, 1e-4);
+}
+
+static void test_reader_reads_the_builder_map(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    /* quad (2) + patch (2 * 8 * 8) + soup (1); sky face and flare skipped */
+    assert_int_equal(l.level.object_count, 3);
+    assert_int_equal(l.level.objects[0].triangle_count, 2);
+    assert_int_equal(l.level.objects[1].triangle_count, 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS);
+    assert_int_equal(l.level.objects[2].triangle_count, 1);
+    assert_int_equal(l.map.stats.skipped_nodraw_sky, 1);
+    assert_int_equal(l.map.stats.skipped_empty, 1);
+    assert_int_equal(l.map.stats.patches, 1);
+    assert_int_equal(l.map.stats.fogged, 0); /* fog 7 points past the empty fog lump */
+    /* Z-up (1, 2, 3) becomes Y-up (1, 3, -2) */
+    const float *soup = l.level.triangles + (size_t)l.level.objects[2].first_triangle * 9;
+    assert_vec3(soup, 1, 3, -2);
+    assert_vec3(soup + 3, 5, 3, -2);
+    assert_vec3(soup + 6, 1, 9, -2);
+    /* the patch's middle control point (32 up) lifts its centre by B1(1/2)^2 * 32 = 8 */
+    assert_float_equal(l.level.objects[1].bounds.max[1], 8.0f, 1e-4);
+    /* spawns first in entity order, then items; the brush entity is ignored */
+    assert_int_equal(l.map.point_count, 3);
+    assert_true(l.map.points[0].spawn && l.map.points[1].spawn && !l.map.points[2].spawn);
+    assert_vec3(l.map.points[0].origin, 0, 24, 0);
+    assert_vec3(l.map.points[1].origin, 200, 24, 0);
+    assert_vec3(l.map.points[2].origin, 100, 24, -100);
+    assert_true(l.map.points[0].has_yaw && !l.map.points[1].has_yaw);
+    assert_float_equal(l.map.points[0].yaw, 3.14159265f / 2, 1e-5);
+    unload(&l);
+    free(bytes);
+}
+
+static void test_reader_keeps_only_qualifying_occluders(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    assert_int_equal(l.map.stats.brushes, 6);
+    assert_int_equal(l.map.stats.solid_brushes, 6);
+    /* floor (512 x 512 x 16) and the thin wall with one 128 x 128 face; not the sky-sided,
+     * translucent, all-nodraw or 100-unit brushes */
+    assert_int_equal(l.level.occluder_count, 2);
+    assert_vec3(l.level.occluders[0].min, -256, -16, -256);
+    assert_vec3(l.level.occluders[0].max, 256, 0, 256);
+    assert_vec3(l.level.occluders[1].min, 800, 0, -808);
+    assert_vec3(l.level.occluders[1].max, 928, 128, -800);
+    unload(&l);
+    free(bytes);
+}
+
+static void test_reader_refuses_every_truncation(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    for (size_t n = 0; n < size; n++) {
+        uint8_t *cut = malloc(n ? n : 1); /* exact size, so ASan sees any over-read */
+        memcpy(cut, bytes, n);
+        loaded l;
+        load(&l, cut, n);
+        assert_false(l.ok);
+        assert_true(strlen(l.err) > 0);
+        assert_int_equal(l.level.object_count, 0);
+        free(cut);
+    }
+    free(bytes);
+}
+
+static void test_reader_survives_random_corruption(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    uint64_t s = 42;
+    int refused = 0, read = 0;
+    for (int round = 0; round < HEAVY(20000, 2000); round++) {
+        uint8_t *copy = malloc(size);
+        memcpy(copy, bytes, size);
+        int flips = 1 + (int)(next_random(&s) % 8);
+        for (int f = 0; f < flips; f++)
+            copy[next_random(&s) % size] ^= (uint8_t)(1u << (next_random(&s) % 8));
+        loaded l;
+        load(&l, copy, size);
+        if (l.ok) {
+            read++;
+            for (uint32_t i = 0; i < l.level.triangle_count * 9; i++)
+                assert_true(isfinite(l.level.triangles[i]));
+            unload(&l);
+        } else {
+            refused++;
+            assert_true(strlen(l.err) > 0);
+        }
+        free(copy);
+    }
+    assert_true(refused > 0 && read > 0);
+    free(bytes);
+}
+
+/* Builds the map, overwrites one int32 at (lump, byte offset in it), and reads it. */
+static bool read_with(int lump, int32_t at, int32_t value, char *err, size_t errlen)
+{
+    size_t size;
+    bspb_layout layout;
+    uint8_t *bytes = bspb_build(&size, &layout);
+    size_t pos = lump < 0 ? (size_t)at : (size_t)layout.offset[lump] + (size_t)at;
+    bspb b = { bytes, size, size };
+    bspb_patch_i32(&b, pos, value);
+    loaded l;
+    load(&l, bytes, size);
+    snprintf(err, errlen, "%s", l.err);
+    if (l.ok)
+        unload(&l);
+    free(bytes);
+    return l.ok;
+}
+
+static void test_reader_names_what_is_wrong(void **state)
+{
+    (void)state;
+    char err[256];
+    enum { MODELS = 7, BRUSHSIDES = 9, INDEXES = 11, SURFACES = 13 };
+    assert_false(read_with(-1, 4, 47, err, sizeof err));                 /* version */
+    assert_non_null(strstr(err, "version"));
+    assert_false(read_with(-1, 8 + 13 * 8, -4, err, sizeof err));        /* surfaces offset */
+    assert_non_null(strstr(err, "surfaces"));
+    assert_false(read_with(-1, 8 + 13 * 8 + 4, 105, err, sizeof err));  /* not whole records */
+    assert_non_null(strstr(err, "multiple"));
+    assert_false(read_with(INDEXES, 4, 9, err, sizeof err));             /* index past 4 verts */
+    assert_non_null(strstr(err, "index"));
+    assert_false(read_with(SURFACES, 104 + 96, 4, err, sizeof err));     /* even patch width */
+    assert_non_null(strstr(err, "patch"));
+    assert_false(read_with(SURFACES, 0, 99, err, sizeof err));           /* shader index */
+    assert_non_null(strstr(err, "shader"));
+    assert_false(read_with(SURFACES, 8, 9, err, sizeof err));            /* surface type */
+    assert_non_null(strstr(err, "type"));
+    assert_false(read_with(SURFACES, 16, 0x7fffffff, err, sizeof err));  /* vertex count */
+    assert_non_null(strstr(err, "vertices"));
+    assert_false(read_with(MODELS, 28, 6, err, sizeof err));             /* model 0 surfaces */
+    assert_non_null(strstr(err, "model 0"));
+    assert_false(read_with(BRUSHSIDES, 0, 5000, err, sizeof err));       /* plane index */
+    assert_non_null(strstr(err, "plane"));
+    assert_false(read_with(0, 0, 0x41414141, err, sizeof err));          /* entity text garbage */
+    assert_non_null(strstr(err, "entity"));
+    assert_true(read_with(SURFACES, 2 * 104 + 4, 1000, err, sizeof err)); /* fog: clamped */
+}
+
+static void test_map_source_splits_pak_and_entry(void **state)
+{
+    (void)state;
+    rvw_map_source s;
+    char err[256];
+    assert_true(rvw_map_source_parse("oa_dm4", &s, err, sizeof err));
+    assert_string_equal(s.pak, RVW_DEFAULT_PAK);
+    assert_string_equal(s.entry, "maps/oa_dm4.bsp");
+    assert_string_equal(s.name, "oa_dm4");
+    assert_true(rvw_map_source_parse("C:/games/my:pak.pk3:maps/x.bsp", &s, err, sizeof err));
+    assert_string_equal(s.pak, "C:/games/my:pak.pk3");
+    assert_string_equal(s.entry, "maps/x.bsp");
+    assert_string_equal(s.name, "x");
+    assert_true(rvw_map_source_parse("dir/level.BSP", &s, err, sizeof err));
+    assert_string_equal(s.pak, "");
+    assert_string_equal(s.entry, "dir/level.BSP");
+    assert_string_equal(s.name, "level");
+    assert_false(rvw_map_source_parse("pak1-maps.pk3", &s, err, sizeof err));
+    assert_false(rvw_map_source_parse("", &s, err, sizeof err));
+    bool missing;
+    uint8_t *bytes;
+    size_t size;
+    assert_true(rvw_map_source_parse("/nonexistent/x.pk3:maps/a.bsp", &s, err, sizeof err));
+    assert_false(rvw_map_source_read(&s, &bytes, &size, &missing, err, sizeof err));
+    assert_true(missing);
+}
+
+static void test_path_blocks_only_segments_through_solids(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    /* through the floor slab (Y-up: y in [-16, 0]) */
+    float above[3] = { 0, 10, 0 }, below[3] = { 0, -30, 0 }, far[3] = { 100, 10, 0 };
+    assert_true(rvw_path_segment_blocked(&l.map, above, below));
+    assert_false(rvw_path_segment_blocked(&l.map, above, far));
+    /* grazing the top face is not a hit */
+    float on_a[3] = { -100, 0, 0 }, on_b[3] = { 100, 0, 0 };
+    assert_false(rvw_path_segment_blocked(&l.map, on_a, on_b));
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_true(l.level.frame_count >= 2 * RVW_PATH_STAND_FRAMES);
+    /* first frame: the first spawn's eye, facing its yaw 90 (Quake +Y = Y-up -Z) */
+    assert_vec3(l.level.path[0].eye, 0, 24 + RVW_PATH_EYE_HEIGHT, 0);
+    assert_vec3(l.level.path[0].forward, 0, 0, -1);
+    for (uint32_t f = 1; f < l.level.frame_count; f++) {
+        float d = 0;
+        for (int k = 0; k < 3; k++)
+            d += (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]) * (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]);
+        if (!l.level.path[f].cut)
+            assert_true(sqrtf(d) <= RVW_PATH_SPEED * 1.001f);
+    }
+    unload(&l);
+    free(bytes);
+}
+
+/* A one-object level from explicit triangles (9 floats each). */
+static void level_of(rvw_level *level, const float *tris, uint32_t n)
+{
+    memset(level, 0, sizeof *level);
+    rvw_level_begin_object(level, RVW_OBJ_SURFACE, -1);
+    for (uint32_t i = 0; i < n; i++)
+        rvw_level_add_triangle(level, tris + i * 9, tris + i * 9 + 3, tris + i * 9 + 6);
+}
+
+static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+
+static void test_reference_counts_pixel_centres_exactly(void **state)
+{
+    (void)state;
+    rvw_reference ref;
+    assert_true(rvw_reference_init(&ref, 8, 8));
+    rvw_depth_convention gl = { false, false };
+    /* In NDC with the identity matrix, pixel i spans [-1 + i/4, -1 + (i+1)/4]. A square over
+     * x, y in [-0.5, 0.5] covers centres 2.5/4 .. 5.5/4 of the way: pixels 2..5 = 16. */
+    float quad[18] = { -0.5f, -0.5f, 0, 0.5f, -0.5f, 0, 0.5f, 0.5f, 0,
+                       -0.5f, -0.5f, 0, 0.5f, 0.5f, 0, -0.5f, 0.5f, 0 };
+    rvw_level level;
+    level_of(&level, quad, 2);
+    rvw_level_finish(&level);
+    assert_int_equal(rvw_reference_render(&ref, &level, identity, gl, NULL), 1);
+    assert_int_equal(ref.pixels[0], 16);
+    /* the reversed winding (both sides drawn) covers the same */
+    for (int t = 0; t < 2; t++) {
+        float *v = level.triangles + t * 9;
+        float tmp[3];
+        memcpy(tmp, v + 3, sizeof tmp);
+        memcpy(v + 3, v + 6, sizeof tmp);
+        memcpy(v + 6, tmp, sizeof tmp);
+    }
+    assert_int_equal(rvw_reference_render(&ref, &level, identity, gl, NULL), 1);
+    assert_int_equal(ref.pixels[0], 16);
+    /* an edge exactly through pixel centres counts them: x in [-0.375, 0.375] hits the
+     * centres of pixels 2 and 5 on its edges */
+    for (int i = 0; i < 18; i += 3)
+        level.triangles[i] = level.triangles[i] < 0 ? -0.375f : 0.375f;
+    rvw_level_finish(&level);
+    rvw_reference_render(&ref, &level, identity, gl, NULL);
+    assert_int_equal(ref.pixels[0], 16);
+    /* beyond the far plane (z > w) nothing is drawn; excluded objects neither */
+    for (int i = 2; i < 18; i += 3)
+        level.triangles[i] = 1.5f;
+    rvw_level_finish(&level);
+    assert_int_equal(rvw_reference_render(&ref, &level, identity, gl, NULL), 0);
+    uint8_t none = 0;
+    assert_int_equal(rvw_reference_render(&ref, &level, identity, gl, &none), 0);
+    rvw_level_free(&level);
+    rvw_reference_free(&ref);
+}
+
+static void test_reference_hides_what_is_behind_and_clips_near(void **state)
+{
+    (void)state;
+    rvw_level level = {0};
+    /* object 0: a big wall at z = -10; object 1: a small box behind it; object 2: a small
+     * box beside it; object 3: a floor crossing the near plane under the camera */
+    rvw_box wall = { { -5, -5, -10.5f }, { 5, 5, -10 } };
+    rvw_box hidden = { { -1, -1, -20 }, { 1, 1, -18 } };
+    rvw_box beside = { { 11, -1, -20 }, { 13, 1, -18 } };
+    rvw_box floor_box = { { -2, -3, -50 }, { 2, -2.9f, 5 } };
+    const rvw_box *boxes[4] = { &wall, &hidden, &beside, &floor_box };
+    for (int i = 0; i < 4; i++) {
+        rvw_level_begin_object(&level, RVW_OBJ_SURFACE, -1);
+        rvw_level_add_box(&level, boxes[i]);
+    }
+    rvw_level_finish(&level);
+    level.fov_y = 1.0f;
+    level.near_plane = 0.5f;
+    level.far_plane = 100;
+    rvw_camera cam = { { 0, 0, 0 }, { 0, 0, -1 }, false };
+    rvw_level_add_camera(&level, &cam);
+    rvw_view view;
+    rvw_view_make(&level, 0, 160, 90, &view);
+    rvw_reference ref;
+    assert_true(rvw_reference_init(&ref, 160, 90));
+    rvw_depth_convention gl = { false, false };
+    assert_int_equal(rvw_reference_render(&ref, &level, view.view_projection, gl, NULL), 3);
+    assert_true(ref.pixels[0] > 0);
+    assert_int_equal(ref.pixels[1], 0);
+    assert_true(ref.pixels[2] > 0);
+    assert_true(ref.pixels[3] > 0);
+    /* without the wall, the box behind it shows */
+    uint8_t include[4] = { 0, 1, 1, 1 };
+    rvw_reference_render(&ref, &level, view.view_projection, gl, include);
+    assert_true(ref.pixels[1] > 0);
+    rvw_reference_free(&ref);
+    rvw_level_free(&level);
+}
+
+static uint64_t digest_level(const rvw_level *level)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint8_t *p = (const uint8_t *)level->triangles;
+    for (size_t i = 0; i < (size_t)level->triangle_count * 9 * sizeof(float); i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void test_city_is_big_deterministic_and_well_formed(void **state)
+{
+    (void)state;
+    rvw_city c1, c2;
+    rvw_level l1, l2;
+    assert_true(rvw_city_generate(&c1, &l1));
+    assert_true(rvw_city_generate(&c2, &l2));
+    assert_true(l1.object_count >= 50000);
+    assert_int_equal(l1.object_count, l2.object_count);
+    assert_true(digest_level(&l1) == digest_level(&l2));
+    assert_int_equal(l1.frame_count, RVW_CITY_FRAMES);
+    assert_int_equal(c1.tower_count, RVW_CITY_TOWERS);
+    uint32_t kinds[RVW_OBJ_KIND_COUNT] = {0};
+    for (uint32_t i = 0; i < l1.object_count; i++) {
+        kinds[l1.objects[i].kind]++;
+        assert_true(l1.objects[i].group < (int32_t)l1.group_count);
+        if (l1.objects[i].ladder)
+            assert_true(l1.objects[i].ladder <= l1.ladder_count);
+    }
+    assert_int_equal(kinds[RVW_OBJ_BUILDING], l1.occluder_count);
+    assert_int_equal(kinds[RVW_OBJ_HLOD_PROXY], 16);
+    assert_int_equal(kinds[RVW_OBJ_TERRAIN], c1.terrain.count_x * c1.terrain.count_z);
+    assert_int_equal(kinds[RVW_OBJ_VEHICLE], c1.vehicle_count);
+    assert_true(kinds[RVW_OBJ_PART_ITEM] > 0 && kinds[RVW_OBJ_PROP] > 40000);
+    uint32_t deferred = 0;
+    for (uint32_t g = 0; g < l1.group_count; g++) {
+        assert_true(l1.groups[g].parent < (int32_t)g); /* parents first */
+        deferred += l1.groups[g].deferred;
+        if (l1.groups[g].kind == RVW_GROUP_DISTRICT) {
+            /* the stand-in covers at least its district's buildings */
+            int32_t proxy = l1.groups[g].hlod_proxy;
+            assert_true(proxy >= 0);
+            assert_true(l1.objects[proxy].bounds.max[1] >= l1.groups[g].bounds.max[1] - 1e-3f);
+        }
+    }
+    assert_int_equal(deferred, RVW_CITY_TOWERS);
+    for (uint32_t i = 0; i < l1.ladder_count; i++)
+        for (uint32_t k = 1; k < l1.ladders[i].count; k++)
+            assert_true(l1.ladders[i].thresholds[k] < l1.ladders[i].thresholds[k - 1]);
+    /* vehicles move; the committed slice is not the pending one */
+    rvw_box before = l1.objects[c1.vehicles[1].object].bounds;
+    rvw_city_animate(&c1, &l1, 60);
+    assert_true(memcmp(&before, &l1.objects[c1.vehicles[1].object].bounds, sizeof before) != 0);
+    rvw_box committed, pending;
+    rvw_city_slice(&c1, 0, 0, &committed, &pending);
+    assert_true(committed.max[1] < c1.towers[0].bounds.max[1]);
+    assert_true(committed.max[1] != pending.max[1]);
+    rvw_city_free(&c1);
+    rvw_city_free(&c2);
+    rvw_level_free(&l1);
+    rvw_level_free(&l2);
+}
+
+static void test_percentile_is_nearest_rank(void **state)
+{
+    (void)state;
+    double v[5] = { 5, 1, 4, 2, 3 };
+    assert_float_equal(rvw_percentile(v, 5, 50), 3, 0);
+    assert_float_equal(rvw_percentile(v, 5, 99), 5, 0);
+    assert_float_equal(rvw_percentile(v, 5, 0), 1, 0);
+    assert_float_equal(rvw_percentile(v, 0, 50), -1, 0);
+    assert_float_equal(v[0], 5, 0); /* not reordered */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reader_reads_the_builder_map),
+        cmocka_unit_test(test_reader_keeps_only_qualifying_occluders),
+        cmocka_unit_test(test_reader_refuses_every_truncation),
+        cmocka_unit_test(test_reader_survives_random_corruption),
+        cmocka_unit_test(test_reader_names_what_is_wrong),
+        cmocka_unit_test(test_map_source_splits_pak_and_entry),
+        cmocka_unit_test(test_path_blocks_only_segments_through_solids),
+        cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
+        cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
+        cmocka_unit_test(test_city_is_big_deterministic_and_well_formed),
+        cmocka_unit_test(test_percentile_is_nearest_rank),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

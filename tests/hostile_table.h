@@ -98,6 +98,42 @@
     X(rv_render_scene_get_stats)                                                           \
     X(rv_render_scene_get_memory)                                                          \
     X(rv_render_scene_alloc_stats)                                                         \
+    /* occlusion: tests/hostile/occlusion.c */                                             \
+    X(rv_occlusion_create)                                                                 \
+    X(rv_occlusion_destroy)                                                                \
+    X(rv_occlusion_begin)                                                                  \
+    X(rv_occlusion_add_occluder)                                                           \
+    X(rv_occlusion_freeze)                                                                 \
+    X(rv_occlusion_test_box)                                                               \
+    X(rv_occlusion_test_sphere)                                                            \
+    X(rv_occlusion_test_boxes)                                                             \
+    X(rv_occlusion_test_spheres)                                                           \
+    X(rv_occlusion_get_stats)                                                              \
+    X(rv_occlusion_alloc_stats)                                                            \
+    X(rv_occlusion_level_count)                                                            \
+    X(rv_occlusion_debug_image)                                                            \
+    /* frame and the world's joins: tests/hostile/frame.c */                               \
+    X(rv_frame_begin)                                                                      \
+    X(rv_frame_add_occluder)                                                               \
+    X(rv_frame_cull)                                                                       \
+    X(rv_frame_end)                                                                        \
+    X(rv_frame_abort)                                                                      \
+    X(rv_frame)                                                                            \
+    X(rv_frame_view_is_valid)                                                              \
+    X(rv_frame_view_digest)                                                                \
+    X(rv_node_set_occluder_box)                                                            \
+    X(rv_node_clear_occluder_box)                                                          \
+    X(rv_node_set_test_box)                                                                \
+    X(rv_node_clear_test_box)                                                              \
+    X(rv_world_journal)                                                                    \
+    X(rv_world_render_scene)                                                               \
+    X(rv_world_add_grid)                                                                   \
+    X(rv_world_set_stream_sources)                                                         \
+    X(rv_world_residency)                                                                  \
+    X(rv_world_occlusion)                                                                  \
+    X(rv_view_list_create)                                                                 \
+    X(rv_view_list_destroy)                                                                \
+    X(rv_cull_view)                                                                        \
     /* partition: tests/hostile/partition.c */                                             \
     X(rv_partition_make_group)                                                             \
     X(rv_partition_set_part)                                                               \

@@ -1,0 +1,380 @@
+/* Hostile cases: the frame and the world's joins. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "hostile/hostile.h"
+
+#include <float.h>
+#include <string.h>
+
+/* A camera at (0, 0, 30) looking down -z over the fixture (OpenGL depth, 90 degrees). */
+static const float VIEW[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -30, 1 };
+static const float PROJ[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+
+static rv_view good_view(double time_ms)
+{
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view = VIEW;
+    v.projection = PROJ;
+    v.viewport_width = 640;
+    v.viewport_height = 480;
+    v.time_ms = time_ms;
+    return v;
+}
+
+/* One whole frame that must succeed. */
+static rv_frame_view frame_ok(rvh_ctx *cx, rv_world *w, double t)
+{
+    rv_view v = good_view(t);
+    rv_frame_view out;
+    RVH_ACCEPT(cx, rv_frame(w, &v, &out));
+    return out;
+}
+
+void hostile_rv_frame_begin(rvh_ctx *cx)
+{
+    (void)frame_ok(cx, cx->a, 10.0);
+    rv_view v = good_view(20.0);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(NULL, &v));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(cx->a, NULL));
+    rv_view bad = v;
+    bad.viewport_width = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(cx->a, &bad));
+    bad = v;
+    bad.viewport_height = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(cx->a, &bad));
+    bad = v;
+    bad.view = bad.projection = NULL; /* neither form */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(cx->a, &bad));
+    float vp[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, 29.8f, 30 };
+    bad.view_projection = vp; /* and no eye */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_begin(cx->a, &bad));
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        float m[16];
+        memcpy(m, VIEW, sizeof m);
+        m[13] = rvh_nonfinite[b];
+        bad = v;
+        bad.view = m;
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_frame_begin(cx->a, &bad));
+        float p[16];
+        memcpy(p, PROJ, sizeof p);
+        p[0] = rvh_nonfinite[b];
+        bad = v;
+        bad.projection = p;
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_frame_begin(cx->a, &bad));
+        float eye[3] = { 0, 0, 30 };
+        eye[1] = rvh_nonfinite[b];
+        bad = v;
+        bad.view = bad.projection = NULL;
+        bad.view_projection = vp;
+        bad.eye = eye;
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_frame_begin(cx->a, &bad));
+        bad = v;
+        bad.time_ms = rvh_nonfinite[b];
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_frame_begin(cx->a, &bad));
+        bad = v;
+        bad.fov_y = rvh_nonfinite[b];
+        rvh_before(cx);
+        rv_result r = rv_frame_begin(cx->a, &bad);
+        rvh_after(cx, "begin with a NaN/Inf fov_y", __LINE__, r, r == RV_ERR_INVALID_ARG ? r : RV_ERR_NOT_FINITE);
+    }
+    bad = v;
+    bad.time_ms = 5.0; /* before the last frame's 10 */
+    RVH_REJECT(cx, RV_ERR_ORDER, rv_frame_begin(cx->a, &bad));
+    /* None of the refusals opened a frame: a good begin works, a second one is refused. */
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_begin(cx->a, &v));
+    RVH_ACCEPT(cx, rv_frame_abort(cx->a));
+}
+
+void hostile_rv_frame_add_occluder(rvh_ctx *cx)
+{
+    /* A world with occlusion on (the fixture's is off: there it is a no-op). */
+    rv_world_desc d = {0};
+    d.occlusion.width = 64;
+    rv_world *w;
+    RVH_ACCEPT(cx, rv_world_create(&d, &w));
+    float lo[3] = { -1, -1, -1 }, hi[3] = { 1, 1, 1 };
+    RVH_CHECK(cx, rv_frame_add_occluder(w, lo, hi, NULL) == RV_ERR_BAD_STATE); /* no frame */
+    rv_view v = good_view(0.0);
+    RVH_ACCEPT(cx, rv_frame_begin(w, &v));
+    RVH_CHECK(cx, rv_frame_add_occluder(NULL, lo, hi, NULL) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_frame_add_occluder(w, NULL, hi, NULL) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_frame_add_occluder(w, lo, NULL, NULL) == RV_ERR_INVALID_ARG);
+    float inv[3] = { 2, -1, -1 };
+    RVH_CHECK(cx, rv_frame_add_occluder(w, inv, hi, NULL) == RV_ERR_INVALID_ARG);
+    float projective[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1 };
+    RVH_CHECK(cx, rv_frame_add_occluder(w, lo, hi, projective) == RV_ERR_INVALID_ARG);
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        float bad[3] = { -1, -1, -1 };
+        bad[2] = rvh_nonfinite[b];
+        RVH_CHECK(cx, rv_frame_add_occluder(w, bad, hi, NULL) == RV_ERR_NOT_FINITE);
+    }
+    RVH_CHECK(cx, rv_occlusion_get_stats(rv_world_occlusion(w)).occluders_submitted == 0);
+    RVH_ACCEPT(cx, rv_frame_cull(w));
+    RVH_CHECK(cx, rv_frame_add_occluder(w, lo, hi, NULL) == RV_ERR_BAD_STATE); /* after cull */
+    RVH_ACCEPT(cx, rv_frame_abort(w));
+    rv_world_destroy(w);
+}
+
+void hostile_rv_frame_cull(rvh_ctx *cx)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_cull(NULL));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_cull(cx->a)); /* no frame */
+    rv_view v = good_view(0.0);
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_ACCEPT(cx, rv_frame_cull(cx->a));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_cull(cx->a)); /* twice */
+    RVH_ACCEPT(cx, rv_frame_abort(cx->a));
+}
+
+void hostile_rv_frame_end(rvh_ctx *cx)
+{
+    rv_frame_view out;
+    rvh_poison(&out, sizeof out);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_end(NULL, &out));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_end(cx->a, &out)); /* no frame */
+    rv_view v = good_view(0.0);
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_end(cx->a, &out)); /* not culled */
+    RVH_ACCEPT(cx, rv_frame_cull(cx->a));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_end(cx->a, NULL));
+    RVH_CHECK(cx, rvh_is_poisoned(&out, sizeof out));
+    RVH_ACCEPT(cx, rv_frame_end(cx->a, &out));
+    RVH_CHECK(cx, out.frame_sequence == 1 && out.opaque_count == 3);
+}
+
+void hostile_rv_frame_abort(rvh_ctx *cx)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_abort(NULL));
+    RVH_REJECT(cx, RV_OK, rv_frame_abort(cx->a)); /* no frame open: nothing to do */
+    rv_frame_view first = frame_ok(cx, cx->a, 0.0);
+    rv_view v = good_view(1.0);
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_ACCEPT(cx, rv_frame_abort(cx->a));
+    RVH_CHECK(cx, rv_frame_view_is_valid(cx->a, &first)); /* the published view survives */
+}
+
+void hostile_rv_frame(rvh_ctx *cx)
+{
+    /* The world's frame state is made by the first frame call, even a refused one (it
+     * keeps about 1 KiB: reported to the lead); make it first so the refusals below are
+     * checked for changing nothing else. */
+    (void)frame_ok(cx, cx->a, 0.0);
+    rv_frame_view out;
+    rvh_poison(&out, sizeof out);
+    rv_view v = good_view(1.0), bad = v;
+    bad.viewport_width = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame(NULL, &v, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame(cx->a, NULL, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame(cx->a, &bad, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame(cx->a, &v, NULL));
+    RVH_CHECK(cx, rvh_is_poisoned(&out, sizeof out));
+    /* The failed calls left no frame open. */
+    RVH_ACCEPT(cx, rv_frame(cx->a, &v, &out));
+}
+
+void hostile_rv_frame_view_is_valid(rvh_ctx *cx)
+{
+    rv_frame_view a1 = frame_ok(cx, cx->a, 0.0);
+    rv_frame_view b1 = frame_ok(cx, cx->b, 0.0);
+    RVH_CHECK(cx, !rv_frame_view_is_valid(NULL, &a1));
+    RVH_CHECK(cx, !rv_frame_view_is_valid(cx->a, NULL));
+    RVH_CHECK(cx, rv_frame_view_is_valid(cx->a, &a1) && !rv_frame_view_is_valid(cx->a, &b1));
+    rv_frame_view forged = a1;
+    forged.generation += 1;
+    RVH_CHECK(cx, !rv_frame_view_is_valid(cx->a, &forged));
+    forged = a1;
+    forged.arena = 7;
+    RVH_CHECK(cx, !rv_frame_view_is_valid(cx->a, &forged));
+    rv_frame_view a2 = frame_ok(cx, cx->a, 1.0);
+    RVH_CHECK(cx, rv_frame_view_is_valid(cx->a, &a1) && rv_frame_view_is_valid(cx->a, &a2));
+    (void)frame_ok(cx, cx->a, 2.0); /* reuses a1's arena */
+    RVH_CHECK(cx, !rv_frame_view_is_valid(cx->a, &a1) && rv_frame_view_is_valid(cx->a, &a2));
+}
+
+void hostile_rv_frame_view_digest(rvh_ctx *cx)
+{
+    RVH_CHECK(cx, rv_frame_view_digest(NULL) == 0);
+    /* Twin worlds (same content, other tags and addresses) digest alike. */
+    rv_frame_view a = frame_ok(cx, cx->a, 0.0), b = frame_ok(cx, cx->b, 0.0);
+    RVH_CHECK(cx, a.opaque_count == 3 && rv_frame_view_digest(&a) == rv_frame_view_digest(&b));
+    /* Hiding one of the three drawn nodes changes the digest. */
+    float c[3] = { 0, 0, 0 };
+    RVH_ACCEPT(cx, rv_node_set_bounds(cx->a, cx->na.leaf, c, -1.0f));
+    rv_frame_view a2 = frame_ok(cx, cx->a, 1.0);
+    RVH_CHECK(cx, a2.opaque_count == 2 && rv_frame_view_digest(&a2) != rv_frame_view_digest(&b));
+}
+
+typedef rv_result (*box_setter)(rv_world *, rv_node, const float *, const float *);
+typedef rv_result (*box_clearer)(rv_world *, rv_node);
+
+static void box_setter_case(rvh_ctx *cx, box_setter set)
+{
+    float lo[3] = { -1, -1, -1 }, hi[3] = { 1, 1, 1 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, set(NULL, cx->na.mid, lo, hi));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, set(cx->a, cx->na.mid, NULL, hi));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, set(cx->a, cx->na.mid, lo, NULL));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, set(cx->a, RV_NODE_NONE, lo, hi));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, set(cx->a, cx->bad[i], lo, hi));
+    for (int k = 0; k < 3; k++) {
+        float inv[3] = { -1, -1, -1 };
+        inv[k] = 2;
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, set(cx->a, cx->na.mid, inv, hi));
+    }
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int k = 0; k < 3; k++) {
+            float bad[3] = { 1, 1, 1 };
+            bad[k] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, set(cx->a, cx->na.mid, lo, bad));
+        }
+}
+
+static void box_clearer_case(rvh_ctx *cx, box_clearer clear)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, clear(NULL, cx->na.mid));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, clear(cx->a, RV_NODE_NONE));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, clear(cx->a, cx->bad[i]));
+    RVH_REJECT(cx, RV_OK, clear(cx->a, cx->na.twig)); /* it had none: nothing to do */
+}
+
+void hostile_rv_node_set_occluder_box(rvh_ctx *cx) { box_setter_case(cx, rv_node_set_occluder_box); }
+void hostile_rv_node_clear_occluder_box(rvh_ctx *cx) { box_clearer_case(cx, rv_node_clear_occluder_box); }
+void hostile_rv_node_set_test_box(rvh_ctx *cx) { box_setter_case(cx, rv_node_set_test_box); }
+void hostile_rv_node_clear_test_box(rvh_ctx *cx) { box_clearer_case(cx, rv_node_clear_test_box); }
+
+void hostile_rv_world_journal(rvh_ctx *cx)
+{
+    rv_journal *j = (rv_journal *)(uintptr_t)0x5a5a5a5a;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_journal(NULL, &j));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_journal(cx->a, NULL));
+    RVH_CHECK(cx, j == (rv_journal *)(uintptr_t)0x5a5a5a5a);
+    RVH_ACCEPT(cx, rv_world_journal(cx->a, &j));
+    rv_journal *again;
+    RVH_ACCEPT(cx, rv_world_journal(cx->a, &again));
+    RVH_CHECK(cx, j == again); /* one journal per world */
+}
+
+void hostile_rv_world_render_scene(rvh_ctx *cx)
+{
+    rv_render_scene *s = (rv_render_scene *)(uintptr_t)0x5a5a5a5a;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_render_scene(NULL, &s));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_render_scene(cx->a, NULL));
+    RVH_CHECK(cx, s == (rv_render_scene *)(uintptr_t)0x5a5a5a5a);
+}
+
+void hostile_rv_world_add_grid(rvh_ctx *cx)
+{
+    /* The world's frame state is made by the first frame call, even a refused one (it
+     * keeps about 1 KiB: reported to the lead); make it first so the refusals below are
+     * checked for changing nothing else. */
+    (void)frame_ok(cx, cx->a, 0.0);
+    rv_grid_desc d;
+    memset(&d, 0, sizeof d);
+    d.cell_size = 4.0f;
+    d.count_x = d.count_z = 4;
+    rv_grid *g = (rv_grid *)(uintptr_t)0x5a5a5a5a;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_add_grid(NULL, &d, &g));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_add_grid(cx->a, NULL, &g));
+    rv_grid_desc bad = d;
+    bad.cell_size = 0.0f;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_add_grid(cx->a, &bad, &g));
+    bad = d;
+    bad.count_x = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_add_grid(cx->a, &bad, &g));
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        bad = d;
+        bad.origin[0] = rvh_nonfinite[b];
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_world_add_grid(cx->a, &bad, &g));
+    }
+    bad = d;
+    bad.count_x = bad.count_z = 65536;
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_world_add_grid(cx->a, &bad, &g));
+    RVH_CHECK(cx, g == (rv_grid *)(uintptr_t)0x5a5a5a5a && rv_world_residency(cx->a) == NULL);
+}
+
+void hostile_rv_world_set_stream_sources(rvh_ctx *cx)
+{
+    rv_stream_source s = { { 0, 0, 0 }, 4.0f };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_stream_sources(NULL, &s, 1));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_stream_sources(cx->a, NULL, 1));
+    rv_stream_source bad = s;
+    bad.radius = -1.0f;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_stream_sources(cx->a, &bad, 1));
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        bad = s;
+        bad.position[2] = rvh_nonfinite[b];
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_world_set_stream_sources(cx->a, &bad, 1));
+        bad = s;
+        bad.radius = rvh_nonfinite[b];
+        rvh_before(cx);
+        rv_result r = rv_world_set_stream_sources(cx->a, &bad, 1);
+        rvh_after(cx, "a non-finite radius", __LINE__, r, r == RV_ERR_INVALID_ARG ? r : RV_ERR_NOT_FINITE);
+    }
+    RVH_ACCEPT(cx, rv_world_set_stream_sources(cx->a, NULL, 0));
+}
+
+void hostile_rv_world_residency(rvh_ctx *cx)
+{
+    RVH_CHECK(cx, rv_world_residency(NULL) == NULL);
+    RVH_CHECK(cx, rv_world_residency(cx->a) == NULL); /* no grid yet */
+}
+
+void hostile_rv_world_occlusion(rvh_ctx *cx)
+{
+    RVH_CHECK(cx, rv_world_occlusion(NULL) == NULL);
+    (void)frame_ok(cx, cx->a, 0.0);
+    RVH_CHECK(cx, rv_world_occlusion(cx->a) == NULL); /* occlusion off */
+}
+
+void hostile_rv_view_list_create(rvh_ctx *cx)
+{
+    rv_view_list *l = (rv_view_list *)(uintptr_t)0x5a5a5a5a;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_view_list_create(NULL, &l));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_view_list_create(cx->a, NULL));
+    RVH_CHECK(cx, l == (rv_view_list *)(uintptr_t)0x5a5a5a5a);
+}
+
+void hostile_rv_view_list_destroy(rvh_ctx *cx)
+{
+    rv_view_list_destroy(NULL);
+    rv_view_list *l;
+    RVH_ACCEPT(cx, rv_view_list_create(cx->a, &l));
+    rv_view v = good_view(0.0);
+    rv_frame_view out;
+    RVH_ACCEPT(cx, rv_cull_view(cx->a, &v, l, &out));
+    rv_view_list_destroy(l);
+}
+
+void hostile_rv_cull_view(rvh_ctx *cx)
+{
+    rv_view_list *la, *lb;
+    RVH_ACCEPT(cx, rv_view_list_create(cx->a, &la));
+    RVH_ACCEPT(cx, rv_view_list_create(cx->b, &lb));
+    rv_view v = good_view(0.0), bad = v;
+    rv_frame_view out;
+    rvh_poison(&out, sizeof out);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(NULL, &v, la, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, NULL, la, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, &v, NULL, &out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, &v, la, NULL));
+    bad.viewport_height = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, &bad, la, &out));
+    float m[16];
+    memcpy(m, VIEW, sizeof m);
+    m[0] = NAN;
+    bad = v;
+    bad.view = m;
+    RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_cull_view(cx->a, &bad, la, &out));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_cull_view(cx->a, &v, lb, &out)); /* another world's list */
+    RVH_CHECK(cx, rvh_is_poisoned(&out, sizeof out));
+    RVH_ACCEPT(cx, rv_cull_view(cx->a, &v, la, &out));
+    RVH_CHECK(cx, out.opaque_count == 3);
+    rv_view_list_destroy(la);
+    rv_view_list_destroy(lb);
+}

@@ -1,0 +1,325 @@
+/* Hostile cases: the standalone occlusion buffer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "hostile/hostile.h"
+#include "core/hash.h"
+
+#include <float.h>
+#include <string.h>
+
+/* Perspective, OpenGL depth, eye at the origin looking down -z, 90 degrees, near 0.5. */
+static void perspective(float m[16])
+{
+    float n = 0.5f, f = 100.0f;
+    memset(m, 0, 64);
+    m[0] = 1.0f;
+    m[5] = 1.0f;
+    m[10] = -(f + n) / (f - n);
+    m[11] = -1.0f;
+    m[14] = -2.0f * f * n / (f - n);
+}
+
+static uint64_t occlusion_digest(const void *object)
+{
+    const rv_occlusion *o = object;
+    rv_occlusion_stats s = rv_occlusion_get_stats(o);
+    rv_alloc_stats a = rv_occlusion_alloc_stats(o);
+    uint64_t f[14] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
+                       s.skipped_offscreen, s.skipped_cap, s.skipped_degenerate, s.texels_covered, s.tests,
+                       s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o), 0 };
+    return rvi_hash_bytes(11, f, sizeof f);
+}
+
+typedef struct ofix {
+    rvt_alloc alloc;
+    rv_occlusion *o;
+} ofix;
+
+/* A 64-texel buffer with a frame begun and one wall occluder added (not frozen). */
+static ofix *setup(rvh_ctx *cx, bool begin)
+{
+    static ofix f;
+    memset(&f, 0, sizeof f);
+    rv_occlusion_desc d = {0};
+    d.allocator = rvt_allocator(&f.alloc);
+    d.width = 64;
+    RVH_ACCEPT(cx, rv_occlusion_create(&d, &f.o));
+    if (begin) {
+        float m[16];
+        perspective(m);
+        RVH_ACCEPT(cx, rv_occlusion_begin(f.o, m, (rv_clip){0}, 1.0f));
+        float lo[3] = { -5, -5, -10 }, hi[3] = { 5, 5, -9 };
+        RVH_ACCEPT(cx, rv_occlusion_add_occluder(f.o, lo, hi, NULL));
+    }
+    rvh_watch(cx, "the occlusion buffer", occlusion_digest, f.o);
+    return &f;
+}
+
+static void teardown(rvh_ctx *cx, ofix *f)
+{
+    rvh_unwatch(cx, f->o);
+    rv_occlusion_destroy(f->o);
+    RVH_CHECK(cx, f->alloc.live_blocks == 0 && f->alloc.live_bytes == 0);
+}
+
+void hostile_rv_occlusion_create(rvh_ctx *cx)
+{
+    rv_occlusion *sentinel = (rv_occlusion *)(uintptr_t)0x5a5a5a5a, *out = sentinel;
+    rvt_alloc st = {0};
+    rv_occlusion_desc d = {0};
+    d.allocator = rvt_allocator(&st);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_create(&d, NULL));
+    d.width = RV_OCCLUSION_MAX_SIZE + 1;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_create(&d, &out));
+    d.width = UINT32_MAX;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_create(&d, &out));
+    d.width = 64;
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        d.min_occluder_texels = rvh_nonfinite[b];
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_create(&d, &out));
+    }
+    RVH_CHECK(cx, out == sentinel && st.calls == 0);
+}
+
+void hostile_rv_occlusion_destroy(rvh_ctx *cx)
+{
+    rv_occlusion_destroy(NULL);
+    ofix *f = setup(cx, true);
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_begin(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, false);
+    float m[16];
+    perspective(m);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_begin(NULL, m, (rv_clip){0}, 1.0f));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_begin(f->o, NULL, (rv_clip){0}, 1.0f));
+    const float bad_aspect[4] = { 0.0f, -1.0f, 1e30f, 1e-30f }; /* zero, negative, 0 rows, too many rows */
+    for (int i = 0; i < 4; i++)
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_begin(f->o, m, (rv_clip){0}, bad_aspect[i]));
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        if (rvh_nonfinite[b] != -INFINITY)
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_begin(f->o, m, (rv_clip){0}, rvh_nonfinite[b]));
+        for (int e = 0; e < 16; e += 5) {
+            float bad[16];
+            memcpy(bad, m, sizeof bad);
+            bad[e] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_begin(f->o, bad, (rv_clip){0}, 1.0f));
+        }
+    }
+    float zero[16] = {0};
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_begin(f->o, zero, (rv_clip){0}, 1.0f));
+    /* A refused begin drops the frame: adds are refused, tests answer visible. */
+    float lo[3] = { -5, -5, -10 }, hi[3] = { 5, 5, -9 }, far_lo[3] = { -1, -1, -50 }, far_hi[3] = { 1, 1, -49 };
+    RVH_ACCEPT(cx, rv_occlusion_begin(f->o, m, (rv_clip){0}, 1.0f));
+    RVH_ACCEPT(cx, rv_occlusion_add_occluder(f->o, lo, hi, NULL));
+    bool visible = true;
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, far_lo, far_hi, NULL, &visible));
+    RVH_CHECK(cx, !visible); /* the wall hides it */
+    rvh_unwatch(cx, f->o);
+    RVH_CHECK(cx, rv_occlusion_begin(f->o, m, (rv_clip){0}, -1.0f) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_add_occluder(f->o, lo, hi, NULL) == RV_ERR_BAD_STATE);
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, far_lo, far_hi, NULL, &visible));
+    RVH_CHECK(cx, visible); /* a stale view never culls */
+    rv_occlusion_destroy(f->o);
+}
+
+void hostile_rv_occlusion_add_occluder(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    float lo[3] = { -1, -1, -20 }, hi[3] = { 1, 1, -19 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_occluder(NULL, lo, hi, NULL));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_occluder(f->o, NULL, hi, NULL));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_occluder(f->o, lo, NULL, NULL));
+    for (int k = 0; k < 3; k++) {
+        float bad[3];
+        memcpy(bad, lo, sizeof bad);
+        bad[k] = hi[k] + 1.0f;
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_occluder(f->o, bad, hi, NULL));
+    }
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int k = 0; k < 3; k++) {
+            float bad[3];
+            memcpy(bad, lo, sizeof bad);
+            bad[k] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_occluder(f->o, bad, hi, NULL));
+            float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+            m[12 + k] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_occluder(f->o, lo, hi, m));
+        }
+    float projective[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1 }; /* last row not 0 0 0 1 */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_occluder(f->o, lo, hi, projective));
+    bool v;
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, lo, hi, NULL, &v)); /* freezes */
+    RVH_REJECT(cx, RV_ERR_FROZEN, rv_occlusion_add_occluder(f->o, lo, hi, NULL));
+    teardown(cx, f);
+    /* No begin yet. */
+    f = setup(cx, false);
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_add_occluder(f->o, lo, hi, NULL));
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_freeze(rvh_ctx *cx)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_freeze(NULL));
+    ofix *f = setup(cx, false);
+    RVH_REJECT(cx, RV_OK, rv_occlusion_freeze(f->o)); /* no begin yet: a no-op */
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_test_box(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    bool v;
+    float lo[3] = { -1, -1, -50 }, hi[3] = { 1, 1, -49 };
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, lo, hi, NULL, &v));
+    RVH_CHECK(cx, !v); /* hidden: the refusals below must answer visible */
+    rv_result codes[32];
+    int n = 0;
+    v = false;
+    codes[n++] = rv_occlusion_test_box(NULL, lo, hi, NULL, &v);
+    RVH_CHECK(cx, v);
+    v = false;
+    codes[n++] = rv_occlusion_test_box(f->o, NULL, hi, NULL, &v);
+    RVH_CHECK(cx, v);
+    RVH_CHECK(cx, rv_occlusion_test_box(f->o, lo, hi, NULL, NULL) == RV_ERR_INVALID_ARG);
+    float inv[3] = { 2, -1, -50 };
+    v = false;
+    codes[n++] = rv_occlusion_test_box(f->o, inv, hi, NULL, &v);
+    RVH_CHECK(cx, v);
+    for (int i = 0; i < n; i++)
+        RVH_CHECK(cx, codes[i] == RV_ERR_INVALID_ARG);
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int k = 0; k < 3; k++) {
+            float bad[3];
+            memcpy(bad, lo, sizeof bad);
+            bad[k] = rvh_nonfinite[b];
+            v = false;
+            RVH_CHECK(cx, rv_occlusion_test_box(f->o, bad, hi, NULL, &v) == RV_ERR_NOT_FINITE && v);
+            float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+            m[k] = rvh_nonfinite[b];
+            v = false;
+            RVH_CHECK(cx, rv_occlusion_test_box(f->o, lo, hi, m, &v) == RV_ERR_NOT_FINITE && v);
+        }
+    /* A box spanning the float range crosses the near plane: visible. */
+    float huge_lo[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, huge_hi[3] = { FLT_MAX, FLT_MAX, FLT_MAX };
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, huge_lo, huge_hi, NULL, &v));
+    RVH_CHECK(cx, v);
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_test_sphere(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    bool v;
+    float c[3] = { 0, 0, -50 };
+    RVH_ACCEPT(cx, rv_occlusion_test_sphere(f->o, c, 1.0f, NULL, &v));
+    RVH_CHECK(cx, !v);
+    v = false;
+    RVH_CHECK(cx, rv_occlusion_test_sphere(f->o, c, -1.0f, NULL, &v) == RV_ERR_INVALID_ARG && v);
+    v = false;
+    RVH_CHECK(cx, rv_occlusion_test_sphere(f->o, NULL, 1.0f, NULL, &v) == RV_ERR_INVALID_ARG && v);
+    RVH_CHECK(cx, rv_occlusion_test_sphere(f->o, c, 1.0f, NULL, NULL) == RV_ERR_INVALID_ARG);
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        v = false;
+        rv_result r = rv_occlusion_test_sphere(f->o, c, rvh_nonfinite[b], NULL, &v);
+        RVH_CHECK(cx, (r == RV_ERR_NOT_FINITE || (rvh_nonfinite[b] == -INFINITY && r == RV_ERR_INVALID_ARG)) && v);
+        for (int k = 0; k < 3; k++) {
+            float bad[3];
+            memcpy(bad, c, sizeof bad);
+            bad[k] = rvh_nonfinite[b];
+            v = false;
+            RVH_CHECK(cx, rv_occlusion_test_sphere(f->o, bad, 1.0f, NULL, &v) == RV_ERR_NOT_FINITE && v);
+        }
+    }
+    RVH_ACCEPT(cx, rv_occlusion_test_sphere(f->o, c, FLT_MAX, NULL, &v));
+    RVH_CHECK(cx, v);
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_test_boxes(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    float x0[3] = { -1, NAN, -1 }, x1[3] = { 1, 1, -2 }, y0[3] = { -1, -1, -1 }, y1[3] = { 1, 1, 1 };
+    float z0[3] = { -50, -50, -50 }, z1[3] = { -49, -49, -49 };
+    rv_occlusion_boxes b = { { x0, y0, z0 }, { x1, y1, z1 }, NULL };
+    uint8_t out[3] = { 7, 7, 7 };
+    RVH_CHECK(cx, rv_occlusion_test_boxes(NULL, &b, 0, 3, out) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_boxes(f->o, NULL, 0, 3, out) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_boxes(f->o, &b, 0, 3, NULL) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_boxes(f->o, &b, UINT32_MAX, 2, out) == RV_ERR_INVALID_ARG);
+    rv_occlusion_boxes holey = b;
+    holey.max[1] = NULL;
+    RVH_CHECK(cx, rv_occlusion_test_boxes(f->o, &holey, 0, 3, out) == RV_ERR_INVALID_ARG);
+    /* Item 1 has a NaN, item 2 is inverted: both answered 1, the first one's code returned;
+     * item 0 is hidden behind the wall. */
+    RVH_CHECK(cx, rv_occlusion_test_boxes(f->o, &b, 0, 3, out) == RV_ERR_NOT_FINITE);
+    RVH_CHECK(cx, out[0] == 0 && out[1] == 1 && out[2] == 1);
+    RVH_ACCEPT(cx, rv_occlusion_test_boxes(f->o, &b, 0, 0, out));
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_test_spheres(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    float x[3] = { 0, 0, NAN }, y[3] = { 0, 0, 0 }, z[3] = { -50, -50, -50 }, r[3] = { 1, -1, 1 };
+    rv_occlusion_spheres s = { { x, y, z }, r, NULL };
+    uint8_t out[3] = { 7, 7, 7 };
+    RVH_CHECK(cx, rv_occlusion_test_spheres(NULL, &s, 0, 3, out) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_spheres(f->o, NULL, 0, 3, out) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_spheres(f->o, &s, 0, 3, NULL) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_spheres(f->o, &s, 2, UINT32_MAX, out) == RV_ERR_INVALID_ARG);
+    rv_occlusion_spheres holey = s;
+    holey.radius = NULL;
+    RVH_CHECK(cx, rv_occlusion_test_spheres(f->o, &holey, 0, 3, out) == RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, rv_occlusion_test_spheres(f->o, &s, 0, 3, out) == RV_ERR_INVALID_ARG); /* item 1 first */
+    RVH_CHECK(cx, out[0] == 0 && out[1] == 1 && out[2] == 1);
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_get_stats(rvh_ctx *cx)
+{
+    rv_occlusion_stats s = rv_occlusion_get_stats(NULL);
+    RVH_CHECK(cx, s.tests == 0 && s.culled == 0 && s.occluders_submitted == 0);
+}
+
+void hostile_rv_occlusion_alloc_stats(rvh_ctx *cx)
+{
+    rv_alloc_stats a = rv_occlusion_alloc_stats(NULL);
+    RVH_CHECK(cx, a.allocations == 0 && a.bytes_live == 0);
+}
+
+void hostile_rv_occlusion_level_count(rvh_ctx *cx)
+{
+    RVH_CHECK(cx, rv_occlusion_level_count(NULL) == 0);
+    ofix *f = setup(cx, false);
+    RVH_CHECK(cx, rv_occlusion_level_count(f->o) == 0); /* before a begin */
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_debug_image(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, false);
+    uint8_t px[64 * 64];
+    uint32_t w = 7, h = 7;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_debug_image(NULL, 0, px, sizeof px, &w, &h));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_debug_image(f->o, 0, px, sizeof px, &w, &h)); /* no begin */
+    teardown(cx, f);
+    f = setup(cx, true);
+    uint32_t levels = 0;
+    RVH_ACCEPT(cx, rv_occlusion_freeze(f->o));
+    levels = rv_occlusion_level_count(f->o);
+    RVH_CHECK(cx, levels >= 1 && levels <= RV_OCCLUSION_MAX_LEVELS);
+    rvh_poison(px, sizeof px);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_debug_image(f->o, levels, px, sizeof px, &w, &h));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_debug_image(f->o, UINT32_MAX, px, sizeof px, &w, &h));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_debug_image(f->o, 0, px, 64 * 64 - 1, &w, &h));
+    RVH_CHECK(cx, rvh_is_poisoned(px, sizeof px) && w == 7 && h == 7);
+    RVH_ACCEPT(cx, rv_occlusion_debug_image(f->o, 0, NULL, 0, &w, &h)); /* size only */
+    RVH_CHECK(cx, w == 64 && h == 64);
+    teardown(cx, f);
+}

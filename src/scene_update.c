@@ -55,7 +55,7 @@ void rvi_sphere_merge(const float a[4], const float b[4], float out[4])
         return;
     }
     float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-    float d = sqrtf(dx * dx + dy * dy + dz * dz);
+    float d = (float)sqrt((double)dx * dx + (double)dy * dy + (double)dz * dz); /* no float under/overflow */
     if (d + b[3] <= a[3]) {
         memmove(out, a, 16);
         return;
@@ -173,12 +173,18 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     /* Stretch bound: the smaller of (parent's bound x largest |scale|), which is exact
      * without shear, and the Frobenius norm, which bounds the spectral norm under shear
      * (a non-uniform scale rotated beneath another). */
-    float ms = fmaxf(fabsf(sc[0]), fmaxf(fabsf(sc[1]), fabsf(sc[2])));
-    float frob2 = 0.0f;
+    /* In double, rounded up into float: float squares and products underflow for tiny
+     * matrices (entries below ~1e-19), which made the bound 0 and a sphere smaller than
+     * its geometry (found by fuzz_world). */
+    double ms = fmax(fabs((double)sc[0]), fmax(fabs((double)sc[1]), fabs((double)sc[2])));
+    double frob2 = 0.0;
     for (int c = 0; c < 3; c++)
         for (int r = 0; r < 3; r++)
-            frob2 += m[c * 4 + r] * m[c * 4 + r];
-    float bound = fminf(parent_scale * ms, sqrtf(frob2));
+            frob2 += (double)m[c * 4 + r] * m[c * 4 + r];
+    double exact = fmin((double)parent_scale * ms, sqrt(frob2));
+    float bound = (float)exact;
+    if ((double)bound < exact)
+        bound = nextafterf(bound, INFINITY);
     memcpy(s->world_matrix[i], m, sizeof m);
     s->aux[i].world_scale = isfinite(bound) ? bound : INFINITY;
     return true;

@@ -16,8 +16,9 @@
  *    geometry);
  *  - while every update so far succeeded, every world matrix equals its parent's times
  *    its local translate * rotate * scale, checked in double precision;
- *  - a frustum walk (rv_visit_visible, rv_collect_visible: the same list) hands out every
- *    node whose own geometry sphere robustly meets a random frustum (no false cull).
+ *  - a frustum walk (rv_visit_visible, rv_collect_visible: the same list) and a whole
+ *    rv_frame hand out every node whose own geometry sphere robustly meets a random
+ *    frustum (no false cull); a frame's view lists only live nodes, front to back.
  * An armed allocation failure must give RV_ERR_OUT_OF_MEMORY and leave the world exactly
  * as it was (digest of everything the getters show), and no call that never allocates may
  * report it. The second world must never change. */
@@ -31,7 +32,7 @@
 #include <string.h>
 
 #define FZ_MAX_HANDLES 1024
-#define NOPS 19
+#define NOPS 20
 #define FZ_MAX_LIVE 300
 
 #define FZ_ASSERT(cond, ...)                                                               \
@@ -119,6 +120,7 @@ typedef struct fz_node {
     int first, last, next, prev; /* children list and sibling links (shadow indices) */
     int has_geometry;
     float local_sphere[4]; /* as last set (rvis has no getter for it) */
+    int has_ladder;        /* a LOD ladder may make the frame draw nothing for it */
 } fz_node;
 
 typedef struct fz {
@@ -129,6 +131,7 @@ typedef struct fz {
     int first_root, last_root;
     rv_node foreign[3];
     int clean; /* every update so far returned RV_OK */
+    double time_ms;
 } fz;
 
 static int find(const fz *f, rv_node h)
@@ -441,7 +444,7 @@ static void check_after_update(fz *f, rv_result r)
 
 /* A view-projection from the input: eye, a look direction, a field of view, perspective
  * (OpenGL depth, near 0.1, far 1000). */
-static void decode_view(fz_input *in, float vp[16])
+static void decode_view(fz_input *in, float vp[16], float eye_out[3])
 {
     double eye[3] = { f32(in), f32(in), f32(in) };
     double dir[3] = { f32(in), f32(in), f32(in) };
@@ -458,6 +461,8 @@ static void decode_view(fz_input *in, float vp[16])
         dir[2] = -1;
         len = 1;
     }
+    for (int k = 0; k < 3; k++)
+        eye_out[k] = (float)eye[k];
     double f[3] = { dir[0] / len, dir[1] / len, dir[2] / len };
     double up[3] = { fabs(f[1]) > 0.9 ? 1 : 0, fabs(f[1]) > 0.9 ? 0 : 1, 0 };
     double r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
@@ -500,8 +505,8 @@ static bool record_visit(rv_node node, const float world_matrix[16], void *user)
  * handed out, and both forms must agree. */
 static void check_visit(fz *f, fz_input *in)
 {
-    float vp[16];
-    decode_view(in, vp);
+    float vp[16], eye[3];
+    decode_view(in, vp, eye);
     rv_frustum fr;
     expect(rv_frustum_from_view_projection(vp, (rv_clip){0}, &fr), RV_OK, "rv_frustum_from_view_projection");
     static fz_visit v;
@@ -559,7 +564,7 @@ static void resync_links(fz *f)
         if (i < 0) { /* a new group node */
             FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
             i = f->count++;
-            f->nodes[i] = (fz_node){ n, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 } };
+            f->nodes[i] = (fz_node){ n, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 }, 0 };
             f->live++;
         }
         rv_node p;
@@ -617,6 +622,8 @@ static void lod(fz *f, fz_input *in, int armed)
     if (armed && set == RV_ERR_OUT_OF_MEMORY && i >= 0)
         return; /* the LOD state is made on first use */
     expect(set, i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE, "rv_node_set_lod_ladder");
+    if (i >= 0)
+        f->nodes[i].has_ladder = 1;
     rv_lod_view view = { { f32(in), f32(in), f32(in) }, 1.0f, 720.0f, 10.0f, false };
     rv_result adv = rv_lod_advance(f->w, 16.0f);
     if (armed && adv == RV_ERR_OUT_OF_MEMORY)
@@ -630,6 +637,74 @@ static void lod(fz *f, fz_input *in, int armed)
         FZ_ASSERT(sel.count >= 1 && sel.count <= 2 && sel.levels[0] <= ladder.count && sel.levels[1] <= ladder.count,
                   "a selection out of range");
         FZ_ASSERT(fabsf(sel.weights[0] + sel.weights[1] - 1.0f) < 1e-4f, "selection weights do not sum to 1");
+    }
+}
+
+/* A whole rv_frame with a random camera: the view lists only live nodes, opaque items
+ * front to back with weights in (0, 1]; every node with geometry and no LOD ladder whose
+ * own geometry sphere robustly meets the frustum is drawn (no false cull). */
+static void frame(fz *f, fz_input *in, int armed)
+{
+    float vp[16], eye[3];
+    decode_view(in, vp, eye);
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view_projection = vp;
+    v.eye = eye;
+    v.viewport_width = 640;
+    v.viewport_height = 480;
+    f->time_ms += 16.0;
+    v.time_ms = f->time_ms;
+    /* Update first (rv_frame's own update then has nothing to do), so the oracles know
+     * whether it failed. */
+    rv_result u = rv_update_world(f->w);
+    FZ_ASSERT(u == RV_OK || u == RV_ERR_NOT_FINITE || u == RV_ERR_INVALID_ARG, "rv_update_world returned %s",
+              rv_result_string(u));
+    check_after_update(f, u);
+    rv_frame_view out;
+    rv_result r = rv_frame(f->w, &v, &out);
+    if (armed && r == RV_ERR_OUT_OF_MEMORY)
+        return;
+    FZ_ASSERT(r == RV_OK, "rv_frame returned %s", rv_result_string(r));
+    FZ_ASSERT(rv_frame_view_is_valid(f->w, &out), "a fresh view is not valid");
+    for (uint32_t k = 0; k < out.opaque_count; k++) {
+        const rv_draw_item *it = &out.opaque[k];
+        FZ_ASSERT(find(f, it->node) >= 0, "the view draws a node that is not live");
+        FZ_ASSERT(it->fade > 0.0f && it->fade <= 1.0f, "a fade weight outside (0, 1]");
+        FZ_ASSERT(k == 0 || !(it->view_depth < out.opaque[k - 1].view_depth), "opaque items are not front to back");
+    }
+    rv_frustum fr;
+    expect(rv_frustum_from_view_projection(vp, (rv_clip){0}, &fr), RV_OK, "rv_frustum_from_view_projection");
+    for (int i = 0; i < f->count; i++) {
+        fz_node *n = &f->nodes[i];
+        if (!n->alive || !n->has_geometry || n->has_ladder)
+            continue;
+        float m[16];
+        expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
+        const float *l = n->local_sphere;
+        double g[3];
+        for (int k = 0; k < 3; k++)
+            g[k] = (double)m[k] * l[0] + (double)m[4 + k] * l[1] + (double)m[8 + k] * l[2] + m[12 + k];
+        double gr = l[3] * sigma_max(m);
+        if (!isfinite(g[0] + g[1] + g[2] + gr))
+            continue;
+        int meets = 1;
+        for (int p = 0; p < 6 && meets; p++) {
+            if (!(fr.plane_mask & (1u << p)))
+                continue;
+            const float *pl = fr.planes[p];
+            double d = pl[0] * g[0] + pl[1] * g[1] + pl[2] * g[2] + pl[3];
+            if (d < -gr + 1e-4 * (fabs(g[0]) + fabs(g[1]) + fabs(g[2]) + fabs(pl[3]) + gr) + 1e-6)
+                meets = 0;
+        }
+        if (!meets)
+            continue;
+        int drawn = 0;
+        for (uint32_t k = 0; k < out.opaque_count && !drawn; k++)
+            drawn = out.opaque[k].node.id == n->h.id;
+        for (uint32_t k = 0; k < out.translucent_count && !drawn; k++)
+            drawn = out.translucent[k].node.id == n->h.id;
+        FZ_ASSERT(drawn, "node %d meets the frustum but rv_frame did not draw it", i);
     }
 }
 
@@ -652,7 +727,7 @@ static int fz_create(fz *f, rv_node parent_h, int armed)
         return -1;
     FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
     int i = f->count++;
-    f->nodes[i] = (fz_node){ out, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 } };
+    f->nodes[i] = (fz_node){ out, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 }, 0 };
     f->live++;
     link_last(f, parent, i);
     return i;
@@ -834,6 +909,9 @@ static void run(fz *f, fz_input *in)
             break;
         case 18:
             lod(f, in, armed);
+            break;
+        case 19:
+            frame(f, in, armed);
             break;
         default: /* 13 after 13: a getter with a hostile handle */
         {

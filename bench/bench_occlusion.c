@@ -56,7 +56,7 @@ static bool box_in_frustum(const float planes[6][4], const rvb_box *b)
 typedef struct soa {
     float *v[6]; /* min x, y, z, max x, y, z */
     uint32_t *index;
-    uint8_t *visible;
+    uint8_t *visible, *flat;
     uint32_t count;
 } soa;
 
@@ -68,7 +68,8 @@ static bool soa_alloc(soa *s)
             return false;
     s->index = malloc(sizeof(uint32_t) * RVB_CITY_OBJECTS);
     s->visible = malloc(RVB_CITY_OBJECTS);
-    return s->index && s->visible;
+    s->flat = malloc(RVB_CITY_OBJECTS);
+    return s->index && s->visible && s->flat;
 }
 
 static void soa_free(soa *s)
@@ -77,6 +78,7 @@ static void soa_free(soa *s)
         free(s->v[k]);
     free(s->index);
     free(s->visible);
+    free(s->flat);
 }
 
 static void frustum_objects(const rvb_city *city, const float planes[6][4], soa *s)
@@ -157,12 +159,11 @@ static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const c
             rv_occlusion_boxes boxes = soa_boxes(&s);
             rv_occlusion_test_boxes(occ, &boxes, 0, s.count, s.visible);
             uint64_t t2 = rvb_now_ns();
-            uint32_t culled_flat = 0;
-            for (uint32_t i = 0; i < s.count; i++) {
-                float mn[3] = { s.v[0][i], s.v[1][i], s.v[2][i] }, mx[3] = { s.v[3][i], s.v[4][i], s.v[5][i] };
-                culled_flat += !rvi_occlusion_box_visible_flat(occ, mn, mx);
-            }
+            rvi_occlusion_test_world_boxes(occ, &boxes, 0, s.count, s.flat, false);
             uint64_t t3 = rvb_now_ns();
+            uint32_t culled_flat = 0;
+            for (uint32_t i = 0; i < s.count; i++)
+                culled_flat += !s.flat[i];
 
             uint32_t culled = 0;
             for (uint32_t i = 0; i < s.count; i++)

@@ -317,8 +317,10 @@ typedef struct rv_occlusion_desc {
 /* Per-frame counters, reset by rv_occlusion_begin. */
 typedef struct rv_occlusion_stats {
     uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
-    uint32_t occluders_rasterized; /* occluders that reached the buffer */
-    uint32_t occluders_skipped;    /* submitted but not rasterised (sum of the four below) */
+    uint32_t occluders_rasterized; /* occluders drawn into the buffer */
+    uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
+                                      drawn, since drawing them could not change the buffer */
+    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
     uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */

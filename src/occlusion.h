@@ -10,6 +10,7 @@
 
 #include "rvis.h"
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/vec.h"
 
 #define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
@@ -35,15 +36,20 @@ typedef struct rvi_occ_view {
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
 
-/* One occluder, projected and ready to rasterise. Texel (ix, iy) covers
- * [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
+/* One occluder. rvi_occ_prepare_box projects it when it is added (corners, screen
+ * bounds, nearest and farthest points); rvi_occ_finish derives its coverage edges and
+ * back-face planes at the freeze, only if it is not already hidden by nearer occluders.
+ * Texel (ix, iy) covers [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
 typedef struct rvi_occluder {
     float area;            /* on-screen bounding-rectangle area in texels (the cap's sort key) */
     uint32_t order;        /* submission index (ties) */
+    float near_nearness;   /* nearness of the occluder's nearest point (beyond the near plane) */
+    float far_nearness;    /* nearness of its farthest point: a floor for every covered texel */
+    float bounds[4];       /* screen bounds in texels: min x, min y, max x, max y (unclamped) */
+    bool finished;         /* edges and planes below are set */
     int32_t x0, x1, y0, y1;/* texel range worth scanning (clamped to the buffer) */
     uint32_t edge_count;
     uint32_t plane_count;
-    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
     /* Coverage, one bound per hull edge: in row iy, a whole texel needs
      * ix >= ceil(p + q * iy) (left edges) or ix <= floor(p + q * iy) (right edges). */
     double edge_p[RVI_OCC_MAX_HULL], edge_q[RVI_OCC_MAX_HULL];
@@ -51,6 +57,10 @@ typedef struct rvi_occluder {
     /* Back-face nearness per texel: a * ix + b * iy + c is at most the plane's nearness
      * anywhere in texel (ix, iy) (texel-corner minimum and float error already folded in). */
     float plane[RVI_OCC_MAX_PLANES][3];
+    /* Kept from the projection for rvi_occ_finish (unclipped boxes). */
+    double org[3], edge[3][3];  /* world origin corner and edge vectors */
+    double pts[8][2];           /* projected corners, texel coordinates */
+    bool has_matrix;
 } rvi_occluder;
 
 typedef enum rvi_occ_state {
@@ -70,11 +80,33 @@ struct rv_occlusion {
     size_t level_offset[RV_OCCLUSION_MAX_LEVELS];
     float *texels;           /* every level, level 0 first; nearness, -FLT_MAX = empty */
     size_t texel_capacity;
+    double *row_scratch;     /* 2 * height doubles for the rasteriser's row bounds */
+    size_t row_capacity;
     rvi_vec occluders;       /* rvi_occluder, this frame's accepted ones */
     rvi_vec order;           /* uint32_t scratch for the cap's sort */
     rvi_occ_view view;
     rv_occlusion_stats stats;
+    bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
 };
+
+static inline bool rvi_occ_affine_ok(const float *m)
+{
+    return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1;
+}
+
+/* The checks of one box argument: RV_ERR_NOT_FINITE, RV_ERR_INVALID_ARG or RV_OK. */
+static inline rv_result rvi_occ_check_box(const float min[3], const float max[3], const float *matrix)
+{
+    if (!rvi_finite_n(min, 3) || !rvi_finite_n(max, 3) || (matrix && !rvi_finite_n(matrix, 16)))
+        return RV_ERR_NOT_FINITE;
+    if (min[0] > max[0] || min[1] > max[1] || min[2] > max[2] || (matrix && !rvi_occ_affine_ok(matrix)))
+        return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+/* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
+ * holds a nearness strictly above v. */
+bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v);
 
 /* Creates a buffer whose allocations go through heap (borrowed; it must outlive the
  * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */
@@ -92,9 +124,14 @@ static inline bool rvi_occlusion_active(const rv_occlusion *occ)
 bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix);
 bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix);
 
-/* The same box test answered from level 0 alone, texel by texel (no pyramid): the
- * benchmark's baseline. Not counted in the stats. */
-bool rvi_occlusion_box_visible_flat(rv_occlusion *occ, const float min[3], const float max[3]);
+/* rv_occlusion_test_boxes for world-space boxes (boxes->matrices ignored), answered with
+ * the pyramid (use_pyramid) or texel by texel from level 0 alone: the benchmark's
+ * baseline, otherwise identical. Counted in the stats. */
+rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first,
+                                         uint32_t count, uint8_t *out_visible, bool use_pyramid);
+
+/* True when this CPU runs the AVX2 build of the batch test kernel (x86 with AVX2). */
+bool rvi_occ_cpu_wide(void);
 
 /* Raster side (occlusion_raster.c). */
 /* Derives the view from a host matrix; false when it is unusable (not invertible, w <= 0). */
@@ -106,10 +143,14 @@ typedef enum rvi_occ_prepare {
     RVI_OCC_OFFSCREEN,
     RVI_OCC_DEGENERATE
 } rvi_occ_prepare;
-/* Projects, near-clips and bounds one occluder box (matrix NULL = identity; inputs valid). */
+/* Projects one occluder box (matrix NULL = identity; inputs valid) and bounds it on
+ * screen; a box crossing the near plane is clipped and finished at once. */
 rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *view, const float min[3], const float max[3],
                                     const float *matrix, float min_texels, rvi_occluder *out);
-/* Writes the occluder's conservative nearness into level 0 (max with what is there). */
-void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, uint32_t height);
+/* Derives coverage edges and back-face planes; false when no whole texel is covered. */
+bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
+/* Writes the occluder's conservative nearness into level 0 (max with what is there).
+ * scratch holds 2 * height doubles. */
+void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch);
 
 #endif

@@ -1,0 +1,617 @@
+/* Object tests of the occlusion buffer (DESIGN.md §4).
+ *
+ * A test projects the object's 8 corners with float rows prepared per frame (relative to
+ * the eye, so float error scales with distance, and that error is bounded and charged
+ * against culling), takes the touched texel rectangle and the object's nearest point, and
+ * asks the max-depth pyramid whether every touched texel is strictly nearer (hierarchical
+ * Z, Greene, Kass & Miller 1993): the level where the rectangle spans at most 2 x 2 texels
+ * answers at once, and only texels that fail there are refined.
+ *
+ * World-space boxes in batches go through an 8-lane structure-of-arrays kernel written as
+ * plain C loops for the compiler to vectorise; on x86 an AVX2 build of the same source is
+ * chosen at run time. Both give identical answers (same operations, same order). */
+#include "occlusion.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define RVI_OCC_X86_WIDE 1
+#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RVI_OCC_X86_WIDE 0
+#define RVI_ALWAYS_INLINE inline
+#endif
+
+#define F_EPS (1.0f / 16777216.0f)
+
+/* ---- the pyramid lookups --------------------------------------------------------------- */
+
+static inline uint32_t bit_length(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+#else
+    uint32_t n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+#endif
+}
+
+/* Refines the texels of level k that failed: descends only into failing texels. */
+static bool hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v, uint32_t k)
+{
+    const float *lv = occ->texels + occ->level_offset[k];
+    uint32_t lw = occ->level_w[k];
+    struct { int32_t level, x, y; } stack[64]; /* <= 4 + 3 per level */
+    int sp = 0;
+    for (int32_t y = y0 >> k; y <= (y1 >> k); y++)
+        for (int32_t x = x0 >> k; x <= (x1 >> k); x++)
+            if (!(lv[(size_t)y * lw + (uint32_t)x] > v)) {
+                stack[sp].level = (int32_t)k;
+                stack[sp].x = x;
+                stack[sp].y = y;
+                sp++;
+            }
+    while (sp > 0) {
+        sp--;
+        int32_t l = stack[sp].level - 1, px = stack[sp].x, py = stack[sp].y;
+        const float *cl = occ->texels + occ->level_offset[l];
+        uint32_t cw = occ->level_w[l];
+        int32_t cx0 = 2 * px > (x0 >> l) ? 2 * px : (x0 >> l);
+        int32_t cx1 = 2 * px + 1 < (x1 >> l) ? 2 * px + 1 : (x1 >> l);
+        int32_t cy0 = 2 * py > (y0 >> l) ? 2 * py : (y0 >> l);
+        int32_t cy1 = 2 * py + 1 < (y1 >> l) ? 2 * py + 1 : (y1 >> l);
+        for (int32_t y = cy0; y <= cy1; y++)
+            for (int32_t x = cx0; x <= cx1; x++)
+                if (!(cl[(size_t)y * cw + (uint32_t)x] > v)) {
+                    if (l == 0)
+                        return false;
+                    stack[sp].level = l;
+                    stack[sp].x = x;
+                    stack[sp].y = y;
+                    sp++;
+                }
+    }
+    return true;
+}
+
+/* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
+ * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
+static inline bool hz_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+{
+    uint32_t k = bit_length((uint32_t)(x1 - x0) | (uint32_t)(y1 - y0));
+    if (k >= occ->level_count)
+        k = occ->level_count - 1;
+    const float *lv = occ->texels + occ->level_offset[k];
+    size_t lw = occ->level_w[k];
+    const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
+    int32_t ax = x0 >> k, bx = x1 >> k;
+    float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
+    if ((m0 < m1 ? m0 : m1) > v)
+        return true;
+    return k > 0 && hz_refine(occ, x0, y0, x1, y1, v, k);
+}
+
+/* Smallest of n floats (n >= 1). */
+static inline float span_min(const float *p, int32_t n)
+{
+    int32_t i = 0;
+    float r = FLT_MAX;
+#if defined(__SSE2__)
+    if (n >= 4) {
+        __m128 m = _mm_loadu_ps(p);
+        for (i = 4; i + 4 <= n; i += 4)
+            m = _mm_min_ps(m, _mm_loadu_ps(p + i));
+        m = _mm_min_ps(m, _mm_loadu_ps(p + n - 4)); /* the tail, overlapping */
+        m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_min_ss(m, _mm_shuffle_ps(m, m, 1));
+        return _mm_cvtss_f32(m);
+    }
+#endif
+    for (; i < n; i++)
+        r = p[i] < r ? p[i] : r;
+    return r;
+}
+
+bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+{
+    for (int32_t y = y0; y <= y1; y++) {
+        const float *row = occ->texels + (size_t)y * occ->width;
+        if (!(span_min(row + x0, x1 - x0 + 1) > v))
+            return false;
+    }
+    return true;
+}
+
+/* ---- one object at a time (boxes with matrices, spheres, single tests) ------------------ */
+
+/* A projected object: touched texel rectangle and nearest nearness. */
+typedef struct occ_footprint {
+    int32_t x0, y0, x1, y1;
+    float nearness;
+} occ_footprint;
+
+/* Clamps a texel-space rectangle (already widened by its margin) to the buffer; false when
+ * it is off screen or not finite. Lower bounds floor, upper bounds floor too (a texel is
+ * touched when the closed rectangle meets it). */
+static inline bool clamp_rect(float fw, float fh, float xmin, float ymin, float xmax, float ymax, float nearness,
+                              occ_footprint *fp)
+{
+    if (!(xmax >= 0 && xmin <= fw && ymax >= 0 && ymin <= fh && nearness < FLT_MAX && nearness > -FLT_MAX))
+        return false;
+    xmin = xmin > 0 ? xmin : 0;
+    ymin = ymin > 0 ? ymin : 0;
+    fp->x0 = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
+    fp->y0 = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
+    fp->x1 = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
+    fp->y1 = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+    fp->nearness = nearness;
+    return true;
+}
+
+/* Projects a box given, per test row r (texel x, texel y, near, q), the value at the base
+ * corner b[r] and the change along the three edges d0/d1/d2[r]; dist bounds the L1
+ * distance of any corner (and of the terms that computed it) from the view's ref.
+ * False when the object must be answered visible without a lookup: it crosses the near
+ * plane, its projection is degenerate or not finite, or it is wholly off screen. */
+static bool project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
+                        const float d2[4], float dist, occ_footprint *fp)
+{
+    const rvi_occ_view *v = &occ->view;
+    float c[4][8];
+    for (int r = 0; r < 4; r++) {
+        float lo0 = b[r], lo1 = b[r] + d0[r], lo2 = b[r] + d1[r], lo3 = lo1 + d1[r];
+        c[r][0] = lo0;
+        c[r][1] = lo1;
+        c[r][2] = lo2;
+        c[r][3] = lo3;
+        c[r][4] = lo0 + d2[r];
+        c[r][5] = lo1 + d2[r];
+        c[r][6] = lo2 + d2[r];
+        c[r][7] = lo3 + d2[r];
+    }
+    float nmin = c[2][0], qmin = c[3][0], qmax = c[3][0];
+    for (int k = 1; k < 8; k++) {
+        nmin = c[2][k] < nmin ? c[2][k] : nmin;
+        qmin = c[3][k] < qmin ? c[3][k] : qmin;
+        qmax = c[3][k] > qmax ? c[3][k] : qmax;
+    }
+    if (!(nmin > v->err_mul[2] * dist + v->err_add[2]))
+        return false; /* crosses (or lies before) the near plane, or NaN */
+    float xmin, xmax, ymin, ymax, margin, nearness;
+    if (v->perspective) {
+        float wc = qmin - (v->err_mul[3] * dist + v->err_add[3]);
+        if (!(wc > 0))
+            return false;
+        nearness = (1.0f / wc) * (1.0f + 4 * F_EPS);
+        float inv = 1.0f / c[3][0];
+        xmin = xmax = c[0][0] * inv;
+        ymin = ymax = c[1][0] * inv;
+        for (int k = 1; k < 8; k++) {
+            inv = 1.0f / c[3][k];
+            float x = c[0][k] * inv, y = c[1][k] * inv;
+            xmin = x < xmin ? x : xmin;
+            xmax = x > xmax ? x : xmax;
+            ymin = y < ymin ? y : ymin;
+            ymax = y > ymax ? y : ymax;
+        }
+        margin = (v->rect_mul * dist + v->rect_add) * nearness + 1e-3f;
+    } else {
+        nearness = qmax + (v->err_mul[3] * dist + v->err_add[3]);
+        xmin = xmax = c[0][0];
+        ymin = ymax = c[1][0];
+        for (int k = 1; k < 8; k++) {
+            xmin = c[0][k] < xmin ? c[0][k] : xmin;
+            xmax = c[0][k] > xmax ? c[0][k] : xmax;
+            ymin = c[1][k] < ymin ? c[1][k] : ymin;
+            ymax = c[1][k] > ymax ? c[1][k] : ymax;
+        }
+        margin = v->rect_mul * dist + v->rect_add + 1e-3f;
+    }
+    return clamp_rect((float)occ->width, (float)occ->height, xmin - margin, ymin - margin, xmax + margin,
+                      ymax + margin, nearness, fp);
+}
+
+/* A local box under an affine matrix (column-major); NULL = world space. */
+static bool footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
+                          occ_footprint *fp)
+{
+    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const rvi_occ_view *v = &occ->view;
+    if (!m)
+        m = identity;
+    float base[3], e[3][3], dist = 0;
+    float s[3] = { max[0] - min[0], max[1] - min[1], max[2] - min[2] };
+    for (int i = 0; i < 3; i++) {
+        float t0 = m[i] * min[0], t1 = m[4 + i] * min[1], t2 = m[8 + i] * min[2], t3 = m[12 + i] - v->ref[i];
+        base[i] = t0 + t1 + t2 + t3;
+        dist += fabsf(t0) + fabsf(t1) + fabsf(t2) + fabsf(t3);
+        for (int a = 0; a < 3; a++) {
+            e[a][i] = m[a * 4 + i] * s[a];
+            dist += fabsf(e[a][i]);
+        }
+    }
+    float b[4], d0[4], d1[4], d2[4];
+    for (int r = 0; r < 4; r++) {
+        const float *row = v->rows[r];
+        b[r] = row[0] * base[0] + row[1] * base[1] + row[2] * base[2] + row[3];
+        d0[r] = row[0] * e[0][0] + row[1] * e[0][1] + row[2] * e[0][2];
+        d1[r] = row[0] * e[1][0] + row[1] * e[1][1] + row[2] * e[1][2];
+        d2[r] = row[0] * e[2][0] + row[1] * e[2][1] + row[2] * e[2][2];
+    }
+    return project_box(occ, b, d0, d1, d2, dist, fp);
+}
+
+/* A sphere, through its world-space bounding box. */
+static bool footprint_sphere(const rv_occlusion *occ, const float center[3], float radius, const float *m,
+                             occ_footprint *fp)
+{
+    float c[3], r = radius;
+    if (m) {
+        float mag = 0, s2 = 0;
+        for (int i = 0; i < 3; i++) {
+            float t0 = m[i] * center[0], t1 = m[4 + i] * center[1], t2 = m[8 + i] * center[2];
+            c[i] = t0 + t1 + t2 + m[12 + i];
+            mag += fabsf(t0) + fabsf(t1) + fabsf(t2) + fabsf(m[12 + i]);
+        }
+        for (int a = 0; a < 3; a++) {
+            float l2 = m[a * 4] * m[a * 4] + m[a * 4 + 1] * m[a * 4 + 1] + m[a * 4 + 2] * m[a * 4 + 2];
+            s2 = l2 > s2 ? l2 : s2;
+        }
+        /* Largest axis scale, rounded up, plus the centre's own rounding. */
+        r = radius * sqrtf(s2) * (1.0f + 1e-6f) + mag * (8 * F_EPS);
+    } else {
+        memcpy(c, center, sizeof c);
+    }
+    float mn[3], mx[3];
+    for (int i = 0; i < 3; i++) { /* outward rounding of the box's own corners */
+        mn[i] = c[i] - r;
+        mx[i] = c[i] + r;
+        mn[i] -= fabsf(mn[i]) * (2 * F_EPS);
+        mx[i] += fabsf(mx[i]) * (2 * F_EPS);
+    }
+    return footprint_box(occ, mn, mx, NULL, fp);
+}
+
+/* ---- eight world boxes at a time ------------------------------------------------------- */
+
+typedef struct occ_block {
+    int32_t x0[8], y0[8], x1[8], y1[8];
+    float nearness[8];
+    int32_t on[8];  /* nonzero: look it up; zero: visible without a lookup */
+    int32_t bad[8]; /* 0 valid, 1 not finite, 2 min > max */
+} occ_block;
+
+/* The world-box test of project_box for eight boxes, lane by lane, branch-free. The near
+ * and (orthographic) depth and screen extents are separable over the corners: a row's
+ * minimum is b + sum of min(d_i, 0). */
+static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
+                                           const float *const mx[3], uint32_t i0, occ_block *restrict out,
+                                           const bool persp)
+{
+    const float *r = &v->rows[0][0];
+    const float ref0 = v->ref[0], ref1 = v->ref[1], ref2 = v->ref[2];
+    const float en_m = v->err_mul[2], en_a = v->err_add[2], eq_m = v->err_mul[3], eq_a = v->err_add[3];
+    const float rect_m = v->rect_mul, rect_a = v->rect_add;
+    const float *ax = mn[0] + i0, *ay = mn[1] + i0, *az = mn[2] + i0;
+    const float *bx = mx[0] + i0, *by = mx[1] + i0, *bz = mx[2] + i0;
+    for (int j = 0; j < 8; j++) {
+        float lx = ax[j], ly = ay[j], lz = az[j], hx = bx[j], hy = by[j], hz = bz[j];
+        int32_t fin = (fabsf(lx) <= FLT_MAX) & (fabsf(ly) <= FLT_MAX) & (fabsf(lz) <= FLT_MAX) &
+                      (fabsf(hx) <= FLT_MAX) & (fabsf(hy) <= FLT_MAX) & (fabsf(hz) <= FLT_MAX);
+        int32_t ord = (lx <= hx) & (ly <= hy) & (lz <= hz);
+        out->bad[j] = fin ? (ord ? 0 : 2) : 1;
+        float ox = lx - ref0, oy = ly - ref1, oz = lz - ref2;
+        float sx = hx - lx, sy = hy - ly, sz = hz - lz;
+        float dist = fabsf(ox) + fabsf(oy) + fabsf(oz) + fabsf(sx) + fabsf(sy) + fabsf(sz);
+        /* rows: 0 texel x, 1 texel y, 2 near, 3 w or nearness; r[4 * row + column] */
+        float xb = r[0] * ox + r[1] * oy + r[2] * oz + r[3], xd0 = r[0] * sx, xd1 = r[1] * sy, xd2 = r[2] * sz;
+        float yb = r[4] * ox + r[5] * oy + r[6] * oz + r[7], yd0 = r[4] * sx, yd1 = r[5] * sy, yd2 = r[6] * sz;
+        float nb = r[8] * ox + r[9] * oy + r[10] * oz + r[11], nd0 = r[8] * sx, nd1 = r[9] * sy, nd2 = r[10] * sz;
+        float qb = r[12] * ox + r[13] * oy + r[14] * oz + r[15], qd0 = r[12] * sx, qd1 = r[13] * sy,
+              qd2 = r[14] * sz;
+        float nmin = nb + (nd0 < 0 ? nd0 : 0) + (nd1 < 0 ? nd1 : 0) + (nd2 < 0 ? nd2 : 0);
+        int32_t ok = fin & ord & (nmin > en_m * dist + en_a);
+        float xmin, xmax, ymin, ymax, nearness, margin;
+        if (persp) {
+            float qmin = qb + (qd0 < 0 ? qd0 : 0) + (qd1 < 0 ? qd1 : 0) + (qd2 < 0 ? qd2 : 0);
+            float wc = qmin - (eq_m * dist + eq_a);
+            ok &= wc > 0;
+            nearness = (1.0f / wc) * (1.0f + 4 * F_EPS); /* lanes with wc <= 0 are off */
+            float x1 = xb + xd0, x2 = xb + xd1, x3 = x1 + xd1;
+            float y1 = yb + yd0, y2 = yb + yd1, y3 = y1 + yd1;
+            float w1 = qb + qd0, w2 = qb + qd1, w3 = w1 + qd1;
+            float x4 = xb + xd2, x5 = x1 + xd2, x6 = x2 + xd2, x7 = x3 + xd2;
+            float y4 = yb + yd2, y5 = y1 + yd2, y6 = y2 + yd2, y7 = y3 + yd2;
+            float w4 = qb + qd2, w5 = w1 + qd2, w6 = w2 + qd2, w7 = w3 + qd2;
+            float i0_ = 1.0f / qb, i1 = 1.0f / w1, i2 = 1.0f / w2, i3 = 1.0f / w3;
+            float i4 = 1.0f / w4, i5 = 1.0f / w5, i6 = 1.0f / w6, i7 = 1.0f / w7;
+            float px0 = xb * i0_, px1 = x1 * i1, px2 = x2 * i2, px3 = x3 * i3;
+            float px4 = x4 * i4, px5 = x5 * i5, px6 = x6 * i6, px7 = x7 * i7;
+            float py0 = yb * i0_, py1 = y1 * i1, py2 = y2 * i2, py3 = y3 * i3;
+            float py4 = y4 * i4, py5 = y5 * i5, py6 = y6 * i6, py7 = y7 * i7;
+#define MIN2(a, b) ((a) < (b) ? (a) : (b))
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+            xmin = MIN2(MIN2(MIN2(px0, px1), MIN2(px2, px3)), MIN2(MIN2(px4, px5), MIN2(px6, px7)));
+            xmax = MAX2(MAX2(MAX2(px0, px1), MAX2(px2, px3)), MAX2(MAX2(px4, px5), MAX2(px6, px7)));
+            ymin = MIN2(MIN2(MIN2(py0, py1), MIN2(py2, py3)), MIN2(MIN2(py4, py5), MIN2(py6, py7)));
+            ymax = MAX2(MAX2(MAX2(py0, py1), MAX2(py2, py3)), MAX2(MAX2(py4, py5), MAX2(py6, py7)));
+#undef MIN2
+#undef MAX2
+            margin = (rect_m * dist + rect_a) * nearness + 1e-3f;
+        } else {
+            nearness = qb + (qd0 > 0 ? qd0 : 0) + (qd1 > 0 ? qd1 : 0) + (qd2 > 0 ? qd2 : 0) + (eq_m * dist + eq_a);
+            xmin = xb + (xd0 < 0 ? xd0 : 0) + (xd1 < 0 ? xd1 : 0) + (xd2 < 0 ? xd2 : 0);
+            xmax = xb + (xd0 > 0 ? xd0 : 0) + (xd1 > 0 ? xd1 : 0) + (xd2 > 0 ? xd2 : 0);
+            ymin = yb + (yd0 < 0 ? yd0 : 0) + (yd1 < 0 ? yd1 : 0) + (yd2 < 0 ? yd2 : 0);
+            ymax = yb + (yd0 > 0 ? yd0 : 0) + (yd1 > 0 ? yd1 : 0) + (yd2 > 0 ? yd2 : 0);
+            margin = rect_m * dist + rect_a + 1e-3f;
+        }
+        xmin -= margin;
+        ymin -= margin;
+        xmax += margin;
+        ymax += margin;
+        ok &= (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh) & (nearness < FLT_MAX) & (nearness > -FLT_MAX);
+        /* Clamp (this also turns NaN into 0) before converting. */
+        xmin = xmin > 0 ? xmin : 0;
+        ymin = ymin > 0 ? ymin : 0;
+        xmax = xmax > 0 ? xmax : 0;
+        ymax = ymax > 0 ? ymax : 0;
+        out->x0[j] = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
+        out->y0[j] = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
+        out->x1[j] = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
+        out->y1[j] = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+        out->nearness[j] = nearness;
+        out->on[j] = ok;
+    }
+}
+
+typedef void (*block_fn)(const rvi_occ_view *, float, float, const float *const[3], const float *const[3], uint32_t,
+                         occ_block *);
+
+static void block_persp(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
+                        const float *const mx[3], uint32_t i0, occ_block *out)
+{
+    block_kernel(v, fw, fh, mn, mx, i0, out, true);
+}
+
+static void block_ortho(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
+                        const float *const mx[3], uint32_t i0, occ_block *out)
+{
+    block_kernel(v, fw, fh, mn, mx, i0, out, false);
+}
+
+#if RVI_OCC_X86_WIDE
+__attribute__((target("avx2"))) static void block_persp_avx2(const rvi_occ_view *v, float fw, float fh,
+                                                             const float *const mn[3], const float *const mx[3],
+                                                             uint32_t i0, occ_block *out)
+{
+    block_kernel(v, fw, fh, mn, mx, i0, out, true);
+}
+
+__attribute__((target("avx2"))) static void block_ortho_avx2(const rvi_occ_view *v, float fw, float fh,
+                                                             const float *const mn[3], const float *const mx[3],
+                                                             uint32_t i0, occ_block *out)
+{
+    block_kernel(v, fw, fh, mn, mx, i0, out, false);
+}
+#endif
+
+bool rvi_occ_cpu_wide(void)
+{
+#if RVI_OCC_X86_WIDE
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+static inline bool ready_for_tests(rv_occlusion *occ)
+{
+    if (occ->width == 0 || occ->state == RVI_OCC_NO_VIEW)
+        return false;
+    if (occ->state == RVI_OCC_OPEN)
+        rv_occlusion_freeze(occ);
+    return true;
+}
+
+bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix)
+{
+    if (!ready_for_tests(occ))
+        return true;
+    occ->stats.tests++;
+    occ_footprint fp;
+    if (!footprint_box(occ, min, max, matrix, &fp) || !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+        return true;
+    occ->stats.culled++;
+    return false;
+}
+
+bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix)
+{
+    if (!ready_for_tests(occ))
+        return true;
+    occ->stats.tests++;
+    occ_footprint fp;
+    if (!(radius >= 0) || !footprint_sphere(occ, center, radius, matrix, &fp) ||
+        !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+        return true;
+    occ->stats.culled++;
+    return false;
+}
+
+rv_result rv_occlusion_test_box(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16],
+                                bool *out_visible)
+{
+    if (!out_visible)
+        return RV_ERR_INVALID_ARG;
+    *out_visible = true;
+    if (!occ || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    if (occ->width == 0)
+        return RV_OK;
+    RVI_TRY(rvi_occ_check_box(min, max, matrix));
+    *out_visible = rvi_occlusion_box_visible(occ, min, max, matrix);
+    return RV_OK;
+}
+
+rv_result rv_occlusion_test_sphere(rv_occlusion *occ, const float center[3], float radius, const float matrix[16],
+                                   bool *out_visible)
+{
+    if (!out_visible)
+        return RV_ERR_INVALID_ARG;
+    *out_visible = true;
+    if (!occ || !center)
+        return RV_ERR_INVALID_ARG;
+    if (occ->width == 0)
+        return RV_OK;
+    if (!rvi_finite_n(center, 3) || !isfinite(radius) || (matrix && !rvi_finite_n(matrix, 16)))
+        return RV_ERR_NOT_FINITE;
+    if (radius < 0 || (matrix && !rvi_occ_affine_ok(matrix)))
+        return RV_ERR_INVALID_ARG;
+    *out_visible = rvi_occlusion_sphere_visible(occ, center, radius, matrix);
+    return RV_OK;
+}
+
+static rv_result batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active)
+{
+    if (!occ || !out || count > UINT32_MAX - first)
+        return RV_ERR_INVALID_ARG;
+    *active = ready_for_tests(occ);
+    if (!*active)
+        memset(out + first, 1, count);
+    return RV_OK;
+}
+
+static rv_result item_code(int32_t bad)
+{
+    return bad == 0 ? RV_OK : bad == 1 ? RV_ERR_NOT_FINITE : RV_ERR_INVALID_ARG;
+}
+
+rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first,
+                                         uint32_t count, uint8_t *out_visible, bool use_pyramid)
+{
+    if (!boxes || !boxes->min[0] || !boxes->min[1] || !boxes->min[2] || !boxes->max[0] || !boxes->max[1] ||
+        !boxes->max[2])
+        return RV_ERR_INVALID_ARG;
+    bool active;
+    RVI_TRY(batch_prologue(occ, first, count, out_visible, &active));
+    if (!active)
+        return RV_OK;
+    const rvi_occ_view *v = &occ->view;
+    block_fn kernel = v->perspective ? block_persp : block_ortho;
+#if RVI_OCC_X86_WIDE
+    if (occ->wide)
+        kernel = v->perspective ? block_persp_avx2 : block_ortho_avx2;
+#endif
+    float fw = (float)occ->width, fh = (float)occ->height;
+    int32_t first_bad = 0;
+    uint64_t culled = 0;
+    occ_block blk;
+    uint32_t end = first + count;
+    for (uint32_t i = first; i < end; i += 8) {
+        uint32_t n = end - i < 8 ? end - i : 8;
+        if (n == 8) {
+            kernel(v, fw, fh, boxes->min, boxes->max, i, &blk);
+        } else {
+            /* The tail: pad the lanes with copies of the last box. */
+            float pad[6][8];
+            for (int a = 0; a < 3; a++)
+                for (uint32_t j = 0; j < 8; j++) {
+                    uint32_t s = i + (j < n ? j : n - 1);
+                    pad[a][j] = boxes->min[a][s];
+                    pad[3 + a][j] = boxes->max[a][s];
+                }
+            const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
+            kernel(v, fw, fh, pmn, pmx, 0, &blk);
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            bool hidden = false;
+            if (blk.on[j])
+                hidden = use_pyramid ? hz_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j], blk.nearness[j])
+                                     : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
+                                                           blk.nearness[j]);
+            out_visible[i + j] = !hidden;
+            culled += hidden;
+            if (blk.bad[j] && !first_bad)
+                first_bad = blk.bad[j];
+        }
+    }
+    occ->stats.tests += count;
+    occ->stats.culled += culled;
+    return item_code(first_bad);
+}
+
+rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first, uint32_t count,
+                                  uint8_t *out_visible)
+{
+    if (!boxes || !boxes->matrices)
+        return rvi_occlusion_test_world_boxes(occ, boxes, first, count, out_visible, true);
+    if (!boxes->min[0] || !boxes->min[1] || !boxes->min[2] || !boxes->max[0] || !boxes->max[1] || !boxes->max[2])
+        return RV_ERR_INVALID_ARG;
+    bool active;
+    RVI_TRY(batch_prologue(occ, first, count, out_visible, &active));
+    if (!active)
+        return RV_OK;
+    rv_result first_error = RV_OK;
+    uint64_t culled = 0;
+    for (uint32_t i = first; i < first + count; i++) {
+        float lo[3] = { boxes->min[0][i], boxes->min[1][i], boxes->min[2][i] };
+        float hi[3] = { boxes->max[0][i], boxes->max[1][i], boxes->max[2][i] };
+        const float *m = boxes->matrices + (size_t)16 * i;
+        rv_result e = rvi_occ_check_box(lo, hi, m);
+        occ_footprint fp;
+        bool hidden = e == RV_OK && footprint_box(occ, lo, hi, m, &fp) &&
+                      hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+        out_visible[i] = !hidden;
+        culled += hidden;
+        if (e != RV_OK && first_error == RV_OK)
+            first_error = e;
+    }
+    occ->stats.tests += count;
+    occ->stats.culled += culled;
+    return first_error;
+}
+
+rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_spheres *spheres, uint32_t first,
+                                    uint32_t count, uint8_t *out_visible)
+{
+    if (!spheres || !spheres->center[0] || !spheres->center[1] || !spheres->center[2] || !spheres->radius)
+        return RV_ERR_INVALID_ARG;
+    bool active;
+    RVI_TRY(batch_prologue(occ, first, count, out_visible, &active));
+    if (!active)
+        return RV_OK;
+    rv_result first_error = RV_OK;
+    uint64_t culled = 0;
+    for (uint32_t i = first; i < first + count; i++) {
+        float c[3] = { spheres->center[0][i], spheres->center[1][i], spheres->center[2][i] };
+        float radius = spheres->radius[i];
+        const float *m = spheres->matrices ? spheres->matrices + (size_t)16 * i : NULL;
+        rv_result e = RV_OK;
+        if (!rvi_finite_n(c, 3) || !isfinite(radius) || (m && !rvi_finite_n(m, 16)))
+            e = RV_ERR_NOT_FINITE;
+        else if (radius < 0 || (m && !rvi_occ_affine_ok(m)))
+            e = RV_ERR_INVALID_ARG;
+        occ_footprint fp;
+        bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) &&
+                      hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+        out_visible[i] = !hidden;
+        culled += hidden;
+        if (e != RV_OK && first_error == RV_OK)
+            first_error = e;
+    }
+    occ->stats.tests += count;
+    occ->stats.culled += culled;
+    return first_error;
+}

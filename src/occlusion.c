@@ -80,7 +80,10 @@ void rv_occlusion_destroy(rv_occlusion *occ)
         heap = &own; /* the struct is about to go */
     rvi_free(heap, occ->texels, occ->texel_capacity * sizeof(float));
     rvi_free(heap, occ->row_scratch, occ->row_capacity * sizeof(double));
-    rvi_vec_free(heap, &occ->occluders, sizeof(rvi_occluder));
+    rvi_free(heap, occ->row_spans, occ->span_capacity * sizeof(int32_t));
+    rvi_vec_free(heap, &occ->inputs, sizeof(rvi_occ_input));
+    rvi_vec_free(heap, &occ->matrices, 16 * sizeof(float));
+    rvi_vec_free(heap, &occ->footprints, sizeof(rvi_occ_footprint));
     rvi_vec_free(heap, &occ->order, sizeof(uint64_t));
     rvi_free(heap, occ, sizeof *occ);
 }
@@ -94,7 +97,18 @@ rv_alloc_stats rv_occlusion_alloc_stats(const rv_occlusion *occ)
 rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occ)
 {
     rv_occlusion_stats none = {0};
-    return occ ? occ->stats : none;
+    if (!occ)
+        return none;
+    rv_occlusion_stats st = occ->stats;
+    if (occ->width > 0 && occ->state == RVI_OCC_FROZEN) {
+        /* Counted here rather than at every freeze: only hosts that ask pay for it. */
+        size_t n0 = (size_t)occ->width * occ->height;
+        uint32_t covered = 0;
+        for (size_t i = 0; i < n0; i++)
+            covered += occ->texels[i] > EMPTY_TEXEL;
+        st.texels_covered = covered;
+    }
+    return st;
 }
 
 uint32_t rv_occlusion_level_count(const rv_occlusion *occ)
@@ -112,7 +126,8 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
         return RV_OK;
     /* Drop the previous frame first: whatever fails below, a stale view never culls. */
     occ->state = RVI_OCC_NO_VIEW;
-    occ->occluders.count = 0;
+    occ->inputs.count = 0;
+    occ->matrices.count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
     if (!rvi_finite_n(view_projection, 16) || !isfinite(aspect))
         return RV_ERR_NOT_FINITE;
@@ -156,6 +171,14 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
         occ->row_scratch = t;
         occ->row_capacity = rows;
     }
+    if (2 * (size_t)height > occ->span_capacity) {
+        size_t rows = 2 * (size_t)height;
+        int32_t *t = rvi_realloc(occ->heap, occ->row_spans, occ->span_capacity * sizeof(int32_t), rows * sizeof(int32_t));
+        if (!t)
+            return RV_ERR_OUT_OF_MEMORY;
+        occ->row_spans = t;
+        occ->span_capacity = rows;
+    }
     occ->height = height;
     occ->level_count = levels;
     memcpy(occ->level_w, level_w, sizeof(uint32_t) * levels);
@@ -177,27 +200,24 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
     if (occ->state == RVI_OCC_FROZEN)
         return RV_ERR_FROZEN;
     RVI_TRY(rvi_occ_check_box(min, max, matrix));
-    if (occ->stats.occluders_submitted == UINT32_MAX)
+    uint32_t n = occ->inputs.count + 1;
+    if (n == 0 || (matrix && occ->matrices.count >= INT32_MAX))
         return RV_ERR_CAPACITY;
-
-    rvi_occluder prepared;
-    rvi_occ_prepare r = rvi_occ_prepare_box(&occ->view, min, max, matrix, occ->desc.min_occluder_texels, &prepared);
-    if (r == RVI_OCC_PREPARED) {
-        uint32_t n = occ->occluders.count + 1;
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->occluders, sizeof(rvi_occluder), n));
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), n));
-        prepared.order = occ->occluders.count;
-        RVI_VEC_AT(occ->occluders, rvi_occluder, occ->occluders.count++) = prepared;
+    /* Everything the freeze needs is reserved here, so that the freeze never allocates. */
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), n));
+    if (matrix)
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), occ->matrices.count + 1));
+    rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count++);
+    memcpy(in->min, min, sizeof in->min);
+    memcpy(in->max, max, sizeof in->max);
+    in->matrix = -1;
+    if (matrix) {
+        in->matrix = (int32_t)occ->matrices.count;
+        memcpy((float *)occ->matrices.data + (size_t)16 * occ->matrices.count++, matrix, 16 * sizeof(float));
     }
     occ->stats.occluders_submitted++;
-    switch (r) {
-    case RVI_OCC_PREPARED: break;
-    case RVI_OCC_SMALL: occ->stats.skipped_small++; break;
-    case RVI_OCC_OFFSCREEN: occ->stats.skipped_offscreen++; break;
-    case RVI_OCC_DEGENERATE: occ->stats.skipped_degenerate++; break;
-    }
-    if (r != RVI_OCC_PREPARED)
-        occ->stats.occluders_skipped++;
     return RV_OK;
 }
 
@@ -226,21 +246,6 @@ static uint32_t float_order(float f)
     return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
 }
 
-/* True when every texel the occluder's screen bounds touch already holds something
- * strictly nearer than its nearest point: drawing it would change nothing. */
-static bool occluder_hidden(const rv_occlusion *occ, const rvi_occluder *o)
-{
-    const float m = 1.0f / 1024; /* bounds are already rounded outward */
-    float x0 = o->bounds[0] - m, y0 = o->bounds[1] - m, x1 = o->bounds[2] + m, y1 = o->bounds[3] + m;
-    float fw = (float)occ->width, fh = (float)occ->height;
-    int32_t ix0 = x0 > 0 ? (int32_t)x0 : 0, iy0 = y0 > 0 ? (int32_t)y0 : 0;
-    int32_t ix1 = x1 < fw ? (int32_t)x1 : (int32_t)occ->width - 1;
-    int32_t iy1 = y1 < fh ? (int32_t)y1 : (int32_t)occ->height - 1;
-    if (ix0 > ix1 || iy0 > iy1)
-        return false;
-    return rvi_occ_flat_hidden(occ, ix0, iy0, ix1, iy1, o->near_nearness);
-}
-
 static void build_pyramid(rv_occlusion *occ)
 {
     for (uint32_t l = 0; l + 1 < occ->level_count; l++) {
@@ -266,6 +271,33 @@ static void build_pyramid(rv_occlusion *occ)
     }
 }
 
+static void count_skip(rv_occlusion_stats *st, rvi_occ_prepare r)
+{
+    st->occluders_skipped++;
+    if (r == RVI_OCC_OFFSCREEN)
+        st->skipped_offscreen++;
+    else if (r == RVI_OCC_DEGENERATE)
+        st->skipped_degenerate++;
+    else
+        st->skipped_small++;
+}
+
+/* Draws one occluder in double precision (projection, silhouette, back faces, spans). */
+static void draw_occluder(rv_occlusion *occ, const rvi_occ_input *in)
+{
+    rvi_occluder o;
+    const float *m = in->matrix >= 0 ? (const float *)occ->matrices.data + (size_t)16 * (uint32_t)in->matrix : NULL;
+    rvi_occ_prepare r = rvi_occ_prepare_box(&occ->view, in->min, in->max, m, occ->desc.min_occluder_texels, &o);
+    if (r == RVI_OCC_PREPARED && !rvi_occ_finish(&occ->view, &o))
+        r = RVI_OCC_SMALL;
+    if (r != RVI_OCC_PREPARED) {
+        count_skip(&occ->stats, r);
+        return;
+    }
+    rvi_occ_rasterize(&o, occ->texels, occ->width, occ->row_scratch, occ->row_spans, occ->wide);
+    occ->stats.occluders_rasterized++;
+}
+
 rv_result rv_occlusion_freeze(rv_occlusion *occ)
 {
     if (!occ)
@@ -275,47 +307,47 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     size_t n0 = (size_t)occ->width * occ->height;
     for (size_t i = 0; i < n0; i++)
         occ->texels[i] = EMPTY_TEXEL;
-    uint32_t count = occ->occluders.count;
-    rvi_occluder *list = RVI_VEC_PTR(occ->occluders, rvi_occluder);
-    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t); /* capacity reserved by add */
-    uint32_t selected = count, cap = occ->desc.max_occluders;
-    if (cap && count > cap) {
+    uint32_t count = occ->inputs.count;
+    const rvi_occ_input *in = RVI_VEC_PTR(occ->inputs, rvi_occ_input);
+    rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
+    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t); /* capacities reserved by add */
+    /* Every occluder through the float object test first (8 at a time): its screen
+     * rectangle and nearest point are the sort keys and the hidden test below. */
+    rvi_occ_footprints(occ, in, count, occ->matrices.data, fp);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (fp[i].on == RVI_OCC_AWAY) {
+            count_skip(&occ->stats, RVI_OCC_OFFSCREEN);
+            continue;
+        }
+        /* Near-plane crossers (on == 0) are the nearest of all and are always drawn. */
+        float area = fp[i].on ? (float)(fp[i].x1 - fp[i].x0 + 1) * (float)(fp[i].y1 - fp[i].y0 + 1) : FLT_MAX;
+        keys[n++] = ((uint64_t)float_order(area) << 32) | (uint32_t)(UINT32_MAX - i);
+    }
+    uint32_t cap = occ->desc.max_occluders;
+    if (cap && n > cap) {
         /* Largest on screen first, submission order among equals. */
-        for (uint32_t i = 0; i < count; i++)
-            keys[i] = ((uint64_t)float_order(list[i].area) << 32) | (uint32_t)(UINT32_MAX - i);
-        sort_desc(keys, count);
-        for (uint32_t i = 0; i < cap; i++)
-            keys[i] = UINT32_MAX - (uint32_t)keys[i];
-        selected = cap;
-        occ->stats.skipped_cap = count - cap;
-        occ->stats.occluders_skipped += count - cap;
-    } else {
-        for (uint32_t i = 0; i < count; i++)
-            keys[i] = i;
+        sort_desc(keys, n);
+        occ->stats.skipped_cap = n - cap;
+        occ->stats.occluders_skipped += n - cap;
+        n = cap;
     }
     /* Nearest first, so that occluders wholly behind nearer ones are recognised and
-     * skipped: they could not change the buffer (it keeps the larger nearness). */
-    for (uint32_t i = 0; i < selected; i++) {
-        uint32_t idx = (uint32_t)keys[i];
-        keys[i] = ((uint64_t)float_order(list[idx].near_nearness) << 32) | (uint32_t)(UINT32_MAX - idx);
+     * skipped: they could not change the buffer (a texel keeps the larger nearness). */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = UINT32_MAX - (uint32_t)keys[k];
+        float near = fp[i].on ? fp[i].nearness : FLT_MAX;
+        keys[k] = ((uint64_t)float_order(near) << 32) | (uint32_t)(UINT32_MAX - i);
     }
-    sort_desc(keys, selected);
-    for (uint32_t i = 0; i < selected; i++) {
-        rvi_occluder *o = &list[UINT32_MAX - (uint32_t)keys[i]];
-        if (occluder_hidden(occ, o)) {
+    sort_desc(keys, n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = UINT32_MAX - (uint32_t)keys[k];
+        const rvi_occ_footprint *f = &fp[i];
+        if (f->on == RVI_OCC_ON && rvi_occ_flat_hidden(occ, f->x0, f->y0, f->x1, f->y1, f->nearness))
             occ->stats.occluders_hidden++;
-        } else if (rvi_occ_finish(&occ->view, o)) {
-            rvi_occ_rasterize(o, occ->texels, occ->width, occ->row_scratch);
-            occ->stats.occluders_rasterized++;
-        } else {
-            occ->stats.skipped_small++;
-            occ->stats.occluders_skipped++;
-        }
+        else
+            draw_occluder(occ, &in[i]);
     }
-    uint32_t covered = 0;
-    for (size_t i = 0; i < n0; i++)
-        covered += occ->texels[i] > EMPTY_TEXEL;
-    occ->stats.texels_covered = covered;
     build_pyramid(occ);
     occ->state = RVI_OCC_FROZEN;
     return RV_OK;

@@ -13,6 +13,19 @@
 #include "core/check.h"
 #include "core/vec.h"
 
+/* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
+ * Clang an AVX2 build of the same source is also compiled and picked at run time
+ * (rv_occlusion.wide). Both give identical results: same operations in the same order, and
+ * ISO C mode forbids contracting them into fused multiply-adds. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define RVI_OCC_X86_WIDE 1
+#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
+#define RVI_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define RVI_OCC_X86_WIDE 0
+#define RVI_ALWAYS_INLINE inline
+#endif
+
 #define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
 #define RVI_OCC_MAX_PLANES 6
 
@@ -36,14 +49,15 @@ typedef struct rvi_occ_view {
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
 
-/* One occluder. rvi_occ_prepare_box projects it when it is added (corners, screen
- * bounds, nearest and farthest points); rvi_occ_finish derives its coverage edges and
- * back-face planes at the freeze, only if it is not already hidden by nearer occluders.
+/* One occluder being drawn at the freeze (in double precision, only for occluders not
+ * already hidden by nearer ones): rvi_occ_prepare_box projects it (corners, screen bounds,
+ * nearest and farthest points), rvi_occ_finish derives its coverage edges and back-face
+ * planes.
  * Texel (ix, iy) covers [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
 typedef struct rvi_occluder {
-    float area;            /* on-screen bounding-rectangle area in texels (the cap's sort key) */
-    uint32_t order;        /* submission index (ties) */
-    float near_nearness;   /* nearness of the occluder's nearest point (beyond the near plane) */
+    float area;            /* on-screen bounding-rectangle area in texels */
+    float near_nearness;   /* nearness of the occluder's nearest point (beyond the near plane),
+                              rounded nearer: a row already nearer than it needs no drawing */
     float far_nearness;    /* nearness of its farthest point: a floor for every covered texel */
     float bounds[4];       /* screen bounds in texels: min x, min y, max x, max y (unclamped) */
     bool finished;         /* edges and planes below are set */
@@ -62,6 +76,25 @@ typedef struct rvi_occluder {
     double pts[8][2];           /* projected corners, texel coordinates */
     bool has_matrix;
 } rvi_occluder;
+
+/* An occluder as declared: the box, and its matrix's index in rv_occlusion.matrices
+ * (-1: identity). */
+typedef struct rvi_occ_input {
+    float min[3], max[3];
+    int32_t matrix;
+} rvi_occ_input;
+
+/* A box seen through the float object test: the touched texel rectangle (inclusive,
+ * clamped to the buffer) and the nearness of its nearest point, rounded nearer. */
+typedef struct rvi_occ_footprint {
+    int32_t x0, y0, x1, y1;
+    float nearness;
+    int32_t on;  /* RVI_OCC_ON: usable; RVI_OCC_AWAY: wholly off screen (beyond the near
+                    plane); 0: crosses the near plane, degenerate or not finite */
+} rvi_occ_footprint;
+
+#define RVI_OCC_ON 1
+#define RVI_OCC_AWAY 2
 
 typedef enum rvi_occ_state {
     RVI_OCC_NO_VIEW = 0, /* no successful begin this frame: adds refused, tests visible */
@@ -82,8 +115,12 @@ struct rv_occlusion {
     size_t texel_capacity;
     double *row_scratch;     /* 2 * height doubles for the rasteriser's row bounds */
     size_t row_capacity;
-    rvi_vec occluders;       /* rvi_occluder, this frame's accepted ones */
-    rvi_vec order;           /* uint32_t scratch for the cap's sort */
+    int32_t *row_spans;      /* 2 * height ints: the rows' texel spans */
+    size_t span_capacity;
+    rvi_vec inputs;          /* rvi_occ_input: this frame's occluders, as declared */
+    rvi_vec matrices;        /* float[16] of the occluders that came with a matrix */
+    rvi_vec footprints;      /* rvi_occ_footprint per occluder (freeze scratch) */
+    rvi_vec order;           /* uint64_t per occluder (freeze scratch: sort keys) */
     rvi_occ_view view;
     rv_occlusion_stats stats;
     bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
@@ -133,6 +170,11 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
 /* True when this CPU runs the AVX2 build of the batch test kernel (x86 with AVX2). */
 bool rvi_occ_cpu_wide(void);
 
+/* Footprints of count declared occluders through the float object test (8 lanes at a
+ * time for those without a matrix): the freeze's sort keys and hidden test. */
+void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
+                        rvi_occ_footprint *out);
+
 /* Raster side (occlusion_raster.c). */
 /* Derives the view from a host matrix; false when it is unusable (not invertible, w <= 0). */
 bool rvi_occ_view_init(rvi_occ_view *view, const float view_projection[16], rv_clip clip, uint32_t width,
@@ -150,7 +192,8 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *view, const float min[3]
 /* Derives coverage edges and back-face planes; false when no whole texel is covered. */
 bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
 /* Writes the occluder's conservative nearness into level 0 (max with what is there).
- * scratch holds 2 * height doubles. */
-void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch);
+ * scratch holds 2 * height doubles, spans 2 * height ints; wide picks the AVX2 build. */
+void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch, int32_t *spans,
+                       bool wide);
 
 #endif

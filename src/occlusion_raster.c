@@ -432,75 +432,95 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
                 e[a][i] = a == i ? ext[a] : 0.0;
         }
     }
-    /* Clip coordinates and near values of the 8 corners, by adding the edges' images. */
-    double c0[5], ce[3][5];
-    for (int r = 0; r < 5; r++) {
-        double rr[4];
-        for (int j = 0; j < 4; j++)
-            rr[j] = r < 4 ? m_at(v->vp, r, j) : v->near_row[j];
-        c0[r] = rr[0] * org[0] + rr[1] * org[1] + rr[2] * org[2] + rr[3];
-        for (int a = 0; a < 3; a++)
-            ce[a][r] = rr[0] * e[a][0] + rr[1] * e[a][1] + rr[2] * e[a][2];
-    }
-    double corner[8][5];
+    /* Clip coordinates (x, y, z, w) and near values of the 8 corners, by adding the edges'
+     * images; rows of corner[][] (structure of arrays). */
+    double corner[5][8];
     bool clipped = false;
-    for (int k = 0; k < 8; k++) {
-        for (int r = 0; r < 5; r++)
-            corner[k][r] = c0[r] + ((k & 1) ? ce[0][r] : 0.0) + ((k & 2) ? ce[1][r] : 0.0) + ((k & 4) ? ce[2][r] : 0.0);
-        clipped |= corner[k][4] < 0;
+    for (int r = 0; r < 5; r++) {
+        const double rr[4] = { r < 4 ? m_at(v->vp, r, 0) : v->near_row[0], r < 4 ? m_at(v->vp, r, 1) : v->near_row[1],
+                               r < 4 ? m_at(v->vp, r, 2) : v->near_row[2], r < 4 ? m_at(v->vp, r, 3) : v->near_row[3] };
+        double a0 = rr[0] * org[0] + rr[1] * org[1] + rr[2] * org[2] + rr[3];
+        double d0 = rr[0] * e[0][0] + rr[1] * e[0][1] + rr[2] * e[0][2];
+        double d1 = rr[0] * e[1][0] + rr[1] * e[1][1] + rr[2] * e[1][2];
+        double d2 = rr[0] * e[2][0] + rr[1] * e[2][1] + rr[2] * e[2][2];
+        double a1 = a0 + d0, a2 = a0 + d1, a3 = a1 + d1;
+        double *c = corner[r];
+        c[0] = a0;
+        c[1] = a1;
+        c[2] = a2;
+        c[3] = a3;
+        c[4] = a0 + d2;
+        c[5] = a1 + d2;
+        c[6] = a2 + d2;
+        c[7] = a3 + d2;
     }
+    for (int k = 0; k < 8; k++)
+        clipped |= corner[4][k] < 0;
 
     double W = v->texels_w, H = v->texels_h;
     double pts[24][2];
     double minx = INFINITY, maxx = -INFINITY, miny = INFINITY, maxy = -INFINITY;
     double far_near = INFINITY, near_near = -INFINITY, coord_mag = 0;
-    double clip_pts[20][5];
-    const double (*src)[5] = (const double (*)[5])corner;
+    double src[5][20]; /* rows x, y, z, w, near of the vertices to project */
     int nsrc = 8;
-    if (clipped) {
+    if (!clipped) {
+        memcpy(src[0], corner[0], sizeof corner[0]);
+        memcpy(src[1], corner[1], sizeof corner[1]);
+        memcpy(src[2], corner[2], sizeof corner[2]);
+        memcpy(src[3], corner[3], sizeof corner[3]);
+    } else {
         /* Near-plane clipping: corners in front, plus the crossings of the box edges. */
         int m = 0;
         for (int k = 0; k < 8; k++)
-            if (corner[k][4] >= 0)
-                memcpy(clip_pts[m++], corner[k], sizeof clip_pts[0]);
+            if (corner[4][k] >= 0) {
+                for (int r = 0; r < 5; r++)
+                    src[r][m] = corner[r][k];
+                m++;
+            }
         if (m == 0)
             return RVI_OCC_OFFSCREEN;
         for (int k = 0; k < 8; k++)
             for (int axis = 1; axis <= 4; axis <<= 1) {
                 if (k & axis)
                     continue;
-                const double *pa = corner[k], *pb = corner[k | axis];
-                if ((pa[4] >= 0) == (pb[4] >= 0))
+                int kb = k | axis;
+                double na = corner[4][k], nb = corner[4][kb];
+                if ((na >= 0) == (nb >= 0))
                     continue;
-                double t = pa[4] / (pa[4] - pb[4]);
+                double t = na / (na - nb);
                 for (int r = 0; r < 5; r++)
-                    clip_pts[m][r] = pa[r] + t * (pb[r] - pa[r]);
+                    src[r][m] = corner[r][k] + t * (corner[r][kb] - corner[r][k]);
                 m++;
             }
-        src = (const double (*)[5])clip_pts;
         nsrc = m;
     }
     /* Project. Every vertex must be safely in front of the eye (true beyond the near plane
-     * of any sane projection; a matrix that breaks it makes the occluder unusable). */
+     * of any sane projection; a matrix that breaks it makes the occluder unusable). Split
+     * into simple loops so that they vectorise. */
+    double iw[20], tx[20], ty[20], nearness[20];
+    int32_t sane = 1;
     for (int i = 0; i < nsrc; i++) {
-        double w = src[i][3];
-        if (!(w > 1e-12 * (fabs(src[i][0]) + fabs(src[i][1]) + 1e-300)))
-            return RVI_OCC_DEGENERATE;
-        double iw = 1.0 / w;
-        double tx = 0.5 * W * (src[i][0] * iw + 1.0), ty = 0.5 * H * (1.0 - src[i][1] * iw);
-        if (!(fabs(tx) < 1e12 && fabs(ty) < 1e12))
-            return RVI_OCC_DEGENERATE;
-        pts[i][0] = tx;
-        pts[i][1] = ty;
-        minx = dmin(minx, tx);
-        maxx = dmax(maxx, tx);
-        miny = dmin(miny, ty);
-        maxy = dmax(maxy, ty);
-        coord_mag = dmax(coord_mag, fabs(tx) + fabs(ty));
-        double nearness = v->perspective ? iw : -v->sigma * src[i][2];
-        far_near = dmin(far_near, nearness);
-        near_near = dmax(near_near, nearness);
+        double x = src[0][i], y = src[1][i], w = src[3][i];
+        sane &= w > 1e-12 * (fabs(x) + fabs(y) + 1e-300);
+        iw[i] = 1.0 / w;
+        tx[i] = 0.5 * W * (x * iw[i] + 1.0);
+        ty[i] = 0.5 * H * (1.0 - y * iw[i]);
+        sane &= (fabs(tx[i]) < 1e12) & (fabs(ty[i]) < 1e12);
+        nearness[i] = v->perspective ? iw[i] : -v->sigma * src[2][i];
     }
+    for (int i = 0; i < nsrc; i++) {
+        minx = dmin(minx, tx[i]);
+        maxx = dmax(maxx, tx[i]);
+        miny = dmin(miny, ty[i]);
+        maxy = dmax(maxy, ty[i]);
+        far_near = dmin(far_near, nearness[i]);
+        near_near = dmax(near_near, nearness[i]);
+        pts[i][0] = tx[i];
+        pts[i][1] = ty[i];
+    }
+    coord_mag = dmax(fabs(minx), fabs(maxx)) + dmax(fabs(miny), fabs(maxy));
+    if (!sane)
+        return RVI_OCC_DEGENERATE;
     if (maxx <= 0 || minx >= W || maxy <= 0 || miny >= H)
         return RVI_OCC_OFFSCREEN;
     double cx0 = dmax(minx, 0), cx1 = dmin(maxx, W), cy0 = dmax(miny, 0), cy1 = dmin(maxy, H);
@@ -575,18 +595,74 @@ bool rvi_occ_finish(const rvi_occ_view *v, rvi_occluder *o)
 
 /* ---- rasterisation ---------------------------------------------------------------------- */
 
-/* One row span: row[ix] = max(row[ix], max(floor, max_k a_k ix + r_k)), NP planes. */
+/* Fills rows 0 .. ny - 1 of the occluder (texel columns xl[i] .. xr[i] of row y0 + i):
+ * texel = max(texel, max(floor, max_k a_k ix + b_k iy + c_k)) over NP planes. A row
+ * whose span is already strictly nearer than the occluder's nearest point is left alone
+ * (front-to-back drawing makes that common, and it cannot change the row). */
 #define SPAN_FILL(NP)                                                                          \
-    for (int32_t ix = xl; ix <= xr; ix++) {                                                    \
-        float fx = (float)ix, val = floor_v;                                                   \
+    for (int32_t j = 0; j < n; j++) {                                                          \
+        float fx = (float)(x_lo + j), val = floor_v;                                           \
         for (int k = 0; k < (NP); k++) {                                                       \
             float t = a[k] * fx + rc[k];                                                       \
             val = t > val ? t : val;                                                           \
         }                                                                                      \
-        row[ix] = val > row[ix] ? val : row[ix];                                               \
+        span[j] = val > span[j] ? val : span[j];                                               \
     }
 
-void rvi_occ_rasterize(const rvi_occluder *o, float *texels, uint32_t width, double *scratch)
+static RVI_ALWAYS_INLINE void fill_rows(const rvi_occluder *o, float *texels, uint32_t width, const int32_t *xl,
+                                        const int32_t *xr, int32_t ny)
+{
+    uint32_t np = o->plane_count;
+    float a[RVI_OCC_MAX_PLANES], b[RVI_OCC_MAX_PLANES], c[RVI_OCC_MAX_PLANES];
+    /* Pad to 2, 4 or 6 planes by repeating the first: max is idempotent. */
+    uint32_t padded = np <= 2 ? 2 : np <= 4 ? 4 : 6;
+    for (uint32_t k = 0; k < padded; k++) {
+        uint32_t s = k < np ? k : 0;
+        a[k] = np ? o->plane[s][0] : 0;
+        b[k] = np ? o->plane[s][1] : 0;
+        c[k] = np ? o->plane[s][2] : -FLT_MAX;
+    }
+    const float floor_v = o->far_nearness, nearest = o->near_nearness;
+    for (int32_t i = 0; i < ny; i++) {
+        int32_t x_lo = xl[i], n = xr[i] - x_lo + 1;
+        if (n <= 0)
+            continue;
+        int32_t iy = o->y0 + i;
+        float *span = texels + (size_t)iy * width + x_lo;
+        int32_t nearer = 0;
+        for (int32_t j = 0; j < n; j++)
+            nearer += span[j] > nearest;
+        if (nearer == n)
+            continue;
+        float fy = (float)iy, rc[RVI_OCC_MAX_PLANES];
+        for (uint32_t k = 0; k < padded; k++)
+            rc[k] = b[k] * fy + c[k];
+        if (padded == 2) {
+            SPAN_FILL(2)
+        } else if (padded == 4) {
+            SPAN_FILL(4)
+        } else {
+            SPAN_FILL(6)
+        }
+    }
+}
+
+static void fill_rows_generic(const rvi_occluder *o, float *texels, uint32_t width, const int32_t *xl,
+                              const int32_t *xr, int32_t ny)
+{
+    fill_rows(o, texels, width, xl, xr, ny);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static void fill_rows_avx2(const rvi_occluder *o, float *texels, uint32_t width, const int32_t *xl,
+                                           const int32_t *xr, int32_t ny)
+{
+    fill_rows(o, texels, width, xl, xr, ny);
+}
+#endif
+
+void rvi_occ_rasterize(const rvi_occluder *o, float *texels, uint32_t width, double *scratch, int32_t *spans,
+                       bool wide)
 {
     int32_t ny = o->y1 - o->y0 + 1;
     double *lb = scratch, *rb = scratch + ny;
@@ -610,35 +686,21 @@ void rvi_occ_rasterize(const rvi_occluder *o, float *texels, uint32_t width, dou
             }
         }
     }
-    uint32_t np = o->plane_count;
-    float a[RVI_OCC_MAX_PLANES], b[RVI_OCC_MAX_PLANES], c[RVI_OCC_MAX_PLANES];
-    /* Pad to 2, 4 or 6 planes by repeating the first: max is idempotent. */
-    uint32_t padded = np <= 2 ? 2 : np <= 4 ? 4 : 6;
-    for (uint32_t k = 0; k < padded; k++) {
-        uint32_t s = k < np ? k : 0;
-        a[k] = np ? o->plane[s][0] : 0;
-        b[k] = np ? o->plane[s][1] : 0;
-        c[k] = np ? o->plane[s][2] : -FLT_MAX;
-    }
-    const float floor_v = o->far_nearness;
+    /* Clamp, then ceil / floor by truncating a positive value (bounds are in [-1, 8193]
+     * after the clamp; the added 16384 rounds far below the shrink margin). */
+    int32_t *xl = spans, *xr = spans + ny;
     for (int32_t i = 0; i < ny; i++) {
-        /* Clamp, then ceil / floor by truncating a positive value (bounds are in
-         * [-1, 8193] after the clamp; the added 16384 rounds far below the margin). */
         double l = lb[i] < fx1 + 1 ? lb[i] : fx1 + 1, r = rb[i] > fx0 - 1 ? rb[i] : fx0 - 1;
-        int32_t xl = 16384 - (int32_t)(16384.0 - l), xr = (int32_t)(r + 16384.0) - 16384;
-        if (xl > xr)
-            continue;
-        int32_t iy = o->y0 + i;
-        float *row = texels + (size_t)iy * width;
-        float fy = (float)iy, rc[RVI_OCC_MAX_PLANES];
-        for (uint32_t k = 0; k < padded; k++)
-            rc[k] = b[k] * fy + c[k];
-        if (padded == 2) {
-            SPAN_FILL(2)
-        } else if (padded == 4) {
-            SPAN_FILL(4)
-        } else {
-            SPAN_FILL(6)
-        }
+        int32_t il = 16384 - (int32_t)(16384.0 - l), ir = (int32_t)(r + 16384.0) - 16384;
+        xl[i] = il;
+        xr[i] = ir;
     }
+#if RVI_OCC_X86_WIDE
+    if (wide) {
+        fill_rows_avx2(o, texels, width, xl, xr, ny);
+        return;
+    }
+#endif
+    (void)wide;
+    fill_rows_generic(o, texels, width, xl, xr, ny);
 }

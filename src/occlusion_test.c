@@ -19,14 +19,6 @@
 #include <emmintrin.h>
 #endif
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-#define RVI_OCC_X86_WIDE 1
-#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define RVI_OCC_X86_WIDE 0
-#define RVI_ALWAYS_INLINE inline
-#endif
-
 #define F_EPS (1.0f / 16777216.0f)
 
 /* ---- the pyramid lookups --------------------------------------------------------------- */
@@ -133,20 +125,19 @@ bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_
 
 /* ---- one object at a time (boxes with matrices, spheres, single tests) ------------------ */
 
-/* A projected object: touched texel rectangle and nearest nearness. */
-typedef struct occ_footprint {
-    int32_t x0, y0, x1, y1;
-    float nearness;
-} occ_footprint;
+typedef rvi_occ_footprint occ_footprint;
 
-/* Clamps a texel-space rectangle (already widened by its margin) to the buffer; false when
- * it is off screen or not finite. Lower bounds floor, upper bounds floor too (a texel is
- * touched when the closed rectangle meets it). */
-static inline bool clamp_rect(float fw, float fh, float xmin, float ymin, float xmax, float ymax, float nearness,
-                              occ_footprint *fp)
+/* Clamps a texel-space rectangle (already widened by its margin) to the buffer: RVI_OCC_ON,
+ * RVI_OCC_AWAY (off screen) or 0 (not finite). Both bounds floor (a texel is touched when
+ * the closed rectangle meets it). */
+static inline int32_t clamp_rect(float fw, float fh, float xmin, float ymin, float xmax, float ymax, float nearness,
+                                 occ_footprint *fp)
 {
-    if (!(xmax >= 0 && xmin <= fw && ymax >= 0 && ymin <= fh && nearness < FLT_MAX && nearness > -FLT_MAX))
-        return false;
+    fp->on = 0;
+    if (!(nearness < FLT_MAX && nearness > -FLT_MAX && xmin <= xmax && ymin <= ymax))
+        return 0;
+    if (!(xmax >= 0 && xmin <= fw && ymax >= 0 && ymin <= fh))
+        return fp->on = RVI_OCC_AWAY;
     xmin = xmin > 0 ? xmin : 0;
     ymin = ymin > 0 ? ymin : 0;
     fp->x0 = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
@@ -154,15 +145,16 @@ static inline bool clamp_rect(float fw, float fh, float xmin, float ymin, float 
     fp->x1 = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
     fp->y1 = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
     fp->nearness = nearness;
-    return true;
+    return fp->on = RVI_OCC_ON;
 }
 
 /* Projects a box given, per test row r (texel x, texel y, near, q), the value at the base
  * corner b[r] and the change along the three edges d0/d1/d2[r]; dist bounds the L1
  * distance of any corner (and of the terms that computed it) from the view's ref.
- * False when the object must be answered visible without a lookup: it crosses the near
- * plane, its projection is degenerate or not finite, or it is wholly off screen. */
-static bool project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
+ * Anything but RVI_OCC_ON must be answered visible without a lookup: 0 when it crosses
+ * the near plane or its projection is degenerate or not finite, RVI_OCC_AWAY when it is
+ * wholly off screen. */
+static int32_t project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
                         const float d2[4], float dist, occ_footprint *fp)
 {
     const rvi_occ_view *v = &occ->view;
@@ -184,13 +176,14 @@ static bool project_box(const rv_occlusion *occ, const float b[4], const float d
         qmin = c[3][k] < qmin ? c[3][k] : qmin;
         qmax = c[3][k] > qmax ? c[3][k] : qmax;
     }
+    fp->on = 0;
     if (!(nmin > v->err_mul[2] * dist + v->err_add[2]))
-        return false; /* crosses (or lies before) the near plane, or NaN */
+        return 0; /* crosses (or lies before) the near plane, or NaN */
     float xmin, xmax, ymin, ymax, margin, nearness;
     if (v->perspective) {
         float wc = qmin - (v->err_mul[3] * dist + v->err_add[3]);
         if (!(wc > 0))
-            return false;
+            return 0;
         nearness = (1.0f / wc) * (1.0f + 4 * F_EPS);
         float inv = 1.0f / c[3][0];
         xmin = xmax = c[0][0] * inv;
@@ -221,7 +214,7 @@ static bool project_box(const rv_occlusion *occ, const float b[4], const float d
 }
 
 /* A local box under an affine matrix (column-major); NULL = world space. */
-static bool footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
+static int32_t footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
                           occ_footprint *fp)
 {
     static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
@@ -251,7 +244,7 @@ static bool footprint_box(const rv_occlusion *occ, const float min[3], const flo
 }
 
 /* A sphere, through its world-space bounding box. */
-static bool footprint_sphere(const rv_occlusion *occ, const float center[3], float radius, const float *m,
+static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], float radius, const float *m,
                              occ_footprint *fp)
 {
     float c[3], r = radius;
@@ -286,7 +279,7 @@ static bool footprint_sphere(const rv_occlusion *occ, const float center[3], flo
 typedef struct occ_block {
     int32_t x0[8], y0[8], x1[8], y1[8];
     float nearness[8];
-    int32_t on[8];  /* nonzero: look it up; zero: visible without a lookup */
+    int32_t on[8];  /* as rvi_occ_footprint.on */
     int32_t bad[8]; /* 0 valid, 1 not finite, 2 min > max */
 } occ_block;
 
@@ -308,7 +301,7 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
         int32_t fin = (fabsf(lx) <= FLT_MAX) & (fabsf(ly) <= FLT_MAX) & (fabsf(lz) <= FLT_MAX) &
                       (fabsf(hx) <= FLT_MAX) & (fabsf(hy) <= FLT_MAX) & (fabsf(hz) <= FLT_MAX);
         int32_t ord = (lx <= hx) & (ly <= hy) & (lz <= hz);
-        out->bad[j] = fin ? (ord ? 0 : 2) : 1;
+        out->bad[j] = (1 - fin) + 2 * fin * (1 - ord); /* 0, 1 not finite, 2 disordered */
         float ox = lx - ref0, oy = ly - ref1, oz = lz - ref2;
         float sx = hx - lx, sy = hy - ly, sz = hz - lz;
         float dist = fabsf(ox) + fabsf(oy) + fabsf(oz) + fabsf(sx) + fabsf(sy) + fabsf(sz);
@@ -359,7 +352,8 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
         ymin -= margin;
         xmax += margin;
         ymax += margin;
-        ok &= (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh) & (nearness < FLT_MAX) & (nearness > -FLT_MAX);
+        ok &= (nearness < FLT_MAX) & (nearness > -FLT_MAX);
+        int32_t seen = (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh);
         /* Clamp (this also turns NaN into 0) before converting. */
         xmin = xmin > 0 ? xmin : 0;
         ymin = ymin > 0 ? ymin : 0;
@@ -370,7 +364,7 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
         out->x1[j] = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
         out->y1[j] = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
         out->nearness[j] = nearness;
-        out->on[j] = ok;
+        out->on[j] = ok * (2 - seen); /* RVI_OCC_ON, RVI_OCC_AWAY or 0, branch-free */
     }
 }
 
@@ -390,14 +384,14 @@ static void block_ortho(const rvi_occ_view *v, float fw, float fh, const float *
 }
 
 #if RVI_OCC_X86_WIDE
-__attribute__((target("avx2"))) static void block_persp_avx2(const rvi_occ_view *v, float fw, float fh,
+RVI_TARGET_AVX2 static void block_persp_avx2(const rvi_occ_view *v, float fw, float fh,
                                                              const float *const mn[3], const float *const mx[3],
                                                              uint32_t i0, occ_block *out)
 {
     block_kernel(v, fw, fh, mn, mx, i0, out, true);
 }
 
-__attribute__((target("avx2"))) static void block_ortho_avx2(const rvi_occ_view *v, float fw, float fh,
+RVI_TARGET_AVX2 static void block_ortho_avx2(const rvi_occ_view *v, float fw, float fh,
                                                              const float *const mn[3], const float *const mx[3],
                                                              uint32_t i0, occ_block *out)
 {
@@ -412,6 +406,56 @@ bool rvi_occ_cpu_wide(void)
 #else
     return false;
 #endif
+}
+
+static block_fn pick_kernel(const rv_occlusion *occ)
+{
+    bool persp = occ->view.perspective;
+#if RVI_OCC_X86_WIDE
+    if (occ->wide)
+        return persp ? block_persp_avx2 : block_ortho_avx2;
+#endif
+    return persp ? block_persp : block_ortho;
+}
+
+void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
+                        rvi_occ_footprint *out)
+{
+    block_fn kernel = pick_kernel(occ);
+    float fw = (float)occ->width, fh = (float)occ->height;
+    float pad[6][8];
+    const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
+    uint32_t idx[8], n = 0;
+    occ_block blk;
+    for (uint32_t i = 0; i <= count; i++) {
+        if (i < count && in[i].matrix >= 0) {
+            footprint_box(occ, in[i].min, in[i].max, matrices + (size_t)16 * (uint32_t)in[i].matrix, &out[i]);
+            continue;
+        }
+        if (i < count) {
+            for (int a = 0; a < 3; a++) {
+                pad[a][n] = in[i].min[a];
+                pad[3 + a][n] = in[i].max[a];
+            }
+            idx[n++] = i;
+        }
+        if (n == 8 || (i == count && n > 0)) {
+            for (uint32_t j = n; j < 8; j++)
+                for (int a = 0; a < 6; a++)
+                    pad[a][j] = pad[a][n - 1];
+            kernel(&occ->view, fw, fh, pmn, pmx, 0, &blk);
+            for (uint32_t j = 0; j < n; j++) {
+                rvi_occ_footprint *f = &out[idx[j]];
+                f->x0 = blk.x0[j];
+                f->y0 = blk.y0[j];
+                f->x1 = blk.x1[j];
+                f->y1 = blk.y1[j];
+                f->nearness = blk.nearness[j];
+                f->on = blk.on[j];
+            }
+            n = 0;
+        }
+    }
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */
@@ -431,7 +475,7 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
         return true;
     occ->stats.tests++;
     occ_footprint fp;
-    if (!footprint_box(occ, min, max, matrix, &fp) || !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+    if (footprint_box(occ, min, max, matrix, &fp) != RVI_OCC_ON || !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
         return true;
     occ->stats.culled++;
     return false;
@@ -443,7 +487,7 @@ bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], floa
         return true;
     occ->stats.tests++;
     occ_footprint fp;
-    if (!(radius >= 0) || !footprint_sphere(occ, center, radius, matrix, &fp) ||
+    if (!(radius >= 0) || footprint_sphere(occ, center, radius, matrix, &fp) != RVI_OCC_ON ||
         !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
         return true;
     occ->stats.culled++;
@@ -509,11 +553,7 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
     if (!active)
         return RV_OK;
     const rvi_occ_view *v = &occ->view;
-    block_fn kernel = v->perspective ? block_persp : block_ortho;
-#if RVI_OCC_X86_WIDE
-    if (occ->wide)
-        kernel = v->perspective ? block_persp_avx2 : block_ortho_avx2;
-#endif
+    block_fn kernel = pick_kernel(occ);
     float fw = (float)occ->width, fh = (float)occ->height;
     int32_t first_bad = 0;
     uint64_t culled = 0;
@@ -537,7 +577,7 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
         }
         for (uint32_t j = 0; j < n; j++) {
             bool hidden = false;
-            if (blk.on[j])
+            if (blk.on[j] == RVI_OCC_ON)
                 hidden = use_pyramid ? hz_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j], blk.nearness[j])
                                      : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
                                                            blk.nearness[j]);
@@ -571,7 +611,7 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
         const float *m = boxes->matrices + (size_t)16 * i;
         rv_result e = rvi_occ_check_box(lo, hi, m);
         occ_footprint fp;
-        bool hidden = e == RV_OK && footprint_box(occ, lo, hi, m, &fp) &&
+        bool hidden = e == RV_OK && footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
                       hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
         out_visible[i] = !hidden;
         culled += hidden;
@@ -604,7 +644,7 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
         else if (radius < 0 || (m && !rvi_occ_affine_ok(m)))
             e = RV_ERR_INVALID_ARG;
         occ_footprint fp;
-        bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) &&
+        bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) == RVI_OCC_ON &&
                       hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
         out_visible[i] = !hidden;
         culled += hidden;

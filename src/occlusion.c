@@ -246,7 +246,7 @@ static uint32_t float_order(float f)
     return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
 }
 
-static void build_pyramid(rv_occlusion *occ)
+static RVI_ALWAYS_INLINE void pyramid_levels(rv_occlusion *occ)
 {
     for (uint32_t l = 0; l + 1 < occ->level_count; l++) {
         const float *src = occ->texels + occ->level_offset[l];
@@ -269,6 +269,59 @@ static void build_pyramid(rv_occlusion *occ)
             }
         }
     }
+}
+
+static void build_pyramid_generic(rv_occlusion *occ)
+{
+    pyramid_levels(occ);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static void build_pyramid_avx2(rv_occlusion *occ)
+{
+    pyramid_levels(occ);
+}
+#endif
+
+static void build_pyramid(rv_occlusion *occ)
+{
+#if RVI_OCC_X86_WIDE
+    if (occ->wide) {
+        build_pyramid_avx2(occ);
+        return;
+    }
+#endif
+    build_pyramid_generic(occ);
+}
+
+static RVI_ALWAYS_INLINE void fill_empty(float *texels, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        texels[i] = EMPTY_TEXEL;
+}
+
+static void clear_generic(float *texels, size_t n)
+{
+    fill_empty(texels, n);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static void clear_avx2(float *texels, size_t n)
+{
+    fill_empty(texels, n);
+}
+#endif
+
+static void clear_level0(rv_occlusion *occ)
+{
+    size_t n0 = (size_t)occ->width * occ->height;
+#if RVI_OCC_X86_WIDE
+    if (occ->wide) {
+        clear_avx2(occ->texels, n0);
+        return;
+    }
+#endif
+    clear_generic(occ->texels, n0);
 }
 
 static void count_skip(rv_occlusion_stats *st, rvi_occ_prepare r)
@@ -304,9 +357,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
         return RV_OK;
-    size_t n0 = (size_t)occ->width * occ->height;
-    for (size_t i = 0; i < n0; i++)
-        occ->texels[i] = EMPTY_TEXEL;
+    clear_level0(occ);
     uint32_t count = occ->inputs.count;
     const rvi_occ_input *in = RVI_VEC_PTR(occ->inputs, rvi_occ_input);
     rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);

@@ -18,6 +18,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if RVI_OCC_X86_WIDE
+#include <immintrin.h>
+#endif
 
 #define F_EPS (1.0f / 16777216.0f)
 
@@ -75,15 +78,42 @@ static bool hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x
     return true;
 }
 
+/* The pyramid as the lookups need it, copied once per batch into a local (so that the
+ * output byte stores cannot make the compiler reload it). */
+typedef struct hz_levels {
+    const float *level[RV_OCCLUSION_MAX_LEVELS];
+    size_t width[RV_OCCLUSION_MAX_LEVELS];
+    int32_t offset32[16], width32[16]; /* the same as indices, for the AVX2 gathers */
+    uint32_t top;
+} hz_levels;
+
+static inline hz_levels hz_levels_of(const rv_occlusion *occ)
+{
+    hz_levels h;
+    memset(h.offset32, 0, sizeof h.offset32);
+    memset(h.width32, 0, sizeof h.width32);
+    for (uint32_t l = 0; l < occ->level_count; l++) {
+        h.level[l] = occ->texels + occ->level_offset[l];
+        h.width[l] = occ->level_w[l];
+        h.offset32[l] = (int32_t)occ->level_offset[l]; /* < 2^31: at most 4/3 of 8192^2 */
+        h.width32[l] = (int32_t)occ->level_w[l];
+    }
+    h.top = occ->level_count - 1;
+    return h;
+}
+
 /* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
  * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
-static inline bool hz_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+static inline bool hz_hidden(const rv_occlusion *occ, const hz_levels *h, int32_t x0, int32_t y0, int32_t x1,
+                             int32_t y1, float v)
 {
-    uint32_t k = bit_length((uint32_t)(x1 - x0) | (uint32_t)(y1 - y0));
-    if (k >= occ->level_count)
-        k = occ->level_count - 1;
-    const float *lv = occ->texels + occ->level_offset[k];
-    size_t lw = occ->level_w[k];
+    /* The finest level where both spans touch at most two texels: a span of d texel steps
+     * does at level k whenever d <= 2^k. */
+    int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
+    uint32_t k = bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0));
+    k = k < h->top ? k : h->top;
+    const float *lv = h->level[k];
+    size_t lw = h->width[k];
     const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
     int32_t ax = x0 >> k, bx = x1 >> k;
     float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
@@ -92,17 +122,23 @@ static inline bool hz_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, in
     return k > 0 && hz_refine(occ, x0, y0, x1, y1, v, k);
 }
 
-/* Smallest of n floats (n >= 1). */
+static bool hz_hidden_once(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+{
+    hz_levels h = hz_levels_of(occ);
+    return hz_hidden(occ, &h, x0, y0, x1, y1, v);
+}
+
+/* Smallest of n floats (n >= 1): SSE2 with an overlapping tail load. */
 static inline float span_min(const float *p, int32_t n)
 {
-    int32_t i = 0;
     float r = FLT_MAX;
+    int32_t i = 0;
 #if defined(__SSE2__)
     if (n >= 4) {
         __m128 m = _mm_loadu_ps(p);
         for (i = 4; i + 4 <= n; i += 4)
             m = _mm_min_ps(m, _mm_loadu_ps(p + i));
-        m = _mm_min_ps(m, _mm_loadu_ps(p + n - 4)); /* the tail, overlapping */
+        m = _mm_min_ps(m, _mm_loadu_ps(p + n - 4));
         m = _mm_min_ps(m, _mm_movehl_ps(m, m));
         m = _mm_min_ss(m, _mm_shuffle_ps(m, m, 1));
         return _mm_cvtss_f32(m);
@@ -113,11 +149,34 @@ static inline float span_min(const float *p, int32_t n)
     return r;
 }
 
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static float span_min_avx2(const float *p, int32_t n)
+{
+    if (n < 8)
+        return span_min(p, n);
+    __m256 m = _mm256_loadu_ps(p);
+    for (int32_t i = 8; i + 8 <= n; i += 8)
+        m = _mm256_min_ps(m, _mm256_loadu_ps(p + i));
+    m = _mm256_min_ps(m, _mm256_loadu_ps(p + n - 8));
+    __m128 h = _mm_min_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
+    return _mm_cvtss_f32(h);
+}
+#endif
+
+/* Level 0 alone: the row minimum over the span must be strictly nearer than v. */
 bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
 {
+    int32_t n = x1 - x0 + 1;
     for (int32_t y = y0; y <= y1; y++) {
-        const float *row = occ->texels + (size_t)y * occ->width;
-        if (!(span_min(row + x0, x1 - x0 + 1) > v))
+        const float *row = occ->texels + (size_t)y * occ->width + x0;
+#if RVI_OCC_X86_WIDE
+        float m = occ->wide ? span_min_avx2(row, n) : span_min(row, n);
+#else
+        float m = span_min(row, n);
+#endif
+        if (!(m > v))
             return false;
     }
     return true;
@@ -288,14 +347,35 @@ typedef struct occ_block {
  * (orthographic) depth and screen extents are separable over the corners: a row's minimum
  * is b + the sum of min(d_i, 0). Single world-box tests run the same code on one lane, so
  * they answer exactly as the batch does. */
-static RVI_ALWAYS_INLINE void kernel_lane(const rvi_occ_view *v, float fw, float fh, float lx, float ly, float lz,
-                                          float hx, float hy, float hz, occ_block *restrict out, int j,
-                                          const bool persp)
+typedef struct kernel_consts {
+    float r[16], ref0, ref1, ref2, en_m, en_a, eq_m, eq_a, rect_m, rect_a, fw, fh;
+} kernel_consts;
+
+static RVI_ALWAYS_INLINE kernel_consts kernel_setup(const rvi_occ_view *v, float fw, float fh)
 {
-    const float *r = &v->rows[0][0];
-    const float ref0 = v->ref[0], ref1 = v->ref[1], ref2 = v->ref[2];
-    const float en_m = v->err_mul[2], en_a = v->err_add[2], eq_m = v->err_mul[3], eq_a = v->err_add[3];
-    const float rect_m = v->rect_mul, rect_a = v->rect_add;
+    kernel_consts k;
+    memcpy(k.r, v->rows, sizeof k.r);
+    k.ref0 = v->ref[0];
+    k.ref1 = v->ref[1];
+    k.ref2 = v->ref[2];
+    k.en_m = v->err_mul[2];
+    k.en_a = v->err_add[2];
+    k.eq_m = v->err_mul[3];
+    k.eq_a = v->err_add[3];
+    k.rect_m = v->rect_mul;
+    k.rect_a = v->rect_add;
+    k.fw = fw;
+    k.fh = fh;
+    return k;
+}
+
+static RVI_ALWAYS_INLINE void kernel_lane(const kernel_consts kc, float lx, float ly, float lz, float hx, float hy,
+                                          float hz, occ_block *restrict out, int j, const bool persp)
+{
+    const float *r = kc.r;
+    const float ref0 = kc.ref0, ref1 = kc.ref1, ref2 = kc.ref2, fw = kc.fw, fh = kc.fh;
+    const float en_m = kc.en_m, en_a = kc.en_a, eq_m = kc.eq_m, eq_a = kc.eq_a;
+    const float rect_m = kc.rect_m, rect_a = kc.rect_a;
     int32_t fin = (fabsf(lx) <= FLT_MAX) & (fabsf(ly) <= FLT_MAX) & (fabsf(lz) <= FLT_MAX) &
                   (fabsf(hx) <= FLT_MAX) & (fabsf(hy) <= FLT_MAX) & (fabsf(hz) <= FLT_MAX);
     int32_t ord = (lx <= hx) & (ly <= hy) & (lz <= hz);
@@ -320,23 +400,26 @@ static RVI_ALWAYS_INLINE void kernel_lane(const rvi_occ_view *v, float fw, float
         float x1 = xb + xd0, x2 = xb + xd1, x3 = x1 + xd1;
         float y1 = yb + yd0, y2 = yb + yd1, y3 = y1 + yd1;
         float w1 = qb + qd0, w2 = qb + qd1, w3 = w1 + qd1;
-        float x4 = xb + xd2, x5 = x1 + xd2, x6 = x2 + xd2, x7 = x3 + xd2;
-        float y4 = yb + yd2, y5 = y1 + yd2, y6 = y2 + yd2, y7 = y3 + yd2;
-        float w4 = qb + qd2, w5 = w1 + qd2, w6 = w2 + qd2, w7 = w3 + qd2;
-        float i0_ = 1.0f / qb, i1 = 1.0f / w1, i2 = 1.0f / w2, i3 = 1.0f / w3;
-        float i4 = 1.0f / w4, i5 = 1.0f / w5, i6 = 1.0f / w6, i7 = 1.0f / w7;
-        float px0 = xb * i0_, px1 = x1 * i1, px2 = x2 * i2, px3 = x3 * i3;
-        float px4 = x4 * i4, px5 = x5 * i5, px6 = x6 * i6, px7 = x7 * i7;
-        float py0 = yb * i0_, py1 = y1 * i1, py2 = y2 * i2, py3 = y3 * i3;
-        float py4 = y4 * i4, py5 = y5 * i5, py6 = y6 * i6, py7 = y7 * i7;
-#define MIN2(a, b) ((a) < (b) ? (a) : (b))
-#define MAX2(a, b) ((a) > (b) ? (a) : (b))
-        xmin = MIN2(MIN2(MIN2(px0, px1), MIN2(px2, px3)), MIN2(MIN2(px4, px5), MIN2(px6, px7)));
-        xmax = MAX2(MAX2(MAX2(px0, px1), MAX2(px2, px3)), MAX2(MAX2(px4, px5), MAX2(px6, px7)));
-        ymin = MIN2(MIN2(MIN2(py0, py1), MIN2(py2, py3)), MIN2(MIN2(py4, py5), MIN2(py6, py7)));
-        ymax = MAX2(MAX2(MAX2(py0, py1), MAX2(py2, py3)), MAX2(MAX2(py4, py5), MAX2(py6, py7)));
-#undef MIN2
-#undef MAX2
+        /* Corner by corner into running bounds: fewer live values than a min tree. */
+        float inv = 1.0f / qb, px = xb * inv, py = yb * inv;
+        xmin = xmax = px;
+        ymin = ymax = py;
+#define RVI_CORNER(X, Y, W)                                                                    \
+    inv = 1.0f / (W);                                                                          \
+    px = (X) * inv;                                                                            \
+    py = (Y) * inv;                                                                            \
+    xmin = px < xmin ? px : xmin;                                                              \
+    xmax = px > xmax ? px : xmax;                                                              \
+    ymin = py < ymin ? py : ymin;                                                              \
+    ymax = py > ymax ? py : ymax;
+        RVI_CORNER(x1, y1, w1)
+        RVI_CORNER(x2, y2, w2)
+        RVI_CORNER(x3, y3, w3)
+        RVI_CORNER(xb + xd2, yb + yd2, qb + qd2)
+        RVI_CORNER(x1 + xd2, y1 + yd2, w1 + qd2)
+        RVI_CORNER(x2 + xd2, y2 + yd2, w2 + qd2)
+        RVI_CORNER(x3 + xd2, y3 + yd2, w3 + qd2)
+#undef RVI_CORNER
         margin = (rect_m * dist + rect_a) * nearness + 1e-3f;
     } else {
         nearness = qb + (qd0 > 0 ? qd0 : 0) + (qd1 > 0 ? qd1 : 0) + (qd2 > 0 ? qd2 : 0) + (eq_m * dist + eq_a);
@@ -369,10 +452,13 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
                                            const float *const mx[3], uint32_t i0, occ_block *restrict out,
                                            const bool persp)
 {
-    const float *ax = mn[0] + i0, *ay = mn[1] + i0, *az = mn[2] + i0;
-    const float *bx = mx[0] + i0, *by = mx[1] + i0, *bz = mx[2] + i0;
+    const float *restrict ax = mn[0] + i0, *restrict ay = mn[1] + i0, *restrict az = mn[2] + i0;
+    const float *restrict bx = mx[0] + i0, *restrict by = mx[1] + i0, *restrict bz = mx[2] + i0;
+    const kernel_consts kc = kernel_setup(v, fw, fh);
+    occ_block blk; /* built locally, then copied: the stores cannot alias the inputs */
     for (int j = 0; j < 8; j++)
-        kernel_lane(v, fw, fh, ax[j], ay[j], az[j], bx[j], by[j], bz[j], out, j, persp);
+        kernel_lane(kc, ax[j], ay[j], az[j], bx[j], by[j], bz[j], &blk, j, persp);
+    *out = blk;
 }
 
 typedef void (*block_fn)(const rvi_occ_view *, float, float, const float *const[3], const float *const[3], uint32_t,
@@ -403,6 +489,51 @@ RVI_TARGET_AVX2 static void block_ortho_avx2(const rvi_occ_view *v, float fw, fl
                                                              uint32_t i0, occ_block *out)
 {
     block_kernel(v, fw, fh, mn, mx, i0, out, false);
+}
+#endif
+
+#if RVI_OCC_X86_WIDE
+/* hz_hidden for the eight lanes of a block at once (AVX2 gathers); lanes whose coarse
+ * answer is "maybe visible" at a level above 0 are refined one by one. Returns the
+ * visibility bits (bit j set: lane j visible). Identical answers to hz_hidden. */
+RVI_TARGET_AVX2 static uint32_t block_lookup_avx2(const rv_occlusion *occ, const hz_levels *h,
+                                                  const occ_block *blk)
+{
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)blk->x0), x1 = _mm256_loadu_si256((const __m256i *)blk->x1);
+    __m256i y0 = _mm256_loadu_si256((const __m256i *)blk->y0), y1 = _mm256_loadu_si256((const __m256i *)blk->y1);
+    __m256 v = _mm256_loadu_ps(blk->nearness);
+    __m256i on = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)blk->on), _mm256_set1_epi32(RVI_OCC_ON));
+    /* k = bit length of (max(dx - 1, 0) | max(dy - 1, 0)), as in hz_hidden: the exponent
+     * of its float value (exact below 2^24). */
+    __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i span = _mm256_or_si256(_mm256_max_epi32(_mm256_sub_epi32(_mm256_sub_epi32(x1, x0), one), zero),
+                                   _mm256_max_epi32(_mm256_sub_epi32(_mm256_sub_epi32(y1, y0), one), zero));
+    __m256i e = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(span)), 23);
+    __m256i k = _mm256_max_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(126)), _mm256_setzero_si256());
+    k = _mm256_min_epi32(k, _mm256_set1_epi32((int32_t)h->top));
+    __m256i ax = _mm256_srav_epi32(x0, k), bx = _mm256_srav_epi32(x1, k);
+    __m256i ay = _mm256_srav_epi32(y0, k), by = _mm256_srav_epi32(y1, k);
+    __m256i off = _mm256_i32gather_epi32(h->offset32, k, 4), lw = _mm256_i32gather_epi32(h->width32, k, 4);
+    __m256i i00 = _mm256_add_epi32(_mm256_add_epi32(off, _mm256_mullo_epi32(ay, lw)), ax);
+    __m256i dx = _mm256_sub_epi32(bx, ax), dyw = _mm256_mullo_epi32(_mm256_sub_epi32(by, ay), lw);
+    __m256i i01 = _mm256_add_epi32(i00, dx), i10 = _mm256_add_epi32(i00, dyw), i11 = _mm256_add_epi32(i10, dx);
+    const float *t = occ->texels;
+    __m256 m = _mm256_min_ps(_mm256_min_ps(_mm256_i32gather_ps(t, i00, 4), _mm256_i32gather_ps(t, i01, 4)),
+                             _mm256_min_ps(_mm256_i32gather_ps(t, i10, 4), _mm256_i32gather_ps(t, i11, 4)));
+    __m256 hid = _mm256_and_ps(_mm256_cmp_ps(m, v, _CMP_GT_OQ), _mm256_castsi256_ps(on));
+    uint32_t hidden = (uint32_t)_mm256_movemask_ps(hid);
+    __m256 refine = _mm256_andnot_ps(hid, _mm256_castsi256_ps(_mm256_andnot_si256(
+                                              _mm256_cmpeq_epi32(k, _mm256_setzero_si256()), on)));
+    uint32_t todo = (uint32_t)_mm256_movemask_ps(refine);
+    if (todo) {
+        int32_t ks[8];
+        _mm256_storeu_si256((__m256i *)ks, k);
+        for (uint32_t j = 0; j < 8; j++)
+            if ((todo >> j) & 1u && hz_refine(occ, blk->x0[j], blk->y0[j], blk->x1[j], blk->y1[j], blk->nearness[j],
+                                              (uint32_t)ks[j]))
+                hidden |= 1u << j;
+    }
+    return ~hidden & 0xFFu;
 }
 #endif
 
@@ -482,10 +613,11 @@ static int32_t footprint_world_box(const rv_occlusion *occ, const float min[3], 
 {
     occ_block blk;
     float fw = (float)occ->width, fh = (float)occ->height;
+    const kernel_consts kc = kernel_setup(&occ->view, fw, fh);
     if (occ->view.perspective)
-        kernel_lane(&occ->view, fw, fh, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, true);
+        kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, true);
     else
-        kernel_lane(&occ->view, fw, fh, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, false);
+        kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, false);
     fp->x0 = blk.x0[0];
     fp->y0 = blk.y0[0];
     fp->x1 = blk.x1[0];
@@ -501,7 +633,7 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
     occ->stats.tests++;
     occ_footprint fp;
     int32_t on = matrix ? footprint_box(occ, min, max, matrix, &fp) : footprint_world_box(occ, min, max, &fp);
-    if (on != RVI_OCC_ON || !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+    if (on != RVI_OCC_ON || !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
         return true;
     occ->stats.culled++;
     return false;
@@ -514,7 +646,7 @@ bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], floa
     occ->stats.tests++;
     occ_footprint fp;
     if (!(radius >= 0) || footprint_sphere(occ, center, radius, matrix, &fp) != RVI_OCC_ON ||
-        !hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+        !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
         return true;
     occ->stats.culled++;
     return false;
@@ -584,6 +716,7 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
     int32_t first_bad = 0;
     uint64_t culled = 0;
     occ_block blk;
+    const hz_levels levels = hz_levels_of(occ);
     uint32_t end = first + count;
     for (uint32_t i = first; i < end; i += 8) {
         uint32_t n = end - i < 8 ? end - i : 8;
@@ -601,17 +734,36 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
             const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
             kernel(v, fw, fh, pmn, pmx, 0, &blk);
         }
+        uint8_t visible[8];
+        int32_t any_bad = 0;
+#if RVI_OCC_X86_WIDE
+        if (occ->wide && use_pyramid) {
+            uint32_t bits = block_lookup_avx2(occ, &levels, &blk);
+            for (uint32_t j = 0; j < n; j++) {
+                visible[j] = (uint8_t)((bits >> j) & 1u);
+                culled += visible[j] ^ 1u;
+                any_bad |= blk.bad[j];
+            }
+        } else
+#endif
         for (uint32_t j = 0; j < n; j++) {
             bool hidden = false;
             if (blk.on[j] == RVI_OCC_ON)
-                hidden = use_pyramid ? hz_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j], blk.nearness[j])
+                hidden = use_pyramid ? hz_hidden(occ, &levels, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
+                                                 blk.nearness[j])
                                      : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
                                                            blk.nearness[j]);
-            out_visible[i + j] = !hidden;
+            visible[j] = !hidden;
             culled += hidden;
-            if (blk.bad[j] && !first_bad)
-                first_bad = blk.bad[j];
+            any_bad |= blk.bad[j];
         }
+        if (n == 8)
+            memcpy(out_visible + i, visible, 8);
+        else
+            memcpy(out_visible + i, visible, n);
+        if (any_bad && !first_bad)
+            for (uint32_t j = 0; j < n && !first_bad; j++)
+                first_bad = blk.bad[j];
     }
     occ->stats.tests += count;
     occ->stats.culled += culled;
@@ -638,7 +790,7 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
         rv_result e = rvi_occ_check_box(lo, hi, m);
         occ_footprint fp;
         bool hidden = e == RV_OK && footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
-                      hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
         out_visible[i] = !hidden;
         culled += hidden;
         if (e != RV_OK && first_error == RV_OK)
@@ -671,7 +823,7 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
             e = RV_ERR_INVALID_ARG;
         occ_footprint fp;
         bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) == RVI_OCC_ON &&
-                      hz_hidden(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
         out_visible[i] = !hidden;
         culled += hidden;
         if (e != RV_OK && first_error == RV_OK)

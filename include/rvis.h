@@ -291,6 +291,9 @@ RV_API rv_scene_stats rv_world_scene_stats(const rv_world *world);
  *  - floating-point error is bounded and charged against culling, never for it.
  * A max-depth pyramid answers a large object in at most four texel reads and refines only
  * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
+ * Coverage is inner conservative rasterisation (Hasselgren, Akenine-Möller & Ohlsson 2005,
+ * the underestimating variant); box silhouettes come from the eye's region relative to the
+ * box's slabs (Schmalstieg & Tobler 1999). Guide: docs/occlusion.md.
  *
  * Threads: one buffer is used from one thread at a time (tests update the stats). Two
  * buffers share nothing and may be used on two threads. */
@@ -325,7 +328,8 @@ typedef struct rv_occlusion_stats {
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
     uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
-    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
+    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze
+                                      (counted by rv_occlusion_get_stats when it is called) */
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */
 } rv_occlusion_stats;
@@ -380,8 +384,10 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
  * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
  * an occluder bigger than its solid hides things the camera can see.
- * The box is projected at once and rasterised at the freeze. Small (min_occluder_texels),
- * off-screen and behind-the-camera occluders are counted as skipped, not errors.
+ * The box is recorded; the freeze projects and draws the frame's occluders nearest first,
+ * and one found wholly behind nearer ones is not drawn (drawing it could change nothing).
+ * Small (min_occluder_texels), off-screen and behind-the-camera occluders are counted as
+ * skipped at the freeze, not refused.
  * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
  * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
  * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),
@@ -427,7 +433,8 @@ RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlu
 RV_API rv_result rv_occlusion_test_spheres(rv_occlusion *occlusion, const rv_occlusion_spheres *spheres,
                                            uint32_t first, uint32_t count, uint8_t *out_visible);
 
-/* This frame's counters (zeroes for NULL). */
+/* This frame's counters (zeroes for NULL). Reads the buffer once to count texels_covered
+ * when the buffer is frozen (about one pass over width x height texels). */
 RV_API rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occlusion);
 
 /* Allocation counters of a standalone buffer, monotonic since creation (zeroes for NULL;

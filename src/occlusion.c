@@ -204,9 +204,11 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
     if (n == 0 || (matrix && occ->matrices.count >= INT32_MAX))
         return RV_ERR_CAPACITY;
     /* Everything the freeze needs is reserved here, so that the freeze never allocates. */
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), n));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), n));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), n));
+    if (n > occ->inputs.capacity || n > occ->footprints.capacity || n > occ->order.capacity) {
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), n));
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), n));
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), n));
+    }
     if (matrix)
         RVI_TRY(rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), occ->matrices.count + 1));
     rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count++);

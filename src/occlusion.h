@@ -13,6 +13,8 @@
 #include "core/check.h"
 #include "core/vec.h"
 
+#include <string.h>
+
 /* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
  * Clang an AVX2 build of the same source is also compiled and picked at run time
  * (rv_occlusion.wide). Both give identical results: same operations in the same order, and
@@ -166,6 +168,81 @@ bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], floa
  * baseline, otherwise identical. Counted in the stats. */
 rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first,
                                          uint32_t count, uint8_t *out_visible, bool use_pyramid);
+
+/* ---- object tests (occlusion_test.c, occlusion_batch.c) ---------------------------------- */
+
+static inline uint32_t rvi_bit_length(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+#else
+    uint32_t n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+#endif
+}
+
+/* Refines a lookup whose texels at level k failed (descends only into failing texels). */
+bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v, uint32_t k);
+
+/* The pyramid as the lookups need it, copied once per batch into a local (so that the
+ * output byte stores cannot make the compiler reload it). */
+typedef struct rvi_hz_levels {
+    const float *level[RV_OCCLUSION_MAX_LEVELS];
+    size_t width[RV_OCCLUSION_MAX_LEVELS];
+    int32_t offset32[16], width32[16]; /* the same as indices, for the AVX2 gathers */
+    uint32_t top;
+} rvi_hz_levels;
+
+static inline rvi_hz_levels rvi_hz_levels_of(const rv_occlusion *occ)
+{
+    rvi_hz_levels h;
+    memset(h.offset32, 0, sizeof h.offset32);
+    memset(h.width32, 0, sizeof h.width32);
+    for (uint32_t l = 0; l < occ->level_count; l++) {
+        h.level[l] = occ->texels + occ->level_offset[l];
+        h.width[l] = occ->level_w[l];
+        h.offset32[l] = (int32_t)occ->level_offset[l]; /* < 2^31: at most 4/3 of 8192^2 */
+        h.width32[l] = (int32_t)occ->level_w[l];
+    }
+    h.top = occ->level_count - 1;
+    return h;
+}
+
+/* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
+ * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
+static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, int32_t x0, int32_t y0, int32_t x1,
+                             int32_t y1, float v)
+{
+    /* The finest level where both spans touch at most two texels: a span of d texel steps
+     * does at level k whenever d <= 2^k. */
+    int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
+    uint32_t k = rvi_bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0));
+    k = k < h->top ? k : h->top;
+    const float *lv = h->level[k];
+    size_t lw = h->width[k];
+    const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
+    int32_t ax = x0 >> k, bx = x1 >> k;
+    float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
+    if ((m0 < m1 ? m0 : m1) > v)
+        return true;
+    return k > 0 && rvi_occ_hz_refine(occ, x0, y0, x1, y1, v, k);
+}
+
+/* A box (matrix NULL = world space) through the float test: rect and nearest nearness;
+ * returns RVI_OCC_ON, RVI_OCC_AWAY or 0 (as rvi_occ_footprint.on). */
+int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                              rvi_occ_footprint *fp);
+/* A world box through lane 0 of the batch kernel: exactly the batch's answer. */
+int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3], const float max[3],
+                                    rvi_occ_footprint *fp);
+/* False when tests must answer visible (width 0, no view); freezes an open buffer. */
+bool rvi_occ_ready(rv_occlusion *occ);
+/* Common checks of the batch tests; *active false: out[first .. first + count) set to 1. */
+rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active);
 
 /* True when this CPU runs the AVX2 build of the batch test kernel (x86 with AVX2). */
 bool rvi_occ_cpu_wide(void);

@@ -53,14 +53,10 @@ typedef struct rvi_occ_view {
 
 /* One occluder being drawn at the freeze (in double precision, only for occluders not
  * already hidden by nearer ones): rvi_occ_prepare_box projects it (corners, screen bounds,
- * nearest and farthest points), rvi_occ_finish derives its coverage edges and back-face
- * planes.
+ * farthest point), rvi_occ_finish derives its coverage edges and back-face planes.
  * Texel (ix, iy) covers [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
 typedef struct rvi_occluder {
-    float area;            /* on-screen bounding-rectangle area in texels */
-    float near_nearness;   /* nearness of the occluder's nearest point (beyond the near plane),
-                              rounded nearer: a row already nearer than it needs no drawing */
-    float far_nearness;    /* nearness of its farthest point: a floor for every covered texel */
+    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
     float bounds[4];       /* screen bounds in texels: min x, min y, max x, max y (unclamped) */
     bool finished;         /* edges and planes below are set */
     int32_t x0, x1, y0, y1;/* texel range worth scanning (clamped to the buffer) */

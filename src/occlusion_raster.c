@@ -460,7 +460,7 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
     double W = v->texels_w, H = v->texels_h;
     double pts[24][2];
     double minx = INFINITY, maxx = -INFINITY, miny = INFINITY, maxy = -INFINITY;
-    double far_near = INFINITY, near_near = -INFINITY, coord_mag = 0;
+    double far_near = INFINITY, coord_mag = 0;
     double src[5][20]; /* rows x, y, z, w, near of the vertices to project */
     int nsrc = 8;
     if (!clipped) {
@@ -514,7 +514,6 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
         miny = dmin(miny, ty[i]);
         maxy = dmax(maxy, ty[i]);
         far_near = dmin(far_near, nearness[i]);
-        near_near = dmax(near_near, nearness[i]);
         pts[i][0] = tx[i];
         pts[i][1] = ty[i];
     }
@@ -526,18 +525,16 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
     double cx0 = dmax(minx, 0), cx1 = dmin(maxx, W), cy0 = dmax(miny, 0), cy1 = dmin(maxy, H);
     if (cx1 - cx0 < min_texels || cy1 - cy0 < min_texels)
         return RVI_OCC_SMALL;
-    if (!(fabs(near_near) < 1e30 && fabs(far_near) < 1e30))
+    if (!(fabs(far_near) < 1e30))
         return RVI_OCC_DEGENERATE;
 
     memset(o, 0, offsetof(rvi_occluder, edge_p));
-    o->area = (float)((cx1 - cx0) * (cy1 - cy0));
-    /* Bounds rounded outward, the nearest point rounded nearer: used only to skip an
-     * occluder already hidden, which must never skip a visible one. */
+    /* Bounds rounded outward (they bound the texel range scanned), the farthest point
+     * rounded farther. */
     o->bounds[0] = f_down(minx);
     o->bounds[1] = f_down(miny);
     o->bounds[2] = -f_down(-maxx);
     o->bounds[3] = -f_down(-maxy);
-    o->near_nearness = -f_down(-(near_near + fabs(near_near) * 1e-9 + 1e-300));
     o->far_nearness = f_down(far_near - fabs(far_near) * 1e-9 - 1e-300);
     double range[4];
     texel_range(v, o->bounds, range);
@@ -596,9 +593,8 @@ bool rvi_occ_finish(const rvi_occ_view *v, rvi_occluder *o)
 /* ---- rasterisation ---------------------------------------------------------------------- */
 
 /* Fills rows 0 .. ny - 1 of the occluder (texel columns xl[i] .. xr[i] of row y0 + i):
- * texel = max(texel, max(floor, max_k a_k ix + b_k iy + c_k)) over NP planes. A row
- * whose span is already strictly nearer than the occluder's nearest point is left alone
- * (front-to-back drawing makes that common, and it cannot change the row). */
+ * texel = max(texel, max(floor, max_k a_k ix + b_k iy + c_k)) over NP planes. (Skipping
+ * rows already nearer than the occluder was measured: the check cost more than it saved.) */
 #define SPAN_FILL(NP)                                                                          \
     for (int32_t j = 0; j < n; j++) {                                                          \
         float fx = (float)(x_lo + j), val = floor_v;                                           \
@@ -622,18 +618,13 @@ static RVI_ALWAYS_INLINE void fill_rows(const rvi_occluder *o, float *texels, ui
         b[k] = np ? o->plane[s][1] : 0;
         c[k] = np ? o->plane[s][2] : -FLT_MAX;
     }
-    const float floor_v = o->far_nearness, nearest = o->near_nearness;
+    const float floor_v = o->far_nearness;
     for (int32_t i = 0; i < ny; i++) {
         int32_t x_lo = xl[i], n = xr[i] - x_lo + 1;
         if (n <= 0)
             continue;
         int32_t iy = o->y0 + i;
         float *span = texels + (size_t)iy * width + x_lo;
-        int32_t nearer = 0;
-        for (int32_t j = 0; j < n; j++)
-            nearer += span[j] > nearest;
-        if (nearer == n)
-            continue;
         float fy = (float)iy, rc[RVI_OCC_MAX_PLANES];
         for (uint32_t k = 0; k < padded; k++)
             rc[k] = b[k] * fy + c[k];

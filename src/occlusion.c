@@ -3,6 +3,7 @@
  * occlusion_raster.c, the object tests in occlusion_test.c. */
 #include "occlusion.h"
 #include "core/check.h"
+#include "world.h"
 
 #include <float.h>
 #include <math.h>
@@ -67,6 +68,30 @@ rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc,
     if (!heap)
         return RV_ERR_INVALID_ARG;
     return create_with(heap, desc, out);
+}
+
+static void destroy_world_buffer(rv_world *world, void *state)
+{
+    (void)world;
+    rv_occlusion_destroy(state);
+}
+
+rv_result rvi_occlusion_of_world(rv_world *world, rv_occlusion **out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    rv_occlusion *occ = rvi_world_module(world, RVI_MODULE_OCCLUSION);
+    if (!occ) {
+        RVI_TRY(rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &occ));
+        rvi_module_hooks hooks = { occ, destroy_world_buffer, NULL };
+        rv_result r = rvi_world_register_module(world, RVI_MODULE_OCCLUSION, &hooks);
+        if (r != RV_OK) {
+            rv_occlusion_destroy(occ);
+            return r;
+        }
+    }
+    *out = occ;
+    return RV_OK;
 }
 
 void rv_occlusion_destroy(rv_occlusion *occ)

@@ -147,6 +147,12 @@ bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_
  * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */
 rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc, rv_occlusion **out);
 
+/* The world's main-view buffer, created on first use from world->desc.occlusion with the
+ * world's heap (registered as RVI_MODULE_OCCLUSION; rv_world_destroy frees it). Width 0
+ * gives a buffer whose calls are all no-ops. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE (a bad desc), RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occlusion_of_world(rv_world *world, rv_occlusion **out);
+
 /* True when the buffer has width > 0 and a view this frame (tests can cull). */
 static inline bool rvi_occlusion_active(const rv_occlusion *occ)
 {

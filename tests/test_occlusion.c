@@ -1294,6 +1294,30 @@ static void test_world_entry_points_count_in_the_borrowed_heap(void **state)
     assert_int_equal(st.live_blocks, 0);
 }
 
+static void test_world_buffer_is_created_once_with_the_world_allocator(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_world_desc desc = { .allocator = rvt_allocator(&st) };
+    desc.occlusion.width = 128;
+    rv_world *world = NULL;
+    assert_int_equal(rv_world_create(&desc, &world), RV_OK);
+    uint64_t before = rv_world_alloc_stats(world).allocations;
+    rv_occlusion *occ = NULL, *again = NULL;
+    assert_int_equal(rvi_occlusion_of_world(world, &occ), RV_OK);
+    assert_int_equal(rvi_occlusion_of_world(world, &again), RV_OK);
+    assert_ptr_equal(occ, again);
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    assert_true(rv_world_alloc_stats(world).allocations > before + 3); /* counted in the world */
+    assert_int_equal(rvi_occlusion_of_world(NULL, &occ), RV_ERR_INVALID_ARG);
+    rv_world_destroy(world);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(st.live_bytes, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1314,6 +1338,7 @@ int main(void)
         cmocka_unit_test(test_sphere_radius_scales_with_the_largest_axis),
         cmocka_unit_test(test_pyramid_answers_exactly_like_level_zero),
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
+        cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,8 +328,7 @@ typedef struct rv_occlusion_stats {
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
     uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
-    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze
-                                      (counted by rv_occlusion_get_stats when it is called) */
+    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */
 } rv_occlusion_stats;
@@ -433,8 +432,7 @@ RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlu
 RV_API rv_result rv_occlusion_test_spheres(rv_occlusion *occlusion, const rv_occlusion_spheres *spheres,
                                            uint32_t first, uint32_t count, uint8_t *out_visible);
 
-/* This frame's counters (zeroes for NULL). Reads the buffer once to count texels_covered
- * when the buffer is frozen (about one pass over width x height texels). */
+/* This frame's counters (zeroes for NULL). */
 RV_API rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occlusion);
 
 /* Allocation counters of a standalone buffer, monotonic since creation (zeroes for NULL;

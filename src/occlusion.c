@@ -122,18 +122,7 @@ rv_alloc_stats rv_occlusion_alloc_stats(const rv_occlusion *occ)
 rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occ)
 {
     rv_occlusion_stats none = {0};
-    if (!occ)
-        return none;
-    rv_occlusion_stats st = occ->stats;
-    if (occ->width > 0 && occ->state == RVI_OCC_FROZEN) {
-        /* Counted here rather than at every freeze: only hosts that ask pay for it. */
-        size_t n0 = (size_t)occ->width * occ->height;
-        uint32_t covered = 0;
-        for (size_t i = 0; i < n0; i++)
-            covered += occ->texels[i] > EMPTY_TEXEL;
-        st.texels_covered = covered;
-    }
-    return st;
+    return occ ? occ->stats : none;
 }
 
 uint32_t rv_occlusion_level_count(const rv_occlusion *occ)
@@ -339,6 +328,36 @@ RVI_TARGET_AVX2 static void clear_avx2(float *texels, size_t n)
 }
 #endif
 
+static RVI_ALWAYS_INLINE uint32_t count_covered(const float *texels, size_t n)
+{
+    uint32_t covered = 0;
+    for (size_t i = 0; i < n; i++)
+        covered += texels[i] > EMPTY_TEXEL;
+    return covered;
+}
+
+static uint32_t count_generic(const float *texels, size_t n)
+{
+    return count_covered(texels, n);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static uint32_t count_avx2(const float *texels, size_t n)
+{
+    return count_covered(texels, n);
+}
+#endif
+
+static uint32_t texels_covered(const rv_occlusion *occ)
+{
+    size_t n0 = (size_t)occ->width * occ->height;
+#if RVI_OCC_X86_WIDE
+    if (occ->wide)
+        return count_avx2(occ->texels, n0);
+#endif
+    return count_generic(occ->texels, n0);
+}
+
 static void clear_level0(rv_occlusion *occ)
 {
     size_t n0 = (size_t)occ->width * occ->height;
@@ -426,6 +445,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
         else
             draw_occluder(occ, &in[i]);
     }
+    occ->stats.texels_covered = texels_covered(occ);
     build_pyramid(occ);
     occ->state = RVI_OCC_FROZEN;
     return RV_OK;

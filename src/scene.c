@@ -1,25 +1,64 @@
+/* Scene-node hierarchy: storage, links, create/destroy/attach, setters and getters
+ * (DESIGN.md §2). rv_update_world and the bounds math live in scene_update.c. */
 #include "scene.h"
 #include "world.h"
+#include "core/check.h"
 
 #include <string.h>
+
+#define NONE RVI_INDEX_NONE
+
+/* ---- storage ------------------------------------------------------------------------- */
+
+typedef struct scene_array {
+    void **ptr;
+    size_t elem;
+} scene_array;
+
+/* Every per-node array, in one place so growth and teardown cannot disagree. Each array
+ * starts on a cache line (a world matrix is then one line, not two). */
+static int scene_arrays(rvi_scene *s, scene_array out[])
+{
+    int n = 0;
+    out[n++] = (scene_array){ (void **)&s->parent, 4 };
+    out[n++] = (scene_array){ (void **)&s->first_child, 4 };
+    out[n++] = (scene_array){ (void **)&s->next_sibling, 4 };
+    out[n++] = (scene_array){ (void **)&s->prev_sibling, 4 };
+    out[n++] = (scene_array){ (void **)&s->flags, 4 };
+    out[n++] = (scene_array){ (void **)&s->position, 12 };
+    out[n++] = (scene_array){ (void **)&s->rotation, 16 };
+    out[n++] = (scene_array){ (void **)&s->scale, 12 };
+    out[n++] = (scene_array){ (void **)&s->world_matrix, 64 };
+    out[n++] = (scene_array){ (void **)&s->local_sphere, 16 };
+    out[n++] = (scene_array){ (void **)&s->world_sphere, 16 };
+    out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux) };
+    out[n++] = (scene_array){ (void **)&s->dirty, 4 };
+    out[n++] = (scene_array){ (void **)&s->work, 4 };
+    return n;
+}
+enum { LINE = 64 };
+
+static size_t block_size(uint32_t capacity, size_t elem)
+{
+    return (size_t)capacity * elem + LINE;
+}
+
+static void *line_aligned(void *block)
+{
+    return (void *)(((uintptr_t)block + LINE - 1) & ~(uintptr_t)(LINE - 1));
+}
 
 /* Grows every per-node array to capacity. All-or-nothing: on failure nothing changes. */
 static rv_result scene_grow(rvi_scene *s, rvi_heap *heap, uint32_t capacity)
 {
-    struct { void **ptr; size_t elem; } arrays[] = {
-        { (void **)&s->parent, 4 }, { (void **)&s->first_child, 4 },
-        { (void **)&s->next_sibling, 4 }, { (void **)&s->prev_sibling, 4 },
-        { (void **)&s->flags, 4 }, { (void **)&s->position, 12 }, { (void **)&s->rotation, 16 },
-        { (void **)&s->scale, 12 }, { (void **)&s->world_matrix, 64 },
-        { (void **)&s->local_sphere, 16 }, { (void **)&s->world_sphere, 16 },
-    };
-    enum { N = sizeof arrays / sizeof arrays[0] };
-    void *fresh[N];
-    for (int i = 0; i < N; i++) {
-        fresh[i] = rvi_alloc(heap, (size_t)capacity * arrays[i].elem);
+    scene_array arrays[RVI_SCENE_ARRAYS];
+    int n = scene_arrays(s, arrays);
+    void *fresh[RVI_SCENE_ARRAYS];
+    for (int i = 0; i < n; i++) {
+        fresh[i] = rvi_alloc(heap, block_size(capacity, arrays[i].elem));
         if (!fresh[i]) {
             for (int j = 0; j < i; j++)
-                rvi_free(heap, fresh[j], (size_t)capacity * arrays[j].elem);
+                rvi_free(heap, fresh[j], block_size(capacity, arrays[j].elem));
             return RV_ERR_OUT_OF_MEMORY;
         }
     }
@@ -27,15 +66,18 @@ static rv_result scene_grow(rvi_scene *s, rvi_heap *heap, uint32_t capacity)
     /* The pool grows last so a pool failure can still roll back the arrays. */
     rv_result r = rvi_pool_reserve(heap, &grown, capacity);
     if (r != RV_OK) {
-        for (int j = 0; j < N; j++)
-            rvi_free(heap, fresh[j], (size_t)capacity * arrays[j].elem);
+        for (int j = 0; j < n; j++)
+            rvi_free(heap, fresh[j], block_size(capacity, arrays[j].elem));
         return r;
     }
-    for (int i = 0; i < N; i++) {
-        if (s->capacity)
-            memcpy(fresh[i], *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
-        rvi_free(heap, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
-        *arrays[i].ptr = fresh[i];
+    for (int i = 0; i < n; i++) {
+        void *aligned = line_aligned(fresh[i]);
+        if (s->capacity) {
+            memcpy(aligned, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
+            rvi_free(heap, s->blocks[i], block_size(s->capacity, arrays[i].elem));
+        }
+        s->blocks[i] = fresh[i];
+        *arrays[i].ptr = aligned;
     }
     s->pool = grown;
     s->capacity = capacity;
@@ -46,7 +88,8 @@ rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, ui
 {
     memset(scene, 0, sizeof *scene);
     rvi_pool_init(&scene->pool, tag);
-    rv_result r = scene_grow(scene, heap, capacity);
+    scene->first_root = NONE;
+    rv_result r = scene_grow(scene, heap, capacity ? capacity : 1);
     if (r != RV_OK)
         rvi_scene_fini(scene, heap);
     return r;
@@ -54,18 +97,443 @@ rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, ui
 
 void rvi_scene_fini(rvi_scene *s, rvi_heap *heap)
 {
-    size_t c = s->capacity;
-    rvi_free(heap, s->parent, c * 4);
-    rvi_free(heap, s->first_child, c * 4);
-    rvi_free(heap, s->next_sibling, c * 4);
-    rvi_free(heap, s->prev_sibling, c * 4);
-    rvi_free(heap, s->flags, c * 4);
-    rvi_free(heap, s->position, c * 12);
-    rvi_free(heap, s->rotation, c * 16);
-    rvi_free(heap, s->scale, c * 12);
-    rvi_free(heap, s->world_matrix, c * 64);
-    rvi_free(heap, s->local_sphere, c * 16);
-    rvi_free(heap, s->world_sphere, c * 16);
+    scene_array arrays[RVI_SCENE_ARRAYS];
+    int n = scene_arrays(s, arrays);
+    for (int i = 0; i < n && s->capacity; i++)
+        rvi_free(heap, s->blocks[i], block_size(s->capacity, arrays[i].elem));
     rvi_pool_free(heap, &s->pool);
     memset(s, 0, sizeof *s);
+    s->first_root = NONE;
+}
+
+rv_result rvi_scene_reserve(rvi_scene *s, rvi_heap *heap, uint32_t extra)
+{
+    /* Free slots: never-used ones plus the free list (walked only as far as needed). */
+    uint64_t room = s->pool.capacity - s->pool.used;
+    for (uint32_t i = s->pool.free_head; room < extra && i != NONE; i = s->pool.next_free[i])
+        room++;
+    if (room >= extra)
+        return RV_OK;
+    uint64_t need = (uint64_t)s->capacity + (extra - room);
+    if (need > RVI_POOL_MAX_SLOTS)
+        return RV_ERR_CAPACITY;
+    uint64_t cap = s->capacity ? s->capacity : 1;
+    while (cap < need)
+        cap *= 2;
+    if (cap > RVI_POOL_MAX_SLOTS)
+        cap = RVI_POOL_MAX_SLOTS;
+    return scene_grow(s, heap, (uint32_t)cap);
+}
+
+/* ---- links --------------------------------------------------------------------------- */
+
+/* The head of the sibling list node i belongs to (a parent's first_child or first_root). */
+static uint32_t *list_head(rvi_scene *s, uint32_t parent)
+{
+    return parent == NONE ? &s->first_root : &s->first_child[parent];
+}
+
+static void link_last(rvi_scene *s, uint32_t parent, uint32_t i)
+{
+    uint32_t *head = list_head(s, parent);
+    s->parent[i] = parent;
+    s->next_sibling[i] = NONE;
+    if (*head == NONE) {
+        *head = i;
+        s->prev_sibling[i] = i;
+    } else {
+        uint32_t last = s->prev_sibling[*head];
+        s->next_sibling[last] = i;
+        s->prev_sibling[i] = last;
+        s->prev_sibling[*head] = i;
+    }
+    if (parent != NONE)
+        s->aux[parent].child_count++;
+}
+
+static void unlink_node(rvi_scene *s, uint32_t i)
+{
+    uint32_t parent = s->parent[i];
+    uint32_t *head = list_head(s, parent);
+    uint32_t next = s->next_sibling[i], prev = s->prev_sibling[i];
+    if (*head == i) {
+        *head = next;
+        if (next != NONE)
+            s->prev_sibling[next] = prev; /* the last sibling */
+    } else {
+        s->next_sibling[prev] = next;
+        if (next != NONE)
+            s->prev_sibling[next] = prev;
+        else
+            s->prev_sibling[*head] = prev; /* i was the last */
+    }
+    if (parent != NONE) {
+        s->aux[parent].child_count--;
+        /* A parent that lost a child may shrink: recompute it exactly at the next update. */
+        rvi_scene_mark(s, parent, RVI_NODE_BOUNDS_DIRTY);
+    }
+    s->parent[i] = NONE;
+    s->next_sibling[i] = NONE;
+    s->prev_sibling[i] = i;
+}
+
+void rvi_scene_relink(rvi_scene *s, uint32_t parent, uint32_t child, bool keep_world)
+{
+    unlink_node(s, child);
+    link_last(s, parent, child);
+    if (!keep_world)
+        rvi_scene_mark(s, child, RVI_NODE_MOVED);
+}
+
+static const float IDENTITY[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+
+uint32_t rvi_scene_create_reserved(rvi_scene *s, uint32_t parent)
+{
+    uint32_t i, never_used = s->pool.used;
+    uint64_t handle;
+    rvi_pool_acquire(&s->pool, &i, &handle); /* cannot fail: the caller reserved */
+    /* A reused slot may still sit in the dirty list: keep that bit so it is not listed twice.
+     * A never-used slot's flags are uninitialised memory. */
+    s->flags[i] = i < never_used ? (s->flags[i] & RVI_NODE_LISTED) : 0;
+    s->first_child[i] = NONE;
+    s->aux[i].child_count = 0;
+    s->aux[i].loose = 0;
+    memset(s->position[i], 0, sizeof s->position[i]);
+    s->rotation[i][0] = s->rotation[i][1] = s->rotation[i][2] = 0.0f;
+    s->rotation[i][3] = 1.0f;
+    s->scale[i][0] = s->scale[i][1] = s->scale[i][2] = 1.0f;
+    /* Until the next update an identity node sits exactly where its parent is. */
+    memcpy(s->world_matrix[i], parent == NONE ? IDENTITY : s->world_matrix[parent], 64);
+    s->aux[i].world_scale = parent == NONE ? 1.0f : s->aux[parent].world_scale;
+    s->local_sphere[i][0] = s->local_sphere[i][1] = s->local_sphere[i][2] = 0.0f;
+    s->local_sphere[i][3] = -1.0f;
+    memcpy(s->world_sphere[i], &s->world_matrix[i][12], 12);
+    s->world_sphere[i][3] = -1.0f;
+    link_last(s, parent, i);
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return i;
+}
+
+/* Frees one slot whose children are already gone or moved away. */
+static void free_slot(rv_world *world, uint32_t i)
+{
+    rvi_scene *s = &world->scene;
+    /* Modules drop their per-node state while the node is still readable. */
+    rvi_world_notify_node_destroyed(world, i);
+    rvi_pool_release(&s->pool, i);
+    s->flags[i] &= RVI_NODE_LISTED;
+    s->parent[i] = s->first_child[i] = s->next_sibling[i] = NONE;
+    s->prev_sibling[i] = i;
+    s->aux[i].child_count = 0;
+}
+
+/* ---- public: lifetime and links ------------------------------------------------------ */
+
+/* Common entry check: world present, handle live, no visit running when structural. */
+static rv_result resolve(const rv_world *world, rv_node node, uint32_t *out)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    return rvi_node_index(&world->scene, node, out);
+}
+
+rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    uint32_t p = NONE;
+    if (parent.id != 0)
+        RVI_TRY(rvi_node_index(s, parent, &p));
+    RVI_TRY(rvi_scene_reserve(s, &world->heap, 1));
+    uint32_t i = rvi_scene_create_reserved(s, p);
+    *out = rvi_node_handle(s, i);
+    return RV_OK;
+}
+
+rv_result rv_node_destroy_subtree(rv_world *world, rv_node node)
+{
+    uint32_t r;
+    RVI_TRY(resolve(world, node, &r));
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    unlink_node(s, r);
+    /* Post-order walk over the links, no stack: a node is freed after all its children. */
+    uint32_t n = r;
+    while (s->first_child[n] != NONE)
+        n = s->first_child[n];
+    for (;;) {
+        if (n == r) {
+            free_slot(world, n);
+            break;
+        }
+        uint32_t next = s->next_sibling[n], up = s->parent[n];
+        free_slot(world, n);
+        if (next != NONE) {
+            n = next;
+            while (s->first_child[n] != NONE)
+                n = s->first_child[n];
+        } else {
+            n = up; /* every child of up is gone */
+        }
+    }
+    return RV_OK;
+}
+
+rv_result rv_node_destroy_reroot(rv_world *world, rv_node node)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    while (s->first_child[i] != NONE)
+        rvi_scene_relink(s, NONE, s->first_child[i], false);
+    unlink_node(s, i);
+    free_slot(world, i);
+    return RV_OK;
+}
+
+rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
+{
+    uint32_t p, c;
+    RVI_TRY(resolve(world, parent, &p));
+    RVI_TRY(resolve(world, child, &c));
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    /* Refuse a cycle now: parent must not be child or one of its descendants. */
+    for (uint32_t a = p; a != NONE; a = s->parent[a])
+        if (a == c)
+            return RV_ERR_CYCLE;
+    if (s->parent[c] == p)
+        return RV_OK;
+    rvi_scene_relink(s, p, c, false);
+    return RV_OK;
+}
+
+rv_result rv_node_detach(rv_world *world, rv_node node)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    if (s->parent[i] == NONE)
+        return RV_OK;
+    rvi_scene_relink(s, NONE, i, false);
+    return RV_OK;
+}
+
+/* ---- public: transform --------------------------------------------------------------- */
+
+rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3])
+{
+    uint32_t i;
+    if (!position)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(position, 3))
+        return RV_ERR_NOT_FINITE;
+    rvi_scene *s = &world->scene;
+    memcpy(s->position[i], position, 12);
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
+{
+    uint32_t i;
+    if (!scale)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(scale, 3))
+        return RV_ERR_NOT_FINITE;
+    rvi_scene *s = &world->scene;
+    memcpy(s->scale[i], scale, 12);
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+/* Normalises q into out (double precision so tiny quaternions survive). */
+static rv_result normalise_quat(const float q[4], float out[4])
+{
+    double n2 = (double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3];
+    if (!(n2 > 0.0))
+        return RV_ERR_INVALID_ARG;
+    double inv = 1.0 / sqrt(n2);
+    for (int k = 0; k < 4; k++)
+        out[k] = (float)(q[k] * inv);
+    return RV_OK;
+}
+
+rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4])
+{
+    uint32_t i;
+    if (!quaternion)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(quaternion, 4))
+        return RV_ERR_NOT_FINITE;
+    float q[4];
+    RVI_TRY(normalise_quat(quaternion, q));
+    rvi_scene *s = &world->scene;
+    memcpy(s->rotation[i], q, 16);
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians)
+{
+    uint32_t i;
+    if (!axis)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(axis, 3) || !isfinite(radians))
+        return RV_ERR_NOT_FINITE;
+    double len = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] + (double)axis[2] * axis[2]);
+    if (!(len > 0.0))
+        return RV_ERR_INVALID_ARG;
+    double half = 0.5 * (double)radians, k = sin(half) / len;
+    float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
+    rvi_scene *s = &world->scene;
+    memcpy(s->rotation[i], q, 16);
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+rv_result rv_node_get_transform(const rv_world *world, rv_node node, float position[3],
+                                float quaternion[4], float scale[3])
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    const rvi_scene *s = &world->scene;
+    if (position)
+        memcpy(position, s->position[i], 12);
+    if (quaternion)
+        memcpy(quaternion, s->rotation[i], 16);
+    if (scale)
+        memcpy(scale, s->scale[i], 12);
+    return RV_OK;
+}
+
+rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
+                                 float **quaternion, float **scale)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    rvi_scene *s = &world->scene;
+    if (position)
+        *position = s->position[i];
+    if (quaternion)
+        *quaternion = s->rotation[i];
+    if (scale)
+        *scale = s->scale[i];
+    return RV_OK;
+}
+
+rv_result rv_node_mark_moved(rv_world *world, rv_node node)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    rvi_scene_mark(&world->scene, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3], float radius)
+{
+    uint32_t i;
+    if (!center)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(center, 3) || !isfinite(radius))
+        return RV_ERR_NOT_FINITE;
+    rvi_scene *s = &world->scene;
+    memcpy(s->local_sphere[i], center, 12);
+    if (radius < 0.0f) {
+        s->local_sphere[i][3] = -1.0f;
+        s->flags[i] &= ~(uint32_t)RVI_NODE_HAS_GEOMETRY;
+    } else {
+        s->local_sphere[i][3] = radius;
+        s->flags[i] |= RVI_NODE_HAS_GEOMETRY;
+    }
+    rvi_scene_mark(s, i, RVI_NODE_BOUNDS_DIRTY);
+    return RV_OK;
+}
+
+/* ---- public: queries ----------------------------------------------------------------- */
+
+rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16])
+{
+    uint32_t i;
+    if (!out)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    memcpy(out, world->scene.world_matrix[i], 64);
+    return RV_OK;
+}
+
+rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sphere[4])
+{
+    uint32_t i;
+    if (!out_sphere)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    memcpy(out_sphere, world->scene.world_sphere[i], 16);
+    return RV_OK;
+}
+
+static rv_result link_query(const rv_world *world, rv_node node, const uint32_t *links, rv_node *out)
+{
+    uint32_t i;
+    if (!out)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    uint32_t j = links[i];
+    *out = j == NONE ? RV_NODE_NONE : rvi_node_handle(&world->scene, j);
+    return RV_OK;
+}
+
+rv_result rv_node_parent(const rv_world *world, rv_node node, rv_node *out_parent)
+{
+    return link_query(world, node, world ? world->scene.parent : NULL, out_parent);
+}
+
+rv_result rv_node_first_child(const rv_world *world, rv_node node, rv_node *out_child)
+{
+    return link_query(world, node, world ? world->scene.first_child : NULL, out_child);
+}
+
+rv_result rv_node_next_sibling(const rv_world *world, rv_node node, rv_node *out_sibling)
+{
+    return link_query(world, node, world ? world->scene.next_sibling : NULL, out_sibling);
+}
+
+rv_result rv_world_first_root(const rv_world *world, rv_node *out_root)
+{
+    if (!world || !out_root)
+        return RV_ERR_INVALID_ARG;
+    uint32_t r = world->scene.first_root;
+    *out_root = r == NONE ? RV_NODE_NONE : rvi_node_handle(&world->scene, r);
+    return RV_OK;
+}
+
+bool rv_node_is_valid(const rv_world *world, rv_node node)
+{
+    uint32_t i;
+    return world && rvi_node_index(&world->scene, node, &i) == RV_OK;
+}
+
+rv_scene_stats rv_world_scene_stats(const rv_world *world)
+{
+    rv_scene_stats st = {0};
+    if (!world)
+        return st;
+    st.nodes = world->scene.pool.live;
+    st.matrices_recomputed = world->scene.matrices_recomputed;
+    st.bounds_recomputed = world->scene.bounds_recomputed;
+    return st;
 }

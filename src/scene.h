@@ -1,5 +1,14 @@
 /* Scene-node hierarchy internals (DESIGN.md §2). Structure of arrays indexed by slot.
- * Other modules read these arrays directly (read-only) during a frame. */
+ * Other modules read these arrays directly (read-only) during a frame.
+ *
+ * Links: a node's children form a list first_child -> next_sibling -> ...; prev_sibling is
+ * circular (the first child's prev_sibling is the last child) so appending is O(1). Roots
+ * form the same kind of list starting at first_root (their parent is RVI_INDEX_NONE).
+ *
+ * Bounds invariant (the one culling relies on): every node's world_sphere encloses its own
+ * geometry's world sphere and every child's world_sphere, as of the last rv_update_world.
+ * It may be larger than minimal (parents grow at once and shrink lazily, see
+ * scene_update.c), never smaller. */
 #ifndef RVI_SCENE_H
 #define RVI_SCENE_H
 
@@ -8,11 +17,21 @@
 #include "core/pool.h"
 #include "core/vec.h"
 
+#include <math.h>
+
 /* Per-node flag bits (rvi_scene.flags). Modules set their own attachment bits. */
 enum {
     RVI_NODE_MOVED          = 1u << 0,  /* own local transform changed since the last update */
     RVI_NODE_HAS_GEOMETRY   = 1u << 1,  /* set_bounds gave a local sphere */
-    RVI_NODE_BOUNDS_DIRTY   = 1u << 2,  /* world sphere must be recomputed */
+    RVI_NODE_BOUNDS_DIRTY   = 1u << 2,  /* world sphere must be recomputed exactly */
+    /* scene-internal bits (3..7) */
+    RVI_NODE_LISTED         = 1u << 3,  /* slot is in scene.dirty; survives destroy so a
+                                           reused slot is never listed twice */
+    RVI_NODE_VISITED        = 1u << 4,  /* update: ancestor walk has seen this node */
+    RVI_NODE_COVERED        = 1u << 5,  /* update: a strict ancestor moved */
+    RVI_NODE_ENTERED        = 1u << 6,  /* update: waits for / feeds the bounds climb */
+    RVI_NODE_MARK           = 1u << 7,  /* update: a changed child was folded in (the node
+                                           starts a climb); rv_group_spatially: "seen" */
     RVI_NODE_HAS_LOD        = 1u << 8,
     RVI_NODE_HAS_HLOD       = 1u << 9,
     RVI_NODE_OCCLUDER       = 1u << 10, /* persistent occluder box */
@@ -24,13 +43,24 @@ enum {
     RVI_NODE_HIDDEN         = 1u << 16, /* never drawn (projection flag hidden) */
 };
 
+/* Scene-only per-node fields touched together by an update (packed: a moved node's update
+ * touches one line for all four instead of four lines). */
+typedef struct rvi_node_aux {
+    float world_scale;    /* upper bound on the world matrix's stretch of a length */
+    uint32_t child_count;
+    uint32_t loose;       /* child sphere changes since this node's last exact recompute */
+    uint32_t pending;     /* update only: changed children the node still waits for */
+} rvi_node_aux;
+
+#define RVI_SCENE_ARRAYS 14 /* per-node arrays (scene.c lists them) */
+
 typedef struct rvi_scene {
     rvi_pool pool;            /* slot allocation, generations, tag */
     /* hierarchy links (RVI_INDEX_NONE = none) */
     uint32_t *parent;
     uint32_t *first_child;
     uint32_t *next_sibling;
-    uint32_t *prev_sibling;
+    uint32_t *prev_sibling;   /* circular: the first sibling's is the last sibling */
     uint32_t *flags;
     /* local transform */
     float (*position)[3];
@@ -42,20 +72,82 @@ typedef struct rvi_scene {
     float (*world_sphere)[4]; /* world space, encloses own geometry and every descendant's;
                                  radius < 0 = empty subtree */
     uint32_t capacity;
-    /* scene.c adds what it needs below (dirty lists, stats, roots, ...) */
+    /* scene.c's additions */
+    rvi_node_aux *aux;        /* per node, one cache line shared by four fields */
+    uint32_t *dirty;          /* slots marked moved / bounds-dirty since the last update
+                                 (each at most once: RVI_NODE_LISTED); capacity entries */
+    uint32_t dirty_count;
+    uint32_t *work;           /* scratch, capacity entries: update's ancestor walk, cull stack */
+    uint32_t first_root;
+    void *blocks[RVI_SCENE_ARRAYS]; /* the allocations behind the line-aligned arrays */
+    uint32_t matrices_recomputed; /* by the last update */
+    uint32_t bounds_recomputed;
+    bool visiting;            /* a visit callback is running: structural calls are refused */
 } rvi_scene;
 
 rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, uint16_t tag);
 void rvi_scene_fini(rvi_scene *scene, rvi_heap *heap);
+
+/* Grows storage so that `extra` more nodes can be created without allocating.
+ * All-or-nothing: RV_ERR_OUT_OF_MEMORY / RV_ERR_CAPACITY leave the scene as it was. */
+rv_result rvi_scene_reserve(rvi_scene *scene, rvi_heap *heap, uint32_t extra);
+
+/* Creates a node under parent_index (RVI_INDEX_NONE: a root). Storage must have room
+ * (rvi_scene_reserve). The node is identity, has no geometry, and is marked moved. */
+uint32_t rvi_scene_create_reserved(rvi_scene *scene, uint32_t parent_index);
+
+/* Moves child under parent (RVI_INDEX_NONE: makes it a root) without cycle checks; marks
+ * the child moved unless keep_world (the caller guarantees the world matrix is unchanged)
+ * and the old parent bounds-dirty. Never allocates. */
+void rvi_scene_relink(rvi_scene *scene, uint32_t parent, uint32_t child, bool keep_world);
+
+/* Adds the node to the dirty list with these flag bits (RVI_NODE_MOVED and/or
+ * RVI_NODE_BOUNDS_DIRTY). Never allocates: the list has one entry per slot. */
+static inline void rvi_scene_mark(rvi_scene *s, uint32_t i, uint32_t bits)
+{
+    if (!(s->flags[i] & RVI_NODE_LISTED)) {
+        s->flags[i] |= RVI_NODE_LISTED;
+        s->dirty[s->dirty_count++] = i;
+    }
+    s->flags[i] |= bits;
+}
+
+/* The node's own geometry as a world sphere (radius < 0 when it has none). */
+void rvi_scene_geometry_sphere(const rvi_scene *scene, uint32_t i, float out[4]);
+
+/* Recomputes node i's world sphere from its own geometry and its children's current world
+ * spheres (pairwise exact merges). */
+void rvi_scene_exact_bounds(rvi_scene *scene, uint32_t i);
+
+/* The smallest sphere enclosing spheres a and b (each x, y, z, radius; radius < 0 = empty).
+ * Exact for two spheres (radius (d + ra + rb) / 2 when neither holds the other), padded
+ * by a few ulps so rounding never leaves either input outside. out may alias a or b. */
+void rvi_sphere_merge(const float a[4], const float b[4], float out[4]);
+
+/* True when sphere a encloses sphere b (an empty b is enclosed by anything). */
+static inline bool rvi_sphere_contains(const float a[4], const float b[4])
+{
+    if (b[3] < 0.0f)
+        return true;
+    if (a[3] < 0.0f)
+        return false;
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    float room = a[3] - b[3];
+    return room >= 0.0f && dx * dx + dy * dy + dz * dz <= room * room;
+}
 
 /* Resolves a public handle to a live slot index (RV_ERR_STALE_HANDLE otherwise). */
 static inline rv_result rvi_node_index(const rvi_scene *scene, rv_node node, uint32_t *out_index)
 {
     return rvi_pool_resolve(&scene->pool, node.id, out_index);
 }
+/* The live handle of a slot: rvi_pool_handle inlined for the culling walk, which makes one
+ * per visible node (layout of core/pool.h: tag << 48 | generation << 24 | index; a test
+ * pins the two to each other). */
 static inline rv_node rvi_node_handle(const rvi_scene *scene, uint32_t index)
 {
-    rv_node n = { rvi_pool_handle(&scene->pool, index) };
+    rv_node n = { ((uint64_t)scene->pool.tag << 48) |
+                  ((uint64_t)(scene->pool.generation[index] & RVI_POOL_MAX_GENERATION) << 24) | index };
     return n;
 }
 

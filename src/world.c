@@ -1,5 +1,7 @@
 #include "world.h"
 #include "core/check.h"
+#include "frame.h"
+#include "lod.h"
 
 #include <string.h>
 
@@ -10,7 +12,10 @@ static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
         d.node_capacity = 1024;
     if (d.node_capacity > RVI_POOL_MAX_SLOTS)
         return RV_ERR_INVALID_ARG;
-    /* Module descs are validated and resolved by their modules when they are created. */
+    /* The LOD desc is checked here so a bad one is refused at creation; the other modules
+     * validate theirs when they are first used (and refuse every call while it is bad). */
+    rv_lod_desc lod;
+    RVI_TRY(rvi_lod_resolve_desc(&d.lod, &lod));
     *out = d;
     return RV_OK;
 }
@@ -57,8 +62,13 @@ void rv_world_destroy(rv_world *world)
 
 rv_alloc_stats rv_world_alloc_stats(const rv_world *world)
 {
-    rv_alloc_stats none = {0};
-    return world ? world->heap.stats : none;
+    rv_alloc_stats sum = {0};
+    if (!world)
+        return sum;
+    sum = world->heap.stats;
+    /* Objects the frame owns keep heaps of their own (same allocator): add theirs. */
+    rvi_frame_add_alloc_stats(world, &sum);
+    return sum;
 }
 
 rv_result rvi_world_register_module(rv_world *world, rvi_module_id id, const rvi_module_hooks *hooks)

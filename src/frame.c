@@ -1,0 +1,792 @@
+/* The once-per-frame orchestration (DESIGN.md §8): begin (journal, transforms, occlusion
+ * and residency frames), cull (persistent occluders, one hierarchical walk, batched object
+ * occlusion tests, LOD), end (partition flush, streaming, tick demand, publish). */
+#include "frame.h"
+#include "core/check.h"
+#include "frustum.h"
+#include "occlusion.h"
+#include "partition.h"
+#include "scene.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- state ------------------------------------------------------------------------- */
+
+static void frame_destroy(rv_world *world, void *state)
+{
+    rvi_frame *f = state;
+    rvi_heap *heap = &world->heap;
+    for (int a = 0; a < 2; a++)
+        rvi_frame_arena_free(heap, &f->arenas[a]);
+    rv_occlusion_destroy(f->occlusion);
+    rvi_node_slots_free(heap, &f->occluder_of);
+    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
+    rvi_node_slots_free(heap, &f->test_box_of);
+    rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
+    rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
+    rv_journal_destroy(f->journal);
+    for (uint32_t i = 0; i < f->grids.count; i++)
+        rv_grid_destroy(RVI_VEC_AT(f->grids, rvi_frame_grid, i).grid);
+    rvi_vec_free(heap, &f->grids, sizeof(rvi_frame_grid));
+    rv_residency_destroy(f->residency);
+    rvi_vec_free(heap, &f->sources, sizeof(rv_stream_source));
+    rvi_walk_scratch_free(heap, &f->scratch);
+    rvi_vec_free(heap, &f->occ_spheres, 4 * sizeof(float));
+    rvi_vec_free(heap, &f->occ_visible, 1);
+    rvi_free(heap, f, sizeof *f);
+}
+
+/* Drops a node's box attachment (swap-remove, fixing the moved box's slot). Never
+ * allocates. */
+void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
+{
+    uint32_t at = rvi_node_slots_get(of, node);
+    if (at == UINT32_MAX)
+        return;
+    of->record[node] = UINT32_MAX;
+    uint32_t last = boxes->count - 1;
+    if (at != last) {
+        rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
+        RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
+        of->record[moved.node] = at;
+    }
+    boxes->count = last;
+}
+
+static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
+{
+    (void)world;
+    rvi_frame *f = state;
+    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
+    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
+}
+
+static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
+{
+    sum->allocations += s.allocations;
+    sum->reallocations += s.reallocations;
+    sum->frees += s.frees;
+    sum->failures += s.failures;
+    sum->bytes_live += s.bytes_live;
+    sum->bytes_peak += s.bytes_peak; /* an upper bound: the peaks need not coincide */
+}
+
+void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum)
+{
+    const rvi_frame *f = rvi_frame_find(world);
+    if (!f)
+        return;
+    if (f->journal)
+        add_stats(sum, rv_journal_alloc_stats(f->journal));
+    if (f->render_scene)
+        add_stats(sum, rv_render_scene_alloc_stats(f->render_scene));
+}
+
+rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
+{
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f) {
+        f = rvi_calloc(&world->heap, 1, sizeof *f);
+        if (!f)
+            return RV_ERR_OUT_OF_MEMORY;
+        f->building = -1;
+        f->lent = -1;
+        /* Arena generations start apart so a view of one never validates against the other. */
+        f->arenas[0].generation = 1;
+        f->arenas[1].generation = 2;
+        rvi_module_hooks hooks = { f, frame_destroy, frame_node_destroyed };
+        rvi_world_register_module(world, RVI_MODULE_FRAME, &hooks);
+    }
+    *out = f;
+    return RV_OK;
+}
+
+/* ---- view ---------------------------------------------------------------------------- */
+
+static void mat4_mul(const float a[16], const float b[16], float out[16])
+{
+    for (int c = 0; c < 4; c++)
+        for (int r = 0; r < 4; r++) {
+            float acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += a[k * 4 + r] * b[c * 4 + k];
+            out[c * 4 + r] = acc;
+        }
+}
+
+rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi_frame_camera *out)
+{
+    if (!view || view->viewport_width == 0 || view->viewport_height == 0)
+        return RV_ERR_INVALID_ARG;
+    if (!isfinite(view->time_ms) || !isfinite(view->fov_y))
+        return RV_ERR_NOT_FINITE;
+    if (view->fov_y < 0 || view->fov_y >= 3.14159265f)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame_camera cam;
+    memset(&cam, 0, sizeof cam);
+    if (view->view && view->projection) {
+        if (!rvi_finite_n(view->view, 16) || !rvi_finite_n(view->projection, 16))
+            return RV_ERR_NOT_FINITE;
+        mat4_mul(view->projection, view->view, cam.view_projection);
+        /* Eye from the inverse of the view's rigid part: eye = -R^T t. */
+        const float *v = view->view;
+        for (int k = 0; k < 3; k++)
+            cam.eye[k] = -(v[k * 4 + 0] * v[12] + v[k * 4 + 1] * v[13] + v[k * 4 + 2] * v[14]);
+        /* Right-handed views look down -Z: forward is minus the third row of R. */
+        float fwd[3] = { -v[2], -v[6], -v[10] };
+        float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
+        if (!(len > 0))
+            return RV_ERR_INVALID_ARG;
+        for (int k = 0; k < 3; k++)
+            cam.forward[k] = fwd[k] / len;
+        const float *p = view->projection;
+        cam.orthographic = p[3] == 0 && p[7] == 0 && p[11] == 0 && p[15] != 0;
+        if (cam.orthographic)
+            cam.ortho_height = fabsf(p[5]) > 0 ? 2.0f * fabsf(p[15]) / fabsf(p[5]) : 0;
+        cam.fov_y = view->fov_y > 0 ? view->fov_y
+                    : (!cam.orthographic && fabsf(p[5]) > 0 ? 2.0f * atanf(1.0f / fabsf(p[5]))
+                                                            : 60.0f * 3.14159265f / 180.0f);
+    } else if (view->view_projection && view->eye) {
+        if (!rvi_finite_n(view->view_projection, 16) || !rvi_finite_n(view->eye, 3))
+            return RV_ERR_NOT_FINITE;
+        memcpy(cam.view_projection, view->view_projection, sizeof cam.view_projection);
+        memcpy(cam.eye, view->eye, sizeof cam.eye);
+        /* The w row of a perspective view-projection is the view depth: its xyz is the
+         * forward direction (scaled). An orthographic one has w = 1: its z row grows with
+         * depth (shrinks under reversed-Z), so forward is the z row, negated when reversed. */
+        const float *m = view->view_projection;
+        cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
+        float fwd[3] = { m[3], m[7], m[11] };
+        if (cam.orthographic) {
+            fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
+            if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
+            /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
+            float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
+            cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
+        }
+        float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
+        if (!(len > 0))
+            return RV_ERR_INVALID_ARG;
+        for (int k = 0; k < 3; k++)
+            cam.forward[k] = fwd[k] / len;
+        cam.fov_y = view->fov_y > 0 ? view->fov_y : 60.0f * 3.14159265f / 180.0f;
+    } else {
+        return RV_ERR_INVALID_ARG;
+    }
+    if (cam.orthographic && !(cam.ortho_height > 0 && isfinite(cam.ortho_height)))
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
+    cam.clip = view->clip;
+    cam.viewport_width = view->viewport_width;
+    cam.viewport_height = view->viewport_height;
+    cam.time_ms = view->time_ms;
+    memcpy(cam.lod_view.eye, cam.eye, sizeof cam.eye);
+    cam.lod_view.fov_y = cam.fov_y;
+    cam.lod_view.viewport_height_px = (float)view->viewport_height;
+    cam.lod_view.orthographic = cam.orthographic;
+    cam.lod_view.ortho_height = cam.orthographic ? cam.ortho_height : 1.0f;
+    (void)world;
+    *out = cam;
+    return RV_OK;
+}
+
+/* ---- stage timing ---------------------------------------------------------------------- */
+
+static inline uint64_t clock_now(const rv_world *world)
+{
+    return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
+}
+
+static inline void stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
+{
+    if (t1 >= t0)
+        f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
+}
+
+/* ---- begin ----------------------------------------------------------------------------- */
+
+static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
+{
+    if (f->occlusion || world->desc.occlusion.width == 0)
+        return RV_OK;
+    return rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion);
+}
+
+rv_result rv_frame_begin(rv_world *world, const rv_view *view)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f;
+    RVI_TRY(rvi_frame_state(world, &f));
+    if (f->state != RVI_FRAME_IDLE)
+        return RV_ERR_BAD_STATE;
+    rvi_frame_camera cam;
+    RVI_TRY(rvi_frame_resolve_view(world, view, &cam));
+    if (f->have_time && cam.time_ms < f->last_time_ms)
+        return RV_ERR_ORDER;
+    float dt = f->have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
+    rvi_hlod_pass hlod_pass; /* validated before anything changes */
+    RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, dt, &hlod_pass));
+    RVI_TRY(ensure_occlusion(world, f));
+
+    bool timed = world->desc.clock_ns != NULL;
+    for (int s = 0; s < RV_STAGE_COUNT; s++)
+        f->stage_us[s] = timed ? 0.0 : -1.0;
+    memset(&f->counts, 0, sizeof f->counts);
+
+    /* Journal first: its deltas move and create nodes the transform update must see. */
+    uint64_t t0 = clock_now(world);
+    if (f->render_scene && f->journal) {
+        rv_apply_counts applied;
+        rv_result r = rv_render_scene_apply(f->render_scene, f->journal, &applied);
+        if (r != RV_OK)
+            return r;
+        f->counts.journal_applied = (uint32_t)applied.applied;
+        uint64_t rejected = 0;
+        for (int k = 0; k < RV_DELTA_OUTCOME_COUNT_; k++)
+            rejected += applied.rejected[k];
+        f->counts.journal_rejected = (uint32_t)rejected;
+    }
+    uint64_t t1 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_JOURNAL, t0, t1);
+
+    rv_result r = rv_update_world(world);
+    uint64_t t2 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
+    /* A non-finite or zero-quaternion in-place write (RV_ERR_INVALID_ARG: the world is not
+     * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
+    if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
+        return r;
+
+    if (f->occlusion) {
+        float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
+        RVI_TRY(rv_occlusion_begin(f->occlusion, cam.view_projection, cam.clip, aspect));
+    }
+    if (f->residency)
+        RVI_TRY(rv_residency_begin_frame(f->residency, cam.time_ms));
+    RVI_TRY(rvi_lod_advance(world, dt));
+    rvi_partition *gate = rvi_partition_find(world);
+    if (gate)
+        RVI_TRY(rvi_partition_frame_begin(world, gate, NULL));
+    f->hlod_pass = hlod_pass;
+
+    f->cam = cam;
+    f->have_time = true;
+    f->last_time_ms = cam.time_ms;
+    /* Build in the arena the last published view does not live in. */
+    f->building = f->lent == 0 ? 1 : 0;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    a->generation += 2; /* stays odd/even: never equal to the other arena's */
+    a->opaque.count = a->translucent.count = 0;
+    a->resync_requests.count = a->resync_parts.count = 0;
+    a->page_requests.count = a->page_evictions.count = 0;
+    a->hlod_loads.count = 0;
+    f->state = RVI_FRAME_BEGUN;
+    return RV_OK;
+}
+
+rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3], const float matrix[16])
+{
+    if (!world || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f || f->state != RVI_FRAME_BEGUN)
+        return RV_ERR_BAD_STATE;
+    if (!f->occlusion)
+        return RV_OK;
+    rv_result r = rv_occlusion_add_occluder(f->occlusion, min, max, matrix);
+    if (r == RV_OK)
+        f->counts.occluders_added++;
+    return r;
+}
+
+/* ---- cull ------------------------------------------------------------------------------ */
+
+/* World AABB of a local box under an affine matrix (Arvo 1990). */
+static void box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3])
+{
+    for (int r = 0; r < 3; r++) {
+        float lo = m[12 + r], hi = m[12 + r];
+        for (int c = 0; c < 3; c++) {
+            float a = m[c * 4 + r] * mn[c], b = m[c * 4 + r] * mx[c];
+            lo += a < b ? a : b;
+            hi += a < b ? b : a;
+        }
+        out_min[r] = lo;
+        out_max[r] = hi;
+    }
+}
+
+static void rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
+{
+    const rvi_scene *sc = &world->scene;
+    for (uint32_t i = 0; i < f->occluders.count; i++) {
+        const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
+        if (sc->flags[b->node] & RVI_NODE_HIDDEN)
+            continue;
+        const float *m = sc->world_matrix[b->node];
+        float wmin[3], wmax[3];
+        box_to_world(m, b->min, b->max, wmin, wmax);
+        if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
+            continue;
+        if (rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m) == RV_OK)
+            f->counts.occluders_added++;
+    }
+}
+
+/* Volume of a local box under m (|det| of the linear part times the box volume). */
+static float box_world_volume(const float m[16], const float mn[3], const float mx[3])
+{
+    float det = m[0] * (m[5] * m[10] - m[9] * m[6]) - m[4] * (m[1] * m[10] - m[9] * m[2]) +
+                m[8] * (m[1] * m[6] - m[5] * m[2]);
+    return fabsf(det) * (mx[0] - mn[0]) * (mx[1] - mn[1]) * (mx[2] - mn[2]);
+}
+
+/* Occlusion verdict for node i: its test box or its sphere, whichever is smaller. sphere
+ * is the world sphere to test (subtree for groups, own geometry for objects). */
+static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
+{
+    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
+    if (at != UINT32_MAX) {
+        const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
+        const float *m = sc->world_matrix[i];
+        float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
+        if (box_world_volume(m, b->min, b->max) <= sphere_volume)
+            return rvi_occlusion_box_visible(f->occlusion, b->min, b->max, m);
+    }
+    return rvi_occlusion_sphere_visible(f->occlusion, sphere, sphere[3], NULL);
+}
+
+typedef struct walk_entry {
+    uint32_t node;
+    uint32_t mask;
+    float weight;
+} walk_entry;
+
+static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
+{
+    const rvi_scene *sc = &world->scene;
+    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
+        walk_entry e = { c, mask, weight };
+        RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
+    }
+    return RV_OK;
+}
+
+/* The hierarchical walk: frustum, partition, group occlusion, HLOD. Fills candidates. */
+static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
+{
+    rvi_scene *sc = &world->scene;
+    rvi_heap *heap = &world->heap;
+    rvi_vec *stack = &f->scratch.stack;
+    rvi_vec *cands = &f->scratch.candidates;
+    stack->count = 0;
+    cands->count = 0;
+    const rv_frustum *fr = &f->cam.frustum;
+    float margin = gate ? rvi_partition_margin(gate) : 0.0f;
+    bool timed = world->desc.clock_ns != NULL;
+    bool occlusion = f->occlusion != NULL;
+
+    for (uint32_t r = sc->first_root; r != RVI_INDEX_NONE; r = sc->next_sibling[r]) {
+        walk_entry e = { r, fr->plane_mask, 1.0f };
+        RVI_TRY(rvi_vec_push(heap, stack, sizeof e, &e));
+    }
+    while (stack->count) {
+        walk_entry e = RVI_VEC_AT(*stack, walk_entry, --stack->count);
+        uint32_t i = e.node;
+        uint32_t flags = sc->flags[i];
+        f->counts.nodes_visited++;
+        if (flags & RVI_NODE_HIDDEN)
+            continue;
+        const float *ws = sc->world_sphere[i];
+        if (ws[3] < 0)
+            continue;
+        bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
+        uint32_t mask = e.mask;
+        if (mask) {
+            f->counts.frustum_tested++;
+            /* A partition group is gated when its sphere meets the frustum padded by the
+             * margin, so parts near the edge are gated (and preloaded). */
+            float radius = group ? ws[3] + margin : ws[3];
+            if (rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE) {
+                f->counts.frustum_culled++;
+                if (flags & RVI_NODE_HAS_HLOD) {
+                    uint64_t t0 = clock_now(world);
+                    (void)rvi_hlod_decide(world, &f->hlod_pass, i, true);
+                    if (timed)
+                        stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+                }
+                continue;
+            }
+        }
+        if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
+            f->counts.partition_culled++;
+            continue;
+        }
+        bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
+        bool tested = false;
+        if (occlusion && has_children) {
+            uint64_t t0 = clock_now(world);
+            f->counts.occlusion_tested++;
+            bool visible = node_visible(f, sc, i, ws);
+            if (timed)
+                stage_add(f, RV_STAGE_OCCLUSION, t0, clock_now(world));
+            if (!visible) {
+                f->counts.occlusion_culled++;
+                if (group)
+                    RVI_TRY(rvi_partition_hide_group(world, gate, i));
+                continue;
+            }
+            tested = true;
+        }
+        if (group) {
+            uint64_t t0 = clock_now(world);
+            rv_result r = rvi_partition_gate_group(world, gate, i, fr);
+            if (timed)
+                stage_add(f, RV_STAGE_PARTITION, t0, clock_now(world));
+            if (r != RV_OK && r != RV_ERR_NOT_FOUND)
+                return r;
+        }
+        if (flags & RVI_NODE_HAS_HLOD) {
+            uint64_t t0 = clock_now(world);
+            rvi_hlod_decision d = rvi_hlod_decide(world, &f->hlod_pass, i, false);
+            if (timed)
+                stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+            if (d.is_region) {
+                if (d.wants_load) {
+                    rv_node h = rvi_node_handle(sc, i);
+                    RVI_TRY(rvi_vec_push(heap, &f->arenas[f->building].hlod_loads, sizeof h, &h));
+                }
+                if (d.draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
+                    rvi_candidate c = { i, e.weight * d.self_weight, 0 };
+                    if (c.weight > 0)
+                        RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
+                    f->counts.hlod_drawn++;
+                }
+                if (d.refine) {
+                    f->counts.hlod_refined++;
+                    float w = e.weight * (d.draw_self ? 1.0f - d.self_weight : 1.0f);
+                    if (w > 0)
+                        RVI_TRY(push_children(world, stack, i, mask, w));
+                }
+                continue;
+            }
+        }
+        if (flags & RVI_NODE_HAS_GEOMETRY) {
+            rvi_candidate c = { i, e.weight, tested };
+            RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
+        }
+        RVI_TRY(push_children(world, stack, i, mask, e.weight));
+    }
+    return RV_OK;
+}
+
+/* Batch occlusion tests of the candidates not tested in the walk; compacts candidates. */
+static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
+{
+    if (!f->occlusion)
+        return RV_OK;
+    rvi_scene *sc = &world->scene;
+    rvi_vec *cands = &f->scratch.candidates;
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < cands->count; k++) {
+        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
+        if (!c.tested) {
+            /* A leaf's world sphere encloses exactly its own geometry (and the walk has
+             * just read it); a node with children needs its own geometry's sphere. */
+            float g[4];
+            const float *sphere = sc->world_sphere[c.node];
+            if (sc->first_child[c.node] != RVI_INDEX_NONE) {
+                rvi_scene_geometry_sphere(sc, c.node, g);
+                sphere = g;
+            }
+            f->counts.occlusion_tested++;
+            if (!node_visible(f, sc, c.node, sphere)) {
+                f->counts.occlusion_culled++;
+                continue;
+            }
+        }
+        RVI_VEC_AT(*cands, rvi_candidate, kept++) = c;
+    }
+    cands->count = kept;
+    return RV_OK;
+}
+
+/* LOD selection and emission into the building arena's lists. */
+static rv_result lod_pass(rv_world *world, rvi_frame *f)
+{
+    rvi_scene *sc = &world->scene;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    rvi_vec *cands = &f->scratch.candidates;
+    for (uint32_t k = 0; k < cands->count; k++) {
+        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
+        rvi_vec *list = (sc->flags[c.node] & RVI_NODE_TRANSLUCENT) ? &a->translucent : &a->opaque;
+        if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
+            rv_lod_selection sel;
+            RVI_TRY(rvi_lod_select_index(world, c.node, &f->cam.lod_view, &sel));
+            bool any = false;
+            /* The level past the ladder means "draw nothing". Level 0 never is, so the
+             * ladder (a handle round trip) is looked up only for coarser levels, once. */
+            uint32_t ladder_count = UINT32_MAX;
+            bool looked_up = false;
+            for (uint32_t s = 0; s < sel.count; s++) {
+                if (sel.weights[s] <= 0)
+                    continue;
+                if (sel.levels[s] > 0 && !looked_up) {
+                    rv_lod_ladder ladder;
+                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
+                        ladder_count = ladder.count;
+                    looked_up = true;
+                }
+                if (sel.levels[s] >= ladder_count)
+                    continue;
+                RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
+                any = true;
+            }
+            if (!any)
+                f->counts.lod_culled++;
+        } else {
+            RVI_TRY(rvi_frame_emit(world, list, c.node, 0, c.weight, &f->cam));
+        }
+    }
+    return RV_OK;
+}
+
+rv_result rv_frame_cull(rv_world *world)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f || f->state != RVI_FRAME_BEGUN)
+        return RV_ERR_BAD_STATE;
+    bool timed = world->desc.clock_ns != NULL;
+    uint64_t t0 = clock_now(world);
+    if (f->occlusion) {
+        rasterise_occluder_nodes(world, f);
+        RVI_TRY(rv_occlusion_freeze(f->occlusion));
+    }
+    uint64_t t1 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
+
+    double timed_inside = timed ? f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
+                                  f->stage_us[RV_STAGE_LOD] : 0;
+    RVI_TRY(walk(world, f, rvi_partition_find(world)));
+    uint64_t t2 = clock_now(world);
+    if (timed) {
+        double inside = f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
+                        f->stage_us[RV_STAGE_LOD] - timed_inside;
+        double walk_us = (double)(t2 - t1) / 1000.0 - inside;
+        f->stage_us[RV_STAGE_FRUSTUM] += walk_us > 0 ? walk_us : 0;
+    }
+    RVI_TRY(occlusion_pass(world, f));
+    uint64_t t3 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_OCCLUSION, t2, t3);
+    RVI_TRY(lod_pass(world, f));
+    if (timed)
+        stage_add(f, RV_STAGE_LOD, t3, clock_now(world));
+    if (f->occlusion) {
+        rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
+        f->counts.occluders_rasterised = os.occluders_rasterized;
+    }
+    f->state = RVI_FRAME_CULLED;
+    return RV_OK;
+}
+
+/* ---- end ------------------------------------------------------------------------------- */
+
+static rv_result streaming(rv_world *world, rvi_frame *f, rvi_frame_arena *a)
+{
+    if (!f->residency)
+        return RV_OK;
+    rvi_heap *heap = &world->heap;
+    for (uint32_t g = 0; g < f->grids.count; g++) {
+        rvi_frame_grid *fg = &RVI_VEC_AT(f->grids, rvi_frame_grid, g);
+        /* The eye source sits after the host's sources; it is rewritten per grid. */
+        f->sources.count = f->host_source_count;
+        if (fg->eye_radius >= 0) {
+            rv_stream_source eye = { { f->cam.eye[0], f->cam.eye[1], f->cam.eye[2] }, fg->eye_radius };
+            RVI_TRY(rvi_vec_push(heap, &f->sources, sizeof eye, &eye));
+        }
+        RVI_TRY(rv_grid_update(fg->grid, RVI_VEC_PTR(f->sources, rv_stream_source), f->sources.count,
+                               f->residency));
+    }
+    f->sources.count = f->host_source_count;
+    uint32_t max = world->desc.residency.requests_per_frame ? world->desc.residency.requests_per_frame : 64;
+    RVI_TRY(rvi_vec_reserve(heap, &a->page_requests, sizeof(rv_page_request), max));
+    uint32_t n = 0;
+    RVI_TRY(rv_residency_take_requests(f->residency, RVI_VEC_PTR(a->page_requests, rv_page_request), max, &n));
+    a->page_requests.count = n;
+    for (;;) {
+        RVI_TRY(rvi_vec_reserve(heap, &a->page_evictions, sizeof(rv_page_eviction), a->page_evictions.count + 64));
+        rv_page_eviction *dst = RVI_VEC_PTR(a->page_evictions, rv_page_eviction) + a->page_evictions.count;
+        RVI_TRY(rv_residency_take_evictions(f->residency, dst, 64, &n));
+        a->page_evictions.count += n;
+        if (n < 64)
+            break;
+    }
+    f->counts.pages_requested = a->page_requests.count;
+    f->counts.pages_evicted = a->page_evictions.count;
+    return RV_OK;
+}
+
+static void combine_tick(rv_tick_demand *t, rv_tick_demand other)
+{
+    if (other.mode == RV_TICK_CONTINUOUS || t->mode == RV_TICK_CONTINUOUS) {
+        t->mode = RV_TICK_CONTINUOUS;
+        t->wake_at_ms = 0;
+    } else if (other.mode == RV_TICK_WAKE_AT) {
+        if (t->mode != RV_TICK_WAKE_AT || other.wake_at_ms < t->wake_at_ms)
+            *t = other;
+    }
+}
+
+rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f || f->state != RVI_FRAME_CULLED)
+        return RV_ERR_BAD_STATE;
+    rvi_heap *heap = &world->heap;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    bool timed = world->desc.clock_ns != NULL;
+    rv_tick_demand tick = { RV_TICK_IDLE, 0 };
+
+    /* Sort scratch first: once the gate has flushed or the residency has handed out
+     * requests, a failure would lose them. */
+    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
+                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
+    uint64_t t0 = clock_now(world);
+    rvi_partition *gate = rvi_partition_find(world);
+    if (gate) {
+        rv_partition_result pr;
+        RVI_TRY(rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr));
+        /* Copy the requests: the gate's storage lives one frame, a view two. */
+        uint32_t parts = 0;
+        for (uint32_t k = 0; k < pr.request_count; k++)
+            parts += pr.requests[k].part_count;
+        RVI_TRY(rvi_vec_reserve(heap, &a->resync_parts, sizeof(rv_node), parts));
+        RVI_TRY(rvi_vec_reserve(heap, &a->resync_requests, sizeof(rv_partition_request), pr.request_count));
+        rv_node *dst = RVI_VEC_PTR(a->resync_parts, rv_node);
+        for (uint32_t k = 0; k < pr.request_count; k++) {
+            rv_partition_request q = pr.requests[k];
+            memcpy(dst, q.parts, (size_t)q.part_count * sizeof *dst);
+            q.parts = dst;
+            dst += q.part_count;
+            RVI_VEC_AT(a->resync_requests, rv_partition_request, k) = q;
+        }
+        a->resync_parts.count = parts;
+        a->resync_requests.count = pr.request_count;
+        combine_tick(&tick, pr.tick);
+    }
+    uint64_t t1 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_PARTITION, t0, t1);
+
+    RVI_TRY(streaming(world, f, a));
+    if (f->residency) {
+        if (rv_residency_loads_in_flight(f->residency) > 0)
+            combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
+        double wake;
+        if (rv_residency_next_wake_ms(f->residency, &wake))
+            combine_tick(&tick, (rv_tick_demand){ RV_TICK_WAKE_AT, wake });
+    }
+    uint64_t t2 = clock_now(world);
+    if (timed)
+        stage_add(f, RV_STAGE_STREAMING, t1, t2);
+    if (rvi_lod_fading(world) || f->hlod_pass.fading > 0)
+        combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
+
+    /* Publication: sort, then check the journal was drained (a carry-over is an invariant
+     * failure: reported, and the view is still published so the host keeps drawing). */
+    rvi_frame_sort(RVI_VEC_PTR(a->opaque, rv_draw_item), a->opaque.count, false, &f->scratch);
+    rvi_frame_sort(RVI_VEC_PTR(a->translucent, rv_draw_item), a->translucent.count, true, &f->scratch);
+    rv_result published = RV_OK;
+    if (f->render_scene && f->journal)
+        published = rv_render_scene_publish(f->render_scene, f->journal);
+
+    f->counts.opaque = a->opaque.count;
+    f->counts.translucent = a->translucent.count;
+    for (uint32_t k = 0; k < 2; k++) {
+        rvi_vec *list = k ? &a->translucent : &a->opaque;
+        for (uint32_t n = 0; n < list->count; n++) {
+            const rv_draw_item *it = &RVI_VEC_AT(*list, rv_draw_item, n);
+            uint32_t bin = it->lod_level < RV_LOD_HISTOGRAM_BINS - 1 ? it->lod_level : RV_LOD_HISTOGRAM_BINS - 1;
+            f->counts.lod_histogram[bin]++;
+            if (it->fade < 1.0f)
+                f->counts.crossfades++;
+        }
+    }
+    if (timed)
+        stage_add(f, RV_STAGE_PUBLISH, t2, clock_now(world));
+
+    rv_frame_view v;
+    memset(&v, 0, sizeof v);
+    v.generation = a->generation;
+    v.frame_sequence = ++f->sequence;
+    v.arena = (uint32_t)f->building;
+    v.opaque = RVI_VEC_PTR(a->opaque, rv_draw_item);
+    v.opaque_count = a->opaque.count;
+    v.translucent = RVI_VEC_PTR(a->translucent, rv_draw_item);
+    v.translucent_count = a->translucent.count;
+    v.resync_requests = RVI_VEC_PTR(a->resync_requests, rv_partition_request);
+    v.resync_request_count = a->resync_requests.count;
+    v.page_requests = RVI_VEC_PTR(a->page_requests, rv_page_request);
+    v.page_request_count = a->page_requests.count;
+    v.page_evictions = RVI_VEC_PTR(a->page_evictions, rv_page_eviction);
+    v.page_eviction_count = a->page_evictions.count;
+    v.hlod_load_requests = RVI_VEC_PTR(a->hlod_loads, rv_node);
+    v.hlod_load_request_count = a->hlod_loads.count;
+    v.tick = tick;
+    v.counts = f->counts;
+    memcpy(v.stage_us, f->stage_us, sizeof v.stage_us);
+    *out = v;
+    f->lent = f->building;
+    f->building = -1;
+    f->state = RVI_FRAME_IDLE;
+    return published;
+}
+
+rv_result rv_frame_abort(rv_world *world)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f || f->state == RVI_FRAME_IDLE)
+        return RV_OK;
+    /* The half-built arena is recycled unpublished; its next build bumps its generation. */
+    f->building = -1;
+    f->state = RVI_FRAME_IDLE;
+    rvi_partition *gate = rvi_partition_find(world);
+    if (gate) {
+        rv_partition_result pr;
+        (void)rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr);
+    }
+    return RV_OK;
+}
+
+rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    rv_result r = rv_frame_begin(world, view);
+    if (r != RV_OK)
+        return r;
+    r = rv_frame_cull(world);
+    if (r != RV_OK) {
+        rv_frame_abort(world);
+        return r;
+    }
+    rv_frame_view v;
+    r = rv_frame_end(world, &v);
+    if (r == RV_OK || r == RV_ERR_INVARIANT)
+        *out = v;
+    else
+        rv_frame_abort(world);
+    return r;
+}

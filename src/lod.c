@@ -1,0 +1,725 @@
+/* Apparent-size LOD (DESIGN.md §5): ladders, the scalar and batch level functions,
+ * hysteresis and crossfade for nodes (world LOD state) and for standalone selectors.
+ * HLOD lives in hlod.c. */
+#include "lod.h"
+#include "core/check.h"
+#include "core/vec.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RVI_ALWAYS_INLINE inline
+#endif
+
+#define LOD_PI 3.14159265358979323846
+#define DEFAULT_HYSTERESIS 0.10f
+#define DEFAULT_CROSSFADE_MS 250.0f
+#define DEFAULT_MAX_SSE 16.0f
+#define DEFAULT_ORTHO_FOV_Y ((float)(LOD_PI / 3.0))
+
+enum { SELECTOR_STARTED = 1u, SELECTOR_FADING = 2u };
+
+/* ---- node slots (shared with hlod.c) ------------------------------------------------- */
+
+rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
+                                 uint32_t **out_block, uint32_t *out_capacity)
+{
+    if (node_index < slots->capacity) {
+        *out_block = slots->record;
+        *out_capacity = slots->capacity;
+        return RV_OK;
+    }
+    uint64_t cap = slots->capacity ? slots->capacity : 64;
+    while (cap <= node_index)
+        cap *= 2;
+    if (cap > RVI_POOL_MAX_SLOTS)
+        cap = RVI_POOL_MAX_SLOTS;
+    uint32_t *block = rvi_alloc(heap, (size_t)cap * sizeof *block);
+    if (!block)
+        return RV_ERR_OUT_OF_MEMORY;
+    if (slots->capacity)
+        memcpy(block, slots->record, (size_t)slots->capacity * sizeof *block);
+    for (uint64_t i = slots->capacity; i < cap; i++)
+        block[i] = UINT32_MAX;
+    *out_block = block;
+    *out_capacity = (uint32_t)cap;
+    return RV_OK;
+}
+
+void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity)
+{
+    if (block == slots->record)
+        return;
+    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
+    slots->record = block;
+    slots->capacity = capacity;
+}
+
+void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots)
+{
+    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
+    slots->record = NULL;
+    slots->capacity = 0;
+}
+
+/* ---- validation ---------------------------------------------------------------------- */
+
+rv_result rvi_lod_resolve_desc(const rv_lod_desc *in, rv_lod_desc *out)
+{
+    rv_lod_desc d = in ? *in : (rv_lod_desc){0};
+    float numbers[5] = { d.hysteresis, d.crossfade_ms, d.max_screen_space_error, d.bias,
+                         d.ortho_reference_fov_y };
+    if (!rvi_finite_n(numbers, 5))
+        return RV_ERR_NOT_FINITE;
+    if (d.hysteresis >= 1.0f || d.max_screen_space_error < 0.0f || d.bias < 0.0f ||
+        d.ortho_reference_fov_y < 0.0f || d.ortho_reference_fov_y >= (float)LOD_PI)
+        return RV_ERR_INVALID_ARG;
+    if (d.hysteresis == 0.0f)
+        d.hysteresis = DEFAULT_HYSTERESIS;
+    else if (d.hysteresis < 0.0f)
+        d.hysteresis = -1.0f;
+    if (d.crossfade_ms == 0.0f)
+        d.crossfade_ms = DEFAULT_CROSSFADE_MS;
+    else if (d.crossfade_ms < 0.0f)
+        d.crossfade_ms = -1.0f;
+    if (d.max_screen_space_error == 0.0f)
+        d.max_screen_space_error = DEFAULT_MAX_SSE;
+    if (d.bias == 0.0f)
+        d.bias = 1.0f;
+    if (d.ortho_reference_fov_y == 0.0f)
+        d.ortho_reference_fov_y = DEFAULT_ORTHO_FOV_Y;
+    *out = d;
+    return RV_OK;
+}
+
+/* The checks of rv_lod_ladder_make, in its documented order. */
+static rv_result check_thresholds(const float *t, uint32_t count)
+{
+    if (count == 0)
+        return RV_ERR_INVALID_ARG;
+    if (count > RV_LOD_MAX_THRESHOLDS)
+        return RV_ERR_CAPACITY;
+    for (uint32_t i = 0; i < count; i++)
+        if (!isfinite(t[i]))
+            return RV_ERR_NOT_FINITE;
+    for (uint32_t i = 0; i < count; i++)
+        if (!(t[i] > 0.0f))
+            return RV_ERR_INVALID_ARG;
+    for (uint32_t i = 1; i < count; i++)
+        if (!(t[i] < t[i - 1]))
+            return RV_ERR_ORDER;
+    return RV_OK;
+}
+
+rv_result rvi_lod_check_ladder(const rv_lod_ladder *ladder)
+{
+    if (!ladder)
+        return RV_ERR_INVALID_ARG;
+    return check_thresholds(ladder->thresholds, ladder->count);
+}
+
+rv_result rvi_lod_check_view(const rv_lod_view *view)
+{
+    if (!view)
+        return RV_ERR_INVALID_ARG;
+    if (view->orthographic) {
+        if (!isfinite(view->ortho_height))
+            return RV_ERR_NOT_FINITE;
+        if (!(view->ortho_height > 0.0f))
+            return RV_ERR_INVALID_ARG;
+        return RV_OK;
+    }
+    return rvi_finite_n(view->eye, 3) ? RV_OK : RV_ERR_NOT_FINITE;
+}
+
+static rv_result check_sphere(const float center[3], float radius)
+{
+    if (!center)
+        return RV_ERR_INVALID_ARG;
+    if (!rvi_finite_n(center, 3) || !isfinite(radius))
+        return RV_ERR_NOT_FINITE;
+    return radius < 0.0f ? RV_ERR_INVALID_ARG : RV_OK;
+}
+
+rv_result rv_lod_ladder_make(const float *thresholds, uint32_t count, rv_lod_ladder *out)
+{
+    if (!thresholds || !out)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_thresholds(thresholds, count));
+    rv_lod_ladder ladder;
+    memset(&ladder, 0, sizeof ladder);
+    ladder.count = count;
+    memcpy(ladder.thresholds, thresholds, count * sizeof *thresholds);
+    *out = ladder;
+    return RV_OK;
+}
+
+/* ---- scalar levels ------------------------------------------------------------------- */
+
+/* The apparent angle times bias, radians, in double precision; +inf with the eye inside a
+ * perspective view's sphere. Orthographic: projected diameter / view height * reference fov. */
+static double biased_angle(const float center[3], float radius, const rv_lod_view *view,
+                           const rv_lod_desc *config)
+{
+    if (view->orthographic)
+        return 2.0 * (double)radius / (double)view->ortho_height *
+               (double)config->ortho_reference_fov_y * (double)config->bias;
+    double dx = (double)center[0] - view->eye[0];
+    double dy = (double)center[1] - view->eye[1];
+    double dz = (double)center[2] - view->eye[2];
+    double d = sqrt(dx * dx + dy * dy + dz * dz);
+    if (d <= radius)
+        return INFINITY;
+    return 2.0 * asin((double)radius / d) * (double)config->bias;
+}
+
+/* The first level whose threshold * factor the angle reaches (count when none): the number
+ * of thresholds not reached, since they descend. */
+static uint32_t level_for_angle(double angle, const rv_lod_ladder *ladder, double factor)
+{
+    uint32_t level = 0;
+    for (uint32_t i = 0; i < ladder->count; i++)
+        level += angle < (double)ladder->thresholds[i] * factor * RVI_LOD_REACH;
+    return level;
+}
+
+static uint32_t clamp_finest(uint32_t level, uint32_t finest, uint32_t count)
+{
+    uint32_t limit = finest < count ? finest : count;
+    return level < limit ? limit : level;
+}
+
+rv_result rv_lod_for_sphere(const float center[3], float radius, const float eye[3],
+                            const rv_lod_ladder *ladder, uint32_t *out_level)
+{
+    if (!eye || !out_level)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_sphere(center, radius));
+    if (!rvi_finite_n(eye, 3))
+        return RV_ERR_NOT_FINITE;
+    RVI_TRY(rvi_lod_check_ladder(ladder));
+    rv_lod_view view = { .eye = { eye[0], eye[1], eye[2] } };
+    rv_lod_desc config;
+    rvi_lod_resolve_desc(NULL, &config);
+    *out_level = level_for_angle(biased_angle(center, radius, &view, &config), ladder, 1.0);
+    return RV_OK;
+}
+
+/* ---- batch levels -------------------------------------------------------------------- */
+
+/* Perspective kernel for a compile-time threshold count (the switch below instantiates it):
+ * level = number of thresholds not reached = sum of (r^2 < d^2 * k_i). A NaN makes every
+ * comparison false, so a NaN sphere answers the finest level allowed. */
+static RVI_ALWAYS_INLINE void batch_perspective(const float *restrict cx, const float *restrict cy,
+                                                const float *restrict cz, const float *restrict rad,
+                                                uint32_t n, const float *restrict k, uint32_t nk,
+                                                uint32_t finest, const float eye[3],
+                                                uint8_t *restrict out, uint32_t *restrict bad)
+{
+    const float ex = eye[0], ey = eye[1], ez = eye[2];
+    uint32_t suspect = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        float dx = cx[j] - ex, dy = cy[j] - ey, dz = cz[j] - ez, r = rad[j];
+        float d2 = dx * dx + dy * dy + dz * dz;
+        float r2 = r * r;
+        uint32_t level = 0;
+        for (uint32_t i = 0; i < nk; i++)
+            level += r2 < d2 * k[i];
+        level = level < finest ? finest : level;
+        out[j] = (uint8_t)level;
+        /* Cheap screen: a NaN or infinity makes d^2 + r^2 non-finite (so may a finite
+         * coordinate beyond ~1e19: the caller re-checks exactly when this fires). */
+        suspect |= !(d2 + r2 <= FLT_MAX) | (r < 0.0f);
+    }
+    *bad |= suspect;
+}
+
+/* Orthographic kernel: the angle is linear in the radius, so level = sum of (r * s < t_i). */
+static RVI_ALWAYS_INLINE void batch_orthographic(const float *restrict cx, const float *restrict cy,
+                                                 const float *restrict cz, const float *restrict rad,
+                                                 uint32_t n, const float *restrict t, uint32_t nk,
+                                                 uint32_t finest, float s, uint8_t *restrict out,
+                                                 uint32_t *restrict bad)
+{
+    uint32_t suspect = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        float r = rad[j];
+        float angle = r * s;
+        uint32_t level = 0;
+        for (uint32_t i = 0; i < nk; i++)
+            level += angle < t[i];
+        level = level < finest ? finest : level;
+        out[j] = (uint8_t)level;
+        float probe = (cx[j] - cx[j]) + (cy[j] - cy[j]) + (cz[j] - cz[j]) + (r - r);
+        suspect |= (probe != 0.0f) | (r < 0.0f);
+    }
+    *bad |= suspect;
+}
+
+#define LOD_KERNEL_CASES(CALL) \
+    CALL(1) CALL(2) CALL(3) CALL(4) CALL(5) CALL(6) CALL(7) CALL(8)
+
+/* One batch call's inputs, resolved. */
+typedef struct batch_job {
+    const float *cx, *cy, *cz, *radius;
+    uint32_t count, thresholds, finest;
+    bool orthographic;
+    float ortho_scale;                      /* orthographic: angle * bias = radius * this */
+    float eye[3];
+    float constants[RV_LOD_MAX_THRESHOLDS]; /* sin^2 per threshold, or scaled thresholds */
+    uint8_t *out;
+} batch_job;
+
+/* The kernels are compute bound with SSE2 (2-operand forms, 16 spheres per iteration spill
+ * registers); on x86-64 with glibc an AVX2 clone is picked at load time by the CPU
+ * (function multiversioning, GCC target_clones), twice as fast. Same results either way:
+ * no FMA contraction in ISO C mode. Define RVIS_NO_MULTIVERSION to build one version. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
+    defined(__ELF__) && !defined(RVIS_NO_MULTIVERSION)
+#define RVI_BATCH_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RVI_BATCH_CLONES
+#endif
+
+/* Writes every level; returns nonzero when some input may be bad (re-checked exactly). */
+RVI_BATCH_CLONES
+static uint32_t batch_levels(const batch_job *job)
+{
+    uint32_t suspect = 0;
+    if (job->orthographic) {
+#define ORTHO_CASE(NK) case NK: batch_orthographic(job->cx, job->cy, job->cz, job->radius, job->count, \
+            job->constants, NK, job->finest, job->ortho_scale, job->out, &suspect); break;
+        switch (job->thresholds) { LOD_KERNEL_CASES(ORTHO_CASE) default: break; }
+#undef ORTHO_CASE
+    } else {
+#define PERSP_CASE(NK) case NK: batch_perspective(job->cx, job->cy, job->cz, job->radius, job->count, \
+            job->constants, NK, job->finest, job->eye, job->out, &suspect); break;
+        switch (job->thresholds) { LOD_KERNEL_CASES(PERSP_CASE) default: break; }
+#undef PERSP_CASE
+    }
+    return suspect;
+}
+
+rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *desc,
+                                const rv_lod_view *view, const float *center_x,
+                                const float *center_y, const float *center_z,
+                                const float *radius, uint32_t count, uint8_t *out_levels)
+{
+    RVI_TRY(rvi_lod_check_ladder(ladder));
+    rv_lod_desc config;
+    RVI_TRY(rvi_lod_resolve_desc(desc, &config));
+    RVI_TRY(rvi_lod_check_view(view));
+    if (count == 0)
+        return RV_OK;
+    if (!center_x || !center_y || !center_z || !radius || !out_levels)
+        return RV_ERR_INVALID_ARG;
+    batch_job job;
+    memset(&job, 0, sizeof job);
+    job.cx = center_x;
+    job.cy = center_y;
+    job.cz = center_z;
+    job.radius = radius;
+    job.count = count;
+    job.thresholds = ladder->count;
+    job.finest = config.finest_level < ladder->count ? config.finest_level : ladder->count;
+    job.orthographic = view->orthographic;
+    job.out = out_levels;
+    if (view->orthographic) {
+        /* angle * bias >= t  <=>  r * (2 * fov_ref * bias / height) >= t */
+        job.ortho_scale = (float)(2.0 * config.ortho_reference_fov_y * config.bias / view->ortho_height);
+        for (uint32_t i = 0; i < ladder->count; i++)
+            job.constants[i] = (float)(ladder->thresholds[i] * RVI_LOD_REACH);
+    } else {
+        /* angle * bias >= t  <=>  2 asin(r / d) >= t / bias  <=>  r^2 >= d^2 sin^2(t / (2 bias))
+         * for t / bias < pi; from pi on only an eye inside (r >= d) reaches it: k = 1. */
+        memcpy(job.eye, view->eye, sizeof job.eye);
+        for (uint32_t i = 0; i < ladder->count; i++) {
+            double half = ladder->thresholds[i] * RVI_LOD_REACH / (2.0 * config.bias);
+            double s = half >= LOD_PI / 2 ? 1.0 : sin(half);
+            job.constants[i] = (float)(s * s);
+        }
+    }
+    if (!batch_levels(&job))
+        return RV_OK;
+    /* Rare: tell a bad input from a huge finite one exactly. */
+    rv_result result = RV_OK;
+    for (uint32_t j = 0; j < count; j++) {
+        float sphere[3] = { center_x[j], center_y[j], center_z[j] };
+        rv_result r = check_sphere(sphere, radius[j]);
+        if (r == RV_ERR_NOT_FINITE)
+            return r;
+        if (r != RV_OK)
+            result = r;
+    }
+    return result;
+}
+
+/* ---- hysteresis and crossfade -------------------------------------------------------- */
+
+/* The three candidate levels of an angle: plain (no hysteresis, for a first selection),
+ * finer (thresholds raised by 1 + h: the level a finer change may go to) and coarser
+ * (thresholds lowered by 1 - h: the level a coarser change may go to). */
+typedef struct lod_candidates {
+    uint32_t plain, finer, coarser;
+} lod_candidates;
+
+static lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder, const rv_lod_desc *config)
+{
+    double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
+    lod_candidates c;
+    c.plain = clamp_finest(level_for_angle(angle, ladder, 1.0), config->finest_level, ladder->count);
+    c.finer = clamp_finest(level_for_angle(angle, ladder, 1.0 + h), config->finest_level, ladder->count);
+    c.coarser = clamp_finest(level_for_angle(angle, ladder, 1.0 - h), config->finest_level, ladder->count);
+    return c;
+}
+
+/* One step of a selector: advance a running fade by dt_ms, then move toward the level the
+ * candidates allow. */
+static void selector_step(rv_lod_selector *s, lod_candidates c, float dt_ms, float crossfade_ms)
+{
+    if (!(s->flags & SELECTOR_STARTED)) {
+        s->level = s->from_level = c.plain;
+        s->fade_ms = 0.0f;
+        s->flags = SELECTOR_STARTED;
+        return;
+    }
+    if (s->flags & SELECTOR_FADING) {
+        s->fade_ms += dt_ms;
+        if (crossfade_ms < 0.0f || s->fade_ms >= crossfade_ms) {
+            s->flags &= ~(uint32_t)SELECTOR_FADING;
+            s->from_level = s->level;
+            s->fade_ms = 0.0f;
+        }
+    }
+    uint32_t target = s->level;
+    if (c.finer < s->level)
+        target = c.finer;
+    else if (c.coarser > s->level)
+        target = c.coarser;
+    if (target == s->level)
+        return;
+    if (crossfade_ms < 0.0f) {
+        s->level = s->from_level = target;
+        return;
+    }
+    if (!(s->flags & SELECTOR_FADING)) {
+        s->from_level = s->level;
+        s->level = target;
+        s->fade_ms = 0.0f;
+        s->flags |= SELECTOR_FADING;
+        return;
+    }
+    /* Retarget mid-fade. The level keeping the larger weight fades out from that weight;
+     * the new level starts from what is left, so no weight jumps on the kept level. */
+    float w_in = s->fade_ms / crossfade_ms;
+    if (target == s->from_level || w_in >= 1.0f - w_in) {
+        /* Reversal (the incoming weight becomes the outgoing one's), or the incoming level
+         * is the heavier one: it fades out with weight w_in, the target enters at 1 - w_in. */
+        s->from_level = s->level;
+        s->fade_ms = crossfade_ms - s->fade_ms;
+    }
+    /* else: the outgoing level is heavier and keeps fading out; the target takes the
+     * incoming weight w_in and fade_ms is unchanged. */
+    s->level = target;
+}
+
+static void selector_output(const rv_lod_selector *s, float crossfade_ms, rv_lod_selection *out)
+{
+    rv_lod_selection sel;
+    if ((s->flags & SELECTOR_FADING) && crossfade_ms > 0.0f) {
+        float w = s->fade_ms / crossfade_ms;
+        w = w < 0.0f ? 0.0f : (w > 1.0f ? 1.0f : w);
+        sel.levels[0] = s->level;
+        sel.levels[1] = s->from_level;
+        sel.weights[0] = w;
+        sel.weights[1] = 1.0f - w;
+        sel.count = 2;
+    } else {
+        sel.levels[0] = sel.levels[1] = s->level;
+        sel.weights[0] = 1.0f;
+        sel.weights[1] = 0.0f;
+        sel.count = 1;
+    }
+    *out = sel;
+}
+
+rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder *ladder,
+                                 const rv_lod_desc *desc, const rv_lod_view *view,
+                                 const float center[3], float radius, float dt_ms,
+                                 rv_lod_selection *out)
+{
+    if (!selector || !out)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(rvi_lod_check_ladder(ladder));
+    rv_lod_desc config;
+    RVI_TRY(rvi_lod_resolve_desc(desc, &config));
+    RVI_TRY(rvi_lod_check_view(view));
+    RVI_TRY(check_sphere(center, radius));
+    if (!isfinite(dt_ms))
+        return RV_ERR_NOT_FINITE;
+    if (dt_ms < 0.0f)
+        return RV_ERR_INVALID_ARG;
+    lod_candidates c = candidates_for(biased_angle(center, radius, view, &config), ladder, &config);
+    selector_step(selector, c, dt_ms, config.crossfade_ms);
+    selector_output(selector, config.crossfade_ms, out);
+    return RV_OK;
+}
+
+/* ---- the world's LOD state ----------------------------------------------------------- */
+
+typedef struct lod_record {
+    uint32_t node_index;
+    rv_lod_ladder ladder;
+    rv_lod_selector selector;
+    double last_clock_ms;   /* LOD clock at the node's previous selection */
+} lod_record;
+
+typedef struct lod_state {
+    rv_lod_desc config;     /* resolved */
+    double clock_ms;        /* sum of every rv_lod_advance dt */
+    double fade_end_ms;     /* no node fade runs past this clock */
+    rvi_node_slots slots;   /* node index -> records index */
+    rvi_vec records;        /* lod_record */
+} lod_state;
+
+static void lod_state_destroy(rv_world *world, void *state)
+{
+    lod_state *st = state;
+    rvi_node_slots_free(&world->heap, &st->slots);
+    rvi_vec_free(&world->heap, &st->records, sizeof(lod_record));
+    rvi_free(&world->heap, st, sizeof *st);
+}
+
+static void remove_record(rv_world *world, lod_state *st, uint32_t node_index)
+{
+    uint32_t at = rvi_node_slots_get(&st->slots, node_index);
+    if (at == UINT32_MAX)
+        return;
+    uint32_t last = st->records.count - 1;
+    if (at != last) {
+        uint32_t moved = RVI_VEC_AT(st->records, lod_record, last).node_index;
+        st->slots.record[moved] = at;
+    }
+    rvi_vec_swap_remove(&st->records, sizeof(lod_record), at);
+    st->slots.record[node_index] = UINT32_MAX;
+    world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
+}
+
+static void lod_node_destroyed(rv_world *world, void *state, uint32_t node_index)
+{
+    remove_record(world, state, node_index);
+}
+
+/* A fresh state, not yet registered (register with lod_state_register once nothing can
+ * fail any more, so a failed call leaves the world without it). */
+static rv_result lod_state_new(rv_world *world, lod_state **out)
+{
+    rv_lod_desc config;
+    RVI_TRY(rvi_lod_resolve_desc(&world->desc.lod, &config));
+    lod_state *st = rvi_alloc(&world->heap, sizeof *st);
+    if (!st)
+        return RV_ERR_OUT_OF_MEMORY;
+    memset(st, 0, sizeof *st);
+    st->config = config;
+    *out = st;
+    return RV_OK;
+}
+
+static void lod_state_register(rv_world *world, lod_state *st)
+{
+    rvi_module_hooks hooks = { st, lod_state_destroy, lod_node_destroyed };
+    rvi_world_register_module(world, RVI_MODULE_LOD, &hooks);
+}
+
+static rv_result lod_state_get(rv_world *world, lod_state **out)
+{
+    lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    if (!st) {
+        RVI_TRY(lod_state_new(world, &st));
+        lod_state_register(world, st);
+    }
+    *out = st;
+    return RV_OK;
+}
+
+rv_result rvi_lod_world_desc(const rv_world *world, rv_lod_desc *out)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    if (st) {
+        *out = st->config;
+        return RV_OK;
+    }
+    return rvi_lod_resolve_desc(&world->desc.lod, out);
+}
+
+rv_result rv_lod_set_desc(rv_world *world, const rv_lod_desc *desc)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    rv_lod_desc config;
+    RVI_TRY(rvi_lod_resolve_desc(desc, &config));
+    lod_state *st;
+    RVI_TRY(lod_state_get(world, &st));
+    st->config = config;
+    return RV_OK;
+}
+
+rv_result rv_lod_get_desc(const rv_world *world, rv_lod_desc *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    return rvi_lod_world_desc(world, out);
+}
+
+rv_result rv_lod_for_node(const rv_world *world, rv_node node, const rv_lod_view *view,
+                          const rv_lod_ladder *ladder, uint32_t *out_level)
+{
+    if (!world || !out_level)
+        return RV_ERR_INVALID_ARG;
+    uint32_t index;
+    RVI_TRY(rvi_node_index(&world->scene, node, &index));
+    RVI_TRY(rvi_lod_check_ladder(ladder));
+    RVI_TRY(rvi_lod_check_view(view));
+    rv_lod_desc config;
+    RVI_TRY(rvi_lod_world_desc(world, &config));
+    const float *sphere = world->scene.world_sphere[index];
+    if (sphere[3] < 0.0f)
+        return RV_ERR_BAD_STATE;
+    uint32_t level = level_for_angle(biased_angle(sphere, sphere[3], view, &config), ladder, 1.0);
+    *out_level = clamp_finest(level, config.finest_level, ladder->count);
+    return RV_OK;
+}
+
+rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_ladder *ladder)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    uint32_t index;
+    RVI_TRY(rvi_node_index(&world->scene, node, &index));
+    lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    if (!ladder) {
+        if (st)
+            remove_record(world, st, index);
+        return RV_OK;
+    }
+    RVI_TRY(rvi_lod_check_ladder(ladder));
+    lod_record fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.node_index = index;
+    fresh.ladder = *ladder;
+    /* Unused entries are zero whatever the host left there. */
+    for (uint32_t i = ladder->count; i < RV_LOD_MAX_THRESHOLDS; i++)
+        fresh.ladder.thresholds[i] = 0.0f;
+    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
+    if (at != UINT32_MAX) {
+        fresh.last_clock_ms = st->clock_ms;
+        RVI_VEC_AT(st->records, lod_record, at) = fresh;
+        return RV_OK;
+    }
+    /* Everything that can fail happens before anything is changed. */
+    bool created = false;
+    if (!st) {
+        RVI_TRY(lod_state_new(world, &st));
+        created = true;
+    }
+    uint32_t *block, capacity;
+    rv_result r = rvi_node_slots_prepare(&world->heap, &st->slots, index, &block, &capacity);
+    if (r == RV_OK) {
+        r = rvi_vec_reserve(&world->heap, &st->records, sizeof(lod_record), st->records.count + 1);
+        if (r != RV_OK && block != st->slots.record)
+            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
+    }
+    if (r != RV_OK) {
+        if (created)
+            lod_state_destroy(world, st);
+        return r;
+    }
+    rvi_node_slots_commit(&world->heap, &st->slots, block, capacity);
+    fresh.last_clock_ms = st->clock_ms;
+    st->slots.record[index] = st->records.count;
+    rvi_vec_push(&world->heap, &st->records, sizeof(lod_record), &fresh); /* reserved: cannot fail */
+    world->scene.flags[index] |= RVI_NODE_HAS_LOD;
+    if (created)
+        lod_state_register(world, st);
+    return RV_OK;
+}
+
+rv_result rv_node_get_lod_ladder(const rv_world *world, rv_node node, rv_lod_ladder *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    uint32_t index;
+    RVI_TRY(rvi_node_index(&world->scene, node, &index));
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
+    if (at == UINT32_MAX)
+        return RV_ERR_NOT_FOUND;
+    *out = RVI_VEC_AT(st->records, lod_record, at).ladder;
+    return RV_OK;
+}
+
+rv_result rvi_lod_advance(rv_world *world, float dt_ms)
+{
+    if (!isfinite(dt_ms))
+        return RV_ERR_NOT_FINITE;
+    if (dt_ms < 0.0f)
+        return RV_ERR_INVALID_ARG;
+    lod_state *st;
+    RVI_TRY(lod_state_get(world, &st));
+    st->clock_ms += dt_ms;
+    return RV_OK;
+}
+
+rv_result rv_lod_advance(rv_world *world, float dt_ms)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    return rvi_lod_advance(world, dt_ms);
+}
+
+rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
+                               rv_lod_selection *out)
+{
+    lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    uint32_t at = st ? rvi_node_slots_get(&st->slots, node_index) : UINT32_MAX;
+    if (at == UINT32_MAX)
+        return RV_ERR_NOT_FOUND;
+    RVI_TRY(rvi_lod_check_view(view));
+    const float *sphere = world->scene.world_sphere[node_index];
+    if (sphere[3] < 0.0f)
+        return RV_ERR_BAD_STATE;
+    lod_record *rec = &RVI_VEC_AT(st->records, lod_record, at);
+    lod_candidates c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config),
+                                      &rec->ladder, &st->config);
+    float dt = (float)(st->clock_ms - rec->last_clock_ms);
+    rec->last_clock_ms = st->clock_ms;
+    float crossfade = st->config.crossfade_ms;
+    selector_step(&rec->selector, c, dt, crossfade);
+    selector_output(&rec->selector, crossfade, out);
+    if (out->count == 2) {
+        double end = st->clock_ms + (double)(crossfade - rec->selector.fade_ms);
+        if (end > st->fade_end_ms)
+            st->fade_end_ms = end;
+    }
+    return RV_OK;
+}
+
+rv_result rv_node_lod_select(rv_world *world, rv_node node, const rv_lod_view *view,
+                             rv_lod_selection *out)
+{
+    if (!world || !out)
+        return RV_ERR_INVALID_ARG;
+    uint32_t index;
+    RVI_TRY(rvi_node_index(&world->scene, node, &index));
+    return rvi_lod_select_index(world, index, view, out);
+}
+
+bool rvi_lod_fading(const rv_world *world)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    return st && st->clock_ms < st->fade_end_ms;
+}

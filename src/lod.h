@@ -1,0 +1,96 @@
+/* Internal interface of the LOD module (lod.c: apparent-size levels, hysteresis, crossfade;
+ * hlod.c: HLOD cut by screen-space error). DESIGN.md §5, §8.
+ *
+ * For the frame (frame.c), per frame:
+ *   rvi_lod_advance(world, dt)                         once, before the walk
+ *   rvi_hlod_begin_pass(world, &view, dt, &pass)       once, before the walk
+ *   during the walk, for a node with RVI_NODE_HAS_HLOD:
+ *     d = rvi_hlod_decide(world, &pass, index, culled) draw it itself with weight
+ *         inherited * d.self_weight when d.draw_self; walk below it (children inherit
+ *         inherited * (1 - d.self_weight)) only when d.refine; collect d.wants_load.
+ *   for a visible node with RVI_NODE_HAS_LOD:
+ *     rvi_lod_select_index(world, index, &view, &selection)
+ *   rvi_lod_fading(world) || pass.fading > 0 after the walk: a crossfade is running
+ *   (tick demand CONTINUOUS). */
+#ifndef RVI_LOD_H
+#define RVI_LOD_H
+
+#include "rvis.h"
+#include "core/alloc.h"
+#include "world.h"
+
+/* Angles within this fraction below a threshold count as reaching it (errs toward detail). */
+#define RVI_LOD_REACH (1.0 - 2e-6)
+
+/* Sparse map node slot index -> record index (RVI_INDEX_NONE when absent), a plain array
+ * grown to the largest node index used. Shared by lod.c and hlod.c. */
+typedef struct rvi_node_slots {
+    uint32_t *record;
+    uint32_t capacity;
+} rvi_node_slots;
+
+static inline uint32_t rvi_node_slots_get(const rvi_node_slots *slots, uint32_t node_index)
+{
+    return node_index < slots->capacity ? slots->record[node_index] : UINT32_MAX;
+}
+/* The array *slots would need for node_index: either slots->record itself (no growth) or a
+ * fresh block of *out_capacity entries (caller commits with rvi_node_slots_commit or frees). */
+rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
+                                 uint32_t **out_block, uint32_t *out_capacity);
+void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity);
+void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots);
+
+/* Resolves a desc: defaults applied, ranges checked. Idempotent (a resolved desc resolves to
+ * itself: hysteresis and crossfade stay negative when off). */
+rv_result rvi_lod_resolve_desc(const rv_lod_desc *in, rv_lod_desc *out);
+/* The world's resolved LOD configuration (module state if created, else the world desc). */
+rv_result rvi_lod_world_desc(const rv_world *world, rv_lod_desc *out);
+/* Validates a ladder (rules of rv_lod_ladder_make). */
+rv_result rvi_lod_check_ladder(const rv_lod_ladder *ladder);
+/* Validates the view fields LOD uses (eye, or ortho_height when orthographic). */
+rv_result rvi_lod_check_view(const rv_lod_view *view);
+
+/* Advances the LOD clock (see rv_lod_advance). */
+rv_result rvi_lod_advance(rv_world *world, float dt_ms);
+/* rv_node_lod_select for a live slot index (the frame has resolved the handle). */
+rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
+                               rv_lod_selection *out);
+/* True while some node's crossfade may still be running at the current LOD clock. */
+bool rvi_lod_fading(const rv_world *world);
+
+/* One HLOD pass (one view, one frame). */
+typedef struct rvi_hlod_pass {
+    rv_lod_view view;
+    float dt_ms;
+    float max_screen_space_error;
+    float crossfade_ms;          /* < 0: cuts change at once */
+    double pixels_at_unit;       /* SSE = error * pixels_at_unit / distance (perspective) or
+                                    error * pixels_at_unit (orthographic) */
+    uint32_t fading;             /* regions with a crossfade running, counted by decide */
+} rvi_hlod_pass;
+
+/* What one region does this frame. */
+typedef struct rvi_hlod_decision {
+    bool draw_self;              /* draw the region's own geometry, weight inherited * self_weight */
+    bool refine;                 /* walk below it; children inherit inherited * (1 - self_weight) */
+    bool wants_load;             /* it wants to refine but a child is not resident */
+    bool is_region;              /* false: node_index is not a region (nothing decided) */
+    float self_weight;           /* in [0, 1] */
+    float screen_space_error;    /* pixels (+inf inside) */
+    float distance;              /* eye to bounds surface, world units (0 inside) */
+} rvi_hlod_decision;
+
+/* Checks the view and dt and resolves the world's configuration into *pass. */
+rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, float dt_ms,
+                              rvi_hlod_pass *pass);
+/* Decides one region (node_index must be live; culled: the walk's frustum rejected it) and
+ * advances its crossfade by pass->dt_ms. Call once per region per pass, parents before
+ * children. Allocates nothing. */
+rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
+                                  bool culled);
+
+/* The decision rvi_hlod_decide would take with no crossfade, changing nothing (extra
+ * views): refine while the error exceeds the limit and every child is resident. */
+rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index);
+
+#endif

@@ -1,0 +1,142 @@
+/* Partition gate state shared by partition.c (structure, host reports, queries) and
+ * partition_gate.c (gating, the end of a frame). Not for other modules: they use partition.h. */
+#ifndef RVI_PARTITION_STATE_H
+#define RVI_PARTITION_STATE_H
+
+#include "partition.h"
+#include "core/map.h"
+#include "core/vec.h"
+
+enum { LEAF_COMMITTED = 1u, LEAF_LADDER_COMPLETE = 2u };
+enum { SEEN_NEVER = 0, SEEN_VISIBLE, SEEN_HIDDEN };
+/* Why a part's request waits. */
+enum { WAIT_REENTRY = 1u, WAIT_ACTIVATION = 2u };
+/* How a group's decision of frame `stamp` was made. */
+enum { GROUP_GATED = 1, GROUP_HIDDEN_BY_TEST, GROUP_HIDDEN_BY_HOST };
+
+typedef struct rvi_partition_leaf {
+    uint64_t id;
+    uint64_t view_version; /* version of the last commit */
+    uint32_t state;        /* LEAF_* bits; 0 = not committed */
+} rvi_partition_leaf;
+
+typedef struct rvi_partition_part {
+    uint32_t node;
+    uint32_t leaf_count;
+    rvi_partition_leaf *leaves;
+    uint64_t stamp;        /* frame of the latest gate decision (0 = never gated) */
+    uint64_t judged;       /* frame the end last judged it */
+    double expiry_ms;      /* deferred and asked: when to ask again */
+    double interval_ms;    /* deferred: how long the next ask waits for an answer */
+    uint32_t asks;         /* activation requests delivered, unanswered */
+    uint8_t seen;          /* SEEN_*: outcome of the last finished frame */
+    uint8_t waiting;       /* WAIT_* bits; nonzero while listed in gate->pending */
+    bool visible;          /* the latest decision: the frustum_visible flag */
+    bool deferred;
+    bool active;           /* not deferred, or its activation was answered */
+} rvi_partition_part;
+
+typedef struct rvi_partition_group {
+    uint32_t node;
+    uint8_t kind;            /* GROUP_* of frame `stamp` */
+    bool todo;               /* scratch of gate_groups */
+    bool sphere_failed;      /* hidden by the gate's test because its own sphere failed */
+    uint64_t stamp;
+    float tested_sphere[4];  /* the sphere that failed */
+} rvi_partition_group;
+
+struct rvi_partition {
+    /* desc.partition, resolved */
+    void (*request_reprocess)(const rv_node *parts, uint32_t count, void *user);
+    bool (*is_update_in_progress)(void *user);
+    void *user;
+    float margin;
+    double timeout_ms, backoff, cap_ms;
+
+    rvi_vec groups;        /* rvi_partition_group */
+    rvi_vec parts;         /* rvi_partition_part */
+    /* Node index -> record, dense so the per-frame walk never hashes: part_of_node[i] and
+     * group_of_node[i] (= part_of_node + node_span) hold an index into parts / groups or
+     * RVI_INDEX_NONE. Grown by make_group / set_part to the scene's capacity; a node index
+     * at or past node_span names no record. One block of 2 * node_span entries. */
+    uint32_t *part_of_node;
+    uint32_t *group_of_node;
+    uint32_t node_span;
+    rvi_map leaf_of_id;    /* leaf id -> part node index << 32 | position in its leaves */
+    /* Frame storage, each reserved to hold every part. */
+    rvi_vec pending;       /* uint32_t part node indices whose request waits, oldest first */
+    rvi_vec gated_now;     /* uint32_t part node indices first gated this frame */
+    rvi_vec visible_last;  /* uint32_t part node indices visible at the last end of frame */
+    rvi_vec visible_next;  /* its replacement, built by the end of frame */
+    rvi_vec sort_keys;     /* uint64_t: group node << 32 | position in pending */
+    rvi_vec out_parts;     /* rv_node */
+    rvi_vec out_requests;  /* rv_partition_request */
+
+    uint64_t view_version;
+    bool has_slice;
+    float slice_min[3], slice_max[3];
+    uint64_t frame;        /* frames begun; stamps compare against it */
+    double wake_at_ms;     /* earliest expiry of a visible asked part this frame; INFINITY = none */
+    bool in_frame;
+    bool in_callback;      /* request_reprocess is running */
+    rv_partition_counts counts;
+};
+
+/* ---- lookups --------------------------------------------------------------------------- */
+
+static inline rvi_partition_part *part_at(const rvi_partition *p, uint32_t node)
+{
+    if (node >= p->node_span || p->part_of_node[node] == RVI_INDEX_NONE)
+        return NULL;
+    return &RVI_VEC_AT(p->parts, rvi_partition_part, p->part_of_node[node]);
+}
+
+static inline rvi_partition_group *group_at(const rvi_partition *p, uint32_t node)
+{
+    if (node >= p->node_span || p->group_of_node[node] == RVI_INDEX_NONE)
+        return NULL;
+    return &RVI_VEC_AT(p->groups, rvi_partition_group, p->group_of_node[node]);
+}
+
+static inline bool is_gated_part(const rvi_scene *s, uint32_t node)
+{
+    uint32_t parent = s->parent[node];
+    return (s->flags[node] & RVI_NODE_PARTITION_PART) && parent != RVI_INDEX_NONE &&
+           (s->flags[parent] & RVI_NODE_PARTITION_GROUP);
+}
+
+/* The frustum_visible flag: the gate's latest decision. The end of a frame settles every
+ * part's flag; within a frame a group culled as a whole does not touch its parts, so its
+ * decision is read here. */
+static inline bool part_flag_visible(const rvi_partition *p, const rvi_scene *s, const rvi_partition_part *part)
+{
+    if (!part->visible || !p->in_frame || !is_gated_part(s, part->node))
+        return part->visible;
+    const rvi_partition_group *g = group_at(p, s->parent[part->node]);
+    return !(g->stamp == p->frame && g->kind != GROUP_GATED);
+}
+
+/* Every leaf committed for the current view version: a deferred part's activation is answered. */
+static inline bool part_answered(const rvi_partition *p, const rvi_partition_part *part)
+{
+    for (uint32_t i = 0; i < part->leaf_count; i++) {
+        const rvi_partition_leaf *l = &part->leaves[i];
+        if (!(l->state & LEAF_COMMITTED) || l->view_version != p->view_version)
+            return false;
+    }
+    return true;
+}
+
+/* ... and with a complete LOD ladder: a re-entry needs no resync. */
+static inline bool part_satisfied(const rvi_partition *p, const rvi_partition_part *part)
+{
+    const uint32_t both = LEAF_COMMITTED | LEAF_LADDER_COMPLETE;
+    for (uint32_t i = 0; i < part->leaf_count; i++) {
+        const rvi_partition_leaf *l = &part->leaves[i];
+        if ((l->state & both) != both || l->view_version != p->view_version)
+            return false;
+    }
+    return true;
+}
+
+#endif

@@ -1,0 +1,212 @@
+/* Render scene internals (DESIGN.md §7): the projection table and its incremental indices.
+ * The frame reads rows and index arrays directly (read-only) during a frame. */
+#ifndef RVI_PROJECTION_H
+#define RVI_PROJECTION_H
+
+#include "rvis.h"
+#include "core/alloc.h"
+#include "core/map.h"
+#include "core/pool.h"
+#include "core/vec.h"
+
+#include <string.h>
+
+/* Internal index ids; the public rv_projection_index is this + 1. */
+enum {
+    RVI_IX_OUTDOOR_STATIC,
+    RVI_IX_DYNAMIC,
+    RVI_IX_TRANSLUCENT,
+    RVI_IX_SELECTABLE,
+    RVI_IX_LIGHT_CANDIDATE,
+    RVI_IX_DIRTY,
+    RVI_IX_COUNT
+};
+
+/* What an update of a projection reads and writes, in one 64-byte line: the identity
+ * check (incarnation), the dirty bits, and the transform channel. A delta applied to a
+ * table of 100,000 projections is a cache miss per line it touches, so the common update
+ * (a transform) touches this line only, and the flags channel this line plus the cold
+ * row's index positions. */
+typedef struct rvi_projection_hot {
+    float position[3];
+    float rotation[4];
+    float scale[3];
+    float bounds[4];
+    uint32_t incarnation;
+    uint8_t dirty;            /* RV_DIRTY_* */
+    uint8_t flags;            /* RV_PROJECTION_* */
+    uint8_t projection_class;
+    uint8_t bounds_space;
+} rvi_projection_hot;
+
+/* The rest of a projection, and its index bookkeeping. */
+typedef struct rvi_projection_row {
+    uint64_t key;
+    uint64_t node;             /* backing rv_node id; 0 = none */
+    uint64_t mesh;
+    uint64_t material_variant;
+    uint64_t cell;
+    uint64_t parent_key;
+    uint32_t generation;
+    uint32_t bucket;           /* cell bucket of a cell static, else RVI_INDEX_NONE */
+    uint32_t bucket_pos;
+    uint32_t child_next;       /* siblings under the same parent key (equipped children) */
+    uint32_t child_prev;
+    uint32_t next_free;        /* free-list link while dead */
+    bool live;
+    bool blocked;              /* equipped child whose node would close a cycle: a root for now */
+} rvi_projection_row;
+
+/* The cell statics of one cell (swap-remove with back-indices in the rows). */
+typedef struct rvi_cell_bucket {
+    uint64_t cell;
+    rvi_vec slots;      /* uint32_t */
+    uint32_t pending;   /* insertions reserved by the batch being applied */
+    uint32_t next_free; /* free-list link while unused (its slots storage is kept) */
+    bool in_use;
+    bool touched;       /* in the batch's touched list: released at the batch end if empty */
+} rvi_cell_bucket;
+
+typedef struct rvi_digest_entry {
+    uint64_t key;
+    uint32_t slot;
+} rvi_digest_entry;
+
+struct rv_render_scene {
+    rvi_heap heap;
+    rvi_projection_hot *hot;   /* 64-byte aligned inside hot_block */
+    void *hot_block;
+    rvi_projection_row *rows;
+    uint32_t capacity;         /* hot, rows and every index array */
+    uint32_t high;             /* slots ever used */
+    uint32_t live;
+    uint32_t free_head;
+    uint32_t *index[RVI_IX_COUNT];
+    uint32_t index_count[RVI_IX_COUNT];
+    /* Back-indices: index_pos[ix][slot] is slot's position in index ix (meaningful while
+     * it is a member). One dense array per index, apart from the rows, so marking a
+     * projection dirty touches a 4-byte entry of a small array rather than its row. */
+    uint32_t *index_pos[RVI_IX_COUNT];
+    rvi_map key_lookup;        /* key -> slot of the live projection */
+    rvi_map cell_lookup;       /* cell -> bucket (in use) */
+    rvi_vec buckets;           /* rvi_cell_bucket */
+    uint32_t bucket_free;
+    uint32_t cells_nonempty;
+    uint32_t cell_static_count;
+    rvi_vec touched;           /* uint32_t buckets reserved by the batch being applied */
+    rvi_map child_lookup;      /* parent key -> first child slot (equipped children) */
+    uint32_t equipped_count;
+    uint32_t orphaned;         /* live equipped children whose parent key is not live */
+    rv_world *world;           /* NULL: standalone */
+    rvi_map node_lookup;       /* node slot index -> projection slot (world bound) */
+    uint32_t blocked;          /* rows with blocked set */
+    uint32_t generation;
+    uint64_t last_sequence;
+    rv_delta_observer observer;
+    void *observer_user;
+    bool in_observer;
+    rvi_digest_entry *digest_entries; /* 2 * digest_capacity: the sort's two halves */
+    uint32_t digest_capacity;
+    rv_render_scene_stats stats;
+};
+
+/* ---- channels in the split row (projection.c and its helpers) ---- */
+
+static inline void rvi_store_transform(rvi_projection_hot *h, const rv_projection_transform *t)
+{
+    memcpy(h->position, t->position, sizeof h->position);
+    memcpy(h->rotation, t->rotation, sizeof h->rotation);
+    memcpy(h->scale, t->scale, sizeof h->scale);
+    memcpy(h->bounds, t->bounds, sizeof h->bounds);
+    h->bounds_space = (uint8_t)t->bounds_space;
+}
+
+static inline void rvi_load_transform(const rvi_projection_hot *h, rv_projection_transform *t)
+{
+    memcpy(t->position, h->position, sizeof t->position);
+    memcpy(t->rotation, h->rotation, sizeof t->rotation);
+    memcpy(t->scale, h->scale, sizeof t->scale);
+    memcpy(t->bounds, h->bounds, sizeof t->bounds);
+    t->bounds_space = (rv_bounds_space)h->bounds_space;
+}
+
+static inline void rvi_store_bucket(rv_render_scene *s, uint32_t slot, const rv_projection_bucket *b)
+{
+    s->hot[slot].projection_class = (uint8_t)b->projection_class;
+    s->rows[slot].cell = b->cell;
+    s->rows[slot].parent_key = b->parent_key;
+}
+
+static inline void rvi_load_projection(const rv_render_scene *s, uint32_t slot, rv_projection *p)
+{
+    const rvi_projection_hot *h = &s->hot[slot];
+    const rvi_projection_row *row = &s->rows[slot];
+    memset(p, 0, sizeof *p);
+    rvi_load_transform(h, &p->transform);
+    p->appearance.mesh = row->mesh;
+    p->appearance.material_variant = row->material_variant;
+    p->bucket.projection_class = (rv_projection_class)h->projection_class;
+    p->bucket.cell = row->cell;
+    p->bucket.parent_key = row->parent_key;
+    p->flags = h->flags;
+}
+
+static inline rvi_cell_bucket *rvi_bucket_at(rv_render_scene *s, uint32_t b)
+{
+    return &RVI_VEC_AT(s->buckets, rvi_cell_bucket, b);
+}
+
+/* ---- incremental indices (projection_index.c): O(1) per change, swap-remove with
+ * back-indices ---- */
+
+/* Flag bits with an index, and their indices (translucent, selectable, light candidate). */
+extern const uint32_t rvi_flag_bit[3];
+extern const int rvi_flag_ix[3];
+
+void rvi_ix_add(rv_render_scene *scene, int ix, uint32_t slot);
+void rvi_ix_remove(rv_render_scene *scene, int ix, uint32_t slot);
+/* Adds bits (RV_DIRTY_*) to the slot's dirty mask, entering the dirty index on the first. */
+void rvi_mark_dirty(rv_render_scene *scene, uint32_t slot, uint32_t bits);
+/* Moves slot between the flag indices so membership matches new_flags. */
+void rvi_set_flag_membership(rv_render_scene *scene, uint32_t slot, uint32_t old_flags, uint32_t new_flags);
+/* Enters / leaves the class index, cell bucket and parent's child list its class says. */
+void rvi_place(rv_render_scene *scene, uint32_t slot);
+void rvi_unplace(rv_render_scene *scene, uint32_t slot);
+/* The bucket of a cell, or RVI_INDEX_NONE. */
+uint32_t rvi_find_bucket(const rv_render_scene *scene, uint64_t cell);
+/* Equipped children waiting on or hanging from a parent key (intrusive list via rows). */
+uint32_t rvi_first_child(const rv_render_scene *scene, uint64_t parent_key);
+uint32_t rvi_count_children(const rv_render_scene *scene, uint64_t parent_key);
+/* Reserves one insertion into cell's bucket for the batch being prepared (the caller
+ * reserved lookup, bucket and touched-list room); rvi_finish_batch ends the batch. */
+rv_result rvi_reserve_cell(rv_render_scene *scene, uint64_t cell);
+void rvi_finish_batch(rv_render_scene *scene);
+
+/* ---- backing nodes (projection_nodes.c); each does nothing on a standalone scene ---- */
+
+/* Creates the node of a freshly inserted projection (storage reserved by the batch) and
+ * adopts the equipped children already waiting for its key. */
+void rvi_node_bind(rv_render_scene *scene, uint32_t slot);
+/* Destroys the node of a projection leaving the scene; its children become roots. */
+void rvi_node_drop(rv_render_scene *scene, uint32_t slot);
+void rvi_node_write_transform(rv_render_scene *scene, uint32_t slot);
+void rvi_node_write_flags(rv_render_scene *scene, uint32_t slot);
+/* Puts the node under its parent projection's node, or makes it a root. */
+void rvi_node_reparent(rv_render_scene *scene, uint32_t slot);
+void rvi_set_blocked(rv_render_scene *scene, uint32_t slot, bool blocked);
+/* Retries the equipped children whose node would have closed a cycle. */
+void rvi_retry_blocked(rv_render_scene *scene);
+
+/* Binds a scene to a world (what rv_render_scene_create does with desc->world; the frame
+ * may call it for a scene made standalone): every live projection gets a node, and the
+ * scene registers as the world's RVI_MODULE_PROJECTION (hooks: a destroyed node is
+ * forgotten; a destroyed world unbinds). All or nothing. RV_ERR_BAD_STATE when the world
+ * already has a render scene, this scene another world, or a visit is running. */
+rv_result rvi_render_scene_bind_world(rv_render_scene *scene, rv_world *world);
+/* Destroys the scene's nodes and releases the world's module slot. */
+void rvi_render_scene_unbind_world(rv_render_scene *scene);
+
+/* The projection slot a node of the bound world backs, or RVI_INDEX_NONE. */
+uint32_t rvi_render_scene_slot_of_node(const rv_render_scene *scene, uint32_t node_index);
+
+#endif

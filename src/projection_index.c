@@ -1,0 +1,230 @@
+/* The render scene's incremental indices (DESIGN.md §7): class indices, per-cell buckets,
+ * flag indices, the dirty index and equipped-children lists. Every change is O(1):
+ * append, or swap-remove with a back-index (index_pos). */
+#include "projection.h"
+
+#define NONE RVI_INDEX_NONE
+
+/* ---- lists with back-indices ---- */
+
+void rvi_ix_add(rv_render_scene *s, int ix, uint32_t slot)
+{
+    uint32_t p = s->index_count[ix]++;
+    s->index[ix][p] = slot;
+    s->index_pos[ix][slot] = p;
+}
+
+void rvi_ix_remove(rv_render_scene *s, int ix, uint32_t slot)
+{
+    uint32_t p = s->index_pos[ix][slot];
+    uint32_t last = s->index[ix][--s->index_count[ix]];
+    s->index[ix][p] = last;
+    s->index_pos[ix][last] = p;
+}
+
+void rvi_mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
+{
+    rvi_projection_hot *h = &s->hot[slot];
+    if (!h->dirty)
+        rvi_ix_add(s, RVI_IX_DIRTY, slot);
+    h->dirty |= (uint8_t)bits;
+}
+
+const uint32_t rvi_flag_bit[3] = { RV_PROJECTION_TRANSLUCENT, RV_PROJECTION_SELECTABLE,
+                                   RV_PROJECTION_LIGHT_CANDIDATE };
+const int rvi_flag_ix[3] = { RVI_IX_TRANSLUCENT, RVI_IX_SELECTABLE, RVI_IX_LIGHT_CANDIDATE };
+
+/* Moves slot between the flag indices so membership matches new_flags. */
+void rvi_set_flag_membership(rv_render_scene *s, uint32_t slot, uint32_t old_flags, uint32_t new_flags)
+{
+    for (int i = 0; i < 3; i++) {
+        bool was = (old_flags & rvi_flag_bit[i]) != 0, is = (new_flags & rvi_flag_bit[i]) != 0;
+        if (was && !is)
+            rvi_ix_remove(s, rvi_flag_ix[i], slot);
+        else if (is && !was)
+            rvi_ix_add(s, rvi_flag_ix[i], slot);
+    }
+}
+
+/* ---- cell buckets ---- */
+
+uint32_t rvi_find_bucket(const rv_render_scene *s, uint64_t cell)
+{
+    uint64_t b;
+    return rvi_map_get(&s->cell_lookup, cell, &b) ? (uint32_t)b : NONE;
+}
+
+/* A bucket for cell, from the free list or the end of the bucket array. The caller has
+ * reserved one more bucket and one more cell lookup entry: this cannot fail. */
+static uint32_t make_bucket(rv_render_scene *s, uint64_t cell)
+{
+    uint32_t b;
+    if (s->bucket_free != NONE) {
+        b = s->bucket_free;
+        s->bucket_free = rvi_bucket_at(s, b)->next_free;
+    } else {
+        b = s->buckets.count++;
+        memset(rvi_bucket_at(s, b), 0, sizeof(rvi_cell_bucket));
+    }
+    rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+    bk->cell = cell;
+    bk->in_use = true;
+    bk->pending = 0;
+    bk->touched = false;
+    bk->slots.count = 0;
+    rv_result r = rvi_map_put(&s->heap, &s->cell_lookup, cell, b);
+    (void)r;
+    return b;
+}
+
+/* Returns an empty bucket to the free list; it keeps its storage for the next cell. */
+static void release_bucket(rv_render_scene *s, uint32_t b)
+{
+    rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+    rvi_map_remove(&s->cell_lookup, bk->cell);
+    bk->in_use = false;
+    bk->next_free = s->bucket_free;
+    s->bucket_free = b;
+}
+
+static void bucket_add(rv_render_scene *s, uint32_t slot, uint64_t cell)
+{
+    uint32_t b = rvi_find_bucket(s, cell); /* reserved by the batch: present */
+    rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+    uint32_t p = bk->slots.count++;
+    RVI_VEC_AT(bk->slots, uint32_t, p) = slot;
+    if (p == 0)
+        s->cells_nonempty++;
+    s->cell_static_count++;
+    s->rows[slot].bucket = b;
+    s->rows[slot].bucket_pos = p;
+}
+
+static void bucket_remove(rv_render_scene *s, uint32_t slot)
+{
+    rvi_projection_row *row = &s->rows[slot];
+    uint32_t b = row->bucket;
+    rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+    uint32_t last = RVI_VEC_AT(bk->slots, uint32_t, --bk->slots.count);
+    RVI_VEC_AT(bk->slots, uint32_t, row->bucket_pos) = last;
+    s->rows[last].bucket_pos = row->bucket_pos;
+    row->bucket = row->bucket_pos = NONE;
+    s->cell_static_count--;
+    if (bk->slots.count == 0) {
+        s->cells_nonempty--;
+        /* A bucket the batch reserved stays until the batch ends: a later delta of the
+         * batch may still insert into it. */
+        if (!bk->touched)
+            release_bucket(s, b);
+    }
+}
+
+/* ---- equipped children (parent key -> intrusive list of child slots) ---- */
+
+static bool key_live(const rv_render_scene *s, uint64_t key)
+{
+    return rvi_map_get(&s->key_lookup, key, NULL);
+}
+
+uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
+{
+    uint64_t c;
+    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)c : NONE;
+}
+
+uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
+{
+    uint32_t n = 0;
+    for (uint32_t c = rvi_first_child(s, parent_key); c != NONE; c = s->rows[c].child_next)
+        n++;
+    return n;
+}
+
+static void child_link(rv_render_scene *s, uint32_t slot)
+{
+    rvi_projection_row *row = &s->rows[slot];
+    uint64_t parent = row->parent_key;
+    uint32_t head = rvi_first_child(s, parent);
+    row->child_prev = NONE;
+    row->child_next = head;
+    if (head != NONE)
+        s->rows[head].child_prev = slot;
+    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, slot); /* reserved */
+    (void)r;
+    s->equipped_count++;
+    if (!key_live(s, parent))
+        s->orphaned++;
+}
+
+static void child_unlink(rv_render_scene *s, uint32_t slot)
+{
+    rvi_projection_row *row = &s->rows[slot];
+    uint64_t parent = row->parent_key;
+    if (row->child_prev != NONE)
+        s->rows[row->child_prev].child_next = row->child_next;
+    else if (row->child_next != NONE)
+        rvi_map_put(&s->heap, &s->child_lookup, parent, row->child_next); /* overwrite: no growth */
+    else
+        rvi_map_remove(&s->child_lookup, parent);
+    if (row->child_next != NONE)
+        s->rows[row->child_next].child_prev = row->child_prev;
+    row->child_next = row->child_prev = NONE;
+    s->equipped_count--;
+    if (!key_live(s, parent))
+        s->orphaned--;
+}
+
+/* ---- class placement ---- */
+
+void rvi_place(rv_render_scene *s, uint32_t slot)
+{
+    switch (s->hot[slot].projection_class) {
+    case RV_PROJECTION_OUTDOOR_STATIC: rvi_ix_add(s, RVI_IX_OUTDOOR_STATIC, slot); break;
+    case RV_PROJECTION_CELL_STATIC: bucket_add(s, slot, s->rows[slot].cell); break;
+    case RV_PROJECTION_EQUIPPED_CHILD: child_link(s, slot); /* fall through */
+    default: rvi_ix_add(s, RVI_IX_DYNAMIC, slot); break;
+    }
+}
+
+void rvi_unplace(rv_render_scene *s, uint32_t slot)
+{
+    switch (s->hot[slot].projection_class) {
+    case RV_PROJECTION_OUTDOOR_STATIC: rvi_ix_remove(s, RVI_IX_OUTDOOR_STATIC, slot); break;
+    case RV_PROJECTION_CELL_STATIC: bucket_remove(s, slot); break;
+    case RV_PROJECTION_EQUIPPED_CHILD: child_unlink(s, slot); /* fall through */
+    default: rvi_ix_remove(s, RVI_IX_DYNAMIC, slot); break;
+    }
+}
+
+/* Ends a batch: buckets it reserved forget their reservations; empty ones are released. */
+void rvi_finish_batch(rv_render_scene *s)
+{
+    if (s->blocked)
+        rvi_retry_blocked(s);
+    for (uint32_t i = 0; i < s->touched.count; i++) {
+        uint32_t b = RVI_VEC_AT(s->touched, uint32_t, i);
+        rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+        bk->pending = 0;
+        bk->touched = false;
+        if (bk->in_use && bk->slots.count == 0)
+            release_bucket(s, b);
+    }
+    s->touched.count = 0;
+}
+
+/* Reserves one insertion into cell's bucket (made now if the cell has none). The caller
+ * reserved the lookup, bucket and touched-list room with reserve_counts. */
+rv_result rvi_reserve_cell(rv_render_scene *s, uint64_t cell)
+{
+    uint32_t b = rvi_find_bucket(s, cell);
+    if (b == NONE)
+        b = make_bucket(s, cell);
+    rvi_cell_bucket *bk = rvi_bucket_at(s, b);
+    if (!bk->touched) {
+        bk->touched = true;
+        RVI_VEC_AT(s->touched, uint32_t, s->touched.count++) = b;
+    }
+    bk->pending++;
+    return rvi_vec_reserve(&s->heap, &bk->slots, sizeof(uint32_t), bk->slots.count + bk->pending);
+}
+

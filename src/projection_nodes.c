@@ -1,0 +1,231 @@
+/* Backing nodes of a world-bound render scene (DESIGN.md §7, §8: projections are backed
+ * by nodes so culling, occlusion and LOD treat them like any node). */
+#include "projection.h"
+#include "core/check.h"
+#include "scene.h"
+#include "world.h"
+
+#include <float.h>
+#include <math.h>
+
+#define NONE RVI_INDEX_NONE
+
+/* ---- backing nodes (world bound) ----
+ * Every live projection of a bound scene has a node: equipped children under their parent
+ * projection's node while it has one, everything else a root. Node storage for a batch is
+ * reserved with the scene's storage (rvi_scene_reserve), so creating one never fails. */
+
+static rvi_scene *nodes_of(rv_render_scene *s)
+{
+    return &s->world->scene;
+}
+
+void rvi_set_blocked(rv_render_scene *s, uint32_t slot, bool blocked)
+{
+    if (s->rows[slot].blocked != blocked) {
+        s->rows[slot].blocked = blocked;
+        s->blocked += blocked ? 1u : (uint32_t)-1;
+    }
+}
+
+static void node_forget(rv_render_scene *s, uint32_t slot)
+{
+    rvi_projection_row *row = &s->rows[slot];
+    rvi_map_remove(&s->node_lookup, row->node & 0xFFFFFFu);
+    row->node = 0;
+    rvi_set_blocked(s, slot, false);
+}
+
+/* q^-1 * v * q for a unit quaternion q (x, y, z, w): v rotated by the inverse rotation. */
+static void rotate_inverse(const float q[4], const float v[3], float out[3])
+{
+    float x = -q[0], y = -q[1], z = -q[2], w = q[3];
+    /* t = 2 * cross(q.xyz, v); out = v + w * t + cross(q.xyz, t) */
+    float tx = 2.0f * (y * v[2] - z * v[1]);
+    float ty = 2.0f * (z * v[0] - x * v[2]);
+    float tz = 2.0f * (x * v[1] - y * v[0]);
+    out[0] = v[0] + w * tx + (y * tz - z * ty);
+    out[1] = v[1] + w * ty + (z * tx - x * tz);
+    out[2] = v[2] + w * tz + (x * ty - y * tx);
+}
+
+/* The projection's bounds as the node's local sphere. World-space bounds (in the frame the
+ * transform is expressed in) are mapped back through the inverse of T * R * S; the radius
+ * is divided by the largest scale, which the scene multiplies back, padded so rounding
+ * never shrinks the sphere. */
+static void local_bounds(const rv_projection_transform *t, float out[4])
+{
+    if (t->bounds_space == RV_BOUNDS_LOCAL) {
+        memcpy(out, t->bounds, 16);
+        return;
+    }
+    double n2 = 0.0;
+    for (int k = 0; k < 4; k++)
+        n2 += (double)t->rotation[k] * t->rotation[k];
+    float q[4], d[3], r[3];
+    for (int k = 0; k < 4; k++)
+        q[k] = (float)(t->rotation[k] / sqrt(n2));
+    for (int k = 0; k < 3; k++)
+        d[k] = t->bounds[k] - t->position[k];
+    rotate_inverse(q, d, r);
+    float largest = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        out[k] = r[k] / t->scale[k];
+        float a = fabsf(t->scale[k]);
+        largest = a > largest ? a : largest;
+    }
+    out[3] = t->bounds[3] / largest * (1.0f + 4.0f * FLT_EPSILON);
+}
+
+void rvi_node_write_transform(rv_render_scene *s, uint32_t slot)
+{
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
+        return;
+    rv_node node = { row->node };
+    rv_projection_transform transform;
+    const rv_projection_transform *t = &transform;
+    rvi_load_transform(&s->hot[slot], &transform);
+    float sphere[4];
+    local_bounds(t, sphere);
+    /* Validated on append (or replay): these cannot fail. */
+    rv_node_set_position(s->world, node, t->position);
+    rv_node_set_rotation(s->world, node, t->rotation);
+    rv_node_set_scale(s->world, node, t->scale);
+    rv_node_set_bounds(s->world, node, sphere, sphere[3]);
+}
+
+void rvi_node_write_flags(rv_render_scene *s, uint32_t slot)
+{
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
+        return;
+    uint32_t *flags = &nodes_of(s)->flags[row->node & 0xFFFFFFu];
+    *flags &= ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT);
+    *flags |= RVI_NODE_PROJECTION;
+    if (s->hot[slot].flags & RV_PROJECTION_HIDDEN)
+        *flags |= RVI_NODE_HIDDEN;
+    if (s->hot[slot].flags & RV_PROJECTION_TRANSLUCENT)
+        *flags |= RVI_NODE_TRANSLUCENT;
+}
+
+/* Puts the node where its class says: under the parent projection's node (an equipped
+ * child whose parent lives and has a node), else a root. A parent chain that would close a
+ * cycle (a host error) leaves the node a root, marked blocked and retried at the end of
+ * the batch. */
+void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
+{
+    const rvi_projection_row *row = &s->rows[slot];
+    if (!s->world || !row->node)
+        return;
+    rv_node node = { row->node };
+    uint64_t parent_slot;
+    if (s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
+        rvi_map_get(&s->key_lookup, row->parent_key, &parent_slot) &&
+        s->rows[parent_slot].node) {
+        rv_node parent = { s->rows[parent_slot].node };
+        rv_result r = rv_node_attach(s->world, parent, node);
+        rvi_set_blocked(s, slot, r != RV_OK);
+        if (r == RV_OK)
+            return;
+    } else {
+        rvi_set_blocked(s, slot, false);
+    }
+    rv_node_detach(s->world, node);
+}
+
+/* Retries the blocked children. Attaching only adds ancestry, so one pass reaches the
+ * fixpoint. O(projections), and only while a host-made cycle exists. */
+void rvi_retry_blocked(rv_render_scene *s)
+{
+    for (uint32_t slot = 0; s->blocked && slot < s->high; slot++)
+        if (s->rows[slot].live && s->rows[slot].blocked)
+            rvi_node_reparent(s, slot);
+}
+
+/* Creates the node of a freshly inserted projection (storage reserved) and adopts the
+ * equipped children already waiting for this key. */
+void rvi_node_bind(rv_render_scene *s, uint32_t slot)
+{
+    if (!s->world)
+        return;
+    rvi_scene *sc = nodes_of(s);
+    uint32_t i = rvi_scene_create_reserved(sc, RVI_INDEX_NONE);
+    rvi_projection_row *row = &s->rows[slot];
+    row->node = rvi_node_handle(sc, i).id;
+    rv_result r = rvi_map_put(&s->heap, &s->node_lookup, i, slot); /* reserved */
+    (void)r;
+    rvi_node_write_flags(s, slot);
+    rvi_node_write_transform(s, slot);
+    rvi_node_reparent(s, slot);
+    for (uint32_t c = rvi_first_child(s, row->key); c != NONE; c = s->rows[c].child_next)
+        rvi_node_reparent(s, c);
+}
+
+/* Destroys the node of a projection leaving the scene; its children become roots. */
+void rvi_node_drop(rv_render_scene *s, uint32_t slot)
+{
+    if (!s->world || !s->rows[slot].node)
+        return;
+    rv_node node = { s->rows[slot].node };
+    node_forget(s, slot); /* first: the destroy notification then finds nothing of ours */
+    rv_node_destroy_reroot(s->world, node);
+}
+
+/* World hooks: the host destroyed a node (forget it), or the world itself (unbind). */
+static void on_node_destroyed(rv_world *world, void *state, uint32_t node_index)
+{
+    rv_render_scene *s = state;
+    (void)world;
+    uint64_t slot;
+    if (rvi_map_get(&s->node_lookup, node_index, &slot))
+        node_forget(s, (uint32_t)slot);
+}
+
+static void on_world_destroyed(rv_world *world, void *state)
+{
+    rv_render_scene *s = state;
+    (void)world;
+    for (uint32_t slot = 0; slot < s->high; slot++) {
+        s->rows[slot].node = 0;
+        s->rows[slot].blocked = false;
+    }
+    s->blocked = 0;
+    rvi_map_clear(&s->node_lookup);
+    s->world = NULL;
+}
+
+rv_result rvi_render_scene_bind_world(rv_render_scene *s, rv_world *world)
+{
+    if (s->world)
+        return s->world == world ? RV_OK : RV_ERR_BAD_STATE;
+    if (rvi_world_module(world, RVI_MODULE_PROJECTION))
+        return RV_ERR_BAD_STATE;
+    if (world->scene.visiting)
+        return RV_ERR_BAD_STATE;
+    /* Reserve first: binding a scene that already holds projections is all or nothing. */
+    RVI_TRY(rvi_scene_reserve(&world->scene, &world->heap, s->live));
+    RVI_TRY(rvi_map_reserve(&s->heap, &s->node_lookup, s->capacity));
+    rvi_module_hooks hooks = { s, on_world_destroyed, on_node_destroyed };
+    RVI_TRY(rvi_world_register_module(world, RVI_MODULE_PROJECTION, &hooks));
+    s->world = world;
+    for (uint32_t slot = 0; slot < s->high; slot++)
+        if (s->rows[slot].live)
+            rvi_node_bind(s, slot);
+    rvi_retry_blocked(s);
+    return RV_OK;
+}
+
+void rvi_render_scene_unbind_world(rv_render_scene *s)
+{
+    if (!s->world)
+        return;
+    rv_world *world = s->world;
+    for (uint32_t slot = 0; slot < s->high; slot++)
+        if (s->rows[slot].live)
+            rvi_node_drop(s, slot);
+    /* world.h has no unregister: clearing the slot is what registering filled in. */
+    world->modules[RVI_MODULE_PROJECTION] = (rvi_module_hooks){0};
+    s->world = NULL;
+}
+

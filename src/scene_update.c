@@ -1,0 +1,411 @@
+/* rv_update_world and the bounds math (DESIGN.md §2).
+ *
+ * An update makes three passes, none recursive and none allocating (every scratch array
+ * has one entry per node slot and grows with the scene):
+ *  1. One sweep of the dirty list (nodes marked moved or bounds-dirty). A moved node walks
+ *     its strict ancestors to learn whether one of them moved too ("covered"); walks stop at
+ *     a node already walked, so each node is walked once. An uncovered moved node roots a
+ *     subtree whose world matrices and exact world spheres are recomputed at once (matrices
+ *     on the way down, spheres on the way up of a link-following walk, no stack), and its
+ *     sphere is folded into its parent, which becomes a climb start.
+ *  2. Climb starts (those parents, and nodes whose own bounds changed under no moved node:
+ *     set_bounds, a lost child) and their ancestors count the changed children they wait for.
+ *  3. Starts climb: a finished node folds its sphere into its parent, and a parent whose
+ *     last changed child has arrived is finished exactly once.
+ * The moved nodes themselves are touched in pass 1 only (their cache lines are fetched
+ * ahead): in a large scene a moved node's cost is its cache misses.
+ *
+ * Parent-bounds policy (why a 1 % update is not a full recompute): a finished parent grows
+ * by merging each changed child's sphere at once (O(1) per child, always enclosing), and is
+ * recomputed exactly from all its children only when its own geometry changed, it lost a
+ * child, or as many child changes have accumulated as it has children, so exact
+ * recomputes cost O(1) amortised per change and a grown sphere does not stay loose for
+ * long. A loose sphere is larger than minimal, never smaller: culling stays conservative. */
+#include "scene.h"
+#include "world.h"
+
+#include <float.h>
+#include <string.h>
+
+#define NONE RVI_INDEX_NONE
+
+/* True when all n values are finite: x - x is 0 for finite x and NaN otherwise. */
+static inline bool all_finite(const float *v, int n)
+{
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++)
+        acc += v[k] - v[k];
+    return acc == 0.0f;
+}
+
+/* Rounding slack for a sphere at centre c with radius r: a few ulps of its magnitude. */
+static inline float slack(const float c[3], float r)
+{
+    return 4.0f * FLT_EPSILON * (fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]) + r);
+}
+
+void rvi_sphere_merge(const float a[4], const float b[4], float out[4])
+{
+    if (b[3] < 0.0f) {
+        memmove(out, a, 16);
+        return;
+    }
+    if (a[3] < 0.0f) {
+        memmove(out, b, 16);
+        return;
+    }
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    float d = sqrtf(dx * dx + dy * dy + dz * dz);
+    if (d + b[3] <= a[3]) {
+        memmove(out, a, 16);
+        return;
+    }
+    if (d + a[3] <= b[3]) {
+        memmove(out, b, 16);
+        return;
+    }
+    /* Neither holds the other, so d > |ra - rb| >= 0: the enclosing sphere touches both
+     * far sides, its centre on the line between the centres. */
+    float r = 0.5f * (d + a[3] + b[3]);
+    float t = (r - a[3]) / d;
+    float c[3] = { a[0] + dx * t, a[1] + dy * t, a[2] + dz * t };
+    r += slack(c, r);
+    if (!isfinite(r) || !all_finite(c, 3)) {
+        /* Overflow: fall back to a sphere that encloses everything (never culled). */
+        out[0] = out[1] = out[2] = 0.0f;
+        out[3] = INFINITY;
+        return;
+    }
+    out[0] = c[0];
+    out[1] = c[1];
+    out[2] = c[2];
+    out[3] = r;
+}
+
+void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
+{
+    const float *m = s->world_matrix[i];
+    if (!(s->flags[i] & RVI_NODE_HAS_GEOMETRY)) {
+        out[0] = m[12];
+        out[1] = m[13];
+        out[2] = m[14];
+        out[3] = -1.0f;
+        return;
+    }
+    const float *l = s->local_sphere[i];
+    float c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = m[k] * l[0] + m[4 + k] * l[1] + m[8 + k] * l[2] + m[12 + k];
+    float r = l[3] * s->aux[i].world_scale;
+    r += slack(c, r);
+    memcpy(out, c, 12);
+    out[3] = isfinite(r) ? r : INFINITY;
+}
+
+void rvi_scene_exact_bounds(rvi_scene *s, uint32_t i)
+{
+    float acc[4];
+    rvi_scene_geometry_sphere(s, i, acc);
+    for (uint32_t c = s->first_child[i]; c != NONE; c = s->next_sibling[c])
+        rvi_sphere_merge(acc, s->world_sphere[c], acc);
+    memcpy(s->world_sphere[i], acc, 16);
+}
+
+typedef struct update_counts {
+    uint32_t matrices, bounds;
+    int not_finite, zero_quat;
+} update_counts;
+
+/* World matrix of node i from its local transform and its parent's matrix (T * R * S,
+ * column-major). False, with nothing written, when the local transform is not finite, its
+ * quaternion is zero, or the product overflows: the node then keeps its previous matrix. */
+static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
+{
+    const float *t = s->position[i], *q = s->rotation[i], *sc = s->scale[i];
+    float n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    if (!all_finite(t, 3) || !all_finite(sc, 3) || !isfinite(n2)) {
+        uc->not_finite = 1;
+        return false;
+    }
+    if (!(n2 > 0.0f)) {
+        uc->zero_quat = 1;
+        return false;
+    }
+    /* Dividing by |q|^2 makes an unnormalised quaternion (written in place) a rotation. */
+    float k = 2.0f / n2;
+    float x = q[0], y = q[1], z = q[2], w = q[3];
+    float xx = x * x * k, yy = y * y * k, zz = z * z * k;
+    float xy = x * y * k, xz = x * z * k, yz = y * z * k;
+    float wx = w * x * k, wy = w * y * k, wz = w * z * k;
+    float l[12] = {
+        (1.0f - yy - zz) * sc[0], (xy + wz) * sc[0], (xz - wy) * sc[0],
+        (xy - wz) * sc[1], (1.0f - xx - zz) * sc[1], (yz + wx) * sc[1],
+        (xz + wy) * sc[2], (yz - wx) * sc[2], (1.0f - xx - yy) * sc[2],
+        t[0], t[1], t[2],
+    };
+    float m[16];
+    float parent_scale = 1.0f;
+    uint32_t p = s->parent[i];
+    if (p == NONE) {
+        for (int c = 0; c < 4; c++) {
+            m[c * 4 + 0] = l[c * 3 + 0];
+            m[c * 4 + 1] = l[c * 3 + 1];
+            m[c * 4 + 2] = l[c * 3 + 2];
+        }
+    } else {
+        const float *pm = s->world_matrix[p];
+        parent_scale = s->aux[p].world_scale;
+        for (int c = 0; c < 4; c++) {
+            const float *lc = &l[c * 3];
+            for (int r = 0; r < 3; r++)
+                m[c * 4 + r] = pm[r] * lc[0] + pm[4 + r] * lc[1] + pm[8 + r] * lc[2];
+        }
+        m[12] += pm[12];
+        m[13] += pm[13];
+        m[14] += pm[14];
+    }
+    m[3] = m[7] = m[11] = 0.0f;
+    m[15] = 1.0f;
+    if (!all_finite(m, 16)) {
+        uc->not_finite = 1;
+        return false;
+    }
+    /* Stretch bound: the smaller of (parent's bound x largest |scale|), which is exact
+     * without shear, and the Frobenius norm, which bounds the spectral norm under shear
+     * (a non-uniform scale rotated beneath another). */
+    float ms = fmaxf(fabsf(sc[0]), fmaxf(fabsf(sc[1]), fabsf(sc[2])));
+    float frob2 = 0.0f;
+    for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++)
+            frob2 += m[c * 4 + r] * m[c * 4 + r];
+    float bound = fminf(parent_scale * ms, sqrtf(frob2));
+    memcpy(s->world_matrix[i], m, sizeof m);
+    s->aux[i].world_scale = isfinite(bound) ? bound : INFINITY;
+    return true;
+}
+
+/* Recomputes the subtree of r: matrices top-down on entering a node, exact spheres
+ * bottom-up on leaving it (a node's sphere is complete when it is left and is then merged
+ * into its parent's). Follows the links, so any depth works without a stack. */
+static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
+{
+    uint32_t n = r;
+    for (;;) {
+        /* enter n */
+        compose(s, n, uc);
+        rvi_scene_geometry_sphere(s, n, s->world_sphere[n]);
+        s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY);
+        s->aux[n].loose = 0;
+        uc->matrices++;
+        uc->bounds++;
+        if (s->aux[n].child_count) { /* (aux is in cache: compose used it) */
+            n = s->first_child[n];
+            continue;
+        }
+        /* leave n and every ancestor whose last child n is */
+        for (;;) {
+            if (n == r)
+                return;
+            uint32_t p = s->parent[n];
+            rvi_sphere_merge(s->world_sphere[p], s->world_sphere[n], s->world_sphere[p]);
+            if (s->next_sibling[n] != NONE) {
+                n = s->next_sibling[n];
+                break;
+            }
+            n = p;
+        }
+    }
+}
+
+/* Grows parent p's sphere at once to hold child n's (never shrinks it: see the policy). */
+static inline void fold_into_parent(rvi_scene *s, uint32_t n, uint32_t p)
+{
+    if (!rvi_sphere_contains(s->world_sphere[p], s->world_sphere[n]))
+        rvi_sphere_merge(s->world_sphere[p], s->world_sphere[n], s->world_sphere[p]);
+    s->aux[p].loose++;
+}
+
+/* Enters a climb start and each ancestor not yet entered, counting at each ancestor the
+ * changed children it must wait for. */
+static void enter_chain(rvi_scene *s, uint32_t d)
+{
+    if (s->flags[d] & RVI_NODE_ENTERED)
+        return;
+    s->flags[d] |= RVI_NODE_ENTERED;
+    s->aux[d].pending = 0;
+    for (uint32_t y = d;;) {
+        uint32_t x = s->parent[y];
+        if (x == NONE)
+            return;
+        if (s->flags[x] & RVI_NODE_ENTERED) {
+            s->aux[x].pending++;
+            return;
+        }
+        s->flags[x] |= RVI_NODE_ENTERED;
+        s->aux[x].pending = 1;
+        y = x;
+    }
+}
+
+/* Node n has every changed child folded in: finish it (exactly or as grown) and fold it
+ * into its parent, climbing while each parent has received its last changed child. */
+static void climb(rvi_scene *s, uint32_t n, update_counts *uc)
+{
+    for (;;) {
+        uint32_t f = s->flags[n];
+        rvi_node_aux *a = &s->aux[n];
+        if ((f & RVI_NODE_BOUNDS_DIRTY) || a->loose >= a->child_count) {
+            rvi_scene_exact_bounds(s, n);
+            a->loose = 0;
+        }
+        uc->bounds++;
+        s->flags[n] = f & ~(uint32_t)(RVI_NODE_MARK | RVI_NODE_ENTERED | RVI_NODE_BOUNDS_DIRTY);
+        uint32_t p = s->parent[n];
+        if (p == NONE)
+            return;
+        fold_into_parent(s, n, p);
+        if (--s->aux[p].pending > 0)
+            return;
+        n = p;
+    }
+}
+
+/* The dirty list is in marking order, scattered over the node arrays: ask for a node's
+ * cache lines a few entries ahead so their misses overlap (a moved node touches ~10 lines). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+enum { PREFETCH_LINKS = 16, PREFETCH_DATA = 8 };
+
+static inline void prefetch_ahead(const rvi_scene *s, const uint32_t *list, uint32_t k, uint32_t count)
+{
+    if (k + PREFETCH_LINKS < count) {
+        uint32_t e = list[k + PREFETCH_LINKS];
+        PREFETCH(&s->flags[e]);
+        PREFETCH(&s->parent[e]);
+    }
+    if (k + PREFETCH_DATA < count) {
+        uint32_t e = list[k + PREFETCH_DATA];
+        PREFETCH(s->position[e]);
+        PREFETCH(s->rotation[e]);
+        PREFETCH(s->scale[e]);
+        PREFETCH(s->world_matrix[e]);
+        PREFETCH(s->local_sphere[e]);
+        PREFETCH(s->world_sphere[e]);
+        PREFETCH(&s->aux[e]);
+        uint32_t p = s->parent[e];
+        if (p != NONE) {
+            PREFETCH(s->world_matrix[p]);
+            PREFETCH(s->world_sphere[p]);
+            PREFETCH(&s->aux[p]);
+            PREFETCH(&s->flags[p]);
+        }
+    }
+}
+
+/* Sorts the dirty list by slot index (LSD radix sort, 11-bit digits, scratch: work).
+ * Walking a scattered list in index order turns random misses into nearly sequential
+ * reads (siblings created together share lines and pages), and makes the result
+ * independent of the order in which the host marked nodes. */
+enum { SORT_MIN = 256, DIGIT_BITS = 11, DIGITS = 1 << DIGIT_BITS };
+
+static void sort_dirty(rvi_scene *s)
+{
+    uint32_t n = s->dirty_count, *a = s->dirty, *b = s->work;
+    uint32_t counts[DIGITS];
+    for (int shift = 0; shift < 24; shift += DIGIT_BITS) {
+        memset(counts, 0, sizeof counts);
+        for (uint32_t k = 0; k < n; k++)
+            counts[(a[k] >> shift) & (DIGITS - 1)]++;
+        uint32_t sum = 0;
+        for (uint32_t d = 0; d < DIGITS; d++) {
+            uint32_t c = counts[d];
+            counts[d] = sum;
+            sum += c;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            b[counts[(a[k] >> shift) & (DIGITS - 1)]++] = a[k];
+        uint32_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != s->dirty)
+        memcpy(s->dirty, a, (size_t)n * sizeof *a);
+}
+
+rv_result rv_update_world(rv_world *world)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
+        return RV_ERR_BAD_STATE;
+    if (s->dirty_count >= SORT_MIN)
+        sort_dirty(s);
+    uint32_t *flags = s->flags, *dirty = s->dirty;
+    const uint32_t count = s->dirty_count;
+    update_counts uc = {0};
+
+    /* Pass 1, one sweep of the dirty list. A moved node walks its strict ancestors to learn
+     * whether one moved too (covered: its subtree recomputes it). An uncovered one has its
+     * subtree recomputed here and folded into its parent, which becomes a climb start. The
+     * list is compacted in place into the climb starts (at most one per entry read). */
+    uint32_t visited = 0, starts = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        prefetch_ahead(s, dirty, k, count);
+        uint32_t d = dirty[k];
+        uint32_t f = flags[d];
+        flags[d] = f & ~(uint32_t)RVI_NODE_LISTED;
+        if (!(f & RVI_NODE_MOVED)) {
+            if (f & RVI_NODE_BOUNDS_DIRTY)
+                dirty[starts++] = d; /* unless a moved ancestor's recompute clears it */
+            continue;                /* destroyed since it was listed, or already recomputed */
+        }
+        uint32_t first = visited, x = s->parent[d];
+        while (x != NONE && !(flags[x] & (RVI_NODE_VISITED | RVI_NODE_MOVED))) {
+            flags[x] |= RVI_NODE_VISITED;
+            s->work[visited++] = x;
+            x = s->parent[x];
+        }
+        if (x != NONE && (flags[x] & (RVI_NODE_MOVED | RVI_NODE_COVERED))) {
+            for (uint32_t j = first; j < visited; j++)
+                flags[s->work[j]] |= RVI_NODE_COVERED;
+            continue; /* stays MOVED until its ancestor's recompute clears it */
+        }
+        recompute_subtree(s, d, &uc);
+        uint32_t p = s->parent[d];
+        if (p != NONE) {
+            fold_into_parent(s, d, p);
+            if (!(flags[p] & RVI_NODE_MARK)) {
+                flags[p] |= RVI_NODE_MARK;
+                dirty[starts++] = p;
+            }
+        }
+    }
+    for (uint32_t j = 0; j < visited; j++)
+        flags[s->work[j]] &= ~(uint32_t)(RVI_NODE_VISITED | RVI_NODE_COVERED);
+
+    /* Pass 2: each start and its ancestors count the changed children they wait for. A
+     * bounds-dirty entry that a recompute covered has lost the flag and is no start. */
+    for (uint32_t j = 0; j < starts; j++) {
+        uint32_t e = dirty[j];
+        if (flags[e] & (RVI_NODE_MARK | RVI_NODE_BOUNDS_DIRTY))
+            enter_chain(s, e);
+    }
+    /* Pass 3: climb from every start that waits for nothing; the others are finished by
+     * their last changed child. Each entered node is finished exactly once. */
+    for (uint32_t j = 0; j < starts; j++) {
+        uint32_t e = dirty[j];
+        if ((flags[e] & RVI_NODE_ENTERED) && s->aux[e].pending == 0)
+            climb(s, e, &uc);
+    }
+
+    s->dirty_count = 0;
+    s->matrices_recomputed = uc.matrices;
+    s->bounds_recomputed = uc.bounds;
+    if (uc.not_finite)
+        return RV_ERR_NOT_FINITE;
+    return uc.zero_quat ? RV_ERR_INVALID_ARG : RV_OK;
+}

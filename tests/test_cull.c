@@ -1,0 +1,699 @@
+/* Hierarchical frustum culling and spatial grouping (suite cull): rv_visit_visible,
+ * rv_collect_visible, rv_group_spatially, against brute force. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "world.h"
+#include "core/hash.h"
+#include "support/rvt.h"
+
+#include <cglm/cglm.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static rv_world *make_world(void)
+{
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    return w;
+}
+
+static rv_node make_node(rv_world *w, rv_node parent)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
+    return n;
+}
+
+static void set_pos(rv_world *w, rv_node n, float x, float y, float z)
+{
+    float p[3] = { x, y, z };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+}
+
+static void set_sphere(rv_world *w, rv_node n, float r)
+{
+    float c[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
+}
+
+/* A camera at eye looking at target: 60 degrees, 16:9, near 0.1, far `far`, OpenGL clip. */
+static rv_frustum camera(const float eye[3], const float target[3], float far)
+{
+    mat4 proj, view, vp;
+    vec3 e = { eye[0], eye[1], eye[2] }, t = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
+    glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, far, proj);
+    glm_lookat(e, t, up, view);
+    glm_mat4_mul(proj, view, vp);
+    rv_frustum f;
+    rv_clip clip = {0};
+    assert_int_equal(rv_frustum_from_view_projection((const float *)vp, clip, &f), RV_OK);
+    return f;
+}
+
+static rv_frustum ortho_camera(void)
+{
+    mat4 proj, view, vp;
+    vec3 e = { 0, 50, 0 }, t = { 0, 0, 0 }, up = { 0, 0, 1 };
+    glm_ortho(-20, 20, -10, 10, 1, 100, proj);
+    glm_lookat(e, t, up, view);
+    glm_mat4_mul(proj, view, vp);
+    rv_frustum f;
+    rv_clip clip = { .depth_zero_to_one = true };
+    assert_int_equal(rv_frustum_from_view_projection((const float *)vp, clip, &f), RV_OK);
+    return f;
+}
+
+/* Signed distance of the sphere to the frustum in double: < 0 when wholly outside a plane
+ * by that much; the reference every culling decision is compared with. */
+static double outside_by(const rv_frustum *f, const double c[3], double r)
+{
+    double worst = INFINITY;
+    for (int i = 0; i < 6; i++) {
+        if (!(f->plane_mask & (1u << i)))
+            continue;
+        const float *p = f->planes[i];
+        double d = p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] + r;
+        worst = d < worst ? d : worst;
+    }
+    return worst;
+}
+
+typedef struct seen {
+    uint32_t count;
+    uint8_t *mark; /* by slot index */
+    const rv_world *w;
+    uint32_t stop_after; /* 0 = never */
+} seen;
+
+static bool mark_seen(rv_node node, const float world_matrix[16], void *user)
+{
+    seen *s = user;
+    uint32_t i;
+    assert_int_equal(rvi_node_index(&s->w->scene, node, &i), RV_OK);
+    assert_true(world_matrix == s->w->scene.world_matrix[i]);
+    assert_int_equal(s->mark[i], 0); /* never twice */
+    s->mark[i] = 1;
+    s->count++;
+    return !(s->stop_after && s->count >= s->stop_after);
+}
+
+static uint64_t scene_digest(const rv_world *w)
+{
+    const rvi_scene *s = &w->scene;
+    uint64_t h = rvi_hash_bytes(1, &s->pool.live, sizeof s->pool.live);
+    h = rvi_hash_bytes(h, &s->pool.used, sizeof s->pool.used);
+    h = rvi_hash_bytes(h, &s->first_root, sizeof s->first_root);
+    h = rvi_hash_bytes(h, &s->dirty_count, sizeof s->dirty_count);
+    for (uint32_t i = 0; i < s->pool.used; i++) {
+        h = rvi_hash_bytes(h, &s->pool.generation[i], 4);
+        if (!rvi_pool_is_live(&s->pool, i))
+            continue;
+        h = rvi_hash_bytes(h, &s->parent[i], 4);
+        h = rvi_hash_bytes(h, &s->first_child[i], 4);
+        h = rvi_hash_bytes(h, &s->next_sibling[i], 4);
+        h = rvi_hash_bytes(h, &s->flags[i], 4);
+        h = rvi_hash_bytes(h, s->world_matrix[i], 64);
+        h = rvi_hash_bytes(h, s->world_sphere[i], 16);
+    }
+    return h;
+}
+
+/* ---- visit: against brute force ----------------------------------------------------- */
+
+/* Largest singular value of a world matrix's upper 3x3, in double (power iteration). */
+static double spectral_norm(const float m[16])
+{
+    double v[3] = { 0.57, 0.61, 0.55 }, lambda = 0;
+    for (int it = 0; it < 100; it++) {
+        double mv[3], w[3];
+        for (int r = 0; r < 3; r++)
+            mv[r] = m[r] * v[0] + m[4 + r] * v[1] + m[8 + r] * v[2];
+        for (int c = 0; c < 3; c++)
+            w[c] = m[c * 4] * mv[0] + m[c * 4 + 1] * mv[1] + m[c * 4 + 2] * mv[2];
+        double len = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+        if (len == 0)
+            return 0;
+        lambda = len;
+        for (int k = 0; k < 3; k++)
+            v[k] = w[k] / len;
+    }
+    return sqrt(lambda);
+}
+
+static void build_random_scene(rv_world *w, rv_node *nodes, int count, uint64_t *seed)
+{
+    for (int i = 0; i < count; i++) {
+        rv_node parent = (i == 0 || rvt_next(seed) % 10 == 0) ? RV_NODE_NONE
+                                                                : nodes[rvt_next(seed) % (uint64_t)i];
+        nodes[i] = make_node(w, parent);
+        float spread = parent.id ? 8.0f : 60.0f;
+        set_pos(w, nodes[i], rvt_uniform(seed, -spread, spread), rvt_uniform(seed, -spread / 4, spread / 4),
+                rvt_uniform(seed, -spread, spread));
+        float axis[3] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), 0.3f };
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, nodes[i], axis, rvt_uniform(seed, -3, 3)), RV_OK);
+        float sc[3] = { rvt_uniform(seed, 0.3f, 2), rvt_uniform(seed, 0.3f, 2), rvt_uniform(seed, 0.3f, 2) };
+        assert_int_equal(rv_node_set_scale(w, nodes[i], sc), RV_OK);
+        if (rvt_next(seed) % 4) {
+            float c[3] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1) };
+            assert_int_equal(rv_node_set_bounds(w, nodes[i], c, rvt_uniform(seed, 0.05f, 4)), RV_OK);
+        }
+    }
+}
+
+/* Every node whose own geometry (centre transformed, radius times the exact largest
+ * stretch) meets the frustum is handed out; every node handed out has geometry and is
+ * not clearly outside; ancestors never hide a visible descendant. */
+static void check_visit_against_brute_force(rv_world *w, rv_node *nodes, int count, const rv_frustum *f)
+{
+    seen s = { 0, calloc(w->scene.capacity, 1), w, 0 };
+    rv_cull_counts counts;
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, f, mark_seen, &s, &counts), RV_OK);
+    assert_int_equal(counts.visible, s.count);
+    uint32_t expected = 0;
+    for (int i = 0; i < count; i++) {
+        uint32_t idx;
+        assert_int_equal(rvi_node_index(&w->scene, nodes[i], &idx), RV_OK);
+        const rvi_scene *sc = &w->scene;
+        bool has = sc->flags[idx] & RVI_NODE_HAS_GEOMETRY;
+        if (!has) {
+            assert_int_equal(s.mark[idx], 0);
+            continue;
+        }
+        const float *m = sc->world_matrix[idx], *l = sc->local_sphere[idx];
+        double c[3];
+        for (int k = 0; k < 3; k++)
+            c[k] = (double)m[k] * l[0] + (double)m[4 + k] * l[1] + (double)m[8 + k] * l[2] + m[12 + k];
+        double r = l[3] * spectral_norm(m);
+        double d = outside_by(f, c, r);
+        double tol = 1e-4 * (1 + r + fabs(c[0]) + fabs(c[1]) + fabs(c[2]));
+        if (d > tol) {
+            expected++;
+            if (!s.mark[idx])
+                fail_msg("node %d meets the frustum (by %g) but was skipped", i, d);
+        }
+        if (s.mark[idx] && d < -tol) {
+            /* handed out although outside: only allowed through the conservative radius */
+            float g[4];
+            rvi_scene_geometry_sphere(sc, idx, g);
+            double cg[3] = { g[0], g[1], g[2] };
+            assert_true(outside_by(f, cg, g[3]) >= -tol);
+        }
+    }
+    assert_true(s.count >= expected);
+    assert_true(counts.visited <= (uint32_t)count);
+    free(s.mark);
+}
+
+static void test_visit_visible_never_skips_a_node_whose_sphere_meets_the_frustum(void **state)
+{
+    (void)state;
+    const int count = RVT_HEAVY(4000, 800), cameras = RVT_HEAVY(40, 12);
+    uint64_t seed = 2024;
+    rv_world *w = make_world();
+    rv_node *nodes = calloc((size_t)count, sizeof *nodes);
+    build_random_scene(w, nodes, count, &seed);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    for (int cam = 0; cam < cameras; cam++) {
+        float eye[3] = { rvt_uniform(&seed, -80, 80), rvt_uniform(&seed, -10, 30), rvt_uniform(&seed, -80, 80) };
+        float target[3] = { rvt_uniform(&seed, -40, 40), 0, rvt_uniform(&seed, -40, 40) };
+        rv_frustum f = camera(eye, target, rvt_uniform(&seed, 20, 300));
+        check_visit_against_brute_force(w, nodes, count, &f);
+        /* move a few nodes (and so their subtrees) between cameras */
+        for (int k = 0; k < 20; k++)
+            set_pos(w, nodes[rvt_next(&seed) % (uint64_t)count], rvt_uniform(&seed, -30, 30), 0,
+                    rvt_uniform(&seed, -30, 30));
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    rv_frustum o = ortho_camera();
+    check_visit_against_brute_force(w, nodes, count, &o);
+    free(nodes);
+    rv_world_destroy(w);
+}
+
+/* ---- visit: pruning and masks -------------------------------------------------------- */
+
+static bool count_only(rv_node node, const float m[16], void *user)
+{
+    (void)node, (void)m;
+    (*(uint32_t *)user)++;
+    return true;
+}
+
+static void test_visit_prunes_subtree_outside_in_one_test(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node group = make_node(w, RV_NODE_NONE);
+    set_pos(w, group, 0, 0, -500); /* behind the camera */
+    for (int i = 0; i < 100; i++) {
+        rv_node c = make_node(w, group);
+        set_pos(w, c, (float)(i % 10), 0, (float)(i / 10));
+        set_sphere(w, c, 0.5f);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    uint32_t n = 0;
+    rv_cull_counts c;
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(c.tested, 1);
+    assert_int_equal(c.pruned, 1);
+    assert_int_equal(c.visited, 1);
+    assert_int_equal(c.visible, 0);
+    rv_world_destroy(w);
+}
+
+static void test_visit_skips_plane_tests_below_a_sphere_inside_every_plane(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node group = make_node(w, RV_NODE_NONE);
+    set_pos(w, group, 0, 0, 50);
+    for (int i = 0; i < 100; i++) {
+        rv_node c = make_node(w, group);
+        set_pos(w, c, (float)(i % 10) - 5, 0, (float)(i / 10) - 5);
+        set_sphere(w, c, 0.5f);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    uint32_t n = 0;
+    rv_cull_counts c;
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
+    assert_int_equal(n, 100);
+    assert_int_equal(c.tested, 1);   /* only the group's sphere */
+    assert_int_equal(c.visited, 101);
+    assert_int_equal(c.pruned, 0);
+
+    /* half in, half out of the left plane: the group is tested, then each child */
+    set_pos(w, group, 0, 0, 8);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    n = 0;
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
+    assert_true(n > 0 && n < 100);
+    assert_int_equal(c.tested, 101);
+    assert_int_equal(c.pruned, 100 - n);
+    rv_world_destroy(w);
+}
+
+static void test_visit_tests_own_geometry_of_a_node_with_children(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    /* a parent with small geometry of its own, and a far child that drags its bounds into view */
+    rv_node p = make_node(w, RV_NODE_NONE);
+    set_pos(w, p, 0, 0, -20); /* behind */
+    set_sphere(w, p, 1);
+    rv_node c = make_node(w, p);
+    set_pos(w, c, 0, 0, 40);  /* at z = 20: in front */
+    set_sphere(w, c, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    rv_node out[4];
+    uint32_t n;
+    assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, 4, &n, NULL), RV_OK);
+    assert_int_equal(n, 1);
+    assert_true(rv_node_equal(out[0], c));
+    rv_world_destroy(w);
+}
+
+static void test_visit_from_a_root_walks_only_its_subtree_in_order(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node a = make_node(w, RV_NODE_NONE), b = make_node(w, RV_NODE_NONE);
+    rv_node kids[5];
+    for (int i = 0; i < 5; i++) {
+        kids[i] = make_node(w, a);
+        set_pos(w, kids[i], (float)i, 0, 20);
+        set_sphere(w, kids[i], 0.5f);
+    }
+    rv_node grandchild = make_node(w, kids[1]);
+    set_sphere(w, grandchild, 0.1f);
+    rv_node other = make_node(w, b);
+    set_pos(w, other, 0, 0, 20);
+    set_sphere(w, other, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    rv_node out[8];
+    uint32_t n;
+    assert_int_equal(rv_collect_visible(w, a, &f, out, 8, &n, NULL), RV_OK);
+    assert_int_equal(n, 6);
+    /* pre-order, children in attach order */
+    rv_node expect[] = { kids[0], kids[1], grandchild, kids[2], kids[3], kids[4] };
+    for (int i = 0; i < 6; i++)
+        assert_true(rv_node_equal(out[i], expect[i]));
+    assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, 8, &n, NULL), RV_OK);
+    assert_int_equal(n, 7);
+    assert_true(rv_node_equal(out[6], other));
+    /* too small an array: the first ones, the full count, RV_ERR_CAPACITY */
+    rv_node small[3];
+    assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, small, 3, &n, NULL), RV_ERR_CAPACITY);
+    assert_int_equal(n, 7);
+    assert_true(rv_node_equal(small[2], grandchild));
+    assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, NULL, 0, &n, NULL), RV_ERR_CAPACITY);
+    assert_int_equal(n, 7);
+    rv_world_destroy(w);
+}
+
+static void test_visit_stops_when_the_callback_returns_false(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    for (int i = 0; i < 50; i++) {
+        rv_node c = make_node(w, root);
+        set_pos(w, c, 0, 0, 10.0f + (float)i);
+        set_sphere(w, c, 0.5f);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    seen s = { 0, calloc(w->scene.capacity, 1), w, 7 };
+    rv_cull_counts c;
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, mark_seen, &s, &c), RV_OK);
+    assert_int_equal(s.count, 7);
+    assert_int_equal(c.visible, 7);
+    free(s.mark);
+    /* the world is usable again after a stopped walk */
+    rv_node extra;
+    assert_int_equal(rv_node_create(w, root, &extra), RV_OK);
+    rv_world_destroy(w);
+}
+
+typedef struct reentry {
+    rv_world *w;
+    rv_node some;
+    const rv_frustum *f;
+    int calls;
+} reentry;
+
+static bool try_structural_calls(rv_node node, const float m[16], void *user)
+{
+    (void)m;
+    reentry *r = user;
+    rv_node out;
+    uint32_t n;
+    assert_int_equal(rv_node_create(r->w, RV_NODE_NONE, &out), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_destroy_subtree(r->w, node), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_destroy_reroot(r->w, node), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_attach(r->w, r->some, node), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_detach(r->w, node), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_update_world(r->w), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_group_spatially(r->w, r->some, NULL, 0, 0, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_visit_visible(r->w, RV_NODE_NONE, r->f, count_only, &n, NULL), RV_ERR_BAD_STATE);
+    /* setters are fine: they only mark the node for the next update */
+    float p[3] = { 0, 0, 30 };
+    assert_int_equal(rv_node_set_position(r->w, node, p), RV_OK);
+    r->calls++;
+    return true;
+}
+
+static void test_visit_refuses_structural_calls_from_the_callback(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node kids[3];
+    for (int i = 0; i < 3; i++) {
+        kids[i] = make_node(w, root);
+        set_pos(w, kids[i], 0, 0, 10);
+        set_sphere(w, kids[i], 1);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 1000);
+    uint64_t before = scene_digest(w);
+    reentry r = { w, root, &f, 0 };
+    assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, try_structural_calls, &r, NULL), RV_OK);
+    assert_int_equal(r.calls, 3);
+    assert_true(scene_digest(w) != before); /* the setters did mark the nodes */
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, kids[2], m), RV_OK);
+    assert_float_equal(m[14], 30.0f, 0.0f);
+    rv_world_destroy(w);
+}
+
+static void test_visit_rejects_bad_arguments(void **state)
+{
+    (void)state;
+    rv_world *w = make_world(), *other = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node dead = make_node(w, RV_NODE_NONE);
+    rv_node foreign = make_node(other, RV_NODE_NONE);
+    assert_int_equal(rv_node_destroy_subtree(w, dead), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
+    rv_frustum f = camera(eye, target, 100);
+    uint32_t n = 0;
+    rv_node out[2];
+    assert_int_equal(rv_visit_visible(NULL, root, &f, count_only, &n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_visit_visible(w, root, NULL, count_only, &n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_visit_visible(w, root, &f, NULL, &n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_visit_visible(w, dead, &f, count_only, &n, NULL), RV_ERR_STALE_HANDLE);
+    assert_int_equal(rv_visit_visible(w, foreign, &f, count_only, &n, NULL), RV_ERR_STALE_HANDLE);
+    assert_int_equal(rv_collect_visible(w, root, &f, out, 2, NULL, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_collect_visible(w, root, &f, NULL, 2, &n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_collect_visible(w, foreign, &f, out, 2, &n, NULL), RV_ERR_STALE_HANDLE);
+    rv_world_destroy(other);
+    rv_world_destroy(w);
+}
+
+static void test_visit_allocates_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    uint64_t seed = 5;
+    rv_node nodes[500];
+    build_random_scene(w, nodes, 500, &seed);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_alloc_stats before = rv_world_alloc_stats(w);
+    float eye[3] = { 0, 5, -80 }, target[3] = { 0, 0, 0 };
+    rv_frustum f = camera(eye, target, 500);
+    rv_node out[500];
+    for (int frame = 0; frame < 50; frame++) {
+        uint32_t n;
+        assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, 500, &n, NULL), RV_OK);
+        assert_true(n > 0);
+    }
+    rv_alloc_stats after = rv_world_alloc_stats(w);
+    assert_int_equal(after.allocations, before.allocations);
+    assert_int_equal(after.reallocations, before.reallocations);
+    rv_world_destroy(w);
+}
+
+/* ---- group_spatially ----------------------------------------------------------------- */
+
+static rv_node *scatter_children(rv_world *w, rv_node parent, uint32_t count, uint64_t *seed)
+{
+    rv_node *kids = malloc(count * sizeof *kids);
+    for (uint32_t i = 0; i < count; i++) {
+        kids[i] = make_node(w, parent);
+        set_pos(w, kids[i], rvt_uniform(seed, -500, 500), rvt_uniform(seed, 0, 5), rvt_uniform(seed, -500, 500));
+        set_sphere(w, kids[i], rvt_uniform(seed, 0.2f, 2));
+    }
+    return kids;
+}
+
+static void test_group_spatially_makes_20000_loose_children_cull_hierarchically(void **state)
+{
+    (void)state;
+    const uint32_t count = 20000;
+    uint64_t seed = 77;
+    rv_world *w = make_world();
+    rv_node floor = make_node(w, RV_NODE_NONE);
+    set_pos(w, floor, 10, 0, 10);
+    rv_node *kids = scatter_children(w, floor, count, &seed);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float before_m[16], after_m[16];
+    assert_int_equal(rv_node_world_matrix(w, kids[1234], before_m), RV_OK);
+
+    float eye[3] = { 0, 2, -600 }, target[3] = { 0, 2, -400 };
+    rv_frustum narrow = camera(eye, target, 150); /* sees a corner of the floor only */
+    rv_node *flat = malloc(count * sizeof *flat), *grouped = malloc(count * sizeof *grouped);
+    uint32_t n_flat, n_grouped;
+    rv_cull_counts cf, cg;
+    assert_int_equal(rv_collect_visible(w, floor, &narrow, flat, count, &n_flat, &cf), RV_OK);
+    assert_true(cf.tested > count);
+
+    uint32_t groups = 0;
+    assert_int_equal(rv_group_spatially(w, floor, kids, count, 8, &groups), RV_OK);
+    assert_true(groups > count / 8 && groups < count);
+    assert_int_equal(rv_world_scene_stats(w).nodes, 1 + count + groups);
+    /* the groups culled at once, before any update */
+    assert_int_equal(rv_collect_visible(w, floor, &narrow, grouped, count, &n_grouped, &cg), RV_OK);
+    assert_int_equal(n_grouped, n_flat);
+    assert_true(cg.tested * 10 < cf.tested);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_collect_visible(w, floor, &narrow, grouped, count, &n_grouped, &cg), RV_OK);
+    assert_int_equal(n_grouped, n_flat);
+    /* same set of visible nodes (order may differ) */
+    uint8_t *mark = calloc(w->scene.capacity, 1);
+    for (uint32_t i = 0; i < n_flat; i++) {
+        uint32_t idx;
+        assert_int_equal(rvi_node_index(&w->scene, flat[i], &idx), RV_OK);
+        mark[idx] = 1;
+    }
+    for (uint32_t i = 0; i < n_grouped; i++) {
+        uint32_t idx;
+        assert_int_equal(rvi_node_index(&w->scene, grouped[i], &idx), RV_OK);
+        assert_int_equal(mark[idx], 1);
+    }
+    free(mark);
+    /* no child moved: world matrices are as they were */
+    assert_int_equal(rv_node_world_matrix(w, kids[1234], after_m), RV_OK);
+    assert_memory_equal(before_m, after_m, sizeof before_m);
+    /* every child is still below the floor, at most ~log2(20000 / 8) + 1 groups deep, and
+     * each group holds at most 8 children or exactly 2 groups */
+    const rvi_scene *s = &w->scene;
+    uint32_t floor_idx;
+    assert_int_equal(rvi_node_index(s, floor, &floor_idx), RV_OK);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t idx, depth = 0;
+        assert_int_equal(rvi_node_index(s, kids[i], &idx), RV_OK);
+        uint32_t g = s->parent[idx];
+        assert_true(s->aux[g].child_count <= 8);
+        while (g != floor_idx) {
+            const float *gs = s->world_sphere[g], *cs = s->world_sphere[idx];
+            float dx = gs[0] - cs[0], dy = gs[1] - cs[1], dz = gs[2] - cs[2];
+            assert_true(sqrtf(dx * dx + dy * dy + dz * dz) + cs[3] <= gs[3] * 1.0001f);
+            idx = g;
+            g = s->parent[g];
+            depth++;
+        }
+        assert_true(depth <= 14);
+    }
+    free(flat);
+    free(grouped);
+    free(kids);
+    rv_world_destroy(w);
+}
+
+static void test_group_spatially_with_null_groups_every_child(void **state)
+{
+    (void)state;
+    uint64_t seed = 3;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node *kids = scatter_children(w, p, 100, &seed);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint32_t groups;
+    assert_int_equal(rv_group_spatially(w, p, NULL, 0, 0, &groups), RV_OK);
+    assert_true(groups >= 100 / 8);
+    rv_node c;
+    assert_int_equal(rv_node_first_child(w, p, &c), RV_OK);
+    int direct = 0;
+    for (; c.id; direct++)
+        assert_int_equal(rv_node_next_sibling(w, c, &c), RV_OK);
+    assert_int_equal(direct, 2); /* the two top groups */
+    /* at most the leaf size: nothing to do */
+    rv_node q = make_node(w, RV_NODE_NONE);
+    rv_node few[3] = { make_node(w, q), make_node(w, q), make_node(w, q) };
+    assert_int_equal(rv_group_spatially(w, q, few, 3, 4, &groups), RV_OK);
+    assert_int_equal(groups, 0);
+    free(kids);
+    rv_world_destroy(w);
+}
+
+static void test_group_spatially_rejects_bad_children_and_changes_nothing(void **state)
+{
+    (void)state;
+    uint64_t seed = 4;
+    rv_world *w = make_world(), *other = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE), stranger = make_node(w, RV_NODE_NONE);
+    rv_node *kids = scatter_children(w, p, 40, &seed);
+    rv_node foreign = make_node(other, RV_NODE_NONE);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t before = scene_digest(w);
+    rv_node list[41];
+    memcpy(list, kids, 40 * sizeof *kids);
+    list[20] = stranger; /* not a child of p */
+    assert_int_equal(rv_group_spatially(w, p, list, 40, 4, NULL), RV_ERR_INVALID_ARG);
+    list[20] = kids[3];  /* a repeat */
+    assert_int_equal(rv_group_spatially(w, p, list, 40, 4, NULL), RV_ERR_INVALID_ARG);
+    list[20] = foreign;
+    assert_int_equal(rv_group_spatially(w, p, list, 40, 4, NULL), RV_ERR_STALE_HANDLE);
+    list[20] = kids[20];
+    assert_int_equal(rv_group_spatially(w, p, list, 40, 1, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_group_spatially(w, foreign, NULL, 0, 4, NULL), RV_ERR_STALE_HANDLE);
+    assert_int_equal(rv_group_spatially(NULL, p, NULL, 0, 4, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(scene_digest(w), before);
+    /* the marks of a refused call are gone: the same list is then accepted */
+    assert_int_equal(rv_group_spatially(w, p, list, 40, 4, NULL), RV_OK);
+    free(kids);
+    rv_world_destroy(other);
+    rv_world_destroy(w);
+}
+
+typedef struct sweep_group {
+    rv_world *w;
+    rv_node parent;
+    rv_node kids[300];
+} sweep_group;
+
+static void *setup_group(const rv_allocator *allocator)
+{
+    sweep_group *g = calloc(1, sizeof *g);
+    rv_world_desc d = { .allocator = *allocator, .node_capacity = 301 }; /* full: groups grow it */
+    if (rv_world_create(&d, &g->w) != RV_OK)
+        return NULL;
+    uint64_t seed = 11;
+    g->parent = make_node(g->w, RV_NODE_NONE);
+    for (int i = 0; i < 300; i++) {
+        g->kids[i] = make_node(g->w, g->parent);
+        set_pos(g->w, g->kids[i], rvt_uniform(&seed, -50, 50), 0, rvt_uniform(&seed, -50, 50));
+        set_sphere(g->w, g->kids[i], 1);
+    }
+    assert_int_equal(rv_update_world(g->w), RV_OK);
+    return g;
+}
+static rv_result call_group(void *o)
+{
+    sweep_group *g = o;
+    return rv_group_spatially(g->w, g->parent, g->kids, 300, 8, NULL);
+}
+static uint64_t fingerprint_group(void *o) { return scene_digest(((sweep_group *)o)->w); }
+static void teardown_group(void *o)
+{
+    sweep_group *g = o;
+    rv_world_destroy(g->w);
+    free(g);
+}
+
+static void test_group_spatially_allocation_failure_leaves_world_unchanged(void **state)
+{
+    (void)state;
+    rvt_sweep sweep = { "group_spatially", setup_group, call_group, fingerprint_group, teardown_group };
+    assert_true(rvt_run_sweep(&sweep) >= 2); /* scratch and node storage */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_visit_visible_never_skips_a_node_whose_sphere_meets_the_frustum),
+        cmocka_unit_test(test_visit_prunes_subtree_outside_in_one_test),
+        cmocka_unit_test(test_visit_skips_plane_tests_below_a_sphere_inside_every_plane),
+        cmocka_unit_test(test_visit_tests_own_geometry_of_a_node_with_children),
+        cmocka_unit_test(test_visit_from_a_root_walks_only_its_subtree_in_order),
+        cmocka_unit_test(test_visit_stops_when_the_callback_returns_false),
+        cmocka_unit_test(test_visit_refuses_structural_calls_from_the_callback),
+        cmocka_unit_test(test_visit_rejects_bad_arguments),
+        cmocka_unit_test(test_visit_allocates_nothing),
+        cmocka_unit_test(test_group_spatially_makes_20000_loose_children_cull_hierarchically),
+        cmocka_unit_test(test_group_spatially_with_null_groups_every_child),
+        cmocka_unit_test(test_group_spatially_rejects_bad_children_and_changes_nothing),
+        cmocka_unit_test(test_group_spatially_allocation_failure_leaves_world_unchanged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,729 @@
+/* rv_frame end to end on small scenes: every stage counted, frame view validity, zero
+ * steady allocations, extra views, bad view input rejected. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "support/rvt.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+typedef struct camera {
+    float view[16];
+    float projection[16];
+    rv_view v;
+} camera;
+
+/* Right-handed look-at and an OpenGL perspective; the camera sits at eye looking at target. */
+static void camera_make(camera *c, const float eye[3], const float target[3], float fov_y, double time_ms)
+{
+    float f[3] = { target[0] - eye[0], target[1] - eye[1], target[2] - eye[2] };
+    float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int k = 0; k < 3; k++) f[k] /= fl;
+    float up[3] = { 0, 1, 0 };
+    if (fabsf(f[1]) > 0.99f) { up[0] = 0; up[1] = 0; up[2] = 1; }
+    float s[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
+    float sl = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    for (int k = 0; k < 3; k++) s[k] /= sl;
+    float u[3] = { s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0] };
+    float v[16] = { s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0,
+                    -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2]),
+                    -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
+                    f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
+    memcpy(c->view, v, sizeof v);
+    float n = 0.1f, fa = 1000.0f, t = 1.0f / tanf(fov_y / 2), aspect = 16.0f / 9.0f;
+    float p[16] = { t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (fa + n) / (n - fa), -1, 0, 0, 2 * fa * n / (n - fa), 0 };
+    memcpy(c->projection, p, sizeof p);
+    memset(&c->v, 0, sizeof c->v);
+    c->v.view = c->view;
+    c->v.projection = c->projection;
+    c->v.viewport_width = 1280;
+    c->v.viewport_height = 720;
+    c->v.time_ms = time_ms;
+}
+
+static rv_world *world_new(uint32_t occlusion_width)
+{
+    rv_world_desc d = { 0 };
+    d.occlusion.width = occlusion_width;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    return w;
+}
+
+static rv_node object_at(rv_world *w, rv_node parent, float x, float y, float z, float r)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
+    float p[3] = { x, y, z }, c[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
+    return n;
+}
+
+static bool view_draws(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return true;
+    for (uint32_t i = 0; i < v->translucent_count; i++)
+        if (rv_node_equal(v->translucent[i].node, n))
+            return true;
+    return false;
+}
+
+static const float eye0[3] = { 0, 1.7f, 0 };
+static const float ahead[3] = { 0, 1.7f, -10 };
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    enum { N = 400 };
+    rv_node nodes[N];
+    float pos[N][3];
+    uint64_t seed = 7;
+    rv_node group;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &group), RV_OK);
+    for (int i = 0; i < N; i++) {
+        pos[i][0] = rvt_uniform(&seed, -100, 100);
+        pos[i][1] = rvt_uniform(&seed, -5, 5);
+        pos[i][2] = rvt_uniform(&seed, -100, 100);
+        nodes[i] = object_at(w, i % 2 ? group : RV_NODE_NONE, pos[i][0], pos[i][1], pos[i][2], 0.5f);
+    }
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    /* Reference: each object's own sphere against the frustum, brute force. */
+    float vp[16];
+    for (int col = 0; col < 4; col++)
+        for (int r = 0; r < 4; r++) {
+            float acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += c.projection[k * 4 + r] * c.view[col * 4 + k];
+            vp[col * 4 + r] = acc;
+        }
+    rv_frustum fr;
+    assert_int_equal(rv_frustum_from_view_projection(vp, (rv_clip){ 0 }, &fr), RV_OK);
+    uint32_t expected = 0;
+    for (int i = 0; i < N; i++) {
+        bool inside = rv_frustum_classify_sphere(&fr, pos[i], 0.5f) != RV_OUTSIDE;
+        expected += inside;
+        assert_int_equal(view_draws(&v, nodes[i]), inside);
+    }
+    assert_true(expected > 10 && expected < N);
+    assert_int_equal(v.opaque_count, expected);
+    assert_true(v.counts.frustum_culled > 0);
+    assert_int_equal(v.counts.opaque, expected);
+    /* Front to back. */
+    for (uint32_t i = 1; i < v.opaque_count; i++)
+        assert_true(v.opaque[i - 1].view_depth <= v.opaque[i].view_depth);
+    rv_world_destroy(w);
+}
+
+static void test_occluder_node_hides_objects_behind_and_group_prunes(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    /* A 6 x 10 m wall 10 m ahead; a crate behind it, one beside it, one in front. */
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node beside = object_at(w, RV_NODE_NONE, 10, 1.5f, -20, 0.5f);
+    rv_node front = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
+    rv_node grp;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
+    rv_node g1 = object_at(w, grp, -1, 1.5f, -30, 0.5f);
+    rv_node g2 = object_at(w, grp, 1, 1.5f, -30, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, behind));
+    assert_true(view_draws(&v, beside));
+    assert_true(view_draws(&v, front));
+    assert_false(view_draws(&v, g1));
+    assert_false(view_draws(&v, g2));
+    assert_true(v.counts.occlusion_culled >= 2);
+    assert_int_equal(v.counts.occluders_added, 1);
+    assert_int_equal(v.counts.occluders_rasterised, 1);
+    /* The extra view has no occlusion: it draws what the frustum sees. */
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    rv_frame_view extra;
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    assert_true(view_draws(&extra, behind));
+    assert_true(view_draws(&extra, g1));
+    assert_false(rv_frame_view_is_valid(w, &extra));
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
+static void test_per_frame_occluder_needs_open_frame(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    float mn[3] = { -10, 0, -10.5f }, mx[3] = { 10, 10, -10 };
+    assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_ERR_BAD_STATE);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_ERR_BAD_STATE);
+    float bad[3] = { 11, 0, 0 };
+    assert_int_equal(rv_frame_add_occluder(w, bad, mx, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_OK);
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_ERR_BAD_STATE);
+    rv_frame_view v;
+    assert_int_equal(rv_frame_end(w, &v), RV_OK);
+    assert_false(view_draws(&v, behind));
+    /* Next frame: no occluder, so it is drawn again. */
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    rv_world_destroy(w);
+}
+
+static void test_view_stays_valid_until_its_arena_is_reused(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v1, v2, v3;
+    assert_int_equal(rv_frame(w, &c.v, &v1), RV_OK);
+    assert_true(rv_frame_view_is_valid(w, &v1));
+    assert_int_equal(v1.frame_sequence, 1);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_true(rv_frame_view_is_valid(w, &v1)); /* frame 2 builds in the other arena */
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    assert_int_equal(rv_frame_end(w, &v2), RV_OK);
+    assert_true(rv_frame_view_is_valid(w, &v1));
+    assert_true(rv_frame_view_is_valid(w, &v2));
+    assert_int_not_equal(v1.arena, v2.arena);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_false(rv_frame_view_is_valid(w, &v1)); /* its arena is being rebuilt */
+    assert_true(rv_frame_view_is_valid(w, &v2));
+    /* Abort: nothing published, v2 stays valid, v1 stays invalid. */
+    assert_int_equal(rv_frame_abort(w), RV_OK);
+    assert_true(rv_frame_view_is_valid(w, &v2));
+    assert_false(rv_frame_view_is_valid(w, &v1));
+    c.v.time_ms = 48;
+    assert_int_equal(rv_frame(w, &c.v, &v3), RV_OK);
+    assert_int_equal(v3.frame_sequence, 3);
+    assert_true(rv_frame_view_is_valid(w, &v3));
+    assert_true(rv_frame_view_is_valid(w, &v2));
+    assert_false(rv_frame_view_is_valid(w, &v1));
+    rv_world *other = world_new(0);
+    assert_false(rv_frame_view_is_valid(other, &v3));
+    assert_false(rv_frame_view_is_valid(w, NULL));
+    rv_world_destroy(other);
+    rv_world_destroy(w);
+}
+
+static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 100);
+    rv_frame_view v;
+    memset(&v, 0x5a, sizeof v);
+    rv_frame_view before = v;
+    camera bad = c;
+    bad.v.view = bad.view;
+    bad.view[5] = NAN;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
+    bad = c;
+    bad.v.viewport_width = 0;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
+    bad = c;
+    bad.v.view = NULL;
+    bad.v.projection = NULL;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
+    bad = c;
+    bad.v.time_ms = INFINITY;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_frame(w, NULL, &v), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_frame(NULL, &c.v, &v), RV_ERR_INVALID_ARG);
+    assert_memory_equal(&v, &before, sizeof v);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    c.v.time_ms = 50; /* backwards */
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_ERR_ORDER);
+    assert_int_equal(rv_frame_cull(w), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_frame_end(w, &v), RV_ERR_BAD_STATE);
+    /* The view-projection + eye form works too. */
+    camera d;
+    camera_make(&d, eye0, ahead, 1.0f, 200);
+    float vp[16];
+    for (int col = 0; col < 4; col++)
+        for (int r = 0; r < 4; r++) {
+            float acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += d.projection[k * 4 + r] * d.view[col * 4 + k];
+            vp[col * 4 + r] = acc;
+        }
+    rv_view alt = d.v;
+    alt.view = alt.projection = NULL;
+    alt.view_projection = vp;
+    alt.eye = eye0;
+    assert_int_equal(rv_frame(w, &alt, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 1);
+    rv_world_destroy(w);
+}
+
+static void test_steady_frames_allocate_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(128);
+    uint64_t seed = 3;
+    rv_node grp;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
+    rv_lod_ladder ladder;
+    float thresholds[3] = { 0.2f, 0.05f, 0.01f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
+    for (int i = 0; i < 300; i++) {
+        rv_node n = object_at(w, grp, rvt_uniform(&seed, -50, 50), 1, rvt_uniform(&seed, -80, -2), 0.7f);
+        if (i % 3 == 0)
+            assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
+    }
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    float wmin[3] = { -3, 0, -30.5f }, wmax[3] = { 3, 6, -30 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_grid_desc gd = { 0 };
+    gd.source = 1;
+    gd.origin[0] = gd.origin[1] = -256;
+    gd.cell_size = 16;
+    gd.count_x = gd.count_z = 32;
+    gd.lead = 16;
+    assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_OK);
+    camera c;
+    rv_frame_view v;
+    uint64_t allocations = 0;
+    for (int f = 0; f < 200; f++) {
+        float eye[3] = { 20.0f * sinf((float)f * 0.05f), 1.7f, 10.0f * cosf((float)f * 0.03f) };
+        float target[3] = { eye[0] + sinf((float)f * 0.02f), 1.7f, eye[2] - 10 };
+        camera_make(&c, eye, target, 1.0f, f * 16.0);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        /* The host answers page requests at once. */
+        for (uint32_t k = 0; k < v.page_request_count; k++)
+            assert_int_equal(rv_residency_place(rv_world_residency(w), v.page_requests[k].key, 1024), RV_OK);
+        if (f == 100)
+            allocations = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+    }
+    assert_true(v.opaque_count > 0);
+    uint64_t now = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+    assert_int_equal(now, allocations);
+    rv_world_destroy(w);
+}
+
+static void test_lod_levels_and_nothing_level(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_lod_ladder ladder;
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    /* r = 1: angle 2 asin(1/d): near (d 5) level 0, mid (d 30) level 1, far (d 200) nothing. */
+    rv_node near_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -5, 1);
+    rv_node mid = object_at(w, RV_NODE_NONE, 0, 1.7f, -30, 1);
+    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
+    rv_node plain = object_at(w, RV_NODE_NONE, 1, 1.7f, -200, 1);
+    assert_int_equal(rv_node_set_lod_ladder(w, near_n, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, mid, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, far_n, &ladder), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 3);
+    for (uint32_t i = 0; i < v.opaque_count; i++) {
+        if (rv_node_equal(v.opaque[i].node, near_n)) assert_int_equal(v.opaque[i].lod_level, 0);
+        if (rv_node_equal(v.opaque[i].node, mid)) assert_int_equal(v.opaque[i].lod_level, 1);
+        if (rv_node_equal(v.opaque[i].node, plain)) assert_int_equal(v.opaque[i].lod_level, 0);
+        assert_true(v.opaque[i].fade == 1.0f);
+    }
+    assert_false(view_draws(&v, far_n));
+    assert_int_equal(v.counts.lod_culled, 1);
+    assert_int_equal(v.counts.lod_histogram[0], 2);
+    assert_int_equal(v.counts.lod_histogram[1], 1);
+    /* Move mid closer: a crossfade starts (its first frame is all old level), then two items
+     * with weights summing to 1, and the frame asks to keep ticking. */
+    float p[3] = { 0, 1.7f, -8 };
+    assert_int_equal(rv_node_set_position(w, mid, p), RV_OK);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    c.v.time_ms = 200;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    float sum = 0;
+    int items = 0;
+    for (uint32_t i = 0; i < v.opaque_count; i++)
+        if (rv_node_equal(v.opaque[i].node, mid)) {
+            sum += v.opaque[i].fade;
+            items++;
+        }
+    assert_int_equal(items, 2);
+    assert_float_equal(sum, 1.0f, 1e-5f);
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    c.v.time_ms = 1000; /* past the 250 ms fade */
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.tick.mode, RV_TICK_IDLE);
+    rv_world_destroy(w);
+}
+
+static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node region = object_at(w, RV_NODE_NONE, 0, 1.7f, -300, 20);
+    rv_node child_a = object_at(w, region, -5, 0, 0, 5);
+    rv_node child_b = object_at(w, region, 5, 0, 0, 5);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 0.5f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, child_a, 0.01f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, child_b, 0.01f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, child_a, true), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    /* Far: error 0.5 m at ~280 m is under 16 px: the region is drawn as itself. */
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_false(view_draws(&v, child_a));
+    assert_int_equal(v.counts.hlod_drawn, 1);
+    /* Near, but child_b is not resident: still the region (never a hole), and a load asked. */
+    float p[3] = { 0, 1.7f, -40 };
+    assert_int_equal(rv_node_set_position(w, region, p), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_false(view_draws(&v, child_a));
+    assert_int_equal(v.hlod_load_request_count, 1);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], region));
+    /* Both resident: it refines, crossfading (the fade's first frame is all region), and
+     * after the fade only the children draw. */
+    assert_int_equal(rv_node_set_hlod_resident(w, child_b, true), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_true(v.counts.hlod_refined >= 1);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_true(view_draws(&v, child_a));
+    assert_true(v.counts.crossfades >= 2);
+    c.v.time_ms = 1000;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, region));
+    assert_true(view_draws(&v, child_a));
+    assert_true(view_draws(&v, child_b));
+    rv_world_destroy(w);
+}
+
+static int reprocess_calls;
+static bool host_busy;
+static bool is_busy(void *user) { (void)user; return host_busy; }
+static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
+{
+    (void)parts; (void)user;
+    reprocess_calls += (int)count > 0;
+}
+
+static void test_partition_gate_runs_inside_the_walk(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.partition.request_reprocess = on_reprocess;
+    d.partition.is_update_in_progress = is_busy;
+    host_busy = false;
+    reprocess_calls = 0;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    /* Two storeys side by side: the left is outside the view when looking right. */
+    rv_node left = object_at(w, building, -15, 0, 0, 1);
+    rv_node right = object_at(w, building, 15, 0, 0, 1);
+    rv_node left_item = object_at(w, left, 0, 0.5f, 0, 0.5f);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
+    assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
+    camera c;
+    float look[3] = { 0, 1.7f, -20 };
+    camera_make(&c, eye0, look, 2.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* first sight: not a re-entry */
+    assert_true(view_draws(&v, left));
+    assert_int_equal(v.resync_request_count, 0);
+    /* A committed slice keeps only the right half: the left storey is hidden by the gate
+     * although the frustum sees it. */
+    float smin[3] = { 0, -100, -100 }, smax[3] = { 100, 100, 100 };
+    assert_int_equal(rv_partition_set_committed_slice(w, smin, smax), RV_OK);
+    c.v.time_ms = 8;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, right));
+    assert_false(view_draws(&v, left));
+    assert_false(view_draws(&v, left_item));
+    assert_true(v.counts.partition_culled >= 1);
+    bool left_visible = true;
+    assert_int_equal(rv_partition_part_frustum_visible(w, left, &left_visible), RV_OK);
+    assert_false(left_visible);
+    /* Clear the slice while the host is busy: the left storey re-enters, its resync is held,
+     * and the loop must keep ticking to deliver it. */
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    host_busy = true;
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, left));
+    assert_true(view_draws(&v, left_item));
+    assert_int_equal(v.resync_request_count, 0);
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS);
+    /* The host is free: the request is flushed (once), and nothing waits any more. */
+    host_busy = false;
+    c.v.time_ms = 24;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.resync_request_count, 1);
+    assert_int_equal(v.resync_requests[0].part_count, 1);
+    assert_true(rv_node_equal(v.resync_requests[0].parts[0], left));
+    assert_int_equal(reprocess_calls, 1);
+    assert_int_equal(v.tick.mode, RV_TICK_IDLE);
+    rv_world_destroy(w);
+}
+
+static void test_journal_projections_are_drawn_with_their_keys(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    for (uint64_t key = 1; key <= 3; key++) {
+        p.transform.position[0] = (float)key - 2;
+        p.transform.position[1] = 1.7f;
+        p.transform.position[2] = -10;
+        p.flags = key == 3 ? RV_PROJECTION_TRANSLUCENT : 0;
+        assert_int_equal(rv_journal_register(j, 0, key, 1, &p, NULL), RV_OK);
+    }
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.journal_applied, 3);
+    assert_int_equal(v.opaque_count, 2);
+    assert_int_equal(v.translucent_count, 1);
+    assert_true(v.translucent[0].projection_key == 3);
+    assert_true(v.opaque[0].projection_key == 1 || v.opaque[0].projection_key == 2);
+    /* Move key 1 far away through the journal: it leaves the view next frame. */
+    rv_projection_transform t = p.transform;
+    t.position[0] = 500;
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 1);
+    assert_true(v.opaque[0].projection_key == 2);
+    rv_world_destroy(w);
+}
+
+static void test_streaming_hands_out_requests_and_ticks_while_loading(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_grid_desc gd = { 0 };
+    gd.source = 9;
+    gd.origin[0] = gd.origin[1] = -64;
+    gd.cell_size = 8;
+    gd.count_x = gd.count_z = 16;
+    gd.lead = 8;
+    gd.eye_radius = 8;
+    assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.page_request_count > 0);
+    assert_int_equal(v.page_requests[0].key.source, 9);
+    assert_true(v.page_requests[0].distance == 0.0f); /* nearest first: the eye's cell */
+    assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS); /* loads in flight */
+    rv_residency *res = rv_world_residency(w);
+    assert_non_null(res);
+    for (uint32_t k = 0; k < v.page_request_count; k++)
+        assert_int_equal(rv_residency_place(res, v.page_requests[k].key, 4096), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.page_request_count, 0);
+    assert_int_equal(v.tick.mode, RV_TICK_IDLE);
+    rv_world_destroy(w);
+}
+
+static void test_translucent_far_to_near_stable_and_digest_reproducible(void **state)
+{
+    (void)state;
+    uint64_t digests[2][20];
+    for (int run = 0; run < 2; run++) {
+        rv_world *w = world_new(64);
+        uint64_t seed = 11;
+        for (int i = 0; i < 200; i++) {
+            rv_node n = object_at(w, RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1, -(float)(i % 10) * 5 - 5, 0.5f);
+            (void)n;
+        }
+        rv_node wall;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+        float wmin[3] = { -5, 0, -26 }, wmax[3] = { 5, 5, -25 };
+        assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+        camera c;
+        rv_frame_view v;
+        for (int f = 0; f < 20; f++) {
+            float eye[3] = { (float)f * 0.5f, 1.7f, 0 };
+            float target[3] = { (float)f * 0.5f, 1.7f, -10 };
+            camera_make(&c, eye, target, 1.2f, f * 16.0);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            digests[run][f] = rv_frame_view_digest(&v);
+            for (uint32_t i = 1; i < v.opaque_count; i++)
+                assert_true(v.opaque[i - 1].view_depth <= v.opaque[i].view_depth);
+        }
+        rv_world_destroy(w);
+    }
+    assert_memory_equal(digests[0], digests[1], sizeof digests[0]);
+    assert_true(digests[0][0] != digests[0][19]);
+}
+
+static void test_translucent_list_is_far_to_near(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 0.5f;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    p.flags = RV_PROJECTION_TRANSLUCENT;
+    const float depths[6] = { 10, 30, 20, 20, 5, 20 };
+    for (uint64_t k = 0; k < 6; k++) {
+        p.transform.position[0] = (float)k * 0.1f;
+        p.transform.position[1] = 1.7f;
+        p.transform.position[2] = -depths[k];
+        assert_int_equal(rv_journal_register(j, 0, k + 1, 1, &p, NULL), RV_OK);
+    }
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.translucent_count, 6);
+    for (uint32_t i = 1; i < v.translucent_count; i++)
+        assert_true(v.translucent[i - 1].view_depth >= v.translucent[i].view_depth - 1e-3f);
+    assert_true(v.translucent[0].projection_key == 2);
+    assert_true(v.translucent[5].projection_key == 5);
+    rv_world_destroy(w);
+}
+
+/* An orthographic camera given as view_projection + eye: view depths grow away from the
+ * eye and the opaque list is front to back, in OpenGL depth and in reversed 0..1 depth. */
+static void test_orthographic_view_projection_form_sorts_front_to_back(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node near_n = object_at(w, RV_NODE_NONE, 0, 0, -5, 1);
+    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 0, -50, 1);
+    const float n = 0.1f, fa = 100.0f;
+    /* Camera at the origin looking down -Z, 20 x 20 m; the view matrix is the identity. */
+    const float gl[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, -2 / (fa - n), 0, 0, 0, -(fa + n) / (fa - n), 1 };
+    const float rev01[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, 1 / (fa - n), 0, 0, 0, fa / (fa - n), 1 };
+    const float eye[3] = { 0, 0, 0 };
+    for (int k = 0; k < 2; k++) {
+        rv_view v;
+        memset(&v, 0, sizeof v);
+        v.view_projection = k ? rev01 : gl;
+        v.eye = eye;
+        v.clip.depth_zero_to_one = k == 1;
+        v.clip.reversed_z = k == 1;
+        v.viewport_width = v.viewport_height = 100;
+        v.time_ms = 10.0 * k;
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+        assert_int_equal(fv.opaque_count, 2);
+        assert_true(rv_node_equal(fv.opaque[0].node, near_n));
+        assert_true(rv_node_equal(fv.opaque[1].node, far_n));
+        assert_float_equal(fv.opaque[0].view_depth, 5.0f, 1e-4f);
+        assert_float_equal(fv.opaque[1].view_depth, 50.0f, 1e-4f);
+    }
+    rv_world_destroy(w);
+}
+
+/* Bad in-place transform writes (NaN, zero quaternion) keep that node's old matrix; the
+ * frame still runs and draws the rest. */
+static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node a = object_at(w, RV_NODE_NONE, -1, 1.7f, -10, 0.5f);
+    rv_node b = object_at(w, RV_NODE_NONE, 1, 1.7f, -10, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 2);
+    float *pos, *rot;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_transform_ptrs(w, a, &pos, &rot, NULL), RV_OK);
+        if (k == 0)
+            rot[0] = rot[1] = rot[2] = rot[3] = 0.0f;
+        else
+            pos[0] = NAN;
+        assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+        c.v.time_ms = 16.0 * (k + 1);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, a));
+        assert_true(view_draws(&v, b));
+        const float q[4] = { 0, 0, 0, 1 }, p[3] = { -1, 1.7f, -10 };
+        assert_int_equal(rv_node_set_rotation(w, a, q), RV_OK);
+        assert_int_equal(rv_node_set_position(w, a, p), RV_OK);
+    }
+    rv_world_destroy(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
+        cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
+        cmocka_unit_test(test_per_frame_occluder_needs_open_frame),
+        cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
+        cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
+        cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_lod_levels_and_nothing_level),
+        cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
+        cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
+        cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
+        cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
+        cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
+        cmocka_unit_test(test_translucent_list_is_far_to_near),
+        cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
+        cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

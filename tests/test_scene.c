@@ -1,0 +1,1159 @@
+/* Scene-node hierarchy (suite scene): links, cycles, setters, update_world's incremental
+ * recompute, bounds, handles, allocation failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "world.h"
+#include "core/hash.h"
+#include "support/rvt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PI_F 3.14159265358979f
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static rv_world *make_world(void)
+{
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    return w;
+}
+
+static rv_node make_node(rv_world *w, rv_node parent)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
+    return n;
+}
+
+static void set_pos(rv_world *w, rv_node n, float x, float y, float z)
+{
+    float p[3] = { x, y, z };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+}
+
+static void set_sphere(rv_world *w, rv_node n, float x, float y, float z, float r)
+{
+    float c[3] = { x, y, z };
+    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
+}
+
+static rv_node parent_of(rv_world *w, rv_node n)
+{
+    rv_node p;
+    assert_int_equal(rv_node_parent(w, n, &p), RV_OK);
+    return p;
+}
+
+static uint32_t count_children(rv_world *w, rv_node n)
+{
+    uint32_t k = 0;
+    rv_node c;
+    assert_int_equal(rv_node_first_child(w, n, &c), RV_OK);
+    while (c.id) {
+        k++;
+        assert_int_equal(rv_node_next_sibling(w, c, &c), RV_OK);
+    }
+    return k;
+}
+
+/* Digest of everything observable about the scene (links, transforms, derived data,
+ * pending changes, handles) over every slot ever used. */
+static uint64_t scene_digest(const rv_world *w)
+{
+    const rvi_scene *s = &w->scene;
+    uint64_t h = rvi_hash_bytes(1, &s->pool.live, sizeof s->pool.live);
+    h = rvi_hash_bytes(h, &s->pool.used, sizeof s->pool.used);
+    h = rvi_hash_bytes(h, &s->pool.free_head, sizeof s->pool.free_head);
+    h = rvi_hash_bytes(h, &s->first_root, sizeof s->first_root);
+    h = rvi_hash_bytes(h, &s->dirty_count, sizeof s->dirty_count);
+    for (uint32_t i = 0; i < s->pool.used; i++) {
+        h = rvi_hash_bytes(h, &s->pool.generation[i], 4);
+        if (!rvi_pool_is_live(&s->pool, i))
+            continue;
+        h = rvi_hash_bytes(h, &s->parent[i], 4);
+        h = rvi_hash_bytes(h, &s->first_child[i], 4);
+        h = rvi_hash_bytes(h, &s->next_sibling[i], 4);
+        h = rvi_hash_bytes(h, &s->flags[i], 4);
+        h = rvi_hash_bytes(h, s->position[i], 12);
+        h = rvi_hash_bytes(h, s->rotation[i], 16);
+        h = rvi_hash_bytes(h, s->scale[i], 12);
+        h = rvi_hash_bytes(h, s->world_matrix[i], 64);
+        h = rvi_hash_bytes(h, s->world_sphere[i], 16);
+        h = rvi_hash_bytes(h, s->local_sphere[i], 16);
+    }
+    return h;
+}
+
+/* ---- creation and links -------------------------------------------------------------- */
+
+static void test_create_gives_identity_node_under_parent(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node a = make_node(w, root);
+    rv_node b = make_node(w, root);
+    assert_true(rv_node_equal(parent_of(w, a), root));
+    assert_true(rv_node_equal(parent_of(w, root), RV_NODE_NONE));
+    rv_node first, next, fr;
+    assert_int_equal(rv_node_first_child(w, root, &first), RV_OK);
+    assert_true(rv_node_equal(first, a));
+    assert_int_equal(rv_node_next_sibling(w, a, &next), RV_OK);
+    assert_true(rv_node_equal(next, b));
+    assert_int_equal(rv_world_first_root(w, &fr), RV_OK);
+    assert_true(rv_node_equal(fr, root));
+    float p[3], q[4], s[3];
+    assert_int_equal(rv_node_get_transform(w, b, p, q, s), RV_OK);
+    assert_true(p[0] == 0 && p[1] == 0 && p[2] == 0);
+    assert_true(q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 1);
+    assert_true(s[0] == 1 && s[1] == 1 && s[2] == 1);
+    assert_int_equal(rv_world_scene_stats(w).nodes, 3);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16], sphere[4];
+    assert_int_equal(rv_node_world_matrix(w, b, m), RV_OK);
+    for (int k = 0; k < 16; k++)
+        assert_true(m[k] == (k % 5 == 0 ? 1.0f : 0.0f));
+    assert_int_equal(rv_node_world_bounds(w, root, sphere), RV_OK);
+    assert_true(sphere[3] < 0); /* nothing has geometry */
+    rv_world_destroy(w);
+}
+
+static void test_create_grows_storage_past_initial_capacity(void **state)
+{
+    (void)state;
+    rv_world_desc d = { .node_capacity = 2 };
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node nodes[100];
+    nodes[0] = make_node(w, RV_NODE_NONE);
+    for (int i = 1; i < 100; i++) {
+        nodes[i] = make_node(w, nodes[i - 1]);
+        set_pos(w, nodes[i], 1, 0, 0);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, nodes[99], m), RV_OK);
+    assert_float_equal(m[12], 99.0f, 0.0f);
+    for (int i = 0; i < 100; i++)
+        assert_true(rv_node_is_valid(w, nodes[i]));
+    rv_world_destroy(w);
+}
+
+static void test_attach_refuses_cycle(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node a = make_node(w, root);
+    rv_node b = make_node(w, a);
+    rv_node deep = b;
+    for (int i = 0; i < 50; i++)
+        deep = make_node(w, deep);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t before = scene_digest(w);
+    assert_int_equal(rv_node_attach(w, a, a), RV_ERR_CYCLE);       /* self */
+    assert_int_equal(scene_digest(w), before);
+    assert_int_equal(rv_node_attach(w, b, a), RV_ERR_CYCLE);       /* under its child */
+    assert_int_equal(scene_digest(w), before);
+    assert_int_equal(rv_node_attach(w, deep, a), RV_ERR_CYCLE);    /* under a deep descendant */
+    assert_int_equal(scene_digest(w), before);
+    assert_int_equal(rv_node_attach(w, deep, root), RV_ERR_CYCLE); /* root under its leaf */
+    assert_int_equal(scene_digest(w), before);
+    assert_true(rv_node_equal(parent_of(w, a), root));
+    assert_true(rv_node_equal(parent_of(w, b), a));
+    rv_world_destroy(w);
+}
+
+static void test_attach_moves_child_from_old_parent(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p1 = make_node(w, RV_NODE_NONE);
+    rv_node p2 = make_node(w, RV_NODE_NONE);
+    set_pos(w, p1, 10, 0, 0);
+    set_pos(w, p2, 0, 0, 20);
+    rv_node kids[3];
+    for (int i = 0; i < 3; i++) {
+        kids[i] = make_node(w, p1);
+        set_sphere(w, kids[i], 0, 0, 0, 1);
+    }
+    set_pos(w, kids[1], 0, 5, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float s1[4];
+    assert_int_equal(rv_node_world_bounds(w, p1, s1), RV_OK);
+
+    assert_int_equal(rv_node_attach(w, p2, kids[1]), RV_OK);
+    assert_true(rv_node_equal(parent_of(w, kids[1]), p2));
+    assert_int_equal(count_children(w, p1), 2);
+    assert_int_equal(count_children(w, p2), 1);
+    rv_node c;
+    assert_int_equal(rv_node_first_child(w, p1, &c), RV_OK);
+    assert_true(rv_node_equal(c, kids[0]));
+    assert_int_equal(rv_node_next_sibling(w, c, &c), RV_OK);
+    assert_true(rv_node_equal(c, kids[2]));
+
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16], s1b[4], s2[4];
+    assert_int_equal(rv_node_world_matrix(w, kids[1], m), RV_OK);
+    assert_float_equal(m[12], 0.0f, 0.0f);
+    assert_float_equal(m[13], 5.0f, 0.0f);
+    assert_float_equal(m[14], 20.0f, 0.0f);
+    /* the old parent's sphere shrank back to its two remaining unit spheres */
+    assert_int_equal(rv_node_world_bounds(w, p1, s1b), RV_OK);
+    assert_true(s1b[3] < s1[3]);
+    assert_float_equal(s1b[3], 1.0f, 1e-5f);
+    assert_int_equal(rv_node_world_bounds(w, p2, s2), RV_OK);
+    assert_float_equal(s2[1], 5.0f, 1e-5f);
+    assert_float_equal(s2[2], 20.0f, 1e-5f);
+    /* attaching to the current parent changes nothing */
+    uint64_t before = scene_digest(w);
+    assert_int_equal(rv_node_attach(w, p2, kids[1]), RV_OK);
+    assert_int_equal(scene_digest(w), before);
+    rv_world_destroy(w);
+}
+
+static void test_detach_makes_root_with_local_transform_as_world(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node c = make_node(w, p);
+    set_pos(w, p, 100, 0, 0);
+    set_pos(w, c, 1, 2, 3);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_detach(w, c), RV_OK);
+    assert_true(rv_node_equal(parent_of(w, c), RV_NODE_NONE));
+    rv_node r;
+    assert_int_equal(rv_world_first_root(w, &r), RV_OK);
+    assert_true(rv_node_equal(r, p));
+    assert_int_equal(rv_node_next_sibling(w, p, &r), RV_OK);
+    assert_true(rv_node_equal(r, c));
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, c, m), RV_OK);
+    assert_float_equal(m[12], 1.0f, 0.0f);
+    assert_float_equal(m[13], 2.0f, 0.0f);
+    assert_float_equal(m[14], 3.0f, 0.0f);
+    assert_int_equal(rv_node_detach(w, c), RV_OK); /* already a root: nothing */
+    rv_world_destroy(w);
+}
+
+/* ---- update_world -------------------------------------------------------------------- */
+
+static void test_update_recomputes_only_what_moved(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    /* root -> a -> {b -> d, c}; plus an unrelated tree r2 -> e */
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node a = make_node(w, root);
+    rv_node b = make_node(w, a);
+    rv_node c = make_node(w, a);
+    rv_node d = make_node(w, b);
+    rv_node r2 = make_node(w, RV_NODE_NONE);
+    rv_node e = make_node(w, r2);
+    rv_node all[] = { root, a, b, c, d, r2, e };
+    for (int i = 0; i < 7; i++)
+        set_sphere(w, all[i], 0, 0, 0, 0.5f);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).matrices_recomputed, 7);
+
+    set_pos(w, d, 1, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_scene_stats st = rv_world_scene_stats(w);
+    assert_int_equal(st.matrices_recomputed, 1);   /* d only */
+    assert_int_equal(st.bounds_recomputed, 4);     /* d, b, a, root */
+
+    set_pos(w, d, 2, 0, 0);
+    set_pos(w, c, 0, 2, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    st = rv_world_scene_stats(w);
+    assert_int_equal(st.matrices_recomputed, 2);   /* d, c */
+    assert_int_equal(st.bounds_recomputed, 5);     /* d, c, b, a once, root once */
+
+    set_pos(w, a, 0, 0, 3);
+    set_pos(w, d, 3, 0, 0);                        /* covered by a: still once */
+    assert_int_equal(rv_update_world(w), RV_OK);
+    st = rv_world_scene_stats(w);
+    assert_int_equal(st.matrices_recomputed, 4);   /* a, b, c, d */
+    assert_int_equal(st.bounds_recomputed, 5);     /* the four and root */
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, d, m), RV_OK);
+    assert_float_equal(m[12], 3.0f, 0.0f);
+    assert_float_equal(m[14], 3.0f, 0.0f);
+
+    set_sphere(w, e, 0, 0, 0, 2.0f);               /* bounds only: no matrix */
+    assert_int_equal(rv_update_world(w), RV_OK);
+    st = rv_world_scene_stats(w);
+    assert_int_equal(st.matrices_recomputed, 0);
+    assert_int_equal(st.bounds_recomputed, 2);     /* e, r2 */
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(w, r2, s), RV_OK);
+    assert_float_equal(s[3], 2.0f, 1e-5f);
+
+    assert_int_equal(rv_update_world(w), RV_OK);
+    st = rv_world_scene_stats(w);
+    assert_int_equal(st.matrices_recomputed, 0);
+    assert_int_equal(st.bounds_recomputed, 0);
+    rv_world_destroy(w);
+}
+
+static void test_steady_update_allocates_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node kids[64];
+    for (int i = 0; i < 64; i++) {
+        kids[i] = make_node(w, root);
+        set_sphere(w, kids[i], 0, 0, 0, 1);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_alloc_stats before = rv_world_alloc_stats(w);
+    for (int frame = 0; frame < 100; frame++) {
+        assert_int_equal(rv_update_world(w), RV_OK);
+        /* animation through the in-place pointers is allocation-free too */
+        float *p;
+        assert_int_equal(rv_node_transform_ptrs(w, kids[frame % 64], &p, NULL, NULL), RV_OK);
+        p[0] = (float)frame;
+        assert_int_equal(rv_node_mark_moved(w, kids[frame % 64]), RV_OK);
+        assert_int_equal(rv_node_attach(w, kids[(frame + 1) % 64], kids[frame % 64]), RV_OK);
+        assert_int_equal(rv_node_attach(w, root, kids[frame % 64]), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    rv_alloc_stats after = rv_world_alloc_stats(w);
+    assert_int_equal(after.allocations, before.allocations);
+    assert_int_equal(after.reallocations, before.reallocations);
+    assert_int_equal(after.bytes_live, before.bytes_live);
+    rv_world_destroy(w);
+}
+
+static void test_million_deep_chain_updates_and_destroys(void **state)
+{
+    (void)state;
+    enum { DEPTH = 1000000 };
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node n = root, mid = root;
+    /* every node one unit above its parent: the leaf ends DEPTH above the world origin */
+    set_pos(w, root, 0, 1, 0);
+    for (int i = 1; i < DEPTH; i++) {
+        n = make_node(w, n);
+        set_pos(w, n, 0, 1, 0);
+        if (i == DEPTH / 2)
+            mid = n;
+    }
+    rv_node leaf = n;
+    set_sphere(w, leaf, 0, 0, 0, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).matrices_recomputed, DEPTH);
+    float m[16], s[4];
+    assert_int_equal(rv_node_world_matrix(w, leaf, m), RV_OK);
+    assert_float_equal(m[13], (float)DEPTH, 0.0f);
+    assert_int_equal(rv_node_world_bounds(w, root, s), RV_OK);
+    assert_float_equal(s[1], (float)DEPTH, 1.0f);
+
+    /* moving the leaf climbs the whole chain once */
+    set_pos(w, leaf, 1, 1, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).matrices_recomputed, 1);
+    assert_int_equal(rv_world_scene_stats(w).bounds_recomputed, DEPTH);
+
+    /* re-rooting the middle splits the chain; destroying a root frees its whole half */
+    assert_int_equal(rv_node_destroy_reroot(w, mid), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).nodes, DEPTH - 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_destroy_subtree(w, root), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).nodes, DEPTH - 1 - DEPTH / 2);
+    rv_node r;
+    assert_int_equal(rv_world_first_root(w, &r), RV_OK);
+    assert_int_equal(rv_node_destroy_subtree(w, r), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).nodes, 0);
+    assert_false(rv_node_is_valid(w, leaf));
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_world_destroy(w);
+}
+
+static void test_world_matrix_is_parent_times_translate_rotate_scale(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node c = make_node(w, p);
+    set_pos(w, p, 4, 0, -6);
+    float yaxis[3] = { 0, 1, 0 };
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, p, yaxis, PI_F / 2), RV_OK);
+    float sc[3] = { 2, 3, 4 };
+    assert_int_equal(rv_node_set_scale(w, c, sc), RV_OK);
+    set_pos(w, c, 1, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, c, m), RV_OK);
+    /* +90 degrees about y maps x to -z: the child sits at (4, 0, -7) */
+    assert_float_equal(m[12], 4.0f, 1e-5f);
+    assert_float_equal(m[13], 0.0f, 1e-5f);
+    assert_float_equal(m[14], -7.0f, 1e-5f);
+    /* its x axis (scaled 2) points along -z, its z axis (scaled 4) along +x */
+    assert_float_equal(m[2], -2.0f, 1e-5f);
+    assert_float_equal(m[8], 4.0f, 1e-5f);
+    assert_float_equal(m[5], 3.0f, 1e-5f);
+    /* the same rotation as a quaternion */
+    float q[4] = { 0, sinf(PI_F / 4), 0, cosf(PI_F / 4) };
+    float got[4];
+    assert_int_equal(rv_node_get_transform(w, p, NULL, got, NULL), RV_OK);
+    for (int k = 0; k < 4; k++)
+        assert_float_equal(got[k], q[k], 1e-6f);
+    /* an unnormalised quaternion is normalised by the setter */
+    float q2[4] = { 0, 0, 0, 5 };
+    assert_int_equal(rv_node_set_rotation(w, c, q2), RV_OK);
+    assert_int_equal(rv_node_get_transform(w, c, NULL, got, NULL), RV_OK);
+    assert_float_equal(got[3], 1.0f, 0.0f);
+    rv_world_destroy(w);
+}
+
+/* ---- bounds -------------------------------------------------------------------------- */
+
+static void test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii(void **state)
+{
+    (void)state;
+    uint64_t seed = 7;
+    for (int i = 0; i < 10000; i++) {
+        float a[4], b[4], out[4];
+        for (int k = 0; k < 3; k++) {
+            a[k] = rvt_uniform(&seed, -100, 100);
+            b[k] = rvt_uniform(&seed, -100, 100);
+        }
+        a[3] = rvt_uniform(&seed, 0, 20);
+        b[3] = rvt_uniform(&seed, 0, 20);
+        double d = sqrt(((double)a[0] - b[0]) * (a[0] - b[0]) + ((double)a[1] - b[1]) * (a[1] - b[1]) +
+                        ((double)a[2] - b[2]) * (a[2] - b[2]));
+        rvi_sphere_merge(a, b, out);
+        if (d > a[3] + b[3]) {
+            double expect = (d + a[3] + b[3]) / 2;
+            assert_true(fabs(out[3] - expect) <= 1e-5 * expect + 1e-4);
+        } else if (d + b[3] <= a[3]) {
+            assert_memory_equal(out, a, 16); /* the larger holds the smaller */
+        }
+        /* always encloses both (to float precision) */
+        for (int s = 0; s < 2; s++) {
+            const float *in = s ? b : a;
+            double e = sqrt(((double)out[0] - in[0]) * (out[0] - in[0]) + ((double)out[1] - in[1]) * (out[1] - in[1]) +
+                            ((double)out[2] - in[2]) * (out[2] - in[2]));
+            assert_true(e + in[3] <= out[3] + 1e-6 * out[3]);
+        }
+    }
+    /* an empty sphere is the identity of merging */
+    float e[4] = { 5, 5, 5, -1 }, s[4] = { 1, 2, 3, 4 }, out[4];
+    rvi_sphere_merge(e, s, out);
+    assert_memory_equal(out, s, 16);
+    rvi_sphere_merge(s, e, out);
+    assert_memory_equal(out, s, 16);
+    /* the two disjoint unit spheres at x = 0 and x = 10 give radius 6 around x = 5 */
+    float u0[4] = { 0, 0, 0, 1 }, u1[4] = { 10, 0, 0, 1 };
+    rvi_sphere_merge(u0, u1, out);
+    assert_float_equal(out[0], 5.0f, 1e-5f);
+    assert_float_equal(out[3], 6.0f, 1e-5f);
+}
+
+/* Reference world matrices in double from the public local transforms. */
+typedef struct ref_node {
+    rv_node h;
+    int parent; /* index into the array, -1 for a root */
+    double m[16];
+} ref_node;
+
+static void ref_local(rv_world *w, rv_node n, double out[16])
+{
+    float t[3], q[4], s[3];
+    assert_int_equal(rv_node_get_transform(w, n, t, q, s), RV_OK);
+    double x = q[0], y = q[1], z = q[2], qw = q[3];
+    double n2 = x * x + y * y + z * z + qw * qw;
+    double k = 2.0 / n2;
+    double r[9] = { 1 - k * (y * y + z * z), k * (x * y + qw * z), k * (x * z - qw * y),
+                    k * (x * y - qw * z), 1 - k * (x * x + z * z), k * (y * z + qw * x),
+                    k * (x * z + qw * y), k * (y * z - qw * x), 1 - k * (x * x + y * y) };
+    memset(out, 0, 16 * sizeof *out);
+    for (int c = 0; c < 3; c++)
+        for (int row = 0; row < 3; row++)
+            out[c * 4 + row] = r[c * 3 + row] * s[c];
+    out[12] = t[0];
+    out[13] = t[1];
+    out[14] = t[2];
+    out[15] = 1;
+}
+
+static void mul4(const double a[16], const double b[16], double out[16])
+{
+    double r[16];
+    for (int c = 0; c < 4; c++)
+        for (int row = 0; row < 4; row++) {
+            double acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += a[k * 4 + row] * b[c * 4 + k];
+            r[c * 4 + row] = acc;
+        }
+    memcpy(out, r, sizeof r);
+}
+
+/* Largest singular value of the upper 3x3 (power iteration on M^T M, in double). */
+static double spectral_norm(const double m[16])
+{
+    double v[3] = { 0.57, 0.61, 0.55 }, lambda = 0;
+    for (int it = 0; it < 200; it++) {
+        double mv[3], mtmv[3];
+        for (int r = 0; r < 3; r++)
+            mv[r] = m[r] * v[0] + m[4 + r] * v[1] + m[8 + r] * v[2];
+        for (int c = 0; c < 3; c++)
+            mtmv[c] = m[c * 4] * mv[0] + m[c * 4 + 1] * mv[1] + m[c * 4 + 2] * mv[2];
+        double len = sqrt(mtmv[0] * mtmv[0] + mtmv[1] * mtmv[1] + mtmv[2] * mtmv[2]);
+        if (len == 0)
+            return 0;
+        lambda = len;
+        for (int k = 0; k < 3; k++)
+            v[k] = mtmv[k] / len;
+    }
+    return sqrt(lambda);
+}
+
+/* Checks, against the double reference, that every node's world matrix is right (to float
+ * rounding accumulated along its chain), and that every node's world sphere holds the
+ * geometry sphere of every node in its subtree as the host draws it: centre transformed by
+ * rvis's world matrix, radius times that matrix's exact largest stretch. */
+static void check_against_reference(rv_world *w, ref_node *nodes, int count, const bool *alive)
+{
+    for (int i = 0; i < count; i++) {
+        if (!alive[i])
+            continue;
+        double local[16];
+        ref_local(w, nodes[i].h, local);
+        /* parents come before children in the array (creation order) */
+        if (nodes[i].parent < 0)
+            memcpy(nodes[i].m, local, sizeof local);
+        else
+            mul4(nodes[nodes[i].parent].m, local, nodes[i].m);
+        int depth = 0;
+        for (int a = nodes[i].parent; a >= 0; a = nodes[a].parent)
+            depth++;
+        double big = 1;
+        for (int k = 0; k < 16; k++)
+            big = fmax(big, fabs(nodes[i].m[k]));
+        float got[16];
+        assert_int_equal(rv_node_world_matrix(w, nodes[i].h, got), RV_OK);
+        for (int k = 0; k < 16; k++)
+            if (fabs(got[k] - nodes[i].m[k]) > 1e-6 * 8 * (depth + 2) * big)
+                fail_msg("node %d (depth %d) matrix[%d] = %g, reference %g", i, depth, k, got[k], nodes[i].m[k]);
+    }
+    for (int i = 0; i < count; i++) {
+        if (!alive[i])
+            continue;
+        rvi_scene *s = &w->scene;
+        uint32_t idx;
+        assert_int_equal(rvi_node_index(s, nodes[i].h, &idx), RV_OK);
+        if (!(s->flags[idx] & RVI_NODE_HAS_GEOMETRY))
+            continue;
+        const float *l = s->local_sphere[idx];
+        float mf[16];
+        assert_int_equal(rv_node_world_matrix(w, nodes[i].h, mf), RV_OK);
+        double m[16], cd[3];
+        for (int k = 0; k < 16; k++)
+            m[k] = mf[k];
+        for (int k = 0; k < 3; k++)
+            cd[k] = m[k] * l[0] + m[4 + k] * l[1] + m[8 + k] * l[2] + m[12 + k];
+        double rd = l[3] * spectral_norm(m);
+        /* every ancestor-or-self must hold it */
+        for (int a = i; a >= 0; a = nodes[a].parent) {
+            float ws[4];
+            assert_int_equal(rv_node_world_bounds(w, nodes[a].h, ws), RV_OK);
+            double e = sqrt((ws[0] - cd[0]) * (ws[0] - cd[0]) + (ws[1] - cd[1]) * (ws[1] - cd[1]) +
+                            (ws[2] - cd[2]) * (ws[2] - cd[2]));
+            double tol = 1e-5 * (1 + ws[3] + fabs(ws[0]) + fabs(ws[1]) + fabs(ws[2]));
+            if (!(e + rd <= ws[3] + tol))
+                fail_msg("node %d's geometry (r %g) pokes %g out of ancestor %d's sphere (r %g)",
+                         i, rd, e + rd - ws[3], a, ws[3]);
+        }
+    }
+    /* child spheres inside parent spheres (what plane-mask inheritance relies on) */
+    for (int i = 0; i < count; i++) {
+        if (!alive[i] || nodes[i].parent < 0)
+            continue;
+        float cs[4], ps[4];
+        assert_int_equal(rv_node_world_bounds(w, nodes[i].h, cs), RV_OK);
+        assert_int_equal(rv_node_world_bounds(w, nodes[nodes[i].parent].h, ps), RV_OK);
+        if (cs[3] < 0)
+            continue;
+        double e = sqrt(((double)ps[0] - cs[0]) * (ps[0] - cs[0]) + ((double)ps[1] - cs[1]) * (ps[1] - cs[1]) +
+                        ((double)ps[2] - cs[2]) * (ps[2] - cs[2]));
+        assert_true(e + cs[3] <= ps[3] + 1e-4 * (1 + ps[3] + fabs(ps[0]) + fabs(ps[1]) + fabs(ps[2])));
+    }
+}
+
+static void random_local(rv_world *w, rv_node n, uint64_t *seed)
+{
+    set_pos(w, n, rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10));
+    float q[4] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1),
+                   rvt_uniform(seed, -1, 1) };
+    if (fabsf(q[0]) + fabsf(q[1]) + fabsf(q[2]) + fabsf(q[3]) < 0.1f)
+        q[3] = 1;
+    assert_int_equal(rv_node_set_rotation(w, n, q), RV_OK);
+    /* non-uniform, sometimes mirrored */
+    float s[3] = { rvt_uniform(seed, 0.2f, 3), rvt_uniform(seed, 0.2f, 3), rvt_uniform(seed, 0.2f, 3) };
+    if ((rvt_next(seed) & 7) == 0)
+        s[1] = -s[1];
+    assert_int_equal(rv_node_set_scale(w, n, s), RV_OK);
+}
+
+static void test_world_bounds_enclose_every_descendant_geometry(void **state)
+{
+    (void)state;
+    const int count = RVT_HEAVY(3000, 600), rounds = RVT_HEAVY(30, 10);
+    uint64_t seed = 12345;
+    for (int trial = 0; trial < 3; trial++) {
+        rv_world *w = make_world();
+        ref_node *nodes = calloc((size_t)count, sizeof *nodes);
+        bool *alive = calloc((size_t)count, sizeof *alive);
+        for (int i = 0; i < count; i++) {
+            int parent = (i == 0 || (rvt_next(&seed) % 20) == 0) ? -1 : (int)(rvt_next(&seed) % (uint64_t)i);
+            /* deep chains some of the time */
+            if (parent >= 0 && (rvt_next(&seed) & 1))
+                parent = i - 1;
+            nodes[i].parent = parent;
+            nodes[i].h = make_node(w, parent < 0 ? RV_NODE_NONE : nodes[parent].h);
+            alive[i] = true;
+            random_local(w, nodes[i].h, &seed);
+            if (rvt_next(&seed) % 3)
+                set_sphere(w, nodes[i].h, rvt_uniform(&seed, -2, 2), rvt_uniform(&seed, -2, 2),
+                           rvt_uniform(&seed, -2, 2), rvt_uniform(&seed, 0, 3));
+        }
+        assert_int_equal(rv_update_world(w), RV_OK);
+        check_against_reference(w, nodes, count, alive);
+        /* incremental rounds: a few moves, geometry changes and re-parentings each */
+        for (int round = 0; round < rounds; round++) {
+            int changes = 1 + (int)(rvt_next(&seed) % 30);
+            for (int k = 0; k < changes; k++) {
+                int i = (int)(rvt_next(&seed) % (uint64_t)count);
+                uint64_t what = rvt_next(&seed) % 8;
+                if (what < 5) {
+                    random_local(w, nodes[i].h, &seed);
+                } else if (what < 7) {
+                    float r = (what == 6 && (rvt_next(&seed) & 1)) ? -1.0f : rvt_uniform(&seed, 0, 5);
+                    set_sphere(w, nodes[i].h, rvt_uniform(&seed, -3, 3), 0, 0, r);
+                } else if (i > 0) {
+                    /* re-parent under an earlier node (keeps parents-before-children order) */
+                    int np = (int)(rvt_next(&seed) % (uint64_t)i);
+                    assert_int_equal(rv_node_attach(w, nodes[np].h, nodes[i].h), RV_OK);
+                    nodes[i].parent = np;
+                }
+            }
+            assert_int_equal(rv_update_world(w), RV_OK);
+            check_against_reference(w, nodes, count, alive);
+        }
+        free(nodes);
+        free(alive);
+        rv_world_destroy(w);
+    }
+}
+
+static void test_set_bounds_negative_radius_clears_geometry(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node c = make_node(w, p);
+    set_pos(w, c, 3, 0, 0);
+    set_sphere(w, c, 0, 0, 0, 2);
+    float sc[3] = { 2, 0.5f, 1 };
+    assert_int_equal(rv_node_set_scale(w, c, sc), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_float_equal(s[0], 3.0f, 1e-5f);
+    assert_float_equal(s[3], 4.0f, 1e-4f); /* radius 2 x largest scale 2 */
+    set_sphere(w, c, 0, 0, 0, -1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, c, s), RV_OK);
+    assert_true(s[3] < 0);
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_true(s[3] < 0);
+    rv_world_destroy(w);
+}
+
+static void test_parent_bounds_shrink_after_child_destroyed(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node near = make_node(w, p), far = make_node(w, p);
+    set_sphere(w, near, 0, 0, 0, 1);
+    set_sphere(w, far, 0, 0, 0, 1);
+    set_pos(w, far, 100, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_float_equal(s[3], 51.0f, 1e-3f);
+    assert_int_equal(rv_node_destroy_subtree(w, far), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_float_equal(s[3], 1.0f, 1e-5f);
+    assert_float_equal(s[0], 0.0f, 1e-5f);
+    rv_world_destroy(w);
+}
+
+static void test_loose_parent_is_tightened_after_enough_child_moves(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_node kids[4];
+    for (int i = 0; i < 4; i++) {
+        kids[i] = make_node(w, p);
+        set_sphere(w, kids[i], 0, 0, 0, 1);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    /* one child wanders far and comes back: the parent grows at once... */
+    set_pos(w, kids[0], 1000, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_true(s[3] >= 500.0f);
+    set_pos(w, kids[0], 0, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    /* ...and, once as many child changes as it has children accumulated, is exact again */
+    for (int k = 0; k < 4; k++) {
+        set_pos(w, kids[1], 0, 0, 0);
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
+    assert_float_equal(s[3], 1.0f, 1e-5f);
+    rv_world_destroy(w);
+}
+
+/* ---- lifetime, handles, hooks -------------------------------------------------------- */
+
+static int notified;
+static uint32_t notified_index[16];
+static void count_destroyed(rv_world *world, void *st, uint32_t index)
+{
+    (void)st;
+    /* the node is still resolvable by index while modules drop their state */
+    assert_true(rvi_pool_is_live(&world->scene.pool, index));
+    if (notified < 16)
+        notified_index[notified] = index;
+    notified++;
+}
+static void no_destroy(rv_world *world, void *st) { (void)world; (void)st; }
+
+static void test_destroy_subtree_frees_every_node_and_notifies_modules(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    int token = 0;
+    rvi_module_hooks hooks = { &token, no_destroy, count_destroyed };
+    assert_int_equal(rvi_world_register_module(w, RVI_MODULE_FRAME, &hooks), RV_OK);
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node keep = make_node(w, root);
+    rv_node gone = make_node(w, root);
+    rv_node g1 = make_node(w, gone), g2 = make_node(w, gone), g3 = make_node(w, g1);
+    set_pos(w, g3, 1, 1, 1); /* listed in the dirty list when destroyed */
+    notified = 0;
+    assert_int_equal(rv_node_destroy_subtree(w, gone), RV_OK);
+    assert_int_equal(notified, 4);
+    rv_node dead[] = { gone, g1, g2, g3 };
+    for (int i = 0; i < 4; i++) {
+        assert_false(rv_node_is_valid(w, dead[i]));
+        float m[16];
+        assert_int_equal(rv_node_world_matrix(w, dead[i], m), RV_ERR_STALE_HANDLE);
+    }
+    assert_int_equal(count_children(w, root), 1);
+    assert_int_equal(rv_world_scene_stats(w).nodes, 2);
+    /* reused slots get new generations; the old handles stay stale */
+    rv_node fresh[4];
+    for (int i = 0; i < 4; i++) {
+        fresh[i] = make_node(w, keep);
+        set_pos(w, fresh[i], (float)i, 0, 0);
+    }
+    for (int i = 0; i < 4; i++)
+        assert_false(rv_node_is_valid(w, dead[i]));
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, fresh[3], m), RV_OK);
+    assert_float_equal(m[12], 3.0f, 0.0f);
+    assert_true(w->scene.dirty_count == 0);
+    rv_world_destroy(w);
+}
+
+static void test_inline_handle_matches_the_pool(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node nodes[64];
+    for (int i = 0; i < 64; i++)
+        nodes[i] = make_node(w, RV_NODE_NONE);
+    for (int i = 0; i < 64; i += 3)
+        assert_int_equal(rv_node_destroy_subtree(w, nodes[i]), RV_OK);
+    for (int i = 0; i < 64; i += 3)
+        nodes[i] = make_node(w, RV_NODE_NONE); /* reused slots, next generation */
+    for (int i = 0; i < 64; i++) {
+        uint32_t idx;
+        assert_int_equal(rvi_node_index(&w->scene, nodes[i], &idx), RV_OK);
+        assert_true(rvi_node_handle(&w->scene, idx).id == rvi_pool_handle(&w->scene.pool, idx));
+        assert_true(rvi_node_handle(&w->scene, idx).id == nodes[i].id);
+    }
+    rv_world_destroy(w);
+}
+
+static void test_destroy_reroot_makes_children_roots(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_node mid = make_node(w, root);
+    rv_node a = make_node(w, mid), b = make_node(w, mid);
+    set_pos(w, mid, 5, 0, 0);
+    set_pos(w, a, 1, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_destroy_reroot(w, mid), RV_OK);
+    assert_false(rv_node_is_valid(w, mid));
+    assert_true(rv_node_equal(parent_of(w, a), RV_NODE_NONE));
+    assert_true(rv_node_equal(parent_of(w, b), RV_NODE_NONE));
+    rv_node r;
+    int roots = 0;
+    assert_int_equal(rv_world_first_root(w, &r), RV_OK);
+    for (; r.id; roots++)
+        assert_int_equal(rv_node_next_sibling(w, r, &r), RV_OK);
+    assert_int_equal(roots, 3);
+    assert_int_equal(count_children(w, root), 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
+    assert_float_equal(m[12], 1.0f, 0.0f); /* local transform kept, now world */
+    rv_world_destroy(w);
+}
+
+static void test_stale_and_foreign_handles_are_rejected(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_world *other = make_world();
+    rv_node mine = make_node(w, RV_NODE_NONE);
+    rv_node dead = make_node(w, RV_NODE_NONE);
+    assert_int_equal(rv_node_destroy_subtree(w, dead), RV_OK);
+    rv_node foreign = make_node(other, RV_NODE_NONE);
+    make_node(w, RV_NODE_NONE); /* a live slot at the foreign handle's index, too */
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t before = scene_digest(w);
+    rv_node bad[] = { dead, foreign, RV_NODE_NONE };
+    for (int i = 0; i < 3; i++) {
+        rv_node b = bad[i], out;
+        float v3[3] = { 1, 2, 3 }, v4[4] = { 0, 0, 0, 1 }, m[16], *p;
+        assert_false(rv_node_is_valid(w, b));
+        assert_int_equal(rv_node_create(w, b.id ? b : (rv_node){ 1 }, &out), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_destroy_subtree(w, b), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_destroy_reroot(w, b), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_attach(w, mine, b), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_attach(w, b, mine), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_detach(w, b), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_set_position(w, b, v3), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_set_scale(w, b, v3), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_set_rotation(w, b, v4), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, b, v3, 1), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_get_transform(w, b, v3, v4, v3), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_transform_ptrs(w, b, &p, NULL, NULL), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_mark_moved(w, b), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_set_bounds(w, b, v3, 1), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_world_matrix(w, b, m), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_world_bounds(w, b, v4), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_parent(w, b, &out), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_first_child(w, b, &out), RV_ERR_STALE_HANDLE);
+        assert_int_equal(rv_node_next_sibling(w, b, &out), RV_ERR_STALE_HANDLE);
+    }
+    assert_int_equal(scene_digest(w), before);
+    /* NULL world and outputs */
+    rv_node out;
+    assert_int_equal(rv_node_create(NULL, RV_NODE_NONE, &out), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_update_world(NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_world_matrix(w, mine, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_parent(NULL, mine, &out), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_set_position(w, mine, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_world_first_root(NULL, &out), RV_ERR_INVALID_ARG);
+    assert_false(rv_node_is_valid(NULL, mine));
+    assert_int_equal(rv_world_scene_stats(NULL).nodes, 0);
+    assert_int_equal(scene_digest(w), before);
+    rv_world_destroy(other);
+    rv_world_destroy(w);
+}
+
+static void test_non_finite_input_is_rejected_and_node_unchanged(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node n = make_node(w, RV_NODE_NONE);
+    set_pos(w, n, 1, 2, 3);
+    set_sphere(w, n, 0, 0, 0, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t before = scene_digest(w);
+    float bad_values[] = { NAN, INFINITY, -INFINITY };
+    for (int b = 0; b < 3; b++) {
+        for (int k = 0; k < 3; k++) {
+            float v[3] = { 1, 1, 1 };
+            v[k] = bad_values[b];
+            assert_int_equal(rv_node_set_position(w, n, v), RV_ERR_NOT_FINITE);
+            assert_int_equal(rv_node_set_scale(w, n, v), RV_ERR_NOT_FINITE);
+            assert_int_equal(rv_node_set_bounds(w, n, v, 1), RV_ERR_NOT_FINITE);
+            assert_int_equal(rv_node_set_rotation_axis_angle(w, n, v, 1), RV_ERR_NOT_FINITE);
+        }
+        for (int k = 0; k < 4; k++) {
+            float q[4] = { 0, 0, 0, 1 };
+            q[k] = bad_values[b];
+            assert_int_equal(rv_node_set_rotation(w, n, q), RV_ERR_NOT_FINITE);
+        }
+        float c[3] = { 0, 0, 0 }, axis[3] = { 0, 1, 0 };
+        assert_int_equal(rv_node_set_bounds(w, n, c, bad_values[b]), RV_ERR_NOT_FINITE);
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, n, axis, bad_values[b]), RV_ERR_NOT_FINITE);
+    }
+    float zero_q[4] = { 0, 0, 0, 0 }, zero_axis[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_rotation(w, n, zero_q), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, n, zero_axis, 1), RV_ERR_INVALID_ARG);
+    assert_int_equal(scene_digest(w), before);
+    rv_world_destroy(w);
+}
+
+static void test_update_keeps_previous_matrix_of_non_finite_in_place_write(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node a = make_node(w, RV_NODE_NONE);
+    rv_node child = make_node(w, a);
+    rv_node b = make_node(w, RV_NODE_NONE);
+    set_pos(w, a, 1, 0, 0);
+    set_pos(w, child, 0, 1, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float *pa, *qa, *pb;
+    assert_int_equal(rv_node_transform_ptrs(w, a, &pa, NULL, NULL), RV_OK);
+    assert_int_equal(rv_node_transform_ptrs(w, b, &pb, NULL, NULL), RV_OK);
+    pa[0] = NAN;
+    pb[2] = 7;
+    assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+    assert_int_equal(rv_node_mark_moved(w, b), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_ERR_NOT_FINITE);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
+    assert_float_equal(m[12], 1.0f, 0.0f);       /* previous matrix kept */
+    assert_int_equal(rv_node_world_matrix(w, child, m), RV_OK);
+    assert_float_equal(m[12], 1.0f, 0.0f);       /* placed under the kept matrix */
+    assert_float_equal(m[13], 1.0f, 0.0f);
+    assert_int_equal(rv_node_world_matrix(w, b, m), RV_OK);
+    assert_float_equal(m[14], 7.0f, 0.0f);       /* the rest is updated */
+    /* fixed in place: accepted at the next update */
+    pa[0] = 2;
+    assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_matrix(w, child, m), RV_OK);
+    assert_float_equal(m[12], 2.0f, 0.0f);
+    /* a zero quaternion written in place is refused the same way */
+    assert_int_equal(rv_node_transform_ptrs(w, a, NULL, &qa, NULL), RV_OK);
+    memset(qa, 0, 16);
+    assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
+    assert_float_equal(m[0], 1.0f, 0.0f);
+    /* an unnormalised quaternion written in place is a rotation */
+    qa[3] = 3;
+    assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
+    assert_float_equal(m[0], 1.0f, 1e-6f);
+    assert_float_equal(m[5], 1.0f, 1e-6f);
+    rv_world_destroy(w);
+}
+
+/* ---- allocation failure -------------------------------------------------------------- */
+
+typedef struct sweep_scene {
+    rv_world *w;
+    rv_node nodes[8];
+} sweep_scene;
+
+static void *setup_full_world(const rv_allocator *allocator)
+{
+    sweep_scene *sc = calloc(1, sizeof *sc);
+    rv_world_desc d = { .allocator = *allocator, .node_capacity = 8 };
+    if (rv_world_create(&d, &sc->w) != RV_OK)
+        return NULL;
+    sc->nodes[0] = make_node(sc->w, RV_NODE_NONE);
+    for (int i = 1; i < 8; i++) {
+        sc->nodes[i] = make_node(sc->w, sc->nodes[i / 2]);
+        set_sphere(sc->w, sc->nodes[i], (float)i, 0, 0, 1);
+    }
+    assert_int_equal(rv_update_world(sc->w), RV_OK);
+    set_pos(sc->w, sc->nodes[5], 3, 3, 3);
+    return sc;
+}
+static uint64_t fingerprint_scene(void *o) { return scene_digest(((sweep_scene *)o)->w); }
+static void teardown_scene(void *o)
+{
+    sweep_scene *sc = o;
+    rv_world_destroy(sc->w);
+    free(sc);
+}
+static rv_result call_create_growing(void *o)
+{
+    sweep_scene *sc = o;
+    rv_node n;
+    return rv_node_create(sc->w, sc->nodes[3], &n); /* the ninth node: storage grows */
+}
+static rv_result call_attach(void *o)
+{
+    sweep_scene *sc = o;
+    return rv_node_attach(sc->w, sc->nodes[7], sc->nodes[2]);
+}
+static rv_result call_update(void *o)
+{
+    sweep_scene *sc = o;
+    return rv_update_world(sc->w);
+}
+static rv_result call_destroy(void *o)
+{
+    sweep_scene *sc = o;
+    return rv_node_destroy_subtree(sc->w, sc->nodes[1]);
+}
+
+static void test_allocation_failure_leaves_world_unchanged(void **state)
+{
+    (void)state;
+    rvt_sweep create = { "create", setup_full_world, call_create_growing, fingerprint_scene, teardown_scene };
+    assert_true(rvt_run_sweep(&create) > 0); /* growing really allocates, and each failure is clean */
+    /* these never allocate: the sweep proves it (and that they leak nothing) */
+    rvt_sweep attach = { "attach", setup_full_world, call_attach, fingerprint_scene, teardown_scene };
+    assert_int_equal(rvt_run_sweep(&attach), 0);
+    rvt_sweep update = { "update", setup_full_world, call_update, fingerprint_scene, teardown_scene };
+    assert_int_equal(rvt_run_sweep(&update), 0);
+    rvt_sweep destroy = { "destroy", setup_full_world, call_destroy, fingerprint_scene, teardown_scene };
+    assert_int_equal(rvt_run_sweep(&destroy), 0);
+}
+
+static void test_world_creation_fails_cleanly_without_memory(void **state)
+{
+    (void)state;
+    for (uint64_t k = 1; k < 64; k++) {
+        rvt_alloc st = { .fail_at = k };
+        rv_world_desc d = { .allocator = rvt_allocator(&st) };
+        rv_world *w = NULL;
+        rv_result r = rv_world_create(&d, &w);
+        if (r == RV_OK) {
+            rv_world_destroy(w);
+            assert_int_equal(st.live_blocks, 0);
+            return;
+        }
+        assert_int_equal(r, RV_ERR_OUT_OF_MEMORY);
+        assert_null(w);
+        assert_int_equal(st.live_blocks, 0);
+    }
+    fail_msg("world creation never succeeded");
+}
+
+/* Random structural churn against a shadow model: links stay consistent and the dirty
+ * list never holds a slot twice (it has exactly one entry per slot). */
+static void test_random_churn_keeps_links_consistent(void **state)
+{
+    (void)state;
+    enum { MAX = 200 };
+    rv_world_desc d = { .node_capacity = 4 };
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node live[MAX];
+    int n = 0;
+    uint64_t seed = 99;
+    const int steps = RVT_HEAVY(40000, 8000);
+    for (int step = 0; step < steps; step++) {
+        uint64_t op = rvt_next(&seed) % 10;
+        if (op < 3 && n < MAX) {
+            rv_node parent = n && (rvt_next(&seed) & 1) ? live[rvt_next(&seed) % (uint64_t)n] : RV_NODE_NONE;
+            live[n++] = make_node(w, parent);
+        } else if (op < 5 && n > 0) {
+            rv_node v = live[rvt_next(&seed) % (uint64_t)n];
+            rv_result r = (op == 3) ? rv_node_destroy_subtree(w, v) : rv_node_destroy_reroot(w, v);
+            assert_int_equal(r, RV_OK);
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (rv_node_is_valid(w, live[i]))
+                    live[k++] = live[i];
+            n = k;
+        } else if (op < 7 && n > 1) {
+            rv_node a = live[rvt_next(&seed) % (uint64_t)n], b = live[rvt_next(&seed) % (uint64_t)n];
+            rv_result r = rv_node_attach(w, a, b);
+            assert_true(r == RV_OK || r == RV_ERR_CYCLE);
+            if (r == RV_ERR_CYCLE) { /* a is b or below b */
+                rv_node x = a;
+                while (x.id && !rv_node_equal(x, b))
+                    x = parent_of(w, x);
+                assert_true(rv_node_equal(x, b));
+            }
+        } else if (op < 9 && n > 0) {
+            set_pos(w, live[rvt_next(&seed) % (uint64_t)n], 1, 0, 0);
+        } else {
+            assert_true(w->scene.dirty_count <= w->scene.capacity);
+            assert_int_equal(rv_update_world(w), RV_OK);
+        }
+        assert_int_equal(rv_world_scene_stats(w).nodes, (uint32_t)n);
+    }
+    /* every live node is reachable exactly once from the roots */
+    const rvi_scene *s = &w->scene;
+    int seen = 0;
+    for (uint32_t r = s->first_root; r != RVI_INDEX_NONE; r = s->next_sibling[r]) {
+        uint32_t x = r;
+        for (;;) {
+            seen++;
+            assert_true(rvi_pool_is_live(&s->pool, x));
+            if (s->first_child[x] != RVI_INDEX_NONE) {
+                assert_int_equal(s->parent[s->first_child[x]], x);
+                x = s->first_child[x];
+                continue;
+            }
+            while (x != r && s->next_sibling[x] == RVI_INDEX_NONE)
+                x = s->parent[x];
+            if (x == r)
+                break;
+            x = s->next_sibling[x];
+        }
+    }
+    assert_int_equal(seen, n);
+    rv_world_destroy(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_gives_identity_node_under_parent),
+        cmocka_unit_test(test_create_grows_storage_past_initial_capacity),
+        cmocka_unit_test(test_attach_refuses_cycle),
+        cmocka_unit_test(test_attach_moves_child_from_old_parent),
+        cmocka_unit_test(test_detach_makes_root_with_local_transform_as_world),
+        cmocka_unit_test(test_update_recomputes_only_what_moved),
+        cmocka_unit_test(test_steady_update_allocates_nothing),
+        cmocka_unit_test(test_million_deep_chain_updates_and_destroys),
+        cmocka_unit_test(test_world_matrix_is_parent_times_translate_rotate_scale),
+        cmocka_unit_test(test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii),
+        cmocka_unit_test(test_world_bounds_enclose_every_descendant_geometry),
+        cmocka_unit_test(test_set_bounds_negative_radius_clears_geometry),
+        cmocka_unit_test(test_parent_bounds_shrink_after_child_destroyed),
+        cmocka_unit_test(test_loose_parent_is_tightened_after_enough_child_moves),
+        cmocka_unit_test(test_destroy_subtree_frees_every_node_and_notifies_modules),
+        cmocka_unit_test(test_destroy_reroot_makes_children_roots),
+        cmocka_unit_test(test_inline_handle_matches_the_pool),
+        cmocka_unit_test(test_stale_and_foreign_handles_are_rejected),
+        cmocka_unit_test(test_non_finite_input_is_rejected_and_node_unchanged),
+        cmocka_unit_test(test_update_keeps_previous_matrix_of_non_finite_in_place_write),
+        cmocka_unit_test(test_allocation_failure_leaves_world_unchanged),
+        cmocka_unit_test(test_world_creation_fails_cleanly_without_memory),
+        cmocka_unit_test(test_random_churn_keeps_links_consistent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -35,33 +35,17 @@ static uint64_t cpu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- frustum (OpenGL clip, Gribb & Hartmann) ------------------------------------------- */
+/* ---- frustum (rv_frustum, OpenGL clip) ------------------------------------------------ */
 
-static void frustum_planes(const float vp[16], float planes[6][4])
+static void frustum_of(const float vp[16], rv_frustum *fr)
 {
-    for (int j = 0; j < 4; j++) {
-        float x = vp[j * 4 + 0], y = vp[j * 4 + 1], z = vp[j * 4 + 2], w = vp[j * 4 + 3];
-        planes[0][j] = w + x;
-        planes[1][j] = w - x;
-        planes[2][j] = w + y;
-        planes[3][j] = w - y;
-        planes[4][j] = w + z;
-        planes[5][j] = w - z;
-    }
+    rv_clip gl = { 0 };
+    rv_frustum_from_view_projection(vp, gl, fr);
 }
 
-/* False when the box lies wholly outside one plane (conservative). */
-static bool box_in_frustum(const float planes[6][4], const rvb_box *b)
+static bool box_in_frustum(const rv_frustum *fr, const rvb_box *b)
 {
-    for (int p = 0; p < 6; p++) {
-        const float *pl = planes[p];
-        float x = pl[0] >= 0 ? b->max[0] : b->min[0];
-        float y = pl[1] >= 0 ? b->max[1] : b->min[1];
-        float z = pl[2] >= 0 ? b->max[2] : b->min[2];
-        if (pl[0] * x + pl[1] * y + pl[2] * z + pl[3] < 0)
-            return false;
-    }
-    return true;
+    return rv_frustum_classify_box(fr, b->min, b->max) != RV_OUTSIDE;
 }
 
 /* ---- the walk --------------------------------------------------------------------------- */
@@ -94,7 +78,7 @@ static void soa_free(soa *s)
     free(s->flat);
 }
 
-static void frustum_objects(const rvb_city *city, const float planes[6][4], soa *s)
+static void frustum_objects(const rvb_city *city, const rv_frustum *planes, soa *s)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < RVB_CITY_OBJECTS; i++) {
@@ -116,15 +100,15 @@ static void frustum_objects(const rvb_city *city, const float planes[6][4], soa 
 /* Frustum-culls the buildings and rasterises the visible ones; returns how many. */
 static uint32_t raster_frame(rv_occlusion *occ, const rvb_city *city, const float vp[16])
 {
-    float planes[6][4];
-    frustum_planes(vp, planes);
+    rv_frustum planes;
+    frustum_of(vp, &planes);
     rv_clip gl = {0};
     if (rv_occlusion_begin(occ, vp, gl, 16.0f / 9.0f) != RV_OK)
         return 0;
     uint32_t n = 0;
     for (int i = 0; i < RVB_CITY_BUILDINGS; i++) {
         const rvb_box *b = &city->buildings[i];
-        if (box_in_frustum(planes, b)) {
+        if (box_in_frustum(&planes, b)) {
             rv_occlusion_add_occluder(occ, b->min, b->max, NULL);
             n++;
         }
@@ -164,10 +148,11 @@ static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const c
     for (int rep = 0; rep < reps; rep++) {
         uint64_t raster_t = 0, test_t = 0, base_t = 0, tests = 0, raster_c = 0, test_c = 0, base_c = 0;
         for (int f = 0; f < CITY_FRAMES; f++) {
-            float eye[3], vp[16], planes[6][4];
+            float eye[3], vp[16];
+            rv_frustum planes;
             rvb_city_camera(f, CITY_FRAMES, eye, vp);
-            frustum_planes(vp, planes);
-            frustum_objects(city, planes, &s); /* untimed: the host's frustum pass */
+            frustum_of(vp, &planes);
+            frustum_objects(city, &planes, &s); /* untimed: the host's frustum pass */
 
             uint64_t c0 = cpu_now_ns(), t0 = rvb_now_ns();
             uint32_t nb = raster_frame(occ, city, vp);
@@ -379,10 +364,11 @@ static int verify_case(rvb_ctx *ctx, const rvb_city *city)
     uint64_t frustum_visible = 0, truly_hidden = 0, culled[2] = { 0, 0 }, false_culls[2] = { 0, 0 };
     int frames = 0;
     for (int f = 0; f < CITY_FRAMES; f += 10, frames++) {
-        float eye[3], vp[16], planes[6][4];
+        float eye[3], vp[16];
+        rv_frustum planes;
         rvb_city_camera(f, CITY_FRAMES, eye, vp);
-        frustum_planes(vp, planes);
-        frustum_objects(city, planes, &s);
+        frustum_of(vp, &planes);
+        frustum_objects(city, &planes, &s);
         rv_occlusion_boxes boxes = soa_boxes(&s);
         for (int k = 0; k < 2; k++) {
             raster_frame(occ[k], city, vp);
@@ -391,7 +377,7 @@ static int verify_case(rvb_ctx *ctx, const rvb_city *city)
         for (size_t i = 0; i < (size_t)REF_W * REF_H; i++)
             zbuf[i] = 0;
         for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
-            if (box_in_frustum(planes, &city->buildings[i]))
+            if (box_in_frustum(&planes, &city->buildings[i]))
                 render_box(&city->buildings[i], vp, zbuf, 0);
         uint32_t frame_false = 0;
         for (uint32_t i = 0; i < s.count; i++) {

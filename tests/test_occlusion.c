@@ -1294,6 +1294,52 @@ static void test_world_entry_points_count_in_the_borrowed_heap(void **state)
     assert_int_equal(st.live_blocks, 0);
 }
 
+/* The portable build of the hot loops and the AVX2 one give the same buffers and answers
+ * (on a machine without AVX2 both buffers run the portable one and this is trivially true). */
+static void test_portable_and_wide_kernels_agree_exactly(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x51D;
+    enum { N = 77 };
+    float mn[3][N], mx[3][N];
+    uint8_t out_a[N], out_b[N];
+    for (int t = 0; t < RVT_HEAVY(200, 30); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        uint32_t width = 64u << (t % 4);
+        rv_occlusion *a = scene_occlusion(&sc, width);
+        rv_occlusion_desc desc = { .width = width };
+        rv_occlusion *b = NULL;
+        assert_int_equal(rv_occlusion_create(&desc, &b), RV_OK);
+        b->wide = false;
+        assert_int_equal(rv_occlusion_begin(b, sc.vp, sc.cam.clip, (float)sc.cam.aspect), RV_OK);
+        for (int k = 0; k < sc.n_occ; k++)
+            assert_int_equal(rv_occlusion_add_occluder(b, sc.occ[k].min, sc.occ[k].max,
+                                                       sc.occ[k].has_matrix ? sc.occ[k].matrix : NULL),
+                             RV_OK);
+        assert_int_equal(rv_occlusion_freeze(a), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(b), RV_OK);
+        size_t texels = a->level_offset[a->level_count - 1] + 1;
+        assert_memory_equal(a->texels, b->texels, texels * sizeof(float));
+        for (int i = 0; i < N; i++) {
+            ref_box obj;
+            random_object(&seed, &sc, &obj, false);
+            for (int k = 0; k < 3; k++) {
+                mn[k][i] = obj.min[k];
+                mx[k][i] = obj.max[k];
+            }
+        }
+        rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
+        assert_int_equal(rv_occlusion_test_boxes(a, &boxes, 0, N, out_a), RV_OK);
+        assert_int_equal(rv_occlusion_test_boxes(b, &boxes, 0, N, out_b), RV_OK);
+        assert_memory_equal(out_a, out_b, N);
+        rv_occlusion_stats sa = rv_occlusion_get_stats(a), sb = rv_occlusion_get_stats(b);
+        assert_memory_equal(&sa, &sb, sizeof sa);
+        rv_occlusion_destroy(a);
+        rv_occlusion_destroy(b);
+    }
+}
+
 static void test_world_buffer_is_created_once_with_the_world_allocator(void **state)
 {
     (void)state;
@@ -1339,6 +1385,7 @@ int main(void)
         cmocka_unit_test(test_pyramid_answers_exactly_like_level_zero),
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
         cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
+        cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

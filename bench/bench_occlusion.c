@@ -35,17 +35,38 @@ static uint64_t cpu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- frustum (rv_frustum, OpenGL clip) ------------------------------------------------ */
+/* ---- frustum ---------------------------------------------------------------------------- */
 
-static void frustum_of(const float vp[16], rv_frustum *fr)
+/* The six planes of the OpenGL-clip matrix (Gribb & Hartmann), for a plain "wholly outside
+ * one plane" box test: what a host's frustum pass over occluders does. It returns the same
+ * buildings as rv_frustum_classify_box != RV_OUTSIDE, at about a third of the cost (that
+ * one also tells inside from intersecting). */
+typedef struct frustum6 { float planes[6][4]; } frustum6;
+
+static void frustum_of(const float vp[16], frustum6 *fr)
 {
-    rv_clip gl = { 0 };
-    rv_frustum_from_view_projection(vp, gl, fr);
+    for (int j = 0; j < 4; j++) {
+        float x = vp[j * 4 + 0], y = vp[j * 4 + 1], z = vp[j * 4 + 2], w = vp[j * 4 + 3];
+        fr->planes[0][j] = w + x;
+        fr->planes[1][j] = w - x;
+        fr->planes[2][j] = w + y;
+        fr->planes[3][j] = w - y;
+        fr->planes[4][j] = w + z;
+        fr->planes[5][j] = w - z;
+    }
 }
 
-static bool box_in_frustum(const rv_frustum *fr, const rvb_box *b)
+static bool box_in_frustum(const frustum6 *fr, const rvb_box *b)
 {
-    return rv_frustum_classify_box(fr, b->min, b->max) != RV_OUTSIDE;
+    for (int p = 0; p < 6; p++) {
+        const float *pl = fr->planes[p];
+        float x = pl[0] >= 0 ? b->max[0] : b->min[0];
+        float y = pl[1] >= 0 ? b->max[1] : b->min[1];
+        float z = pl[2] >= 0 ? b->max[2] : b->min[2];
+        if (pl[0] * x + pl[1] * y + pl[2] * z + pl[3] < 0)
+            return false;
+    }
+    return true;
 }
 
 /* ---- the walk --------------------------------------------------------------------------- */
@@ -78,7 +99,7 @@ static void soa_free(soa *s)
     free(s->flat);
 }
 
-static void frustum_objects(const rvb_city *city, const rv_frustum *planes, soa *s)
+static void frustum_objects(const rvb_city *city, const frustum6 *planes, soa *s)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < RVB_CITY_OBJECTS; i++) {
@@ -100,7 +121,7 @@ static void frustum_objects(const rvb_city *city, const rv_frustum *planes, soa 
 /* Frustum-culls the buildings and rasterises the visible ones; returns how many. */
 static uint32_t raster_frame(rv_occlusion *occ, const rvb_city *city, const float vp[16])
 {
-    rv_frustum planes;
+    frustum6 planes;
     frustum_of(vp, &planes);
     rv_clip gl = {0};
     if (rv_occlusion_begin(occ, vp, gl, 16.0f / 9.0f) != RV_OK)
@@ -149,7 +170,7 @@ static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const c
         uint64_t raster_t = 0, test_t = 0, base_t = 0, tests = 0, raster_c = 0, test_c = 0, base_c = 0;
         for (int f = 0; f < CITY_FRAMES; f++) {
             float eye[3], vp[16];
-            rv_frustum planes;
+            frustum6 planes;
             rvb_city_camera(f, CITY_FRAMES, eye, vp);
             frustum_of(vp, &planes);
             frustum_objects(city, &planes, &s); /* untimed: the host's frustum pass */
@@ -365,7 +386,7 @@ static int verify_case(rvb_ctx *ctx, const rvb_city *city)
     int frames = 0;
     for (int f = 0; f < CITY_FRAMES; f += 10, frames++) {
         float eye[3], vp[16];
-        rv_frustum planes;
+        frustum6 planes;
         rvb_city_camera(f, CITY_FRAMES, eye, vp);
         frustum_of(vp, &planes);
         frustum_objects(city, &planes, &s);

@@ -204,6 +204,36 @@ static inline void stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, ui
         f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
 }
 
+/* Times calls made once per node inside the walk without a clock read around each: every
+ * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
+ * calls (two clock reads per visible group cost as much as the test itself). */
+#define RVI_WALK_SAMPLE 8u
+
+typedef struct walk_timer {
+    uint32_t calls, samples;
+    double sampled_us;
+} walk_timer;
+
+static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
+{
+    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? clock_now(world) + 1 : 0;
+}
+
+static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
+{
+    if (!started)
+        return;
+    uint64_t t1 = clock_now(world) + 1;
+    t->samples++;
+    if (t1 >= started)
+        t->sampled_us += (double)(t1 - started) / 1000.0;
+}
+
+static inline double walk_timer_estimate(const walk_timer *t)
+{
+    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
+}
+
 /* ---- begin ----------------------------------------------------------------------------- */
 
 static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
@@ -377,7 +407,8 @@ static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, u
 }
 
 /* The hierarchical walk: frustum, partition, group occlusion, HLOD. Fills candidates. */
-static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
+static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate, walk_timer *occlusion_timer,
+                      walk_timer *partition_timer, walk_timer *lod_timer)
 {
     rvi_scene *sc = &world->scene;
     rvi_heap *heap = &world->heap;
@@ -414,10 +445,9 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
             if (rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE) {
                 f->counts.frustum_culled++;
                 if (flags & RVI_NODE_HAS_HLOD) {
-                    uint64_t t0 = clock_now(world);
+                    uint64_t t0 = walk_timer_start(world, lod_timer, timed);
                     (void)rvi_hlod_decide(world, &f->hlod_pass, i, true);
-                    if (timed)
-                        stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+                    walk_timer_stop(world, lod_timer, t0);
                 }
                 continue;
             }
@@ -429,11 +459,10 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
         bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
         bool tested = false;
         if (occlusion && has_children) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, occlusion_timer, timed);
             f->counts.occlusion_tested++;
             bool visible = node_visible(f, sc, i, ws);
-            if (timed)
-                stage_add(f, RV_STAGE_OCCLUSION, t0, clock_now(world));
+            walk_timer_stop(world, occlusion_timer, t0);
             if (!visible) {
                 f->counts.occlusion_culled++;
                 if (group)
@@ -443,18 +472,16 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
             tested = true;
         }
         if (group) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, partition_timer, timed);
             rv_result r = rvi_partition_gate_group(world, gate, i, fr);
-            if (timed)
-                stage_add(f, RV_STAGE_PARTITION, t0, clock_now(world));
+            walk_timer_stop(world, partition_timer, t0);
             if (r != RV_OK && r != RV_ERR_NOT_FOUND)
                 return r;
         }
         if (flags & RVI_NODE_HAS_HLOD) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, lod_timer, timed);
             rvi_hlod_decision d = rvi_hlod_decide(world, &f->hlod_pass, i, false);
-            if (timed)
-                stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+            walk_timer_stop(world, lod_timer, t0);
             if (d.is_region) {
                 if (d.wants_load) {
                     rv_node h = rvi_node_handle(sc, i);
@@ -572,16 +599,24 @@ rv_result rv_frame_cull(rv_world *world)
     if (timed)
         stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
 
-    double timed_inside = timed ? f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
-                                  f->stage_us[RV_STAGE_LOD] : 0;
-    RVI_TRY(walk(world, f, rvi_partition_find(world)));
+    walk_timer occlusion_timer = { 0 }, partition_timer = { 0 }, lod_timer = { 0 };
+    rv_result walked = walk(world, f, rvi_partition_find(world), &occlusion_timer, &partition_timer, &lod_timer);
     uint64_t t2 = clock_now(world);
     if (timed) {
-        double inside = f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
-                        f->stage_us[RV_STAGE_LOD] - timed_inside;
-        double walk_us = (double)(t2 - t1) / 1000.0 - inside;
-        f->stage_us[RV_STAGE_FRUSTUM] += walk_us > 0 ? walk_us : 0;
+        /* The estimates of what ran inside the walk are scaled down should they exceed the
+         * walk itself, so the stages never add up to more than the frame took. */
+        double occlusion_us = walk_timer_estimate(&occlusion_timer);
+        double partition_us = walk_timer_estimate(&partition_timer);
+        double lod_us = walk_timer_estimate(&lod_timer);
+        double span_us = t2 >= t1 ? (double)(t2 - t1) / 1000.0 : 0.0;
+        double inside = occlusion_us + partition_us + lod_us;
+        double scale = inside > span_us ? span_us / inside : 1.0;
+        f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
+        f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
+        f->stage_us[RV_STAGE_LOD] += lod_us * scale;
+        f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
     }
+    RVI_TRY(walked);
     RVI_TRY(occlusion_pass(world, f));
     uint64_t t3 = clock_now(world);
     if (timed)

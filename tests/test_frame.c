@@ -706,6 +706,63 @@ static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
     rv_world_destroy(w);
 }
 
+static uint64_t fake_clock_ns(void *user)
+{
+    uint64_t *now = user;
+    return *now += 1000; /* every read advances 1 us */
+}
+
+/* Per-stage times: -1 without a clock; with one, every stage is >= 0, the walk's stages are
+ * charged, and together they never exceed the time the clock saw pass during the frame. */
+static void test_stage_times_follow_the_host_clock(void **state)
+{
+    (void)state;
+    uint64_t now = 0;
+    for (int with_clock = 0; with_clock < 2; with_clock++) {
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 128;
+        if (with_clock) {
+            d.clock_ns = fake_clock_ns;
+            d.clock_user = &now;
+        }
+        rv_world *w = NULL;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        for (int g = 0; g < 40; g++) {
+            rv_node grp;
+            assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
+            for (int k = 0; k < 4; k++)
+                object_at(w, grp, (float)(g % 8) * 3 - 12 + (float)k * 0.5f, 1, -5 - (float)(g / 8) * 6, 0.4f);
+        }
+        rv_node wall;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+        float wmin[3] = { -4, 0, -12.5f }, wmax[3] = { 4, 6, -12 };
+        assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+        camera c;
+        camera_make(&c, eye0, ahead, 1.2f, 0);
+        rv_frame_view v;
+        uint64_t before = now;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        double span_us = (double)(now - before) / 1000.0, sum = 0;
+        assert_true(v.opaque_count > 0);
+        assert_true(v.counts.occlusion_culled > 0);
+        for (int k = 0; k < RV_STAGE_COUNT; k++) {
+            if (!with_clock) {
+                assert_true(v.stage_us[k] == -1.0);
+                continue;
+            }
+            assert_true(v.stage_us[k] >= 0.0);
+            sum += v.stage_us[k];
+        }
+        if (with_clock) {
+            assert_true(v.stage_us[RV_STAGE_OCCLUSION] > 0);
+            assert_true(v.stage_us[RV_STAGE_PUBLISH] > 0);
+            assert_true(v.stage_us[RV_STAGE_TRANSFORMS] > 0);
+            assert_true(sum <= span_us + 1e-6);
+        }
+        rv_world_destroy(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -724,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
+        cmocka_unit_test(test_stage_times_follow_the_host_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "frame.h"
 #include "support/rvt.h"
 
 #include <math.h>
@@ -763,6 +764,53 @@ static void test_stage_times_follow_the_host_clock(void **state)
     }
 }
 
+/* The publication sort (radix on view depth, permutation applied in place) against a
+ * plain stable insertion sort, both directions, with many equal depths, negative depths
+ * and list lengths around the radix passes' skips. */
+static void test_publication_sort_is_a_stable_sort_both_ways(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_walk_scratch scratch;
+    memset(&scratch, 0, sizeof scratch);
+    enum { MAX = 700 };
+    static rv_draw_item items[MAX], expect[MAX];
+    uint64_t seed = 99;
+    const uint32_t sizes[] = { 0, 1, 2, 3, 17, 256, 257, MAX };
+    for (uint32_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (int far_to_near = 0; far_to_near < 2; far_to_near++) {
+            uint32_t n = sizes[s];
+            for (uint32_t i = 0; i < n; i++) {
+                memset(&items[i], 0, sizeof items[i]);
+                items[i].node.id = i + 1; /* the original position */
+                /* Few distinct depths (so ties abound), both signs, some exact zeros. */
+                items[i].view_depth = (float)((int)(rvt_next(&seed) % 41) - 20) * 0.75f;
+                items[i].world_matrix[5] = (float)i;
+                expect[i] = items[i];
+            }
+            for (uint32_t i = 1; i < n; i++) {
+                rv_draw_item x = expect[i];
+                uint32_t j = i;
+                while (j > 0 && (far_to_near ? expect[j - 1].view_depth < x.view_depth
+                                             : expect[j - 1].view_depth > x.view_depth)) {
+                    expect[j] = expect[j - 1];
+                    j--;
+                }
+                expect[j] = x;
+            }
+            assert_int_equal(rvi_frame_reserve_sort(&heap, &scratch, n), RV_OK);
+            rvi_frame_sort(items, n, far_to_near != 0, &scratch);
+            for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(items[i].node.id, expect[i].node.id);
+                assert_true(items[i].world_matrix[5] == expect[i].world_matrix[5]);
+            }
+        }
+    }
+    rvi_walk_scratch_free(&heap, &scratch);
+    assert_int_equal(heap.stats.bytes_live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_stage_times_follow_the_host_clock),
+        cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -396,13 +396,23 @@ typedef struct walk_entry {
     float weight;
 } walk_entry;
 
+/* Pushes every child: room for child_count entries is made once, then they are written in
+ * place (a longer sibling list than the count would still be pushed, one by one). */
 static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
 {
     const rvi_scene *sc = &world->scene;
+    uint32_t n = sc->child_count[node], k = 0;
+    walk_entry *top = NULL;
+    if (n)
+        RVI_TRY(rvi_vec_extend(&world->heap, stack, sizeof *top, n, (void **)&top));
     for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
         walk_entry e = { c, mask, weight };
-        RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
+        if (k < n)
+            top[k++] = e;
+        else
+            RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
     }
+    stack->count -= n - k;
     return RV_OK;
 }
 

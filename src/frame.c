@@ -158,11 +158,11 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         const float *m = view->view_projection;
         cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
         float fwd[3] = { m[3], m[7], m[11] };
+        float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]); /* length of the y row */
         if (cam.orthographic) {
             fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
             if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
             /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
-            float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
             cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
         }
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
@@ -170,7 +170,10 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
             return RV_ERR_INVALID_ARG;
         for (int k = 0; k < 3; k++)
             cam.forward[k] = fwd[k] / len;
-        cam.fov_y = view->fov_y > 0 ? view->fov_y : 60.0f * 3.14159265f / 180.0f;
+        /* A perspective view-projection's y row is cot(fov_y / 2) times its w row's length
+         * (rigid view): read fov_y from it as the view + projection form does. */
+        cam.fov_y = view->fov_y > 0 ? view->fov_y
+                    : (!cam.orthographic && ry > 0 ? 2.0f * atanf(len / ry) : 60.0f * 3.14159265f / 180.0f);
     } else {
         return RV_ERR_INVALID_ARG;
     }

@@ -811,6 +811,43 @@ static void test_publication_sort_is_a_stable_sort_both_ways(void **state)
     assert_int_equal(heap.stats.bytes_live, 0);
 }
 
+/* fov_y 0 reads the field of view from a perspective projection in both view forms: an HLOD
+ * region whose screen-space error exceeds the limit only at the camera's narrow 20 degrees
+ * (not at the 60 degree fallback) refines either way. */
+static void test_view_projection_form_reads_fov_from_the_matrix(void **state)
+{
+    (void)state;
+    for (int vp_form = 0; vp_form < 2; vp_form++) {
+        rv_world *w = world_new(0);
+        rv_node region = object_at(w, RV_NODE_NONE, 0, 1.7f, -100, 5);
+        rv_node child = object_at(w, region, 0, 0, 0, 4);
+        assert_int_equal(rv_node_set_hlod_region(w, region, 1.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_region(w, child, 0.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, child, true), RV_OK);
+        /* SSE = 1 m * 720 px / (2 * 95 m * tan(fov / 2)): 21.5 px at 20 degrees, 6.6 px at 60. */
+        camera c;
+        camera_make(&c, eye0, ahead, 20.0f * 3.14159265f / 180.0f, 0);
+        float vp[16];
+        for (int col = 0; col < 4; col++)
+            for (int r = 0; r < 4; r++) {
+                float acc = 0;
+                for (int k = 0; k < 4; k++)
+                    acc += c.projection[k * 4 + r] * c.view[col * 4 + k];
+                vp[col * 4 + r] = acc;
+            }
+        if (vp_form) {
+            c.v.view = c.v.projection = NULL;
+            c.v.view_projection = vp;
+            c.v.eye = eye0;
+        }
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.counts.hlod_refined, 1);
+        rv_world_destroy(w);
+    }
+}
+
 /* ---- property test: random scenes against a slow ray-cast reference ------------------------ */
 
 /* Camera kinds: every clip convention the library accepts, perspective and orthographic. */
@@ -1510,6 +1547,7 @@ int main(void)
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_stage_times_follow_the_host_clock),
         cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
+        cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

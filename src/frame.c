@@ -808,12 +808,15 @@ rv_result rv_frame_abort(rv_world *world)
     if (!f || f->state == RVI_FRAME_IDLE)
         return RV_OK;
     /* The half-built arena is recycled unpublished; its next build bumps its generation. */
+    bool walked = f->state == RVI_FRAME_CULLED;
     f->building = -1;
     f->state = RVI_FRAME_IDLE;
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
+        /* Close the gate's frame. Before the walk no group was gated: gate them by the
+         * frustum now, or every part would count as culled and re-enter next frame. */
         rv_partition_result pr;
-        (void)rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr);
+        (void)rvi_partition_frame_end(world, gate, walked ? NULL : &f->cam.frustum, f->cam.time_ms, &pr);
     }
     return RV_OK;
 }

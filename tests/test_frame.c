@@ -848,6 +848,48 @@ static void test_view_projection_form_reads_fov_from_the_matrix(void **state)
     }
 }
 
+/* An aborted frame must not make every part look culled: a frame abandoned right after
+ * begin leaves the gate as a complete frame would, so the next frame asks no resync for
+ * parts that never left the view. */
+static void test_abort_does_not_make_parts_reenter(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.partition.request_reprocess = on_reprocess;
+    d.partition.is_update_in_progress = is_busy;
+    host_busy = false;
+    reprocess_calls = 0;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node left = object_at(w, building, -3, 0, 0, 1);
+    rv_node right = object_at(w, building, 3, 0, 0, 1);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
+    assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
+    camera c;
+    float look[3] = { 0, 1.7f, -20 };
+    camera_make(&c, eye0, look, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* first sight: not a re-entry */
+    assert_int_equal(v.resync_request_count, 0);
+    for (int stage = 0; stage < 2; stage++) {
+        c.v.time_ms += 16;
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        if (stage == 1)
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_abort(w), RV_OK);
+        c.v.time_ms += 16;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, left));
+        assert_true(view_draws(&v, right));
+        assert_int_equal(v.resync_request_count, 0);
+        assert_int_equal(reprocess_calls, 0);
+    }
+    rv_world_destroy(w);
+}
+
 /* ---- property test: random scenes against a slow ray-cast reference ------------------------ */
 
 /* Camera kinds: every clip convention the library accepts, perspective and orthographic. */
@@ -1548,6 +1590,7 @@ int main(void)
         cmocka_unit_test(test_stage_times_follow_the_host_clock),
         cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
+        cmocka_unit_test(test_abort_does_not_make_parts_reenter),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,9 +92,12 @@ rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
             return RV_ERR_OUT_OF_MEMORY;
         f->building = -1;
         f->lent = -1;
-        /* Arena generations start apart so a view of one never validates against the other. */
-        f->arenas[0].generation = 1;
-        f->arenas[1].generation = 2;
+        /* Arena generations start apart so a view of one never validates against the other,
+         * and carry the world's tag in their top bits so no other world's view validates
+         * (an empty view has no pointer to tell them apart). Each build adds 2. */
+        uint64_t tag = (uint64_t)world->tag << 48;
+        f->arenas[0].generation = tag | 1;
+        f->arenas[1].generation = tag | 2;
         rvi_module_hooks hooks = { f, frame_destroy, frame_node_destroyed };
         rvi_world_register_module(world, RVI_MODULE_FRAME, &hooks);
     }

@@ -890,6 +890,27 @@ static void test_abort_does_not_make_parts_reenter(void **state)
     rv_world_destroy(w);
 }
 
+/* A view is valid only in its own world, even when it lists nothing (no pointer to tell). */
+static void test_view_of_another_world_is_never_valid(void **state)
+{
+    (void)state;
+    rv_world *a = world_new(0), *b = world_new(0);
+    object_at(a, RV_NODE_NONE, 0, 1.7f, 50, 0.5f); /* behind the camera: nothing drawn */
+    object_at(b, RV_NODE_NONE, 0, 1.7f, 50, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view va, vb;
+    assert_int_equal(rv_frame(a, &c.v, &va), RV_OK);
+    assert_int_equal(rv_frame(b, &c.v, &vb), RV_OK);
+    assert_int_equal(va.opaque_count, 0);
+    assert_true(rv_frame_view_is_valid(a, &va));
+    assert_true(rv_frame_view_is_valid(b, &vb));
+    assert_false(rv_frame_view_is_valid(b, &va));
+    assert_false(rv_frame_view_is_valid(a, &vb));
+    rv_world_destroy(a);
+    rv_world_destroy(b);
+}
+
 /* ---- property test: random scenes against a slow ray-cast reference ------------------------ */
 
 /* Camera kinds: every clip convention the library accepts, perspective and orthographic. */
@@ -1591,6 +1612,7 @@ int main(void)
         cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
+        cmocka_unit_test(test_view_of_another_world_is_never_valid),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -428,7 +428,7 @@ typedef struct walk_entry {
 static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
 {
     const rvi_scene *sc = &world->scene;
-    uint32_t n = sc->child_count[node], k = 0;
+    uint32_t n = sc->aux[node].child_count, k = 0;
     walk_entry *top = NULL;
     if (n)
         RVI_TRY(rvi_vec_extend(&world->heap, stack, sizeof *top, n, (void **)&top));

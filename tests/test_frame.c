@@ -973,6 +973,13 @@ static void *frame_setup(const rv_allocator *allocator)
     gd.cell_size = 8;
     gd.count_x = gd.count_z = 16;
     assert_int_equal(rv_world_add_grid(s->world, &gd, NULL), RV_OK);
+    /* A partitioned model (nodes 1 and 2 are parts of node 0) and a journal. */
+    assert_int_equal(rv_partition_make_group(s->world, s->nodes[0]), RV_OK);
+    uint64_t leaves[2] = { 11, 12 };
+    assert_int_equal(rv_partition_set_part(s->world, s->nodes[1], &leaves[0], 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(s->world, s->nodes[2], &leaves[1], 1, true), RV_OK);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
     /* A first frame looking away: little drawn, little requested. */
     camera c;
     const float behind[3] = { 0, 1.7f, 10 };
@@ -985,6 +992,18 @@ static rv_result frame_call(void *o)
     sweep_world *s = o;
     camera c;
     camera_make(&c, eye0, ahead, 1.6f, 16); /* now everything: every list grows */
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK); /* made in setup: no allocation */
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.transform.position[2] = -10;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    rv_result r = rv_journal_register(j, 0, 77, 1, &p, NULL);
+    if (r != RV_OK)
+        return r;
     rv_frame_view v;
     return rv_frame(s->world, &c.v, &v);
 }

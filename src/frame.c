@@ -357,7 +357,10 @@ static void box_to_world(const float m[16], const float mn[3], const float mx[3]
     }
 }
 
-static void rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
+/* Submits every persistent occluder whose world box meets the frustum. An occluder the
+ * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
+ * of memory is reported. */
+static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
     for (uint32_t i = 0; i < f->occluders.count; i++) {
@@ -369,9 +372,12 @@ static void rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
         box_to_world(m, b->min, b->max, wmin, wmax);
         if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
             continue;
-        if (rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m) == RV_OK)
-            f->counts.occluders_added++;
+        rv_result r = rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m);
+        if (r == RV_ERR_OUT_OF_MEMORY)
+            return r;
+        f->counts.occluders_added += r == RV_OK;
     }
+    return RV_OK;
 }
 
 /* Volume of a local box under m (|det| of the linear part times the box volume). */
@@ -641,7 +647,7 @@ rv_result rv_frame_cull(rv_world *world)
     bool timed = world->desc.clock_ns != NULL;
     uint64_t t0 = clock_now(world);
     if (f->occlusion) {
-        rasterise_occluder_nodes(world, f);
+        RVI_TRY(rasterise_occluder_nodes(world, f));
         RVI_TRY(rv_occlusion_freeze(f->occlusion));
     }
     uint64_t t1 = clock_now(world);

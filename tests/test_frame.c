@@ -10,6 +10,7 @@
 #include "support/rvt.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------------------- */
@@ -958,6 +959,120 @@ static void test_view_of_another_world_is_never_valid(void **state)
     rv_world_destroy(b);
 }
 
+/* ---- allocation failure ------------------------------------------------------------------ */
+
+typedef struct sweep_world {
+    rv_world *world;
+    rv_node nodes[120];
+    rv_frame_view last;
+} sweep_world;
+
+static sweep_world *sweep_world_new(const rv_allocator *allocator, bool occlusion)
+{
+    sweep_world *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    rv_world_desc d = { 0 };
+    d.allocator = *allocator;
+    d.occlusion.width = occlusion ? 128 : 0;
+    assert_int_equal(rv_world_create(&d, &s->world), RV_OK);
+    uint64_t seed = 5;
+    for (int i = 0; i < 120; i++)
+        s->nodes[i] = object_at(s->world, i % 3 ? s->nodes[i - i % 3] : RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1,
+                                rvt_uniform(&seed, -60, -5), 0.6f);
+    return s;
+}
+
+static void sweep_world_free(void *o)
+{
+    sweep_world *s = o;
+    rv_world_destroy(s->world);
+    free(s);
+}
+
+static void *box_setup(const rv_allocator *allocator) { return sweep_world_new(allocator, false); }
+static rv_result box_call(void *o)
+{
+    sweep_world *s = o;
+    const float mn[3] = { -1, -1, -1 }, mx[3] = { 1, 1, 1 };
+    return rv_node_set_test_box(s->world, s->nodes[119], mn, mx); /* slot array past 64 entries */
+}
+static rv_result occluder_box_call(void *o)
+{
+    sweep_world *s = o;
+    const float mn[3] = { -1, -1, -1 }, mx[3] = { 1, 1, 1 };
+    return rv_node_set_occluder_box(s->world, s->nodes[100], mn, mx);
+}
+static uint64_t box_fingerprint(void *o)
+{
+    sweep_world *s = o;
+    return rv_world_scene_stats(s->world).nodes;
+}
+
+static void *frame_setup(const rv_allocator *allocator)
+{
+    sweep_world *s = sweep_world_new(allocator, true);
+    const float mn[3] = { -4, 0, -20.5f }, mx[3] = { 4, 5, -20 };
+    assert_int_equal(rv_node_set_occluder_box(s->world, s->nodes[7], mn, mx), RV_OK);
+    assert_int_equal(rv_node_set_test_box(s->world, s->nodes[9], mn, mx), RV_OK);
+    rv_grid_desc gd = { 0 };
+    gd.source = 3;
+    gd.origin[0] = gd.origin[1] = -64;
+    gd.cell_size = 8;
+    gd.count_x = gd.count_z = 16;
+    assert_int_equal(rv_world_add_grid(s->world, &gd, NULL), RV_OK);
+    /* A partitioned model (nodes 1 and 2 are parts of node 0) and a journal. */
+    assert_int_equal(rv_partition_make_group(s->world, s->nodes[0]), RV_OK);
+    uint64_t leaves[2] = { 11, 12 };
+    assert_int_equal(rv_partition_set_part(s->world, s->nodes[1], &leaves[0], 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(s->world, s->nodes[2], &leaves[1], 1, true), RV_OK);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
+    /* A first frame looking away: little drawn, little requested. */
+    camera c;
+    const float behind[3] = { 0, 1.7f, 10 };
+    camera_make(&c, eye0, behind, 1.0f, 0);
+    assert_int_equal(rv_frame(s->world, &c.v, &s->last), RV_OK);
+    return s;
+}
+static rv_result frame_call(void *o)
+{
+    sweep_world *s = o;
+    camera c;
+    camera_make(&c, eye0, ahead, 1.6f, 16); /* now everything: every list grows */
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK); /* made in setup: no allocation */
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.transform.position[2] = -10;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    rv_result r = rv_journal_register(j, 0, 77, 1, &p, NULL);
+    if (r != RV_OK)
+        return r;
+    rv_frame_view v;
+    return rv_frame(s->world, &c.v, &v);
+}
+/* A failed frame leaves the published view valid and saying the same. */
+static uint64_t frame_fingerprint(void *o)
+{
+    sweep_world *s = o;
+    return rv_frame_view_digest(&s->last) ^ (rv_frame_view_is_valid(s->world, &s->last) ? 0x9e37ull : 0);
+}
+
+static void test_allocation_failure_in_boxes_and_frames(void **state)
+{
+    (void)state;
+    rvt_sweep box = { "rv_node_set_test_box", box_setup, box_call, box_fingerprint, sweep_world_free };
+    assert_true(rvt_run_sweep(&box) >= 2); /* frame state, slot array, boxes */
+    rvt_sweep occluder = { "rv_node_set_occluder_box", box_setup, occluder_box_call, box_fingerprint,
+                           sweep_world_free };
+    assert_true(rvt_run_sweep(&occluder) >= 2);
+    rvt_sweep frame = { "rv_frame", frame_setup, frame_call, frame_fingerprint, sweep_world_free };
+    assert_true(rvt_run_sweep(&frame) >= 3);
+}
+
 /* ---- property test: random scenes against a slow ray-cast reference ------------------------ */
 
 /* Camera kinds: every clip convention the library accepts, perspective and orthographic. */
@@ -1661,6 +1776,7 @@ int main(void)
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
         cmocka_unit_test(test_view_of_another_world_is_never_valid),
+        cmocka_unit_test(test_allocation_failure_in_boxes_and_frames),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

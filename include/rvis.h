@@ -257,8 +257,9 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * tree is left unchanged. The child keeps its local transform (its world placement follows
  * the new parent at the next update). Attaching to the current parent does nothing. Costs
  * O(depth of parent) for the cycle check; never allocates.
- * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle),
- * RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
+ * parent must be a live node: RV_NODE_NONE is refused (use rv_node_detach to make a root).
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
+ * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
 /* Makes node a root, appended to the root list (its local transform becomes its world
@@ -636,7 +637,9 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  * a doorknob switch at the same range, angles get both right with one ladder.
  *
  * Level numbers: 0 is the finest. A ladder of n thresholds answers 0..n; n means "smaller
- * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides).
+ * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides;
+ * rv_frame draws nothing for it and records RV_CULL_LOD_NOTHING — give the ladder one more
+ * threshold for an impostor level).
  * An angle reaches a threshold when angle * bias >= threshold; angles within two parts in
  * a million below a threshold also count as reaching it (float rounding errs toward detail).
  * An eye inside the sphere (distance <= radius) reaches every threshold: level 0. */
@@ -1901,6 +1904,9 @@ typedef struct rv_frame_counts {
     uint32_t pages_evicted;      /* evictions handed out in this view */
     uint32_t opaque;             /* items in the opaque list */
     uint32_t translucent;        /* items in the translucent list */
+    uint32_t transform_errors;   /* 1 when rv_update_world refused an in-place transform write
+                                    (NaN/Inf, zero quaternion): those nodes kept their previous
+                                    matrices; the host should fix the writes */
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
@@ -1962,8 +1968,11 @@ typedef struct rv_frame_view {
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
  * the residency's frame. The arena this frame is built in is the one the last published
  * view does not live in, so that view stays valid while this one is built.
+ * A bad in-place transform write does not stop the frame: the node keeps its previous
+ * matrix and counts.transform_errors says so.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
- * neither matrix form given), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
+ * neither matrix form given, or, with occlusion on, a viewport so wide or tall that the
+ * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
  * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
@@ -2003,8 +2012,9 @@ RV_API rv_result rv_frame_abort(rv_world *world);
  * aborted and *out is untouched. Errors: those of the three. */
 RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
 
-/* True while view (published by this world's rv_frame_end or rv_cull_view) may be read:
- * its arena has not been reused since. False for NULL or another world's view. */
+/* True while view (published by this world's rv_frame_end) may be read: its arena has not
+ * been reused since. False for NULL, for another world's view, and for views from
+ * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked). */
 RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
 
 /* A 64-bit digest of what the view says to draw (node handles' slot and generation,
@@ -2053,9 +2063,12 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * or before the first frame). Borrowed; owned by the world. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
-/* An extra view's own output list (shadow, reflection): one arena, reused by each
- * rv_cull_view with it. Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
+/* An extra view's own output list (shadow, reflection). Opaque. */
 typedef struct rv_view_list rv_view_list;
+
+/* Creates an extra view's list: one arena, reused by each rv_cull_view with it; owned by the
+ * caller (rv_view_list_destroy), and by the world's lifetime. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
 /* Destroys a list (NULL ignored). Views it lent become invalid. */
 RV_API void rv_view_list_destroy(rv_view_list *list);

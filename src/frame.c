@@ -296,6 +296,7 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
      * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
     if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
         return r;
+    f->counts.transform_errors = r != RV_OK;
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
@@ -360,9 +361,51 @@ static void box_to_world(const float m[16], const float mn[3], const float mx[3]
 /* Submits every persistent occluder whose world box meets the frustum. An occluder the
  * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
  * of memory is reported. */
+/* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
+ * included) is flagged hidden or is a partition part the gate hides (slice, inactive
+ * deferred part), and its LOD level is not "nothing". An occluder whose geometry is not
+ * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
+ * here (a group gated again in the walk keeps its last decision). */
+static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,
+                                   uint32_t *last_gated, bool *out)
+{
+    const rvi_scene *sc = &world->scene;
+    *out = false;
+    for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a]) {
+        uint32_t flags = sc->flags[a];
+        if (flags & RVI_NODE_HIDDEN)
+            return RV_OK;
+        if ((flags & RVI_NODE_PARTITION_PART) && gate) {
+            uint32_t group = sc->parent[a];
+            if (group != RVI_INDEX_NONE && (sc->flags[group] & RVI_NODE_PARTITION_GROUP)) {
+                if (*last_gated != group) {
+                    rv_result r = rvi_partition_gate_group(world, gate, group, &f->cam.frustum);
+                    if (r != RV_OK && r != RV_ERR_NOT_FOUND)
+                        return r;
+                    *last_gated = group;
+                }
+                if (rvi_partition_part_hidden(world, gate, a))
+                    return RV_OK;
+            }
+        }
+    }
+    if (sc->flags[node] & RVI_NODE_HAS_LOD) {
+        rv_lod_ladder ladder;
+        uint32_t level = 0;
+        rv_node h = rvi_node_handle(sc, node);
+        if (rv_node_get_lod_ladder(world, h, &ladder) == RV_OK &&
+            rv_lod_for_node(world, h, &f->cam.lod_view, &ladder, &level) == RV_OK && level >= ladder.count)
+            return RV_OK;
+    }
+    *out = true;
+    return RV_OK;
+}
+
 static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
+    rvi_partition *gate = rvi_partition_find(world);
+    uint32_t last_gated = RVI_INDEX_NONE;
     for (uint32_t i = 0; i < f->occluders.count; i++) {
         const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
         if (sc->flags[b->node] & RVI_NODE_HIDDEN)
@@ -371,6 +414,10 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
         float wmin[3], wmax[3];
         box_to_world(m, b->min, b->max, wmin, wmax);
         if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
+            continue;
+        bool drawable;
+        RVI_TRY(occluder_drawable(world, f, gate, b->node, &last_gated, &drawable));
+        if (!drawable)
             continue;
         rv_result r = rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m);
         if (r == RV_ERR_OUT_OF_MEMORY)

@@ -29,6 +29,12 @@ static rv_result resolve_desc(const rv_occlusion_desc *in, rv_occlusion_desc *ou
     return RV_OK;
 }
 
+rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc)
+{
+    rv_occlusion_desc resolved;
+    return resolve_desc(desc, &resolved);
+}
+
 static rv_result create_with(rvi_heap *borrowed, const rv_occlusion_desc *desc, rv_occlusion **out)
 {
     if (!out)

@@ -275,4 +275,7 @@ bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
 void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch, int32_t *spans,
                        bool wide);
 
+/* Validates a desc as creation would (defaults applied), creating nothing. */
+rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
+
 #endif

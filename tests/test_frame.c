@@ -1752,6 +1752,48 @@ static void test_property_frame_culls_only_what_is_truly_hidden(void **state)
     assert_true(t.crossfades > 0);
 }
 
+static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    /* A storey part holding a wall occluder; a crate behind the wall, outside the building. */
+    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -10, 0.1f);
+    rv_node storey = object_at(w, building, 0, 1, 0, 0.5f);
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, storey, &wall), RV_OK);
+    float wmin[3] = { -3, -1, -0.5f }, wmax[3] = { 3, 9, 0 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node crate = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves[1] = { 7 };
+    assert_int_equal(rv_partition_set_part(w, storey, leaves, 1, false), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, crate)); /* the storey stands: its wall hides the crate */
+    /* A committed slice that cuts the storey away: its wall is not drawn, so it must not
+     * hide the crate behind it, from this very frame on. */
+    float smin[3] = { -100, -100, 0 }, smax[3] = { 100, 100, 100 };
+    assert_int_equal(rv_partition_set_committed_slice(w, smin, smax), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, storey));
+    assert_true(view_draws(&v, crate));
+    /* The same for an occluder whose own LOD level is "nothing". */
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    rv_lod_ladder ladder;
+    float t[1] = { 3.0f }; /* only an enormous angle reaches level 0 */
+    assert_int_equal(rv_lod_ladder_make(t, 1, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, wall, (float[3]){ 0, 4, -0.25f }, 5.0f), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, wall, &ladder), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, wall));
+    assert_true(view_draws(&v, crate));
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1769,6 +1811,7 @@ int main(void)
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
+        cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_stage_times_follow_the_host_clock),

@@ -257,8 +257,9 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * tree is left unchanged. The child keeps its local transform (its world placement follows
  * the new parent at the next update). Attaching to the current parent does nothing. Costs
  * O(depth of parent) for the cycle check; never allocates.
- * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle),
- * RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
+ * parent must be a live node: RV_NODE_NONE is refused (use rv_node_detach to make a root).
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
+ * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
 /* Makes node a root, appended to the root list (its local transform becomes its world
@@ -461,6 +462,9 @@ RV_API rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_no
  *  - floating-point error is bounded and charged against culling, never for it.
  * A max-depth pyramid answers a large object in at most four texel reads and refines only
  * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
+ * Coverage is inner conservative rasterisation (Hasselgren, Akenine-Möller & Ohlsson 2005,
+ * the underestimating variant); box silhouettes come from the eye's region relative to the
+ * box's slabs (Schmalstieg & Tobler 1999). Guide: docs/occlusion.md.
  *
  * Threads: one buffer is used from one thread at a time (tests update the stats). Two
  * buffers share nothing and may be used on two threads. */
@@ -487,8 +491,10 @@ typedef struct rv_occlusion_desc {
 /* Per-frame counters, reset by rv_occlusion_begin. */
 typedef struct rv_occlusion_stats {
     uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
-    uint32_t occluders_rasterized; /* occluders that reached the buffer */
-    uint32_t occluders_skipped;    /* submitted but not rasterised (sum of the four below) */
+    uint32_t occluders_rasterized; /* occluders drawn into the buffer */
+    uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
+                                      drawn, since drawing them could not change the buffer */
+    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
     uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
@@ -548,8 +554,10 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
  * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
  * an occluder bigger than its solid hides things the camera can see.
- * The box is projected at once and rasterised at the freeze. Small (min_occluder_texels),
- * off-screen and behind-the-camera occluders are counted as skipped, not errors.
+ * The box is recorded; the freeze projects and draws the frame's occluders nearest first,
+ * and one found wholly behind nearer ones is not drawn (drawing it could change nothing).
+ * Small (min_occluder_texels), off-screen and behind-the-camera occluders are counted as
+ * skipped at the freeze, not refused.
  * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
  * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
  * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),
@@ -629,7 +637,9 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  * a doorknob switch at the same range, angles get both right with one ladder.
  *
  * Level numbers: 0 is the finest. A ladder of n thresholds answers 0..n; n means "smaller
- * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides).
+ * than the last threshold" (draw the coarsest, an impostor, or nothing: the host decides;
+ * rv_frame draws nothing for it and records RV_CULL_LOD_NOTHING — give the ladder one more
+ * threshold for an impostor level).
  * An angle reaches a threshold when angle * bias >= threshold; angles within two parts in
  * a million below a threshold also count as reaching it (float rounding errs toward detail).
  * An eye inside the sphere (distance <= radius) reaches every threshold: level 0. */
@@ -1894,6 +1904,9 @@ typedef struct rv_frame_counts {
     uint32_t pages_evicted;      /* evictions handed out in this view */
     uint32_t opaque;             /* items in the opaque list */
     uint32_t translucent;        /* items in the translucent list */
+    uint32_t transform_errors;   /* 1 when rv_update_world refused an in-place transform write
+                                    (NaN/Inf, zero quaternion): those nodes kept their previous
+                                    matrices; the host should fix the writes */
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
@@ -1955,8 +1968,11 @@ typedef struct rv_frame_view {
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
  * the residency's frame. The arena this frame is built in is the one the last published
  * view does not live in, so that view stays valid while this one is built.
+ * A bad in-place transform write does not stop the frame: the node keeps its previous
+ * matrix and counts.transform_errors says so.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
- * neither matrix form given), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
+ * neither matrix form given, or, with occlusion on, a viewport so wide or tall that the
+ * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
  * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
@@ -1996,8 +2012,9 @@ RV_API rv_result rv_frame_abort(rv_world *world);
  * aborted and *out is untouched. Errors: those of the three. */
 RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
 
-/* True while view (published by this world's rv_frame_end or rv_cull_view) may be read:
- * its arena has not been reused since. False for NULL or another world's view. */
+/* True while view (published by this world's rv_frame_end) may be read: its arena has not
+ * been reused since. False for NULL, for another world's view, and for views from
+ * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked). */
 RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
 
 /* A 64-bit digest of what the view says to draw (node handles' slot and generation,
@@ -2046,9 +2063,12 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * or before the first frame). Borrowed; owned by the world. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
-/* An extra view's own output list (shadow, reflection): one arena, reused by each
- * rv_cull_view with it. Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
+/* An extra view's own output list (shadow, reflection). Opaque. */
 typedef struct rv_view_list rv_view_list;
+
+/* Creates an extra view's list: one arena, reused by each rv_cull_view with it; owned by the
+ * caller (rv_view_list_destroy), and by the world's lifetime. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
 /* Destroys a list (NULL ignored). Views it lent become invalid. */
 RV_API void rv_view_list_destroy(rv_view_list *list);

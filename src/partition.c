@@ -37,6 +37,13 @@ static rv_result resolve_desc(const rv_partition_desc *d, rvi_partition *p)
     return RV_OK;
 }
 
+rv_result rvi_partition_check_desc(const rv_partition_desc *desc)
+{
+    rvi_partition scratch;
+    memset(&scratch, 0, sizeof scratch);
+    return resolve_desc(desc, &scratch);
+}
+
 static void free_part_leaves(rvi_heap *heap, rvi_partition_part *part)
 {
     rvi_free(heap, part->leaves, (size_t)part->leaf_count * sizeof *part->leaves);

@@ -63,4 +63,7 @@ bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *gate,
 rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *gate, const rv_frustum *regate,
                                   double now_ms, rv_partition_result *out);
 
+/* Validates a desc as creation would (defaults applied), creating nothing. */
+rv_result rvi_partition_check_desc(const rv_partition_desc *desc);
+
 #endif

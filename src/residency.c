@@ -154,6 +154,12 @@ static rv_result resolve_desc(const rv_residency_desc *in, rv_residency_desc *ou
     return RV_OK;
 }
 
+rv_result rvi_residency_check_desc(const rv_residency_desc *desc)
+{
+    rv_residency_desc resolved;
+    return resolve_desc(desc, &resolved);
+}
+
 static void release_storage(rv_residency *r)
 {
     rvi_vec_free(r->heap, &r->pages, sizeof(rvi_page));

@@ -35,4 +35,7 @@ void rvi_residency_want_cell(rv_residency *residency, rv_page_key key, float dis
 /* The resolved desc (defaults applied). */
 rv_residency_desc rvi_residency_desc(const rv_residency *residency);
 
+/* Validates a desc as creation would (defaults applied), creating nothing. */
+rv_result rvi_residency_check_desc(const rv_residency_desc *desc);
+
 #endif

@@ -2,6 +2,9 @@
 #include "core/check.h"
 #include "frame.h"
 #include "lod.h"
+#include "occlusion.h"
+#include "partition.h"
+#include "residency.h"
 
 #include <string.h>
 
@@ -12,10 +15,13 @@ static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
         d.node_capacity = 1024;
     if (d.node_capacity > RVI_POOL_MAX_SLOTS)
         return RV_ERR_INVALID_ARG;
-    /* The LOD desc is checked here so a bad one is refused at creation; the other modules
-     * validate theirs when they are first used (and refuse every call while it is bad). */
+    /* Every module desc is checked here, so a bad one is refused at creation rather than
+     * at the module's first use. */
     rv_lod_desc lod;
     RVI_TRY(rvi_lod_resolve_desc(&d.lod, &lod));
+    RVI_TRY(rvi_occlusion_check_desc(&d.occlusion));
+    RVI_TRY(rvi_residency_check_desc(&d.residency));
+    RVI_TRY(rvi_partition_check_desc(&d.partition));
     *out = d;
     return RV_OK;
 }

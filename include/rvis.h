@@ -461,6 +461,9 @@ RV_API rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_no
  *  - floating-point error is bounded and charged against culling, never for it.
  * A max-depth pyramid answers a large object in at most four texel reads and refines only
  * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
+ * Coverage is inner conservative rasterisation (Hasselgren, Akenine-Möller & Ohlsson 2005,
+ * the underestimating variant); box silhouettes come from the eye's region relative to the
+ * box's slabs (Schmalstieg & Tobler 1999). Guide: docs/occlusion.md.
  *
  * Threads: one buffer is used from one thread at a time (tests update the stats). Two
  * buffers share nothing and may be used on two threads. */
@@ -487,8 +490,10 @@ typedef struct rv_occlusion_desc {
 /* Per-frame counters, reset by rv_occlusion_begin. */
 typedef struct rv_occlusion_stats {
     uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
-    uint32_t occluders_rasterized; /* occluders that reached the buffer */
-    uint32_t occluders_skipped;    /* submitted but not rasterised (sum of the four below) */
+    uint32_t occluders_rasterized; /* occluders drawn into the buffer */
+    uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
+                                      drawn, since drawing them could not change the buffer */
+    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
     uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
@@ -548,8 +553,10 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
  * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
  * an occluder bigger than its solid hides things the camera can see.
- * The box is projected at once and rasterised at the freeze. Small (min_occluder_texels),
- * off-screen and behind-the-camera occluders are counted as skipped, not errors.
+ * The box is recorded; the freeze projects and draws the frame's occluders nearest first,
+ * and one found wholly behind nearer ones is not drawn (drawing it could change nothing).
+ * Small (min_occluder_texels), off-screen and behind-the-camera occluders are counted as
+ * skipped at the freeze, not refused.
  * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
  * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
  * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),

@@ -92,9 +92,12 @@ rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
             return RV_ERR_OUT_OF_MEMORY;
         f->building = -1;
         f->lent = -1;
-        /* Arena generations start apart so a view of one never validates against the other. */
-        f->arenas[0].generation = 1;
-        f->arenas[1].generation = 2;
+        /* Arena generations start apart so a view of one never validates against the other,
+         * and carry the world's tag in their top bits so no other world's view validates
+         * (an empty view has no pointer to tell them apart). Each build adds 2. */
+        uint64_t tag = (uint64_t)world->tag << 48;
+        f->arenas[0].generation = tag | 1;
+        f->arenas[1].generation = tag | 2;
         rvi_module_hooks hooks = { f, frame_destroy, frame_node_destroyed };
         rvi_world_register_module(world, RVI_MODULE_FRAME, &hooks);
     }
@@ -158,11 +161,11 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         const float *m = view->view_projection;
         cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
         float fwd[3] = { m[3], m[7], m[11] };
+        float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]); /* length of the y row */
         if (cam.orthographic) {
             fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
             if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
             /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
-            float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
             cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
         }
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
@@ -170,7 +173,10 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
             return RV_ERR_INVALID_ARG;
         for (int k = 0; k < 3; k++)
             cam.forward[k] = fwd[k] / len;
-        cam.fov_y = view->fov_y > 0 ? view->fov_y : 60.0f * 3.14159265f / 180.0f;
+        /* A perspective view-projection's y row is cot(fov_y / 2) times its w row's length
+         * (rigid view): read fov_y from it as the view + projection form does. */
+        cam.fov_y = view->fov_y > 0 ? view->fov_y
+                    : (!cam.orthographic && ry > 0 ? 2.0f * atanf(len / ry) : 60.0f * 3.14159265f / 180.0f);
     } else {
         return RV_ERR_INVALID_ARG;
     }
@@ -202,6 +208,36 @@ static inline void stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, ui
 {
     if (t1 >= t0)
         f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
+}
+
+/* Times calls made once per node inside the walk without a clock read around each: every
+ * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
+ * calls (two clock reads per visible group cost as much as the test itself). */
+#define RVI_WALK_SAMPLE 8u
+
+typedef struct walk_timer {
+    uint32_t calls, samples;
+    double sampled_us;
+} walk_timer;
+
+static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
+{
+    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? clock_now(world) + 1 : 0;
+}
+
+static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
+{
+    if (!started)
+        return;
+    uint64_t t1 = clock_now(world) + 1;
+    t->samples++;
+    if (t1 >= started)
+        t->sampled_us += (double)(t1 - started) / 1000.0;
+}
+
+static inline double walk_timer_estimate(const walk_timer *t)
+{
+    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
 }
 
 /* ---- begin ----------------------------------------------------------------------------- */
@@ -321,7 +357,10 @@ static void box_to_world(const float m[16], const float mn[3], const float mx[3]
     }
 }
 
-static void rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
+/* Submits every persistent occluder whose world box meets the frustum. An occluder the
+ * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
+ * of memory is reported. */
+static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
     for (uint32_t i = 0; i < f->occluders.count; i++) {
@@ -333,9 +372,12 @@ static void rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
         box_to_world(m, b->min, b->max, wmin, wmax);
         if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
             continue;
-        if (rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m) == RV_OK)
-            f->counts.occluders_added++;
+        rv_result r = rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m);
+        if (r == RV_ERR_OUT_OF_MEMORY)
+            return r;
+        f->counts.occluders_added += r == RV_OK;
     }
+    return RV_OK;
 }
 
 /* Volume of a local box under m (|det| of the linear part times the box volume). */
@@ -387,18 +429,29 @@ typedef struct walk_entry {
     float weight;
 } walk_entry;
 
+/* Pushes every child: room for child_count entries is made once, then they are written in
+ * place (a longer sibling list than the count would still be pushed, one by one). */
 static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
 {
     const rvi_scene *sc = &world->scene;
+    uint32_t n = sc->aux[node].child_count, k = 0;
+    walk_entry *top = NULL;
+    if (n)
+        RVI_TRY(rvi_vec_extend(&world->heap, stack, sizeof *top, n, (void **)&top));
     for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
         walk_entry e = { c, mask, weight };
-        RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
+        if (k < n)
+            top[k++] = e;
+        else
+            RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
     }
+    stack->count -= n - k;
     return RV_OK;
 }
 
 /* The hierarchical walk: frustum, partition, group occlusion, HLOD. Fills candidates. */
-static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
+static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate, walk_timer *occlusion_timer,
+                      walk_timer *partition_timer, walk_timer *lod_timer)
 {
     rvi_scene *sc = &world->scene;
     rvi_heap *heap = &world->heap;
@@ -437,10 +490,9 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
             if (rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE) {
                 f->counts.frustum_culled++;
                 if (flags & RVI_NODE_HAS_HLOD) {
-                    uint64_t t0 = clock_now(world);
+                    uint64_t t0 = walk_timer_start(world, lod_timer, timed);
                     (void)rvi_hlod_decide(world, &f->hlod_pass, i, true);
-                    if (timed)
-                        stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+                    walk_timer_stop(world, lod_timer, t0);
                 }
                 RVI_TRY(record_cull(world, f, i, RV_CULL_FRUSTUM));
                 continue;
@@ -454,11 +506,10 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
         bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
         bool tested = false;
         if (occlusion && has_children) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, occlusion_timer, timed);
             f->counts.occlusion_tested++;
             bool visible = node_visible(f, sc, i, ws);
-            if (timed)
-                stage_add(f, RV_STAGE_OCCLUSION, t0, clock_now(world));
+            walk_timer_stop(world, occlusion_timer, t0);
             if (!visible) {
                 f->counts.occlusion_culled++;
                 if (group)
@@ -469,18 +520,16 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate)
             tested = true;
         }
         if (group) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, partition_timer, timed);
             rv_result r = rvi_partition_gate_group(world, gate, i, fr);
-            if (timed)
-                stage_add(f, RV_STAGE_PARTITION, t0, clock_now(world));
+            walk_timer_stop(world, partition_timer, t0);
             if (r != RV_OK && r != RV_ERR_NOT_FOUND)
                 return r;
         }
         if (flags & RVI_NODE_HAS_HLOD) {
-            uint64_t t0 = clock_now(world);
+            uint64_t t0 = walk_timer_start(world, lod_timer, timed);
             rvi_hlod_decision d = rvi_hlod_decide(world, &f->hlod_pass, i, false);
-            if (timed)
-                stage_add(f, RV_STAGE_LOD, t0, clock_now(world));
+            walk_timer_stop(world, lod_timer, t0);
             if (d.is_region) {
                 if (d.wants_load) {
                     rv_node h = rvi_node_handle(sc, i);
@@ -598,23 +647,31 @@ rv_result rv_frame_cull(rv_world *world)
     bool timed = world->desc.clock_ns != NULL;
     uint64_t t0 = clock_now(world);
     if (f->occlusion) {
-        rasterise_occluder_nodes(world, f);
+        RVI_TRY(rasterise_occluder_nodes(world, f));
         RVI_TRY(rv_occlusion_freeze(f->occlusion));
     }
     uint64_t t1 = clock_now(world);
     if (timed)
         stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
 
-    double timed_inside = timed ? f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
-                                  f->stage_us[RV_STAGE_LOD] : 0;
-    RVI_TRY(walk(world, f, rvi_partition_find(world)));
+    walk_timer occlusion_timer = { 0 }, partition_timer = { 0 }, lod_timer = { 0 };
+    rv_result walked = walk(world, f, rvi_partition_find(world), &occlusion_timer, &partition_timer, &lod_timer);
     uint64_t t2 = clock_now(world);
     if (timed) {
-        double inside = f->stage_us[RV_STAGE_OCCLUSION] + f->stage_us[RV_STAGE_PARTITION] +
-                        f->stage_us[RV_STAGE_LOD] - timed_inside;
-        double walk_us = (double)(t2 - t1) / 1000.0 - inside;
-        f->stage_us[RV_STAGE_FRUSTUM] += walk_us > 0 ? walk_us : 0;
+        /* The estimates of what ran inside the walk are scaled down should they exceed the
+         * walk itself, so the stages never add up to more than the frame took. */
+        double occlusion_us = walk_timer_estimate(&occlusion_timer);
+        double partition_us = walk_timer_estimate(&partition_timer);
+        double lod_us = walk_timer_estimate(&lod_timer);
+        double span_us = t2 >= t1 ? (double)(t2 - t1) / 1000.0 : 0.0;
+        double inside = occlusion_us + partition_us + lod_us;
+        double scale = inside > span_us ? span_us / inside : 1.0;
+        f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
+        f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
+        f->stage_us[RV_STAGE_LOD] += lod_us * scale;
+        f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
     }
+    RVI_TRY(walked);
     RVI_TRY(occlusion_pass(world, f));
     uint64_t t3 = clock_now(world);
     if (timed)
@@ -795,12 +852,15 @@ rv_result rv_frame_abort(rv_world *world)
     if (!f || f->state == RVI_FRAME_IDLE)
         return RV_OK;
     /* The half-built arena is recycled unpublished; its next build bumps its generation. */
+    bool walked = f->state == RVI_FRAME_CULLED;
     f->building = -1;
     f->state = RVI_FRAME_IDLE;
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
+        /* Close the gate's frame. Before the walk no group was gated: gate them by the
+         * frustum now, or every part would count as culled and re-enter next frame. */
         rv_partition_result pr;
-        (void)rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr);
+        (void)rvi_partition_frame_end(world, gate, walked ? NULL : &f->cam.frustum, f->cam.time_ms, &pr);
     }
     return RV_OK;
 }

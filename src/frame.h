@@ -52,7 +52,6 @@ typedef struct rvi_frame_grid {
 typedef struct rvi_walk_scratch {
     rvi_vec stack;           /* uint32_t node, uint32_t mask, float weight: 3 words per entry */
     rvi_vec candidates;      /* rvi_candidate */
-    rvi_vec sort_items;      /* rv_draw_item scratch */
     rvi_vec sort_keys;       /* uint32_t, 2n */
     rvi_vec sort_order;      /* uint32_t, 2n */
 } rvi_walk_scratch;

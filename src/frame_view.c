@@ -29,7 +29,6 @@ void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *s)
 {
     rvi_vec_free(heap, &s->stack, 3 * sizeof(uint32_t));
     rvi_vec_free(heap, &s->candidates, sizeof(rvi_candidate));
-    rvi_vec_free(heap, &s->sort_items, sizeof(rv_draw_item));
     rvi_vec_free(heap, &s->sort_keys, sizeof(uint32_t));
     rvi_vec_free(heap, &s->sort_order, sizeof(uint32_t));
 }
@@ -38,7 +37,6 @@ rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *s, uint32_t n
 {
     if (n > UINT32_MAX / 2)
         return RV_ERR_CAPACITY;
-    RVI_TRY(rvi_vec_reserve(heap, &s->sort_items, sizeof(rv_draw_item), n));
     RVI_TRY(rvi_vec_reserve(heap, &s->sort_keys, sizeof(uint32_t), 2 * n));
     return rvi_vec_reserve(heap, &s->sort_order, sizeof(uint32_t), 2 * n);
 }
@@ -52,8 +50,8 @@ static inline uint32_t depth_key(float f, bool descending)
     return descending ? ~u : u;
 }
 
-/* LSD radix sort on (key, index): four stable 8-bit passes, then one gather. O(n), stable,
- * so equal depths keep walk order in both directions. */
+/* LSD radix sort on (key, index): four stable 8-bit passes, then the permutation applied
+ * in place. O(n), stable, so equal depths keep walk order in both directions. */
 void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *s)
 {
     if (n < 2)
@@ -84,10 +82,25 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
         uint32_t *t = keys; keys = keys2; keys2 = t;
         t = order; order = order2; order2 = t;
     }
-    rv_draw_item *tmp = RVI_VEC_PTR(s->sort_items, rv_draw_item);
-    for (uint32_t i = 0; i < n; i++)
-        tmp[i] = items[order[i]];
-    memcpy(items, tmp, (size_t)n * sizeof *items);
+    /* Apply the permutation in place, cycle by cycle (slot i takes item order[i]): each
+     * 96-byte item moves once, with no gather buffer and no copy back. A placed slot is
+     * marked by order[i] = i. */
+    for (uint32_t i = 0; i < n; i++) {
+        if (order[i] == i)
+            continue;
+        rv_draw_item held = items[i];
+        uint32_t j = i;
+        for (;;) {
+            uint32_t from = order[j];
+            order[j] = j;
+            if (from == i) {
+                items[j] = held;
+                break;
+            }
+            items[j] = items[from];
+            j = from;
+        }
+    }
 }
 
 rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,

@@ -10,7 +10,23 @@
 
 #include "rvis.h"
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/vec.h"
+
+#include <string.h>
+
+/* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
+ * Clang an AVX2 build of the same source is also compiled and picked at run time
+ * (rv_occlusion.wide). Both give identical results: same operations in the same order, and
+ * ISO C mode forbids contracting them into fused multiply-adds. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define RVI_OCC_X86_WIDE 1
+#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
+#define RVI_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define RVI_OCC_X86_WIDE 0
+#define RVI_ALWAYS_INLINE inline
+#endif
 
 #define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
 #define RVI_OCC_MAX_PLANES 6
@@ -35,15 +51,17 @@ typedef struct rvi_occ_view {
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
 
-/* One occluder, projected and ready to rasterise. Texel (ix, iy) covers
- * [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
+/* One occluder being drawn at the freeze (in double precision, only for occluders not
+ * already hidden by nearer ones): rvi_occ_prepare_box projects it (corners, screen bounds,
+ * farthest point), rvi_occ_finish derives its coverage edges and back-face planes.
+ * Texel (ix, iy) covers [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
 typedef struct rvi_occluder {
-    float area;            /* on-screen bounding-rectangle area in texels (the cap's sort key) */
-    uint32_t order;        /* submission index (ties) */
+    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
+    float bounds[4];       /* screen bounds in texels: min x, min y, max x, max y (unclamped) */
+    bool finished;         /* edges and planes below are set */
     int32_t x0, x1, y0, y1;/* texel range worth scanning (clamped to the buffer) */
     uint32_t edge_count;
     uint32_t plane_count;
-    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
     /* Coverage, one bound per hull edge: in row iy, a whole texel needs
      * ix >= ceil(p + q * iy) (left edges) or ix <= floor(p + q * iy) (right edges). */
     double edge_p[RVI_OCC_MAX_HULL], edge_q[RVI_OCC_MAX_HULL];
@@ -51,7 +69,30 @@ typedef struct rvi_occluder {
     /* Back-face nearness per texel: a * ix + b * iy + c is at most the plane's nearness
      * anywhere in texel (ix, iy) (texel-corner minimum and float error already folded in). */
     float plane[RVI_OCC_MAX_PLANES][3];
+    /* Kept from the projection for rvi_occ_finish (unclipped boxes). */
+    double org[3], edge[3][3];  /* world origin corner and edge vectors */
+    double pts[8][2];           /* projected corners, texel coordinates */
+    bool has_matrix;
 } rvi_occluder;
+
+/* An occluder as declared: the box, and its matrix's index in rv_occlusion.matrices
+ * (-1: identity). */
+typedef struct rvi_occ_input {
+    float min[3], max[3];
+    int32_t matrix;
+} rvi_occ_input;
+
+/* A box seen through the float object test: the touched texel rectangle (inclusive,
+ * clamped to the buffer) and the nearness of its nearest point, rounded nearer. */
+typedef struct rvi_occ_footprint {
+    int32_t x0, y0, x1, y1;
+    float nearness;
+    int32_t on;  /* RVI_OCC_ON: usable; RVI_OCC_AWAY: wholly off screen (beyond the near
+                    plane); 0: crosses the near plane, degenerate or not finite */
+} rvi_occ_footprint;
+
+#define RVI_OCC_ON 1
+#define RVI_OCC_AWAY 2
 
 typedef enum rvi_occ_state {
     RVI_OCC_NO_VIEW = 0, /* no successful begin this frame: adds refused, tests visible */
@@ -70,15 +111,47 @@ struct rv_occlusion {
     size_t level_offset[RV_OCCLUSION_MAX_LEVELS];
     float *texels;           /* every level, level 0 first; nearness, -FLT_MAX = empty */
     size_t texel_capacity;
-    rvi_vec occluders;       /* rvi_occluder, this frame's accepted ones */
-    rvi_vec order;           /* uint32_t scratch for the cap's sort */
+    double *row_scratch;     /* 2 * height doubles for the rasteriser's row bounds */
+    size_t row_capacity;
+    int32_t *row_spans;      /* 2 * height ints: the rows' texel spans */
+    size_t span_capacity;
+    rvi_vec inputs;          /* rvi_occ_input: this frame's occluders, as declared */
+    rvi_vec matrices;        /* float[16] of the occluders that came with a matrix */
+    rvi_vec footprints;      /* rvi_occ_footprint per occluder (freeze scratch) */
+    rvi_vec order;           /* uint64_t per occluder (freeze scratch: sort keys) */
     rvi_occ_view view;
     rv_occlusion_stats stats;
+    bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
 };
+
+static inline bool rvi_occ_affine_ok(const float *m)
+{
+    return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1;
+}
+
+/* The checks of one box argument: RV_ERR_NOT_FINITE, RV_ERR_INVALID_ARG or RV_OK. */
+static inline rv_result rvi_occ_check_box(const float min[3], const float max[3], const float *matrix)
+{
+    if (!rvi_finite_n(min, 3) || !rvi_finite_n(max, 3) || (matrix && !rvi_finite_n(matrix, 16)))
+        return RV_ERR_NOT_FINITE;
+    if (min[0] > max[0] || min[1] > max[1] || min[2] > max[2] || (matrix && !rvi_occ_affine_ok(matrix)))
+        return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+/* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
+ * holds a nearness strictly above v. */
+bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v);
 
 /* Creates a buffer whose allocations go through heap (borrowed; it must outlive the
  * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */
 rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc, rv_occlusion **out);
+
+/* The world's main-view buffer, created on first use from world->desc.occlusion with the
+ * world's heap (registered as RVI_MODULE_OCCLUSION; rv_world_destroy frees it). Width 0
+ * gives a buffer whose calls are all no-ops. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE (a bad desc), RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occlusion_of_world(rv_world *world, rv_occlusion **out);
 
 /* True when the buffer has width > 0 and a view this frame (tests can cull). */
 static inline bool rvi_occlusion_active(const rv_occlusion *occ)
@@ -92,9 +165,94 @@ static inline bool rvi_occlusion_active(const rv_occlusion *occ)
 bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix);
 bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix);
 
-/* The same box test answered from level 0 alone, texel by texel (no pyramid): the
- * benchmark's baseline. Not counted in the stats. */
-bool rvi_occlusion_box_visible_flat(rv_occlusion *occ, const float min[3], const float max[3]);
+/* rv_occlusion_test_boxes for world-space boxes (boxes->matrices ignored), answered with
+ * the pyramid (use_pyramid) or texel by texel from level 0 alone: the benchmark's
+ * baseline, otherwise identical. Counted in the stats. */
+rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first,
+                                         uint32_t count, uint8_t *out_visible, bool use_pyramid);
+
+/* ---- object tests (occlusion_test.c, occlusion_batch.c) ---------------------------------- */
+
+static inline uint32_t rvi_bit_length(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+#else
+    uint32_t n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+#endif
+}
+
+/* Refines a lookup whose texels at level k failed (descends only into failing texels). */
+bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v, uint32_t k);
+
+/* The pyramid as the lookups need it, copied once per batch into a local (so that the
+ * output byte stores cannot make the compiler reload it). */
+typedef struct rvi_hz_levels {
+    const float *level[RV_OCCLUSION_MAX_LEVELS];
+    size_t width[RV_OCCLUSION_MAX_LEVELS];
+    int32_t offset32[16], width32[16]; /* the same as indices, for the AVX2 gathers */
+    uint32_t top;
+} rvi_hz_levels;
+
+static inline rvi_hz_levels rvi_hz_levels_of(const rv_occlusion *occ)
+{
+    rvi_hz_levels h;
+    memset(h.offset32, 0, sizeof h.offset32);
+    memset(h.width32, 0, sizeof h.width32);
+    for (uint32_t l = 0; l < occ->level_count; l++) {
+        h.level[l] = occ->texels + occ->level_offset[l];
+        h.width[l] = occ->level_w[l];
+        h.offset32[l] = (int32_t)occ->level_offset[l]; /* < 2^31: at most 4/3 of 8192^2 */
+        h.width32[l] = (int32_t)occ->level_w[l];
+    }
+    h.top = occ->level_count - 1;
+    return h;
+}
+
+/* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
+ * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
+static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, int32_t x0, int32_t y0, int32_t x1,
+                             int32_t y1, float v)
+{
+    /* The finest level where both spans touch at most two texels: a span of d texel steps
+     * does at level k whenever d <= 2^k. */
+    int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
+    uint32_t k = rvi_bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0));
+    k = k < h->top ? k : h->top;
+    const float *lv = h->level[k];
+    size_t lw = h->width[k];
+    const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
+    int32_t ax = x0 >> k, bx = x1 >> k;
+    float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
+    if ((m0 < m1 ? m0 : m1) > v)
+        return true;
+    return k > 0 && rvi_occ_hz_refine(occ, x0, y0, x1, y1, v, k);
+}
+
+/* A box (matrix NULL = world space) through the float test: rect and nearest nearness;
+ * returns RVI_OCC_ON, RVI_OCC_AWAY or 0 (as rvi_occ_footprint.on). */
+int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                              rvi_occ_footprint *fp);
+/* A world box through lane 0 of the batch kernel: exactly the batch's answer. */
+int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3], const float max[3],
+                                    rvi_occ_footprint *fp);
+/* False when tests must answer visible (width 0, no view); freezes an open buffer. */
+bool rvi_occ_ready(rv_occlusion *occ);
+/* Common checks of the batch tests; *active false: out[first .. first + count) set to 1. */
+rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active);
+
+/* True when this CPU runs the AVX2 build of the batch test kernel (x86 with AVX2). */
+bool rvi_occ_cpu_wide(void);
+
+/* Footprints of count declared occluders through the float object test (8 lanes at a
+ * time for those without a matrix): the freeze's sort keys and hidden test. */
+void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
+                        rvi_occ_footprint *out);
 
 /* Raster side (occlusion_raster.c). */
 /* Derives the view from a host matrix; false when it is unusable (not invertible, w <= 0). */
@@ -106,10 +264,15 @@ typedef enum rvi_occ_prepare {
     RVI_OCC_OFFSCREEN,
     RVI_OCC_DEGENERATE
 } rvi_occ_prepare;
-/* Projects, near-clips and bounds one occluder box (matrix NULL = identity; inputs valid). */
+/* Projects one occluder box (matrix NULL = identity; inputs valid) and bounds it on
+ * screen; a box crossing the near plane is clipped and finished at once. */
 rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *view, const float min[3], const float max[3],
                                     const float *matrix, float min_texels, rvi_occluder *out);
-/* Writes the occluder's conservative nearness into level 0 (max with what is there). */
-void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, uint32_t height);
+/* Derives coverage edges and back-face planes; false when no whole texel is covered. */
+bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
+/* Writes the occluder's conservative nearness into level 0 (max with what is there).
+ * scratch holds 2 * height doubles, spans 2 * height ints; wide picks the AVX2 build. */
+void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch, int32_t *spans,
+                       bool wide);
 
 #endif

@@ -1,0 +1,421 @@
+/* Object tests of the occlusion buffer (DESIGN.md §4).
+ *
+ * A test projects the object's 8 corners with float rows prepared per frame (relative to
+ * the eye, so float error scales with distance, and that error is bounded and charged
+ * against culling), takes the touched texel rectangle and the object's nearest point, and
+ * asks the max-depth pyramid whether every touched texel is strictly nearer (hierarchical
+ * Z, Greene, Kass & Miller 1993): the level where the rectangle spans at most 2 x 2 texels
+ * answers at once, and only texels that fail there are refined.
+ *
+ * This file holds the lookups and the one-at-a-time paths (boxes with matrices, spheres,
+ * single tests); world-space boxes in batches go through occlusion_batch.c, whose kernel
+ * also answers single world-box tests so that both agree exactly. */
+#include "occlusion.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if RVI_OCC_X86_WIDE
+#include <immintrin.h>
+#endif
+
+#define F_EPS (1.0f / 16777216.0f)
+
+/* ---- the pyramid lookups --------------------------------------------------------------- */
+
+/* Refines the texels of level k that failed: descends only into failing texels. */
+bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v, uint32_t k)
+{
+    const float *lv = occ->texels + occ->level_offset[k];
+    uint32_t lw = occ->level_w[k];
+    struct { int32_t level, x, y; } stack[64]; /* <= 4 + 3 per level */
+    int sp = 0;
+    for (int32_t y = y0 >> k; y <= (y1 >> k); y++)
+        for (int32_t x = x0 >> k; x <= (x1 >> k); x++)
+            if (!(lv[(size_t)y * lw + (uint32_t)x] > v)) {
+                stack[sp].level = (int32_t)k;
+                stack[sp].x = x;
+                stack[sp].y = y;
+                sp++;
+            }
+    while (sp > 0) {
+        sp--;
+        int32_t l = stack[sp].level - 1, px = stack[sp].x, py = stack[sp].y;
+        const float *cl = occ->texels + occ->level_offset[l];
+        uint32_t cw = occ->level_w[l];
+        int32_t cx0 = 2 * px > (x0 >> l) ? 2 * px : (x0 >> l);
+        int32_t cx1 = 2 * px + 1 < (x1 >> l) ? 2 * px + 1 : (x1 >> l);
+        int32_t cy0 = 2 * py > (y0 >> l) ? 2 * py : (y0 >> l);
+        int32_t cy1 = 2 * py + 1 < (y1 >> l) ? 2 * py + 1 : (y1 >> l);
+        for (int32_t y = cy0; y <= cy1; y++)
+            for (int32_t x = cx0; x <= cx1; x++)
+                if (!(cl[(size_t)y * cw + (uint32_t)x] > v)) {
+                    if (l == 0)
+                        return false;
+                    stack[sp].level = l;
+                    stack[sp].x = x;
+                    stack[sp].y = y;
+                    sp++;
+                }
+    }
+    return true;
+}
+
+static bool hz_hidden_once(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+{
+    rvi_hz_levels h = rvi_hz_levels_of(occ);
+    return rvi_occ_hz_hidden(occ, &h, x0, y0, x1, y1, v);
+}
+
+/* Smallest of n floats (n >= 1): SSE2 with an overlapping tail load. */
+static inline float span_min(const float *p, int32_t n)
+{
+    float r = FLT_MAX;
+    int32_t i = 0;
+#if defined(__SSE2__)
+    if (n >= 4) {
+        __m128 m = _mm_loadu_ps(p);
+        for (i = 4; i + 4 <= n; i += 4)
+            m = _mm_min_ps(m, _mm_loadu_ps(p + i));
+        m = _mm_min_ps(m, _mm_loadu_ps(p + n - 4));
+        m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_min_ss(m, _mm_shuffle_ps(m, m, 1));
+        return _mm_cvtss_f32(m);
+    }
+#endif
+    for (; i < n; i++)
+        r = p[i] < r ? p[i] : r;
+    return r;
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static float span_min_avx2(const float *p, int32_t n)
+{
+    if (n < 8)
+        return span_min(p, n);
+    __m256 m = _mm256_loadu_ps(p);
+    for (int32_t i = 8; i + 8 <= n; i += 8)
+        m = _mm256_min_ps(m, _mm256_loadu_ps(p + i));
+    m = _mm256_min_ps(m, _mm256_loadu_ps(p + n - 8));
+    __m128 h = _mm_min_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
+    return _mm_cvtss_f32(h);
+}
+#endif
+
+/* Level 0 alone: the row minimum over the span must be strictly nearer than v. */
+bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
+{
+    int32_t n = x1 - x0 + 1;
+    for (int32_t y = y0; y <= y1; y++) {
+        const float *row = occ->texels + (size_t)y * occ->width + x0;
+#if RVI_OCC_X86_WIDE
+        float m = occ->wide ? span_min_avx2(row, n) : span_min(row, n);
+#else
+        float m = span_min(row, n);
+#endif
+        if (!(m > v))
+            return false;
+    }
+    return true;
+}
+
+/* ---- one object at a time (boxes with matrices, spheres, single tests) ------------------ */
+
+typedef rvi_occ_footprint occ_footprint;
+
+/* Clamps a texel-space rectangle (already widened by its margin) to the buffer: RVI_OCC_ON,
+ * RVI_OCC_AWAY (off screen) or 0 (not finite). Both bounds floor (a texel is touched when
+ * the closed rectangle meets it). */
+static inline int32_t clamp_rect(float fw, float fh, float xmin, float ymin, float xmax, float ymax, float nearness,
+                                 occ_footprint *fp)
+{
+    fp->on = 0;
+    if (!(nearness < FLT_MAX && nearness > -FLT_MAX && xmin <= xmax && ymin <= ymax))
+        return 0;
+    if (!(xmax >= 0 && xmin <= fw && ymax >= 0 && ymin <= fh))
+        return fp->on = RVI_OCC_AWAY;
+    xmin = xmin > 0 ? xmin : 0;
+    ymin = ymin > 0 ? ymin : 0;
+    fp->x0 = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
+    fp->y0 = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
+    fp->x1 = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
+    fp->y1 = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+    fp->nearness = nearness;
+    return fp->on = RVI_OCC_ON;
+}
+
+/* Projects a box given, per test row r (texel x, texel y, near, q), the value at the base
+ * corner b[r] and the change along the three edges d0/d1/d2[r]; dist bounds the L1
+ * distance of any corner (and of the terms that computed it) from the view's ref.
+ * Anything but RVI_OCC_ON must be answered visible without a lookup: 0 when it crosses
+ * the near plane or its projection is degenerate or not finite, RVI_OCC_AWAY when it is
+ * wholly off screen. */
+static int32_t project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
+                        const float d2[4], float dist, occ_footprint *fp)
+{
+    const rvi_occ_view *v = &occ->view;
+    float c[4][8];
+    for (int r = 0; r < 4; r++) {
+        float lo0 = b[r], lo1 = b[r] + d0[r], lo2 = b[r] + d1[r], lo3 = lo1 + d1[r];
+        c[r][0] = lo0;
+        c[r][1] = lo1;
+        c[r][2] = lo2;
+        c[r][3] = lo3;
+        c[r][4] = lo0 + d2[r];
+        c[r][5] = lo1 + d2[r];
+        c[r][6] = lo2 + d2[r];
+        c[r][7] = lo3 + d2[r];
+    }
+    float nmin = c[2][0], qmin = c[3][0], qmax = c[3][0];
+    for (int k = 1; k < 8; k++) {
+        nmin = c[2][k] < nmin ? c[2][k] : nmin;
+        qmin = c[3][k] < qmin ? c[3][k] : qmin;
+        qmax = c[3][k] > qmax ? c[3][k] : qmax;
+    }
+    fp->on = 0;
+    if (!(nmin > v->err_mul[2] * dist + v->err_add[2]))
+        return 0; /* crosses (or lies before) the near plane, or NaN */
+    float xmin, xmax, ymin, ymax, margin, nearness;
+    if (v->perspective) {
+        float wc = qmin - (v->err_mul[3] * dist + v->err_add[3]);
+        if (!(wc > 0))
+            return 0;
+        nearness = (1.0f / wc) * (1.0f + 4 * F_EPS);
+        float inv = 1.0f / c[3][0];
+        xmin = xmax = c[0][0] * inv;
+        ymin = ymax = c[1][0] * inv;
+        for (int k = 1; k < 8; k++) {
+            inv = 1.0f / c[3][k];
+            float x = c[0][k] * inv, y = c[1][k] * inv;
+            xmin = x < xmin ? x : xmin;
+            xmax = x > xmax ? x : xmax;
+            ymin = y < ymin ? y : ymin;
+            ymax = y > ymax ? y : ymax;
+        }
+        margin = (v->rect_mul * dist + v->rect_add) * nearness + 1e-3f;
+    } else {
+        nearness = qmax + (v->err_mul[3] * dist + v->err_add[3]);
+        xmin = xmax = c[0][0];
+        ymin = ymax = c[1][0];
+        for (int k = 1; k < 8; k++) {
+            xmin = c[0][k] < xmin ? c[0][k] : xmin;
+            xmax = c[0][k] > xmax ? c[0][k] : xmax;
+            ymin = c[1][k] < ymin ? c[1][k] : ymin;
+            ymax = c[1][k] > ymax ? c[1][k] : ymax;
+        }
+        margin = v->rect_mul * dist + v->rect_add + 1e-3f;
+    }
+    return clamp_rect((float)occ->width, (float)occ->height, xmin - margin, ymin - margin, xmax + margin,
+                      ymax + margin, nearness, fp);
+}
+
+/* A local box under an affine matrix (column-major); NULL = world space. */
+int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
+                              occ_footprint *fp)
+{
+    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const rvi_occ_view *v = &occ->view;
+    if (!m)
+        m = identity;
+    float base[3], e[3][3], dist = 0;
+    float s[3] = { max[0] - min[0], max[1] - min[1], max[2] - min[2] };
+    for (int i = 0; i < 3; i++) {
+        float t0 = m[i] * min[0], t1 = m[4 + i] * min[1], t2 = m[8 + i] * min[2], t3 = m[12 + i] - v->ref[i];
+        base[i] = t0 + t1 + t2 + t3;
+        dist += fabsf(t0) + fabsf(t1) + fabsf(t2) + fabsf(t3);
+        for (int a = 0; a < 3; a++) {
+            e[a][i] = m[a * 4 + i] * s[a];
+            dist += fabsf(e[a][i]);
+        }
+    }
+    float b[4], d0[4], d1[4], d2[4];
+    for (int r = 0; r < 4; r++) {
+        const float *row = v->rows[r];
+        b[r] = row[0] * base[0] + row[1] * base[1] + row[2] * base[2] + row[3];
+        d0[r] = row[0] * e[0][0] + row[1] * e[0][1] + row[2] * e[0][2];
+        d1[r] = row[0] * e[1][0] + row[1] * e[1][1] + row[2] * e[1][2];
+        d2[r] = row[0] * e[2][0] + row[1] * e[2][1] + row[2] * e[2][2];
+    }
+    return project_box(occ, b, d0, d1, d2, dist, fp);
+}
+
+/* A sphere, through its world-space bounding box. */
+static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], float radius, const float *m,
+                             occ_footprint *fp)
+{
+    float c[3], r = radius;
+    if (m) {
+        float mag = 0, s2 = 0;
+        for (int i = 0; i < 3; i++) {
+            float t0 = m[i] * center[0], t1 = m[4 + i] * center[1], t2 = m[8 + i] * center[2];
+            c[i] = t0 + t1 + t2 + m[12 + i];
+            mag += fabsf(t0) + fabsf(t1) + fabsf(t2) + fabsf(m[12 + i]);
+        }
+        for (int a = 0; a < 3; a++) {
+            float l2 = m[a * 4] * m[a * 4] + m[a * 4 + 1] * m[a * 4 + 1] + m[a * 4 + 2] * m[a * 4 + 2];
+            s2 = l2 > s2 ? l2 : s2;
+        }
+        /* Largest axis scale, rounded up, plus the centre's own rounding. */
+        r = radius * sqrtf(s2) * (1.0f + 1e-6f) + mag * (8 * F_EPS);
+    } else {
+        memcpy(c, center, sizeof c);
+    }
+    float mn[3], mx[3];
+    for (int i = 0; i < 3; i++) { /* outward rounding of the box's own corners */
+        mn[i] = c[i] - r;
+        mx[i] = c[i] + r;
+        mn[i] -= fabsf(mn[i]) * (2 * F_EPS);
+        mx[i] += fabsf(mx[i]) * (2 * F_EPS);
+    }
+    return rvi_occ_footprint_box(occ, mn, mx, NULL, fp);
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+bool rvi_occ_ready(rv_occlusion *occ)
+{
+    if (occ->width == 0 || occ->state == RVI_OCC_NO_VIEW)
+        return false;
+    if (occ->state == RVI_OCC_OPEN)
+        rv_occlusion_freeze(occ);
+    return true;
+}
+
+bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix)
+{
+    if (!rvi_occ_ready(occ))
+        return true;
+    occ->stats.tests++;
+    occ_footprint fp;
+    int32_t on = matrix ? rvi_occ_footprint_box(occ, min, max, matrix, &fp) : rvi_occ_footprint_world_box(occ, min, max, &fp);
+    if (on != RVI_OCC_ON || !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+        return true;
+    occ->stats.culled++;
+    return false;
+}
+
+bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix)
+{
+    if (!rvi_occ_ready(occ))
+        return true;
+    occ->stats.tests++;
+    occ_footprint fp;
+    if (!(radius >= 0) || footprint_sphere(occ, center, radius, matrix, &fp) != RVI_OCC_ON ||
+        !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+        return true;
+    occ->stats.culled++;
+    return false;
+}
+
+rv_result rv_occlusion_test_box(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16],
+                                bool *out_visible)
+{
+    if (!out_visible)
+        return RV_ERR_INVALID_ARG;
+    *out_visible = true;
+    if (!occ || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    if (occ->width == 0)
+        return RV_OK;
+    RVI_TRY(rvi_occ_check_box(min, max, matrix));
+    *out_visible = rvi_occlusion_box_visible(occ, min, max, matrix);
+    return RV_OK;
+}
+
+rv_result rv_occlusion_test_sphere(rv_occlusion *occ, const float center[3], float radius, const float matrix[16],
+                                   bool *out_visible)
+{
+    if (!out_visible)
+        return RV_ERR_INVALID_ARG;
+    *out_visible = true;
+    if (!occ || !center)
+        return RV_ERR_INVALID_ARG;
+    if (occ->width == 0)
+        return RV_OK;
+    if (!rvi_finite_n(center, 3) || !isfinite(radius) || (matrix && !rvi_finite_n(matrix, 16)))
+        return RV_ERR_NOT_FINITE;
+    if (radius < 0 || (matrix && !rvi_occ_affine_ok(matrix)))
+        return RV_ERR_INVALID_ARG;
+    *out_visible = rvi_occlusion_sphere_visible(occ, center, radius, matrix);
+    return RV_OK;
+}
+
+rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active)
+{
+    if (!occ || !out || count > UINT32_MAX - first)
+        return RV_ERR_INVALID_ARG;
+    *active = rvi_occ_ready(occ);
+    if (!*active)
+        memset(out + first, 1, count);
+    return RV_OK;
+}
+
+/* Boxes with matrices one at a time; world boxes go to the batch kernel (occlusion_batch.c). */
+rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first, uint32_t count,
+                                  uint8_t *out_visible)
+{
+    if (!boxes || !boxes->matrices)
+        return rvi_occlusion_test_world_boxes(occ, boxes, first, count, out_visible, true);
+    if (!boxes->min[0] || !boxes->min[1] || !boxes->min[2] || !boxes->max[0] || !boxes->max[1] || !boxes->max[2])
+        return RV_ERR_INVALID_ARG;
+    bool active;
+    RVI_TRY(rvi_occ_batch_prologue(occ, first, count, out_visible, &active));
+    if (!active)
+        return RV_OK;
+    rv_result first_error = RV_OK;
+    uint64_t culled = 0;
+    for (uint32_t i = first; i < first + count; i++) {
+        float lo[3] = { boxes->min[0][i], boxes->min[1][i], boxes->min[2][i] };
+        float hi[3] = { boxes->max[0][i], boxes->max[1][i], boxes->max[2][i] };
+        const float *m = boxes->matrices + (size_t)16 * i;
+        rv_result e = rvi_occ_check_box(lo, hi, m);
+        occ_footprint fp;
+        bool hidden = e == RV_OK && rvi_occ_footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
+                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+        out_visible[i] = !hidden;
+        culled += hidden;
+        if (e != RV_OK && first_error == RV_OK)
+            first_error = e;
+    }
+    occ->stats.tests += count;
+    occ->stats.culled += culled;
+    return first_error;
+}
+
+rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_spheres *spheres, uint32_t first,
+                                    uint32_t count, uint8_t *out_visible)
+{
+    if (!spheres || !spheres->center[0] || !spheres->center[1] || !spheres->center[2] || !spheres->radius)
+        return RV_ERR_INVALID_ARG;
+    bool active;
+    RVI_TRY(rvi_occ_batch_prologue(occ, first, count, out_visible, &active));
+    if (!active)
+        return RV_OK;
+    rv_result first_error = RV_OK;
+    uint64_t culled = 0;
+    for (uint32_t i = first; i < first + count; i++) {
+        float c[3] = { spheres->center[0][i], spheres->center[1][i], spheres->center[2][i] };
+        float radius = spheres->radius[i];
+        const float *m = spheres->matrices ? spheres->matrices + (size_t)16 * i : NULL;
+        rv_result e = RV_OK;
+        if (!rvi_finite_n(c, 3) || !isfinite(radius) || (m && !rvi_finite_n(m, 16)))
+            e = RV_ERR_NOT_FINITE;
+        else if (radius < 0 || (m && !rvi_occ_affine_ok(m)))
+            e = RV_ERR_INVALID_ARG;
+        occ_footprint fp;
+        bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) == RVI_OCC_ON &&
+                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+        out_visible[i] = !hidden;
+        culled += hidden;
+        if (e != RV_OK && first_error == RV_OK)
+            first_error = e;
+    }
+    occ->stats.tests += count;
+    occ->stats.culled += culled;
+    return first_error;
+}

@@ -1,0 +1,1392 @@
+/* Occlusion buffer (DESIGN.md §4, issue 3): the seed's wall, decals, width 0, freezing,
+ * depth conventions, orthographic views, the near plane, hostile input, and a property
+ * test against a slow, obviously-correct reference (rays to sample points of each object's
+ * surface against exact ray-box intersection of the occluders). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "occlusion.h"
+#include "support/rvt.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PI 3.14159265358979323846
+
+/* ---- cameras (double, then handed over as float like a host would) ------------------- */
+
+typedef struct camera {
+    double eye[3], target[3], up[3];
+    double fov_y, aspect, znear, zfar; /* zfar <= 0: infinite */
+    double ortho_height;               /* > 0: orthographic with this view height */
+    rv_clip clip;
+} camera;
+
+static void normalize3(double v[3])
+{
+    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    v[0] /= l;
+    v[1] /= l;
+    v[2] /= l;
+}
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* Column-major view-projection of a right-handed look-at camera (looking down -z in view
+ * space) under any depth convention; rows x, y, w never depend on the convention. */
+static void camera_matrix(const camera *c, float out[16])
+{
+    double f[3] = { c->target[0] - c->eye[0], c->target[1] - c->eye[1], c->target[2] - c->eye[2] };
+    normalize3(f);
+    double s[3], u[3];
+    cross3(f, c->up, s);
+    normalize3(s);
+    cross3(s, f, u);
+    double view[16] = { s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0,
+                        -(s[0] * c->eye[0] + s[1] * c->eye[1] + s[2] * c->eye[2]),
+                        -(u[0] * c->eye[0] + u[1] * c->eye[1] + u[2] * c->eye[2]),
+                        f[0] * c->eye[0] + f[1] * c->eye[1] + f[2] * c->eye[2], 1 };
+    double p[16] = { 0 };
+    double n = c->znear, fa = c->zfar;
+    bool zo = c->clip.depth_zero_to_one, rev = c->clip.reversed_z, inf = fa <= 0;
+    /* NDC depth as a function of view depth d = -z_view: z_ndc = (A z_view + B) / -z_view,
+     * chosen so that near -> lo, far -> hi for the convention. */
+    double lo = zo ? 0 : -1, hi = 1;
+    if (rev) {
+        double t = lo;
+        lo = hi;
+        hi = t;
+    }
+    if (c->ortho_height > 0) {
+        double h = c->ortho_height / 2, w = h * c->aspect;
+        double far = inf ? 1e4 : fa;
+        p[0] = 1 / w;
+        p[5] = 1 / h;
+        /* z_ndc = lo + (hi - lo) (d - n) / (far - n), d = -z_view */
+        p[10] = -(hi - lo) / (far - n);
+        p[14] = lo - (hi - lo) * n / (far - n);
+        p[15] = 1;
+    } else {
+        double t = 1 / tan(c->fov_y / 2);
+        p[0] = t / c->aspect;
+        p[5] = t;
+        p[11] = -1;
+        if (inf) {
+            /* z_ndc -> hi as d -> inf, lo at d = n: z_ndc = hi + (lo - hi) n / d */
+            p[10] = -hi;
+            p[14] = (lo - hi) * n;
+        } else {
+            /* z_ndc = a + b / d with a + b/n = lo, a + b/fa = hi */
+            double b = (lo - hi) / (1 / n - 1 / fa), a = lo - b / n;
+            p[10] = -a;
+            p[14] = b;
+        }
+    }
+    for (int col = 0; col < 4; col++)
+        for (int row = 0; row < 4; row++) {
+            double acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += p[k * 4 + row] * view[col * 4 + k];
+            out[col * 4 + row] = (float)acc;
+        }
+}
+
+static camera look(double ex, double ey, double ez, double tx, double ty, double tz)
+{
+    camera c = { { ex, ey, ez }, { tx, ty, tz }, { 0, 1, 0 }, 60 * PI / 180, 16.0 / 9.0, 0.1, 1000, 0, { false, false } };
+    return c;
+}
+
+static rv_occlusion *make_occlusion(uint32_t width)
+{
+    rv_occlusion_desc desc = { .width = width };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    return occ;
+}
+
+static void begin_camera(rv_occlusion *occ, const camera *c)
+{
+    float vp[16];
+    camera_matrix(c, vp);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c->clip, (float)c->aspect), RV_OK);
+}
+
+static bool box_visible(rv_occlusion *occ, const float mn[3], const float mx[3], const float *m)
+{
+    bool v = false;
+    assert_int_equal(rv_occlusion_test_box(occ, mn, mx, m, &v), RV_OK);
+    return v;
+}
+
+static bool crate_visible(rv_occlusion *occ, float x, float y, float z)
+{
+    float mn[3] = { x - 0.5f, y - 0.5f, z - 0.5f }, mx[3] = { x + 0.5f, y + 0.5f, z + 0.5f };
+    return box_visible(occ, mn, mx, NULL);
+}
+
+/* ---- the reference --------------------------------------------------------------------- */
+
+typedef struct ref_box {
+    float min[3], max[3];
+    float matrix[16];
+    bool has_matrix;
+    double inv[12]; /* world -> local, rows of a 3x4 affine map */
+} ref_box;
+
+static void ref_box_init(ref_box *b)
+{
+    double m[3][4];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            m[i][j] = b->has_matrix ? b->matrix[j * 4 + i] : (i == j);
+    double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                 m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    double r[3][3] = {
+        { (m[1][1] * m[2][2] - m[1][2] * m[2][1]) / det, (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det,
+          (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det },
+        { (m[1][2] * m[2][0] - m[1][0] * m[2][2]) / det, (m[0][0] * m[2][2] - m[0][2] * m[2][0]) / det,
+          (m[0][2] * m[1][0] - m[0][0] * m[1][2]) / det },
+        { (m[1][0] * m[2][1] - m[1][1] * m[2][0]) / det, (m[0][1] * m[2][0] - m[0][0] * m[2][1]) / det,
+          (m[0][0] * m[1][1] - m[0][1] * m[1][0]) / det },
+    };
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            b->inv[i * 4 + j] = r[i][j];
+        b->inv[i * 4 + 3] = -(r[i][0] * m[0][3] + r[i][1] * m[1][3] + r[i][2] * m[2][3]);
+    }
+}
+
+static void ref_local_to_world(const ref_box *b, const double l[3], double w[3])
+{
+    for (int i = 0; i < 3; i++)
+        w[i] = b->has_matrix ? (double)b->matrix[i] * l[0] + (double)b->matrix[4 + i] * l[1] +
+                                   (double)b->matrix[8 + i] * l[2] + (double)b->matrix[12 + i]
+                             : l[i];
+}
+
+/* Is the segment q -> p (world) crossed by the box's surface at a parameter t in [0, 1)?
+ * A renderer drawing every triangle of the box would then show the box, not p. */
+static bool ref_blocks(const ref_box *b, const double q[3], const double p[3])
+{
+    double lq[3], lp[3];
+    for (int i = 0; i < 3; i++) {
+        lq[i] = b->inv[i * 4] * q[0] + b->inv[i * 4 + 1] * q[1] + b->inv[i * 4 + 2] * q[2] + b->inv[i * 4 + 3];
+        lp[i] = b->inv[i * 4] * p[0] + b->inv[i * 4 + 1] * p[1] + b->inv[i * 4 + 2] * p[2] + b->inv[i * 4 + 3];
+    }
+    double ta = -INFINITY, tb = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double d = lp[i] - lq[i];
+        if (d == 0) {
+            if (lq[i] < b->min[i] || lq[i] > b->max[i])
+                return false;
+            continue;
+        }
+        double t0 = (b->min[i] - lq[i]) / d, t1 = (b->max[i] - lq[i]) / d;
+        if (t0 > t1) {
+            double t = t0;
+            t0 = t1;
+            t1 = t;
+        }
+        ta = t0 > ta ? t0 : ta;
+        tb = t1 < tb ? t1 : tb;
+    }
+    if (ta > tb)
+        return false;
+    const double end = 1 - 1e-9; /* a point on the surface itself (a decal) is not hidden */
+    return (ta >= 0 && ta < end) || (tb >= 0 && tb < end);
+}
+
+typedef struct ref_view {
+    double vp[16], inv[16];
+    rv_clip clip;
+} ref_view;
+
+static void invert4(const double m[16], double inv[16])
+{
+    double a[4][8];
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 8; c++)
+            a[r][c] = c < 4 ? m[c * 4 + r] : (c - 4 == r);
+    for (int c = 0; c < 4; c++) {
+        int piv = c;
+        for (int r = c + 1; r < 4; r++)
+            if (fabs(a[r][c]) > fabs(a[piv][c]))
+                piv = r;
+        for (int k = 0; k < 8; k++) {
+            double t = a[c][k];
+            a[c][k] = a[piv][k];
+            a[piv][k] = t;
+        }
+        double d = a[c][c];
+        for (int k = 0; k < 8; k++)
+            a[c][k] /= d;
+        for (int r = 0; r < 4; r++)
+            if (r != c) {
+                double f = a[r][c];
+                for (int k = 0; k < 8; k++)
+                    a[r][k] -= f * a[c][k];
+            }
+    }
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            inv[c * 4 + r] = a[r][c + 4];
+}
+
+static void ref_view_init(ref_view *v, const float vp[16], rv_clip clip)
+{
+    for (int i = 0; i < 16; i++)
+        v->vp[i] = vp[i];
+    invert4(v->vp, v->inv);
+    v->clip = clip;
+}
+
+/* Is world point p seen by the camera past every occluder? In the view volume (the host's
+ * float matrix, in double), and no occluder surface between the near plane and p on the
+ * ray through p. */
+static bool ref_point_seen(const ref_view *v, const ref_box *occ, int n_occ, const double p[3])
+{
+    double c[4];
+    for (int r = 0; r < 4; r++)
+        c[r] = v->vp[r] * p[0] + v->vp[4 + r] * p[1] + v->vp[8 + r] * p[2] + v->vp[12 + r];
+    double w = c[3];
+    if (!(w > 0) || fabs(c[0]) > w || fabs(c[1]) > w)
+        return false;
+    double z = c[2] / w, zn = v->clip.reversed_z ? 1 : v->clip.depth_zero_to_one ? 0 : -1;
+    double zf = v->clip.reversed_z ? (v->clip.depth_zero_to_one ? 0 : -1) : 1;
+    if (v->clip.reversed_z ? (z > zn || z < zf) : (z < zn || z > zf))
+        return false;
+    /* The ray's point on the near plane. */
+    double cn[4] = { c[0] / w, c[1] / w, zn, 1 }, h[4];
+    for (int r = 0; r < 4; r++)
+        h[r] = v->inv[r] * cn[0] + v->inv[4 + r] * cn[1] + v->inv[8 + r] * cn[2] + v->inv[12 + r];
+    double q[3] = { h[0] / h[3], h[1] / h[3], h[2] / h[3] };
+    for (int i = 0; i < n_occ; i++)
+        if (ref_blocks(&occ[i], q, p))
+            return false;
+    return true;
+}
+
+/* Does the reference see any of the object's surface? Samples the 8 corners, points along
+ * the 12 edges and jittered grids on the 6 faces. */
+static bool ref_object_seen(const ref_view *v, const ref_box *occ, int n_occ, const ref_box *obj, uint64_t *seed,
+                            int grid)
+{
+    double l[3], w[3];
+    for (int k = 0; k < 8; k++) {
+        for (int i = 0; i < 3; i++)
+            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
+        ref_local_to_world(obj, l, w);
+        if (ref_point_seen(v, occ, n_occ, w))
+            return true;
+    }
+    for (int axis = 0; axis < 3; axis++)
+        for (int k = 0; k < 4; k++)
+            for (int s = 1; s < grid; s++) {
+                int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+                double t = (double)s / grid;
+                l[axis] = obj->min[axis] + t * ((double)obj->max[axis] - obj->min[axis]);
+                l[a1] = k & 1 ? obj->max[a1] : obj->min[a1];
+                l[a2] = k & 2 ? obj->max[a2] : obj->min[a2];
+                ref_local_to_world(obj, l, w);
+                if (ref_point_seen(v, occ, n_occ, w))
+                    return true;
+            }
+    for (int face = 0; face < 6; face++) {
+        int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+        for (int i = 0; i < grid; i++)
+            for (int j = 0; j < grid; j++) {
+                double u = (i + rvt_uniform(seed, 0, 1)) / grid, t = (j + rvt_uniform(seed, 0, 1)) / grid;
+                l[axis] = face & 1 ? obj->max[axis] : obj->min[axis];
+                l[a1] = obj->min[a1] + u * ((double)obj->max[a1] - obj->min[a1]);
+                l[a2] = obj->min[a2] + t * ((double)obj->max[a2] - obj->min[a2]);
+                ref_local_to_world(obj, l, w);
+                if (ref_point_seen(v, occ, n_occ, w))
+                    return true;
+            }
+    }
+    return false;
+}
+
+/* ---- random scenes --------------------------------------------------------------------- */
+
+#define MAX_OCC 8
+
+typedef struct scene {
+    camera cam;
+    float vp[16];
+    ref_view rv;
+    ref_box occ[MAX_OCC];
+    int n_occ;
+    double fwd[3];
+} scene;
+
+static void random_rotation(uint64_t *s, double r[3][3])
+{
+    double axis[3] = { rvt_uniform(s, -1, 1), rvt_uniform(s, -1, 1), rvt_uniform(s, -1, 1) };
+    if (fabs(axis[0]) + fabs(axis[1]) + fabs(axis[2]) < 1e-3)
+        axis[1] = 1;
+    normalize3(axis);
+    double a = rvt_uniform(s, 0, 6.2831853f), c = cos(a), sn = sin(a), t = 1 - c;
+    double x = axis[0], y = axis[1], z = axis[2];
+    double m[3][3] = { { t * x * x + c, t * x * y - sn * z, t * x * z + sn * y },
+                       { t * x * y + sn * z, t * y * y + c, t * y * z - sn * x },
+                       { t * x * z - sn * y, t * y * z + sn * x, t * z * z + c } };
+    memcpy(r, m, sizeof m);
+}
+
+/* A box of half sizes h around local origin, placed at centre: an AABB, or (with_matrix)
+ * rotated and scaled by a matrix. */
+static void place_box(uint64_t *s, ref_box *b, const double centre[3], const double h[3], bool with_matrix)
+{
+    memset(b, 0, sizeof *b);
+    b->has_matrix = with_matrix;
+    if (!with_matrix) {
+        for (int i = 0; i < 3; i++) {
+            b->min[i] = (float)(centre[i] - h[i]);
+            b->max[i] = (float)(centre[i] + h[i]);
+        }
+    } else {
+        double r[3][3];
+        random_rotation(s, r);
+        double scale[3] = { rvt_uniform(s, 0.5f, 2), rvt_uniform(s, 0.5f, 2), rvt_uniform(s, 0.5f, 2) };
+        for (int i = 0; i < 3; i++) {
+            b->min[i] = (float)(-h[i] / scale[i]);
+            b->max[i] = (float)(h[i] / scale[i]);
+        }
+        for (int col = 0; col < 3; col++)
+            for (int row = 0; row < 3; row++)
+                b->matrix[col * 4 + row] = (float)(r[row][col] * scale[col]);
+        for (int row = 0; row < 3; row++)
+            b->matrix[12 + row] = (float)centre[row];
+        b->matrix[15] = 1;
+    }
+    ref_box_init(b);
+}
+
+static const rv_clip conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
+
+static void random_scene(uint64_t *s, scene *sc)
+{
+    camera *c = &sc->cam;
+    *c = look(rvt_uniform(s, -20, 20), rvt_uniform(s, 0, 10), rvt_uniform(s, -20, 20), 0, 0, 0);
+    double dir[3] = { rvt_uniform(s, -1, 1), rvt_uniform(s, -0.4f, 0.4f), rvt_uniform(s, -1, 1) };
+    normalize3(dir);
+    for (int i = 0; i < 3; i++)
+        c->target[i] = c->eye[i] + 10 * dir[i];
+    c->fov_y = rvt_uniform(s, 30, 100) * PI / 180;
+    c->aspect = rvt_uniform(s, 0.5f, 2.5f);
+    c->znear = rvt_uniform(s, 0.05f, 1);
+    c->zfar = rvt_uniform(s, 0, 1) < 0.2f ? 0 : rvt_uniform(s, 100, 2000);
+    c->ortho_height = rvt_uniform(s, 0, 1) < 0.15f ? rvt_uniform(s, 5, 40) : 0;
+    c->clip = conventions[rvt_next(s) % 4];
+    camera_matrix(c, sc->vp);
+    ref_view_init(&sc->rv, sc->vp, c->clip);
+    memcpy(sc->fwd, dir, sizeof dir);
+    double up[3] = { 0, 1, 0 }, side[3], top[3];
+    cross3(dir, up, side);
+    normalize3(side);
+    cross3(side, dir, top);
+    sc->n_occ = 1 + (int)(rvt_next(s) % 6);
+    for (int k = 0; k < sc->n_occ; k++) {
+        bool crossing = rvt_uniform(s, 0, 1) < 0.1f;
+        double d = crossing ? rvt_uniform(s, -1, 2) : rvt_uniform(s, 2, 30);
+        double spread = c->ortho_height > 0 ? c->ortho_height / 2 : d * tan(c->fov_y / 2);
+        double a = rvt_uniform(s, -1, 1) * spread, b = rvt_uniform(s, -1, 1) * spread;
+        double centre[3], h[3];
+        for (int i = 0; i < 3; i++) {
+            centre[i] = c->eye[i] + d * dir[i] + a * side[i] + b * top[i];
+            h[i] = rvt_uniform(s, 0.1f, crossing ? 8.0f : 6.0f);
+        }
+        if (rvt_uniform(s, 0, 1) < 0.1f)
+            h[rvt_next(s) % 3] = 0; /* a flat occluder: a wall quad */
+        place_box(s, &sc->occ[k], centre, h, rvt_uniform(s, 0, 1) < 0.4f);
+    }
+}
+
+/* An object somewhere behind, beside or around one of the occluders. */
+static void random_object(uint64_t *s, const scene *sc, ref_box *obj, bool allow_matrix)
+{
+    const ref_box *o = &sc->occ[rvt_next(s) % (uint64_t)sc->n_occ];
+    double lc[3] = { 0.5 * ((double)o->min[0] + o->max[0]), 0.5 * ((double)o->min[1] + o->max[1]),
+                     0.5 * ((double)o->min[2] + o->max[2]) };
+    double oc[3];
+    ref_local_to_world(o, lc, oc);
+    double dir[3];
+    if (sc->cam.ortho_height > 0) {
+        memcpy(dir, sc->fwd, sizeof dir);
+    } else {
+        for (int i = 0; i < 3; i++)
+            dir[i] = oc[i] - sc->cam.eye[i];
+        normalize3(dir);
+    }
+    double size = 0;
+    for (int i = 0; i < 3; i++)
+        size = fmax(size, (double)o->max[i] - o->min[i]);
+    double back = rvt_uniform(s, -2, 15), centre[3], h[3];
+    for (int i = 0; i < 3; i++) {
+        centre[i] = oc[i] + back * dir[i] + rvt_uniform(s, -0.8f, 0.8f) * size;
+        h[i] = rvt_uniform(s, 0.02f, 2);
+    }
+    if (rvt_uniform(s, 0, 1) < 0.05f)
+        h[rvt_next(s) % 3] = 0;
+    place_box(s, obj, centre, h, allow_matrix && rvt_uniform(s, 0, 1) < 0.6f);
+}
+
+static rv_occlusion *scene_occlusion(const scene *sc, uint32_t width)
+{
+    rv_occlusion *occ = make_occlusion(width);
+    assert_int_equal(rv_occlusion_begin(occ, sc->vp, sc->cam.clip, (float)sc->cam.aspect), RV_OK);
+    for (int k = 0; k < sc->n_occ; k++) {
+        const ref_box *b = &sc->occ[k];
+        assert_int_equal(rv_occlusion_add_occluder(occ, b->min, b->max, b->has_matrix ? b->matrix : NULL), RV_OK);
+    }
+    return occ;
+}
+
+/* True when some corner of the object is not strictly beyond the near plane. */
+static bool crosses_near(const scene *sc, const ref_box *obj)
+{
+    for (int k = 0; k < 8; k++) {
+        double l[3], w[3], c[4];
+        for (int i = 0; i < 3; i++)
+            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
+        ref_local_to_world(obj, l, w);
+        for (int r = 0; r < 4; r++)
+            c[r] = sc->rv.vp[r] * w[0] + sc->rv.vp[4 + r] * w[1] + sc->rv.vp[8 + r] * w[2] + sc->rv.vp[12 + r];
+        double nv = sc->cam.clip.reversed_z ? c[3] - c[2] : sc->cam.clip.depth_zero_to_one ? c[2] : c[2] + c[3];
+        if (!(nv > 0) || !(c[3] > 0))
+            return true;
+    }
+    return false;
+}
+
+/* ---- the property test ----------------------------------------------------------------- */
+
+static void test_never_culls_what_the_reference_sees(void **state)
+{
+    (void)state;
+    const int trials = RVT_HEAVY(100000, 3000), per_scene = 100, grid = RVT_HEAVY(6, 4);
+    static const uint32_t widths[4] = { 64, 128, 256, 512 };
+    uint64_t seed = 0x0CC1u, hidden = 0, culled_hidden = 0, culled = 0, false_culls = 0, near_cross = 0;
+    uint8_t vis[100];
+    for (int t = 0; t < trials; t += per_scene) {
+        scene sc;
+        random_scene(&seed, &sc);
+        rv_occlusion *occ = scene_occlusion(&sc, widths[rvt_next(&seed) % 4]);
+        ref_box obj[100];
+        float mn[3][100], mx[3][100];
+        for (int i = 0; i < per_scene; i++) {
+            random_object(&seed, &sc, &obj[i], i % 2); /* world boxes feed the batch below too */
+            for (int a = 0; a < 3; a++) {
+                mn[a][i] = obj[i].min[a];
+                mx[a][i] = obj[i].max[a];
+            }
+        }
+        for (int i = 0; i < per_scene; i++) {
+            bool lib = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
+            vis[i] = lib;
+            if (crosses_near(&sc, &obj[i])) {
+                near_cross++;
+                assert_true(lib);
+                continue;
+            }
+            bool seen = ref_object_seen(&sc.rv, sc.occ, sc.n_occ, &obj[i], &seed, grid);
+            if (!seen && !ref_object_seen(&sc.rv, NULL, 0, &obj[i], &seed, grid))
+                continue; /* outside the view volume: frustum culling's business, not counted */
+            culled += !lib;
+            hidden += !seen;
+            culled_hidden += !seen && !lib;
+            if (seen && !lib) {
+                false_culls++;
+                fprintf(stderr, "false cull: trial %d object %d\n", t, i);
+            }
+        }
+        /* The batch answers world boxes exactly as the single test does. */
+        uint8_t batch[100];
+        rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
+        assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 0, per_scene, batch), RV_OK);
+        for (int i = 0; i < per_scene; i++)
+            if (!obj[i].has_matrix)
+                assert_int_equal(batch[i], vis[i]);
+        rv_occlusion_destroy(occ);
+    }
+    double efficiency = hidden ? (double)culled_hidden / (double)hidden : 0;
+    printf("occlusion property: %d objects, %llu near-crossing, %llu in view and hidden by the reference, "
+           "%llu in view and culled, "
+           "cull_efficiency %.3f, false culls %llu\n",
+           trials, (unsigned long long)near_cross, (unsigned long long)hidden, (unsigned long long)culled, efficiency,
+           (unsigned long long)false_culls);
+    assert_int_equal(false_culls, 0);
+    assert_true(hidden > (uint64_t)trials / 10);
+    assert_true(efficiency >= 0.60);
+}
+
+/* ---- the seed's wall ------------------------------------------------------------------- */
+
+static const float WALL_MIN[3] = { -6, 0, -0.5f }, WALL_MAX[3] = { 6, 8, 0.5f };
+
+static rv_occlusion *wall_scene(camera *c, ref_view *rv, ref_box *wall)
+{
+    *c = look(0, 1.7, 20, 0, 1.7, 0);
+    float vp[16];
+    camera_matrix(c, vp);
+    ref_view_init(rv, vp, c->clip);
+    memset(wall, 0, sizeof *wall);
+    memcpy(wall->min, WALL_MIN, sizeof WALL_MIN);
+    memcpy(wall->max, WALL_MAX, sizeof WALL_MAX);
+    ref_box_init(wall);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    return occ;
+}
+
+/* The crate's verdict, checked against the reference first so the expectation is sound. */
+static void expect_crate(rv_occlusion *occ, const ref_view *rv, const ref_box *wall, float x, float y, float z,
+                         bool expect_visible)
+{
+    ref_box crate = { { x - 0.5f, y - 0.5f, z - 0.5f }, { x + 0.5f, y + 0.5f, z + 0.5f }, { 0 }, false, { 0 } };
+    ref_box_init(&crate);
+    uint64_t seed = 7;
+    assert_int_equal(ref_object_seen(rv, wall, 1, &crate, &seed, 8), expect_visible);
+    assert_int_equal(crate_visible(occ, x, y, z), expect_visible);
+    float c[3] = { x, y, z };
+    bool sv = false;
+    assert_int_equal(rv_occlusion_test_sphere(occ, c, 0.5f, NULL, &sv), RV_OK);
+    if (expect_visible)
+        assert_true(sv); /* a sphere inside a visible crate's box may still be hidden: only this way */
+}
+
+static void test_wall_hides_crates_behind_it_and_draws_the_rest(void **state)
+{
+    (void)state;
+    camera c;
+    ref_view rv;
+    ref_box wall;
+    rv_occlusion *occ = wall_scene(&c, &rv, &wall);
+    for (float x = -3; x <= 3; x += 1.5f)
+        for (float y = 0.5f; y <= 3.5f; y += 1.5f)
+            expect_crate(occ, &rv, &wall, x, y, -3, false);
+    expect_crate(occ, &rv, &wall, 12, 0.5f, -3, true);  /* beside */
+    expect_crate(occ, &rv, &wall, 0, 12, -3, true);     /* above */
+    expect_crate(occ, &rv, &wall, 7.1f, 0.5f, -3, true); /* straddling the wall's edge */
+    expect_crate(occ, &rv, &wall, 0, 0.5f, 3, true);    /* in front */
+    /* A sphere wholly behind is culled too. */
+    float centre[3] = { 0, 2, -3 };
+    bool v = true;
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, 0.5f, NULL, &v), RV_OK);
+    assert_false(v);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.occluders_submitted, 1);
+    assert_int_equal(st.occluders_rasterized, 1);
+    assert_true(st.texels_covered > 100);
+    assert_true(st.culled >= 9 && st.tests > st.culled);
+    rv_occlusion_destroy(occ);
+}
+
+static void test_decal_on_the_front_face_is_never_culled(void **state)
+{
+    (void)state;
+    camera c;
+    ref_view rv;
+    ref_box wall;
+    rv_occlusion *occ = wall_scene(&c, &rv, &wall);
+    float dmin[3] = { -2, 2, 0.5f }, dmax[3] = { 2, 5, 0.5f };
+    assert_true(box_visible(occ, dmin, dmax, NULL));
+    float tiny_min[3] = { -0.01f, 4, 0.5f }, tiny_max[3] = { 0.01f, 4.01f, 0.5f };
+    assert_true(box_visible(occ, tiny_min, tiny_max, NULL));
+    rv_occlusion_destroy(occ);
+
+    /* A floor on its own slab, and a crate standing on it, seen from above. */
+    occ = make_occlusion(256);
+    camera top = look(0, 5, 15, 0, 0, 0);
+    begin_camera(occ, &top);
+    float smin[3] = { -20, -1, -20 }, smax[3] = { 20, 0, 20 };
+    assert_int_equal(rv_occlusion_add_occluder(occ, smin, smax, NULL), RV_OK);
+    float fmin[3] = { -10, 0, -10 }, fmax[3] = { 10, 0, 10 }, cmin[3] = { -1, 0, -1 }, cmax[3] = { 1, 1, 1 };
+    assert_true(box_visible(occ, fmin, fmax, NULL));
+    assert_true(box_visible(occ, cmin, cmax, NULL));
+    float under_min[3] = { -0.5f, -2.5f, -0.5f }, under_max[3] = { 0.5f, -2, 0.5f };
+    assert_false(box_visible(occ, under_min, under_max, NULL)); /* beneath the slab: hidden */
+    rv_occlusion_destroy(occ);
+
+    /* Random boxes, cameras and decals on every face: never culled by their own box. */
+    uint64_t seed = 0xDECA1;
+    for (int t = 0; t < RVT_HEAVY(20000, 1500); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        sc.n_occ = 1;
+        rv_occlusion *o = scene_occlusion(&sc, 256);
+        const ref_box *b = &sc.occ[0];
+        int face = (int)(rvt_next(&seed) % 6), axis = face / 2;
+        float dmn[3], dmx[3];
+        for (int i = 0; i < 3; i++) {
+            float lo = b->min[i], hi = b->max[i];
+            float u0 = rvt_uniform(&seed, 0, 1), u1 = rvt_uniform(&seed, 0, 1);
+            dmn[i] = lo + (hi - lo) * fminf(u0, u1);
+            dmx[i] = lo + (hi - lo) * fmaxf(u0, u1);
+        }
+        dmn[axis] = dmx[axis] = face & 1 ? b->max[axis] : b->min[axis];
+        bool v = false;
+        assert_int_equal(rv_occlusion_test_box(o, dmn, dmx, b->has_matrix ? b->matrix : NULL, &v), RV_OK);
+        assert_true(v);
+        rv_occlusion_destroy(o);
+    }
+}
+
+/* ---- width 0, freezing, state ---------------------------------------------------------- */
+
+static void test_width_zero_turns_every_call_into_a_visible_no_op(void **state)
+{
+    (void)state;
+    rv_occlusion *occ = make_occlusion(0);
+    float nan_m[16];
+    for (int i = 0; i < 16; i++)
+        nan_m[i] = NAN;
+    assert_int_equal(rv_occlusion_begin(occ, nan_m, (rv_clip){ 0 }, 1.0f), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    assert_true(crate_visible(occ, 0, 1, -3));
+    bool v = false;
+    float centre[3] = { 0, 1, -3 };
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, 0.5f, NULL, &v), RV_OK);
+    assert_true(v);
+    float x[2] = { 0, 1 }, r[2] = { 1, 1 };
+    uint8_t out[2] = { 0, 0 };
+    rv_occlusion_spheres sp = { { x, x, x }, r, NULL };
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, 2, out), RV_OK);
+    assert_true(out[0] == 1 && out[1] == 1);
+    rv_occlusion_boxes bx = { { x, x, x }, { r, r, r }, NULL };
+    out[0] = out[1] = 0;
+    assert_int_equal(rv_occlusion_test_boxes(occ, &bx, 0, 2, out), RV_OK);
+    assert_true(out[0] == 1 && out[1] == 1);
+    uint32_t w = 9, h = 9;
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, NULL, 0, &w, &h), RV_OK);
+    assert_true(w == 0 && h == 0);
+    assert_int_equal(rv_occlusion_level_count(occ), 0);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_true(st.tests == 0 && st.culled == 0 && st.occluders_submitted == 0);
+    assert_int_equal(rv_occlusion_alloc_stats(occ).allocations, 1); /* the object itself */
+    rv_occlusion_destroy(occ);
+}
+
+static void test_first_test_freezes_and_next_begin_resets(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_ERR_BAD_STATE);
+    assert_true(crate_visible(occ, 0, 1, -3)); /* no view yet: visible */
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_ERR_FROZEN);
+    assert_int_equal(rv_occlusion_get_stats(occ).occluders_submitted, 1);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK); /* harmless twice */
+    /* Next frame: no occluder, so nothing is hidden; adding works again. */
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_get_stats(occ).occluders_submitted, 0);
+    assert_true(crate_visible(occ, 0, 1, -3));
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    /* A failed begin drops the frame: nothing culls until a good begin. */
+    float bad[16] = { 0 };
+    assert_int_equal(rv_occlusion_begin(occ, bad, c.clip, 16.0f / 9.0f), RV_ERR_INVALID_ARG);
+    assert_true(crate_visible(occ, 0, 1, -3));
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_ERR_BAD_STATE);
+    uint32_t w, h;
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, NULL, 0, &w, &h), RV_ERR_BAD_STATE);
+    rv_occlusion_destroy(occ);
+}
+
+/* ---- conventions, orthographic ---------------------------------------------------------- */
+
+static void test_every_depth_convention_gives_the_same_verdicts(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xC0DE;
+    int culled = 0, total = 0;
+    for (int t = 0; t < RVT_HEAVY(200, 30); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        ref_box obj[64];
+        for (int i = 0; i < 64; i++)
+            random_object(&seed, &sc, &obj[i], true);
+        uint8_t first[64];
+        /* 4 conventions with a far plane, then GL and reversed zero-to-one with an infinite one. */
+        for (int variant = 0; variant < 6; variant++) {
+            scene v = sc;
+            v.cam.clip = conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
+            v.cam.zfar = variant < 4 ? 5000 : 0;
+            camera_matrix(&v.cam, v.vp);
+            rv_occlusion *occ = scene_occlusion(&v, 256);
+            for (int i = 0; i < 64; i++) {
+                bool vis = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
+                if (variant == 0) {
+                    first[i] = vis;
+                    culled += !vis;
+                    total++;
+                } else {
+                    assert_int_equal(vis, first[i]);
+                }
+            }
+            rv_occlusion_destroy(occ);
+        }
+    }
+    assert_true(culled > total / 20); /* the scenes do hide things */
+}
+
+static void test_orthographic_views_agree_with_the_reference(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x0127, hidden = 0, culled_hidden = 0;
+    for (int t = 0; t < RVT_HEAVY(300, 30); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        sc.cam.ortho_height = rvt_uniform(&seed, 5, 40);
+        camera_matrix(&sc.cam, sc.vp);
+        ref_view_init(&sc.rv, sc.vp, sc.cam.clip);
+        rv_occlusion *occ = scene_occlusion(&sc, 128 << (t % 3));
+        for (int i = 0; i < 50; i++) {
+            ref_box obj;
+            random_object(&seed, &sc, &obj, true);
+            bool lib = box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL);
+            if (crosses_near(&sc, &obj)) {
+                assert_true(lib);
+                continue;
+            }
+            bool seen = ref_object_seen(&sc.rv, sc.occ, sc.n_occ, &obj, &seed, 5);
+            if (seen)
+                assert_true(lib);
+            else if (!ref_object_seen(&sc.rv, NULL, 0, &obj, &seed, 5))
+                continue; /* outside the view volume */
+            hidden += !seen;
+            culled_hidden += !seen && !lib;
+        }
+        rv_occlusion_destroy(occ);
+    }
+    assert_true(hidden > 50);
+    assert_true(culled_hidden * 10 >= hidden * 6);
+}
+
+/* ---- the near plane ------------------------------------------------------------------- */
+
+static void test_near_plane_occluders_are_clipped_and_near_objects_drawn(void **state)
+{
+    (void)state;
+    camera c = look(0, 0, 0, 0, 0, -1);
+    c.znear = 0.5;
+    float vp[16];
+    camera_matrix(&c, vp);
+    ref_view rv;
+    ref_view_init(&rv, vp, c.clip);
+    uint64_t seed = 3;
+
+    /* A wall crossing the near plane: its far part still hides what is straight behind. */
+    ref_box wall = { { -5, -5, -0.7f }, { 5, 5, -0.3f }, { 0 }, false, { 0 } };
+    ref_box_init(&wall);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, wall.min, wall.max, NULL), RV_OK);
+    ref_box behind = { { -0.5f, -0.5f, -10 }, { 0.5f, 0.5f, -9 }, { 0 }, false, { 0 } };
+    ref_box inside = { { -0.2f, -0.2f, -0.65f }, { 0.2f, 0.2f, -0.6f }, { 0 }, false, { 0 } };
+    ref_box_init(&behind);
+    ref_box_init(&inside);
+    assert_false(ref_object_seen(&rv, &wall, 1, &behind, &seed, 6));
+    assert_false(box_visible(occ, behind.min, behind.max, NULL));
+    assert_true(ref_object_seen(&rv, &wall, 1, &inside, &seed, 6));
+    assert_true(box_visible(occ, inside.min, inside.max, NULL));
+    assert_int_equal(rv_occlusion_get_stats(occ).occluders_rasterized, 1);
+    rv_occlusion_destroy(occ);
+
+    /* A wall wholly in front of the near plane is never drawn: it hides nothing. */
+    ref_box ghost = { { -5, -5, -0.4f }, { 5, 5, -0.2f }, { 0 }, false, { 0 } };
+    occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ghost.min, ghost.max, NULL), RV_OK);
+    assert_true(box_visible(occ, behind.min, behind.max, NULL));
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.skipped_offscreen, 1);
+    assert_int_equal(st.occluders_rasterized, 0);
+    rv_occlusion_destroy(occ);
+
+    /* The camera inside a box: what is inside is drawn; beyond its back face is hidden. */
+    ref_box room = { { -5, -5, -5 }, { 5, 5, 5 }, { 0 }, false, { 0 } };
+    ref_box_init(&room);
+    occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, room.min, room.max, NULL), RV_OK);
+    ref_box in_room = { { -0.5f, -0.5f, -3 }, { 0.5f, 0.5f, -2 }, { 0 }, false, { 0 } };
+    ref_box outside = { { -0.5f, -0.5f, -9 }, { 0.5f, 0.5f, -8 }, { 0 }, false, { 0 } };
+    ref_box_init(&in_room);
+    ref_box_init(&outside);
+    assert_true(box_visible(occ, in_room.min, in_room.max, NULL));
+    assert_false(ref_object_seen(&rv, &room, 1, &outside, &seed, 6));
+    assert_false(box_visible(occ, outside.min, outside.max, NULL));
+
+    /* An object crossing the near plane is visible, even one wholly inside an occluder. */
+    float pole_min[3] = { -0.1f, -0.1f, -20 }, pole_max[3] = { 0.1f, 0.1f, 1 };
+    assert_true(box_visible(occ, pole_min, pole_max, NULL));
+    float grazing_min[3] = { -0.1f, -0.1f, -0.6f }, grazing_max[3] = { 0.1f, 0.1f, -0.45f };
+    assert_true(box_visible(occ, grazing_min, grazing_max, NULL));
+    float centre[3] = { 0, 0, -0.5f };
+    bool v = false;
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, 0.2f, NULL, &v), RV_OK);
+    assert_true(v);
+    rv_occlusion_destroy(occ);
+}
+
+/* ---- hostile input --------------------------------------------------------------------- */
+
+static void test_hostile_input_gets_a_code_or_a_visible_answer(void **state)
+{
+    (void)state;
+    camera c;
+    ref_view rv;
+    ref_box wall;
+    rv_occlusion *occ = wall_scene(&c, &rv, &wall);
+    float ok_min[3] = { -1, 1, -4 }, ok_max[3] = { 1, 2, -3 };
+    float nan_v[3] = { NAN, 0, 0 }, inf_v[3] = { 0, INFINITY, 0 }, huge_min[3] = { -1e30f, -1e30f, -1e30f };
+    float huge_max[3] = { 1e30f, 1e30f, 1e30f }, far_min[3] = { 0, 1, -3e37f }, far_max[3] = { 1, 2, -2e37f };
+    float m_nan[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, NAN, 1 };
+    float m_proj[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0 };
+    float m_zero[16] = { 0 };
+    m_zero[15] = 1;
+    float m_huge[16] = { 1e30f, 0, 0, 0, 0, 1e30f, 0, 0, 0, 0, 1e30f, 0, 0, 0, 0, 1 };
+    bool v;
+    /* Adds: a code, nothing added. */
+    assert_int_equal(rv_occlusion_add_occluder(occ, nan_v, ok_max, NULL), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_min, inf_v, NULL), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_max, ok_min, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_min, ok_max, m_nan), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_min, ok_max, m_proj), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_add_occluder(NULL, ok_min, ok_max, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_add_occluder(occ, NULL, ok_max, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_get_stats(occ).occluders_submitted, 1);
+    /* Enormous, flattening and behind-the-camera occluders are accepted and never hurt. */
+    assert_int_equal(rv_occlusion_add_occluder(occ, huge_min, huge_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_min, ok_max, m_zero), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, ok_min, ok_max, m_huge), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, far_min, far_max, NULL), RV_OK);
+    /* Tests: a code and visible, or a conservative visible. */
+    v = false;
+    assert_int_equal(rv_occlusion_test_box(occ, nan_v, ok_max, NULL, &v), RV_ERR_NOT_FINITE);
+    assert_true(v);
+    v = false;
+    assert_int_equal(rv_occlusion_test_box(occ, ok_max, ok_min, NULL, &v), RV_ERR_INVALID_ARG);
+    assert_true(v);
+    v = false;
+    assert_int_equal(rv_occlusion_test_box(occ, ok_min, ok_max, m_proj, &v), RV_ERR_INVALID_ARG);
+    assert_true(v);
+    v = false;
+    assert_int_equal(rv_occlusion_test_box(occ, ok_min, ok_max, m_nan, &v), RV_ERR_NOT_FINITE);
+    assert_true(v);
+    assert_int_equal(rv_occlusion_test_box(occ, ok_min, ok_max, NULL, NULL), RV_ERR_INVALID_ARG);
+    float centre[3] = { 0, 1, -3 };
+    v = false;
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, -1, NULL, &v), RV_ERR_INVALID_ARG);
+    assert_true(v);
+    v = false;
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, NAN, NULL, &v), RV_ERR_NOT_FINITE);
+    assert_true(v);
+    v = false;
+    assert_int_equal(rv_occlusion_test_sphere(occ, inf_v, 1, NULL, &v), RV_ERR_NOT_FINITE);
+    assert_true(v);
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, 0, NULL, &v), RV_OK); /* a point: fine */
+    assert_false(v);
+    assert_true(box_visible(occ, huge_min, huge_max, NULL));
+    assert_true(box_visible(occ, ok_min, ok_max, m_huge));
+    (void)box_visible(occ, far_min, far_max, NULL); /* any answer, no crash */
+    (void)box_visible(occ, ok_min, ok_max, m_zero);
+    /* The wall still works after all that. */
+    assert_false(crate_visible(occ, 0, 1, -3));
+    /* Batches: bad items answered 1, the first bad item's code returned, others answered. */
+    float mnx[4] = { -1, NAN, 2, -1 }, mny[4] = { 1, 1, 1, 1 }, mnz[4] = { -4, -4, -4, -4 };
+    float mxx[4] = { 1, 1, 1, 1 }, mxy[4] = { 2, 2, 2, 2 }, mxz[4] = { -3, -3, -3, -3 };
+    uint8_t out[4] = { 7, 7, 7, 7 };
+    rv_occlusion_boxes bx = { { mnx, mny, mnz }, { mxx, mxy, mxz }, NULL };
+    assert_int_equal(rv_occlusion_test_boxes(occ, &bx, 0, 4, out), RV_ERR_NOT_FINITE);
+    assert_true(out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 0);
+    float rad[4] = { 0.5f, -1, INFINITY, 0.5f };
+    rv_occlusion_spheres sp = { { mnx, mny, mnz }, rad, NULL };
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, 4, out), RV_ERR_NOT_FINITE);
+    assert_true(out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 0);
+    assert_int_equal(rv_occlusion_test_boxes(occ, &bx, 2, UINT32_MAX, out), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_test_boxes(occ, NULL, 0, 1, out), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_test_boxes(occ, &bx, 0, 1, NULL), RV_ERR_INVALID_ARG);
+    /* Begin: bad views are refused. */
+    float vp[16];
+    camera_matrix(&c, vp);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, 0), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, -1), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, NAN), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, 1e-6f), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_begin(occ, NULL, c.clip, 1), RV_ERR_INVALID_ARG);
+    vp[5] = INFINITY;
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, 1), RV_ERR_NOT_FINITE);
+    float ortho_negative_w[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1 };
+    assert_int_equal(rv_occlusion_begin(occ, ortho_negative_w, c.clip, 1), RV_ERR_INVALID_ARG);
+    /* Creation. */
+    rv_occlusion_desc bad = { .width = RV_OCCLUSION_MAX_SIZE + 1 };
+    rv_occlusion *other = NULL;
+    assert_int_equal(rv_occlusion_create(&bad, &other), RV_ERR_INVALID_ARG);
+    bad.width = 16;
+    bad.min_occluder_texels = NAN;
+    assert_int_equal(rv_occlusion_create(&bad, &other), RV_ERR_NOT_FINITE);
+    assert_null(other);
+    assert_int_equal(rv_occlusion_create(NULL, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_create(NULL, &other), RV_OK); /* width 0: off */
+    assert_true(crate_visible(other, 0, 0, 0));
+    rv_occlusion_destroy(other);
+    rv_occlusion_destroy(NULL);
+    rv_occlusion_destroy(occ);
+}
+
+/* ---- isolation, allocation ------------------------------------------------------------- */
+
+static void test_two_buffers_never_interfere(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *a = make_occlusion(256), *b = make_occlusion(128);
+    begin_camera(a, &c);
+    camera side = look(20, 1.7, 0, 0, 1.7, 0);
+    begin_camera(b, &side);
+    assert_int_equal(rv_occlusion_add_occluder(a, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    /* b has no occluder: the crate behind a's wall stays visible in b, hidden in a. */
+    assert_true(crate_visible(b, 0, 1, -3));
+    assert_false(crate_visible(a, 0, 1, -3));
+    assert_int_equal(rv_occlusion_add_occluder(b, WALL_MIN, WALL_MAX, NULL), RV_ERR_FROZEN);
+    assert_int_equal(rv_occlusion_get_stats(b).occluders_submitted, 0);
+    assert_int_equal(rv_occlusion_get_stats(a).occluders_submitted, 1);
+    rv_occlusion_destroy(a);
+    rv_occlusion_destroy(b);
+}
+
+static void test_steady_frames_allocate_nothing(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_occlusion_desc desc = { .allocator = rvt_allocator(&st), .width = 256 };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    uint64_t seed = 11;
+    scene sc;
+    random_scene(&seed, &sc);
+    rv_alloc_stats warm = { 0 };
+    for (int frame = 0; frame < 6; frame++) {
+        if (frame == 2)
+            warm = rv_occlusion_alloc_stats(occ);
+        assert_int_equal(rv_occlusion_begin(occ, sc.vp, sc.cam.clip, (float)sc.cam.aspect), RV_OK);
+        for (int k = 0; k < sc.n_occ; k++)
+            assert_int_equal(rv_occlusion_add_occluder(occ, sc.occ[k].min, sc.occ[k].max,
+                                                       sc.occ[k].has_matrix ? sc.occ[k].matrix : NULL),
+                             RV_OK);
+        ref_box obj;
+        random_object(&seed, &sc, &obj, true);
+        (void)box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL);
+    }
+    rv_alloc_stats now = rv_occlusion_alloc_stats(occ);
+    assert_int_equal(now.allocations, warm.allocations);
+    assert_int_equal(now.reallocations, warm.reallocations);
+    assert_true(now.allocations > 1);
+    rv_occlusion_destroy(occ);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(st.live_bytes, 0);
+}
+
+typedef struct sweep_box {
+    rv_allocator allocator;
+    rv_occlusion *occ;
+} sweep_box;
+
+static void *sweep_setup_empty(const rv_allocator *a)
+{
+    sweep_box *s = calloc(1, sizeof *s);
+    s->allocator = *a;
+    return s;
+}
+
+static rv_result sweep_create(void *o)
+{
+    sweep_box *s = o;
+    rv_occlusion_desc desc = { .allocator = s->allocator, .width = 64 };
+    return rv_occlusion_create(&desc, &s->occ);
+}
+
+static void *sweep_setup_created(const rv_allocator *a)
+{
+    sweep_box *s = sweep_setup_empty(a);
+    assert_int_equal(sweep_create(s), RV_OK);
+    return s;
+}
+
+static rv_result sweep_begin(void *o)
+{
+    sweep_box *s = o;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    float vp[16];
+    camera_matrix(&c, vp);
+    return rv_occlusion_begin(s->occ, vp, c.clip, (float)c.aspect);
+}
+
+static void *sweep_setup_begun(const rv_allocator *a)
+{
+    sweep_box *s = sweep_setup_created(a);
+    assert_int_equal(sweep_begin(s), RV_OK);
+    return s;
+}
+
+static rv_result sweep_add(void *o)
+{
+    sweep_box *s = o;
+    float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    return rv_occlusion_add_occluder(s->occ, WALL_MIN, WALL_MAX, m);
+}
+
+static uint64_t sweep_fingerprint(void *o)
+{
+    sweep_box *s = o;
+    if (!s->occ)
+        return 0;
+    rv_occlusion_stats st = rv_occlusion_get_stats(s->occ);
+    return 1 + st.occluders_submitted * 1000 + rv_occlusion_level_count(s->occ) * 7 + st.tests;
+}
+
+static void sweep_teardown(void *o)
+{
+    sweep_box *s = o;
+    rv_occlusion_destroy(s->occ);
+    free(s);
+}
+
+static void test_allocation_failures_leave_the_buffer_as_it_was(void **state)
+{
+    (void)state;
+    rvt_sweep create = { "create", sweep_setup_empty, sweep_create, sweep_fingerprint, sweep_teardown };
+    rvt_sweep begin = { "begin", sweep_setup_created, sweep_begin, sweep_fingerprint, sweep_teardown };
+    rvt_sweep add = { "add", sweep_setup_begun, sweep_add, sweep_fingerprint, sweep_teardown };
+    assert_int_equal(rvt_run_sweep(&create), 1);
+    assert_true(rvt_run_sweep(&begin) >= 2);
+    assert_true(rvt_run_sweep(&add) >= 4);
+}
+
+/* ---- options, debug, spheres, pyramid -------------------------------------------------- */
+
+static void test_occluder_cap_keeps_the_largest_on_screen(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion_desc desc = { .width = 256, .max_occluders = 1 };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    float small_min[3] = { -20, 0, -0.5f }, small_max[3] = { -18, 2, 0.5f };
+    for (int frame = 0; frame < 2; frame++) {
+        begin_camera(occ, &c);
+        /* The small one first: submission order must not matter, size must. */
+        assert_int_equal(rv_occlusion_add_occluder(occ, small_min, small_max, NULL), RV_OK);
+        assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+        assert_false(crate_visible(occ, 0, 1, -3));
+        assert_true(crate_visible(occ, -23.75f, 0.85f, -5)); /* behind the small one: its occluder was capped */
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        assert_int_equal(st.skipped_cap, 1);
+        assert_int_equal(st.occluders_rasterized, 1);
+        assert_int_equal(st.occluders_submitted, 2);
+    }
+    /* Without a cap the small one hides its crate too. */
+    rv_occlusion *all = make_occlusion(256);
+    begin_camera(all, &c);
+    assert_int_equal(rv_occlusion_add_occluder(all, small_min, small_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(all, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(all, -23.75f, 0.85f, -5));
+    rv_occlusion_destroy(all);
+    rv_occlusion_destroy(occ);
+}
+
+static void test_occluders_smaller_than_the_minimum_are_skipped(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    /* A post 0.1 m wide at 20 m is about 0.25 texels at width 64: skipped by default. */
+    float post_min[3] = { -0.05f, 0, -0.05f }, post_max[3] = { 0.05f, 8, 0.05f };
+    rv_occlusion *occ = make_occlusion(64);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, post_min, post_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.skipped_small, 1);
+    assert_int_equal(st.occluders_skipped, 1);
+    assert_int_equal(st.texels_covered, 0);
+    rv_occlusion_destroy(occ);
+    /* A wide wall passes the size test with a large minimum only if it is large enough. */
+    rv_occlusion_desc desc = { .width = 256, .min_occluder_texels = 200 };
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_true(crate_visible(occ, 0, 1, -3));
+    assert_int_equal(rv_occlusion_get_stats(occ).skipped_small, 1);
+    rv_occlusion_destroy(occ);
+    desc.min_occluder_texels = -1; /* keep everything */
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    rv_occlusion_destroy(occ);
+}
+
+static void test_debug_images_show_nearer_brighter_at_every_level(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    float near_min[3] = { -8, 0, 5 }, near_max[3] = { -2, 6, 6 };
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, near_min, near_max, NULL), RV_OK);
+    uint32_t levels = rv_occlusion_level_count(occ);
+    assert_int_equal(levels, 9); /* 256 x 144 down to 1 x 1 */
+    uint32_t w, h;
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, NULL, 0, &w, &h), RV_OK);
+    assert_true(w == 256 && h == 144);
+    uint8_t *img0 = malloc(w * h), *img1 = malloc(w * h);
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, img0, 10, &w, &h), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_debug_image(occ, levels, img0, w * h, &w, &h), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, img0, (size_t)w * h, &w, &h), RV_OK);
+    /* The nearer box's texels are brighter than the wall's; off-occluder texels are 0. */
+    uint8_t near_px = 0, wall_px = 255;
+    bool saw_empty = false;
+    for (uint32_t i = 0; i < w * h; i++)
+        saw_empty |= img0[i] == 0;
+    near_px = img0[72 * 256 + 80];  /* left of centre, low: the near box */
+    wall_px = img0[72 * 256 + 150]; /* right of centre: the wall */
+    assert_true(saw_empty);
+    assert_true(wall_px >= 32 && near_px > wall_px);
+    /* Each pyramid texel shows the farthest (darkest) of the texels it covers. */
+    for (uint32_t l = 1; l < levels; l++) {
+        uint32_t pw, ph, cw, chh;
+        assert_int_equal(rv_occlusion_debug_image(occ, l - 1, img0, 256 * 144, &cw, &chh), RV_OK);
+        assert_int_equal(rv_occlusion_debug_image(occ, l, img1, 256 * 144, &pw, &ph), RV_OK);
+        assert_true(pw == (cw + 1) / 2 && ph == (chh + 1) / 2);
+        for (uint32_t y = 0; y < ph; y++)
+            for (uint32_t x = 0; x < pw; x++) {
+                uint8_t m = 255;
+                for (uint32_t dy = 0; dy < 2; dy++)
+                    for (uint32_t dx = 0; dx < 2; dx++) {
+                        uint32_t cx = 2 * x + dx < cw ? 2 * x + dx : cw - 1, cy = 2 * y + dy < chh ? 2 * y + dy : chh - 1;
+                        uint8_t px = img0[cy * cw + cx];
+                        m = px < m ? px : m;
+                    }
+                assert_true(abs((int)img1[y * pw + x] - (int)m) <= 1);
+            }
+    }
+    free(img0);
+    free(img1);
+    rv_occlusion_destroy(occ);
+}
+
+static void test_sphere_radius_scales_with_the_largest_axis(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    float centre[3] = { 0, 0, 0 }, unit = 1;
+    float lift[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 3, -3, 1 };         /* at (0, 3, -3) */
+    float tall[16] = { 1, 0, 0, 0, 0, 8, 0, 0, 0, 0, 1, 0, 0, 3, -3, 1 };         /* y scaled by 8 */
+    float squashed[16] = { 0.5f, 0, 0, 0, 0, 0.5f, 0, 0, 0, 0, 0.5f, 0, 0, 3, -3, 1 };
+    bool v;
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, unit, lift, &v), RV_OK);
+    assert_false(v);
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, unit, tall, &v), RV_OK);
+    assert_true(v); /* radius 8 reaches above the wall */
+    assert_int_equal(rv_occlusion_test_sphere(occ, centre, unit, squashed, &v), RV_OK);
+    assert_false(v);
+    float cx[1] = { 0 }, cy[1] = { 0 }, cz[1] = { 0 }, r[1] = { 1 };
+    uint8_t out = 0;
+    rv_occlusion_spheres sp = { { cx, cy, cz }, r, tall };
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, 1, &out), RV_OK);
+    assert_int_equal(out, 1);
+    sp.matrices = lift;
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, 1, &out), RV_OK);
+    assert_int_equal(out, 0);
+    rv_occlusion_destroy(occ);
+}
+
+static void test_pyramid_answers_exactly_like_level_zero(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x9E;
+    enum { N = 200 };
+    static float mn[3][N], mx[3][N];
+    uint8_t fast[N], flat[N];
+    uint64_t culled = 0;
+    for (int t = 0; t < RVT_HEAVY(300, 40); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        rv_occlusion *occ = scene_occlusion(&sc, 64u << (t % 4));
+        for (int i = 0; i < N; i++) {
+            ref_box obj;
+            random_object(&seed, &sc, &obj, false);
+            float grow = i % 4 == 0 ? rvt_uniform(&seed, 0, 10) : 0; /* some large ones */
+            for (int a = 0; a < 3; a++) {
+                mn[a][i] = obj.min[a] - grow;
+                mx[a][i] = obj.max[a] + grow;
+            }
+        }
+        rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
+        assert_int_equal(rvi_occlusion_test_world_boxes(occ, &boxes, 0, N, fast, true), RV_OK);
+        assert_int_equal(rvi_occlusion_test_world_boxes(occ, &boxes, 0, N, flat, false), RV_OK);
+        assert_memory_equal(fast, flat, N);
+        for (int i = 0; i < N; i++)
+            culled += !fast[i];
+        /* Ranges answer the same items the same way. */
+        uint8_t part[N];
+        memset(part, 9, sizeof part);
+        assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 13, 101, part), RV_OK);
+        assert_memory_equal(part + 13, fast + 13, 101);
+        assert_int_equal(part[12], 9);
+        assert_int_equal(part[114], 9);
+        rv_occlusion_destroy(occ);
+    }
+    assert_true(culled > 0);
+}
+
+static void test_world_entry_points_count_in_the_borrowed_heap(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_allocator a = rvt_allocator(&st);
+    rvi_heap heap;
+    rvi_heap_init(&heap, &a);
+    rv_occlusion_desc desc = { .width = 128 };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rvi_occlusion_create_in(NULL, &desc, &occ), RV_ERR_INVALID_ARG);
+    assert_int_equal(rvi_occlusion_create_in(&heap, &desc, &occ), RV_OK);
+    assert_false(rvi_occlusion_active(occ));
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    begin_camera(occ, &c);
+    assert_true(rvi_occlusion_active(occ));
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    float bmin[3] = { -1, 1, -4 }, bmax[3] = { 1, 2, -3 }, centre[3] = { 0, 1.5f, -3.5f };
+    assert_false(rvi_occlusion_box_visible(occ, bmin, bmax, NULL));
+    assert_false(rvi_occlusion_sphere_visible(occ, centre, 0.5f, NULL));
+    assert_true(rvi_occlusion_sphere_visible(occ, centre, 20, NULL));
+    assert_true(heap.stats.allocations >= 4);
+    assert_int_equal(rv_occlusion_get_stats(occ).tests, 3);
+    assert_int_equal(rv_occlusion_get_stats(occ).culled, 2);
+    rv_occlusion_destroy(occ);
+    assert_int_equal(heap.stats.bytes_live, 0);
+    assert_int_equal(st.live_blocks, 0);
+}
+
+/* The portable build of the hot loops and the AVX2 one give the same buffers and answers
+ * (on a machine without AVX2 both buffers run the portable one and this is trivially true). */
+static void test_portable_and_wide_kernels_agree_exactly(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x51D;
+    enum { N = 77 };
+    float mn[3][N], mx[3][N];
+    uint8_t out_a[N], out_b[N];
+    for (int t = 0; t < RVT_HEAVY(200, 30); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        uint32_t width = 64u << (t % 4);
+        rv_occlusion *a = scene_occlusion(&sc, width);
+        rv_occlusion_desc desc = { .width = width };
+        rv_occlusion *b = NULL;
+        assert_int_equal(rv_occlusion_create(&desc, &b), RV_OK);
+        b->wide = false;
+        assert_int_equal(rv_occlusion_begin(b, sc.vp, sc.cam.clip, (float)sc.cam.aspect), RV_OK);
+        for (int k = 0; k < sc.n_occ; k++)
+            assert_int_equal(rv_occlusion_add_occluder(b, sc.occ[k].min, sc.occ[k].max,
+                                                       sc.occ[k].has_matrix ? sc.occ[k].matrix : NULL),
+                             RV_OK);
+        assert_int_equal(rv_occlusion_freeze(a), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(b), RV_OK);
+        size_t texels = a->level_offset[a->level_count - 1] + 1;
+        assert_memory_equal(a->texels, b->texels, texels * sizeof(float));
+        for (int i = 0; i < N; i++) {
+            ref_box obj;
+            random_object(&seed, &sc, &obj, false);
+            for (int k = 0; k < 3; k++) {
+                mn[k][i] = obj.min[k];
+                mx[k][i] = obj.max[k];
+            }
+        }
+        rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
+        assert_int_equal(rv_occlusion_test_boxes(a, &boxes, 0, N, out_a), RV_OK);
+        assert_int_equal(rv_occlusion_test_boxes(b, &boxes, 0, N, out_b), RV_OK);
+        assert_memory_equal(out_a, out_b, N);
+        rv_occlusion_stats sa = rv_occlusion_get_stats(a), sb = rv_occlusion_get_stats(b);
+        assert_memory_equal(&sa, &sb, sizeof sa);
+        rv_occlusion_destroy(a);
+        rv_occlusion_destroy(b);
+    }
+}
+
+static void test_world_buffer_is_created_once_with_the_world_allocator(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_world_desc desc = { .allocator = rvt_allocator(&st) };
+    desc.occlusion.width = 128;
+    rv_world *world = NULL;
+    assert_int_equal(rv_world_create(&desc, &world), RV_OK);
+    uint64_t before = rv_world_alloc_stats(world).allocations;
+    rv_occlusion *occ = NULL, *again = NULL;
+    assert_int_equal(rvi_occlusion_of_world(world, &occ), RV_OK);
+    assert_int_equal(rvi_occlusion_of_world(world, &again), RV_OK);
+    assert_ptr_equal(occ, again);
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    assert_true(rv_world_alloc_stats(world).allocations > before + 3); /* counted in the world */
+    assert_int_equal(rvi_occlusion_of_world(NULL, &occ), RV_ERR_INVALID_ARG);
+    rv_world_destroy(world);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(st.live_bytes, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wall_hides_crates_behind_it_and_draws_the_rest),
+        cmocka_unit_test(test_decal_on_the_front_face_is_never_culled),
+        cmocka_unit_test(test_width_zero_turns_every_call_into_a_visible_no_op),
+        cmocka_unit_test(test_first_test_freezes_and_next_begin_resets),
+        cmocka_unit_test(test_every_depth_convention_gives_the_same_verdicts),
+        cmocka_unit_test(test_orthographic_views_agree_with_the_reference),
+        cmocka_unit_test(test_near_plane_occluders_are_clipped_and_near_objects_drawn),
+        cmocka_unit_test(test_hostile_input_gets_a_code_or_a_visible_answer),
+        cmocka_unit_test(test_two_buffers_never_interfere),
+        cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),
+        cmocka_unit_test(test_occluder_cap_keeps_the_largest_on_screen),
+        cmocka_unit_test(test_occluders_smaller_than_the_minimum_are_skipped),
+        cmocka_unit_test(test_debug_images_show_nearer_brighter_at_every_level),
+        cmocka_unit_test(test_sphere_radius_scales_with_the_largest_axis),
+        cmocka_unit_test(test_pyramid_answers_exactly_like_level_zero),
+        cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
+        cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
+        cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
+        cmocka_unit_test(test_never_culls_what_the_reference_sees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -557,7 +557,8 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * The box is recorded; the freeze projects and draws the frame's occluders nearest first,
  * and one found wholly behind nearer ones is not drawn (drawing it could change nothing).
  * Small (min_occluder_texels), off-screen and behind-the-camera occluders are counted as
- * skipped at the freeze, not refused.
+ * skipped at the freeze, not refused; so is one reaching beyond 1e7 world units from the
+ * origin (float precision no longer bounds its silhouette safely: skipped_degenerate).
  * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
  * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
  * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),

@@ -30,6 +30,7 @@
 
 #define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
 #define RVI_OCC_MAX_PLANES 6
+#define RVI_OCC_MAX_COORD 1e7 /* world units: occluders reaching further are skipped */
 
 /* The view of one frame, derived once by rv_occlusion_begin. */
 typedef struct rvi_occ_view {

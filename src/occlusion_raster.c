@@ -432,6 +432,14 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
                 e[a][i] = a == i ? ext[a] : 0.0;
         }
     }
+    /* Beyond RVI_OCC_MAX_COORD world units float inputs keep too few bits for the silhouette
+     * and the far depth to be bounded safely (a fuzzed 1e30-unit box was rasterised with a
+     * wrong silhouette): such an occluder is skipped, which only ever draws more. */
+    for (int i = 0; i < 3; i++) {
+        double reach = fabs(org[i]) + fabs(e[0][i]) + fabs(e[1][i]) + fabs(e[2][i]);
+        if (!(reach <= RVI_OCC_MAX_COORD))
+            return RVI_OCC_DEGENERATE;
+    }
     /* Clip coordinates (x, y, z, w) and near values of the 8 corners, by adding the edges'
      * images; rows of corner[][] (structure of arrays). */
     double corner[5][8];

@@ -1,51 +1,105 @@
-/* rvis-walk's bridge to rvis (see drive.h), for the stages that exist before rv_frame:
- * the node hierarchy (rv_node_create / rv_node_set_bounds / rv_update_world), spatial
- * grouping (rv_group_spatially) and the hierarchical frustum walk (rv_collect_visible).
+/* rvis-walk's bridge to rvis (see drive.h): one world, every stage joined through rv_frame.
  *
- * Every level group becomes a node without geometry, every object a node with its
- * bounding sphere under its group's node; objects without a group (a map's surfaces, the
- * city's ground tiles) go under one root per kind, grouped spatially. Vehicles sit under
- * their own root, ungrouped, because they move. HLOD stand-ins get no node: without the
- * HLOD stage every region is refined, so they are excluded. Per frame the vehicles' nodes
- * are moved, the world updated, and rv_collect_visible lists what the frustum keeps.
+ * Build (once):
+ *  - the world: occlusion buffer (--occlusion-width, 256 by default), cull records (so every
+ *    object not drawn has a reason), a CLOCK_MONOTONIC clock for per-stage times, the
+ *    partition gate wired to a host stub (below), residency and LOD defaults;
+ *  - every level group becomes a node without geometry, every object a node with its
+ *    bounding sphere and its box as a test box (the box encloses its triangles); ungrouped
+ *    objects go under one root per kind, grouped spatially;
+ *  - occluders: a map's exact-box brushes become occluder nodes (no geometry); the city's
+ *    buildings carry their shell as occluder box on their own node;
+ *  - city: props get their LOD ladders (a ladder that does not end in "nothing" gets a last
+ *    threshold of 1e-7 rad, smaller than anything in the city subtends, so its coarsest level
+ *    draws); each district node is an HLOD region (resident) whose geometry is its stand-in
+ *    (the node's bounds are the stand-in's sphere), and each building shell is a resident
+ *    leaf region (error 0) so a district has region children to refine into (a region
+ *    without region descendants never refines, DESIGN.md §5); a leaf region is drawn as
+ *    itself, like any object. Towers are partition groups, storeys parts with one leaf each
+ *    (the top storey deferred); vehicles are journal projections (key = vehicle index + 1,
+ *    since a draw item's projection key 0 means "no projection"); terrain pages are a grid.
  *
- * When rv_frame lands, this file becomes: create the world with the occlusion / LOD /
- * partition / residency descs, attach ladders, HLOD regions, occluder boxes, partition
- * groups and grids to the same nodes, register vehicles through the journal, then per
- * frame call rv_frame and translate its draw list and per-stage counts into verdicts. */
+ * Per frame: commit the leaves the gate asked for last frame (the host stub), place the
+ * pages whose simulated load finished (PAGE_LATENCY frames), set the committed slice, move
+ * the vehicles through the journal, rv_frame, then read verdicts back: drawn = in the
+ * opaque or translucent list; otherwise the cull record of the object's node or of the
+ * nearest ancestor listed in view.culls says why.
+ *
+ * The partition gate holds one committed slice per world: the city's tower 0 slice height
+ * is used with open X and Z, so every tower is cut at that world height. */
 #include "drive.h"
 
+#include "city.h"
 #include "rvis.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#define PAGE_LATENCY 3u       /* frames a simulated page load takes */
+#define TERRAIN_SOURCE 1u
+
+typedef struct part_ref {
+    rv_node node;
+    uint64_t leaf;
+    int32_t group;            /* level group index */
+} part_ref;
+
+typedef struct page_load {
+    rv_page_key key;
+    uint32_t due;             /* frame at which it is placed */
+} page_load;
+
 struct rvw_drive {
     rv_world *world;
+    rv_journal *journal;
+    rv_render_scene *render;
+    const rvw_level *level;
     rv_node *group_nodes;     /* per level group */
-    rv_node *object_nodes;    /* per level object (none for HLOD stand-ins) */
-    rv_node roots[RVW_OBJ_KIND_COUNT]; /* parent of the ungrouped objects of each kind */
+    rv_node *object_nodes;    /* per level object (vehicles: once resolved after frame 0) */
+    rv_node roots[RVW_OBJ_KIND_COUNT];
     uint64_t *slot_ids;       /* hash of node id -> object: ids (0 = empty) ... */
     uint32_t *slot_objects;   /* ... and their objects */
     uint32_t slot_mask;
-    rv_node *visible;         /* rv_collect_visible's output, object_count entries */
-    uint8_t *verdict;         /* per object, this frame */
+    uint64_t *cull_ids;       /* hash of node id -> cull reason for this frame */
+    uint8_t *cull_reason;
+    uint32_t *cull_stamp;
+    uint32_t cull_mask;
+    uint8_t *verdict;
     uint32_t object_count;
+    uint32_t frame;
+    /* partition host stub */
+    part_ref *parts;
+    uint32_t part_count;
+    uint64_t *to_commit;      /* leaves asked for, committed at the next frame */
+    uint32_t commit_count, commit_capacity;
+    bool have_slice;
+    float slice_min[3], slice_max[3];
+    /* residency host stub */
+    page_load *loads;
+    uint32_t load_count, load_capacity;
+    uint32_t page_bytes;
+    /* vehicles */
+    bool vehicles_resolved;
+    /* occlusion picture */
+    uint8_t *occlusion_pixels;
+    size_t occlusion_size;
+    uint32_t unexplained_reported;
 };
 
-static uint32_t slot_of(const rvw_drive *d, uint64_t id)
+static uint32_t slot_of(uint64_t id, uint32_t mask)
 {
     uint64_t h = id * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(h >> 32) & d->slot_mask;
+    return (uint32_t)(h >> 32) & mask;
 }
 
 static void remember(rvw_drive *d, rv_node node, uint32_t object)
 {
-    uint32_t s = slot_of(d, node.id);
-    while (d->slot_ids[s])
+    uint32_t s = slot_of(node.id, d->slot_mask);
+    while (d->slot_ids[s] && d->slot_ids[s] != node.id)
         s = (s + 1) & d->slot_mask;
     d->slot_ids[s] = node.id;
     d->slot_objects[s] = object;
@@ -54,16 +108,46 @@ static void remember(rvw_drive *d, rv_node node, uint32_t object)
 /* The object a node stands for, or UINT32_MAX for a node that is no object. */
 static uint32_t object_of(const rvw_drive *d, rv_node node)
 {
-    for (uint32_t s = slot_of(d, node.id); d->slot_ids[s]; s = (s + 1) & d->slot_mask)
+    for (uint32_t s = slot_of(node.id, d->slot_mask); d->slot_ids[s]; s = (s + 1) & d->slot_mask)
         if (d->slot_ids[s] == node.id)
             return d->slot_objects[s];
     return UINT32_MAX;
 }
+
+static void note_cull(rvw_drive *d, rv_node node, rv_cull_reason reason)
+{
+    uint32_t stamp = d->frame + 1;
+    uint32_t s = slot_of(node.id, d->cull_mask);
+    while (d->cull_stamp[s] == stamp && d->cull_ids[s] != node.id)
+        s = (s + 1) & d->cull_mask;
+    d->cull_stamp[s] = stamp;
+    d->cull_ids[s] = node.id;
+    d->cull_reason[s] = (uint8_t)reason;
+}
+
+/* This frame's cull reason of node, 0 when it has no record. */
+static int cull_of(const rvw_drive *d, rv_node node)
+{
+    uint32_t stamp = d->frame + 1;
+    for (uint32_t s = slot_of(node.id, d->cull_mask); d->cull_stamp[s] == stamp; s = (s + 1) & d->cull_mask)
+        if (d->cull_ids[s] == node.id)
+            return d->cull_reason[s];
+    return 0;
+}
+
 static double now_us(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static uint64_t clock_ns(void *user)
+{
+    (void)user;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static bool check(rv_result r, const char *what, char *err, size_t errlen)
@@ -76,8 +160,9 @@ static bool check(rv_result r, const char *what, char *err, size_t errlen)
 
 const char *rvw_drive_stages(void)
 {
-    return "nodes + hierarchical frustum (rv_frame not joined yet: no occlusion, LOD, HLOD, "
-           "partition, journal or streaming)";
+    return "rv_frame: transforms, journal (vehicles), hierarchical frustum, partition gate "
+           "(towers, committed slice, deferred storeys), occlusion (occluder nodes, test boxes), "
+           "LOD ladders, HLOD districts, streaming (terrain grid, residency)";
 }
 
 /* The bounding sphere of a box: its centre and half its diagonal. */
@@ -92,10 +177,131 @@ static void box_sphere(const rvw_box *b, float center[3], float *radius)
     *radius = sqrtf(r2);
 }
 
-static bool build(rvw_drive *d, const rvw_level *level, char *err, size_t errlen)
+/* The partition host stub: remembers the leaves of the parts asked for; the next frame
+ * commits them for the current view version (a loader one frame behind). */
+static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
 {
-    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + 64 };
+    rvw_drive *d = user;
+    for (uint32_t k = 0; k < count; k++)
+        for (uint32_t p = 0; p < d->part_count; p++)
+            if (rv_node_equal(d->parts[p].node, parts[k]) && d->commit_count < d->commit_capacity)
+                d->to_commit[d->commit_count++] = d->parts[p].leaf;
+}
+
+static bool make_ladders(const rvw_level *level, rv_lod_ladder *out, char *err, size_t errlen)
+{
+    for (uint32_t l = 0; l < level->ladder_count; l++) {
+        const rvw_ladder *src = &level->ladders[l];
+        float t[RV_LOD_MAX_THRESHOLDS];
+        uint32_t n = src->count;
+        memcpy(t, src->thresholds, n * sizeof *t);
+        if (!src->last_is_nothing)
+            t[n++] = 1e-7f; /* the coarsest level draws; "nothing" only below 1e-7 rad */
+        if (!check(rv_lod_ladder_make(t, n, &out[l]), "a LOD ladder", err, errlen))
+            return false;
+    }
+    return true;
+}
+
+static bool build_city(rvw_drive *d, const rvw_level *level, char *err, size_t errlen)
+{
+    const rvw_city *city = level->city;
+    /* partitioned towers: groups, parts with one leaf each, the top storey deferred */
+    for (uint32_t g = 0; g < level->group_count; g++) {
+        const rvw_group *gr = &level->groups[g];
+        if (gr->kind == RVW_GROUP_PARTITION &&
+            !check(rv_partition_make_group(d->world, d->group_nodes[g]), "a partition group", err, errlen))
+            return false;
+        if (gr->kind == RVW_GROUP_PART) {
+            part_ref *p = &d->parts[d->part_count++];
+            p->node = d->group_nodes[g];
+            p->leaf = 1000 + g;
+            p->group = (int32_t)g;
+            if (!check(rv_partition_set_part(d->world, p->node, &p->leaf, 1, gr->deferred), "a part", err, errlen))
+                return false;
+        }
+    }
+    /* HLOD: districts are regions drawn as their stand-in; building shells leaf regions */
+    for (uint32_t g = 0; g < level->group_count; g++) {
+        const rvw_group *gr = &level->groups[g];
+        if (gr->kind != RVW_GROUP_DISTRICT || gr->hlod_proxy < 0)
+            continue;
+        rv_node n = d->group_nodes[g];
+        float c[3], r;
+        box_sphere(&level->objects[gr->hlod_proxy].bounds, c, &r);
+        if (!check(rv_node_set_bounds(d->world, n, c, r), "a stand-in's bounds", err, errlen) ||
+            !check(rv_node_set_hlod_region(d->world, n, gr->geometric_error), "an HLOD region", err, errlen) ||
+            !check(rv_node_set_hlod_resident(d->world, n, true), "an HLOD region", err, errlen))
+            return false;
+        d->object_nodes[gr->hlod_proxy] = n;
+        remember(d, n, (uint32_t)gr->hlod_proxy);
+    }
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        if (level->objects[i].kind != RVW_OBJ_BUILDING)
+            continue;
+        if (!check(rv_node_set_hlod_region(d->world, d->object_nodes[i], 0.0f), "a leaf region", err, errlen) ||
+            !check(rv_node_set_hlod_resident(d->world, d->object_nodes[i], true), "a leaf region", err, errlen))
+            return false;
+    }
+    /* vehicles through the journal */
+    if (!check(rv_world_journal(d->world, &d->journal), "the journal", err, errlen) ||
+        !check(rv_world_render_scene(d->world, &d->render), "the render scene", err, errlen))
+        return false;
+    for (uint32_t v = 0; v < city->vehicle_count; v++) {
+        rv_projection p;
+        memset(&p, 0, sizeof p);
+        float c[3], r;
+        box_sphere(&level->objects[city->vehicles[v].object].bounds, c, &r);
+        memcpy(p.transform.position, c, sizeof c);
+        p.transform.rotation[3] = 1;
+        p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+        p.transform.bounds[3] = r;
+        p.transform.bounds_space = RV_BOUNDS_LOCAL;
+        p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+        if (!check(rv_journal_register(d->journal, 0, v + 1, 1, &p, NULL), "a vehicle", err, errlen))
+            return false;
+    }
+    /* terrain pages */
+    const rvw_city_terrain *t = &city->terrain;
+    rv_grid_desc gd = { 0 };
+    gd.source = TERRAIN_SOURCE;
+    gd.origin[0] = t->origin[0];
+    gd.origin[1] = t->origin[1];
+    gd.cell_size = t->cell;
+    gd.count_x = t->count_x;
+    gd.count_z = t->count_z;
+    gd.lead = 0.5f * t->cell;
+    gd.eye_radius = 2 * t->cell;
+    d->page_bytes = t->page_bytes;
+    d->load_capacity = t->count_x * t->count_z;
+    d->loads = calloc(d->load_capacity, sizeof *d->loads);
+    if (!d->loads) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    return check(rv_world_add_grid(d->world, &gd, NULL), "the terrain grid", err, errlen);
+}
+
+static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options *opt, char *err, size_t errlen)
+{
+    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count + 64 };
+    desc.occlusion.width = opt->occlusion_width;
+    desc.record_culls = true;
+    desc.clock_ns = clock_ns;
+    desc.partition.request_reprocess = on_reprocess;
+    desc.partition.user = d;
+    /* The terrain's budget: 32 pages, a little more than the eye's request disc (radius
+     * 2 cells + half a cell lead), so pages left behind are evicted as the camera drives on. */
+    if (level->city)
+        desc.residency.budget_bytes = 32ull * level->city->terrain.page_bytes;
     if (!check(rv_world_create(&desc, &d->world), "the world", err, errlen))
+        return false;
+    rv_lod_ladder ladders[8];
+    if (level->ladder_count > 8) {
+        snprintf(err, errlen, "too many LOD ladders");
+        return false;
+    }
+    if (!make_ladders(level, ladders, err, errlen))
         return false;
     for (uint32_t g = 0; g < level->group_count; g++) {
         int32_t p = level->groups[g].parent;
@@ -105,8 +311,8 @@ static bool build(rvw_drive *d, const rvw_level *level, char *err, size_t errlen
     }
     for (uint32_t i = 0; i < level->object_count; i++) {
         const rvw_object *o = &level->objects[i];
-        if (o->kind == RVW_OBJ_HLOD_PROXY)
-            continue;
+        if (o->kind == RVW_OBJ_HLOD_PROXY || (o->kind == RVW_OBJ_VEHICLE && level->city))
+            continue; /* the district's node; a journal projection */
         rv_node parent = o->group >= 0 ? d->group_nodes[o->group] : d->roots[o->kind];
         if (o->group < 0 && parent.id == 0) {
             if (!check(rv_node_create(d->world, RV_NODE_NONE, &d->roots[o->kind]), "a root node", err, errlen))
@@ -120,14 +326,31 @@ static bool build(rvw_drive *d, const rvw_level *level, char *err, size_t errlen
         remember(d, node, i);
         float center[3], radius;
         box_sphere(&o->bounds, center, &radius);
-        if (o->kind == RVW_OBJ_VEHICLE) { /* a mover: geometry about its node's origin */
-            if (!check(rv_node_set_position(d->world, node, center), "a position", err, errlen))
-                return false;
-            center[0] = center[1] = center[2] = 0;
-        }
-        if (!check(rv_node_set_bounds(d->world, node, center, radius), "an object's bounds", err, errlen))
+        if (!check(rv_node_set_bounds(d->world, node, center, radius), "an object's bounds", err, errlen) ||
+            !check(rv_node_set_test_box(d->world, node, o->bounds.min, o->bounds.max), "a test box", err, errlen))
+            return false;
+        if (o->kind == RVW_OBJ_BUILDING &&
+            !check(rv_node_set_occluder_box(d->world, node, o->bounds.min, o->bounds.max), "an occluder box", err, errlen))
+            return false;
+        if (o->ladder && o->ladder <= level->ladder_count &&
+            !check(rv_node_set_lod_ladder(d->world, node, &ladders[o->ladder - 1]), "a LOD ladder", err, errlen))
             return false;
     }
+    if (!level->city) { /* a map's occluders: nodes without geometry, each with its box */
+        rv_node root;
+        if (level->occluder_count &&
+            !check(rv_node_create(d->world, RV_NODE_NONE, &root), "a root node", err, errlen))
+            return false;
+        for (uint32_t k = 0; k < level->occluder_count; k++) {
+            rv_node n;
+            if (!check(rv_node_create(d->world, root, &n), "an occluder node", err, errlen) ||
+                !check(rv_node_set_occluder_box(d->world, n, level->occluders[k].min, level->occluders[k].max),
+                       "an occluder box", err, errlen))
+                return false;
+        }
+    }
+    if (level->city && !build_city(d, level, err, errlen))
+        return false;
     if (!check(rv_update_world(d->world), "the first update", err, errlen))
         return false;
     /* flat static lists cull hierarchically once grouped (DESIGN.md §2) */
@@ -138,28 +361,44 @@ static bool build(rvw_drive *d, const rvw_level *level, char *err, size_t errlen
     return check(rv_update_world(d->world), "the update after grouping", err, errlen);
 }
 
-bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t errlen)
+bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_drive **out, char *err,
+                      size_t errlen)
 {
     rvw_drive *d = calloc(1, sizeof *d);
     if (!d) {
         snprintf(err, errlen, "out of memory");
         return false;
     }
+    d->level = level;
     d->object_count = level->object_count;
     uint32_t slots = 16;
     while (slots < 2 * level->object_count)
         slots *= 2;
     d->slot_mask = slots - 1;
+    /* every node: objects, groups, spatial groups (fewer than objects), occluders */
+    uint32_t culls = 16;
+    while (culls < 2 * (2 * level->object_count + level->group_count + level->occluder_count + 64))
+        culls *= 2;
+    d->cull_mask = culls - 1;
+    uint32_t parts = 0;
+    for (uint32_t g = 0; g < level->group_count; g++)
+        parts += level->groups[g].kind == RVW_GROUP_PART;
+    d->commit_capacity = 4 * parts + 16;
     d->slot_ids = calloc(slots, sizeof *d->slot_ids);
     d->slot_objects = calloc(slots, sizeof *d->slot_objects);
+    d->cull_ids = calloc(culls, sizeof *d->cull_ids);
+    d->cull_reason = calloc(culls, 1);
+    d->cull_stamp = calloc(culls, sizeof *d->cull_stamp);
     d->group_nodes = calloc(level->group_count + 1, sizeof *d->group_nodes);
     d->object_nodes = calloc(level->object_count + 1, sizeof *d->object_nodes);
-    d->visible = calloc(level->object_count + 1, sizeof *d->visible);
     d->verdict = calloc(level->object_count + 1, 1);
-    bool ok = d->slot_ids && d->slot_objects && d->group_nodes && d->object_nodes && d->visible && d->verdict;
+    d->parts = calloc(parts + 1, sizeof *d->parts);
+    d->to_commit = calloc(d->commit_capacity, sizeof *d->to_commit);
+    bool ok = d->slot_ids && d->slot_objects && d->cull_ids && d->cull_reason && d->cull_stamp &&
+              d->group_nodes && d->object_nodes && d->verdict && d->parts && d->to_commit;
     if (!ok)
         snprintf(err, errlen, "out of memory");
-    if (!ok || !build(d, level, err, errlen)) {
+    if (!ok || !build(d, level, opt, err, errlen)) {
         rvw_drive_destroy(d);
         return false;
     }
@@ -167,52 +406,252 @@ bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t
     return true;
 }
 
+/* Host work before a frame: the stubs' answers, the slice, the vehicles. */
+static bool host_before(rvw_drive *d, const rvw_level *level, uint32_t frame, char *err, size_t errlen)
+{
+    const rvw_city *city = level->city;
+    uint64_t version = rv_partition_view_version(d->world);
+    for (uint32_t k = 0; k < d->commit_count; k++)
+        if (!check(rv_partition_leaf_committed(d->world, d->to_commit[k], version, true), "a leaf commit", err, errlen))
+            return false;
+    d->commit_count = 0;
+    rv_residency *res = rv_world_residency(d->world);
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < d->load_count; k++) {
+        if (d->loads[k].due > frame) {
+            d->loads[kept++] = d->loads[k];
+            continue;
+        }
+        rv_result r = rv_residency_place(res, d->loads[k].key, d->page_bytes);
+        /* a page dropped while it loaded is no longer wanted: nothing to place */
+        if (r == RV_ERR_OUT_OF_MEMORY || r == RV_ERR_INVALID_ARG)
+            return check(r, "a page", err, errlen);
+    }
+    d->load_count = kept;
+    if (city->tower_count) {
+        rvw_box committed, pending;
+        rvw_city_slice(city, 0, frame, &committed, &pending);
+        float mn[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, mx[3] = { FLT_MAX, committed.max[1], FLT_MAX };
+        if (!d->have_slice || d->slice_max[1] != mx[1]) {
+            if (!check(rv_partition_set_committed_slice(d->world, mn, mx), "the committed slice", err, errlen))
+                return false;
+            memcpy(d->slice_min, mn, sizeof mn);
+            memcpy(d->slice_max, mx, sizeof mx);
+            d->have_slice = true;
+        }
+    }
+    for (uint32_t v = 0; v < city->vehicle_count; v++) {
+        rv_projection_transform t;
+        memset(&t, 0, sizeof t);
+        float c[3], r;
+        box_sphere(&level->objects[city->vehicles[v].object].bounds, c, &r);
+        memcpy(t.position, c, sizeof c);
+        t.rotation[3] = 1;
+        t.scale[0] = t.scale[1] = t.scale[2] = 1;
+        t.bounds[3] = r;
+        if (!check(rv_journal_update_transform(d->journal, 0, v + 1, 1, &t, NULL), "a vehicle move", err, errlen))
+            return false;
+    }
+    return true;
+}
+
+/* Host work after a frame: start the page loads asked for; find the vehicles' nodes. */
+static bool host_after(rvw_drive *d, const rvw_level *level, const rv_frame_view *v, uint32_t frame,
+                       char *err, size_t errlen)
+{
+    for (uint32_t k = 0; k < v->page_request_count && d->load_count < d->load_capacity; k++) {
+        bool queued = false;
+        for (uint32_t q = 0; q < d->load_count && !queued; q++)
+            queued = d->loads[q].key.source == v->page_requests[k].key.source &&
+                     d->loads[q].key.index == v->page_requests[k].key.index;
+        if (!queued)
+            d->loads[d->load_count++] = (page_load){ v->page_requests[k].key, frame + PAGE_LATENCY };
+    }
+    if (!d->vehicles_resolved) {
+        const rvw_city *city = level->city;
+        for (uint32_t i = 0; i < city->vehicle_count; i++) {
+            uint32_t slot;
+            rv_projection_record rec;
+            if (!check(rv_render_scene_find(d->render, i + 1, &slot), "a vehicle lookup", err, errlen) ||
+                !check(rv_render_scene_read(d->render, slot, &rec), "a vehicle lookup", err, errlen))
+                return false;
+            uint32_t o = city->vehicles[i].object;
+            d->object_nodes[o] = rec.node;
+            remember(d, rec.node, o);
+            const rvw_box *b = &level->objects[o].bounds;
+            float c[3], r, mn[3], mx[3];
+            box_sphere(b, c, &r);
+            for (int a = 0; a < 3; a++) {
+                mn[a] = b->min[a] - c[a];
+                mx[a] = b->max[a] - c[a];
+            }
+            if (!check(rv_node_set_test_box(d->world, rec.node, mn, mx), "a vehicle test box", err, errlen))
+                return false;
+        }
+        d->vehicles_resolved = true;
+    }
+    return true;
+}
+
+static const part_ref *part_of(const rvw_drive *d, rv_node node)
+{
+    for (uint32_t p = 0; p < d->part_count; p++)
+        if (rv_node_equal(d->parts[p].node, node))
+            return &d->parts[p];
+    return NULL;
+}
+
+static bool box_meets(const rvw_box *b, const float mn[3], const float mx[3])
+{
+    for (int a = 0; a < 3; a++)
+        if (b->max[a] < mn[a] || b->min[a] > mx[a])
+            return false;
+    return true;
+}
+
+/* The verdict for an object whose node (or an ancestor) was pruned for reason at node at. */
+static uint8_t verdict_of(const rvw_drive *d, int reason, rv_node at)
+{
+    switch (reason) {
+    case RV_CULL_FRUSTUM: return RVW_CULLED_FRUSTUM;
+    case RV_CULL_OCCLUSION: return RVW_CULLED_OCCLUSION;
+    case RV_CULL_PARTITION: {
+        rv_partition_part_info info;
+        const part_ref *p = part_of(d, at);
+        if (p && rv_partition_part_get_info(d->world, at, &info) == RV_OK) {
+            if (info.deferred && !info.active)
+                return RVW_EXCLUDED; /* an inactive deferred part */
+            if (d->have_slice && !box_meets(&d->level->groups[p->group].bounds, d->slice_min, d->slice_max))
+                return RVW_EXCLUDED; /* outside the committed slice */
+        }
+        return RVW_CULLED_FRUSTUM;   /* the padded frustum: a cull the oracle checks */
+    }
+    default: return RVW_EXCLUDED;    /* LOD nothing, HLOD replaced, hidden */
+    }
+}
+
+static void count_drawn(rvw_drive *d, const rv_draw_item *items, uint32_t n, uint64_t *levels)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t o = object_of(d, items[k].node);
+        if (o == UINT32_MAX)
+            continue;
+        d->verdict[o] = RVW_DRAWN;
+        *levels |= 1ull << (items[k].lod_level < 63 ? items[k].lod_level : 63);
+    }
+}
+
 bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
                      rvw_frame_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    for (int s = 0; s < RVW_STAGE_COUNT; s++)
-        out->stage_us[s] = -1;
-    out->occlusion_culled = out->partition_hidden = out->lod_levels_mask = -1;
-    out->hlod_refined = out->journal_deltas = out->pages_requested = out->pages_evicted = -1;
+    d->frame = view->frame;
+    bool city = level->city != NULL;
+    if (city && !host_before(d, level, view->frame, err, errlen))
+        return false;
 
+    rv_view rv = { 0 };
+    rv.view = view->view;
+    rv.projection = view->projection;
+    rv.clip = (rv_clip){ false, false };
+    rv.viewport_width = view->width;
+    rv.viewport_height = view->height;
+    rv.fov_y = view->fov_y;
+    rv.time_ms = view->time_ms;
+    rv_frame_view v;
     double t0 = now_us();
-    for (uint32_t i = 0; i < level->object_count; i++) {
-        if (level->objects[i].kind != RVW_OBJ_VEHICLE)
-            continue;
-        float center[3], radius;
-        box_sphere(&level->objects[i].bounds, center, &radius);
-        if (!check(rv_node_set_position(d->world, d->object_nodes[i], center), "a vehicle position", err, errlen))
-            return false;
-    }
-    if (!check(rv_update_world(d->world), "the world update", err, errlen))
+    if (!check(rv_frame(d->world, &rv, &v), "the frame", err, errlen))
         return false;
-    double t1 = now_us();
+    out->frame_us = now_us() - t0;
+    if (city && !host_after(d, level, &v, view->frame, err, errlen))
+        return false;
 
-    rv_frustum frustum;
-    rv_clip clip = { false, false };
-    uint32_t count = 0;
-    if (!check(rv_frustum_from_view_projection(view->view_projection, clip, &frustum), "the view", err, errlen) ||
-        !check(rv_collect_visible(d->world, RV_NODE_NONE, &frustum, d->visible, d->object_count, &count, NULL),
-               "the frustum walk", err, errlen))
-        return false;
-    for (uint32_t i = 0; i < level->object_count; i++)
-        d->verdict[i] = level->objects[i].kind == RVW_OBJ_HLOD_PROXY ? RVW_EXCLUDED : RVW_CULLED_FRUSTUM;
-    for (uint32_t k = 0; k < count; k++) {
-        uint32_t i = object_of(d, d->visible[k]);
-        if (i != UINT32_MAX)
-            d->verdict[i] = RVW_DRAWN;
+    /* verdicts */
+    memset(d->verdict, 255, d->object_count);
+    uint64_t levels = 0;
+    count_drawn(d, v.opaque, v.opaque_count, &levels);
+    count_drawn(d, v.translucent, v.translucent_count, &levels);
+    for (uint32_t k = 0; k < v.cull_count; k++)
+        note_cull(d, v.culls[k].node, v.culls[k].reason);
+    uint32_t unexplained = 0;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        if (d->verdict[i] != 255)
+            continue;
+        if (level->objects[i].kind == RVW_OBJ_HLOD_PROXY) {
+            /* Not drawn: its district is refined (or culled, and then its children carry
+             * the reason): the full detail is what the oracle checks. */
+            d->verdict[i] = RVW_EXCLUDED;
+            continue;
+        }
+        rv_node n = d->object_nodes[i];
+        int reason = 0;
+        while (n.id && !(reason = cull_of(d, n))) {
+            rv_node p;
+            if (rv_node_parent(d->world, n, &p) != RV_OK)
+                break;
+            n = p;
+        }
+        if (reason) {
+            d->verdict[i] = verdict_of(d, reason, n);
+        } else {
+            /* Neither drawn nor recorded: a bug. Counted as a cull the oracle checks. */
+            d->verdict[i] = RVW_CULLED_FRUSTUM;
+            unexplained++;
+            if (d->unexplained_reported < 10) {
+                d->unexplained_reported++;
+                fprintf(stderr, "rvis-walk: BUG: frame %u, object %u (kind %u) neither drawn nor in a cull record\n",
+                        view->frame, i, level->objects[i].kind);
+            }
+        }
     }
+    out->unexplained = unexplained;
+    uint32_t occluded = 0;
     for (uint32_t i = 0; i < level->object_count; i++) {
         out->drawn += d->verdict[i] == RVW_DRAWN;
         out->excluded += d->verdict[i] == RVW_EXCLUDED;
+        occluded += d->verdict[i] == RVW_CULLED_OCCLUSION;
     }
-    double t2 = now_us();
-    out->frustum_visible = out->drawn;
+    out->frustum_visible = out->drawn + occluded;
     out->verdict = d->verdict;
-    out->stage_us[RVW_STAGE_TRANSFORMS] = t1 - t0;
-    out->stage_us[RVW_STAGE_FRUSTUM] = t2 - t1;
-    out->allocations = rv_world_alloc_stats(d->world).allocations;
+    static const rvw_stage map[RV_STAGE_COUNT] = {
+        [RV_STAGE_TRANSFORMS] = RVW_STAGE_TRANSFORMS, [RV_STAGE_JOURNAL] = RVW_STAGE_JOURNAL,
+        [RV_STAGE_FRUSTUM] = RVW_STAGE_FRUSTUM, [RV_STAGE_PARTITION] = RVW_STAGE_PARTITION,
+        [RV_STAGE_OCCLUSION] = RVW_STAGE_OCCLUSION, [RV_STAGE_LOD] = RVW_STAGE_LOD,
+        [RV_STAGE_STREAMING] = RVW_STAGE_STREAMING, [RV_STAGE_PUBLISH] = RVW_STAGE_PUBLISH,
+    };
+    for (int s = 0; s < RV_STAGE_COUNT; s++)
+        out->stage_us[map[s]] = v.stage_us[s];
+    out->occlusion_culled = occluded;
+    out->partition_hidden = v.counts.partition_culled;
+    out->lod_levels_mask = (int64_t)(levels & 0x7FFFFFFFFFFFFFFFull);
+    out->hlod_refined = v.counts.hlod_refined;
+    out->journal_deltas = v.counts.journal_applied;
+    out->pages_requested = v.counts.pages_requested;
+    out->pages_evicted = v.counts.pages_evicted;
+    rv_alloc_stats a = rv_world_alloc_stats(d->world);
+    out->allocations = a.allocations + a.reallocations;
+    return true;
+}
+
+bool rvw_drive_occlusion_image(rvw_drive *d, const uint8_t **pixels, uint32_t *width, uint32_t *height)
+{
+    rv_occlusion *o = rv_world_occlusion(d->world);
+    uint32_t w = 0, h = 0;
+    if (!o || rv_occlusion_debug_image(o, 0, NULL, 0, &w, &h) != RV_OK || !w || !h)
+        return false;
+    size_t need = (size_t)w * h;
+    if (need > d->occlusion_size) {
+        uint8_t *p = realloc(d->occlusion_pixels, need);
+        if (!p)
+            return false;
+        d->occlusion_pixels = p;
+        d->occlusion_size = need;
+    }
+    if (rv_occlusion_debug_image(o, 0, d->occlusion_pixels, need, &w, &h) != RV_OK)
+        return false;
+    *pixels = d->occlusion_pixels;
+    *width = w;
+    *height = h;
     return true;
 }
 
@@ -223,9 +662,15 @@ void rvw_drive_destroy(rvw_drive *d)
     rv_world_destroy(d->world);
     free(d->slot_ids);
     free(d->slot_objects);
+    free(d->cull_ids);
+    free(d->cull_reason);
+    free(d->cull_stamp);
     free(d->group_nodes);
     free(d->object_nodes);
-    free(d->visible);
     free(d->verdict);
+    free(d->parts);
+    free(d->to_commit);
+    free(d->loads);
+    free(d->occlusion_pixels);
     free(d);
 }

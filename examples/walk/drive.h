@@ -34,7 +34,7 @@ typedef enum rvw_stage {
 extern const char *const rvw_stage_names[RVW_STAGE_COUNT];
 
 /* Per-frame figures from rvis. A counter or time is negative when the stage that would
- * produce it is not joined yet (the report writes null for it). */
+ * produce it is not joined (the report writes null for it). */
 typedef struct rvw_frame_result {
     const uint8_t *verdict;        /* per object (rvw_verdict); borrowed until the next frame */
     uint32_t drawn;                /* objects drawn */
@@ -48,14 +48,22 @@ typedef struct rvw_frame_result {
     int64_t journal_deltas;        /* deltas drained this frame */
     int64_t pages_requested;
     int64_t pages_evicted;
-    uint64_t allocations;          /* the world's allocation counter after this frame */
+    uint64_t allocations;          /* the world's allocations + reallocations after this frame */
+    double frame_us;               /* the rv_frame call alone (microseconds) */
+    uint32_t unexplained;          /* objects neither drawn nor in a cull record (a bug) */
 } rvw_frame_result;
+
+/* How the walk configures rvis. */
+typedef struct rvw_drive_options {
+    uint32_t occlusion_width;      /* occlusion buffer width in texels; 0 = occlusion off */
+} rvw_drive_options;
 
 typedef struct rvw_drive rvw_drive;
 
 /* Builds the rvis world for level (nodes, bounds, occluders, ...). False with a one-line
  * reason in err when rvis refuses the scene or memory ran out. */
-bool rvw_drive_create(const rvw_level *level, rvw_drive **out, char *err, size_t errlen);
+bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_drive **out,
+                      char *err, size_t errlen);
 
 /* Runs one frame. level holds this frame's geometry (movers already moved). */
 bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *view,
@@ -63,6 +71,11 @@ bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *v
 
 /* Which rvis stages this build of drive.c uses, one line for the report. */
 const char *rvw_drive_stages(void);
+
+/* The last frame's occlusion buffer (level 0) as an 8-bit grey image, top row first;
+ * borrowed until the next call. False when occlusion is off or the buffer has no image. */
+bool rvw_drive_occlusion_image(rvw_drive *drive, const uint8_t **pixels, uint32_t *width,
+                               uint32_t *height);
 
 void rvw_drive_destroy(rvw_drive *drive);
 

@@ -37,6 +37,8 @@ typedef struct options {
     uint32_t frames;            /* 0: the whole path */
     bool quiet;
     int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
+    uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
+    bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
 } options;
 
 static const char usage[] =
@@ -56,6 +58,8 @@ static const char usage[] =
     "  --image-every N         picture every Nth frame (default 60)\n"
     "  --frames N              stop after N frames\n"
     "  --quiet                 no progress lines\n"
+    "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
+    "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
     "                          frame, so --verify must report it (exit 1) when it is visible\n";
 
@@ -83,6 +87,7 @@ static bool is_value_option(const char *a)
     static const char *const names[] = {
         "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
         "--dump-visibility", "--images", "--image-every", "--frames", "--sabotage-object",
+        "--occlusion-width",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i]))
@@ -94,7 +99,7 @@ static bool is_value_option(const char *a)
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
-                    .sabotage_object = -1 };
+                    .sabotage_object = -1, .occlusion_width = 256 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -107,6 +112,9 @@ static int parse_args(int argc, char **argv, options *o)
             takes = false;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+            takes = false;
+        } else if (!strcmp(a, "--require-all-stages")) {
+            o->require_all_stages = true;
             takes = false;
         } else if (!is_value_option(a)) {
             return bad_input("unknown argument '%s' (see --help)", a);
@@ -145,6 +153,9 @@ static int parse_args(int argc, char **argv, options *o)
             if (!parse_u32(v, &n, 0))
                 return bad_input("--sabotage-object wants an object index, not '%s'", v);
             o->sabotage_object = n;
+        } else if (!strcmp(a, "--occlusion-width")) {
+            if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
+                return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
         } else if (!strcmp(a, "--frames")) {
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
@@ -223,6 +234,7 @@ typedef struct walk {
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
     rvw_run *run;
     FILE *visibility;
+    uint64_t unexplained;       /* object-frames neither drawn nor recorded (a bug) */
 } walk;
 
 static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
@@ -269,6 +281,13 @@ static void pictures(walk *w, const rvw_view *view, const rvw_frame_result *r, b
         if (!rvw_image_reference(path, &w->ref, err, sizeof err))
             fprintf(stderr, "rvis-walk: %s\n", err);
     }
+    const uint8_t *gray;
+    uint32_t gw, gh;
+    if (rvw_drive_occlusion_image(w->drive, &gray, &gw, &gh)) {
+        snprintf(path, sizeof path, "%s/occlusion_%05u.png", w->opt->images, view->frame);
+        if (!rvw_png_write_gray(path, gw, gh, gray, err, sizeof err))
+            fprintf(stderr, "rvis-walk: %s\n", err);
+    }
 }
 
 /* Runs every frame. Returns false when something outside the input failed (memory, rvis). */
@@ -287,7 +306,8 @@ static bool run_frames(walk *w, uint32_t frames)
             fprintf(stderr, "rvis-walk: frame %u: %s\n", f, err);
             return false;
         }
-        double frame_us = now_us() - t0;
+        double frame_us = r.frame_us > 0 ? r.frame_us : now_us() - t0; /* rv_frame alone */
+        w->unexplained += r.unexplained;
         if (w->sabotaged && r.verdict[w->opt->sabotage_object] == RVW_DRAWN) {
             memcpy(w->sabotaged, r.verdict, w->level->object_count);
             w->sabotaged[w->opt->sabotage_object] = RVW_CULLED_FRUSTUM;
@@ -367,7 +387,7 @@ int main(int argc, char **argv)
     if (!ok) {
         fprintf(stderr, "rvis-walk: out of memory\n");
         code = 2;
-    } else if (!rvw_drive_create(&level, &w.drive, err, sizeof err)) {
+    } else if (!rvw_drive_create(&level, &(rvw_drive_options){ opt.occlusion_width }, &w.drive, err, sizeof err)) {
         fprintf(stderr, "rvis-walk: %s\n", err);
         code = 2;
     }
@@ -389,6 +409,30 @@ int main(int argc, char **argv)
         code = 2;
     if (!code && run.false_culls)
         code = 1;
+    if (!code && w.unexplained) {
+        fprintf(stderr, "rvis-walk: BUG: %llu object-frames neither drawn nor recorded as culled\n",
+                (unsigned long long)w.unexplained);
+        code = 1;
+    }
+    if (!code && opt.require_all_stages && run.is_city) {
+        const struct { const char *name; const rvw_total *t; } counters[] = {
+            { "occlusion_culled", &run.occlusion_culled }, { "partition_hidden", &run.partition_hidden },
+            { "hlod_refined", &run.hlod_refined }, { "journal_deltas", &run.journal_deltas },
+            { "pages_requested", &run.pages_requested }, { "pages_evicted", &run.pages_evicted },
+        };
+        for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++)
+            if (!counters[k].t->joined || counters[k].t->sum <= 0) {
+                fprintf(stderr, "rvis-walk: --require-all-stages: %s is 0 after %u frames\n",
+                        counters[k].name, run.frames);
+                code = 1;
+            }
+        uint64_t m = run.lod_mask;
+        if (!run.lod_joined || (m & (m - 1)) == 0) { /* fewer than two distinct levels drawn */
+            fprintf(stderr, "rvis-walk: --require-all-stages: lod_levels_used is %d after %u frames\n",
+                    m ? 1 : 0, run.frames);
+            code = 1;
+        }
+    }
     if (!code && opt.verify && opt.max_draw_ratio > 0 && run.truly_visible_sum &&
         (double)run.drawn_verified_sum / (double)run.truly_visible_sum > opt.max_draw_ratio) {
         fprintf(stderr, "rvis-walk: draw ratio %.3f above the limit %.3f\n",

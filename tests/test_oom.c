@@ -1,7 +1,7 @@
 /* Allocation-failure sweeps the module suites do not run (suite hostile, issue 9).
  *
  * An audit of every landed module's tests against its allocating calls found these
- * scenarios unswept; each runs through rvt_run_sweep (fail the k-th allocation for every
+ * scenarios unswept (partition, residency, and the world's joins of the frame module); each runs through rvt_run_sweep (fail the k-th allocation for every
  * k: RV_ERR_OUT_OF_MEMORY, an unchanged fingerprint, no leak). Calls documented as never
  * allocating are swept too and must count zero allocations, so a future allocation there
  * is noticed. The fingerprints digest everything the public getters show. */
@@ -307,11 +307,141 @@ static void test_residency_calls_survive_every_allocation_failure(void **state)
     }
 }
 
+/* ---- the world's joins (frame module) ---------------------------------------------------- */
+
+typedef struct join_world {
+    rv_world *world;
+    rv_view_list *list;
+} join_world;
+
+/* A world with three nodes with geometry and one frame run (the frame state exists). */
+static void *join_setup(const rv_allocator *a)
+{
+    join_world *j = calloc(1, sizeof *j);
+    assert_non_null(j);
+    rv_world_desc d = {0};
+    d.allocator = *a;
+    assert_int_equal(rv_world_create(&d, &j->world), RV_OK);
+    float c[3] = { 0, 0, 0 };
+    for (int i = 0; i < 3; i++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(j->world, RV_NODE_NONE, &n), RV_OK);
+        float p[3] = { (float)i * 2.0f, 0, 0 };
+        assert_int_equal(rv_node_set_position(j->world, n, p), RV_OK);
+        assert_int_equal(rv_node_set_bounds(j->world, n, c, 1.0f), RV_OK);
+    }
+    /* Updated: a frame whose begin succeeded keeps its transform update (and journal
+     * drain) when a later stage runs out of memory and the frame is aborted, so a pending
+     * update would show as a change. */
+    assert_int_equal(rv_update_world(j->world), RV_OK);
+    return j;
+}
+
+static void join_teardown(void *obj)
+{
+    join_world *j = obj;
+    rv_view_list_destroy(j->list);
+    rv_world_destroy(j->world);
+    free(j);
+}
+
+/* What the world shows: its nodes, whether it has a residency, journal or render scene
+ * (asked without creating them is not possible, so only the residency is read). */
+static uint64_t join_fingerprint(void *obj)
+{
+    join_world *j = obj;
+    part_world view = { .world = j->world };
+    uint64_t h = world_fingerprint(&view);
+    uint64_t f[2] = { rv_world_residency(j->world) != NULL, j->list != NULL };
+    return rvi_hash_bytes(h, f, sizeof f);
+}
+
+static rv_result call_add_grid(void *obj)
+{
+    join_world *j = obj;
+    rv_grid_desc g = {0};
+    g.cell_size = 4.0f;
+    g.count_x = g.count_z = 8;
+    return rv_world_add_grid(j->world, &g, NULL);
+}
+
+static rv_result call_stream_sources(void *obj)
+{
+    join_world *j = obj;
+    rv_stream_source s[3] = { { { 0, 0, 0 }, 4 }, { { 8, 0, 0 }, 4 }, { { 0, 0, 8 }, 4 } };
+    return rv_world_set_stream_sources(j->world, s, 3);
+}
+
+static rv_result call_view_list_create(void *obj)
+{
+    join_world *j = obj;
+    rv_view_list *l = NULL;
+    rv_result r = rv_view_list_create(j->world, &l);
+    if (r == RV_OK)
+        j->list = l;
+    return r;
+}
+
+static const float JOIN_VIEW[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -20, 1 };
+static const float JOIN_PROJ[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+
+static void *join_setup_with_list(const rv_allocator *a)
+{
+    join_world *j = join_setup(a);
+    assert_int_equal(rv_view_list_create(j->world, &j->list), RV_OK);
+    return j;
+}
+
+static rv_result call_cull_view(void *obj)
+{
+    /* The list's first use grows its arena. */
+    join_world *j = obj;
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view = JOIN_VIEW;
+    v.projection = JOIN_PROJ;
+    v.viewport_width = 64;
+    v.viewport_height = 64;
+    rv_frame_view out;
+    return rv_cull_view(j->world, &v, j->list, &out);
+}
+
+static rv_result call_first_frame(void *obj)
+{
+    join_world *j = obj;
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view = JOIN_VIEW;
+    v.projection = JOIN_PROJ;
+    v.viewport_width = 64;
+    v.viewport_height = 64;
+    rv_frame_view out;
+    return rv_frame(j->world, &v, &out);
+}
+
+static void test_world_joins_survive_every_allocation_failure(void **state)
+{
+    (void)state;
+    const rvt_sweep sweeps[] = {
+        { "rv_world_add_grid (first: makes the residency)", join_setup, call_add_grid, join_fingerprint, join_teardown },
+        { "rv_world_set_stream_sources", join_setup, call_stream_sources, join_fingerprint, join_teardown },
+        { "rv_view_list_create", join_setup, call_view_list_create, join_fingerprint, join_teardown },
+        { "rv_cull_view (first use of a list)", join_setup_with_list, call_cull_view, join_fingerprint, join_teardown },
+        { "rv_frame (first frame)", join_setup, call_first_frame, join_fingerprint, join_teardown },
+    };
+    for (size_t i = 0; i < sizeof sweeps / sizeof sweeps[0]; i++) {
+        uint64_t n = rvt_run_sweep(&sweeps[i]);
+        print_message("%s: %llu allocation(s) swept\n", sweeps[i].name, (unsigned long long)n);
+        assert_true(n >= 1); /* each really allocates */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_and_scene_calls_survive_every_allocation_failure),
         cmocka_unit_test(test_residency_calls_survive_every_allocation_failure),
+        cmocka_unit_test(test_world_joins_survive_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,29 @@ void hostile_rv_world_create(rvh_ctx *cx)
         RVH_CHECK(cx, w == sentinel && st.calls == 0);
     }
 
+    /* Module descs are checked at creation too (each module's rules; lod and partition
+     * have their own cases). */
+    const struct { int which; float value; rv_result code; } bad_modules[] = {
+        { 0, NAN, RV_ERR_NOT_FINITE }, { 0, INFINITY, RV_ERR_NOT_FINITE },
+        { 1, NAN, RV_ERR_NOT_FINITE }, { 1, -1.0f, RV_ERR_INVALID_ARG }, { 2, 0.5f, RV_ERR_INVALID_ARG },
+    };
+    for (size_t i = 0; i < sizeof bad_modules / sizeof bad_modules[0]; i++) {
+        desc = (rv_world_desc){0};
+        desc.allocator = rvt_allocator(&st);
+        if (bad_modules[i].which == 0)
+            desc.occlusion.min_occluder_texels = bad_modules[i].value;
+        else if (bad_modules[i].which == 1)
+            desc.residency.retry_ms = bad_modules[i].value;
+        else
+            desc.residency.retry_backoff = bad_modules[i].value;
+        RVH_REJECT(cx, bad_modules[i].code, rv_world_create(&desc, &w));
+        RVH_CHECK(cx, w == sentinel && st.live_blocks == 0);
+    }
+    desc = (rv_world_desc){0};
+    desc.occlusion.width = RV_OCCLUSION_MAX_SIZE + 1;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_create(&desc, &w));
+    RVH_CHECK(cx, w == sentinel);
+
     /* An allocator with alloc but no free is incomplete: rvis falls back to libc for all
      * three rather than pairing the host's alloc with libc's free. */
     rvt_alloc half_state = {0};

@@ -29,7 +29,8 @@ static uint64_t occlusion_digest(const void *object)
     rv_alloc_stats a = rv_occlusion_alloc_stats(o);
     uint64_t f[14] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
                        s.skipped_offscreen, s.skipped_cap, s.skipped_degenerate, s.texels_covered, s.tests,
-                       s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o), 0 };
+                       s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o),
+                       s.occluders_hidden };
     return rvi_hash_bytes(11, f, sizeof f);
 }
 

@@ -79,20 +79,24 @@ void hostile_rv_partition_make_group(rvh_ctx *cx)
         RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_partition_make_group(cx->a, cx->bad[i]));
     RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_partition_make_group(cx->a, cx->na.root));
 
-    /* An invalid partition desc: the world is refused at creation with the desc's code. */
+    /* An invalid partition desc: rv_world_create refuses it with the desc's code and makes
+     * nothing. */
     const struct { float margin, timeout, backoff, cap; rv_result code; } bad[] = {
         { NAN, 0, 0, 0, RV_ERR_NOT_FINITE }, { 0, INFINITY, 0, 0, RV_ERR_NOT_FINITE },
         { -1, 0, 0, 0, RV_ERR_INVALID_ARG }, { 0, -5, 0, 0, RV_ERR_INVALID_ARG },
         { 0, 0, 0.5f, 0, RV_ERR_INVALID_ARG }, { 0, 5000, 0, 100, RV_ERR_ORDER },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rvt_alloc st = {0};
         rv_world_desc desc = {0};
+        desc.allocator = rvt_allocator(&st);
         desc.partition.frustum_margin = bad[i].margin;
         desc.partition.lazy_activation_timeout_ms = bad[i].timeout;
         desc.partition.lazy_activation_backoff = bad[i].backoff;
         desc.partition.lazy_activation_cap_ms = bad[i].cap;
-        rv_world *w = NULL;
-        RVH_CHECK(cx, rv_world_create(&desc, &w) == bad[i].code && w == NULL);
+        rv_world *w = (rv_world *)(uintptr_t)0x5a5a5a5a;
+        RVH_REJECT(cx, bad[i].code, rv_world_create(&desc, &w));
+        RVH_CHECK(cx, w == (rv_world *)(uintptr_t)0x5a5a5a5a && st.live_blocks == 0);
     }
 }
 

@@ -197,49 +197,6 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     return RV_OK;
 }
 
-/* ---- stage timing ---------------------------------------------------------------------- */
-
-static inline uint64_t clock_now(const rv_world *world)
-{
-    return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
-}
-
-static inline void stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
-{
-    if (t1 >= t0)
-        f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
-}
-
-/* Times calls made once per node inside the walk without a clock read around each: every
- * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
- * calls (two clock reads per visible group cost as much as the test itself). */
-#define RVI_WALK_SAMPLE 8u
-
-typedef struct walk_timer {
-    uint32_t calls, samples;
-    double sampled_us;
-} walk_timer;
-
-static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
-{
-    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? clock_now(world) + 1 : 0;
-}
-
-static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
-{
-    if (!started)
-        return;
-    uint64_t t1 = clock_now(world) + 1;
-    t->samples++;
-    if (t1 >= started)
-        t->sampled_us += (double)(t1 - started) / 1000.0;
-}
-
-static inline double walk_timer_estimate(const walk_timer *t)
-{
-    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
-}
-
 /* ---- begin ----------------------------------------------------------------------------- */
 
 static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
@@ -272,7 +229,7 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
     memset(&f->counts, 0, sizeof f->counts);
 
     /* Journal first: its deltas move and create nodes the transform update must see. */
-    uint64_t t0 = clock_now(world);
+    uint64_t t0 = rvi_clock_now(world);
     if (f->render_scene && f->journal) {
         rv_apply_counts applied;
         rv_result r = rv_render_scene_apply(f->render_scene, f->journal, &applied);
@@ -284,14 +241,14 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
             rejected += applied.rejected[k];
         f->counts.journal_rejected = (uint32_t)rejected;
     }
-    uint64_t t1 = clock_now(world);
+    uint64_t t1 = rvi_clock_now(world);
     if (timed)
-        stage_add(f, RV_STAGE_JOURNAL, t0, t1);
+        rvi_stage_add(f, RV_STAGE_JOURNAL, t0, t1);
 
     rv_result r = rv_update_world(world);
-    uint64_t t2 = clock_now(world);
+    uint64_t t2 = rvi_clock_now(world);
     if (timed)
-        stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
+        rvi_stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
     /* A non-finite or zero-quaternion in-place write (RV_ERR_INVALID_ARG: the world is not
      * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
     if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
@@ -339,399 +296,6 @@ rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float
     if (r == RV_OK)
         f->counts.occluders_added++;
     return r;
-}
-
-/* ---- cull ------------------------------------------------------------------------------ */
-
-/* World AABB of a local box under an affine matrix (Arvo 1990). */
-static void box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3])
-{
-    for (int r = 0; r < 3; r++) {
-        float lo = m[12 + r], hi = m[12 + r];
-        for (int c = 0; c < 3; c++) {
-            float a = m[c * 4 + r] * mn[c], b = m[c * 4 + r] * mx[c];
-            lo += a < b ? a : b;
-            hi += a < b ? b : a;
-        }
-        out_min[r] = lo;
-        out_max[r] = hi;
-    }
-}
-
-/* Submits every persistent occluder whose world box meets the frustum. An occluder the
- * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
- * of memory is reported. */
-/* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
- * included) is flagged hidden or is a partition part the gate hides (slice, inactive
- * deferred part), and its LOD level is not "nothing". An occluder whose geometry is not
- * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
- * here (a group gated again in the walk keeps its last decision). */
-static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,
-                                   uint32_t *last_gated, bool *out)
-{
-    const rvi_scene *sc = &world->scene;
-    *out = false;
-    for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a]) {
-        uint32_t flags = sc->flags[a];
-        if (flags & RVI_NODE_HIDDEN)
-            return RV_OK;
-        if ((flags & RVI_NODE_PARTITION_PART) && gate) {
-            uint32_t group = sc->parent[a];
-            if (group != RVI_INDEX_NONE && (sc->flags[group] & RVI_NODE_PARTITION_GROUP)) {
-                if (*last_gated != group) {
-                    rv_result r = rvi_partition_gate_group(world, gate, group, &f->cam.frustum);
-                    if (r != RV_OK && r != RV_ERR_NOT_FOUND)
-                        return r;
-                    *last_gated = group;
-                }
-                if (rvi_partition_part_hidden(world, gate, a))
-                    return RV_OK;
-            }
-        }
-    }
-    if (sc->flags[node] & RVI_NODE_HAS_LOD) {
-        rv_lod_ladder ladder;
-        uint32_t level = 0;
-        rv_node h = rvi_node_handle(sc, node);
-        if (rv_node_get_lod_ladder(world, h, &ladder) == RV_OK &&
-            rv_lod_for_node(world, h, &f->cam.lod_view, &ladder, &level) == RV_OK && level >= ladder.count)
-            return RV_OK;
-    }
-    *out = true;
-    return RV_OK;
-}
-
-static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
-{
-    const rvi_scene *sc = &world->scene;
-    rvi_partition *gate = rvi_partition_find(world);
-    uint32_t last_gated = RVI_INDEX_NONE;
-    for (uint32_t i = 0; i < f->occluders.count; i++) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
-        if (sc->flags[b->node] & RVI_NODE_HIDDEN)
-            continue;
-        const float *m = sc->world_matrix[b->node];
-        float wmin[3], wmax[3];
-        box_to_world(m, b->min, b->max, wmin, wmax);
-        if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
-            continue;
-        bool drawable;
-        RVI_TRY(occluder_drawable(world, f, gate, b->node, &last_gated, &drawable));
-        if (!drawable)
-            continue;
-        rv_result r = rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m);
-        if (r == RV_ERR_OUT_OF_MEMORY)
-            return r;
-        f->counts.occluders_added += r == RV_OK;
-    }
-    return RV_OK;
-}
-
-/* Volume of a local box under m (|det| of the linear part times the box volume). */
-static float box_world_volume(const float m[16], const float mn[3], const float mx[3])
-{
-    float det = m[0] * (m[5] * m[10] - m[9] * m[6]) - m[4] * (m[1] * m[10] - m[9] * m[2]) +
-                m[8] * (m[1] * m[6] - m[5] * m[2]);
-    return fabsf(det) * (mx[0] - mn[0]) * (mx[1] - mn[1]) * (mx[2] - mn[2]);
-}
-
-/* Occlusion verdict for node i: its test box or its sphere, whichever is smaller. sphere
- * is the world sphere to test (subtree for groups, own geometry for objects). */
-static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
-{
-    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
-    if (at != UINT32_MAX) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
-        const float *m = sc->world_matrix[i];
-        float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
-        if (box_world_volume(m, b->min, b->max) <= sphere_volume)
-            return rvi_occlusion_box_visible(f->occlusion, b->min, b->max, m);
-    }
-    return rvi_occlusion_sphere_visible(f->occlusion, sphere, sphere[3], NULL);
-}
-
-/* With desc.record_culls, notes why node's subtree was not drawn. */
-static rv_result record_cull(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
-{
-    if (!world->desc.record_culls)
-        return RV_OK;
-    rv_cull_record rec = { rvi_node_handle(&world->scene, node), reason };
-    return rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec);
-}
-
-/* Records every child of node (an HLOD region standing in for them). */
-static rv_result record_children(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
-{
-    if (!world->desc.record_culls)
-        return RV_OK;
-    const rvi_scene *sc = &world->scene;
-    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c])
-        RVI_TRY(record_cull(world, f, c, reason));
-    return RV_OK;
-}
-
-typedef struct walk_entry {
-    uint32_t node;
-    uint32_t mask;
-    float weight;
-} walk_entry;
-
-/* Pushes every child: room for child_count entries is made once, then they are written in
- * place (a longer sibling list than the count would still be pushed, one by one). */
-static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
-{
-    const rvi_scene *sc = &world->scene;
-    uint32_t n = sc->aux[node].child_count, k = 0;
-    walk_entry *top = NULL;
-    if (n)
-        RVI_TRY(rvi_vec_extend(&world->heap, stack, sizeof *top, n, (void **)&top));
-    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
-        walk_entry e = { c, mask, weight };
-        if (k < n)
-            top[k++] = e;
-        else
-            RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
-    }
-    stack->count -= n - k;
-    return RV_OK;
-}
-
-/* The hierarchical walk: frustum, partition, group occlusion, HLOD. Fills candidates. */
-static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate, walk_timer *occlusion_timer,
-                      walk_timer *partition_timer, walk_timer *lod_timer)
-{
-    rvi_scene *sc = &world->scene;
-    rvi_heap *heap = &world->heap;
-    rvi_vec *stack = &f->scratch.stack;
-    rvi_vec *cands = &f->scratch.candidates;
-    stack->count = 0;
-    cands->count = 0;
-    const rv_frustum *fr = &f->cam.frustum;
-    float margin = gate ? rvi_partition_margin(gate) : 0.0f;
-    bool timed = world->desc.clock_ns != NULL;
-    bool occlusion = f->occlusion != NULL;
-
-    for (uint32_t r = sc->first_root; r != RVI_INDEX_NONE; r = sc->next_sibling[r]) {
-        walk_entry e = { r, fr->plane_mask, 1.0f };
-        RVI_TRY(rvi_vec_push(heap, stack, sizeof e, &e));
-    }
-    while (stack->count) {
-        walk_entry e = RVI_VEC_AT(*stack, walk_entry, --stack->count);
-        uint32_t i = e.node;
-        uint32_t flags = sc->flags[i];
-        f->counts.nodes_visited++;
-        if (flags & RVI_NODE_HIDDEN) {
-            RVI_TRY(record_cull(world, f, i, RV_CULL_HIDDEN));
-            continue;
-        }
-        const float *ws = sc->world_sphere[i];
-        if (ws[3] < 0)
-            continue;
-        bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
-        uint32_t mask = e.mask;
-        if (mask) {
-            f->counts.frustum_tested++;
-            /* A partition group is gated when its sphere meets the frustum padded by the
-             * margin, so parts near the edge are gated (and preloaded). */
-            float radius = group ? ws[3] + margin : ws[3];
-            if (rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE) {
-                f->counts.frustum_culled++;
-                if (flags & RVI_NODE_HAS_HLOD) {
-                    uint64_t t0 = walk_timer_start(world, lod_timer, timed);
-                    (void)rvi_hlod_decide(world, &f->hlod_pass, i, true);
-                    walk_timer_stop(world, lod_timer, t0);
-                }
-                RVI_TRY(record_cull(world, f, i, RV_CULL_FRUSTUM));
-                continue;
-            }
-        }
-        if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
-            f->counts.partition_culled++;
-            RVI_TRY(record_cull(world, f, i, RV_CULL_PARTITION));
-            continue;
-        }
-        bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
-        bool tested = false;
-        if (occlusion && has_children) {
-            uint64_t t0 = walk_timer_start(world, occlusion_timer, timed);
-            f->counts.occlusion_tested++;
-            bool visible = node_visible(f, sc, i, ws);
-            walk_timer_stop(world, occlusion_timer, t0);
-            if (!visible) {
-                f->counts.occlusion_culled++;
-                if (group)
-                    RVI_TRY(rvi_partition_hide_group(world, gate, i));
-                RVI_TRY(record_cull(world, f, i, RV_CULL_OCCLUSION));
-                continue;
-            }
-            tested = true;
-        }
-        if (group) {
-            uint64_t t0 = walk_timer_start(world, partition_timer, timed);
-            rv_result r = rvi_partition_gate_group(world, gate, i, fr);
-            walk_timer_stop(world, partition_timer, t0);
-            if (r != RV_OK && r != RV_ERR_NOT_FOUND)
-                return r;
-        }
-        if (flags & RVI_NODE_HAS_HLOD) {
-            uint64_t t0 = walk_timer_start(world, lod_timer, timed);
-            rvi_hlod_decision d = rvi_hlod_decide(world, &f->hlod_pass, i, false);
-            walk_timer_stop(world, lod_timer, t0);
-            if (d.is_region) {
-                if (d.wants_load) {
-                    rv_node h = rvi_node_handle(sc, i);
-                    RVI_TRY(rvi_vec_push(heap, &f->arenas[f->building].hlod_loads, sizeof h, &h));
-                }
-                if (d.draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
-                    rvi_candidate c = { i, e.weight * d.self_weight, 0 };
-                    if (c.weight > 0)
-                        RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
-                    f->counts.hlod_drawn++;
-                }
-                float w = e.weight * (d.draw_self ? 1.0f - d.self_weight : 1.0f);
-                if (d.refine) {
-                    f->counts.hlod_refined++;
-                    if (w > 0)
-                        RVI_TRY(push_children(world, stack, i, mask, w));
-                }
-                if (!d.refine || w <= 0)
-                    RVI_TRY(record_children(world, f, i, RV_CULL_HLOD_REPLACED));
-                if (!d.draw_self && !d.refine && (flags & RVI_NODE_HAS_GEOMETRY))
-                    RVI_TRY(record_cull(world, f, i, RV_CULL_HLOD_REPLACED)); /* not resident, nothing below */
-                continue;
-            }
-        }
-        if (flags & RVI_NODE_HAS_GEOMETRY) {
-            rvi_candidate c = { i, e.weight, tested };
-            RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
-        }
-        RVI_TRY(push_children(world, stack, i, mask, e.weight));
-    }
-    return RV_OK;
-}
-
-/* Batch occlusion tests of the candidates not tested in the walk; compacts candidates. */
-static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
-{
-    if (!f->occlusion)
-        return RV_OK;
-    rvi_scene *sc = &world->scene;
-    rvi_vec *cands = &f->scratch.candidates;
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < cands->count; k++) {
-        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
-        if (!c.tested) {
-            /* A leaf's world sphere encloses exactly its own geometry (and the walk has
-             * just read it); a node with children needs its own geometry's sphere. */
-            float g[4];
-            const float *sphere = sc->world_sphere[c.node];
-            if (sc->first_child[c.node] != RVI_INDEX_NONE) {
-                rvi_scene_geometry_sphere(sc, c.node, g);
-                sphere = g;
-            }
-            f->counts.occlusion_tested++;
-            if (!node_visible(f, sc, c.node, sphere)) {
-                f->counts.occlusion_culled++;
-                RVI_TRY(record_cull(world, f, c.node, RV_CULL_OCCLUSION));
-                continue;
-            }
-        }
-        RVI_VEC_AT(*cands, rvi_candidate, kept++) = c;
-    }
-    cands->count = kept;
-    return RV_OK;
-}
-
-/* LOD selection and emission into the building arena's lists. */
-static rv_result lod_pass(rv_world *world, rvi_frame *f)
-{
-    rvi_scene *sc = &world->scene;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    rvi_vec *cands = &f->scratch.candidates;
-    for (uint32_t k = 0; k < cands->count; k++) {
-        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
-        rvi_vec *list = (sc->flags[c.node] & RVI_NODE_TRANSLUCENT) ? &a->translucent : &a->opaque;
-        if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
-            rv_lod_selection sel;
-            RVI_TRY(rvi_lod_select_index(world, c.node, &f->cam.lod_view, &sel));
-            bool any = false;
-            /* The level past the ladder means "draw nothing". Level 0 never is, so the
-             * ladder (a handle round trip) is looked up only for coarser levels, once. */
-            uint32_t ladder_count = UINT32_MAX;
-            bool looked_up = false;
-            for (uint32_t s = 0; s < sel.count; s++) {
-                if (sel.weights[s] <= 0)
-                    continue;
-                if (sel.levels[s] > 0 && !looked_up) {
-                    rv_lod_ladder ladder;
-                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
-                        ladder_count = ladder.count;
-                    looked_up = true;
-                }
-                if (sel.levels[s] >= ladder_count)
-                    continue;
-                RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
-                any = true;
-            }
-            if (!any) {
-                f->counts.lod_culled++;
-                RVI_TRY(record_cull(world, f, c.node, RV_CULL_LOD_NOTHING));
-            }
-        } else {
-            RVI_TRY(rvi_frame_emit(world, list, c.node, 0, c.weight, &f->cam));
-        }
-    }
-    return RV_OK;
-}
-
-rv_result rv_frame_cull(rv_world *world)
-{
-    if (!world)
-        return RV_ERR_INVALID_ARG;
-    rvi_frame *f = rvi_frame_find(world);
-    if (!f || f->state != RVI_FRAME_BEGUN)
-        return RV_ERR_BAD_STATE;
-    bool timed = world->desc.clock_ns != NULL;
-    uint64_t t0 = clock_now(world);
-    if (f->occlusion) {
-        RVI_TRY(rasterise_occluder_nodes(world, f));
-        RVI_TRY(rv_occlusion_freeze(f->occlusion));
-    }
-    uint64_t t1 = clock_now(world);
-    if (timed)
-        stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
-
-    walk_timer occlusion_timer = { 0 }, partition_timer = { 0 }, lod_timer = { 0 };
-    rv_result walked = walk(world, f, rvi_partition_find(world), &occlusion_timer, &partition_timer, &lod_timer);
-    uint64_t t2 = clock_now(world);
-    if (timed) {
-        /* The estimates of what ran inside the walk are scaled down should they exceed the
-         * walk itself, so the stages never add up to more than the frame took. */
-        double occlusion_us = walk_timer_estimate(&occlusion_timer);
-        double partition_us = walk_timer_estimate(&partition_timer);
-        double lod_us = walk_timer_estimate(&lod_timer);
-        double span_us = t2 >= t1 ? (double)(t2 - t1) / 1000.0 : 0.0;
-        double inside = occlusion_us + partition_us + lod_us;
-        double scale = inside > span_us ? span_us / inside : 1.0;
-        f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
-        f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
-        f->stage_us[RV_STAGE_LOD] += lod_us * scale;
-        f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
-    }
-    RVI_TRY(walked);
-    RVI_TRY(occlusion_pass(world, f));
-    uint64_t t3 = clock_now(world);
-    if (timed)
-        stage_add(f, RV_STAGE_OCCLUSION, t2, t3);
-    RVI_TRY(lod_pass(world, f));
-    if (timed)
-        stage_add(f, RV_STAGE_LOD, t3, clock_now(world));
-    if (f->occlusion) {
-        rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
-        f->counts.occluders_rasterised = os.occluders_rasterized;
-    }
-    f->state = RVI_FRAME_CULLED;
-    return RV_OK;
 }
 
 /* ---- end ------------------------------------------------------------------------------- */
@@ -798,7 +362,7 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
      * requests, a failure would lose them. */
     RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
                                    a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
-    uint64_t t0 = clock_now(world);
+    uint64_t t0 = rvi_clock_now(world);
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
         rv_partition_result pr;
@@ -821,9 +385,9 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
         a->resync_requests.count = pr.request_count;
         combine_tick(&tick, pr.tick);
     }
-    uint64_t t1 = clock_now(world);
+    uint64_t t1 = rvi_clock_now(world);
     if (timed)
-        stage_add(f, RV_STAGE_PARTITION, t0, t1);
+        rvi_stage_add(f, RV_STAGE_PARTITION, t0, t1);
 
     RVI_TRY(streaming(world, f, a));
     if (f->residency) {
@@ -833,9 +397,9 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
         if (rv_residency_next_wake_ms(f->residency, &wake))
             combine_tick(&tick, (rv_tick_demand){ RV_TICK_WAKE_AT, wake });
     }
-    uint64_t t2 = clock_now(world);
+    uint64_t t2 = rvi_clock_now(world);
     if (timed)
-        stage_add(f, RV_STAGE_STREAMING, t1, t2);
+        rvi_stage_add(f, RV_STAGE_STREAMING, t1, t2);
     if (rvi_lod_fading(world) || f->hlod_pass.fading > 0)
         combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
 
@@ -860,7 +424,7 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
         }
     }
     if (timed)
-        stage_add(f, RV_STAGE_PUBLISH, t2, clock_now(world));
+        rvi_stage_add(f, RV_STAGE_PUBLISH, t2, rvi_clock_now(world));
 
     rv_frame_view v;
     memset(&v, 0, sizeof v);

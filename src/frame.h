@@ -134,4 +134,46 @@ void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node);
 rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,
                          const rvi_frame_camera *cam);
 
+/* Stage timing (shared by frame.c and frame_cull.c). */
+static inline uint64_t rvi_clock_now(const rv_world *world)
+{
+    return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
+}
+
+static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
+{
+    if (t1 >= t0)
+        f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
+}
+
+/* Times calls made once per node inside the walk without a clock read around each: every
+ * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
+ * calls (two clock reads per visible group cost as much as the test itself). */
+#define RVI_WALK_SAMPLE 8u
+
+typedef struct walk_timer {
+    uint32_t calls, samples;
+    double sampled_us;
+} walk_timer;
+
+static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
+{
+    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? rvi_clock_now(world) + 1 : 0;
+}
+
+static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
+{
+    if (!started)
+        return;
+    uint64_t t1 = rvi_clock_now(world) + 1;
+    t->samples++;
+    if (t1 >= started)
+        t->sampled_us += (double)(t1 - started) / 1000.0;
+}
+
+static inline double walk_timer_estimate(const walk_timer *t)
+{
+    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
+}
+
 #endif

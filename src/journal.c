@@ -99,13 +99,26 @@ static void canonical_delta(const rv_delta *in, rv_delta *out)
     out->incarnation = in->incarnation;
     rv_projection *p = &out->projection;
     const rv_projection *q = &in->projection;
-    switch (in->kind) {
-    case RV_DELTA_REGISTER: *p = *q; break;
-    case RV_DELTA_UPDATE_TRANSFORM: p->transform = q->transform; break;
-    case RV_DELTA_UPDATE_APPEARANCE: p->appearance = q->appearance; break;
-    case RV_DELTA_UPDATE_FLAGS: p->flags = q->flags; break;
-    case RV_DELTA_REBUCKET: p->bucket = q->bucket; break;
-    default: break;
+    /* Field by field: a struct copy would carry the host's padding bytes into the stored
+     * delta, and recordings are compared byte for byte. */
+    bool all = in->kind == RV_DELTA_REGISTER;
+    if (all || in->kind == RV_DELTA_UPDATE_TRANSFORM) {
+        memcpy(p->transform.position, q->transform.position, sizeof p->transform.position);
+        memcpy(p->transform.rotation, q->transform.rotation, sizeof p->transform.rotation);
+        memcpy(p->transform.scale, q->transform.scale, sizeof p->transform.scale);
+        memcpy(p->transform.bounds, q->transform.bounds, sizeof p->transform.bounds);
+        p->transform.bounds_space = q->transform.bounds_space;
+    }
+    if (all || in->kind == RV_DELTA_UPDATE_APPEARANCE) {
+        p->appearance.mesh = q->appearance.mesh;
+        p->appearance.material_variant = q->appearance.material_variant;
+    }
+    if (all || in->kind == RV_DELTA_UPDATE_FLAGS)
+        p->flags = q->flags;
+    if (all || in->kind == RV_DELTA_REBUCKET) {
+        p->bucket.projection_class = q->bucket.projection_class;
+        p->bucket.cell = q->bucket.cell;
+        p->bucket.parent_key = q->bucket.parent_key;
     }
 }
 

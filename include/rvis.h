@@ -276,8 +276,13 @@ RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
  * axis), RV_ERR_NOT_FINITE (a NaN/Inf component), RV_ERR_STALE_HANDLE; the node is
  * unchanged on every error. */
 RV_API rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3]);
+/* Sets the local scale (float[3] factors); errors as rv_node_set_position. */
 RV_API rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3]);
+/* Sets the local rotation (quaternion float[4], x y z w, normalised by rvis); errors as
+ * rv_node_set_position, plus RV_ERR_INVALID_ARG for a zero quaternion. */
 RV_API rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4]);
+/* Sets the local rotation from an axis (float[3], nonzero) and an angle in radians; errors
+ * as rv_node_set_position. */
 RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians);
 
 /* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]).
@@ -342,7 +347,9 @@ RV_API rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float
  * is the next root (see rv_world_first_root). Children keep the order they were attached in.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_parent(const rv_world *world, rv_node node, rv_node *out_parent);
+/* The node's first child (RV_NODE_NONE when it has none); errors as rv_node_parent. */
 RV_API rv_result rv_node_first_child(const rv_world *world, rv_node node, rv_node *out_child);
+/* The node's next sibling (RV_NODE_NONE after the last); errors as rv_node_parent. */
 RV_API rv_result rv_node_next_sibling(const rv_world *world, rv_node node, rv_node *out_sibling);
 
 /* The world's first root (RV_NODE_NONE when it has no nodes); follow rv_node_next_sibling
@@ -1571,9 +1578,13 @@ RV_API rv_result rv_journal_register(rv_journal *journal, uint32_t generation, u
 RV_API rv_result rv_journal_update_transform(rv_journal *journal, uint32_t generation, uint64_t key,
                                              uint32_t incarnation, const rv_projection_transform *transform,
                                              uint64_t *out_sequence);
+/* Appends an UpdateAppearance of (key, incarnation): mesh and material variant ids.
+ * Coalescing, sequence and errors as rv_journal_update_transform. */
 RV_API rv_result rv_journal_update_appearance(rv_journal *journal, uint32_t generation, uint64_t key,
                                               uint32_t incarnation, const rv_projection_appearance *appearance,
                                               uint64_t *out_sequence);
+/* Appends an UpdateFlags of (key, incarnation): RV_PROJECTION_* bits. Coalescing, sequence
+ * and errors as rv_journal_update_transform. */
 RV_API rv_result rv_journal_update_flags(rv_journal *journal, uint32_t generation, uint64_t key,
                                          uint32_t incarnation, uint32_t flags, uint64_t *out_sequence);
 
@@ -1812,7 +1823,9 @@ RV_API rv_result rv_render_scene_node_key(const rv_render_scene *scene, rv_node 
 
 /* Counters, memory and allocation counters (zeroes for NULL). */
 RV_API rv_render_scene_stats rv_render_scene_get_stats(const rv_render_scene *scene);
+/* Bytes held in the table, each index and the digest buffer (zeroes for NULL). */
 RV_API rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *scene);
+/* The render scene's allocation counters (zeroes for NULL). */
 RV_API rv_alloc_stats rv_render_scene_alloc_stats(const rv_render_scene *scene);
 
 /* ==== end section: journal and projection ============================================= */
@@ -2043,6 +2056,8 @@ RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
  * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
+/* The world's render scene (created with its journal on first call; owned by the world).
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene);
 
 /* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is

@@ -11,7 +11,7 @@ typedef struct rvb_ctx {
     bool quick;        /* fewer repetitions, never smaller cases */
     bool json;
     const char *only;  /* run only cases whose name contains this, or NULL */
-    int reps;          /* repetitions per measurement: >= 5 (3 in --quick) */
+    int reps;          /* repetitions per measurement: 7 (3 in --quick) */
     int printed;       /* JSON objects printed so far */
 } rvb_ctx;
 

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
         }
     }
     if (ctx.quick)
-        ctx.reps = 5;
+        ctx.reps = 3; /* --quick: fewer repetitions (never smaller cases); full runs take 7 */
     int failures = 0;
     for (size_t i = 0; i < rvb_case_count; i++)
         if (rvb_cases[i](&ctx) != 0)

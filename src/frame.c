@@ -210,17 +210,21 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
-    rvi_frame *f;
-    RVI_TRY(rvi_frame_state(world, &f));
-    if (f->state != RVI_FRAME_IDLE)
+    /* Everything is validated before the frame state is first created, so a refused call
+     * leaves the world exactly as it was (no state kept, no allocation made). */
+    rvi_frame *f = rvi_frame_find(world);
+    if (f && f->state != RVI_FRAME_IDLE)
         return RV_ERR_BAD_STATE;
     rvi_frame_camera cam;
     RVI_TRY(rvi_frame_resolve_view(world, view, &cam));
-    if (f->have_time && cam.time_ms < f->last_time_ms)
+    bool have_time = f && f->have_time;
+    if (have_time && cam.time_ms < f->last_time_ms)
         return RV_ERR_ORDER;
-    float dt = f->have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
+    float dt = have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
     rvi_hlod_pass hlod_pass; /* validated before anything changes */
     RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, dt, &hlod_pass));
+    if (!f)
+        RVI_TRY(rvi_frame_state(world, &f));
     RVI_TRY(ensure_occlusion(world, f));
 
     bool timed = world->desc.clock_ns != NULL;

@@ -275,12 +275,16 @@ rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid *
 {
     if (!world || !desc)
         return RV_ERR_INVALID_ARG;
-    rvi_frame *f;
-    RVI_TRY(rvi_frame_state(world, &f));
+    /* The grid first: it validates the desc, so a refused desc leaves no frame state. */
     rv_grid *grid;
     RVI_TRY(rvi_grid_create_in(&world->heap, desc, &grid));
+    rvi_frame *f;
+    rv_result r = rvi_frame_state(world, &f);
+    if (r != RV_OK) {
+        rv_grid_destroy(grid);
+        return r;
+    }
     bool made_residency = false;
-    rv_result r = RV_OK;
     if (!f->residency) {
         r = rvi_residency_create_in(&world->heap, &world->desc.residency, &f->residency);
         made_residency = r == RV_OK;

@@ -247,6 +247,9 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     rv_frame_view v;
     memset(&v, 0x5a, sizeof v);
     rv_frame_view before = v;
+    /* Refused before the world ever drew a frame: no frame state is created, so the world
+     * holds exactly the memory it held and made no allocation. */
+    rv_alloc_stats held = rv_world_alloc_stats(w);
     camera bad = c;
     bad.v.view = bad.view;
     bad.view[5] = NAN;
@@ -264,6 +267,9 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     assert_int_equal(rv_frame(w, NULL, &v), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_frame(NULL, &c.v, &v), RV_ERR_INVALID_ARG);
     assert_memory_equal(&v, &before, sizeof v);
+    rv_alloc_stats after = rv_world_alloc_stats(w);
+    assert_int_equal(after.allocations, held.allocations);
+    assert_int_equal(after.bytes_live, held.bytes_live);
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     c.v.time_ms = 50; /* backwards */
     assert_int_equal(rv_frame(w, &c.v, &v), RV_ERR_ORDER);

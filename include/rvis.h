@@ -990,7 +990,8 @@ RV_API rv_result rv_partition_make_group(rv_world *world, rv_node node);
  * so it can be culled before its leaves load: a part whose world bounds are empty counts
  * as visible. Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
  * RV_ERR_STALE_HANDLE, RV_ERR_DUPLICATE (a leaf twice, or a leaf of another part),
- * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code. */
+ * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code; on
+ * any error the world is unchanged, including the memory it holds. */
 RV_API rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *leaves,
                                        uint32_t count, bool deferred);
 

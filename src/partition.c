@@ -7,6 +7,7 @@
 #include "partition_state.h"
 #include "core/check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- creation ------------------------------------------------------------------------ */
@@ -237,6 +238,37 @@ static rv_result reserve_for(rv_world *world, rvi_partition *p, uint32_t parts, 
     return RV_OK;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* RV_ERR_DUPLICATE when a leaf id repeats within the list. Short lists are compared pair by
+ * pair; longer ones through a sorted scratch copy, freed before returning, so a refused
+ * call holds no more memory than before. */
+static rv_result check_distinct(rvi_heap *heap, const uint64_t *leaves, uint32_t count)
+{
+    if (count <= 32) {
+        for (uint32_t i = 1; i < count; i++)
+            for (uint32_t j = 0; j < i; j++)
+                if (leaves[i] == leaves[j])
+                    return RV_ERR_DUPLICATE;
+        return RV_OK;
+    }
+    uint64_t *sorted = rvi_alloc(heap, (size_t)count * sizeof *sorted);
+    if (!sorted)
+        return RV_ERR_OUT_OF_MEMORY;
+    memcpy(sorted, leaves, (size_t)count * sizeof *sorted);
+    qsort(sorted, count, sizeof *sorted, compare_u64);
+    rv_result r = RV_OK;
+    for (uint32_t i = 1; i < count && r == RV_OK; i++)
+        if (sorted[i] == sorted[i - 1])
+            r = RV_ERR_DUPLICATE;
+    rvi_free(heap, sorted, (size_t)count * sizeof *sorted);
+    return r;
+}
+
 rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *leaves, uint32_t count,
                                 bool deferred)
 {
@@ -252,6 +284,7 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
         if (rvi_map_get(&p->leaf_of_id, leaves[i], &v) && (uint32_t)(v >> 32) != node)
             return RV_ERR_DUPLICATE; /* a leaf of another part */
     }
+    RVI_TRY(check_distinct(heap, leaves, count)); /* before anything is reserved */
     bool exists = part_at(p, node) != NULL;
     RVI_TRY(reserve_for(world, p, p->parts.count + (exists ? 0u : 1u), count));
     RVI_TRY(cover_node(world, p, node));

@@ -113,6 +113,15 @@ void hostile_rv_partition_set_part(rvh_ctx *cx)
     RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_partition_set_part(cx->a, cx->na.leaf, taken, 2, false));
     /* Replacing a part's leaves with a list that repeats one keeps the old leaves. */
     RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_partition_set_part(cx->a, cx->na.mid, dup, 2, false));
+    /* A long list whose repeat comes last: refused before anything is reserved for it (the
+     * fingerprint compares the bytes held, which would grow with the leaf map). */
+    enum { LONG = 4096 };
+    static uint64_t longdup[LONG];
+    for (uint32_t i = 0; i < LONG; i++)
+        longdup[i] = 100000u + i;
+    longdup[LONG - 1] = longdup[7];
+    RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_partition_set_part(cx->a, cx->na.leaf, longdup, LONG, false));
+    RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_partition_set_part(cx->a, cx->na.other_root, longdup, LONG, true));
     /* Extreme but valid leaf ids. */
     const uint64_t extreme[3] = { 0, UINT64_MAX, 1ull << 63 };
     RVH_ACCEPT(cx, rv_partition_set_part(cx->a, cx->na.other_root, extreme, 3, true));

@@ -760,7 +760,8 @@ RV_API rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_
 
 /* Replaces the world's LOD configuration (bias, finest level, hysteresis, crossfade, HLOD
  * limit, orthographic reference): the runtime quality setting. desc is resolved like
- * rv_world_desc.lod (zero fields select defaults). Running fades keep their progress in
+ * rv_world_desc.lod (zero fields select defaults; desc NULL restores every default, as a
+ * zeroed desc would). Running fades keep their progress in
  * milliseconds. Errors (nothing changed): RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE,
  * RV_ERR_OUT_OF_MEMORY (the world's LOD state is created on first use). */
 RV_API rv_result rv_lod_set_desc(rv_world *world, const rv_lod_desc *desc);

@@ -304,8 +304,14 @@ void hostile_rv_lod_set_desc(rvh_ctx *cx)
     setup(cx);
     rv_lod_desc d = {0};
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_lod_set_desc(NULL, &d));
-    /* rv_lod_set_desc(world, NULL) is not documented; it answers RV_OK (defaults), like a
-     * NULL desc at creation, so it is not a refusal here. */
+    /* rv_lod_set_desc(world, NULL) restores the defaults (documented): not a refusal. */
+    rv_lod_desc tuned = {0};
+    tuned.bias = 2.0f;
+    RVH_ACCEPT(cx, rv_lod_set_desc(cx->a, &tuned));
+    RVH_ACCEPT(cx, rv_lod_set_desc(cx->a, NULL));
+    rv_lod_desc now;
+    RVH_ACCEPT(cx, rv_lod_get_desc(cx->a, &now));
+    RVH_CHECK(cx, now.bias == 1.0f && now.max_screen_space_error == 16.0f);
     bad_desc_codes(cx, set_desc_on_a);
     /* rv_world_create refuses the same descs (world.c validates desc.lod). */
     bad_desc_codes(cx, create_world_with);

@@ -403,17 +403,6 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * correctness. */
 enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8 };
 
-/* Mirrors core/map.c's probe start; a mismatch would only cost speed. */
-static void prefetch_lookup(const rvi_map *m, uint64_t key)
-{
-    if (m->capacity) {
-        uint32_t i = (uint32_t)(rvi_mix64(key + 0x9E3779B97F4A7C15ull) & (m->capacity - 1));
-        PREFETCH(&m->keys[i]);
-        PREFETCH(&m->values[i]);
-        PREFETCH(&m->used[i]);
-    }
-}
-
 /* Looks the key up ahead of time (remembering the answer in *hint) and prefetches the hot
  * line and dirty back-index, and what else the delta's kind reads. */
 static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hint *hint)
@@ -468,7 +457,7 @@ static bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_del
         has_hint = key_untouched(d, i - ROW_AHEAD, i, hint->key);
     }
     if (i + LOOKUP_AHEAD < end)
-        prefetch_lookup(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
+        rvi_map_prefetch(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
     if (i + ROW_AHEAD < end)
         prefetch_row(s, &d[i + ROW_AHEAD], &la->hints[(i + ROW_AHEAD) % ROW_AHEAD]);
     return has_hint;
@@ -724,7 +713,7 @@ rv_render_scene_stats rv_render_scene_get_stats(const rv_render_scene *s)
 
 static uint64_t map_bytes(const rvi_map *m)
 {
-    return (uint64_t)m->capacity * (2 * sizeof(uint64_t) + 1);
+    return rvi_map_bytes(m);
 }
 
 rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)

@@ -410,6 +410,12 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
     uint64_t slot;
     hint->key = d->key;
     hint->slot = NONE;
+    if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
+        /* Both count the key's children (insert_projection, remove_projection). */
+        rvi_map_prefetch(&s->child_lookup, d->key);
+        if (d->kind == RV_DELTA_REGISTER && d->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD)
+            rvi_map_prefetch(&s->child_lookup, d->projection.bucket.parent_key);
+    }
     if (!rvi_map_get(&s->key_lookup, d->key, &slot))
         return;
     hint->slot = (uint32_t)slot;
@@ -548,8 +554,12 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
         return RV_ERR_INVARIANT;
     }
     uint32_t *dirty = s->index[RVI_IX_DIRTY];
-    for (uint32_t i = 0; i < s->index_count[RVI_IX_DIRTY]; i++)
+    uint32_t n = s->index_count[RVI_IX_DIRTY];
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + ROW_AHEAD < n) /* scattered hot lines: fetch a few ahead */
+            PREFETCH(&s->hot[dirty[i + ROW_AHEAD]]);
         s->hot[dirty[i]].dirty = 0;
+    }
     s->index_count[RVI_IX_DIRTY] = 0;
     s->stats.publishes++;
     return RV_OK;

@@ -1,6 +1,6 @@
 /* The render scene's incremental indices (DESIGN.md §7): class indices, per-cell buckets,
  * flag indices, the dirty index and equipped-children lists. Every change is O(1):
- * append, or swap-remove with a back-index (index_pos). */
+ * append, or swap-remove with a back-index (the slot's rvi_placement). */
 #include "projection.h"
 
 #define NONE RVI_INDEX_NONE
@@ -11,15 +11,15 @@ void rvi_ix_add(rv_render_scene *s, int ix, uint32_t slot)
 {
     uint32_t p = s->index_count[ix]++;
     s->index[ix][p] = slot;
-    s->index_pos[ix][slot] = p;
+    s->place[slot].pos[ix] = p;
 }
 
 void rvi_ix_remove(rv_render_scene *s, int ix, uint32_t slot)
 {
-    uint32_t p = s->index_pos[ix][slot];
+    uint32_t p = s->place[slot].pos[ix];
     uint32_t last = s->index[ix][--s->index_count[ix]];
     s->index[ix][p] = last;
-    s->index_pos[ix][last] = p;
+    s->place[last].pos[ix] = p;
 }
 
 void rvi_mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
@@ -96,19 +96,19 @@ static void bucket_add(rv_render_scene *s, uint32_t slot, uint64_t cell)
     if (p == 0)
         s->cells_nonempty++;
     s->cell_static_count++;
-    s->rows[slot].bucket = b;
-    s->rows[slot].bucket_pos = p;
+    s->place[slot].bucket = b;
+    s->place[slot].bucket_pos = p;
 }
 
 static void bucket_remove(rv_render_scene *s, uint32_t slot)
 {
-    rvi_projection_row *row = &s->rows[slot];
-    uint32_t b = row->bucket;
+    rvi_placement *pl = &s->place[slot];
+    uint32_t b = pl->bucket;
     rvi_cell_bucket *bk = rvi_bucket_at(s, b);
     uint32_t last = RVI_VEC_AT(bk->slots, uint32_t, --bk->slots.count);
-    RVI_VEC_AT(bk->slots, uint32_t, row->bucket_pos) = last;
-    s->rows[last].bucket_pos = row->bucket_pos;
-    row->bucket = row->bucket_pos = NONE;
+    RVI_VEC_AT(bk->slots, uint32_t, pl->bucket_pos) = last;
+    s->place[last].bucket_pos = pl->bucket_pos;
+    pl->bucket = pl->bucket_pos = NONE;
     s->cell_static_count--;
     if (bk->slots.count == 0) {
         s->cells_nonempty--;

@@ -45,10 +45,21 @@ static int channel_of(rv_delta_kind kind)
 
 /* ---- validation ---- */
 
+/* x * 0 is 0 for every finite x and NaN for an infinity or a NaN, so one sum tells whether
+ * all 14 numbers are finite: no branch per number (appends are the journal's hot path). */
+static bool transform_finite(const rv_projection_transform *t)
+{
+    float zero = 0.0f;
+    for (int i = 0; i < 3; i++)
+        zero += t->position[i] * 0.0f + t->scale[i] * 0.0f;
+    for (int i = 0; i < 4; i++)
+        zero += t->rotation[i] * 0.0f + t->bounds[i] * 0.0f;
+    return zero == 0.0f;
+}
+
 static rv_result validate_transform(const rv_projection_transform *t)
 {
-    if (!rvi_finite_n(t->position, 3) || !rvi_finite_n(t->rotation, 4) || !rvi_finite_n(t->scale, 3) ||
-        !rvi_finite_n(t->bounds, 4))
+    if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
     if (t->rotation[0] == 0.0f && t->rotation[1] == 0.0f && t->rotation[2] == 0.0f && t->rotation[3] == 0.0f)
         return RV_ERR_INVALID_ARG;
@@ -233,32 +244,37 @@ static void forget_coalescing(rv_journal *j)
     }
 }
 
-/* The key's coalescing record, or NULL when the table holds none for it this tick. */
-static rvi_coalesce_record *coalesce_record(const rv_journal *j, uint64_t key)
+/* The table entry a key's coalescing record lives in (direct-mapped by key hash). */
+static rvi_coalesce_record *coalesce_slot(const rv_journal *j, uint64_t key)
 {
-    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
-    return r->epoch == j->epoch && r->key == key ? r : NULL;
+    return &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
 }
 
-/* The entry an update of this channel may merge into, or RVI_INDEX_NONE. */
-static uint32_t coalesce_target(const rv_journal *j, const rv_delta *d, int channel)
+/* True when the table entry r holds a record of key for this tick. */
+static bool record_current(const rv_journal *j, const rvi_coalesce_record *r, uint64_t key)
 {
-    const rvi_coalesce_record *r = coalesce_record(j, d->key);
-    if (!r || r->generation != d->generation || r->incarnation != d->incarnation)
+    return r->epoch == j->epoch && r->key == key;
+}
+
+/* The entry an update of this channel may merge into (r: the key's table entry), or
+ * RVI_INDEX_NONE. */
+static uint32_t coalesce_target(const rv_journal *j, const rvi_coalesce_record *r, const rv_delta *d, int channel)
+{
+    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation)
         return RVI_INDEX_NONE;
     uint32_t entry = r->entry[channel];
     /* Entries below the cursor were already taken by a running drain. */
     return entry != RVI_INDEX_NONE && entry >= j->cursor ? entry : RVI_INDEX_NONE;
 }
 
-/* Remembers entry `index` (an update of `channel`) as the key's merge target. The table is
- * direct-mapped: another key's record in the same place is pushed out, which only means
- * that key's next update gets an entry of its own (not merging is always correct). */
-static void remember_update(rv_journal *j, const rv_delta *d, int channel, uint32_t index)
+/* Remembers entry `index` (an update of `channel`) as the key's merge target in its table
+ * entry r. The table is direct-mapped: another key's record in the same place is pushed
+ * out, which only means that key's next update gets an entry of its own (not merging is
+ * always correct). */
+static void remember_update(const rv_journal *j, rvi_coalesce_record *r, const rv_delta *d, int channel,
+                            uint32_t index)
 {
-    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(d->key) & (j->coalesce_slots - 1)];
-    if (r->epoch != j->epoch || r->key != d->key || r->generation != d->generation ||
-        r->incarnation != d->incarnation) {
+    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation) {
         r->key = d->key;
         r->epoch = j->epoch;
         r->generation = d->generation;
@@ -273,9 +289,12 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     RVI_TRY(rvi_journal_check_thread(j));
     RVI_TRY(rvi_delta_validate(in));
     int channel = channel_of(in->kind);
+    /* The key's coalescing table entry, hashed once for the lookup and the update. */
+    rvi_coalesce_record *record =
+        j->coalesce && in->kind != RV_DELTA_CLEAR_GENERATION ? coalesce_slot(j, in->key) : NULL;
 
-    if (j->coalesce && channel != CHANNEL_NONE) {
-        uint32_t target = coalesce_target(j, in, channel);
+    if (record && channel != CHANNEL_NONE) {
+        uint32_t target = coalesce_target(j, record, in, channel);
         if (target != RVI_INDEX_NONE) {
             rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, target);
             uint64_t sequence = e->sequence;
@@ -313,17 +332,14 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     j->stats.appended++;
     count_needs(j, e, index);
 
-    if (j->coalesce) {
-        if (in->kind == RV_DELTA_CLEAR_GENERATION) {
-            forget_coalescing(j);
-        } else if (channel == CHANNEL_NONE) {
-            /* A structural edge of this key: nothing after it merges with anything before. */
-            rvi_coalesce_record *r = coalesce_record(j, in->key);
-            if (r)
-                r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
-        } else {
-            remember_update(j, in, channel, index);
-        }
+    if (j->coalesce && in->kind == RV_DELTA_CLEAR_GENERATION) {
+        forget_coalescing(j);
+    } else if (record && channel == CHANNEL_NONE) {
+        /* A structural edge of this key: nothing after it merges with anything before. */
+        if (record_current(j, record, in->key))
+            record->entry[0] = record->entry[1] = record->entry[2] = RVI_INDEX_NONE;
+    } else if (record) {
+        remember_update(j, record, in, channel, index);
     }
     if (out_sequence)
         *out_sequence = e->sequence;

@@ -254,7 +254,8 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, cons
     case RV_DELTA_UPDATE_TRANSFORM:
         rvi_store_transform(h, &d->projection.transform);
         rvi_mark_dirty(s, slot, RV_DIRTY_TRANSFORM);
-        rvi_node_write_transform(s, slot);
+        if (s->world)
+            rvi_node_write_transform(s, slot);
         break;
     case RV_DELTA_UPDATE_APPEARANCE:
         s->rows[slot].mesh = d->projection.appearance.mesh;
@@ -265,7 +266,8 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, cons
         rvi_set_flag_membership(s, slot, h->flags, d->projection.flags);
         h->flags = (uint8_t)d->projection.flags;
         rvi_mark_dirty(s, slot, RV_DIRTY_FLAGS);
-        rvi_node_write_flags(s, slot);
+        if (s->world)
+            rvi_node_write_flags(s, slot);
         break;
     case RV_DELTA_REBUCKET:
         rvi_unplace(s, slot);
@@ -421,7 +423,10 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
     hint->slot = (uint32_t)slot;
     PREFETCH(&s->hot[slot]);
     PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
-    if (d->kind != RV_DELTA_UPDATE_TRANSFORM && d->kind != RV_DELTA_UPDATE_FLAGS) {
+    if (d->kind == RV_DELTA_UPDATE_TRANSFORM || d->kind == RV_DELTA_UPDATE_FLAGS) {
+        if (s->world)
+            PREFETCH(&s->rows[slot].node); /* the backing node the update is written to */
+    } else {
         const char *row = (const char *)&s->rows[slot];
         PREFETCH(row);
         PREFETCH(row + sizeof *s->rows - 1);

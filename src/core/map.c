@@ -60,21 +60,6 @@ static uint32_t find(const rvi_map *map, uint64_t key)
     }
 }
 
-bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
-{
-    if (key == 0) {
-        if (map->has_zero && value)
-            *value = map->zero_value;
-        return map->has_zero;
-    }
-    uint32_t i = find(map, key);
-    if (i == UINT32_MAX)
-        return false;
-    if (value)
-        *value = map->slots[i].value;
-    return true;
-}
-
 rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value)
 {
     if (key == 0) {

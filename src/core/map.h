@@ -49,8 +49,29 @@ static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
 rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n);
 /* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). */
 rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value);
-/* True and *value (if non-NULL) when key is present. */
-bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value);
+/* True and *value (if non-NULL) when key is present. Inline: the lookup is the hot path of
+ * every user (a probe of one line, rarely two). */
+static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
+{
+    if (key == 0) {
+        if (map->has_zero && value)
+            *value = map->zero_value;
+        return map->has_zero;
+    }
+    if (map->capacity == 0)
+        return false;
+    uint32_t mask = map->capacity - 1;
+    for (uint32_t i = rvi_map_home(map, key);; i = (i + 1) & mask) {
+        uint64_t k = map->slots[i].key;
+        if (k == key) {
+            if (value)
+                *value = map->slots[i].value;
+            return true;
+        }
+        if (k == 0)
+            return false;
+    }
+}
 /* True when key was present; it is removed. Never allocates. */
 bool rvi_map_remove(rvi_map *map, uint64_t key);
 void rvi_map_clear(rvi_map *map);

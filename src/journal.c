@@ -104,11 +104,15 @@ rv_result rvi_delta_validate(const rv_delta *d)
     }
 }
 
+/* All bytes zero, padding included: copied rather than memset, because compilers turn a
+ * 144-byte memset into `rep stos`, whose start-up cost is most of an append's. */
+static const rv_delta zero_delta;
+
 /* The stored form: only the kind's channel, everything else zero (recordings compare
  * byte for byte). */
 static void canonical_delta(const rv_delta *in, rv_delta *out)
 {
-    memset(out, 0, sizeof *out);
+    memcpy(out, &zero_delta, sizeof *out);
     out->kind = in->kind;
     if (in->kind == RV_DELTA_CLEAR_GENERATION) {
         out->generation = in->generation;
@@ -356,7 +360,7 @@ rv_result rv_journal_append(rv_journal *j, const rv_delta *delta, uint64_t *out_
 static rv_delta header(rv_delta_kind kind, uint32_t generation, uint64_t key, uint32_t incarnation)
 {
     rv_delta d;
-    memset(&d, 0, sizeof d);
+    memcpy(&d, &zero_delta, sizeof d);
     d.kind = kind;
     d.generation = generation;
     d.key = key;

@@ -415,8 +415,11 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
     if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
         /* Both count the key's children (insert_projection, remove_projection). */
         rvi_map_prefetch(&s->child_lookup, d->key);
-        if (d->kind == RV_DELTA_REGISTER && d->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD)
+        if (d->kind == RV_DELTA_REGISTER && d->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD) {
+            /* child_link reads the parent's child list and whether the parent is live. */
             rvi_map_prefetch(&s->child_lookup, d->projection.bucket.parent_key);
+            rvi_map_prefetch(&s->key_lookup, d->projection.bucket.parent_key);
+        }
     }
     if (!rvi_map_get(&s->key_lookup, d->key, &slot))
         return;

@@ -100,7 +100,8 @@ struct rv_render_scene {
     uint32_t cells_nonempty;
     uint32_t cell_static_count;
     rvi_vec touched;           /* uint32_t buckets reserved by the batch being applied */
-    rvi_map child_lookup;      /* parent key -> first child slot (equipped children) */
+    rvi_map child_lookup;      /* parent key -> first child slot | child count << 32 (equipped
+                                  children) */
     uint32_t equipped_count;
     uint32_t orphaned;         /* live equipped children whose parent key is not live */
     rv_world *world;           /* NULL: standalone */

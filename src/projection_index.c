@@ -126,6 +126,14 @@ static bool key_live(const rv_render_scene *s, uint64_t key)
     return rvi_map_get(&s->key_lookup, key, NULL);
 }
 
+/* child_lookup values: the first child's slot in the low 32 bits, the number of children in
+ * the high 32, so counting a key's children (every Register and Unregister does, for the
+ * orphan count) is one lookup rather than a walk over the children's rows. */
+static uint64_t child_entry(uint32_t first, uint32_t count)
+{
+    return (uint64_t)count << 32 | first;
+}
+
 uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
 {
     uint64_t c;
@@ -134,22 +142,23 @@ uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
 
 uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
 {
-    uint32_t n = 0;
-    for (uint32_t c = rvi_first_child(s, parent_key); c != NONE; c = s->rows[c].child_next)
-        n++;
-    return n;
+    uint64_t c;
+    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)(c >> 32) : 0;
 }
 
 static void child_link(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
-    uint32_t head = rvi_first_child(s, parent);
+    uint64_t entry;
+    bool has = rvi_map_get(&s->child_lookup, parent, &entry);
+    uint32_t head = has ? (uint32_t)entry : NONE;
+    uint32_t count = has ? (uint32_t)(entry >> 32) : 0;
     row->child_prev = NONE;
     row->child_next = head;
     if (head != NONE)
         s->rows[head].child_prev = slot;
-    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, slot); /* reserved */
+    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(slot, count + 1)); /* reserved */
     (void)r;
     s->equipped_count++;
     if (!key_live(s, parent))
@@ -160,12 +169,17 @@ static void child_unlink(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
+    uint64_t entry = 0;
+    rvi_map_get(&s->child_lookup, parent, &entry); /* present: slot is one of its children */
+    uint32_t count = (uint32_t)(entry >> 32) - 1;
+    if (count == 0) {
+        rvi_map_remove(&s->child_lookup, parent);
+    } else {
+        uint32_t first = row->child_prev != NONE ? (uint32_t)entry : row->child_next;
+        rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(first, count)); /* overwrite: no growth */
+    }
     if (row->child_prev != NONE)
         s->rows[row->child_prev].child_next = row->child_next;
-    else if (row->child_next != NONE)
-        rvi_map_put(&s->heap, &s->child_lookup, parent, row->child_next); /* overwrite: no growth */
-    else
-        rvi_map_remove(&s->child_lookup, parent);
     if (row->child_next != NONE)
         s->rows[row->child_next].child_prev = row->child_prev;
     row->child_next = row->child_prev = NONE;

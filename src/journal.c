@@ -22,6 +22,15 @@ static rvi_thread_id current_thread(void) { return pthread_self(); }
 static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal(a, b) != 0; }
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH_WRITE(address) __builtin_prefetch((address), 1)
+#else
+#define PREFETCH_WRITE(address) ((void)(address))
+#endif
+
+/* How many entries ahead an append prefetches the buffer. */
+enum { WRITE_AHEAD = 4 };
+
 enum { CHANNEL_TRANSFORM, CHANNEL_APPEARANCE, CHANNEL_FLAGS, CHANNEL_NONE };
 
 static int channel_of(rv_delta_kind kind)
@@ -36,10 +45,21 @@ static int channel_of(rv_delta_kind kind)
 
 /* ---- validation ---- */
 
+/* x * 0 is 0 for every finite x and NaN for an infinity or a NaN, so one sum tells whether
+ * all 14 numbers are finite: no branch per number (appends are the journal's hot path). */
+static bool transform_finite(const rv_projection_transform *t)
+{
+    float zero = 0.0f;
+    for (int i = 0; i < 3; i++)
+        zero += t->position[i] * 0.0f + t->scale[i] * 0.0f;
+    for (int i = 0; i < 4; i++)
+        zero += t->rotation[i] * 0.0f + t->bounds[i] * 0.0f;
+    return zero == 0.0f;
+}
+
 static rv_result validate_transform(const rv_projection_transform *t)
 {
-    if (!rvi_finite_n(t->position, 3) || !rvi_finite_n(t->rotation, 4) || !rvi_finite_n(t->scale, 3) ||
-        !rvi_finite_n(t->bounds, 4))
+    if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
     if (t->rotation[0] == 0.0f && t->rotation[1] == 0.0f && t->rotation[2] == 0.0f && t->rotation[3] == 0.0f)
         return RV_ERR_INVALID_ARG;
@@ -84,11 +104,15 @@ rv_result rvi_delta_validate(const rv_delta *d)
     }
 }
 
+/* All bytes zero, padding included: copied rather than memset, because compilers turn a
+ * 144-byte memset into `rep stos`, whose start-up cost is most of an append's. */
+static const rv_delta zero_delta;
+
 /* The stored form: only the kind's channel, everything else zero (recordings compare
  * byte for byte). */
 static void canonical_delta(const rv_delta *in, rv_delta *out)
 {
-    memset(out, 0, sizeof *out);
+    memcpy(out, &zero_delta, sizeof *out);
     out->kind = in->kind;
     if (in->kind == RV_DELTA_CLEAR_GENERATION) {
         out->generation = in->generation;
@@ -224,32 +248,37 @@ static void forget_coalescing(rv_journal *j)
     }
 }
 
-/* The key's coalescing record, or NULL when the table holds none for it this tick. */
-static rvi_coalesce_record *coalesce_record(const rv_journal *j, uint64_t key)
+/* The table entry a key's coalescing record lives in (direct-mapped by key hash). */
+static rvi_coalesce_record *coalesce_slot(const rv_journal *j, uint64_t key)
 {
-    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
-    return r->epoch == j->epoch && r->key == key ? r : NULL;
+    return &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
 }
 
-/* The entry an update of this channel may merge into, or RVI_INDEX_NONE. */
-static uint32_t coalesce_target(const rv_journal *j, const rv_delta *d, int channel)
+/* True when the table entry r holds a record of key for this tick. */
+static bool record_current(const rv_journal *j, const rvi_coalesce_record *r, uint64_t key)
 {
-    const rvi_coalesce_record *r = coalesce_record(j, d->key);
-    if (!r || r->generation != d->generation || r->incarnation != d->incarnation)
+    return r->epoch == j->epoch && r->key == key;
+}
+
+/* The entry an update of this channel may merge into (r: the key's table entry), or
+ * RVI_INDEX_NONE. */
+static uint32_t coalesce_target(const rv_journal *j, const rvi_coalesce_record *r, const rv_delta *d, int channel)
+{
+    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation)
         return RVI_INDEX_NONE;
     uint32_t entry = r->entry[channel];
     /* Entries below the cursor were already taken by a running drain. */
     return entry != RVI_INDEX_NONE && entry >= j->cursor ? entry : RVI_INDEX_NONE;
 }
 
-/* Remembers entry `index` (an update of `channel`) as the key's merge target. The table is
- * direct-mapped: another key's record in the same place is pushed out, which only means
- * that key's next update gets an entry of its own (not merging is always correct). */
-static void remember_update(rv_journal *j, const rv_delta *d, int channel, uint32_t index)
+/* Remembers entry `index` (an update of `channel`) as the key's merge target in its table
+ * entry r. The table is direct-mapped: another key's record in the same place is pushed
+ * out, which only means that key's next update gets an entry of its own (not merging is
+ * always correct). */
+static void remember_update(const rv_journal *j, rvi_coalesce_record *r, const rv_delta *d, int channel,
+                            uint32_t index)
 {
-    rvi_coalesce_record *r = &j->coalesce[rvi_mix64(d->key) & (j->coalesce_slots - 1)];
-    if (r->epoch != j->epoch || r->key != d->key || r->generation != d->generation ||
-        r->incarnation != d->incarnation) {
+    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation) {
         r->key = d->key;
         r->epoch = j->epoch;
         r->generation = d->generation;
@@ -264,9 +293,12 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     RVI_TRY(rvi_journal_check_thread(j));
     RVI_TRY(rvi_delta_validate(in));
     int channel = channel_of(in->kind);
+    /* The key's coalescing table entry, hashed once for the lookup and the update. */
+    rvi_coalesce_record *record =
+        j->coalesce && in->kind != RV_DELTA_CLEAR_GENERATION ? coalesce_slot(j, in->key) : NULL;
 
-    if (j->coalesce && channel != CHANNEL_NONE) {
-        uint32_t target = coalesce_target(j, in, channel);
+    if (record && channel != CHANNEL_NONE) {
+        uint32_t target = coalesce_target(j, record, in, channel);
         if (target != RVI_INDEX_NONE) {
             rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, target);
             uint64_t sequence = e->sequence;
@@ -283,29 +315,35 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     /* Reserve everything first so a failure changes nothing. */
     if (j->deltas.count == UINT32_MAX)
         return RV_ERR_CAPACITY;
-    RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
+    if (j->deltas.count >= j->deltas.capacity)
+        RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
     if (target_class(in) == RV_PROJECTION_CELL_STATIC)
         RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
 
     uint32_t index = j->deltas.count++;
     rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, index);
+    /* The buffer is written front to back but between drains a scene's apply evicts it: ask
+     * for the lines of an entry a few appends ahead (for writing), so an append rarely
+     * waits on one. */
+    if (index + WRITE_AHEAD < j->deltas.capacity) {
+        const char *ahead = (const char *)(e + WRITE_AHEAD);
+        PREFETCH_WRITE(ahead);
+        PREFETCH_WRITE(ahead + sizeof *e - 1);
+    }
     canonical_delta(in, e);
     e->sequence = j->next_sequence++;
     j->stats.next_sequence = j->next_sequence;
     j->stats.appended++;
     count_needs(j, e, index);
 
-    if (j->coalesce) {
-        if (in->kind == RV_DELTA_CLEAR_GENERATION) {
-            forget_coalescing(j);
-        } else if (channel == CHANNEL_NONE) {
-            /* A structural edge of this key: nothing after it merges with anything before. */
-            rvi_coalesce_record *r = coalesce_record(j, in->key);
-            if (r)
-                r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
-        } else {
-            remember_update(j, in, channel, index);
-        }
+    if (j->coalesce && in->kind == RV_DELTA_CLEAR_GENERATION) {
+        forget_coalescing(j);
+    } else if (record && channel == CHANNEL_NONE) {
+        /* A structural edge of this key: nothing after it merges with anything before. */
+        if (record_current(j, record, in->key))
+            record->entry[0] = record->entry[1] = record->entry[2] = RVI_INDEX_NONE;
+    } else if (record) {
+        remember_update(j, record, in, channel, index);
     }
     if (out_sequence)
         *out_sequence = e->sequence;
@@ -322,7 +360,7 @@ rv_result rv_journal_append(rv_journal *j, const rv_delta *delta, uint64_t *out_
 static rv_delta header(rv_delta_kind kind, uint32_t generation, uint64_t key, uint32_t incarnation)
 {
     rv_delta d;
-    memset(&d, 0, sizeof d);
+    memcpy(&d, &zero_delta, sizeof d);
     d.kind = kind;
     d.generation = generation;
     d.key = key;

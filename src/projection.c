@@ -26,6 +26,7 @@
 #define MAX_PROJECTIONS (1u << 30)
 
 _Static_assert(sizeof(rvi_projection_hot) == 64, "one cache line");
+_Static_assert(sizeof(rvi_placement) == 32, "half a cache line");
 
 /* ---- table storage ---- */
 
@@ -36,49 +37,48 @@ static rvi_projection_hot *align_hot(void *block)
     return (rvi_projection_hot *)(((uintptr_t)block + LINE - 1) & ~(uintptr_t)(LINE - 1));
 }
 
+/* The hot lines and placements of `capacity` slots, in one block (line-aligned inside). */
 static size_t hot_block_size(uint32_t capacity)
 {
-    return (size_t)capacity * sizeof(rvi_projection_hot) + LINE;
+    return (size_t)capacity * (sizeof(rvi_projection_hot) + sizeof(rvi_placement)) + LINE;
 }
 
-/* Grows hot lines, rows, every index and back-index array to capacity. All or nothing. */
+/* Grows hot lines, placements, rows and every index array to capacity. All or nothing. */
 static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
 {
     if (capacity > MAX_PROJECTIONS)
         return RV_ERR_CAPACITY;
-    enum { ARRAYS = 2 * RVI_IX_COUNT };
     void *hot_block = rvi_alloc(&s->heap, hot_block_size(capacity));
     rvi_projection_row *rows = rvi_alloc(&s->heap, (size_t)capacity * sizeof *rows);
-    uint32_t *fresh[ARRAYS] = {0}; /* index arrays, then back-index arrays */
+    uint32_t *fresh[RVI_IX_COUNT] = {0};
     bool ok = rows && hot_block;
-    for (int i = 0; ok && i < ARRAYS; i++)
+    for (int i = 0; ok && i < RVI_IX_COUNT; i++)
         ok = (fresh[i] = rvi_alloc(&s->heap, (size_t)capacity * sizeof(uint32_t))) != NULL;
     if (!ok) {
         rvi_free(&s->heap, hot_block, hot_block ? hot_block_size(capacity) : 0);
         rvi_free(&s->heap, rows, rows ? (size_t)capacity * sizeof *rows : 0);
-        for (int i = 0; i < ARRAYS; i++)
+        for (int i = 0; i < RVI_IX_COUNT; i++)
             rvi_free(&s->heap, fresh[i], fresh[i] ? (size_t)capacity * sizeof(uint32_t) : 0);
         return RV_ERR_OUT_OF_MEMORY;
     }
     rvi_projection_hot *hot = align_hot(hot_block);
+    rvi_placement *place = (rvi_placement *)(hot + capacity);
     if (s->capacity) {
         memcpy(hot, s->hot, (size_t)s->high * sizeof *hot);
+        memcpy(place, s->place, (size_t)s->high * sizeof *place);
         memcpy(rows, s->rows, (size_t)s->high * sizeof *rows);
-        for (int i = 0; i < RVI_IX_COUNT; i++) {
+        for (int i = 0; i < RVI_IX_COUNT; i++)
             memcpy(fresh[i], s->index[i], (size_t)s->index_count[i] * sizeof(uint32_t));
-            memcpy(fresh[RVI_IX_COUNT + i], s->index_pos[i], (size_t)s->high * sizeof(uint32_t));
-        }
     }
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof *rows);
     for (int i = 0; i < RVI_IX_COUNT; i++) {
         rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
-        rvi_free(&s->heap, s->index_pos[i], (size_t)s->capacity * sizeof(uint32_t));
         s->index[i] = fresh[i];
-        s->index_pos[i] = fresh[RVI_IX_COUNT + i];
     }
     s->hot_block = hot_block;
     s->hot = hot;
+    s->place = place;
     s->rows = rows;
     s->capacity = capacity;
     return RV_OK;
@@ -139,7 +139,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     h->incarnation = d->incarnation;
     row->generation = d->generation;
     h->dirty = 0;
-    row->bucket = row->bucket_pos = NONE;
+    s->place[slot].bucket = s->place[slot].bucket_pos = NONE;
     row->child_next = row->child_prev = NONE;
     row->next_free = NONE;
     row->live = true;
@@ -254,7 +254,8 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, cons
     case RV_DELTA_UPDATE_TRANSFORM:
         rvi_store_transform(h, &d->projection.transform);
         rvi_mark_dirty(s, slot, RV_DIRTY_TRANSFORM);
-        rvi_node_write_transform(s, slot);
+        if (s->world)
+            rvi_node_write_transform(s, slot);
         break;
     case RV_DELTA_UPDATE_APPEARANCE:
         s->rows[slot].mesh = d->projection.appearance.mesh;
@@ -265,7 +266,8 @@ static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, cons
         rvi_set_flag_membership(s, slot, h->flags, d->projection.flags);
         h->flags = (uint8_t)d->projection.flags;
         rvi_mark_dirty(s, slot, RV_DIRTY_FLAGS);
-        rvi_node_write_flags(s, slot);
+        if (s->world)
+            rvi_node_write_flags(s, slot);
         break;
     case RV_DELTA_REBUCKET:
         rvi_unplace(s, slot);
@@ -403,17 +405,6 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * correctness. */
 enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8 };
 
-/* Mirrors core/map.c's probe start; a mismatch would only cost speed. */
-static void prefetch_lookup(const rvi_map *m, uint64_t key)
-{
-    if (m->capacity) {
-        uint32_t i = (uint32_t)(rvi_mix64(key + 0x9E3779B97F4A7C15ull) & (m->capacity - 1));
-        PREFETCH(&m->keys[i]);
-        PREFETCH(&m->values[i]);
-        PREFETCH(&m->used[i]);
-    }
-}
-
 /* Looks the key up ahead of time (remembering the answer in *hint) and prefetches the hot
  * line and dirty back-index, and what else the delta's kind reads. */
 static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hint *hint)
@@ -421,15 +412,24 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
     uint64_t slot;
     hint->key = d->key;
     hint->slot = NONE;
+    if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
+        /* Both count the key's children (insert_projection, remove_projection). */
+        rvi_map_prefetch(&s->child_lookup, d->key);
+        if (d->kind == RV_DELTA_REGISTER && d->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD) {
+            /* child_link reads the parent's child list and whether the parent is live. */
+            rvi_map_prefetch(&s->child_lookup, d->projection.bucket.parent_key);
+            rvi_map_prefetch(&s->key_lookup, d->projection.bucket.parent_key);
+        }
+    }
     if (!rvi_map_get(&s->key_lookup, d->key, &slot))
         return;
     hint->slot = (uint32_t)slot;
     PREFETCH(&s->hot[slot]);
-    PREFETCH(&s->index_pos[RVI_IX_DIRTY][slot]);
-    if (d->kind == RV_DELTA_UPDATE_FLAGS) {
-        for (int i = 0; i < 3; i++)
-            PREFETCH(&s->index_pos[rvi_flag_ix[i]][slot]);
-    } else if (d->kind != RV_DELTA_UPDATE_TRANSFORM) {
+    PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
+    if (d->kind == RV_DELTA_UPDATE_TRANSFORM || d->kind == RV_DELTA_UPDATE_FLAGS) {
+        if (s->world)
+            PREFETCH(&s->rows[slot].node); /* the backing node the update is written to */
+    } else {
         const char *row = (const char *)&s->rows[slot];
         PREFETCH(row);
         PREFETCH(row + sizeof *s->rows - 1);
@@ -437,24 +437,26 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
 }
 
 /* The lookahead of a run of deltas d[first .. end): hints[k % ROW_AHEAD] holds delta k's
- * early lookup once k >= first + ROW_AHEAD. */
+ * early lookup once k >= first + ROW_AHEAD, while valid[k % ROW_AHEAD]. */
 typedef struct lookahead {
     lookup_hint hints[ROW_AHEAD];
+    bool valid[ROW_AHEAD];
     uint32_t first;
 } lookahead;
 
-/* True when none of d[from .. i) can have added or removed `key` in the key lookup (only
- * a Register or Unregister of that key, or a ClearGeneration, can: another key's insertion
- * or removal never changes this key's slot). Those deltas were just applied: cheap reads. */
-static bool key_untouched(const rv_delta *d, uint32_t from, uint32_t i, uint64_t key)
+/* Called after each delta is applied: forgets the early lookups it may have outdated. Only
+ * a Register or Unregister of a key, or a ClearGeneration, adds or removes a key (another
+ * key's insertion or removal never changes this key's slot), so an UpdateX costs nothing
+ * here and a structural edge a pass over the ROW_AHEAD pending hints. */
+static void lookahead_note(lookahead *la, const rv_delta *d)
 {
-    for (uint32_t k = from; k < i; k++) {
-        rv_delta_kind kind = d[k].kind;
-        if (kind == RV_DELTA_CLEAR_GENERATION ||
-            ((kind == RV_DELTA_REGISTER || kind == RV_DELTA_UNREGISTER) && d[k].key == key))
-            return false;
+    if (d->kind == RV_DELTA_CLEAR_GENERATION) {
+        memset(la->valid, 0, sizeof la->valid);
+    } else if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
+        for (int k = 0; k < ROW_AHEAD; k++)
+            if (la->hints[k].key == d->key)
+                la->valid[k] = false;
     }
-    return true;
 }
 
 /* Prefetches for deltas i + LOOKUP_AHEAD and i + ROW_AHEAD, and returns delta i's early
@@ -462,15 +464,15 @@ static bool key_untouched(const rv_delta *d, uint32_t from, uint32_t i, uint64_t
 static bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
                            lookup_hint *hint)
 {
-    bool has_hint = i >= la->first + ROW_AHEAD;
-    if (has_hint) {
+    bool has_hint = i >= la->first + ROW_AHEAD && la->valid[i % ROW_AHEAD];
+    if (has_hint)
         *hint = la->hints[i % ROW_AHEAD]; /* copied: the entry is reused just below */
-        has_hint = key_untouched(d, i - ROW_AHEAD, i, hint->key);
-    }
     if (i + LOOKUP_AHEAD < end)
-        prefetch_lookup(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
-    if (i + ROW_AHEAD < end)
+        rvi_map_prefetch(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
+    if (i + ROW_AHEAD < end) {
         prefetch_row(s, &d[i + ROW_AHEAD], &la->hints[(i + ROW_AHEAD) % ROW_AHEAD]);
+        la->valid[(i + ROW_AHEAD) % ROW_AHEAD] = true;
+    }
     return has_hint;
 }
 
@@ -489,8 +491,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
     while (r == RV_OK && j->cursor < j->deltas.count) {
         uint32_t end = j->deltas.count;
         r = reserve_journal(s, j, &reserved);
-        lookahead la;
-        la.first = j->cursor;
+        lookahead la = { .first = j->cursor };
         lookup_hint hint;
         if (!s->observer) {
             /* Nothing can append meanwhile: apply in place. */
@@ -499,6 +500,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
                 bool hinted = prefetch_ahead(s, &la, d, j->cursor, end, &hint);
                 rv_delta_outcome o;
                 apply_one(s, &d[j->cursor], false, hinted ? &hint : NULL, &o, &c);
+                lookahead_note(&la, &d[j->cursor]);
             }
         }
         while (r == RV_OK && j->cursor < end) {
@@ -507,6 +509,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
             rv_delta d = *rvi_journal_entry(j, j->cursor); /* a copy, for the same reason */
             rv_delta_outcome o;
             apply_one(s, &d, false, hinted ? &hint : NULL, &o, &c);
+            lookahead_note(&la, &d);
             /* Taken before the observer runs, so an append never merges into it. */
             j->cursor++;
             notify(s, &d, o);
@@ -532,13 +535,13 @@ rv_result rv_render_scene_apply_deltas(rv_render_scene *s, const rv_delta *delta
         return RV_ERR_BAD_STATE;
     rv_apply_counts c = {0};
     rv_result r = count ? reserve_array(s, deltas, count) : RV_OK;
-    lookahead la;
-    la.first = 0;
+    lookahead la = { .first = 0 };
     lookup_hint hint;
     for (uint32_t i = 0; r == RV_OK && i < count; i++) {
         bool hinted = prefetch_ahead(s, &la, deltas, i, count, &hint);
         rv_delta_outcome o;
         apply_one(s, &deltas[i], true, hinted ? &hint : NULL, &o, &c);
+        lookahead_note(&la, &deltas[i]);
         notify(s, &deltas[i], o);
     }
     rvi_finish_batch(s);
@@ -559,8 +562,12 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
         return RV_ERR_INVARIANT;
     }
     uint32_t *dirty = s->index[RVI_IX_DIRTY];
-    for (uint32_t i = 0; i < s->index_count[RVI_IX_DIRTY]; i++)
+    uint32_t n = s->index_count[RVI_IX_DIRTY];
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + ROW_AHEAD < n) /* scattered hot lines: fetch a few ahead */
+            PREFETCH(&s->hot[dirty[i + ROW_AHEAD]]);
         s->hot[dirty[i]].dirty = 0;
+    }
     s->index_count[RVI_IX_DIRTY] = 0;
     s->stats.publishes++;
     return RV_OK;
@@ -570,10 +577,8 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
 
 static void free_scene(rv_render_scene *s)
 {
-    for (int i = 0; i < RVI_IX_COUNT; i++) {
+    for (int i = 0; i < RVI_IX_COUNT; i++)
         rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
-        rvi_free(&s->heap, s->index_pos[i], (size_t)s->capacity * sizeof(uint32_t));
-    }
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof(rvi_projection_row));
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     for (uint32_t b = 0; b < s->buckets.count; b++)
@@ -724,7 +729,7 @@ rv_render_scene_stats rv_render_scene_get_stats(const rv_render_scene *s)
 
 static uint64_t map_bytes(const rvi_map *m)
 {
-    return (uint64_t)m->capacity * (2 * sizeof(uint64_t) + 1);
+    return rvi_map_bytes(m);
 }
 
 rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)
@@ -732,10 +737,13 @@ rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)
     rv_render_scene_memory m = {0};
     if (!s)
         return m;
+    /* Each index: its list and its column of the placements; the table: rows, hot lines,
+     * the key lookup and the placements' bucket columns. */
+    uint64_t index_each = (uint64_t)s->capacity * 2 * sizeof(uint32_t);
     m.table_bytes = (uint64_t)s->capacity * sizeof(rvi_projection_row) + map_bytes(&s->key_lookup) +
-                    (s->capacity ? hot_block_size(s->capacity) : 0);
+                    (s->capacity ? hot_block_size(s->capacity) : 0) - (uint64_t)s->capacity * RVI_IX_COUNT * sizeof(uint32_t);
     for (int i = 0; i < RVI_IX_COUNT; i++)
-        m.index_bytes[i + 1] = (uint64_t)s->capacity * 2 * sizeof(uint32_t); /* list + back-indices */
+        m.index_bytes[i + 1] = index_each;
     m.cell_bytes = (uint64_t)s->buckets.capacity * sizeof(rvi_cell_bucket) + map_bytes(&s->cell_lookup) +
                    (uint64_t)s->touched.capacity * sizeof(uint32_t);
     for (uint32_t b = 0; b < s->buckets.count; b++)

@@ -48,8 +48,6 @@ typedef struct rvi_projection_row {
     uint64_t cell;
     uint64_t parent_key;
     uint32_t generation;
-    uint32_t bucket;           /* cell bucket of a cell static, else RVI_INDEX_NONE */
-    uint32_t bucket_pos;
     uint32_t child_next;       /* siblings under the same parent key (equipped children) */
     uint32_t child_prev;
     uint32_t next_free;        /* free-list link while dead */
@@ -57,7 +55,18 @@ typedef struct rvi_projection_row {
     bool blocked;              /* equipped child whose node would close a cycle: a root for now */
 } rvi_projection_row;
 
-/* The cell statics of one cell (swap-remove with back-indices in the rows). */
+/* Where a slot sits in every index and in its cell bucket: the back-indices a swap-remove
+ * needs. One 32-byte record per slot (two to a cache line, line-aligned), so a delta that
+ * moves a projection in or out of several indices at once (UpdateFlags, Register,
+ * Unregister) touches one line of back-indices rather than one per index, and marking a
+ * projection dirty touches that same line. */
+typedef struct rvi_placement {
+    uint32_t pos[RVI_IX_COUNT]; /* position in index ix, meaningful while a member */
+    uint32_t bucket;            /* cell bucket of a cell static, else RVI_INDEX_NONE */
+    uint32_t bucket_pos;        /* position in that bucket */
+} rvi_placement;
+
+/* The cell statics of one cell (swap-remove with back-indices in the placements). */
 typedef struct rvi_cell_bucket {
     uint64_t cell;
     rvi_vec slots;      /* uint32_t */
@@ -75,6 +84,7 @@ typedef struct rvi_digest_entry {
 struct rv_render_scene {
     rvi_heap heap;
     rvi_projection_hot *hot;   /* 64-byte aligned inside hot_block */
+    rvi_placement *place;      /* inside hot_block too, after the hot lines */
     void *hot_block;
     rvi_projection_row *rows;
     uint32_t capacity;         /* hot, rows and every index array */
@@ -83,10 +93,6 @@ struct rv_render_scene {
     uint32_t free_head;
     uint32_t *index[RVI_IX_COUNT];
     uint32_t index_count[RVI_IX_COUNT];
-    /* Back-indices: index_pos[ix][slot] is slot's position in index ix (meaningful while
-     * it is a member). One dense array per index, apart from the rows, so marking a
-     * projection dirty touches a 4-byte entry of a small array rather than its row. */
-    uint32_t *index_pos[RVI_IX_COUNT];
     rvi_map key_lookup;        /* key -> slot of the live projection */
     rvi_map cell_lookup;       /* cell -> bucket (in use) */
     rvi_vec buckets;           /* rvi_cell_bucket */
@@ -94,7 +100,8 @@ struct rv_render_scene {
     uint32_t cells_nonempty;
     uint32_t cell_static_count;
     rvi_vec touched;           /* uint32_t buckets reserved by the batch being applied */
-    rvi_map child_lookup;      /* parent key -> first child slot (equipped children) */
+    rvi_map child_lookup;      /* parent key -> first child slot | child count << 32 (equipped
+                                  children) */
     uint32_t equipped_count;
     uint32_t orphaned;         /* live equipped children whose parent key is not live */
     rv_world *world;           /* NULL: standalone */

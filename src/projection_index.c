@@ -1,6 +1,6 @@
 /* The render scene's incremental indices (DESIGN.md §7): class indices, per-cell buckets,
  * flag indices, the dirty index and equipped-children lists. Every change is O(1):
- * append, or swap-remove with a back-index (index_pos). */
+ * append, or swap-remove with a back-index (the slot's rvi_placement). */
 #include "projection.h"
 
 #define NONE RVI_INDEX_NONE
@@ -11,15 +11,15 @@ void rvi_ix_add(rv_render_scene *s, int ix, uint32_t slot)
 {
     uint32_t p = s->index_count[ix]++;
     s->index[ix][p] = slot;
-    s->index_pos[ix][slot] = p;
+    s->place[slot].pos[ix] = p;
 }
 
 void rvi_ix_remove(rv_render_scene *s, int ix, uint32_t slot)
 {
-    uint32_t p = s->index_pos[ix][slot];
+    uint32_t p = s->place[slot].pos[ix];
     uint32_t last = s->index[ix][--s->index_count[ix]];
     s->index[ix][p] = last;
-    s->index_pos[ix][last] = p;
+    s->place[last].pos[ix] = p;
 }
 
 void rvi_mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
@@ -96,19 +96,19 @@ static void bucket_add(rv_render_scene *s, uint32_t slot, uint64_t cell)
     if (p == 0)
         s->cells_nonempty++;
     s->cell_static_count++;
-    s->rows[slot].bucket = b;
-    s->rows[slot].bucket_pos = p;
+    s->place[slot].bucket = b;
+    s->place[slot].bucket_pos = p;
 }
 
 static void bucket_remove(rv_render_scene *s, uint32_t slot)
 {
-    rvi_projection_row *row = &s->rows[slot];
-    uint32_t b = row->bucket;
+    rvi_placement *pl = &s->place[slot];
+    uint32_t b = pl->bucket;
     rvi_cell_bucket *bk = rvi_bucket_at(s, b);
     uint32_t last = RVI_VEC_AT(bk->slots, uint32_t, --bk->slots.count);
-    RVI_VEC_AT(bk->slots, uint32_t, row->bucket_pos) = last;
-    s->rows[last].bucket_pos = row->bucket_pos;
-    row->bucket = row->bucket_pos = NONE;
+    RVI_VEC_AT(bk->slots, uint32_t, pl->bucket_pos) = last;
+    s->place[last].bucket_pos = pl->bucket_pos;
+    pl->bucket = pl->bucket_pos = NONE;
     s->cell_static_count--;
     if (bk->slots.count == 0) {
         s->cells_nonempty--;
@@ -126,6 +126,14 @@ static bool key_live(const rv_render_scene *s, uint64_t key)
     return rvi_map_get(&s->key_lookup, key, NULL);
 }
 
+/* child_lookup values: the first child's slot in the low 32 bits, the number of children in
+ * the high 32, so counting a key's children (every Register and Unregister does, for the
+ * orphan count) is one lookup rather than a walk over the children's rows. */
+static uint64_t child_entry(uint32_t first, uint32_t count)
+{
+    return (uint64_t)count << 32 | first;
+}
+
 uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
 {
     uint64_t c;
@@ -134,22 +142,23 @@ uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
 
 uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
 {
-    uint32_t n = 0;
-    for (uint32_t c = rvi_first_child(s, parent_key); c != NONE; c = s->rows[c].child_next)
-        n++;
-    return n;
+    uint64_t c;
+    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)(c >> 32) : 0;
 }
 
 static void child_link(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
-    uint32_t head = rvi_first_child(s, parent);
+    uint64_t entry;
+    bool has = rvi_map_get(&s->child_lookup, parent, &entry);
+    uint32_t head = has ? (uint32_t)entry : NONE;
+    uint32_t count = has ? (uint32_t)(entry >> 32) : 0;
     row->child_prev = NONE;
     row->child_next = head;
     if (head != NONE)
         s->rows[head].child_prev = slot;
-    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, slot); /* reserved */
+    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(slot, count + 1)); /* reserved */
     (void)r;
     s->equipped_count++;
     if (!key_live(s, parent))
@@ -160,12 +169,17 @@ static void child_unlink(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
+    uint64_t entry = 0;
+    rvi_map_get(&s->child_lookup, parent, &entry); /* present: slot is one of its children */
+    uint32_t count = (uint32_t)(entry >> 32) - 1;
+    if (count == 0) {
+        rvi_map_remove(&s->child_lookup, parent);
+    } else {
+        uint32_t first = row->child_prev != NONE ? (uint32_t)entry : row->child_next;
+        rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(first, count)); /* overwrite: no growth */
+    }
     if (row->child_prev != NONE)
         s->rows[row->child_prev].child_next = row->child_next;
-    else if (row->child_next != NONE)
-        rvi_map_put(&s->heap, &s->child_lookup, parent, row->child_next); /* overwrite: no growth */
-    else
-        rvi_map_remove(&s->child_lookup, parent);
     if (row->child_next != NONE)
         s->rows[row->child_next].child_prev = row->child_prev;
     row->child_next = row->child_prev = NONE;

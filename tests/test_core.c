@@ -105,6 +105,92 @@ static void test_map_matches_reference_under_random_churn(void **state)
     assert_int_equal(heap.stats.bytes_live, 0);
 }
 
+static void test_map_keeps_key_zero_apart_from_empty_slots(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_map map = {0};
+    uint64_t v = 7;
+    assert_false(rvi_map_get(&map, 0, &v));
+    assert_false(rvi_map_remove(&map, 0));
+    assert_int_equal(rvi_map_put(&heap, &map, 0, 11), RV_OK);
+    assert_int_equal(rvi_map_put(&heap, &map, 5, 55), RV_OK);
+    assert_int_equal(map.count, 2);
+    assert_true(rvi_map_get(&map, 0, &v));
+    assert_true(v == 11);
+    assert_int_equal(rvi_map_put(&heap, &map, 0, 12), RV_OK); /* overwrite, not a second entry */
+    assert_int_equal(map.count, 2);
+    assert_true(rvi_map_get(&map, 0, &v) && v == 12);
+    assert_true(rvi_map_remove(&map, 0));
+    assert_false(rvi_map_get(&map, 0, NULL));
+    assert_true(rvi_map_get(&map, 5, &v) && v == 55);
+    assert_int_equal(map.count, 1);
+    assert_int_equal(rvi_map_put(&heap, &map, 0, 13), RV_OK);
+    rvi_map_clear(&map);
+    assert_int_equal(map.count, 0);
+    assert_false(rvi_map_get(&map, 0, NULL));
+    assert_false(rvi_map_get(&map, 5, NULL));
+    rvi_map_free(&heap, &map);
+    assert_int_equal(heap.stats.bytes_live, 0);
+}
+
+static void test_map_next_visits_every_entry_once(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_map map = {0};
+    uint64_t key, value;
+    uint32_t cursor = 0;
+    assert_false(rvi_map_next(&map, &cursor, &key, &value)); /* never allocated */
+    enum { N = 1000 };
+    static uint32_t seen[N];
+    memset(seen, 0, sizeof seen);
+    for (uint64_t k = 0; k < N; k++) /* key 0 included */
+        assert_int_equal(rvi_map_put(&heap, &map, k * 0x100000001ull, k + 1000), RV_OK);
+    for (uint64_t k = 0; k < N; k += 3)
+        assert_true(rvi_map_remove(&map, k * 0x100000001ull));
+    cursor = 0;
+    uint32_t visits = 0;
+    while (rvi_map_next(&map, &cursor, &key, &value)) {
+        uint64_t k = key / 0x100000001ull;
+        assert_true(k < N && key == k * 0x100000001ull);
+        assert_true(value == k + 1000);
+        assert_true(k % 3 != 0);
+        seen[k]++;
+        visits++;
+    }
+    assert_int_equal(visits, map.count);
+    for (uint32_t k = 0; k < N; k++)
+        assert_int_equal(seen[k], k % 3 != 0 ? 1 : 0);
+    rvi_map_free(&heap, &map);
+}
+
+static void test_map_prefetch_reads_and_changes_nothing(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    rvi_map map = {0};
+    rvi_map_prefetch(&map, 42); /* no storage yet: must not touch memory */
+    assert_int_equal(map.capacity, 0);
+    for (uint64_t k = 1; k <= 100; k++)
+        assert_int_equal(rvi_map_put(&heap, &map, k, k * 2), RV_OK);
+    rv_alloc_stats before = heap.stats;
+    for (uint64_t k = 0; k <= 200; k++)
+        rvi_map_prefetch(&map, k);
+    assert_int_equal(map.count, 100);
+    assert_true(heap.stats.allocations == before.allocations);
+    for (uint64_t k = 1; k <= 100; k++) {
+        uint64_t v;
+        assert_true(rvi_map_get(&map, k, &v) && v == k * 2);
+    }
+    assert_true(rvi_map_bytes(&map) == (uint64_t)map.capacity * sizeof(rvi_map_slot));
+    rvi_map_free(&heap, &map);
+    assert_int_equal(rvi_map_bytes(&map), 0);
+}
+
 static void test_pool_rejects_stale_foreign_and_zero_handles(void **state)
 {
     (void)state;
@@ -201,6 +287,9 @@ int main(void)
         cmocka_unit_test(test_heap_counts_and_fails_cleanly),
         cmocka_unit_test(test_vec_grows_and_swap_removes),
         cmocka_unit_test(test_map_matches_reference_under_random_churn),
+        cmocka_unit_test(test_map_keeps_key_zero_apart_from_empty_slots),
+        cmocka_unit_test(test_map_next_visits_every_entry_once),
+        cmocka_unit_test(test_map_prefetch_reads_and_changes_nothing),
         cmocka_unit_test(test_pool_rejects_stale_foreign_and_zero_handles),
         cmocka_unit_test(test_pool_retires_slot_before_generation_wraps),
         cmocka_unit_test(test_world_create_defaults_and_counts_allocations),

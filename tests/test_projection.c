@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "projection.h"
 #include "world.h"
 #include "support/rvt.h"
 
@@ -173,6 +174,7 @@ static void check_indices(const rv_render_scene *s)
         expect[i] = malloc((limit + 1) * sizeof(uint32_t));
     cell_slot *cells = malloc((limit + 1) * sizeof *cells);
     uint64_t *keys = malloc((limit + 1) * sizeof(uint64_t));
+    uint64_t *parents = malloc((limit + 1) * sizeof(uint64_t));
     uint32_t ncells = 0, live = 0, equipped = 0, orphaned = 0;
     for (uint32_t slot = 0; slot < limit; slot++) {
         rv_projection_record r;
@@ -190,6 +192,7 @@ static void check_indices(const rv_render_scene *s)
         if (c == RV_PROJECTION_CELL_STATIC)
             cells[ncells++] = (cell_slot){ r.projection.bucket.cell, slot };
         if (c == RV_PROJECTION_EQUIPPED_CHILD) {
+            parents[equipped] = r.projection.bucket.parent_key;
             equipped++;
             if (!is_live(s, r.projection.bucket.parent_key))
                 orphaned++;
@@ -239,10 +242,26 @@ static void check_indices(const rv_render_scene *s)
     assert_int_equal(c.light_candidate, n[RV_INDEX_LIGHT_CANDIDATE]);
     assert_int_equal(c.dirty, n[RV_INDEX_DIRTY]);
     assert_int_equal(rv_render_scene_get_stats(s).orphaned_children, orphaned);
+    /* The child count kept with each parent key's child list (what the orphan count is
+     * maintained from) equals the number of live children naming that parent. */
+    qsort(parents, equipped, sizeof *parents, cmp_u64);
+    for (uint32_t i = 0; i < equipped;) {
+        uint32_t j = i;
+        while (j < equipped && parents[j] == parents[i])
+            j++;
+        assert_int_equal(rvi_count_children(s, parents[i]), j - i);
+        i = j;
+    }
+    for (uint32_t i = 0; i < live; i++) {
+        uint64_t *hit = equipped ? bsearch(&keys[i], parents, equipped, sizeof *parents, cmp_u64) : NULL;
+        if (!hit)
+            assert_int_equal(rvi_count_children(s, keys[i]), 0);
+    }
     for (int i = 0; i < RV_INDEX_COUNT_; i++)
         free(expect[i]);
     free(cells);
     free(keys);
+    free(parents);
 }
 
 /* The node referee for a world-bound scene: every live projection has a live node that

@@ -1,48 +1,32 @@
 #include "core/map.h"
-#include "core/hash.h"
 
 #include <string.h>
 
-static uint32_t slot_of(const rvi_map *map, uint64_t key)
-{
-    return (uint32_t)(rvi_mix64(key + 0x9E3779B97F4A7C15ull) & (map->capacity - 1));
-}
+/* Empty slots hold key 0 (a zero-filled array is an empty table); key 0 itself lives in
+ * has_zero / zero_value. */
 
-static void insert_fresh(rvi_map *map, uint64_t key, uint64_t value)
+static void insert_fresh(rvi_map_slot *slots, uint32_t mask, uint32_t home, uint64_t key, uint64_t value)
 {
-    uint32_t i = slot_of(map, key);
-    while (map->used[i])
-        i = (i + 1) & (map->capacity - 1);
-    map->used[i] = 1;
-    map->keys[i] = key;
-    map->values[i] = value;
-    map->count++;
+    uint32_t i = home;
+    while (slots[i].key != 0)
+        i = (i + 1) & mask;
+    slots[i].key = key;
+    slots[i].value = value;
 }
 
 static rv_result rehash(rvi_heap *heap, rvi_map *map, uint32_t new_capacity)
 {
-    size_t n = new_capacity;
-    uint64_t *keys = rvi_alloc(heap, n * sizeof *keys);
-    uint64_t *values = rvi_alloc(heap, n * sizeof *values);
-    uint8_t *used = rvi_calloc(heap, n, 1);
-    if (!keys || !values || !used) {
-        rvi_free(heap, keys, keys ? n * sizeof *keys : 0);
-        rvi_free(heap, values, values ? n * sizeof *values : 0);
-        rvi_free(heap, used, used ? n : 0);
+    rvi_map_slot *slots = rvi_calloc(heap, new_capacity, sizeof *slots);
+    if (!slots)
         return RV_ERR_OUT_OF_MEMORY;
-    }
     rvi_map old = *map;
-    map->keys = keys;
-    map->values = values;
-    map->used = used;
+    map->slots = slots;
     map->capacity = new_capacity;
-    map->count = 0;
     for (uint32_t i = 0; i < old.capacity; i++)
-        if (old.used[i])
-            insert_fresh(map, old.keys[i], old.values[i]);
-    rvi_free(heap, old.keys, (size_t)old.capacity * sizeof *old.keys);
-    rvi_free(heap, old.values, (size_t)old.capacity * sizeof *old.values);
-    rvi_free(heap, old.used, old.capacity);
+        if (old.slots[i].key != 0)
+            insert_fresh(slots, new_capacity - 1, rvi_map_home(map, old.slots[i].key), old.slots[i].key,
+                         old.slots[i].value);
+    rvi_free(heap, old.slots, (size_t)old.capacity * sizeof *old.slots);
     return RV_OK;
 }
 
@@ -59,81 +43,121 @@ rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n)
     return rehash(heap, map, (uint32_t)cap);
 }
 
-bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
+/* The slot holding key (non-zero), or UINT32_MAX. */
+static uint32_t find(const rvi_map *map, uint64_t key)
 {
-    if (map->count == 0)
-        return false;
-    uint32_t i = slot_of(map, key);
-    while (map->used[i]) {
-        if (map->keys[i] == key) {
-            if (value)
-                *value = map->values[i];
-            return true;
-        }
-        i = (i + 1) & (map->capacity - 1);
+    if (map->capacity == 0)
+        return UINT32_MAX;
+    uint32_t mask = map->capacity - 1;
+    uint32_t i = rvi_map_home(map, key);
+    for (;;) {
+        uint64_t k = map->slots[i].key;
+        if (k == key)
+            return i;
+        if (k == 0)
+            return UINT32_MAX;
+        i = (i + 1) & mask;
     }
-    return false;
 }
 
 rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value)
 {
-    if (map->capacity) {
-        uint32_t i = slot_of(map, key);
-        while (map->used[i]) {
-            if (map->keys[i] == key) {
-                map->values[i] = value;
-                return RV_OK;
-            }
-            i = (i + 1) & (map->capacity - 1);
-        }
+    if (key == 0) {
+        if (!map->has_zero)
+            map->count++;
+        map->has_zero = true;
+        map->zero_value = value;
+        return RV_OK;
+    }
+    uint32_t i = find(map, key);
+    if (i != UINT32_MAX) {
+        map->slots[i].value = value;
+        return RV_OK;
     }
     rv_result r = rvi_map_reserve(heap, map, map->count + 1);
     if (r != RV_OK)
         return r;
-    insert_fresh(map, key, value);
+    insert_fresh(map->slots, map->capacity - 1, rvi_map_home(map, key), key, value);
+    map->count++;
     return RV_OK;
 }
 
 bool rvi_map_remove(rvi_map *map, uint64_t key)
 {
-    if (map->count == 0)
-        return false;
-    uint32_t mask = map->capacity - 1;
-    uint32_t i = slot_of(map, key);
-    while (map->used[i] && map->keys[i] != key)
-        i = (i + 1) & mask;
-    if (!map->used[i])
+    if (key == 0) {
+        if (!map->has_zero)
+            return false;
+        map->has_zero = false;
+        map->zero_value = 0;
+        map->count--;
+        return true;
+    }
+    uint32_t i = find(map, key);
+    if (i == UINT32_MAX)
         return false;
     /* Backward-shift: pull later members of the probe run into the hole. */
+    uint32_t mask = map->capacity - 1;
+    rvi_map_slot *s = map->slots;
     uint32_t hole = i;
     uint32_t j = (i + 1) & mask;
-    while (map->used[j]) {
-        uint32_t home = slot_of(map, map->keys[j]);
+    while (s[j].key != 0) {
+        uint32_t home = rvi_map_home(map, s[j].key);
         /* j may move to hole when its home is not cyclically within (hole, j]. */
         bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!stays) {
-            map->keys[hole] = map->keys[j];
-            map->values[hole] = map->values[j];
+            s[hole] = s[j];
             hole = j;
         }
         j = (j + 1) & mask;
     }
-    map->used[hole] = 0;
+    s[hole].key = 0;
+    s[hole].value = 0;
     map->count--;
     return true;
 }
 
 void rvi_map_clear(rvi_map *map)
 {
-    if (map->used)
-        memset(map->used, 0, map->capacity);
+    if (map->slots)
+        memset(map->slots, 0, (size_t)map->capacity * sizeof *map->slots);
+    map->has_zero = false;
+    map->zero_value = 0;
     map->count = 0;
 }
 
 void rvi_map_free(rvi_heap *heap, rvi_map *map)
 {
-    rvi_free(heap, map->keys, (size_t)map->capacity * sizeof *map->keys);
-    rvi_free(heap, map->values, (size_t)map->capacity * sizeof *map->values);
-    rvi_free(heap, map->used, map->capacity);
+    rvi_free(heap, map->slots, (size_t)map->capacity * sizeof *map->slots);
     memset(map, 0, sizeof *map);
+}
+
+bool rvi_map_next(const rvi_map *map, uint32_t *cursor, uint64_t *key, uint64_t *value)
+{
+    /* Cursor 0 is key 0's turn; cursor c > 0 resumes at slot c - 1. */
+    uint32_t c = *cursor;
+    if (c == 0) {
+        c = 1;
+        if (map->has_zero) {
+            *cursor = c;
+            *key = 0;
+            *value = map->zero_value;
+            return true;
+        }
+    }
+    for (; c - 1 < map->capacity; c++) {
+        const rvi_map_slot *s = &map->slots[c - 1];
+        if (s->key != 0) {
+            *cursor = c + 1;
+            *key = s->key;
+            *value = s->value;
+            return true;
+        }
+    }
+    *cursor = c;
+    return false;
+}
+
+uint64_t rvi_map_bytes(const rvi_map *map)
+{
+    return (uint64_t)map->capacity * sizeof(rvi_map_slot);
 }

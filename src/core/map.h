@@ -1,29 +1,85 @@
 /* Hash map from uint64_t keys to uint64_t values: open addressing, linear probing,
  * backward-shift deletion (no tombstones, so a long-running map never degrades).
+ *
+ * Layout: one array of interleaved {key, value} slots (16 bytes, four to a 64-byte line),
+ * power-of-two capacity, load <= 3/4. Key 0 marks an empty slot; the key 0 itself is kept
+ * apart (has_zero, zero_value). A lookup in a map larger than the cache is then one cache
+ * miss (the slot's line) instead of one per array, and rvi_map_prefetch can fetch that line
+ * ahead of time. A zero-initialised rvi_map is a valid empty map.
  * Iteration order depends on the hash layout: never derive host-visible order from it. */
 #ifndef RVI_MAP_H
 #define RVI_MAP_H
 
 #include "core/alloc.h"
+#include "core/hash.h"
+
+typedef struct rvi_map_slot {
+    uint64_t key;   /* 0: empty */
+    uint64_t value;
+} rvi_map_slot;
 
 typedef struct rvi_map {
-    uint64_t *keys;
-    uint64_t *values;
-    uint8_t *used;
-    uint32_t capacity; /* 0 or a power of two */
-    uint32_t count;
+    rvi_map_slot *slots;
+    uint64_t zero_value; /* the value of key 0, while has_zero */
+    uint32_t capacity;   /* 0 or a power of two */
+    uint32_t count;      /* entries, key 0 included */
+    bool has_zero;
 } rvi_map;
+
+/* The slot where key's probe starts (capacity > 0). */
+static inline uint32_t rvi_map_home(const rvi_map *map, uint64_t key)
+{
+    return (uint32_t)(rvi_mix64(key + 0x9E3779B97F4A7C15ull) & (map->capacity - 1));
+}
+
+/* Hints the cache to fetch the line where key's probe starts (a later get, put or remove
+ * of key then rarely waits on memory). Reads nothing; any map, any key. */
+static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (map->capacity)
+        __builtin_prefetch(&map->slots[rvi_map_home(map, key)]);
+#else
+    (void)map;
+    (void)key;
+#endif
+}
 
 /* Ensures n entries fit without growing (load <= 3/4). */
 rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n);
 /* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). */
 rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value);
-/* True and *value (if non-NULL) when key is present. */
-bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value);
+/* True and *value (if non-NULL) when key is present. Inline: the lookup is the hot path of
+ * every user (a probe of one line, rarely two). */
+static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
+{
+    if (key == 0) {
+        if (map->has_zero && value)
+            *value = map->zero_value;
+        return map->has_zero;
+    }
+    if (map->capacity == 0)
+        return false;
+    uint32_t mask = map->capacity - 1;
+    for (uint32_t i = rvi_map_home(map, key);; i = (i + 1) & mask) {
+        uint64_t k = map->slots[i].key;
+        if (k == key) {
+            if (value)
+                *value = map->slots[i].value;
+            return true;
+        }
+        if (k == 0)
+            return false;
+    }
+}
 /* True when key was present; it is removed. Never allocates. */
 bool rvi_map_remove(rvi_map *map, uint64_t key);
 void rvi_map_clear(rvi_map *map);
 void rvi_map_free(rvi_heap *heap, rvi_map *map);
-/* Iteration: for (uint32_t i = 0; i < map->capacity; i++) if (map->used[i]) ... */
+/* Iteration: uint32_t cursor = 0; while (rvi_map_next(map, &cursor, &key, &value)) ...
+ * Visits every entry once (in hash-layout order) while the map is not modified. */
+bool rvi_map_next(const rvi_map *map, uint32_t *cursor, uint64_t *key, uint64_t *value);
+/* Bytes the map holds. */
+uint64_t rvi_map_bytes(const rvi_map *map);
 
 #endif

@@ -122,25 +122,29 @@ typedef struct update_counts {
 static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
 {
     const float *t = s->position[i], *q = s->rotation[i], *sc = s->scale[i];
-    float n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    if (!all_finite(t, 3) || !all_finite(sc, 3) || !isfinite(n2)) {
+    if (!all_finite(t, 3) || !all_finite(sc, 3) || !all_finite(q, 4)) {
         uc->not_finite = 1;
         return false;
     }
-    if (!(n2 > 0.0f)) {
+    /* The rotation in double: float squares of a tiny quaternion's components underflow
+     * (some to 0, some to imprecise denormals), which left |q|^2 too small and the
+     * "rotation" a stretch the scale bound below did not know of — a sphere smaller than its
+     * geometry (found by fuzz_world). Squares of floats never underflow in double. */
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double n2 = x * x + y * y + z * z + w * w;
+    if (!(n2 > 0.0)) {
         uc->zero_quat = 1;
         return false;
     }
     /* Dividing by |q|^2 makes an unnormalised quaternion (written in place) a rotation. */
-    float k = 2.0f / n2;
-    float x = q[0], y = q[1], z = q[2], w = q[3];
-    float xx = x * x * k, yy = y * y * k, zz = z * z * k;
-    float xy = x * y * k, xz = x * z * k, yz = y * z * k;
-    float wx = w * x * k, wy = w * y * k, wz = w * z * k;
+    double k = 2.0 / n2;
+    double xx = x * x * k, yy = y * y * k, zz = z * z * k;
+    double xy = x * y * k, xz = x * z * k, yz = y * z * k;
+    double wx = w * x * k, wy = w * y * k, wz = w * z * k;
     float l[12] = {
-        (1.0f - yy - zz) * sc[0], (xy + wz) * sc[0], (xz - wy) * sc[0],
-        (xy - wz) * sc[1], (1.0f - xx - zz) * sc[1], (yz + wx) * sc[1],
-        (xz + wy) * sc[2], (yz - wx) * sc[2], (1.0f - xx - yy) * sc[2],
+        (float)((1.0 - yy - zz) * sc[0]), (float)((xy + wz) * sc[0]), (float)((xz - wy) * sc[0]),
+        (float)((xy - wz) * sc[1]), (float)((1.0 - xx - zz) * sc[1]), (float)((yz + wx) * sc[1]),
+        (float)((xz + wy) * sc[2]), (float)((yz - wx) * sc[2]), (float)((1.0 - xx - yy) * sc[2]),
         t[0], t[1], t[2],
     };
     float m[16];
@@ -181,7 +185,14 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     for (int c = 0; c < 3; c++)
         for (int r = 0; r < 3; r++)
             frob2 += (double)m[c * 4 + r] * m[c * 4 + r];
-    double exact = fmin((double)parent_scale * ms, sqrt(frob2));
+    /* parent x |scale| bounds the exact product; the float matrix differs from it by
+     * rounding: relative (a few ulps per entry) and, where an entry or a product falls
+     * into the denormals, absolute (half the smallest denormal each, a 43 % error at
+     * 1e-45 — found by fuzz_world). Both are added so the bound holds for the matrix as
+     * stored. The Frobenius norm is computed from the stored matrix itself. */
+    double rounding = 16.0 * (double)FLT_EPSILON;
+    double product = (double)parent_scale * ms * (1.0 + rounding) + 16.0 * (double)FLT_TRUE_MIN;
+    double exact = fmin(product, sqrt(frob2));
     float bound = (float)exact;
     if ((double)bound < exact)
         bound = nextafterf(bound, INFINITY);

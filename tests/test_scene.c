@@ -1025,6 +1025,41 @@ static rv_result call_destroy(void *o)
     return rv_node_destroy_subtree(sc->w, sc->nodes[1]);
 }
 
+/* A node whose world matrix falls into the denormals: rotating a scale of 1.4e-45 (the
+ * smallest float) by 45 degrees gives entries of 0.99e-45 that round to 1.4e-45, so the
+ * stored matrix stretches 41 % more than parent x scale says. The sphere must bound the
+ * matrix as stored (found by fuzz_world). */
+static void test_bounds_hold_for_denormal_world_matrices(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node parent, child;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &parent), RV_OK);
+    assert_int_equal(rv_node_create(w, parent, &child), RV_OK);
+    const float tiny = 1.4e-45f;
+    assert_true(tiny > 0.0f);
+    assert_int_equal(rv_node_set_scale(w, parent, (float[3]){ tiny, tiny, tiny }), RV_OK);
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, parent, (float[3]){ 1, 0, 0 }, 0.7853982f), RV_OK);
+    const float r = 3e19f;
+    assert_int_equal(rv_node_set_bounds(w, child, (float[3]){ 0, 0, 0 }, r), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16], s[4];
+    assert_int_equal(rv_node_world_matrix(w, child, m), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, child, s), RV_OK);
+    /* Each column's length is a lower bound of the matrix's largest stretch. */
+    double need = 0;
+    for (int c = 0; c < 3; c++) {
+        double len = sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
+                          (double)m[c * 4 + 2] * m[c * 4 + 2]);
+        need = fmax(need, len * r);
+    }
+    assert_true(need > (double)tiny * r * 1.2); /* the rounding did stretch it */
+    double off = sqrt((double)s[0] * s[0] + (double)s[1] * s[1] + (double)s[2] * s[2]);
+    assert_true(off + need <= (double)s[3] * (1.0 + 1e-6));
+    rv_world_destroy(w);
+}
+
 static void test_allocation_failure_leaves_world_unchanged(void **state)
 {
     (void)state;
@@ -1151,6 +1186,7 @@ int main(void)
         cmocka_unit_test(test_stale_and_foreign_handles_are_rejected),
         cmocka_unit_test(test_non_finite_input_is_rejected_and_node_unchanged),
         cmocka_unit_test(test_update_keeps_previous_matrix_of_non_finite_in_place_write),
+        cmocka_unit_test(test_bounds_hold_for_denormal_world_matrices),
         cmocka_unit_test(test_allocation_failure_leaves_world_unchanged),
         cmocka_unit_test(test_world_creation_fails_cleanly_without_memory),
         cmocka_unit_test(test_random_churn_keeps_links_consistent),

@@ -93,10 +93,20 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
         return;
     }
     const float *l = s->local_sphere[i];
+    /* The centre in double: in float, terms of 1e6 that cancel to a centre near 0 lose
+     * ulp(1e6) = 0.06 each, far beyond a slack relative to the result (found by
+     * fuzz_world). The double sum's own error is bounded by its terms' magnitude. */
     float c[3];
-    for (int k = 0; k < 3; k++)
-        c[k] = m[k] * l[0] + m[4 + k] * l[1] + m[8 + k] * l[2] + m[12 + k];
-    float r = l[3] * s->aux[i].world_scale;
+    double mag = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double t0 = (double)m[k] * l[0], t1 = (double)m[4 + k] * l[1], t2 = (double)m[8 + k] * l[2];
+        c[k] = (float)(t0 + t1 + t2 + m[12 + k]);
+        mag += fabs(t0) + fabs(t1) + fabs(t2) + fabs((double)m[12 + k]);
+    }
+    double rd = (double)l[3] * s->aux[i].world_scale + mag * 8.0 * DBL_EPSILON;
+    float r = (float)rd;
+    if ((double)r < rd)
+        r = nextafterf(r, INFINITY);
     r += slack(c, r);
     memcpy(out, c, 12);
     out[3] = isfinite(r) ? r : INFINITY;

@@ -1060,6 +1060,48 @@ static void test_bounds_hold_for_denormal_world_matrices(void **state)
     rv_world_destroy(w);
 }
 
+/* Cancellation: a bounds centre a million units out on a rotated node whose translation
+ * brings it back near the origin. Summed in float, the terms lose ulp(1e6) = 0.06 each;
+ * the sphere must still hold the geometry the stored matrix places (found by fuzz_world). */
+static void test_bounds_hold_when_the_centre_cancels(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    int checked = 0;
+    for (int trial = 0; trial < 64; trial++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        float axis[3] = { 0.3f + 0.01f * trial, 0.5f, 0.8f - 0.01f * trial };
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, n, axis, 0.1f * trial + 0.05f), RV_OK);
+        const float local[3] = { -18.5f, 7.25f, 1e6f };
+        assert_int_equal(rv_node_set_bounds(w, n, local, 7.75f), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        float m[16];
+        assert_int_equal(rv_node_world_matrix(w, n, m), RV_OK);
+        float t[3];
+        for (int k = 0; k < 3; k++) /* brings the centre back to about (3, -2, 1) */
+            t[k] = (float)(-((double)m[k] * local[0] + (double)m[4 + k] * local[1] + (double)m[8 + k] * local[2]) +
+                           (k == 0 ? 3.0 : k == 1 ? -2.0 : 1.0));
+        assert_int_equal(rv_node_set_position(w, n, t), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        float s[4];
+        assert_int_equal(rv_node_world_matrix(w, n, m), RV_OK);
+        assert_int_equal(rv_node_world_bounds(w, n, s), RV_OK);
+        double g[3], stretch = 0;
+        for (int k = 0; k < 3; k++)
+            g[k] = (double)m[k] * local[0] + (double)m[4 + k] * local[1] + (double)m[8 + k] * local[2] + m[12 + k];
+        for (int c = 0; c < 3; c++)
+            stretch = fmax(stretch, sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
+                                         (double)m[c * 4 + 2] * m[c * 4 + 2]));
+        double dx = s[0] - g[0], dy = s[1] - g[1], dz = s[2] - g[2];
+        assert_true(sqrt(dx * dx + dy * dy + dz * dz) + 7.75 * stretch <= s[3]);
+        checked++;
+    }
+    assert_int_equal(checked, 64);
+    rv_world_destroy(w);
+}
+
 static void test_allocation_failure_leaves_world_unchanged(void **state)
 {
     (void)state;
@@ -1187,6 +1229,7 @@ int main(void)
         cmocka_unit_test(test_non_finite_input_is_rejected_and_node_unchanged),
         cmocka_unit_test(test_update_keeps_previous_matrix_of_non_finite_in_place_write),
         cmocka_unit_test(test_bounds_hold_for_denormal_world_matrices),
+        cmocka_unit_test(test_bounds_hold_when_the_centre_cancels),
         cmocka_unit_test(test_allocation_failure_leaves_world_unchanged),
         cmocka_unit_test(test_world_creation_fails_cleanly_without_memory),
         cmocka_unit_test(test_random_churn_keeps_links_consistent),

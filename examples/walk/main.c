@@ -39,6 +39,7 @@ typedef struct options {
     int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
     uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
     bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
+    bool pvs;                   /* maps: the host skips objects outside the compiler's PVS */
 } options;
 
 static const char usage[] =
@@ -60,6 +61,8 @@ static const char usage[] =
     "  --quiet                 no progress lines\n"
     "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
+    "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
+    "                          (as a Quake III engine would); the oracle still checks them\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
     "                          frame, so --verify must report it (exit 1) when it is visible\n";
 
@@ -115,6 +118,9 @@ static int parse_args(int argc, char **argv, options *o)
             takes = false;
         } else if (!strcmp(a, "--require-all-stages")) {
             o->require_all_stages = true;
+            takes = false;
+        } else if (!strcmp(a, "--pvs")) {
+            o->pvs = true;
             takes = false;
         } else if (!is_value_option(a)) {
             return bad_input("unknown argument '%s' (see --help)", a);
@@ -238,6 +244,7 @@ typedef struct walk {
     rvw_box *occluder_boxes;    /* the occluder boxes rvis got this frame (ideal count) */
     rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
+    uint8_t *pvs_verdict;       /* the verdicts after the host's PVS stage (--pvs) */
     rvw_run *run;
     FILE *visibility;
     uint64_t unexplained;       /* object-frames neither drawn nor recorded (a bug) */
@@ -260,7 +267,8 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     if (visible < 0)
         return false;
     for (uint32_t i = 0; i < level->object_count; i++) {
-        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION;
+        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
+                      r->verdict[i] == RVW_CULLED_PVS;
         if (!culled || w->ref.pixels[i] == 0)
             continue;
         if (w->run->false_culls == 0) {
@@ -270,7 +278,8 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         if (w->run->false_culls++ < MAX_FALSE_CULL_LINES)
             fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) "
                             "culled by %s\n", view->frame, i, kind_names[level->objects[i].kind],
-                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum" : "occlusion");
+                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum"
+                                      : r->verdict[i] == RVW_CULLED_PVS ? "the PVS (--pvs)" : "occlusion");
     }
     rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
 
@@ -352,6 +361,16 @@ static bool run_frames(walk *w, uint32_t frames)
             r.drawn--;
             r.frustum_visible--;
         }
+        if (w->pvs_verdict) { /* the host's PVS stage: what rvis drew outside the PVS is skipped */
+            int32_t cluster = rvw_bsp_pvs_cluster(&w->pvs, view.eye);
+            memcpy(w->pvs_verdict, r.verdict, w->level->object_count);
+            for (uint32_t i = 0; i < w->level->object_count; i++)
+                if (r.verdict[i] == RVW_DRAWN && !rvw_bsp_pvs_object_visible(&w->pvs, cluster, i)) {
+                    w->pvs_verdict[i] = RVW_CULLED_PVS;
+                    r.drawn--;
+                }
+            r.verdict = w->pvs_verdict;
+        }
         rvw_run_record(w->run, f, &r, frame_us);
         bool verified = w->opt->verify && f % w->opt->verify_every == 0;
         if (verified && !verify_frame(w, &view, &r)) {
@@ -412,11 +431,21 @@ int main(int argc, char **argv)
     if (opt.sabotage_object >= (int64_t)level.object_count) {
         fprintf(stderr, "rvis-walk: --sabotage-object %lld: the scene has %u objects\n",
                 (long long)opt.sabotage_object, level.object_count);
+        rvw_bsp_pvs_free(&w.pvs);
         rvw_level_free(&level);
         rvw_city_free(&city);
         return 2;
     }
+    if (opt.pvs && !run.has_map) {
+        rvw_level_free(&level);
+        rvw_city_free(&city);
+        rvw_bsp_pvs_free(&w.pvs);
+        return bad_input("%s", "--pvs needs a map (the city has no PVS)");
+    }
+    run.pvs_stage = opt.pvs;
     bool ok = rvw_run_init(&run, frames);
+    if (ok && opt.pvs)
+        ok = (w.pvs_verdict = malloc(level.object_count)) != NULL;
     if (ok && opt.sabotage_object >= 0)
         ok = (w.sabotaged = malloc(level.object_count)) != NULL;
     if (ok && opt.verify) {
@@ -500,6 +529,7 @@ int main(int argc, char **argv)
     free(w.occluder_boxes);
     rvw_bsp_pvs_free(&w.pvs);
     free(w.sabotaged);
+    free(w.pvs_verdict);
     rvw_run_free(&run);
     rvw_level_free(&level);
     rvw_city_free(&city);

@@ -218,6 +218,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         json_total(out, "pages_evicted", &run->pages_evicted);
     }
     /* beyond issue 8's list: what the run was, so a reader can judge the figures */
+    fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
     rvw_json_string(out, run->stages);
     fprintf(out, ",\n  \"verify\": {\"width\": %u, \"height\": %u, \"every\": %u, \"frames\": %u, "
@@ -250,7 +251,8 @@ void rvw_report_human(FILE *out, const rvw_run *run)
     double frames = run->frames ? run->frames : 1;
     fprintf(out, "rvis-walk: %s, %u frames, %u objects (%u triangles), %u occluders\n", run->scene,
             run->frames, run->objects, run->triangles, run->occluders);
-    fprintf(out, "  rvis stages: %s\n", run->stages);
+    fprintf(out, "  rvis stages: %s%s\n", run->stages,
+            run->pvs_stage ? "; then the host skips objects outside the PVS (--pvs)" : "");
     fprintf(out, "  drawn %.1f of %u objects per frame on average; %.1f passed the frustum\n",
             (double)run->drawn_sum / frames, run->objects, (double)run->frustum_visible_sum / frames);
     fprintf(out, "  frame time p50 %.1f us, p95 %.1f us, p99 %.1f us\n",

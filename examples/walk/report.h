@@ -36,6 +36,7 @@ typedef struct rvw_run {
     uint64_t ideal_box_sum;        /* the same culler testing each object's box, not its triangles */
     uint64_t pvs_frustum_sum, pvs_misses;
     bool has_pvs;                  /* a map with a valid PVS */
+    bool pvs_stage;                /* --pvs: the host skipped objects outside the PVS */
     double *frame_us;              /* per frame */
     double *stage_us[RVW_STAGE_COUNT];
     bool stage_joined[RVW_STAGE_COUNT];

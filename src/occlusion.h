@@ -302,6 +302,12 @@ void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const 
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                 const rvi_occ_footprint *fp);
 
+/* Reserves room for occluders more add_occluder calls this frame, with_matrix of them with
+ * a matrix, so that a frame with more occluders than any before allocates once, up front
+ * (the frame reserves its persistent occluders: steady frames then allocate nothing).
+ * RV_OK (also when occlusion is off), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix);
+
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
 

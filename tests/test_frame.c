@@ -335,6 +335,35 @@ static void test_steady_frames_allocate_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* Occluder nodes all around the eye: the first frame looks where there are few, a later
+ * one where there are many. The frame reserves room for every persistent occluder up
+ * front, so seeing more occluders than ever before allocates nothing. */
+static void test_more_occluders_than_ever_before_allocate_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(128);
+    for (int i = 0; i < 48; i++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        /* a fan of walls ahead (-z), one wall behind (+z) */
+        float x = i == 0 ? 0.0f : -24 + (float)i, z = i == 0 ? 20.0f : -20.0f;
+        float mn[3] = { x - 0.4f, 0, z - 0.5f }, mx[3] = { x + 0.4f, 4, z };
+        assert_int_equal(rv_node_set_occluder_box(w, n, mn, mx), RV_OK);
+    }
+    camera c;
+    rv_frame_view v;
+    const float back[3] = { 0, 1.7f, 10 };
+    camera_make(&c, eye0, back, 1.0f, 0);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.occluders_added, 1);
+    uint64_t before = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+    camera_make(&c, eye0, ahead, 1.0f, 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.counts.occluders_added > 30);
+    assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
+    rv_world_destroy(w);
+}
+
 static void test_lod_levels_and_nothing_level(void **state)
 {
     (void)state;
@@ -1836,6 +1865,7 @@ int main(void)
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),

@@ -28,6 +28,36 @@ static void box_to_world(const float m[16], const float mn[3], const float mx[3]
     }
 }
 
+/* The world box of a node's test box, widened by the float rounding of the transform so
+ * that it encloses the exact image: a frustum cull by it must stay conservative. */
+static void test_box_world(const float m[16], const float mn[3], const float mx[3], float out_min[3],
+                           float out_max[3])
+{
+    box_to_world(m, mn, mx, out_min, out_max);
+    for (int r = 0; r < 3; r++) {
+        float mag = fabsf(m[12 + r]);
+        for (int c = 0; c < 3; c++)
+            mag += fabsf(m[c * 4 + r]) * (fabsf(mn[c]) > fabsf(mx[c]) ? fabsf(mn[c]) : fabsf(mx[c]));
+        float pad = mag * 1e-6f + 1e-30f;
+        out_min[r] -= pad;
+        out_max[r] += pad;
+    }
+}
+
+/* True when node i has a test box and that box lies wholly outside the frustum: a tighter
+ * frustum test than the sphere for walls and floors (the box encloses the node's geometry
+ * and its subtree's, rv_node_set_test_box). */
+static bool test_box_outside(const rvi_frame *f, const rvi_scene *sc, uint32_t i)
+{
+    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
+    if (at == UINT32_MAX)
+        return false;
+    const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
+    float wmin[3], wmax[3];
+    test_box_world(sc->world_matrix[i], b->min, b->max, wmin, wmax);
+    return rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE;
+}
+
 /* Submits every persistent occluder whose world box meets the frustum. An occluder the
  * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
  * of memory is reported. */
@@ -76,6 +106,11 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     const rvi_scene *sc = &world->scene;
     rvi_partition *gate = rvi_partition_find(world);
     uint32_t last_gated = RVI_INDEX_NONE;
+    /* Room for every persistent occluder at once: a frame that sees more of them than any
+     * before must not allocate occluder by occluder (steady frames allocate nothing). */
+    rv_result reserved = rvi_occlusion_reserve(f->occlusion, f->occluders.count, f->occluders.count);
+    if (reserved == RV_ERR_OUT_OF_MEMORY)
+        return reserved;
     for (uint32_t i = 0; i < f->occluders.count; i++) {
         const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
         if (sc->flags[b->node] & RVI_NODE_HIDDEN)
@@ -204,7 +239,12 @@ static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate, walk_t
             /* A partition group is gated when its sphere meets the frustum padded by the
              * margin, so parts near the edge are gated (and preloaded). */
             float radius = group ? ws[3] + margin : ws[3];
-            if (rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE) {
+            bool outside = rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE;
+            /* A sphere that straddles a plane: the test box may still lie outside (a
+             * partition group keeps its padded sphere alone). */
+            if (!outside && mask && !group)
+                outside = test_box_outside(f, sc, i);
+            if (outside) {
                 f->counts.frustum_culled++;
                 if (flags & RVI_NODE_HAS_HLOD) {
                     uint64_t t0 = walk_timer_start(world, lod_timer, timed);

@@ -243,6 +243,19 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
     return RV_OK;
 }
 
+rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix)
+{
+    if (occ->width == 0)
+        return RV_OK;
+    uint64_t n = (uint64_t)occ->inputs.count + occluders, m = (uint64_t)occ->matrices.count + with_matrix;
+    if (n > UINT32_MAX || m > INT32_MAX)
+        return RV_ERR_CAPACITY;
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)n));
+    return rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), (uint32_t)m);
+}
+
 /* Sorts keys in descending order (Shell sort, Ciura's gaps: no allocation, and the keys
  * are unique, so the order is deterministic). */
 static void sort_desc(uint64_t *keys, uint32_t n)

@@ -276,6 +276,38 @@ bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
 void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch, int32_t *spans,
                        bool wide);
 
+/* The refined object test. A ray meets a convex box first where it crosses the last of
+ * the box's front-face planes, so in any texel the box is no nearer than the smallest of
+ * its front-face planes' nearness maxima over that texel; and (perspective) the box's image
+ * lies inside the hull of its projected corners. */
+typedef struct rvi_occ_box_bound {
+    /* plane[k] = (a, b, c): the box's nearness <= a * ix + (b * iy + c) anywhere in texel
+     * (ix, iy) for front face k (texel-corner maximum and float error folded in); faces
+     * seen nearly edge-on are left out, which only raises the bound. */
+    uint32_t plane_count;
+    float plane[RVI_OCC_MAX_PLANES][3];
+    /* edge[k] = (A, B, C): texel (ix, iy) may meet the box's image only when
+     * A * ix + B * iy + C >= 0 for every k (corner and margin folded in). 0 edges: any. */
+    uint32_t edge_count;
+    double edge[8][3];
+} rvi_occ_box_bound;
+/* The bounds above for a box (matrix NULL = identity; inputs valid); both counts 0 when
+ * nothing could be bounded safely. */
+void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const float max[3], const float *matrix,
+                            rvi_occ_box_bound *out);
+/* A box whose rectangle test found a texel not nearer than its nearest point: true when
+ * every texel of fp's rectangle is still strictly nearer than the box's per-texel bound
+ * (rvi_occ_box_bound_make, capped by fp->nearness); texels the box's image cannot meet
+ * are skipped. */
+bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                                const rvi_occ_footprint *fp);
+
+/* Reserves room for occluders more add_occluder calls this frame, with_matrix of them with
+ * a matrix, so that a frame with more occluders than any before allocates once, up front
+ * (the frame reserves its persistent occluders: steady frames then allocate nothing).
+ * RV_OK (also when occlusion is off), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix);
+
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
 

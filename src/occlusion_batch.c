@@ -303,6 +303,19 @@ static rv_result item_code(int32_t bad)
     return bad == 0 ? RV_OK : bad == 1 ? RV_ERR_NOT_FINITE : RV_ERR_INVALID_ARG;
 }
 
+/* Lane j of a block (box i of the batch) through the refined test, when its rectangle
+ * test failed. */
+static bool refined_hidden(const rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t i, const occ_block *blk,
+                           uint32_t j)
+{
+    float mn[3] = { boxes->min[0][i], boxes->min[1][i], boxes->min[2][i] };
+    float mx[3] = { boxes->max[0][i], boxes->max[1][i], boxes->max[2][i] };
+    if (blk->bad[j])
+        return false;
+    rvi_occ_footprint fp = { blk->x0[j], blk->y0[j], blk->x1[j], blk->y1[j], blk->nearness[j], blk->on[j] };
+    return rvi_occ_box_refined_hidden(occ, mn, mx, NULL, &fp);
+}
+
 rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first,
                                          uint32_t count, uint8_t *out_visible, bool use_pyramid)
 {
@@ -344,6 +357,8 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
             uint32_t bits = block_lookup_avx2(occ, &levels, &blk);
             for (uint32_t j = 0; j < n; j++) {
                 visible[j] = (uint8_t)((bits >> j) & 1u);
+                if (visible[j] && blk.on[j] == RVI_OCC_ON)
+                    visible[j] = !refined_hidden(occ, boxes, i + j, &blk, j);
                 culled += visible[j] ^ 1u;
                 any_bad |= blk.bad[j];
             }
@@ -356,6 +371,8 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
                                                  blk.nearness[j])
                                      : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
                                                            blk.nearness[j]);
+            if (blk.on[j] == RVI_OCC_ON && !hidden)
+                hidden = refined_hidden(occ, boxes, i + j, &blk, j);
             visible[j] = !hidden;
             culled += hidden;
             any_bad |= blk.bad[j];

@@ -265,11 +265,12 @@ typedef struct box_face {
     double n[3], c, pe, pe_mag;
 } box_face;
 
-/* Adds the nearness function of a back face, if it is seen clearly enough to bound. */
-static void add_back_face(const rvi_occ_view *v, const box_face *f, rvi_occluder *o)
+/* Nearness along a face's plane as an affine function of texel coordinates (tx, ty):
+ * a * tx + b * ty + cc. mag is the size of its terms over the buffer and slack bounds the
+ * error of deriving it; both are charged by the callers. */
+static void face_nearness(const rvi_occ_view *v, const box_face *f, double *a, double *b, double *cc, double *mag,
+                          double *slack)
 {
-    if (!(f->pe < -1e-7 * f->pe_mag))
-        return; /* front face, or too close to edge-on to classify */
     const double *ainv = v->a_inv, *n = f->n;
     double g[3], gmag = 0;
     for (int j = 0; j < 3; j++) {
@@ -277,7 +278,7 @@ static void add_back_face(const rvi_occ_view *v, const box_face *f, rvi_occluder
         g[j] = t0 + t1 + t2;
         gmag += fabs(t0) + fabs(t1) + fabs(t2);
     }
-    double hx, hy, hz, slack; /* nearness = hx x + hy y + hz in NDC, error bound slack */
+    double hx, hy, hz; /* nearness = hx x + hy y + hz in NDC */
     if (v->perspective) {
         /* Ray through NDC (x, y): eye + t d(x, y) with d = A^-1 (x, y, 1), w = t. The plane
          * is met at t = -pe / (n . d), so 1 / w = (g . (x, y, 1)) / -pe: affine. */
@@ -285,24 +286,34 @@ static void add_back_face(const rvi_occ_view *v, const box_face *f, rvi_occluder
         hx = g[0] * k;
         hy = g[1] * k;
         hz = g[2] * k;
-        slack = 1e-9 * gmag * k;
+        *slack = 1e-9 * gmag * fabs(k);
     } else {
         /* Ray through (x, y): A^-1 (x - x0, y - y0, z - z0) meets the plane where
-         * g . (x - x0, y - y0, z - z0) + c = 0; nearness = -sigma z: affine. Here
-         * pe = -sigma g2 < 0. */
+         * g . (x - x0, y - y0, z - z0) + c = 0; nearness = -sigma z: affine. */
         double x0 = m_at(v->vp, 0, 3), y0 = m_at(v->vp, 1, 3), z0 = m_at(v->vp, 2, 3);
         double k = v->sigma / g[2];
         hx = k * g[0];
         hy = k * g[1];
         hz = -v->sigma * z0 + k * (f->c - g[0] * x0 - g[1] * y0);
-        slack = 1e-9 * (fabs(k) * (gmag + fabs(f->c) + fabs(g[0] * x0) + fabs(g[1] * y0)) + fabs(z0));
+        *slack = 1e-9 * (fabs(k) * (gmag + fabs(f->c) + fabs(g[0] * x0) + fabs(g[1] * y0)) + fabs(z0));
     }
-    /* To texel coordinates (x = 2 tx / W - 1, y = 1 - 2 ty / H), then the texel's minimum
-     * (the corner given by the gradient's signs), then the float evaluation error of
-     * a * ix + (b * iy + c) with rounded coefficients subtracted. */
+    /* To texel coordinates: x = 2 tx / W - 1, y = 1 - 2 ty / H. */
     double W = v->texels_w, H = v->texels_h;
-    double a = hx * 2.0 / W, b = -hy * 2.0 / H, cc = hz - hx + hy;
-    double mag = fabs(a) * (W + 1) + fabs(b) * (H + 1) + fabs(cc);
+    *a = hx * 2.0 / W;
+    *b = -hy * 2.0 / H;
+    *cc = hz - hx + hy;
+    *mag = fabs(*a) * (W + 1) + fabs(*b) * (H + 1) + fabs(*cc);
+}
+
+/* Adds the nearness function of a back face, if it is seen clearly enough to bound. */
+static void add_back_face(const rvi_occ_view *v, const box_face *f, rvi_occluder *o)
+{
+    if (!(f->pe < -1e-7 * f->pe_mag))
+        return; /* front face, or too close to edge-on to classify */
+    double a, b, cc, mag, slack;
+    face_nearness(v, f, &a, &b, &cc, &mag, &slack);
+    /* The texel's minimum (the corner given by the gradient's signs), then the float
+     * evaluation error of a * ix + (b * iy + c) with rounded coefficients subtracted. */
     cc += dmin(a, 0) + dmin(b, 0);
     cc -= 12 * F_EPS * mag + slack * 4;
     if (!(fabs(a) < 1e30 && fabs(b) < 1e30 && fabs(cc) < 1e30))
@@ -362,13 +373,16 @@ static bool set_edges(rvi_occluder *o, const double (*pts)[2], int n, double coo
 }
 
 /* Faces of a box given by its origin corner and edge vectors: face 2a is the min end of
- * axis a, 2a + 1 the max end. Outward normals come from the edge vectors, so a mirroring
- * matrix works too. False when the box is flat in two directions (no area). */
-static bool box_faces(const rvi_occ_view *v, const double org[3], const double e[3][3], bool axis_aligned,
-                      box_face face[6])
+ * axis a, 2a + 1 the max end. Outward normals come from the edge directions dir (NULL: the
+ * edge vectors themselves; a flat box passes its matrix's axes), so a mirroring matrix
+ * works too. False when the directions span no volume (no normal). */
+static bool box_faces(const rvi_occ_view *v, const double org[3], const double e[3][3], const double (*dir)[3],
+                      bool axis_aligned, box_face face[6])
 {
+    if (!dir)
+        dir = e;
     for (int a = 0; a < 3; a++) {
-        const double *u = e[(a + 1) % 3], *w = e[(a + 2) % 3];
+        const double *u = dir[(a + 1) % 3], *w = dir[(a + 2) % 3];
         double n[3];
         if (axis_aligned) {
             n[0] = a == 0;
@@ -381,7 +395,7 @@ static bool box_faces(const rvi_occ_view *v, const double org[3], const double e
             double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (!(len > 0 && len < INFINITY))
                 return false;
-            double s = (n[0] * e[a][0] + n[1] * e[a][1] + n[2] * e[a][2] < 0 ? -1.0 : 1.0) / len;
+            double s = (n[0] * dir[a][0] + n[1] * dir[a][1] + n[2] * dir[a][2] < 0 ? -1.0 : 1.0) / len;
             for (int i = 0; i < 3; i++)
                 n[i] *= s;
         }
@@ -557,7 +571,7 @@ rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *v, const float min[3], c
     }
     /* Clipped: finish now from the hull of the clipped polygon's projection. */
     box_face face[6];
-    if (!box_faces(v, org, (const double (*)[3])e, matrix == NULL, face))
+    if (!box_faces(v, org, (const double (*)[3])e, NULL, matrix == NULL, face))
         return RVI_OCC_SMALL;
     double hull[24][2];
     int hn = convex_hull(pts, nsrc, hull);
@@ -574,7 +588,7 @@ bool rvi_occ_finish(const rvi_occ_view *v, rvi_occluder *o)
     if (o->finished)
         return true;
     box_face face[6];
-    if (!box_faces(v, o->org, (const double (*)[3])o->edge, !o->has_matrix, face))
+    if (!box_faces(v, o->org, (const double (*)[3])o->edge, NULL, !o->has_matrix, face))
         return false;
     int code = 0, mul = 1;
     for (int a = 0; a < 3; a++, mul *= 3)
@@ -596,6 +610,107 @@ bool rvi_occ_finish(const rvi_occ_view *v, rvi_occluder *o)
         add_back_face(v, &face[f], o);
     o->finished = true;
     return true;
+}
+
+/* ---- front faces (the refined object test) ---------------------------------------------- */
+
+/* Texel-space lines that bound the image of a box whose corners are all in front of the
+ * eye: the hull of its projected corners, each edge widened outward by margin. */
+static void box_image_edges(const rvi_occ_view *v, const double org[3], const double e[3][3], rvi_occ_box_bound *out)
+{
+    out->edge_count = 0;
+    double pts[8][2], hull[17][2], coord_mag = 0; /* the monotone chain writes up to 2n */
+    double W = v->texels_w, H = v->texels_h;
+    for (int k = 0; k < 8; k++) {
+        double p[3];
+        for (int i = 0; i < 3; i++)
+            p[i] = org[i] + ((k & 1) ? e[0][i] : 0) + ((k & 2) ? e[1][i] : 0) + ((k & 4) ? e[2][i] : 0);
+        double c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = m_at(v->vp, r, 0) * p[0] + m_at(v->vp, r, 1) * p[1] + m_at(v->vp, r, 2) * p[2] + m_at(v->vp, r, 3);
+        if (!(c[3] > 1e-9 * (fabs(c[0]) + fabs(c[1]) + 1e-300)))
+            return; /* not safely in front of the eye: no edges, the whole rectangle counts */
+        pts[k][0] = 0.5 * W * (c[0] / c[3] + 1.0);
+        pts[k][1] = 0.5 * H * (1.0 - c[1] / c[3]);
+        if (!(fabs(pts[k][0]) < 1e9 && fabs(pts[k][1]) < 1e9))
+            return;
+        coord_mag = dmax(coord_mag, fabs(pts[k][0]) + fabs(pts[k][1]));
+    }
+    int n = convex_hull(pts, 8, hull);
+    if (n < 3)
+        return;
+    double area2 = 0;
+    for (int i = 0; i < n; i++)
+        area2 += hull[i][0] * hull[i + 1 < n ? i + 1 : 0][1] - hull[i][1] * hull[i + 1 < n ? i + 1 : 0][0];
+    if (!(area2 != 0))
+        return;
+    double orient = area2 > 0 ? 1.0 : -1.0;
+    /* Projection and hull arithmetic in double: far below a thousandth of a texel. */
+    double margin = 1e-3 + 1e-9 * coord_mag;
+    for (int i = 0; i < n; i++) {
+        const double *p0 = hull[i], *p1 = hull[i + 1 < n ? i + 1 : 0];
+        double A = -(p1[1] - p0[1]) * orient, B = (p1[0] - p0[0]) * orient;
+        if (A == 0 && B == 0)
+            continue;
+        double C = -(A * p0[0] + B * p0[1]);
+        double *ed = out->edge[out->edge_count++];
+        ed[0] = A;
+        ed[1] = B;
+        /* The texel's corner farthest inside, then the margin. */
+        ed[2] = C + dmax(A, 0) + dmax(B, 0) + margin * (fabs(A) + fabs(B));
+    }
+}
+
+void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const float max[3], const float *matrix,
+                            rvi_occ_box_bound *out)
+{
+    out->plane_count = 0;
+    out->edge_count = 0;
+    float (*plane)[3] = out->plane;
+    double org[3], e[3][3], dir[3][3];
+    double ext[3] = { (double)max[0] - min[0], (double)max[1] - min[1], (double)max[2] - min[2] };
+    for (int i = 0; i < 3; i++) {
+        if (matrix) {
+            org[i] = (double)matrix[i] * min[0] + (double)matrix[4 + i] * min[1] + (double)matrix[8 + i] * min[2] +
+                     (double)matrix[12 + i];
+            for (int a = 0; a < 3; a++) {
+                dir[a][i] = matrix[a * 4 + i];
+                e[a][i] = dir[a][i] * ext[a];
+            }
+        } else {
+            org[i] = min[i];
+            for (int a = 0; a < 3; a++)
+                e[a][i] = dir[a][i] = a == i ? ext[a] : 0.0;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        double reach = fabs(org[i]) + fabs(e[0][i]) + fabs(e[1][i]) + fabs(e[2][i]);
+        if (!(reach <= RVI_OCC_MAX_COORD))
+            return;
+    }
+    box_face face[6];
+    if (!box_faces(v, org, (const double (*)[3])e, (const double (*)[3])dir, matrix == NULL, face))
+        return; /* a matrix that flattens space: no face to trust */
+    if (v->perspective)
+        box_image_edges(v, org, (const double (*)[3])e, out);
+    uint32_t n = 0;
+    for (int k = 0; k < 6; k++) {
+        const box_face *f = &face[k];
+        if (!(f->pe > 1e-7 * f->pe_mag))
+            continue; /* back face or nearly edge-on: leaving it out only raises the bound */
+        double a, b, cc, mag, slack;
+        face_nearness(v, f, &a, &b, &cc, &mag, &slack);
+        /* The texel's maximum, then the evaluation error of a * ix + (b * iy + c) added. */
+        cc += dmax(a, 0) + dmax(b, 0);
+        cc += 12 * F_EPS * mag + slack * 4;
+        if (!(fabs(a) < 1e30 && fabs(b) < 1e30 && fabs(cc) < 1e30))
+            continue;
+        plane[n][0] = (float)a;
+        plane[n][1] = (float)b;
+        plane[n][2] = -f_down(-cc);
+        n++;
+    }
+    out->plane_count = n;
 }
 
 /* ---- rasterisation ---------------------------------------------------------------------- */

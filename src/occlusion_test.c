@@ -275,6 +275,50 @@ static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], 
     return rvi_occ_footprint_box(occ, mn, mx, NULL, fp);
 }
 
+/* ---- the refined box test --------------------------------------------------------------- */
+
+bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                                const rvi_occ_footprint *fp)
+{
+    rvi_occ_box_bound bb;
+    rvi_occ_box_bound_make(&occ->view, min, max, matrix, &bb);
+    uint32_t n = bb.plane_count;
+    if (n == 0 && bb.edge_count == 0)
+        return false; /* the rectangle test already said all it can */
+    bool any = false; /* a box whose image meets no texel of the buffer is off screen:
+                         the frustum's business, answered visible like any off-screen box */
+    for (int32_t y = fp->y0; y <= fp->y1; y++) {
+        const float *row = occ->texels + (size_t)y * occ->width;
+        float fy = (float)y, rc[RVI_OCC_MAX_PLANES];
+        for (uint32_t k = 0; k < n; k++)
+            rc[k] = bb.plane[k][1] * fy + bb.plane[k][2];
+        for (int32_t x = fp->x0; x <= fp->x1; x++) {
+            bool meets = true;
+            for (uint32_t k = 0; k < bb.edge_count && meets; k++)
+                meets = bb.edge[k][0] * x + bb.edge[k][1] * y + bb.edge[k][2] >= 0;
+            if (!meets)
+                continue; /* no part of the box is seen through this texel */
+            float fx = (float)x, bound = fp->nearness;
+            for (uint32_t k = 0; k < n; k++) {
+                float t = bb.plane[k][0] * fx + rc[k];
+                bound = t < bound ? t : bound;
+            }
+            if (!(row[x] > bound))
+                return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* The whole box test: the rectangle against the pyramid, then the refined test. */
+static bool box_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                       const occ_footprint *fp)
+{
+    return hz_hidden_once(occ, fp->x0, fp->y0, fp->x1, fp->y1, fp->nearness) ||
+           rvi_occ_box_refined_hidden(occ, min, max, matrix, fp);
+}
+
 /* ---- entry points ---------------------------------------------------------------------- */
 
 bool rvi_occ_ready(rv_occlusion *occ)
@@ -293,7 +337,7 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
     occ->stats.tests++;
     occ_footprint fp;
     int32_t on = matrix ? rvi_occ_footprint_box(occ, min, max, matrix, &fp) : rvi_occ_footprint_world_box(occ, min, max, &fp);
-    if (on != RVI_OCC_ON || !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
+    if (on != RVI_OCC_ON || !box_hidden(occ, min, max, matrix, &fp))
         return true;
     occ->stats.culled++;
     return false;
@@ -376,7 +420,7 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
         rv_result e = rvi_occ_check_box(lo, hi, m);
         occ_footprint fp;
         bool hidden = e == RV_OK && rvi_occ_footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
-                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+                      box_hidden(occ, lo, hi, m, &fp);
         out_visible[i] = !hidden;
         culled += hidden;
         if (e != RV_OK && first_error == RV_OK)

@@ -341,6 +341,35 @@ static void test_steady_frames_allocate_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* Occluder nodes all around the eye: the first frame looks where there are few, a later
+ * one where there are many. The frame reserves room for every persistent occluder up
+ * front, so seeing more occluders than ever before allocates nothing. */
+static void test_more_occluders_than_ever_before_allocate_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(128);
+    for (int i = 0; i < 48; i++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        /* a fan of walls ahead (-z), one wall behind (+z) */
+        float x = i == 0 ? 0.0f : -24 + (float)i, z = i == 0 ? 20.0f : -20.0f;
+        float mn[3] = { x - 0.4f, 0, z - 0.5f }, mx[3] = { x + 0.4f, 4, z };
+        assert_int_equal(rv_node_set_occluder_box(w, n, mn, mx), RV_OK);
+    }
+    camera c;
+    rv_frame_view v;
+    const float back[3] = { 0, 1.7f, 10 };
+    camera_make(&c, eye0, back, 1.0f, 0);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.occluders_added, 1);
+    uint64_t before = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+    camera_make(&c, eye0, ahead, 1.0f, 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.counts.occluders_added > 30);
+    assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
+    rv_world_destroy(w);
+}
+
 static void test_lod_levels_and_nothing_level(void **state)
 {
     (void)state;
@@ -760,6 +789,39 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
     rv_world_destroy(w);
 }
 
+/* A wall-sized test box beside the view: its sphere reaches into the frustum, the box does
+ * not, so the frustum culls it by its box (a node with the same sphere and no box is
+ * drawn); moved into the view, it is drawn. */
+static void test_test_box_outside_the_frustum_culls_a_straddling_sphere(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.record_culls = true;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    /* A thin wall along the view direction, just left of the left frustum plane. */
+    float mn[3] = { -14.0f, 0, -12 }, mx[3] = { -13.9f, 3, 0 };
+    float c[3] = { (mn[0] + mx[0]) / 2, (mn[1] + mx[1]) / 2, (mn[2] + mx[2]) / 2 };
+    float half[3] = { (mx[0] - mn[0]) / 2, (mx[1] - mn[1]) / 2, (mx[2] - mn[2]) / 2 };
+    float r = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+    float lmn[3] = { -half[0], -half[1], -half[2] }, lmx[3] = { half[0], half[1], half[2] };
+    rv_node wall = object_at(w, RV_NODE_NONE, c[0], c[1], c[2], r);
+    assert_int_equal(rv_node_set_test_box(w, wall, lmn, lmx), RV_OK);
+    rv_node plain = object_at(w, RV_NODE_NONE, c[0], c[1], c[2], r); /* same sphere, no box */
+    camera cam;
+    camera_make(&cam, eye0, ahead, 1.0f, 0); /* 1 rad vertical, 16:9: left plane at x ~ -0.94 z */
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_false(view_draws(&v, wall));
+    assert_int_equal(reason_of(&v, wall), RV_CULL_FRUSTUM);
+    assert_true(view_draws(&v, plain)); /* its sphere alone meets the frustum */
+    /* Moved in front of the eye, the box is in view: drawn. */
+    float p[3] = { -3, c[1], c[2] };
+    assert_int_equal(rv_node_set_position(w, wall, p), RV_OK);
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_true(view_draws(&v, wall));
+    rv_world_destroy(w);
+}
 
 static uint64_t fake_clock_ns(void *user)
 {
@@ -1809,6 +1871,7 @@ int main(void)
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
@@ -1817,6 +1880,7 @@ int main(void)
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
+        cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),

@@ -646,6 +646,72 @@ static void test_decal_on_the_front_face_is_never_culled(void **state)
     }
 }
 
+/* A face slanting away behind two walls: a near wall hides its near end, a far wall the
+ * rest. Its nearest point is nearer than the far wall, so only a texel-by-texel bound
+ * (the face's own plane, and only the texels its image meets) can cull it; without the near
+ * wall its near end shows in front of the far wall and it is drawn. Single and batch tests,
+ * with a matrix and without, agree. */
+static void test_slanted_face_behind_two_walls_is_culled_texel_by_texel(void **state)
+{
+    (void)state;
+    camera c = look(0, 0, 0, 0, 0, -1);
+    float near_min[3] = { -20, -20, -5 }, near_max[3] = { -0.5f, 20, -4 };
+    float far_min[3] = { -100, -100, -31 }, far_max[3] = { 100, 100, -30 };
+    /* From (-6, 0, -10) to (2, 0, -200): local x along it, local z across (flat), y up. */
+    double dx = 8, dz = -190, len = sqrt(dx * dx + dz * dz);
+    float co = (float)(dx / len), si = (float)(-dz / len);
+    float m[16] = { co, 0, -si, 0, 0, 1, 0, 0, si, 0, co, 0, -6, 0, -10, 1 };
+    float fmn[3] = { 0, -1, 0 }, fmx[3] = { (float)len, 1, 0 };
+    for (int with_near = 0; with_near < 2; with_near++) {
+        rv_occlusion *occ = make_occlusion(256);
+        begin_camera(occ, &c);
+        if (with_near)
+            assert_int_equal(rv_occlusion_add_occluder(occ, near_min, near_max, NULL), RV_OK);
+        assert_int_equal(rv_occlusion_add_occluder(occ, far_min, far_max, NULL), RV_OK);
+        bool single = box_visible(occ, fmn, fmx, m);
+        assert_int_equal(single, !with_near);
+        /* the batch with matrices answers the same */
+        float *mins[3] = { &fmn[0], &fmn[1], &fmn[2] }, *maxs[3] = { &fmx[0], &fmx[1], &fmx[2] };
+        rv_occlusion_boxes boxes = { { mins[0], mins[1], mins[2] }, { maxs[0], maxs[1], maxs[2] }, m };
+        uint8_t out = 7;
+        assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 0, 1, &out), RV_OK);
+        assert_int_equal(out, single);
+        rv_occlusion_destroy(occ);
+    }
+    /* World boxes: random flat and solid boxes in the two-wall scene, single and batch agree
+     * (the batch kernel runs the same refinement), and none in front of the walls is culled. */
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, near_min, near_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, far_min, far_max, NULL), RV_OK);
+    enum { N = 203 };
+    static float bmn[3][N], bmx[3][N];
+    uint64_t seed = 0x51A7;
+    for (int i = 0; i < N; i++)
+        for (int a = 0; a < 3; a++) {
+            float lo = rvt_uniform(&seed, a == 2 ? -80 : -20, a == 2 ? -0.5f : 20);
+            float ext = (rvt_next(&seed) % 3 == 0) ? 0 : rvt_uniform(&seed, 0, a == 2 ? 60 : 10);
+            bmn[a][i] = lo;
+            bmx[a][i] = fminf(lo + ext, a == 2 ? -0.5f : 30);
+        }
+    uint8_t batch[N];
+    rv_occlusion_boxes wb = { { bmn[0], bmn[1], bmn[2] }, { bmx[0], bmx[1], bmx[2] }, NULL };
+    assert_int_equal(rv_occlusion_test_boxes(occ, &wb, 0, N, batch), RV_OK);
+    int culled = 0;
+    for (int i = 0; i < N; i++) {
+        float mn[3] = { bmn[0][i], bmn[1][i], bmn[2][i] }, mx[3] = { bmx[0][i], bmx[1][i], bmx[2][i] };
+        bool v = box_visible(occ, mn, mx, NULL);
+        assert_int_equal(batch[i], v);
+        culled += !v;
+        /* its centre in front of the near wall and inside the view: seen */
+        float cx = (mn[0] + mx[0]) / 2, cy = (mn[1] + mx[1]) / 2, cz = (mn[2] + mx[2]) / 2;
+        if (cz > -4 && fabsf(cx) < -cz && fabsf(cy) < -0.5f * cz)
+            assert_true(v);
+    }
+    assert_true(culled > 0);
+    rv_occlusion_destroy(occ);
+}
+
 /* ---- width 0, freezing, state ---------------------------------------------------------- */
 
 static void test_width_zero_turns_every_call_into_a_visible_no_op(void **state)
@@ -1369,6 +1435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wall_hides_crates_behind_it_and_draws_the_rest),
         cmocka_unit_test(test_decal_on_the_front_face_is_never_culled),
+        cmocka_unit_test(test_slanted_face_behind_two_walls_is_culled_texel_by_texel),
         cmocka_unit_test(test_width_zero_turns_every_call_into_a_visible_no_op),
         cmocka_unit_test(test_first_test_freezes_and_next_begin_resets),
         cmocka_unit_test(test_every_depth_convention_gives_the_same_verdicts),

@@ -47,6 +47,7 @@ typedef struct reader {
     size_t errlen;
     rvw_level *level;
     rvw_bsp_map *map;
+    int32_t *surface_object;    /* per surface of the lump: its object, -1 = none */
 } reader;
 
 static bool fail(reader *r, const char *fmt, ...)
@@ -394,6 +395,11 @@ static bool read_surfaces(reader *r, int32_t first, int32_t count)
         return fail(r, "model 0: surfaces [%d, +%d) outside the %u surfaces", (int)first,
                     (int)count, r->count[LUMP_SURFACES]);
     r->map->stats.surfaces = (uint32_t)count;
+    r->surface_object = malloc((r->count[LUMP_SURFACES] ? r->count[LUMP_SURFACES] : 1) * sizeof(int32_t));
+    if (!r->surface_object)
+        return fail(r, "out of memory reading surfaces");
+    for (uint32_t s = 0; s < r->count[LUMP_SURFACES]; s++)
+        r->surface_object[s] = -1;
     for (int32_t n = 0; n < count; n++) {
         uint32_t s = (uint32_t)(first + n);
         const uint8_t *p = rec(r, LUMP_SURFACES, s);
@@ -430,6 +436,8 @@ static bool read_surfaces(reader *r, int32_t first, int32_t count)
         if (r->level->triangle_count == before) { /* nothing to draw: not an object */
             r->level->object_count--;
             r->map->stats.skipped_empty++;
+        } else {
+            r->surface_object[s] = (int32_t)(r->level->object_count - 1);
         }
     }
     return true;
@@ -557,6 +565,219 @@ static bool read_brushes(reader *r, int32_t first, int32_t count)
     return true;
 }
 
+/* ---- PVS ----------------------------------------------------------------------------- */
+
+enum { NODE_BYTES = 36, LEAF_BYTES = 48, LEAFSURFACE_BYTES = 4 };
+
+/* Drops the PVS: every object counts as potentially visible. */
+static bool pvs_invalid(rvw_bsp_pvs *pvs, const char *reason)
+{
+    rvw_bsp_pvs_free(pvs);
+    pvs->valid = false;
+    snprintf(pvs->reason, sizeof pvs->reason, "%s", reason);
+    return true;
+}
+
+typedef struct cluster_pair {
+    uint32_t object;
+    int32_t cluster;
+} cluster_pair;
+
+static int compare_pairs(const void *a, const void *b)
+{
+    const cluster_pair *x = a, *y = b;
+    if (x->object != y->object)
+        return x->object < y->object ? -1 : 1;
+    return (x->cluster > y->cluster) - (x->cluster < y->cluster);
+}
+
+/* Reads the tree, the leaves, which leaves hold which objects and the visdata. A map whose
+ * PVS data is missing or inconsistent keeps a PVS that is not valid (the PVS is only a
+ * reference figure, never needed to walk the map); false only when memory ran out. */
+static bool read_pvs(reader *r)
+{
+    rvw_bsp_pvs *pvs = &r->map->pvs;
+    memset(pvs, 0, sizeof *pvs);
+    uint32_t nodes = r->lump_bytes[LUMP_NODES] / NODE_BYTES, leafs = r->lump_bytes[LUMP_LEAFS] / LEAF_BYTES;
+    uint32_t leafsurfaces = r->lump_bytes[LUMP_LEAFSURFACES] / LEAFSURFACE_BYTES;
+    if (nodes == 0 || leafs == 0)
+        return pvs_invalid(pvs, "no BSP tree");
+    if (r->lump_bytes[LUMP_NODES] % NODE_BYTES || r->lump_bytes[LUMP_LEAFS] % LEAF_BYTES ||
+        r->lump_bytes[LUMP_LEAFSURFACES] % LEAFSURFACE_BYTES)
+        return pvs_invalid(pvs, "nodes, leafs or leafsurfaces lump not whole records");
+    /* visdata: numClusters, bytesPerCluster, rows */
+    uint32_t vis_bytes = r->lump_bytes[LUMP_VISDATA];
+    const uint8_t *vis = r->lump[LUMP_VISDATA];
+    if (vis_bytes > 0) {
+        if (vis_bytes < 8)
+            return pvs_invalid(pvs, "visdata shorter than its header");
+        int32_t n = rd_i32(vis), bpc = rd_i32(vis + 4);
+        if (n < 0 || bpc < 0 || (uint64_t)bpc * 8 < (uint64_t)n || 8 + (uint64_t)n * (uint64_t)bpc > vis_bytes)
+            return pvs_invalid(pvs, "visdata header does not match the lump");
+        pvs->cluster_count = (uint32_t)n;
+        pvs->bytes_per_cluster = (uint32_t)bpc;
+    }
+    pvs->node_count = nodes;
+    pvs->leaf_count = leafs;
+    pvs->object_count = r->level->object_count;
+    pvs->node_planes = malloc((size_t)nodes * 4 * sizeof(float));
+    pvs->node_children = malloc((size_t)nodes * 2 * sizeof(int32_t));
+    pvs->leaf_clusters = malloc((size_t)leafs * sizeof(int32_t));
+    pvs->object_first = calloc((size_t)pvs->object_count + 1, sizeof(uint32_t));
+    size_t rows = (size_t)pvs->cluster_count * pvs->bytes_per_cluster;
+    pvs->rows = malloc(rows ? rows : 1);
+    uint8_t *seen = calloc(nodes, 1);
+    int32_t *stack = malloc((size_t)nodes * sizeof(int32_t));
+    cluster_pair *pairs = NULL;
+    size_t pair_count = 0, pair_capacity = 0;
+    bool ok = pvs->node_planes && pvs->node_children && pvs->leaf_clusters && pvs->object_first &&
+              pvs->rows && seen && stack;
+    const char *bad = NULL;
+    if (ok && rows)
+        memcpy(pvs->rows, vis + 8, rows);
+    for (uint32_t i = 0; ok && !bad && i < nodes; i++) {
+        const uint8_t *n = r->lump[LUMP_NODES] + (size_t)i * NODE_BYTES;
+        int32_t plane = rd_i32(n);
+        if (plane < 0 || (uint32_t)plane >= r->count[LUMP_PLANES]) {
+            bad = "a node's plane is out of range";
+            break;
+        }
+        const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
+        float q[3] = { rd_f32(pl), rd_f32(pl + 4), rd_f32(pl + 8) };
+        float d = rd_f32(pl + 12);
+        if (!coord_ok(q[0]) || !coord_ok(q[1]) || !coord_ok(q[2]) || !coord_ok(d)) {
+            bad = "a node's plane is not finite";
+            break;
+        }
+        to_y_up(q, pvs->node_planes + (size_t)i * 4);
+        pvs->node_planes[(size_t)i * 4 + 3] = d;
+        for (int c = 0; c < 2; c++) {
+            int32_t child = rd_i32(n + 4 + c * 4);
+            if (child >= 0 ? (uint32_t)child >= nodes : (uint32_t)(-(int64_t)child - 1) >= leafs) {
+                bad = "a node's child is out of range";
+                break;
+            }
+            pvs->node_children[i * 2 + c] = child;
+        }
+    }
+    for (uint32_t i = 0; ok && !bad && i < leafs; i++) {
+        const uint8_t *l = r->lump[LUMP_LEAFS] + (size_t)i * LEAF_BYTES;
+        int32_t cluster = rd_i32(l);
+        pvs->leaf_clusters[i] = cluster < 0 ? -1 : cluster;
+        if (!range_ok(rd_i32(l + 32), rd_i32(l + 36), leafsurfaces))
+            bad = "a leaf's surfaces lie outside leafsurfaces";
+    }
+    /* leaves reachable from node 0 (the world model's tree), and the objects in them */
+    uint32_t top = 0;
+    if (ok && !bad) {
+        stack[top++] = 0;
+        seen[0] = 1;
+    }
+    while (ok && !bad && top > 0) {
+        int32_t node = stack[--top];
+        for (int c = 0; c < 2 && ok; c++) {
+            int32_t child = pvs->node_children[node * 2 + c];
+            if (child >= 0) {
+                if (!seen[child]) { /* a hostile tree may share or loop: visit each once */
+                    seen[child] = 1;
+                    stack[top++] = child;
+                }
+                continue;
+            }
+            uint32_t leaf = (uint32_t)(-(int64_t)child - 1);
+            const uint8_t *l = r->lump[LUMP_LEAFS] + (size_t)leaf * LEAF_BYTES;
+            int32_t first = rd_i32(l + 32), count = rd_i32(l + 36);
+            for (int32_t k = 0; k < count; k++) {
+                int32_t s = rd_i32(r->lump[LUMP_LEAFSURFACES] + (size_t)(first + k) * LEAFSURFACE_BYTES);
+                if (s < 0 || (uint32_t)s >= r->count[LUMP_SURFACES] || r->surface_object[s] < 0)
+                    continue; /* not a drawn model-0 surface */
+                if (pair_count == pair_capacity) {
+                    size_t cap = pair_capacity ? pair_capacity * 2 : 1024;
+                    cluster_pair *fresh = realloc(pairs, cap * sizeof *fresh);
+                    if (!fresh) {
+                        ok = false;
+                        break;
+                    }
+                    pairs = fresh;
+                    pair_capacity = cap;
+                }
+                pairs[pair_count++] = (cluster_pair){ (uint32_t)r->surface_object[s], pvs->leaf_clusters[leaf] };
+            }
+        }
+    }
+    if (ok && !bad) {
+        if (pair_count)
+            qsort(pairs, pair_count, sizeof *pairs, compare_pairs);
+        size_t unique = 0;
+        for (size_t k = 0; k < pair_count; k++)
+            if (k == 0 || compare_pairs(&pairs[k - 1], &pairs[k]) != 0)
+                pairs[unique++] = pairs[k];
+        pvs->object_clusters = malloc((unique ? unique : 1) * sizeof(int32_t));
+        ok = pvs->object_clusters != NULL;
+        for (size_t k = 0; ok && k < unique; k++) {
+            pvs->object_clusters[k] = pairs[k].cluster;
+            pvs->object_first[pairs[k].object + 1]++;
+        }
+        for (uint32_t o = 0; ok && o < pvs->object_count; o++)
+            pvs->object_first[o + 1] += pvs->object_first[o];
+    }
+    free(seen);
+    free(stack);
+    free(pairs);
+    if (!ok) {
+        rvw_bsp_pvs_free(pvs);
+        return fail(r, "out of memory reading the PVS");
+    }
+    if (bad)
+        return pvs_invalid(pvs, bad);
+    pvs->valid = true;
+    return true;
+}
+
+int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3])
+{
+    if (!pvs->valid)
+        return -1;
+    int32_t node = 0;
+    for (uint32_t steps = 0; steps <= pvs->node_count; steps++) {
+        const float *pl = pvs->node_planes + (size_t)node * 4;
+        double d = (double)pl[0] * p[0] + (double)pl[1] * p[1] + (double)pl[2] * p[2] - pl[3];
+        int32_t child = pvs->node_children[node * 2 + (d >= 0 ? 0 : 1)];
+        if (child < 0)
+            return pvs->leaf_clusters[-(int64_t)child - 1];
+        node = child;
+    }
+    return -1; /* a loop in a hostile tree */
+}
+
+bool rvw_bsp_pvs_object_visible(const rvw_bsp_pvs *pvs, int32_t cluster, uint32_t object)
+{
+    if (!pvs->valid || cluster < 0 || !pvs->rows || (uint32_t)cluster >= pvs->cluster_count ||
+        object >= pvs->object_count)
+        return true;
+    uint32_t first = pvs->object_first[object], end = pvs->object_first[object + 1];
+    if (first == end)
+        return true; /* in no leaf of the tree: no PVS says anything about it */
+    const uint8_t *row = pvs->rows + (size_t)cluster * pvs->bytes_per_cluster;
+    for (uint32_t k = first; k < end; k++) {
+        int32_t c = pvs->object_clusters[k];
+        if (c < 0 || (uint32_t)c >= pvs->cluster_count || (row[c >> 3] & (1u << (c & 7))))
+            return true;
+    }
+    return false;
+}
+
+void rvw_bsp_pvs_free(rvw_bsp_pvs *pvs)
+{
+    free(pvs->rows);
+    free(pvs->node_planes);
+    free(pvs->node_children);
+    free(pvs->leaf_clusters);
+    free(pvs->object_first);
+    free(pvs->object_clusters);
+    memset(pvs, 0, sizeof *pvs);
+}
+
 bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
                   rvw_bsp_map *map, char *err, size_t errlen)
 {
@@ -568,7 +789,8 @@ bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level
     const uint8_t *model = ok ? rec(&r, LUMP_MODELS, 0) : NULL;
     ok = ok && read_entities(&r) &&
          read_surfaces(&r, rd_i32(model + 24), rd_i32(model + 28)) &&
-         read_brushes(&r, rd_i32(model + 32), rd_i32(model + 36));
+         read_brushes(&r, rd_i32(model + 32), rd_i32(model + 36)) && read_pvs(&r);
+    free(r.surface_object);
     if (ok && level->object_count == 0)
         ok = fail(&r, "model 0 has no drawable surface");
     if (!ok) {
@@ -597,5 +819,6 @@ void rvw_bsp_map_free(rvw_bsp_map *map)
     free(map->points);
     free(map->brushes);
     free(map->planes);
+    rvw_bsp_pvs_free(&map->pvs);
     memset(map, 0, sizeof *map);
 }

@@ -21,6 +21,8 @@ typedef enum rvw_verdict {
                                   deferred part, LOD "nothing", below an HLOD region drawn as
                                   itself, or an HLOD stand-in whose region is refined. The
                                   oracle leaves it out of its scene. */
+    RVW_CULLED_PVS,            /* drawn by rvis, then skipped by the host's PVS stage
+                                  (rvis-walk --pvs): a cull the oracle checks */
     RVW_VERDICT_COUNT
 } rvw_verdict;
 

@@ -39,6 +39,7 @@ typedef struct options {
     int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
     uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
     bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
+    bool pvs;                   /* maps: the host skips objects outside the compiler's PVS */
 } options;
 
 static const char usage[] =
@@ -60,6 +61,8 @@ static const char usage[] =
     "  --quiet                 no progress lines\n"
     "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
+    "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
+    "                          (as a Quake III engine would); the oracle still checks them\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
     "                          frame, so --verify must report it (exit 1) when it is visible\n";
 
@@ -115,6 +118,9 @@ static int parse_args(int argc, char **argv, options *o)
             takes = false;
         } else if (!strcmp(a, "--require-all-stages")) {
             o->require_all_stages = true;
+            takes = false;
+        } else if (!strcmp(a, "--pvs")) {
+            o->pvs = true;
             takes = false;
         } else if (!is_value_option(a)) {
             return bad_input("unknown argument '%s' (see --help)", a);
@@ -176,7 +182,8 @@ static double now_us(void)
 }
 
 /* The scene: the city, or a map read and pathed. Returns 0 or an exit code. */
-static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_run *run)
+static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_run *run,
+                      rvw_bsp_pvs *pvs)
 {
     char err[512];
     if (!o->map) {
@@ -202,6 +209,8 @@ static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_ru
     ok = rvw_path_build(level, &map, &run->path);
     run->has_map = true;
     run->map = map.stats;
+    *pvs = map.pvs; /* kept for the oracle's PVS figure */
+    memset(&map.pvs, 0, sizeof map.pvs);
     rvw_bsp_map_free(&map);
     if (!ok)
         return bad_input("%s", "out of memory building the camera path");
@@ -231,7 +240,11 @@ typedef struct walk {
     rvw_drive *drive;
     rvw_reference ref;
     uint8_t *include;
+    uint8_t *ideal_visible;     /* per object: seen by the ideal-occluder count this frame */
+    rvw_box *occluder_boxes;    /* the occluder boxes rvis got this frame (ideal count) */
+    rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
+    uint8_t *pvs_verdict;       /* the verdicts after the host's PVS stage (--pvs) */
     rvw_run *run;
     FILE *visibility;
     uint64_t unexplained;       /* object-frames neither drawn nor recorded (a bug) */
@@ -254,7 +267,8 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     if (visible < 0)
         return false;
     for (uint32_t i = 0; i < level->object_count; i++) {
-        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION;
+        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
+                      r->verdict[i] == RVW_CULLED_PVS;
         if (!culled || w->ref.pixels[i] == 0)
             continue;
         if (w->run->false_culls == 0) {
@@ -264,9 +278,41 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         if (w->run->false_culls++ < MAX_FALSE_CULL_LINES)
             fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) "
                             "culled by %s\n", view->frame, i, kind_names[level->objects[i].kind],
-                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum" : "occlusion");
+                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum"
+                                      : r->verdict[i] == RVW_CULLED_PVS ? "the PVS (--pvs)" : "occlusion");
     }
     rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
+
+    /* The bounds: a pixel-exact culler with exactly rvis's occluders, and the PVS. */
+    const rvw_box *occluders = level->occluders;
+    uint32_t occluder_count = level->occluder_count;
+    if (level->city) { /* buildings carry their shell as occluder box, when not left out */
+        occluders = w->occluder_boxes;
+        occluder_count = 0;
+        for (uint32_t i = 0; i < level->object_count; i++)
+            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED)
+                w->occluder_boxes[occluder_count++] = level->objects[i].bounds;
+    }
+    int64_t ideal = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
+                                                  occluders, occluder_count, false, w->ideal_visible);
+    int64_t ideal_boxes = ideal < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
+                                                                          clip, w->include, occluders, occluder_count,
+                                                                          true, NULL);
+    if (ideal < 0 || ideal_boxes < 0)
+        return false;
+    uint32_t ideal_misses = 0, pvs_frustum = 0, pvs_misses = 0;
+    int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye) : -1;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        bool truly = w->ref.pixels[i] > 0;
+        ideal_misses += truly && !w->ideal_visible[i];
+        if (!w->run->has_map)
+            continue;
+        bool in_pvs = r->verdict[i] != RVW_EXCLUDED && rvw_bsp_pvs_object_visible(&w->pvs, cluster, i);
+        bool in_frustum = rvw_reference_box_in_view(&level->objects[i].bounds, view->view_projection, clip);
+        pvs_frustum += in_pvs && in_frustum;
+        pvs_misses += truly && !in_pvs;
+    }
+    rvw_run_record_bounds(w->run, (uint32_t)ideal, (uint32_t)ideal_boxes, ideal_misses, pvs_frustum, pvs_misses);
     return true;
 }
 
@@ -315,6 +361,16 @@ static bool run_frames(walk *w, uint32_t frames)
             r.drawn--;
             r.frustum_visible--;
         }
+        if (w->pvs_verdict) { /* the host's PVS stage: what rvis drew outside the PVS is skipped */
+            int32_t cluster = rvw_bsp_pvs_cluster(&w->pvs, view.eye);
+            memcpy(w->pvs_verdict, r.verdict, w->level->object_count);
+            for (uint32_t i = 0; i < w->level->object_count; i++)
+                if (r.verdict[i] == RVW_DRAWN && !rvw_bsp_pvs_object_visible(&w->pvs, cluster, i)) {
+                    w->pvs_verdict[i] = RVW_CULLED_PVS;
+                    r.drawn--;
+                }
+            r.verdict = w->pvs_verdict;
+        }
         rvw_run_record(w->run, f, &r, frame_us);
         bool verified = w->opt->verify && f % w->opt->verify_every == 0;
         if (verified && !verify_frame(w, &view, &r)) {
@@ -352,7 +408,8 @@ int main(int argc, char **argv)
     rvw_level level = {0};
     rvw_city city = {0};
     rvw_run run = {0};
-    code = load_scene(&opt, &level, &city, &run);
+    rvw_bsp_pvs pvs = {0};
+    code = load_scene(&opt, &level, &city, &run, &pvs);
     if (code)
         return code;
     uint32_t frames = level.frame_count;
@@ -368,21 +425,35 @@ int main(int argc, char **argv)
     run.verify_every = opt.verify_every;
     run.stages = rvw_drive_stages();
 
-    walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run };
+    walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run, .pvs = pvs };
+    run.has_pvs = run.has_map && pvs.valid;
     char err[512];
     if (opt.sabotage_object >= (int64_t)level.object_count) {
         fprintf(stderr, "rvis-walk: --sabotage-object %lld: the scene has %u objects\n",
                 (long long)opt.sabotage_object, level.object_count);
+        rvw_bsp_pvs_free(&w.pvs);
         rvw_level_free(&level);
         rvw_city_free(&city);
         return 2;
     }
+    if (opt.pvs && !run.has_map) {
+        rvw_level_free(&level);
+        rvw_city_free(&city);
+        rvw_bsp_pvs_free(&w.pvs);
+        return bad_input("%s", "--pvs needs a map (the city has no PVS)");
+    }
+    run.pvs_stage = opt.pvs;
     bool ok = rvw_run_init(&run, frames);
+    if (ok && opt.pvs)
+        ok = (w.pvs_verdict = malloc(level.object_count)) != NULL;
     if (ok && opt.sabotage_object >= 0)
         ok = (w.sabotaged = malloc(level.object_count)) != NULL;
     if (ok && opt.verify) {
         w.include = malloc(level.object_count ? level.object_count : 1);
-        ok = w.include && rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
+        w.ideal_visible = malloc(level.object_count ? level.object_count : 1);
+        w.occluder_boxes = malloc((level.object_count ? level.object_count : 1) * sizeof *w.occluder_boxes);
+        ok = w.include && w.ideal_visible && w.occluder_boxes &&
+             rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
     }
     if (!ok) {
         fprintf(stderr, "rvis-walk: out of memory\n");
@@ -454,7 +525,11 @@ int main(int argc, char **argv)
     rvw_drive_destroy(w.drive);
     rvw_reference_free(&w.ref);
     free(w.include);
+    free(w.ideal_visible);
+    free(w.occluder_boxes);
+    rvw_bsp_pvs_free(&w.pvs);
     free(w.sabotaged);
+    free(w.pvs_verdict);
     rvw_run_free(&run);
     rvw_level_free(&level);
     rvw_city_free(&city);

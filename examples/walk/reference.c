@@ -40,6 +40,7 @@ void rvw_reference_free(rvw_reference *ref)
     free(ref->inv_w);
     free(ref->ids);
     free(ref->pixels);
+    free(ref->occluder_inv_w);
     memset(ref, 0, sizeof *ref);
 }
 
@@ -142,12 +143,28 @@ static bool covers(const screen_vertex *v0, const screen_vertex *v1, const scree
     return edge(v1, v2, px, py) >= 0 && edge(v2, v0, px, py) >= 0 && edge(v0, v1, px, py) >= 0;
 }
 
-static void raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex v1,
-                            screen_vertex v2, uint32_t id)
+/* What a rasterised pixel does. */
+typedef enum raster_mode {
+    RASTER_ID,        /* nearest 1/w wins ref->inv_w and ref->ids */
+    RASTER_OCCLUDER,  /* ref->occluder_inv_w keeps the nearest occluder 1/w (doubles) */
+    RASTER_TEST,      /* stop at the first pixel not behind ref->occluder_inv_w */
+} raster_mode;
+
+/* An object fragment at 1/w v is hidden by an occluder fragment at 1/w o only when the
+ * occluder is nearer by more than rounding: the object and the occluder are two different
+ * triangle sets (a wall's drawn face lies in its brush's side plane), so a tie is a tie. */
+static bool behind_occluder(double v, double o)
+{
+    return o > v * (1.0 + 1e-6) + 1e-12;
+}
+
+/* Returns true in RASTER_TEST mode when a pixel of the triangle is not hidden. */
+static bool raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex v1,
+                            screen_vertex v2, uint32_t id, raster_mode mode)
 {
     double area = edge(&v0, &v1, v2.x, v2.y);
     if (area == 0 || !isfinite(area))
-        return;
+        return false;
     if (area < 0) { /* both sides are drawn: make it counter-clockwise */
         screen_vertex t = v1;
         v1 = v2;
@@ -160,8 +177,9 @@ static void raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
     double fx0 = fmax(0, ceil(minx - 0.5)), fx1 = fmin((double)ref->width - 1, floor(maxx - 0.5));
     double fy0 = fmax(0, ceil(miny - 0.5)), fy1 = fmin((double)ref->height - 1, floor(maxy - 0.5));
     if (fx0 > fx1 || fy0 > fy1)
-        return;
-    ref->triangles_drawn++;
+        return false;
+    if (mode == RASTER_ID)
+        ref->triangles_drawn++;
     /* 1/w is affine in screen space: its plane through the three vertices */
     double x1 = v1.x - v0.x, y1 = v1.y - v0.y, x2 = v2.x - v0.x, y2 = v2.y - v0.y;
     double d1 = v1.inv_w - v0.inv_w, d2 = v2.inv_w - v0.inv_w;
@@ -192,13 +210,25 @@ static void raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
         size_t row = (size_t)y * ref->width;
         double row_inv_w = v0.inv_w + (py - v0.y) * gy - v0.x * gx;
         for (int x = lo; x <= hi; x++) {
-            float inv_w = (float)(row_inv_w + (x + 0.5) * gx);
+            double exact = row_inv_w + (x + 0.5) * gx;
+            if (mode == RASTER_OCCLUDER) {
+                if (exact > ref->occluder_inv_w[row + x])
+                    ref->occluder_inv_w[row + x] = exact;
+                continue;
+            }
+            if (mode == RASTER_TEST) {
+                if (!behind_occluder(exact, ref->occluder_inv_w[row + x]))
+                    return true;
+                continue;
+            }
+            float inv_w = (float)exact;
             if (inv_w > ref->inv_w[row + x]) {
                 ref->inv_w[row + x] = inv_w;
                 ref->ids[row + x] = id;
             }
         }
     }
+    return false;
 }
 
 static bool box_outside_one_plane(const rvw_box *b, const float m[16], rvw_depth_convention clip)
@@ -229,6 +259,32 @@ static bool box_outside_one_plane(const rvw_box *b, const float m[16], rvw_depth
     return false;
 }
 
+/* Clips one world triangle and rasterises it in mode; true when RASTER_TEST found a pixel. */
+static bool draw_triangle(rvw_reference *ref, const float *t, const float view_projection[16],
+                          rvw_depth_convention clip, uint32_t id, raster_mode mode)
+{
+    const double half_w = ref->width * 0.5, half_h = ref->height * 0.5;
+    clip_vertex poly[16] = { transform(view_projection, t), transform(view_projection, t + 3),
+                             transform(view_projection, t + 6) };
+    int count = clip_polygon(poly, 3, clip);
+    screen_vertex s[16];
+    for (int j = 0; j < count; j++) {
+        double inv_w = 1.0 / poly[j].w;
+        s[j].x = (poly[j].x * inv_w + 1.0) * half_w;
+        s[j].y = (poly[j].y * inv_w + 1.0) * half_h;
+        s[j].inv_w = inv_w;
+    }
+    for (int j = 1; j + 1 < count; j++)
+        if (raster_triangle(ref, s[0], s[j], s[j + 1], id, mode))
+            return true;
+    return false;
+}
+
+bool rvw_reference_box_in_view(const rvw_box *box, const float view_projection[16], rvw_depth_convention clip)
+{
+    return !box_outside_one_plane(box, view_projection, clip);
+}
+
 int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
                              const float view_projection[16], rvw_depth_convention clip,
                              const uint8_t *include)
@@ -244,26 +300,13 @@ int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
     memset(ref->inv_w, 0, n * sizeof *ref->inv_w);
     memset(ref->ids, 0, n * sizeof *ref->ids);
     ref->triangles_drawn = 0;
-    const double half_w = ref->width * 0.5, half_h = ref->height * 0.5;
     for (uint32_t i = 0; i < level->object_count; i++) {
         const rvw_object *o = &level->objects[i];
         if ((include && !include[i]) || box_outside_one_plane(&o->bounds, view_projection, clip))
             continue;
         const float *t = level->triangles + (size_t)o->first_triangle * 9;
-        for (uint32_t k = 0; k < o->triangle_count; k++, t += 9) {
-            clip_vertex poly[16] = { transform(view_projection, t), transform(view_projection, t + 3),
-                                     transform(view_projection, t + 6) };
-            int count = clip_polygon(poly, 3, clip);
-            screen_vertex s[16];
-            for (int j = 0; j < count; j++) {
-                double inv_w = 1.0 / poly[j].w;
-                s[j].x = (poly[j].x * inv_w + 1.0) * half_w;
-                s[j].y = (poly[j].y * inv_w + 1.0) * half_h;
-                s[j].inv_w = inv_w;
-            }
-            for (int j = 1; j + 1 < count; j++)
-                raster_triangle(ref, s[0], s[j], s[j + 1], i + 1);
-        }
+        for (uint32_t k = 0; k < o->triangle_count; k++, t += 9)
+            draw_triangle(ref, t, view_projection, clip, i + 1, RASTER_ID);
     }
     memset(ref->pixels, 0, (size_t)level->object_count * sizeof *ref->pixels);
     for (size_t p = 0; p < n; p++)
@@ -273,4 +316,63 @@ int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
     for (uint32_t i = 0; i < level->object_count; i++)
         visible += ref->pixels[i] > 0;
     return visible;
+}
+
+/* The 12 triangles of a box (9 floats each) into out[108]. */
+static void box_triangles(const rvw_box *b, float *out)
+{
+    float c[8][3];
+    for (int k = 0; k < 8; k++) {
+        c[k][0] = (k & 1) ? b->max[0] : b->min[0];
+        c[k][1] = (k & 2) ? b->max[1] : b->min[1];
+        c[k][2] = (k & 4) ? b->max[2] : b->min[2];
+    }
+    static const int quads[6][4] = {
+        {0, 2, 6, 4}, {1, 5, 7, 3}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 1, 3, 2}, {4, 6, 7, 5},
+    };
+    static const int fan[6] = {0, 1, 2, 0, 2, 3};
+    for (int f = 0; f < 6; f++)
+        for (int v = 0; v < 6; v++)
+            memcpy(out + (f * 6 + v) * 3, c[quads[f][fan[v]]], 3 * sizeof(float));
+}
+
+int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,
+                                      const float view_projection[16], rvw_depth_convention clip,
+                                      const uint8_t *include, const rvw_box *occluders,
+                                      uint32_t occluder_count, bool boxes, uint8_t *visible)
+{
+    size_t n = (size_t)ref->width * ref->height;
+    if (!ref->occluder_inv_w && !(ref->occluder_inv_w = malloc(n * sizeof *ref->occluder_inv_w)))
+        return -1;
+    for (size_t p = 0; p < n; p++)
+        ref->occluder_inv_w[p] = 0;
+    for (uint32_t k = 0; k < occluder_count; k++) {
+        if (box_outside_one_plane(&occluders[k], view_projection, clip))
+            continue;
+        float t[108];
+        box_triangles(&occluders[k], t);
+        for (int f = 0; f < 12; f++)
+            draw_triangle(ref, t + f * 9, view_projection, clip, 0, RASTER_OCCLUDER);
+    }
+    int64_t count = 0;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        const rvw_object *o = &level->objects[i];
+        bool seen = false;
+        if ((!include || include[i]) && !box_outside_one_plane(&o->bounds, view_projection, clip)) {
+            if (boxes) {
+                float t[108];
+                box_triangles(&o->bounds, t);
+                for (int f = 0; f < 12 && !seen; f++)
+                    seen = draw_triangle(ref, t + f * 9, view_projection, clip, i + 1, RASTER_TEST);
+            } else {
+                const float *t = level->triangles + (size_t)o->first_triangle * 9;
+                for (uint32_t k = 0; k < o->triangle_count && !seen; k++, t += 9)
+                    seen = draw_triangle(ref, t, view_projection, clip, i + 1, RASTER_TEST);
+            }
+        }
+        if (visible)
+            visible[i] = seen;
+        count += seen;
+    }
+    return count;
 }

@@ -24,6 +24,8 @@ typedef struct rvw_reference {
     uint32_t *pixels;              /* per object: pixels won in the last render */
     uint32_t object_capacity;
     uint64_t triangles_drawn;      /* triangles that reached the rasteriser, last render */
+    double *occluder_inv_w;        /* per pixel: 1/w of the nearest occluder (ideal occluder
+                                      count; allocated on its first call); 0 = none */
 } rvw_reference;
 
 bool rvw_reference_init(rvw_reference *ref, uint32_t width, uint32_t height);
@@ -38,5 +40,24 @@ void rvw_reference_free(rvw_reference *ref);
 int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
                              const float view_projection[16], rvw_depth_convention clip,
                              const uint8_t *include);
+
+/* False when box lies wholly outside one clip plane (left, right, bottom, top, near, far)
+ * under view_projection: the oracle's own frustum test (a box meeting no plane's outside
+ * wholly may still miss the view near a corner, so this keeps a little more than exact). */
+bool rvw_reference_box_in_view(const rvw_box *box, const float view_projection[16], rvw_depth_convention clip);
+
+/* The ideal-occluder bound: what a perfect, pixel-exact occlusion culler would draw with
+ * exactly these occluder boxes. Draws every box (both sides, the same clipping and pixel-
+ * centre coverage as the render, exact 1/w in doubles) into an occluder depth buffer, then
+ * counts the objects (include as above) with at least one covered pixel of their own
+ * triangles that no occluder fragment lies in front of (objects are not depth-tested
+ * against each other; an occluder nearer only by float rounding does not hide). With boxes,
+ * each object's bounds (the box rvis tests) is drawn instead of its triangles: what a
+ * pixel-exact test of those boxes would draw. visible, when not NULL, gets 1 / 0 per
+ * object. Returns the count, or -1 when memory ran out. */
+int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,
+                                      const float view_projection[16], rvw_depth_convention clip,
+                                      const uint8_t *include, const rvw_box *occluders,
+                                      uint32_t occluder_count, bool boxes, uint8_t *visible);
 
 #endif

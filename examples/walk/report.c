@@ -78,6 +78,16 @@ void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t draw
     run->drawn_verified_sum += drawn;
 }
 
+void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
+                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses)
+{
+    run->ideal_occluder_sum += ideal_occluder_drawn;
+    run->ideal_box_sum += ideal_box_drawn;
+    run->ideal_occluder_misses += ideal_misses;
+    run->pvs_frustum_sum += pvs_frustum;
+    run->pvs_misses += pvs_misses;
+}
+
 static int compare_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -165,6 +175,17 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     json_number(out, (double)run->truly_visible_sum / vframes, v);
     fputs(",\n  \"draw_ratio\": ", out);
     json_number(out, draw_ratio(run), v);
+    double truly = (double)run->truly_visible_sum;
+    fputs(",\n  \"ideal_occluder_drawn_mean\": ", out);
+    json_number(out, (double)run->ideal_occluder_sum / vframes, v);
+    fputs(",\n  \"ideal_occluder_ratio\": ", out);
+    json_number(out, truly > 0 ? run->ideal_occluder_sum / truly : 1.0, v);
+    fputs(",\n  \"ideal_box_ratio\": ", out);
+    json_number(out, truly > 0 ? run->ideal_box_sum / truly : 1.0, v);
+    fputs(",\n  \"pvs_frustum_mean\": ", out);
+    json_number(out, (double)run->pvs_frustum_sum / vframes, v && run->has_pvs);
+    fputs(",\n  \"pvs_ratio\": ", out);
+    json_number(out, truly > 0 ? run->pvs_frustum_sum / truly : 1.0, v && run->has_pvs);
     fputs(",\n  \"frame_us\": {\"p50\": ", out);
     json_number(out, rvw_percentile(run->frame_us, run->frames, 50), run->frames > 0);
     fputs(", \"p95\": ", out);
@@ -197,6 +218,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         json_total(out, "pages_evicted", &run->pages_evicted);
     }
     /* beyond issue 8's list: what the run was, so a reader can judge the figures */
+    fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
     rvw_json_string(out, run->stages);
     fprintf(out, ",\n  \"verify\": {\"width\": %u, \"height\": %u, \"every\": %u, \"frames\": %u, "
@@ -204,6 +226,12 @@ void rvw_report_json(FILE *out, const rvw_run *run)
             run->verified_frames);
     uint32_t nv = run->verified_frames < run->frame_capacity ? run->verified_frames : run->frame_capacity;
     json_number(out, rvw_percentile(run->oracle_us, nv, 50), nv > 0);
+    fprintf(out, ", \"ideal_occluder_misses\": %llu, \"pvs_misses\": ",
+            (unsigned long long)run->ideal_occluder_misses);
+    if (run->has_pvs)
+        fprintf(out, "%llu", (unsigned long long)run->pvs_misses);
+    else
+        fputs("null", out);
     fputs("}", out);
     if (run->first_false_frame >= 0)
         fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %lld, \"object\": %lld}",
@@ -223,7 +251,8 @@ void rvw_report_human(FILE *out, const rvw_run *run)
     double frames = run->frames ? run->frames : 1;
     fprintf(out, "rvis-walk: %s, %u frames, %u objects (%u triangles), %u occluders\n", run->scene,
             run->frames, run->objects, run->triangles, run->occluders);
-    fprintf(out, "  rvis stages: %s\n", run->stages);
+    fprintf(out, "  rvis stages: %s%s\n", run->stages,
+            run->pvs_stage ? "; then the host skips objects outside the PVS (--pvs)" : "");
     fprintf(out, "  drawn %.1f of %u objects per frame on average; %.1f passed the frustum\n",
             (double)run->drawn_sum / frames, run->objects, (double)run->frustum_visible_sum / frames);
     fprintf(out, "  frame time p50 %.1f us, p95 %.1f us, p99 %.1f us\n",
@@ -236,6 +265,19 @@ void rvw_report_human(FILE *out, const rvw_run *run)
                 run->verified_frames, run->verify_width, run->verify_height,
                 (double)run->truly_visible_sum / run->verified_frames, draw_ratio(run),
                 rvw_percentile(run->oracle_us, nv, 50) / 1000.0);
+        double truly = run->truly_visible_sum ? (double)run->truly_visible_sum : 1.0;
+        fprintf(out, "  bounds: a pixel-exact culler with these occluders would draw %.1f (ratio %.2f; "
+                     "testing boxes %.2f)", (double)run->ideal_occluder_sum / run->verified_frames,
+                run->ideal_occluder_sum / truly, run->ideal_box_sum / truly);
+        if (run->has_pvs)
+            fprintf(out, "; PVS and frustum keep %.1f (ratio %.2f)\n",
+                    (double)run->pvs_frustum_sum / run->verified_frames, run->pvs_frustum_sum / truly);
+        else
+            fputc('\n', out);
+        if (run->ideal_occluder_misses || run->pvs_misses)
+            fprintf(out, "  truly visible objects the bounds would hide: %llu by the ideal occluders, "
+                         "%llu by the PVS\n", (unsigned long long)run->ideal_occluder_misses,
+                    (unsigned long long)run->pvs_misses);
         if (run->false_culls)
             fprintf(out, "  FALSE CULLS: %llu (first: frame %lld, object %lld)\n",
                     (unsigned long long)run->false_culls, (long long)run->first_false_frame,

@@ -29,6 +29,14 @@ typedef struct rvw_run {
     int64_t first_false_frame, first_false_object; /* -1 = none */
     uint64_t drawn_sum, frustum_visible_sum;
     uint64_t truly_visible_sum, drawn_verified_sum; /* over verified frames */
+    /* bounds, over verified frames: objects a pixel-exact culler with exactly rvis's
+     * occluders would draw; objects in the compiler's PVS and rvis's frustum (maps); and
+     * truly visible objects either of them would hide (0 unless the bound is wrong) */
+    uint64_t ideal_occluder_sum, ideal_occluder_misses;
+    uint64_t ideal_box_sum;        /* the same culler testing each object's box, not its triangles */
+    uint64_t pvs_frustum_sum, pvs_misses;
+    bool has_pvs;                  /* a map with a valid PVS */
+    bool pvs_stage;                /* --pvs: the host skipped objects outside the PVS */
     double *frame_us;              /* per frame */
     double *stage_us[RVW_STAGE_COUNT];
     bool stage_joined[RVW_STAGE_COUNT];
@@ -52,6 +60,8 @@ bool rvw_run_init(rvw_run *run, uint32_t frames);
 void rvw_run_record(rvw_run *run, uint32_t frame, const rvw_frame_result *r, double frame_us);
 void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t drawn,
                              double oracle_us);
+void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
+                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses);
 void rvw_run_free(rvw_run *run);
 
 /* The report as one JSON object (issue 8's keys, null where a stage is not joined). */

@@ -364,6 +364,92 @@ static void test_reference_hides_what_is_behind_and_clips_near(void **state)
     rvw_level_free(&level);
 }
 
+/* The ideal-occluder bound: the same scene with the wall as an occluder box (not drawn in
+ * the depth test of the objects). The wall's own faces lie on the occluder: a tie, seen.
+ * The box behind is hidden, the one beside seen, and the floor crossing under the wall is
+ * seen (its near part is in front). With the boxes drawn instead of triangles: the same. */
+static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
+{
+    (void)state;
+    rvw_level level = {0};
+    rvw_box wall = { { -5, -5, -10.5f }, { 5, 5, -10 } };
+    rvw_box hidden = { { -1, -1, -20 }, { 1, 1, -18 } };
+    rvw_box beside = { { 11, -1, -20 }, { 13, 1, -18 } };
+    rvw_box floor_box = { { -2, -3, -50 }, { 2, -2.9f, 5 } };
+    const rvw_box *boxes[4] = { &wall, &hidden, &beside, &floor_box };
+    for (int i = 0; i < 4; i++) {
+        rvw_level_begin_object(&level, RVW_OBJ_SURFACE, -1);
+        rvw_level_add_box(&level, boxes[i]);
+    }
+    rvw_level_finish(&level);
+    level.fov_y = 1.0f;
+    level.near_plane = 0.5f;
+    level.far_plane = 100;
+    rvw_camera cam = { { 0, 0, 0 }, { 0, 0, -1 }, false };
+    rvw_level_add_camera(&level, &cam);
+    rvw_view view;
+    rvw_view_make(&level, 0, 160, 90, &view);
+    rvw_reference ref;
+    assert_true(rvw_reference_init(&ref, 160, 90));
+    rvw_depth_convention gl = { false, false };
+    for (int boxes_mode = 0; boxes_mode < 2; boxes_mode++) {
+        uint8_t seen[4] = { 9, 9, 9, 9 };
+        assert_int_equal(rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, NULL, &wall, 1,
+                                                       boxes_mode, seen), 3);
+        assert_int_equal(seen[0], 1);
+        assert_int_equal(seen[1], 0);
+        assert_int_equal(seen[2], 1);
+        assert_int_equal(seen[3], 1);
+        /* no occluder: every object in view is seen; excluded objects are not counted */
+        assert_int_equal(rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, NULL, NULL, 0,
+                                                       boxes_mode, seen), 4);
+        uint8_t include[4] = { 1, 0, 1, 1 };
+        assert_int_equal(rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, include, NULL, 0,
+                                                       boxes_mode, seen), 3);
+        assert_int_equal(seen[1], 0);
+    }
+    /* the oracle's frustum test */
+    assert_true(rvw_reference_box_in_view(&hidden, view.view_projection, gl));
+    rvw_box behind_eye = { { -1, -1, 2 }, { 1, 1, 3 } };
+    assert_false(rvw_reference_box_in_view(&behind_eye, view.view_projection, gl));
+    rvw_reference_free(&ref);
+    rvw_level_free(&level);
+}
+
+/* The PVS lookups on a hand-made tree: node 0 splits x = 0 (front: leaf 0, cluster 0;
+ * back: leaf 1, cluster 1); cluster 0 sees only itself, cluster 1 sees both. Object 0 sits
+ * in leaf 1, object 1 in no leaf, object 2 in a leaf outside every cluster. */
+static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
+{
+    (void)state;
+    float planes[4] = { 1, 0, 0, 0 };
+    int32_t children[2] = { -1, -2 }, clusters[2] = { 0, 1 };
+    uint8_t rows[2] = { 0x1, 0x3 };
+    uint32_t first[4] = { 0, 1, 1, 2 };
+    int32_t object_clusters[2] = { 1, -1 };
+    rvw_bsp_pvs pvs = { .valid = true, .cluster_count = 2, .bytes_per_cluster = 1, .rows = rows,
+                        .node_count = 1, .node_planes = planes, .node_children = children, .leaf_count = 2,
+                        .leaf_clusters = clusters, .object_count = 3, .object_first = first,
+                        .object_clusters = object_clusters };
+    float front[3] = { 5, 0, 0 }, back[3] = { -5, 0, 0 };
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), 0);
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, back), 1);
+    assert_false(rvw_bsp_pvs_object_visible(&pvs, 0, 0)); /* cluster 0 does not see cluster 1 */
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, 1, 0));
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 1));  /* in no leaf */
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 2));  /* a leaf of cluster -1 */
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, -1, 0)); /* camera outside every cluster */
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, 7, 0));  /* a cluster beyond the visdata */
+    pvs.valid = false;
+    assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 0));
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
+    /* a tree that loops never ends the walk: no cluster */
+    int32_t loop[2] = { 0, 0 };
+    pvs.valid = true;
+    pvs.node_children = loop;
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
+}
+
 static uint64_t digest_level(const rvw_level *level)
 {
     uint64_t h = 1469598103934665603ull;
@@ -449,6 +535,8 @@ int main(void)
         cmocka_unit_test(test_path_blocks_only_segments_through_solids),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
+        cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),
+        cmocka_unit_test(test_pvs_lookups_follow_the_tree_and_the_rows),
         cmocka_unit_test(test_city_is_big_deterministic_and_well_formed),
         cmocka_unit_test(test_percentile_is_nearest_rank),
     };

@@ -2045,10 +2045,11 @@ RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const f
 /* Removes the node's occluder box (RV_OK when it had none). Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
 
-/* Gives node a local test box for occlusion tests besides its bounding sphere (walls and
- * floors are badly served by spheres): the test uses whichever of the two has the smaller
- * world volume. The box must enclose the node's geometry (and, for a group node, its
- * subtree's). Errors as rv_node_set_occluder_box. */
+/* Gives node a local test box besides its bounding sphere (walls and floors are badly
+ * served by spheres). Occlusion tests use whichever of the two has the smaller world
+ * volume; the frustum test, when the sphere straddles a plane, also tries the box, and the
+ * node is culled when either lies wholly outside. The box must enclose the node's geometry
+ * (and, for a group node, its subtree's). Errors as rv_node_set_occluder_box. */
 RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
 /* Removes the node's test box. Errors as rv_node_clear_occluder_box. */
 RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);

@@ -33,16 +33,6 @@ enum { WRITE_AHEAD = 4 };
 
 enum { CHANNEL_TRANSFORM, CHANNEL_APPEARANCE, CHANNEL_FLAGS, CHANNEL_NONE };
 
-static int channel_of(rv_delta_kind kind)
-{
-    switch (kind) {
-    case RV_DELTA_UPDATE_TRANSFORM: return CHANNEL_TRANSFORM;
-    case RV_DELTA_UPDATE_APPEARANCE: return CHANNEL_APPEARANCE;
-    case RV_DELTA_UPDATE_FLAGS: return CHANNEL_FLAGS;
-    default: return CHANNEL_NONE;
-    }
-}
-
 /* ---- validation ---- */
 
 /* x * 0 is 0 for every finite x and NaN for an infinity or a NaN, so one sum tells whether
@@ -108,41 +98,59 @@ rv_result rvi_delta_validate(const rv_delta *d)
  * 144-byte memset into `rep stos`, whose start-up cost is most of an append's. */
 static const rv_delta zero_delta;
 
+static void copy_transform(rv_projection_transform *p, const rv_projection_transform *q)
+{
+    memcpy(p->position, q->position, sizeof p->position);
+    memcpy(p->rotation, q->rotation, sizeof p->rotation);
+    memcpy(p->scale, q->scale, sizeof p->scale);
+    memcpy(p->bounds, q->bounds, sizeof p->bounds);
+    p->bounds_space = q->bounds_space;
+}
+
+static void copy_bucket(rv_projection_bucket *p, const rv_projection_bucket *q)
+{
+    p->projection_class = q->projection_class;
+    p->cell = q->cell;
+    p->parent_key = q->parent_key;
+}
+
 /* The stored form: only the kind's channel, everything else zero (recordings compare
- * byte for byte). */
+ * byte for byte). Field by field: a struct copy would carry the host's padding bytes into
+ * the stored delta. One switch on the kind (appends are the journal's hot path). */
 static void canonical_delta(const rv_delta *in, rv_delta *out)
 {
     memcpy(out, &zero_delta, sizeof *out);
     out->kind = in->kind;
-    if (in->kind == RV_DELTA_CLEAR_GENERATION) {
-        out->generation = in->generation;
-        return;
-    }
-    out->key = in->key;
     out->generation = in->generation;
+    if (in->kind == RV_DELTA_CLEAR_GENERATION)
+        return;
+    out->key = in->key;
     out->incarnation = in->incarnation;
     rv_projection *p = &out->projection;
     const rv_projection *q = &in->projection;
-    /* Field by field: a struct copy would carry the host's padding bytes into the stored
-     * delta, and recordings are compared byte for byte. */
-    bool all = in->kind == RV_DELTA_REGISTER;
-    if (all || in->kind == RV_DELTA_UPDATE_TRANSFORM) {
-        memcpy(p->transform.position, q->transform.position, sizeof p->transform.position);
-        memcpy(p->transform.rotation, q->transform.rotation, sizeof p->transform.rotation);
-        memcpy(p->transform.scale, q->transform.scale, sizeof p->transform.scale);
-        memcpy(p->transform.bounds, q->transform.bounds, sizeof p->transform.bounds);
-        p->transform.bounds_space = q->transform.bounds_space;
-    }
-    if (all || in->kind == RV_DELTA_UPDATE_APPEARANCE) {
+    switch (in->kind) {
+    case RV_DELTA_REGISTER:
+        copy_transform(&p->transform, &q->transform);
         p->appearance.mesh = q->appearance.mesh;
         p->appearance.material_variant = q->appearance.material_variant;
-    }
-    if (all || in->kind == RV_DELTA_UPDATE_FLAGS)
+        copy_bucket(&p->bucket, &q->bucket);
         p->flags = q->flags;
-    if (all || in->kind == RV_DELTA_REBUCKET) {
-        p->bucket.projection_class = q->bucket.projection_class;
-        p->bucket.cell = q->bucket.cell;
-        p->bucket.parent_key = q->bucket.parent_key;
+        break;
+    case RV_DELTA_UPDATE_TRANSFORM:
+        copy_transform(&p->transform, &q->transform);
+        break;
+    case RV_DELTA_UPDATE_APPEARANCE:
+        p->appearance.mesh = q->appearance.mesh;
+        p->appearance.material_variant = q->appearance.material_variant;
+        break;
+    case RV_DELTA_UPDATE_FLAGS:
+        p->flags = q->flags;
+        break;
+    case RV_DELTA_REBUCKET:
+        copy_bucket(&p->bucket, &q->bucket);
+        break;
+    default:
+        break;
     }
 }
 
@@ -291,8 +299,27 @@ static void remember_update(const rv_journal *j, rvi_coalesce_record *r, const r
 static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
 {
     RVI_TRY(rvi_journal_check_thread(j));
-    RVI_TRY(rvi_delta_validate(in));
-    int channel = channel_of(in->kind);
+    /* Validation and channel in one switch on the kind: the updates (the common appends)
+     * check their channel only. */
+    int channel;
+    switch (in->kind) {
+    case RV_DELTA_UPDATE_TRANSFORM:
+        RVI_TRY(validate_transform(&in->projection.transform));
+        channel = CHANNEL_TRANSFORM;
+        break;
+    case RV_DELTA_UPDATE_APPEARANCE:
+        channel = CHANNEL_APPEARANCE;
+        break;
+    case RV_DELTA_UPDATE_FLAGS:
+        if (in->projection.flags & ~RV_PROJECTION_FLAGS_ALL)
+            return RV_ERR_INVALID_ARG;
+        channel = CHANNEL_FLAGS;
+        break;
+    default:
+        RVI_TRY(rvi_delta_validate(in));
+        channel = CHANNEL_NONE;
+        break;
+    }
     /* The key's coalescing table entry, hashed once for the lookup and the update. */
     rvi_coalesce_record *record =
         j->coalesce && in->kind != RV_DELTA_CLEAR_GENERATION ? coalesce_slot(j, in->key) : NULL;
@@ -317,7 +344,7 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
         return RV_ERR_CAPACITY;
     if (j->deltas.count >= j->deltas.capacity)
         RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
-    if (target_class(in) == RV_PROJECTION_CELL_STATIC)
+    if (channel == CHANNEL_NONE && target_class(in) == RV_PROJECTION_CELL_STATIC)
         RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
 
     uint32_t index = j->deltas.count++;
@@ -334,7 +361,8 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
     e->sequence = j->next_sequence++;
     j->stats.next_sequence = j->next_sequence;
     j->stats.appended++;
-    count_needs(j, e, index);
+    if (channel == CHANNEL_NONE) /* an update needs no reservation */
+        count_needs(j, e, index);
 
     if (j->coalesce && in->kind == RV_DELTA_CLEAR_GENERATION) {
         forget_coalescing(j);

@@ -24,6 +24,13 @@
 #define PREFETCH(address) ((void)(address))
 #endif
 #define MAX_PROJECTIONS (1u << 30)
+/* The drain loop's per-delta steps, inlined into it: as calls, their register saves and
+ * argument passing were a tenth of an applied delta's instructions. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DRAIN_STEP static inline __attribute__((always_inline))
+#else
+#define DRAIN_STEP static inline
+#endif
 
 _Static_assert(sizeof(rvi_projection_hot) == 64, "one cache line");
 _Static_assert(sizeof(rvi_placement) == 32, "half a cache line");
@@ -152,7 +159,8 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     rvi_place(s, slot);
     rvi_set_flag_membership(s, slot, 0, h->flags);
     rvi_mark_dirty(s, slot, RV_DIRTY_REGISTERED);
-    rvi_node_bind(s, slot);
+    if (s->world)
+        rvi_node_bind(s, slot);
 }
 
 static void remove_projection(rv_render_scene *s, uint32_t slot)
@@ -166,8 +174,10 @@ static void remove_projection(rv_render_scene *s, uint32_t slot)
     h->dirty = 0;
     rvi_map_remove(&s->key_lookup, row->key);
     s->orphaned += rvi_count_children(s, row->key);
-    rvi_node_drop(s, slot);
-    rvi_set_blocked(s, slot, false);
+    if (s->world)
+        rvi_node_drop(s, slot);
+    if (row->blocked)
+        rvi_set_blocked(s, slot, false);
     release_slot(s, slot);
     s->live--;
 }
@@ -190,7 +200,7 @@ typedef struct lookup_hint {
 } lookup_hint;
 
 /* Applies or rejects one delta. Never fails: the batch reserved what it needs. */
-static void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, const lookup_hint *hint,
+DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, const lookup_hint *hint,
                       rv_delta_outcome *out, rv_apply_counts *c)
 {
     rv_delta_outcome o = RV_DELTA_APPLIED;
@@ -403,11 +413,11 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * 100,000 rows does not fit in cache; see bench journal_apply_1m). Hints only: a lookup made
  * early may be outdated by the time the delta is applied, which costs speed, never
  * correctness. */
-enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8 };
+enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4 };
 
 /* Looks the key up ahead of time (remembering the answer in *hint) and prefetches the hot
  * line and dirty back-index, and what else the delta's kind reads. */
-static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hint *hint)
+static void prefetch_row(const rv_render_scene *s, const rv_delta *d, uint64_t key_hash, lookup_hint *hint)
 {
     uint64_t slot;
     hint->key = d->key;
@@ -421,7 +431,7 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
             rvi_map_prefetch(&s->key_lookup, d->projection.bucket.parent_key);
         }
     }
-    if (!rvi_map_get(&s->key_lookup, d->key, &slot))
+    if (!rvi_map_get_hashed(&s->key_lookup, d->key, key_hash, &slot))
         return;
     hint->slot = (uint32_t)slot;
     PREFETCH(&s->hot[slot]);
@@ -436,11 +446,65 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, lookup_hin
     }
 }
 
+/* Swap-removes write two lines per index a slot leaves — its position in the index array
+ * and the back-index of the index's last member, which moves into it — at places nothing
+ * else touches, so unprefetched they were most of an Unregister's cost (and an UpdateFlags
+ * clearing a flag pays one). REMOVAL_AHEAD deltas early the slot's hot line and placement
+ * (prefetched ROW_AHEAD early) have arrived: read which indices the delta makes it leave
+ * and request those lines. An index's tail may still change before the delta applies; a
+ * stale guess costs one prefetch. */
+static void prefetch_swap_remove(const rv_render_scene *s, int ix, uint32_t pos)
+{
+    const uint32_t *a = s->index[ix];
+    PREFETCH(&a[pos]);
+    PREFETCH(&s->place[a[s->index_count[ix] - 1]]);
+}
+
+static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32_t slot)
+{
+    const rvi_projection_hot *h = &s->hot[slot];
+    const rvi_placement *pl = &s->place[slot];
+    uint32_t leaving = h->flags; /* flag bits whose index the slot leaves */
+    if (d->kind == RV_DELTA_UPDATE_FLAGS) {
+        leaving &= ~d->projection.flags;
+    } else { /* Unregister: the class index (or cell bucket, child list) and dirty too */
+        switch (h->projection_class) {
+        case RV_PROJECTION_OUTDOOR_STATIC: prefetch_swap_remove(s, RVI_IX_OUTDOOR_STATIC, pl->pos[RVI_IX_OUTDOOR_STATIC]); break;
+        case RV_PROJECTION_CELL_STATIC: {
+            const rvi_cell_bucket *bk = &RVI_VEC_AT(s->buckets, rvi_cell_bucket, pl->bucket);
+            const uint32_t *slots = bk->slots.data;
+            PREFETCH(&slots[pl->bucket_pos]);
+            PREFETCH(&s->place[slots[bk->slots.count - 1]]);
+            break;
+        }
+        case RV_PROJECTION_EQUIPPED_CHILD: {
+            const rvi_projection_row *row = &s->rows[slot];
+            if (row->child_prev != NONE)
+                PREFETCH(&s->rows[row->child_prev].child_next);
+            if (row->child_next != NONE)
+                PREFETCH(&s->rows[row->child_next].child_prev);
+            prefetch_swap_remove(s, RVI_IX_DYNAMIC, pl->pos[RVI_IX_DYNAMIC]);
+            break;
+        }
+        default: prefetch_swap_remove(s, RVI_IX_DYNAMIC, pl->pos[RVI_IX_DYNAMIC]); break;
+        }
+        if (h->dirty)
+            prefetch_swap_remove(s, RVI_IX_DIRTY, pl->pos[RVI_IX_DIRTY]);
+    }
+    if (leaving & RV_PROJECTION_TRANSLUCENT)
+        prefetch_swap_remove(s, RVI_IX_TRANSLUCENT, pl->pos[RVI_IX_TRANSLUCENT]);
+    if (leaving & RV_PROJECTION_SELECTABLE)
+        prefetch_swap_remove(s, RVI_IX_SELECTABLE, pl->pos[RVI_IX_SELECTABLE]);
+    if (leaving & RV_PROJECTION_LIGHT_CANDIDATE)
+        prefetch_swap_remove(s, RVI_IX_LIGHT_CANDIDATE, pl->pos[RVI_IX_LIGHT_CANDIDATE]);
+}
+
 /* The lookahead of a run of deltas d[first .. end): hints[k % ROW_AHEAD] holds delta k's
  * early lookup once k >= first + ROW_AHEAD, while valid[k % ROW_AHEAD]. */
 typedef struct lookahead {
     lookup_hint hints[ROW_AHEAD];
     bool valid[ROW_AHEAD];
+    uint64_t key_hash[LOOKUP_AHEAD]; /* [k % LOOKUP_AHEAD]: delta k's key hashed for its prefetch */
     uint32_t first;
 } lookahead;
 
@@ -459,18 +523,29 @@ static void lookahead_note(lookahead *la, const rv_delta *d)
     }
 }
 
-/* Prefetches for deltas i + LOOKUP_AHEAD and i + ROW_AHEAD, and returns delta i's early
+/* Prefetches for deltas i + LOOKUP_AHEAD, i + ROW_AHEAD and i + REMOVAL_AHEAD, and returns
+ * delta i's early
  * lookup in *hint (false when there is none, or it may be outdated). */
-static bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
-                           lookup_hint *hint)
+DRAIN_STEP bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
+                               lookup_hint *hint)
 {
     bool has_hint = i >= la->first + ROW_AHEAD && la->valid[i % ROW_AHEAD];
     if (has_hint)
         *hint = la->hints[i % ROW_AHEAD]; /* copied: the entry is reused just below */
-    if (i + LOOKUP_AHEAD < end)
-        rvi_map_prefetch(&s->key_lookup, d[i + LOOKUP_AHEAD].key);
+    if (i + LOOKUP_AHEAD < end) {
+        uint64_t h = rvi_map_hash(d[i + LOOKUP_AHEAD].key);
+        la->key_hash[(i + LOOKUP_AHEAD) % LOOKUP_AHEAD] = h; /* kept for the lookup ROW_AHEAD early */
+        rvi_map_prefetch_hashed(&s->key_lookup, h);
+    }
+    uint32_t r = i + REMOVAL_AHEAD;
+    if (r < end && r >= la->first + ROW_AHEAD &&
+        (d[r].kind == RV_DELTA_UNREGISTER || d[r].kind == RV_DELTA_UPDATE_FLAGS) && la->valid[r % ROW_AHEAD] &&
+        la->hints[r % ROW_AHEAD].slot != NONE)
+        prefetch_removal(s, &d[r], la->hints[r % ROW_AHEAD].slot);
     if (i + ROW_AHEAD < end) {
-        prefetch_row(s, &d[i + ROW_AHEAD], &la->hints[(i + ROW_AHEAD) % ROW_AHEAD]);
+        uint32_t k = i + ROW_AHEAD;
+        uint64_t h = k >= la->first + LOOKUP_AHEAD ? la->key_hash[k % LOOKUP_AHEAD] : rvi_map_hash(d[k].key);
+        prefetch_row(s, &d[k], h, &la->hints[k % ROW_AHEAD]);
         la->valid[(i + ROW_AHEAD) % ROW_AHEAD] = true;
     }
     return has_hint;

@@ -170,20 +170,69 @@ static inline rvi_cell_bucket *rvi_bucket_at(rv_render_scene *s, uint32_t b)
 extern const uint32_t rvi_flag_bit[3];
 extern const int rvi_flag_ix[3];
 
-void rvi_ix_add(rv_render_scene *scene, int ix, uint32_t slot);
-void rvi_ix_remove(rv_render_scene *scene, int ix, uint32_t slot);
+/* Inline (every delta marks dirty; Register, Unregister and UpdateFlags move a slot in or
+ * out of several indices): calls into another file were a tenth of an apply's instructions. */
+static inline void rvi_ix_add(rv_render_scene *s, int ix, uint32_t slot)
+{
+    uint32_t p = s->index_count[ix]++;
+    s->index[ix][p] = slot;
+    s->place[slot].pos[ix] = p;
+}
+
+static inline void rvi_ix_remove(rv_render_scene *s, int ix, uint32_t slot)
+{
+    uint32_t p = s->place[slot].pos[ix];
+    uint32_t last = s->index[ix][--s->index_count[ix]];
+    s->index[ix][p] = last;
+    s->place[last].pos[ix] = p;
+}
+
 /* Adds bits (RV_DIRTY_*) to the slot's dirty mask, entering the dirty index on the first. */
-void rvi_mark_dirty(rv_render_scene *scene, uint32_t slot, uint32_t bits);
-/* Moves slot between the flag indices so membership matches new_flags. */
-void rvi_set_flag_membership(rv_render_scene *scene, uint32_t slot, uint32_t old_flags, uint32_t new_flags);
+static inline void rvi_mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
+{
+    rvi_projection_hot *h = &s->hot[slot];
+    if (!h->dirty)
+        rvi_ix_add(s, RVI_IX_DIRTY, slot);
+    h->dirty |= (uint8_t)bits;
+}
+
+/* Moves slot between the flag indices so membership matches new_flags (only the bits that
+ * change cost anything). */
+static inline void rvi_set_flag_membership(rv_render_scene *s, uint32_t slot, uint32_t old_flags, uint32_t new_flags)
+{
+    uint32_t changed = old_flags ^ new_flags;
+    if (!(changed & (RV_PROJECTION_TRANSLUCENT | RV_PROJECTION_SELECTABLE | RV_PROJECTION_LIGHT_CANDIDATE)))
+        return;
+    const uint32_t bit[3] = { RV_PROJECTION_TRANSLUCENT, RV_PROJECTION_SELECTABLE, RV_PROJECTION_LIGHT_CANDIDATE };
+    const int ix[3] = { RVI_IX_TRANSLUCENT, RVI_IX_SELECTABLE, RVI_IX_LIGHT_CANDIDATE };
+    for (int i = 0; i < 3; i++) {
+        if (!(changed & bit[i]))
+            continue;
+        if (new_flags & bit[i])
+            rvi_ix_add(s, ix[i], slot);
+        else
+            rvi_ix_remove(s, ix[i], slot);
+    }
+}
+
 /* Enters / leaves the class index, cell bucket and parent's child list its class says. */
 void rvi_place(rv_render_scene *scene, uint32_t slot);
 void rvi_unplace(rv_render_scene *scene, uint32_t slot);
 /* The bucket of a cell, or RVI_INDEX_NONE. */
 uint32_t rvi_find_bucket(const rv_render_scene *scene, uint64_t cell);
-/* Equipped children waiting on or hanging from a parent key (intrusive list via rows). */
-uint32_t rvi_first_child(const rv_render_scene *scene, uint64_t parent_key);
-uint32_t rvi_count_children(const rv_render_scene *scene, uint64_t parent_key);
+/* Equipped children waiting on or hanging from a parent key (intrusive list via rows;
+ * child_lookup holds first child slot | count << 32). */
+static inline uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
+{
+    uint64_t c;
+    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)c : RVI_INDEX_NONE;
+}
+
+static inline uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
+{
+    uint64_t c;
+    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)(c >> 32) : 0;
+}
 /* Reserves one insertion into cell's bucket for the batch being prepared (the caller
  * reserved lookup, bucket and touched-list room); rvi_finish_batch ends the batch. */
 rv_result rvi_reserve_cell(rv_render_scene *scene, uint64_t cell);

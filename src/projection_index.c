@@ -7,44 +7,9 @@
 
 /* ---- lists with back-indices ---- */
 
-void rvi_ix_add(rv_render_scene *s, int ix, uint32_t slot)
-{
-    uint32_t p = s->index_count[ix]++;
-    s->index[ix][p] = slot;
-    s->place[slot].pos[ix] = p;
-}
-
-void rvi_ix_remove(rv_render_scene *s, int ix, uint32_t slot)
-{
-    uint32_t p = s->place[slot].pos[ix];
-    uint32_t last = s->index[ix][--s->index_count[ix]];
-    s->index[ix][p] = last;
-    s->place[last].pos[ix] = p;
-}
-
-void rvi_mark_dirty(rv_render_scene *s, uint32_t slot, uint32_t bits)
-{
-    rvi_projection_hot *h = &s->hot[slot];
-    if (!h->dirty)
-        rvi_ix_add(s, RVI_IX_DIRTY, slot);
-    h->dirty |= (uint8_t)bits;
-}
-
 const uint32_t rvi_flag_bit[3] = { RV_PROJECTION_TRANSLUCENT, RV_PROJECTION_SELECTABLE,
                                    RV_PROJECTION_LIGHT_CANDIDATE };
 const int rvi_flag_ix[3] = { RVI_IX_TRANSLUCENT, RVI_IX_SELECTABLE, RVI_IX_LIGHT_CANDIDATE };
-
-/* Moves slot between the flag indices so membership matches new_flags. */
-void rvi_set_flag_membership(rv_render_scene *s, uint32_t slot, uint32_t old_flags, uint32_t new_flags)
-{
-    for (int i = 0; i < 3; i++) {
-        bool was = (old_flags & rvi_flag_bit[i]) != 0, is = (new_flags & rvi_flag_bit[i]) != 0;
-        if (was && !is)
-            rvi_ix_remove(s, rvi_flag_ix[i], slot);
-        else if (is && !was)
-            rvi_ix_add(s, rvi_flag_ix[i], slot);
-    }
-}
 
 /* ---- cell buckets ---- */
 
@@ -132,18 +97,6 @@ static bool key_live(const rv_render_scene *s, uint64_t key)
 static uint64_t child_entry(uint32_t first, uint32_t count)
 {
     return (uint64_t)count << 32 | first;
-}
-
-uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent_key)
-{
-    uint64_t c;
-    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)c : NONE;
-}
-
-uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
-{
-    uint64_t c;
-    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)(c >> 32) : 0;
 }
 
 static void child_link(rv_render_scene *s, uint32_t slot)

@@ -69,10 +69,28 @@ rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value
         map->zero_value = value;
         return RV_OK;
     }
-    uint32_t i = find(map, key);
-    if (i != UINT32_MAX) {
-        map->slots[i].value = value;
-        return RV_OK;
+    if (map->capacity) {
+        /* One probe: the key's slot, or the first empty slot of its run, which is where it
+         * goes (no tombstones) unless the table must grow first. */
+        uint32_t mask = map->capacity - 1;
+        uint32_t i = rvi_map_home(map, key);
+        for (;;) {
+            uint64_t k = map->slots[i].key;
+            if (k == key) {
+                map->slots[i].value = value;
+                return RV_OK;
+            }
+            if (k == 0)
+                break;
+            i = (i + 1) & mask;
+        }
+        uint64_t n = (uint64_t)map->count + 1;
+        if (n + n / 3 + 1 <= map->capacity) { /* rvi_map_reserve's load bound: no growth */
+            map->slots[i].key = key;
+            map->slots[i].value = value;
+            map->count++;
+            return RV_OK;
+        }
     }
     rv_result r = rvi_map_reserve(heap, map, map->count + 1);
     if (r != RV_OK)

@@ -26,23 +26,35 @@ typedef struct rvi_map {
     bool has_zero;
 } rvi_map;
 
+/* A key's hash: any map's probe for key starts at rvi_map_hash(key) & (capacity - 1), so a
+ * caller that looks the same key up twice (prefetch, then get) can hash it once. */
+static inline uint64_t rvi_map_hash(uint64_t key)
+{
+    return rvi_mix64(key + 0x9E3779B97F4A7C15ull);
+}
+
 /* The slot where key's probe starts (capacity > 0). */
 static inline uint32_t rvi_map_home(const rvi_map *map, uint64_t key)
 {
-    return (uint32_t)(rvi_mix64(key + 0x9E3779B97F4A7C15ull) & (map->capacity - 1));
+    return (uint32_t)(rvi_map_hash(key) & (map->capacity - 1));
 }
 
 /* Hints the cache to fetch the line where key's probe starts (a later get, put or remove
  * of key then rarely waits on memory). Reads nothing; any map, any key. */
-static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
+static inline void rvi_map_prefetch_hashed(const rvi_map *map, uint64_t hash)
 {
 #if defined(__GNUC__) || defined(__clang__)
     if (map->capacity)
-        __builtin_prefetch(&map->slots[rvi_map_home(map, key)]);
+        __builtin_prefetch(&map->slots[hash & (map->capacity - 1)]);
 #else
     (void)map;
-    (void)key;
+    (void)hash;
 #endif
+}
+
+static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
+{
+    rvi_map_prefetch_hashed(map, rvi_map_hash(key));
 }
 
 /* Ensures n entries fit without growing (load <= 3/4). */
@@ -50,8 +62,8 @@ rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n);
 /* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). */
 rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value);
 /* True and *value (if non-NULL) when key is present. Inline: the lookup is the hot path of
- * every user (a probe of one line, rarely two). */
-static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
+ * every user (a probe of one line, rarely two). The _hashed forms take rvi_map_hash(key). */
+static inline bool rvi_map_get_hashed(const rvi_map *map, uint64_t key, uint64_t hash, uint64_t *value)
 {
     if (key == 0) {
         if (map->has_zero && value)
@@ -61,7 +73,7 @@ static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value
     if (map->capacity == 0)
         return false;
     uint32_t mask = map->capacity - 1;
-    for (uint32_t i = rvi_map_home(map, key);; i = (i + 1) & mask) {
+    for (uint32_t i = (uint32_t)(hash & mask);; i = (i + 1) & mask) {
         uint64_t k = map->slots[i].key;
         if (k == key) {
             if (value)
@@ -72,6 +84,12 @@ static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value
             return false;
     }
 }
+
+static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
+{
+    return rvi_map_get_hashed(map, key, rvi_map_hash(key), value);
+}
+
 /* True when key was present; it is removed. Never allocates. */
 bool rvi_map_remove(rvi_map *map, uint64_t key);
 void rvi_map_clear(rvi_map *map);

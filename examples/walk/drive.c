@@ -158,8 +158,11 @@ static bool check(rv_result r, const char *what, char *err, size_t errlen)
     return false;
 }
 
-const char *rvw_drive_stages(void)
+const char *rvw_drive_stages(bool city)
 {
+    if (!city)
+        return "rv_frame: transforms, hierarchical frustum (surfaces grouped spatially), "
+               "occlusion (exact-box brush occluders, test boxes)";
     return "rv_frame: transforms, journal (vehicles), hierarchical frustum, partition gate "
            "(towers, committed slice, deferred storeys), occlusion (occluder nodes, test boxes), "
            "LOD ladders, HLOD districts, streaming (terrain grid, residency)";

@@ -72,7 +72,8 @@ bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *v
                      rvw_frame_result *out, char *err, size_t errlen);
 
 /* Which rvis stages this build of drive.c uses, one line for the report. */
-const char *rvw_drive_stages(void);
+/* The rvis stages the walk drives: every stage for the city; for a map, the ones it uses. */
+const char *rvw_drive_stages(bool city);
 
 /* The last frame's occlusion buffer (level 0) as an 8-bit grey image, top row first;
  * borrowed until the next call. False when occlusion is off or the buffer has no image. */

@@ -227,10 +227,20 @@ static FILE *open_out(const char *path, const char *what)
     return f;
 }
 
-static void close_out(FILE *f)
+/* Closes an output (stdout is flushed, not closed). False, with a message, when anything
+ * written to it failed (a full disk, /dev/full): the run then exits 2. */
+static bool close_out(FILE *f, const char *path, const char *what)
 {
-    if (f && f != stdout)
-        fclose(f);
+    if (!f)
+        return true;
+    bool ok = !ferror(f);
+    if (f == stdout)
+        ok = fflush(f) == 0 && ok;
+    else
+        ok = fclose(f) == 0 && ok;
+    if (!ok)
+        fprintf(stderr, "rvis-walk: writing %s %s failed: %s\n", what, path, strerror(errno));
+    return ok;
 }
 
 typedef struct walk {
@@ -423,7 +433,7 @@ int main(int argc, char **argv)
     run.verify_width = opt.verify_width;
     run.verify_height = opt.verify_height;
     run.verify_every = opt.verify_every;
-    run.stages = rvw_drive_stages();
+    run.stages = rvw_drive_stages(run.is_city);
 
     walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run, .pvs = pvs };
     run.has_pvs = run.has_map && pvs.valid;
@@ -467,7 +477,8 @@ int main(int argc, char **argv)
         FILE *f = open_out(opt.dump_scene, "the scene dump");
         if (f) {
             rvw_dump_scene(f, &level);
-            close_out(f);
+            if (!close_out(f, opt.dump_scene, "the scene dump"))
+                code = 2;
         } else {
             code = 2;
         }
@@ -520,8 +531,10 @@ int main(int argc, char **argv)
                     (unsigned long long)run.false_culls, (long long)run.first_false_frame,
                     (long long)run.first_false_object);
     }
-    close_out(json);
-    close_out(w.visibility);
+    if (!close_out(json, opt.json, "the JSON report"))
+        code = 2;
+    if (!close_out(w.visibility, opt.dump_visibility, "the visibility dump"))
+        code = 2;
     rvw_drive_destroy(w.drive);
     rvw_reference_free(&w.ref);
     free(w.include);

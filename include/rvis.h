@@ -4,6 +4,11 @@
  * One flat C API. rvis answers, once per frame, what to draw, at which level of detail
  * and which pages to load next. It never draws, never owns GPU memory, never loads files.
  *
+ * "DESIGN.md §N" below names a section of the project's design contract, which is kept
+ * beside the repository, not in it; docs/architecture.md and the module guides in docs/
+ * say the same for users (§1 API conventions, §2 scene, §3 partition, §4 occlusion, §5 LOD, §6
+ * streaming, §7 journal, §8 frame, §9 defaults).
+ *
  * Conventions (DESIGN.md §1):
  *  - Every fallible call returns rv_result (RV_OK = 0). Bad input gets a specific code and
  *    leaves the object unchanged. Nothing aborts or prints on host input.

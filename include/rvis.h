@@ -1934,7 +1934,9 @@ typedef struct rv_frame_counts {
  * region and its children) with fade weights summing to 1. */
 typedef struct rv_draw_item {
     rv_node node;
-    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise */
+    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise
+                                 (a projection registered with key 0 cannot be told from a
+                                 plain node here: give projections nonzero keys) */
     uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
     float fade;               /* weight in (0, 1]; 1 when not fading */
     float view_depth;         /* distance of the world-sphere centre along the view direction */

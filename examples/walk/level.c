@@ -87,8 +87,7 @@ int32_t rvw_level_begin_object(rvw_level *level, rvw_object_kind kind, int32_t g
     return (int32_t)level->object_count++;
 }
 
-/* The 12 triangles of a box, 9 floats each, into out[108]. */
-static void box_triangles(const rvw_box *b, float *out)
+void rvw_box_triangles(const rvw_box *b, float *out)
 {
     /* corner k: bit 0 = x max, bit 1 = y max, bit 2 = z max */
     float c[8][3];
@@ -111,7 +110,7 @@ static void box_triangles(const rvw_box *b, float *out)
 bool rvw_level_add_box(rvw_level *level, const rvw_box *b)
 {
     float t[108];
-    box_triangles(b, t);
+    rvw_box_triangles(b, t);
     for (int i = 0; i < 12; i++)
         if (!rvw_level_add_triangle(level, t + i * 9, t + i * 9 + 3, t + i * 9 + 6))
             return false;
@@ -121,7 +120,7 @@ bool rvw_level_add_box(rvw_level *level, const rvw_box *b)
 void rvw_level_write_box(rvw_level *level, uint32_t object, const rvw_box *box)
 {
     rvw_object *o = &level->objects[object];
-    box_triangles(box, level->triangles + (size_t)o->first_triangle * 9);
+    rvw_box_triangles(box, level->triangles + (size_t)o->first_triangle * 9);
     o->bounds = *box;
 }
 

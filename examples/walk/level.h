@@ -98,6 +98,8 @@ bool rvw_level_add_triangle(rvw_level *level, const float a[3], const float b[3]
 int32_t rvw_level_begin_object(rvw_level *level, rvw_object_kind kind, int32_t group);
 /* Adds the 12 triangles of a box to the current object. */
 bool rvw_level_add_box(rvw_level *level, const rvw_box *box);
+/* The 12 triangles of a box, 9 floats each, into out[108]. */
+void rvw_box_triangles(const rvw_box *b, float *out);
 /* Rewrites the triangles of an object made by one rvw_level_add_box (a mover) and its bounds. */
 void rvw_level_write_box(rvw_level *level, uint32_t object, const rvw_box *box);
 int32_t rvw_level_add_group(rvw_level *level, rvw_group_kind kind, int32_t parent);

@@ -318,24 +318,6 @@ int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
     return visible;
 }
 
-/* The 12 triangles of a box (9 floats each) into out[108]. */
-static void box_triangles(const rvw_box *b, float *out)
-{
-    float c[8][3];
-    for (int k = 0; k < 8; k++) {
-        c[k][0] = (k & 1) ? b->max[0] : b->min[0];
-        c[k][1] = (k & 2) ? b->max[1] : b->min[1];
-        c[k][2] = (k & 4) ? b->max[2] : b->min[2];
-    }
-    static const int quads[6][4] = {
-        {0, 2, 6, 4}, {1, 5, 7, 3}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 1, 3, 2}, {4, 6, 7, 5},
-    };
-    static const int fan[6] = {0, 1, 2, 0, 2, 3};
-    for (int f = 0; f < 6; f++)
-        for (int v = 0; v < 6; v++)
-            memcpy(out + (f * 6 + v) * 3, c[quads[f][fan[v]]], 3 * sizeof(float));
-}
-
 int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,
                                       const float view_projection[16], rvw_depth_convention clip,
                                       const uint8_t *include, const rvw_box *occluders,
@@ -350,7 +332,7 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
         if (box_outside_one_plane(&occluders[k], view_projection, clip))
             continue;
         float t[108];
-        box_triangles(&occluders[k], t);
+        rvw_box_triangles(&occluders[k], t);
         for (int f = 0; f < 12; f++)
             draw_triangle(ref, t + f * 9, view_projection, clip, 0, RASTER_OCCLUDER);
     }
@@ -361,7 +343,7 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
         if ((!include || include[i]) && !box_outside_one_plane(&o->bounds, view_projection, clip)) {
             if (boxes) {
                 float t[108];
-                box_triangles(&o->bounds, t);
+                rvw_box_triangles(&o->bounds, t);
                 for (int f = 0; f < 12 && !seen; f++)
                     seen = draw_triangle(ref, t + f * 9, view_projection, clip, i + 1, RASTER_TEST);
             } else {

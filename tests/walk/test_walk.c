@@ -325,31 +325,39 @@ static void test_reference_counts_pixel_centres_exactly(void **state)
     rvw_reference_free(&ref);
 }
 
+/* object 0: a big wall at z = -10; object 1: a small box behind it; object 2: a small box
+ * beside it; object 3: a floor crossing the near plane under the camera. The camera at the
+ * origin looks down -z; a 160 x 90 reference. */
+static const rvw_box four_wall = { { -5, -5, -10.5f }, { 5, 5, -10 } };
+static const rvw_box four_hidden = { { -1, -1, -20 }, { 1, 1, -18 } };
+
+static void four_box_scene(rvw_level *level, rvw_view *view, rvw_reference *ref)
+{
+    const rvw_box beside = { { 11, -1, -20 }, { 13, 1, -18 } };
+    const rvw_box floor_box = { { -2, -3, -50 }, { 2, -2.9f, 5 } };
+    const rvw_box *boxes[4] = { &four_wall, &four_hidden, &beside, &floor_box };
+    memset(level, 0, sizeof *level);
+    for (int i = 0; i < 4; i++) {
+        rvw_level_begin_object(level, RVW_OBJ_SURFACE, -1);
+        rvw_level_add_box(level, boxes[i]);
+    }
+    rvw_level_finish(level);
+    level->fov_y = 1.0f;
+    level->near_plane = 0.5f;
+    level->far_plane = 100;
+    rvw_camera cam = { { 0, 0, 0 }, { 0, 0, -1 }, false };
+    rvw_level_add_camera(level, &cam);
+    rvw_view_make(level, 0, 160, 90, view);
+    assert_true(rvw_reference_init(ref, 160, 90));
+}
+
 static void test_reference_hides_what_is_behind_and_clips_near(void **state)
 {
     (void)state;
-    rvw_level level = {0};
-    /* object 0: a big wall at z = -10; object 1: a small box behind it; object 2: a small
-     * box beside it; object 3: a floor crossing the near plane under the camera */
-    rvw_box wall = { { -5, -5, -10.5f }, { 5, 5, -10 } };
-    rvw_box hidden = { { -1, -1, -20 }, { 1, 1, -18 } };
-    rvw_box beside = { { 11, -1, -20 }, { 13, 1, -18 } };
-    rvw_box floor_box = { { -2, -3, -50 }, { 2, -2.9f, 5 } };
-    const rvw_box *boxes[4] = { &wall, &hidden, &beside, &floor_box };
-    for (int i = 0; i < 4; i++) {
-        rvw_level_begin_object(&level, RVW_OBJ_SURFACE, -1);
-        rvw_level_add_box(&level, boxes[i]);
-    }
-    rvw_level_finish(&level);
-    level.fov_y = 1.0f;
-    level.near_plane = 0.5f;
-    level.far_plane = 100;
-    rvw_camera cam = { { 0, 0, 0 }, { 0, 0, -1 }, false };
-    rvw_level_add_camera(&level, &cam);
+    rvw_level level;
     rvw_view view;
-    rvw_view_make(&level, 0, 160, 90, &view);
     rvw_reference ref;
-    assert_true(rvw_reference_init(&ref, 160, 90));
+    four_box_scene(&level, &view, &ref);
     rvw_depth_convention gl = { false, false };
     assert_int_equal(rvw_reference_render(&ref, &level, view.view_projection, gl, NULL), 3);
     assert_true(ref.pixels[0] > 0);
@@ -371,30 +379,14 @@ static void test_reference_hides_what_is_behind_and_clips_near(void **state)
 static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
 {
     (void)state;
-    rvw_level level = {0};
-    rvw_box wall = { { -5, -5, -10.5f }, { 5, 5, -10 } };
-    rvw_box hidden = { { -1, -1, -20 }, { 1, 1, -18 } };
-    rvw_box beside = { { 11, -1, -20 }, { 13, 1, -18 } };
-    rvw_box floor_box = { { -2, -3, -50 }, { 2, -2.9f, 5 } };
-    const rvw_box *boxes[4] = { &wall, &hidden, &beside, &floor_box };
-    for (int i = 0; i < 4; i++) {
-        rvw_level_begin_object(&level, RVW_OBJ_SURFACE, -1);
-        rvw_level_add_box(&level, boxes[i]);
-    }
-    rvw_level_finish(&level);
-    level.fov_y = 1.0f;
-    level.near_plane = 0.5f;
-    level.far_plane = 100;
-    rvw_camera cam = { { 0, 0, 0 }, { 0, 0, -1 }, false };
-    rvw_level_add_camera(&level, &cam);
+    rvw_level level;
     rvw_view view;
-    rvw_view_make(&level, 0, 160, 90, &view);
     rvw_reference ref;
-    assert_true(rvw_reference_init(&ref, 160, 90));
+    four_box_scene(&level, &view, &ref);
     rvw_depth_convention gl = { false, false };
     for (int boxes_mode = 0; boxes_mode < 2; boxes_mode++) {
         uint8_t seen[4] = { 9, 9, 9, 9 };
-        assert_int_equal(rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, NULL, &wall, 1,
+        assert_int_equal(rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, NULL, &four_wall, 1,
                                                        boxes_mode, seen), 3);
         assert_int_equal(seen[0], 1);
         assert_int_equal(seen[1], 0);
@@ -409,7 +401,7 @@ static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
         assert_int_equal(seen[1], 0);
     }
     /* the oracle's frustum test */
-    assert_true(rvw_reference_box_in_view(&hidden, view.view_projection, gl));
+    assert_true(rvw_reference_box_in_view(&four_hidden, view.view_projection, gl));
     rvw_box behind_eye = { { -1, -1, 2 }, { 1, 1, 3 } };
     assert_false(rvw_reference_box_in_view(&behind_eye, view.view_projection, gl));
     rvw_reference_free(&ref);

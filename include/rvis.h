@@ -1392,7 +1392,7 @@ RV_API rv_result rv_grid_distance_to(const rv_grid *grid, uint32_t x, uint32_t z
  * in those squares, never the grid's size. n may be 0 (sources may then be NULL).
  * Errors: RV_ERR_INVALID_ARG (grid or residency NULL, sources NULL with n > 0, a radius
  * < 0), RV_ERR_NOT_FINITE (a position or radius), RV_ERR_CAPACITY (the squares hold more
- * than 2^32 - 1 cells), RV_ERR_BAD_STATE (no rv_residency_begin_frame yet), RV_ERR_OUT_OF_MEMORY (page
+ * than 2^24 = 16,777,216 cells together: each could become a page record), RV_ERR_BAD_STATE (no rv_residency_begin_frame yet), RV_ERR_OUT_OF_MEMORY (page
  * records for new cells are reserved first: on any error nothing changes). */
 RV_API rv_result rv_grid_update(rv_grid *grid, const rv_stream_source *sources, uint32_t n,
                                 rv_residency *residency);

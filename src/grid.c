@@ -16,6 +16,10 @@
 
 /* Cells an update may reserve beyond what it creates (about 3 MiB of page records). */
 #define RESERVE_SLACK 16384u
+/* The most cells one update may examine (all sources together). Each may become a page
+ * record: past this a frame would spend seconds and gigabytes (a radius of 1e30 over a
+ * 60000 x 60000 grid ran 20 s before running out of memory), so it is refused at once. */
+#define RVI_GRID_MAX_VISIT (1u << 24)
 
 struct rv_grid {
     rvi_heap own_heap;
@@ -250,7 +254,7 @@ rv_result rv_grid_update(rv_grid *g, const rv_stream_source *sources, uint32_t n
         if (square_of(g, src, &sq))
             cells += ((uint64_t)sq.x1 - sq.x0 + 1) * ((uint64_t)sq.z1 - sq.z0 + 1);
     }
-    if (cells > UINT32_MAX)
+    if (cells > RVI_GRID_MAX_VISIT)
         return RV_ERR_CAPACITY;
     if (!rvi_residency_frame_begun(residency))
         return RV_ERR_BAD_STATE;

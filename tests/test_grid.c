@@ -486,7 +486,8 @@ static void test_update_refuses_bad_arguments_and_changes_nothing(void **state)
     bad[1].position[1] = 0;
     bad[1].position[2] = NAN;
     assert_int_equal(rv_grid_update(g, bad, 2, r), RV_ERR_NOT_FINITE);
-    /* More cells than 32 bits can count: refused before anything is reserved. */
+    /* More cells than one update may examine (2^24; here 2^32 - 2^17 + 1): refused before
+     * anything is reserved. */
     rv_grid *huge = make_grid(desc_of(5, 0, 0, 1, 65535, 65535, 0));
     enum { MANY = 2 };
     rv_stream_source all[MANY];
@@ -496,6 +497,13 @@ static void test_update_refuses_bad_arguments_and_changes_nothing(void **state)
     assert_int_equal(rv_grid_update(huge, all, MANY, r), RV_ERR_CAPACITY);
     assert_int_equal(rv_residency_alloc_stats(r).allocations, abefore.allocations);
     assert_int_equal(rv_residency_alloc_stats(r).reallocations, abefore.reallocations);
+    /* Just past the limit: one source over 4097 x 4096 cells (2^24 + 4096) is refused at
+     * once, without reserving a page record. */
+    rv_grid *wide = make_grid(desc_of(6, 0, 0, 1, 4097, 4096, 0));
+    rv_stream_source over = source_at(2048, 2048, 1e6f);
+    assert_int_equal(rv_grid_update(wide, &over, 1, r), RV_ERR_CAPACITY);
+    assert_int_equal(rv_residency_alloc_stats(r).allocations, abefore.allocations);
+    rv_grid_destroy(wide);
 
     rv_grid_stats after = rv_grid_get_stats(g);
     rv_residency_stats rafter = rv_residency_get_stats(r);

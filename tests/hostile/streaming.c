@@ -494,7 +494,7 @@ void hostile_rv_grid_update(rvh_ctx *cx)
     residency_teardown(cx, s);
     grid_teardown(cx, g);
 
-    /* Sources whose squares together hold more than 2^32 - 1 cells: refused up front. */
+    /* Sources whose squares together hold more than 2^24 cells: refused up front. */
     rvt_alloc big_alloc = {0};
     rv_grid_desc d = good_grid_desc(&big_alloc);
     d.count_x = 65535;

@@ -2021,9 +2021,11 @@ RV_API rv_result rv_frame_cull(rv_world *world);
  * streaming grids (the eye is a source of each grid unless its eye_radius is negative, plus
  * rv_world_set_stream_sources), hands out up to desc.residency.requests_per_frame page
  * requests and every eviction, combines tick demand, sorts and publishes *out — a borrowed
- * view valid until the frame after next (see rv_frame_view). Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_BAD_STATE (not culled), RV_ERR_INVARIANT (deltas were left in the journal at
- * publication: the view is still published and counted). */
+ * view valid until the frame after next (see rv_frame_view). The view lists what the cull
+ * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
+ * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled), RV_ERR_INVARIANT (deltas were
+ * left in the journal at publication: the view is still published and counted). */
 RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
 
 /* Abandons an open frame: nothing is published and its arena is recycled (any view that

@@ -20,6 +20,7 @@
  *  - with a bound world, every live projection has a live node that maps back to its key.
  * At the end, a scene rebuilt from the reference in reverse key order has the same digest. */
 #include "rvis.h"
+#include "fuzz_support.h"
 
 #include <float.h>
 #include <math.h>
@@ -42,18 +43,6 @@ enum { MAX_REF = 64, MAX_TICK = 64 };
 
 /* ---- input decoding ----------------------------------------------------------------- */
 
-typedef struct fz_input {
-    const uint8_t *p;
-    size_t n;
-} fz_input;
-
-static uint8_t u8(fz_input *in)
-{
-    if (!in->n)
-        return 0;
-    in->n--;
-    return *in->p++;
-}
 
 static uint64_t raw(fz_input *in, int bytes)
 {
@@ -125,42 +114,6 @@ static void decode_delta(fz_input *in, rv_delta *d)
     p->bucket.parent_key = pk < 128 ? 0 : pk % 24;
     uint8_t fl = u8(in);
     p->flags = fl < 240 ? fl & 0xF : fl;
-}
-
-/* ---- counting allocator with an armed failure ---------------------------------------- */
-
-typedef struct fz_alloc {
-    uint64_t calls, fail_at;
-    int64_t live;
-} fz_alloc;
-
-static void *fz_do_alloc(size_t size, void *user)
-{
-    fz_alloc *a = user;
-    if (a->fail_at && ++a->calls >= a->fail_at)
-        return NULL;
-    void *p = malloc(size);
-    if (p)
-        a->live++;
-    return p;
-}
-
-static void *fz_do_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    fz_alloc *a = user;
-    (void)old_size;
-    if (a->fail_at && ++a->calls >= a->fail_at)
-        return NULL;
-    return realloc(ptr, new_size);
-}
-
-static void fz_do_free(void *ptr, size_t size, void *user)
-{
-    fz_alloc *a = user;
-    (void)size;
-    if (ptr)
-        a->live--;
-    free(ptr);
 }
 
 /* ---- reference model ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
  * world: abort. Hostile numbers (NaN, infinities, min > max) must get the documented code
  * and a visible answer. */
 #include "rvis.h"
+#include "fuzz_support.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,18 +32,6 @@
 
 enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9 };
 
-typedef struct fz_input {
-    const uint8_t *p;
-    size_t n;
-} fz_input;
-
-static uint8_t u8(fz_input *in)
-{
-    if (!in->n)
-        return 0;
-    in->n--;
-    return *in->p++;
-}
 
 /* A number in [lo, hi] from one byte; byte 255 gives a hostile value instead. */
 static float num(fz_input *in, float lo, float hi, int *hostile)

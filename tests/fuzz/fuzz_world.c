@@ -23,6 +23,7 @@
  * as it was (digest of everything the getters show), and no call that never allocates may
  * report it. The second world must never change. */
 #include "rvis.h"
+#include "fuzz_support.h"
 
 #include <float.h>
 #include <math.h>
@@ -47,18 +48,6 @@
 
 /* ---- input decoding ----------------------------------------------------------------- */
 
-typedef struct fz_input {
-    const uint8_t *p;
-    size_t n;
-} fz_input;
-
-static uint8_t u8(fz_input *in)
-{
-    if (!in->n)
-        return 0;
-    in->n--;
-    return *in->p++;
-}
 
 static float f32(fz_input *in)
 {
@@ -73,42 +62,6 @@ static float f32(fz_input *in)
     float f;
     memcpy(&f, &bits, 4);
     return f;
-}
-
-/* ---- counting allocator with an armed failure ---------------------------------------- */
-
-typedef struct fz_alloc {
-    uint64_t calls, fail_at;
-    int64_t live;
-} fz_alloc;
-
-static void *fz_do_alloc(size_t size, void *user)
-{
-    fz_alloc *a = user;
-    if (a->fail_at && ++a->calls >= a->fail_at)
-        return NULL;
-    void *p = malloc(size);
-    if (p)
-        a->live++;
-    return p;
-}
-
-static void *fz_do_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    fz_alloc *a = user;
-    (void)old_size;
-    if (a->fail_at && ++a->calls >= a->fail_at)
-        return NULL;
-    return realloc(ptr, new_size);
-}
-
-static void fz_do_free(void *ptr, size_t size, void *user)
-{
-    fz_alloc *a = user;
-    (void)size;
-    if (ptr)
-        a->live--;
-    free(ptr);
 }
 
 /* ---- shadow model -------------------------------------------------------------------- */

@@ -130,7 +130,8 @@ static void release_slot(rv_render_scene *s, uint32_t slot)
 
 /* ---- projections ---- */
 
-static void insert_projection(rv_render_scene *s, const rv_delta *d)
+/* key_hash: rvi_map_hash(d->key) (every map hashes a key alike). */
+static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t key_hash)
 {
     uint32_t slot = take_slot(s);
     rvi_projection_row *row = &s->rows[slot];
@@ -152,10 +153,10 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
     row->live = true;
     row->blocked = false;
     s->live++;
-    rv_result r = rvi_map_put(&s->heap, &s->key_lookup, d->key, slot); /* reserved */
+    rv_result r = rvi_map_put_hashed(&s->heap, &s->key_lookup, d->key, key_hash, slot); /* reserved */
     (void)r;
     /* Children registered before their parent stop being orphans. */
-    s->orphaned -= rvi_count_children(s, d->key);
+    s->orphaned -= rvi_count_children_hashed(s, d->key, key_hash);
     rvi_place(s, slot);
     rvi_set_flag_membership(s, slot, 0, h->flags);
     rvi_mark_dirty(s, slot, RV_DIRTY_REGISTERED);
@@ -163,7 +164,8 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d)
         rvi_node_bind(s, slot);
 }
 
-static void remove_projection(rv_render_scene *s, uint32_t slot)
+/* key_hash: rvi_map_hash of the slot's key. */
+static void remove_projection(rv_render_scene *s, uint32_t slot, uint64_t key_hash)
 {
     rvi_projection_row *row = &s->rows[slot];
     rvi_projection_hot *h = &s->hot[slot];
@@ -172,8 +174,8 @@ static void remove_projection(rv_render_scene *s, uint32_t slot)
     if (h->dirty)
         rvi_ix_remove(s, RVI_IX_DIRTY, slot);
     h->dirty = 0;
-    rvi_map_remove(&s->key_lookup, row->key);
-    s->orphaned += rvi_count_children(s, row->key);
+    rvi_map_remove_hashed(&s->key_lookup, row->key, key_hash);
+    s->orphaned += rvi_count_children_hashed(s, row->key, key_hash);
     if (s->world)
         rvi_node_drop(s, slot);
     if (row->blocked)
@@ -186,25 +188,22 @@ static void clear_all(rv_render_scene *s, rv_apply_counts *c)
 {
     for (uint32_t slot = 0; slot < s->high; slot++) {
         if (s->rows[slot].live) {
-            remove_projection(s, slot);
+            remove_projection(s, slot, rvi_map_hash(s->rows[slot].key));
             c->cleared++;
         }
     }
 }
 
-/* A key's slot as looked up a few deltas early (slot NONE: not live). The caller passes it
- * only when no delta applied since could have added or removed that key. */
-typedef struct lookup_hint {
-    uint64_t key;
-    uint32_t slot;
-} lookup_hint;
+/* A slot argument meaning "not looked up yet" (slots are below MAX_PROJECTIONS). */
+#define SLOT_UNKNOWN (RVI_INDEX_NONE - 1)
 
-/* Applies or rejects one delta. Never fails: the batch reserved what it needs. */
-DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, const lookup_hint *hint,
-                      rv_delta_outcome *out, rv_apply_counts *c)
+/* Applies or rejects one delta. Never fails: the batch reserved what it needs. slot: the
+ * key's slot looked up earlier (NONE: not live) while still current, else SLOT_UNKNOWN;
+ * key_hash: rvi_map_hash(d->key). */
+DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, uint32_t slot, uint64_t key_hash,
+                          rv_delta_outcome *out, rv_apply_counts *c)
 {
     rv_delta_outcome o = RV_DELTA_APPLIED;
-    uint32_t slot = NONE;
     if (validate && rvi_delta_validate(d) != RV_OK) {
         o = RV_DELTA_REJECTED_INVALID;
         goto done;
@@ -226,11 +225,10 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         o = d->generation < s->generation ? RV_DELTA_REJECTED_OLDER_GENERATION : RV_DELTA_REJECTED_NEWER_GENERATION;
         goto taken;
     }
-    uint64_t found;
-    if (hint && hint->key == d->key)
-        slot = hint->slot; /* looked up ahead; the key neither came nor went since */
-    else if (rvi_map_get(&s->key_lookup, d->key, &found))
-        slot = (uint32_t)found;
+    if (slot == SLOT_UNKNOWN) {
+        uint64_t found;
+        slot = rvi_map_get_hashed(&s->key_lookup, d->key, key_hash, &found) ? (uint32_t)found : NONE;
+    }
     if (d->kind == RV_DELTA_REGISTER) {
         if (slot != NONE) {
             uint32_t live_incarnation = s->hot[slot].incarnation;
@@ -244,10 +242,10 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
             }
         }
         if (slot != NONE) {
-            remove_projection(s, slot);
+            remove_projection(s, slot, key_hash);
             c->replaced++;
         }
-        insert_projection(s, d);
+        insert_projection(s, d, key_hash);
         c->registered++;
         goto taken;
     }
@@ -287,7 +285,7 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         rvi_node_reparent(s, slot);
         break;
     case RV_DELTA_UNREGISTER:
-        remove_projection(s, slot);
+        remove_projection(s, slot, key_hash);
         c->unregistered++;
         break;
     default:
@@ -408,32 +406,61 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
     total->cleared += c->cleared;
 }
 
-/* Software pipelining over the drain: the key's lookup slot is fetched LOOKUP_AHEAD deltas
- * early and its row ROW_AHEAD deltas early, so a delta rarely waits on memory (a table of
- * 100,000 rows does not fit in cache; see bench journal_apply_1m). Hints only: a lookup made
- * early may be outdated by the time the delta is applied, which costs speed, never
- * correctness. */
-enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4 };
+/* Software pipelining over a drain of deltas d[first .. end). At step i (just before delta
+ * i is applied):
+ * - delta i + LOOKUP_AHEAD's key is hashed and the line its lookup probes is prefetched;
+ * - delta i + ROW_AHEAD's key is looked up (that line has arrived by now) and its hot line,
+ *   placement and row are prefetched;
+ * - for delta i + REMOVAL_AHEAD, an Unregister or a flag-clearing UpdateFlags, the lines its
+ *   swap-removes will write are prefetched (its hot line and placement have arrived).
+ * A table of 100,000 projections does not fit in cache (bench journal_apply_1m); this way
+ * a delta rarely waits on memory. An early lookup stays valid until a Register or
+ * Unregister of its key, or a ClearGeneration, applies (another key's insertion or removal
+ * never moves this key's slot). Each such edge stamps its step into one of EDGE_STAMPS
+ * entries chosen by the key's hash, and a lookup made before the latest stamp of its entry
+ * is not used (two keys sharing an entry only cost a repeated lookup): O(1) per delta, and
+ * never a wrong slot. */
+enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4, HASH_RING = 32, EDGE_STAMPS = 16 };
+_Static_assert(HASH_RING > LOOKUP_AHEAD && LOOKUP_AHEAD > ROW_AHEAD && ROW_AHEAD > REMOVAL_AHEAD,
+               "a ring entry is rewritten only after its delta was applied");
 
-/* Looks the key up ahead of time (remembering the answer in *hint) and prefetches the hot
- * line and dirty back-index, and what else the delta's kind reads. */
-static void prefetch_row(const rv_render_scene *s, const rv_delta *d, uint64_t key_hash, lookup_hint *hint)
+typedef struct lookup_hint {
+    uint32_t slot; /* NONE: the key was not live */
+    uint32_t step; /* made before delta `step` was applied */
+} lookup_hint;
+
+typedef struct lookahead {
+    uint64_t key_hash[HASH_RING];   /* [k % HASH_RING]: delta k's key hashed, steps k - LOOKUP_AHEAD .. k */
+    lookup_hint hint[LOOKUP_AHEAD]; /* [k % LOOKUP_AHEAD]: delta k's early lookup, steps k - ROW_AHEAD .. k */
+    uint32_t edge[EDGE_STAMPS];     /* 1 + the step of the latest Register or Unregister of a key stamped
+                                       here (0: none) */
+    uint32_t cleared;               /* 1 + the step of the latest ClearGeneration (0: none) */
+} lookahead;
+
+static inline uint32_t edge_entry(uint64_t key_hash)
 {
-    uint64_t slot;
-    hint->key = d->key;
-    hint->slot = NONE;
+    return (uint32_t)(key_hash >> 60); /* the high bits: the low ones pick the lookup slot */
+}
+_Static_assert(EDGE_STAMPS == 16, "edge_entry takes four bits");
+
+/* Looks d's key up (key_hash: its hash, its line prefetched earlier) and prefetches the hot
+ * line and placement, and what else the delta's kind reads. Returns the slot, or NONE. */
+DRAIN_STEP uint32_t prefetch_row(const rv_render_scene *s, const rv_delta *d, uint64_t key_hash)
+{
     if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
         /* Both count the key's children (insert_projection, remove_projection). */
-        rvi_map_prefetch(&s->child_lookup, d->key);
+        rvi_map_prefetch_hashed(&s->child_lookup, key_hash);
         if (d->kind == RV_DELTA_REGISTER && d->projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD) {
             /* child_link reads the parent's child list and whether the parent is live. */
-            rvi_map_prefetch(&s->child_lookup, d->projection.bucket.parent_key);
-            rvi_map_prefetch(&s->key_lookup, d->projection.bucket.parent_key);
+            uint64_t parent_hash = rvi_map_hash(d->projection.bucket.parent_key);
+            rvi_map_prefetch_hashed(&s->child_lookup, parent_hash);
+            rvi_map_prefetch_hashed(&s->key_lookup, parent_hash);
         }
     }
-    if (!rvi_map_get_hashed(&s->key_lookup, d->key, key_hash, &slot))
-        return;
-    hint->slot = (uint32_t)slot;
+    uint64_t found;
+    if (!rvi_map_get_hashed(&s->key_lookup, d->key, key_hash, &found))
+        return NONE;
+    uint32_t slot = (uint32_t)found;
     PREFETCH(&s->hot[slot]);
     PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
     if (d->kind == RV_DELTA_UPDATE_TRANSFORM || d->kind == RV_DELTA_UPDATE_FLAGS) {
@@ -444,15 +471,15 @@ static void prefetch_row(const rv_render_scene *s, const rv_delta *d, uint64_t k
         PREFETCH(row);
         PREFETCH(row + sizeof *s->rows - 1);
     }
+    return slot;
 }
 
 /* Swap-removes write two lines per index a slot leaves — its position in the index array
  * and the back-index of the index's last member, which moves into it — at places nothing
  * else touches, so unprefetched they were most of an Unregister's cost (and an UpdateFlags
- * clearing a flag pays one). REMOVAL_AHEAD deltas early the slot's hot line and placement
- * (prefetched ROW_AHEAD early) have arrived: read which indices the delta makes it leave
- * and request those lines. An index's tail may still change before the delta applies; a
- * stale guess costs one prefetch. */
+ * clearing a flag pays one). Read which indices the delta makes the slot leave and request
+ * those lines. An index's tail may still change before the delta applies; a stale guess
+ * costs one prefetch. slot must be live now (its index positions are read). */
 static void prefetch_swap_remove(const rv_render_scene *s, int ix, uint32_t pos)
 {
     const uint32_t *a = s->index[ix];
@@ -499,56 +526,66 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
         prefetch_swap_remove(s, RVI_IX_LIGHT_CANDIDATE, pl->pos[RVI_IX_LIGHT_CANDIDATE]);
 }
 
-/* The lookahead of a run of deltas d[first .. end): hints[k % ROW_AHEAD] holds delta k's
- * early lookup once k >= first + ROW_AHEAD, while valid[k % ROW_AHEAD]. */
-typedef struct lookahead {
-    lookup_hint hints[ROW_AHEAD];
-    bool valid[ROW_AHEAD];
-    uint64_t key_hash[LOOKUP_AHEAD]; /* [k % LOOKUP_AHEAD]: delta k's key hashed for its prefetch */
-    uint32_t first;
-} lookahead;
-
-/* Called after each delta is applied: forgets the early lookups it may have outdated. Only
- * a Register or Unregister of a key, or a ClearGeneration, adds or removes a key (another
- * key's insertion or removal never changes this key's slot), so an UpdateX costs nothing
- * here and a structural edge a pass over the ROW_AHEAD pending hints. */
-static void lookahead_note(lookahead *la, const rv_delta *d)
+/* Delta k's early lookup while still current (see above), else SLOT_UNKNOWN. */
+DRAIN_STEP uint32_t hinted_slot(const lookahead *la, uint32_t k)
 {
-    if (d->kind == RV_DELTA_CLEAR_GENERATION) {
-        memset(la->valid, 0, sizeof la->valid);
-    } else if (d->kind == RV_DELTA_REGISTER || d->kind == RV_DELTA_UNREGISTER) {
-        for (int k = 0; k < ROW_AHEAD; k++)
-            if (la->hints[k].key == d->key)
-                la->valid[k] = false;
-    }
+    const lookup_hint *h = &la->hint[k % LOOKUP_AHEAD];
+    uint32_t stamp = la->edge[edge_entry(la->key_hash[k % HASH_RING])];
+    return stamp <= h->step && la->cleared <= h->step ? h->slot : SLOT_UNKNOWN;
 }
 
-/* Prefetches for deltas i + LOOKUP_AHEAD, i + ROW_AHEAD and i + REMOVAL_AHEAD, and returns
- * delta i's early
- * lookup in *hint (false when there is none, or it may be outdated). */
-DRAIN_STEP bool prefetch_ahead(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
-                               lookup_hint *hint)
+DRAIN_STEP void stage_hash(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t k)
 {
-    bool has_hint = i >= la->first + ROW_AHEAD && la->valid[i % ROW_AHEAD];
-    if (has_hint)
-        *hint = la->hints[i % ROW_AHEAD]; /* copied: the entry is reused just below */
-    if (i + LOOKUP_AHEAD < end) {
-        uint64_t h = rvi_map_hash(d[i + LOOKUP_AHEAD].key);
-        la->key_hash[(i + LOOKUP_AHEAD) % LOOKUP_AHEAD] = h; /* kept for the lookup ROW_AHEAD early */
-        rvi_map_prefetch_hashed(&s->key_lookup, h);
-    }
-    uint32_t r = i + REMOVAL_AHEAD;
-    if (r < end && r >= la->first + ROW_AHEAD &&
-        (d[r].kind == RV_DELTA_UNREGISTER || d[r].kind == RV_DELTA_UPDATE_FLAGS) && la->valid[r % ROW_AHEAD] &&
-        la->hints[r % ROW_AHEAD].slot != NONE)
-        prefetch_removal(s, &d[r], la->hints[r % ROW_AHEAD].slot);
-    if (i + ROW_AHEAD < end) {
-        uint32_t k = i + ROW_AHEAD;
-        uint64_t h = k >= la->first + LOOKUP_AHEAD ? la->key_hash[k % LOOKUP_AHEAD] : rvi_map_hash(d[k].key);
-        prefetch_row(s, &d[k], h, &la->hints[k % ROW_AHEAD]);
-        la->valid[(i + ROW_AHEAD) % ROW_AHEAD] = true;
-    }
-    return has_hint;
+    uint64_t h = rvi_map_hash(d[k].key);
+    la->key_hash[k % HASH_RING] = h;
+    rvi_map_prefetch_hashed(&s->key_lookup, h);
+}
+
+DRAIN_STEP void stage_lookup(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t k, uint32_t step)
+{
+    lookup_hint *h = &la->hint[k % LOOKUP_AHEAD];
+    h->step = step;
+    h->slot = prefetch_row(s, &d[k], la->key_hash[k % HASH_RING]);
+}
+
+DRAIN_STEP void stage_removal(const rv_render_scene *s, const lookahead *la, const rv_delta *d, uint32_t k)
+{
+    if (d[k].kind != RV_DELTA_UNREGISTER && d[k].kind != RV_DELTA_UPDATE_FLAGS)
+        return;
+    uint32_t slot = hinted_slot(la, k);
+    if (slot != NONE && slot != SLOT_UNKNOWN)
+        prefetch_removal(s, &d[k], slot);
+}
+
+/* Starts the pipeline over d[first .. end): the stages no earlier step ran. */
+static void drain_start(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t first, uint32_t end)
+{
+    memset(la, 0, sizeof *la);
+    for (uint32_t k = first; k < end && k - first < LOOKUP_AHEAD; k++)
+        stage_hash(s, la, d, k);
+    for (uint32_t k = first; k < end && k - first < ROW_AHEAD; k++)
+        stage_lookup(s, la, d, k, first);
+}
+
+/* Step i of the drain over d[first .. end): the stages ahead, then delta i applied.
+ * steady: the caller knows end - i > LOOKUP_AHEAD (no stage reaches past the end), so the
+ * steady loop tests nothing. */
+DRAIN_STEP void drain_step(rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t i, uint32_t end,
+                           bool steady, bool validate, rv_delta_outcome *o, rv_apply_counts *c)
+{
+    if (steady || end - i > LOOKUP_AHEAD)
+        stage_hash(s, la, d, i + LOOKUP_AHEAD);
+    if (steady || end - i > REMOVAL_AHEAD)
+        stage_removal(s, la, d, i + REMOVAL_AHEAD);
+    if (steady || end - i > ROW_AHEAD)
+        stage_lookup(s, la, d, i + ROW_AHEAD, i);
+    uint64_t key_hash = la->key_hash[i % HASH_RING];
+    apply_one(s, &d[i], validate, hinted_slot(la, i), key_hash, o, c);
+    rv_delta_kind kind = d[i].kind;
+    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UNREGISTER)
+        la->edge[edge_entry(key_hash)] = i + 1;
+    else if (kind == RV_DELTA_CLEAR_GENERATION)
+        la->cleared = i + 1;
 }
 
 rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)
@@ -566,27 +603,29 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
     while (r == RV_OK && j->cursor < j->deltas.count) {
         uint32_t end = j->deltas.count;
         r = reserve_journal(s, j, &reserved);
-        lookahead la = { .first = j->cursor };
-        lookup_hint hint;
+        if (r != RV_OK) {
+            rvi_finish_batch(s);
+            break;
+        }
+        lookahead la;
+        rv_delta_outcome o;
+        drain_start(s, &la, rvi_journal_entry(j, 0), j->cursor, end);
+        uint32_t i = j->cursor;
         if (!s->observer) {
             /* Nothing can append meanwhile: apply in place. */
             const rv_delta *d = rvi_journal_entry(j, 0);
-            for (; r == RV_OK && j->cursor < end; j->cursor++) {
-                bool hinted = prefetch_ahead(s, &la, d, j->cursor, end, &hint);
-                rv_delta_outcome o;
-                apply_one(s, &d[j->cursor], false, hinted ? &hint : NULL, &o, &c);
-                lookahead_note(&la, &d[j->cursor]);
-            }
+            for (; end - i > LOOKUP_AHEAD; i++)
+                drain_step(s, &la, d, i, end, true, false, &o, &c);
+            for (; i < end; i++)
+                drain_step(s, &la, d, i, end, false, false, &o, &c);
+            j->cursor = end;
         }
-        while (r == RV_OK && j->cursor < end) {
+        for (; i < end; i++) {
             /* Re-read every time: the observer may append and move the journal's buffer. */
-            bool hinted = prefetch_ahead(s, &la, rvi_journal_entry(j, 0), j->cursor, end, &hint);
-            rv_delta d = *rvi_journal_entry(j, j->cursor); /* a copy, for the same reason */
-            rv_delta_outcome o;
-            apply_one(s, &d, false, hinted ? &hint : NULL, &o, &c);
-            lookahead_note(&la, &d);
+            rv_delta d = *rvi_journal_entry(j, i); /* a copy, for the same reason */
+            drain_step(s, &la, rvi_journal_entry(j, 0), i, end, false, false, &o, &c);
             /* Taken before the observer runs, so an append never merges into it. */
-            j->cursor++;
+            j->cursor = i + 1;
             notify(s, &d, o);
         }
         rvi_finish_batch(s);
@@ -610,14 +649,14 @@ rv_result rv_render_scene_apply_deltas(rv_render_scene *s, const rv_delta *delta
         return RV_ERR_BAD_STATE;
     rv_apply_counts c = {0};
     rv_result r = count ? reserve_array(s, deltas, count) : RV_OK;
-    lookahead la = { .first = 0 };
-    lookup_hint hint;
-    for (uint32_t i = 0; r == RV_OK && i < count; i++) {
-        bool hinted = prefetch_ahead(s, &la, deltas, i, count, &hint);
-        rv_delta_outcome o;
-        apply_one(s, &deltas[i], true, hinted ? &hint : NULL, &o, &c);
-        lookahead_note(&la, &deltas[i]);
-        notify(s, &deltas[i], o);
+    if (r == RV_OK && count) {
+        lookahead la;
+        drain_start(s, &la, deltas, 0, count);
+        for (uint32_t i = 0; i < count; i++) {
+            rv_delta_outcome o;
+            drain_step(s, &la, deltas, i, count, false, true, &o, &c);
+            notify(s, &deltas[i], o);
+        }
     }
     rvi_finish_batch(s);
     add_counts(&s->stats.totals, &c);

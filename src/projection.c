@@ -564,10 +564,6 @@ DRAIN_STEP uint32_t hinted_slot(const lookahead *la, uint32_t k)
 
 DRAIN_STEP void stage_hash(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t k)
 {
-    /* The entry itself: a tick of deltas outgrows the core's cache between append and drain,
-     * and reading the key below fetches only the entry's first line. */
-    PREFETCH((const char *)&d[k] + 64);
-    PREFETCH((const char *)&d[k] + sizeof *d - 1);
     uint64_t h = rvi_map_hash(d[k].key);
     la->key_hash[k % HASH_RING] = h;
     rvi_map_prefetch_hashed(&s->key_lookup, h);

@@ -117,6 +117,13 @@ struct rv_render_scene {
     rv_render_scene_stats stats;
 };
 
+/* Slots a scene holds at most. */
+#define RVI_MAX_PROJECTIONS (1u << 30)
+
+/* Makes room for n live projections: table, key lookup and, in a world, node storage. All
+ * or nothing (RV_ERR_OUT_OF_MEMORY, RV_ERR_CAPACITY). */
+rv_result rvi_reserve_projections(rv_render_scene *scene, uint32_t n);
+
 /* ---- channels in the split row (projection.c and its helpers) ---- */
 
 static inline void rvi_store_transform(rvi_projection_hot *h, const rv_projection_transform *t)

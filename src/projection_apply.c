@@ -337,9 +337,8 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * - delta i + LOOKUP_AHEAD's key is hashed and the line its lookup probes is prefetched;
  * - delta i + ROW_AHEAD's key is looked up (that line has arrived by now) and the lines its
  *   kind reads are prefetched: the hot line, and the placement and row where needed;
- * - delta i + PLACEMENT_AHEAD, its hot line arrived: an Unregister's or flag-clearing
- *   UpdateFlags' swap-removes get the lines they will write prefetched, and an update of a
- *   slot not yet dirty its placement (it enters the dirty index).
+ * - for delta i + REMOVAL_AHEAD, an Unregister or a flag-clearing UpdateFlags, the lines its
+ *   swap-removes will write are prefetched (its hot line and placement have arrived).
  * A table of 100,000 projections does not fit in cache (bench journal_apply_1m); this way
  * a delta rarely waits on memory. An early lookup stays valid until a Register or
  * Unregister of its key, or a ClearGeneration, applies (another key's insertion or removal
@@ -347,8 +346,8 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * entries chosen by the key's hash, and a lookup made before the latest stamp of its entry
  * is not used (two keys sharing an entry only cost a repeated lookup): O(1) per delta, and
  * never a wrong slot. */
-enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, PLACEMENT_AHEAD = 4, HASH_RING = 32, EDGE_STAMPS = 16 };
-_Static_assert(HASH_RING > LOOKUP_AHEAD && LOOKUP_AHEAD > ROW_AHEAD && ROW_AHEAD > PLACEMENT_AHEAD,
+enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4, HASH_RING = 32, EDGE_STAMPS = 16 };
+_Static_assert(HASH_RING > LOOKUP_AHEAD && LOOKUP_AHEAD > ROW_AHEAD && ROW_AHEAD > REMOVAL_AHEAD,
                "a ring entry is rewritten only after its delta was applied");
 
 typedef struct lookup_hint {
@@ -389,10 +388,10 @@ DRAIN_STEP uint32_t prefetch_row(const rv_render_scene *s, const rv_delta *d, ui
         return NONE;
     uint32_t slot = (uint32_t)found;
     PREFETCH(&s->hot[slot]);
+    PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
     switch (d->kind) {
     case RV_DELTA_UPDATE_TRANSFORM:
-        /* The placement only if the slot enters the dirty index: stage_placement decides
-         * once the hot line has arrived. */
+    case RV_DELTA_UPDATE_FLAGS:
         if (s->world)
             PREFETCH(&s->rows[slot].node); /* the backing node the update is written to */
         break;
@@ -400,14 +399,8 @@ DRAIN_STEP uint32_t prefetch_row(const rv_render_scene *s, const rv_delta *d, ui
         PREFETCH(&s->rows[slot].mesh);
         PREFETCH((const char *)&s->rows[slot].material_variant + sizeof s->rows->material_variant - 1);
         break;
-    case RV_DELTA_UPDATE_FLAGS:
-        PREFETCH(&s->place[slot]); /* flag index back-indices */
-        if (s->world)
-            PREFETCH(&s->rows[slot].node);
-        break;
-    default: { /* Register (a replacement), Unregister, Rebucket: every back-index and the row */
+    default: { /* Register (a replacement), Unregister, Rebucket: the whole row */
         const char *row = (const char *)&s->rows[slot];
-        PREFETCH(&s->place[slot]);
         PREFETCH(row);
         PREFETCH(row + sizeof *s->rows - 1);
         break;
@@ -490,22 +483,18 @@ DRAIN_STEP void stage_lookup(const rv_render_scene *s, lookahead *la, const rv_d
     h->slot = prefetch_row(s, &d[k], la->key_hash[k % HASH_RING]);
 }
 
-/* PLACEMENT_AHEAD deltas early, when the slot's hot line (fetched ROW_AHEAD early) has
- * arrived: the lines an Unregister's or UpdateFlags' swap-removes write, and the placement of
- * a slot an update is about to put in the dirty index. */
-DRAIN_STEP void stage_placement(const rv_render_scene *s, const lookahead *la, const rv_delta *d, uint32_t k)
+/* REMOVAL_AHEAD deltas early, when the slot's hot line and placement (fetched ROW_AHEAD
+ * early) have arrived: the lines an Unregister's or UpdateFlags' swap-removes write. Only
+ * those kinds read the hot line this early: for the others the read could stall on a line
+ * still in flight (measured: deciding here whether an update needs its placement cost more
+ * than it saved). */
+DRAIN_STEP void stage_removal(const rv_render_scene *s, const lookahead *la, const rv_delta *d, uint32_t k)
 {
-    rv_delta_kind kind = d[k].kind;
-    bool update = kind == RV_DELTA_UPDATE_TRANSFORM || kind == RV_DELTA_UPDATE_APPEARANCE;
-    if (!update && kind != RV_DELTA_UNREGISTER && kind != RV_DELTA_UPDATE_FLAGS)
+    if (d[k].kind != RV_DELTA_UNREGISTER && d[k].kind != RV_DELTA_UPDATE_FLAGS)
         return;
     uint32_t slot = hinted_slot(la, k);
-    if (slot == NONE || slot == SLOT_UNKNOWN)
-        return;
-    if (!update)
+    if (slot != NONE && slot != SLOT_UNKNOWN)
         prefetch_removal(s, &d[k], slot);
-    else if (!s->hot[slot].dirty)
-        PREFETCH(&s->place[slot].pos[RVI_IX_DIRTY]);
 }
 
 /* Starts the pipeline over d[first .. end): the stages no earlier step ran. */
@@ -526,8 +515,8 @@ DRAIN_STEP void drain_step(rv_render_scene *s, lookahead *la, const rv_delta *d,
 {
     if (steady || end - i > LOOKUP_AHEAD)
         stage_hash(s, la, d, i + LOOKUP_AHEAD);
-    if (steady || end - i > PLACEMENT_AHEAD)
-        stage_placement(s, la, d, i + PLACEMENT_AHEAD);
+    if (steady || end - i > REMOVAL_AHEAD)
+        stage_removal(s, la, d, i + REMOVAL_AHEAD);
     if (steady || end - i > ROW_AHEAD)
         stage_lookup(s, la, d, i + ROW_AHEAD, i);
     uint64_t key_hash = la->key_hash[i % HASH_RING];

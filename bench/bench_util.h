@@ -17,6 +17,10 @@ typedef struct rvb_ctx {
 
 /* Monotonic time in nanoseconds. */
 uint64_t rvb_now_ns(void);
+/* Makes rvb_now_ns read the calling thread's CPU time instead of the wall clock: on a loaded
+ * machine time the process spent preempted is then not counted (cache interference from
+ * other processes still is). Single-threaded cases only. */
+void rvb_use_cpu_clock(void);
 /* Median of n doubles (sorts in place). */
 double rvb_median(double *v, int n);
 /* True when the case should run (honours --only); prints progress to stderr. */

@@ -1,6 +1,8 @@
 /* rvis-bench: each case prints rvis's time next to a naive baseline measured in the same
  * run, and their ratio. Targets are reported, never enforced: exit 0 unless an error.
- * Usage: rvis-bench [--json] [--quick] [--only SUBSTRING] */
+ * Usage: rvis-bench [--json] [--quick] [--cpu-clock] [--only SUBSTRING]
+ * --cpu-clock: time with the thread's CPU clock rather than the wall clock (for a loaded
+ * machine; every case in this program runs on one thread). */
 #include "bench_util.h"
 #include "bench_cases.h"
 
@@ -13,9 +15,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) ctx.json = true;
         else if (!strcmp(argv[i], "--quick")) ctx.quick = true;
+        else if (!strcmp(argv[i], "--cpu-clock")) rvb_use_cpu_clock();
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) ctx.only = argv[++i];
         else {
-            fprintf(stderr, "usage: rvis-bench [--json] [--quick] [--only SUBSTRING]\n");
+            fprintf(stderr, "usage: rvis-bench [--json] [--quick] [--cpu-clock] [--only SUBSTRING]\n");
             return 2;
         }
     }

@@ -117,6 +117,13 @@ struct rv_render_scene {
     rv_render_scene_stats stats;
 };
 
+/* Slots a scene holds at most. */
+#define RVI_MAX_PROJECTIONS (1u << 30)
+
+/* Makes room for n live projections: table, key lookup and, in a world, node storage. All
+ * or nothing (RV_ERR_OUT_OF_MEMORY, RV_ERR_CAPACITY). */
+rv_result rvi_reserve_projections(rv_render_scene *scene, uint32_t n);
+
 /* ---- channels in the split row (projection.c and its helpers) ---- */
 
 static inline void rvi_store_transform(rvi_projection_hot *h, const rv_projection_transform *t)
@@ -228,10 +235,15 @@ static inline uint32_t rvi_first_child(const rv_render_scene *s, uint64_t parent
     return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)c : RVI_INDEX_NONE;
 }
 
-static inline uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
+static inline uint32_t rvi_count_children_hashed(const rv_render_scene *s, uint64_t parent_key, uint64_t hash)
 {
     uint64_t c;
-    return rvi_map_get(&s->child_lookup, parent_key, &c) ? (uint32_t)(c >> 32) : 0;
+    return rvi_map_get_hashed(&s->child_lookup, parent_key, hash, &c) ? (uint32_t)(c >> 32) : 0;
+}
+
+static inline uint32_t rvi_count_children(const rv_render_scene *s, uint64_t parent_key)
+{
+    return rvi_count_children_hashed(s, parent_key, rvi_map_hash(parent_key));
 }
 /* Reserves one insertion into cell's bucket for the batch being prepared (the caller
  * reserved lookup, bucket and touched-list room); rvi_finish_batch ends the batch. */

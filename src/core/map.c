@@ -43,13 +43,13 @@ rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n)
     return rehash(heap, map, (uint32_t)cap);
 }
 
-/* The slot holding key (non-zero), or UINT32_MAX. */
-static uint32_t find(const rvi_map *map, uint64_t key)
+/* The slot holding key (non-zero; hash: rvi_map_hash(key)), or UINT32_MAX. */
+static uint32_t find(const rvi_map *map, uint64_t key, uint64_t hash)
 {
     if (map->capacity == 0)
         return UINT32_MAX;
     uint32_t mask = map->capacity - 1;
-    uint32_t i = rvi_map_home(map, key);
+    uint32_t i = (uint32_t)(hash & mask);
     for (;;) {
         uint64_t k = map->slots[i].key;
         if (k == key)
@@ -60,7 +60,7 @@ static uint32_t find(const rvi_map *map, uint64_t key)
     }
 }
 
-rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value)
+rv_result rvi_map_put_hashed(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t hash, uint64_t value)
 {
     if (key == 0) {
         if (!map->has_zero)
@@ -73,7 +73,7 @@ rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value
         /* One probe: the key's slot, or the first empty slot of its run, which is where it
          * goes (no tombstones) unless the table must grow first. */
         uint32_t mask = map->capacity - 1;
-        uint32_t i = rvi_map_home(map, key);
+        uint32_t i = (uint32_t)(hash & mask);
         for (;;) {
             uint64_t k = map->slots[i].key;
             if (k == key) {
@@ -95,12 +95,12 @@ rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value
     rv_result r = rvi_map_reserve(heap, map, map->count + 1);
     if (r != RV_OK)
         return r;
-    insert_fresh(map->slots, map->capacity - 1, rvi_map_home(map, key), key, value);
+    insert_fresh(map->slots, map->capacity - 1, (uint32_t)(hash & (map->capacity - 1)), key, value);
     map->count++;
     return RV_OK;
 }
 
-bool rvi_map_remove(rvi_map *map, uint64_t key)
+bool rvi_map_remove_hashed(rvi_map *map, uint64_t key, uint64_t hash)
 {
     if (key == 0) {
         if (!map->has_zero)
@@ -110,7 +110,7 @@ bool rvi_map_remove(rvi_map *map, uint64_t key)
         map->count--;
         return true;
     }
-    uint32_t i = find(map, key);
+    uint32_t i = find(map, key, hash);
     if (i == UINT32_MAX)
         return false;
     /* Backward-shift: pull later members of the probe run into the hole. */

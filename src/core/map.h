@@ -59,8 +59,13 @@ static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
 
 /* Ensures n entries fit without growing (load <= 3/4). */
 rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n);
-/* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). */
-rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value);
+/* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). The
+ * _hashed form takes rvi_map_hash(key). */
+rv_result rvi_map_put_hashed(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t hash, uint64_t value);
+static inline rv_result rvi_map_put(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t value)
+{
+    return rvi_map_put_hashed(heap, map, key, rvi_map_hash(key), value);
+}
 /* True and *value (if non-NULL) when key is present. Inline: the lookup is the hot path of
  * every user (a probe of one line, rarely two). The _hashed forms take rvi_map_hash(key). */
 static inline bool rvi_map_get_hashed(const rvi_map *map, uint64_t key, uint64_t hash, uint64_t *value)
@@ -90,8 +95,13 @@ static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value
     return rvi_map_get_hashed(map, key, rvi_map_hash(key), value);
 }
 
-/* True when key was present; it is removed. Never allocates. */
-bool rvi_map_remove(rvi_map *map, uint64_t key);
+/* True when key was present; it is removed. Never allocates. The _hashed form takes
+ * rvi_map_hash(key). */
+bool rvi_map_remove_hashed(rvi_map *map, uint64_t key, uint64_t hash);
+static inline bool rvi_map_remove(rvi_map *map, uint64_t key)
+{
+    return rvi_map_remove_hashed(map, key, rvi_map_hash(key));
+}
 void rvi_map_clear(rvi_map *map);
 void rvi_map_free(rvi_heap *heap, rvi_map *map);
 /* Iteration: uint32_t cursor = 0; while (rvi_map_next(map, &cursor, &key, &value)) ...

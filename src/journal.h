@@ -40,13 +40,14 @@ struct rv_journal {
     uint32_t cursor;         /* while draining: the first entry not yet taken */
     bool draining;
     bool keep_every_update;
-    uint64_t next_sequence;
     rvi_coalesce_record *coalesce; /* direct-mapped by key hash; NULL: never coalesce */
     uint32_t coalesce_slots;       /* a power of two */
+    uint8_t coalesce_shift;        /* 63 - log2(coalesce_slots) (see coalesce_slot) */
     uint32_t epoch;
     rvi_thread_id owner;
     rvi_journal_needs needs;
-    rv_journal_stats stats;
+    rv_journal_stats stats; /* appended and pending are derived by rv_journal_get_stats;
+                               stats.next_sequence is the sequence counter itself */
 };
 
 /* Checks a delta's kind and the payload of its channel (what an append validates; a replay

@@ -21,6 +21,22 @@
 __declspec(dllimport) unsigned long __stdcall GetCurrentThreadId(void);
 static rvi_thread_id current_thread(void) { return GetCurrentThreadId(); }
 static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return a == b; }
+#elif RVI_THREAD_TAG
+/* The calling thread's own instance of this (never written) object: its address is
+ * distinct among live threads and may be reused only once a thread has ended, as a
+ * pthread_t may. With the initial-exec model it is the thread pointer plus a constant: no
+ * call, where pthread_self is a call into libc on every append. glibc keeps room in the
+ * static TLS block for libraries opened later, so one byte of initial-exec TLS is safe in
+ * a dlopen'ed librvis.so too; elsewhere the default model (the linker still turns it into
+ * a thread-pointer offset in an executable). */
+#if defined(__GLIBC__) && defined(__ELF__)
+#define THREAD_TAG_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define THREAD_TAG_MODEL
+#endif
+static _Thread_local const char thread_tag THREAD_TAG_MODEL = 0;
+static rvi_thread_id current_thread(void) { return &thread_tag; }
+static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return a == b; }
 #else
 static rvi_thread_id current_thread(void) { return pthread_self(); }
 static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal(a, b) != 0; }

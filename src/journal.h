@@ -7,8 +7,13 @@
 #include "core/map.h"
 #include "core/vec.h"
 
+/* Who owns a journal: GetCurrentThreadId on Windows; with GCC or Clang, the address of a
+ * thread-local object (journal.c); elsewhere pthread_self. */
 #if defined(_WIN32)
 typedef unsigned long rvi_thread_id;
+#elif defined(__GNUC__) || defined(__clang__)
+#define RVI_THREAD_TAG 1
+typedef const void *rvi_thread_id;
 #else
 #include <pthread.h>
 typedef pthread_t rvi_thread_id;

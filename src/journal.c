@@ -133,14 +133,20 @@ static rv_result validate_bucket(const rv_projection_bucket *b, uint64_t key)
     return RV_OK;
 }
 
+static ALWAYS_INLINE rv_result validate_register(const rv_delta *d)
+{
+    const rv_projection *p = &d->projection;
+    RVI_TRY(validate_transform(&p->transform));
+    RVI_TRY(validate_bucket(&p->bucket, d->key));
+    return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
+}
+
 rv_result rvi_delta_validate(const rv_delta *d)
 {
     const rv_projection *p = &d->projection;
     switch (d->kind) {
     case RV_DELTA_REGISTER:
-        RVI_TRY(validate_transform(&p->transform));
-        RVI_TRY(validate_bucket(&p->bucket, d->key));
-        return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
+        return validate_register(d);
     case RV_DELTA_UPDATE_TRANSFORM:
         return validate_transform(&p->transform);
     case RV_DELTA_UPDATE_FLAGS:
@@ -200,9 +206,10 @@ static const uint32_t kept_words[RV_DELTA_KIND_COUNT_][DELTA_WORDS] = {
  * padding bytes must not leak into an entry), then the sequence. A mask per kind rather
  * than field by field: whole vectors, no branch on the kind, and no padding byte to miss.
  * entry and in must not overlap (restrict: the compiler then needs no overlap check). */
-static void store_entry(rv_delta *restrict entry, const rv_delta *restrict in, uint64_t sequence)
+static ALWAYS_INLINE void store_entry(rv_delta *restrict entry, const rv_delta *restrict in, rv_delta_kind kind,
+                                      uint64_t sequence)
 {
-    const unsigned char *keep = (const unsigned char *)kept_words[in->kind];
+    const unsigned char *keep = (const unsigned char *)kept_words[kind];
     const unsigned char *from = (const unsigned char *)in;
     unsigned char *to = (unsigned char *)entry;
     for (size_t i = 0; i < sizeof(rv_delta); i++)
@@ -331,13 +338,29 @@ static bool record_current(const rv_journal *j, const rvi_coalesce_record *r, ui
     return r->epoch == j->epoch && r->key == key;
 }
 
+/* A delta's identity (key, generation, incarnation) is 16 contiguous bytes in rv_delta and
+ * in a coalescing record alike: compared and copied whole. */
+enum { IDENTITY_BYTES = 16 };
+_Static_assert(offsetof(rv_delta, generation) == offsetof(rv_delta, key) + 8 &&
+                   offsetof(rv_delta, incarnation) == offsetof(rv_delta, key) + 12 &&
+                   offsetof(rvi_coalesce_record, generation) == offsetof(rvi_coalesce_record, key) + 8 &&
+                   offsetof(rvi_coalesce_record, incarnation) == offsetof(rvi_coalesce_record, key) + 12,
+               "identity layout");
+
+static const unsigned char *delta_identity(const rv_delta *d)
+{
+    return (const unsigned char *)d + offsetof(rv_delta, key);
+}
+
 /* True when r is the record, this tick, of the delta's key, generation and incarnation:
  * the only record an update may merge into. One test rather than four branches (which
  * table entries hold current records is data, not a pattern a predictor learns). */
 static bool record_matches(const rv_journal *j, const rvi_coalesce_record *r, const rv_delta *d)
 {
-    uint32_t identity = (r->epoch ^ j->epoch) | (r->generation ^ d->generation) | (r->incarnation ^ d->incarnation);
-    return ((r->key ^ d->key) | identity) == 0;
+    uint64_t ours[2], theirs[2];
+    memcpy(ours, (const unsigned char *)r + offsetof(rvi_coalesce_record, key), IDENTITY_BYTES);
+    memcpy(theirs, delta_identity(d), IDENTITY_BYTES);
+    return ((ours[0] ^ theirs[0]) | (ours[1] ^ theirs[1]) | (r->epoch ^ j->epoch)) == 0;
 }
 
 /* Grows the buffer by at least one entry (a failure changes nothing). Out of line: rare. */
@@ -356,7 +379,7 @@ static rv_result reserve_entry(rv_journal *j)
 
 /* Stores a validated delta as the next entry, in room reserved by the caller, with the
  * next sequence. Returns its index. */
-static uint32_t push_entry(rv_journal *j, const rv_delta *in)
+static ALWAYS_INLINE uint32_t push_entry(rv_journal *j, const rv_delta *in, rv_delta_kind kind)
 {
     uint32_t index = j->deltas.count++;
     rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, index);
@@ -368,7 +391,7 @@ static uint32_t push_entry(rv_journal *j, const rv_delta *in)
         PREFETCH_WRITE(ahead);
         PREFETCH_WRITE(ahead + sizeof *e - 1);
     }
-    store_entry(e, in, j->stats.next_sequence++);
+    store_entry(e, in, kind, j->stats.next_sequence++);
     return index;
 }
 
@@ -376,8 +399,11 @@ static rv_result grow_and_append(rv_journal *j, const rv_delta *in, uint64_t *ou
 
 /* Appends a validated update of `channel`, merging it into the key's latest undrained
  * update of that channel when the coalescing rules allow. */
-static rv_result append_update(rv_journal *j, const rv_delta *in, int channel, uint64_t *out_sequence)
+static ALWAYS_INLINE rv_result append_update(rv_journal *j, const rv_delta *in, int channel, uint64_t *out_sequence)
 {
+    static const rv_delta_kind channel_kind[] = { RV_DELTA_UPDATE_TRANSFORM, RV_DELTA_UPDATE_APPEARANCE,
+                                                  RV_DELTA_UPDATE_FLAGS };
+    rv_delta_kind kind = channel_kind[channel];
     /* The key's coalescing table entry, hashed once for the lookup and the update. */
     rvi_coalesce_record *r = j->coalesce ? coalesce_slot(j, in->key) : NULL;
     bool matches = r && record_matches(j, r, in);
@@ -388,7 +414,7 @@ static rv_result append_update(rv_journal *j, const rv_delta *in, int channel, u
         /* in may be this very entry, read back from rv_journal_pending: it is already in
          * stored form, and the merge would rewrite it unchanged. */
         if (e != in)
-            store_entry(e, in, sequence);
+            store_entry(e, in, kind, sequence);
         j->stats.coalesced++;
         if (out_sequence)
             *out_sequence = sequence;
@@ -397,16 +423,14 @@ static rv_result append_update(rv_journal *j, const rv_delta *in, int channel, u
     if (j->deltas.count == j->deltas.capacity)
         return grow_and_append(j, in, out_sequence);
     uint64_t sequence = j->stats.next_sequence;
-    uint32_t index = push_entry(j, in);
+    uint32_t index = push_entry(j, in, kind);
     if (r) {
         /* Remember the entry as the key's merge target. The table is direct-mapped: another
          * key's record in the same place is pushed out, which only means that key's next
          * update gets an entry of its own (not merging is always correct). */
         if (!matches) {
-            r->key = in->key;
+            memcpy((unsigned char *)r + offsetof(rvi_coalesce_record, key), delta_identity(in), IDENTITY_BYTES);
             r->epoch = j->epoch;
-            r->generation = in->generation;
-            r->incarnation = in->incarnation;
             r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
         }
         r->entry[channel] = index;
@@ -416,21 +440,28 @@ static rv_result append_update(rv_journal *j, const rv_delta *in, int channel, u
     return RV_OK;
 }
 
-/* Validates and appends a structural edge (Register, Rebucket, Unregister,
- * ClearGeneration); any other kind is RV_ERR_INVALID_ARG. Out of line: its calls and
- * registers stay off the updates' path. */
-static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+/* Appends a validated structural edge of `kind` (a constant in each copy, so the stored
+ * form's mask, the reservation counts and the coalescing step fold to what that kind
+ * needs). */
+static ALWAYS_INLINE rv_result append_edge_of(rv_journal *j, const rv_delta *in, rv_delta_kind kind,
+                                              uint64_t *out_sequence)
 {
-    RVI_TRY(rvi_delta_validate(in));
+    rv_projection_class target = kind == RV_DELTA_REGISTER || kind == RV_DELTA_REBUCKET
+                                     ? in->projection.bucket.projection_class
+                                     : RV_PROJECTION_CLASS_NONE;
     /* Reserve everything first so a failure changes nothing. */
     RVI_TRY(reserve_entry(j));
-    if (target_class(in) == RV_PROJECTION_CELL_STATIC)
+    if (target == RV_PROJECTION_CELL_STATIC)
         RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
     uint64_t sequence = j->stats.next_sequence;
-    uint32_t index = push_entry(j, in);
-    count_needs(j, in, index);
+    uint32_t index = push_entry(j, in, kind);
+    /* count_needs, for a known kind. */
+    j->needs.registers += kind == RV_DELTA_REGISTER;
+    j->needs.equipped_targets += target == RV_PROJECTION_EQUIPPED_CHILD;
+    if (target == RV_PROJECTION_CELL_STATIC)
+        RVI_VEC_AT(j->needs.cell_entries, uint32_t, j->needs.cell_entries.count++) = index;
     if (j->coalesce) {
-        if (in->kind == RV_DELTA_CLEAR_GENERATION) {
+        if (kind == RV_DELTA_CLEAR_GENERATION) {
             forget_coalescing(j);
         } else {
             /* An edge of this key: nothing after it merges with anything before. */
@@ -444,28 +475,48 @@ static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_
     return RV_OK;
 }
 
+/* Validates and appends a structural edge (Register, Rebucket, Unregister,
+ * ClearGeneration); any other kind is RV_ERR_INVALID_ARG. Out of line: its calls and
+ * registers stay off the updates' path. */
+static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    switch (in->kind) {
+    case RV_DELTA_REGISTER:
+        RVI_TRY(validate_register(in));
+        return append_edge_of(j, in, RV_DELTA_REGISTER, out_sequence);
+    case RV_DELTA_UNREGISTER:
+        return append_edge_of(j, in, RV_DELTA_UNREGISTER, out_sequence);
+    case RV_DELTA_REBUCKET:
+        RVI_TRY(validate_bucket(&in->projection.bucket, in->key));
+        return append_edge_of(j, in, RV_DELTA_REBUCKET, out_sequence);
+    case RV_DELTA_CLEAR_GENERATION:
+        return append_edge_of(j, in, RV_DELTA_CLEAR_GENERATION, out_sequence);
+    default:
+        return RV_ERR_INVALID_ARG;
+    }
+}
+
 /* Appends a delta from the journal's owner thread. Kept free of calls on the way of an
  * update (validation and the store are inline; only growth calls out, and the edges take
  * a function of their own) so it needs no stack frame: the thread check, which does call,
  * stays with the caller. */
 static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
 {
-    /* One test of the kind for validation and path, the most common update first: the
-     * updates check their channel only and need no reservation counts. */
-    int channel;
+    /* The most common update first. The updates check their channel only and need no
+     * reservation counts; each gets its own copy of the update path, in which the stored
+     * form's mask is a constant. */
     if (in->kind == RV_DELTA_UPDATE_TRANSFORM) {
         RVI_TRY(validate_transform(&in->projection.transform));
-        channel = CHANNEL_TRANSFORM;
-    } else if (in->kind == RV_DELTA_UPDATE_FLAGS) {
+        return append_update(j, in, CHANNEL_TRANSFORM, out_sequence);
+    }
+    if (in->kind == RV_DELTA_UPDATE_FLAGS) {
         if (in->projection.flags & ~RV_PROJECTION_FLAGS_ALL)
             return RV_ERR_INVALID_ARG;
-        channel = CHANNEL_FLAGS;
-    } else if (in->kind == RV_DELTA_UPDATE_APPEARANCE) {
-        channel = CHANNEL_APPEARANCE;
-    } else {
-        return append_edge(j, in, out_sequence);
+        return append_update(j, in, CHANNEL_FLAGS, out_sequence);
     }
-    return append_update(j, in, channel, out_sequence);
+    if (in->kind == RV_DELTA_UPDATE_APPEARANCE)
+        return append_update(j, in, CHANNEL_APPEARANCE, out_sequence);
+    return append_edge(j, in, out_sequence);
 }
 
 /* Grows the buffer, then appends (the rare path of append_owned, kept out of it so the

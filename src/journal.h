@@ -23,10 +23,10 @@ typedef pthread_t rvi_thread_id;
  * channel (RVI_INDEX_NONE after a structural edge). Valid only while epoch matches the
  * journal's (a tick end or a ClearGeneration moves the journal's epoch on). */
 typedef struct rvi_coalesce_record {
-    uint64_t key;
-    uint32_t epoch;
-    uint32_t generation;
+    uint64_t key;         /* key, generation, incarnation: laid out as in rv_delta, */
+    uint32_t generation;  /* so that journal.c compares and copies them as 16 bytes */
     uint32_t incarnation;
+    uint32_t epoch;
     uint32_t entry[3]; /* transform, appearance, flags */
 } rvi_coalesce_record;
 

@@ -106,14 +106,25 @@ static ALWAYS_INLINE bool transform_finite(const rv_projection_transform *t)
 #endif
 }
 
+/* True when all four rotation numbers (finite) are +0 or -0: every magnitude bit clear. */
+static ALWAYS_INLINE bool rotation_zero(const rv_projection_transform *t)
+{
+#if defined(__SSE2__)
+    __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)t->rotation),
+                              _mm_set1_epi32((int)MAGNITUDE_BITS));
+    return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(q, _mm_setzero_si128()))) == 0xF;
+#else
+    uint32_t rotation[4];
+    memcpy(rotation, t->rotation, sizeof rotation);
+    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & MAGNITUDE_BITS) == 0;
+#endif
+}
+
 static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform *t)
 {
     if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
-    /* Finite now: a magnitude of zero is +0 or -0, i.e. == 0.0f. */
-    uint32_t rotation[4];
-    memcpy(rotation, t->rotation, sizeof rotation);
-    if (((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & MAGNITUDE_BITS) == 0)
+    if (rotation_zero(t))
         return RV_ERR_INVALID_ARG;
     if (t->bounds[3] < 0.0f)
         return RV_ERR_INVALID_ARG;

@@ -8,18 +8,49 @@
  * sees the same validity and the final scene is the same as applying both in order. */
 #include "journal.h"
 #include "core/check.h"
-#include "core/hash.h"
 #include "core/pool.h"
 
+#include <float.h>
+#include <stddef.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(_WIN32)
 __declspec(dllimport) unsigned long __stdcall GetCurrentThreadId(void);
 static rvi_thread_id current_thread(void) { return GetCurrentThreadId(); }
 static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return a == b; }
+#elif RVI_THREAD_TAG
+/* The calling thread's own instance of this (never written) object: its address is
+ * distinct among live threads and may be reused only once a thread has ended, as a
+ * pthread_t may. With the initial-exec model it is the thread pointer plus a constant: no
+ * call, where pthread_self is a call into libc on every append. glibc keeps room in the
+ * static TLS block for libraries opened later, so one byte of initial-exec TLS is safe in
+ * a dlopen'ed librvis.so too; elsewhere the default model (the linker still turns it into
+ * a thread-pointer offset in an executable). */
+#if defined(__GLIBC__) && defined(__ELF__)
+#define THREAD_TAG_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define THREAD_TAG_MODEL
+#endif
+static _Thread_local const char thread_tag THREAD_TAG_MODEL = 0;
+static rvi_thread_id current_thread(void) { return &thread_tag; }
+static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return a == b; }
 #else
 static rvi_thread_id current_thread(void) { return pthread_self(); }
 static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal(a, b) != 0; }
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define NOINLINE __declspec(noinline)
+#define ALWAYS_INLINE __forceinline
+#else
+#define NOINLINE
+#define ALWAYS_INLINE inline
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -31,27 +62,69 @@ static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal
 /* How many entries ahead an append prefetches the buffer. */
 enum { WRITE_AHEAD = 4 };
 
-enum { CHANNEL_TRANSFORM, CHANNEL_APPEARANCE, CHANNEL_FLAGS, CHANNEL_NONE };
+enum { CHANNEL_TRANSFORM, CHANNEL_APPEARANCE, CHANNEL_FLAGS };
 
 /* ---- validation ---- */
 
-/* x * 0 is 0 for every finite x and NaN for an infinity or a NaN, so one sum tells whether
- * all 14 numbers are finite: no branch per number (appends are the journal's hot path). */
-static bool transform_finite(const rv_projection_transform *t)
+/* A transform's 14 numbers are its first 14 32-bit words (position, rotation, scale,
+ * bounds), read as IEEE 754 binary32 bit patterns by the checks below. */
+enum { TRANSFORM_NUMBERS = 14, ROTATION_WORD = 3, SCALE_WORD = 7 };
+_Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128, "binary32 floats");
+_Static_assert(offsetof(rv_projection_transform, rotation) == ROTATION_WORD * 4 &&
+                   offsetof(rv_projection_transform, scale) == SCALE_WORD * 4 &&
+                   offsetof(rv_projection_transform, bounds_space) == TRANSFORM_NUMBERS * 4,
+               "the transform's numbers are its first 14 words");
+
+#define MAGNITUDE_BITS 0x7FFFFFFFu
+
+/* True when none of the transform's 14 numbers is an infinity or a NaN. Such a number has
+ * every exponent bit set, so adding one to the exponent of its magnitude carries into bit
+ * 31 (a finite number's does not): one OR over all 14, no branch per number. */
+static ALWAYS_INLINE bool transform_finite(const rv_projection_transform *t)
 {
-    float zero = 0.0f;
-    for (int i = 0; i < 3; i++)
-        zero += t->position[i] * 0.0f + t->scale[i] * 0.0f;
-    for (int i = 0; i < 4; i++)
-        zero += t->rotation[i] * 0.0f + t->bounds[i] * 0.0f;
-    return zero == 0.0f;
+#if defined(__SSE2__)
+    /* Words 0-3, 4-7, 8-11 and 10-13 (overlapping: 14 is not a multiple of 4). */
+    const unsigned char *p = (const unsigned char *)t;
+    const __m128i magnitude = _mm_set1_epi32((int)MAGNITUDE_BITS), exponent_one = _mm_set1_epi32(0x00800000);
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+    __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(p + (TRANSFORM_NUMBERS - 4) * 4));
+    a = _mm_add_epi32(_mm_and_si128(a, magnitude), exponent_one);
+    b = _mm_add_epi32(_mm_and_si128(b, magnitude), exponent_one);
+    c = _mm_add_epi32(_mm_and_si128(c, magnitude), exponent_one);
+    d = _mm_add_epi32(_mm_and_si128(d, magnitude), exponent_one);
+    __m128i carry = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+    return _mm_movemask_ps(_mm_castsi128_ps(carry)) == 0; /* bit 31 of each lane */
+#else
+    uint32_t bits[TRANSFORM_NUMBERS];
+    memcpy(bits, t, sizeof bits);
+    uint32_t carry = 0;
+    for (int i = 0; i < TRANSFORM_NUMBERS; i++)
+        carry |= (bits[i] & MAGNITUDE_BITS) + 0x00800000u;
+    return (carry & 0x80000000u) == 0;
+#endif
 }
 
-static rv_result validate_transform(const rv_projection_transform *t)
+/* True when all four rotation numbers (finite) are +0 or -0: every magnitude bit clear. */
+static ALWAYS_INLINE bool rotation_zero(const rv_projection_transform *t)
+{
+#if defined(__SSE2__)
+    __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)t->rotation),
+                              _mm_set1_epi32((int)MAGNITUDE_BITS));
+    return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(q, _mm_setzero_si128()))) == 0xF;
+#else
+    uint32_t rotation[4];
+    memcpy(rotation, t->rotation, sizeof rotation);
+    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & MAGNITUDE_BITS) == 0;
+#endif
+}
+
+static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform *t)
 {
     if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
-    if (t->rotation[0] == 0.0f && t->rotation[1] == 0.0f && t->rotation[2] == 0.0f && t->rotation[3] == 0.0f)
+    if (rotation_zero(t))
         return RV_ERR_INVALID_ARG;
     if (t->bounds[3] < 0.0f)
         return RV_ERR_INVALID_ARG;
@@ -71,14 +144,20 @@ static rv_result validate_bucket(const rv_projection_bucket *b, uint64_t key)
     return RV_OK;
 }
 
+static ALWAYS_INLINE rv_result validate_register(const rv_delta *d)
+{
+    const rv_projection *p = &d->projection;
+    RVI_TRY(validate_transform(&p->transform));
+    RVI_TRY(validate_bucket(&p->bucket, d->key));
+    return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
+}
+
 rv_result rvi_delta_validate(const rv_delta *d)
 {
     const rv_projection *p = &d->projection;
     switch (d->kind) {
     case RV_DELTA_REGISTER:
-        RVI_TRY(validate_transform(&p->transform));
-        RVI_TRY(validate_bucket(&p->bucket, d->key));
-        return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
+        return validate_register(d);
     case RV_DELTA_UPDATE_TRANSFORM:
         return validate_transform(&p->transform);
     case RV_DELTA_UPDATE_FLAGS:
@@ -94,65 +173,63 @@ rv_result rvi_delta_validate(const rv_delta *d)
     }
 }
 
-/* All bytes zero, padding included: copied rather than memset, because compilers turn a
- * 144-byte memset into `rep stos`, whose start-up cost is most of an append's. */
+/* ---- the stored form ---- */
+
+/* Which 32-bit words of an rv_delta each kind stores (all ones); every other word is
+ * stored as zero: the sequence (set apart), the channels of other kinds and every padding
+ * word. Designated by offsetof, so the table follows the platform's layout. */
+enum { DELTA_WORDS = sizeof(rv_delta) / 4 };
+_Static_assert(sizeof(rv_delta) % 4 == 0 && sizeof(rv_delta_kind) == 4 && sizeof(rv_bounds_space) == 4 &&
+                   sizeof(rv_projection_class) == 4 && sizeof(rv_projection_transform) == 15 * 4,
+               "every member of rv_delta is whole 32-bit words and the transform has no padding");
+
+#define KEEP_WORD(member, i) [offsetof(rv_delta, member) / 4 + (i)] = ~0u
+#define KEEP_32(member) KEEP_WORD(member, 0)
+#define KEEP_64(member) KEEP_WORD(member, 0), KEEP_WORD(member, 1)
+#define KEEP_HEADER KEEP_64(key), KEEP_32(generation), KEEP_32(incarnation), KEEP_32(kind)
+#define KEEP_TRANSFORM                                                                                   \
+    KEEP_WORD(projection.transform, 0), KEEP_WORD(projection.transform, 1),                              \
+        KEEP_WORD(projection.transform, 2), KEEP_WORD(projection.transform, 3),                          \
+        KEEP_WORD(projection.transform, 4), KEEP_WORD(projection.transform, 5),                          \
+        KEEP_WORD(projection.transform, 6), KEEP_WORD(projection.transform, 7),                          \
+        KEEP_WORD(projection.transform, 8), KEEP_WORD(projection.transform, 9),                          \
+        KEEP_WORD(projection.transform, 10), KEEP_WORD(projection.transform, 11),                        \
+        KEEP_WORD(projection.transform, 12), KEEP_WORD(projection.transform, 13),                        \
+        KEEP_WORD(projection.transform, 14)
+#define KEEP_APPEARANCE KEEP_64(projection.appearance.mesh), KEEP_64(projection.appearance.material_variant)
+#define KEEP_BUCKET                                                                                      \
+    KEEP_32(projection.bucket.projection_class), KEEP_64(projection.bucket.cell),                        \
+        KEEP_64(projection.bucket.parent_key)
+#define KEEP_FLAGS KEEP_32(projection.flags)
+
+static const uint32_t kept_words[RV_DELTA_KIND_COUNT_][DELTA_WORDS] = {
+    [RV_DELTA_REGISTER] = { KEEP_HEADER, KEEP_TRANSFORM, KEEP_APPEARANCE, KEEP_BUCKET, KEEP_FLAGS },
+    [RV_DELTA_UPDATE_TRANSFORM] = { KEEP_HEADER, KEEP_TRANSFORM },
+    [RV_DELTA_UPDATE_APPEARANCE] = { KEEP_HEADER, KEEP_APPEARANCE },
+    [RV_DELTA_UPDATE_FLAGS] = { KEEP_HEADER, KEEP_FLAGS },
+    [RV_DELTA_REBUCKET] = { KEEP_HEADER, KEEP_BUCKET },
+    [RV_DELTA_UNREGISTER] = { KEEP_HEADER },
+    [RV_DELTA_CLEAR_GENERATION] = { KEEP_32(generation), KEEP_32(kind) },
+};
+
+/* Writes the stored form of a validated delta (in->kind in range): only the kind's header
+ * and channel, every other byte zero (recordings compare byte for byte, and the host's
+ * padding bytes must not leak into an entry), then the sequence. A mask per kind rather
+ * than field by field: whole vectors, no branch on the kind, and no padding byte to miss.
+ * entry and in must not overlap (restrict: the compiler then needs no overlap check). */
+static ALWAYS_INLINE void store_entry(rv_delta *restrict entry, const rv_delta *restrict in, rv_delta_kind kind,
+                                      uint64_t sequence)
+{
+    const unsigned char *keep = (const unsigned char *)kept_words[kind];
+    const unsigned char *from = (const unsigned char *)in;
+    unsigned char *to = (unsigned char *)entry;
+    for (size_t i = 0; i < sizeof(rv_delta); i++)
+        to[i] = from[i] & keep[i];
+    entry->sequence = sequence;
+}
+
+/* A zero delta, padding included, that the typed appends start from. */
 static const rv_delta zero_delta;
-
-static void copy_transform(rv_projection_transform *p, const rv_projection_transform *q)
-{
-    memcpy(p->position, q->position, sizeof p->position);
-    memcpy(p->rotation, q->rotation, sizeof p->rotation);
-    memcpy(p->scale, q->scale, sizeof p->scale);
-    memcpy(p->bounds, q->bounds, sizeof p->bounds);
-    p->bounds_space = q->bounds_space;
-}
-
-static void copy_bucket(rv_projection_bucket *p, const rv_projection_bucket *q)
-{
-    p->projection_class = q->projection_class;
-    p->cell = q->cell;
-    p->parent_key = q->parent_key;
-}
-
-/* The stored form: only the kind's channel, everything else zero (recordings compare
- * byte for byte). Field by field: a struct copy would carry the host's padding bytes into
- * the stored delta. One switch on the kind (appends are the journal's hot path). */
-static void canonical_delta(const rv_delta *in, rv_delta *out)
-{
-    memcpy(out, &zero_delta, sizeof *out);
-    out->kind = in->kind;
-    out->generation = in->generation;
-    if (in->kind == RV_DELTA_CLEAR_GENERATION)
-        return;
-    out->key = in->key;
-    out->incarnation = in->incarnation;
-    rv_projection *p = &out->projection;
-    const rv_projection *q = &in->projection;
-    switch (in->kind) {
-    case RV_DELTA_REGISTER:
-        copy_transform(&p->transform, &q->transform);
-        p->appearance.mesh = q->appearance.mesh;
-        p->appearance.material_variant = q->appearance.material_variant;
-        copy_bucket(&p->bucket, &q->bucket);
-        p->flags = q->flags;
-        break;
-    case RV_DELTA_UPDATE_TRANSFORM:
-        copy_transform(&p->transform, &q->transform);
-        break;
-    case RV_DELTA_UPDATE_APPEARANCE:
-        p->appearance.mesh = q->appearance.mesh;
-        p->appearance.material_variant = q->appearance.material_variant;
-        break;
-    case RV_DELTA_UPDATE_FLAGS:
-        p->flags = q->flags;
-        break;
-    case RV_DELTA_REBUCKET:
-        copy_bucket(&p->bucket, &q->bucket);
-        break;
-    default:
-        break;
-    }
-}
 
 /* ---- lifecycle ---- */
 
@@ -167,9 +244,11 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
         d.coalescing_keys = 4096;
     if (d.coalescing_keys > (1u << 24))
         return RV_ERR_INVALID_ARG;
-    uint32_t slots = 1;
-    while (slots < d.coalescing_keys)
+    uint32_t slots = 1, slot_bits = 0;
+    while (slots < d.coalescing_keys) {
         slots *= 2;
+        slot_bits++;
+    }
     rvi_heap heap;
     rvi_heap_init(&heap, &d.allocator);
     rv_journal *j = rvi_alloc(&heap, sizeof *j);
@@ -178,12 +257,12 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     memset(j, 0, sizeof *j);
     j->heap = heap;
     j->keep_every_update = d.keep_every_update;
-    j->next_sequence = 1;
     j->epoch = 1; /* the zeroed table's records (epoch 0) are all stale */
     j->owner = current_thread();
     if (!d.keep_every_update) {
         j->coalesce = rvi_calloc(&j->heap, slots, sizeof *j->coalesce);
         j->coalesce_slots = j->coalesce ? slots : 0;
+        j->coalesce_shift = (uint8_t)(63 - slot_bits);
     }
     if ((!d.keep_every_update && !j->coalesce) ||
         rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), d.initial_capacity) != RV_OK) {
@@ -256,10 +335,12 @@ static void forget_coalescing(rv_journal *j)
     }
 }
 
-/* The table entry a key's coalescing record lives in (direct-mapped by key hash). */
+/* The table entry a key's coalescing record lives in: direct-mapped by Fibonacci hashing
+ * (multiply by 2^64 / golden ratio and keep the top log2(slots) bits; Knuth, TAOCP vol. 3,
+ * 6.4), one multiply. Shifted in two steps so a one-slot table needs no shift by 64. */
 static rvi_coalesce_record *coalesce_slot(const rv_journal *j, uint64_t key)
 {
-    return &j->coalesce[rvi_mix64(key) & (j->coalesce_slots - 1)];
+    return &j->coalesce[((key * 0x9E3779B97F4A7C15ull) >> 1) >> j->coalesce_shift];
 }
 
 /* True when the table entry r holds a record of key for this tick. */
@@ -268,85 +349,49 @@ static bool record_current(const rv_journal *j, const rvi_coalesce_record *r, ui
     return r->epoch == j->epoch && r->key == key;
 }
 
-/* The entry an update of this channel may merge into (r: the key's table entry), or
- * RVI_INDEX_NONE. */
-static uint32_t coalesce_target(const rv_journal *j, const rvi_coalesce_record *r, const rv_delta *d, int channel)
+/* A delta's identity (key, generation, incarnation) is 16 contiguous bytes in rv_delta and
+ * in a coalescing record alike: compared and copied whole. */
+enum { IDENTITY_BYTES = 16 };
+_Static_assert(offsetof(rv_delta, generation) == offsetof(rv_delta, key) + 8 &&
+                   offsetof(rv_delta, incarnation) == offsetof(rv_delta, key) + 12 &&
+                   offsetof(rvi_coalesce_record, generation) == offsetof(rvi_coalesce_record, key) + 8 &&
+                   offsetof(rvi_coalesce_record, incarnation) == offsetof(rvi_coalesce_record, key) + 12,
+               "identity layout");
+
+static const unsigned char *delta_identity(const rv_delta *d)
 {
-    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation)
-        return RVI_INDEX_NONE;
-    uint32_t entry = r->entry[channel];
-    /* Entries below the cursor were already taken by a running drain. */
-    return entry != RVI_INDEX_NONE && entry >= j->cursor ? entry : RVI_INDEX_NONE;
+    return (const unsigned char *)d + offsetof(rv_delta, key);
 }
 
-/* Remembers entry `index` (an update of `channel`) as the key's merge target in its table
- * entry r. The table is direct-mapped: another key's record in the same place is pushed
- * out, which only means that key's next update gets an entry of its own (not merging is
- * always correct). */
-static void remember_update(const rv_journal *j, rvi_coalesce_record *r, const rv_delta *d, int channel,
-                            uint32_t index)
+/* True when r is the record, this tick, of the delta's key, generation and incarnation:
+ * the only record an update may merge into. One test rather than four branches (which
+ * table entries hold current records is data, not a pattern a predictor learns). */
+static bool record_matches(const rv_journal *j, const rvi_coalesce_record *r, const rv_delta *d)
 {
-    if (!record_current(j, r, d->key) || r->generation != d->generation || r->incarnation != d->incarnation) {
-        r->key = d->key;
-        r->epoch = j->epoch;
-        r->generation = d->generation;
-        r->incarnation = d->incarnation;
-        r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
-    }
-    r->entry[channel] = index;
+    uint64_t ours[2], theirs[2];
+    memcpy(ours, (const unsigned char *)r + offsetof(rvi_coalesce_record, key), IDENTITY_BYTES);
+    memcpy(theirs, delta_identity(d), IDENTITY_BYTES);
+    return ((ours[0] ^ theirs[0]) | (ours[1] ^ theirs[1]) | (r->epoch ^ j->epoch)) == 0;
 }
 
-static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+/* Grows the buffer by at least one entry (a failure changes nothing). Out of line: rare. */
+static NOINLINE rv_result grow_buffer(rv_journal *j)
 {
-    RVI_TRY(rvi_journal_check_thread(j));
-    /* Validation and channel in one switch on the kind: the updates (the common appends)
-     * check their channel only. */
-    int channel;
-    switch (in->kind) {
-    case RV_DELTA_UPDATE_TRANSFORM:
-        RVI_TRY(validate_transform(&in->projection.transform));
-        channel = CHANNEL_TRANSFORM;
-        break;
-    case RV_DELTA_UPDATE_APPEARANCE:
-        channel = CHANNEL_APPEARANCE;
-        break;
-    case RV_DELTA_UPDATE_FLAGS:
-        if (in->projection.flags & ~RV_PROJECTION_FLAGS_ALL)
-            return RV_ERR_INVALID_ARG;
-        channel = CHANNEL_FLAGS;
-        break;
-    default:
-        RVI_TRY(rvi_delta_validate(in));
-        channel = CHANNEL_NONE;
-        break;
-    }
-    /* The key's coalescing table entry, hashed once for the lookup and the update. */
-    rvi_coalesce_record *record =
-        j->coalesce && in->kind != RV_DELTA_CLEAR_GENERATION ? coalesce_slot(j, in->key) : NULL;
-
-    if (record && channel != CHANNEL_NONE) {
-        uint32_t target = coalesce_target(j, record, in, channel);
-        if (target != RVI_INDEX_NONE) {
-            rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, target);
-            uint64_t sequence = e->sequence;
-            canonical_delta(in, e);
-            e->sequence = sequence;
-            j->stats.appended++;
-            j->stats.coalesced++;
-            if (out_sequence)
-                *out_sequence = sequence;
-            return RV_OK;
-        }
-    }
-
-    /* Reserve everything first so a failure changes nothing. */
     if (j->deltas.count == UINT32_MAX)
         return RV_ERR_CAPACITY;
-    if (j->deltas.count >= j->deltas.capacity)
-        RVI_TRY(rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1));
-    if (channel == CHANNEL_NONE && target_class(in) == RV_PROJECTION_CELL_STATIC)
-        RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
+    return rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1);
+}
 
+/* Room for one more entry (a failure changes nothing). */
+static rv_result reserve_entry(rv_journal *j)
+{
+    return j->deltas.count < j->deltas.capacity ? RV_OK : grow_buffer(j);
+}
+
+/* Stores a validated delta as the next entry, in room reserved by the caller, with the
+ * next sequence. Returns its index. */
+static ALWAYS_INLINE uint32_t push_entry(rv_journal *j, const rv_delta *in, rv_delta_kind kind)
+{
     uint32_t index = j->deltas.count++;
     rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, index);
     /* The buffer is written front to back but between drains a scene's apply evicts it: ask
@@ -357,25 +402,146 @@ static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out
         PREFETCH_WRITE(ahead);
         PREFETCH_WRITE(ahead + sizeof *e - 1);
     }
-    canonical_delta(in, e);
-    e->sequence = j->next_sequence++;
-    j->stats.next_sequence = j->next_sequence;
-    j->stats.appended++;
-    if (channel == CHANNEL_NONE) /* an update needs no reservation */
-        count_needs(j, e, index);
+    store_entry(e, in, kind, j->stats.next_sequence++);
+    return index;
+}
 
-    if (j->coalesce && in->kind == RV_DELTA_CLEAR_GENERATION) {
-        forget_coalescing(j);
-    } else if (record && channel == CHANNEL_NONE) {
-        /* A structural edge of this key: nothing after it merges with anything before. */
-        if (record_current(j, record, in->key))
-            record->entry[0] = record->entry[1] = record->entry[2] = RVI_INDEX_NONE;
-    } else if (record) {
-        remember_update(j, record, in, channel, index);
+static rv_result grow_and_append(rv_journal *j, const rv_delta *in, uint64_t *out_sequence);
+
+/* Appends a validated update of `channel`, merging it into the key's latest undrained
+ * update of that channel when the coalescing rules allow. */
+static ALWAYS_INLINE rv_result append_update(rv_journal *j, const rv_delta *in, int channel, uint64_t *out_sequence)
+{
+    static const rv_delta_kind channel_kind[] = { RV_DELTA_UPDATE_TRANSFORM, RV_DELTA_UPDATE_APPEARANCE,
+                                                  RV_DELTA_UPDATE_FLAGS };
+    rv_delta_kind kind = channel_kind[channel];
+    /* The key's coalescing table entry, hashed once for the lookup and the update. */
+    rvi_coalesce_record *r = j->coalesce ? coalesce_slot(j, in->key) : NULL;
+    bool matches = r && record_matches(j, r, in);
+    /* Entries below the cursor were already taken by a running drain. */
+    if (matches && r->entry[channel] != RVI_INDEX_NONE && r->entry[channel] >= j->cursor) {
+        rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, r->entry[channel]);
+        uint64_t sequence = e->sequence;
+        /* in may be this very entry, read back from rv_journal_pending: it is already in
+         * stored form, and the merge would rewrite it unchanged. */
+        if (e != in)
+            store_entry(e, in, kind, sequence);
+        j->stats.coalesced++;
+        if (out_sequence)
+            *out_sequence = sequence;
+        return RV_OK;
+    }
+    if (j->deltas.count == j->deltas.capacity)
+        return grow_and_append(j, in, out_sequence);
+    uint64_t sequence = j->stats.next_sequence;
+    uint32_t index = push_entry(j, in, kind);
+    if (r) {
+        /* Remember the entry as the key's merge target. The table is direct-mapped: another
+         * key's record in the same place is pushed out, which only means that key's next
+         * update gets an entry of its own (not merging is always correct). */
+        if (!matches) {
+            memcpy((unsigned char *)r + offsetof(rvi_coalesce_record, key), delta_identity(in), IDENTITY_BYTES);
+            r->epoch = j->epoch;
+            r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
+        }
+        r->entry[channel] = index;
     }
     if (out_sequence)
-        *out_sequence = e->sequence;
+        *out_sequence = sequence;
     return RV_OK;
+}
+
+/* Appends a validated structural edge of `kind` (a constant in each copy, so the stored
+ * form's mask, the reservation counts and the coalescing step fold to what that kind
+ * needs). */
+static ALWAYS_INLINE rv_result append_edge_of(rv_journal *j, const rv_delta *in, rv_delta_kind kind,
+                                              uint64_t *out_sequence)
+{
+    rv_projection_class target = kind == RV_DELTA_REGISTER || kind == RV_DELTA_REBUCKET
+                                     ? in->projection.bucket.projection_class
+                                     : RV_PROJECTION_CLASS_NONE;
+    /* Reserve everything first so a failure changes nothing. */
+    RVI_TRY(reserve_entry(j));
+    if (target == RV_PROJECTION_CELL_STATIC)
+        RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
+    uint64_t sequence = j->stats.next_sequence;
+    uint32_t index = push_entry(j, in, kind);
+    /* count_needs, for a known kind. */
+    j->needs.registers += kind == RV_DELTA_REGISTER;
+    j->needs.equipped_targets += target == RV_PROJECTION_EQUIPPED_CHILD;
+    if (target == RV_PROJECTION_CELL_STATIC)
+        RVI_VEC_AT(j->needs.cell_entries, uint32_t, j->needs.cell_entries.count++) = index;
+    if (j->coalesce) {
+        if (kind == RV_DELTA_CLEAR_GENERATION) {
+            forget_coalescing(j);
+        } else {
+            /* An edge of this key: nothing after it merges with anything before. */
+            rvi_coalesce_record *r = coalesce_slot(j, in->key);
+            if (record_current(j, r, in->key))
+                r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
+        }
+    }
+    if (out_sequence)
+        *out_sequence = sequence;
+    return RV_OK;
+}
+
+/* Validates and appends a structural edge (Register, Rebucket, Unregister,
+ * ClearGeneration); any other kind is RV_ERR_INVALID_ARG. Out of line: its calls and
+ * registers stay off the updates' path. */
+static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    switch (in->kind) {
+    case RV_DELTA_REGISTER:
+        RVI_TRY(validate_register(in));
+        return append_edge_of(j, in, RV_DELTA_REGISTER, out_sequence);
+    case RV_DELTA_UNREGISTER:
+        return append_edge_of(j, in, RV_DELTA_UNREGISTER, out_sequence);
+    case RV_DELTA_REBUCKET:
+        RVI_TRY(validate_bucket(&in->projection.bucket, in->key));
+        return append_edge_of(j, in, RV_DELTA_REBUCKET, out_sequence);
+    case RV_DELTA_CLEAR_GENERATION:
+        return append_edge_of(j, in, RV_DELTA_CLEAR_GENERATION, out_sequence);
+    default:
+        return RV_ERR_INVALID_ARG;
+    }
+}
+
+/* Appends a delta from the journal's owner thread. Kept free of calls on the way of an
+ * update (validation and the store are inline; only growth calls out, and the edges take
+ * a function of their own) so it needs no stack frame: the thread check, which does call,
+ * stays with the caller. */
+static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    /* The most common update first. The updates check their channel only and need no
+     * reservation counts; each gets its own copy of the update path, in which the stored
+     * form's mask is a constant. */
+    if (in->kind == RV_DELTA_UPDATE_TRANSFORM) {
+        RVI_TRY(validate_transform(&in->projection.transform));
+        return append_update(j, in, CHANNEL_TRANSFORM, out_sequence);
+    }
+    if (in->kind == RV_DELTA_UPDATE_FLAGS) {
+        if (in->projection.flags & ~RV_PROJECTION_FLAGS_ALL)
+            return RV_ERR_INVALID_ARG;
+        return append_update(j, in, CHANNEL_FLAGS, out_sequence);
+    }
+    if (in->kind == RV_DELTA_UPDATE_APPEARANCE)
+        return append_update(j, in, CHANNEL_APPEARANCE, out_sequence);
+    return append_edge(j, in, out_sequence);
+}
+
+/* Grows the buffer, then appends (the rare path of append_owned, kept out of it so the
+ * common path makes no call that returns to it). */
+static NOINLINE rv_result grow_and_append(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    RVI_TRY(grow_buffer(j));
+    return append_owned(j, in, out_sequence);
+}
+
+static rv_result append_checked(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    RVI_TRY(rvi_journal_check_thread(j));
+    return append_owned(j, in, out_sequence);
 }
 
 rv_result rv_journal_append(rv_journal *j, const rv_delta *delta, uint64_t *out_sequence)
@@ -522,6 +688,8 @@ rv_journal_stats rv_journal_get_stats(const rv_journal *j)
     if (!j)
         return none;
     rv_journal_stats s = j->stats;
+    /* Every accepted append either took a sequence or was coalesced. */
+    s.appended = (s.next_sequence - 1) + s.coalesced;
     s.pending = j->deltas.count - (j->draining ? j->cursor : 0);
     return s;
 }

@@ -7,8 +7,13 @@
 #include "core/map.h"
 #include "core/vec.h"
 
+/* Who owns a journal: GetCurrentThreadId on Windows; with GCC or Clang, the address of a
+ * thread-local object (journal.c); elsewhere pthread_self. */
 #if defined(_WIN32)
 typedef unsigned long rvi_thread_id;
+#elif defined(__GNUC__) || defined(__clang__)
+#define RVI_THREAD_TAG 1
+typedef const void *rvi_thread_id;
 #else
 #include <pthread.h>
 typedef pthread_t rvi_thread_id;
@@ -18,10 +23,10 @@ typedef pthread_t rvi_thread_id;
  * channel (RVI_INDEX_NONE after a structural edge). Valid only while epoch matches the
  * journal's (a tick end or a ClearGeneration moves the journal's epoch on). */
 typedef struct rvi_coalesce_record {
-    uint64_t key;
-    uint32_t epoch;
-    uint32_t generation;
+    uint64_t key;         /* key, generation, incarnation: laid out as in rv_delta, */
+    uint32_t generation;  /* so that journal.c compares and copies them as 16 bytes */
     uint32_t incarnation;
+    uint32_t epoch;
     uint32_t entry[3]; /* transform, appearance, flags */
 } rvi_coalesce_record;
 
@@ -40,13 +45,14 @@ struct rv_journal {
     uint32_t cursor;         /* while draining: the first entry not yet taken */
     bool draining;
     bool keep_every_update;
-    uint64_t next_sequence;
     rvi_coalesce_record *coalesce; /* direct-mapped by key hash; NULL: never coalesce */
     uint32_t coalesce_slots;       /* a power of two */
+    uint8_t coalesce_shift;        /* 63 - log2(coalesce_slots) (see coalesce_slot) */
     uint32_t epoch;
     rvi_thread_id owner;
     rvi_journal_needs needs;
-    rv_journal_stats stats;
+    rv_journal_stats stats; /* appended and pending are derived by rv_journal_get_stats;
+                               stats.next_sequence is the sequence counter itself */
 };
 
 /* Checks a delta's kind and the payload of its channel (what an append validates; a replay

@@ -8,6 +8,7 @@
 #include "rvis.h"
 #include "support/rvt.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -209,6 +210,220 @@ static void test_append_refuses_malformed_payloads_and_changes_nothing(void **st
     rv_journal_destroy(j);
 }
 
+/* A valid delta of `kind` written field by field over `fill` (the host's padding bytes:
+ * every byte no field covers keeps the fill). */
+static rv_delta delta_over(unsigned char fill, rv_delta_kind kind, float x)
+{
+    rv_delta d;
+    memset(&d, fill, sizeof d);
+    d.sequence = 77; /* ignored: the journal assigns it */
+    d.kind = kind;
+    d.key = kind == RV_DELTA_CLEAR_GENERATION ? 0 : 5;
+    d.generation = kind == RV_DELTA_CLEAR_GENERATION ? 1 : 0;
+    d.incarnation = kind == RV_DELTA_CLEAR_GENERATION ? 0 : 2;
+    rv_projection_transform t = transform_at(x);
+    rv_projection *p = &d.projection;
+    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UPDATE_TRANSFORM) {
+        memcpy(p->transform.position, t.position, sizeof t.position);
+        memcpy(p->transform.rotation, t.rotation, sizeof t.rotation);
+        memcpy(p->transform.scale, t.scale, sizeof t.scale);
+        memcpy(p->transform.bounds, t.bounds, sizeof t.bounds);
+        p->transform.bounds_space = RV_BOUNDS_LOCAL;
+    }
+    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UPDATE_APPEARANCE) {
+        p->appearance.mesh = 11 + (uint64_t)x;
+        p->appearance.material_variant = 12;
+    }
+    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_REBUCKET) {
+        p->bucket.projection_class = RV_PROJECTION_CELL_STATIC;
+        p->bucket.cell = 13;
+        p->bucket.parent_key = 0;
+    }
+    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UPDATE_FLAGS)
+        p->flags = RV_PROJECTION_TRANSLUCENT;
+    return d;
+}
+
+/* The same delta as the journal must store it: over zeroes, with its sequence. */
+static rv_delta stored_form(rv_delta_kind kind, float x, uint64_t sequence)
+{
+    rv_delta d = delta_over(0, kind, x);
+    d.sequence = sequence;
+    return d;
+}
+
+static void test_stored_entries_hold_zero_padding_whatever_the_host_left_there(void **state)
+{
+    (void)state;
+    const rv_delta_kind kinds[] = { RV_DELTA_REGISTER, RV_DELTA_UPDATE_TRANSFORM, RV_DELTA_UPDATE_APPEARANCE,
+                                    RV_DELTA_UPDATE_FLAGS, RV_DELTA_REBUCKET, RV_DELTA_UNREGISTER,
+                                    RV_DELTA_CLEAR_GENERATION };
+    const unsigned char fills[] = { 0xFF, 0xAB, 0x01 };
+    for (size_t f = 0; f < sizeof fills; f++) {
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            for (int keep_every_update = 0; keep_every_update < 2; keep_every_update++) {
+                rv_journal *j = make_journal(keep_every_update != 0);
+                rv_delta in = delta_over(fills[f], kinds[k], 1.0f);
+                uint64_t sequence = 0;
+                assert_int_equal(rv_journal_append(j, &in, &sequence), RV_OK);
+                assert_int_equal(sequence, 1);
+                rv_delta expect = stored_form(kinds[k], 1.0f, 1);
+                uint32_t n;
+                const rv_delta *d = rv_journal_pending(j, &n);
+                assert_int_equal(n, 1);
+                assert_memory_equal(d, &expect, sizeof expect);
+                /* A second update of the same channel merges into the entry (or, keeping
+                 * every update, gets its own): garbage padding stays out either way. */
+                in = delta_over(fills[f], kinds[k], 2.0f);
+                assert_int_equal(rv_journal_append(j, &in, &sequence), RV_OK);
+                d = rv_journal_pending(j, &n);
+                bool merges = !keep_every_update && (kinds[k] == RV_DELTA_UPDATE_TRANSFORM ||
+                                                     kinds[k] == RV_DELTA_UPDATE_APPEARANCE ||
+                                                     kinds[k] == RV_DELTA_UPDATE_FLAGS);
+                assert_int_equal(n, merges ? 1 : 2);
+                assert_int_equal(sequence, merges ? 1 : 2);
+                expect = stored_form(kinds[k], 2.0f, sequence);
+                assert_memory_equal(&d[n - 1], &expect, sizeof expect);
+                rv_journal_destroy(j);
+            }
+        }
+    }
+}
+
+static void test_re_appending_a_pending_entry_merges_it_unchanged(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    rv_projection_transform t = transform_at(4.0f);
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+    uint32_t n;
+    const rv_delta *d = rv_journal_pending(j, &n);
+    rv_delta before = d[0];
+    uint64_t sequence = 0;
+    assert_int_equal(rv_journal_append(j, &d[0], &sequence), RV_OK); /* the entry itself */
+    d = rv_journal_pending(j, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(sequence, 1);
+    assert_memory_equal(&d[0], &before, sizeof before);
+    assert_int_equal(rv_journal_get_stats(j).coalesced, 1);
+    assert_int_equal(rv_journal_get_stats(j).appended, 2);
+    rv_journal_destroy(j);
+}
+
+/* Each of the 14 numbers of a transform, as a pointer into t. */
+static float *transform_number(rv_projection_transform *t, int i)
+{
+    if (i < 3)
+        return &t->position[i];
+    if (i < 7)
+        return &t->rotation[i - 3];
+    if (i < 10)
+        return &t->scale[i - 7];
+    return &t->bounds[i - 10];
+}
+
+static float float_of_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static void test_nan_or_infinity_in_any_transform_number_is_refused(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    const float bad[] = { NAN, -NAN, INFINITY, -INFINITY, float_of_bits(0x7F800001u) /* signalling */,
+                          float_of_bits(0xFFFFFFFFu) };
+    for (int i = 0; i < 14; i++) {
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+            rv_projection_transform t = transform_at(0.0f);
+            *transform_number(&t, i) = bad[b];
+            assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_NOT_FINITE);
+            rv_projection p = projection_of(RV_PROJECTION_DYNAMIC);
+            p.transform = t;
+            assert_int_equal(rv_journal_register(j, 0, 1, 1, &p, NULL), RV_ERR_NOT_FINITE);
+            /* Not finite comes first, whatever else is wrong. */
+            t.bounds_space = (rv_bounds_space)7;
+            assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_NOT_FINITE);
+        }
+    }
+    assert_int_equal(pending_count(j), 0);
+    assert_int_equal(rv_journal_get_stats(j).appended, 0);
+    /* The largest, smallest and subnormal finite numbers pass, in every place. */
+    const float fine[] = { FLT_MAX, -FLT_MAX, FLT_MIN, float_of_bits(1u) /* smallest subnormal */,
+                           float_of_bits(0x7F7FFFFFu) };
+    for (int i = 0; i < 14; i++) {
+        for (size_t f = 0; f < sizeof fine / sizeof fine[0]; f++) {
+            rv_projection_transform t = transform_at(0.0f);
+            *transform_number(&t, i) = i == 13 ? fabsf(fine[f]) : fine[f]; /* 13: the radius */
+            assert_int_equal(rv_journal_update_transform(j, 0, (uint64_t)i + 1, 1, &t, NULL), RV_OK);
+        }
+    }
+    rv_journal_destroy(j);
+}
+
+static void test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    rv_projection_transform t = transform_at(0.0f);
+    t.rotation[0] = -0.0f; t.rotation[1] = 0.0f; t.rotation[2] = -0.0f; t.rotation[3] = -0.0f;
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+    for (int r = 0; r < 4; r++) { /* any nonzero component, even subnormal, is a rotation */
+        t = transform_at(0.0f);
+        memset(t.rotation, 0, sizeof t.rotation);
+        t.rotation[r] = -float_of_bits(1u);
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+    }
+    t = transform_at(0.0f);
+    t.bounds[3] = -0.0f; /* not negative */
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+    t.bounds[3] = -float_of_bits(1u);
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+    t = transform_at(0.0f);
+    t.bounds_space = (rv_bounds_space)0x7FFFFFFF;
+    assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+    for (int s = 0; s < 3; s++) {
+        t = transform_at(0.0f);
+        t.bounds_space = RV_BOUNDS_WORLD;
+        t.scale[s] = -0.0f;
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+        t.scale[s] = float_of_bits(1u);
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+        t.bounds_space = RV_BOUNDS_LOCAL;
+        t.scale[s] = -0.0f; /* zero scale is fine with local bounds */
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+    }
+    rv_journal_destroy(j);
+}
+
+static void test_stats_count_every_accepted_append(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    rv_projection_transform t = transform_at(0.0f);
+    for (uint64_t k = 1; k <= 3; k++)
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(rv_journal_update_transform(j, 0, k, 1, &t, NULL), RV_OK);
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, 0x100, NULL), RV_ERR_INVALID_ARG); /* not counted */
+    rv_journal_stats st = rv_journal_get_stats(j);
+    assert_int_equal(st.appended, 12);
+    assert_int_equal(st.coalesced, 9);
+    assert_int_equal(st.next_sequence, 4);
+    assert_int_equal(st.pending, 3);
+    rv_render_scene *s;
+    assert_int_equal(rv_render_scene_create(NULL, &s), RV_OK);
+    assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_OK);
+    assert_int_equal(rv_journal_clear_generation(j, 1, NULL), RV_OK);
+    st = rv_journal_get_stats(j);
+    assert_int_equal(st.appended, 13);
+    assert_int_equal(st.drained, 3);
+    assert_int_equal(st.pending, 1);
+    rv_render_scene_destroy(s);
+    rv_journal_destroy(j);
+}
+
 /* ---- thread ownership ---- */
 
 typedef struct thread_call {
@@ -251,6 +466,49 @@ static void test_append_from_another_thread_is_refused_until_it_claims_the_journ
     assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_OK);
     assert_int_equal(pending_count(j), 0);
     rv_render_scene_destroy(s);
+    rv_journal_destroy(j);
+}
+
+typedef struct foreign_appends {
+    rv_journal *journal;
+    rv_result append[4];
+} foreign_appends;
+
+/* Every way in, from a thread that does not own the journal. */
+static void *append_every_kind_from_thread(void *arg)
+{
+    foreign_appends *c = arg;
+    rv_delta d = delta_over(0, RV_DELTA_UPDATE_TRANSFORM, 1.0f);
+    c->append[0] = rv_journal_append(c->journal, &d, NULL);
+    d = delta_over(0, RV_DELTA_UPDATE_FLAGS, 1.0f);
+    c->append[1] = rv_journal_append(c->journal, &d, NULL);
+    d = delta_over(0, RV_DELTA_REGISTER, 1.0f);
+    c->append[2] = rv_journal_append(c->journal, &d, NULL);
+    rv_projection_transform t = transform_at(1.0f);
+    c->append[3] = rv_journal_update_transform(c->journal, 0, 5, 2, &t, NULL);
+    return NULL;
+}
+
+static void test_appends_of_every_kind_from_another_thread_are_refused(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    rv_projection_transform t = transform_at(0.0f);
+    assert_int_equal(rv_journal_update_transform(j, 0, 5, 2, &t, NULL), RV_OK); /* a merge target */
+    foreign_appends c = { j, { RV_OK, RV_OK, RV_OK, RV_OK } };
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, append_every_kind_from_thread, &c), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(c.append[i], RV_ERR_INVARIANT);
+    uint32_t n;
+    const rv_delta *d = rv_journal_pending(j, &n);
+    assert_int_equal(n, 1);
+    assert_true(d[0].projection.transform.position[0] == 0.0f); /* nothing merged either */
+    rv_journal_stats st = rv_journal_get_stats(j);
+    assert_int_equal(st.appended, 1);
+    assert_int_equal(st.coalesced, 0);
+    assert_int_equal(rv_journal_update_transform(j, 0, 5, 2, &t, NULL), RV_OK); /* the owner still can */
     rv_journal_destroy(j);
 }
 
@@ -683,7 +941,13 @@ int main(void)
         cmocka_unit_test(test_appends_get_strictly_increasing_sequences),
         cmocka_unit_test(test_pending_deltas_hold_only_their_channel),
         cmocka_unit_test(test_append_refuses_malformed_payloads_and_changes_nothing),
+        cmocka_unit_test(test_stored_entries_hold_zero_padding_whatever_the_host_left_there),
+        cmocka_unit_test(test_re_appending_a_pending_entry_merges_it_unchanged),
+        cmocka_unit_test(test_nan_or_infinity_in_any_transform_number_is_refused),
+        cmocka_unit_test(test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers),
+        cmocka_unit_test(test_stats_count_every_accepted_append),
         cmocka_unit_test(test_append_from_another_thread_is_refused_until_it_claims_the_journal),
+        cmocka_unit_test(test_appends_of_every_kind_from_another_thread_are_refused),
         cmocka_unit_test(test_updates_of_one_channel_coalesce_within_a_tick),
         cmocka_unit_test(test_coalescing_does_not_cross_a_structural_edge),
         cmocka_unit_test(test_coalescing_needs_the_same_key_incarnation_generation_and_channel),

@@ -1559,7 +1559,9 @@ RV_API void rv_journal_destroy(rv_journal *journal);
  * update thread). Thread rule, exactly: every append and every drain (rv_render_scene_apply)
  * compares the calling thread with the owner recorded at creation or by the last
  * rv_journal_claim_thread and returns RV_ERR_INVARIANT, changing nothing, when they differ.
- * The check is always on (a pthread_self / GetCurrentThreadId compare). Read-only calls
+ * The check is always on: with GCC or Clang it compares the address of a thread-local object
+ * (distinct among live threads, as a pthread_t is; no call), on Windows GetCurrentThreadId,
+ * elsewhere pthread_self. Read-only calls
  * (rv_journal_pending, stats, memory) are not checked. claim_thread itself is not checked:
  * the host must ensure no other thread uses the journal meanwhile.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_BAD_STATE (a drain is running). */
@@ -1611,7 +1613,8 @@ RV_API rv_result rv_journal_clear_generation(rv_journal *journal, uint32_t new_g
 
 /* Appends a delta given whole (delta->sequence is ignored: the journal assigns it; fields
  * outside the kind's channel are ignored and stored as zero). The same rules and errors as
- * the kind's own function; an unknown kind is RV_ERR_INVALID_ARG. */
+ * the kind's own function; an unknown kind is RV_ERR_INVALID_ARG. delta may be an entry of
+ * this journal's rv_journal_pending (it is copied before the buffer can move). */
 RV_API rv_result rv_journal_append(rv_journal *journal, const rv_delta *delta, uint64_t *out_sequence);
 
 /* The undrained entries in sequence order, *out_count of them (out_count may be NULL when

@@ -548,6 +548,13 @@ rv_result rv_journal_append(rv_journal *j, const rv_delta *delta, uint64_t *out_
 {
     if (!j || !delta)
         return RV_ERR_INVALID_ARG;
+    /* A delta read back from rv_journal_pending lives in the buffer this append may move
+     * (growing): append a copy of it. Compared as integers, so any pointer may be given. */
+    uintptr_t offset = (uintptr_t)delta - (uintptr_t)j->deltas.data;
+    if (j->deltas.data && offset < (uintptr_t)j->deltas.capacity * sizeof(rv_delta)) {
+        rv_delta copy = *delta;
+        return append_checked(j, &copy, out_sequence);
+    }
     return append_checked(j, delta, out_sequence);
 }
 

@@ -310,6 +310,45 @@ static void test_re_appending_a_pending_entry_merges_it_unchanged(void **state)
     rv_journal_destroy(j);
 }
 
+/* Appending entries read back from rv_journal_pending while the buffer must grow: the
+ * pointer handed to the append lies in the very buffer the append moves. Every copy must
+ * still carry what the entry held (under AddressSanitizer a read of the freed buffer fails
+ * the run). */
+static void test_re_appending_pending_entries_while_the_buffer_grows(void **state)
+{
+    (void)state;
+    rv_journal_desc desc = {0};
+    desc.initial_capacity = 1;
+    desc.keep_every_update = true; /* nothing merges: every append needs a new entry */
+    rv_journal *j;
+    assert_int_equal(rv_journal_create(&desc, &j), RV_OK);
+    rv_projection_transform t = transform_at(7.0f);
+    assert_int_equal(rv_journal_update_transform(j, 0, 9, 1, &t, NULL), RV_OK);
+    uint32_t grew = 0;
+    for (uint32_t round = 0; round < 5; round++) {
+        uint64_t capacity = rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta);
+        /* Re-append the last pending entry until an append had to grow the buffer. */
+        while (rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta) == capacity) {
+            uint32_t n;
+            const rv_delta *d = rv_journal_pending(j, &n);
+            uint64_t sequence;
+            assert_int_equal(rv_journal_append(j, &d[n - 1], &sequence), RV_OK);
+            assert_int_equal(sequence, n + 1);
+        }
+        grew++;
+    }
+    uint32_t n;
+    const rv_delta *d = rv_journal_pending(j, &n);
+    assert_int_equal(grew, 5);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(d[i].kind, RV_DELTA_UPDATE_TRANSFORM);
+        assert_int_equal(d[i].key, 9);
+        assert_true(d[i].projection.transform.position[0] == 7.0f);
+        assert_int_equal(d[i].sequence, i + 1);
+    }
+    rv_journal_destroy(j);
+}
+
 /* Each of the 14 numbers of a transform, as a pointer into t. */
 static float *transform_number(rv_projection_transform *t, int i)
 {
@@ -943,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_append_refuses_malformed_payloads_and_changes_nothing),
         cmocka_unit_test(test_stored_entries_hold_zero_padding_whatever_the_host_left_there),
         cmocka_unit_test(test_re_appending_a_pending_entry_merges_it_unchanged),
+        cmocka_unit_test(test_re_appending_pending_entries_while_the_buffer_grows),
         cmocka_unit_test(test_nan_or_infinity_in_any_transform_number_is_refused),
         cmocka_unit_test(test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers),
         cmocka_unit_test(test_stats_count_every_accepted_append),

@@ -382,6 +382,12 @@ static NOINLINE rv_result grow_buffer(rv_journal *j)
     return rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), j->deltas.count + 1);
 }
 
+/* True when d lies in the journal's buffer (compared as integers: any pointer may be given). */
+static bool in_buffer(const rv_journal *j, const rv_delta *d)
+{
+    return (uintptr_t)d - (uintptr_t)j->deltas.data < (uintptr_t)j->deltas.capacity * sizeof(rv_delta);
+}
+
 /* Room for one more entry (a failure changes nothing). */
 static rv_result reserve_entry(rv_journal *j)
 {
@@ -491,6 +497,8 @@ static ALWAYS_INLINE rv_result append_edge_of(rv_journal *j, const rv_delta *in,
  * registers stay off the updates' path. */
 static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
 {
+    if (j->deltas.count == j->deltas.capacity && in_buffer(j, in)) /* growing would move it */
+        return grow_and_append(j, in, out_sequence);
     switch (in->kind) {
     case RV_DELTA_REGISTER:
         RVI_TRY(validate_register(in));
@@ -531,9 +539,15 @@ static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64
 }
 
 /* Grows the buffer, then appends (the rare path of append_owned, kept out of it so the
- * common path makes no call that returns to it). */
+ * common path makes no call that returns to it). An entry of this very buffer (read back
+ * from rv_journal_pending) is copied first: growing moves it. */
 static NOINLINE rv_result grow_and_append(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
 {
+    if (in_buffer(j, in)) {
+        rv_delta copy = *in;
+        RVI_TRY(grow_buffer(j));
+        return append_owned(j, &copy, out_sequence);
+    }
     RVI_TRY(grow_buffer(j));
     return append_owned(j, in, out_sequence);
 }
@@ -548,13 +562,6 @@ rv_result rv_journal_append(rv_journal *j, const rv_delta *delta, uint64_t *out_
 {
     if (!j || !delta)
         return RV_ERR_INVALID_ARG;
-    /* A delta read back from rv_journal_pending lives in the buffer this append may move
-     * (growing): append a copy of it. Compared as integers, so any pointer may be given. */
-    uintptr_t offset = (uintptr_t)delta - (uintptr_t)j->deltas.data;
-    if (j->deltas.data && offset < (uintptr_t)j->deltas.capacity * sizeof(rv_delta)) {
-        rv_delta copy = *delta;
-        return append_checked(j, &copy, out_sequence);
-    }
     return append_checked(j, delta, out_sequence);
 }
 

@@ -317,36 +317,42 @@ static void test_re_appending_a_pending_entry_merges_it_unchanged(void **state)
 static void test_re_appending_pending_entries_while_the_buffer_grows(void **state)
 {
     (void)state;
-    rv_journal_desc desc = {0};
-    desc.initial_capacity = 1;
-    desc.keep_every_update = true; /* nothing merges: every append needs a new entry */
-    rv_journal *j;
-    assert_int_equal(rv_journal_create(&desc, &j), RV_OK);
-    rv_projection_transform t = transform_at(7.0f);
-    assert_int_equal(rv_journal_update_transform(j, 0, 9, 1, &t, NULL), RV_OK);
-    uint32_t grew = 0;
-    for (uint32_t round = 0; round < 5; round++) {
-        uint64_t capacity = rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta);
-        /* Re-append the last pending entry until an append had to grow the buffer. */
-        while (rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta) == capacity) {
-            uint32_t n;
-            const rv_delta *d = rv_journal_pending(j, &n);
-            uint64_t sequence;
-            assert_int_equal(rv_journal_append(j, &d[n - 1], &sequence), RV_OK);
-            assert_int_equal(sequence, n + 1);
+    /* An update (its own growth path) and a structural edge (another). */
+    const rv_delta_kind kinds[] = { RV_DELTA_UPDATE_TRANSFORM, RV_DELTA_REGISTER };
+    for (int k = 0; k < 2; k++) {
+        rv_journal_desc desc = {0};
+        desc.initial_capacity = 1;
+        desc.keep_every_update = true; /* nothing merges: every append needs a new entry */
+        rv_journal *j;
+        assert_int_equal(rv_journal_create(&desc, &j), RV_OK);
+        rv_projection p = projection_of(RV_PROJECTION_DYNAMIC);
+        p.transform = transform_at(7.0f);
+        if (kinds[k] == RV_DELTA_REGISTER)
+            assert_int_equal(rv_journal_register(j, 0, 9, 1, &p, NULL), RV_OK);
+        else
+            assert_int_equal(rv_journal_update_transform(j, 0, 9, 1, &p.transform, NULL), RV_OK);
+        for (uint32_t round = 0; round < 5; round++) {
+            uint64_t capacity = rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta);
+            /* Re-append the last pending entry until an append had to grow the buffer. */
+            while (rv_journal_get_memory(j).buffer_bytes / sizeof(rv_delta) == capacity) {
+                uint32_t n;
+                const rv_delta *d = rv_journal_pending(j, &n);
+                uint64_t sequence;
+                assert_int_equal(rv_journal_append(j, &d[n - 1], &sequence), RV_OK);
+                assert_int_equal(sequence, n + 1);
+            }
         }
-        grew++;
+        uint32_t n;
+        const rv_delta *d = rv_journal_pending(j, &n);
+        assert_true(n > 16);
+        for (uint32_t i = 0; i < n; i++) {
+            assert_int_equal(d[i].kind, kinds[k]);
+            assert_int_equal(d[i].key, 9);
+            assert_true(d[i].projection.transform.position[0] == 7.0f);
+            assert_int_equal(d[i].sequence, i + 1);
+        }
+        rv_journal_destroy(j);
     }
-    uint32_t n;
-    const rv_delta *d = rv_journal_pending(j, &n);
-    assert_int_equal(grew, 5);
-    for (uint32_t i = 0; i < n; i++) {
-        assert_int_equal(d[i].kind, RV_DELTA_UPDATE_TRANSFORM);
-        assert_int_equal(d[i].key, 9);
-        assert_true(d[i].projection.transform.position[0] == 7.0f);
-        assert_int_equal(d[i].sequence, i + 1);
-    }
-    rv_journal_destroy(j);
 }
 
 /* Each of the 14 numbers of a transform, as a pointer into t. */

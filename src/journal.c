@@ -9,6 +9,7 @@
 #include "journal.h"
 #include "core/check.h"
 #include "core/pool.h"
+#include "core/prefetch.h"
 
 #include <float.h>
 #include <stddef.h>
@@ -53,11 +54,7 @@ static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal
 #define ALWAYS_INLINE inline
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH_WRITE(address) __builtin_prefetch((address), 1)
-#else
-#define PREFETCH_WRITE(address) ((void)(address))
-#endif
+#define PREFETCH_WRITE RVI_PREFETCH_WRITE
 
 /* How many entries ahead an append prefetches the buffer. */
 enum { WRITE_AHEAD = 4 };

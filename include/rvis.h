@@ -73,7 +73,8 @@ typedef enum rv_result {
  * values outside the enum. Never NULL; the string is static and must not be freed. */
 RV_API const char *rv_result_string(rv_result result);
 
-/* Host allocator. Every field may be NULL: a desc with no alloc/free uses libc. alloc
+/* Host allocator. Every field may be NULL: alloc and free go together, and when either is
+ * NULL rvis uses libc's malloc/realloc/free for both (a lone alloc is never called). alloc
  * returns memory aligned for any C type (like malloc) or NULL on failure; realloc may be
  * NULL, in which case rvis uses alloc + copy + free. free(NULL) must be harmless.
  * rvis never calls these from more than one thread for one world at a time. */
@@ -1469,7 +1470,9 @@ typedef enum rv_bounds_space {
  * for an equipped child: its transform is relative to its parent projection (the
  * attachment transform), so it moves with the parent. bounds: sphere centre x, y, z and
  * radius >= 0 in bounds_space. With RV_BOUNDS_WORLD every scale component must be nonzero
- * (rvis maps the sphere back into local space). Every number must be finite. */
+ * and the sphere mapped back into local space (centre through the inverse transform,
+ * radius divided by the largest scale) must fit in floats: world bounds under a scale of
+ * 1e-36, say, are RV_ERR_INVALID_ARG. Every number must be finite. */
 typedef struct rv_projection_transform {
     float position[3];
     float rotation[4];
@@ -1526,8 +1529,10 @@ typedef struct rv_journal_desc {
     uint32_t initial_capacity; /* deltas held before the buffer grows; 0 = default 1024 */
     bool keep_every_update;    /* true: never coalesce (every update keeps its own entry) */
     uint32_t coalescing_keys;  /* keys a tick remembers for coalescing (a direct-mapped table,
-                                  rounded up to a power of two, <= 2^24); 0 = default 4096.
-                                  A key pushed out by another just gets a new entry. */
+                                  rounded up to a power of two, <= 2^24, 32 bytes a key,
+                                  allocated at creation: 4096 take 128 KiB, 2^24 take
+                                  512 MiB); 0 = default 4096. A key pushed out by another
+                                  just gets a new entry. */
 } rv_journal_desc;
 
 /* Journal counters since creation. */
@@ -1549,7 +1554,8 @@ typedef struct rv_journal_memory {
 
 /* Creates a journal owned by the calling thread. desc may be NULL (defaults).
  * *out receives it, owned by the caller until rv_journal_destroy.
- * Errors: RV_ERR_INVALID_ARG (out NULL), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
+ * Errors: RV_ERR_INVALID_ARG (out NULL, coalescing_keys above 2^24), RV_ERR_OUT_OF_MEMORY;
+ * *out untouched on error. */
 RV_API rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out);
 
 /* Destroys a journal (NULL is ignored). Must not be called while a scene drains it. */
@@ -1682,7 +1688,9 @@ typedef struct rv_render_scene_stats {
     rv_apply_counts totals;  /* every apply and apply_deltas since creation */
     uint64_t publishes;      /* successful rv_render_scene_publish calls */
     uint64_t carry_over;     /* publications refused because deltas were left in the journal */
-    uint64_t last_sequence;  /* highest sequence taken (0: none) */
+    uint64_t last_sequence;  /* highest sequence of a delta taken and checked against the scene
+                                (0: none); a RV_DELTA_REJECTED_INVALID delta (replay only) and
+                                one refused for its sequence leave it as it was */
     uint32_t generation;     /* current scene generation */
     uint32_t orphaned_children; /* live equipped children whose parent key is not live */
 } rv_render_scene_stats;
@@ -1763,8 +1771,8 @@ typedef struct rv_scene_digest {
  * while the parent lives; otherwise a root), flagged projection, hidden and translucent to
  * match; at most one render scene binds a world. The world must outlive the scene or be
  * destroyed first (the scene then forgets its nodes). *out is owned by the caller.
- * Errors: RV_ERR_INVALID_ARG (out NULL), RV_ERR_BAD_STATE (the world already has a render
- * scene), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
+ * Errors: RV_ERR_INVALID_ARG (out NULL, initial_capacity above 2^30), RV_ERR_BAD_STATE
+ * (the world already has a render scene), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
 RV_API rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_scene **out);
 
 /* Destroys a scene (NULL is ignored) and the nodes it made in a world that still lives. */
@@ -1777,7 +1785,9 @@ RV_API void rv_render_scene_destroy(rv_render_scene *scene);
  * reserved before its first delta is applied: an RV_ERR_OUT_OF_MEMORY for the deltas
  * pending at the call leaves scene and journal unchanged. Deltas the observer appended
  * form later batches; a failure there stops after the last whole batch — the scene is
- * consistent, the journal keeps the rest in order, and calling apply again resumes.
+ * consistent, the journal keeps the rest in order, and calling apply again resumes. The
+ * journal's buffer keeps the entries taken until the drain ends, so it holds everything
+ * pending at the call plus everything the observer appends during it.
  * Cost: O(deltas) (ClearGeneration: O(projections)); nothing when the journal is empty.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_BAD_STATE (called from the observer or during
  * a node visit of the bound world, or the journal is being drained), RV_ERR_INVARIANT (the
@@ -2071,10 +2081,11 @@ RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
 /* The world's journal and render scene (created on first call, bound to the world: every
  * live projection is backed by a node). The host appends to the journal; rv_frame_begin
  * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_OUT_OF_MEMORY. */
+ * RV_ERR_BAD_STATE (a render scene the host created is bound to the world: at most one
+ * render scene binds a world), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
 /* The world's render scene (created with its journal on first call; owned by the world).
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (as rv_world_journal), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene);
 
 /* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is

@@ -12,6 +12,7 @@
 #include "core/prefetch.h"
 
 #include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -117,6 +118,52 @@ static ALWAYS_INLINE bool rotation_zero(const rv_projection_transform *t)
 #endif
 }
 
+/* World-space bounds in the projection's local space: the sphere a backing node carries
+ * (projection_nodes.c), which the scene maps back through T * R * S. The centre goes
+ * through the inverse of T * R * S and the radius is divided by the largest scale, in
+ * double; the radius is then padded for the rounding of the centre and the radius to
+ * float, so the float sphere always encloses the host's. False when a number does not fit in a float (world bounds
+ * under a scale of 1e-36, or a centre 6e38 from the position): such a transform is refused
+ * on append, so a node's sphere never goes missing. t: finite, quaternion and scales
+ * nonzero. */
+bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
+{
+    double q[4], n2 = 0.0;
+    for (int k = 0; k < 4; k++)
+        n2 += (double)t->rotation[k] * t->rotation[k];
+    double n = sqrt(n2);
+    for (int k = 0; k < 4; k++)
+        q[k] = t->rotation[k] / n;
+    double v[3];
+    for (int k = 0; k < 3; k++)
+        v[k] = (double)t->bounds[k] - t->position[k];
+    /* v rotated by the inverse rotation: q^-1 * v * q = v + w * u + cross(-q.xyz, u) with
+     * u = 2 * cross(-q.xyz, v). */
+    double x = -q[0], y = -q[1], z = -q[2], w = q[3];
+    double ux = 2.0 * (y * v[2] - z * v[1]), uy = 2.0 * (z * v[0] - x * v[2]), uz = 2.0 * (x * v[1] - y * v[0]);
+    double c[3] = { v[0] + w * ux + (y * uz - z * uy), v[1] + w * uy + (z * ux - x * uz),
+                    v[2] + w * uz + (x * uy - y * ux) };
+    double largest = 0.0, spread = 0.0;
+    for (int k = 0; k < 3; k++) {
+        spread += fabs(c[k]); /* before the scale: the rounding below, in world units */
+        c[k] /= t->scale[k];
+        double a = fabs((double)t->scale[k]);
+        largest = a > largest ? a : largest;
+    }
+    /* Rounding c[k] to float moves it by < |c[k]| * FLT_EPSILON / 2 in local units, which
+     * is |c[k] * scale[k]| * FLT_EPSILON / 2 in world units; the scene multiplies the local
+     * radius by the largest scale. */
+    double radius = (t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON) / largest;
+    if (!(radius <= FLT_MAX) || !(fabs(c[0]) <= FLT_MAX) || !(fabs(c[1]) <= FLT_MAX) || !(fabs(c[2]) <= FLT_MAX))
+        return false;
+    if (out) {
+        for (int k = 0; k < 3; k++)
+            out[k] = (float)c[k];
+        out[3] = (float)radius;
+    }
+    return true;
+}
+
 static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform *t)
 {
     if (!transform_finite(t))
@@ -127,7 +174,8 @@ static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform 
         return RV_ERR_INVALID_ARG;
     if (t->bounds_space != RV_BOUNDS_LOCAL && t->bounds_space != RV_BOUNDS_WORLD)
         return RV_ERR_INVALID_ARG;
-    if (t->bounds_space == RV_BOUNDS_WORLD && (t->scale[0] == 0.0f || t->scale[1] == 0.0f || t->scale[2] == 0.0f))
+    if (t->bounds_space == RV_BOUNDS_WORLD &&
+        (t->scale[0] == 0.0f || t->scale[1] == 0.0f || t->scale[2] == 0.0f || !rvi_world_bounds_to_local(t, NULL)))
         return RV_ERR_INVALID_ARG;
     return RV_OK;
 }

@@ -1,6 +1,7 @@
 /* Backing nodes of a world-bound render scene (DESIGN.md §7, §8: projections are backed
  * by nodes so culling, occlusion and LOD treat them like any node). */
 #include "projection.h"
+#include "journal.h"
 #include "core/check.h"
 #include "scene.h"
 #include "world.h"
@@ -36,45 +37,12 @@ static void node_forget(rv_render_scene *s, uint32_t slot)
     rvi_set_blocked(s, slot, false);
 }
 
-/* q^-1 * v * q for a unit quaternion q (x, y, z, w): v rotated by the inverse rotation. */
-static void rotate_inverse(const float q[4], const float v[3], float out[3])
-{
-    float x = -q[0], y = -q[1], z = -q[2], w = q[3];
-    /* t = 2 * cross(q.xyz, v); out = v + w * t + cross(q.xyz, t) */
-    float tx = 2.0f * (y * v[2] - z * v[1]);
-    float ty = 2.0f * (z * v[0] - x * v[2]);
-    float tz = 2.0f * (x * v[1] - y * v[0]);
-    out[0] = v[0] + w * tx + (y * tz - z * ty);
-    out[1] = v[1] + w * ty + (z * tx - x * tz);
-    out[2] = v[2] + w * tz + (x * ty - y * tx);
-}
-
-/* The projection's bounds as the node's local sphere. World-space bounds (in the frame the
- * transform is expressed in) are mapped back through the inverse of T * R * S; the radius
- * is divided by the largest scale, which the scene multiplies back, padded so rounding
- * never shrinks the sphere. */
+/* The projection's bounds as the node's local sphere (world-space bounds mapped back by
+ * rvi_world_bounds_to_local, which validation has already run on this transform). */
 static void local_bounds(const rv_projection_transform *t, float out[4])
 {
-    if (t->bounds_space == RV_BOUNDS_LOCAL) {
-        memcpy(out, t->bounds, 16);
-        return;
-    }
-    double n2 = 0.0;
-    for (int k = 0; k < 4; k++)
-        n2 += (double)t->rotation[k] * t->rotation[k];
-    float q[4], d[3], r[3];
-    for (int k = 0; k < 4; k++)
-        q[k] = (float)(t->rotation[k] / sqrt(n2));
-    for (int k = 0; k < 3; k++)
-        d[k] = t->bounds[k] - t->position[k];
-    rotate_inverse(q, d, r);
-    float largest = 0.0f;
-    for (int k = 0; k < 3; k++) {
-        out[k] = r[k] / t->scale[k];
-        float a = fabsf(t->scale[k]);
-        largest = a > largest ? a : largest;
-    }
-    out[3] = t->bounds[3] / largest * (1.0f + 4.0f * FLT_EPSILON);
+    if (t->bounds_space == RV_BOUNDS_LOCAL || !rvi_world_bounds_to_local(t, out))
+        memcpy(out, t->bounds, 16); /* the second: unreachable after validation */
 }
 
 void rvi_node_write_transform(rv_render_scene *s, uint32_t slot)

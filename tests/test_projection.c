@@ -10,6 +10,7 @@
 #include "world.h"
 #include "support/rvt.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1180,6 +1181,107 @@ static void test_drain_lookahead_survives_edges_of_the_same_key(void **state)
     free(m.keys);
 }
 
+/* A log-uniform magnitude in [10^lo, 10^hi] with a random sign. */
+static double signed_magnitude(uint64_t *rng, double lo, double hi)
+{
+    double m = pow(10.0, lo + (hi - lo) * (double)(rvt_next(rng) >> 11) / 9007199254740992.0);
+    return (rvt_next(rng) & 1) ? m : -m;
+}
+
+/* The world sphere a transform's world-space bounds describe, mapped into local space in
+ * long double (the slow reference): the largest magnitude among the local centre's
+ * components and the local radius. */
+static long double local_extent(const rv_projection_transform *t)
+{
+    long double q[4], n = 0.0L;
+    for (int k = 0; k < 4; k++)
+        n += (long double)t->rotation[k] * t->rotation[k];
+    n = sqrtl(n);
+    for (int k = 0; k < 4; k++)
+        q[k] = t->rotation[k] / n;
+    long double v[3], r[3];
+    for (int k = 0; k < 3; k++)
+        v[k] = (long double)t->bounds[k] - t->position[k];
+    /* rotation matrix of q, transposed (the inverse rotation) */
+    long double x = q[0], y = q[1], z = q[2], w = q[3];
+    long double m[3][3] = { { 1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w) },
+                            { 2 * (x * y - z * w), 1 - 2 * (x * x + z * z), 2 * (y * z + x * w) },
+                            { 2 * (x * z + y * w), 2 * (y * z - x * w), 1 - 2 * (x * x + y * y) } };
+    long double largest = 0.0L, extent = 0.0L;
+    for (int i = 0; i < 3; i++) {
+        r[i] = (m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2]) / t->scale[i];
+        extent = fabsl(r[i]) > extent ? fabsl(r[i]) : extent;
+        long double a = fabsl((long double)t->scale[i]);
+        largest = a > largest ? a : largest;
+    }
+    long double radius = t->bounds[3] / largest;
+    return radius > extent ? radius : extent;
+}
+
+/* World-space bounds under extreme transforms (scales from 1e-38 to 1e38, offsets and
+ * radii up to 1e30): a Register is refused (RV_ERR_INVALID_ARG, nothing changes) when the
+ * backing node's local sphere cannot be a float, and otherwise the node's world sphere
+ * encloses the host's sphere, checked in double against the host's numbers. Before, such a
+ * Register was accepted and the node kept no sphere, or its old one: a hole in the world. */
+static void test_world_bounds_under_extreme_transforms_enclose_or_are_refused(void **state)
+{
+    (void)state;
+    rv_world *world;
+    assert_int_equal(rv_world_create(NULL, &world), RV_OK);
+    rv_render_scene_desc desc = {0};
+    desc.world = world;
+    fixture f = make_fixture(&desc);
+    uint64_t rng = 0xB0D5;
+    uint32_t accepted = 0, refused = 0;
+    for (uint64_t key = 1; key <= (uint64_t)RVT_HEAVY(20000, 3000); key++) {
+        rv_projection p = make_projection(&rng, key, 1, 1);
+        p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+        p.bucket.parent_key = 0;
+        rv_projection_transform *t = &p.transform;
+        t->bounds_space = RV_BOUNDS_WORLD;
+        for (int k = 0; k < 3; k++) {
+            t->scale[k] = (float)signed_magnitude(&rng, -38.0, 38.0);
+            t->position[k] = (float)signed_magnitude(&rng, -3.0, 30.0);
+            t->bounds[k] = t->position[k] + (float)signed_magnitude(&rng, -6.0, 30.0);
+        }
+        t->bounds[3] = (float)fabs(signed_magnitude(&rng, -6.0, 30.0));
+        long double extent = local_extent(t);
+        rv_result r = rv_journal_register(f.journal, 0, key, 1, &p, NULL);
+        if (r != RV_OK) {
+            assert_int_equal(r, RV_ERR_INVALID_ARG);
+            assert_true(extent > FLT_MAX / 2.0L); /* refused only when it cannot fit */
+            refused++;
+            continue;
+        }
+        assert_true(extent < FLT_MAX * 2.0L); /* accepted only when it fits */
+        rv_apply_counts c = apply(&f);
+        assert_int_equal(c.applied, 1);
+        assert_int_equal(rv_update_world(world), RV_OK);
+        uint32_t slot;
+        rv_projection_record rec;
+        assert_int_equal(rv_render_scene_find(f.scene, key, &slot), RV_OK);
+        assert_int_equal(rv_render_scene_read(f.scene, slot, &rec), RV_OK);
+        float b[4];
+        assert_int_equal(rv_node_world_bounds(world, rec.node, b), RV_OK);
+        double d2 = 0.0;
+        for (int k = 0; k < 3; k++)
+            d2 += ((double)b[k] - t->bounds[k]) * ((double)b[k] - t->bounds[k]);
+        if (!(sqrt(d2) + t->bounds[3] <= (double)b[3]))
+            fail_msg("key %llu: node sphere (%g %g %g r %g) misses (%g %g %g r %g)", (unsigned long long)key,
+                     b[0], b[1], b[2], b[3], t->bounds[0], t->bounds[1], t->bounds[2], t->bounds[3]);
+        accepted++;
+        if (accepted % 64 == 0) { /* keep the scene small: a fresh one */
+            rv_render_scene_destroy(f.scene);
+            rv_journal_destroy(f.journal);
+            f = make_fixture(&desc);
+        }
+    }
+    assert_true(accepted > 100);
+    assert_true(refused > 100);
+    free_fixture(&f);
+    rv_world_destroy(world);
+}
+
 /* ---- digest ---- */
 
 /* Changes one field of the projection with key k through a delta, checks the digest
@@ -2093,6 +2195,7 @@ int main(void)
         cmocka_unit_test(test_queries_refuse_bad_arguments),
         cmocka_unit_test(test_random_deltas_keep_indices_equal_to_brute_force_scans),
         cmocka_unit_test(test_drain_lookahead_survives_edges_of_the_same_key),
+        cmocka_unit_test(test_world_bounds_under_extreme_transforms_enclose_or_are_refused),
         cmocka_unit_test(test_changing_any_single_field_changes_the_digest),
         cmocka_unit_test(test_replay_of_a_recorded_journal_gives_the_same_digest),
         cmocka_unit_test(test_steady_frames_allocate_nothing),

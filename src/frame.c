@@ -107,13 +107,16 @@ rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
 
 /* ---- view ---------------------------------------------------------------------------- */
 
-static void mat4_mul(const float a[16], const float b[16], float out[16])
+/* a * b, column-major, in double: for a camera far from the origin the float product
+ * loses the far plane to cancellation (the frustum is extracted from this double product;
+ * the float copy serves the occlusion buffer). */
+static void mat4_mul_d(const float a[16], const float b[16], double out[16])
 {
     for (int c = 0; c < 4; c++)
         for (int r = 0; r < 4; r++) {
-            float acc = 0;
+            double acc = 0;
             for (int k = 0; k < 4; k++)
-                acc += a[k * 4 + r] * b[c * 4 + k];
+                acc += (double)a[k * 4 + r] * b[c * 4 + k];
             out[c * 4 + r] = acc;
         }
 }
@@ -128,10 +131,17 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         return RV_ERR_INVALID_ARG;
     rvi_frame_camera cam;
     memset(&cam, 0, sizeof cam);
+    double view_projection_d[16];
+    bool have_double = false;
     if (view->view && view->projection) {
         if (!rvi_finite_n(view->view, 16) || !rvi_finite_n(view->projection, 16))
             return RV_ERR_NOT_FINITE;
-        mat4_mul(view->projection, view->view, cam.view_projection);
+        mat4_mul_d(view->projection, view->view, view_projection_d);
+        for (int k = 0; k < 16; k++)
+            cam.view_projection[k] = (float)view_projection_d[k];
+        if (!rvi_finite_n(cam.view_projection, 16))
+            return RV_ERR_NOT_FINITE;
+        have_double = true;
         /* Eye from the inverse of the view's rigid part: eye = -R^T t. */
         const float *v = view->view;
         for (int k = 0; k < 3; k++)
@@ -182,7 +192,10 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     }
     if (cam.orthographic && !(cam.ortho_height > 0 && isfinite(cam.ortho_height)))
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
+    if (have_double)
+        RVI_TRY(rvi_frustum_from_view_projection_d(view_projection_d, view->clip, &cam.frustum));
+    else
+        RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
     cam.clip = view->clip;
     cam.viewport_width = view->viewport_width;
     cam.viewport_height = view->viewport_height;

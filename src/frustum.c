@@ -53,19 +53,37 @@ static bool make_plane(const double rows[4][4], int row_a, double a, int row_b, 
     return true;
 }
 
+static rv_result frustum_from_rows(const double rows[4][4], rv_clip clip, rv_frustum *out);
+
 rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_clip clip, rv_frustum *out)
 {
     if (view_projection == NULL || out == NULL)
         return RV_ERR_INVALID_ARG;
     if (!rvi_finite_n(view_projection, 16))
         return RV_ERR_NOT_FINITE;
-
     /* Column-major: row i of M is (m[i], m[4 + i], m[8 + i], m[12 + i]); rows 0..3 are
      * clip x, y, z, w as linear forms of the world point (Gribb & Hartmann 2001). */
     double rows[4][4];
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 4; k++)
             rows[i][k] = (double)view_projection[k * 4 + i];
+    return frustum_from_rows(rows, clip, out);
+}
+
+rv_result rvi_frustum_from_view_projection_d(const double view_projection[16], rv_clip clip, rv_frustum *out)
+{
+    double rows[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 4; k++) {
+            rows[i][k] = view_projection[k * 4 + i];
+            if (!isfinite(rows[i][k]))
+                return RV_ERR_NOT_FINITE;
+        }
+    return frustum_from_rows(rows, clip, out);
+}
+
+static rv_result frustum_from_rows(const double rows[4][4], rv_clip clip, rv_frustum *out)
+{
     double global_ref = 0.0;
     for (int i = 0; i < 4; i++)
         global_ref = fmax(global_ref, row_xyz_length(rows[i]));

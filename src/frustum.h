@@ -32,4 +32,10 @@ rv_result rvi_cull_spheres_soa_level(rvi_simd_level level, const rv_frustum *fru
                                      float *y, float *z, float *radius, uint32_t count,
                                      void *payload, size_t payload_stride, uint32_t *out_kept);
 
+/* rv_frustum_from_view_projection for a view-projection held in double (column-major):
+ * the frame multiplies projection by view in double, because in float the far plane of a
+ * camera a million units from the origin cancels away (row w minus row z). Errors:
+ * RV_ERR_NOT_FINITE, and those of the float form. */
+rv_result rvi_frustum_from_view_projection_d(const double view_projection[16], rv_clip clip, rv_frustum *out);
+
 #endif

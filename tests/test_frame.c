@@ -792,6 +792,34 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
 /* A wall-sized test box beside the view: its sphere reaches into the frustum, the box does
  * not, so the frustum culls it by its box (a node with the same sphere and no box is
  * drawn); moved into the view, it is drawn. */
+/* A camera a million units from the origin (an open world without origin rebasing) sees an
+ * object 40 units ahead in every direction. Projection times view multiplied in float
+ * cancelled the far plane away there (row w minus row z) and culled it; the frame now
+ * multiplies in double. (Found by a fresh-eyes test: 6 to 19 of 40 directions failed.) */
+static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    int drawn = 0;
+    for (int i = 0; i < 32; i++) {
+        double a = 6.283185307179586 * i / 32.0;
+        float eye[3] = { 945709.2f + (float)(i * 1013), 6.1f, -946238.8f - (float)(i * 977) };
+        float target[3] = { eye[0] + 40.0f * (float)sin(a), 4.6f, eye[2] - 40.0f * (float)cos(a) };
+        rv_node n = object_at(w, RV_NODE_NONE, target[0], target[1], target[2], 1.0f);
+        camera c;
+        camera_make(&c, eye, target, 1.0f, 0.0);
+        float near = 0.01f, far = 10000.0f; /* a deep range: the far plane's row is nearly row w */
+        c.projection[10] = (far + near) / (near - far);
+        c.projection[14] = 2 * far * near / (near - far);
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        drawn += view_draws(&fv, n);
+        assert_int_equal(rv_node_destroy_subtree(w, n), RV_OK);
+    }
+    assert_int_equal(drawn, 32);
+    rv_world_destroy(w);
+}
+
 static void test_test_box_outside_the_frustum_culls_a_straddling_sphere(void **state)
 {
     (void)state;
@@ -1881,6 +1909,7 @@ int main(void)
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
+        cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),

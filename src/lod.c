@@ -345,15 +345,27 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
     }
     if (!batch_levels(&job))
         return RV_OK;
-    /* Rare: tell a bad input from a huge finite one exactly. */
+    /* Rare: tell a bad input from a huge finite one exactly, and decide a huge one in
+     * double: a distance beyond ~1e19 overflows the kernel's float d^2, which would answer
+     * "too small to draw" for a sphere that fills the view. */
     rv_result result = RV_OK;
     for (uint32_t j = 0; j < count; j++) {
         float sphere[3] = { center_x[j], center_y[j], center_z[j] };
         rv_result r = check_sphere(sphere, radius[j]);
         if (r == RV_ERR_NOT_FINITE)
             return r;
-        if (r != RV_OK)
+        if (r != RV_OK) {
             result = r;
+            continue;
+        }
+        if (view->orthographic)
+            continue; /* its kernel squares nothing */
+        float dx = sphere[0] - view->eye[0], dy = sphere[1] - view->eye[1], dz = sphere[2] - view->eye[2];
+        float d2 = dx * dx + dy * dy + dz * dz, r2 = radius[j] * radius[j];
+        if (!(d2 + r2 <= 0.25f * FLT_MAX)) /* near the kernel's screen: its answer may be wrong */
+            out_levels[j] = (uint8_t)clamp_finest(
+                level_for_angle(biased_angle(sphere, radius[j], view, &config), ladder, 1.0),
+                config.finest_level, ladder->count);
     }
     return result;
 }

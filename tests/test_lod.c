@@ -220,6 +220,48 @@ static void test_batch_matches_scalar_and_asin_reference(void **state)
     }
 }
 
+/* Spheres so far away that the batch kernel's float d^2 overflows (distance beyond ~1e19)
+ * still get the level of the angle they subtend: a sphere of radius 1e19 at 1e20 fills 0.2
+ * radians, the finest level here. The kernel answered "too small to draw" (the level past
+ * the last threshold) until such spheres were decided in double. (Found by a fresh-eyes
+ * test.) */
+static void test_batch_decides_spheres_beyond_float_range_in_double(void **state)
+{
+    (void)state;
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder l;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &l), RV_OK);
+    rv_lod_view view = { .eye = { 0, 0, 0 } };
+    const float d[] = { 2e19f, 1e20f, 1e21f, 1e22f, 3e37f }, ratio[] = { 0.11f, 0.05f, 0.02f, 0.001f };
+    enum { N = 5 * 4 + 3 };
+    float x[N], y[N], z[N], r[N];
+    uint8_t out[N];
+    int n = 0;
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 4; k++, n++) {
+            x[n] = 0.6f * d[i];
+            y[n] = 0.0f;
+            z[n] = -0.8f * d[i];
+            r[n] = ratio[k] * d[i];
+        }
+    for (; n < N; n++) { /* ordinary spheres in the same call keep their kernel answers */
+        x[n] = 0.0f;
+        y[n] = 0.0f;
+        z[n] = -100.0f * (float)n;
+        r[n] = 3.0f;
+    }
+    assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, N, out), RV_OK);
+    for (int j = 0; j < N; j++) {
+        double dist = hypot(hypot((double)x[j], (double)y[j]), (double)z[j]);
+        double angle = 2 * asin(r[j] / dist);
+        uint32_t reference = 0;
+        for (int i = 0; i < 3; i++)
+            reference += angle < t[i];
+        assert_int_equal(out[j], reference);
+    }
+    assert_int_equal(out[0], 0); /* 0.22 rad: the finest level, not nothing */
+}
+
 static void test_bias_multiplies_the_angle(void **state)
 {
     (void)state;
@@ -849,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_level_at_each_threshold_and_one_part_in_ten_thousand_around_it),
         cmocka_unit_test(test_eye_inside_sphere_is_level_zero),
         cmocka_unit_test(test_batch_matches_scalar_and_asin_reference),
+        cmocka_unit_test(test_batch_decides_spheres_beyond_float_range_in_double),
         cmocka_unit_test(test_bias_multiplies_the_angle),
         cmocka_unit_test(test_finest_level_replaces_finer_levels),
         cmocka_unit_test(test_orthographic_angle_is_diameter_over_view_height_times_reference_fov),

@@ -563,7 +563,9 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
                                     float aspect);
 
 /* Declares an occluder box for this frame: local min/max corners (float[3], world units
- * before the matrix; min <= max; a zero extent makes a flat occluder such as a wall quad)
+ * before the matrix; min <= max; a zero extent is accepted, but such a flat occluder (a
+ * wall quad, or a box under a zero scale) is not rasterised yet: it counts as skipped_small,
+ * so give walls their real thickness)
  * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
  * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
  * an occluder bigger than its solid hides things the camera can see.
@@ -2006,11 +2008,17 @@ typedef struct rv_frame_view {
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
  * the residency's frame. The arena this frame is built in is the one the last published
  * view does not live in, so that view stays valid while this one is built.
- * A bad in-place transform write does not stop the frame: the node keeps its previous
- * matrix and counts.transform_errors says so.
+ * A transform that cannot be composed (a bad in-place write, a product overflowing float)
+ * does not stop the frame: the node keeps its previous matrix and counts.transform_errors
+ * says so in the frame where it happens (not in later frames: the node is then culled with
+ * that previous matrix until a good transform is written). The view-projection of the
+ * view + projection form is multiplied in double (a camera far from the origin keeps its
+ * far plane); a host passing view_projection should build it in double too.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
- * neither matrix form given, or, with occlusion on, a viewport so wide or tall that the
- * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye or time is NaN/Inf),
+ * neither matrix form given, a view whose forward axis has no length in float (a view
+ * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the
+ * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye
+ * or time is NaN/Inf, or projection times view overflows float),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
  * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);

@@ -164,7 +164,10 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
     return true;
 }
 
-static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform *t)
+/* The checks of a transform that need no call: all but whether world-space bounds fit in
+ * local space (validate_transform adds that; the append of an UpdateTransform makes that
+ * call out of line, so the common local-bounds path needs no stack frame). */
+static ALWAYS_INLINE rv_result validate_transform_inline(const rv_projection_transform *t)
 {
     if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
@@ -174,8 +177,15 @@ static ALWAYS_INLINE rv_result validate_transform(const rv_projection_transform 
         return RV_ERR_INVALID_ARG;
     if (t->bounds_space != RV_BOUNDS_LOCAL && t->bounds_space != RV_BOUNDS_WORLD)
         return RV_ERR_INVALID_ARG;
-    if (t->bounds_space == RV_BOUNDS_WORLD &&
-        (t->scale[0] == 0.0f || t->scale[1] == 0.0f || t->scale[2] == 0.0f || !rvi_world_bounds_to_local(t, NULL)))
+    if (t->bounds_space == RV_BOUNDS_WORLD && (t->scale[0] == 0.0f || t->scale[1] == 0.0f || t->scale[2] == 0.0f))
+        return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+static rv_result validate_transform(const rv_projection_transform *t)
+{
+    RVI_TRY(validate_transform_inline(t));
+    if (t->bounds_space == RV_BOUNDS_WORLD && !rvi_world_bounds_to_local(t, NULL))
         return RV_ERR_INVALID_ARG;
     return RV_OK;
 }
@@ -560,6 +570,15 @@ static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_
     }
 }
 
+/* An UpdateTransform with world-space bounds: whether they fit in local space is a call, so
+ * it is made here, out of append_owned's common path. */
+static NOINLINE rv_result append_world_transform(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
+{
+    if (!rvi_world_bounds_to_local(&in->projection.transform, NULL))
+        return RV_ERR_INVALID_ARG;
+    return append_update(j, in, CHANNEL_TRANSFORM, out_sequence);
+}
+
 /* Appends a delta from the journal's owner thread. Kept free of calls on the way of an
  * update (validation and the store are inline; only growth calls out, and the edges take
  * a function of their own) so it needs no stack frame: the thread check, which does call,
@@ -570,7 +589,9 @@ static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64
      * reservation counts; each gets its own copy of the update path, in which the stored
      * form's mask is a constant. */
     if (in->kind == RV_DELTA_UPDATE_TRANSFORM) {
-        RVI_TRY(validate_transform(&in->projection.transform));
+        RVI_TRY(validate_transform_inline(&in->projection.transform));
+        if (in->projection.transform.bounds_space == RV_BOUNDS_WORLD)
+            return append_world_transform(j, in, out_sequence);
         return append_update(j, in, CHANNEL_TRANSFORM, out_sequence);
     }
     if (in->kind == RV_DELTA_UPDATE_FLAGS) {

@@ -1278,6 +1278,25 @@ static void test_world_bounds_under_extreme_transforms_enclose_or_are_refused(vo
     }
     assert_true(accepted > 100);
     assert_true(refused > 100);
+    /* The same rule through an UpdateTransform (its own append path): refused, nothing
+     * appended. */
+    rv_projection p = make_projection(&rng, 1, 1, 1);
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    p.bucket.parent_key = 0;
+    assert_int_equal(rv_journal_register(f.journal, 0, 1, 1, &p, NULL), RV_OK);
+    rv_projection_transform t = p.transform;
+    t.bounds_space = RV_BOUNDS_WORLD;
+    t.rotation[0] = t.rotation[1] = t.rotation[2] = 0.0f;
+    t.rotation[3] = 1.0f;
+    t.scale[0] = 1e-36f; /* the centre 1000 units along x: 1e39 in local space */
+    for (int k = 0; k < 3; k++)
+        t.bounds[k] = t.position[k] + (k == 0 ? 1000.0f : 0.0f);
+    t.bounds[3] = 1.0f;
+    uint32_t before = rv_journal_get_stats(f.journal).pending;
+    assert_int_equal(rv_journal_update_transform(f.journal, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_journal_get_stats(f.journal).pending, before);
+    t.scale[0] = 1.0f; /* fits: accepted */
+    assert_int_equal(rv_journal_update_transform(f.journal, 0, 1, 1, &t, NULL), RV_OK);
     free_fixture(&f);
     rv_world_destroy(world);
 }

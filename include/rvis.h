@@ -2004,6 +2004,12 @@ typedef struct rv_frame_view {
     double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
 } rv_frame_view;
 
+/* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_cull, rv_frame_end,
+ * rv_frame_abort, rv_frame) run host code: a render scene's delta observer while the journal
+ * is drained, the partition callbacks (request_reprocess, is_update_in_progress), the clock
+ * and the allocator. A frame call made from such a callback is refused with
+ * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. */
+
 /* Starts a frame: validates the view, drains the world's journal into its render scene,
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
  * the residency's frame. The arena this frame is built in is the one the last published
@@ -2019,7 +2025,8 @@ typedef struct rv_frame_view {
  * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the
  * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye
  * or time is NaN/Inf, or projection times view overflows float),
- * RV_ERR_BAD_STATE (a frame is already open: end or abort it), RV_ERR_ORDER (time_ms went
+ * RV_ERR_BAD_STATE (a frame is already open: end or abort it; or called from a callback a
+ * frame call is running), RV_ERR_ORDER (time_ms went
  * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 
@@ -2027,7 +2034,8 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
  * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
  * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
  * Declare only what really hides (DESIGN.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
- * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, or after cull). */
+ * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after cull, or from a
+ * callback a frame call is running). */
 RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
                                        const float matrix[16]);
 
@@ -2036,8 +2044,8 @@ RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], cons
  * gated when the walk reaches it), occlusion (group nodes prune their subtree; objects are
  * tested in a batch after the walk), HLOD (a region drawn as itself stops the walk) — and
  * selects LOD levels (hysteresis, crossfade) for what survives. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_BAD_STATE (no frame begun, or already culled), RV_ERR_OUT_OF_MEMORY (the frame
- * stays open; abort it). */
+ * RV_ERR_BAD_STATE (no frame begun, already culled, or from a callback a frame call is
+ * running), RV_ERR_OUT_OF_MEMORY (the frame stays open; abort it). */
 RV_API rv_result rv_frame_cull(rv_world *world);
 
 /* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
@@ -2047,13 +2055,15 @@ RV_API rv_result rv_frame_cull(rv_world *world);
  * view valid until the frame after next (see rv_frame_view). The view lists what the cull
  * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
  * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled), RV_ERR_INVARIANT (deltas were
- * left in the journal at publication: the view is still published and counted). */
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled, or from a callback a frame call
+ * is running), RV_ERR_INVARIANT (deltas were left in the journal at publication: the view is
+ * still published and counted). */
 RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
 
 /* Abandons an open frame: nothing is published and its arena is recycled (any view that
  * lived in it was already invalid). The last published view stays valid. RV_OK also when no
- * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL). */
+ * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_BAD_STATE (called from a
+ * callback a frame call is running, e.g. request_reprocess: see rv_frame_begin). */
 RV_API rv_result rv_frame_abort(rv_world *world);
 
 /* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is

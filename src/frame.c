@@ -219,7 +219,7 @@ static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
     return rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion);
 }
 
-rv_result rv_frame_begin(rv_world *world, const rv_view *view)
+static rv_result frame_begin(rv_world *world, const rv_view *view)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -300,7 +300,8 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
     return RV_OK;
 }
 
-rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3], const float matrix[16])
+static rv_result frame_add_occluder(rv_world *world, const float min[3], const float max[3],
+                                    const float matrix[16])
 {
     if (!world || !min || !max)
         return RV_ERR_INVALID_ARG;
@@ -363,7 +364,7 @@ static void combine_tick(rv_tick_demand *t, rv_tick_demand other)
     }
 }
 
-rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
+static rv_result frame_end(rv_world *world, rv_frame_view *out)
 {
     if (!world || !out)
         return RV_ERR_INVALID_ARG;
@@ -472,7 +473,7 @@ rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
     return published;
 }
 
-rv_result rv_frame_abort(rv_world *world)
+static rv_result frame_abort(rv_world *world)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -493,23 +494,72 @@ rv_result rv_frame_abort(rv_world *world)
     return RV_OK;
 }
 
-rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out)
+static rv_result frame_all(rv_world *world, const rv_view *view, rv_frame_view *out)
 {
-    if (!world || !out)
+    if (!out)
         return RV_ERR_INVALID_ARG;
-    rv_result r = rv_frame_begin(world, view);
+    rv_result r = frame_begin(world, view);
     if (r != RV_OK)
         return r;
-    r = rv_frame_cull(world);
+    r = rvi_frame_cull(world);
     if (r != RV_OK) {
-        rv_frame_abort(world);
+        frame_abort(world);
         return r;
     }
     rv_frame_view v;
-    r = rv_frame_end(world, &v);
+    r = frame_end(world, &v);
     if (r == RV_OK || r == RV_ERR_INVARIANT)
         *out = v;
     else
-        rv_frame_abort(world);
+        frame_abort(world);
     return r;
+}
+
+/* ---- the public frame calls: guarded against re-entry ----
+ * A frame call runs host code: the delta observer while rv_frame_begin drains the journal,
+ * request_reprocess and is_update_in_progress in rv_frame_end and rv_frame_abort, the clock
+ * and the allocator. A frame call made from there would change the frame under the call
+ * running it (an abort from request_reprocess made rv_frame_end publish a view that was
+ * already invalid, and answer RV_OK): it is refused with RV_ERR_BAD_STATE, changing
+ * nothing. */
+#define FRAME_CALL(world, call)                  \
+    do {                                         \
+        if (!(world))                            \
+            return RV_ERR_INVALID_ARG;           \
+        if ((world)->in_frame_call)              \
+            return RV_ERR_BAD_STATE;             \
+        (world)->in_frame_call = true;           \
+        rv_result frame_call_result_ = (call);   \
+        (world)->in_frame_call = false;          \
+        return frame_call_result_;               \
+    } while (0)
+
+rv_result rv_frame_begin(rv_world *world, const rv_view *view)
+{
+    FRAME_CALL(world, frame_begin(world, view));
+}
+
+rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3], const float matrix[16])
+{
+    FRAME_CALL(world, frame_add_occluder(world, min, max, matrix));
+}
+
+rv_result rv_frame_cull(rv_world *world)
+{
+    FRAME_CALL(world, rvi_frame_cull(world));
+}
+
+rv_result rv_frame_end(rv_world *world, rv_frame_view *out)
+{
+    FRAME_CALL(world, frame_end(world, out));
+}
+
+rv_result rv_frame_abort(rv_world *world)
+{
+    FRAME_CALL(world, frame_abort(world));
+}
+
+rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out)
+{
+    FRAME_CALL(world, frame_all(world, view, out));
 }

@@ -107,6 +107,8 @@ typedef struct rvi_frame {
 
 /* The world's frame state, created on first use. */
 rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
+/* rv_frame_cull's work (frame_cull.c); rv_frame_cull in frame.c guards it against re-entry. */
+rv_result rvi_frame_cull(rv_world *world);
 static inline rvi_frame *rvi_frame_find(const rv_world *world)
 {
     return (rvi_frame *)rvi_world_module(world, RVI_MODULE_FRAME);

@@ -394,7 +394,7 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f)
     return RV_OK;
 }
 
-rv_result rv_frame_cull(rv_world *world)
+rv_result rvi_frame_cull(rv_world *world)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;

@@ -483,6 +483,77 @@ static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
     reprocess_calls += (int)count > 0;
 }
 
+/* Frame calls made from a host callback that a frame call is running (here request_reprocess,
+ * called by rv_frame_end) are refused and change nothing: an abort from there used to make
+ * the running rv_frame publish a view that was already invalid and answer RV_OK. */
+static rv_world *reentry_world;
+static rv_result reentry_results[6];
+static int reentry_calls;
+static void reenter_from_reprocess(const rv_node *parts, uint32_t count, void *user)
+{
+    (void)parts;
+    (void)count;
+    const rv_view *view = user;
+    rv_frame_view v;
+    float lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+    reentry_results[0] = rv_frame_abort(reentry_world);
+    reentry_results[1] = rv_frame_begin(reentry_world, view);
+    reentry_results[2] = rv_frame_cull(reentry_world);
+    reentry_results[3] = rv_frame_end(reentry_world, &v);
+    reentry_results[4] = rv_frame(reentry_world, view, &v);
+    reentry_results[5] = rv_frame_add_occluder(reentry_world, lo, hi, NULL);
+    reentry_calls++;
+}
+
+static void test_frame_calls_from_a_callback_are_refused(void **state)
+{
+    (void)state;
+    camera c;
+    float look[3] = { 0, 1.7f, -20 };
+    camera_make(&c, eye0, look, 2.0f, 0);
+    rv_world_desc d = { 0 };
+    d.partition.request_reprocess = reenter_from_reprocess;
+    d.partition.user = &c.v;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    reentry_world = w;
+    reentry_calls = 0;
+    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node left = object_at(w, building, -15, 0, 0, 1);
+    rv_node right = object_at(w, building, 15, 0, 0, 1);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
+    assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    /* Hide the left storey by a slice, then reveal it: its re-entry asks for a resync, and
+     * rv_frame_end calls request_reprocess. */
+    float smin[3] = { 0, -100, -100 }, smax[3] = { 100, 100, 100 };
+    assert_int_equal(rv_partition_set_committed_slice(w, smin, smax), RV_OK);
+    c.v.time_ms = 8;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, left));
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(reentry_calls, 1);
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(reentry_results[k], RV_ERR_BAD_STATE);
+    /* The frame the callback ran in was published whole and stays valid. */
+    assert_true(rv_frame_view_is_valid(w, &v));
+    assert_int_equal(v.resync_request_count, 1);
+    assert_true(view_draws(&v, left));
+    assert_true(view_draws(&v, right));
+    /* And the world goes on: the next frame is fine. */
+    c.v.time_ms = 24;
+    rv_frame_view next;
+    assert_int_equal(rv_frame(w, &c.v, &next), RV_OK);
+    assert_true(rv_frame_view_is_valid(w, &next));
+    assert_true(rv_frame_view_is_valid(w, &v));
+    rv_world_destroy(w);
+}
+
 static void test_partition_gate_runs_inside_the_walk(void **state)
 {
     (void)state;
@@ -1917,6 +1988,7 @@ int main(void)
         cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
+        cmocka_unit_test(test_frame_calls_from_a_callback_are_refused),
         cmocka_unit_test(test_view_of_another_world_is_never_valid),
         cmocka_unit_test(test_allocation_failure_in_boxes_and_frames),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),

@@ -2109,12 +2109,19 @@ RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_sc
 /* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is
  * ignored: the world's is used). The world's residency (configured by desc.residency) serves
  * every grid; the grid lives until the world is destroyed. *out_grid (may be NULL) is
- * borrowed for queries. Errors: those of rv_grid_create, RV_ERR_OUT_OF_MEMORY. */
+ * borrowed for queries. Each frame updates every grid with the eye source and the
+ * rv_world_set_stream_sources sources; a grid whose update could ever examine more than
+ * rv_grid_update's 2^24 cells with them (the squares of the eye_radius and the sources'
+ * radii, plus lead, counted whole, wherever the sources stand) is refused with
+ * RV_ERR_CAPACITY rather than failing every frame. Errors: those of rv_grid_create,
+ * RV_ERR_CAPACITY (that reach), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
 
 /* Sets extra stream sources (copied) used with the eye for every grid from the next
  * rv_frame_end; count 0 clears them. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a
- * position or radius), RV_ERR_OUT_OF_MEMORY. */
+ * position or radius), RV_ERR_CAPACITY (with them, a registered grid's update could examine
+ * more than 2^24 cells: see rv_world_add_grid), RV_ERR_OUT_OF_MEMORY; nothing changes on
+ * error. */
 RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count);
 
 /* The world's residency (NULL before the first rv_world_add_grid): the host answers the

@@ -278,6 +278,16 @@ rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid *
     /* The grid first: it validates the desc, so a refused desc leaves no frame state. */
     rv_grid *grid;
     RVI_TRY(rvi_grid_create_in(&world->heap, desc, &grid));
+    rv_grid_desc resolved = rv_grid_get_desc(grid);
+    float eye = resolved.eye_radius < 0 ? -1.0f : resolved.eye_radius;
+    /* Every frame updates the grid with the host's sources and the eye: refuse now what
+     * would make every frame fail (the host could not shrink a world's grid afterwards). */
+    const rvi_frame *known = rvi_frame_find(world);
+    if (!rvi_grid_sources_fit(grid, known ? RVI_VEC_PTR(known->sources, rv_stream_source) : NULL,
+                              known ? known->host_source_count : 0, eye)) {
+        rv_grid_destroy(grid);
+        return RV_ERR_CAPACITY;
+    }
     rvi_frame *f;
     rv_result r = rvi_frame_state(world, &f);
     if (r != RV_OK) {
@@ -299,9 +309,7 @@ rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid *
         }
         return r;
     }
-    rv_grid_desc resolved = rv_grid_get_desc(grid);
-    float eye = desc->eye_radius == 0 ? 4.0f * resolved.cell_size : desc->eye_radius;
-    rvi_frame_grid g = { grid, eye < 0 ? -1.0f : eye };
+    rvi_frame_grid g = { grid, eye };
     RVI_TRY(rvi_vec_push(&world->heap, &f->grids, sizeof g, &g));
     if (out_grid)
         *out_grid = grid;
@@ -318,7 +326,12 @@ rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *s
         if (sources[i].radius < 0)
             return RV_ERR_INVALID_ARG;
     }
-    rvi_frame *f;
+    rvi_frame *f = rvi_frame_find(world);
+    for (uint32_t g = 0; f && g < f->grids.count; g++) {
+        const rvi_frame_grid *fg = &RVI_VEC_AT(f->grids, rvi_frame_grid, g);
+        if (!rvi_grid_sources_fit(fg->grid, sources, count, fg->eye_radius))
+            return RV_ERR_CAPACITY; /* every frame would fail on them (see rv_world_add_grid) */
+    }
     RVI_TRY(rvi_frame_state(world, &f));
     /* One spare slot for the eye source, so frames never grow this vector. */
     RVI_TRY(rvi_vec_reserve(&world->heap, &f->sources, sizeof *sources, count + 1));

@@ -19,7 +19,6 @@
 /* The most cells one update may examine (all sources together). Each may become a page
  * record: past this a frame would spend seconds and gigabytes (a radius of 1e30 over a
  * 60000 x 60000 grid ran 20 s before running out of memory), so it is refused at once. */
-#define RVI_GRID_MAX_VISIT (1u << 24)
 
 struct rv_grid {
     rvi_heap own_heap;
@@ -197,6 +196,24 @@ static bool square_of(const rv_grid *g, const rv_stream_source *s, source_square
     double reach = (double)s->radius + g->desc.lead;
     return axis_cells(s->position[0], reach, g->origin_x, g->cell, g->desc.count_x, &sq->x0, &sq->x1) &&
            axis_cells(s->position[2], reach, g->origin_z, g->cell, g->desc.count_z, &sq->z0, &sq->z1);
+}
+
+/* The most cells a source of this radius can put in its square: along each axis, a span of
+ * 2 * reach meets at most floor(2 * reach / cell) + 2 cells (one more for the rounding of
+ * axis_cells' divisions), and never more than the grid has. */
+static uint64_t max_square_cells(const rv_grid *g, double radius)
+{
+    double span = floor(2.0 * (radius + g->desc.lead) / g->cell) + 3.0;
+    double nx = fmin(span, (double)g->desc.count_x), nz = fmin(span, (double)g->desc.count_z);
+    return (uint64_t)nx * (uint64_t)nz;
+}
+
+bool rvi_grid_sources_fit(const rv_grid *g, const rv_stream_source *sources, uint32_t n, float eye_radius)
+{
+    uint64_t cells = eye_radius >= 0 ? max_square_cells(g, eye_radius) : 0;
+    for (uint32_t s = 0; s < n && cells <= RVI_GRID_MAX_VISIT; s++)
+        cells += max_square_cells(g, sources[s].radius);
+    return cells <= RVI_GRID_MAX_VISIT;
 }
 
 /* Visits every cell within reach of a source. With residency_apply, wants each of them and

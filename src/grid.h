@@ -9,4 +9,14 @@
  * desc->allocator. heap must outlive it. Errors as rv_grid_create. */
 rv_result rvi_grid_create_in(rvi_heap *heap, const rv_grid_desc *desc, rv_grid **out);
 
+/* Cells rv_grid_update examines at most in one call (RV_ERR_CAPACITY beyond). */
+#define RVI_GRID_MAX_VISIT (1u << 24)
+
+/* True when n sources (their radii; positions do not matter) plus an eye source of
+ * eye_radius (negative: none) can never make rv_grid_update examine more than
+ * RVI_GRID_MAX_VISIT cells, wherever they stand: each source's square counted whole,
+ * clipped only by the grid's size. A world checks it when the sources change, so that its
+ * frames never fail on them. */
+bool rvi_grid_sources_fit(const rv_grid *grid, const rv_stream_source *sources, uint32_t n, float eye_radius);
+
 #endif

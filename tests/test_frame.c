@@ -483,6 +483,61 @@ static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
     reprocess_calls += (int)count > 0;
 }
 
+/* A world's grid is updated every frame with the eye and the host's sources. A reach that
+ * could make that update examine more than 2^24 cells is refused when the grid or the
+ * sources are given, with nothing changed, so no frame fails on it (it used to be every
+ * frame's answer, with no way to shrink the grid). Reaches just inside the bound are kept and
+ * the frames run. */
+static void test_world_refuses_a_stream_reach_every_frame_would_fail_on(void **state)
+{
+    (void)state;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node n = object_at(w, RV_NODE_NONE, 0, 0, -10, 1);
+    rv_grid_desc gd = { 0 };
+    gd.cell_size = 1;
+    gd.count_x = gd.count_z = 60000;
+    gd.origin[0] = gd.origin[1] = -30000;
+    gd.eye_radius = 5000; /* a square of ~10,000 x 10,000 cells */
+    uint64_t before = rv_world_alloc_stats(w).bytes_live;
+    assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_ERR_CAPACITY);
+    assert_null(rv_world_residency(w));
+    assert_int_equal(rv_world_alloc_stats(w).bytes_live, before);
+    /* A radius of 100 (a square of 203 x 203 cells) fits, and its frames succeed. */
+    gd.eye_radius = 100;
+    rv_grid *grid = NULL;
+    assert_int_equal(rv_world_add_grid(w, &gd, &grid), RV_OK);
+    camera c;
+    float look[3] = { 0, 0, -10 };
+    camera_make(&c, eye0, look, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, n));
+    /* Host sources that would push the sum over the bound (two squares of 3003 x 3003 cells
+     * and the eye's) are refused, and the old ones (none) stay: frames still run. */
+    rv_stream_source far[2] = { { { 0, 0, 0 }, 1500 }, { { 100, 0, 100 }, 1500 } };
+    assert_int_equal(rv_world_set_stream_sources(w, far, 2), RV_ERR_CAPACITY);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(rv_grid_get_stats(grid).cells_visited > 30000);
+    assert_true(rv_grid_get_stats(grid).cells_visited <= 203 * 203);
+    rv_stream_source near[2] = { { { 0, 0, 0 }, 50 }, { { 100, 0, 100 }, 50 } };
+    assert_int_equal(rv_world_set_stream_sources(w, near, 2), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    /* A second grid is checked against the sources already set. */
+    rv_grid_desc second = gd;
+    second.source = 2;
+    second.eye_radius = -1;
+    second.lead = 2100; /* one source's square alone: (2 * 2150 + 3)^2 > 2^24 cells */
+    assert_int_equal(rv_world_add_grid(w, &second, NULL), RV_ERR_CAPACITY);
+    second.lead = 0;
+    assert_int_equal(rv_world_add_grid(w, &second, NULL), RV_OK);
+    c.v.time_ms = 48;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    rv_world_destroy(w);
+}
+
 /* Frame calls made from a host callback that a frame call is running (here request_reprocess,
  * called by rv_frame_end) are refused and change nothing: an abort from there used to make
  * the running rv_frame publish a view that was already invalid and answer RV_OK. */
@@ -1989,6 +2044,7 @@ int main(void)
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
         cmocka_unit_test(test_frame_calls_from_a_callback_are_refused),
+        cmocka_unit_test(test_world_refuses_a_stream_reach_every_frame_would_fail_on),
         cmocka_unit_test(test_view_of_another_world_is_never_valid),
         cmocka_unit_test(test_allocation_failure_in_boxes_and_frames),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),

@@ -914,8 +914,9 @@ RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view
  * Deferred parts are activated on first sight through the same request, asked again at a
  * backed-off expiry until the host answers by committing every leaf.
  * The gate lives in the world and is created on the first rv_partition_* call that needs
- * it, which validates desc.partition: while that desc is invalid those calls return its
- * code (RV_ERR_NOT_FINITE or RV_ERR_INVALID_ARG or RV_ERR_ORDER) and do nothing.
+ * it. desc.partition is validated by rv_world_create, which refuses an invalid one with its
+ * code (RV_ERR_NOT_FINITE, RV_ERR_INVALID_ARG or RV_ERR_ORDER); "the desc's code" below can
+ * therefore not happen for a world that exists, and is listed for completeness.
  * All times are host milliseconds from any monotonic clock (doubles). The pattern comes
  * from a web BIM viewer's partition gate (seed 000 of DESIGN.md). */
 
@@ -1000,7 +1001,8 @@ RV_API rv_result rv_partition_make_group(rv_world *world, rv_node node);
  * as visible. Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
  * RV_ERR_STALE_HANDLE, RV_ERR_DUPLICATE (a leaf twice, or a leaf of another part),
  * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code; on
- * any error the world is unchanged, including the memory it holds. */
+ * any error the world's state is unchanged (it may keep capacity it reserved before failing,
+ * reused by later calls). */
 RV_API rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *leaves,
                                        uint32_t count, bool deferred);
 
@@ -1964,8 +1966,9 @@ typedef struct rv_draw_item {
 typedef enum rv_cull_reason {
     RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum */
     RV_CULL_OCCLUSION,        /* hidden by occluders (a group prunes its whole subtree) */
-    RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum, committed
-                                 slice, or an inactive deferred part: rv_partition_part_get_info) */
+    RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum or committed
+                                 slice). An inactive deferred part is not culled: its first
+                                 sight requests its activation, and it is drawn like any part */
     RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
     RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
     RV_CULL_HIDDEN            /* flagged hidden (a hidden projection) */

@@ -353,6 +353,22 @@ static rv_result streaming(rv_world *world, rvi_frame *f, rvi_frame_arena *a)
     return RV_OK;
 }
 
+void rvi_frame_count_drawn(const rvi_vec *opaque, const rvi_vec *translucent, rv_frame_counts *counts)
+{
+    counts->opaque = opaque->count;
+    counts->translucent = translucent->count;
+    for (uint32_t k = 0; k < 2; k++) {
+        const rvi_vec *list = k ? translucent : opaque;
+        for (uint32_t n = 0; n < list->count; n++) {
+            const rv_draw_item *it = &RVI_VEC_AT(*list, rv_draw_item, n);
+            uint32_t bin = it->lod_level < RV_LOD_HISTOGRAM_BINS - 1 ? it->lod_level : RV_LOD_HISTOGRAM_BINS - 1;
+            counts->lod_histogram[bin]++;
+            if (it->fade < 1.0f)
+                counts->crossfades++;
+        }
+    }
+}
+
 static void combine_tick(rv_tick_demand *t, rv_tick_demand other)
 {
     if (other.mode == RV_TICK_CONTINUOUS || t->mode == RV_TICK_CONTINUOUS) {
@@ -429,18 +445,7 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     if (f->render_scene && f->journal)
         published = rv_render_scene_publish(f->render_scene, f->journal);
 
-    f->counts.opaque = a->opaque.count;
-    f->counts.translucent = a->translucent.count;
-    for (uint32_t k = 0; k < 2; k++) {
-        rvi_vec *list = k ? &a->translucent : &a->opaque;
-        for (uint32_t n = 0; n < list->count; n++) {
-            const rv_draw_item *it = &RVI_VEC_AT(*list, rv_draw_item, n);
-            uint32_t bin = it->lod_level < RV_LOD_HISTOGRAM_BINS - 1 ? it->lod_level : RV_LOD_HISTOGRAM_BINS - 1;
-            f->counts.lod_histogram[bin]++;
-            if (it->fade < 1.0f)
-                f->counts.crossfades++;
-        }
-    }
+    rvi_frame_count_drawn(&a->opaque, &a->translucent, &f->counts);
     if (timed)
         rvi_stage_add(f, RV_STAGE_PUBLISH, t2, rvi_clock_now(world));
 

@@ -107,6 +107,8 @@ typedef struct rvi_frame {
 
 /* The world's frame state, created on first use. */
 rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
+/* Fills counts' opaque, translucent, lod_histogram and crossfades from the two lists. */
+void rvi_frame_count_drawn(const rvi_vec *opaque, const rvi_vec *translucent, rv_frame_counts *counts);
 /* rv_frame_cull's work (frame_cull.c); rv_frame_cull in frame.c guards it against re-entry. */
 rv_result rvi_frame_cull(rv_world *world);
 static inline rvi_frame *rvi_frame_find(const rv_world *world)

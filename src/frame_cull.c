@@ -62,8 +62,8 @@ static bool test_box_outside(const rvi_frame *f, const rvi_scene *sc, uint32_t i
  * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
  * of memory is reported. */
 /* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
- * included) is flagged hidden or is a partition part the gate hides (slice, inactive
- * deferred part), and its LOD level is not "nothing". An occluder whose geometry is not
+ * included) is flagged hidden or is a partition part the gate hides (padded frustum or
+ * slice), and its LOD level is not "nothing". An occluder whose geometry is not
  * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
  * here (a group gated again in the walk keeps its last decision). */
 static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,

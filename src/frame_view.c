@@ -466,8 +466,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     RVI_TRY(rvi_frame_reserve_sort(heap, &list->scratch, n));
     rvi_frame_sort(RVI_VEC_PTR(list->opaque, rv_draw_item), list->opaque.count, false, &list->scratch);
     rvi_frame_sort(RVI_VEC_PTR(list->translucent, rv_draw_item), list->translucent.count, true, &list->scratch);
-    counts.opaque = list->opaque.count;
-    counts.translucent = list->translucent.count;
+    rvi_frame_count_drawn(&list->opaque, &list->translucent, &counts);
     rv_frame_view v;
     memset(&v, 0, sizeof v);
     v.arena = 2; /* not a world arena */

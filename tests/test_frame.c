@@ -167,6 +167,14 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
     assert_true(view_draws(&extra, behind));
     assert_true(view_draws(&extra, g1));
     assert_false(rv_frame_view_is_valid(w, &extra));
+    /* Its counts describe its lists, the LOD histogram included (no ladders: level 0). */
+    uint32_t drawn = extra.opaque_count + extra.translucent_count, binned = 0;
+    for (int b = 0; b < RV_LOD_HISTOGRAM_BINS; b++)
+        binned += extra.counts.lod_histogram[b];
+    assert_int_equal(extra.counts.opaque, extra.opaque_count);
+    assert_true(drawn >= 5);
+    assert_int_equal(binned, drawn);
+    assert_int_equal(extra.counts.lod_histogram[0], drawn);
     rv_view_list_destroy(list);
     rv_world_destroy(w);
 }

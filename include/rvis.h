@@ -669,7 +669,9 @@ typedef struct rv_lod_desc {
     float crossfade_ms;        /* fade duration on a level change; 0 = default 250; negative = no fade */
     float max_screen_space_error; /* HLOD refine limit in pixels; 0 = default 16 */
     float bias;                /* multiplier on the apparent angle; 0 = default 1 */
-    uint32_t finest_level;     /* levels finer than this are replaced by it; 0 = no limit */
+    uint32_t finest_level;     /* levels finer than this are replaced by it; 0 = no limit. On
+                                  a ladder of n thresholds a value past n - 1 acts as n - 1
+                                  (the coarsest drawn level): it never hides an object */
     float ortho_reference_fov_y; /* radians; orthographic angle = projected diameter / view
                                     height * this; 0 = default 60 degrees */
 } rv_lod_desc;

@@ -187,9 +187,18 @@ static uint32_t level_for_angle(double angle, const rv_lod_ladder *ladder, doubl
     return level;
 }
 
+/* The finest level a desc allows on a ladder of count thresholds (count >= 1): finest_level,
+ * but never past the coarsest drawn level (count - 1). A quality setting coarsens what is
+ * drawn; it never turns a drawn object into "nothing" (count), which would hide every object
+ * whose ladder is shorter than the setting. */
+static uint32_t finest_allowed(uint32_t finest, uint32_t count)
+{
+    return finest < count ? finest : (count ? count - 1 : 0);
+}
+
 static uint32_t clamp_finest(uint32_t level, uint32_t finest, uint32_t count)
 {
-    uint32_t limit = finest < count ? finest : count;
+    uint32_t limit = finest_allowed(finest, count);
     return level < limit ? limit : level;
 }
 
@@ -325,7 +334,7 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
     job.radius = radius;
     job.count = count;
     job.thresholds = ladder->count;
-    job.finest = config.finest_level < ladder->count ? config.finest_level : ladder->count;
+    job.finest = finest_allowed(config.finest_level, ladder->count);
     job.orthographic = view->orthographic;
     job.out = out_levels;
     if (view->orthographic) {

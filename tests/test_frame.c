@@ -491,6 +491,36 @@ static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
     reprocess_calls += (int)count > 0;
 }
 
+/* A world-wide finest_level past a ladder's length (a quality setting meant for longer
+ * ladders) coarsens that ladder's objects to its coarsest drawn level; it used to turn them
+ * all into "nothing" and hide them. */
+static void test_finest_level_past_a_short_ladder_never_hides(void **state)
+{
+    (void)state;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    float thresholds[2] = { 0.2f, 0.01f };
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    rv_node near = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 1);
+    rv_node tiny = object_at(w, RV_NODE_NONE, 1, 1.5f, -50, 0.01f); /* reaches no threshold */
+    assert_int_equal(rv_node_set_lod_ladder(w, near, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, tiny, &ladder), RV_OK);
+    rv_lod_desc d;
+    assert_int_equal(rv_lod_get_desc(w, &d), RV_OK);
+    d.finest_level = 5;
+    d.crossfade_ms = -1;
+    assert_int_equal(rv_lod_set_desc(w, &d), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, near));
+    assert_false(view_draws(&v, tiny));
+    assert_int_equal(v.counts.lod_histogram[1], 1);
+    rv_world_destroy(w);
+}
+
 /* A world's grid is updated every frame with the eye and the host's sources. A reach that
  * could make that update examine more than 2^24 cells is refused when the grid or the
  * sources are given, with nothing changed, so no frame fails on it (it used to be every
@@ -2052,6 +2082,7 @@ int main(void)
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
         cmocka_unit_test(test_frame_calls_from_a_callback_are_refused),
+        cmocka_unit_test(test_finest_level_past_a_short_ladder_never_hides),
         cmocka_unit_test(test_world_refuses_a_stream_reach_every_frame_would_fail_on),
         cmocka_unit_test(test_view_of_another_world_is_never_valid),
         cmocka_unit_test(test_allocation_failure_in_boxes_and_frames),

@@ -306,7 +306,10 @@ static void test_finest_level_replaces_finer_levels(void **state)
     assert_int_equal(batch_level(c, 3.0f, &view, &limit, &l), 2);              /* inside: 0 -> 2 */
     assert_int_equal(batch_level(c, radius_for_angle(0.1, 5), &view, &limit, &l), 2); /* 1 -> 2 */
     assert_int_equal(batch_level(c, radius_for_angle(0.001, 5), &view, &limit, &l), 3); /* coarser stays */
-    assert_int_equal(batch_level(c, 3.0f, &view, &beyond, &l), 3);             /* capped at count */
+    /* Past the ladder: the coarsest drawn level (2), never "nothing" (3), which would hide
+     * every object of a shorter ladder; a sphere too small for any level stays at 3. */
+    assert_int_equal(batch_level(c, 3.0f, &view, &beyond, &l), 2);
+    assert_int_equal(batch_level(c, radius_for_angle(0.001, 5), &view, &beyond, &l), 3);
     rv_lod_selector s = {0};
     rv_lod_selection sel;
     assert_int_equal(rv_lod_selector_update(&s, &l, &limit, &view, c, 3.0f, 0, &sel), RV_OK);

@@ -237,6 +237,9 @@ typedef struct rv_scene_stats {
     uint32_t matrices_recomputed;    /* world matrices recomputed by the last rv_update_world */
     uint32_t bounds_recomputed;      /* world spheres recomputed by the last rv_update_world
                                         (each node at most once per update) */
+    uint32_t transform_stale;        /* nodes whose world placement is unknown: their transform,
+                                        or an ancestor's, could not be composed (see
+                                        rv_update_world); not culled until it composes again */
 } rv_scene_stats;
 
 /* Creates a node under parent (RV_NODE_NONE: a root), appended after its last sibling,
@@ -332,7 +335,15 @@ RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float c
  * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place),
  * RV_ERR_NOT_FINITE (a transform written in place was not finite, or a world matrix
  * overflowed): every other node is updated; the offending nodes keep their previous world
- * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit). */
+ * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit).
+ * Such a node and its whole subtree have an unknown world placement: they stay marked
+ * (rv_world_scene_stats().transform_stale counts them, in every later update too) and
+ * their world bounds are unbounded (radius +inf for a node with geometry, and so for every
+ * ancestor), so no culling stage (frustum walks, occlusion, LOD) drops them and the host
+ * draws them with the kept matrices. The error itself is returned only by the update that
+ * met the bad transform. The mark clears, for the node and the descendants it placed, at
+ * the first update that composes the node again (a fixed write, a parent scale that no
+ * longer overflows); its ancestors' spheres are then recomputed exactly. */
 RV_API rv_result rv_update_world(rv_world *world);
 
 /* World matrix (column-major float[16]) as of the last rv_update_world.

@@ -237,6 +237,9 @@ typedef struct rv_scene_stats {
     uint32_t matrices_recomputed;    /* world matrices recomputed by the last rv_update_world */
     uint32_t bounds_recomputed;      /* world spheres recomputed by the last rv_update_world
                                         (each node at most once per update) */
+    uint32_t transform_stale;        /* nodes whose world placement is unknown: their transform,
+                                        or an ancestor's, could not be composed (see
+                                        rv_update_world); not culled until it composes again */
 } rv_scene_stats;
 
 /* Creates a node under parent (RV_NODE_NONE: a root), appended after its last sibling,
@@ -332,7 +335,15 @@ RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float c
  * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place),
  * RV_ERR_NOT_FINITE (a transform written in place was not finite, or a world matrix
  * overflowed): every other node is updated; the offending nodes keep their previous world
- * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit). */
+ * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit).
+ * Such a node and its whole subtree have an unknown world placement: they stay marked
+ * (rv_world_scene_stats().transform_stale counts them, in every later update too) and
+ * their world bounds are unbounded (radius +inf for a node with geometry, and so for every
+ * ancestor), so no culling stage (frustum walks, occlusion, LOD) drops them and the host
+ * draws them with the kept matrices. The error itself is returned only by the update that
+ * met the bad transform. The mark clears, for the node and the descendants it placed, at
+ * the first update that composes the node again (a fixed write, a parent scale that no
+ * longer overflows); its ancestors' spheres are then recomputed exactly. */
 RV_API rv_result rv_update_world(rv_world *world);
 
 /* World matrix (column-major float[16]) as of the last rv_update_world.
@@ -1949,6 +1960,11 @@ typedef struct rv_frame_counts {
     uint32_t transform_errors;   /* 1 when rv_update_world refused an in-place transform write
                                     (NaN/Inf, zero quaternion): those nodes kept their previous
                                     matrices; the host should fix the writes */
+    uint32_t transform_stale;    /* nodes whose world placement is unknown after this frame's
+                                    update (rv_scene_stats.transform_stale): a transform of
+                                    theirs or an ancestor's could not be composed, in this
+                                    frame or an earlier one; frustum, occlusion and LOD
+                                    draw them (and they occlude nothing) until then */
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
@@ -2021,10 +2037,14 @@ typedef struct rv_frame_view {
  * view does not live in, so that view stays valid while this one is built.
  * A transform that cannot be composed (a bad in-place write, a product overflowing float)
  * does not stop the frame: the node keeps its previous matrix and counts.transform_errors
- * says so in the frame where it happens (not in later frames: the node is then culled with
- * that previous matrix until a good transform is written). The view-projection of the
- * view + projection form is multiplied in double (a camera far from the origin keeps its
- * far plane); a host passing view_projection should build it in double too.
+ * says so in the frame where it happens. From that frame until a transform of the node
+ * composes again, the node and its subtree are counted in counts.transform_stale in every
+ * frame and are not culled by frustum, occlusion or LOD (their world bounds are unbounded,
+ * see rv_update_world; an occluder node among them hides nothing); the hidden flag,
+ * inactive deferred partition parts and HLOD regions standing in for children that are not
+ * resident still apply. The view-projection of the view + projection form is multiplied
+ * in double (a camera far from the origin keeps its far plane); a host passing
+ * view_projection should build it in double too.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
  * neither matrix form given, a view whose forward axis has no length in float (a view
  * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the

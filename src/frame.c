@@ -271,6 +271,7 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
         return r;
     f->counts.transform_errors = r != RV_OK;
+    f->counts.transform_stale = world->scene.stale_count; /* this frame's and earlier ones' */
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;

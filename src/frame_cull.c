@@ -52,6 +52,10 @@ static bool test_box_outside(const rvi_frame *f, const rvi_scene *sc, uint32_t i
     uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
     if (at == UINT32_MAX)
         return false;
+    /* An unbounded sphere: the node, or one below it, has an unknown placement (its matrix
+     * is stale, RVI_NODE_STALE) and the box under this matrix says nothing about it. */
+    if (!(sc->world_sphere[i][3] < INFINITY))
+        return false;
     const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
     float wmin[3], wmax[3];
     test_box_world(sc->world_matrix[i], b->min, b->max, wmin, wmax);
@@ -113,7 +117,8 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
         return reserved;
     for (uint32_t i = 0; i < f->occluders.count; i++) {
         const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
-        if (sc->flags[b->node] & RVI_NODE_HIDDEN)
+        /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
+        if (sc->flags[b->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
             continue;
         const float *m = sc->world_matrix[b->node];
         float wmin[3], wmax[3];
@@ -144,6 +149,11 @@ static float box_world_volume(const float m[16], const float mn[3], const float 
  * is the world sphere to test (subtree for groups, own geometry for objects). */
 static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
 {
+    /* Unbounded (an unknown placement, RVI_NODE_STALE, at or below the node, or an
+     * overflow): it covers the whole view and nothing can hide it; the test box under a
+     * stale matrix must not be trusted either. */
+    if (!(sphere[3] < INFINITY))
+        return true;
     uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
     if (at != UINT32_MAX) {
         const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
@@ -382,6 +392,21 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f)
                     continue;
                 RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
                 any = true;
+            }
+            if (!any && !(sc->world_sphere[c.node][3] < INFINITY)) {
+                /* Unbounded (its placement is unknown, RVI_NODE_STALE): its target level
+                 * (the finest allowed) may still be fading in from "nothing" with no
+                 * weight yet. It is drawn at that level now: LOD must not drop it. */
+                uint32_t level = sel.levels[0];
+                if (level > 0 && !looked_up) {
+                    rv_lod_ladder ladder;
+                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
+                        ladder_count = ladder.count;
+                }
+                if (level < ladder_count) {
+                    RVI_TRY(rvi_frame_emit(world, list, c.node, level, c.weight, &f->cam));
+                    any = true;
+                }
             }
             if (!any) {
                 f->counts.lod_culled++;

@@ -169,8 +169,12 @@ static void unlink_node(rvi_scene *s, uint32_t i)
     }
     if (parent != NONE) {
         s->aux[parent].child_count--;
-        /* A parent that lost a child may shrink: recompute it exactly at the next update. */
+        /* A parent that lost a child may shrink: recompute it exactly at the next update.
+         * A child whose sphere was unbounded (a node of unknown placement below it) had
+         * made every ancestor's unbounded too: they all are recomputed exactly. */
         rvi_scene_mark(s, parent, RVI_NODE_BOUNDS_DIRTY);
+        if (!(s->world_sphere[i][3] < INFINITY))
+            rvi_scene_force_exact_ancestors(s, parent);
     }
     s->parent[i] = NONE;
     s->next_sibling[i] = NONE;
@@ -209,6 +213,12 @@ uint32_t rvi_scene_create_reserved(rvi_scene *s, uint32_t parent)
     s->local_sphere[i][3] = -1.0f;
     memcpy(s->world_sphere[i], &s->world_matrix[i][12], 12);
     s->world_sphere[i][3] = -1.0f;
+    /* ... so under a parent whose placement is unknown, its placement is unknown too (a
+     * group rv_group_spatially inserts keeps this until its owner composes again). */
+    if (parent != NONE && (s->flags[parent] & RVI_NODE_STALE)) {
+        s->flags[i] |= RVI_NODE_STALE;
+        s->stale_count++;
+    }
     link_last(s, parent, i);
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return i;
@@ -221,6 +231,7 @@ static void free_slot(rv_world *world, uint32_t i)
     /* Modules drop their per-node state while the node is still readable. */
     rvi_world_notify_node_destroyed(world, i);
     rvi_pool_release(&s->pool, i);
+    s->stale_count -= (s->flags[i] & RVI_NODE_STALE) != 0;
     s->flags[i] &= RVI_NODE_LISTED;
     s->parent[i] = s->first_child[i] = s->next_sibling[i] = NONE;
     s->prev_sibling[i] = i;
@@ -535,5 +546,6 @@ rv_scene_stats rv_world_scene_stats(const rv_world *world)
     st.nodes = world->scene.pool.live;
     st.matrices_recomputed = world->scene.matrices_recomputed;
     st.bounds_recomputed = world->scene.bounds_recomputed;
+    st.transform_stale = world->scene.stale_count;
     return st;
 }

@@ -8,7 +8,9 @@
  * Bounds invariant (the one culling relies on): every node's world_sphere encloses its own
  * geometry's world sphere and every child's world_sphere, as of the last rv_update_world.
  * It may be larger than minimal (parents grow at once and shrink lazily, see
- * scene_update.c), never smaller. */
+ * scene_update.c), never smaller. A node whose world placement is unknown
+ * (RVI_NODE_STALE) has an infinite radius when it has geometry, and so has every ancestor:
+ * culling code that reads spheres draws it without a flag test of its own. */
 #ifndef RVI_SCENE_H
 #define RVI_SCENE_H
 
@@ -41,6 +43,11 @@ enum {
     RVI_NODE_PROJECTION     = 1u << 14, /* backed by a journal projection */
     RVI_NODE_TRANSLUCENT    = 1u << 15,
     RVI_NODE_HIDDEN         = 1u << 16, /* never drawn (projection flag hidden) */
+    RVI_NODE_STALE          = 1u << 17, /* world placement unknown: the node's transform, or
+                                           an ancestor's, could not be composed at its last
+                                           update (it keeps its previous matrix); its world
+                                           sphere is unbounded (radius +inf) until it composes
+                                           again, so no culling stage can drop it */
 };
 
 /* Scene-only per-node fields touched together by an update (packed: a moved node's update
@@ -80,6 +87,7 @@ typedef struct rvi_scene {
     uint32_t *work;           /* scratch, capacity entries: update's ancestor walk, cull stack */
     uint32_t first_root;
     void *blocks[RVI_SCENE_ARRAYS]; /* the allocations behind the line-aligned arrays */
+    uint32_t stale_count;     /* live nodes flagged RVI_NODE_STALE */
     uint32_t matrices_recomputed; /* by the last update */
     uint32_t bounds_recomputed;
     bool visiting;            /* a visit callback is running: structural calls are refused */
@@ -112,7 +120,19 @@ static inline void rvi_scene_mark(rvi_scene *s, uint32_t i, uint32_t bits)
     s->flags[i] |= bits;
 }
 
-/* The node's own geometry as a world sphere (radius < 0 when it has none). */
+/* Loose-count value that makes the next climb through a node recompute its sphere exactly
+ * (aux.loose >= child_count): set on the ancestors of a subtree that stopped being
+ * unbounded, so their infinite spheres do not linger. Far from wrapping under loose++. */
+#define RVI_LOOSE_FORCE_EXACT 0x40000000u
+
+static inline void rvi_scene_force_exact_ancestors(rvi_scene *s, uint32_t p)
+{
+    for (; p != RVI_INDEX_NONE; p = s->parent[p])
+        s->aux[p].loose = RVI_LOOSE_FORCE_EXACT;
+}
+
+/* The node's own geometry as a world sphere (radius < 0 when it has none; +inf when its
+ * world placement is unknown, RVI_NODE_STALE). */
 void rvi_scene_geometry_sphere(const rvi_scene *scene, uint32_t i, float out[4]);
 
 /* Recomputes node i's world sphere from its own geometry and its children's current world

@@ -110,6 +110,13 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
     r += slack(c, r);
     memcpy(out, c, 12);
     out[3] = isfinite(r) ? r : INFINITY;
+    if (s->flags[i] & RVI_NODE_STALE) {
+        /* Placement unknown: unbounded, so every stage that reads the sphere draws it. The
+         * centre stays a finite point (the kept matrix's) for depth sorting. */
+        if (!all_finite(out, 3))
+            memcpy(out, &m[12], 12);
+        out[3] = INFINITY;
+    }
 }
 
 void rvi_scene_exact_bounds(rvi_scene *s, uint32_t i)
@@ -124,7 +131,24 @@ void rvi_scene_exact_bounds(rvi_scene *s, uint32_t i)
 typedef struct update_counts {
     uint32_t matrices, bounds;
     int not_finite, zero_quat;
+    int recovered; /* a stale node composed again (its ancestors' spheres must shrink) */
 } update_counts;
+
+/* Sets or clears node i's RVI_NODE_STALE mark, keeping the scene's count. */
+static inline void set_stale(rvi_scene *s, uint32_t i, bool stale, update_counts *uc)
+{
+    uint32_t f = s->flags[i];
+    if (!(f & RVI_NODE_STALE) == !stale)
+        return;
+    if (stale) {
+        s->flags[i] = f | RVI_NODE_STALE;
+        s->stale_count++;
+    } else {
+        s->flags[i] = f & ~(uint32_t)RVI_NODE_STALE;
+        s->stale_count--;
+        uc->recovered = 1;
+    }
+}
 
 /* World matrix of node i from its local transform and its parent's matrix (T * R * S,
  * column-major). False, with nothing written, when the local transform is not finite, its
@@ -213,13 +237,19 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
 
 /* Recomputes the subtree of r: matrices top-down on entering a node, exact spheres
  * bottom-up on leaving it (a node's sphere is complete when it is left and is then merged
- * into its parent's). Follows the links, so any depth works without a stack. */
+ * into its parent's). Follows the links, so any depth works without a stack.
+ * A node that cannot be composed, or whose parent's placement is unknown, is marked stale
+ * (RVI_NODE_STALE: its sphere becomes unbounded); one that composes under a placed parent
+ * loses the mark. Top-down, so a whole subtree below a failed node is marked with it. */
 static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
 {
     uint32_t n = r;
     for (;;) {
         /* enter n */
-        compose(s, n, uc);
+        bool placed = compose(s, n, uc);
+        uint32_t parent = s->parent[n];
+        placed = placed && (parent == NONE || !(s->flags[parent] & RVI_NODE_STALE));
+        set_stale(s, n, !placed, uc);
         rvi_scene_geometry_sphere(s, n, s->world_sphere[n]);
         s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY);
         s->aux[n].loose = 0;
@@ -401,8 +431,11 @@ rv_result rv_update_world(rv_world *world)
                 flags[s->work[j]] |= RVI_NODE_COVERED;
             continue; /* stays MOVED until its ancestor's recompute clears it */
         }
+        uc.recovered = 0;
         recompute_subtree(s, d, &uc);
         uint32_t p = s->parent[d];
+        if (uc.recovered)
+            rvi_scene_force_exact_ancestors(s, p); /* their infinite spheres shrink now */
         if (p != NONE) {
             fold_into_parent(s, d, p);
             if (!(flags[p] & RVI_NODE_MARK)) {

@@ -493,6 +493,105 @@ static void test_visit_allocates_nothing(void **state)
     rv_world_destroy(w);
 }
 
+static bool collected(const rv_node *out, uint32_t n, rv_node node)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (rv_node_equal(out[i], node))
+            return true;
+    return false;
+}
+
+typedef struct matrix_of {
+    rv_node node;
+    float m[16];
+    bool seen;
+} matrix_of;
+
+static bool note_matrix(rv_node node, const float world_matrix[16], void *user)
+{
+    matrix_of *mo = user;
+    if (rv_node_equal(node, mo->node)) {
+        memcpy(mo->m, world_matrix, sizeof mo->m);
+        mo->seen = true;
+    }
+    return true;
+}
+
+/* c (with a child g) sits 10 ahead of a camera looking down -z. The host then moves it
+ * behind, to z = +10, where a camera looking down +z sees it, with a transform that
+ * cannot be composed: (kind 0) parent scale 1e30 times its own 1e30 overflows float (its
+ * real geometry then fills all space); (kind 1) an in-place write with a NaN. c keeps
+ * its old matrix (ahead), which the walk must not cull it by: c and g are handed out to
+ * the camera looking +z in that update and every later one, with the kept matrix, while
+ * an unrelated node out of view stays culled. Once c composes again back ahead, the
+ * camera looking +z culls it and g again. */
+static void test_visit_draws_a_node_of_unknown_placement_and_its_subtree_until_it_composes(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 2; kind++) {
+        rv_world *w = make_world();
+        rv_node p = make_node(w, RV_NODE_NONE);
+        rv_node c = make_node(w, p);
+        set_pos(w, c, 0, 0, -10);
+        set_sphere(w, c, 1);
+        rv_node g = make_node(w, c);
+        set_pos(w, g, 0, 1, 0);
+        set_sphere(w, g, 0.5f);
+        rv_node e = make_node(w, RV_NODE_NONE);
+        set_pos(w, e, 0, 0, -50);
+        set_sphere(w, e, 1);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        float eye[3] = { 0, 0, 0 }, front[3] = { 0, 0, -10 }, back[3] = { 0, 0, 10 };
+        rv_frustum to_front = camera(eye, front, 1000), to_back = camera(eye, back, 1000);
+        rv_node out[8];
+        uint32_t n;
+        assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_front, out, 8, &n, NULL), RV_OK);
+        assert_int_equal(n, 3);
+        assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_back, out, 8, &n, NULL), RV_OK);
+        assert_int_equal(n, 0);
+        float kept[16];
+        assert_int_equal(rv_node_world_matrix(w, c, kept), RV_OK);
+
+        if (kind == 0) {
+            const float huge[3] = { 1e30f, 1e30f, 1e30f };
+            set_pos(w, c, 0, 0, 10);
+            assert_int_equal(rv_node_set_scale(w, p, huge), RV_OK);
+            assert_int_equal(rv_node_set_scale(w, c, huge), RV_OK);
+        } else {
+            float *pos;
+            assert_int_equal(rv_node_transform_ptrs(w, c, &pos, NULL, NULL), RV_OK);
+            pos[0] = NAN;
+            pos[2] = 10;
+            assert_int_equal(rv_node_mark_moved(w, c), RV_OK);
+        }
+        assert_int_equal(rv_update_world(w), RV_ERR_NOT_FINITE);
+        for (int update = 0; update < 3; update++) {
+            assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_back, out, 8, &n, NULL), RV_OK);
+            assert_true(collected(out, n, c));
+            assert_true(collected(out, n, g));
+            assert_false(collected(out, n, e));
+            assert_int_equal(rv_world_scene_stats(w).transform_stale, 2);
+            matrix_of mo = { .node = c };
+            assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &to_back, note_matrix, &mo, NULL), RV_OK);
+            assert_true(mo.seen);
+            assert_memory_equal(mo.m, kept, sizeof kept); /* drawn where it was last placed */
+            assert_int_equal(rv_update_world(w), RV_OK);
+        }
+
+        const float one[3] = { 1, 1, 1 };
+        assert_int_equal(rv_node_set_scale(w, p, one), RV_OK);
+        assert_int_equal(rv_node_set_scale(w, c, one), RV_OK);
+        set_pos(w, c, 0, 0, -10);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
+        assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_back, out, 8, &n, NULL), RV_OK);
+        assert_int_equal(n, 0);
+        assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_front, out, 8, &n, NULL), RV_OK);
+        assert_int_equal(n, 3);
+        rv_world_destroy(w);
+    }
+}
+
 /* ---- group_spatially ----------------------------------------------------------------- */
 
 static rv_node *scatter_children(rv_world *w, rv_node parent, uint32_t count, uint64_t *seed)
@@ -690,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_visit_refuses_structural_calls_from_the_callback),
         cmocka_unit_test(test_visit_rejects_bad_arguments),
         cmocka_unit_test(test_visit_allocates_nothing),
+        cmocka_unit_test(test_visit_draws_a_node_of_unknown_placement_and_its_subtree_until_it_composes),
         cmocka_unit_test(test_group_spatially_makes_20000_loose_children_cull_hierarchically),
         cmocka_unit_test(test_group_spatially_with_null_groups_every_child),
         cmocka_unit_test(test_group_spatially_rejects_bad_children_and_changes_nothing),

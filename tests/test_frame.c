@@ -907,6 +907,231 @@ static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
     rv_world_destroy(w);
 }
 
+static const rv_draw_item *item_of(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return &v->opaque[i];
+    return NULL;
+}
+
+static uint64_t allocations_of(const rv_world *w)
+{
+    rv_alloc_stats st = rv_world_alloc_stats(w);
+    return st.allocations + st.reallocations;
+}
+
+/* Parent scale 1e30 times c's 1e30 overflows float while the host moves c from ahead of the
+ * camera to behind it (where its real geometry, scaled by 1e60, is too: it fills all
+ * space). c keeps its matrix (ahead). Looking back, every frame from then on draws c and
+ * its child g (with the kept matrix; c's test box under it must not cull them either) and
+ * counts them in transform_stale; transform_errors
+ * says 1 in the first frame only. Those frames allocate nothing. The extra view draws
+ * them too. Composed again (scales back to 1, c ahead), they are culled looking back. */
+static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_node p;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &p), RV_OK);
+    rv_node c = object_at(w, p, 0, 1.7f, -10, 1);
+    rv_node g = object_at(w, c, 0, 1, 0, 0.5f);
+    float bmin[3] = { -1.5f, -1.5f, -1.5f }, bmax[3] = { 1.5f, 1.5f, 1.5f }; /* c and g */
+    assert_int_equal(rv_node_set_test_box(w, c, bmin, bmax), RV_OK);
+    rv_node e = object_at(w, RV_NODE_NONE, 0, 1.7f, -50, 1);
+    const float behind[3] = { 0, 1.7f, 10 };
+    camera front, back;
+    camera_make(&front, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &front.v, &v), RV_OK);
+    assert_true(view_draws(&v, c) && view_draws(&v, g) && view_draws(&v, e));
+    assert_int_equal(v.counts.transform_stale, 0);
+    float kept[16];
+    assert_int_equal(rv_node_world_matrix(w, c, kept), RV_OK);
+
+    const float huge[3] = { 1e30f, 1e30f, 1e30f }, to[3] = { 0, 1.7f, 10 };
+    assert_int_equal(rv_node_set_position(w, c, to), RV_OK);
+    assert_int_equal(rv_node_set_scale(w, p, huge), RV_OK);
+    assert_int_equal(rv_node_set_scale(w, c, huge), RV_OK);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    uint64_t allocations = 0;
+    for (int f = 1; f <= 6; f++) {
+        camera_make(&back, eye0, behind, 1.0f, 16.0 * f);
+        assert_int_equal(rv_frame(w, &back.v, &v), RV_OK);
+        assert_int_equal(v.counts.transform_errors, f == 1);
+        assert_int_equal(v.counts.transform_stale, 2);
+        assert_true(view_draws(&v, c));
+        assert_true(view_draws(&v, g));
+        assert_false(view_draws(&v, e));
+        assert_memory_equal(item_of(&v, c)->world_matrix, kept, sizeof kept);
+        assert_true(isfinite(item_of(&v, c)->view_depth));
+        rv_frame_view extra;
+        assert_int_equal(rv_cull_view(w, &back.v, list, &extra), RV_OK);
+        assert_true(view_draws(&extra, c) && view_draws(&extra, g));
+        if (f == 3)
+            allocations = allocations_of(w);
+    }
+    assert_int_equal(allocations_of(w), allocations);
+    rv_view_list_destroy(list);
+
+    const float one[3] = { 1, 1, 1 }, home[3] = { 0, 1.7f, -10 };
+    assert_int_equal(rv_node_set_scale(w, p, one), RV_OK);
+    assert_int_equal(rv_node_set_scale(w, c, one), RV_OK);
+    assert_int_equal(rv_node_set_position(w, c, home), RV_OK);
+    camera_make(&back, eye0, behind, 1.0f, 200);
+    assert_int_equal(rv_frame(w, &back.v, &v), RV_OK);
+    assert_int_equal(v.counts.transform_errors, 0);
+    assert_int_equal(v.counts.transform_stale, 0);
+    assert_false(view_draws(&v, c));
+    assert_false(view_draws(&v, g));
+    assert_int_equal(v.opaque_count, 0);
+    rv_world_destroy(w);
+}
+
+/* Behind a wall: n (with a test box small enough that occlusion tests the box) and a group
+ * of two. A NaN written into n's and one group child's positions (the host moving them)
+ * leaves their placement unknown: occlusion must not hide them, in that frame or later
+ * (nor the group, whose subtree sphere is unbounded), while the untouched group child stays
+ * hidden. Fixed (moved back behind the wall), they are hidden again. */
+static void test_occlusion_never_hides_a_node_of_unknown_placement(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node n = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    float bmin[3] = { -0.3f, -0.3f, -0.3f }, bmax[3] = { 0.3f, 0.3f, 0.3f };
+    assert_int_equal(rv_node_set_test_box(w, n, bmin, bmax), RV_OK);
+    rv_node grp;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
+    rv_node g1 = object_at(w, grp, -1, 1.5f, -30, 0.5f);
+    rv_node g2 = object_at(w, grp, 1, 1.5f, -30, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, n));
+    assert_false(view_draws(&v, g1));
+    assert_false(view_draws(&v, g2));
+    assert_true(v.counts.occlusion_culled >= 2);
+
+    float *pn, *pg;
+    assert_int_equal(rv_node_transform_ptrs(w, n, &pn, NULL, NULL), RV_OK);
+    assert_int_equal(rv_node_transform_ptrs(w, g1, &pg, NULL, NULL), RV_OK);
+    pn[0] = NAN;
+    pg[1] = NAN;
+    assert_int_equal(rv_node_mark_moved(w, n), RV_OK);
+    assert_int_equal(rv_node_mark_moved(w, g1), RV_OK);
+    for (int f = 1; f <= 3; f++) {
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.counts.transform_stale, 2);
+        assert_int_equal(v.counts.occluders_rasterised, 1); /* the wall still hides */
+        assert_true(view_draws(&v, n));
+        assert_true(view_draws(&v, g1));
+        assert_false(view_draws(&v, g2));
+    }
+    float pn_home[3] = { 0, 1.5f, -20 }, pg_home[3] = { -1, 1.5f, -30 };
+    assert_int_equal(rv_node_set_position(w, n, pn_home), RV_OK);
+    assert_int_equal(rv_node_set_position(w, g1, pg_home), RV_OK);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.transform_stale, 0);
+    assert_false(view_draws(&v, n));
+    assert_false(view_draws(&v, g1));
+    assert_false(view_draws(&v, g2));
+    rv_world_destroy(w);
+}
+
+/* A wall hides a crate. The host moves the wall away and writes a NaN: the wall's kept
+ * matrix is not where it is, so it must hide nothing (it is not rasterised) until it
+ * composes again; then it hides the crate again. */
+static void test_occluder_of_unknown_placement_hides_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node crate = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, crate));
+    assert_int_equal(v.counts.occluders_rasterised, 1);
+
+    float *pos;
+    assert_int_equal(rv_node_transform_ptrs(w, wall, &pos, NULL, NULL), RV_OK);
+    pos[0] = 100;
+    pos[1] = NAN;
+    assert_int_equal(rv_node_mark_moved(w, wall), RV_OK);
+    for (int f = 1; f <= 3; f++) {
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.counts.transform_stale, 1);
+        assert_int_equal(v.counts.occluders_rasterised, 0);
+        assert_true(view_draws(&v, crate));
+    }
+    const float home[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_position(w, wall, home), RV_OK);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.transform_stale, 0);
+    assert_int_equal(v.counts.occluders_rasterised, 1);
+    assert_false(view_draws(&v, crate));
+    rv_world_destroy(w);
+}
+
+/* 200 ahead a ladder says "nothing" for a unit sphere. A NaN written into its position
+ * (the host moving it, perhaps close) leaves its placement unknown: LOD must draw it at
+ * level 0 in that very frame (no fade-in from nothing) and in later ones. Composed again
+ * 200 ahead, it fades back to nothing. */
+static void test_lod_never_drops_a_node_of_unknown_placement(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_lod_ladder ladder;
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
+    assert_int_equal(rv_node_set_lod_ladder(w, far_n, &ladder), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, far_n));
+    assert_int_equal(v.counts.lod_culled, 1);
+
+    float *pos;
+    assert_int_equal(rv_node_transform_ptrs(w, far_n, &pos, NULL, NULL), RV_OK);
+    pos[2] = NAN;
+    assert_int_equal(rv_node_mark_moved(w, far_n), RV_OK);
+    for (int f = 1; f <= 4; f++) {
+        c.v.time_ms = 100.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.counts.transform_stale, 1);
+        assert_int_equal(v.counts.lod_culled, 0);
+        const rv_draw_item *it = item_of(&v, far_n);
+        assert_non_null(it);
+        assert_int_equal(it->lod_level, 0);
+    }
+    const float home[3] = { 0, 1.7f, -200 };
+    assert_int_equal(rv_node_set_position(w, far_n, home), RV_OK);
+    c.v.time_ms = 500;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.transform_stale, 0);
+    c.v.time_ms = 2000; /* past the fade */
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, far_n));
+    assert_int_equal(v.counts.lod_culled, 1);
+    rv_world_destroy(w);
+}
+
 static rv_cull_reason reason_of(const rv_frame_view *v, rv_node n)
 {
     for (uint32_t i = 0; i < v->cull_count; i++)
@@ -2077,6 +2302,10 @@ int main(void)
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
+        cmocka_unit_test(test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it),
+        cmocka_unit_test(test_occlusion_never_hides_a_node_of_unknown_placement),
+        cmocka_unit_test(test_occluder_of_unknown_placement_hides_nothing),
+        cmocka_unit_test(test_lod_never_drops_a_node_of_unknown_placement),
         cmocka_unit_test(test_stage_times_follow_the_host_clock),
         cmocka_unit_test(test_publication_sort_is_a_stable_sort_both_ways),
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),

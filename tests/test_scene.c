@@ -974,6 +974,123 @@ static void test_update_keeps_previous_matrix_of_non_finite_in_place_write(void 
     rv_world_destroy(w);
 }
 
+static float radius_of(rv_world *w, rv_node n)
+{
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(w, n, s), RV_OK);
+    assert_true(isfinite(s[0]) && isfinite(s[1]) && isfinite(s[2]));
+    return s[3];
+}
+
+/* Parent scale 1e30 times child scale 1e30 overflows float: the child keeps its matrix, and
+ * its placement is unknown. It and the grandchild placed under it are marked (counted by
+ * rv_world_scene_stats in every update, not only the one that failed) with unbounded
+ * spheres, so are their ancestors; an update that composes the child again clears the
+ * marks and shrinks the ancestors at once (top has three children: without an exact
+ * recompute it would keep its infinite sphere for a while). */
+static void test_node_whose_product_overflows_stays_unbounded_until_it_composes(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node top = make_node(w, RV_NODE_NONE);
+    rv_node p = make_node(w, top);
+    rv_node c = make_node(w, p);
+    rv_node g = make_node(w, c);
+    rv_node x = make_node(w, top);
+    rv_node y = make_node(w, top);
+    set_pos(w, c, 0, 0, -10);
+    set_sphere(w, c, 0, 0, 0, 1);
+    set_pos(w, g, 0, 2, 0);
+    set_sphere(w, g, 0, 0, 0, 0.5f);
+    set_pos(w, x, 5, 0, 0);
+    set_sphere(w, x, 0, 0, 0, 1);
+    set_pos(w, y, -5, 0, 0);
+    set_sphere(w, y, 0, 0, 0, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
+    float kept[16], m[16];
+    assert_int_equal(rv_node_world_matrix(w, c, kept), RV_OK);
+
+    const float huge[3] = { 1e30f, 1e30f, 1e30f };
+    assert_int_equal(rv_node_set_scale(w, p, huge), RV_OK);
+    assert_int_equal(rv_node_set_scale(w, c, huge), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_ERR_NOT_FINITE);
+    for (int update = 0; update < 3; update++) {
+        assert_int_equal(rv_world_scene_stats(w).transform_stale, 2); /* c and g */
+        assert_int_equal(rv_node_world_matrix(w, c, m), RV_OK);
+        assert_memory_equal(m, kept, sizeof m);
+        assert_true(radius_of(w, c) == INFINITY);
+        assert_true(radius_of(w, g) == INFINITY);
+        assert_true(radius_of(w, p) == INFINITY);
+        assert_true(radius_of(w, top) == INFINITY);
+        assert_true(radius_of(w, x) < INFINITY); /* the rest keeps its bounds */
+        assert_true(radius_of(w, y) < INFINITY);
+        /* Later updates that do not compose c again (nothing, or another node moved) keep
+         * the marks; the error itself was reported once. */
+        set_pos(w, y, -5, (float)update, 0);
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    /* The parent's scale no longer overflows: c composes (scale 1e30), g with it. */
+    const float one[3] = { 1, 1, 1 };
+    assert_int_equal(rv_node_set_scale(w, p, one), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
+    assert_int_equal(rv_node_world_matrix(w, c, m), RV_OK);
+    assert_float_equal(m[0], 1e30f, 1e24f);
+    assert_true(radius_of(w, c) < INFINITY);
+    assert_true(radius_of(w, g) < INFINITY);
+    assert_true(radius_of(w, p) < INFINITY);
+    assert_true(radius_of(w, top) < INFINITY);
+    rv_world_destroy(w);
+}
+
+/* An in-place NaN makes c's placement unknown. A node created below it inherits the mark
+ * at once (until the next update it sits where its parent is); one detached from below it
+ * composes as a root and loses it; destroying c drops the rest from the count, and the
+ * ancestors' spheres are recomputed exactly at the next update. */
+static void test_unknown_placement_follows_the_hierarchy_and_leaves_with_destroyed_nodes(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    rv_node top = make_node(w, RV_NODE_NONE);
+    rv_node r = make_node(w, top);
+    rv_node k = make_node(w, top);
+    rv_node z = make_node(w, top);
+    rv_node c = make_node(w, r);
+    rv_node g = make_node(w, c);
+    set_sphere(w, k, 0, 0, 0, 1);
+    set_sphere(w, z, 3, 0, 0, 1);
+    set_pos(w, c, 0, 0, -10);
+    set_sphere(w, c, 0, 0, 0, 1);
+    set_sphere(w, g, 0, 1, 0, 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float *pos;
+    assert_int_equal(rv_node_transform_ptrs(w, c, &pos, NULL, NULL), RV_OK);
+    pos[1] = NAN;
+    assert_int_equal(rv_node_mark_moved(w, c), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 2);
+    assert_true(radius_of(w, top) == INFINITY);
+
+    rv_node h = make_node(w, g);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 3);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 3);
+    assert_true(radius_of(w, h) < 0); /* no geometry: nothing to draw, nothing unbounded */
+
+    assert_int_equal(rv_node_detach(w, g), RV_OK); /* g and h become a placed root */
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 1);
+    assert_true(radius_of(w, g) < INFINITY);
+
+    assert_int_equal(rv_node_destroy_subtree(w, c), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_true(radius_of(w, top) < INFINITY);
+    assert_true(radius_of(w, r) < 0);
+    rv_world_destroy(w);
+}
+
 /* ---- allocation failure -------------------------------------------------------------- */
 
 typedef struct sweep_scene {
@@ -1228,6 +1345,8 @@ int main(void)
         cmocka_unit_test(test_stale_and_foreign_handles_are_rejected),
         cmocka_unit_test(test_non_finite_input_is_rejected_and_node_unchanged),
         cmocka_unit_test(test_update_keeps_previous_matrix_of_non_finite_in_place_write),
+        cmocka_unit_test(test_node_whose_product_overflows_stays_unbounded_until_it_composes),
+        cmocka_unit_test(test_unknown_placement_follows_the_hierarchy_and_leaves_with_destroyed_nodes),
         cmocka_unit_test(test_bounds_hold_for_denormal_world_matrices),
         cmocka_unit_test(test_bounds_hold_when_the_centre_cancels),
         cmocka_unit_test(test_allocation_failure_leaves_world_unchanged),

@@ -143,23 +143,35 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
     double ux = 2.0 * (y * v[2] - z * v[1]), uy = 2.0 * (z * v[0] - x * v[2]), uz = 2.0 * (x * v[1] - y * v[0]);
     double c[3] = { v[0] + w * ux + (y * uz - z * uy), v[1] + w * uy + (z * ux - x * uz),
                     v[2] + w * uz + (x * uy - y * ux) };
-    double largest = 0.0, spread = 0.0;
+    double largest = 0.0, spread = 0.0, reach = 0.0;
     for (int k = 0; k < 3; k++) {
         spread += fabs(c[k]); /* before the scale: the rounding below, in world units */
         c[k] /= t->scale[k];
+        reach += fabs(c[k]);
         double a = fabs((double)t->scale[k]);
         largest = a > largest ? a : largest;
     }
     /* Rounding c[k] to float moves it by < |c[k]| * FLT_EPSILON / 2 in local units, which
      * is |c[k] * scale[k]| * FLT_EPSILON / 2 in world units; the scene multiplies the local
-     * radius by the largest scale. */
-    double radius = (t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON) / largest;
+     * radius by the largest scale. In the denormals rounding is absolute (found by
+     * fuzz_journal): a local coordinate moves by up to FLT_TRUE_MIN / 2 (a world distance of
+     * up to largest * FLT_TRUE_MIN), and each entry of the node's float matrix, rotation
+     * times scale, by up to FLT_TRUE_MIN / 2 (reach * FLT_TRUE_MIN in world units), which
+     * also lowers the scene's scale bound to no less than largest * (1 - FLT_EPSILON) -
+     * FLT_TRUE_MIN: the radius is divided by that (no local sphere fits when it is not
+     * positive) and rounded up to float. */
+    double padded = t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON +
+                   (reach + 2.0 * largest) * FLT_TRUE_MIN;
+    double scale_low = largest * (1.0 - FLT_EPSILON) - FLT_TRUE_MIN;
+    double radius = scale_low > 0.0 ? padded / scale_low : INFINITY;
     if (!(radius <= FLT_MAX) || !(fabs(c[0]) <= FLT_MAX) || !(fabs(c[1]) <= FLT_MAX) || !(fabs(c[2]) <= FLT_MAX))
         return false;
     if (out) {
         for (int k = 0; k < 3; k++)
             out[k] = (float)c[k];
         out[3] = (float)radius;
+        if ((double)out[3] < radius)
+            out[3] = nextafterf(out[3], INFINITY);
     }
     return true;
 }

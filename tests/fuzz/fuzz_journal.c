@@ -17,7 +17,10 @@
  *  - the same appends through a never-coalescing journal give the same scene digest
  *    (coalescing changes nothing observable);
  *  - an apply that runs out of memory leaves scene and journal as they were;
- *  - with a bound world, every live projection has a live node that maps back to its key.
+ *  - with a bound world, every live projection has a live node that maps back to its key;
+ *    after every rv_update_world, a parented node hangs under its parent_key's node, and
+ *    each node's world sphere encloses the host's bounds seen in the world (a reference in
+ *    double: check_node_bounds).
  * At the end, a scene rebuilt from the reference in reverse key order has the same digest. */
 #include "rvis.h"
 #include "fuzz_support.h"
@@ -397,6 +400,270 @@ static void check_scene(fz *f)
                   rv_world_scene_stats(f->world).nodes, want.projections);
 }
 
+/* ---- node spheres against the host's bounds (world bound) ------------------------------
+ * After rv_update_world, each live projection's node must carry a world sphere enclosing
+ * the bounds the host gave, seen in the world. The reference is written here, in double,
+ * from the host's numbers alone: the normalised quaternion as a rotation matrix, times the
+ * scale, plus the position; a parented node's chain multiplied out; a radius scaled by the
+ * largest singular value of the linear part (for one transform its largest |scale|; for a
+ * chain it can be far below the product of those, and the library may use less than that
+ * product, so the product would be no bound to check against). World-space bounds are in
+ * the frame the transform is expressed in: the world for a root, the parent's world
+ * transform for a parented equipped child.
+ *
+ * Tolerance: a forward-error bound of the library's float matrices against these. Each
+ * entry of a rotation times a scale is rounded to float (by <= FLT_EPSILON / 2 of it, or
+ * half the smallest denormal); each composition with a parent adds three products and
+ * three sums (<= 2 * FLT_EPSILON of the sum of their magnitudes, plus denormal halves).
+ * err carries, per entry and in double, twice that bound along the chain (so it holds with
+ * the second-order terms). The centre may then move by err applied to the local centre's
+ * magnitudes, the radius by the local radius times err's norm, and the float result is
+ * rounded once more (FLT_EPSILON of its magnitude). So the tolerance is relative to the
+ * magnitudes the float computation went through, not to the result (a position of 1e6
+ * cancelled to a centre near 0 legitimately loses ~0.1).
+ * A root with world-space bounds gets the last term only: the journal pads the sphere it
+ * maps into local space for the rounding of its own path (rvi_world_bounds_to_local), so
+ * it must enclose the host's sphere up to the rounding of the result, and a padding or
+ * centre broken there fails here (checked by breaking each on purpose).
+ *
+ * Skipped: chains whose magnitudes pass FLT_MAX / 16, where the library's float compose may
+ * overflow and keep a previous matrix (rv_update_world then says RV_ERR_NOT_FINITE). An
+ * infinite radius encloses everything. */
+
+typedef struct fz_affine {
+    double m[3][4]; /* rows; columns 0-2 linear, column 3 the translation */
+} fz_affine;
+
+/* T * R * S of a projection transform, R from the normalised quaternion (x, y, z, w). */
+static void fz_affine_of(const rv_projection_transform *t, fz_affine *out)
+{
+    double q[4], n2 = 0.0;
+    for (int k = 0; k < 4; k++)
+        n2 += (double)t->rotation[k] * (double)t->rotation[k];
+    double n = sqrt(n2);
+    for (int k = 0; k < 4; k++)
+        q[k] = (double)t->rotation[k] / n;
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double r[3][3] = {
+        { 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y) },
+        { 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x) },
+        { 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y) },
+    };
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            out->m[i][j] = r[i][j] * (double)t->scale[j];
+        out->m[i][3] = (double)t->position[i];
+    }
+}
+
+/* out = a * b with b's fourth row (0 0 0 w): w = 1 composes affine maps, w = 0 applies a
+ * only to b's entries (for error terms). out may be a or b. */
+static void fz_affine_mul(const fz_affine *a, const fz_affine *b, double w, fz_affine *out)
+{
+    fz_affine p;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            double s = j == 3 ? w * a->m[i][3] : 0.0;
+            for (int k = 0; k < 3; k++)
+                s += a->m[i][k] * b->m[k][j];
+            p.m[i][j] = s;
+        }
+    *out = p;
+}
+
+static void fz_affine_abs(const fz_affine *a, fz_affine *out)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            out->m[i][j] = fabs(a->m[i][j]);
+}
+
+/* Largest singular value of a's linear part: the square root of the largest eigenvalue of
+ * A^T A, by cyclic Jacobi rotations (Golub & Van Loan §8.5), on A scaled to entries <= 1
+ * so no square under- or overflows. */
+static double fz_spectral_norm(const fz_affine *a)
+{
+    double big = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            big = fmax(big, fabs(a->m[i][j]));
+    if (big == 0.0)
+        return 0.0;
+    double g[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double s = 0.0;
+            for (int k = 0; k < 3; k++)
+                s += (a->m[k][i] / big) * (a->m[k][j] / big);
+            g[i][j] = s;
+        }
+    for (int sweep = 0; sweep < 32; sweep++) {
+        double off = fabs(g[0][1]) + fabs(g[0][2]) + fabs(g[1][2]);
+        if (off <= 1e-300)
+            break;
+        for (int p = 0; p < 2; p++)
+            for (int q = p + 1; q < 3; q++) {
+                if (g[p][q] == 0.0)
+                    continue;
+                double theta = (g[q][q] - g[p][p]) / (2.0 * g[p][q]);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < 3; k++) { /* columns p, q */
+                    double gp = g[k][p], gq = g[k][q];
+                    g[k][p] = c * gp - s * gq;
+                    g[k][q] = s * gp + c * gq;
+                }
+                for (int k = 0; k < 3; k++) { /* rows p, q */
+                    double gp = g[p][k], gq = g[q][k];
+                    g[p][k] = c * gp - s * gq;
+                    g[q][k] = s * gp + c * gq;
+                }
+            }
+    }
+    double top = fmax(g[0][0], fmax(g[1][1], g[2][2]));
+    return big * sqrt(fmax(top, 0.0));
+}
+
+enum { FZ_MAX_CHAIN = MAX_REF + 1 };
+
+static void check_node_bounds(fz *f)
+{
+    const double u = (double)FLT_EPSILON, eta = (double)FLT_TRUE_MIN;
+    uint32_t limit = rv_render_scene_slot_limit(f->scene);
+    for (uint32_t slot = 0; slot < limit; slot++) {
+        rv_projection_record rec;
+        if (rv_render_scene_read(f->scene, slot, &rec) != RV_OK)
+            continue;
+        /* The chain of nodes from this one up to its root, as projections. */
+        const rv_projection_transform *chain[FZ_MAX_CHAIN];
+        int depth = 0;
+        rv_node node = rec.node;
+        uint64_t expected_parent = 0;
+        int has_expected = 0;
+        for (;;) {
+            uint64_t key;
+            uint32_t at;
+            expect(rv_render_scene_node_key(f->scene, node, &key, &at), RV_OK, "rv_render_scene_node_key");
+            int i = ref_find(&f->ref, key);
+            FZ_ASSERT(i >= 0 && depth < FZ_MAX_CHAIN, "a node chain leaves the reference");
+            const rv_projection *p = &f->ref.rows[i].projection;
+            if (has_expected)
+                FZ_ASSERT(key == expected_parent, "a node is parented under a projection other than its parent_key");
+            chain[depth++] = &p->transform;
+            rv_node parent;
+            expect(rv_node_parent(f->world, node, &parent), RV_OK, "rv_node_parent");
+            if (parent.id == RV_NODE_NONE.id)
+                break;
+            FZ_ASSERT(p->bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD,
+                      "key %llu: a node with a parent backs a projection that is not an equipped child",
+                      (unsigned long long)key);
+            expected_parent = p->bucket.parent_key;
+            has_expected = 1;
+            node = parent;
+        }
+        /* Multiply out from the root: m exact, mag the same with every entry's magnitude,
+         * err the bound of the float matrix's difference from m (see above). */
+        fz_affine m, mag, err, frame = { { { 1, 0, 0, 0 }, { 0, 1, 0, 0 }, { 0, 0, 1, 0 } } };
+        int overflow = 0;
+        for (int c = depth - 1; c >= 0; c--) {
+            fz_affine l, l_mag, l_err;
+            fz_affine_of(chain[c], &l);
+            fz_affine_abs(&l, &l_mag);
+            for (int i = 0; i < 3; i++) {
+                for (int j = 0; j < 3; j++)
+                    l_err.m[i][j] = 2.0 * (0.5 * u * l_mag.m[i][j] + 0.5 * eta);
+                l_err.m[i][3] = 0.0; /* the position is a float already */
+            }
+            if (c == depth - 1) {
+                m = l;
+                mag = l_mag;
+                err = l_err;
+            } else {
+                if (c == 0)
+                    frame = m; /* the parent's world transform */
+                fz_affine l_bound = l_mag, a, b;
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 4; j++)
+                        l_bound.m[i][j] += l_err.m[i][j];
+                fz_affine_mul(&err, &l_bound, 1.0, &a); /* the parent's error carried */
+                fz_affine_mul(&mag, &l_err, 0.0, &b);   /* this node's rounding, moved by the parent */
+                fz_affine_mul(&m, &l, 1.0, &m);
+                fz_affine_mul(&mag, &l_mag, 1.0, &mag);
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 4; j++)
+                        err.m[i][j] = a.m[i][j] + b.m[i][j] + 2.0 * (2.0 * u * mag.m[i][j] + 3.0 * eta);
+            }
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 4; j++)
+                    overflow |= !(mag.m[i][j] <= FLT_MAX / 16);
+        }
+        if (overflow)
+            continue;
+        /* The host's sphere in the world, and the local sphere the float path starts from. */
+        const rv_projection_transform *t = chain[0];
+        double local[3], local_radius, centre[3], radius;
+        if (t->bounds_space == RV_BOUNDS_WORLD) {
+            /* Given in the frame: the parent's world transform (the world for a root). */
+            for (int i = 0; i < 3; i++)
+                centre[i] = frame.m[i][0] * t->bounds[0] + frame.m[i][1] * t->bounds[1] +
+                            frame.m[i][2] * t->bounds[2] + frame.m[i][3];
+            radius = t->bounds[3] * fz_spectral_norm(&frame);
+            /* Local: the inverse of T * R * S (R orthonormal: its transpose). */
+            fz_affine l;
+            fz_affine_of(t, &l);
+            double largest = 0.0;
+            for (int j = 0; j < 3; j++) {
+                double s = t->scale[j], v = 0.0;
+                for (int i = 0; i < 3; i++)
+                    v += (l.m[i][j] / s) * ((double)t->bounds[i] - t->position[i]);
+                local[j] = v / s;
+                largest = fmax(largest, fabs(s));
+            }
+            local_radius = t->bounds[3] / largest;
+        } else {
+            for (int i = 0; i < 3; i++)
+                local[i] = t->bounds[i];
+            local_radius = t->bounds[3];
+            for (int i = 0; i < 3; i++)
+                centre[i] = m.m[i][0] * local[0] + m.m[i][1] * local[1] + m.m[i][2] * local[2] + m.m[i][3];
+            radius = t->bounds[3] * fz_spectral_norm(&m);
+        }
+        double tol = 0.0;
+        if (depth > 1 || t->bounds_space == RV_BOUNDS_LOCAL) {
+            double e2 = 0.0, f2 = 0.0;
+            for (int i = 0; i < 3; i++) {
+                double e = err.m[i][3];
+                for (int j = 0; j < 3; j++) {
+                    e += err.m[i][j] * fabs(local[j]);
+                    f2 += err.m[i][j] * err.m[i][j];
+                }
+                e2 += e * e;
+            }
+            tol += sqrt(e2) + local_radius * sqrt(f2);
+        }
+        tol += u * (fabs(centre[0]) + fabs(centre[1]) + fabs(centre[2]) + radius) + 4.0 * eta;
+        float sphere[4];
+        expect(rv_node_world_bounds(f->world, rec.node, sphere), RV_OK, "rv_node_world_bounds");
+        if (sphere[3] == INFINITY)
+            continue;
+        FZ_ASSERT(sphere[3] >= 0 && finite_n(sphere, 4), "key %llu: the node has no finite sphere (%g %g %g r %g)",
+                  (unsigned long long)rec.key, sphere[0], sphere[1], sphere[2], sphere[3]);
+        double dx = sphere[0] - centre[0], dy = sphere[1] - centre[1], dz = sphere[2] - centre[2];
+        double reach = sqrt(dx * dx + dy * dy + dz * dz) + radius;
+        if (!(reach <= sphere[3] + tol)) /* the transform, to reproduce the miss outside the fuzzer */
+            fprintf(stderr, "position %a %a %a rotation %a %a %a %a scale %a %a %a bounds %a %a %a %a\n",
+                    t->position[0], t->position[1], t->position[2], t->rotation[0], t->rotation[1],
+                    t->rotation[2], t->rotation[3], t->scale[0], t->scale[1], t->scale[2], t->bounds[0],
+                    t->bounds[1], t->bounds[2], t->bounds[3]);
+        FZ_ASSERT(reach <= sphere[3] + tol,
+                  "key %llu (depth %d, %s bounds): the node's world sphere (%.9g %.9g %.9g r %.9g) misses the "
+                  "host's (%.9g %.9g %.9g r %.9g) by %.3g, tolerance %.3g",
+                  (unsigned long long)rec.key, depth, t->bounds_space == RV_BOUNDS_WORLD ? "world" : "local",
+                  sphere[0], sphere[1], sphere[2], sphere[3], centre[0], centre[1], centre[2], radius,
+                  reach - sphere[3], tol);
+    }
+}
+
 static rv_scene_digest digest_of(rv_render_scene *s)
 {
     rv_scene_digest d;
@@ -605,6 +872,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (f.world) {
             rv_result r = rv_update_world(f.world);
             FZ_ASSERT(r == RV_OK || r == RV_ERR_NOT_FINITE, "rv_update_world returned %s", rv_result_string(r));
+            check_node_bounds(&f);
         }
     }
 

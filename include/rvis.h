@@ -1488,8 +1488,11 @@ typedef enum rv_bounds_space {
  * attachment transform), so it moves with the parent. bounds: sphere centre x, y, z and
  * radius >= 0 in bounds_space. With RV_BOUNDS_WORLD every scale component must be nonzero
  * and the sphere mapped back into local space (centre through the inverse transform,
- * radius divided by the largest scale) must fit in floats: world bounds under a scale of
- * 1e-36, say, are RV_ERR_INVALID_ARG. Every number must be finite. */
+ * radius divided by the smallest |scale|, so that the local sphere holds the whole preimage
+ * of the host's sphere whatever the parent does) must fit in floats: world bounds under a
+ * scale of 1e-36 on any axis, say, are RV_ERR_INVALID_ARG. Under a non-uniform scale the
+ * node's sphere is therefore looser than the host's by largest / smallest scale. Every
+ * number must be finite. */
 typedef struct rv_projection_transform {
     float position[3];
     float rotation[4];

@@ -143,13 +143,14 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
     double ux = 2.0 * (y * v[2] - z * v[1]), uy = 2.0 * (z * v[0] - x * v[2]), uz = 2.0 * (x * v[1] - y * v[0]);
     double c[3] = { v[0] + w * ux + (y * uz - z * uy), v[1] + w * uy + (z * ux - x * uz),
                     v[2] + w * uz + (x * uy - y * ux) };
-    double largest = 0.0, spread = 0.0, reach = 0.0;
+    double largest = 0.0, smallest = INFINITY, spread = 0.0, reach = 0.0;
     for (int k = 0; k < 3; k++) {
         spread += fabs(c[k]); /* before the scale: the rounding below, in world units */
         c[k] /= t->scale[k];
         reach += fabs(c[k]);
         double a = fabs((double)t->scale[k]);
         largest = a > largest ? a : largest;
+        smallest = a < smallest ? a : smallest;
     }
     /* Rounding c[k] to float moves it by < |c[k]| * FLT_EPSILON / 2 in local units, which
      * is |c[k] * scale[k]| * FLT_EPSILON / 2 in world units; the scene multiplies the local
@@ -162,7 +163,15 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
      * positive) and rounded up to float. */
     double padded = t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON +
                    (reach + 2.0 * largest) * FLT_TRUE_MIN;
-    double scale_low = largest * (1.0 - FLT_EPSILON) - FLT_TRUE_MIN;
+    /* The local sphere must hold the whole preimage of the host's sphere: an ellipsoid of
+     * semi-axes padded / |scale[k]|, so the radius is divided by the smallest scale. Divided
+     * by the largest, the image of the local sphere is an ellipsoid inside the host's sphere:
+     * a root node's sphere still came out right (the scene scales a radius by the largest
+     * scale), but under a parent that stretches along the child's smaller scale axis the
+     * scene's tighter Frobenius bound gave a sphere that missed the host's (found by
+     * fuzz_journal's enclosure check: radius 5.2 for a sphere reaching 10). A non-uniformly
+     * scaled node's sphere is looser by largest / smallest: it errs toward drawing. */
+    double scale_low = smallest * (1.0 - FLT_EPSILON) - FLT_TRUE_MIN;
     double radius = scale_low > 0.0 ? padded / scale_low : INFINITY;
     if (!(radius <= FLT_MAX) || !(fabs(c[0]) <= FLT_MAX) || !(fabs(c[1]) <= FLT_MAX) || !(fabs(c[2]) <= FLT_MAX))
         return false;

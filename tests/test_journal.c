@@ -434,8 +434,13 @@ static void test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers(v
         t.bounds_space = RV_BOUNDS_WORLD;
         t.scale[s] = -0.0f;
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
-        t.scale[s] = float_of_bits(1u);
+        /* A subnormal scale is a number, not a zero: world bounds under it are accepted when
+         * the local sphere (radius / smallest scale) fits in floats, refused when not. */
+        t.scale[s] = float_of_bits(1u << 20); /* 1.5e-39 */
+        t.bounds[3] = 1e-40f;
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+        t.bounds[3] = 1.0f;
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
         t.bounds_space = RV_BOUNDS_LOCAL;
         t.scale[s] = -0.0f; /* zero scale is fine with local bounds */
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);

@@ -1207,14 +1207,14 @@ static long double local_extent(const rv_projection_transform *t)
     long double m[3][3] = { { 1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w) },
                             { 2 * (x * y - z * w), 1 - 2 * (x * x + z * z), 2 * (y * z + x * w) },
                             { 2 * (x * z + y * w), 2 * (y * z - x * w), 1 - 2 * (x * x + y * y) } };
-    long double largest = 0.0L, extent = 0.0L;
+    long double smallest = INFINITY, extent = 0.0L;
     for (int i = 0; i < 3; i++) {
         r[i] = (m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2]) / t->scale[i];
         extent = fabsl(r[i]) > extent ? fabsl(r[i]) : extent;
         long double a = fabsl((long double)t->scale[i]);
-        largest = a > largest ? a : largest;
+        smallest = a < smallest ? a : smallest;
     }
-    long double radius = t->bounds[3] / largest;
+    long double radius = t->bounds[3] / smallest; /* the local sphere holds the preimage */
     return radius > extent ? radius : extent;
 }
 
@@ -1994,8 +1994,59 @@ static void test_world_bounds_map_back_to_the_same_world_sphere(void **state)
     assert_int_equal(rv_node_world_bounds(b.world, record_of(b.scene, 1).node, sphere), RV_OK);
     for (int k = 0; k < 3; k++)
         assert_float_equal(sphere[k], p.transform.bounds[k], 1e-4f);
+    /* The local sphere holds the host's sphere's preimage (radius / smallest scale); mapped
+     * back under the largest scale it is looser by largest / smallest = 6. */
+    assert_true(sphere[3] >= 2.5f);
+    assert_true(sphere[3] < 2.5f * 6.0f * 1.001f);
+    /* Under a uniform scale it is the host's sphere again. */
+    p.transform.scale[0] = p.transform.scale[1] = 3.0f;
+    p.transform.scale[2] = -3.0f;
+    assert_int_equal(rv_journal_update_transform(b.journal, 0, 1, 1, &p.transform, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    assert_int_equal(rv_node_world_bounds(b.world, record_of(b.scene, 1).node, sphere), RV_OK);
+    for (int k = 0; k < 3; k++)
+        assert_float_equal(sphere[k], p.transform.bounds[k], 1e-4f);
     assert_true(sphere[3] >= 2.5f);
     assert_true(sphere[3] < 2.5f * 1.001f);
+    free_bound(&b);
+}
+
+/* World-space bounds of an equipped child under a parent that stretches along the child's
+ * smaller scale axis (found by fuzz_journal's enclosure check): the child's local sphere
+ * was the host's radius over its largest scale, whose image is an ellipsoid inside the
+ * host's sphere; under the parent the scene's Frobenius bound then gave a node sphere of
+ * radius 5.2 for a host sphere reaching 10 units along x. */
+static void test_world_bounds_of_an_equipped_child_enclose_the_host_sphere_under_its_parent(void **state)
+{
+    (void)state;
+    bound_fixture b = make_bound();
+    rv_projection parent = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    parent.transform.position[0] = 3.0f;
+    parent.transform.scale[0] = 10.0f; /* stretches x */
+    assert_int_equal(rv_journal_register(b.journal, 0, 1, 1, &parent, NULL), RV_OK);
+    rv_projection child = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    child.bucket.parent_key = 1;
+    child.transform.scale[0] = 1.0f; /* the child's small axis is x */
+    child.transform.scale[1] = child.transform.scale[2] = 2.0f;
+    child.transform.bounds[0] = child.transform.bounds[1] = child.transform.bounds[2] = 0.0f;
+    child.transform.bounds[3] = 1.0f; /* in the parent's space */
+    child.transform.bounds_space = RV_BOUNDS_WORLD;
+    assert_int_equal(rv_journal_register(b.journal, 0, 2, 1, &child, NULL), RV_OK);
+    apply_bound(&b);
+    assert_int_equal(rv_update_world(b.world), RV_OK);
+    float sphere[4];
+    assert_int_equal(rv_node_world_bounds(b.world, record_of(b.scene, 2).node, sphere), RV_OK);
+    /* The host's sphere in the world: the parent maps its centre to (3, 0, 0) and stretches
+     * it into an ellipsoid reaching 10 along x and 1 along y and z. Every extreme point of
+     * it must lie in the node's sphere. */
+    const float extreme[6][3] = { { 13, 0, 0 }, { -7, 0, 0 }, { 3, 1, 0 }, { 3, -1, 0 }, { 3, 0, 1 }, { 3, 0, -1 } };
+    for (int e = 0; e < 6; e++) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; k++)
+            d2 += ((double)extreme[e][k] - sphere[k]) * ((double)extreme[e][k] - sphere[k]);
+        assert_true(sqrt(d2) <= sphere[3]);
+    }
     free_bound(&b);
 }
 
@@ -2226,6 +2277,7 @@ int main(void)
         cmocka_unit_test(test_equipped_child_nodes_hang_under_their_parent_projection_node),
         cmocka_unit_test(test_equipped_cycles_leave_a_root_until_the_cycle_breaks),
         cmocka_unit_test(test_world_bounds_map_back_to_the_same_world_sphere),
+        cmocka_unit_test(test_world_bounds_of_an_equipped_child_enclose_the_host_sphere_under_its_parent),
         cmocka_unit_test(test_nodes_the_host_destroys_are_forgotten),
         cmocka_unit_test(test_a_world_binds_one_render_scene_and_may_die_first),
         cmocka_unit_test(test_apply_during_a_node_visit_is_refused),

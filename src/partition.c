@@ -65,7 +65,6 @@ static void partition_destroy(rv_world *world, void *state)
     rvi_vec_free(heap, &p->pending, sizeof(uint32_t));
     rvi_vec_free(heap, &p->gated_now, sizeof(uint32_t));
     rvi_vec_free(heap, &p->visible_last, sizeof(uint32_t));
-    rvi_vec_free(heap, &p->visible_next, sizeof(uint32_t));
     rvi_vec_free(heap, &p->sort_keys, sizeof(uint64_t));
     rvi_vec_free(heap, &p->out_parts, sizeof(rv_node));
     rvi_vec_free(heap, &p->out_requests, sizeof(rv_partition_request));
@@ -231,7 +230,6 @@ static rv_result reserve_for(rv_world *world, rvi_partition *p, uint32_t parts, 
     RVI_TRY(rvi_vec_reserve(heap, &p->pending, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->gated_now, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->visible_last, sizeof(uint32_t), parts));
-    RVI_TRY(rvi_vec_reserve(heap, &p->visible_next, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->sort_keys, sizeof(uint64_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_parts, sizeof(rv_node), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_requests, sizeof(rv_partition_request), parts));

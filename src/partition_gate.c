@@ -10,6 +10,7 @@
  * leaf reports there and again at the flush, never inferred from a callback having fired. */
 #include "partition_state.h"
 #include "core/check.h"
+#include "frustum.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,106 +18,174 @@
 
 /* ---- gating ---------------------------------------------------------------------------- */
 
-/* Sphere (world x, y, z, r) against the frustum padded by the margin. A sphere with no
- * radius (empty subtree) or a NaN passes: every culling decision errs toward drawing. */
-static bool passes_frustum(const rvi_partition *p, const float sphere[4], const rv_frustum *f)
+/* Signed distance of a point from a plane: the float expression of frustum.c, so the gate
+ * keeps exactly the spheres rv_frustum_classify_sphere keeps. */
+static inline float plane_distance(const float plane[4], const float c[3])
 {
-    if (!(sphere[3] >= 0.0f))
-        return true;
-    return rv_frustum_classify_sphere(f, sphere, sphere[3] + p->margin) != RV_OUTSIDE;
+    return ((plane[0] * c[0] + plane[1] * c[1]) + plane[2] * c[2]) + plane[3];
 }
 
-/* Sphere against the committed slice box: exact distance from the centre to the box. */
-static bool passes_slice(const rvi_partition *p, const float sphere[4])
+/* A group's sphere against the frustum padded by the margin: false when it lies wholly
+ * outside a plane of the mask; otherwise *inside gets the mask's planes it lies wholly
+ * inside of. The plane that culled the group last time is tried first (plane coherency,
+ * Assarsson & Möller 2000): from one frame to the next it usually culls it again, and a
+ * hidden group then costs one plane. Otherwise all six planes are tested at once, without
+ * a branch per plane. A sphere with no radius (empty subtree) or a NaN or infinite centre
+ * passes, inside of nothing: every culling decision errs toward drawing. The comparisons of
+ * rv_frustum_classify_sphere_masked. */
+static bool group_meets_frustum(const rvi_partition *p, const float sphere[4], const rv_frustum *f,
+                                uint8_t *cull_plane, uint32_t *inside)
 {
-    if (!p->has_slice || !(sphere[3] >= 0.0f))
+    *inside = 0;
+    if (!(sphere[3] >= 0.0f) || !rvi_finite_n(sphere, 3))
         return true;
+    float radius = sphere[3] + p->margin;
+    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    if ((mask >> *cull_plane & 1u) && plane_distance(f->planes[*cull_plane], sphere) < -radius)
+        return false;
+    uint32_t out = 0, in = 0;
+    for (int i = 0; i < 6; i++) {
+        float d = plane_distance(f->planes[i], sphere);
+        out |= (uint32_t)(d < -radius) << i;
+        in |= (uint32_t)(d >= radius) << i;
+    }
+    out &= mask;
+    if (out) {
+        uint8_t k = 0;
+        while (!(out >> k & 1u))
+            k++;
+        *cull_plane = k;
+        return false;
+    }
+    *inside = in & mask;
+    return true;
+}
+
+/* What a visible group leaves its parts to test. Every part's sphere lies inside the
+ * group's, so a plane the group lies wholly inside of (padded) needs no test below it
+ * (plane masking, Assarsson & Möller 2000), and neither does an axis of the slice whose
+ * range holds the group's extent on it: every part's centre is inside the range there and
+ * adds nothing to its distance from the slice. The planes and axes left are listed densely
+ * for the parts' loop. */
+typedef struct group_view {
+    float planes[6][4];
+    uint32_t plane_count;
+    uint8_t axes[3];
+    uint32_t axis_count;
+} group_view;
+
+/* inside: the planes the group's sphere lies wholly inside of (group_meets_frustum). */
+static void view_group(const rvi_partition *p, const float sphere[4], const rv_frustum *f, uint32_t inside,
+                       group_view *v)
+{
+    uint32_t left = f->plane_mask & RVI_FRUSTUM_ALL_PLANES & ~inside;
+    v->plane_count = 0;
+    for (int i = 0; i < 6; i++)
+        if (left & (1u << i))
+            memcpy(v->planes[v->plane_count++], f->planes[i], sizeof v->planes[0]);
+    v->axis_count = 0;
+    for (uint8_t k = 0; k < 3 && p->has_slice; k++) {
+        bool held = sphere[3] >= 0.0f && sphere[k] - sphere[3] >= p->slice_min[k] &&
+                    sphere[k] + sphere[3] <= p->slice_max[k];
+        if (!held)
+            v->axes[v->axis_count++] = k;
+    }
+}
+
+/* For a group the caller decided is visible (a host's walk, a re-gate): the planes are left
+ * whole when the gate's own test would find it outside. */
+static void view_visible_group(const rvi_partition *p, rvi_partition_group *g, const float sphere[4],
+                               const rv_frustum *f, group_view *v)
+{
+    uint32_t inside;
+    if (!group_meets_frustum(p, sphere, f, &g->cull_plane, &inside))
+        inside = 0;
+    view_group(p, sphere, f, inside, v);
+}
+
+/* Sphere against the committed slice box on the view's axes: the exact distance from the
+ * centre to the box (the axes left out add zero), each axis's excess taken without a branch
+ * (at most one side can exceed; a NaN centre adds nothing, so its part is kept). */
+static bool passes_slice(const rvi_partition *p, const group_view *v, const float sphere[4])
+{
     double d2 = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double c = sphere[k], e = 0.0;
-        if (c < p->slice_min[k])
-            e = p->slice_min[k] - c;
-        else if (c > p->slice_max[k])
-            e = c - p->slice_max[k];
+    for (uint32_t j = 0; j < v->axis_count; j++) {
+        int k = v->axes[j];
+        double below = p->slice_min[k] - (double)sphere[k], above = (double)sphere[k] - p->slice_max[k];
+        double e = (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
         d2 += e * e;
     }
     double r = sphere[3];
     return d2 <= r * r;
 }
 
-/* True when the sphere lies wholly inside the committed slice (or there is none). */
-static bool inside_slice(const rvi_partition *p, const float sphere[4])
+/* One part against its group's view: the planes left (padded by the margin), then the
+ * slice's axes left. A part with no radius or a NaN passes. */
+static inline bool part_passes(const rvi_partition *p, const group_view *v, const float sphere[4])
 {
-    if (!p->has_slice)
+    if (!(sphere[3] >= 0.0f))
         return true;
-    for (int k = 0; k < 3; k++)
-        if (!(sphere[k] - sphere[3] >= p->slice_min[k] && sphere[k] + sphere[3] <= p->slice_max[k]))
-            return false;
-    return true;
+    float radius = sphere[3] + p->margin;
+    bool outside = false;
+    for (uint32_t i = 0; i < v->plane_count; i++)
+        outside |= plane_distance(v->planes[i], sphere) < -radius;
+    return !outside && (v->axis_count == 0 || passes_slice(p, v, sphere));
 }
 
-/* The padded sphere test of rv_frustum_classify_sphere_masked, inlined for the per-part
- * loop: the same float expression per plane; a NaN compares false and keeps the part. */
-static inline bool outside_planes(const rv_frustum *f, const float c[3], float radius, uint32_t mask)
+/* Gates a group's parts against its view (with only_ungated, just the parts not gated yet
+ * this frame). The children are read from the hierarchy, the source of truth: a part may
+ * be attached, detached or destroyed at any time, so no list of a group's parts is kept. */
+static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, const group_view *v,
+                       bool only_ungated)
 {
-    for (int i = 0; i < 6; i++) {
-        const float *pl = f->planes[i];
-        if ((mask & (1u << i)) && ((pl[0] * c[0] + pl[1] * c[1]) + pl[2] * c[2]) + pl[3] < -radius)
-            return true;
-    }
-    return false;
-}
-
-/* Tests one part against the planes in mask (padded by the margin) and, unless in_slice,
- * against the slice. Skipping a test can only keep a part visible: conservative. */
-static void gate_part(const rvi_scene *s, rvi_partition *p, rvi_partition_part *part, const rv_frustum *f,
-                      uint32_t mask, bool in_slice)
-{
-    const float *sphere = s->world_sphere[part->node];
-    bool visible = true;
-    if (sphere[3] >= 0.0f) {
-        visible = !outside_planes(f, sphere, sphere[3] + p->margin, mask & f->plane_mask);
-        if (visible && !in_slice)
-            visible = passes_slice(p, sphere);
-    }
-    part->visible = visible;
-    if (part->stamp != p->frame) /* first decision this frame: the end judges it */
-        RVI_VEC_AT(p->gated_now, uint32_t, p->gated_now.count++) = part->node; /* reserved: one per part */
-    part->stamp = p->frame;
-    p->counts.parts_tested++;
-}
-
-/* Gates a group's parts. The group's world sphere encloses every part's, so a plane it lies
- * wholly inside of (padded) needs no test for its parts, and a group wholly inside the
- * slice needs no slice test below it (plane masking, Assarsson & Möller 2000). */
-static void gate_children(const rvi_scene *s, rvi_partition *p, const rvi_partition_group *g,
-                          const rv_frustum *f, bool only_ungated)
-{
-    uint32_t mask = f->plane_mask;
-    bool in_slice = !p->has_slice, masked = false;
-    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
+    const uint64_t frame = p->frame;
+    uint32_t *gated_now = RVI_VEC_PTR(p->gated_now, uint32_t);
+    uint32_t gated = p->gated_now.count, tested = 0;
+    for (uint32_t c = s->first_child[group]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
         if (!(s->flags[c] & RVI_NODE_PARTITION_PART))
             continue;
-        rvi_partition_part *part = part_at(p, c);
-        if (only_ungated && part->stamp == p->frame)
+        rvi_partition_part *part = part_of(p, c);
+        bool first = part->stamp != frame;
+        if (only_ungated && !first)
             continue;
-        const float *gs = s->world_sphere[g->node];
-        if (!masked && gs[3] >= 0.0f) {
-            /* Only the mask is used: the caller decided the group is visible. On OUTSIDE the
-             * mask is left whole and the parts are tested in full. */
-            (void)rv_frustum_classify_sphere_masked(f, gs, gs[3] + p->margin, &mask);
-            in_slice = inside_slice(p, gs);
+        part->visible = part_passes(p, v, s->world_sphere[c]);
+        part->stamp = frame;
+        if (first) /* the end judges each part once, from the list of the frame's first decisions */
+            gated_now[gated++] = c; /* reserved: one per part */
+        tested++;
+    }
+    p->gated_now.count = gated;
+    p->counts.parts_tested += tested;
+}
+
+/* The end's re-gate of a group gated earlier this frame: gates the parts added to (or
+ * attached under) it since. The view is worked out only when there is one. */
+static void gate_late_parts(const rvi_scene *s, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+{
+    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
+        if ((s->flags[c] & RVI_NODE_PARTITION_PART) && part_of(p, c)->stamp != p->frame) {
+            group_view view;
+            view_visible_group(p, g, s->world_sphere[g->node], f, &view);
+            gate_parts(s, p, g->node, &view, true);
+            return;
         }
-        masked = true;
-        gate_part(s, p, part, f, mask, in_slice);
     }
 }
 
-static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+/* Gates a group: with its view when the gate's walk has just tested it, else (a host's
+ * walk) working the view out. */
+static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
+                        const group_view *given)
 {
+    const rvi_scene *s = &world->scene;
     g->stamp = p->frame;
     g->kind = GROUP_GATED;
-    gate_children(&world->scene, p, g, f, false);
+    if (s->first_child[g->node] == RVI_INDEX_NONE)
+        return;
+    group_view own;
+    if (!given)
+        view_visible_group(p, g, s->world_sphere[g->node], f, &own);
+    gate_parts(s, p, g->node, given ? given : &own, false);
 }
 
 /* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
@@ -133,7 +202,7 @@ static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *
         return;
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
         if (s->flags[c] & RVI_NODE_PARTITION_PART)
-            part_at(p, c)->visible = false;
+            part_of(p, c)->visible = false;
 }
 
 /* The nearest gated part at or above node, or RVI_INDEX_NONE. */
@@ -145,52 +214,76 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
     return RVI_INDEX_NONE;
 }
 
-/* The gate's own walk: gates each group still to decide (not decided this frame, or, with
- * retest, hidden by this test) that is visible, hides the others. A group nested in a part
- * waits for the part's group, so passes repeat until every group is decided (as many passes
- * as groups are nested deep, plus one). */
+/* Decides one group of the gate's walk: gated when the part it is nested in (if any) is
+ * visible and its sphere meets the padded frustum, hidden otherwise. False when it must
+ * wait for the group of that part to be decided first. */
+static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+{
+    const rvi_scene *s = &world->scene;
+    bool above_visible = true;
+    uint32_t part = enclosing_part(s, g->node);
+    if (part != RVI_INDEX_NONE) {
+        if (group_at(p, s->parent[part])->todo)
+            return false;
+        const rvi_partition_part *pp = part_of(p, part);
+        above_visible = pp->stamp == p->frame && pp->visible;
+    }
+    const float *sphere = s->world_sphere[g->node];
+    uint32_t inside;
+    if (above_visible && group_meets_frustum(p, sphere, f, &g->cull_plane, &inside)) {
+        group_view view;
+        view_group(p, sphere, f, inside, &view);
+        gate_record(world, p, g, f, &view);
+    } else {
+        g->sphere_failed = above_visible;
+        memcpy(g->tested_sphere, sphere, sizeof g->tested_sphere);
+        hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
+    }
+    g->todo = false;
+    return true;
+}
+
+static bool same_frustum(const rv_frustum *a, const rv_frustum *b)
+{
+    return a->plane_mask == b->plane_mask && memcmp(a->planes, b->planes, sizeof a->planes) == 0;
+}
+
+/* The gate's own walk: gates each group still to decide that is visible, hides the others.
+ * At begin that is every group; at the end (retest) the groups not decided this frame, and
+ * those this test hid unless the answer stands (the group's own sphere failed, and neither
+ * it nor the frustum has changed since). A group nested in a part waits for the part's
+ * group, so passes repeat until every group is decided (as many passes as groups are
+ * nested deep, plus one). */
 static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, bool retest)
 {
     const rvi_scene *s = &world->scene;
+    bool same_walk = retest && p->walked_frame == p->frame && same_frustum(&p->walked, f);
+    if (!retest) {
+        p->walked = *f;
+        p->walked_frame = p->frame;
+    }
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t todo = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         rvi_partition_group *g = &groups[i];
-        g->todo = g->stamp != p->frame || (retest && g->kind == GROUP_HIDDEN_BY_TEST);
+        if (g->stamp != p->frame) {
+            g->todo = true;
+        } else if (!retest || g->kind == GROUP_HIDDEN_BY_HOST) {
+            g->todo = false;
+        } else if (g->kind == GROUP_GATED) {
+            g->todo = false;
+            gate_late_parts(s, p, g, f);
+        } else {
+            g->todo = !(same_walk && g->sphere_failed &&
+                        memcmp(g->tested_sphere, s->world_sphere[g->node], sizeof g->tested_sphere) == 0);
+        }
         todo += g->todo;
-        /* Parts added to (or attached under) a group after it was gated this frame. */
-        if (retest && g->stamp == p->frame && g->kind == GROUP_GATED)
-            gate_children(s, p, g, f, true);
     }
     while (todo) {
         uint32_t decided = 0;
-        for (uint32_t i = 0; i < p->groups.count; i++) {
-            rvi_partition_group *g = &groups[i];
-            if (!g->todo)
-                continue;
-            bool above_visible = true;
-            uint32_t part = enclosing_part(s, g->node);
-            if (part != RVI_INDEX_NONE) {
-                if (group_at(p, s->parent[part])->todo)
-                    continue; /* its part is decided first */
-                const rvi_partition_part *pp = part_at(p, part);
-                above_visible = pp->stamp == p->frame && pp->visible;
-            }
-            const float *sphere = s->world_sphere[g->node];
-            /* A retest of a group whose own sphere failed and has not moved keeps its answer. */
-            bool unmoved = g->stamp == p->frame && g->sphere_failed &&
-                           memcmp(g->tested_sphere, sphere, sizeof g->tested_sphere) == 0;
-            bool sphere_passes = above_visible && !unmoved && passes_frustum(p, sphere, f);
-            if (above_visible && sphere_passes) {
-                gate_record(world, p, g, f);
-            } else {
-                g->sphere_failed = above_visible;
-                memcpy(g->tested_sphere, sphere, sizeof g->tested_sphere);
-                hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
-            }
-            g->todo = false;
-            decided++;
-        }
+        for (uint32_t i = 0; i < p->groups.count; i++)
+            if (groups[i].todo)
+                decided += decide_group(world, p, &groups[i], f);
         if (!decided)
             break; /* unreachable in a tree: the outermost waiting group is always ready */
         todo -= decided;
@@ -222,7 +315,7 @@ rv_result rvi_partition_gate_group(rv_world *world, rvi_partition *p, uint32_t g
 {
     rvi_partition_group *g;
     RVI_TRY(group_call(p, group_index, &g));
-    gate_record(world, p, g, frustum);
+    gate_record(world, p, g, frustum, NULL);
     return RV_OK;
 }
 
@@ -251,22 +344,22 @@ static void wait_for(rvi_partition *p, rvi_partition_part *part, uint8_t why)
     part->waiting |= why;
 }
 
-static void judge_part(rvi_partition *p, rvi_partition_part *part, double now_ms)
+/* A part this frame did not show (culled as a whole, tested out, or never reached). A
+ * never-seen part stays never seen; a waiting request is dropped: its re-entry will ask
+ * again. */
+static void judge_hidden(rvi_partition_part *part)
 {
-    part->judged = p->frame;
-    if (part->stamp != p->frame || !part->visible) {
-        /* Culled as a whole, hidden, or never reached. A never-seen part stays never
-         * seen; a waiting request is dropped: its re-entry will ask again. */
-        part->visible = false;
-        if (part->seen == SEEN_VISIBLE)
-            part->seen = SEEN_HIDDEN;
-        part->waiting = 0;
-        return;
-    }
-    RVI_VEC_AT(p->visible_next, uint32_t, p->visible_next.count++) = part->node; /* reserved */
+    part->visible = false;
+    if (part->seen == SEEN_VISIBLE)
+        part->seen = SEEN_HIDDEN;
+    part->waiting = 0;
+}
+
+/* A part this frame shows: first sight, re-entry, activation and its expiry. */
+static void judge_visible(rvi_partition *p, rvi_partition_part *part, double now_ms)
+{
     bool reentry = part->seen == SEEN_HIDDEN;
     part->seen = SEEN_VISIBLE;
-    p->counts.parts_visible++;
     p->counts.parts_reentered += reentry;
     if (!part->active) {
         if (part_answered(p, part))
@@ -283,30 +376,39 @@ static void judge_part(rvi_partition *p, rvi_partition_part *part, double now_ms
 /* Judges against the previous frame's outcome, and polls readiness of, exactly the parts
  * that can have changed: those visible at the last end and those gated this frame. A part
  * in neither was hidden (or unseen) then and is now: nothing to do, so a frame costs the
- * visible parts, not all of them. Collects the earliest expiry of the visible asked parts
- * that do not wait. */
+ * visible parts, not all of them. The parts gated this frame are judged from gated_now
+ * (each listed once), the others visible at the last end are hidden now; the new visible
+ * list is written over the old one once it has been read. Collects the earliest expiry of
+ * the visible asked parts that do not wait. */
 static void judge_parts(rvi_partition *p, double now_ms)
 {
+    const uint64_t frame = p->frame;
     p->wake_at_ms = INFINITY;
-    p->visible_next.count = 0;
-    const rvi_vec *lists[2] = { &p->visible_last, &p->gated_now };
-    for (int l = 0; l < 2; l++) {
-        const uint32_t *nodes = RVI_VEC_PTR(*lists[l], uint32_t);
-        for (uint32_t i = 0; i < lists[l]->count; i++) {
-            rvi_partition_part *part = part_at(p, nodes[i]);
-            if (part->judged != p->frame)
-                judge_part(p, part, now_ms);
-        }
+    uint32_t *visible = RVI_VEC_PTR(p->visible_last, uint32_t);
+    for (uint32_t i = 0; i < p->visible_last.count; i++) {
+        rvi_partition_part *part = part_of(p, visible[i]);
+        if (part->stamp != frame)
+            judge_hidden(part);
     }
-    rvi_vec swap = p->visible_last;
-    p->visible_last = p->visible_next;
-    p->visible_next = swap;
+    const uint32_t *gated = RVI_VEC_PTR(p->gated_now, uint32_t);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < p->gated_now.count; i++) {
+        rvi_partition_part *part = part_of(p, gated[i]);
+        if (!part->visible) {
+            judge_hidden(part);
+            continue;
+        }
+        visible[shown++] = gated[i]; /* reserved: one per part; the old list was read above */
+        judge_visible(p, part, now_ms);
+    }
+    p->visible_last.count = shown;
+    p->counts.parts_visible = shown;
     p->gated_now.count = 0;
     /* Keep the waiting list in order without the parts that stopped waiting. */
     uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->pending.count; i++)
-        if (part_at(p, w[i])->waiting)
+        if (part_of(p, w[i])->waiting)
             w[kept++] = w[i];
     p->pending.count = kept;
 }
@@ -326,7 +428,7 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
     uint64_t *keys = RVI_VEC_PTR(p->sort_keys, uint64_t);
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->pending.count; i++) {
-        rvi_partition_part *part = part_at(p, w[i]);
+        rvi_partition_part *part = part_of(p, w[i]);
         if ((part->waiting & WAIT_ACTIVATION) && part_answered(p, part)) {
             part->active = true;
             part->waiting &= (uint8_t)~WAIT_ACTIVATION;
@@ -348,7 +450,7 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
             out_requests[requests++] = (rv_partition_request){ rvi_node_handle(s, group), &out_parts[k], 0 };
         out_requests[requests - 1].part_count++;
         out_parts[k] = rvi_node_handle(s, node);
-        rvi_partition_part *part = part_at(p, node);
+        rvi_partition_part *part = part_of(p, node);
         if (!part->active) {
             /* Each unanswered request lengthens the wait: timeout x backoff^asks, capped. */
             part->expiry_ms = now_ms + part->interval_ms;

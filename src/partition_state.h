@@ -25,7 +25,6 @@ typedef struct rvi_partition_part {
     uint32_t leaf_count;
     rvi_partition_leaf *leaves;
     uint64_t stamp;        /* frame of the latest gate decision (0 = never gated) */
-    uint64_t judged;       /* frame the end last judged it */
     double expiry_ms;      /* deferred and asked: when to ask again */
     double interval_ms;    /* deferred: how long the next ask waits for an answer */
     uint32_t asks;         /* activation requests delivered, unanswered */
@@ -41,6 +40,7 @@ typedef struct rvi_partition_group {
     uint8_t kind;            /* GROUP_* of frame `stamp` */
     bool todo;               /* scratch of gate_groups */
     bool sphere_failed;      /* hidden by the gate's test because its own sphere failed */
+    uint8_t cull_plane;      /* the frustum plane its sphere last lay wholly outside of */
     uint64_t stamp;
     float tested_sphere[4];  /* the sphere that failed */
 } rvi_partition_group;
@@ -67,11 +67,12 @@ struct rvi_partition {
     rvi_vec pending;       /* uint32_t part node indices whose request waits, oldest first */
     rvi_vec gated_now;     /* uint32_t part node indices first gated this frame */
     rvi_vec visible_last;  /* uint32_t part node indices visible at the last end of frame */
-    rvi_vec visible_next;  /* its replacement, built by the end of frame */
     rvi_vec sort_keys;     /* uint64_t: group node << 32 | position in pending */
     rvi_vec out_parts;     /* rv_node */
     rvi_vec out_requests;  /* rv_partition_request */
 
+    rv_frustum walked;     /* the frustum of the gate's own walk at begin ... */
+    uint64_t walked_frame; /* ... in this frame (0 = none yet) */
     uint64_t view_version;
     bool has_slice;
     float slice_min[3], slice_max[3];
@@ -88,6 +89,13 @@ static inline rvi_partition_part *part_at(const rvi_partition *p, uint32_t node)
 {
     if (node >= p->node_span || p->part_of_node[node] == RVI_INDEX_NONE)
         return NULL;
+    return &RVI_VEC_AT(p->parts, rvi_partition_part, p->part_of_node[node]);
+}
+
+/* The record of a node known to be a part (listed in a frame list, or flagged as a part):
+ * part_at without the checks, for the per-frame loops. */
+static inline rvi_partition_part *part_of(const rvi_partition *p, uint32_t node)
+{
     return &RVI_VEC_AT(p->parts, rvi_partition_part, p->part_of_node[node]);
 }
 

@@ -835,6 +835,30 @@ static void test_end_regates_groups_revealed_after_begin(void **state)
     scene_fini(&s);
 }
 
+/* The end keeps the begin's answer for a group its own sphere failed only while neither the
+ * sphere nor the frustum changed: a different frustum at the end re-tests it. */
+static void test_end_with_another_frustum_retests_groups_begin_tested_out(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 1, true);
+    rv_frustum away = box_frustum(300, 10), here = box_frustum(0, 10);
+    rv_partition_result r;
+    assert_int_equal(rv_partition_begin_frame(s.world, &away), RV_OK);
+    assert_false(visible(&s, s.parts[0]));
+    assert_int_equal(rv_partition_end_frame(s.world, &here, 0, &r), RV_OK);
+    assert_true(visible(&s, s.parts[0]));
+    assert_int_equal(r.counts.groups_gated, 1);
+    assert_int_equal(r.counts.parts_visible, 1);
+    /* The same frustum at both ends: the answer stands, the group is not tested again. */
+    assert_int_equal(rv_partition_begin_frame(s.world, &away), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &away, 16, &r), RV_OK);
+    assert_false(visible(&s, s.parts[0]));
+    assert_int_equal(r.counts.groups_hidden, 1);
+    assert_int_equal(r.counts.parts_tested, 0);
+    scene_fini(&s);
+}
+
 static void test_end_gates_parts_added_to_a_group_gated_at_begin(void **state)
 {
     (void)state;
@@ -1687,6 +1711,7 @@ int main(void)
         cmocka_unit_test(test_lod_group_nested_in_a_part_sees_this_frames_cull),
         cmocka_unit_test(test_end_regates_groups_revealed_after_begin),
         cmocka_unit_test(test_end_gates_parts_added_to_a_group_gated_at_begin),
+        cmocka_unit_test(test_end_with_another_frustum_retests_groups_begin_tested_out),
         cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),
         cmocka_unit_test(test_destroyed_part_and_group_are_forgotten),

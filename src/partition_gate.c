@@ -37,9 +37,12 @@ static bool group_meets_frustum(const rvi_partition *p, const float sphere[4], c
                                 uint8_t *cull_plane, uint32_t *inside)
 {
     *inside = 0;
-    if (!(sphere[3] >= 0.0f) || !rvi_finite_n(sphere, 3))
+    if (!(sphere[3] >= 0.0f))
         return true;
-    float radius = sphere[3] + p->margin;
+    /* x - x is 0 for a finite x and NaN otherwise: a centre that is not finite makes the
+     * radius NaN, every comparison below false, and the group passes, inside of nothing. */
+    float not_finite = (sphere[0] - sphere[0]) + (sphere[1] - sphere[1]) + (sphere[2] - sphere[2]);
+    float radius = sphere[3] + p->margin + not_finite;
     uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
     if ((mask >> *cull_plane & 1u) && plane_distance(f->planes[*cull_plane], sphere) < -radius)
         return false;
@@ -70,8 +73,9 @@ static bool group_meets_frustum(const rvi_partition *p, const float sphere[4], c
 typedef struct group_view {
     float planes[6][4];
     uint32_t plane_count;
-    uint8_t axes[3];
     uint32_t axis_count;
+    uint8_t axes[3];
+    double slice_min[3], slice_max[3]; /* of axes[j], widened once for every part */
 } group_view;
 
 /* inside: the planes the group's sphere lies wholly inside of (group_meets_frustum). */
@@ -87,8 +91,11 @@ static void view_group(const rvi_partition *p, const float sphere[4], const rv_f
     for (uint8_t k = 0; k < 3 && p->has_slice; k++) {
         bool held = sphere[3] >= 0.0f && sphere[k] - sphere[3] >= p->slice_min[k] &&
                     sphere[k] + sphere[3] <= p->slice_max[k];
-        if (!held)
-            v->axes[v->axis_count++] = k;
+        if (!held) {
+            v->axes[v->axis_count] = k;
+            v->slice_min[v->axis_count] = p->slice_min[k];
+            v->slice_max[v->axis_count++] = p->slice_max[k];
+        }
     }
 }
 
@@ -103,53 +110,77 @@ static void view_visible_group(const rvi_partition *p, rvi_partition_group *g, c
     view_group(p, sphere, f, inside, v);
 }
 
-/* Sphere against the committed slice box on the view's axes: the exact distance from the
- * centre to the box (the axes left out add zero), each axis's excess taken without a branch
- * (at most one side can exceed; a NaN centre adds nothing, so its part is kept). */
-static bool passes_slice(const rvi_partition *p, const group_view *v, const float sphere[4])
+/* Squared distance from the centre to the slice box on the view's axes (the axes left out
+ * add zero), in double: the exact distance of the slice test. At most one side of an axis
+ * can exceed; a NaN centre adds nothing, so its part is kept. */
+static double slice_distance2(const group_view *v, const float sphere[4])
 {
     double d2 = 0.0;
     for (uint32_t j = 0; j < v->axis_count; j++) {
-        int k = v->axes[j];
-        double below = p->slice_min[k] - (double)sphere[k], above = (double)sphere[k] - p->slice_max[k];
-        double e = (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
+        double c = sphere[v->axes[j]], e = 0.0;
+        if (c < v->slice_min[j])
+            e = v->slice_min[j] - c;
+        else if (c > v->slice_max[j])
+            e = c - v->slice_max[j];
         d2 += e * e;
     }
-    double r = sphere[3];
-    return d2 <= r * r;
+    return d2;
 }
 
-/* One part against its group's view: the planes left (padded by the margin), then the
- * slice's axes left. A part with no radius or a NaN passes. */
-static inline bool part_passes(const rvi_partition *p, const group_view *v, const float sphere[4])
+/* slice_distance2 without a branch: a side's excess max(x, 0) is (|x| + x) / 2, the same
+ * number for a finite centre (2x / 2 = x, -x + x = 0); a centre that is not finite makes a
+ * NaN here and takes the exact form. */
+static inline double slice_distance2_fast(const group_view *v, const float sphere[4])
+{
+    double d2 = 0.0;
+    for (uint32_t j = 0; j < v->axis_count; j++) {
+        double c = sphere[v->axes[j]], below = v->slice_min[j] - c, above = c - v->slice_max[j];
+        double e = ((fabs(below) + below) + (fabs(above) + above)) * 0.5;
+        d2 += e * e;
+    }
+    return d2 == d2 ? d2 : slice_distance2(v, sphere);
+}
+
+/* One part against its group's view: the planes left (padded by the margin) and the
+ * slice's axes left, both tested without a branch on their outcome. A part with no radius
+ * or a NaN passes. */
+static inline bool part_passes(const group_view *v, float margin, const float sphere[4])
 {
     if (!(sphere[3] >= 0.0f))
         return true;
-    float radius = sphere[3] + p->margin;
+    float radius = sphere[3] + margin;
     bool outside = false;
     for (uint32_t i = 0; i < v->plane_count; i++)
         outside |= plane_distance(v->planes[i], sphere) < -radius;
-    return !outside && (v->axis_count == 0 || passes_slice(p, v, sphere));
+    double r = sphere[3];
+    return !outside & (slice_distance2_fast(v, sphere) <= r * r);
 }
 
 /* Gates a group's parts against its view (with only_ungated, just the parts not gated yet
- * this frame). The children are read from the hierarchy, the source of truth: a part may
- * be attached, detached or destroyed at any time, so no list of a group's parts is kept. */
+ * this frame), writing only their state bytes. The children are read from the hierarchy,
+ * the source of truth: a part may be attached, detached or destroyed at any time, so no
+ * list of a group's parts is kept. */
 static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, const group_view *v,
                        bool only_ungated)
 {
-    const uint64_t frame = p->frame;
+    /* Locals: the byte stores could otherwise alias every field of p, of the scene and of
+     * the view. */
+    const group_view view = *v;
+    const float margin = p->margin;
+    const uint32_t *part_of_node = p->part_of_node, *next_sibling = s->next_sibling, *flags = s->flags;
+    const float(*world_sphere)[4] = s->world_sphere;
+    uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     uint32_t *gated_now = RVI_VEC_PTR(p->gated_now, uint32_t);
     uint32_t gated = p->gated_now.count, tested = 0;
-    for (uint32_t c = s->first_child[group]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
-        if (!(s->flags[c] & RVI_NODE_PARTITION_PART))
+    for (uint32_t c = s->first_child[group]; c != RVI_INDEX_NONE; c = next_sibling[c]) {
+        if (!(flags[c] & RVI_NODE_PARTITION_PART))
             continue;
-        rvi_partition_part *part = part_of(p, c);
-        bool first = part->stamp != frame;
+        uint8_t *state = &states[part_of_node[c]];
+        bool first = !(*state & PART_GATED);
         if (only_ungated && !first)
             continue;
-        part->visible = part_passes(p, v, s->world_sphere[c]);
-        part->stamp = frame;
+        bool visible = part_passes(&view, margin, world_sphere[c]);
+        *state = (uint8_t)((*state & ~PART_VISIBLE) | PART_GATED | (visible ? PART_VISIBLE : 0u));
         if (first) /* the end judges each part once, from the list of the frame's first decisions */
             gated_now[gated++] = c; /* reserved: one per part */
         tested++;
@@ -163,7 +194,7 @@ static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, con
 static void gate_late_parts(const rvi_scene *s, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
 {
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
-        if ((s->flags[c] & RVI_NODE_PARTITION_PART) && part_of(p, c)->stamp != p->frame) {
+        if ((s->flags[c] & RVI_NODE_PARTITION_PART) && !(*part_state(p, part_index(p, c)) & PART_GATED)) {
             group_view view;
             view_visible_group(p, g, s->world_sphere[g->node], f, &view);
             gate_parts(s, p, g->node, &view, true);
@@ -202,7 +233,7 @@ static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *
         return;
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
         if (s->flags[c] & RVI_NODE_PARTITION_PART)
-            part_of(p, c)->visible = false;
+            *part_state(p, part_index(p, c)) &= (uint8_t)~PART_VISIBLE;
 }
 
 /* The nearest gated part at or above node, or RVI_INDEX_NONE. */
@@ -214,19 +245,20 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
     return RVI_INDEX_NONE;
 }
 
-/* Decides one group of the gate's walk: gated when the part it is nested in (if any) is
- * visible and its sphere meets the padded frustum, hidden otherwise. False when it must
- * wait for the group of that part to be decided first. */
-static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+/* Decides one group of the gate's walk: gated when the part it is nested in (`part`, the
+ * nearest gated part above it, or RVI_INDEX_NONE) is visible and its sphere meets the
+ * padded frustum, hidden otherwise. False when it must wait for the group of that part to
+ * be decided first. */
+static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint32_t part,
+                         const rv_frustum *f)
 {
     const rvi_scene *s = &world->scene;
     bool above_visible = true;
-    uint32_t part = enclosing_part(s, g->node);
     if (part != RVI_INDEX_NONE) {
         if (group_at(p, s->parent[part])->todo)
             return false;
-        const rvi_partition_part *pp = part_of(p, part);
-        above_visible = pp->stamp == p->frame && pp->visible;
+        uint8_t state = *part_state(p, part_index(p, part));
+        above_visible = (state & (PART_GATED | PART_VISIBLE)) == (PART_GATED | PART_VISIBLE);
     }
     const float *sphere = s->world_sphere[g->node];
     uint32_t inside;
@@ -251,9 +283,9 @@ static bool same_frustum(const rv_frustum *a, const rv_frustum *b)
 /* The gate's own walk: gates each group still to decide that is visible, hides the others.
  * At begin that is every group; at the end (retest) the groups not decided this frame, and
  * those this test hid unless the answer stands (the group's own sphere failed, and neither
- * it nor the frustum has changed since). A group nested in a part waits for the part's
- * group, so passes repeat until every group is decided (as many passes as groups are
- * nested deep, plus one). */
+ * it nor the frustum has changed since). One pass decides the groups in no part; a group
+ * nested in a part waits for the part's group, so further passes repeat until every group
+ * is decided (as many as groups are nested deep). */
 static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, bool retest)
 {
     const rvi_scene *s = &world->scene;
@@ -263,7 +295,7 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
         p->walked_frame = p->frame;
     }
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
-    uint32_t todo = 0;
+    uint32_t waiting = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         rvi_partition_group *g = &groups[i];
         if (g->stamp != p->frame) {
@@ -277,16 +309,22 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
             g->todo = !(same_walk && g->sphere_failed &&
                         memcmp(g->tested_sphere, s->world_sphere[g->node], sizeof g->tested_sphere) == 0);
         }
-        todo += g->todo;
+        if (!g->todo)
+            continue;
+        /* A group in no part is decided at once, a nested one once every todo is known. */
+        if (enclosing_part(s, g->node) == RVI_INDEX_NONE)
+            (void)decide_group(world, p, g, RVI_INDEX_NONE, f);
+        else
+            waiting++;
     }
-    while (todo) {
+    while (waiting) {
         uint32_t decided = 0;
         for (uint32_t i = 0; i < p->groups.count; i++)
             if (groups[i].todo)
-                decided += decide_group(world, p, &groups[i], f);
+                decided += decide_group(world, p, &groups[i], enclosing_part(s, groups[i].node), f);
         if (!decided)
             break; /* unreachable in a tree: the outermost waiting group is always ready */
-        todo -= decided;
+        waiting -= decided;
     }
 }
 
@@ -331,45 +369,40 @@ bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *p, ui
 {
     if (!is_gated_part(&world->scene, node_index))
         return false;
-    const rvi_partition_part *part = part_at(p, node_index);
-    return part && !part_flag_visible(p, &world->scene, part);
+    return part_at(p, node_index) && !part_flag_visible(p, &world->scene, part_index(p, node_index));
 }
 
 /* ---- end of frame ---------------------------------------------------------------------- */
 
-static void wait_for(rvi_partition *p, rvi_partition_part *part, uint8_t why)
+static void wait_for(rvi_partition *p, uint32_t node, uint8_t *state, uint8_t why)
 {
-    if (!part->waiting)
-        RVI_VEC_AT(p->pending, uint32_t, p->pending.count++) = part->node; /* reserved: one per part */
-    part->waiting |= why;
+    if (!(*state & PART_WAITING))
+        RVI_VEC_AT(p->pending, uint32_t, p->pending.count++) = node; /* reserved: one per part */
+    *state |= why;
 }
 
 /* A part this frame did not show (culled as a whole, tested out, or never reached). A
  * never-seen part stays never seen; a waiting request is dropped: its re-entry will ask
  * again. */
-static void judge_hidden(rvi_partition_part *part)
+static inline uint8_t judged_hidden(uint8_t state)
 {
-    part->visible = false;
-    if (part->seen == SEEN_VISIBLE)
-        part->seen = SEEN_HIDDEN;
-    part->waiting = 0;
+    return (uint8_t)(state & ~(PART_VISIBLE | PART_GATED | PART_SHOWN | PART_WAITING));
 }
 
-/* A part this frame shows: first sight, re-entry, activation and its expiry. */
-static void judge_visible(rvi_partition *p, rvi_partition_part *part, double now_ms)
+/* A part this frame shows that is not active or re-enters (seen before, hidden at the last
+ * end): its activation and its resync, which read the record. */
+static void judge_transition(rvi_partition *p, uint32_t node, uint8_t *state, bool reentry, double now_ms)
 {
-    bool reentry = part->seen == SEEN_HIDDEN;
-    part->seen = SEEN_VISIBLE;
-    p->counts.parts_reentered += reentry;
-    if (!part->active) {
+    rvi_partition_part *part = part_record(p, part_index(p, node));
+    if (!(*state & PART_ACTIVE)) {
         if (part_answered(p, part))
-            part->active = true;
+            *state |= PART_ACTIVE;
         else if (part->asks == 0 || now_ms >= part->expiry_ms)
-            wait_for(p, part, WAIT_ACTIVATION);
+            wait_for(p, node, state, PART_WAIT_ACTIVATION);
     }
     if (reentry && !part_satisfied(p, part))
-        wait_for(p, part, WAIT_REENTRY);
-    if (!part->active && part->asks && !part->waiting && part->expiry_ms < p->wake_at_ms)
+        wait_for(p, node, state, PART_WAIT_REENTRY);
+    if (!(*state & (PART_ACTIVE | PART_WAITING)) && part->asks && part->expiry_ms < p->wake_at_ms)
         p->wake_at_ms = part->expiry_ms;
 }
 
@@ -378,37 +411,47 @@ static void judge_visible(rvi_partition *p, rvi_partition_part *part, double now
  * in neither was hidden (or unseen) then and is now: nothing to do, so a frame costs the
  * visible parts, not all of them. The parts gated this frame are judged from gated_now
  * (each listed once), the others visible at the last end are hidden now; the new visible
- * list is written over the old one once it has been read. Collects the earliest expiry of
- * the visible asked parts that do not wait. */
+ * list is written over the old one once it has been read. Only a part that is not active
+ * or re-enters reads its record. Collects the earliest expiry of the visible asked parts
+ * that do not wait. */
 static void judge_parts(rvi_partition *p, double now_ms)
 {
-    const uint64_t frame = p->frame;
+    const uint32_t *part_of_node = p->part_of_node;
+    uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     p->wake_at_ms = INFINITY;
     uint32_t *visible = RVI_VEC_PTR(p->visible_last, uint32_t);
-    for (uint32_t i = 0; i < p->visible_last.count; i++) {
-        rvi_partition_part *part = part_of(p, visible[i]);
-        if (part->stamp != frame)
-            judge_hidden(part);
+    const uint32_t last_count = p->visible_last.count;
+    for (uint32_t i = 0; i < last_count; i++) {
+        uint8_t *state = &states[part_of_node[visible[i]]];
+        if (!(*state & PART_GATED))
+            *state = judged_hidden(*state);
     }
     const uint32_t *gated = RVI_VEC_PTR(p->gated_now, uint32_t);
-    uint32_t shown = 0;
-    for (uint32_t i = 0; i < p->gated_now.count; i++) {
-        rvi_partition_part *part = part_of(p, gated[i]);
-        if (!part->visible) {
-            judge_hidden(part);
+    const uint32_t gated_count = p->gated_now.count;
+    uint32_t shown = 0, reentered = 0;
+    for (uint32_t i = 0; i < gated_count; i++) {
+        uint8_t *state = &states[part_of_node[gated[i]]];
+        uint8_t was = *state;
+        if (!(was & PART_VISIBLE)) {
+            *state = judged_hidden(was);
             continue;
         }
+        bool reentry = (was & (PART_SEEN | PART_SHOWN)) == PART_SEEN;
+        reentered += reentry;
+        *state = (uint8_t)((was & ~PART_GATED) | PART_SEEN | PART_SHOWN);
         visible[shown++] = gated[i]; /* reserved: one per part; the old list was read above */
-        judge_visible(p, part, now_ms);
+        if (!(was & PART_ACTIVE) || reentry)
+            judge_transition(p, gated[i], state, reentry, now_ms);
     }
     p->visible_last.count = shown;
     p->counts.parts_visible = shown;
+    p->counts.parts_reentered = reentered;
     p->gated_now.count = 0;
     /* Keep the waiting list in order without the parts that stopped waiting. */
     uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->pending.count; i++)
-        if (part_of(p, w[i])->waiting)
+        if (states[part_of_node[w[i]]] & PART_WAITING)
             w[kept++] = w[i];
     p->pending.count = kept;
 }
@@ -428,16 +471,16 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
     uint64_t *keys = RVI_VEC_PTR(p->sort_keys, uint64_t);
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->pending.count; i++) {
-        rvi_partition_part *part = part_of(p, w[i]);
-        if ((part->waiting & WAIT_ACTIVATION) && part_answered(p, part)) {
-            part->active = true;
-            part->waiting &= (uint8_t)~WAIT_ACTIVATION;
-        }
-        if ((part->waiting & WAIT_REENTRY) && part_satisfied(p, part))
-            part->waiting &= (uint8_t)~WAIT_REENTRY;
-        if (part->waiting && is_gated_part(s, w[i]))
+        uint32_t index = part_index(p, w[i]);
+        const rvi_partition_part *part = part_record(p, index);
+        uint8_t *state = part_state(p, index);
+        if ((*state & PART_WAIT_ACTIVATION) && part_answered(p, part))
+            *state = (uint8_t)((*state & ~PART_WAIT_ACTIVATION) | PART_ACTIVE);
+        if ((*state & PART_WAIT_REENTRY) && part_satisfied(p, part))
+            *state &= (uint8_t)~PART_WAIT_REENTRY;
+        if ((*state & PART_WAITING) && is_gated_part(s, w[i]))
             keys[n++] = (uint64_t)s->parent[w[i]] << 32 | i;
-        part->waiting = 0;
+        *state &= (uint8_t)~PART_WAITING;
     }
     qsort(keys, n, sizeof *keys, compare_u64);
     rv_node *out_parts = RVI_VEC_PTR(p->out_parts, rv_node);
@@ -450,8 +493,9 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
             out_requests[requests++] = (rv_partition_request){ rvi_node_handle(s, group), &out_parts[k], 0 };
         out_requests[requests - 1].part_count++;
         out_parts[k] = rvi_node_handle(s, node);
-        rvi_partition_part *part = part_of(p, node);
-        if (!part->active) {
+        uint32_t index = part_index(p, node);
+        rvi_partition_part *part = part_record(p, index);
+        if (!(*part_state(p, index) & PART_ACTIVE)) {
             /* Each unanswered request lengthens the wait: timeout x backoff^asks, capped. */
             part->expiry_ms = now_ms + part->interval_ms;
             part->interval_ms = part->interval_ms * p->backoff < p->cap_ms ? part->interval_ms * p->backoff

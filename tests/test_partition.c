@@ -1521,14 +1521,16 @@ static void flat_build(flat_world *fw, uint64_t *seed)
                 assert_int_equal(rv_node_create(w, parent, &parent), RV_OK);
         }
         assert_int_equal(rv_node_create(w, parent, &fw->groups[g]), RV_OK);
-        const float at[3] = { rvt_uniform(seed, -60, 60), rvt_uniform(seed, -20, 20), rvt_uniform(seed, -60, 60) };
+        const float at[3] = { rvt_uniform(seed, -60, 60), rvt_uniform(seed, -20, 20),
+                              rvt_uniform(seed, -60, 60) };
         assert_int_equal(rv_node_set_position(w, fw->groups[g], at), RV_OK);
         assert_int_equal(rv_partition_make_group(w, fw->groups[g]), RV_OK);
         for (int k = 0; k < FLAT_PER_GROUP; k++) {
             int i = g * FLAT_PER_GROUP + k;
             assert_int_equal(rv_node_create(w, fw->groups[g], &fw->parts[i]), RV_OK);
             if (rvt_next(seed) % 10) { /* one part in ten has no bounds: always visible */
-                const float c[3] = { rvt_uniform(seed, -12, 12), rvt_uniform(seed, -12, 12), rvt_uniform(seed, -12, 12) };
+                const float c[3] = { rvt_uniform(seed, -12, 12), rvt_uniform(seed, -12, 12),
+                                     rvt_uniform(seed, -12, 12) };
                 assert_int_equal(rv_node_set_bounds(w, fw->parts[i], c, rvt_uniform(seed, 0, 5)), RV_OK);
             }
             const uint64_t leaves[2] = { 1000u + 2u * (uint64_t)i, 1001u + 2u * (uint64_t)i };
@@ -1575,7 +1577,11 @@ static bool flat_sphere_passes(const flat_world *fw, const rv_frustum *f, rv_nod
         return true;
     double d2 = 0.0;
     for (int a = 0; a < 3; a++) {
-        double c = s[a], e = c < fw->slice_lo[a] ? fw->slice_lo[a] - c : c > fw->slice_hi[a] ? c - fw->slice_hi[a] : 0.0;
+        double c = s[a], e = 0.0;
+        if (c < fw->slice_lo[a])
+            e = fw->slice_lo[a] - c;
+        else if (c > fw->slice_hi[a])
+            e = c - fw->slice_hi[a];
         d2 += e * e;
     }
     return d2 <= (double)s[3] * s[3];
@@ -1586,7 +1592,8 @@ static void flat_decide(flat_world *fw, const rv_frustum *f)
 {
     for (int g = 0; g < FLAT_GROUPS; g++) {
         int e = fw->enclosing[g];
-        fw->group_visible[g] = (e < 0 || fw->part_visible[e]) && flat_sphere_passes(fw, f, fw->groups[g], false);
+        bool above = e < 0 || fw->part_visible[e];
+        fw->group_visible[g] = above && flat_sphere_passes(fw, f, fw->groups[g], false);
         for (int k = 0; k < FLAT_PER_GROUP; k++) {
             int i = g * FLAT_PER_GROUP + k;
             fw->part_visible[i] = fw->group_visible[g] && flat_sphere_passes(fw, f, fw->parts[i], true);
@@ -1615,7 +1622,8 @@ static void test_gate_decides_exactly_what_a_flat_loop_decides(void **state)
         for (int fi = 0; fi < frames; fi++) {
             if (rvt_next(&seed) % 4 == 0) {
                 int g = (int)(rvt_next(&seed) % FLAT_GROUPS);
-                const float at[3] = { rvt_uniform(&seed, -60, 60), rvt_uniform(&seed, -20, 20), rvt_uniform(&seed, -60, 60) };
+                const float at[3] = { rvt_uniform(&seed, -60, 60), rvt_uniform(&seed, -20, 20),
+                                      rvt_uniform(&seed, -60, 60) };
                 assert_int_equal(rv_node_set_position(w, fw.groups[g], at), RV_OK);
             }
             if (rvt_next(&seed) % 5 == 0) {

@@ -236,11 +236,12 @@ static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *
             *part_state(p, part_index(p, c)) &= (uint8_t)~PART_VISIBLE;
 }
 
-/* The nearest gated part at or above node, or RVI_INDEX_NONE. */
+/* The nearest gated part at or above node, or RVI_INDEX_NONE. A root group (the common
+ * case) costs one read of its parent. */
 static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
 {
-    for (uint32_t n = node; n != RVI_INDEX_NONE; n = s->parent[n])
-        if (is_gated_part(s, n))
+    for (uint32_t n = node, up = s->parent[n]; up != RVI_INDEX_NONE; n = up, up = s->parent[n])
+        if ((s->flags[n] & RVI_NODE_PARTITION_PART) && (s->flags[up] & RVI_NODE_PARTITION_GROUP))
             return n;
     return RVI_INDEX_NONE;
 }

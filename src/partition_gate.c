@@ -25,39 +25,50 @@ static inline float plane_distance(const float plane[4], const float c[3])
     return ((plane[0] * c[0] + plane[1] * c[1]) + plane[2] * c[2]) + plane[3];
 }
 
+/* The radius of a group's sphere padded by the margin, NaN when the sphere cannot be placed
+ * (no radius, or a centre that is not finite: x - x is 0 for a finite x, NaN otherwise), so
+ * that every comparison with it is false and the group passes, inside of nothing: every
+ * culling decision errs toward drawing. */
+static inline float padded_radius(const rvi_partition *p, const float sphere[4])
+{
+    float not_finite = (sphere[0] - sphere[0]) + (sphere[1] - sphere[1]) + (sphere[2] - sphere[2]);
+    return sphere[3] >= 0.0f ? sphere[3] + p->margin + not_finite : NAN;
+}
+
+/* True when the group's sphere lies wholly outside the plane that culled it last time, which
+ * from one frame to the next usually culls it again (plane coherency, Assarsson & Möller
+ * 2000): a group that stays out of view costs one plane. */
+static inline bool still_culled(const rvi_partition *p, const rvi_partition_group *g, const float sphere[4],
+                                const rv_frustum *f)
+{
+    uint32_t k = g->cull_plane;
+    return (f->plane_mask >> k & 1u) && plane_distance(f->planes[k], sphere) < -padded_radius(p, sphere);
+}
+
 /* A group's sphere against the frustum padded by the margin: false when it lies wholly
- * outside a plane of the mask; otherwise *inside gets the mask's planes it lies wholly
- * inside of. The plane that culled the group last time is tried first (plane coherency,
- * Assarsson & Möller 2000): from one frame to the next it usually culls it again, and a
- * hidden group then costs one plane. Otherwise all six planes are tested at once, without
- * a branch per plane. A sphere with no radius (empty subtree) or a NaN or infinite centre
- * passes, inside of nothing: every culling decision errs toward drawing. The comparisons of
- * rv_frustum_classify_sphere_masked. */
-static bool group_meets_frustum(const rvi_partition *p, const float sphere[4], const rv_frustum *f,
-                                uint8_t *cull_plane, uint32_t *inside)
+ * outside a plane of the mask (still_culled first, then all six planes at once, without a
+ * branch per plane); otherwise *inside gets the mask's planes it lies wholly inside of. The
+ * comparisons of rv_frustum_classify_sphere_masked. */
+static bool group_meets_frustum(const rvi_partition *p, rvi_partition_group *g, const float sphere[4],
+                                const rv_frustum *f, uint32_t *inside)
 {
     *inside = 0;
-    if (!(sphere[3] >= 0.0f))
-        return true;
-    /* x - x is 0 for a finite x and NaN otherwise: a centre that is not finite makes the
-     * radius NaN, every comparison below false, and the group passes, inside of nothing. */
-    float not_finite = (sphere[0] - sphere[0]) + (sphere[1] - sphere[1]) + (sphere[2] - sphere[2]);
-    float radius = sphere[3] + p->margin + not_finite;
-    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    if ((mask >> *cull_plane & 1u) && plane_distance(f->planes[*cull_plane], sphere) < -radius)
+    if (still_culled(p, g, sphere, f))
         return false;
+    float radius = padded_radius(p, sphere);
     uint32_t out = 0, in = 0;
     for (int i = 0; i < 6; i++) {
         float d = plane_distance(f->planes[i], sphere);
         out |= (uint32_t)(d < -radius) << i;
         in |= (uint32_t)(d >= radius) << i;
     }
+    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
     out &= mask;
     if (out) {
         uint8_t k = 0;
         while (!(out >> k & 1u))
             k++;
-        *cull_plane = k;
+        g->cull_plane = k;
         return false;
     }
     *inside = in & mask;
@@ -105,7 +116,7 @@ static void view_visible_group(const rvi_partition *p, rvi_partition_group *g, c
                                const rv_frustum *f, group_view *v)
 {
     uint32_t inside;
-    if (!group_meets_frustum(p, sphere, f, &g->cull_plane, &inside))
+    if (!group_meets_frustum(p, g, sphere, f, &inside))
         inside = 0;
     view_group(p, sphere, f, inside, v);
 }
@@ -167,15 +178,18 @@ static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, con
      * the view. */
     const group_view view = *v;
     const float margin = p->margin;
-    const uint32_t *part_of_node = p->part_of_node, *next_sibling = s->next_sibling, *flags = s->flags;
+    const uint32_t *part_of_node = p->part_of_node, *next_sibling = s->next_sibling;
+    const uint32_t node_span = p->node_span;
     const float(*world_sphere)[4] = s->world_sphere;
     uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     uint32_t *gated_now = RVI_VEC_PTR(p->gated_now, uint32_t);
     uint32_t gated = p->gated_now.count, tested = 0;
     for (uint32_t c = s->first_child[group]; c != RVI_INDEX_NONE; c = next_sibling[c]) {
-        if (!(flags[c] & RVI_NODE_PARTITION_PART))
+        /* The node's record, not its flag, says it is a part: one array read, not two. */
+        uint32_t index = c < node_span ? part_of_node[c] : RVI_INDEX_NONE;
+        if (index == RVI_INDEX_NONE)
             continue;
-        uint8_t *state = &states[part_of_node[c]];
+        uint8_t *state = &states[index];
         bool first = !(*state & PART_GATED);
         if (only_ungated && !first)
             continue;
@@ -246,55 +260,47 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
     return RVI_INDEX_NONE;
 }
 
-/* Decides one group of the gate's walk: gated when the part it is nested in (`part`, the
- * nearest gated part above it, or RVI_INDEX_NONE) is visible and its sphere meets the
- * padded frustum, hidden otherwise. False when it must wait for the group of that part to
- * be decided first. */
-static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint32_t part,
-                         const rv_frustum *f)
+/* Decides one group of the gate's walk: hidden when its sphere misses the padded frustum
+ * (whatever holds it), else gated when the part it is nested in, if any, is visible. The
+ * sphere comes first: most groups are out of view, and they are then decided without
+ * looking up their nesting. False when the group must wait for the group of the part it is
+ * nested in to be decided first: on the first pass every nested group waits, since the
+ * other groups' todo flags are not all known yet. */
+static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
+                         bool first_pass)
 {
     const rvi_scene *s = &world->scene;
-    bool above_visible = true;
-    if (part != RVI_INDEX_NONE) {
-        if (group_at(p, s->parent[part])->todo)
-            return false;
-        uint8_t state = *part_state(p, part_index(p, part));
-        above_visible = (state & (PART_GATED | PART_VISIBLE)) == (PART_GATED | PART_VISIBLE);
-    }
     const float *sphere = s->world_sphere[g->node];
     uint32_t inside;
-    if (above_visible && group_meets_frustum(p, sphere, f, &g->cull_plane, &inside)) {
+    bool visible = group_meets_frustum(p, g, sphere, f, &inside);
+    uint32_t part = visible ? enclosing_part(s, g->node) : RVI_INDEX_NONE;
+    if (part != RVI_INDEX_NONE) {
+        if (first_pass || group_at(p, s->parent[part])->todo)
+            return false;
+        uint8_t state = *part_state(p, part_index(p, part));
+        visible = (state & (PART_GATED | PART_VISIBLE)) == (PART_GATED | PART_VISIBLE);
+    }
+    if (visible) {
         group_view view;
         view_group(p, sphere, f, inside, &view);
         gate_record(world, p, g, f, &view);
     } else {
-        g->sphere_failed = above_visible;
-        memcpy(g->tested_sphere, sphere, sizeof g->tested_sphere);
         hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
     }
     g->todo = false;
     return true;
 }
 
-static bool same_frustum(const rv_frustum *a, const rv_frustum *b)
-{
-    return a->plane_mask == b->plane_mask && memcmp(a->planes, b->planes, sizeof a->planes) == 0;
-}
-
 /* The gate's own walk: gates each group still to decide that is visible, hides the others.
- * At begin that is every group; at the end (retest) the groups not decided this frame, and
- * those this test hid unless the answer stands (the group's own sphere failed, and neither
- * it nor the frustum has changed since). One pass decides the groups in no part; a group
- * nested in a part waits for the part's group, so further passes repeat until every group
- * is decided (as many as groups are nested deep). */
+ * At begin that is every group; at the end (retest) the groups not decided this frame and
+ * those this test hid that are not still out (the end's frustum or their spheres may differ
+ * from begin's). The first pass decides all
+ * but the visible nested groups; those wait for the group of the part they are nested in,
+ * so further passes repeat until every group is decided (as many as groups are nested
+ * deep). */
 static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, bool retest)
 {
     const rvi_scene *s = &world->scene;
-    bool same_walk = retest && p->walked_frame == p->frame && same_frustum(&p->walked, f);
-    if (!retest) {
-        p->walked = *f;
-        p->walked_frame = p->frame;
-    }
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t waiting = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
@@ -306,23 +312,17 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
         } else if (g->kind == GROUP_GATED) {
             g->todo = false;
             gate_late_parts(s, p, g, f);
-        } else {
-            g->todo = !(same_walk && g->sphere_failed &&
-                        memcmp(g->tested_sphere, s->world_sphere[g->node], sizeof g->tested_sphere) == 0);
+        } else { /* hidden by this test: decided again unless it is still out */
+            g->todo = !still_culled(p, g, s->world_sphere[g->node], f);
         }
-        if (!g->todo)
-            continue;
-        /* A group in no part is decided at once, a nested one once every todo is known. */
-        if (enclosing_part(s, g->node) == RVI_INDEX_NONE)
-            (void)decide_group(world, p, g, RVI_INDEX_NONE, f);
-        else
+        if (g->todo && !decide_group(world, p, g, f, true))
             waiting++;
     }
     while (waiting) {
         uint32_t decided = 0;
         for (uint32_t i = 0; i < p->groups.count; i++)
             if (groups[i].todo)
-                decided += decide_group(world, p, &groups[i], enclosing_part(s, groups[i].node), f);
+                decided += decide_group(world, p, &groups[i], f, false);
         if (!decided)
             break; /* unreachable in a tree: the outermost waiting group is always ready */
         waiting -= decided;

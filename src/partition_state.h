@@ -42,14 +42,13 @@ typedef struct rvi_partition_part {
     bool deferred;
 } rvi_partition_part;
 
+/* 16 bytes: the gate's walk reads every group's record every frame. */
 typedef struct rvi_partition_group {
     uint32_t node;
     uint8_t kind;            /* GROUP_* of frame `stamp` */
     bool todo;               /* scratch of gate_groups */
-    bool sphere_failed;      /* hidden by the gate's test because its own sphere failed */
     uint8_t cull_plane;      /* the frustum plane its sphere last lay wholly outside of */
     uint64_t stamp;
-    float tested_sphere[4];  /* the sphere that failed */
 } rvi_partition_group;
 
 struct rvi_partition {
@@ -79,8 +78,6 @@ struct rvi_partition {
     rvi_vec out_parts;     /* rv_node */
     rvi_vec out_requests;  /* rv_partition_request */
 
-    rv_frustum walked;     /* the frustum of the gate's own walk at begin ... */
-    uint64_t walked_frame; /* ... in this frame (0 = none yet) */
     uint64_t view_version;
     bool has_slice;
     float slice_min[3], slice_max[3];

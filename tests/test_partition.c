@@ -850,7 +850,7 @@ static void test_end_with_another_frustum_retests_groups_begin_tested_out(void *
     assert_true(visible(&s, s.parts[0]));
     assert_int_equal(r.counts.groups_gated, 1);
     assert_int_equal(r.counts.parts_visible, 1);
-    /* The same frustum at both ends: the answer stands, the group is not tested again. */
+    /* The same frustum at both ends: the group stays hidden, none of its parts is tested. */
     assert_int_equal(rv_partition_begin_frame(s.world, &away), RV_OK);
     assert_int_equal(rv_partition_end_frame(s.world, &away, 16, &r), RV_OK);
     assert_false(visible(&s, s.parts[0]));

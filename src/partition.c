@@ -103,15 +103,24 @@ float rvi_partition_margin(const rvi_partition *gate)
 }
 /* ---- removal (also the node_destroyed hook) -------------------------------------------- */
 
-/* Removes a node from a list of node indices, keeping the order. */
-static void list_remove(rvi_vec *list, uint32_t node)
+/* Removes an entry (a node or a part index) from a list, keeping the order. */
+static void list_remove(rvi_vec *list, uint32_t entry)
 {
     uint32_t *w = RVI_VEC_PTR(*list, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < list->count; i++)
-        if (w[i] != node)
+        if (w[i] != entry)
             w[kept++] = w[i];
     list->count = kept;
+}
+
+/* Renames the entry `from` of a list of part indices to `to` (a record moved). */
+static void list_rename(rvi_vec *list, uint32_t from, uint32_t to)
+{
+    uint32_t *w = RVI_VEC_PTR(*list, uint32_t);
+    for (uint32_t i = 0; i < list->count; i++)
+        if (w[i] == from)
+            w[i] = to;
 }
 
 /* Takes a part off the waiting list. The frame lists (pending, gated_now, visible_last)
@@ -136,13 +145,19 @@ static void remove_part(rv_world *world, rvi_partition *p, uint32_t node)
     if (state & PART_WAITING)
         drop_waiting(p, index);
     if (state & PART_GATED)
-        list_remove(&p->gated_now, node);
+        list_remove(&p->gated_now, index);
     if (state & PART_SHOWN)
-        list_remove(&p->visible_last, node);
+        list_remove(&p->visible_last, index);
     p->part_of_node[node] = RVI_INDEX_NONE;
     uint32_t last = p->parts.count - 1;
-    if (index != last)
+    if (index != last) { /* the last record moves into the hole: so do its list entries */
+        uint8_t moved = *part_state(p, last);
+        if (moved & PART_GATED)
+            list_rename(&p->gated_now, last, index);
+        if (moved & PART_SHOWN)
+            list_rename(&p->visible_last, last, index);
         p->part_of_node[part_record(p, last)->node] = index;
+    }
     rvi_vec_swap_remove(&p->parts, sizeof(rvi_partition_part), index);
     rvi_vec_swap_remove(&p->part_state, sizeof(uint8_t), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_PART;

@@ -196,7 +196,7 @@ static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, con
         bool visible = part_passes(&view, margin, world_sphere[c]);
         *state = (uint8_t)((*state & ~PART_VISIBLE) | PART_GATED | (visible ? PART_VISIBLE : 0u));
         if (first) /* the end judges each part once, from the list of the frame's first decisions */
-            gated_now[gated++] = c; /* reserved: one per part */
+            gated_now[gated++] = index; /* reserved: one per part */
         tested++;
     }
     p->gated_now.count = gated;
@@ -392,9 +392,10 @@ static inline uint8_t judged_hidden(uint8_t state)
 
 /* A part this frame shows that is not active or re-enters (seen before, hidden at the last
  * end): its activation and its resync, which read the record. */
-static void judge_transition(rvi_partition *p, uint32_t node, uint8_t *state, bool reentry, double now_ms)
+static void judge_transition(rvi_partition *p, uint32_t index, uint8_t *state, bool reentry, double now_ms)
 {
-    rvi_partition_part *part = part_record(p, part_index(p, node));
+    rvi_partition_part *part = part_record(p, index);
+    uint32_t node = part->node;
     if (!(*state & PART_ACTIVE)) {
         if (part_answered(p, part))
             *state |= PART_ACTIVE;
@@ -417,13 +418,12 @@ static void judge_transition(rvi_partition *p, uint32_t node, uint8_t *state, bo
  * that do not wait. */
 static void judge_parts(rvi_partition *p, double now_ms)
 {
-    const uint32_t *part_of_node = p->part_of_node;
     uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     p->wake_at_ms = INFINITY;
     uint32_t *visible = RVI_VEC_PTR(p->visible_last, uint32_t);
     const uint32_t last_count = p->visible_last.count;
     for (uint32_t i = 0; i < last_count; i++) {
-        uint8_t *state = &states[part_of_node[visible[i]]];
+        uint8_t *state = &states[visible[i]];
         if (!(*state & PART_GATED))
             *state = judged_hidden(*state);
     }
@@ -431,7 +431,7 @@ static void judge_parts(rvi_partition *p, double now_ms)
     const uint32_t gated_count = p->gated_now.count;
     uint32_t shown = 0, reentered = 0;
     for (uint32_t i = 0; i < gated_count; i++) {
-        uint8_t *state = &states[part_of_node[gated[i]]];
+        uint8_t *state = &states[gated[i]];
         uint8_t was = *state;
         if (!(was & PART_VISIBLE)) {
             *state = judged_hidden(was);
@@ -452,7 +452,7 @@ static void judge_parts(rvi_partition *p, double now_ms)
     uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->pending.count; i++)
-        if (states[part_of_node[w[i]]] & PART_WAITING)
+        if (states[part_index(p, w[i])] & PART_WAITING)
             w[kept++] = w[i];
     p->pending.count = kept;
 }

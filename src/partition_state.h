@@ -72,8 +72,8 @@ struct rvi_partition {
     rvi_map leaf_of_id;    /* leaf id -> part node index << 32 | position in its leaves */
     /* Frame storage, each reserved to hold every part. */
     rvi_vec pending;       /* uint32_t part node indices whose request waits, oldest first */
-    rvi_vec gated_now;     /* uint32_t part node indices first gated this frame */
-    rvi_vec visible_last;  /* uint32_t part node indices visible at the last end of frame */
+    rvi_vec gated_now;     /* uint32_t part indices first gated this frame */
+    rvi_vec visible_last;  /* uint32_t part indices visible at the last end of frame */
     rvi_vec sort_keys;     /* uint64_t: group node << 32 | position in pending */
     rvi_vec out_parts;     /* rv_node */
     rvi_vec out_requests;  /* rv_partition_request */

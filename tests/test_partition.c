@@ -1005,6 +1005,55 @@ static void test_destroyed_part_and_group_are_forgotten(void **state)
     scene_fini(&s);
 }
 
+/* Removing a part moves the last part's record into its place: the moved part keeps its
+ * place in the frame's lists, whether removed mid-frame (both gated and visible at the last
+ * end) or between frames, and is judged as before. */
+static void test_removing_a_part_keeps_the_others_judged(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 4, true);
+    rv_partition_result r = frame_x(&s, 45, 50, 0); /* x -5 .. 95: all four */
+    assert_int_equal(r.counts.parts_visible, 4);
+    r = frame_x(&s, 500, 10, 1);
+    assert_int_equal(r.counts.parts_visible, 0);
+    r = frame_x(&s, 45, 50, 2);
+    assert_int_equal(r.counts.parts_reentered, 4);
+    /* Mid-frame: part 0 goes after every part was gated; the last part's record moves. */
+    rv_frustum all = box_frustum(45, 50);
+    assert_int_equal(rv_partition_begin_frame(s.world, &all), RV_OK);
+    assert_int_equal(rv_partition_remove(s.world, s.parts[0]), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &all, 3, &r), RV_OK);
+    assert_int_equal(r.counts.parts_visible, 3);
+    assert_int_equal(r.counts.parts_reentered, 0);
+    for (uint32_t k = 1; k < 4; k++)
+        assert_true(visible(&s, s.parts[k]));
+    /* Out of view and back: exactly the three re-enter, in one request. */
+    r = frame_x(&s, 500, 10, 4);
+    assert_int_equal(r.counts.parts_visible, 0);
+    r = frame_x(&s, 45, 50, 5);
+    assert_int_equal(r.counts.parts_reentered, 3);
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.requests[0].part_count, 3);
+    bool listed[4] = { false };
+    for (uint32_t i = 0; i < 3; i++)
+        for (uint32_t k = 1; k < 4; k++)
+            listed[k] |= rv_node_equal(r.requests[0].parts[i], s.parts[k]);
+    assert_true(listed[1] && listed[2] && listed[3]);
+    /* Between frames: part 1 goes while visible at the last end; the others stay steady. */
+    assert_int_equal(rv_partition_remove(s.world, s.parts[1]), RV_OK);
+    r = frame_x(&s, 45, 50, 6);
+    assert_int_equal(r.counts.parts_visible, 2);
+    assert_int_equal(r.counts.parts_reentered, 0);
+    assert_int_equal(r.request_count, 0);
+    /* And hidden once more, the two left re-enter. */
+    frame_x(&s, 500, 10, 7);
+    r = frame_x(&s, 45, 50, 8);
+    assert_int_equal(r.counts.parts_reentered, 2);
+    assert_int_equal(r.requests[0].part_count, 2);
+    scene_fini(&s);
+}
+
 static void test_remove_forgets_roles(void **state)
 {
     (void)state;
@@ -1723,6 +1772,7 @@ int main(void)
         cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),
         cmocka_unit_test(test_destroyed_part_and_group_are_forgotten),
+        cmocka_unit_test(test_removing_a_part_keeps_the_others_judged),
         cmocka_unit_test(test_remove_forgets_roles),
         cmocka_unit_test(test_leaf_state_survives_set_part_replacement),
         cmocka_unit_test(test_bad_input_rejected_with_codes),

@@ -48,7 +48,7 @@ typedef struct rvi_partition_group {
     uint8_t kind;            /* GROUP_* of frame `stamp` */
     bool todo;               /* scratch of gate_groups */
     uint8_t cull_plane;      /* the frustum plane its sphere last lay wholly outside of */
-    uint64_t stamp;
+    uint64_t stamp;          /* frame of the latest decision (0 = never decided) */
 } rvi_partition_group;
 
 struct rvi_partition {

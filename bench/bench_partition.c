@@ -101,8 +101,10 @@ typedef struct naive_gate {
     uint32_t requests[RVB_CITY_BUILDINGS];
 } naive_gate;
 
-__attribute__((noinline)) static void naive_frame(naive_gate *g, const city_parts *cp, const rv_frustum *f,
-                                                  uint64_t *visible, uint64_t *requested)
+/* Aligned so that its loop does not move with the code linked before it (a 10% swing). */
+__attribute__((noinline, aligned(64))) static void naive_frame(naive_gate *g, const city_parts *cp,
+                                                               const rv_frustum *f, uint64_t *visible,
+                                                               uint64_t *requested)
 {
     uint32_t n = 0;
     for (int i = 0; i < PARTS; i++) {

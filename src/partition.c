@@ -60,12 +60,12 @@ static void partition_destroy(rv_world *world, void *state)
         free_part_leaves(heap, &RVI_VEC_AT(p->parts, rvi_partition_part, i));
     rvi_vec_free(heap, &p->groups, sizeof(rvi_partition_group));
     rvi_vec_free(heap, &p->parts, sizeof(rvi_partition_part));
+    rvi_vec_free(heap, &p->part_state, sizeof(uint8_t));
     rvi_free(heap, p->part_of_node, (size_t)p->node_span * 2 * sizeof(uint32_t));
     rvi_map_free(heap, &p->leaf_of_id);
     rvi_vec_free(heap, &p->pending, sizeof(uint32_t));
     rvi_vec_free(heap, &p->gated_now, sizeof(uint32_t));
     rvi_vec_free(heap, &p->visible_last, sizeof(uint32_t));
-    rvi_vec_free(heap, &p->visible_next, sizeof(uint32_t));
     rvi_vec_free(heap, &p->sort_keys, sizeof(uint64_t));
     rvi_vec_free(heap, &p->out_parts, sizeof(rv_node));
     rvi_vec_free(heap, &p->out_requests, sizeof(rv_partition_request));
@@ -103,46 +103,63 @@ float rvi_partition_margin(const rvi_partition *gate)
 }
 /* ---- removal (also the node_destroyed hook) -------------------------------------------- */
 
-/* Removes a node from a list of node indices, keeping the order. */
-static void list_remove(rvi_vec *list, uint32_t node)
+/* Removes an entry (a node or a part index) from a list, keeping the order. */
+static void list_remove(rvi_vec *list, uint32_t entry)
 {
     uint32_t *w = RVI_VEC_PTR(*list, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < list->count; i++)
-        if (w[i] != node)
+        if (w[i] != entry)
             w[kept++] = w[i];
     list->count = kept;
+}
+
+/* Renames the entry `from` of a list of part indices to `to` (a record moved). */
+static void list_rename(rvi_vec *list, uint32_t from, uint32_t to)
+{
+    uint32_t *w = RVI_VEC_PTR(*list, uint32_t);
+    for (uint32_t i = 0; i < list->count; i++)
+        if (w[i] == from)
+            w[i] = to;
 }
 
 /* Takes a part off the waiting list. The frame lists (pending, gated_now, visible_last)
  * hold each part at most once and only live parts: the end of a frame relies on it to stay
  * within their reservation of one entry per part. */
-static void drop_waiting(rvi_partition *p, rvi_partition_part *part)
+static void drop_waiting(rvi_partition *p, uint32_t index)
 {
-    list_remove(&p->pending, part->node);
-    part->waiting = 0;
+    list_remove(&p->pending, part_record(p, index)->node);
+    *part_state(p, index) &= (uint8_t)~PART_WAITING;
 }
 
 static void remove_part(rv_world *world, rvi_partition *p, uint32_t node)
 {
     if (!part_at(p, node))
         return;
-    uint32_t index = p->part_of_node[node];
-    rvi_partition_part *part = &RVI_VEC_AT(p->parts, rvi_partition_part, index);
+    uint32_t index = part_index(p, node);
+    rvi_partition_part *part = part_record(p, index);
     for (uint32_t i = 0; i < part->leaf_count; i++)
         rvi_map_remove(&p->leaf_of_id, part->leaves[i].id);
     free_part_leaves(&world->heap, part);
-    if (part->waiting)
-        drop_waiting(p, part);
-    if (part->stamp == p->frame)
-        list_remove(&p->gated_now, node);
-    if (part->seen == SEEN_VISIBLE || part->visible)
-        list_remove(&p->visible_last, node);
+    uint8_t state = *part_state(p, index);
+    if (state & PART_WAITING)
+        drop_waiting(p, index);
+    if (state & PART_GATED)
+        list_remove(&p->gated_now, index);
+    if (state & PART_SHOWN)
+        list_remove(&p->visible_last, index);
     p->part_of_node[node] = RVI_INDEX_NONE;
     uint32_t last = p->parts.count - 1;
-    if (index != last)
-        p->part_of_node[RVI_VEC_AT(p->parts, rvi_partition_part, last).node] = index;
+    if (index != last) { /* the last record moves into the hole: so do its list entries */
+        uint8_t moved = *part_state(p, last);
+        if (moved & PART_GATED)
+            list_rename(&p->gated_now, last, index);
+        if (moved & PART_SHOWN)
+            list_rename(&p->visible_last, last, index);
+        p->part_of_node[part_record(p, last)->node] = index;
+    }
     rvi_vec_swap_remove(&p->parts, sizeof(rvi_partition_part), index);
+    rvi_vec_swap_remove(&p->part_state, sizeof(uint8_t), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_PART;
 }
 
@@ -227,11 +244,11 @@ static rv_result reserve_for(rv_world *world, rvi_partition *p, uint32_t parts, 
     if (leaves > UINT32_MAX - p->leaf_of_id.count)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(heap, &p->parts, sizeof(rvi_partition_part), parts));
+    RVI_TRY(rvi_vec_reserve(heap, &p->part_state, sizeof(uint8_t), parts));
     RVI_TRY(rvi_map_reserve(heap, &p->leaf_of_id, p->leaf_of_id.count + leaves));
     RVI_TRY(rvi_vec_reserve(heap, &p->pending, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->gated_now, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->visible_last, sizeof(uint32_t), parts));
-    RVI_TRY(rvi_vec_reserve(heap, &p->visible_next, sizeof(uint32_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->sort_keys, sizeof(uint64_t), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_parts, sizeof(rv_node), parts));
     RVI_TRY(rvi_vec_reserve(heap, &p->out_requests, sizeof(rv_partition_request), parts));
@@ -320,16 +337,18 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
     }
 
     if (old) {
+        uint32_t index = part_index(p, node);
+        uint8_t *state = part_state(p, index);
         free_part_leaves(heap, old);
         old->leaves = fresh;
         old->leaf_count = count;
         if (!deferred) {
-            old->active = true;
-            if (old->waiting == WAIT_ACTIVATION)
-                drop_waiting(p, old);
-            old->waiting &= (uint8_t)~WAIT_ACTIVATION;
+            *state |= PART_ACTIVE;
+            if ((*state & PART_WAITING) == PART_WAIT_ACTIVATION)
+                drop_waiting(p, index);
+            *state &= (uint8_t)~PART_WAIT_ACTIVATION;
         } else if (!old->deferred) {
-            old->active = false; /* waits for activation again, from a fresh backoff */
+            *state &= (uint8_t)~PART_ACTIVE; /* waits for activation again, from a fresh backoff */
             old->asks = 0;
             old->interval_ms = p->timeout_ms;
         }
@@ -338,10 +357,12 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
     }
     rvi_partition_part rec = {
         .node = node, .leaf_count = count, .leaves = fresh, .interval_ms = p->timeout_ms,
-        .seen = SEEN_NEVER, .deferred = deferred, .active = !deferred,
+        .deferred = deferred,
     };
+    uint8_t state = deferred ? 0 : PART_ACTIVE; /* never seen */
     p->part_of_node[node] = p->parts.count;
-    (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);
+    (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);          /* reserved above */
+    (void)rvi_vec_push(heap, &p->part_state, sizeof state, &state); /* reserved above */
     world->scene.flags[node] |= RVI_NODE_PARTITION_PART;
     return RV_OK;
 }
@@ -472,6 +493,8 @@ rv_result rv_partition_part_get_info(const rv_world *world, rv_node part, rv_par
     const rvi_partition_part *rec = p ? part_at(p, node) : NULL;
     if (!rec)
         return RV_ERR_NOT_FOUND;
+    uint32_t index = part_index(p, node);
+    uint8_t state = *part_state(p, index);
     const rvi_scene *s = &world->scene;
     rv_partition_part_info info = {0};
     info.group = is_gated_part(s, node) ? rvi_node_handle(s, s->parent[node]) : RV_NODE_NONE;
@@ -483,13 +506,14 @@ rv_result rv_partition_part_get_info(const rv_world *world, rv_node part, rv_par
             info.leaves_complete += (l->state & LEAF_LADDER_COMPLETE) != 0;
         }
     }
+    bool active = (state & PART_ACTIVE) != 0;
     info.deferred = rec->deferred;
-    info.active = rec->active;
-    info.ever_visible = rec->seen != SEEN_NEVER;
-    info.frustum_visible = part_flag_visible(p, s, rec);
-    info.resync_waiting = rec->waiting != 0;
+    info.active = active;
+    info.ever_visible = (state & PART_SEEN) != 0;
+    info.frustum_visible = part_flag_visible(p, s, index);
+    info.resync_waiting = (state & PART_WAITING) != 0;
     info.activation_requests = rec->asks;
-    info.activation_expiry_ms = rec->active || !rec->asks ? 0.0 : rec->expiry_ms;
+    info.activation_expiry_ms = active || !rec->asks ? 0.0 : rec->expiry_ms;
     *out = info;
     return RV_OK;
 }

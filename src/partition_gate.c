@@ -10,6 +10,7 @@
  * leaf reports there and again at the flush, never inferred from a callback having fired. */
 #include "partition_state.h"
 #include "core/check.h"
+#include "frustum.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,106 +18,219 @@
 
 /* ---- gating ---------------------------------------------------------------------------- */
 
-/* Sphere (world x, y, z, r) against the frustum padded by the margin. A sphere with no
- * radius (empty subtree) or a NaN passes: every culling decision errs toward drawing. */
-static bool passes_frustum(const rvi_partition *p, const float sphere[4], const rv_frustum *f)
+/* Signed distance of a point from a plane: the float expression of frustum.c, so the gate
+ * keeps exactly the spheres rv_frustum_classify_sphere keeps. */
+static inline float plane_distance(const float plane[4], const float c[3])
 {
-    if (!(sphere[3] >= 0.0f))
-        return true;
-    return rv_frustum_classify_sphere(f, sphere, sphere[3] + p->margin) != RV_OUTSIDE;
+    return ((plane[0] * c[0] + plane[1] * c[1]) + plane[2] * c[2]) + plane[3];
 }
 
-/* Sphere against the committed slice box: exact distance from the centre to the box. */
-static bool passes_slice(const rvi_partition *p, const float sphere[4])
+/* The radius of a group's sphere padded by the margin, NaN when the sphere cannot be placed
+ * (no radius, or a centre that is not finite: x - x is 0 for a finite x, NaN otherwise), so
+ * that every comparison with it is false and the group passes, inside of nothing: every
+ * culling decision errs toward drawing. */
+static inline float padded_radius(const rvi_partition *p, const float sphere[4])
 {
-    if (!p->has_slice || !(sphere[3] >= 0.0f))
-        return true;
-    double d2 = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double c = sphere[k], e = 0.0;
-        if (c < p->slice_min[k])
-            e = p->slice_min[k] - c;
-        else if (c > p->slice_max[k])
-            e = c - p->slice_max[k];
-        d2 += e * e;
+    float not_finite = (sphere[0] - sphere[0]) + (sphere[1] - sphere[1]) + (sphere[2] - sphere[2]);
+    return sphere[3] >= 0.0f ? sphere[3] + p->margin + not_finite : NAN;
+}
+
+/* True when the group's sphere lies wholly outside the plane that culled it last time, which
+ * from one frame to the next usually culls it again (plane coherency, Assarsson & Möller
+ * 2000): a group that stays out of view costs one plane. */
+static inline bool still_culled(const rvi_partition *p, const rvi_partition_group *g, const float sphere[4],
+                                const rv_frustum *f)
+{
+    uint32_t k = g->cull_plane;
+    return (f->plane_mask >> k & 1u) && plane_distance(f->planes[k], sphere) < -padded_radius(p, sphere);
+}
+
+/* A group's sphere against the frustum padded by the margin: false when it lies wholly
+ * outside a plane of the mask (still_culled first, then all six planes at once, without a
+ * branch per plane); otherwise *inside gets the mask's planes it lies wholly inside of. The
+ * comparisons of rv_frustum_classify_sphere_masked. */
+static bool group_meets_frustum(const rvi_partition *p, rvi_partition_group *g, const float sphere[4],
+                                const rv_frustum *f, uint32_t *inside)
+{
+    *inside = 0;
+    if (still_culled(p, g, sphere, f))
+        return false;
+    float radius = padded_radius(p, sphere);
+    uint32_t out = 0, in = 0;
+    for (int i = 0; i < 6; i++) {
+        float d = plane_distance(f->planes[i], sphere);
+        out |= (uint32_t)(d < -radius) << i;
+        in |= (uint32_t)(d >= radius) << i;
     }
-    double r = sphere[3];
-    return d2 <= r * r;
-}
-
-/* True when the sphere lies wholly inside the committed slice (or there is none). */
-static bool inside_slice(const rvi_partition *p, const float sphere[4])
-{
-    if (!p->has_slice)
-        return true;
-    for (int k = 0; k < 3; k++)
-        if (!(sphere[k] - sphere[3] >= p->slice_min[k] && sphere[k] + sphere[3] <= p->slice_max[k]))
-            return false;
+    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    out &= mask;
+    if (out) {
+        uint8_t k = 0;
+        while (!(out >> k & 1u))
+            k++;
+        g->cull_plane = k;
+        return false;
+    }
+    *inside = in & mask;
     return true;
 }
 
-/* The padded sphere test of rv_frustum_classify_sphere_masked, inlined for the per-part
- * loop: the same float expression per plane; a NaN compares false and keeps the part. */
-static inline bool outside_planes(const rv_frustum *f, const float c[3], float radius, uint32_t mask)
-{
-    for (int i = 0; i < 6; i++) {
-        const float *pl = f->planes[i];
-        if ((mask & (1u << i)) && ((pl[0] * c[0] + pl[1] * c[1]) + pl[2] * c[2]) + pl[3] < -radius)
-            return true;
-    }
-    return false;
-}
+/* What a visible group leaves its parts to test. Every part's sphere lies inside the
+ * group's, so a plane the group lies wholly inside of (padded) needs no test below it
+ * (plane masking, Assarsson & Möller 2000), and neither does an axis of the slice whose
+ * range holds the group's extent on it: every part's centre is inside the range there and
+ * adds nothing to its distance from the slice. The planes and axes left are listed densely
+ * for the parts' loop. */
+typedef struct group_view {
+    float planes[6][4];
+    uint32_t plane_count;
+    uint32_t axis_count;
+    uint8_t axes[3];
+    double slice_min[3], slice_max[3]; /* of axes[j], widened once for every part */
+} group_view;
 
-/* Tests one part against the planes in mask (padded by the margin) and, unless in_slice,
- * against the slice. Skipping a test can only keep a part visible: conservative. */
-static void gate_part(const rvi_scene *s, rvi_partition *p, rvi_partition_part *part, const rv_frustum *f,
-                      uint32_t mask, bool in_slice)
+/* inside: the planes the group's sphere lies wholly inside of (group_meets_frustum). */
+static void view_group(const rvi_partition *p, const float sphere[4], const rv_frustum *f, uint32_t inside,
+                       group_view *v)
 {
-    const float *sphere = s->world_sphere[part->node];
-    bool visible = true;
-    if (sphere[3] >= 0.0f) {
-        visible = !outside_planes(f, sphere, sphere[3] + p->margin, mask & f->plane_mask);
-        if (visible && !in_slice)
-            visible = passes_slice(p, sphere);
-    }
-    part->visible = visible;
-    if (part->stamp != p->frame) /* first decision this frame: the end judges it */
-        RVI_VEC_AT(p->gated_now, uint32_t, p->gated_now.count++) = part->node; /* reserved: one per part */
-    part->stamp = p->frame;
-    p->counts.parts_tested++;
-}
-
-/* Gates a group's parts. The group's world sphere encloses every part's, so a plane it lies
- * wholly inside of (padded) needs no test for its parts, and a group wholly inside the
- * slice needs no slice test below it (plane masking, Assarsson & Möller 2000). */
-static void gate_children(const rvi_scene *s, rvi_partition *p, const rvi_partition_group *g,
-                          const rv_frustum *f, bool only_ungated)
-{
-    uint32_t mask = f->plane_mask;
-    bool in_slice = !p->has_slice, masked = false;
-    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
-        if (!(s->flags[c] & RVI_NODE_PARTITION_PART))
-            continue;
-        rvi_partition_part *part = part_at(p, c);
-        if (only_ungated && part->stamp == p->frame)
-            continue;
-        const float *gs = s->world_sphere[g->node];
-        if (!masked && gs[3] >= 0.0f) {
-            /* Only the mask is used: the caller decided the group is visible. On OUTSIDE the
-             * mask is left whole and the parts are tested in full. */
-            (void)rv_frustum_classify_sphere_masked(f, gs, gs[3] + p->margin, &mask);
-            in_slice = inside_slice(p, gs);
+    uint32_t left = f->plane_mask & RVI_FRUSTUM_ALL_PLANES & ~inside;
+    v->plane_count = 0;
+    for (int i = 0; i < 6; i++)
+        if (left & (1u << i))
+            memcpy(v->planes[v->plane_count++], f->planes[i], sizeof v->planes[0]);
+    v->axis_count = 0;
+    for (uint8_t k = 0; k < 3 && p->has_slice; k++) {
+        bool held = sphere[3] >= 0.0f && sphere[k] - sphere[3] >= p->slice_min[k] &&
+                    sphere[k] + sphere[3] <= p->slice_max[k];
+        if (!held) {
+            v->axes[v->axis_count] = k;
+            v->slice_min[v->axis_count] = p->slice_min[k];
+            v->slice_max[v->axis_count++] = p->slice_max[k];
         }
-        masked = true;
-        gate_part(s, p, part, f, mask, in_slice);
     }
 }
 
-static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+/* For a group the caller decided is visible (a host's walk, a re-gate): the planes are left
+ * whole when the gate's own test would find it outside. */
+static void view_visible_group(const rvi_partition *p, rvi_partition_group *g, const float sphere[4],
+                               const rv_frustum *f, group_view *v)
 {
+    uint32_t inside;
+    if (!group_meets_frustum(p, g, sphere, f, &inside))
+        inside = 0;
+    view_group(p, sphere, f, inside, v);
+}
+
+/* Squared distance from the centre to the slice box on the view's axes (the axes left out
+ * add zero), in double: the exact distance of the slice test. At most one side of an axis
+ * can exceed; a NaN centre adds nothing, so its part is kept. */
+static double slice_distance2(const group_view *v, const float sphere[4])
+{
+    double d2 = 0.0;
+    for (uint32_t j = 0; j < v->axis_count; j++) {
+        double c = sphere[v->axes[j]], e = 0.0;
+        if (c < v->slice_min[j])
+            e = v->slice_min[j] - c;
+        else if (c > v->slice_max[j])
+            e = c - v->slice_max[j];
+        d2 += e * e;
+    }
+    return d2;
+}
+
+/* slice_distance2 without a branch: a side's excess max(x, 0) is (|x| + x) / 2, the same
+ * number for a finite centre (2x / 2 = x, -x + x = 0); a centre that is not finite makes a
+ * NaN here and takes the exact form. */
+static inline double slice_distance2_fast(const group_view *v, const float sphere[4])
+{
+    double d2 = 0.0;
+    for (uint32_t j = 0; j < v->axis_count; j++) {
+        double c = sphere[v->axes[j]], below = v->slice_min[j] - c, above = c - v->slice_max[j];
+        double e = ((fabs(below) + below) + (fabs(above) + above)) * 0.5;
+        d2 += e * e;
+    }
+    return d2 == d2 ? d2 : slice_distance2(v, sphere);
+}
+
+/* One part against its group's view: the planes left (padded by the margin) and the
+ * slice's axes left, both tested without a branch on their outcome. A part with no radius
+ * or a NaN passes. */
+static inline bool part_passes(const group_view *v, float margin, const float sphere[4])
+{
+    if (!(sphere[3] >= 0.0f))
+        return true;
+    float radius = sphere[3] + margin;
+    bool outside = false;
+    for (uint32_t i = 0; i < v->plane_count; i++)
+        outside |= plane_distance(v->planes[i], sphere) < -radius;
+    double r = sphere[3];
+    return !outside & (slice_distance2_fast(v, sphere) <= r * r);
+}
+
+/* Gates a group's parts against its view (with only_ungated, just the parts not gated yet
+ * this frame), writing only their state bytes. The children are read from the hierarchy,
+ * the source of truth: a part may be attached, detached or destroyed at any time, so no
+ * list of a group's parts is kept. */
+static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, const group_view *v,
+                       bool only_ungated)
+{
+    /* Locals: the byte stores could otherwise alias every field of p, of the scene and of
+     * the view. */
+    const group_view view = *v;
+    const float margin = p->margin;
+    const uint32_t *part_of_node = p->part_of_node, *next_sibling = s->next_sibling;
+    const uint32_t node_span = p->node_span;
+    const float(*world_sphere)[4] = s->world_sphere;
+    uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
+    uint32_t *gated_now = RVI_VEC_PTR(p->gated_now, uint32_t);
+    uint32_t gated = p->gated_now.count, tested = 0;
+    for (uint32_t c = s->first_child[group]; c != RVI_INDEX_NONE; c = next_sibling[c]) {
+        /* The node's record, not its flag, says it is a part: one array read, not two. */
+        uint32_t index = c < node_span ? part_of_node[c] : RVI_INDEX_NONE;
+        if (index == RVI_INDEX_NONE)
+            continue;
+        uint8_t *state = &states[index];
+        bool first = !(*state & PART_GATED);
+        if (only_ungated && !first)
+            continue;
+        bool visible = part_passes(&view, margin, world_sphere[c]);
+        *state = (uint8_t)((*state & ~PART_VISIBLE) | PART_GATED | (visible ? PART_VISIBLE : 0u));
+        if (first) /* the end judges each part once, from the list of the frame's first decisions */
+            gated_now[gated++] = index; /* reserved: one per part */
+        tested++;
+    }
+    p->gated_now.count = gated;
+    p->counts.parts_tested += tested;
+}
+
+/* The end's re-gate of a group gated earlier this frame: gates the parts added to (or
+ * attached under) it since. The view is worked out only when there is one. */
+static void gate_late_parts(const rvi_scene *s, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f)
+{
+    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c]) {
+        if ((s->flags[c] & RVI_NODE_PARTITION_PART) && !(*part_state(p, part_index(p, c)) & PART_GATED)) {
+            group_view view;
+            view_visible_group(p, g, s->world_sphere[g->node], f, &view);
+            gate_parts(s, p, g->node, &view, true);
+            return;
+        }
+    }
+}
+
+/* Gates a group: with its view when the gate's walk has just tested it, else (a host's
+ * walk) working the view out. */
+static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
+                        const group_view *given)
+{
+    const rvi_scene *s = &world->scene;
     g->stamp = p->frame;
     g->kind = GROUP_GATED;
-    gate_children(&world->scene, p, g, f, false);
+    if (s->first_child[g->node] == RVI_INDEX_NONE)
+        return;
+    group_view own;
+    if (!given)
+        view_visible_group(p, g, s->world_sphere[g->node], f, &own);
+    gate_parts(s, p, g->node, given ? given : &own, false);
 }
 
 /* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
@@ -133,67 +247,85 @@ static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *
         return;
     for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
         if (s->flags[c] & RVI_NODE_PARTITION_PART)
-            part_at(p, c)->visible = false;
+            *part_state(p, part_index(p, c)) &= (uint8_t)~PART_VISIBLE;
 }
 
-/* The nearest gated part at or above node, or RVI_INDEX_NONE. */
+/* The nearest gated part at or above node, or RVI_INDEX_NONE. A root group (the common
+ * case) costs one read of its parent. */
 static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
 {
-    for (uint32_t n = node; n != RVI_INDEX_NONE; n = s->parent[n])
-        if (is_gated_part(s, n))
+    for (uint32_t n = node, up = s->parent[n]; up != RVI_INDEX_NONE; n = up, up = s->parent[n])
+        if ((s->flags[n] & RVI_NODE_PARTITION_PART) && (s->flags[up] & RVI_NODE_PARTITION_GROUP))
             return n;
     return RVI_INDEX_NONE;
 }
 
-/* The gate's own walk: gates each group still to decide (not decided this frame, or, with
- * retest, hidden by this test) that is visible, hides the others. A group nested in a part
- * waits for the part's group, so passes repeat until every group is decided (as many passes
- * as groups are nested deep, plus one). */
+/* Decides one group of the gate's walk: hidden when its sphere misses the padded frustum
+ * (whatever holds it), else gated when the part it is nested in, if any, is visible. The
+ * sphere comes first: most groups are out of view, and they are then decided without
+ * looking up their nesting. False when the group must wait for the group of the part it is
+ * nested in to be decided first: on the first pass every nested group waits, since the
+ * other groups' todo flags are not all known yet. */
+static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
+                         bool first_pass)
+{
+    const rvi_scene *s = &world->scene;
+    const float *sphere = s->world_sphere[g->node];
+    uint32_t inside;
+    bool visible = group_meets_frustum(p, g, sphere, f, &inside);
+    uint32_t part = visible ? enclosing_part(s, g->node) : RVI_INDEX_NONE;
+    if (part != RVI_INDEX_NONE) {
+        if (first_pass || group_at(p, s->parent[part])->todo)
+            return false;
+        uint8_t state = *part_state(p, part_index(p, part));
+        visible = (state & (PART_GATED | PART_VISIBLE)) == (PART_GATED | PART_VISIBLE);
+    }
+    if (visible) {
+        group_view view;
+        view_group(p, sphere, f, inside, &view);
+        gate_record(world, p, g, f, &view);
+    } else {
+        hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
+    }
+    g->todo = false;
+    return true;
+}
+
+/* The gate's own walk: gates each group still to decide that is visible, hides the others.
+ * At begin that is every group; at the end (retest) the groups not decided this frame and
+ * those this test hid that are not still out (the end's frustum or their spheres may differ
+ * from begin's). The first pass decides all
+ * but the visible nested groups; those wait for the group of the part they are nested in,
+ * so further passes repeat until every group is decided (as many as groups are nested
+ * deep). */
 static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, bool retest)
 {
     const rvi_scene *s = &world->scene;
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
-    uint32_t todo = 0;
+    uint32_t waiting = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         rvi_partition_group *g = &groups[i];
-        g->todo = g->stamp != p->frame || (retest && g->kind == GROUP_HIDDEN_BY_TEST);
-        todo += g->todo;
-        /* Parts added to (or attached under) a group after it was gated this frame. */
-        if (retest && g->stamp == p->frame && g->kind == GROUP_GATED)
-            gate_children(s, p, g, f, true);
-    }
-    while (todo) {
-        uint32_t decided = 0;
-        for (uint32_t i = 0; i < p->groups.count; i++) {
-            rvi_partition_group *g = &groups[i];
-            if (!g->todo)
-                continue;
-            bool above_visible = true;
-            uint32_t part = enclosing_part(s, g->node);
-            if (part != RVI_INDEX_NONE) {
-                if (group_at(p, s->parent[part])->todo)
-                    continue; /* its part is decided first */
-                const rvi_partition_part *pp = part_at(p, part);
-                above_visible = pp->stamp == p->frame && pp->visible;
-            }
-            const float *sphere = s->world_sphere[g->node];
-            /* A retest of a group whose own sphere failed and has not moved keeps its answer. */
-            bool unmoved = g->stamp == p->frame && g->sphere_failed &&
-                           memcmp(g->tested_sphere, sphere, sizeof g->tested_sphere) == 0;
-            bool sphere_passes = above_visible && !unmoved && passes_frustum(p, sphere, f);
-            if (above_visible && sphere_passes) {
-                gate_record(world, p, g, f);
-            } else {
-                g->sphere_failed = above_visible;
-                memcpy(g->tested_sphere, sphere, sizeof g->tested_sphere);
-                hide_record(world, p, g, GROUP_HIDDEN_BY_TEST);
-            }
+        if (g->stamp != p->frame) {
+            g->todo = true;
+        } else if (!retest || g->kind == GROUP_HIDDEN_BY_HOST) {
             g->todo = false;
-            decided++;
+        } else if (g->kind == GROUP_GATED) {
+            g->todo = false;
+            gate_late_parts(s, p, g, f);
+        } else { /* hidden by this test: decided again unless it is still out */
+            g->todo = !still_culled(p, g, s->world_sphere[g->node], f);
         }
+        if (g->todo && !decide_group(world, p, g, f, true))
+            waiting++;
+    }
+    while (waiting) {
+        uint32_t decided = 0;
+        for (uint32_t i = 0; i < p->groups.count; i++)
+            if (groups[i].todo)
+                decided += decide_group(world, p, &groups[i], f, false);
         if (!decided)
             break; /* unreachable in a tree: the outermost waiting group is always ready */
-        todo -= decided;
+        waiting -= decided;
     }
 }
 
@@ -222,7 +354,7 @@ rv_result rvi_partition_gate_group(rv_world *world, rvi_partition *p, uint32_t g
 {
     rvi_partition_group *g;
     RVI_TRY(group_call(p, group_index, &g));
-    gate_record(world, p, g, frustum);
+    gate_record(world, p, g, frustum, NULL);
     return RV_OK;
 }
 
@@ -238,75 +370,89 @@ bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *p, ui
 {
     if (!is_gated_part(&world->scene, node_index))
         return false;
-    const rvi_partition_part *part = part_at(p, node_index);
-    return part && !part_flag_visible(p, &world->scene, part);
+    return part_at(p, node_index) && !part_flag_visible(p, &world->scene, part_index(p, node_index));
 }
 
 /* ---- end of frame ---------------------------------------------------------------------- */
 
-static void wait_for(rvi_partition *p, rvi_partition_part *part, uint8_t why)
+static void wait_for(rvi_partition *p, uint32_t node, uint8_t *state, uint8_t why)
 {
-    if (!part->waiting)
-        RVI_VEC_AT(p->pending, uint32_t, p->pending.count++) = part->node; /* reserved: one per part */
-    part->waiting |= why;
+    if (!(*state & PART_WAITING))
+        RVI_VEC_AT(p->pending, uint32_t, p->pending.count++) = node; /* reserved: one per part */
+    *state |= why;
 }
 
-static void judge_part(rvi_partition *p, rvi_partition_part *part, double now_ms)
+/* A part this frame did not show (culled as a whole, tested out, or never reached). A
+ * never-seen part stays never seen; a waiting request is dropped: its re-entry will ask
+ * again. */
+static inline uint8_t judged_hidden(uint8_t state)
 {
-    part->judged = p->frame;
-    if (part->stamp != p->frame || !part->visible) {
-        /* Culled as a whole, hidden, or never reached. A never-seen part stays never
-         * seen; a waiting request is dropped: its re-entry will ask again. */
-        part->visible = false;
-        if (part->seen == SEEN_VISIBLE)
-            part->seen = SEEN_HIDDEN;
-        part->waiting = 0;
-        return;
-    }
-    RVI_VEC_AT(p->visible_next, uint32_t, p->visible_next.count++) = part->node; /* reserved */
-    bool reentry = part->seen == SEEN_HIDDEN;
-    part->seen = SEEN_VISIBLE;
-    p->counts.parts_visible++;
-    p->counts.parts_reentered += reentry;
-    if (!part->active) {
+    return (uint8_t)(state & ~(PART_VISIBLE | PART_GATED | PART_SHOWN | PART_WAITING));
+}
+
+/* A part this frame shows that is not active or re-enters (seen before, hidden at the last
+ * end): its activation and its resync, which read the record. */
+static void judge_transition(rvi_partition *p, uint32_t index, uint8_t *state, bool reentry, double now_ms)
+{
+    rvi_partition_part *part = part_record(p, index);
+    uint32_t node = part->node;
+    if (!(*state & PART_ACTIVE)) {
         if (part_answered(p, part))
-            part->active = true;
+            *state |= PART_ACTIVE;
         else if (part->asks == 0 || now_ms >= part->expiry_ms)
-            wait_for(p, part, WAIT_ACTIVATION);
+            wait_for(p, node, state, PART_WAIT_ACTIVATION);
     }
     if (reentry && !part_satisfied(p, part))
-        wait_for(p, part, WAIT_REENTRY);
-    if (!part->active && part->asks && !part->waiting && part->expiry_ms < p->wake_at_ms)
+        wait_for(p, node, state, PART_WAIT_REENTRY);
+    if (!(*state & (PART_ACTIVE | PART_WAITING)) && part->asks && part->expiry_ms < p->wake_at_ms)
         p->wake_at_ms = part->expiry_ms;
 }
 
 /* Judges against the previous frame's outcome, and polls readiness of, exactly the parts
  * that can have changed: those visible at the last end and those gated this frame. A part
  * in neither was hidden (or unseen) then and is now: nothing to do, so a frame costs the
- * visible parts, not all of them. Collects the earliest expiry of the visible asked parts
+ * visible parts, not all of them. The parts gated this frame are judged from gated_now
+ * (each listed once), the others visible at the last end are hidden now; the new visible
+ * list is written over the old one once it has been read. Only a part that is not active
+ * or re-enters reads its record. Collects the earliest expiry of the visible asked parts
  * that do not wait. */
 static void judge_parts(rvi_partition *p, double now_ms)
 {
+    uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     p->wake_at_ms = INFINITY;
-    p->visible_next.count = 0;
-    const rvi_vec *lists[2] = { &p->visible_last, &p->gated_now };
-    for (int l = 0; l < 2; l++) {
-        const uint32_t *nodes = RVI_VEC_PTR(*lists[l], uint32_t);
-        for (uint32_t i = 0; i < lists[l]->count; i++) {
-            rvi_partition_part *part = part_at(p, nodes[i]);
-            if (part->judged != p->frame)
-                judge_part(p, part, now_ms);
-        }
+    uint32_t *visible = RVI_VEC_PTR(p->visible_last, uint32_t);
+    const uint32_t last_count = p->visible_last.count;
+    for (uint32_t i = 0; i < last_count; i++) {
+        uint8_t *state = &states[visible[i]];
+        if (!(*state & PART_GATED))
+            *state = judged_hidden(*state);
     }
-    rvi_vec swap = p->visible_last;
-    p->visible_last = p->visible_next;
-    p->visible_next = swap;
+    const uint32_t *gated = RVI_VEC_PTR(p->gated_now, uint32_t);
+    const uint32_t gated_count = p->gated_now.count;
+    uint32_t shown = 0, reentered = 0;
+    for (uint32_t i = 0; i < gated_count; i++) {
+        uint8_t *state = &states[gated[i]];
+        uint8_t was = *state;
+        if (!(was & PART_VISIBLE)) {
+            *state = judged_hidden(was);
+            continue;
+        }
+        bool reentry = (was & (PART_SEEN | PART_SHOWN)) == PART_SEEN;
+        reentered += reentry;
+        *state = (uint8_t)((was & ~PART_GATED) | PART_SEEN | PART_SHOWN);
+        visible[shown++] = gated[i]; /* reserved: one per part; the old list was read above */
+        if (!(was & PART_ACTIVE) || reentry)
+            judge_transition(p, gated[i], state, reentry, now_ms);
+    }
+    p->visible_last.count = shown;
+    p->counts.parts_visible = shown;
+    p->counts.parts_reentered = reentered;
     p->gated_now.count = 0;
     /* Keep the waiting list in order without the parts that stopped waiting. */
     uint32_t *w = RVI_VEC_PTR(p->pending, uint32_t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->pending.count; i++)
-        if (part_at(p, w[i])->waiting)
+        if (states[part_index(p, w[i])] & PART_WAITING)
             w[kept++] = w[i];
     p->pending.count = kept;
 }
@@ -326,16 +472,16 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
     uint64_t *keys = RVI_VEC_PTR(p->sort_keys, uint64_t);
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->pending.count; i++) {
-        rvi_partition_part *part = part_at(p, w[i]);
-        if ((part->waiting & WAIT_ACTIVATION) && part_answered(p, part)) {
-            part->active = true;
-            part->waiting &= (uint8_t)~WAIT_ACTIVATION;
-        }
-        if ((part->waiting & WAIT_REENTRY) && part_satisfied(p, part))
-            part->waiting &= (uint8_t)~WAIT_REENTRY;
-        if (part->waiting && is_gated_part(s, w[i]))
+        uint32_t index = part_index(p, w[i]);
+        const rvi_partition_part *part = part_record(p, index);
+        uint8_t *state = part_state(p, index);
+        if ((*state & PART_WAIT_ACTIVATION) && part_answered(p, part))
+            *state = (uint8_t)((*state & ~PART_WAIT_ACTIVATION) | PART_ACTIVE);
+        if ((*state & PART_WAIT_REENTRY) && part_satisfied(p, part))
+            *state &= (uint8_t)~PART_WAIT_REENTRY;
+        if ((*state & PART_WAITING) && is_gated_part(s, w[i]))
             keys[n++] = (uint64_t)s->parent[w[i]] << 32 | i;
-        part->waiting = 0;
+        *state &= (uint8_t)~PART_WAITING;
     }
     qsort(keys, n, sizeof *keys, compare_u64);
     rv_node *out_parts = RVI_VEC_PTR(p->out_parts, rv_node);
@@ -348,8 +494,9 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
             out_requests[requests++] = (rv_partition_request){ rvi_node_handle(s, group), &out_parts[k], 0 };
         out_requests[requests - 1].part_count++;
         out_parts[k] = rvi_node_handle(s, node);
-        rvi_partition_part *part = part_at(p, node);
-        if (!part->active) {
+        uint32_t index = part_index(p, node);
+        rvi_partition_part *part = part_record(p, index);
+        if (!(*part_state(p, index) & PART_ACTIVE)) {
             /* Each unanswered request lengthens the wait: timeout x backoff^asks, capped. */
             part->expiry_ms = now_ms + part->interval_ms;
             part->interval_ms = part->interval_ms * p->backoff < p->cap_ms ? part->interval_ms * p->backoff

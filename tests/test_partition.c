@@ -835,6 +835,30 @@ static void test_end_regates_groups_revealed_after_begin(void **state)
     scene_fini(&s);
 }
 
+/* The end keeps the begin's answer for a group its own sphere failed only while neither the
+ * sphere nor the frustum changed: a different frustum at the end re-tests it. */
+static void test_end_with_another_frustum_retests_groups_begin_tested_out(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 1, true);
+    rv_frustum away = box_frustum(300, 10), here = box_frustum(0, 10);
+    rv_partition_result r;
+    assert_int_equal(rv_partition_begin_frame(s.world, &away), RV_OK);
+    assert_false(visible(&s, s.parts[0]));
+    assert_int_equal(rv_partition_end_frame(s.world, &here, 0, &r), RV_OK);
+    assert_true(visible(&s, s.parts[0]));
+    assert_int_equal(r.counts.groups_gated, 1);
+    assert_int_equal(r.counts.parts_visible, 1);
+    /* The same frustum at both ends: the group stays hidden, none of its parts is tested. */
+    assert_int_equal(rv_partition_begin_frame(s.world, &away), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &away, 16, &r), RV_OK);
+    assert_false(visible(&s, s.parts[0]));
+    assert_int_equal(r.counts.groups_hidden, 1);
+    assert_int_equal(r.counts.parts_tested, 0);
+    scene_fini(&s);
+}
+
 static void test_end_gates_parts_added_to_a_group_gated_at_begin(void **state)
 {
     (void)state;
@@ -978,6 +1002,55 @@ static void test_destroyed_part_and_group_are_forgotten(void **state)
     r = frame_x(&s, 15, 25, 4);
     assert_int_equal(r.counts.groups_gated, 0);
     assert_false(hidden_node(s.world, s.parts[1]));
+    scene_fini(&s);
+}
+
+/* Removing a part moves the last part's record into its place: the moved part keeps its
+ * place in the frame's lists, whether removed mid-frame (both gated and visible at the last
+ * end) or between frames, and is judged as before. */
+static void test_removing_a_part_keeps_the_others_judged(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 4, true);
+    rv_partition_result r = frame_x(&s, 45, 50, 0); /* x -5 .. 95: all four */
+    assert_int_equal(r.counts.parts_visible, 4);
+    r = frame_x(&s, 500, 10, 1);
+    assert_int_equal(r.counts.parts_visible, 0);
+    r = frame_x(&s, 45, 50, 2);
+    assert_int_equal(r.counts.parts_reentered, 4);
+    /* Mid-frame: part 0 goes after every part was gated; the last part's record moves. */
+    rv_frustum all = box_frustum(45, 50);
+    assert_int_equal(rv_partition_begin_frame(s.world, &all), RV_OK);
+    assert_int_equal(rv_partition_remove(s.world, s.parts[0]), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &all, 3, &r), RV_OK);
+    assert_int_equal(r.counts.parts_visible, 3);
+    assert_int_equal(r.counts.parts_reentered, 0);
+    for (uint32_t k = 1; k < 4; k++)
+        assert_true(visible(&s, s.parts[k]));
+    /* Out of view and back: exactly the three re-enter, in one request. */
+    r = frame_x(&s, 500, 10, 4);
+    assert_int_equal(r.counts.parts_visible, 0);
+    r = frame_x(&s, 45, 50, 5);
+    assert_int_equal(r.counts.parts_reentered, 3);
+    assert_int_equal(r.request_count, 1);
+    assert_int_equal(r.requests[0].part_count, 3);
+    bool listed[4] = { false };
+    for (uint32_t i = 0; i < 3; i++)
+        for (uint32_t k = 1; k < 4; k++)
+            listed[k] |= rv_node_equal(r.requests[0].parts[i], s.parts[k]);
+    assert_true(listed[1] && listed[2] && listed[3]);
+    /* Between frames: part 1 goes while visible at the last end; the others stay steady. */
+    assert_int_equal(rv_partition_remove(s.world, s.parts[1]), RV_OK);
+    r = frame_x(&s, 45, 50, 6);
+    assert_int_equal(r.counts.parts_visible, 2);
+    assert_int_equal(r.counts.parts_reentered, 0);
+    assert_int_equal(r.request_count, 0);
+    /* And hidden once more, the two left re-enter. */
+    frame_x(&s, 500, 10, 7);
+    r = frame_x(&s, 45, 50, 8);
+    assert_int_equal(r.counts.parts_reentered, 2);
+    assert_int_equal(r.requests[0].part_count, 2);
     scene_fini(&s);
 }
 
@@ -1453,6 +1526,219 @@ static void test_gate_never_hides_a_part_the_reference_sees(void **state)
     }
 }
 
+/* ---- property: exact agreement with a flat reference over random walks -------------------- */
+
+/* The gate's shortcuts (a group tested once for all its parts, plane masking, the slice test
+ * skipped under a group wholly inside it, judging only the parts that can have changed) must
+ * decide exactly what a flat loop decides part by part: a part is visible when its group is
+ * (the group's sphere meets the padded frustum and the part it is nested in, if any, is
+ * visible) and its own sphere meets the padded frustum and the slice; a re-entering part
+ * that is not satisfied is requested. Random nested worlds, moving groups, random convex
+ * frusta (some planes dropped), the slice set and cleared, the gate walking by itself (with
+ * and without the end's re-gate) or the host walking. */
+enum { FLAT_GROUPS = 10, FLAT_PER_GROUP = 5, FLAT_PARTS = FLAT_GROUPS * FLAT_PER_GROUP };
+
+typedef struct flat_world {
+    rv_world *world;
+    rv_node groups[FLAT_GROUPS];
+    int enclosing[FLAT_GROUPS]; /* part index the group is nested in, or -1 */
+    rv_node parts[FLAT_PARTS];  /* group g's parts at g * FLAT_PER_GROUP + k */
+    bool satisfied[FLAT_PARTS];
+    uint8_t seen[FLAT_PARTS];   /* 0 never, 1 visible, 2 hidden */
+    bool group_visible[FLAT_GROUPS];
+    bool part_visible[FLAT_PARTS];
+    float margin;
+    bool sliced;
+    float slice_lo[3], slice_hi[3];
+} flat_world;
+
+static void flat_build(flat_world *fw, uint64_t *seed)
+{
+    memset(fw, 0, sizeof *fw);
+    rv_world_desc desc = {0};
+    fw->margin = rvt_uniform(seed, 0, 4);
+    desc.partition.frustum_margin = fw->margin;
+    assert_int_equal(rv_world_create(&desc, &fw->world), RV_OK);
+    rv_world *w = fw->world;
+    for (int g = 0; g < FLAT_GROUPS; g++) {
+        fw->enclosing[g] = -1;
+        rv_node parent = RV_NODE_NONE;
+        if (g >= 3 && rvt_next(seed) % 2) {
+            fw->enclosing[g] = (int)(rvt_next(seed) % (uint64_t)(g * FLAT_PER_GROUP));
+            parent = fw->parts[fw->enclosing[g]];
+            if (rvt_next(seed) % 3 == 0) /* not directly under the part */
+                assert_int_equal(rv_node_create(w, parent, &parent), RV_OK);
+        }
+        assert_int_equal(rv_node_create(w, parent, &fw->groups[g]), RV_OK);
+        const float at[3] = { rvt_uniform(seed, -60, 60), rvt_uniform(seed, -20, 20),
+                              rvt_uniform(seed, -60, 60) };
+        assert_int_equal(rv_node_set_position(w, fw->groups[g], at), RV_OK);
+        assert_int_equal(rv_partition_make_group(w, fw->groups[g]), RV_OK);
+        for (int k = 0; k < FLAT_PER_GROUP; k++) {
+            int i = g * FLAT_PER_GROUP + k;
+            assert_int_equal(rv_node_create(w, fw->groups[g], &fw->parts[i]), RV_OK);
+            if (rvt_next(seed) % 10) { /* one part in ten has no bounds: always visible */
+                const float c[3] = { rvt_uniform(seed, -12, 12), rvt_uniform(seed, -12, 12),
+                                     rvt_uniform(seed, -12, 12) };
+                assert_int_equal(rv_node_set_bounds(w, fw->parts[i], c, rvt_uniform(seed, 0, 5)), RV_OK);
+            }
+            const uint64_t leaves[2] = { 1000u + 2u * (uint64_t)i, 1001u + 2u * (uint64_t)i };
+            assert_int_equal(rv_partition_set_part(w, fw->parts[i], leaves, 2, false), RV_OK);
+            fw->satisfied[i] = rvt_next(seed) % 3 == 0;
+            for (int l = 0; fw->satisfied[i] && l < 2; l++)
+                assert_int_equal(rv_partition_leaf_committed(w, leaves[l], 0, true), RV_OK);
+        }
+    }
+}
+
+/* A random convex region: six planes at random orientations around a random point; now and
+ * then some planes are dropped from the mask. */
+static rv_frustum flat_frustum(uint64_t *seed)
+{
+    rv_frustum f;
+    memset(&f, 0, sizeof f);
+    const float q[3] = { rvt_uniform(seed, -50, 50), rvt_uniform(seed, -20, 20), rvt_uniform(seed, -50, 50) };
+    for (int i = 0; i < 6; i++) {
+        float n[3], len2;
+        do {
+            for (int a = 0; a < 3; a++)
+                n[a] = rvt_uniform(seed, -1, 1);
+            len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+        } while (len2 < 0.05f || len2 > 1.0f);
+        float len = sqrtf(len2), h = rvt_uniform(seed, 3, 50);
+        for (int a = 0; a < 3; a++)
+            f.planes[i][a] = n[a] / len;
+        f.planes[i][3] = h - (f.planes[i][0] * q[0] + f.planes[i][1] * q[1] + f.planes[i][2] * q[2]);
+    }
+    f.plane_mask = rvt_next(seed) % 6 == 0 ? (uint32_t)(rvt_next(seed) & 0x3f) : 0x3fu;
+    return f;
+}
+
+static bool flat_sphere_passes(const flat_world *fw, const rv_frustum *f, rv_node node, bool slice)
+{
+    float s[4];
+    assert_int_equal(rv_node_world_bounds(fw->world, node, s), RV_OK);
+    if (!(s[3] >= 0.0f))
+        return true;
+    if (rv_frustum_classify_sphere(f, s, s[3] + fw->margin) == RV_OUTSIDE)
+        return false;
+    if (!slice || !fw->sliced)
+        return true;
+    double d2 = 0.0;
+    for (int a = 0; a < 3; a++) {
+        double c = s[a], e = 0.0;
+        if (c < fw->slice_lo[a])
+            e = fw->slice_lo[a] - c;
+        else if (c > fw->slice_hi[a])
+            e = c - fw->slice_hi[a];
+        d2 += e * e;
+    }
+    return d2 <= (double)s[3] * s[3];
+}
+
+/* The flat decision of every group and part (groups nest only in parts of earlier groups). */
+static void flat_decide(flat_world *fw, const rv_frustum *f)
+{
+    for (int g = 0; g < FLAT_GROUPS; g++) {
+        int e = fw->enclosing[g];
+        bool above = e < 0 || fw->part_visible[e];
+        fw->group_visible[g] = above && flat_sphere_passes(fw, f, fw->groups[g], false);
+        for (int k = 0; k < FLAT_PER_GROUP; k++) {
+            int i = g * FLAT_PER_GROUP + k;
+            fw->part_visible[i] = fw->group_visible[g] && flat_sphere_passes(fw, f, fw->parts[i], true);
+        }
+    }
+}
+
+static int flat_part_index(const flat_world *fw, rv_node n)
+{
+    for (int i = 0; i < FLAT_PARTS; i++)
+        if (fw->parts[i].id == n.id)
+            return i;
+    return -1;
+}
+
+static void test_gate_decides_exactly_what_a_flat_loop_decides(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xF1A7;
+    const int worlds = RVT_HEAVY(300, 40), frames = 40;
+    uint64_t visible_total = 0, hidden_total = 0, requested_total = 0;
+    for (int wi = 0; wi < worlds; wi++) {
+        flat_world fw;
+        flat_build(&fw, &seed);
+        rv_world *w = fw.world;
+        for (int fi = 0; fi < frames; fi++) {
+            if (rvt_next(&seed) % 4 == 0) {
+                int g = (int)(rvt_next(&seed) % FLAT_GROUPS);
+                const float at[3] = { rvt_uniform(&seed, -60, 60), rvt_uniform(&seed, -20, 20),
+                                      rvt_uniform(&seed, -60, 60) };
+                assert_int_equal(rv_node_set_position(w, fw.groups[g], at), RV_OK);
+            }
+            if (rvt_next(&seed) % 5 == 0) {
+                fw.sliced = !fw.sliced;
+                for (int a = 0; a < 3; a++) {
+                    float x = rvt_uniform(&seed, -60, 60), y = rvt_uniform(&seed, -60, 60);
+                    fw.slice_lo[a] = x < y ? x : y;
+                    fw.slice_hi[a] = x < y ? y : x;
+                }
+                if (fw.sliced)
+                    assert_int_equal(rv_partition_set_committed_slice(w, fw.slice_lo, fw.slice_hi), RV_OK);
+                else
+                    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+            }
+            assert_int_equal(rv_update_world(w), RV_OK);
+            rv_frustum f = flat_frustum(&seed);
+            flat_decide(&fw, &f);
+            rv_partition_result r;
+            int mode = (int)(rvt_next(&seed) % 3);
+            if (mode < 2) { /* the gate walks; mode 0 re-gates at the end as well */
+                assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
+                assert_int_equal(rv_partition_end_frame(w, mode == 0 ? &f : NULL, 16.0 * fi, &r), RV_OK);
+            } else { /* the host walks: outer groups first, gating the visible ones */
+                assert_int_equal(rv_partition_begin_frame(w, NULL), RV_OK);
+                for (int g = 0; g < FLAT_GROUPS; g++)
+                    if (fw.group_visible[g])
+                        assert_int_equal(rv_partition_gate_group(w, fw.groups[g], &f), RV_OK);
+                    else if (rvt_next(&seed) % 2)
+                        assert_int_equal(rv_partition_group_hidden(w, fw.groups[g]), RV_OK);
+                assert_int_equal(rv_partition_end_frame(w, NULL, 16.0 * fi, &r), RV_OK);
+            }
+            bool requested[FLAT_PARTS] = {0};
+            for (uint32_t q = 0; q < r.request_count; q++)
+                for (uint32_t k = 0; k < r.requests[q].part_count; k++) {
+                    int i = flat_part_index(&fw, r.requests[q].parts[k]);
+                    assert_true(i >= 0);
+                    assert_false(requested[i]);
+                    requested[i] = true;
+                    assert_int_equal(r.requests[q].group.id, fw.groups[i / FLAT_PER_GROUP].id);
+                }
+            uint32_t visible_count = 0, reentered = 0;
+            for (int i = 0; i < FLAT_PARTS; i++) {
+                bool v;
+                assert_int_equal(rv_partition_part_frustum_visible(w, fw.parts[i], &v), RV_OK);
+                assert_int_equal(v, fw.part_visible[i]);
+                bool reentry = fw.part_visible[i] && fw.seen[i] == 2;
+                assert_int_equal(requested[i], reentry && !fw.satisfied[i]);
+                visible_count += fw.part_visible[i];
+                reentered += reentry;
+                requested_total += requested[i];
+                if (fw.part_visible[i])
+                    fw.seen[i] = 1;
+                else if (fw.seen[i] == 1)
+                    fw.seen[i] = 2;
+            }
+            assert_int_equal(r.counts.parts_visible, visible_count);
+            assert_int_equal(r.counts.parts_reentered, reentered);
+            visible_total += visible_count;
+            hidden_total += FLAT_PARTS - visible_count;
+        }
+        rv_world_destroy(w);
+    }
+    /* The walks saw both outcomes and asked for resyncs. */
+    assert_true(visible_total > 100 && hidden_total > 100 && requested_total > 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1482,9 +1768,11 @@ int main(void)
         cmocka_unit_test(test_lod_group_nested_in_a_part_sees_this_frames_cull),
         cmocka_unit_test(test_end_regates_groups_revealed_after_begin),
         cmocka_unit_test(test_end_gates_parts_added_to_a_group_gated_at_begin),
+        cmocka_unit_test(test_end_with_another_frustum_retests_groups_begin_tested_out),
         cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),
         cmocka_unit_test(test_destroyed_part_and_group_are_forgotten),
+        cmocka_unit_test(test_removing_a_part_keeps_the_others_judged),
         cmocka_unit_test(test_remove_forgets_roles),
         cmocka_unit_test(test_leaf_state_survives_set_part_replacement),
         cmocka_unit_test(test_bad_input_rejected_with_codes),
@@ -1492,6 +1780,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failures_leave_the_gate_unchanged),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_gate_never_hides_a_part_the_reference_sees),
+        cmocka_unit_test(test_gate_decides_exactly_what_a_flat_loop_decides),
     };
     return cmocka_run_group_tests_name("partition", tests, NULL, NULL);
 }

@@ -361,6 +361,7 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
     };
     uint8_t state = deferred ? 0 : PART_ACTIVE; /* never seen */
     p->part_of_node[node] = p->parts.count;
+    p->parts_made++;
     (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);          /* reserved above */
     (void)rvi_vec_push(heap, &p->part_state, sizeof state, &state); /* reserved above */
     world->scene.flags[node] |= RVI_NODE_PARTITION_PART;

@@ -303,6 +303,9 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
     const rvi_scene *s = &world->scene;
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t waiting = 0;
+    /* A gated group can hold an ungated part only when a part was made or a node linked
+     * since begin: otherwise its children need no second look. */
+    bool late_parts = s->links_changed != p->begin_links || p->parts_made != p->begin_parts;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         rvi_partition_group *g = &groups[i];
         if (g->stamp != p->frame) {
@@ -311,7 +314,8 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
             g->todo = false;
         } else if (g->kind == GROUP_GATED) {
             g->todo = false;
-            gate_late_parts(s, p, g, f);
+            if (late_parts)
+                gate_late_parts(s, p, g, f);
         } else { /* hidden by this test: decided again unless it is still out */
             g->todo = !still_culled(p, g, s->world_sphere[g->node], f);
         }
@@ -335,6 +339,8 @@ rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_
         return RV_ERR_BAD_STATE;
     p->frame++;
     p->in_frame = true;
+    p->begin_links = world->scene.links_changed;
+    p->begin_parts = p->parts_made;
     memset(&p->counts, 0, sizeof p->counts);
     if (gate_all)
         gate_groups(world, p, gate_all, false);

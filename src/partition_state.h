@@ -82,6 +82,10 @@ struct rvi_partition {
     bool has_slice;
     float slice_min[3], slice_max[3];
     uint64_t frame;        /* frames begun; stamps compare against it */
+    uint64_t parts_made;   /* part records created */
+    uint64_t begin_links, begin_parts; /* scene.links_changed and parts_made at the frame's
+                                          begin: while both are unchanged no part can have
+                                          appeared under a group gated since */
     double wake_at_ms;     /* earliest expiry of a visible asked part this frame; INFINITY = none */
     bool in_frame;
     bool in_callback;      /* request_reprocess is running */

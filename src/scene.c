@@ -135,6 +135,7 @@ static uint32_t *list_head(rvi_scene *s, uint32_t parent)
 
 static void link_last(rvi_scene *s, uint32_t parent, uint32_t i)
 {
+    s->links_changed++;
     uint32_t *head = list_head(s, parent);
     s->parent[i] = parent;
     s->next_sibling[i] = NONE;
@@ -153,6 +154,7 @@ static void link_last(rvi_scene *s, uint32_t parent, uint32_t i)
 
 static void unlink_node(rvi_scene *s, uint32_t i)
 {
+    s->links_changed++;
     uint32_t parent = s->parent[i];
     uint32_t *head = list_head(s, parent);
     uint32_t next = s->next_sibling[i], prev = s->prev_sibling[i];
@@ -231,6 +233,7 @@ static void free_slot(rv_world *world, uint32_t i)
     /* Modules drop their per-node state while the node is still readable. */
     rvi_world_notify_node_destroyed(world, i);
     rvi_pool_release(&s->pool, i);
+    s->links_changed++;
     s->stale_count -= (s->flags[i] & RVI_NODE_STALE) != 0;
     s->flags[i] &= RVI_NODE_LISTED;
     s->parent[i] = s->first_child[i] = s->next_sibling[i] = NONE;

@@ -86,6 +86,8 @@ typedef struct rvi_scene {
     uint32_t dirty_count;
     uint32_t *work;           /* scratch, capacity entries: update's ancestor walk, cull stack */
     uint32_t first_root;
+    uint64_t links_changed; /* bumped by every link or unlink of a node (a module can tell that
+                               no node was attached, detached, created or destroyed) */
     void *blocks[RVI_SCENE_ARRAYS]; /* the allocations behind the line-aligned arrays */
     uint32_t stale_count;     /* live nodes flagged RVI_NODE_STALE */
     uint32_t matrices_recomputed; /* by the last update */

@@ -859,6 +859,27 @@ static void test_end_with_another_frustum_retests_groups_begin_tested_out(void *
     scene_fini(&s);
 }
 
+/* A node already under a gated group that becomes a part after begin (no link changes in
+ * between: only the part is new) is gated by the end's re-gate too. */
+static void test_end_gates_a_child_made_a_part_after_begin(void **state)
+{
+    (void)state;
+    scene s;
+    scene_init(&s, 1, true);
+    rv_frustum f = box_frustum(0, 10);
+    rv_partition_result r;
+    rv_node child = new_node(s.world, s.group, 2, 1);
+    assert_int_equal(rv_update_world(s.world), RV_OK);
+    assert_int_equal(rv_partition_begin_frame(s.world, &f), RV_OK);
+    const uint64_t leaves[1] = { 4646 };
+    assert_int_equal(rv_partition_set_part(s.world, child, leaves, 1, true), RV_OK);
+    assert_int_equal(rv_partition_end_frame(s.world, &f, 0, &r), RV_OK);
+    assert_true(visible(&s, child));
+    assert_int_equal(r.request_count, 1);
+    assert_true(rv_node_equal(r.requests[0].parts[0], child));
+    scene_fini(&s);
+}
+
 static void test_end_gates_parts_added_to_a_group_gated_at_begin(void **state)
 {
     (void)state;
@@ -1768,6 +1789,7 @@ int main(void)
         cmocka_unit_test(test_lod_group_nested_in_a_part_sees_this_frames_cull),
         cmocka_unit_test(test_end_regates_groups_revealed_after_begin),
         cmocka_unit_test(test_end_gates_parts_added_to_a_group_gated_at_begin),
+        cmocka_unit_test(test_end_gates_a_child_made_a_part_after_begin),
         cmocka_unit_test(test_end_with_another_frustum_retests_groups_begin_tested_out),
         cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),

@@ -59,10 +59,10 @@ struct rv_journal {
  * checks recorded deltas with it too). */
 rv_result rvi_delta_validate(const rv_delta *delta);
 
-/* A transform's world-space bounds as the local sphere of its backing node (padded so the
- * node's sphere encloses the host's); false when that sphere does not fit in floats, which
- * validation refuses. out may be NULL (only the check). t: finite, with a nonzero
- * quaternion and nonzero scales. */
+/* A transform's world-space bounds as the local sphere of its backing node
+ * (projection_nodes.c; padded so the node's sphere encloses the host's under any parent);
+ * false when that sphere does not fit in floats, which validation refuses. out may be NULL
+ * (only the check). t: finite, with a nonzero quaternion and nonzero scales. */
 bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4]);
 
 /* RV_OK when the calling thread owns the journal, else RV_ERR_INVARIANT. */

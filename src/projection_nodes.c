@@ -9,6 +9,75 @@
 #include <float.h>
 #include <math.h>
 
+/* World-space bounds in the projection's local space: the sphere a backing node carries,
+ * which the scene maps back through T * R * S (and the parent's matrix for an equipped
+ * child). The centre goes through the inverse of T * R * S and the radius is divided by
+ * the smallest scale, in double; the radius is then padded for the rounding of the centre
+ * and the radius to float, so the float sphere always encloses the host's. False when a
+ * number does not fit in a float (world bounds under a scale of 1e-36, or a centre 6e38
+ * from the position): the journal refuses such a transform on append, so a node's sphere
+ * never goes missing. t: finite, quaternion and scales nonzero. */
+bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
+{
+    double q[4], n2 = 0.0;
+    for (int k = 0; k < 4; k++)
+        n2 += (double)t->rotation[k] * t->rotation[k];
+    double n = sqrt(n2);
+    for (int k = 0; k < 4; k++)
+        q[k] = t->rotation[k] / n;
+    double v[3];
+    for (int k = 0; k < 3; k++)
+        v[k] = (double)t->bounds[k] - t->position[k];
+    /* v rotated by the inverse rotation: q^-1 * v * q = v + w * u + cross(-q.xyz, u) with
+     * u = 2 * cross(-q.xyz, v). */
+    double x = -q[0], y = -q[1], z = -q[2], w = q[3];
+    double ux = 2.0 * (y * v[2] - z * v[1]), uy = 2.0 * (z * v[0] - x * v[2]), uz = 2.0 * (x * v[1] - y * v[0]);
+    double c[3] = { v[0] + w * ux + (y * uz - z * uy), v[1] + w * uy + (z * ux - x * uz),
+                    v[2] + w * uz + (x * uy - y * ux) };
+    double largest = 0.0, smallest = INFINITY, spread = 0.0, reach = 0.0;
+    for (int k = 0; k < 3; k++) {
+        spread += fabs(c[k]); /* before the scale: the rounding below, in world units */
+        c[k] /= t->scale[k];
+        reach += fabs(c[k]);
+        double a = fabs((double)t->scale[k]);
+        largest = a > largest ? a : largest;
+        smallest = a < smallest ? a : smallest;
+    }
+    /* padded is a radius in the transform's frame: the host's, plus the rounding the node
+     * adds. Rounding c[k] to float moves it by < |c[k]| * FLT_EPSILON / 2 in local units,
+     * at most spread * FLT_EPSILON / 2 / smallest in all; the node's float matrix (rotation
+     * times scale) differs from the exact one by a few ulps of its entries, which moves the
+     * image of the centre by about spread * FLT_EPSILON and stretches by 4 FLT_EPSILON at
+     * most. In the denormals rounding is absolute (found by fuzz_journal): a local
+     * coordinate moves by up to FLT_TRUE_MIN / 2, and each matrix entry by up to
+     * FLT_TRUE_MIN / 2 (reach * FLT_TRUE_MIN in the frame), which also lowers the scale
+     * bound to no less than smallest * (1 - FLT_EPSILON) - FLT_TRUE_MIN.
+     * The local sphere must hold the whole preimage of that sphere: an ellipsoid of
+     * semi-axes padded / |scale[k]|, so the radius is divided by (that lower bound of) the
+     * smallest scale and rounded up to float; no local sphere fits when the bound is not
+     * positive. Divided by the largest scale (before), the image of the local sphere was an
+     * ellipsoid inside the host's sphere: a root node's sphere still came out right (the
+     * scene scales a radius by the largest scale), but under a parent stretching along the
+     * child's smaller scale axis the scene's tighter Frobenius bound gave a sphere that
+     * missed the host's (found by fuzz_journal's enclosure check: radius 5.2 for a sphere
+     * reaching 10). A non-uniformly scaled node's sphere is now looser by largest /
+     * smallest: it errs toward drawing. */
+    double padded = t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON +
+                   (reach + 2.0 * largest) * FLT_TRUE_MIN;
+    double scale_low = smallest * (1.0 - FLT_EPSILON) - FLT_TRUE_MIN;
+    double radius = scale_low > 0.0 ? padded / scale_low : INFINITY;
+    if (!(radius <= FLT_MAX) || !(fabs(c[0]) <= FLT_MAX) || !(fabs(c[1]) <= FLT_MAX) || !(fabs(c[2]) <= FLT_MAX))
+        return false;
+    if (out) {
+        for (int k = 0; k < 3; k++)
+            out[k] = (float)c[k];
+        out[3] = (float)radius;
+        if ((double)out[3] < radius)
+            out[3] = nextafterf(out[3], INFINITY);
+    }
+    return true;
+}
+
 #define NONE RVI_INDEX_NONE
 
 /* ---- backing nodes (world bound) ----

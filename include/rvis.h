@@ -1489,8 +1489,8 @@ typedef enum rv_bounds_space {
  * radius >= 0 in bounds_space. With RV_BOUNDS_WORLD every scale component must be nonzero
  * and the sphere mapped back into local space (centre through the inverse transform,
  * radius divided by the smallest |scale|, so that the local sphere holds the whole preimage
- * of the host's sphere whatever the parent does) must fit in floats: world bounds under a
- * scale of 1e-36 on any axis, say, are RV_ERR_INVALID_ARG. Under a non-uniform scale the
+ * of the host's sphere whatever the parent does) must fit in floats: a radius of 1000
+ * under a scale of 1e-36 on any axis, say, is RV_ERR_INVALID_ARG. Under a non-uniform scale the
  * node's sphere is therefore looser than the host's by largest / smallest scale. Every
  * number must be finite. */
 typedef struct rv_projection_transform {
@@ -2032,7 +2032,9 @@ typedef struct rv_frame_view {
  * rv_frame_abort, rv_frame) run host code: a render scene's delta observer while the journal
  * is drained, the partition callbacks (request_reprocess, is_update_in_progress), the clock
  * and the allocator. A frame call made from such a callback is refused with
- * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. */
+ * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
+ * a frame call from the delta observer of a render scene bound to the world while the host
+ * drains it (rv_render_scene_apply outside a frame): its view would show half a tick. */
 
 /* Starts a frame: validates the view, drains the world's journal into its render scene,
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
@@ -2139,9 +2141,11 @@ RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_sc
  * every grid; the grid lives until the world is destroyed. *out_grid (may be NULL) is
  * borrowed for queries. Each frame updates every grid with the eye source and the
  * rv_world_set_stream_sources sources; a grid whose update could ever examine more than
- * rv_grid_update's 2^24 cells with them (the squares of the eye_radius and the sources'
- * radii, plus lead, counted whole, wherever the sources stand) is refused with
- * RV_ERR_CAPACITY rather than failing every frame. Errors: those of rv_grid_create,
+ * rv_grid_update's 2^24 cells with them is refused with RV_ERR_CAPACITY rather than
+ * failing every frame. The check counts each square (the eye_radius or a source's radius,
+ * plus lead) whole, wherever the sources stand, as floor(2 * reach / cell_size) + 3 cells
+ * per axis (one more than the worst case, for rounding) clipped by the grid's counts: a
+ * reach just under the bound may be refused. Errors: those of rv_grid_create,
  * RV_ERR_CAPACITY (that reach), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
 

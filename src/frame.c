@@ -6,6 +6,7 @@
 #include "frustum.h"
 #include "occlusion.h"
 #include "partition.h"
+#include "projection.h"
 #include "scene.h"
 
 #include <math.h>
@@ -527,17 +528,18 @@ static rv_result frame_all(rv_world *world, const rv_view *view, rv_frame_view *
  * and the allocator. A frame call made from there would change the frame under the call
  * running it (an abort from request_reprocess made rv_frame_end publish a view that was
  * already invalid, and answer RV_OK): it is refused with RV_ERR_BAD_STATE, changing
- * nothing. */
-#define FRAME_CALL(world, call)                  \
-    do {                                         \
-        if (!(world))                            \
-            return RV_ERR_INVALID_ARG;           \
-        if ((world)->in_frame_call)              \
-            return RV_ERR_BAD_STATE;             \
-        (world)->in_frame_call = true;           \
-        rv_result frame_call_result_ = (call);   \
-        (world)->in_frame_call = false;          \
-        return frame_call_result_;               \
+ * nothing. So is one made from the delta observer of the world's render scene while the
+ * host drains it outside a frame: the view would show half a tick. */
+#define FRAME_CALL(world, call)                                                   \
+    do {                                                                          \
+        if (!(world))                                                             \
+            return RV_ERR_INVALID_ARG;                                            \
+        if ((world)->in_frame_call || rvi_world_projection_draining(world))       \
+            return RV_ERR_BAD_STATE;                                              \
+        (world)->in_frame_call = true;                                            \
+        rv_result frame_call_result_ = (call);                                    \
+        (world)->in_frame_call = false;                                           \
+        return frame_call_result_;                                                \
     } while (0)
 
 rv_result rv_frame_begin(rv_world *world, const rv_view *view)

@@ -274,6 +274,10 @@ rv_result rvi_render_scene_bind_world(rv_render_scene *scene, rv_world *world);
 /* Destroys the scene's nodes and releases the world's module slot. */
 void rvi_render_scene_unbind_world(rv_render_scene *scene);
 
+/* True while the render scene bound to world is running its delta observer (a drain is
+ * half done: frame calls are refused meanwhile). */
+bool rvi_world_projection_draining(const rv_world *world);
+
 /* The projection slot a node of the bound world backs, or RVI_INDEX_NONE. */
 uint32_t rvi_render_scene_slot_of_node(const rv_render_scene *scene, uint32_t node_index);
 

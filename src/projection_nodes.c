@@ -266,3 +266,8 @@ void rvi_render_scene_unbind_world(rv_render_scene *s)
     s->world = NULL;
 }
 
+bool rvi_world_projection_draining(const rv_world *world)
+{
+    const rv_render_scene *s = rvi_world_module(world, RVI_MODULE_PROJECTION);
+    return s && s->in_observer;
+}

@@ -647,6 +647,56 @@ static void test_frame_calls_from_a_callback_are_refused(void **state)
     rv_world_destroy(w);
 }
 
+/* The delta observer of a render scene the host bound to the world, while the host drains
+ * it outside a frame: a frame from there would publish half a tick, and is refused too. */
+static rv_result observer_frame_result;
+static int observer_calls;
+static void frame_from_observer(const rv_delta *delta, rv_delta_outcome outcome, void *user)
+{
+    (void)delta;
+    (void)outcome;
+    rv_frame_view v;
+    observer_frame_result = rv_frame(reentry_world, user, &v);
+    observer_calls++;
+}
+
+static void test_frame_from_a_draining_scenes_observer_is_refused(void **state)
+{
+    (void)state;
+    camera c;
+    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    reentry_world = w;
+    observer_calls = 0;
+    rv_render_scene_desc sd = { 0 };
+    sd.world = w;
+    sd.observer = frame_from_observer;
+    sd.observer_user = &c.v;
+    rv_render_scene *scene = NULL;
+    rv_journal *journal = NULL;
+    assert_int_equal(rv_render_scene_create(&sd, &scene), RV_OK);
+    assert_int_equal(rv_journal_create(NULL, &journal), RV_OK);
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.position[2] = -5;
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    assert_int_equal(rv_journal_register(journal, 0, 7, 1, &p, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply(scene, journal, NULL), RV_OK);
+    assert_int_equal(observer_calls, 1);
+    assert_int_equal(observer_frame_result, RV_ERR_BAD_STATE);
+    /* Outside the drain the frame runs and draws the projection's node. */
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 1);
+    rv_render_scene_destroy(scene);
+    rv_journal_destroy(journal);
+    rv_world_destroy(w);
+}
+
 static void test_partition_gate_runs_inside_the_walk(void **state)
 {
     (void)state;
@@ -2311,6 +2361,7 @@ int main(void)
         cmocka_unit_test(test_view_projection_form_reads_fov_from_the_matrix),
         cmocka_unit_test(test_abort_does_not_make_parts_reenter),
         cmocka_unit_test(test_frame_calls_from_a_callback_are_refused),
+        cmocka_unit_test(test_frame_from_a_draining_scenes_observer_is_refused),
         cmocka_unit_test(test_finest_level_past_a_short_ladder_never_hides),
         cmocka_unit_test(test_world_refuses_a_stream_reach_every_frame_would_fail_on),
         cmocka_unit_test(test_view_of_another_world_is_never_valid),

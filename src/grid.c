@@ -16,9 +16,6 @@
 
 /* Cells an update may reserve beyond what it creates (about 3 MiB of page records). */
 #define RESERVE_SLACK 16384u
-/* The most cells one update may examine (all sources together). Each may become a page
- * record: past this a frame would spend seconds and gigabytes (a radius of 1e30 over a
- * 60000 x 60000 grid ran 20 s before running out of memory), so it is refused at once. */
 
 struct rv_grid {
     rvi_heap own_heap;

@@ -9,7 +9,10 @@
  * desc->allocator. heap must outlive it. Errors as rv_grid_create. */
 rv_result rvi_grid_create_in(rvi_heap *heap, const rv_grid_desc *desc, rv_grid **out);
 
-/* Cells rv_grid_update examines at most in one call (RV_ERR_CAPACITY beyond). */
+/* The most cells one rv_grid_update may examine (all sources together; RV_ERR_CAPACITY
+ * beyond). Each may become a page record: past this a frame would spend seconds and
+ * gigabytes (a radius of 1e30 over a 60000 x 60000 grid ran 20 s before running out of
+ * memory), so it is refused at once. */
 #define RVI_GRID_MAX_VISIT (1u << 24)
 
 /* True when n sources (their radii; positions do not matter) plus an eye source of

@@ -131,15 +131,22 @@ static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
     rv_world_destroy(w);
 }
 
-static void test_occluder_node_hides_objects_behind_and_group_prunes(void **state)
+/* A 6 x 10 m occluder wall 10 m ahead of eye0 (z from -10.5 to -10). */
+static rv_node wall_ahead(rv_world *w)
 {
-    (void)state;
-    rv_world *w = world_new(256);
-    /* A 6 x 10 m wall 10 m ahead; a crate behind it, one beside it, one in front. */
     rv_node wall;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
     float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
     assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    return wall;
+}
+
+static void test_occluder_node_hides_objects_behind_and_group_prunes(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(256);
+    /* A wall 10 m ahead; a crate behind it, one beside it, one in front. */
+    wall_ahead(w);
     rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     rv_node beside = object_at(w, RV_NODE_NONE, 10, 1.5f, -20, 0.5f);
     rv_node front = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
@@ -1048,10 +1055,7 @@ static void test_occlusion_never_hides_a_node_of_unknown_placement(void **state)
 {
     (void)state;
     rv_world *w = world_new(256);
-    rv_node wall;
-    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
-    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
-    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    wall_ahead(w);
     rv_node n = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     float bmin[3] = { -0.3f, -0.3f, -0.3f }, bmax[3] = { 0.3f, 0.3f, 0.3f };
     assert_int_equal(rv_node_set_test_box(w, n, bmin, bmax), RV_OK);
@@ -1103,10 +1107,7 @@ static void test_occluder_of_unknown_placement_hides_nothing(void **state)
 {
     (void)state;
     rv_world *w = world_new(256);
-    rv_node wall;
-    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
-    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
-    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node wall = wall_ahead(w);
     rv_node crate = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     camera c;
     camera_make(&c, eye0, ahead, 1.2f, 0);
@@ -1198,10 +1199,7 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
     d.record_culls = true;
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
-    rv_node wall;
-    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
-    float wmin[3] = { -3, 0, -10.5f }, wmax[3] = { 3, 10, -10 };
-    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_node wall = wall_ahead(w);
     rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);

@@ -29,10 +29,17 @@ static rvi_projection_hot *align_hot(void *block)
     return (rvi_projection_hot *)(((uintptr_t)block + LINE - 1) & ~(uintptr_t)(LINE - 1));
 }
 
-/* The hot lines and placements of `capacity` slots, in one block (line-aligned inside). */
+/* The hot lines and placements of `capacity` slots, in one block (line-aligned inside),
+ * with one spare placement after them (place[capacity]: see rvi_ix_remove_if). */
 static size_t hot_block_size(uint32_t capacity)
 {
-    return (size_t)capacity * (sizeof(rvi_projection_hot) + sizeof(rvi_placement)) + LINE;
+    return (size_t)capacity * (sizeof(rvi_projection_hot) + sizeof(rvi_placement)) + sizeof(rvi_placement) + LINE;
+}
+
+/* Bytes of an index array: capacity entries and a spare one past them (rvi_ix_add_if). */
+static size_t index_bytes(uint32_t capacity)
+{
+    return ((size_t)capacity + 1) * sizeof(uint32_t);
 }
 
 /* Grows hot lines, placements, rows and every index array to capacity. All or nothing. */
@@ -45,12 +52,12 @@ static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
     uint32_t *fresh[RVI_IX_COUNT] = {0};
     bool ok = rows && hot_block;
     for (int i = 0; ok && i < RVI_IX_COUNT; i++)
-        ok = (fresh[i] = rvi_alloc(&s->heap, (size_t)capacity * sizeof(uint32_t))) != NULL;
+        ok = (fresh[i] = rvi_calloc(&s->heap, (size_t)capacity + 1, sizeof(uint32_t))) != NULL;
     if (!ok) {
         rvi_free(&s->heap, hot_block, hot_block ? hot_block_size(capacity) : 0);
         rvi_free(&s->heap, rows, rows ? (size_t)capacity * sizeof *rows : 0);
         for (int i = 0; i < RVI_IX_COUNT; i++)
-            rvi_free(&s->heap, fresh[i], fresh[i] ? (size_t)capacity * sizeof(uint32_t) : 0);
+            rvi_free(&s->heap, fresh[i], fresh[i] ? index_bytes(capacity) : 0);
         return RV_ERR_OUT_OF_MEMORY;
     }
     rvi_projection_hot *hot = align_hot(hot_block);
@@ -65,7 +72,7 @@ static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof *rows);
     for (int i = 0; i < RVI_IX_COUNT; i++) {
-        rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
+        rvi_free(&s->heap, s->index[i], s->capacity ? index_bytes(s->capacity) : 0);
         s->index[i] = fresh[i];
     }
     s->hot_block = hot_block;
@@ -122,7 +129,7 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
 static void free_scene(rv_render_scene *s)
 {
     for (int i = 0; i < RVI_IX_COUNT; i++)
-        rvi_free(&s->heap, s->index[i], (size_t)s->capacity * sizeof(uint32_t));
+        rvi_free(&s->heap, s->index[i], s->capacity ? index_bytes(s->capacity) : 0);
     rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof(rvi_projection_row));
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     for (uint32_t b = 0; b < s->buckets.count; b++)
@@ -283,7 +290,7 @@ rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)
         return m;
     /* Each index: its list and its column of the placements; the table: rows, hot lines,
      * the key lookup and the placements' bucket columns. */
-    uint64_t index_each = (uint64_t)s->capacity * 2 * sizeof(uint32_t);
+    uint64_t index_each = (s->capacity ? index_bytes(s->capacity) : 0) + (uint64_t)s->capacity * sizeof(uint32_t);
     m.table_bytes = (uint64_t)s->capacity * sizeof(rvi_projection_row) + map_bytes(&s->key_lookup) +
                     (s->capacity ? hot_block_size(s->capacity) : 0) - (uint64_t)s->capacity * RVI_IX_COUNT * sizeof(uint32_t);
     for (int i = 0; i < RVI_IX_COUNT; i++)

@@ -84,7 +84,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t ke
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= rvi_count_children_hashed(s, d->key, key_hash);
     rvi_place(s, slot);
-    rvi_set_flag_membership(s, slot, 0, h->flags);
+    rvi_enter_flag_indices(s, slot, h->flags);
     rvi_mark_dirty(s, slot, RV_DIRTY_REGISTERED);
     if (s->world)
         rvi_node_bind(s, slot);
@@ -96,9 +96,8 @@ static void remove_projection(rv_render_scene *s, uint32_t slot, uint64_t key_ha
     rvi_projection_row *row = &s->rows[slot];
     rvi_projection_hot *h = &s->hot[slot];
     rvi_unplace(s, slot);
-    rvi_set_flag_membership(s, slot, h->flags, 0);
-    if (h->dirty)
-        rvi_ix_remove(s, RVI_IX_DIRTY, slot);
+    rvi_leave_flag_indices(s, slot, h->flags);
+    rvi_ix_remove_if(s, RVI_IX_DIRTY, slot, h->dirty != 0);
     h->dirty = 0;
     rvi_map_remove_hashed(&s->key_lookup, row->key, key_hash);
     s->orphaned += rvi_count_children_hashed(s, row->key, key_hash);

@@ -5,12 +5,6 @@
 
 #define NONE RVI_INDEX_NONE
 
-/* ---- lists with back-indices ---- */
-
-const uint32_t rvi_flag_bit[3] = { RV_PROJECTION_TRANSLUCENT, RV_PROJECTION_SELECTABLE,
-                                   RV_PROJECTION_LIGHT_CANDIDATE };
-const int rvi_flag_ix[3] = { RVI_IX_TRANSLUCENT, RVI_IX_SELECTABLE, RVI_IX_LIGHT_CANDIDATE };
-
 /* ---- cell buckets ---- */
 
 uint32_t rvi_find_bucket(const rv_render_scene *s, uint64_t cell)

@@ -79,8 +79,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t ke
     row->live = true;
     row->blocked = false;
     s->live++;
-    rv_result r = rvi_map_put_hashed(&s->heap, &s->key_lookup, d->key, key_hash, slot); /* reserved */
-    (void)r;
+    rvi_map_insert_absent_hashed(&s->key_lookup, d->key, key_hash, slot); /* reserved; the key was not live */
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= rvi_count_children_hashed(s, d->key, key_hash);
     rvi_place(s, slot);

@@ -80,14 +80,10 @@ static void bucket_remove(rv_render_scene *s, uint32_t slot)
 
 /* ---- equipped children (parent key -> intrusive list of child slots) ---- */
 
-static bool key_live(const rv_render_scene *s, uint64_t key)
-{
-    return rvi_map_get(&s->key_lookup, key, NULL);
-}
-
 /* child_lookup values: the first child's slot in the low 32 bits, the number of children in
  * the high 32, so counting a key's children (every Register and Unregister does, for the
- * orphan count) is one lookup rather than a walk over the children's rows. */
+ * orphan count) is one lookup rather than a walk over the children's rows. The parent key is
+ * hashed once for the child lookup and the key lookup (every map hashes a key alike). */
 static uint64_t child_entry(uint32_t first, uint32_t count)
 {
     return (uint64_t)count << 32 | first;
@@ -97,18 +93,20 @@ static void child_link(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
-    uint64_t entry;
-    bool has = rvi_map_get(&s->child_lookup, parent, &entry);
-    uint32_t head = has ? (uint32_t)entry : NONE;
-    uint32_t count = has ? (uint32_t)(entry >> 32) : 0;
+    uint64_t hash = rvi_map_hash(parent);
+    uint64_t *entry = rvi_map_value_hashed(&s->child_lookup, parent, hash);
     row->child_prev = NONE;
-    row->child_next = head;
-    if (head != NONE)
+    if (entry) {
+        uint32_t head = (uint32_t)*entry;
+        row->child_next = head;
         s->rows[head].child_prev = slot;
-    rv_result r = rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(slot, count + 1)); /* reserved */
-    (void)r;
+        *entry = child_entry(slot, (uint32_t)(*entry >> 32) + 1);
+    } else {
+        row->child_next = NONE;
+        rvi_map_insert_absent_hashed(&s->child_lookup, parent, hash, child_entry(slot, 1)); /* reserved */
+    }
     s->equipped_count++;
-    if (!key_live(s, parent))
+    if (!rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL))
         s->orphaned++;
 }
 
@@ -116,14 +114,14 @@ static void child_unlink(rv_render_scene *s, uint32_t slot)
 {
     rvi_projection_row *row = &s->rows[slot];
     uint64_t parent = row->parent_key;
-    uint64_t entry = 0;
-    rvi_map_get(&s->child_lookup, parent, &entry); /* present: slot is one of its children */
-    uint32_t count = (uint32_t)(entry >> 32) - 1;
+    uint64_t hash = rvi_map_hash(parent);
+    uint64_t *entry = rvi_map_value_hashed(&s->child_lookup, parent, hash); /* present: slot is a child */
+    uint32_t count = (uint32_t)(*entry >> 32) - 1;
     if (count == 0) {
-        rvi_map_remove(&s->child_lookup, parent);
+        rvi_map_remove_hashed(&s->child_lookup, parent, hash);
     } else {
-        uint32_t first = row->child_prev != NONE ? (uint32_t)entry : row->child_next;
-        rvi_map_put(&s->heap, &s->child_lookup, parent, child_entry(first, count)); /* overwrite: no growth */
+        uint32_t first = row->child_prev != NONE ? (uint32_t)*entry : row->child_next;
+        *entry = child_entry(first, count);
     }
     if (row->child_prev != NONE)
         s->rows[row->child_prev].child_next = row->child_next;
@@ -131,7 +129,7 @@ static void child_unlink(rv_render_scene *s, uint32_t slot)
         s->rows[row->child_next].child_prev = row->child_prev;
     row->child_next = row->child_prev = NONE;
     s->equipped_count--;
-    if (!key_live(s, parent))
+    if (!rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL))
         s->orphaned--;
 }
 
@@ -186,6 +184,7 @@ rv_result rvi_reserve_cell(rv_render_scene *s, uint64_t cell)
         RVI_VEC_AT(s->touched, uint32_t, s->touched.count++) = b;
     }
     bk->pending++;
-    return rvi_vec_reserve(&s->heap, &bk->slots, sizeof(uint32_t), bk->slots.count + bk->pending);
+    uint32_t need = bk->slots.count + bk->pending;
+    return need <= bk->slots.capacity ? RV_OK : rvi_vec_reserve(&s->heap, &bk->slots, sizeof(uint32_t), need);
 }
 

@@ -90,6 +90,43 @@ static inline bool rvi_map_get_hashed(const rvi_map *map, uint64_t key, uint64_t
     }
 }
 
+/* Where key's value is stored (it may be rewritten in place until the map next changes),
+ * or NULL when key is absent. */
+static inline uint64_t *rvi_map_value_hashed(rvi_map *map, uint64_t key, uint64_t hash)
+{
+    if (key == 0)
+        return map->has_zero ? &map->zero_value : NULL;
+    if (map->capacity == 0)
+        return NULL;
+    uint32_t mask = map->capacity - 1;
+    for (uint32_t i = (uint32_t)(hash & mask);; i = (i + 1) & mask) {
+        uint64_t k = map->slots[i].key;
+        if (k == key)
+            return &map->slots[i].value;
+        if (k == 0)
+            return NULL;
+    }
+}
+
+/* Inserts a key known to be absent, into room rvi_map_reserve made: no check of either, no
+ * growth, no call (the structural edges of a render scene's drain insert this way;
+ * rvi_map_put is the checked form). */
+static inline void rvi_map_insert_absent_hashed(rvi_map *map, uint64_t key, uint64_t hash, uint64_t value)
+{
+    map->count++;
+    if (key == 0) {
+        map->has_zero = true;
+        map->zero_value = value;
+        return;
+    }
+    uint32_t mask = map->capacity - 1;
+    uint32_t i = (uint32_t)(hash & mask);
+    while (map->slots[i].key != 0)
+        i = (i + 1) & mask;
+    map->slots[i].key = key;
+    map->slots[i].value = value;
+}
+
 static inline bool rvi_map_get(const rvi_map *map, uint64_t key, uint64_t *value)
 {
     return rvi_map_get_hashed(map, key, rvi_map_hash(key), value);

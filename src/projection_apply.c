@@ -173,12 +173,9 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         c->registered++;
         goto taken;
     }
-    if (slot == NONE || d->incarnation > s->hot[slot].incarnation) {
-        o = RV_DELTA_REJECTED_UNKNOWN_KEY;
-        goto taken;
-    }
-    if (d->incarnation < s->hot[slot].incarnation) {
-        o = RV_DELTA_REJECTED_STALE_INCARNATION;
+    if (slot == NONE || d->incarnation != s->hot[slot].incarnation) {
+        o = slot == NONE || d->incarnation > s->hot[slot].incarnation ? RV_DELTA_REJECTED_UNKNOWN_KEY
+                                                                       : RV_DELTA_REJECTED_STALE_INCARNATION;
         goto taken;
     }
     rvi_projection_hot *h = &s->hot[slot];
@@ -218,11 +215,7 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
 taken:
     s->last_sequence = d->sequence;
 done:
-    c->taken++;
-    if (o == RV_DELTA_APPLIED)
-        c->applied++;
-    else
-        c->rejected[o]++;
+    c->rejected[o]++; /* [RV_DELTA_APPLIED] too, until settle_counts */
     *out = o;
 }
 
@@ -326,6 +319,17 @@ static void notify(rv_render_scene *s, const rv_delta *d, rv_delta_outcome o)
     s->in_observer = false;
 }
 
+/* The drain counts every outcome in rejected[], applied ones too (one increment a delta, no
+ * branch on the outcome); this moves those to applied and sums taken. */
+static void settle_counts(rv_apply_counts *c)
+{
+    c->applied = c->rejected[RV_DELTA_APPLIED];
+    c->rejected[RV_DELTA_APPLIED] = 0;
+    c->taken = c->applied;
+    for (int i = 0; i < RV_DELTA_OUTCOME_COUNT_; i++)
+        c->taken += c->rejected[i];
+}
+
 static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
 {
     total->taken += c->taken;
@@ -349,9 +353,9 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * a delta rarely waits on memory. An early lookup stays valid until a Register or
  * Unregister of its key, or a ClearGeneration, applies (another key's insertion or removal
  * never moves this key's slot). Each such edge stamps its step into one of EDGE_STAMPS
- * entries chosen by the key's hash, and a lookup made before the latest stamp of its entry
- * is not used (two keys sharing an entry only cost a repeated lookup): O(1) per delta, and
- * never a wrong slot. */
+ * entries chosen by the key's hash (a ClearGeneration into all of them), and a lookup made
+ * before the latest stamp of its entry is not used (two keys sharing an entry only cost a
+ * repeated lookup): O(1) per delta, and never a wrong slot. */
 enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4, HASH_RING = 32, EDGE_STAMPS = 16 };
 _Static_assert(HASH_RING > LOOKUP_AHEAD && LOOKUP_AHEAD > ROW_AHEAD && ROW_AHEAD > REMOVAL_AHEAD,
                "a ring entry is rewritten only after its delta was applied");
@@ -365,8 +369,8 @@ typedef struct lookahead {
     uint64_t key_hash[HASH_RING];   /* [k % HASH_RING]: delta k's key hashed, steps k - LOOKUP_AHEAD .. k */
     lookup_hint hint[LOOKUP_AHEAD]; /* [k % LOOKUP_AHEAD]: delta k's early lookup, steps k - ROW_AHEAD .. k */
     uint32_t edge[EDGE_STAMPS];     /* 1 + the step of the latest Register or Unregister of a key stamped
-                                       here (0: none) */
-    uint32_t cleared;               /* 1 + the step of the latest ClearGeneration (0: none) */
+                                       here, or of the latest ClearGeneration, which stamps every
+                                       entry (0: none) */
 } lookahead;
 
 static inline uint32_t edge_entry(uint64_t key_hash)
@@ -472,7 +476,7 @@ DRAIN_STEP uint32_t hinted_slot(const lookahead *la, uint32_t k)
 {
     const lookup_hint *h = &la->hint[k % LOOKUP_AHEAD];
     uint32_t stamp = la->edge[edge_entry(la->key_hash[k % HASH_RING])];
-    return stamp <= h->step && la->cleared <= h->step ? h->slot : SLOT_UNKNOWN;
+    return stamp <= h->step ? h->slot : SLOT_UNKNOWN;
 }
 
 DRAIN_STEP void stage_hash(const rv_render_scene *s, lookahead *la, const rv_delta *d, uint32_t k)
@@ -531,7 +535,8 @@ DRAIN_STEP void drain_step(rv_render_scene *s, lookahead *la, const rv_delta *d,
     if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UNREGISTER)
         la->edge[edge_entry(key_hash)] = i + 1;
     else if (kind == RV_DELTA_CLEAR_GENERATION)
-        la->cleared = i + 1;
+        for (int e = 0; e < EDGE_STAMPS; e++)
+            la->edge[e] = i + 1;
 }
 
 rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)
@@ -580,6 +585,7 @@ rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_coun
         rvi_journal_end_drain(j);
     else
         rvi_journal_abort_drain(j);
+    settle_counts(&c);
     add_counts(&s->stats.totals, &c);
     if (out_counts)
         *out_counts = c;
@@ -605,6 +611,7 @@ rv_result rv_render_scene_apply_deltas(rv_render_scene *s, const rv_delta *delta
         }
     }
     rvi_finish_batch(s);
+    settle_counts(&c);
     add_counts(&s->stats.totals, &c);
     if (out_counts)
         *out_counts = c;

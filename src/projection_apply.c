@@ -432,6 +432,19 @@ static void prefetch_swap_remove(const rv_render_scene *s, int ix, uint32_t pos)
     PREFETCH(&s->place[a[s->index_count[ix] - 1]]);
 }
 
+/* The same for index ix when leaving is 1, and else a request for a line already held (the
+ * placement): which flag indices a delta leaves is data, and a branch on it was
+ * mispredicted about half the time. With leaving 0 the reads stay inside the arrays: an
+ * index array's spare entry past its members holds a slot or the spare placement's
+ * number. */
+static inline void prefetch_swap_remove_if(const rv_render_scene *s, int ix, const rvi_placement *pl, uint32_t leaving)
+{
+    const uint32_t *a = s->index[ix];
+    uint32_t last = a[s->index_count[ix] - leaving];
+    PREFETCH(leaving ? (const void *)&a[pl->pos[ix]] : (const void *)pl);
+    PREFETCH(leaving ? (const void *)&s->place[last] : (const void *)pl);
+}
+
 static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32_t slot)
 {
     const rvi_projection_hot *h = &s->hot[slot];
@@ -440,35 +453,28 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
     if (d->kind == RV_DELTA_UPDATE_FLAGS) {
         leaving &= ~d->projection.flags;
     } else { /* Unregister: the class index (or cell bucket, child list) and dirty too */
-        switch (h->projection_class) {
-        case RV_PROJECTION_OUTDOOR_STATIC: prefetch_swap_remove(s, RVI_IX_OUTDOOR_STATIC, pl->pos[RVI_IX_OUTDOOR_STATIC]); break;
-        case RV_PROJECTION_CELL_STATIC: {
+        uint32_t c = h->projection_class;
+        if (c == RV_PROJECTION_CELL_STATIC) {
             const rvi_cell_bucket *bk = &RVI_VEC_AT(s->buckets, rvi_cell_bucket, pl->bucket);
             const uint32_t *slots = bk->slots.data;
             PREFETCH(&slots[pl->bucket_pos]);
             PREFETCH(&s->place[slots[bk->slots.count - 1]]);
-            break;
+        } else {
+            prefetch_swap_remove(s, c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC,
+                                 pl->pos[c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC]);
+            if (c == RV_PROJECTION_EQUIPPED_CHILD) {
+                const rvi_projection_row *row = &s->rows[slot];
+                if (row->child_prev != NONE)
+                    PREFETCH(&s->rows[row->child_prev].child_next);
+                if (row->child_next != NONE)
+                    PREFETCH(&s->rows[row->child_next].child_prev);
+            }
         }
-        case RV_PROJECTION_EQUIPPED_CHILD: {
-            const rvi_projection_row *row = &s->rows[slot];
-            if (row->child_prev != NONE)
-                PREFETCH(&s->rows[row->child_prev].child_next);
-            if (row->child_next != NONE)
-                PREFETCH(&s->rows[row->child_next].child_prev);
-            prefetch_swap_remove(s, RVI_IX_DYNAMIC, pl->pos[RVI_IX_DYNAMIC]);
-            break;
-        }
-        default: prefetch_swap_remove(s, RVI_IX_DYNAMIC, pl->pos[RVI_IX_DYNAMIC]); break;
-        }
-        if (h->dirty)
-            prefetch_swap_remove(s, RVI_IX_DIRTY, pl->pos[RVI_IX_DIRTY]);
+        prefetch_swap_remove_if(s, RVI_IX_DIRTY, pl, h->dirty != 0);
     }
-    if (leaving & RV_PROJECTION_TRANSLUCENT)
-        prefetch_swap_remove(s, RVI_IX_TRANSLUCENT, pl->pos[RVI_IX_TRANSLUCENT]);
-    if (leaving & RV_PROJECTION_SELECTABLE)
-        prefetch_swap_remove(s, RVI_IX_SELECTABLE, pl->pos[RVI_IX_SELECTABLE]);
-    if (leaving & RV_PROJECTION_LIGHT_CANDIDATE)
-        prefetch_swap_remove(s, RVI_IX_LIGHT_CANDIDATE, pl->pos[RVI_IX_LIGHT_CANDIDATE]);
+    prefetch_swap_remove_if(s, RVI_IX_TRANSLUCENT, pl, (leaving / RV_PROJECTION_TRANSLUCENT) & 1);
+    prefetch_swap_remove_if(s, RVI_IX_SELECTABLE, pl, (leaving / RV_PROJECTION_SELECTABLE) & 1);
+    prefetch_swap_remove_if(s, RVI_IX_LIGHT_CANDIDATE, pl, (leaving / RV_PROJECTION_LIGHT_CANDIDATE) & 1);
 }
 
 /* Delta k's early lookup while still current (see above), else SLOT_UNKNOWN. */

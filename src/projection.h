@@ -278,8 +278,10 @@ static inline uint32_t rvi_count_children(const rv_render_scene *s, uint64_t par
 {
     return rvi_count_children_hashed(s, parent_key, rvi_map_hash(parent_key));
 }
-/* Reserves one insertion into cell's bucket for the batch being prepared (the caller
- * reserved lookup, bucket and touched-list room); rvi_finish_batch ends the batch. */
+/* Reserves one insertion into cell's bucket for the batch being prepared, making the
+ * bucket (and lookup room for it) when the cell has none; the caller reserved touched-list
+ * room. rvi_finish_batch ends the batch. RV_ERR_OUT_OF_MEMORY changes nothing the batch end
+ * does not undo. */
 rv_result rvi_reserve_cell(rv_render_scene *scene, uint64_t cell);
 void rvi_finish_batch(rv_render_scene *scene);
 

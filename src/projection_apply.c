@@ -247,12 +247,11 @@ static rv_result reserve_counts(rv_render_scene *s, batch_needs needs)
         uint64_t sparse = 2 * n <= RVI_MAX_PROJECTIONS ? 2 * n : n; /* a bound that stays far below 2^32 */
         RVI_TRY(rvi_map_reserve(&s->heap, &s->child_lookup, sparse > UINT32_MAX ? UINT32_MAX : (uint32_t)sparse));
     }
-    if (needs.cell_targets) {
-        uint32_t n = needs.cell_targets;
-        RVI_TRY(rvi_vec_reserve(&s->heap, &s->touched, sizeof(uint32_t), n));
-        RVI_TRY(rvi_map_reserve(&s->heap, &s->cell_lookup, s->cell_lookup.count + n));
-        RVI_TRY(rvi_vec_reserve(&s->heap, &s->buckets, sizeof(rvi_cell_bucket), s->buckets.count + n));
-    }
+    /* The cell lookup and the bucket array grow in rvi_reserve_cell, by the cells that are
+     * new: most targets go to cells that have a bucket, and a lookup sized for every target
+     * (once 32,768 entries for 1,024 cells) spread the cells over lines the cache lost. */
+    if (needs.cell_targets)
+        RVI_TRY(rvi_vec_reserve(&s->heap, &s->touched, sizeof(uint32_t), needs.cell_targets));
     return RV_OK;
 }
 
@@ -463,11 +462,12 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
             prefetch_swap_remove(s, c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC,
                                  pl->pos[c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC]);
             if (c == RV_PROJECTION_EQUIPPED_CHILD) {
+                /* child_unlink writes the siblings' links (this row's own when one is
+                 * missing). */
                 const rvi_projection_row *row = &s->rows[slot];
-                if (row->child_prev != NONE)
-                    PREFETCH(&s->rows[row->child_prev].child_next);
-                if (row->child_next != NONE)
-                    PREFETCH(&s->rows[row->child_next].child_prev);
+                uint32_t prev = row->child_prev, next = row->child_next;
+                PREFETCH(&s->rows[prev != NONE ? prev : slot].child_next);
+                PREFETCH(&s->rows[next != NONE ? next : slot].child_prev);
             }
         }
         prefetch_swap_remove_if(s, RVI_IX_DIRTY, pl, h->dirty != 0);

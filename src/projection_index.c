@@ -2,6 +2,7 @@
  * flag indices, the dirty index and equipped-children lists. Every change is O(1):
  * append, or swap-remove with a back-index (the slot's rvi_placement). */
 #include "projection.h"
+#include "core/check.h"
 
 #define NONE RVI_INDEX_NONE
 
@@ -14,7 +15,8 @@ uint32_t rvi_find_bucket(const rv_render_scene *s, uint64_t cell)
 }
 
 /* A bucket for cell, from the free list or the end of the bucket array. The caller has
- * reserved one more bucket and one more cell lookup entry: this cannot fail. */
+ * reserved one more bucket and one more cell lookup entry (rvi_reserve_cell): this cannot
+ * fail. */
 static uint32_t make_bucket(rv_render_scene *s, uint64_t cell)
 {
     uint32_t b;
@@ -106,8 +108,7 @@ static void child_link(rv_render_scene *s, uint32_t slot)
         rvi_map_insert_absent_hashed(&s->child_lookup, parent, hash, child_entry(slot, 1)); /* reserved */
     }
     s->equipped_count++;
-    if (!rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL))
-        s->orphaned++;
+    s->orphaned += !rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL);
 }
 
 static void child_unlink(rv_render_scene *s, uint32_t slot)
@@ -117,20 +118,20 @@ static void child_unlink(rv_render_scene *s, uint32_t slot)
     uint64_t hash = rvi_map_hash(parent);
     uint64_t *entry = rvi_map_value_hashed(&s->child_lookup, parent, hash); /* present: slot is a child */
     uint32_t count = (uint32_t)(*entry >> 32) - 1;
+    uint32_t prev = row->child_prev, next = row->child_next;
     if (count == 0) {
         rvi_map_remove_hashed(&s->child_lookup, parent, hash);
     } else {
-        uint32_t first = row->child_prev != NONE ? (uint32_t)*entry : row->child_next;
+        uint32_t first = prev != NONE ? (uint32_t)*entry : next;
         *entry = child_entry(first, count);
     }
-    if (row->child_prev != NONE)
-        s->rows[row->child_prev].child_next = row->child_next;
-    if (row->child_next != NONE)
-        s->rows[row->child_next].child_prev = row->child_prev;
+    /* Whether a neighbour exists is data (a branch on it was mispredicted about half the
+     * time): a missing one's link is written to this row instead, which is reset next. */
+    s->rows[prev != NONE ? prev : slot].child_next = next;
+    s->rows[next != NONE ? next : slot].child_prev = prev;
     row->child_next = row->child_prev = NONE;
     s->equipped_count--;
-    if (!rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL))
-        s->orphaned--;
+    s->orphaned -= !rvi_map_get_hashed(&s->key_lookup, parent, hash, NULL);
 }
 
 /* ---- class placement ---- */
@@ -176,8 +177,12 @@ void rvi_finish_batch(rv_render_scene *s)
 rv_result rvi_reserve_cell(rv_render_scene *s, uint64_t cell)
 {
     uint32_t b = rvi_find_bucket(s, cell);
-    if (b == NONE)
+    if (b == NONE) {
+        RVI_TRY(rvi_map_reserve(&s->heap, &s->cell_lookup, s->cell_lookup.count + 1));
+        if (s->bucket_free == NONE)
+            RVI_TRY(rvi_vec_reserve(&s->heap, &s->buckets, sizeof(rvi_cell_bucket), s->buckets.count + 1));
         b = make_bucket(s, cell);
+    }
     rvi_cell_bucket *bk = rvi_bucket_at(s, b);
     if (!bk->touched) {
         bk->touched = true;

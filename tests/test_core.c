@@ -105,6 +105,57 @@ static void test_map_matches_reference_under_random_churn(void **state)
     assert_int_equal(heap.stats.bytes_live, 0);
 }
 
+/* Keys that all share one home slot near the end of a 16-slot map: their run wraps past
+ * the last slot and spans several lines, so every lookup, insertion and backward-shift
+ * removal in it crosses those boundaries. Checked against a reference after every change,
+ * absent keys of the same home looked up as well. */
+static void test_map_long_runs_across_lines_and_the_array_end(void **state)
+{
+    (void)state;
+    rvi_heap heap;
+    rvi_heap_init(&heap, NULL);
+    enum { KEYS = 24, HOME = 14 };
+    uint64_t keys[KEYS];
+    uint32_t n = 0;
+    for (uint64_t k = 1; n < KEYS; k++)
+        if ((rvi_map_hash(k) & 15) == HOME)
+            keys[n++] = k;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        rvi_map map = {0};
+        assert_int_equal(rvi_map_reserve(&heap, &map, 11), RV_OK);
+        assert_int_equal(map.capacity, 16);
+        bool present[KEYS] = {0};
+        uint64_t value[KEYS] = {0};
+        uint32_t live = 0;
+        uint64_t s = seed;
+        for (int step = 0; step < 200; step++) {
+            uint32_t k = (uint32_t)(rvt_next(&s) % KEYS);
+            if ((rvt_next(&s) & 1) && (present[k] || live < 11)) { /* stays at 16 slots */
+                value[k] = rvt_next(&s);
+                live += !present[k];
+                present[k] = true;
+                assert_int_equal(rvi_map_put(&heap, &map, keys[k], value[k]), RV_OK);
+            } else {
+                assert_int_equal(rvi_map_remove(&map, keys[k]), present[k]);
+                live -= present[k];
+                present[k] = false;
+            }
+            assert_int_equal(map.capacity, 16);
+            assert_int_equal(map.count, live);
+            for (uint32_t q = 0; q < KEYS; q++) {
+                uint64_t v = 0;
+                assert_int_equal(rvi_map_get(&map, keys[q], &v), present[q]);
+                if (present[q])
+                    assert_true(v == value[q]);
+                uint64_t *at = rvi_map_value_hashed(&map, keys[q], rvi_map_hash(keys[q]));
+                assert_true(present[q] ? at && *at == value[q] : at == NULL);
+            }
+        }
+        rvi_map_free(&heap, &map);
+    }
+    assert_int_equal(heap.stats.bytes_live, 0);
+}
+
 static void test_map_keeps_key_zero_apart_from_empty_slots(void **state)
 {
     (void)state;
@@ -287,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_heap_counts_and_fails_cleanly),
         cmocka_unit_test(test_vec_grows_and_swap_removes),
         cmocka_unit_test(test_map_matches_reference_under_random_churn),
+        cmocka_unit_test(test_map_long_runs_across_lines_and_the_array_end),
         cmocka_unit_test(test_map_keeps_key_zero_apart_from_empty_slots),
         cmocka_unit_test(test_map_next_visits_every_entry_once),
         cmocka_unit_test(test_map_prefetch_reads_and_changes_nothing),

@@ -701,13 +701,15 @@ void rvi_journal_end_drain(rv_journal *j)
 void rvi_journal_abort_drain(rv_journal *j)
 {
     uint32_t taken = j->cursor;
+    j->cursor = 0;
+    j->draining = false;
+    if (taken == 0)
+        return; /* nothing was taken: the journal is as it was, merge targets included */
     uint32_t left = j->deltas.count - taken;
-    if (taken && left)
+    if (left)
         memmove(j->deltas.data, &RVI_VEC_AT(j->deltas, rv_delta, taken), (size_t)left * sizeof(rv_delta));
     j->deltas.count = left;
     j->stats.drained += taken;
-    j->cursor = 0;
-    j->draining = false;
     /* Entry indices moved: forget the merge targets (not merging is always correct) and
      * recount the needs of what is left (within the room already reserved). */
     forget_coalescing(j);

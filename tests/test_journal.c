@@ -674,6 +674,46 @@ static void test_updates_do_not_coalesce_across_ticks(void **state)
     rv_journal_destroy(j);
 }
 
+/* An apply that fails before taking anything leaves the journal as it was (header), merge
+ * targets included: an update appended afterwards still merges into its pending entry. */
+static void test_a_failed_apply_keeps_the_journals_merge_targets(void **state)
+{
+    (void)state;
+    rvt_alloc st = {0};
+    rv_render_scene_desc sd = {0};
+    sd.allocator = rvt_allocator(&st);
+    rv_render_scene *s;
+    assert_int_equal(rv_render_scene_create(&sd, &s), RV_OK);
+    rv_journal *j = make_journal(false);
+    rv_projection p = projection_of(RV_PROJECTION_DYNAMIC);
+    assert_int_equal(rv_journal_register(j, 0, 1, 1, &p, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_OK);
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, RV_PROJECTION_SELECTABLE, NULL), RV_OK);
+    rv_projection in_cell = projection_of(RV_PROJECTION_CELL_STATIC);
+    in_cell.bucket.cell = 7; /* a cell the scene has no bucket for: the apply must allocate */
+    assert_int_equal(rv_journal_register(j, 0, 2, 1, &in_cell, NULL), RV_OK);
+    st.fail_at = st.calls + 1;
+    assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_ERR_OUT_OF_MEMORY);
+    st.fail_at = 0;
+    uint32_t n;
+    rv_journal_pending(j, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(rv_journal_update_flags(j, 0, 1, 1, RV_PROJECTION_TRANSLUCENT, NULL), RV_OK);
+    const rv_delta *d = rv_journal_pending(j, &n);
+    assert_int_equal(n, 2); /* merged, not a third entry */
+    assert_int_equal(d[0].projection.flags, RV_PROJECTION_TRANSLUCENT);
+    assert_int_equal(rv_journal_get_stats(j).coalesced, 1);
+    assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_OK);
+    uint32_t slot;
+    rv_projection_record r;
+    assert_int_equal(rv_render_scene_find(s, 1, &slot), RV_OK);
+    assert_int_equal(rv_render_scene_read(s, slot, &r), RV_OK);
+    assert_int_equal(r.projection.flags, RV_PROJECTION_TRANSLUCENT);
+    assert_int_equal(rv_render_scene_find(s, 2, &slot), RV_OK);
+    rv_render_scene_destroy(s);
+    rv_journal_destroy(j);
+}
+
 static void test_a_key_pushed_out_of_the_coalescing_table_gets_its_own_entry(void **state)
 {
     (void)state;
@@ -1003,6 +1043,7 @@ int main(void)
         cmocka_unit_test(test_coalescing_does_not_cross_a_structural_edge),
         cmocka_unit_test(test_coalescing_needs_the_same_key_incarnation_generation_and_channel),
         cmocka_unit_test(test_updates_do_not_coalesce_across_ticks),
+        cmocka_unit_test(test_a_failed_apply_keeps_the_journals_merge_targets),
         cmocka_unit_test(test_a_key_pushed_out_of_the_coalescing_table_gets_its_own_entry),
         cmocka_unit_test(test_keep_every_update_never_coalesces),
         cmocka_unit_test(test_append_during_a_drain_never_merges_into_a_taken_entry),

@@ -3,6 +3,7 @@
 #include "projection.h"
 #include "journal.h"
 #include "core/check.h"
+#include "core/round_up.h"
 #include "scene.h"
 #include "world.h"
 
@@ -71,9 +72,7 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
     if (out) {
         for (int k = 0; k < 3; k++)
             out[k] = (float)c[k];
-        out[3] = (float)radius;
-        if ((double)out[3] < radius)
-            out[3] = nextafterf(out[3], INFINITY);
+        out[3] = rvi_float_up(radius);
     }
     return true;
 }

@@ -22,6 +22,7 @@
  * recomputes cost O(1) amortised per change and a grown sphere does not stay loose for
  * long. A loose sphere is larger than minimal, never smaller: culling stays conservative. */
 #include "scene.h"
+#include "core/round_up.h"
 #include "world.h"
 
 #include <float.h>
@@ -103,10 +104,7 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
         c[k] = (float)(t0 + t1 + t2 + m[12 + k]);
         mag += fabs(t0) + fabs(t1) + fabs(t2) + fabs((double)m[12 + k]);
     }
-    double rd = (double)l[3] * s->aux[i].world_scale + mag * 8.0 * DBL_EPSILON;
-    float r = (float)rd;
-    if ((double)r < rd)
-        r = nextafterf(r, INFINITY);
+    float r = rvi_float_up((double)l[3] * s->aux[i].world_scale + mag * 8.0 * DBL_EPSILON);
     r += slack(c, r);
     memcpy(out, c, 12);
     out[3] = isfinite(r) ? r : INFINITY;
@@ -214,7 +212,9 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     /* In double, rounded up into float: float squares and products underflow for tiny
      * matrices (entries below ~1e-19), which made the bound 0 and a sphere smaller than
      * its geometry (found by fuzz_world). */
-    double ms = fmax(fabs((double)sc[0]), fmax(fabs((double)sc[1]), fabs((double)sc[2])));
+    double ms = fabs((double)sc[0]), ms1 = fabs((double)sc[1]), ms2 = fabs((double)sc[2]); /* finite */
+    ms = ms1 > ms ? ms1 : ms;
+    ms = ms2 > ms ? ms2 : ms;
     double frob2 = 0.0;
     for (int c = 0; c < 3; c++)
         for (int r = 0; r < 3; r++)
@@ -226,10 +226,9 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
      * stored. The Frobenius norm is computed from the stored matrix itself. */
     double rounding = 16.0 * (double)FLT_EPSILON;
     double product = (double)parent_scale * ms * (1.0 + rounding) + 16.0 * (double)FLT_TRUE_MIN;
-    double exact = fmin(product, sqrt(frob2));
-    float bound = (float)exact;
-    if ((double)bound < exact)
-        bound = nextafterf(bound, INFINITY);
+    double root = sqrt(frob2);
+    double exact = product < root ? product : root; /* product is NaN for an unbounded parent x 0: root */
+    float bound = rvi_float_up(exact);
     memcpy(s->world_matrix[i], m, sizeof m);
     s->aux[i].world_scale = isfinite(bound) ? bound : INFINITY;
     return true;

@@ -6,6 +6,7 @@
 #include "rvis.h"
 #include "core/alloc.h"
 #include "core/map.h"
+#include "core/round_up.h"
 #include "core/pool.h"
 #include "core/vec.h"
 #include "support/rvt.h"
@@ -154,6 +155,39 @@ static void test_map_long_runs_across_lines_and_the_array_end(void **state)
         rvi_map_free(&heap, &map);
     }
     assert_int_equal(heap.stats.bytes_live, 0);
+}
+
+/* rvi_next_up is nextafterf(x, INFINITY) without the libm call, and rvi_float_up rounds a
+ * double up into a float: checked against libm on the special values and on a sweep of
+ * random bit patterns of every sign and exponent. */
+static void test_round_up_matches_nextafterf(void **state)
+{
+    (void)state;
+    const float special[] = { 0.0f, -0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN, FLT_MIN, -FLT_MIN, 1.0f, -1.0f,
+                              FLT_MAX, -FLT_MAX, INFINITY, -INFINITY };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        float want = nextafterf(special[i], INFINITY), got = rvi_next_up(special[i]);
+        assert_memory_equal(&got, &want, sizeof got);
+    }
+    assert_true(isnan(rvi_next_up(NAN)));
+    uint64_t seed = 7;
+    for (int i = 0; i < 1000000; i++) {
+        uint32_t bits = (uint32_t)rvt_next(&seed);
+        float x;
+        memcpy(&x, &bits, sizeof x);
+        if (isnan(x))
+            continue;
+        float want = nextafterf(x, INFINITY), got = rvi_next_up(x);
+        assert_memory_equal(&got, &want, sizeof got);
+        double d = (double)x * (1.0 + (double)(rvt_next(&seed) % 1000) * 1e-9);
+        float up = rvi_float_up(d);
+        assert_true((double)up >= d);
+        assert_true(up == (float)d || (double)(float)d < d);
+        if (isfinite(up) && up != 0.0f)
+            assert_true((double)nextafterf(up, -INFINITY) < d);
+    }
+    assert_true(rvi_float_up(1e39) == INFINITY);
+    assert_true(rvi_float_up((double)FLT_MAX) == FLT_MAX);
 }
 
 static void test_map_keeps_key_zero_apart_from_empty_slots(void **state)
@@ -339,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_vec_grows_and_swap_removes),
         cmocka_unit_test(test_map_matches_reference_under_random_churn),
         cmocka_unit_test(test_map_long_runs_across_lines_and_the_array_end),
+        cmocka_unit_test(test_round_up_matches_nextafterf),
         cmocka_unit_test(test_map_keeps_key_zero_apart_from_empty_slots),
         cmocka_unit_test(test_map_next_visits_every_entry_once),
         cmocka_unit_test(test_map_prefetch_reads_and_changes_nothing),

@@ -432,10 +432,9 @@ static void prefetch_swap_remove(const rv_render_scene *s, int ix, uint32_t pos)
 }
 
 /* The same for index ix when leaving is 1, and else a request for a line already held (the
- * placement): which flag indices a delta leaves is data, and a branch on it was
- * mispredicted about half the time. With leaving 0 the reads stay inside the arrays: an
- * index array's spare entry past its members holds a slot or the spare placement's
- * number. */
+ * placement): whether an Unregister's slot is in the dirty index is data. With leaving 0 the
+ * reads stay inside the arrays: an index array's spare entry past its members holds a slot
+ * number or the spare placement's. */
 static inline void prefetch_swap_remove_if(const rv_render_scene *s, int ix, const rvi_placement *pl, uint32_t leaving)
 {
     const uint32_t *a = s->index[ix];
@@ -472,9 +471,14 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
         }
         prefetch_swap_remove_if(s, RVI_IX_DIRTY, pl, h->dirty != 0);
     }
-    prefetch_swap_remove_if(s, RVI_IX_TRANSLUCENT, pl, (leaving / RV_PROJECTION_TRANSLUCENT) & 1);
-    prefetch_swap_remove_if(s, RVI_IX_SELECTABLE, pl, (leaving / RV_PROJECTION_SELECTABLE) & 1);
-    prefetch_swap_remove_if(s, RVI_IX_LIGHT_CANDIDATE, pl, (leaving / RV_PROJECTION_LIGHT_CANDIDATE) & 1);
+    /* The flag indices the slot leaves: branched on, as rvi_set_flag_membership does (an
+     * UpdateFlags comes here too, and the branch-free form cost it more than it saved). */
+    if (leaving & RV_PROJECTION_TRANSLUCENT)
+        prefetch_swap_remove(s, RVI_IX_TRANSLUCENT, pl->pos[RVI_IX_TRANSLUCENT]);
+    if (leaving & RV_PROJECTION_SELECTABLE)
+        prefetch_swap_remove(s, RVI_IX_SELECTABLE, pl->pos[RVI_IX_SELECTABLE]);
+    if (leaving & RV_PROJECTION_LIGHT_CANDIDATE)
+        prefetch_swap_remove(s, RVI_IX_LIGHT_CANDIDATE, pl->pos[RVI_IX_LIGHT_CANDIDATE]);
 }
 
 /* Delta k's early lookup while still current (see above), else SLOT_UNKNOWN. */

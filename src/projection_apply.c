@@ -431,18 +431,6 @@ static void prefetch_swap_remove(const rv_render_scene *s, int ix, uint32_t pos)
     PREFETCH(&s->place[a[s->index_count[ix] - 1]]);
 }
 
-/* The same for index ix when leaving is 1, and else a request for a line already held (the
- * placement): whether an Unregister's slot is in the dirty index is data. With leaving 0 the
- * reads stay inside the arrays: an index array's spare entry past its members holds a slot
- * number or the spare placement's. */
-static inline void prefetch_swap_remove_if(const rv_render_scene *s, int ix, const rvi_placement *pl, uint32_t leaving)
-{
-    const uint32_t *a = s->index[ix];
-    uint32_t last = a[s->index_count[ix] - leaving];
-    PREFETCH(leaving ? (const void *)&a[pl->pos[ix]] : (const void *)pl);
-    PREFETCH(leaving ? (const void *)&s->place[last] : (const void *)pl);
-}
-
 static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32_t slot)
 {
     const rvi_projection_hot *h = &s->hot[slot];
@@ -458,8 +446,8 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
             PREFETCH(&slots[pl->bucket_pos]);
             PREFETCH(&s->place[slots[bk->slots.count - 1]]);
         } else {
-            prefetch_swap_remove(s, c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC,
-                                 pl->pos[c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC]);
+            int ix = c == RV_PROJECTION_OUTDOOR_STATIC ? RVI_IX_OUTDOOR_STATIC : RVI_IX_DYNAMIC;
+            prefetch_swap_remove(s, ix, pl->pos[ix]);
             if (c == RV_PROJECTION_EQUIPPED_CHILD) {
                 /* child_unlink writes the siblings' links (this row's own when one is
                  * missing). */
@@ -469,10 +457,9 @@ static void prefetch_removal(const rv_render_scene *s, const rv_delta *d, uint32
                 PREFETCH(&s->rows[next != NONE ? next : slot].child_prev);
             }
         }
-        prefetch_swap_remove_if(s, RVI_IX_DIRTY, pl, h->dirty != 0);
+        if (h->dirty)
+            prefetch_swap_remove(s, RVI_IX_DIRTY, pl->pos[RVI_IX_DIRTY]);
     }
-    /* The flag indices the slot leaves: branched on, as rvi_set_flag_membership does (an
-     * UpdateFlags comes here too, and the branch-free form cost it more than it saved). */
     if (leaving & RV_PROJECTION_TRANSLUCENT)
         prefetch_swap_remove(s, RVI_IX_TRANSLUCENT, pl->pos[RVI_IX_TRANSLUCENT]);
     if (leaving & RV_PROJECTION_SELECTABLE)

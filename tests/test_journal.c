@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "journal.h" /* rvi_delta_validate and the drain's reservation counts, for the reference checks */
 #include "support/rvt.h"
 
 #include <float.h>
@@ -144,6 +145,101 @@ static void test_pending_deltas_hold_only_their_channel(void **state)
     assert_int_equal(n, 2);
     assert_memory_equal(d, expect, sizeof expect);
     rv_journal_destroy(j);
+}
+
+/* A number for a hostile payload: ordinary values, signed zeros, subnormals, the extremes,
+ * infinities, NaNs and raw bit patterns. */
+static float hostile_float(uint64_t *seed)
+{
+    static const float special[] = { 0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-45f, -1e-45f, FLT_MIN, FLT_MAX, -FLT_MAX,
+                                     INFINITY, -INFINITY, NAN };
+    uint64_t r = rvt_next(seed);
+    if (r % 4 == 0) {
+        uint32_t bits = (uint32_t)(r >> 32);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    return special[(r >> 8) % (sizeof special / sizeof special[0])];
+}
+
+/* Every append is checked against rvi_delta_validate (the rules the header states, and what
+ * a replay checks) on deltas that are mostly well formed with one field broken at a time, or
+ * anything at all: the append takes exactly the deltas validation accepts and returns the
+ * same error for the rest. After each append, the reservation counts a drain relies on match
+ * a count over the pending entries. */
+static void test_append_accepts_exactly_the_deltas_validation_accepts(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xA11CE;
+    const int n = RVT_HEAVY(400000, 100000);
+    rv_journal *j = make_journal(false);
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < n; i++) {
+        if (i % 4096 == 0) { /* keep the journal small: a fresh one now and then */
+            rv_journal_destroy(j);
+            j = make_journal(i % 8192 == 0);
+        }
+        rv_delta d;
+        memset(&d, 0, sizeof d);
+        uint64_t r = rvt_next(&seed);
+        d.kind = (rv_delta_kind)((int)(r % 10) - 1); /* -1 .. 8: two kinds out of range */
+        d.key = rvt_next(&seed) % 64;
+        d.generation = (uint32_t)(rvt_next(&seed) % 3);
+        d.incarnation = (uint32_t)(rvt_next(&seed) % 3);
+        d.projection = projection_of((rv_projection_class)(1 + rvt_next(&seed) % 4));
+        if (d.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD)
+            d.projection.bucket.parent_key = d.key + 1;
+        d.projection.flags = (uint32_t)(rvt_next(&seed) & RV_PROJECTION_FLAGS_ALL);
+        d.projection.appearance.mesh = rvt_next(&seed);
+        switch (rvt_next(&seed) % 12) { /* break one thing, or everything */
+        case 0: { /* one of the transform's 14 numbers (its first 14 words) */
+            float f = hostile_float(&seed);
+            memcpy((unsigned char *)&d.projection.transform + 4 * (rvt_next(&seed) % 14), &f, sizeof f);
+            break;
+        }
+        case 1: d.projection.transform.bounds_space = (rv_bounds_space)(rvt_next(&seed) % 4); break;
+        case 2: d.projection.transform.scale[rvt_next(&seed) % 3] = 0.0f;
+                d.projection.transform.bounds_space = RV_BOUNDS_WORLD; break;
+        case 3: d.projection.bucket.projection_class = (rv_projection_class)((int)(rvt_next(&seed) % 8) - 1); break;
+        case 4: d.projection.bucket.parent_key = rvt_next(&seed) % 3 ? d.key : rvt_next(&seed); break;
+        case 5: d.projection.flags = (uint32_t)rvt_next(&seed); break;
+        case 6: memset(d.projection.transform.rotation, 0, sizeof d.projection.transform.rotation); break;
+        case 7: {
+            unsigned char *bytes = (unsigned char *)&d;
+            for (size_t b = 0; b < sizeof d; b++)
+                bytes[b] = (unsigned char)rvt_next(&seed);
+            d.kind = (rv_delta_kind)(rvt_next(&seed) % 9);
+            break;
+        }
+        default: break;
+        }
+        rv_result expected = rvi_delta_validate(&d);
+        rv_result got = rv_journal_append(j, &d, NULL);
+        assert_int_equal(got, expected);
+        accepted += got == RV_OK;
+        refused += got != RV_OK;
+        uint32_t count;
+        const rv_delta *pending = rv_journal_pending(j, &count);
+        uint32_t registers = 0, equipped = 0, cells = 0;
+        for (uint32_t e = 0; e < count; e++) {
+            bool target = pending[e].kind == RV_DELTA_REGISTER || pending[e].kind == RV_DELTA_REBUCKET;
+            registers += pending[e].kind == RV_DELTA_REGISTER;
+            equipped += target && pending[e].projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD;
+            if (target && pending[e].projection.bucket.projection_class == RV_PROJECTION_CELL_STATIC) {
+                assert_true(cells < j->needs.cell_entries.count);
+                assert_int_equal(RVI_VEC_AT(j->needs.cell_entries, uint32_t, cells), e);
+                cells++;
+            }
+        }
+        assert_int_equal(j->needs.registers, registers);
+        assert_int_equal(j->needs.equipped_targets, equipped);
+        assert_int_equal(j->needs.cell_entries.count, cells);
+    }
+    rv_journal_destroy(j);
+    /* Both outcomes were exercised in earnest. */
+    assert_true(accepted > n / 4);
+    assert_true(refused > n / 8);
 }
 
 static void test_append_refuses_malformed_payloads_and_changes_nothing(void **state)
@@ -1031,6 +1127,7 @@ int main(void)
         cmocka_unit_test(test_appends_get_strictly_increasing_sequences),
         cmocka_unit_test(test_pending_deltas_hold_only_their_channel),
         cmocka_unit_test(test_append_refuses_malformed_payloads_and_changes_nothing),
+        cmocka_unit_test(test_append_accepts_exactly_the_deltas_validation_accepts),
         cmocka_unit_test(test_stored_entries_hold_zero_padding_whatever_the_host_left_there),
         cmocka_unit_test(test_re_appending_a_pending_entry_merges_it_unchanged),
         cmocka_unit_test(test_re_appending_pending_entries_while_the_buffer_grows),

@@ -93,7 +93,7 @@ struct rv_render_scene {
     uint32_t free_head;
     uint32_t *index[RVI_IX_COUNT];
     uint32_t index_count[RVI_IX_COUNT];
-    rvi_map key_lookup;        /* key -> slot of the live projection */
+    rvi_map key_lookup;        /* key -> rvi_lookup_value of the live projection */
     rvi_map cell_lookup;       /* cell -> bucket (in use) */
     rvi_vec buckets;           /* rvi_cell_bucket */
     uint32_t bucket_free;
@@ -149,6 +149,22 @@ static inline void rvi_store_bucket(rv_render_scene *s, uint32_t slot, const rv_
     s->hot[slot].projection_class = (uint8_t)b->projection_class;
     s->rows[slot].cell = b->cell;
     s->rows[slot].parent_key = b->parent_key;
+}
+
+/* A key lookup's value for slot (its class and parent key stored): the slot in the low 32
+ * bits; in the high 32, for an equipped child, the low bits of its parent key's hash (else
+ * 0). They are a hint only: the drain looks a key up eight deltas ahead, and for an
+ * Unregister of an equipped child requests then the lines of the parent's child-lookup and
+ * key-lookup entries its unlink will probe (finding the parent key would need the row, not
+ * yet arrived; measured, those two probes waited on memory for most of an equipped
+ * Unregister's time). A map's probe starts at hash & (capacity - 1) and a capacity is at most
+ * 2^32, so 32 bits suffice; a hint of 0 only means no prefetch. */
+static inline uint64_t rvi_lookup_value(const rv_render_scene *s, uint32_t slot)
+{
+    uint64_t parent_hint = 0;
+    if (s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD)
+        parent_hint = (uint32_t)rvi_map_hash(s->rows[slot].parent_key);
+    return parent_hint << 32 | slot;
 }
 
 static inline void rvi_load_projection(const rv_render_scene *s, uint32_t slot, rv_projection *p)

@@ -79,7 +79,7 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t ke
     row->live = true;
     row->blocked = false;
     s->live++;
-    rvi_map_insert_absent_hashed(&s->key_lookup, d->key, key_hash, slot); /* reserved; the key was not live */
+    rvi_map_insert_absent_hashed(&s->key_lookup, d->key, key_hash, rvi_lookup_value(s, slot)); /* reserved; the key was not live */
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= rvi_count_children_hashed(s, d->key, key_hash);
     rvi_place(s, slot);
@@ -201,6 +201,7 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
     case RV_DELTA_REBUCKET:
         rvi_unplace(s, slot);
         rvi_store_bucket(s, slot, &d->projection.bucket);
+        *rvi_map_value_hashed(&s->key_lookup, d->key, key_hash) = rvi_lookup_value(s, slot); /* the parent hint */
         rvi_place(s, slot);
         rvi_mark_dirty(s, slot, RV_DIRTY_BUCKET);
         rvi_node_reparent(s, slot);
@@ -396,6 +397,11 @@ DRAIN_STEP uint32_t prefetch_row(const rv_render_scene *s, const rv_delta *d, ui
     if (!rvi_map_get_hashed(&s->key_lookup, d->key, key_hash, &found))
         return NONE;
     uint32_t slot = (uint32_t)found;
+    if (d->kind == RV_DELTA_UNREGISTER && (found >> 32)) {
+        /* An equipped child: child_unlink probes its parent's entries (see rvi_lookup_value). */
+        rvi_map_prefetch_hashed(&s->child_lookup, found >> 32);
+        rvi_map_prefetch_hashed(&s->key_lookup, found >> 32);
+    }
     PREFETCH(&s->hot[slot]);
     PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
     switch (d->kind) {

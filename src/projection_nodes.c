@@ -155,11 +155,11 @@ void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
     if (!s->world || !row->node)
         return;
     rv_node node = { row->node };
-    uint64_t parent_slot;
+    uint64_t parent_value;
     if (s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
-        rvi_map_get(&s->key_lookup, row->parent_key, &parent_slot) &&
-        s->rows[parent_slot].node) {
-        rv_node parent = { s->rows[parent_slot].node };
+        rvi_map_get(&s->key_lookup, row->parent_key, &parent_value) &&
+        s->rows[(uint32_t)parent_value].node) {
+        rv_node parent = { s->rows[(uint32_t)parent_value].node };
         rv_result r = rv_node_attach(s->world, parent, node);
         rvi_set_blocked(s, slot, r != RV_OK);
         if (r == RV_OK)

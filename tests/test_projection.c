@@ -227,6 +227,15 @@ static void check_indices(const rv_render_scene *s)
         assert_same_slots(list, expect[0], j - i);
         i = j;
     }
+    /* The key lookup maps each live key to its slot, with the parent hint the drain's
+     * prefetch reads (rvi_lookup_value): kept through Registers and Rebuckets. */
+    for (uint32_t slot = 0; slot < s->high; slot++) {
+        if (!s->rows[slot].live)
+            continue;
+        uint64_t value;
+        assert_true(rvi_map_get(&s->key_lookup, s->rows[slot].key, &value));
+        assert_int_equal(value, rvi_lookup_value(s, slot));
+    }
     /* Keys are unique among live projections. */
     qsort(keys, live, sizeof *keys, cmp_u64);
     for (uint32_t i = 1; i < live; i++)

@@ -1567,7 +1567,8 @@ typedef struct rv_journal_stats {
 
 /* Memory held by a journal, in bytes (capacity, not use). */
 typedef struct rv_journal_memory {
-    uint64_t buffer_bytes;     /* the delta buffer */
+    uint64_t buffer_bytes;     /* the delta buffer, and the list of its cell-static targets a
+                                  drain reserves for (4 bytes each) */
     uint64_t coalescing_bytes; /* the per-tick (key -> entry) table coalescing uses */
     uint64_t total_bytes;      /* both plus the journal object */
 } rv_journal_memory;

@@ -397,10 +397,40 @@ static bool in_buffer(const rv_journal *j, const rv_delta *d)
     return (uintptr_t)d - (uintptr_t)j->deltas.data < (uintptr_t)j->deltas.capacity * sizeof(rv_delta);
 }
 
-/* Room for one more entry (a failure changes nothing). */
-static rv_result reserve_entry(rv_journal *j)
+/* Room for one more entry and, for a cell-static target, one more index in the list of
+ * cell targets: all or nothing, so a failure leaves even the memory figures as they were.
+ * When both must grow, the list's new block is allocated first and kept aside (its old
+ * block intact) until the buffer has grown. Out of line: rare. */
+static NOINLINE rv_result grow_for_entry(rv_journal *j, bool cell_target)
 {
-    return j->deltas.count < j->deltas.capacity ? RV_OK : grow_buffer(j);
+    bool more_entries = j->deltas.count == j->deltas.capacity;
+    rvi_vec *cells = &j->needs.cell_entries;
+    if (!cell_target || cells->count < cells->capacity)
+        return more_entries ? grow_buffer(j) : RV_OK;
+    if (!more_entries)
+        return rvi_vec_reserve(&j->heap, cells, sizeof(uint32_t), cells->count + 1);
+    rvi_vec fresh = {0};
+    uint32_t want = cells->capacity > UINT32_MAX / 2 ? UINT32_MAX : 2 * cells->capacity;
+    RVI_TRY(rvi_vec_reserve(&j->heap, &fresh, sizeof(uint32_t), want > cells->count ? want : cells->count + 1));
+    rv_result r = grow_buffer(j);
+    if (r != RV_OK) {
+        rvi_vec_free(&j->heap, &fresh, sizeof(uint32_t));
+        return r;
+    }
+    if (cells->count)
+        memcpy(fresh.data, cells->data, (size_t)cells->count * sizeof(uint32_t));
+    fresh.count = cells->count;
+    rvi_vec_free(&j->heap, cells, sizeof(uint32_t));
+    *cells = fresh;
+    return RV_OK;
+}
+
+/* Room for one more entry (and a cell-target index, for a cell-static target). */
+static rv_result reserve_entry(rv_journal *j, bool cell_target)
+{
+    bool room = j->deltas.count < j->deltas.capacity &&
+                (!cell_target || j->needs.cell_entries.count < j->needs.cell_entries.capacity);
+    return room ? RV_OK : grow_for_entry(j, cell_target);
 }
 
 /* Stores a validated delta as the next entry, in room reserved by the caller, with the
@@ -476,9 +506,7 @@ static ALWAYS_INLINE rv_result append_edge_of(rv_journal *j, const rv_delta *in,
                                      ? in->projection.bucket.projection_class
                                      : RV_PROJECTION_CLASS_NONE;
     /* Reserve everything first so a failure changes nothing. */
-    RVI_TRY(reserve_entry(j));
-    if (target == RV_PROJECTION_CELL_STATIC)
-        RVI_TRY(rvi_vec_reserve(&j->heap, &j->needs.cell_entries, sizeof(uint32_t), j->needs.cell_entries.count + 1));
+    RVI_TRY(reserve_entry(j, target == RV_PROJECTION_CELL_STATIC));
     uint64_t sequence = j->stats.next_sequence;
     uint32_t index = push_entry(j, in, kind);
     /* count_needs, for a known kind. */
@@ -558,17 +586,18 @@ static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64
     return append_edge(j, in, out_sequence);
 }
 
-/* Grows the buffer, then appends (the rare path of append_owned, kept out of it so the
- * common path makes no call that returns to it). An entry of this very buffer (read back
- * from rv_journal_pending) is copied first: growing moves it. */
+/* Grows the buffer (and the cell-target list, for a cell-static target), then appends (the
+ * rare path of append_owned, kept out of it so the common path makes no call that returns
+ * to it). An entry of this very buffer (read back from rv_journal_pending) is copied first:
+ * growing moves it. */
 static NOINLINE rv_result grow_and_append(rv_journal *j, const rv_delta *in, uint64_t *out_sequence)
 {
+    rv_delta copy;
     if (in_buffer(j, in)) {
-        rv_delta copy = *in;
-        RVI_TRY(grow_buffer(j));
-        return append_owned(j, &copy, out_sequence);
+        copy = *in;
+        in = &copy;
     }
-    RVI_TRY(grow_buffer(j));
+    RVI_TRY(grow_for_entry(j, target_class(in) == RV_PROJECTION_CELL_STATIC));
     return append_owned(j, in, out_sequence);
 }
 

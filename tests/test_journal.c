@@ -1045,7 +1045,10 @@ static uint64_t journal_fingerprint(void *object)
     for (size_t i = 0; i < (size_t)n * sizeof *d; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     rv_journal_stats st = rv_journal_get_stats(o->journal);
-    return h ^ (st.appended * 31 + st.coalesced * 7 + st.next_sequence * 131 + n);
+    /* The memory figures too: a failed append must not leave room grown behind it. */
+    rv_journal_memory m = rv_journal_get_memory(o->journal);
+    return h ^ (st.appended * 31 + st.coalesced * 7 + st.next_sequence * 131 + n) ^ (m.total_bytes << 20) ^
+           (m.buffer_bytes << 40);
 }
 
 static void journal_teardown(void *object)

@@ -410,8 +410,7 @@ static NOINLINE rv_result grow_for_entry(rv_journal *j, bool cell_target)
     if (!more_entries)
         return rvi_vec_reserve(&j->heap, cells, sizeof(uint32_t), cells->count + 1);
     rvi_vec fresh = {0};
-    uint32_t want = cells->capacity > UINT32_MAX / 2 ? UINT32_MAX : 2 * cells->capacity;
-    RVI_TRY(rvi_vec_reserve(&j->heap, &fresh, sizeof(uint32_t), want > cells->count ? want : cells->count + 1));
+    RVI_TRY(rvi_vec_reserve(&j->heap, &fresh, sizeof(uint32_t), cells->count + 1));
     rv_result r = grow_buffer(j);
     if (r != RV_OK) {
         rvi_vec_free(&j->heap, &fresh, sizeof(uint32_t));

@@ -58,7 +58,9 @@ typedef enum rv_result {
     RV_ERR_NOT_FINITE,    /* a NaN or an infinity where a finite number is required */
     RV_ERR_STALE_HANDLE,  /* a handle whose object is gone, or that belongs to another world */
     RV_ERR_CYCLE,         /* attach would make a node its own ancestor */
-    RV_ERR_OUT_OF_MEMORY, /* the allocator returned NULL; state is as before the call */
+    RV_ERR_OUT_OF_MEMORY, /* the allocator returned NULL; state is as before the call
+                             (storage a call reserved before the failure may stay reserved,
+                             so memory figures can be larger: see each call) */
     RV_ERR_CAPACITY,      /* a fixed limit (handle index space, 32-bit counts) is reached */
     RV_ERR_FROZEN,        /* the object no longer accepts this call (e.g. occluders after the first test) */
     RV_ERR_INVARIANT,     /* rvis detected a broken invariant (e.g. deltas left at publication) */
@@ -1804,7 +1806,9 @@ RV_API void rv_render_scene_destroy(rv_render_scene *scene);
  * observer appends are drained by this same call. Afterwards the journal is empty and its
  * tick ends. Everything a batch needs (table, indices, cells, a bound world's nodes) is
  * reserved before its first delta is applied: an RV_ERR_OUT_OF_MEMORY for the deltas
- * pending at the call leaves scene and journal unchanged. Deltas the observer appended
+ * pending at the call leaves scene and journal unchanged (projections, indices, counts,
+ * stats; storage reserved before the failure stays reserved, so
+ * rv_render_scene_get_memory may report more). Deltas the observer appended
  * form later batches; a failure there stops after the last whole batch — the scene is
  * consistent, the journal keeps the rest in order, and calling apply again resumes. The
  * journal's buffer keeps the entries taken until the drain ends, so it holds everything
@@ -1819,7 +1823,8 @@ RV_API rv_result rv_render_scene_apply(rv_render_scene *scene, rv_journal *journ
 /* Applies an array of recorded deltas (a replay, or merged streams) with their own
  * sequences: the scene checks them like a drain (repeated or backwards sequences are
  * rejected), validates each payload (RV_DELTA_REJECTED_INVALID) and calls the observer.
- * deltas: count elements, borrowed for the call. All or nothing on RV_ERR_OUT_OF_MEMORY.
+ * deltas: count elements, borrowed for the call. All or nothing on RV_ERR_OUT_OF_MEMORY (as
+ * for rv_render_scene_apply, storage reserved before the failure stays reserved).
  * Errors: RV_ERR_INVALID_ARG (NULL scene, or NULL deltas with count > 0), RV_ERR_BAD_STATE
  * (from the observer or during a node visit), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_render_scene_apply_deltas(rv_render_scene *scene, const rv_delta *deltas, uint32_t count,

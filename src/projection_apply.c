@@ -79,7 +79,8 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t ke
     row->live = true;
     row->blocked = false;
     s->live++;
-    rvi_map_insert_absent_hashed(&s->key_lookup, d->key, key_hash, rvi_lookup_value(s, slot)); /* reserved; the key was not live */
+    /* Reserved; the key was not live. */
+    rvi_map_insert_absent_hashed(&s->key_lookup, d->key, key_hash, rvi_lookup_value(s, slot));
     /* Children registered before their parent stop being orphans. */
     s->orphaned -= rvi_count_children_hashed(s, d->key, key_hash);
     rvi_place(s, slot);

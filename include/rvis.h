@@ -1551,9 +1551,9 @@ typedef struct rv_journal_desc {
     uint32_t initial_capacity; /* deltas held before the buffer grows; 0 = default 1024 */
     bool keep_every_update;    /* true: never coalesce (every update keeps its own entry) */
     uint32_t coalescing_keys;  /* keys a tick remembers for coalescing (a direct-mapped table,
-                                  rounded up to a power of two, <= 2^24, 32 bytes a key,
-                                  allocated at creation: 4096 take 128 KiB, 2^24 take
-                                  512 MiB); 0 = default 4096. A key pushed out by another
+                                  rounded up to a power of two, <= 2^24, 34 bytes a key,
+                                  allocated at creation: 4096 take 136 KiB, 2^24 take
+                                  544 MiB); 0 = default 4096. A key pushed out by another
                                   just gets a new entry. */
 } rv_journal_desc;
 
@@ -1571,7 +1571,8 @@ typedef struct rv_journal_stats {
 typedef struct rv_journal_memory {
     uint64_t buffer_bytes;     /* the delta buffer, and the list of its cell-static targets a
                                   drain reserves for (4 bytes each) */
-    uint64_t coalescing_bytes; /* the per-tick (key -> entry) table coalescing uses */
+    uint64_t coalescing_bytes; /* the per-tick (key -> entry) table coalescing uses, and its
+                                  tags */
     uint64_t total_bytes;      /* both plus the journal object */
 } rv_journal_memory;
 

@@ -271,6 +271,14 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     if (!d.keep_every_update) {
         j->coalesce = rvi_calloc(&j->heap, slots, sizeof *j->coalesce);
         j->coalesce_slots = j->coalesce ? slots : 0;
+        if (j->coalesce) {
+            j->coalesce_tags = rvi_calloc(&j->heap, slots, sizeof *j->coalesce_tags);
+            if (!j->coalesce_tags) {
+                rvi_free(&j->heap, j->coalesce, (size_t)slots * sizeof *j->coalesce);
+                j->coalesce = NULL;
+                j->coalesce_slots = 0;
+            }
+        }
         j->coalesce_shift = (uint8_t)(63 - slot_bits);
     }
     if ((!d.keep_every_update && !j->coalesce) ||
@@ -289,6 +297,7 @@ void rv_journal_destroy(rv_journal *j)
         return;
     rvi_vec_free(&j->heap, &j->deltas, sizeof(rv_delta));
     rvi_free(&j->heap, j->coalesce, (size_t)j->coalesce_slots * sizeof *j->coalesce);
+    rvi_free(&j->heap, j->coalesce_tags, (size_t)j->coalesce_slots * sizeof *j->coalesce_tags);
     rvi_vec_free(&j->heap, &j->needs.cell_entries, sizeof(uint32_t));
     rvi_heap heap = j->heap;
     rvi_free(&heap, j, sizeof *j);
@@ -338,18 +347,38 @@ static void forget_needs(rv_journal *j)
 static void forget_coalescing(rv_journal *j)
 {
     if (++j->epoch == 0) { /* wrapped: old records could look current again */
-        if (j->coalesce)
+        if (j->coalesce) {
             memset(j->coalesce, 0, (size_t)j->coalesce_slots * sizeof *j->coalesce);
+            memset(j->coalesce_tags, 0, (size_t)j->coalesce_slots * sizeof *j->coalesce_tags);
+        }
         j->epoch = 1;
     }
 }
 
-/* The table entry a key's coalescing record lives in: direct-mapped by Fibonacci hashing
- * (multiply by 2^64 / golden ratio and keep the top log2(slots) bits; Knuth, TAOCP vol. 3,
- * 6.4), one multiply. Shifted in two steps so a one-slot table needs no shift by 64. */
-static rvi_coalesce_record *coalesce_slot(const rv_journal *j, uint64_t key)
+/* Fibonacci hashing (multiply by 2^64 / golden ratio; Knuth, TAOCP vol. 3, 6.4): one
+ * multiply gives a key's table entry (the top log2(slots) bits) and its tag. */
+static uint64_t coalesce_hash(uint64_t key)
 {
-    return &j->coalesce[((key * 0x9E3779B97F4A7C15ull) >> 1) >> j->coalesce_shift];
+    return key * 0x9E3779B97F4A7C15ull;
+}
+
+/* The table entry a key's coalescing record lives in (direct-mapped). Shifted in two steps
+ * so a one-slot table needs no shift by 64. */
+static uint32_t coalesce_slot(const rv_journal *j, uint64_t hash)
+{
+    return (uint32_t)((hash >> 1) >> j->coalesce_shift);
+}
+
+/* A record's tag: 8 bits of its key's hash (below those any table's entry takes) and the
+ * low 8 of the epoch it was written in. The tags (2 bytes an entry, 8 KiB for the default
+ * table) stay in cache where the 32-byte records do not: a tick's appends go to 128 KiB of
+ * records at random while the buffer streams through, and a scene's drain evicts them all.
+ * A tag that differs proves the entry holds no current record of the key, so most appends
+ * never read a record (measured, a record read was the append's costliest instruction,
+ * waiting on memory). Equal tags prove nothing: the record itself is compared. */
+static uint16_t coalesce_tag(const rv_journal *j, uint64_t hash)
+{
+    return (uint16_t)((uint32_t)(hash >> 16 & 0xFF) | (j->epoch & 0xFF) << 8);
 }
 
 /* True when the table entry r holds a record of key for this tick. */
@@ -460,12 +489,23 @@ static ALWAYS_INLINE rv_result append_update(rv_journal *j, const rv_delta *in, 
                                                   RV_DELTA_UPDATE_FLAGS };
     rv_delta_kind kind = channel_kind[channel];
     /* The key's coalescing table entry, hashed once for the lookup and the update. */
-    rvi_coalesce_record *r = j->coalesce ? coalesce_slot(j, in->key) : NULL;
-    bool matches = r && record_matches(j, r, in);
+    rvi_coalesce_record *r = NULL;
+    uint32_t slot = 0;
+    uint16_t tag = 0;
+    if (j->coalesce) {
+        uint64_t hash = coalesce_hash(in->key);
+        slot = coalesce_slot(j, hash);
+        tag = coalesce_tag(j, hash);
+        r = &j->coalesce[slot];
+    }
+    bool matches = r && j->coalesce_tags[slot] == tag && record_matches(j, r, in);
     /* Entries below the cursor were already taken by a running drain. */
     if (matches && r->entry[channel] != RVI_INDEX_NONE && r->entry[channel] >= j->cursor) {
         rv_delta *e = &RVI_VEC_AT(j->deltas, rv_delta, r->entry[channel]);
-        uint64_t sequence = e->sequence;
+        /* Entries hold consecutive sequences, the last next_sequence - 1 (push_entry; an
+         * aborted drain moves entries without changing them): the entry's sequence without
+         * reading the entry, whose line a tick's appends have long evicted. */
+        uint64_t sequence = j->stats.next_sequence - j->deltas.count + r->entry[channel];
         /* in may be this very entry, read back from rv_journal_pending: it is already in
          * stored form, and the merge would rewrite it unchanged. */
         if (e != in)
@@ -487,6 +527,7 @@ static ALWAYS_INLINE rv_result append_update(rv_journal *j, const rv_delta *in, 
             memcpy((unsigned char *)r + offsetof(rvi_coalesce_record, key), delta_identity(in), IDENTITY_BYTES);
             r->epoch = j->epoch;
             r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
+            j->coalesce_tags[slot] = tag;
         }
         r->entry[channel] = index;
     }
@@ -518,8 +559,10 @@ static ALWAYS_INLINE rv_result append_edge_of(rv_journal *j, const rv_delta *in,
             forget_coalescing(j);
         } else {
             /* An edge of this key: nothing after it merges with anything before. */
-            rvi_coalesce_record *r = coalesce_slot(j, in->key);
-            if (record_current(j, r, in->key))
+            uint64_t hash = coalesce_hash(in->key);
+            uint32_t slot = coalesce_slot(j, hash);
+            rvi_coalesce_record *r = &j->coalesce[slot];
+            if (j->coalesce_tags[slot] == coalesce_tag(j, hash) && record_current(j, r, in->key))
                 r->entry[0] = r->entry[1] = r->entry[2] = RVI_INDEX_NONE;
         }
     }
@@ -764,7 +807,8 @@ rv_journal_memory rv_journal_get_memory(const rv_journal *j)
     if (!j)
         return m;
     m.buffer_bytes = (uint64_t)j->deltas.capacity * sizeof(rv_delta);
-    m.coalescing_bytes = j->coalesce ? (uint64_t)j->coalesce_slots * sizeof *j->coalesce : 0;
+    m.coalescing_bytes =
+        j->coalesce ? (uint64_t)j->coalesce_slots * (sizeof *j->coalesce + sizeof *j->coalesce_tags) : 0;
     m.buffer_bytes += (uint64_t)j->needs.cell_entries.capacity * sizeof(uint32_t);
     m.total_bytes = m.buffer_bytes + m.coalescing_bytes + sizeof *j;
     return m;

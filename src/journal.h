@@ -46,6 +46,7 @@ struct rv_journal {
     bool draining;
     bool keep_every_update;
     rvi_coalesce_record *coalesce; /* direct-mapped by key hash; NULL: never coalesce */
+    uint16_t *coalesce_tags;       /* per table entry: coalesce_tag of the record's key and epoch */
     uint32_t coalesce_slots;       /* a power of two */
     uint8_t coalesce_shift;        /* 63 - log2(coalesce_slots) (see coalesce_slot) */
     uint32_t epoch;

@@ -1026,6 +1026,87 @@ static void test_coalescing_gives_the_same_scene_as_applying_every_delta(void **
     rv_journal_destroy(plain_echo.journal);
 }
 
+/* A journal remembering one key has a single coalescing record, so which appends merge
+ * follows from the header's rules alone: an update merges when the record is its key's,
+ * generation's and incarnation's, this tick, and holds an entry of its channel; any other
+ * update takes a new entry and (when the record is another identity's) takes the record; an
+ * edge of the record's key empties it; a ClearGeneration or a drain forgets it. A model of
+ * that one record predicts every append's sequence and the merge count, over 300 keys (many
+ * share any few bits of their hashes) and enough ticks that every 8-bit counter wraps. */
+static void test_a_one_key_table_merges_exactly_as_its_record_allows(void **state)
+{
+    (void)state;
+    rv_journal_desc desc = {0};
+    desc.coalescing_keys = 1;
+    rv_journal *j;
+    assert_int_equal(rv_journal_create(&desc, &j), RV_OK);
+    rv_render_scene *s;
+    assert_int_equal(rv_render_scene_create(NULL, &s), RV_OK);
+    struct {
+        bool current;
+        uint64_t key;
+        uint32_t generation, incarnation;
+        bool has[3];
+        uint64_t sequence[3];
+    } record = { 0 };
+    uint64_t rng = 99, next_sequence = 1, merges = 0;
+    const uint32_t ticks = RVT_HEAVY(1200, 600);
+    for (uint32_t tick = 0; tick < ticks; tick++) {
+        uint32_t appends = 1 + (uint32_t)(rvt_next(&rng) % 12);
+        for (uint32_t a = 0; a < appends; a++) {
+            uint64_t roll = rvt_next(&rng) % 20;
+            /* Few keys within a tick, so identities repeat and merge. */
+            uint64_t key = (tick * 7 + rvt_next(&rng) % 3) % 300;
+            uint32_t generation = (uint32_t)(rvt_next(&rng) % 8 == 0), incarnation = 1 + (rvt_next(&rng) % 8 == 0);
+            uint64_t sequence = 0, expect;
+            if (roll == 0) {
+                assert_int_equal(rv_journal_clear_generation(j, 0, &sequence), RV_OK);
+                expect = next_sequence++;
+                record.current = false;
+            } else if (roll < 3) {
+                assert_int_equal(rv_journal_unregister(j, generation, key, incarnation, &sequence), RV_OK);
+                expect = next_sequence++;
+                if (record.current && record.key == key)
+                    record.has[0] = record.has[1] = record.has[2] = false;
+            } else {
+                int channel = (int)(roll % 3);
+                rv_projection_transform t = transform_at((float)a);
+                rv_projection_appearance ap = { a, tick };
+                if (channel == 0)
+                    assert_int_equal(rv_journal_update_transform(j, generation, key, incarnation, &t, &sequence), RV_OK);
+                else if (channel == 1)
+                    assert_int_equal(rv_journal_update_appearance(j, generation, key, incarnation, &ap, &sequence), RV_OK);
+                else
+                    assert_int_equal(rv_journal_update_flags(j, generation, key, incarnation, 0, &sequence), RV_OK);
+                bool same = record.current && record.key == key && record.generation == generation &&
+                            record.incarnation == incarnation;
+                if (same && record.has[channel]) {
+                    expect = record.sequence[channel];
+                    merges++;
+                } else {
+                    expect = next_sequence++;
+                    if (!same) {
+                        record.current = true;
+                        record.key = key;
+                        record.generation = generation;
+                        record.incarnation = incarnation;
+                        record.has[0] = record.has[1] = record.has[2] = false;
+                    }
+                    record.has[channel] = true;
+                    record.sequence[channel] = expect;
+                }
+            }
+            assert_int_equal(sequence, expect);
+        }
+        assert_int_equal(rv_journal_get_stats(j).coalesced, merges);
+        assert_int_equal(rv_render_scene_apply(s, j, NULL), RV_OK);
+        record.current = false;
+    }
+    assert_true(merges > ticks / 4); /* merging did happen, in many ticks */
+    rv_render_scene_destroy(s);
+    rv_journal_destroy(j);
+}
+
 /* ---- out of memory ---- */
 
 typedef struct journal_object {
@@ -1148,6 +1229,7 @@ int main(void)
         cmocka_unit_test(test_keep_every_update_never_coalesces),
         cmocka_unit_test(test_append_during_a_drain_never_merges_into_a_taken_entry),
         cmocka_unit_test(test_coalescing_gives_the_same_scene_as_applying_every_delta),
+        cmocka_unit_test(test_a_one_key_table_merges_exactly_as_its_record_allows),
         cmocka_unit_test(test_out_of_memory_at_each_allocation_leaves_the_journal_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

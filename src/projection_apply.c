@@ -119,14 +119,25 @@ static void clear_all(rv_render_scene *s, rv_apply_counts *c)
     }
 }
 
+/* The drain's edge stamps (see the pipeline below): EDGE_STAMPS entries chosen by a key's
+ * hash. */
+enum { EDGE_STAMPS = 16 };
+
+static inline uint32_t edge_entry(uint64_t key_hash)
+{
+    return (uint32_t)(key_hash >> 60); /* the high bits: the low ones pick the lookup slot */
+}
+_Static_assert(EDGE_STAMPS == 16, "edge_entry takes four bits");
+
 /* A slot argument meaning "not looked up yet" (slots are below RVI_MAX_PROJECTIONS). */
 #define SLOT_UNKNOWN (RVI_INDEX_NONE - 1)
 
 /* Applies or rejects one delta. Never fails: the batch reserved what it needs. slot: the
  * key's slot looked up earlier (NONE: not live) while still current, else SLOT_UNKNOWN;
- * key_hash: rvi_map_hash(d->key). */
+ * key_hash: rvi_map_hash(d->key); edge, stamp: the drain's edge stamps and the stamp an
+ * applied edge writes there. */
 DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, uint32_t slot, uint64_t key_hash,
-                          rv_delta_outcome *out, rv_apply_counts *c)
+                          uint32_t *edge, uint32_t stamp, rv_delta_outcome *out, rv_apply_counts *c)
 {
     rv_delta_outcome o = RV_DELTA_APPLIED;
     if (validate && rvi_delta_validate(d) != RV_OK) {
@@ -143,6 +154,8 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         } else {
             clear_all(s, c);
             s->generation = d->generation;
+            for (int e = 0; e < EDGE_STAMPS; e++)
+                edge[e] = stamp;
         }
         goto taken;
     }
@@ -171,6 +184,7 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
             c->replaced++;
         }
         insert_projection(s, d, key_hash);
+        edge[edge_entry(key_hash)] = stamp;
         c->registered++;
         goto taken;
     }
@@ -209,6 +223,7 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         break;
     case RV_DELTA_UNREGISTER:
         remove_projection(s, slot, key_hash);
+        edge[edge_entry(key_hash)] = stamp;
         c->unregistered++;
         break;
     default:
@@ -353,11 +368,13 @@ static void add_counts(rv_apply_counts *total, const rv_apply_counts *c)
  * A table of 100,000 projections does not fit in cache (bench journal_apply_1m); this way
  * a delta rarely waits on memory. An early lookup stays valid until a Register or
  * Unregister of its key, or a ClearGeneration, applies (another key's insertion or removal
- * never moves this key's slot). Each such edge stamps its step into one of EDGE_STAMPS
- * entries chosen by the key's hash (a ClearGeneration into all of them), and a lookup made
- * before the latest stamp of its entry is not used (two keys sharing an entry only cost a
- * repeated lookup): O(1) per delta, and never a wrong slot. */
-enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4, HASH_RING = 32, EDGE_STAMPS = 16 };
+ * never moves this key's slot). Each such edge, once applied, stamps its step into one of
+ * EDGE_STAMPS entries chosen by the key's hash (a ClearGeneration into all of them), and a
+ * lookup made before the latest stamp of its entry is not used (two keys sharing an entry
+ * only cost a repeated lookup): O(1) per delta, and never a wrong slot. apply_one stamps on
+ * the paths that know the edge applied: a rejected edge moves no slot, and a second test of
+ * the kind after the apply was one more branch on data. */
+enum { LOOKUP_AHEAD = 16, ROW_AHEAD = 8, REMOVAL_AHEAD = 4, HASH_RING = 32 };
 _Static_assert(HASH_RING > LOOKUP_AHEAD && LOOKUP_AHEAD > ROW_AHEAD && ROW_AHEAD > REMOVAL_AHEAD,
                "a ring entry is rewritten only after its delta was applied");
 
@@ -369,16 +386,11 @@ typedef struct lookup_hint {
 typedef struct lookahead {
     uint64_t key_hash[HASH_RING];   /* [k % HASH_RING]: delta k's key hashed, steps k - LOOKUP_AHEAD .. k */
     lookup_hint hint[LOOKUP_AHEAD]; /* [k % LOOKUP_AHEAD]: delta k's early lookup, steps k - ROW_AHEAD .. k */
-    uint32_t edge[EDGE_STAMPS];     /* 1 + the step of the latest Register or Unregister of a key stamped
-                                       here, or of the latest ClearGeneration, which stamps every
-                                       entry (0: none) */
+    uint32_t edge[EDGE_STAMPS];     /* 1 + the step of the latest applied Register or Unregister of a
+                                       key stamped here, or of the latest applied ClearGeneration,
+                                       which stamps every entry (0: none) */
 } lookahead;
 
-static inline uint32_t edge_entry(uint64_t key_hash)
-{
-    return (uint32_t)(key_hash >> 60); /* the high bits: the low ones pick the lookup slot */
-}
-_Static_assert(EDGE_STAMPS == 16, "edge_entry takes four bits");
 
 /* Looks d's key up (key_hash: its hash, its line prefetched earlier) and prefetches the hot
  * line and placement, and what else the delta's kind reads. Returns the slot, or NONE. */
@@ -534,13 +546,7 @@ DRAIN_STEP void drain_step(rv_render_scene *s, lookahead *la, const rv_delta *d,
     if (steady || end - i > ROW_AHEAD)
         stage_lookup(s, la, d, i + ROW_AHEAD, i);
     uint64_t key_hash = la->key_hash[i % HASH_RING];
-    apply_one(s, &d[i], validate, hinted_slot(la, i), key_hash, o, c);
-    rv_delta_kind kind = d[i].kind;
-    if (kind == RV_DELTA_REGISTER || kind == RV_DELTA_UNREGISTER)
-        la->edge[edge_entry(key_hash)] = i + 1;
-    else if (kind == RV_DELTA_CLEAR_GENERATION)
-        for (int e = 0; e < EDGE_STAMPS; e++)
-            la->edge[e] = i + 1;
+    apply_one(s, &d[i], validate, hinted_slot(la, i), key_hash, la->edge, i + 1, o, c);
 }
 
 rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)

@@ -21,8 +21,10 @@
  * argument passing were a tenth of an applied delta's instructions. */
 #if defined(__GNUC__) || defined(__clang__)
 #define DRAIN_STEP static inline __attribute__((always_inline))
+#define EXPECTED(condition) __builtin_expect(!!(condition), 1)
 #else
 #define DRAIN_STEP static inline
+#define EXPECTED(condition) (condition)
 #endif
 
 /* ---- slots and projections ---- */
@@ -194,40 +196,38 @@ DRAIN_STEP void apply_one(rv_render_scene *s, const rv_delta *d, bool validate, 
         goto taken;
     }
     rvi_projection_hot *h = &s->hot[slot];
-    switch (d->kind) {
-    case RV_DELTA_UPDATE_TRANSFORM:
+    /* Tests in order of frequency, not a switch: a switch's jump table is one indirect
+     * branch on a kind that follows no pattern, and the tests measured faster (paired:
+     * apply -0.6 to -0.9 ns a delta in journal_apply_1m's mix, and faster in the steady
+     * frame's too). EXPECTED also keeps GCC from turning the tests back into a jump table
+     * (its if-to-switch conversion). */
+    rv_delta_kind kind = d->kind;
+    if (EXPECTED(kind == RV_DELTA_UPDATE_TRANSFORM)) {
         rvi_store_transform(h, &d->projection.transform);
         rvi_mark_dirty(s, slot, RV_DIRTY_TRANSFORM);
         if (s->world)
             rvi_node_write_transform(s, slot);
-        break;
-    case RV_DELTA_UPDATE_APPEARANCE:
-        s->rows[slot].mesh = d->projection.appearance.mesh;
-        s->rows[slot].material_variant = d->projection.appearance.material_variant;
-        rvi_mark_dirty(s, slot, RV_DIRTY_APPEARANCE);
-        break;
-    case RV_DELTA_UPDATE_FLAGS:
+    } else if (kind == RV_DELTA_UNREGISTER) {
+        remove_projection(s, slot, key_hash);
+        edge[edge_entry(key_hash)] = stamp;
+        c->unregistered++;
+    } else if (kind == RV_DELTA_UPDATE_FLAGS) {
         rvi_set_flag_membership(s, slot, h->flags, d->projection.flags);
         h->flags = (uint8_t)d->projection.flags;
         rvi_mark_dirty(s, slot, RV_DIRTY_FLAGS);
         if (s->world)
             rvi_node_write_flags(s, slot);
-        break;
-    case RV_DELTA_REBUCKET:
+    } else if (kind == RV_DELTA_UPDATE_APPEARANCE) {
+        s->rows[slot].mesh = d->projection.appearance.mesh;
+        s->rows[slot].material_variant = d->projection.appearance.material_variant;
+        rvi_mark_dirty(s, slot, RV_DIRTY_APPEARANCE);
+    } else if (kind == RV_DELTA_REBUCKET) {
         rvi_unplace(s, slot);
         rvi_store_bucket(s, slot, &d->projection.bucket);
         *rvi_map_value_hashed(&s->key_lookup, d->key, key_hash) = rvi_lookup_value(s, slot); /* the parent hint */
         rvi_place(s, slot);
         rvi_mark_dirty(s, slot, RV_DIRTY_BUCKET);
         rvi_node_reparent(s, slot);
-        break;
-    case RV_DELTA_UNREGISTER:
-        remove_projection(s, slot, key_hash);
-        edge[edge_entry(key_hash)] = stamp;
-        c->unregistered++;
-        break;
-    default:
-        break;
     }
 taken:
     s->last_sequence = d->sequence;

@@ -19,6 +19,7 @@
 
 _Static_assert(sizeof(rvi_projection_hot) == 64, "one cache line");
 _Static_assert(sizeof(rvi_placement) == 32, "half a cache line");
+_Static_assert(sizeof(rvi_projection_row) == 64, "one cache line");
 
 /* ---- table storage ---- */
 
@@ -29,11 +30,12 @@ static rvi_projection_hot *align_hot(void *block)
     return (rvi_projection_hot *)(((uintptr_t)block + LINE - 1) & ~(uintptr_t)(LINE - 1));
 }
 
-/* The hot lines and placements of `capacity` slots, in one block (line-aligned inside),
- * with one spare placement after them (place[capacity]: see rvi_ix_remove_if). */
+/* The hot lines, rows and placements of `capacity` slots, in one block (line-aligned
+ * inside), with one spare placement after them (place[capacity]: see rvi_ix_remove_if). */
 static size_t hot_block_size(uint32_t capacity)
 {
-    return (size_t)capacity * (sizeof(rvi_projection_hot) + sizeof(rvi_placement)) + sizeof(rvi_placement) + LINE;
+    return (size_t)capacity * (sizeof(rvi_projection_hot) + sizeof(rvi_projection_row) + sizeof(rvi_placement)) +
+           sizeof(rvi_placement) + LINE;
 }
 
 /* Bytes of an index array: capacity entries and a spare one past them (rvi_ix_add_if). */
@@ -42,26 +44,25 @@ static size_t index_bytes(uint32_t capacity)
     return ((size_t)capacity + 1) * sizeof(uint32_t);
 }
 
-/* Grows hot lines, placements, rows and every index array to capacity. All or nothing. */
+/* Grows hot lines, rows, placements and every index array to capacity. All or nothing. */
 static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
 {
     if (capacity > RVI_MAX_PROJECTIONS)
         return RV_ERR_CAPACITY;
     void *hot_block = rvi_alloc(&s->heap, hot_block_size(capacity));
-    rvi_projection_row *rows = rvi_alloc(&s->heap, (size_t)capacity * sizeof *rows);
     uint32_t *fresh[RVI_IX_COUNT] = {0};
-    bool ok = rows && hot_block;
+    bool ok = hot_block != NULL;
     for (int i = 0; ok && i < RVI_IX_COUNT; i++)
         ok = (fresh[i] = rvi_calloc(&s->heap, (size_t)capacity + 1, sizeof(uint32_t))) != NULL;
     if (!ok) {
         rvi_free(&s->heap, hot_block, hot_block ? hot_block_size(capacity) : 0);
-        rvi_free(&s->heap, rows, rows ? (size_t)capacity * sizeof *rows : 0);
         for (int i = 0; i < RVI_IX_COUNT; i++)
             rvi_free(&s->heap, fresh[i], fresh[i] ? index_bytes(capacity) : 0);
         return RV_ERR_OUT_OF_MEMORY;
     }
     rvi_projection_hot *hot = align_hot(hot_block);
-    rvi_placement *place = (rvi_placement *)(hot + capacity);
+    rvi_projection_row *rows = (rvi_projection_row *)(hot + capacity);
+    rvi_placement *place = (rvi_placement *)(rows + capacity);
     if (s->capacity) {
         memcpy(hot, s->hot, (size_t)s->high * sizeof *hot);
         memcpy(place, s->place, (size_t)s->high * sizeof *place);
@@ -70,7 +71,6 @@ static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
             memcpy(fresh[i], s->index[i], (size_t)s->index_count[i] * sizeof(uint32_t));
     }
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
-    rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof *rows);
     for (int i = 0; i < RVI_IX_COUNT; i++) {
         rvi_free(&s->heap, s->index[i], s->capacity ? index_bytes(s->capacity) : 0);
         s->index[i] = fresh[i];
@@ -130,7 +130,6 @@ static void free_scene(rv_render_scene *s)
 {
     for (int i = 0; i < RVI_IX_COUNT; i++)
         rvi_free(&s->heap, s->index[i], s->capacity ? index_bytes(s->capacity) : 0);
-    rvi_free(&s->heap, s->rows, (size_t)s->capacity * sizeof(rvi_projection_row));
     rvi_free(&s->heap, s->hot_block, s->capacity ? hot_block_size(s->capacity) : 0);
     for (uint32_t b = 0; b < s->buckets.count; b++)
         rvi_vec_free(&s->heap, &rvi_bucket_at(s, b)->slots, sizeof(uint32_t));
@@ -210,7 +209,7 @@ rv_result rv_render_scene_read(const rv_render_scene *s, uint32_t slot, rv_proje
     const rvi_projection_row *row = &s->rows[slot];
     out->key = row->key;
     out->incarnation = s->hot[slot].incarnation;
-    out->generation = row->generation;
+    out->generation = s->generation;
     rvi_load_projection(s, slot, &out->projection);
     out->node.id = row->node;
     out->dirty = s->hot[slot].dirty;
@@ -291,8 +290,8 @@ rv_render_scene_memory rv_render_scene_get_memory(const rv_render_scene *s)
     /* Each index: its list and its column of the placements; the table: rows, hot lines,
      * the key lookup and the placements' bucket columns. */
     uint64_t index_each = (s->capacity ? index_bytes(s->capacity) : 0) + (uint64_t)s->capacity * sizeof(uint32_t);
-    m.table_bytes = (uint64_t)s->capacity * sizeof(rvi_projection_row) + map_bytes(&s->key_lookup) +
-                    (s->capacity ? hot_block_size(s->capacity) : 0) - (uint64_t)s->capacity * RVI_IX_COUNT * sizeof(uint32_t);
+    m.table_bytes = map_bytes(&s->key_lookup) + (s->capacity ? hot_block_size(s->capacity) : 0) -
+                    (uint64_t)s->capacity * RVI_IX_COUNT * sizeof(uint32_t);
     for (int i = 0; i < RVI_IX_COUNT; i++)
         m.index_bytes[i + 1] = index_each;
     m.cell_bytes = (uint64_t)s->buckets.capacity * sizeof(rvi_cell_bucket) + map_bytes(&s->cell_lookup) +

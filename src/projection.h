@@ -39,7 +39,10 @@ typedef struct rvi_projection_hot {
     uint8_t bounds_space;
 } rvi_projection_hot;
 
-/* The rest of a projection, and its index bookkeeping. */
+/* The rest of a projection, and its index bookkeeping: one 64-byte line, line-aligned (a
+ * Register or Unregister reads or writes one line of it, not two). A live projection's
+ * generation is the scene's (a delta of any other is rejected, and a ClearGeneration drops
+ * every projection), so a row does not keep one. */
 typedef struct rvi_projection_row {
     uint64_t key;
     uint64_t node;             /* backing rv_node id; 0 = none */
@@ -47,7 +50,6 @@ typedef struct rvi_projection_row {
     uint64_t material_variant;
     uint64_t cell;
     uint64_t parent_key;
-    uint32_t generation;
     uint32_t child_next;       /* siblings under the same parent key (equipped children) */
     uint32_t child_prev;
     uint32_t next_free;        /* free-list link while dead */
@@ -84,9 +86,9 @@ typedef struct rvi_digest_entry {
 struct rv_render_scene {
     rvi_heap heap;
     rvi_projection_hot *hot;   /* 64-byte aligned inside hot_block */
-    rvi_placement *place;      /* inside hot_block too, after the hot lines */
+    rvi_projection_row *rows;  /* inside hot_block too, after the hot lines */
+    rvi_placement *place;      /* inside hot_block too, after the rows */
     void *hot_block;
-    rvi_projection_row *rows;
     uint32_t capacity;         /* hot, rows and every index array */
     uint32_t high;             /* slots ever used */
     uint32_t live;

@@ -46,7 +46,6 @@ static uint32_t take_slot(rv_render_scene *s)
         PREFETCH_WRITE(&s->hot[next]);
         PREFETCH_WRITE(&s->place[next]);
         PREFETCH_WRITE(&s->rows[next]);
-        PREFETCH_WRITE((const char *)&s->rows[next] + sizeof *s->rows - 1);
     }
     return slot;
 }
@@ -73,7 +72,6 @@ static void insert_projection(rv_render_scene *s, const rv_delta *d, uint64_t ke
     rvi_store_bucket(s, slot, &p->bucket);
     h->flags = (uint8_t)p->flags;
     h->incarnation = d->incarnation;
-    row->generation = d->generation;
     h->dirty = 0;
     s->place[slot].bucket = s->place[slot].bucket_pos = NONE;
     row->child_next = row->child_prev = NONE;
@@ -417,23 +415,10 @@ DRAIN_STEP uint32_t prefetch_row(const rv_render_scene *s, const rv_delta *d, ui
     }
     PREFETCH(&s->hot[slot]);
     PREFETCH(&s->place[slot]); /* every back-index: dirty, flags, class, bucket */
-    switch (d->kind) {
-    case RV_DELTA_UPDATE_TRANSFORM:
-    case RV_DELTA_UPDATE_FLAGS:
-        if (s->world)
-            PREFETCH(&s->rows[slot].node); /* the backing node the update is written to */
-        break;
-    case RV_DELTA_UPDATE_APPEARANCE:
-        PREFETCH(&s->rows[slot].mesh);
-        PREFETCH((const char *)&s->rows[slot].material_variant + sizeof s->rows->material_variant - 1);
-        break;
-    default: { /* Register (a replacement), Unregister, Rebucket: the whole row */
-        const char *row = (const char *)&s->rows[slot];
-        PREFETCH(row);
-        PREFETCH(row + sizeof *s->rows - 1);
-        break;
-    }
-    }
+    /* The row (one line): an appearance update writes it, an edge reads and writes it, and
+     * in a world a transform or flags update reads its backing node's id there. */
+    if (s->world || (d->kind != RV_DELTA_UPDATE_TRANSFORM && d->kind != RV_DELTA_UPDATE_FLAGS))
+        PREFETCH(&s->rows[slot]);
     return slot;
 }
 

@@ -58,7 +58,7 @@ static void absorb_projection(digest_state *d, const rv_render_scene *s, uint32_
     const rvi_projection_row *row = &s->rows[slot];
     const rvi_projection_hot *h = &s->hot[slot];
     absorb(d, row->key);
-    absorb(d, (uint64_t)h->incarnation | (uint64_t)row->generation << 32);
+    absorb(d, (uint64_t)h->incarnation | (uint64_t)s->generation << 32);
     absorb(d, (uint64_t)h->projection_class | (uint64_t)h->flags << 8 | (uint64_t)h->bounds_space << 40);
     absorb(d, row->cell);
     absorb(d, row->parent_key);

@@ -282,7 +282,9 @@ RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
  * translate(position) * rotate(quaternion) * scale(scale). position: float[3], world units
  * of the parent's space; scale: float[3] factors (negative mirrors; a zero component is
  * allowed and collapses the node); rotation: quaternion float[4] (x, y, z, w), normalised
- * by rvis; axis: float[3], any nonzero length, radians counter-clockwise about it.
+ * by rvis; axis: float[3], any nonzero length, radians counter-clockwise about it. A
+ * quaternion or axis with no normal component (each zero or subnormal) is refused as zero,
+ * so the verdict does not depend on whether the host flushes subnormals to zero (DAZ).
  * Never allocate. Errors: RV_ERR_INVALID_ARG (world or array NULL, a zero quaternion or
  * axis), RV_ERR_NOT_FINITE (a NaN/Inf component), RV_ERR_STALE_HANDLE; the node is
  * unchanged on every error. */
@@ -334,7 +336,8 @@ RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float c
  * ancestor grows at once to enclose a changed child and is recomputed exactly when its own
  * bounds changed, it lost a child, or as many child changes accumulated as it has
  * children: a sphere may be larger than minimal, never smaller (culling stays conservative).
- * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place),
+ * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place, one
+ * without a normal component counting as zero, as for rv_node_set_rotation),
  * RV_ERR_NOT_FINITE (a transform written in place was not finite, or a world matrix
  * overflowed): every other node is updated; the offending nodes keep their previous world
  * matrices and their descendants are placed under those. RV_ERR_BAD_STATE (inside a visit).
@@ -1488,13 +1491,16 @@ typedef enum rv_bounds_space {
  * local bounds) — the same decomposition as a scene node. The frame is the world, except
  * for an equipped child: its transform is relative to its parent projection (the
  * attachment transform), so it moves with the parent. bounds: sphere centre x, y, z and
- * radius >= 0 in bounds_space. With RV_BOUNDS_WORLD every scale component must be nonzero
- * and the sphere mapped back into local space (centre through the inverse transform,
+ * radius >= 0 in bounds_space. With RV_BOUNDS_WORLD every scale component must be a normal
+ * (nonzero, not subnormal) number and the sphere mapped back into local space (centre through the inverse transform,
  * radius divided by the smallest |scale|, so that the local sphere holds the whole preimage
  * of the host's sphere whatever the parent does) must fit in floats: a radius of 1000
  * under a scale of 1e-36 on any axis, say, is RV_ERR_INVALID_ARG. Under a non-uniform scale the
  * node's sphere is therefore looser than the host's by largest / smallest scale. Every
- * number must be finite. */
+ * number must be finite. A rotation with no normal component (each zero or subnormal) is
+ * refused as zero, a negative subnormal radius as negative: the checks read the numbers'
+ * bits, so the verdict is the same whether or not the host flushes subnormals to zero
+ * (DAZ/FTZ), and an append raises no floating-point exception. */
 typedef struct rv_projection_transform {
     float position[3];
     float rotation[4];

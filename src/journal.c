@@ -104,18 +104,42 @@ static ALWAYS_INLINE bool transform_finite(const rv_projection_transform *t)
 #endif
 }
 
-/* True when all four rotation numbers (finite) are +0 or -0: every magnitude bit clear. */
-static ALWAYS_INLINE bool rotation_zero(const rv_projection_transform *t)
+/* The checks below read a number's bits, never compare it as a float: the same verdict
+ * whether or not the host flushes subnormals to zero (DAZ, which engines often set: a float
+ * compare would then see a subnormal as zero), and no FE_INVALID from a NaN. */
+#define EXPONENT_BITS 0x7F800000u
+
+/* True when none of the four rotation numbers (finite) is a normal number: each is zero or
+ * subnormal. Such a quaternion reads as zero under DAZ, so it is refused everywhere. */
+static ALWAYS_INLINE bool rotation_negligible(const rv_projection_transform *t)
 {
 #if defined(__SSE2__)
     __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)t->rotation),
-                              _mm_set1_epi32((int)MAGNITUDE_BITS));
+                              _mm_set1_epi32((int)EXPONENT_BITS));
     return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(q, _mm_setzero_si128()))) == 0xF;
 #else
     uint32_t rotation[4];
     memcpy(rotation, t->rotation, sizeof rotation);
-    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & MAGNITUDE_BITS) == 0;
+    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & EXPONENT_BITS) == 0;
 #endif
+}
+
+/* True when the sphere's radius is below zero: sign set and magnitude nonzero (-0 is a
+ * radius of zero; a negative subnormal is below zero in every environment). */
+static ALWAYS_INLINE bool radius_negative(const rv_projection_transform *t)
+{
+    uint32_t radius;
+    memcpy(&radius, &t->bounds[3], sizeof radius);
+    return radius > 0x80000000u;
+}
+
+/* True when a scale factor is zero or subnormal (world-space bounds need every factor
+ * normal: the bounds are divided by it, and under DAZ a subnormal one reads as zero). */
+static ALWAYS_INLINE bool scale_negligible(const rv_projection_transform *t)
+{
+    uint32_t scale[3];
+    memcpy(scale, t->scale, sizeof scale);
+    return (scale[0] & EXPONENT_BITS) == 0 || (scale[1] & EXPONENT_BITS) == 0 || (scale[2] & EXPONENT_BITS) == 0;
 }
 
 /* The checks of a transform that need no call: all but whether world-space bounds fit in
@@ -125,13 +149,13 @@ static ALWAYS_INLINE rv_result validate_transform_inline(const rv_projection_tra
 {
     if (!transform_finite(t))
         return RV_ERR_NOT_FINITE;
-    if (rotation_zero(t))
+    if (rotation_negligible(t))
         return RV_ERR_INVALID_ARG;
-    if (t->bounds[3] < 0.0f)
+    if (radius_negative(t))
         return RV_ERR_INVALID_ARG;
     if (t->bounds_space != RV_BOUNDS_LOCAL && t->bounds_space != RV_BOUNDS_WORLD)
         return RV_ERR_INVALID_ARG;
-    if (t->bounds_space == RV_BOUNDS_WORLD && (t->scale[0] == 0.0f || t->scale[1] == 0.0f || t->scale[2] == 0.0f))
+    if (t->bounds_space == RV_BOUNDS_WORLD && scale_negligible(t))
         return RV_ERR_INVALID_ARG;
     return RV_OK;
 }
@@ -603,15 +627,13 @@ static NOINLINE rv_result append_update_checked(rv_journal *j, const rv_delta *i
 }
 
 /* True when a transform's local-space checks fail or its bounds are not local-space ones
- * (then append_update_checked decides). Integer tests only: an update of another channel
- * computes this too, on whatever bytes the host left in the transform, and a float compare
- * of a NaN there would raise FE_INVALID. */
+ * (then append_update_checked decides). Bit tests only, like the checks above: an update of
+ * another channel computes this too, on whatever bytes the host left in the transform. */
 static ALWAYS_INLINE bool transform_needs_check(const rv_projection_transform *t)
 {
-    uint32_t radius;
-    memcpy(&radius, &t->bounds[3], sizeof radius);
-    bool negative = radius > 0x80000000u; /* sign set, magnitude nonzero: below zero */
-    return !transform_finite(t) | rotation_zero(t) | negative | (t->bounds_space != RV_BOUNDS_LOCAL);
+    uint32_t fails = (uint32_t)!transform_finite(t) | (uint32_t)rotation_negligible(t) | (uint32_t)radius_negative(t) |
+                     (uint32_t)(t->bounds_space != RV_BOUNDS_LOCAL);
+    return fails != 0;
 }
 
 /* Appends a delta from the journal's owner thread. Kept free of calls on the way of an
@@ -631,8 +653,8 @@ static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64
                    "update kinds in channel order");
     if (channel > CHANNEL_FLAGS)
         return append_edge(j, in, out_sequence);
-    bool check = (channel == CHANNEL_TRANSFORM) & transform_needs_check(&in->projection.transform);
-    check |= (channel == CHANNEL_FLAGS) & ((in->projection.flags & ~RV_PROJECTION_FLAGS_ALL) != 0);
+    uint32_t check = (uint32_t)(channel == CHANNEL_TRANSFORM) & (uint32_t)transform_needs_check(&in->projection.transform);
+    check |= (uint32_t)(channel == CHANNEL_FLAGS) & (uint32_t)((in->projection.flags & ~RV_PROJECTION_FLAGS_ALL) != 0);
     if (check)
         return append_update_checked(j, in, out_sequence);
     return append_update(j, in, (int)channel, out_sequence);

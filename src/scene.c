@@ -392,6 +392,8 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
     RVI_TRY(resolve(world, node, &i));
     if (!rvi_finite_n(quaternion, 4))
         return RV_ERR_NOT_FINITE;
+    if (rvi_negligible_n(quaternion, 4))
+        return RV_ERR_INVALID_ARG;
     float q[4];
     RVI_TRY(normalise_quat(quaternion, q));
     rvi_scene *s = &world->scene;
@@ -408,6 +410,8 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
     RVI_TRY(resolve(world, node, &i));
     if (!rvi_finite_n(axis, 3) || !isfinite(radians))
         return RV_ERR_NOT_FINITE;
+    if (rvi_negligible_n(axis, 3))
+        return RV_ERR_INVALID_ARG;
     double len = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] + (double)axis[2] * axis[2]);
     if (!(len > 0.0))
         return RV_ERR_INVALID_ARG;

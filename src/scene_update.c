@@ -21,6 +21,7 @@
  * child, or as many child changes have accumulated as it has children, so exact
  * recomputes cost O(1) amortised per change and a grown sphere does not stay loose for
  * long. A loose sphere is larger than minimal, never smaller: culling stays conservative. */
+#include "core/check.h"
 #include "scene.h"
 #include "core/round_up.h"
 #include "world.h"
@@ -164,7 +165,9 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
      * geometry (found by fuzz_world). Squares of floats never underflow in double. */
     double x = q[0], y = q[1], z = q[2], w = q[3];
     double n2 = x * x + y * y + z * z + w * w;
-    if (!(n2 > 0.0)) {
+    /* A quaternion without a normal component is zero (as the setters refuse it): under DAZ
+     * its subnormals read as zero, so any other verdict would depend on the host's mode. */
+    if (rvi_negligible_n(q, 4) || !(n2 > 0.0)) {
         uc->zero_quat = 1;
         return false;
     }

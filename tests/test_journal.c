@@ -11,6 +11,12 @@
 
 #include <fenv.h>
 #include <float.h>
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr: the DAZ and FTZ modes */
+#define RVT_HAVE_MXCSR 1
+#else
+#define RVT_HAVE_MXCSR 0
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -216,6 +222,14 @@ static void test_append_accepts_exactly_the_deltas_validation_accepts(void **sta
         default: break;
         }
         rv_result expected = rvi_delta_validate(&d);
+#if RVT_HAVE_MXCSR
+        /* The same verdict with subnormals flushed to zero (DAZ, FTZ), as engines often run. */
+        unsigned int csr = _mm_getcsr();
+        _mm_setcsr(csr | 0x8040u);
+        rv_result flushed = rvi_delta_validate(&d);
+        _mm_setcsr(csr);
+        assert_int_equal(flushed, expected);
+#endif
         feclearexcept(FE_INVALID);
         rv_result got = rv_journal_append(j, &d, NULL);
         /* Whatever bytes a payload holds, an append compares no NaN as a float (its checks
@@ -502,6 +516,7 @@ static void test_nan_or_infinity_in_any_transform_number_is_refused(void **state
     for (int i = 0; i < 14; i++) {
         for (size_t f = 0; f < sizeof fine / sizeof fine[0]; f++) {
             rv_projection_transform t = transform_at(0.0f);
+            t.rotation[0] = 1.0f; /* the rotation keeps a normal component whichever number changes */
             *transform_number(&t, i) = i == 13 ? fabsf(fine[f]) : fine[f]; /* 13: the radius */
             assert_int_equal(rv_journal_update_transform(j, 0, (uint64_t)i + 1, 1, &t, NULL), RV_OK);
         }
@@ -509,23 +524,27 @@ static void test_nan_or_infinity_in_any_transform_number_is_refused(void **state
     rv_journal_destroy(j);
 }
 
-static void test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers(void **state)
+/* The verdicts on signed zeros and subnormals, in the current floating-point environment. */
+static void check_zero_and_subnormal_verdicts(rv_journal *j)
 {
-    (void)state;
-    rv_journal *j = make_journal(false);
     rv_projection_transform t = transform_at(0.0f);
     t.rotation[0] = -0.0f; t.rotation[1] = 0.0f; t.rotation[2] = -0.0f; t.rotation[3] = -0.0f;
     assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
-    for (int r = 0; r < 4; r++) { /* any nonzero component, even subnormal, is a rotation */
+    for (int r = 0; r < 4; r++) {
+        /* Subnormal components alone are refused as a zero quaternion (under DAZ they read as
+         * zero); beside a normal one they are fine. */
         t = transform_at(0.0f);
         memset(t.rotation, 0, sizeof t.rotation);
         t.rotation[r] = -float_of_bits(1u);
+        t.rotation[(r + 1) % 4] = float_of_bits(0x007FFFFFu); /* the largest subnormal */
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+        t.rotation[(r + 2) % 4] = FLT_MIN; /* the smallest normal */
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
     }
     t = transform_at(0.0f);
     t.bounds[3] = -0.0f; /* not negative */
     assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
-    t.bounds[3] = -float_of_bits(1u);
+    t.bounds[3] = -float_of_bits(1u); /* negative, though DAZ would read it as -0 */
     assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
     t = transform_at(0.0f);
     t.bounds_space = (rv_bounds_space)0x7FFFFFFF;
@@ -535,17 +554,37 @@ static void test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers(v
         t.bounds_space = RV_BOUNDS_WORLD;
         t.scale[s] = -0.0f;
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
-        /* A subnormal scale is a number, not a zero: world bounds under it are accepted when
-         * the local sphere (radius / smallest scale) fits in floats, refused when not. */
+        /* World bounds need normal scales: a subnormal one is refused, even when the sphere
+         * divided by it would fit in floats. */
         t.scale[s] = float_of_bits(1u << 20); /* 1.5e-39 */
         t.bounds[3] = 1e-40f;
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
+        t.scale[s] = FLT_MIN;
+        t.bounds[3] = 1e-30f;
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
-        t.bounds[3] = 1.0f;
+        t.bounds[3] = 100.0f; /* 100 / FLT_MIN does not fit in a float */
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_ERR_INVALID_ARG);
         t.bounds_space = RV_BOUNDS_LOCAL;
         t.scale[s] = -0.0f; /* zero scale is fine with local bounds */
         assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
+        t.scale[s] = float_of_bits(1u); /* and so is a subnormal one */
+        assert_int_equal(rv_journal_update_transform(j, 0, 1, 1, &t, NULL), RV_OK);
     }
+}
+
+/* Engines often run with subnormals flushed to zero (DAZ and FTZ in MXCSR); the checks read
+ * bits, so every verdict is the same there. */
+static void test_transform_verdicts_on_zeros_and_subnormals_hold_under_daz(void **state)
+{
+    (void)state;
+    rv_journal *j = make_journal(false);
+    check_zero_and_subnormal_verdicts(j);
+#if RVT_HAVE_MXCSR
+    unsigned int csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+    check_zero_and_subnormal_verdicts(j);
+    _mm_setcsr(csr);
+#endif
     rv_journal_destroy(j);
 }
 
@@ -1221,7 +1260,7 @@ int main(void)
         cmocka_unit_test(test_re_appending_a_pending_entry_merges_it_unchanged),
         cmocka_unit_test(test_re_appending_pending_entries_while_the_buffer_grows),
         cmocka_unit_test(test_nan_or_infinity_in_any_transform_number_is_refused),
-        cmocka_unit_test(test_transform_checks_treat_signed_zeros_and_subnormals_as_numbers),
+        cmocka_unit_test(test_transform_verdicts_on_zeros_and_subnormals_hold_under_daz),
         cmocka_unit_test(test_stats_count_every_accepted_append),
         cmocka_unit_test(test_append_from_another_thread_is_refused_until_it_claims_the_journal),
         cmocka_unit_test(test_appends_of_every_kind_from_another_thread_are_refused),

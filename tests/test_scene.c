@@ -10,9 +10,16 @@
 #include "core/hash.h"
 #include "support/rvt.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr: the DAZ and FTZ modes */
+#define RVT_HAVE_MXCSR 1
+#else
+#define RVT_HAVE_MXCSR 0
+#endif
 
 #define PI_F 3.14159265358979f
 
@@ -921,7 +928,25 @@ static void test_non_finite_input_is_rejected_and_node_unchanged(void **state)
     float zero_q[4] = { 0, 0, 0, 0 }, zero_axis[3] = { 0, 0, 0 };
     assert_int_equal(rv_node_set_rotation(w, n, zero_q), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_node_set_rotation_axis_angle(w, n, zero_axis, 1), RV_ERR_INVALID_ARG);
+    /* Subnormal components alone are a zero quaternion or axis too (under DAZ they read as
+     * zero), with or without DAZ; beside a normal component they are fine. */
+    float tiny = 1e-40f, tiny_q[4] = { tiny, -tiny, 0, tiny }, tiny_axis[3] = { 0, tiny, -tiny };
+    for (int daz = 0; daz < 1 + RVT_HAVE_MXCSR; daz++) {
+#if RVT_HAVE_MXCSR
+        unsigned int csr = _mm_getcsr();
+        if (daz)
+            _mm_setcsr(csr | 0x8040u);
+#endif
+        assert_int_equal(rv_node_set_rotation(w, n, tiny_q), RV_ERR_INVALID_ARG);
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, n, tiny_axis, 1), RV_ERR_INVALID_ARG);
+#if RVT_HAVE_MXCSR
+        _mm_setcsr(csr);
+#endif
+    }
     assert_int_equal(scene_digest(w), before);
+    float mixed_q[4] = { tiny, 0, 0, FLT_MIN }, mixed_axis[3] = { tiny, FLT_MIN, 0 };
+    assert_int_equal(rv_node_set_rotation(w, n, mixed_q), RV_OK);
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, n, mixed_axis, 1), RV_OK);
     rv_world_destroy(w);
 }
 
@@ -964,6 +989,14 @@ static void test_update_keeps_previous_matrix_of_non_finite_in_place_write(void 
     assert_int_equal(rv_update_world(w), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
     assert_float_equal(m[0], 1.0f, 0.0f);
+    /* so is one of subnormals only */
+    qa[0] = 1e-40f;
+    qa[3] = -1e-39f;
+    assert_int_equal(rv_node_mark_moved(w, a), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_world_matrix(w, a, m), RV_OK);
+    assert_float_equal(m[0], 1.0f, 0.0f);
+    qa[0] = 0;
     /* an unnormalised quaternion written in place is a rotation */
     qa[3] = 3;
     assert_int_equal(rv_node_mark_moved(w, a), RV_OK);

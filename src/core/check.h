@@ -5,12 +5,28 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 static inline bool rvi_finite_n(const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
             return false;
+    return true;
+}
+
+/* True when no component is a normal number (each is zero or subnormal), read from its
+ * bits: a quaternion or axis refused as zero whether or not the host flushes subnormals to
+ * zero (DAZ; a float compare would then see a subnormal as zero). */
+static inline bool rvi_negligible_n(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        if (bits & 0x7F800000u)
+            return false;
+    }
     return true;
 }
 

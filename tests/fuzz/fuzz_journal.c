@@ -325,8 +325,9 @@ static void check_scene(fz *f)
             const rv_projection_transform *t = &p->transform;
             FZ_ASSERT(finite_n(t->position, 3) && finite_n(t->rotation, 4) && finite_n(t->scale, 3) &&
                       finite_n(t->bounds, 4), "a stored transform is not finite");
-            FZ_ASSERT(t->rotation[0] != 0 || t->rotation[1] != 0 || t->rotation[2] != 0 || t->rotation[3] != 0,
-                      "a stored quaternion is zero");
+            FZ_ASSERT(fpclassify(t->rotation[0]) == FP_NORMAL || fpclassify(t->rotation[1]) == FP_NORMAL ||
+                          fpclassify(t->rotation[2]) == FP_NORMAL || fpclassify(t->rotation[3]) == FP_NORMAL,
+                      "a stored quaternion has no normal component");
             FZ_ASSERT(t->bounds[3] >= 0, "a stored radius is negative");
             FZ_ASSERT(!(p->flags & ~RV_PROJECTION_FLAGS_ALL), "stored flags have unknown bits");
             rv_projection_class c = p->bucket.projection_class;

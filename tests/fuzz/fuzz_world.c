@@ -183,6 +183,16 @@ static int finite_n(const float *v, int n)
     return 1;
 }
 
+/* True when no component is a normal number (each zero or subnormal): what the rotation
+ * setters refuse as zero. */
+static int no_normal(const float *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fpclassify(v[i]) == FP_NORMAL)
+            return 0;
+    return 1;
+}
+
 /* Digest of everything the getters show (for "a failed call changed nothing"). */
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
@@ -784,7 +794,7 @@ static void run(fz *f, fz_input *in)
             rv_node h = pick(f, in);
             float q[4] = { f32(in), f32(in), f32(in), f32(in) };
             int i = find(f, h);
-            int zero = q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0;
+            int zero = no_normal(q, 4); /* zeros and subnormals only: zero under DAZ, refused */
             rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
                            : !finite_n(q, 4) ? RV_ERR_NOT_FINITE
                            : zero ? RV_ERR_INVALID_ARG : RV_OK;
@@ -795,7 +805,7 @@ static void run(fz *f, fz_input *in)
             rv_node h = pick(f, in);
             float axis[3] = { f32(in), f32(in), f32(in) }, angle = f32(in);
             int i = find(f, h);
-            int zero = axis[0] == 0 && axis[1] == 0 && axis[2] == 0;
+            int zero = no_normal(axis, 3);
             rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
                            : !finite_n(axis, 3) || !isfinite(angle) ? RV_ERR_NOT_FINITE
                            : zero ? RV_ERR_INVALID_ARG : RV_OK;

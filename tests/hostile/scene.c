@@ -213,16 +213,26 @@ void hostile_rv_node_set_rotation(rvh_ctx *cx)
     float zero[4] = { 0, 0, 0, 0 }, neg_zero[4] = { -0.0f, -0.0f, -0.0f, -0.0f };
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_rotation(cx->a, cx->na.mid, zero));
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_rotation(cx->a, cx->na.mid, neg_zero));
-    /* Tiny, huge and lopsided quaternions normalise to a unit rotation. */
+    /* Tiny, huge and lopsided quaternions normalise to a unit rotation; one with no normal
+     * component (subnormals only: zero under DAZ) is refused as zero. */
     for (int e = 0; e < RVH_EXTREME; e++) {
         if (rvh_extreme[e] == 0.0f)
             continue;
+        bool subnormal = fpclassify(rvh_extreme[e]) == FP_SUBNORMAL;
         for (int k = 0; k < 4; k++) {
             rvh_vec_with(q, 4, 0.0f, k, rvh_extreme[e]);
+            if (subnormal) {
+                RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_rotation(cx->a, cx->na.mid, q));
+                q[(k + 1) % 4] = FLT_MIN; /* beside a normal component it is fine */
+            }
             RVH_ACCEPT(cx, rv_node_set_rotation(cx->a, cx->na.mid, q));
             RVH_CHECK(cx, stored_rotation_is_unit(cx, cx->na.mid));
         }
         rvh_vec_with(q, 4, rvh_extreme[e], 0, rvh_extreme[e]);
+        if (subnormal) {
+            RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_rotation(cx->a, cx->na.mid, q));
+            continue;
+        }
         RVH_ACCEPT(cx, rv_node_set_rotation(cx->a, cx->na.mid, q));
         RVH_CHECK(cx, stored_rotation_is_unit(cx, cx->na.mid));
         update_stays_sane(cx);
@@ -255,6 +265,10 @@ void hostile_rv_node_set_rotation_axis_angle(rvh_ctx *cx)
             continue;
         float big[3];
         rvh_vec_with(big, 3, rvh_extreme[e], 2, rvh_extreme[e]);
+        if (fpclassify(rvh_extreme[e]) == FP_SUBNORMAL) { /* no normal component: a zero axis */
+            RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_rotation_axis_angle(cx->a, cx->na.mid, big, 0.75f));
+            big[0] = FLT_MIN;
+        }
         RVH_ACCEPT(cx, rv_node_set_rotation_axis_angle(cx->a, cx->na.mid, big, 0.75f));
         RVH_CHECK(cx, stored_rotation_is_unit(cx, cx->na.mid));
         update_stays_sane(cx);

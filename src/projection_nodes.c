@@ -124,7 +124,9 @@ void rvi_node_write_transform(rv_render_scene *s, uint32_t slot)
     rvi_load_transform(&s->hot[slot], &transform);
     float sphere[4];
     local_bounds(t, sphere);
-    /* Validated on append (or replay): these cannot fail. */
+    /* Validated on append (or replay) by the setters' own rules (finite numbers, a
+     * quaternion with a normal component, read from bits so the host's DAZ mode changes
+     * nothing): these cannot fail. */
     rv_node_set_position(s->world, node, t->position);
     rv_node_set_rotation(s->world, node, t->rotation);
     rv_node_set_scale(s->world, node, t->scale);

@@ -11,12 +11,6 @@
 
 #include <fenv.h>
 #include <float.h>
-#if defined(__SSE__) || defined(_M_X64)
-#include <xmmintrin.h> /* _mm_getcsr, _mm_setcsr: the DAZ and FTZ modes */
-#define RVT_HAVE_MXCSR 1
-#else
-#define RVT_HAVE_MXCSR 0
-#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -224,10 +218,9 @@ static void test_append_accepts_exactly_the_deltas_validation_accepts(void **sta
         rv_result expected = rvi_delta_validate(&d);
 #if RVT_HAVE_MXCSR
         /* The same verdict with subnormals flushed to zero (DAZ, FTZ), as engines often run. */
-        unsigned int csr = _mm_getcsr();
-        _mm_setcsr(csr | 0x8040u);
+        unsigned int csr = rvt_flush_subnormals();
         rv_result flushed = rvi_delta_validate(&d);
-        _mm_setcsr(csr);
+        rvt_restore_fp_mode(csr);
         assert_int_equal(flushed, expected);
 #endif
         feclearexcept(FE_INVALID);
@@ -580,10 +573,9 @@ static void test_transform_verdicts_on_zeros_and_subnormals_hold_under_daz(void 
     rv_journal *j = make_journal(false);
     check_zero_and_subnormal_verdicts(j);
 #if RVT_HAVE_MXCSR
-    unsigned int csr = _mm_getcsr();
-    _mm_setcsr(csr | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+    unsigned int csr = rvt_flush_subnormals();
     check_zero_and_subnormal_verdicts(j);
-    _mm_setcsr(csr);
+    rvt_restore_fp_mode(csr);
 #endif
     rv_journal_destroy(j);
 }

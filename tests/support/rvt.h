@@ -37,6 +37,27 @@ typedef struct rvt_sweep {
  * Returns n, so a test can assert the scenario really allocates. */
 uint64_t rvt_run_sweep(const rvt_sweep *sweep);
 
+/* The SSE control register's subnormal modes, which engines often set: DAZ (bit 6) reads
+ * subnormal inputs as zero, FTZ (bit 15) flushes subnormal results. rvt_flush_subnormals
+ * turns both on and returns the old register for rvt_restore_fp_mode. Where there is no
+ * MXCSR, RVT_HAVE_MXCSR is 0 and tests run in the default mode only. */
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define RVT_HAVE_MXCSR 1
+static inline unsigned int rvt_flush_subnormals(void)
+{
+    unsigned int csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040u);
+    return csr;
+}
+static inline void rvt_restore_fp_mode(unsigned int csr)
+{
+    _mm_setcsr(csr);
+}
+#else
+#define RVT_HAVE_MXCSR 0
+#endif
+
 /* splitmix64: deterministic random numbers for property tests. */
 static inline uint64_t rvt_next(uint64_t *s)
 {

@@ -7,17 +7,13 @@
  * structural edge of the key lies between the two positions, so every delta between them
  * sees the same validity and the final scene is the same as applying both in order. */
 #include "journal.h"
+#include "journal_validate.h"
 #include "core/check.h"
 #include "core/pool.h"
 #include "core/prefetch.h"
 
-#include <float.h>
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #if defined(_WIN32)
 __declspec(dllimport) unsigned long __stdcall GetCurrentThreadId(void);
@@ -61,150 +57,6 @@ static bool same_thread(rvi_thread_id a, rvi_thread_id b) { return pthread_equal
 enum { WRITE_AHEAD = 4 };
 
 enum { CHANNEL_TRANSFORM, CHANNEL_APPEARANCE, CHANNEL_FLAGS };
-
-/* ---- validation ---- */
-
-/* A transform's 14 numbers are its first 14 32-bit words (position, rotation, scale,
- * bounds), read as IEEE 754 binary32 bit patterns by the checks below. */
-enum { TRANSFORM_NUMBERS = 14, ROTATION_WORD = 3, SCALE_WORD = 7 };
-_Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128, "binary32 floats");
-_Static_assert(offsetof(rv_projection_transform, rotation) == ROTATION_WORD * 4 &&
-                   offsetof(rv_projection_transform, scale) == SCALE_WORD * 4 &&
-                   offsetof(rv_projection_transform, bounds_space) == TRANSFORM_NUMBERS * 4,
-               "the transform's numbers are its first 14 words");
-
-#define MAGNITUDE_BITS 0x7FFFFFFFu
-
-/* True when none of the transform's 14 numbers is an infinity or a NaN. Such a number has
- * every exponent bit set, so adding one to the exponent of its magnitude carries into bit
- * 31 (a finite number's does not): one OR over all 14, no branch per number. */
-static ALWAYS_INLINE bool transform_finite(const rv_projection_transform *t)
-{
-#if defined(__SSE2__)
-    /* Words 0-3, 4-7, 8-11 and 10-13 (overlapping: 14 is not a multiple of 4). */
-    const unsigned char *p = (const unsigned char *)t;
-    const __m128i magnitude = _mm_set1_epi32((int)MAGNITUDE_BITS), exponent_one = _mm_set1_epi32(0x00800000);
-    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
-    __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(p + (TRANSFORM_NUMBERS - 4) * 4));
-    a = _mm_add_epi32(_mm_and_si128(a, magnitude), exponent_one);
-    b = _mm_add_epi32(_mm_and_si128(b, magnitude), exponent_one);
-    c = _mm_add_epi32(_mm_and_si128(c, magnitude), exponent_one);
-    d = _mm_add_epi32(_mm_and_si128(d, magnitude), exponent_one);
-    __m128i carry = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
-    return _mm_movemask_ps(_mm_castsi128_ps(carry)) == 0; /* bit 31 of each lane */
-#else
-    uint32_t bits[TRANSFORM_NUMBERS];
-    memcpy(bits, t, sizeof bits);
-    uint32_t carry = 0;
-    for (int i = 0; i < TRANSFORM_NUMBERS; i++)
-        carry |= (bits[i] & MAGNITUDE_BITS) + 0x00800000u;
-    return (carry & 0x80000000u) == 0;
-#endif
-}
-
-/* The checks below read a number's bits, never compare it as a float: the same verdict
- * whether or not the host flushes subnormals to zero (DAZ, which engines often set: a float
- * compare would then see a subnormal as zero), and no FE_INVALID from a NaN. */
-#define EXPONENT_BITS 0x7F800000u
-
-/* True when none of the four rotation numbers (finite) is a normal number: each is zero or
- * subnormal. Such a quaternion reads as zero under DAZ, so it is refused everywhere. */
-static ALWAYS_INLINE bool rotation_negligible(const rv_projection_transform *t)
-{
-#if defined(__SSE2__)
-    __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)t->rotation),
-                              _mm_set1_epi32((int)EXPONENT_BITS));
-    return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(q, _mm_setzero_si128()))) == 0xF;
-#else
-    uint32_t rotation[4];
-    memcpy(rotation, t->rotation, sizeof rotation);
-    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & EXPONENT_BITS) == 0;
-#endif
-}
-
-/* True when the sphere's radius is below zero: sign set and magnitude nonzero (-0 is a
- * radius of zero; a negative subnormal is below zero in every environment). */
-static ALWAYS_INLINE bool radius_negative(const rv_projection_transform *t)
-{
-    uint32_t radius;
-    memcpy(&radius, &t->bounds[3], sizeof radius);
-    return radius > 0x80000000u;
-}
-
-/* True when a scale factor is zero or subnormal (world-space bounds need every factor
- * normal: the bounds are divided by it, and under DAZ a subnormal one reads as zero). */
-static ALWAYS_INLINE bool scale_negligible(const rv_projection_transform *t)
-{
-    uint32_t scale[3];
-    memcpy(scale, t->scale, sizeof scale);
-    return (scale[0] & EXPONENT_BITS) == 0 || (scale[1] & EXPONENT_BITS) == 0 || (scale[2] & EXPONENT_BITS) == 0;
-}
-
-/* The checks of a transform that need no call: all but whether world-space bounds fit in
- * local space (validate_transform adds that). The append of an update tests the same
- * things, without branches, in transform_needs_check. */
-static ALWAYS_INLINE rv_result validate_transform_inline(const rv_projection_transform *t)
-{
-    if (!transform_finite(t))
-        return RV_ERR_NOT_FINITE;
-    if (rotation_negligible(t))
-        return RV_ERR_INVALID_ARG;
-    if (radius_negative(t))
-        return RV_ERR_INVALID_ARG;
-    if (t->bounds_space != RV_BOUNDS_LOCAL && t->bounds_space != RV_BOUNDS_WORLD)
-        return RV_ERR_INVALID_ARG;
-    if (t->bounds_space == RV_BOUNDS_WORLD && scale_negligible(t))
-        return RV_ERR_INVALID_ARG;
-    return RV_OK;
-}
-
-static rv_result validate_transform(const rv_projection_transform *t)
-{
-    RVI_TRY(validate_transform_inline(t));
-    if (t->bounds_space == RV_BOUNDS_WORLD && !rvi_world_bounds_to_local(t, NULL))
-        return RV_ERR_INVALID_ARG;
-    return RV_OK;
-}
-
-static rv_result validate_bucket(const rv_projection_bucket *b, uint64_t key)
-{
-    if (b->projection_class <= RV_PROJECTION_CLASS_NONE || b->projection_class >= RV_PROJECTION_CLASS_COUNT_)
-        return RV_ERR_INVALID_ARG;
-    if (b->projection_class == RV_PROJECTION_EQUIPPED_CHILD ? b->parent_key == key : b->parent_key != 0)
-        return RV_ERR_INVALID_ARG;
-    return RV_OK;
-}
-
-static ALWAYS_INLINE rv_result validate_register(const rv_delta *d)
-{
-    const rv_projection *p = &d->projection;
-    RVI_TRY(validate_transform(&p->transform));
-    RVI_TRY(validate_bucket(&p->bucket, d->key));
-    return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
-}
-
-rv_result rvi_delta_validate(const rv_delta *d)
-{
-    const rv_projection *p = &d->projection;
-    switch (d->kind) {
-    case RV_DELTA_REGISTER:
-        return validate_register(d);
-    case RV_DELTA_UPDATE_TRANSFORM:
-        return validate_transform(&p->transform);
-    case RV_DELTA_UPDATE_FLAGS:
-        return (p->flags & ~RV_PROJECTION_FLAGS_ALL) ? RV_ERR_INVALID_ARG : RV_OK;
-    case RV_DELTA_REBUCKET:
-        return validate_bucket(&p->bucket, d->key);
-    case RV_DELTA_UPDATE_APPEARANCE:
-    case RV_DELTA_UNREGISTER:
-    case RV_DELTA_CLEAR_GENERATION:
-        return RV_OK;
-    default:
-        return RV_ERR_INVALID_ARG;
-    }
-}
 
 /* ---- the stored form ---- */
 
@@ -604,12 +456,12 @@ static NOINLINE rv_result append_edge(rv_journal *j, const rv_delta *in, uint64_
         return grow_and_append(j, in, out_sequence);
     switch (in->kind) {
     case RV_DELTA_REGISTER:
-        RVI_TRY(validate_register(in));
+        RVI_TRY(rvi_validate_register(in));
         return append_edge_of(j, in, RV_DELTA_REGISTER, out_sequence);
     case RV_DELTA_UNREGISTER:
         return append_edge_of(j, in, RV_DELTA_UNREGISTER, out_sequence);
     case RV_DELTA_REBUCKET:
-        RVI_TRY(validate_bucket(&in->projection.bucket, in->key));
+        RVI_TRY(rvi_validate_bucket(&in->projection.bucket, in->key));
         return append_edge_of(j, in, RV_DELTA_REBUCKET, out_sequence);
     case RV_DELTA_CLEAR_GENERATION:
         return append_edge_of(j, in, RV_DELTA_CLEAR_GENERATION, out_sequence);
@@ -624,16 +476,6 @@ static NOINLINE rv_result append_update_checked(rv_journal *j, const rv_delta *i
 {
     RVI_TRY(rvi_delta_validate(in));
     return append_update(j, in, (int)(in->kind - RV_DELTA_UPDATE_TRANSFORM), out_sequence);
-}
-
-/* True when a transform's local-space checks fail or its bounds are not local-space ones
- * (then append_update_checked decides). Bit tests only, like the checks above: an update of
- * another channel computes this too, on whatever bytes the host left in the transform. */
-static ALWAYS_INLINE bool transform_needs_check(const rv_projection_transform *t)
-{
-    uint32_t fails = (uint32_t)!transform_finite(t) | (uint32_t)rotation_negligible(t) | (uint32_t)radius_negative(t) |
-                     (uint32_t)(t->bounds_space != RV_BOUNDS_LOCAL);
-    return fails != 0;
 }
 
 /* Appends a delta from the journal's owner thread. Kept free of calls on the way of an
@@ -653,7 +495,8 @@ static NOINLINE rv_result append_owned(rv_journal *j, const rv_delta *in, uint64
                    "update kinds in channel order");
     if (channel > CHANNEL_FLAGS)
         return append_edge(j, in, out_sequence);
-    uint32_t check = (uint32_t)(channel == CHANNEL_TRANSFORM) & (uint32_t)transform_needs_check(&in->projection.transform);
+    uint32_t check =
+        (uint32_t)(channel == CHANNEL_TRANSFORM) & (uint32_t)rvi_transform_needs_check(&in->projection.transform);
     check |= (uint32_t)(channel == CHANNEL_FLAGS) & (uint32_t)((in->projection.flags & ~RV_PROJECTION_FLAGS_ALL) != 0);
     if (check)
         return append_update_checked(j, in, out_sequence);

@@ -8,6 +8,7 @@
 #define RVI_JOURNAL_VALIDATE_H
 
 #include "rvis.h"
+#include "core/check.h"
 
 #include <float.h>
 #include <stdbool.h>
@@ -36,7 +37,6 @@ _Static_assert(offsetof(rv_projection_transform, rotation) == 3 * 4 &&
                "the transform's numbers are its first 14 words");
 
 #define RVI_MAGNITUDE_BITS 0x7FFFFFFFu
-#define RVI_EXPONENT_BITS 0x7F800000u
 
 /* True when none of the transform's 14 numbers is an infinity or a NaN. Such a number has
  * every exponent bit set, so adding one to the exponent of its magnitude carries into bit
@@ -73,12 +73,10 @@ RVI_CHECK_INLINE bool rvi_rotation_negligible(const rv_projection_transform *t)
 {
 #if defined(__SSE2__)
     __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)t->rotation),
-                              _mm_set1_epi32((int)RVI_EXPONENT_BITS));
+                              _mm_set1_epi32((int)RVI_FLOAT_EXPONENT_BITS));
     return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(q, _mm_setzero_si128()))) == 0xF;
 #else
-    uint32_t rotation[4];
-    memcpy(rotation, t->rotation, sizeof rotation);
-    return ((rotation[0] | rotation[1] | rotation[2] | rotation[3]) & RVI_EXPONENT_BITS) == 0;
+    return rvi_negligible_n(t->rotation, 4);
 #endif
 }
 
@@ -97,8 +95,8 @@ RVI_CHECK_INLINE bool rvi_scale_negligible(const rv_projection_transform *t)
 {
     uint32_t scale[3];
     memcpy(scale, t->scale, sizeof scale);
-    return (scale[0] & RVI_EXPONENT_BITS) == 0 || (scale[1] & RVI_EXPONENT_BITS) == 0 ||
-           (scale[2] & RVI_EXPONENT_BITS) == 0;
+    return (scale[0] & RVI_FLOAT_EXPONENT_BITS) == 0 || (scale[1] & RVI_FLOAT_EXPONENT_BITS) == 0 ||
+           (scale[2] & RVI_FLOAT_EXPONENT_BITS) == 0;
 }
 
 /* True when a transform's local-space checks fail or its bounds are not local-space ones:

@@ -372,16 +372,14 @@ rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
     return RV_OK;
 }
 
-/* Normalises q into out (double precision so tiny quaternions survive). */
-static rv_result normalise_quat(const float q[4], float out[4])
+/* Normalises q (finite, with a normal component, so n2 > 0) into out, in double precision
+ * so tiny quaternions survive. */
+static void normalise_quat(const float q[4], float out[4])
 {
     double n2 = (double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3];
-    if (!(n2 > 0.0))
-        return RV_ERR_INVALID_ARG;
     double inv = 1.0 / sqrt(n2);
     for (int k = 0; k < 4; k++)
         out[k] = (float)(q[k] * inv);
-    return RV_OK;
 }
 
 rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4])
@@ -395,7 +393,7 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
     if (rvi_negligible_n(quaternion, 4))
         return RV_ERR_INVALID_ARG;
     float q[4];
-    RVI_TRY(normalise_quat(quaternion, q));
+    normalise_quat(quaternion, q);
     rvi_scene *s = &world->scene;
     memcpy(s->rotation[i], q, 16);
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
@@ -412,9 +410,7 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
         return RV_ERR_NOT_FINITE;
     if (rvi_negligible_n(axis, 3))
         return RV_ERR_INVALID_ARG;
-    double len = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] + (double)axis[2] * axis[2]);
-    if (!(len > 0.0))
-        return RV_ERR_INVALID_ARG;
+    double len = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] + (double)axis[2] * axis[2]); /* > 0 */
     double half = 0.5 * (double)radians, k = sin(half) / len;
     float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
     rvi_scene *s = &world->scene;

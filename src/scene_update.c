@@ -166,8 +166,9 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     double x = q[0], y = q[1], z = q[2], w = q[3];
     double n2 = x * x + y * y + z * z + w * w;
     /* A quaternion without a normal component is zero (as the setters refuse it): under DAZ
-     * its subnormals read as zero, so any other verdict would depend on the host's mode. */
-    if (rvi_negligible_n(q, 4) || !(n2 > 0.0)) {
+     * its subnormals read as zero, so any other verdict would depend on the host's mode. With
+     * a normal component, n2 > 0. */
+    if (rvi_negligible_n(q, 4)) {
         uc->zero_quat = 1;
         return false;
     }

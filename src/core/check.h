@@ -16,6 +16,9 @@ static inline bool rvi_finite_n(const float *v, size_t n)
     return true;
 }
 
+/* The exponent field of an IEEE 754 binary32: zero for a zero or a subnormal. */
+#define RVI_FLOAT_EXPONENT_BITS 0x7F800000u
+
 /* True when no component is a normal number (each is zero or subnormal), read from its
  * bits: a quaternion or axis refused as zero whether or not the host flushes subnormals to
  * zero (DAZ; a float compare would then see a subnormal as zero). */
@@ -24,7 +27,7 @@ static inline bool rvi_negligible_n(const float *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint32_t bits;
         memcpy(&bits, &v[i], sizeof bits);
-        if (bits & 0x7F800000u)
+        if (bits & RVI_FLOAT_EXPONENT_BITS)
             return false;
     }
     return true;

@@ -28,16 +28,40 @@
 
 #include <float.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define NONE RVI_INDEX_NONE
 
-/* True when all n values are finite: x - x is 0 for finite x and NaN otherwise. */
+/* True when all n values are finite, read from their bits (an exponent of all ones is an
+ * infinity or a NaN). Independent integer tests: the float form this replaced (x - x summed)
+ * was one dependent add per value. */
 static inline bool all_finite(const float *v, int n)
 {
-    float acc = 0.0f;
-    for (int k = 0; k < n; k++)
-        acc += v[k] - v[k];
-    return acc == 0.0f;
+    uint32_t not_finite = 0;
+    for (int k = 0; k < n; k++) {
+        uint32_t bits;
+        memcpy(&bits, &v[k], sizeof bits);
+        not_finite |= (bits & RVI_FLOAT_EXPONENT_BITS) == RVI_FLOAT_EXPONENT_BITS;
+    }
+    return !not_finite;
+}
+
+/* all_finite for a 4 x 4 matrix (16 floats that may all be read), a column per vector. */
+static inline bool matrix_finite(const float m[16])
+{
+#if defined(__SSE2__)
+    const __m128i exponent = _mm_set1_epi32((int)RVI_FLOAT_EXPONENT_BITS);
+    __m128i ones = _mm_setzero_si128();
+    for (int c = 0; c < 4; c++) {
+        __m128i e = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)&m[c * 4]), exponent);
+        ones = _mm_or_si128(ones, _mm_cmpeq_epi32(e, exponent));
+    }
+    return _mm_movemask_epi8(ones) == 0;
+#else
+    return all_finite(m, 16);
+#endif
 }
 
 /* Rounding slack for a sphere at centre c with radius r: a few ulps of its magnitude. */
@@ -98,13 +122,16 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
     /* The centre in double: in float, terms of 1e6 that cancel to a centre near 0 lose
      * ulp(1e6) = 0.06 each, far beyond a slack relative to the result (found by
      * fuzz_world). The double sum's own error is bounded by its terms' magnitude. */
-    float c[3];
-    double mag = 0.0;
-    for (int k = 0; k < 3; k++) {
+    /* Four rows, not three, so the compiler pairs them in double vectors (row 3 is not
+     * used): the same operations in the same order per row, so the same bits. */
+    double centre[4], terms[4];
+    for (int k = 0; k < 4; k++) {
         double t0 = (double)m[k] * l[0], t1 = (double)m[4 + k] * l[1], t2 = (double)m[8 + k] * l[2];
-        c[k] = (float)(t0 + t1 + t2 + m[12 + k]);
-        mag += fabs(t0) + fabs(t1) + fabs(t2) + fabs((double)m[12 + k]);
+        centre[k] = t0 + t1 + t2 + m[12 + k];
+        terms[k] = fabs(t0) + fabs(t1) + fabs(t2) + fabs((double)m[12 + k]);
     }
+    float c[3] = { (float)centre[0], (float)centre[1], (float)centre[2] };
+    double mag = terms[0] + terms[1] + terms[2];
     float r = rvi_float_up((double)l[3] * s->aux[i].world_scale + mag * 8.0 * DBL_EPSILON);
     r += slack(c, r);
     memcpy(out, c, 12);
@@ -195,18 +222,29 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     } else {
         const float *pm = s->world_matrix[p];
         parent_scale = s->aux[p].world_scale;
+        /* Each column is one 4-wide multiply-add (row 3 is set below): the same operations
+         * in the same order as three scalar rows, so the same bits. */
+#if defined(__SSE2__)
+        __m128 p0 = _mm_loadu_ps(pm), p1 = _mm_loadu_ps(pm + 4), p2 = _mm_loadu_ps(pm + 8);
+        for (int c = 0; c < 4; c++) {
+            const float *lc = &l[c * 3];
+            __m128 v = _mm_add_ps(_mm_add_ps(_mm_mul_ps(p0, _mm_set1_ps(lc[0])), _mm_mul_ps(p1, _mm_set1_ps(lc[1]))),
+                                  _mm_mul_ps(p2, _mm_set1_ps(lc[2])));
+            _mm_storeu_ps(&m[c * 4], c == 3 ? _mm_add_ps(v, _mm_loadu_ps(pm + 12)) : v);
+        }
+#else
         for (int c = 0; c < 4; c++) {
             const float *lc = &l[c * 3];
             for (int r = 0; r < 3; r++)
                 m[c * 4 + r] = pm[r] * lc[0] + pm[4 + r] * lc[1] + pm[8 + r] * lc[2];
         }
-        m[12] += pm[12];
-        m[13] += pm[13];
-        m[14] += pm[14];
+        for (int r = 0; r < 3; r++)
+            m[12 + r] += pm[12 + r];
+#endif
     }
     m[3] = m[7] = m[11] = 0.0f;
     m[15] = 1.0f;
-    if (!all_finite(m, 16)) {
+    if (!matrix_finite(m)) {
         uc->not_finite = 1;
         return false;
     }

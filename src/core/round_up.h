@@ -24,11 +24,22 @@ static inline float rvi_next_up(float x)
     return x;
 }
 
-/* The smallest float not below d (d not NaN; above FLT_MAX: +infinity). */
+/* The smallest float not below d (d not NaN; above FLT_MAX: +infinity). Rounding to
+ * nearest lands below d about half the time, so the step up is computed either way and
+ * selected, not branched to (rvi_next_up's steps, for the finite floats and -infinity that
+ * can lie below d). */
 static inline float rvi_float_up(double d)
 {
     float f = (float)d;
-    return (double)f < d ? rvi_next_up(f) : f;
+    uint32_t bits, up;
+    memcpy(&bits, &f, sizeof bits);
+    up = bits + ((bits >> 31) ? UINT32_MAX : 1u); /* a negative float steps toward zero */
+    up = (bits & 0x7FFFFFFFu) ? up : 1u;          /* from a zero: the smallest subnormal */
+    uint32_t below = 0u - (uint32_t)((double)f < d); /* all ones when f is below d (a mask,
+                                                          which compilers do not turn back into a branch) */
+    bits = (up & below) | (bits & ~below);
+    memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* Scene-node hierarchy: storage, links, create/destroy/attach, setters and getters
  * (DESIGN.md §2). rv_update_world and the bounds math live in scene_update.c. */
 #include "scene.h"
+#include "core/prefetch.h"
 #include "world.h"
 #include "core/check.h"
 
@@ -89,6 +90,7 @@ rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, ui
     memset(scene, 0, sizeof *scene);
     rvi_pool_init(&scene->pool, tag);
     scene->first_root = NONE;
+    scene->prefetchw = rvi_cpu_has_prefetchw();
     rv_result r = scene_grow(scene, heap, capacity ? capacity : 1);
     if (r != RV_OK)
         rvi_scene_fini(scene, heap);

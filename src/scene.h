@@ -93,6 +93,7 @@ typedef struct rvi_scene {
     uint32_t matrices_recomputed; /* by the last update */
     uint32_t bounds_recomputed;
     bool visiting;            /* a visit callback is running: structural calls are refused */
+    bool prefetchw;           /* the CPU has PREFETCHW (rvi_cpu_has_prefetchw, asked at init) */
 } rvi_scene;
 
 rv_result rvi_scene_init(rvi_scene *scene, rvi_heap *heap, uint32_t capacity, uint16_t tag);

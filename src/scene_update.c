@@ -23,6 +23,7 @@
  * long. A loose sphere is larger than minimal, never smaller: culling stays conservative. */
 #include "core/check.h"
 #include "scene.h"
+#include "core/prefetch.h"
 #include "core/round_up.h"
 #include "world.h"
 
@@ -369,36 +370,35 @@ static void climb(rvi_scene *s, uint32_t n, update_counts *uc)
 }
 
 /* The dirty list is in marking order, scattered over the node arrays: ask for a node's
- * cache lines a few entries ahead so their misses overlap (a moved node touches ~10 lines). */
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
+ * cache lines a few entries ahead so their misses overlap (a moved node touches ~10 lines).
+ * The lines the update writes are asked for with write intent where the CPU has it
+ * (RVI_PREFETCH_OWNED): with read prefetches instead, the sweep of moved nodes took 1.6x as
+ * long (update_world_1m_1pct; a prefetch distance of 32/16 or 8/4 changed nothing). */
 enum { PREFETCH_LINKS = 16, PREFETCH_DATA = 8 };
 
 static inline void prefetch_ahead(const rvi_scene *s, const uint32_t *list, uint32_t k, uint32_t count)
 {
+    const bool own = s->prefetchw;
     if (k + PREFETCH_LINKS < count) {
         uint32_t e = list[k + PREFETCH_LINKS];
-        PREFETCH(&s->flags[e]);
-        PREFETCH(&s->parent[e]);
+        RVI_PREFETCH_OWNED(own, &s->flags[e]);
+        RVI_PREFETCH(&s->parent[e]);
     }
     if (k + PREFETCH_DATA < count) {
         uint32_t e = list[k + PREFETCH_DATA];
-        PREFETCH(s->position[e]);
-        PREFETCH(s->rotation[e]);
-        PREFETCH(s->scale[e]);
-        PREFETCH(s->world_matrix[e]);
-        PREFETCH(s->local_sphere[e]);
-        PREFETCH(s->world_sphere[e]);
-        PREFETCH(&s->aux[e]);
+        RVI_PREFETCH(s->position[e]);
+        RVI_PREFETCH(s->rotation[e]);
+        RVI_PREFETCH(s->scale[e]);
+        RVI_PREFETCH(s->local_sphere[e]);
+        RVI_PREFETCH_OWNED(own, s->world_matrix[e]);
+        RVI_PREFETCH_OWNED(own, s->world_sphere[e]);
+        RVI_PREFETCH_OWNED(own, &s->aux[e]);
         uint32_t p = s->parent[e];
         if (p != NONE) {
-            PREFETCH(s->world_matrix[p]);
-            PREFETCH(s->world_sphere[p]);
-            PREFETCH(&s->aux[p]);
-            PREFETCH(&s->flags[p]);
+            RVI_PREFETCH(s->world_matrix[p]);
+            RVI_PREFETCH_OWNED(own, s->world_sphere[p]);
+            RVI_PREFETCH_OWNED(own, &s->aux[p]);
+            RVI_PREFETCH_OWNED(own, &s->flags[p]);
         }
     }
 }

@@ -54,24 +54,47 @@ static inline bool drawable(uint32_t flags)
 }
 
 /* Hands out every drawable node of the subtree of r (all inside the frustum). False when
- * the receiver stopped the walk. Follows the links; no stack. */
-static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
+ * the receiver stopped the walk. Follows the links; no stack. Most visible nodes of a
+ * frame come out here, so the sink's kind is a constant (one copy per kind, chosen once
+ * per subtree) and the arrays are read through locals: a receiver cannot create or destroy
+ * nodes during a walk (s->visiting), so they do not move. */
+static inline __attribute__((always_inline)) bool emit_subtree_as(rvi_scene *s, uint32_t r, sink *k,
+                                                                  uint32_t *visited, sink_kind kind)
 {
-    const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling;
+    const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling, *parent = s->parent;
+    const uint32_t *flags = s->flags, *generation = s->pool.generation;
+    const uint64_t tag = (uint64_t)s->pool.tag << 48;
+    float(*world_matrix)[16] = s->world_matrix;
     uint32_t n = r, seen = 0;
     bool go = true;
     for (;;) {
         seen++;
-        if (drawable(s->flags[n]) && !emit(s, n, k)) {
-            go = false;
-            break;
+        if (drawable(flags[n])) {
+            rv_node handle = { tag | ((uint64_t)(generation[n] & RVI_POOL_MAX_GENERATION) << 24) | n };
+            if (kind == SINK_ARRAY) {
+                if (k->count < k->capacity)
+                    k->out[k->count] = handle;
+                k->count++;
+            } else if (kind == SINK_HOST) {
+                k->count++;
+                if (!k->host_fn(handle, world_matrix[n], k->user)) {
+                    go = false;
+                    break;
+                }
+            } else {
+                k->count++;
+                if (!k->index_fn(s, n, k->user)) {
+                    go = false;
+                    break;
+                }
+            }
         }
         if (first_child[n] != NONE) {
             n = first_child[n];
             continue;
         }
         while (n != r && next_sibling[n] == NONE)
-            n = s->parent[n];
+            n = parent[n];
         if (n == r)
             break;
         n = next_sibling[n];
@@ -80,19 +103,31 @@ static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
     return go;
 }
 
+static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
+{
+    switch (k->kind) {
+    case SINK_HOST: return emit_subtree_as(s, r, k, visited, SINK_HOST);
+    case SINK_ARRAY: return emit_subtree_as(s, r, k, visited, SINK_ARRAY);
+    case SINK_INDEX: break;
+    }
+    return emit_subtree_as(s, r, k, visited, SINK_INDEX);
+}
+
+/* Pushes the siblings from `from` to `last` so `from` pops first. */
+static uint32_t push_siblings(rvi_scene *s, uint32_t from, uint32_t last, uint32_t mask, uint32_t top)
+{
+    for (uint32_t c = last;; c = s->prev_sibling[c]) {
+        s->work[top++] = pack(c, mask);
+        if (c == from)
+            return top;
+    }
+}
+
 /* Pushes the children of a node (first = its first child, or the first root) so the first
  * pops first. */
 static uint32_t push_children(rvi_scene *s, uint32_t first, uint32_t mask, uint32_t top)
 {
-    if (first == NONE)
-        return top;
-    uint32_t c = s->prev_sibling[first]; /* the last sibling */
-    for (;;) {
-        s->work[top++] = pack(c, mask);
-        if (c == first)
-            return top;
-        c = s->prev_sibling[c];
-    }
+    return first == NONE ? top : push_siblings(s, first, s->prev_sibling[first], mask, top); /* prev of the first: the last */
 }
 
 static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k, rv_cull_counts *counts)
@@ -117,7 +152,7 @@ static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k
         }
         if (mask) {
             c.tested++;
-            if (rv_frustum_classify_sphere_masked(frustum, ws, ws[3], &mask) == RV_OUTSIDE) {
+            if (rvi_classify_sphere_masked(frustum, ws, ws[3], &mask) == RV_OUTSIDE) {
                 c.visited++;
                 c.pruned++;
                 continue;
@@ -137,12 +172,33 @@ static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k
                 uint32_t own_mask = mask;
                 rvi_scene_geometry_sphere(s, i, g);
                 c.tested++;
-                show = rv_frustum_classify_sphere_masked(frustum, g, g[3], &own_mask) != RV_OUTSIDE;
+                show = rvi_classify_sphere_masked(frustum, g, g[3], &own_mask) != RV_OUTSIDE;
             }
             if (show && !emit(s, i, k))
                 break;
         }
-        top = push_children(s, s->first_child[i], mask, top);
+        /* Children without children of their own are tested and handed out here, in attach
+         * order, without a trip through the stack (what a popped leaf would do, in the same
+         * order and with the same counts). At the first child that has children, it and the
+         * siblings after it are pushed, so the walk stays pre-order. */
+        uint32_t first = s->first_child[i], ch = first;
+        bool go = true;
+        while (ch != NONE && s->first_child[ch] == NONE) {
+            const float *cs = s->world_sphere[ch];
+            uint32_t cmask = mask;
+            c.visited++;
+            if (cs[3] < 0.0f || (c.tested++, rvi_classify_sphere_masked(frustum, cs, cs[3], &cmask) == RV_OUTSIDE)) {
+                c.pruned++;
+            } else if (drawable(s->flags[ch]) && !emit(s, ch, k)) {
+                go = false;
+                break;
+            }
+            ch = s->next_sibling[ch];
+        }
+        if (!go)
+            break;
+        if (ch != NONE)
+            top = push_siblings(s, ch, s->prev_sibling[first], mask, top);
     }
     s->visiting = false;
     c.visible = k->count;

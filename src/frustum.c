@@ -124,34 +124,14 @@ static rv_result frustum_from_rows(const double rows[4][4], rv_clip clip, rv_fru
     return RV_OK;
 }
 
-/* Signed distance of a point from plane i; the float expression every sphere test of the
- * module uses (frustum_simd.c repeats it lane for lane). */
-static inline float plane_distance(const float plane[4], const float p[3])
-{
-    return ((plane[0] * p[0] + plane[1] * p[1]) + plane[2] * p[2]) + plane[3];
-}
+#define plane_distance rvi_plane_distance
 
 rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
                                                  float radius, uint32_t *mask)
 {
     if (frustum == NULL || center == NULL || mask == NULL)
         return RV_INTERSECTING;
-    uint32_t in_mask = *mask & frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    /* A NaN anywhere, or a negative radius, cannot be placed: draw it and keep testing. */
-    if (!(radius >= 0.0f) || !rvi_finite_n(center, 3))
-        return RV_INTERSECTING;
-    uint32_t out_mask = in_mask;
-    for (int i = 0; i < 6; i++) {
-        if (!(in_mask & (1u << i)))
-            continue;
-        float d = plane_distance(frustum->planes[i], center);
-        if (d < -radius)
-            return RV_OUTSIDE;
-        if (d >= radius)
-            out_mask &= ~(1u << i);
-    }
-    *mask = out_mask;
-    return out_mask == 0 ? RV_INSIDE : RV_INTERSECTING;
+    return rvi_classify_sphere_masked(frustum, center, radius, mask);
 }
 
 rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius)

@@ -3,9 +3,41 @@
 #define RVI_FRUSTUM_H
 
 #include "rvis.h"
+#include "core/check.h"
 
 /* The six plane bits of rv_frustum.plane_mask. */
 #define RVI_FRUSTUM_ALL_PLANES 0x3Fu
+
+/* Signed distance of a point from a plane: the float expression every sphere test of rvis
+ * uses (frustum_simd.c repeats it lane for lane; partition gating uses it too), so every
+ * path keeps exactly the spheres rv_frustum_classify_sphere keeps. */
+static inline float rvi_plane_distance(const float plane[4], const float p[3])
+{
+    return ((plane[0] * p[0] + plane[1] * p[1]) + plane[2] * p[2]) + plane[3];
+}
+
+/* rv_frustum_classify_sphere_masked for pointers known valid, inlined into the walks that
+ * test a sphere per node. */
+static inline rv_containment rvi_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
+                                                        float radius, uint32_t *mask)
+{
+    uint32_t in_mask = *mask & frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    /* A NaN anywhere, or a negative radius, cannot be placed: draw it and keep testing. */
+    if (!(radius >= 0.0f) || !rvi_finite_n(center, 3))
+        return RV_INTERSECTING;
+    uint32_t out_mask = in_mask;
+    for (int i = 0; i < 6; i++) {
+        if (!(in_mask & (1u << i)))
+            continue;
+        float d = rvi_plane_distance(frustum->planes[i], center);
+        if (d < -radius)
+            return RV_OUTSIDE;
+        if (d >= radius)
+            out_mask &= ~(1u << i);
+    }
+    *mask = out_mask;
+    return out_mask == 0 ? RV_INSIDE : RV_INTERSECTING;
+}
 
 /* Code paths of rv_cull_spheres. Every level computes the same float arithmetic, so each
  * keeps exactly the spheres the scalar level keeps (tests force every level the CPU has). */

@@ -18,12 +18,9 @@
 
 /* ---- gating ---------------------------------------------------------------------------- */
 
-/* Signed distance of a point from a plane: the float expression of frustum.c, so the gate
- * keeps exactly the spheres rv_frustum_classify_sphere keeps. */
-static inline float plane_distance(const float plane[4], const float c[3])
-{
-    return ((plane[0] * c[0] + plane[1] * c[1]) + plane[2] * c[2]) + plane[3];
-}
+/* The float expression of frustum.c, so the gate keeps exactly the spheres
+ * rv_frustum_classify_sphere keeps. */
+#define plane_distance rvi_plane_distance
 
 /* The radius of a group's sphere padded by the margin, NaN when the sphere cannot be placed
  * (no radius, or a centre that is not finite: x - x is 0 for a finite x, NaN otherwise), so

@@ -237,6 +237,94 @@ static void test_visit_visible_never_skips_a_node_whose_sphere_meets_the_frustum
     rv_world_destroy(w);
 }
 
+/* A visit that keeps the first `limit` nodes it is handed and then stops the walk. */
+typedef struct stop_after {
+    uint32_t count, limit;
+    rv_node *nodes;
+} stop_after;
+
+static bool take_until(rv_node node, const float m[16], void *user)
+{
+    (void)m;
+    stop_after *s = user;
+    s->nodes[s->count++] = node;
+    return s->count < s->limit;
+}
+
+/* The reference order: pre-order over the whole scene, roots and children in attach
+ * order, written as rank[slot] = 1, 2, 3, ... (0: not reached). */
+static void rank_pre_order(const rvi_scene *sc, uint32_t *rank)
+{
+    uint32_t next = 1;
+    for (uint32_t r = sc->first_root; r != RVI_INDEX_NONE; r = sc->next_sibling[r]) {
+        uint32_t n = r;
+        for (;;) {
+            rank[n] = next++;
+            if (sc->first_child[n] != RVI_INDEX_NONE) {
+                n = sc->first_child[n];
+                continue;
+            }
+            while (n != r && sc->next_sibling[n] == RVI_INDEX_NONE)
+                n = sc->parent[n];
+            if (n == r)
+                break;
+            n = sc->next_sibling[n];
+        }
+    }
+}
+
+/* Visible nodes come out in pre-order, children in attach order, whatever mix of leaves
+ * and inner nodes a parent has and whether a plane cuts the parent (the walk then tests
+ * and hands out its leaf children without a trip through its stack) or not: the output's
+ * reference ranks rise strictly, so it is the reference order restricted to what was
+ * handed out, each node once. A stop after k nodes gives the first k. */
+static void test_visit_hands_out_in_pre_order_when_planes_cut_parents(void **state)
+{
+    (void)state;
+    uint64_t seed = 4242;
+    uint64_t cut_parents = 0;
+    for (int round = 0; round < RVT_HEAVY(60, 20); round++) {
+        rv_world *w = make_world();
+        int count = 50 + (int)(rvt_next(&seed) % 400);
+        rv_node *nodes = calloc((size_t)count, sizeof *nodes);
+        rv_node *out = calloc((size_t)count, sizeof *out);
+        build_random_scene(w, nodes, count, &seed);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        uint32_t *rank = calloc(w->scene.capacity, sizeof *rank);
+        rank_pre_order(&w->scene, rank);
+        for (int cam = 0; cam < 8; cam++) {
+            float eye[3] = { rvt_uniform(&seed, -80, 80), rvt_uniform(&seed, -10, 30), rvt_uniform(&seed, -80, 80) };
+            float target[3] = { rvt_uniform(&seed, -40, 40), 0, rvt_uniform(&seed, -40, 40) };
+            rv_frustum f = camera(eye, target, rvt_uniform(&seed, 20, 300));
+            uint32_t n;
+            rv_cull_counts counts;
+            assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, (uint32_t)count, &n, &counts), RV_OK);
+            assert_int_equal(n, counts.visible);
+            uint32_t last = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t idx;
+                assert_int_equal(rvi_node_index(&w->scene, out[i], &idx), RV_OK);
+                assert_true(rank[idx] > last);
+                last = rank[idx];
+            }
+            cut_parents += counts.tested > counts.pruned; /* some node was tested and kept */
+            /* a walk stopped after k nodes hands out the first k */
+            uint32_t limit = n ? 1 + (uint32_t)(rvt_next(&seed) % n) : 1;
+            stop_after st = { 0, limit, calloc((size_t)limit, sizeof(rv_node)) };
+            assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, take_until, &st, NULL), RV_OK);
+            assert_int_equal(st.count, n < limit ? n : limit);
+            for (uint32_t i = 0; i < st.count; i++)
+                assert_true(rv_node_equal(st.nodes[i], out[i]));
+            free(st.nodes);
+        }
+        free(rank);
+        free(out);
+        free(nodes);
+        rv_world_destroy(w);
+    }
+    assert_true(cut_parents > 0);
+}
+
 /* ---- visit: pruning and masks -------------------------------------------------------- */
 
 static bool count_only(rv_node node, const float m[16], void *user)
@@ -785,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_visit_skips_plane_tests_below_a_sphere_inside_every_plane),
         cmocka_unit_test(test_visit_tests_own_geometry_of_a_node_with_children),
         cmocka_unit_test(test_visit_from_a_root_walks_only_its_subtree_in_order),
+        cmocka_unit_test(test_visit_hands_out_in_pre_order_when_planes_cut_parents),
         cmocka_unit_test(test_visit_stops_when_the_callback_returns_false),
         cmocka_unit_test(test_visit_refuses_structural_calls_from_the_callback),
         cmocka_unit_test(test_visit_rejects_bad_arguments),

@@ -81,18 +81,36 @@ void rvi_sphere_merge(const float a[4], const float b[4], float out[4])
         memmove(out, b, 16);
         return;
     }
-    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-    float d = (float)sqrt((double)dx * dx + (double)dy * dy + (double)dz * dz); /* no float under/overflow */
-    if (d + b[3] <= a[3]) {
+    /* Whether one sphere holds the other is decided in double, with a margin for the
+     * double's own rounding. In float, a distance below one step of the radii vanished
+     * (d + rb == ra) and a sphere was kept that missed the other by that distance (a
+     * parent 1e20 from the origin and two children 1000 apart: found by a fresh-eyes
+     * test). */
+    double ddx = (double)b[0] - a[0], ddy = (double)b[1] - a[1], ddz = (double)b[2] - a[2];
+    double dd = sqrt(ddx * ddx + ddy * ddy + ddz * ddz); /* no float under/overflow */
+    double margin = dd > 0.0 ? 4.0 * DBL_EPSILON * (dd + (double)a[3] + b[3]) : 0.0; /* concentric: exact */
+    if (dd + b[3] + margin <= a[3]) {
         memmove(out, a, 16);
         return;
     }
-    if (d + a[3] <= b[3]) {
+    if (dd + a[3] + margin <= b[3]) {
         memmove(out, b, 16);
         return;
     }
-    /* Neither holds the other, so d > |ra - rb| >= 0: the enclosing sphere touches both
-     * far sides, its centre on the line between the centres. */
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    float d = (float)dd;
+    if (!(d > 0.0f)) {
+        /* Concentric as floats: the larger sphere, padded (the slack covers what the
+         * margin let through). */
+        const float *big = a[3] >= b[3] ? a : b;
+        float r = big[3] + slack(big, big[3]);
+        memmove(out, big, 12);
+        out[3] = isfinite(r) ? r : INFINITY;
+        return;
+    }
+    /* Neither holds the other (to within the margin, which the slack below covers), so
+     * d >= |ra - rb| nearly: the enclosing sphere touches both far sides, its centre on
+     * the line between the centres. */
     float r = 0.5f * (d + a[3] + b[3]);
     float t = (r - a[3]) / d;
     float c[3] = { a[0] + dx * t, a[1] + dy * t, a[2] + dz * t };

@@ -463,6 +463,58 @@ static void test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii(void 
     assert_float_equal(out[3], 6.0f, 1e-5f);
 }
 
+/* Spheres far from the origin whose centres lie less than one float step of their radii
+ * apart: a merge that decided containment in float (d + rb == ra) kept one sphere and
+ * missed the other by that distance (a fresh-eyes finding). The merged sphere must hold
+ * both to double precision, and so must a parent's world sphere in the same case. */
+static void test_merge_encloses_spheres_closer_than_a_float_step(void **state)
+{
+    (void)state;
+    uint64_t seed = 11;
+    int near_misses = 0;
+    for (int i = 0; i < 20000; i++) {
+        float a[4], b[4], out[4];
+        float r = powf(10.0f, rvt_uniform(&seed, 4, 14));
+        /* the centres differ in a coordinate near 0, where a float resolves the distance,
+         * by less than one float step of the radius */
+        int axis = (int)(rvt_next(&seed) % 3);
+        for (int k = 0; k < 3; k++)
+            a[k] = b[k] = k == axis ? 0.0f : r * rvt_uniform(&seed, -1e3f, 1e3f);
+        b[axis] = r * rvt_uniform(&seed, -3e-8f, 3e-8f);
+        a[3] = r;
+        b[3] = rvt_next(&seed) % 2 ? r : nextafterf(r, 0.0f);
+        rvi_sphere_merge(a, b, out);
+        for (int s = 0; s < 2; s++) {
+            const float *in = s ? b : a;
+            double dx = (double)out[0] - in[0], dy = (double)out[1] - in[1], dz = (double)out[2] - in[2];
+            double e = sqrt(dx * dx + dy * dy + dz * dz) + in[3] - out[3];
+            assert_true(e <= 1e-13 * ((double)out[3] + fabs((double)out[0]) + fabs((double)out[1]) + fabs((double)out[2])));
+            near_misses += e > -1e-7 * out[3]; /* held with less room than a float step */
+        }
+    }
+    assert_true(near_misses > 0); /* the sweep reached the tangent cases */
+
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node p, c[2];
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &p), RV_OK);
+    assert_int_equal(rv_node_set_position(w, p, (float[3]){ 0, 1e20f, 0 }), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_create(w, p, &c[k]), RV_OK);
+        assert_int_equal(rv_node_set_position(w, c[k], (float[3]){ 1000.0f * (float)k, 0, 0 }), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, c[k], (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float pb[4], cb[4];
+    assert_int_equal(rv_node_world_bounds(w, p, pb), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_world_bounds(w, c[k], cb), RV_OK);
+        double dx = (double)cb[0] - pb[0], dy = (double)cb[1] - pb[1], dz = (double)cb[2] - pb[2];
+        assert_true(sqrt(dx * dx + dy * dy + dz * dz) + cb[3] <= pb[3]);
+    }
+    rv_world_destroy(w);
+}
+
 /* Reference world matrices in double from the public local transforms. */
 typedef struct ref_node {
     rv_node h;
@@ -1361,6 +1413,7 @@ int main(void)
         cmocka_unit_test(test_million_deep_chain_updates_and_destroys),
         cmocka_unit_test(test_world_matrix_is_parent_times_translate_rotate_scale),
         cmocka_unit_test(test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii),
+        cmocka_unit_test(test_merge_encloses_spheres_closer_than_a_float_step),
         cmocka_unit_test(test_world_bounds_enclose_every_descendant_geometry),
         cmocka_unit_test(test_set_bounds_negative_radius_clears_geometry),
         cmocka_unit_test(test_parent_bounds_shrink_after_child_destroyed),

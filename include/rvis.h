@@ -152,7 +152,9 @@ RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16]
 
 /* Classifies a world-space sphere (centre float[3], radius >= 0, world units). Conservative:
  * RV_OUTSIDE only when the sphere lies wholly outside one valid plane (plane distance
- * d < -radius), RV_INSIDE when d >= radius for every valid plane. A NaN/Inf centre, a NaN
+ * d < -radius, d in float as rv_cull_spheres computes it; a d that overflows to -infinity,
+ * for a centre near FLT_MAX, is not outside), RV_INSIDE when d >= radius for every valid
+ * plane. A NaN/Inf centre, a NaN
  * or negative radius, or a NULL frustum/centre answers RV_INTERSECTING (draw). A frustum
  * with plane_mask 0 (e.g. from a zero matrix) answers RV_INSIDE for every valid sphere. */
 RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
@@ -186,8 +188,11 @@ RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const f
  * culled when radius >= 0 and d < -radius for some plane. So a sphere with a NaN anywhere
  * or a negative radius is kept (drawn). Against exact arithmetic, only a sphere within
  * float rounding of tangency (|d + radius| below about 2.5e-7 * (|a*x| + |b*y| + |c*z| +
- * |w|), i.e. a fraction of a float step of its coordinates) may go either way. A
- * plane_mask of 0 keeps everything.
+ * |w|), i.e. a fraction of a float step of its coordinates) may go either way. A sphere
+ * whose |a*x| + |b*y| + |c*z| + |w| exceeds FLT_MAX (a centre near 1e38) may get
+ * d = -infinity and be culled whatever its true distance: keep coordinates well inside
+ * the float range (rv_frustum_classify_sphere keeps such a sphere). A plane_mask of 0
+ * keeps everything.
  * Runs the widest path the CPU offers (AVX-512F, AVX2, SSE2 or scalar, chosen per call
  * from the CPU's feature bits); every path keeps exactly the same spheres.
  *

@@ -5,6 +5,9 @@
 #include "rvis.h"
 #include "core/check.h"
 
+#include <math.h>
+#include <stdbool.h>
+
 /* The six plane bits of rv_frustum.plane_mask. */
 #define RVI_FRUSTUM_ALL_PLANES 0x3Fu
 
@@ -14,6 +17,15 @@
 static inline float rvi_plane_distance(const float plane[4], const float p[3])
 {
     return ((plane[0] * p[0] + plane[1] * p[1]) + plane[2] * p[2]) + plane[3];
+}
+
+/* True when a sphere at plane distance d (rvi_plane_distance) with this radius lies wholly
+ * outside the plane. A distance of -infinity is not outside: the terms were finite and
+ * their sum left the float range, so the true distance is unknown (a centre near 1e38
+ * against a tilted plane: a fresh-eyes finding). */
+static inline bool rvi_outside_plane(float d, float radius)
+{
+    return (d < -radius) & (d > -INFINITY);
 }
 
 /* rv_frustum_classify_sphere_masked for pointers known valid, inlined into the walks that
@@ -30,7 +42,7 @@ static inline rv_containment rvi_classify_sphere_masked(const rv_frustum *frustu
         if (!(in_mask & (1u << i)))
             continue;
         float d = rvi_plane_distance(frustum->planes[i], center);
-        if (d < -radius)
+        if (rvi_outside_plane(d, radius))
             return RV_OUTSIDE;
         if (d >= radius)
             out_mask &= ~(1u << i);

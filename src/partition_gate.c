@@ -39,7 +39,7 @@ static inline bool still_culled(const rvi_partition *p, const rvi_partition_grou
                                 const rv_frustum *f)
 {
     uint32_t k = g->cull_plane;
-    return (f->plane_mask >> k & 1u) && plane_distance(f->planes[k], sphere) < -padded_radius(p, sphere);
+    return (f->plane_mask >> k & 1u) && rvi_outside_plane(plane_distance(f->planes[k], sphere), padded_radius(p, sphere));
 }
 
 /* A group's sphere against the frustum padded by the margin: false when it lies wholly
@@ -56,7 +56,7 @@ static bool group_meets_frustum(const rvi_partition *p, rvi_partition_group *g, 
     uint32_t out = 0, in = 0;
     for (int i = 0; i < 6; i++) {
         float d = plane_distance(f->planes[i], sphere);
-        out |= (uint32_t)(d < -radius) << i;
+        out |= (uint32_t)rvi_outside_plane(d, radius) << i;
         in |= (uint32_t)(d >= radius) << i;
     }
     uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
@@ -159,7 +159,7 @@ static inline bool part_passes(const group_view *v, float margin, const float sp
     float radius = sphere[3] + margin;
     bool outside = false;
     for (uint32_t i = 0; i < v->plane_count; i++)
-        outside |= plane_distance(v->planes[i], sphere) < -radius;
+        outside |= rvi_outside_plane(plane_distance(v->planes[i], sphere), radius);
     double r = sphere[3];
     return !outside & (slice_distance2_fast(v, sphere) <= r * r);
 }

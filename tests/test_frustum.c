@@ -412,6 +412,13 @@ static void test_nan_and_bad_spheres_classify_as_intersecting(void **state)
     assert_int_equal(rv_frustum_classify_sphere(NULL, far_out, 1.0f), RV_INTERSECTING);
     assert_int_equal(rv_frustum_classify_sphere(&f, NULL, 1.0f), RV_INTERSECTING);
     assert_int_equal(rv_frustum_classify_sphere_masked(&f, far_out, 1.0f, NULL), RV_INTERSECTING);
+    /* A plane distance whose float sum overflows is no proof of outside: the exact distance
+     * of this centre is -2.01e38, inside the radius 2.1e38 (a fresh-eyes finding). */
+    rv_frustum tilted = { .plane_mask = 1 };
+    tilted.planes[0][0] = tilted.planes[0][1] = -0.6f;
+    tilted.planes[0][2] = (float)sqrt(1.0 - 0.72);
+    float huge[3] = { 3e38f, 3e38f, 3e38f };
+    assert_int_equal(rv_frustum_classify_sphere(&tilted, huge, 2.1e38f), RV_INTERSECTING);
     float bmin[3] = {0, 0, 400}, bmax[3] = {1, 1, NAN};
     assert_int_equal(rv_frustum_classify_box(&f, bmin, bmax), RV_INTERSECTING);
     float inv_min[3] = {5, 5, 405}, inv_max[3] = {1, 1, 401};

@@ -154,9 +154,9 @@ RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16]
  * RV_OUTSIDE only when the sphere lies wholly outside one valid plane (plane distance
  * d < -radius, d in float as rv_cull_spheres computes it; a d that overflows to -infinity,
  * for a centre near FLT_MAX, is not outside), RV_INSIDE when d >= radius for every valid
- * plane. A NaN/Inf centre, a NaN
- * or negative radius, or a NULL frustum/centre answers RV_INTERSECTING (draw). A frustum
- * with plane_mask 0 (e.g. from a zero matrix) answers RV_INSIDE for every valid sphere. */
+ * plane. A NaN/Inf centre, a NaN or negative radius, or a NULL frustum/centre answers
+ * RV_INTERSECTING (draw). A frustum with plane_mask 0 (e.g. from a zero matrix) answers
+ * RV_INSIDE for every valid sphere. */
 RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
 
 /* As rv_frustum_classify_sphere, testing only the planes whose bits are set in *mask, and

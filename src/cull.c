@@ -29,23 +29,31 @@ typedef struct sink {
     uint32_t capacity, count;
 } sink;
 
-/* Hands node i out; false when the receiver stops the walk. */
-static inline bool emit(rvi_scene *s, uint32_t i, sink *k)
+/* Hands node i (its handle and world matrix given) out to a receiver of the given kind;
+ * false when the receiver stops the walk. With a constant kind (emit_subtree_as) the switch
+ * folds away. */
+static inline __attribute__((always_inline)) bool emit_as(rvi_scene *s, uint32_t i, rv_node handle,
+                                                          const float *matrix, sink *k, sink_kind kind)
 {
-    switch (k->kind) {
+    switch (kind) {
     case SINK_ARRAY:
         if (k->count < k->capacity)
-            k->out[k->count] = rvi_node_handle(s, i);
+            k->out[k->count] = handle;
         k->count++;
         return true;
     case SINK_HOST:
         k->count++;
-        return k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user);
+        return k->host_fn(handle, matrix, k->user);
     case SINK_INDEX:
         break;
     }
     k->count++;
     return k->index_fn(s, i, k->user);
+}
+
+static inline bool emit(rvi_scene *s, uint32_t i, sink *k)
+{
+    return emit_as(s, i, rvi_node_handle(s, i), s->world_matrix[i], k, k->kind);
 }
 
 static inline bool drawable(uint32_t flags)
@@ -55,7 +63,7 @@ static inline bool drawable(uint32_t flags)
 
 /* Hands out every drawable node of the subtree of r (all inside the frustum). False when
  * the receiver stopped the walk. Follows the links; no stack. Most visible nodes of a
- * frame come out here, so the sink's kind is a constant (one copy per kind, chosen once
+ * frame come out here, so the receiver's kind is a constant (one copy per kind, chosen once
  * per subtree) and the arrays are read through locals: a receiver cannot create or destroy
  * nodes during a walk (s->visiting), so they do not move. */
 static inline __attribute__((always_inline)) bool emit_subtree_as(rvi_scene *s, uint32_t r, sink *k,
@@ -63,31 +71,15 @@ static inline __attribute__((always_inline)) bool emit_subtree_as(rvi_scene *s, 
 {
     const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling, *parent = s->parent;
     const uint32_t *flags = s->flags, *generation = s->pool.generation;
-    const uint64_t tag = (uint64_t)s->pool.tag << 48;
+    const uint16_t tag = s->pool.tag;
     float(*world_matrix)[16] = s->world_matrix;
     uint32_t n = r, seen = 0;
     bool go = true;
     for (;;) {
         seen++;
-        if (drawable(flags[n])) {
-            rv_node handle = { tag | ((uint64_t)(generation[n] & RVI_POOL_MAX_GENERATION) << 24) | n };
-            if (kind == SINK_ARRAY) {
-                if (k->count < k->capacity)
-                    k->out[k->count] = handle;
-                k->count++;
-            } else if (kind == SINK_HOST) {
-                k->count++;
-                if (!k->host_fn(handle, world_matrix[n], k->user)) {
-                    go = false;
-                    break;
-                }
-            } else {
-                k->count++;
-                if (!k->index_fn(s, n, k->user)) {
-                    go = false;
-                    break;
-                }
-            }
+        if (drawable(flags[n]) && !emit_as(s, n, rvi_node_handle_of(tag, generation, n), world_matrix[n], k, kind)) {
+            go = false;
+            break;
         }
         if (first_child[n] != NONE) {
             n = first_child[n];

@@ -124,8 +124,6 @@ static rv_result frustum_from_rows(const double rows[4][4], rv_clip clip, rv_fru
     return RV_OK;
 }
 
-#define plane_distance rvi_plane_distance
-
 rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
                                                  float radius, uint32_t *mask)
 {
@@ -162,9 +160,9 @@ rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float mi
             p[k] = pl[k] >= 0.0f ? max[k] : min[k];
             n[k] = pl[k] >= 0.0f ? min[k] : max[k];
         }
-        if (plane_distance(pl, p) < 0.0f)
+        if (rvi_plane_distance(pl, p) < 0.0f)
             return RV_OUTSIDE;
-        if (!(plane_distance(pl, n) >= 0.0f))
+        if (!(rvi_plane_distance(pl, n) >= 0.0f))
             inside = false;
     }
     return inside ? RV_INSIDE : RV_INTERSECTING;

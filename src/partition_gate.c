@@ -18,9 +18,8 @@
 
 /* ---- gating ---------------------------------------------------------------------------- */
 
-/* The float expression of frustum.c, so the gate keeps exactly the spheres
- * rv_frustum_classify_sphere keeps. */
-#define plane_distance rvi_plane_distance
+/* The gate tests spheres with frustum.h's rvi_plane_distance and rvi_outside_plane, so it
+ * keeps exactly the spheres rv_frustum_classify_sphere keeps. */
 
 /* The radius of a group's sphere padded by the margin, NaN when the sphere cannot be placed
  * (no radius, or a centre that is not finite: x - x is 0 for a finite x, NaN otherwise), so
@@ -39,7 +38,7 @@ static inline bool still_culled(const rvi_partition *p, const rvi_partition_grou
                                 const rv_frustum *f)
 {
     uint32_t k = g->cull_plane;
-    return (f->plane_mask >> k & 1u) && rvi_outside_plane(plane_distance(f->planes[k], sphere), padded_radius(p, sphere));
+    return (f->plane_mask >> k & 1u) && rvi_outside_plane(rvi_plane_distance(f->planes[k], sphere), padded_radius(p, sphere));
 }
 
 /* A group's sphere against the frustum padded by the margin: false when it lies wholly
@@ -55,7 +54,7 @@ static bool group_meets_frustum(const rvi_partition *p, rvi_partition_group *g, 
     float radius = padded_radius(p, sphere);
     uint32_t out = 0, in = 0;
     for (int i = 0; i < 6; i++) {
-        float d = plane_distance(f->planes[i], sphere);
+        float d = rvi_plane_distance(f->planes[i], sphere);
         out |= (uint32_t)rvi_outside_plane(d, radius) << i;
         in |= (uint32_t)(d >= radius) << i;
     }
@@ -159,7 +158,7 @@ static inline bool part_passes(const group_view *v, float margin, const float sp
     float radius = sphere[3] + margin;
     bool outside = false;
     for (uint32_t i = 0; i < v->plane_count; i++)
-        outside |= rvi_outside_plane(plane_distance(v->planes[i], sphere), radius);
+        outside |= rvi_outside_plane(rvi_plane_distance(v->planes[i], sphere), radius);
     double r = sphere[3];
     return !outside & (slice_distance2_fast(v, sphere) <= r * r);
 }

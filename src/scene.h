@@ -169,11 +169,17 @@ static inline rv_result rvi_node_index(const rvi_scene *scene, rv_node node, uin
 /* The live handle of a slot: rvi_pool_handle inlined for the culling walk, which makes one
  * per visible node (layout of core/pool.h: tag << 48 | generation << 24 | index; a test
  * pins the two to each other). */
+static inline rv_node rvi_node_handle_of(uint16_t tag, const uint32_t *generation, uint32_t index)
+{
+    rv_node n = { ((uint64_t)tag << 48) | ((uint64_t)(generation[index] & RVI_POOL_MAX_GENERATION) << 24) | index };
+    return n;
+}
+
+/* rvi_node_handle_of with the scene's pool (a walk that hands out many nodes keeps the tag
+ * and the generation array in locals: they do not change while it runs). */
 static inline rv_node rvi_node_handle(const rvi_scene *scene, uint32_t index)
 {
-    rv_node n = { ((uint64_t)scene->pool.tag << 48) |
-                  ((uint64_t)(scene->pool.generation[index] & RVI_POOL_MAX_GENERATION) << 24) | index };
-    return n;
+    return rvi_node_handle_of(scene->pool.tag, scene->pool.generation, index);
 }
 
 #endif

@@ -1695,7 +1695,9 @@ typedef enum rv_delta_outcome {
 /* Called by the scene after each delta it takes, in sequence order, with a copy of the
  * delta (valid for the call) and its outcome. It may append to the journal being drained:
  * those deltas get later sequences and are drained by the same apply. It may read the
- * scene, but apply, apply_deltas and publish answer RV_ERR_BAD_STATE from inside it. */
+ * scene, but apply, apply_deltas and publish answer RV_ERR_BAD_STATE from inside it. One
+ * lag: a node left a root because its equipped parents looped (a host error) is attached
+ * when the batch in which the loop breaks ends, not at the breaking delta. */
 typedef void (*rv_delta_observer)(const rv_delta *delta, rv_delta_outcome outcome, void *user);
 
 typedef struct rv_render_scene_desc {

@@ -52,11 +52,11 @@ int main(void)
     CHECK(rv_node_create(world, RV_NODE_NONE, &street));
     for (int i = 0; i < 10; i++) {
         const float position[3] = { (i % 2) ? 3.0f : -3.0f, 0.5f, -10.0f - 8.0f * (float)i };
-        const float centre[3] = { 0, 0, 0 }, half[3] = { 0.5f, 0.5f, 0.5f }, low[3] = { -0.5f, -0.5f, -0.5f };
+        const float centre[3] = { 0, 0, 0 }, low[3] = { -0.5f, -0.5f, -0.5f }, high[3] = { 0.5f, 0.5f, 0.5f };
         CHECK(rv_node_create(world, street, &crates[i]));
         CHECK(rv_node_set_position(world, crates[i], position));
         CHECK(rv_node_set_bounds(world, crates[i], centre, 0.87f)); /* encloses the crate */
-        CHECK(rv_node_set_test_box(world, crates[i], low, half));   /* tighter for occlusion */
+        CHECK(rv_node_set_test_box(world, crates[i], low, high));   /* tighter for occlusion */
     }
     const float wall_min[3] = { -20, -1, -41 }, wall_max[3] = { 20, 12, -40 }; /* into the ground */
     CHECK(rv_node_create(world, RV_NODE_NONE, &wall));

@@ -576,17 +576,23 @@ RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
  * steady frames allocate nothing.
  * With width 0 this is a no-op returning RV_OK (only NULL pointers are refused).
  * Errors: RV_ERR_INVALID_ARG (NULL, aspect <= 0, a height outside 1..RV_OCCLUSION_MAX_SIZE,
- * a projection that is not invertible or maps the view to negative w), RV_ERR_NOT_FINITE,
+ * a matrix whose screen rows do not locate the eye: the x, y and w rows of a perspective,
+ * the x, y and z rows of an orthographic one, not invertible; an orthographic one with
+ * w <= 0), RV_ERR_NOT_FINITE,
  * RV_ERR_OUT_OF_MEMORY. On any error the buffer drops the frame: adds are refused with
  * RV_ERR_BAD_STATE and tests answer visible until the next successful begin (a stale view
- * can never cull). */
+ * can never cull). A perspective matrix is otherwise taken as it is: one with a singular
+ * depth row (its near plane through the eye) or one that puts the scene at negative w
+ * (nothing passes its clip tests, so every occluder is off-screen) is accepted and errs
+ * toward drawing. */
 RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_projection[16], rv_clip clip,
                                     float aspect);
 
 /* Declares an occluder box for this frame: local min/max corners (float[3], world units
- * before the matrix; min <= max; a zero extent is accepted, but such a flat occluder (a
- * wall quad, or a box under a zero scale) is not rasterised yet: it counts as skipped_small,
- * so give walls their real thickness)
+ * before the matrix; min <= max; a zero extent makes a flat occluder, a quad, which hides
+ * what is behind it and never what lies on it; a box flattened by a zero scale in its
+ * matrix instead is not rasterised and counts as skipped_small, so give a quad its zero
+ * extent in the box)
  * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
  * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
  * an occluder bigger than its solid hides things the camera can see.
@@ -613,8 +619,8 @@ RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
  * *out_visible is false only when the box is certainly hidden by this frame's occluders
  * (rules in the preamble); it is true for anything outside the view (frustum culling is the
  * host's or rv_frustum's job). Freezes the buffer. Width 0 or no view: true, RV_OK.
- * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max),
- * RV_ERR_NOT_FINITE. out_visible must not be NULL. */
+ * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose
+ * last row is not 0 0 0 1), RV_ERR_NOT_FINITE. out_visible must not be NULL. */
 RV_API rv_result rv_occlusion_test_box(rv_occlusion *occlusion, const float min[3], const float max[3],
                                        const float matrix[16], bool *out_visible);
 
@@ -2068,8 +2074,10 @@ typedef struct rv_frame_view {
  * see rv_update_world; an occluder node among them hides nothing); the hidden flag,
  * inactive deferred partition parts and HLOD regions standing in for children that are not
  * resident still apply. The view-projection of the view + projection form is multiplied
- * in double (a camera far from the origin keeps its far plane); a host passing
- * view_projection should build it in double too.
+ * in double, and the frustum and the occlusion buffer both use that product (a camera far
+ * from the origin keeps its far plane, and an occluder centimetres from it its outline);
+ * the view_projection form is used as given, so a host passing it should build it in
+ * double and take the float rounding of an eye far from the origin into account.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
  * neither matrix form given, a view whose forward axis has no length in float (a view
  * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the

@@ -165,6 +165,8 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         if (!rvi_finite_n(view->view_projection, 16) || !rvi_finite_n(view->eye, 3))
             return RV_ERR_NOT_FINITE;
         memcpy(cam.view_projection, view->view_projection, sizeof cam.view_projection);
+        for (int k = 0; k < 16; k++)
+            view_projection_d[k] = view->view_projection[k];
         memcpy(cam.eye, view->eye, sizeof cam.eye);
         /* The w row of a perspective view-projection is the view depth: its xyz is the
          * forward direction (scaled). An orthographic one has w = 1: its z row grows with
@@ -197,6 +199,7 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         RVI_TRY(rvi_frustum_from_view_projection_d(view_projection_d, view->clip, &cam.frustum));
     else
         RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
+    memcpy(cam.view_projection_d, view_projection_d, sizeof cam.view_projection_d);
     cam.clip = view->clip;
     cam.viewport_width = view->viewport_width;
     cam.viewport_height = view->viewport_height;
@@ -276,7 +279,7 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
-        RVI_TRY(rv_occlusion_begin(f->occlusion, cam.view_projection, cam.clip, aspect));
+        RVI_TRY(rvi_occlusion_begin_d(f->occlusion, cam.view_projection_d, cam.clip, aspect));
     }
     if (f->residency)
         RVI_TRY(rv_residency_begin_frame(f->residency, cam.time_ms));

@@ -59,6 +59,8 @@ typedef struct rvi_walk_scratch {
 /* The camera of a frame, resolved. */
 typedef struct rvi_frame_camera {
     float view_projection[16];
+    double view_projection_d[16]; /* the same in double: the view + projection form's exact
+                                     product, else the host's float matrix */
     float eye[3];
     float forward[3];        /* unit view direction (world) */
     rv_frustum frustum;

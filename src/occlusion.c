@@ -142,6 +142,14 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
 {
     if (!occ || !view_projection)
         return RV_ERR_INVALID_ARG;
+    double vp[16];
+    for (int i = 0; i < 16; i++)
+        vp[i] = view_projection[i];
+    return rvi_occlusion_begin_d(occ, vp, clip, aspect);
+}
+
+rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect)
+{
     if (occ->width == 0)
         return RV_OK;
     /* Drop the previous frame first: whatever fails below, a stale view never culls. */
@@ -149,7 +157,10 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
     occ->inputs.count = 0;
     occ->matrices.count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
-    if (!rvi_finite_n(view_projection, 16) || !isfinite(aspect))
+    bool finite = isfinite(aspect);
+    for (int i = 0; i < 16; i++)
+        finite &= isfinite(view_projection[i]) != 0;
+    if (!finite)
         return RV_ERR_NOT_FINITE;
     if (!(aspect > 0))
         return RV_ERR_INVALID_ARG;

@@ -256,9 +256,18 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
                         rvi_occ_footprint *out);
 
 /* Raster side (occlusion_raster.c). */
-/* Derives the view from a host matrix; false when it is unusable (not invertible, w <= 0). */
-bool rvi_occ_view_init(rvi_occ_view *view, const float view_projection[16], rv_clip clip, uint32_t width,
+/* Derives the view from a view-projection (the host's float matrix, or the double product
+ * rv_frame forms from the host's view and projection); false when it is unusable (not
+ * invertible, w <= 0). */
+bool rvi_occ_view_init(rvi_occ_view *view, const double view_projection[16], rv_clip clip, uint32_t width,
                        uint32_t height);
+
+/* rv_occlusion_begin with the view-projection in double: rv_frame's view + projection form
+ * passes its double product, so the buffer sees the eye where the host's matrices put it
+ * (rounded to float, a view-projection moves an eye 1e5 units out by millimetres, enough
+ * to shift the outline of an occluder a few centimetres from the eye by degrees). occ
+ * non-NULL; otherwise as rv_occlusion_begin. */
+rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect);
 typedef enum rvi_occ_prepare {
     RVI_OCC_PREPARED = 0,
     RVI_OCC_SMALL,

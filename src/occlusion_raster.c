@@ -79,7 +79,7 @@ static bool invert3(const double r[3][3], double inv[3][3])
     return true;
 }
 
-bool rvi_occ_view_init(rvi_occ_view *v, const float view_projection[16], rv_clip clip, uint32_t width,
+bool rvi_occ_view_init(rvi_occ_view *v, const double view_projection[16], rv_clip clip, uint32_t width,
                        uint32_t height)
 {
     memset(v, 0, sizeof *v);

@@ -1257,6 +1257,59 @@ static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
     rv_world_destroy(w);
 }
 
+/* An object just past the outline of a small occluder a few centimetres from an eye far
+ * from the origin (found by a fresh-eyes reference test). The view + projection form's
+ * product is formed in double; rounded to float it moves the eye by millimetres at 1e5,
+ * which turns the outline of an occluder 7 cm away by degrees and hid this object. The
+ * buffer must see the double product. A box wholly inside the outline is still hidden, so
+ * the occlusion is live. */
+static void test_far_eye_occlusion_sees_the_view_and_projection_product(void **state)
+{
+    (void)state;
+    static const double eyes_x[] = { 0.0, 57450.5, 100000.5 };
+    for (size_t e = 0; e < sizeof eyes_x / sizeof eyes_x[0]; e++) {
+        float x = (float)eyes_x[e];
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 256;
+        d.record_culls = true;
+        rv_world *w = NULL;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        /* The occluder's near face, half-width 0.01 at depth 0.07, outlines x = +-9 at depth 63. */
+        float omn[3] = { -0.01f, -0.01f, -0.09f }, omx[3] = { 0.01f, 0.01f, -0.07f };
+        float om[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, x, 0, 0, 1 };
+        /* Boxes at depth 63..64: two pokes 0.3 m past the outline, left and right, and one
+         * inside it. lo/hi are x extents relative to the eye. */
+        static const float lo[3] = { -9.3f, 8.0f, -8.0f }, hi[3] = { -8.0f, 9.3f, 8.0f };
+        rv_node n[3];
+        for (int k = 0; k < 3; k++) {
+            float cx = (lo[k] + hi[k]) / 2, hx = (hi[k] - lo[k]) / 2;
+            n[k] = object_at(w, RV_NODE_NONE, x + cx, 0, -63.5f, sqrtf(hx * hx + 1.25f));
+            float bmn[3] = { -hx, -1, -0.5f }, bmx[3] = { hx, 1, 0.5f };
+            assert_int_equal(rv_node_set_test_box(w, n[k], bmn, bmx), RV_OK);
+        }
+        float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -x, 0, 0, 1 };
+        float near = 0.01f, far = 1000.0f, t = 1.0f / tanf(0.6f), aspect = 16.0f / 9.0f;
+        float projection[16] = { t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (far + near) / (near - far), -1,
+                                 0, 0, 2 * far * near / (near - far), 0 };
+        rv_view v = { 0 };
+        v.view = view;
+        v.projection = projection;
+        v.viewport_width = 1920;
+        v.viewport_height = 1080;
+        v.time_ms = 1;
+        assert_int_equal(rv_frame_begin(w, &v), RV_OK);
+        assert_int_equal(rv_frame_add_occluder(w, omn, omx, om), RV_OK);
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        rv_frame_view fv;
+        assert_int_equal(rv_frame_end(w, &fv), RV_OK);
+        assert_true(view_draws(&fv, n[0]));
+        assert_true(view_draws(&fv, n[1]));
+        assert_false(view_draws(&fv, n[2]));
+        assert_int_equal(reason_of(&fv, n[2]), RV_CULL_OCCLUSION);
+        rv_world_destroy(w);
+    }
+}
+
 static void test_test_box_outside_the_frustum_culls_a_straddling_sphere(void **state)
 {
     (void)state;
@@ -2347,6 +2400,7 @@ int main(void)
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
         cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
+        cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),

@@ -1182,6 +1182,46 @@ static void test_occluder_cap_keeps_the_largest_on_screen(void **state)
     rv_occlusion_destroy(occ);
 }
 
+/* A box with one zero extent is a quad (a billboard wall, a fence panel): it is drawn and
+ * hides what is behind it, never what lies on it. The same quad made by a zero scale in the
+ * matrix is not drawn (counted skipped_small, as the header says), nor is a box flattened
+ * to a line: safe, they hide nothing. */
+static void test_flat_occluders_are_quads_that_hide(void **state)
+{
+    (void)state;
+    camera c = look(0, 0, 0, 0, 0, -1);
+    float crate_min[3] = { -0.5f, -0.5f, -20 }, crate_max[3] = { 0.5f, 0.5f, -19 };
+    float quad_min[3] = { -5, -5, -10 }, quad_max[3] = { 5, 5, -10 };
+    float box_min[3] = { -5, -5, -1 }, box_max[3] = { 5, 5, 1 };
+    float flatten_z[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, -10, 1 };
+    float to_line[16] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -10, 1 };
+    for (int way = 0; way < 3; way++) {
+        rv_occlusion *occ = make_occlusion(128);
+        begin_camera(occ, &c);
+        if (way == 0)
+            assert_int_equal(rv_occlusion_add_occluder(occ, quad_min, quad_max, NULL), RV_OK);
+        else
+            assert_int_equal(rv_occlusion_add_occluder(occ, box_min, box_max, way == 1 ? flatten_z : to_line), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        if (way == 0) {
+            assert_int_equal(st.occluders_rasterized, 1);
+            assert_int_equal(st.skipped_small, 0);
+            assert_true(st.texels_covered > 0);
+            assert_false(box_visible(occ, crate_min, crate_max, NULL));
+            /* what lies on the quad is not hidden by it */
+            float on_min[3] = { -0.5f, -0.5f, -10.5f }, on_max[3] = { 0.5f, 0.5f, -10 };
+            assert_true(box_visible(occ, on_min, on_max, NULL));
+        } else {
+            assert_int_equal(st.occluders_rasterized, 0);
+            assert_int_equal(st.skipped_small, 1);
+            assert_int_equal(st.texels_covered, 0);
+            assert_true(box_visible(occ, crate_min, crate_max, NULL));
+        }
+        rv_occlusion_destroy(occ);
+    }
+}
+
 static void test_occluders_smaller_than_the_minimum_are_skipped(void **state)
 {
     (void)state;
@@ -1447,6 +1487,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),
         cmocka_unit_test(test_occluder_cap_keeps_the_largest_on_screen),
         cmocka_unit_test(test_occluders_smaller_than_the_minimum_are_skipped),
+        cmocka_unit_test(test_flat_occluders_are_quads_that_hide),
         cmocka_unit_test(test_debug_images_show_nearer_brighter_at_every_level),
         cmocka_unit_test(test_sphere_radius_scales_with_the_largest_axis),
         cmocka_unit_test(test_pyramid_answers_exactly_like_level_zero),

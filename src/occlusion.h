@@ -268,6 +268,7 @@ bool rvi_occ_view_init(rvi_occ_view *view, const double view_projection[16], rv_
  * to shift the outline of an occluder a few centimetres from the eye by degrees). occ
  * non-NULL; otherwise as rv_occlusion_begin. */
 rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect);
+
 typedef enum rvi_occ_prepare {
     RVI_OCC_PREPARED = 0,
     RVI_OCC_SMALL,

@@ -132,14 +132,13 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         return RV_ERR_INVALID_ARG;
     rvi_frame_camera cam;
     memset(&cam, 0, sizeof cam);
-    double view_projection_d[16];
     bool have_double = false;
     if (view->view && view->projection) {
         if (!rvi_finite_n(view->view, 16) || !rvi_finite_n(view->projection, 16))
             return RV_ERR_NOT_FINITE;
-        mat4_mul_d(view->projection, view->view, view_projection_d);
+        mat4_mul_d(view->projection, view->view, cam.view_projection_d);
         for (int k = 0; k < 16; k++)
-            cam.view_projection[k] = (float)view_projection_d[k];
+            cam.view_projection[k] = (float)cam.view_projection_d[k];
         if (!rvi_finite_n(cam.view_projection, 16))
             return RV_ERR_NOT_FINITE;
         have_double = true;
@@ -166,7 +165,7 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
             return RV_ERR_NOT_FINITE;
         memcpy(cam.view_projection, view->view_projection, sizeof cam.view_projection);
         for (int k = 0; k < 16; k++)
-            view_projection_d[k] = view->view_projection[k];
+            cam.view_projection_d[k] = view->view_projection[k];
         memcpy(cam.eye, view->eye, sizeof cam.eye);
         /* The w row of a perspective view-projection is the view depth: its xyz is the
          * forward direction (scaled). An orthographic one has w = 1: its z row grows with
@@ -196,10 +195,9 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     if (cam.orthographic && !(cam.ortho_height > 0 && isfinite(cam.ortho_height)))
         return RV_ERR_INVALID_ARG;
     if (have_double)
-        RVI_TRY(rvi_frustum_from_view_projection_d(view_projection_d, view->clip, &cam.frustum));
+        RVI_TRY(rvi_frustum_from_view_projection_d(cam.view_projection_d, view->clip, &cam.frustum));
     else
         RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
-    memcpy(cam.view_projection_d, view_projection_d, sizeof cam.view_projection_d);
     cam.clip = view->clip;
     cam.viewport_width = view->viewport_width;
     cam.viewport_height = view->viewport_height;

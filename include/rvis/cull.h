@@ -1,0 +1,86 @@
+/* rvis/cull.h — Hierarchical frustum culling (rv_visit_visible) and spatial grouping.
+ * Part of rvis (MIT licence); include <rvis.h> for everything, or this header alone. */
+#ifndef RVIS_CULL_H
+#define RVIS_CULL_H
+
+#include "core.h"
+#include "frustum.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Hierarchical frustum culling and spatial grouping (DESIGN.md §2). The walk reads world
+ * bounds as of the last rv_update_world: update first, then cull. */
+
+/* What one hierarchical walk did. */
+typedef struct rv_cull_counts {
+    uint32_t visited; /* nodes the walk reached (tested, pruned, or enumerated inside) */
+    uint32_t pruned;  /* subtrees rejected whole: world sphere outside a plane, or no
+                         geometry anywhere in it (counted once, at the subtree's top) */
+    uint32_t tested;  /* sphere-against-frustum classifications made (planes a sphere was
+                         wholly inside are not tested again below it; a subtree inside
+                         every plane needs none) */
+    uint32_t visible; /* nodes handed out (calls made to the callback) */
+} rv_cull_counts;
+
+/* Called by rv_visit_visible for each visible node that has geometry. world_matrix
+ * (column-major float[16]) points into the world and is valid during the call. Return
+ * true to continue, false to stop the walk. The callback may read the world and use the
+ * transform and bounds setters; calls that change the hierarchy or update it (create,
+ * destroy, attach, detach, rv_group_spatially, rv_update_world, a nested visit) return
+ * RV_ERR_BAD_STATE while it runs. */
+typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *user);
+
+/* Walks the hierarchy under root (RV_NODE_NONE: every root, in root order) depth-first,
+ * parents before children, children in attach order, and calls callback for each node
+ * that has geometry (rv_node_set_bounds) and is visible. It does not draw: the order of
+ * drawing stays the host's. A subtree whose world sphere is outside the frustum is skipped
+ * in one test; once a sphere is wholly inside a plane, that plane is not tested again
+ * below it (plane masking, Assarsson & Möller 2000). A node with children is handed out
+ * only when its own geometry sphere (not just its subtree's) meets the frustum.
+ * Conservative: a node is never skipped when its own geometry's world sphere, or its world
+ * bounds, meets the frustum (up to float rounding at tangency).
+ * Iterative (any depth); never allocates; O(visited nodes).
+ * counts: optional (NULL), filled on return, also when the callback stopped the walk.
+ * Returns RV_OK whether or not the callback stopped the walk.
+ * Errors: RV_ERR_INVALID_ARG (world, frustum or callback NULL), RV_ERR_STALE_HANDLE (root),
+ * RV_ERR_BAD_STATE (called from inside a visit callback). */
+RV_API rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
+                                  rv_visit_fn callback, void *user, rv_cull_counts *counts);
+
+/* As rv_visit_visible, writing the visible nodes in walk order into out_nodes (capacity
+ * entries, caller-owned). *out_count receives the number of visible nodes, which may
+ * exceed capacity: then the first capacity are written and RV_ERR_CAPACITY is returned
+ * (grow the array to *out_count and call again). out_nodes may be NULL when capacity is 0
+ * (a count-only walk). Errors: RV_ERR_INVALID_ARG (world, frustum or out_count NULL, or
+ * out_nodes NULL with capacity > 0), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE, RV_ERR_CAPACITY. */
+RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
+                                    rv_node *out_nodes, uint32_t capacity, uint32_t *out_count,
+                                    rv_cull_counts *counts);
+
+/* Inserts intermediate group nodes between parent and a flat list of its children so they
+ * cull hierarchically: a binary bounding-volume hierarchy built top-down by median split
+ * of the children's world-sphere centres along the axis of largest spread, until a group
+ * holds at most leaf_size children (a level with 20,000 loose pieces then costs O(log n)
+ * tests where it is out of view, not 20,000).
+ * children: count distinct handles, each a direct child of parent; NULL selects every
+ * current child of parent (count is then ignored). Groups are identity nodes without
+ * geometry, so no child's world matrix changes; the children keep their relative order
+ * within a group. leaf_size: 0 = default 8; otherwise >= 2. Nothing happens when there are
+ * at most leaf_size children. *out_groups (optional) receives the number of groups created.
+ * Call rv_update_world before: the split reads the children's world spheres as of the last
+ * update. The groups' world spheres are computed by the call itself, so the result culls
+ * at once; the parent's own sphere is made exact again at the next update.
+ * Cost O(count log count); allocates a scratch array (freed before return) and node
+ * storage. Errors: RV_ERR_INVALID_ARG (world NULL, a child that is not a direct child of
+ * parent, a repeated child, leaf_size 1),
+ * RV_ERR_STALE_HANDLE (parent or a child), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY,
+ * RV_ERR_BAD_STATE (inside a visit). On every error the world is unchanged. */
+RV_API rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *children,
+                                    uint32_t count, uint32_t leaf_size, uint32_t *out_groups);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RVIS_CULL_H */

@@ -1,0 +1,331 @@
+/* rvis/frame.h — The world and rv_frame: every stage in one call, borrowed frame views.
+ * Part of rvis (MIT licence); include <rvis.h> for everything, or this header alone. */
+#ifndef RVIS_FRAME_H
+#define RVIS_FRAME_H
+
+#include "core.h"
+#include "frustum.h"
+#include "scene.h"
+#include "cull.h"
+#include "occlusion.h"
+#include "lod.h"
+#include "partition.h"
+#include "streaming.h"
+#include "journal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Everything a world is made from. rv_world_desc desc = {0}; is valid. */
+typedef struct rv_world_desc {
+    rv_allocator allocator;        /* every allocation of the world and its modules */
+    uint32_t node_capacity;        /* initial node slots; 0 = default 1024. Grows as needed */
+    rv_occlusion_desc occlusion;   /* main-view occlusion buffer; width 0 = off */
+    rv_lod_desc lod;
+    rv_partition_desc partition;
+    rv_residency_desc residency;
+    /* Optional monotonic clock in nanoseconds for per-stage frame times; NULL = no times. */
+    uint64_t (*clock_ns)(void *user);
+    void *clock_user;
+    /* true: every frame view also lists why each pruned subtree was not drawn
+     * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree. */
+    bool record_culls;
+} rv_world_desc;
+
+/* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
+ * the caller until rv_world_destroy. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc
+ * field out of range), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
+RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world);
+
+/* Destroys a world and everything it owns; every handle and borrowed view of it becomes
+ * invalid. NULL is ignored. */
+RV_API void rv_world_destroy(rv_world *world);
+
+/* The world's allocation counters (every module's allocations included). */
+RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
+
+
+/* ---- the frame (DESIGN.md §8) -------------------------------------------------------- */
+
+/* The camera of one frame. Give either view + projection (both float[16], column-major), or
+ * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
+ * are read during the call only. */
+typedef struct rv_view {
+    const float *view;            /* world -> view matrix */
+    const float *projection;      /* view -> clip matrix */
+    const float *view_projection; /* world -> clip; used when view/projection are NULL */
+    const float *eye;             /* world position, required with view_projection */
+    rv_clip clip;                 /* the projection's depth convention */
+    uint32_t viewport_width;      /* pixels, > 0 */
+    uint32_t viewport_height;     /* pixels, > 0 */
+    float fov_y;                  /* vertical field of view, radians; 0 = read from the
+                                     projection (perspective), or 60 degrees for ortho */
+    double time_ms;               /* host time in milliseconds; must not go backwards */
+} rv_view;
+
+/* Stages of a frame, for per-stage times (rv_frame_view.stage_us). */
+typedef enum rv_frame_stage {
+    RV_STAGE_TRANSFORMS = 0, /* rv_update_world */
+    RV_STAGE_JOURNAL,        /* draining the journal into the render scene */
+    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below) */
+    RV_STAGE_PARTITION,      /* partition gating and flushing */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation and occlusion tests */
+    RV_STAGE_LOD,            /* LOD and HLOD selection */
+    RV_STAGE_STREAMING,      /* grid updates and residency */
+    RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_COUNT
+} rv_frame_stage;
+
+/* Levels counted by the LOD histogram; a level >= RV_LOD_HISTOGRAM_BINS - 1 counts in the last bin. */
+#define RV_LOD_HISTOGRAM_BINS 9
+
+/* Counters of one frame. */
+typedef struct rv_frame_counts {
+    uint32_t nodes_visited;      /* nodes the walk reached */
+    uint32_t frustum_tested;     /* sphere tests against the frustum */
+    uint32_t frustum_culled;     /* subtrees the frustum rejected */
+    uint32_t partition_culled;   /* part subtrees hidden by the partition gate */
+    uint32_t occlusion_tested;   /* occlusion tests (groups and objects) */
+    uint32_t occlusion_culled;   /* groups and objects hidden by occluders */
+    uint32_t occluders_added;    /* occluders submitted (per-frame and persistent nodes) */
+    uint32_t occluders_rasterised;
+    uint32_t lod_culled;         /* objects whose level means "nothing" (the ladder's count) */
+    uint32_t lod_histogram[RV_LOD_HISTOGRAM_BINS]; /* drawn items per LOD level */
+    uint32_t hlod_refined;       /* regions refined into their children */
+    uint32_t hlod_drawn;         /* regions drawn as themselves */
+    uint32_t crossfades;         /* items drawn with a weight below 1 */
+    uint32_t journal_applied;    /* deltas applied this frame */
+    uint32_t journal_rejected;   /* deltas rejected this frame (every reason) */
+    uint32_t pages_requested;    /* page requests handed out in this view */
+    uint32_t pages_evicted;      /* evictions handed out in this view */
+    uint32_t opaque;             /* items in the opaque list */
+    uint32_t translucent;        /* items in the translucent list */
+    uint32_t transform_errors;   /* 1 when rv_update_world refused an in-place transform write
+                                    (NaN/Inf, zero quaternion): those nodes kept their previous
+                                    matrices; the host should fix the writes */
+    uint32_t transform_stale;    /* nodes whose world placement is unknown after this frame's
+                                    update (rv_scene_stats.transform_stale): a transform of
+                                    theirs or an ancestor's could not be composed, in this
+                                    frame or an earlier one; frustum, occlusion and LOD
+                                    draw them (and they occlude nothing) until then */
+} rv_frame_counts;
+
+/* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
+ * region and its children) with fade weights summing to 1. */
+typedef struct rv_draw_item {
+    rv_node node;
+    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise
+                                 (a projection registered with key 0 cannot be told from a
+                                 plain node here: give projections nonzero keys) */
+    uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
+    float fade;               /* weight in (0, 1]; 1 when not fading */
+    float view_depth;         /* distance of the world-sphere centre along the view direction */
+    float world_matrix[16];   /* column-major, as of this frame's transform update */
+} rv_draw_item;
+
+/* Why a subtree was not drawn (rv_frame_view.culls, with desc.record_culls). */
+typedef enum rv_cull_reason {
+    RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum */
+    RV_CULL_OCCLUSION,        /* hidden by occluders (a group prunes its whole subtree) */
+    RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum or committed
+                                 slice). An inactive deferred part is not culled: its first
+                                 sight requests its activation, and it is drawn like any part */
+    RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
+    RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
+    RV_CULL_HIDDEN            /* flagged hidden (a hidden projection) */
+} rv_cull_reason;
+
+/* One pruned subtree: node and everything below it were not drawn, for reason. */
+typedef struct rv_cull_record {
+    rv_node node;
+    rv_cull_reason reason;
+} rv_cull_record;
+
+/* The borrowed product of one frame: valid until the world builds the next-but-one frame
+ * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
+ * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
+ * never keep past validity. */
+typedef struct rv_frame_view {
+    uint64_t generation;      /* of the arena this view lives in */
+    uint64_t frame_sequence;  /* 1 for the first published frame */
+    uint32_t arena;           /* which arena (0 or 1) */
+    const rv_draw_item *opaque;        /* front to back (view_depth ascending) */
+    uint32_t opaque_count;
+    const rv_draw_item *translucent;   /* far to near, stable for equal depths */
+    uint32_t translucent_count;
+    const rv_partition_request *resync_requests; /* flushed this frame */
+    uint32_t resync_request_count;
+    const rv_page_request *page_requests;       /* loads to start, nearest first */
+    uint32_t page_request_count;
+    const rv_page_eviction *page_evictions;     /* pages to free */
+    uint32_t page_eviction_count;
+    const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
+    uint32_t hlod_load_request_count;
+    const rv_cull_record *culls;       /* with desc.record_culls: every pruned subtree top */
+    uint32_t cull_count;
+    rv_tick_demand tick;               /* what an on-demand loop must do next */
+    rv_frame_counts counts;
+    double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
+} rv_frame_view;
+
+/* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_cull, rv_frame_end,
+ * rv_frame_abort, rv_frame) run host code: a render scene's delta observer while the journal
+ * is drained, the partition callbacks (request_reprocess, is_update_in_progress), the clock
+ * and the allocator. A frame call made from such a callback is refused with
+ * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
+ * a frame call from the delta observer of a render scene bound to the world while the host
+ * drains it (rv_render_scene_apply outside a frame): its view would show half a tick. */
+
+/* Starts a frame: validates the view, drains the world's journal into its render scene,
+ * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
+ * the residency's frame. The arena this frame is built in is the one the last published
+ * view does not live in, so that view stays valid while this one is built.
+ * A transform that cannot be composed (a bad in-place write, a product overflowing float)
+ * does not stop the frame: the node keeps its previous matrix and counts.transform_errors
+ * says so in the frame where it happens. From that frame until a transform of the node
+ * composes again, the node and its subtree are counted in counts.transform_stale in every
+ * frame and are not culled by frustum, occlusion or LOD (their world bounds are unbounded,
+ * see rv_update_world; an occluder node among them hides nothing); the hidden flag,
+ * inactive deferred partition parts and HLOD regions standing in for children that are not
+ * resident still apply. The view-projection of the view + projection form is multiplied
+ * in double, and the frustum and the occlusion buffer both use that product (a camera far
+ * from the origin keeps its far plane, and an occluder centimetres from it its outline);
+ * the view_projection form is used as given, so a host passing it should build it in
+ * double and take the float rounding of an eye far from the origin into account.
+ * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
+ * neither matrix form given, a view whose forward axis has no length in float (a view
+ * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the
+ * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye
+ * or time is NaN/Inf, or projection times view overflows float),
+ * RV_ERR_BAD_STATE (a frame is already open: end or abort it; or called from a callback a
+ * frame call is running), RV_ERR_ORDER (time_ms went
+ * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
+
+/* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
+ * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
+ * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
+ * Declare only what really hides (DESIGN.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
+ * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after cull, or from a
+ * callback a frame call is running). */
+RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
+                                       const float matrix[16]);
+
+/* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
+ * hierarchy once — frustum (plane masks inherited), partition gate (a partition group is
+ * gated when the walk reaches it), occlusion (group nodes prune their subtree; objects are
+ * tested in a batch after the walk), HLOD (a region drawn as itself stops the walk) — and
+ * selects LOD levels (hysteresis, crossfade) for what survives. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (no frame begun, already culled, or from a callback a frame call is
+ * running), RV_ERR_OUT_OF_MEMORY (the frame stays open; abort it). */
+RV_API rv_result rv_frame_cull(rv_world *world);
+
+/* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
+ * streaming grids (the eye is a source of each grid unless its eye_radius is negative, plus
+ * rv_world_set_stream_sources), hands out up to desc.residency.requests_per_frame page
+ * requests and every eviction, combines tick demand, sorts and publishes *out — a borrowed
+ * view valid until the frame after next (see rv_frame_view). The view lists what the cull
+ * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
+ * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled, or from a callback a frame call
+ * is running), RV_ERR_INVARIANT (deltas were left in the journal at publication: the view is
+ * still published and counted). */
+RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
+
+/* Abandons an open frame: nothing is published and its arena is recycled (any view that
+ * lived in it was already invalid). The last published view stays valid. RV_OK also when no
+ * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_BAD_STATE (called from a
+ * callback a frame call is running, e.g. request_reprocess: see rv_frame_begin). */
+RV_API rv_result rv_frame_abort(rv_world *world);
+
+/* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is
+ * aborted and *out is untouched. Errors: those of the three. */
+RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
+
+/* True while view (published by this world's rv_frame_end) may be read: its arena has not
+ * been reused since. False for NULL, for another world's view, and for views from
+ * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked). */
+RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
+
+/* A 64-bit digest of what the view says to draw (node handles' slot and generation,
+ * projection keys, LOD levels, fade weights, list order), for parity checks between runs
+ * and between worlds: independent of world tags and addresses. 0 for NULL. */
+RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
+
+/* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
+ * rasterised every frame it meets the frustum. Replaces an earlier box. Errors:
+ * RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's occluder box (RV_OK when it had none). Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
+
+/* Gives node a local test box besides its bounding sphere (walls and floors are badly
+ * served by spheres). Occlusion tests use whichever of the two has the smaller world
+ * volume; the frustum test, when the sphere straddles a plane, also tries the box, and the
+ * node is culled when either lies wholly outside. The box must enclose the node's geometry
+ * (and, for a group node, its subtree's). Errors as rv_node_set_occluder_box. */
+RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
+/* Removes the node's test box. Errors as rv_node_clear_occluder_box. */
+RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
+
+/* The world's journal and render scene (created on first call, bound to the world: every
+ * live projection is backed by a node). The host appends to the journal; rv_frame_begin
+ * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_BAD_STATE (a render scene the host created is bound to the world: at most one
+ * render scene binds a world), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
+/* The world's render scene (created with its journal on first call; owned by the world).
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (as rv_world_journal), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene);
+
+/* Registers a streaming grid with the world (desc as rv_grid_create; desc->allocator is
+ * ignored: the world's is used). The world's residency (configured by desc.residency) serves
+ * every grid; the grid lives until the world is destroyed. *out_grid (may be NULL) is
+ * borrowed for queries. Each frame updates every grid with the eye source and the
+ * rv_world_set_stream_sources sources; a grid whose update could ever examine more than
+ * rv_grid_update's 2^24 cells with them is refused with RV_ERR_CAPACITY rather than
+ * failing every frame. The check counts each square (the eye_radius or a source's radius,
+ * plus lead) whole, wherever the sources stand, as floor(2 * reach / cell_size) + 3 cells
+ * per axis (one more than the worst case, for rounding) clipped by the grid's counts: a
+ * reach just under the bound may be refused. Errors: those of rv_grid_create,
+ * RV_ERR_CAPACITY (that reach), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
+
+/* Sets extra stream sources (copied) used with the eye for every grid from the next
+ * rv_frame_end; count 0 clears them. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a
+ * position or radius), RV_ERR_CAPACITY (with them, a registered grid's update could examine
+ * more than 2^24 cells: see rv_world_add_grid), RV_ERR_OUT_OF_MEMORY; nothing changes on
+ * error. */
+RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count);
+
+/* The world's residency (NULL before the first rv_world_add_grid): the host answers the
+ * frame view's page requests with rv_residency_place / rv_residency_fail on it. */
+RV_API rv_residency *rv_world_residency(rv_world *world);
+
+/* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
+ * or before the first frame). Borrowed; owned by the world. */
+RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
+
+/* An extra view's own output list (shadow, reflection). Opaque. */
+typedef struct rv_view_list rv_view_list;
+
+/* Creates an extra view's list: one arena, reused by each rv_cull_view with it; owned by the
+ * caller (rv_view_list_destroy), and by the world's lifetime. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
+/* Destroys a list (NULL ignored). Views it lent become invalid. */
+RV_API void rv_view_list_destroy(rv_view_list *list);
+
+/* Culls an extra view by frustum and LOD only (no occlusion, no partition gate, no
+ * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
+ * residency without fading) into list, and fills *out: opaque and translucent lists and
+ * counts; the other fields are empty. Uses the transforms of the last rv_update_world.
+ * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (list of another world), RV_ERR_OUT_OF_MEMORY. */
+RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RVIS_FRAME_H */

@@ -1,0 +1,211 @@
+/* rvis/occlusion.h — The CPU occluder depth buffer and its hierarchical-Z pyramid.
+ * Part of rvis (MIT licence); include <rvis.h> for everything, or this header alone. */
+#ifndef RVIS_OCCLUSION_H
+#define RVIS_OCCLUSION_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* CPU occluder depth buffer with a hierarchical-Z pyramid (DESIGN.md §4).
+ *
+ * The host declares the few big things a view is really hidden by (walls, buildings,
+ * slabs of ground) as boxes; rvis rasterises them into a small buffer of per-texel
+ * occluder depths and tests objects against it, with no frame of latency and no GPU
+ * read-back. Per frame: rv_occlusion_begin, any number of rv_occlusion_add_occluder, then
+ * tests. The first test (or rv_occlusion_freeze) freezes the buffer; later adds are
+ * refused with RV_ERR_FROZEN until the next begin.
+ *
+ * Every rule errs toward drawing (a wrong cull is a hole in the world):
+ *  - a texel stores the occluder's FAR side: a depth never nearer than the occluder's back
+ *    faces anywhere in the texel (plane-exact per texel, from the box's back faces);
+ *  - a texel counts as covered only when it lies wholly inside the occluder's silhouette
+ *    (the projected convex hull, shrunk so a partly covered texel is never counted);
+ *  - an object is hidden only when every texel its screen bounds touch holds a strictly
+ *    nearer depth than the object's nearest point;
+ *  - an occluder crossing the near plane is clipped against it; an object crossing the near
+ *    plane, or whose projection is degenerate, is visible;
+ *  - depths are compared as linear view depth (clip w for perspective, NDC z for
+ *    orthographic), so OpenGL, zero-to-one, reversed-Z and infinite-far projections give
+ *    the same answers;
+ *  - floating-point error is bounded and charged against culling, never for it.
+ * A max-depth pyramid answers a large object in at most four texel reads and refines only
+ * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
+ * Coverage is inner conservative rasterisation (Hasselgren, Akenine-Möller & Ohlsson 2005,
+ * the underestimating variant); box silhouettes come from the eye's region relative to the
+ * box's slabs (Schmalstieg & Tobler 1999). Guide: docs/occlusion.md.
+ *
+ * Threads: one buffer is used from one thread at a time (tests update the stats). Two
+ * buffers share nothing and may be used on two threads. */
+
+typedef struct rv_occlusion rv_occlusion;
+
+/* Configuration of an occlusion buffer (standalone, or the world's main-view buffer inside
+ * rv_world_desc). Zero selects each default. */
+typedef struct rv_occlusion_desc {
+    rv_allocator allocator;   /* standalone buffers only; a world uses its own allocator */
+    uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended.
+                                 At most RV_OCCLUSION_MAX_SIZE */
+    float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
+                                 in either direction are skipped. 0 = default 2; negative = keep all */
+    uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
+                                 0 = no cap */
+} rv_occlusion_desc;
+
+/* Largest buffer width and height in texels. */
+#define RV_OCCLUSION_MAX_SIZE 8192u
+/* Most pyramid levels a buffer can have (level 0 is the buffer itself). */
+#define RV_OCCLUSION_MAX_LEVELS 14u
+
+/* Per-frame counters, reset by rv_occlusion_begin. */
+typedef struct rv_occlusion_stats {
+    uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
+    uint32_t occluders_rasterized; /* occluders drawn into the buffer */
+    uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
+                                      drawn, since drawing them could not change the buffer */
+    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
+    uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
+    uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
+    uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
+    uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
+    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
+    uint64_t tests;                /* objects tested (batch items included) */
+    uint64_t culled;               /* of those, answered hidden */
+} rv_occlusion_stats;
+
+/* Boxes for rv_occlusion_test_boxes, as structure of arrays: min[0][i], min[1][i],
+ * min[2][i] is the local minimum corner of box i, max likewise. matrices is NULL (boxes are
+ * in world space) or points to 16 floats per box (column-major local-to-world, box i at
+ * matrices + 16 * i). All arrays are indexed by the same item index. */
+typedef struct rv_occlusion_boxes {
+    const float *min[3];
+    const float *max[3];
+    const float *matrices;
+} rv_occlusion_boxes;
+
+/* Spheres for rv_occlusion_test_spheres, as structure of arrays: centre (center[0..2][i],
+ * local units) and radius[i] (local units, >= 0). matrices as in rv_occlusion_boxes; the
+ * radius is scaled by the matrix's largest axis scale. */
+typedef struct rv_occlusion_spheres {
+    const float *center[3];
+    const float *radius;
+    const float *matrices;
+} rv_occlusion_spheres;
+
+/* Creates a standalone occlusion buffer. desc may be NULL (width 0: off). The buffer
+ * itself is allocated by the first rv_occlusion_begin (its height follows the aspect).
+ * *out receives the object, owned by the caller until rv_occlusion_destroy.
+ * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE
+ * (min_occluder_texels NaN/Inf), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
+RV_API rv_result rv_occlusion_create(const rv_occlusion_desc *desc, rv_occlusion **out);
+
+/* Destroys a buffer and everything it holds. NULL is ignored. */
+RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
+
+/* Starts a frame: sets the view and forgets the previous frame's occluders and stats.
+ * view_projection: column-major float[16], clip = M * world point, perspective or
+ * orthographic (recognised from the matrix), any depth convention (clip; an infinite far
+ * plane works). aspect: viewport width / height (> 0); the buffer is width x
+ * round(width / aspect) texels, row 0 at the top of the screen.
+ * The buffer grows (allocates) only when the aspect asks for more rows than ever before;
+ * steady frames allocate nothing.
+ * With width 0 this is a no-op returning RV_OK (only NULL pointers are refused).
+ * Errors: RV_ERR_INVALID_ARG (NULL, aspect <= 0, a height outside 1..RV_OCCLUSION_MAX_SIZE,
+ * a matrix whose screen rows do not locate the eye: the x, y and w rows of a perspective,
+ * the x, y and z rows of an orthographic one, not invertible; an orthographic one with
+ * w <= 0), RV_ERR_NOT_FINITE,
+ * RV_ERR_OUT_OF_MEMORY. On any error the buffer drops the frame: adds are refused with
+ * RV_ERR_BAD_STATE and tests answer visible until the next successful begin (a stale view
+ * can never cull). A perspective matrix is otherwise taken as it is: one with a singular
+ * depth row (its near plane through the eye) or one that puts the scene at negative w
+ * (nothing passes its clip tests, so every occluder is off-screen) is accepted and errs
+ * toward drawing. */
+RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_projection[16], rv_clip clip,
+                                    float aspect);
+
+/* Declares an occluder box for this frame: local min/max corners (float[3], world units
+ * before the matrix; min <= max; a zero extent makes a flat occluder, a quad, which hides
+ * what is behind it and never what lies on it; a box flattened by a zero scale in its
+ * matrix instead is not rasterised and counts as skipped_small, so give a quad its zero
+ * extent in the box)
+ * and a column-major local-to-world matrix (float[16]; NULL = identity; any invertible or
+ * flattening affine matrix). Declare the solid you may be hidden by, never a larger box:
+ * an occluder bigger than its solid hides things the camera can see.
+ * The box is recorded; the freeze projects and draws the frame's occluders nearest first,
+ * and one found wholly behind nearer ones is not drawn (drawing it could change nothing).
+ * Small (min_occluder_texels), off-screen and behind-the-camera occluders are counted as
+ * skipped at the freeze, not refused; so is one reaching beyond 1e7 world units from the
+ * origin (float precision no longer bounds its silhouette safely: skipped_degenerate).
+ * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
+ * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
+ * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),
+ * RV_ERR_FROZEN (a test or freeze already happened this frame), RV_ERR_OUT_OF_MEMORY.
+ * On error nothing is added. */
+RV_API rv_result rv_occlusion_add_occluder(rv_occlusion *occlusion, const float min[3], const float max[3],
+                                           const float matrix[16]);
+
+/* Rasterises this frame's occluders (the largest on screen first when max_occluders caps
+ * them; ties in submission order) and builds the pyramid. Called implicitly by the first
+ * test; calling it twice is harmless. After it, tests only read the buffer.
+ * Width 0 or no begin yet: no-op, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL). */
+RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
+
+/* Tests a box: local min/max (float[3]) and matrix (float[16], NULL = identity).
+ * *out_visible is false only when the box is certainly hidden by this frame's occluders
+ * (rules in the preamble); it is true for anything outside the view (frustum culling is the
+ * host's or rv_frustum's job). Freezes the buffer. Width 0 or no view: true, RV_OK.
+ * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose
+ * last row is not 0 0 0 1), RV_ERR_NOT_FINITE. out_visible must not be NULL. */
+RV_API rv_result rv_occlusion_test_box(rv_occlusion *occlusion, const float min[3], const float max[3],
+                                       const float matrix[16], bool *out_visible);
+
+/* Tests a sphere: local centre (float[3]), radius (local units, >= 0; scaled by the
+ * matrix's largest axis scale), matrix (float[16], NULL = identity). Tested through its
+ * world-space bounding box, so never tighter than that box. As rv_occlusion_test_box;
+ * a negative radius is RV_ERR_INVALID_ARG. */
+RV_API rv_result rv_occlusion_test_sphere(rv_occlusion *occlusion, const float center[3], float radius,
+                                          const float matrix[16], bool *out_visible);
+
+/* Batch box test, the hot loop: items first .. first + count - 1 of boxes (see
+ * rv_occlusion_boxes), writing out_visible[i] = 1 (draw) or 0 (hidden) for each, at the
+ * same index (the array must hold first + count bytes). Ranges let a job system split a
+ * batch, but one buffer is used from one thread at a time. An invalid item (non-finite,
+ * min > max) is answered 1 and the call returns the code of the first one (RV_ERR_NOT_FINITE
+ * or RV_ERR_INVALID_ARG) after answering every item. Width 0 or no view: all 1, RV_OK.
+ * Errors: RV_ERR_INVALID_ARG (NULL arrays or out_visible, first + count overflowing). */
+RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlusion_boxes *boxes,
+                                         uint32_t first, uint32_t count, uint8_t *out_visible);
+
+/* Batch sphere test; as rv_occlusion_test_boxes with rv_occlusion_spheres (a negative
+ * radius is an invalid item). */
+RV_API rv_result rv_occlusion_test_spheres(rv_occlusion *occlusion, const rv_occlusion_spheres *spheres,
+                                           uint32_t first, uint32_t count, uint8_t *out_visible);
+
+/* This frame's counters (zeroes for NULL). */
+RV_API rv_occlusion_stats rv_occlusion_get_stats(const rv_occlusion *occlusion);
+
+/* Allocation counters of a standalone buffer, monotonic since creation (zeroes for NULL;
+ * a world's buffer counts in rv_world_alloc_stats). */
+RV_API rv_alloc_stats rv_occlusion_alloc_stats(const rv_occlusion *occlusion);
+
+/* Number of pyramid levels of the current frame (level 0 is the buffer, each next level
+ * halves both sizes rounding up, down to 1 x 1); 0 when width is 0 or before a begin. */
+RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
+
+/* Debug read-out: level (0 = the buffer) as an 8-bit grey image, row 0 at the top of the
+ * screen, width * height bytes written to pixels (row-major, no padding). Nearer =
+ * brighter: covered texels span 32..255 linearly in view depth over the frame's covered
+ * range (the same scale at every level); 0 means no occluder. Each pyramid texel shows the
+ * farthest depth of the texels it covers. out_width / out_height (either may be NULL)
+ * receive the level's size; pixels may be NULL to ask only the size. Freezes the buffer.
+ * Width 0: sizes 0, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL occlusion, level >= count,
+ * pixels_size < width * height), RV_ERR_BAD_STATE (no successful begin this frame). */
+RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t level, uint8_t *pixels,
+                                          size_t pixels_size, uint32_t *out_width, uint32_t *out_height);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RVIS_OCCLUSION_H */

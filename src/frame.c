@@ -1,6 +1,7 @@
-/* The once-per-frame orchestration (DESIGN.md §8): begin (journal, transforms, occlusion
- * and residency frames), cull (persistent occluders, one hierarchical walk, batched object
- * occlusion tests, LOD), end (partition flush, streaming, tick demand, publish). */
+/* The frame's stages in order: begin (resolve the view; drain the journal, update
+ * transforms, open the occlusion and residency frames), add occluders, cull (frame_cull.c),
+ * end (partition flush, streaming, tick demand, publish), and the public calls guarding
+ * them against re-entry. */
 #include "frame.h"
 #include "core/check.h"
 #include "frustum.h"
@@ -11,100 +12,6 @@
 
 #include <math.h>
 #include <string.h>
-
-/* ---- state ------------------------------------------------------------------------- */
-
-static void frame_destroy(rv_world *world, void *state)
-{
-    rvi_frame *f = state;
-    rvi_heap *heap = &world->heap;
-    for (int a = 0; a < 2; a++)
-        rvi_frame_arena_free(heap, &f->arenas[a]);
-    rv_occlusion_destroy(f->occlusion);
-    rvi_node_slots_free(heap, &f->occluder_of);
-    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
-    rvi_node_slots_free(heap, &f->test_box_of);
-    rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
-    rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
-    rv_journal_destroy(f->journal);
-    for (uint32_t i = 0; i < f->grids.count; i++)
-        rv_grid_destroy(RVI_VEC_AT(f->grids, rvi_frame_grid, i).grid);
-    rvi_vec_free(heap, &f->grids, sizeof(rvi_frame_grid));
-    rv_residency_destroy(f->residency);
-    rvi_vec_free(heap, &f->sources, sizeof(rv_stream_source));
-    rvi_walk_scratch_free(heap, &f->scratch);
-    rvi_vec_free(heap, &f->occ_spheres, 4 * sizeof(float));
-    rvi_vec_free(heap, &f->occ_visible, 1);
-    rvi_free(heap, f, sizeof *f);
-}
-
-/* Drops a node's box attachment (swap-remove, fixing the moved box's slot). Never
- * allocates. */
-void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
-{
-    uint32_t at = rvi_node_slots_get(of, node);
-    if (at == UINT32_MAX)
-        return;
-    of->record[node] = UINT32_MAX;
-    uint32_t last = boxes->count - 1;
-    if (at != last) {
-        rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
-        RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
-        of->record[moved.node] = at;
-    }
-    boxes->count = last;
-}
-
-static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
-{
-    (void)world;
-    rvi_frame *f = state;
-    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
-    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
-}
-
-static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
-{
-    sum->allocations += s.allocations;
-    sum->reallocations += s.reallocations;
-    sum->frees += s.frees;
-    sum->failures += s.failures;
-    sum->bytes_live += s.bytes_live;
-    sum->bytes_peak += s.bytes_peak; /* an upper bound: the peaks need not coincide */
-}
-
-void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum)
-{
-    const rvi_frame *f = rvi_frame_find(world);
-    if (!f)
-        return;
-    if (f->journal)
-        add_stats(sum, rv_journal_alloc_stats(f->journal));
-    if (f->render_scene)
-        add_stats(sum, rv_render_scene_alloc_stats(f->render_scene));
-}
-
-rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
-{
-    rvi_frame *f = rvi_frame_find(world);
-    if (!f) {
-        f = rvi_calloc(&world->heap, 1, sizeof *f);
-        if (!f)
-            return RV_ERR_OUT_OF_MEMORY;
-        f->building = -1;
-        f->lent = -1;
-        /* Arena generations start apart so a view of one never validates against the other,
-         * and carry the world's tag in their top bits so no other world's view validates
-         * (an empty view has no pointer to tell them apart). Each build adds 2. */
-        uint64_t tag = (uint64_t)world->tag << 48;
-        f->arenas[0].generation = tag | 1;
-        f->arenas[1].generation = tag | 2;
-        rvi_module_hooks hooks = { f, frame_destroy, frame_node_destroyed };
-        rvi_world_register_module(world, RVI_MODULE_FRAME, &hooks);
-    }
-    *out = f;
-    return RV_OK;
-}
 
 /* ---- view ---------------------------------------------------------------------------- */
 

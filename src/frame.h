@@ -1,6 +1,10 @@
-/* The frame (DESIGN.md §8): the only module that knows every other. frame.c runs the
- * stages; frame_view.c owns the two alternating arenas, sorting, publishing, digests and
- * the extra views. */
+/* The frame: the only module that knows every other (docs/design.md, "The frame").
+ *   frame.c          begin and end: the stages in order, and the public calls
+ *   frame_cull.c     the cull walk and its passes (occluders, walk, occlusion, LOD)
+ *   frame_publish.c  arenas, sort, emit, view validity and digest
+ *   frame_nodes.c    boxes attached to nodes (occluder boxes, test boxes)
+ *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
+ *   frame_views.c    extra views (rv_cull_view) */
 #ifndef RVI_FRAME_H
 #define RVI_FRAME_H
 

@@ -1,0 +1,211 @@
+/* The world's frame state and the modules it owns: created on first use, destroyed
+ * together with the world (journal, render scene, occlusion buffer, residency and its
+ * grids), told when a node dies, and counted in the world's allocation figures. */
+#include "frame.h"
+#include "core/check.h"
+#include "grid.h"
+#include "occlusion.h"
+#include "residency.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- state ------------------------------------------------------------------------- */
+
+static void frame_destroy(rv_world *world, void *state)
+{
+    rvi_frame *f = state;
+    rvi_heap *heap = &world->heap;
+    for (int a = 0; a < 2; a++)
+        rvi_frame_arena_free(heap, &f->arenas[a]);
+    rv_occlusion_destroy(f->occlusion);
+    rvi_node_slots_free(heap, &f->occluder_of);
+    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
+    rvi_node_slots_free(heap, &f->test_box_of);
+    rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
+    rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
+    rv_journal_destroy(f->journal);
+    for (uint32_t i = 0; i < f->grids.count; i++)
+        rv_grid_destroy(RVI_VEC_AT(f->grids, rvi_frame_grid, i).grid);
+    rvi_vec_free(heap, &f->grids, sizeof(rvi_frame_grid));
+    rv_residency_destroy(f->residency);
+    rvi_vec_free(heap, &f->sources, sizeof(rv_stream_source));
+    rvi_walk_scratch_free(heap, &f->scratch);
+    rvi_vec_free(heap, &f->occ_spheres, 4 * sizeof(float));
+    rvi_vec_free(heap, &f->occ_visible, 1);
+    rvi_free(heap, f, sizeof *f);
+}
+
+static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
+{
+    (void)world;
+    rvi_frame *f = state;
+    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
+    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
+}
+
+static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
+{
+    sum->allocations += s.allocations;
+    sum->reallocations += s.reallocations;
+    sum->frees += s.frees;
+    sum->failures += s.failures;
+    sum->bytes_live += s.bytes_live;
+    sum->bytes_peak += s.bytes_peak; /* an upper bound: the peaks need not coincide */
+}
+
+void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum)
+{
+    const rvi_frame *f = rvi_frame_find(world);
+    if (!f)
+        return;
+    if (f->journal)
+        add_stats(sum, rv_journal_alloc_stats(f->journal));
+    if (f->render_scene)
+        add_stats(sum, rv_render_scene_alloc_stats(f->render_scene));
+}
+
+rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
+{
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f) {
+        f = rvi_calloc(&world->heap, 1, sizeof *f);
+        if (!f)
+            return RV_ERR_OUT_OF_MEMORY;
+        f->building = -1;
+        f->lent = -1;
+        /* Arena generations start apart so a view of one never validates against the other,
+         * and carry the world's tag in their top bits so no other world's view validates
+         * (an empty view has no pointer to tell them apart). Each build adds 2. */
+        uint64_t tag = (uint64_t)world->tag << 48;
+        f->arenas[0].generation = tag | 1;
+        f->arenas[1].generation = tag | 2;
+        rvi_module_hooks hooks = { f, frame_destroy, frame_node_destroyed };
+        rvi_world_register_module(world, RVI_MODULE_FRAME, &hooks);
+    }
+    *out = f;
+    return RV_OK;
+}
+
+/* ---- world-owned modules ------------------------------------------------------------------- */
+
+rv_result rv_world_journal(rv_world *world, rv_journal **out_journal)
+{
+    if (!world || !out_journal)
+        return RV_ERR_INVALID_ARG;
+    rv_render_scene *scene;
+    RVI_TRY(rv_world_render_scene(world, &scene));
+    *out_journal = rvi_frame_find(world)->journal;
+    return RV_OK;
+}
+
+rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene)
+{
+    if (!world || !out_scene)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f;
+    RVI_TRY(rvi_frame_state(world, &f));
+    if (!f->journal) {
+        rv_journal_desc jd;
+        memset(&jd, 0, sizeof jd);
+        jd.allocator = world->heap.allocator;
+        rv_journal *j;
+        RVI_TRY(rv_journal_create(&jd, &j));
+        rv_render_scene_desc sd;
+        memset(&sd, 0, sizeof sd);
+        sd.allocator = world->heap.allocator;
+        sd.world = world;
+        rv_render_scene *s;
+        rv_result r = rv_render_scene_create(&sd, &s);
+        if (r != RV_OK) {
+            rv_journal_destroy(j);
+            return r;
+        }
+        f->journal = j;
+        f->render_scene = s;
+    }
+    *out_scene = f->render_scene;
+    return RV_OK;
+}
+
+rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid)
+{
+    if (!world || !desc)
+        return RV_ERR_INVALID_ARG;
+    /* The grid first: it validates the desc, so a refused desc leaves no frame state. */
+    rv_grid *grid;
+    RVI_TRY(rvi_grid_create_in(&world->heap, desc, &grid));
+    rv_grid_desc resolved = rv_grid_get_desc(grid);
+    float eye = resolved.eye_radius < 0 ? -1.0f : resolved.eye_radius;
+    /* Every frame updates the grid with the host's sources and the eye: refuse now what
+     * would make every frame fail (the host could not shrink a world's grid afterwards). */
+    const rvi_frame *known = rvi_frame_find(world);
+    if (!rvi_grid_sources_fit(grid, known ? RVI_VEC_PTR(known->sources, rv_stream_source) : NULL,
+                              known ? known->host_source_count : 0, eye)) {
+        rv_grid_destroy(grid);
+        return RV_ERR_CAPACITY;
+    }
+    rvi_frame *f;
+    rv_result r = rvi_frame_state(world, &f);
+    if (r != RV_OK) {
+        rv_grid_destroy(grid);
+        return r;
+    }
+    bool made_residency = false;
+    if (!f->residency) {
+        r = rvi_residency_create_in(&world->heap, &world->desc.residency, &f->residency);
+        made_residency = r == RV_OK;
+    }
+    if (r == RV_OK)
+        r = rvi_vec_reserve(&world->heap, &f->grids, sizeof(rvi_frame_grid), f->grids.count + 1);
+    if (r != RV_OK) {
+        rv_grid_destroy(grid);
+        if (made_residency) {
+            rv_residency_destroy(f->residency);
+            f->residency = NULL;
+        }
+        return r;
+    }
+    rvi_frame_grid g = { grid, eye };
+    RVI_TRY(rvi_vec_push(&world->heap, &f->grids, sizeof g, &g));
+    if (out_grid)
+        *out_grid = grid;
+    return RV_OK;
+}
+
+rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count)
+{
+    if (!world || (count && !sources) || count > UINT32_MAX - 1)
+        return RV_ERR_INVALID_ARG;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!rvi_finite_n(sources[i].position, 3) || !isfinite(sources[i].radius))
+            return RV_ERR_NOT_FINITE;
+        if (sources[i].radius < 0)
+            return RV_ERR_INVALID_ARG;
+    }
+    rvi_frame *f = rvi_frame_find(world);
+    for (uint32_t g = 0; f && g < f->grids.count; g++) {
+        const rvi_frame_grid *fg = &RVI_VEC_AT(f->grids, rvi_frame_grid, g);
+        if (!rvi_grid_sources_fit(fg->grid, sources, count, fg->eye_radius))
+            return RV_ERR_CAPACITY; /* every frame would fail on them (see rv_world_add_grid) */
+    }
+    RVI_TRY(rvi_frame_state(world, &f));
+    /* One spare slot for the eye source, so frames never grow this vector. */
+    RVI_TRY(rvi_vec_reserve(&world->heap, &f->sources, sizeof *sources, count + 1));
+    if (count)
+        memcpy(f->sources.data, sources, (size_t)count * sizeof *sources);
+    f->sources.count = f->host_source_count = count;
+    return RV_OK;
+}
+
+rv_residency *rv_world_residency(rv_world *world)
+{
+    rvi_frame *f = world ? rvi_frame_find(world) : NULL;
+    return f ? f->residency : NULL;
+}
+
+rv_occlusion *rv_world_occlusion(rv_world *world)
+{
+    rvi_frame *f = world ? rvi_frame_find(world) : NULL;
+    return f ? f->occlusion : NULL;
+}

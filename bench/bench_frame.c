@@ -1,4 +1,4 @@
-/* Frame benchmark (issue 8): frame_city.
+/* Frame benchmark: frame_city.
  *
  * rv_frame over the benchmark city (../shared/BENCH_CITY.md): the 1,024 buildings are
  * persistent occluder nodes (occlusion width 256) under one bound-less root; the 100,000

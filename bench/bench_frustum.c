@@ -1,4 +1,4 @@
-/* Frustum benchmarks: cull_spheres_1m (issue 2). */
+/* Frustum benchmarks: cull_spheres_1m. */
 #include "bench_util.h"
 
 #include "rvis.h"

@@ -1,4 +1,4 @@
-/* Streaming grid and residency benchmark (issue 5).
+/* Streaming grid and residency benchmark.
  *
  * grid_update_4096: 16 sources (radius 8 cells, lead 2 cells), each circling its own centre
  * (4 x 4 centres evenly spread over cells 20..44 in x and z) on a 6-cell circle at 0.5 cell

@@ -1,4 +1,4 @@
-/* Journal benchmarks (issue 7): journal_apply_1m and journal_steady_100k_1pct. */
+/* Journal benchmarks: journal_apply_1m and journal_steady_100k_1pct. */
 #include "bench_util.h"
 
 #include "rvis.h"

@@ -1,4 +1,4 @@
-/* LOD benchmarks (issue 4).
+/* LOD benchmarks.
  * lod_select_1m: one million spheres through rv_lod_select_spheres (SoA, squared quantities
  * against per-threshold constants), against a scalar loop that computes the distance with
  * cglm and the angle with asinf per sphere, in the same run. Unit: ns per sphere. */

@@ -1,4 +1,4 @@
-/* Occlusion benchmarks on the benchmark city (../shared/BENCH_CITY.md, issue 3).
+/* Occlusion benchmarks on the benchmark city (../shared/BENCH_CITY.md).
  *
  * occlusion_city_256 / _512: per frame, frustum-cull the 1,024 buildings and rasterise the
  * visible ones (raster_us, mean per frame), frustum-cull the 100,000 objects (untimed) and

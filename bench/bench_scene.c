@@ -1,4 +1,4 @@
-/* Scene benchmarks (issue 2): hierarchy_cull_100k and update_world_1m_1pct.
+/* Scene benchmarks: hierarchy_cull_100k and update_world_1m_1pct.
  * Each prints rvis's median time next to a naive baseline measured in the same run. */
 #include "bench_util.h"
 

@@ -4,12 +4,24 @@
  * One flat C API. rvis answers, once per frame, what to draw, at which level of detail
  * and which pages to load next. It never draws, never owns GPU memory, never loads files.
  *
- * "DESIGN.md §N" below names a section of the project's design contract, which is kept
- * beside the repository, not in it; docs/architecture.md and the module guides in docs/
- * say the same for users (§1 API conventions, §2 scene, §3 partition, §4 occlusion, §5 LOD, §6
- * streaming, §7 journal, §8 frame, §9 defaults).
+ * This header includes one header per module; a user of one module alone (the occlusion
+ * buffer, the journal, grid and residency, the LOD selector) may include just that one:
+ *   rvis/core.h       results, allocator hooks, clip conventions, node handles, version
+ *   rvis/frustum.h    frustum planes, sphere/box classification, rv_cull_spheres
+ *   rvis/scene.h      the node hierarchy: transforms, world matrices, world bounds
+ *   rvis/cull.h       hierarchical frustum culling (rv_visit_visible), rv_group_spatially
+ *   rvis/occlusion.h  the CPU occluder depth buffer and its hierarchical-Z pyramid
+ *   rvis/lod.h        apparent-size LOD, hysteresis, crossfade, HLOD
+ *   rvis/partition.h  partition gating of big partitioned models
+ *   rvis/streaming.h  the streaming grid over XZ and page residency
+ *   rvis/journal.h    the render-projection delta journal and the render scene
+ *   rvis/frame.h      the world and rv_frame, extra views
  *
- * Conventions (DESIGN.md §1):
+ * "docs/design.md §N" names a section of the design contract in docs/design.md (§1 API
+ * conventions, §2 scene, §3 partition, §4 occlusion, §5 LOD, §6 streaming, §7 journal,
+ * §8 frame, §9 defaults); docs/architecture.md and the module guides say the same for users.
+ *
+ * Conventions (docs/design.md §1):
  *  - Every fallible call returns rv_result (RV_OK = 0). Bad input gets a specific code and
  *    leaves the object unchanged. Nothing aborts or prints on host input.
  *  - Matrices are column-major float[16] (cglm's mat4 layout); quaternions are (x, y, z, w).

@@ -1,4 +1,4 @@
-/* Hierarchical frustum culling over the node hierarchy (DESIGN.md §2).
+/* Hierarchical frustum culling over the node hierarchy (docs/design.md §2).
  *
  * Depth-first, pre-order, children in their attach order, with an explicit stack (the
  * scene's per-slot scratch array, so any depth works and nothing is allocated). A node's

@@ -1,4 +1,4 @@
-/* The cull stage of a frame (DESIGN.md §8): persistent occluders rasterised (only those
+/* The cull stage of a frame (docs/design.md §8): persistent occluders rasterised (only those
  * whose geometry may be drawn), one hierarchical walk (frustum with plane masks, partition
  * gate, group occlusion, HLOD), batched object occlusion tests, LOD selection. */
 #include "frame.h"

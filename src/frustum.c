@@ -1,5 +1,5 @@
 /* Frustum planes from a view-projection matrix, sphere and box classification
- * (DESIGN.md §1–§2). The batch sphere cull lives in frustum_simd.c. */
+ * (docs/design.md §1–§2). The batch sphere cull lives in frustum_simd.c. */
 #include "frustum.h"
 
 #include "core/check.h"

@@ -22,7 +22,7 @@ static inline float rvi_plane_distance(const float plane[4], const float p[3])
 /* True when a sphere at plane distance d (rvi_plane_distance) with this radius lies wholly
  * outside the plane. A distance of -infinity is not outside: the terms were finite and
  * their sum left the float range, so the true distance is unknown (a centre near 1e38
- * against a tilted plane: a fresh-eyes finding). */
+ * against a tilted plane). */
 static inline bool rvi_outside_plane(float d, float radius)
 {
     return (d < -radius) & (d > -INFINITY);

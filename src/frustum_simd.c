@@ -1,5 +1,5 @@
 /* rv_cull_spheres: in-place compaction of the instance spheres that meet a frustum, in a
- * scalar path and SSE2 / AVX2 / AVX-512 paths picked at run time (DESIGN.md §2).
+ * scalar path and SSE2 / AVX2 / AVX-512 paths picked at run time (docs/design.md §2).
  *
  * Every path computes, per sphere and valid plane, d = ((a*x + b*y) + c*z) + w with
  * separate float multiplies and adds (never fused), and culls the sphere when r >= 0 and

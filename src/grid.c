@@ -1,4 +1,4 @@
-/* Streaming grid (DESIGN.md §6): a regular grid of pages over the XZ plane, and the
+/* Streaming grid (docs/design.md §6): a regular grid of pages over the XZ plane, and the
  * decision of which of its cells this frame's sources touch and request.
  *
  * Distances are measured to the cell's rectangle, not its centre: a source in the corner

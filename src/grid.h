@@ -1,4 +1,4 @@
-/* Streaming grid (DESIGN.md §6): internal entry points for the world. */
+/* Streaming grid (docs/design.md §6): internal entry points for the world. */
 #ifndef RVI_GRID_H
 #define RVI_GRID_H
 

@@ -1,5 +1,5 @@
 /* rv_group_spatially: a median-split bounding-volume hierarchy of group nodes inserted
- * above a flat list of children (DESIGN.md §2), so a wide level culls hierarchically. */
+ * above a flat list of children (docs/design.md §2), so a wide level culls hierarchically. */
 #include "cull.h"
 #include "world.h"
 #include "core/check.h"

@@ -1,4 +1,4 @@
-/* HLOD (DESIGN.md §5): regions with a geometric error and a resident flag, the cut by
+/* HLOD (docs/design.md §5): regions with a geometric error and a resident flag, the cut by
  * screen-space error, its crossfade, and the list of regions whose children to load.
  *
  * Crossfade model: each region has a self weight s in [0, 1] (1 = drawn as itself, 0 =

@@ -1,4 +1,4 @@
-/* The render-projection delta journal (DESIGN.md §7; seed 004 §3.4).
+/* The render-projection delta journal (docs/design.md §7).
  *
  * An ordered buffer of deltas with journal-assigned sequences. Coalescing keeps, per key
  * and tick, the entry holding the latest update of each channel; a structural edge of the

@@ -1,4 +1,4 @@
-/* Delta journal internals (DESIGN.md §7). projection_apply.c drains a journal through these. */
+/* Delta journal internals (docs/design.md §7). projection_apply.c drains a journal through these. */
 #ifndef RVI_JOURNAL_H
 #define RVI_JOURNAL_H
 

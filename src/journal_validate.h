@@ -1,4 +1,4 @@
-/* What a delta must satisfy (DESIGN.md §7; the rules rvis.h states for each channel): the
+/* What a delta must satisfy (docs/design.md §7; the rules rvis.h states for each channel): the
  * checks of the journal's append and of a replay. The transform checks read the numbers'
  * bits, never compare them as floats: the same verdict whether or not the host flushes
  * subnormals to zero (DAZ/FTZ, which engines often set: a float compare would then see a

@@ -1,4 +1,4 @@
-/* Apparent-size LOD (DESIGN.md §5): ladders, the scalar and batch level functions,
+/* Apparent-size LOD (docs/design.md §5): ladders, the scalar and batch level functions,
  * hysteresis and crossfade for nodes (world LOD state) and for standalone selectors.
  * HLOD lives in hlod.c. */
 #include "lod.h"

@@ -1,5 +1,5 @@
 /* Internal interface of the LOD module (lod.c: apparent-size levels, hysteresis, crossfade;
- * hlod.c: HLOD cut by screen-space error). DESIGN.md §5, §8.
+ * hlod.c: HLOD cut by screen-space error). docs/design.md §5, §8.
  *
  * For the frame (frame.c), per frame:
  *   rvi_lod_advance(world, dt)                         once, before the walk

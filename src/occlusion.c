@@ -1,4 +1,4 @@
-/* The occlusion buffer object (DESIGN.md §4): lifecycle, the frame (begin, add, freeze),
+/* The occlusion buffer object (docs/design.md §4): lifecycle, the frame (begin, add, freeze),
  * the max-depth pyramid, stats and debug images. The occluder side lives in
  * occlusion_raster.c, the object tests in occlusion_test.c. */
 #include "occlusion.h"

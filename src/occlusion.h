@@ -1,4 +1,4 @@
-/* Occlusion buffer internals (DESIGN.md §4): the view a frame is built for, the prepared
+/* Occlusion buffer internals (docs/design.md §4): the view a frame is built for, the prepared
  * occluders, and the entry points frame.c uses on the world's main-view buffer.
  *
  * Depth is stored as NEARNESS, larger = nearer: 1 / w for perspective views (w = clip w,

@@ -1,4 +1,4 @@
-/* Batch object tests of the occlusion buffer (DESIGN.md §4): world-space boxes eight at a
+/* Batch object tests of the occlusion buffer (docs/design.md §4): world-space boxes eight at a
  * time through a structure-of-arrays kernel written as plain C loops for the compiler to
  * vectorise (keep kernel_lane branch-free; check with -fopt-info-vec), and on x86 an AVX2
  * build of the same source plus an AVX2 pyramid lookup with gathers, chosen at run time.

@@ -1,4 +1,4 @@
-/* Occluder side of the occlusion buffer (DESIGN.md §4): deriving the view, projecting and
+/* Occluder side of the occlusion buffer (docs/design.md §4): deriving the view, projecting and
  * near-clipping occluder boxes, and writing their conservative far side into the buffer.
  *
  * Everything an occluder contributes is computed in double from the host's float inputs,

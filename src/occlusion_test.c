@@ -1,4 +1,4 @@
-/* Object tests of the occlusion buffer (DESIGN.md §4).
+/* Object tests of the occlusion buffer (docs/design.md §4).
  *
  * A test projects the object's 8 corners with float rows prepared per frame (relative to
  * the eye, so float error scales with distance, and that error is bounded and charged

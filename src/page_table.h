@@ -1,4 +1,4 @@
-/* The page table of the residency (DESIGN.md §6): one record per known page, found by
+/* The page table of the residency (docs/design.md §6): one record per known page, looked up by
  * key through a hash map, and the intrusive structures over record indices that order them
  * (binary heaps of ranks, doubly linked lists). Internal to residency.c and page_table.c. */
 #ifndef RVI_PAGE_TABLE_H

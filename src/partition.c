@@ -1,4 +1,4 @@
-/* Partition gating (DESIGN.md §3), part 1: the gate's creation, groups and parts, the
+/* Partition gating (docs/design.md §3), part 1: the gate's creation, groups and parts, the
  * host's reports (leaf commits, view version, committed slice) and the queries. The
  * per-frame work is in partition_gate.c.
  *

@@ -1,4 +1,4 @@
-/* Partition gate internals (DESIGN.md §3) and the hooks rv_frame's walk calls (issue 8).
+/* Partition gate internals (docs/design.md §3) and the hooks rv_frame's walk calls.
  *
  * How the frame drives the gate, in one walk:
  *   p = rvi_partition_find(world);            NULL: no partition call was ever made, skip all

@@ -1,4 +1,4 @@
-/* Partition gating (DESIGN.md §3), part 2: the frame. Per-part frustum and slice culling of
+/* Partition gating (docs/design.md §3), part 2: the frame. Per-part frustum and slice culling of
  * partition groups, the targeted resync of parts that re-enter, lazy activation of deferred
  * parts, and the tick demand an on-demand render loop reads.
  *

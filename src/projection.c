@@ -1,5 +1,4 @@
-/* The render scene: a projection table fed only by deltas (DESIGN.md §7; seed 004
- * §3.2-3.5, §4) — table storage, publication, lifecycle, queries and accounting. Beside it:
+/* The render scene: a projection table fed only by deltas (docs/design.md §7) — table storage, publication, lifecycle, queries and accounting. Beside it:
  * projection_apply.c (applying deltas: the drain), projection_index.c (the incremental
  * indices), projection_nodes.c (backing nodes in a world), projection_digest.c (the
  * deterministic digest).

@@ -1,4 +1,4 @@
-/* Render scene internals (DESIGN.md §7): the projection table and its incremental indices.
+/* Render scene internals (docs/design.md §7): the projection table and its incremental indices.
  * The frame reads rows and index arrays directly (read-only) during a frame. */
 #ifndef RVI_PROJECTION_H
 #define RVI_PROJECTION_H

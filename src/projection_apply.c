@@ -1,4 +1,4 @@
-/* Applying deltas to a render scene (DESIGN.md §7; seed 004 §3.4): the drain of a journal
+/* Applying deltas to a render scene (docs/design.md §7): the drain of a journal
  * (rv_render_scene_apply), the replay of a recorded array (rv_render_scene_apply_deltas),
  * the rules each delta meets (sequence, generation, incarnation), and the reservation that
  * lets a batch never fail half-way: storage a batch needs is reserved before its first

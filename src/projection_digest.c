@@ -1,4 +1,4 @@
-/* Deterministic digest of a render scene (DESIGN.md §7; seed 004 §4): every live
+/* Deterministic digest of a render scene (docs/design.md §7): every live
  * projection in ascending key order, independent of insertion order, slots and hashing. */
 #include "projection.h"
 #include "core/hash.h"

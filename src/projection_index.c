@@ -1,4 +1,4 @@
-/* The render scene's incremental indices (DESIGN.md §7): class indices, per-cell buckets,
+/* The render scene's incremental indices (docs/design.md §7): class indices, per-cell buckets,
  * flag indices, the dirty index and equipped-children lists. Every change is O(1):
  * append, or swap-remove with a back-index (the slot's rvi_placement). */
 #include "projection.h"

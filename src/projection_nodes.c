@@ -1,4 +1,4 @@
-/* Backing nodes of a world-bound render scene (DESIGN.md §7, §8: projections are backed
+/* Backing nodes of a world-bound render scene (docs/design.md §7, §8: projections are backed
  * by nodes so culling, occlusion and LOD treat them like any node). */
 #include "projection.h"
 #include "journal.h"
@@ -49,7 +49,7 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
      * at most spread * FLT_EPSILON / 2 / smallest in all; the node's float matrix (rotation
      * times scale) differs from the exact one by a few ulps of its entries, which moves the
      * image of the centre by about spread * FLT_EPSILON and stretches by 4 FLT_EPSILON at
-     * most. In the denormals rounding is absolute (found by fuzz_journal): a local
+     * most. In the denormals rounding is absolute: a local
      * coordinate moves by up to FLT_TRUE_MIN / 2, and each matrix entry by up to
      * FLT_TRUE_MIN / 2 (reach * FLT_TRUE_MIN in the frame), which also lowers the scale
      * bound to no less than smallest * (1 - FLT_EPSILON) - FLT_TRUE_MIN.
@@ -60,8 +60,7 @@ bool rvi_world_bounds_to_local(const rv_projection_transform *t, float out[4])
      * ellipsoid inside the host's sphere: a root node's sphere still came out right (the
      * scene scales a radius by the largest scale), but under a parent stretching along the
      * child's smaller scale axis the scene's tighter Frobenius bound gave a sphere that
-     * missed the host's (found by fuzz_journal's enclosure check: radius 5.2 for a sphere
-     * reaching 10). A non-uniformly scaled node's sphere is now looser by largest /
+     * missed the host's (radius 5.2 for a sphere reaching 10). A non-uniformly scaled node's sphere is now looser by largest /
      * smallest: it errs toward drawing. */
     double padded = t->bounds[3] * (1.0 + 4.0 * FLT_EPSILON) + spread * FLT_EPSILON +
                    (reach + 2.0 * largest) * FLT_TRUE_MIN;

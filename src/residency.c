@@ -1,4 +1,4 @@
-/* Page residency (DESIGN.md §6): which pages are queued, loading, resident; in which
+/* Page residency (docs/design.md §6): which pages are queued, loading, resident; in which
  * order they load and in which order they go.
  *
  * Every page the service knows has one record (a pooled array, found through a hash map

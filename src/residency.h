@@ -1,4 +1,4 @@
-/* Page residency (DESIGN.md §6): internal entry points for the grid and the world. */
+/* Page residency (docs/design.md §6): internal entry points for the grid and the world. */
 #ifndef RVI_RESIDENCY_H
 #define RVI_RESIDENCY_H
 

@@ -1,5 +1,5 @@
 /* Scene-node hierarchy: storage, links, create/destroy/attach, setters and getters
- * (DESIGN.md §2). rv_update_world and the bounds math live in scene_update.c. */
+ * (docs/design.md §2). rv_update_world and the bounds math live in scene_update.c. */
 #include "scene.h"
 #include "core/prefetch.h"
 #include "world.h"

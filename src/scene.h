@@ -1,4 +1,4 @@
-/* Scene-node hierarchy internals (DESIGN.md §2). Structure of arrays indexed by slot.
+/* Scene-node hierarchy internals (docs/design.md §2). Structure of arrays indexed by slot.
  * Other modules read these arrays directly (read-only) during a frame.
  *
  * Links: a node's children form a list first_child -> next_sibling -> ...; prev_sibling is

@@ -1,4 +1,4 @@
-/* rv_update_world and the bounds math (DESIGN.md §2).
+/* rv_update_world and the bounds math (docs/design.md §2).
  *
  * An update makes three passes, none recursive and none allocating (every scratch array
  * has one entry per node slot and grows with the scene):
@@ -84,8 +84,7 @@ void rvi_sphere_merge(const float a[4], const float b[4], float out[4])
     /* Whether one sphere holds the other is decided in double, with a margin for the
      * double's own rounding. In float, a distance below one step of the radii vanished
      * (d + rb == ra) and a sphere was kept that missed the other by that distance (a
-     * parent 1e20 from the origin and two children 1000 apart: found by a fresh-eyes
-     * test). */
+     * parent 1e20 from the origin and two children 1000 apart). */
     double ddx = (double)b[0] - a[0], ddy = (double)b[1] - a[1], ddz = (double)b[2] - a[2];
     double dd = sqrt(ddx * ddx + ddy * ddy + ddz * ddz); /* no float under/overflow */
     double margin = dd > 0.0 ? 4.0 * DBL_EPSILON * (dd + (double)a[3] + b[3]) : 0.0; /* concentric: exact */
@@ -139,8 +138,7 @@ void rvi_scene_geometry_sphere(const rvi_scene *s, uint32_t i, float out[4])
     }
     const float *l = s->local_sphere[i];
     /* The centre in double: in float, terms of 1e6 that cancel to a centre near 0 lose
-     * ulp(1e6) = 0.06 each, far beyond a slack relative to the result (found by
-     * fuzz_world). The double sum's own error is bounded by its terms' magnitude. */
+     * ulp(1e6) = 0.06 each, far beyond a slack relative to the result. The double sum's own error is bounded by its terms' magnitude. */
     /* Four rows, not three, so the compiler pairs them in double vectors (row 3 is not
      * used): the same operations in the same order per row, so the same bits. */
     double centre[4], terms[4];
@@ -208,7 +206,7 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     /* The rotation in double: float squares of a tiny quaternion's components underflow
      * (some to 0, some to imprecise denormals), which left |q|^2 too small and the
      * "rotation" a stretch the scale bound below did not know of — a sphere smaller than its
-     * geometry (found by fuzz_world). Squares of floats never underflow in double. */
+     * geometry. Squares of floats never underflow in double. */
     double x = q[0], y = q[1], z = q[2], w = q[3];
     double n2 = x * x + y * y + z * z + w * w;
     /* A quaternion without a normal component is zero (as the setters refuse it): under DAZ
@@ -272,7 +270,7 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
      * (a non-uniform scale rotated beneath another). */
     /* In double, rounded up into float: float squares and products underflow for tiny
      * matrices (entries below ~1e-19), which made the bound 0 and a sphere smaller than
-     * its geometry (found by fuzz_world). */
+     * its geometry. */
     double ms = fabs((double)sc[0]), ms1 = fabs((double)sc[1]), ms2 = fabs((double)sc[2]); /* finite */
     ms = ms1 > ms ? ms1 : ms;
     ms = ms2 > ms ? ms2 : ms;
@@ -283,7 +281,7 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     /* parent x |scale| bounds the exact product; the float matrix differs from it by
      * rounding: relative (a few ulps per entry) and, where an entry or a product falls
      * into the denormals, absolute (half the smallest denormal each, a 43 % error at
-     * 1e-45 — found by fuzz_world). Both are added so the bound holds for the matrix as
+     * 1e-45). Both are added so the bound holds for the matrix as
      * stored. The Frobenius norm is computed from the stored matrix itself. */
     double rounding = 16.0 * (double)FLT_EPSILON;
     double product = (double)parent_scale * ms * (1.0 + rounding) + 16.0 * (double)FLT_TRUE_MIN;

@@ -1,4 +1,4 @@
-/* The world: the node hierarchy plus every module's state (DESIGN.md §0, §8).
+/* The world: the node hierarchy plus every module's state (docs/design.md §0, §8).
  * Only frame.c knows every module; modules reach their own state through the world and
  * create it lazily on first use (registering a finaliser), so no module needs another
  * module's code to link. */

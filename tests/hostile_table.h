@@ -1,4 +1,4 @@
-/* The hostile-input table (issue 9): every public function of include/rvis.h, each with
+/* The hostile-input table: every public function of include/rvis.h, each with
  * the case in tests/hostile/ that feeds it NaN, infinities, negative and zero sizes, huge
  * values, NULL and stale / foreign handles (named hostile_<function>).
  *

@@ -1232,7 +1232,7 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
 /* A camera a million units from the origin (an open world without origin rebasing) sees an
  * object 40 units ahead in every direction. Projection times view multiplied in float
  * cancelled the far plane away there (row w minus row z) and culled it; the frame now
- * multiplies in double. (Found by a fresh-eyes test: 6 to 19 of 40 directions failed.) */
+ * multiplies in double. */
 static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
 {
     (void)state;
@@ -1258,7 +1258,7 @@ static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
 }
 
 /* An object just past the outline of a small occluder a few centimetres from an eye far
- * from the origin (found by a fresh-eyes reference test). The view + projection form's
+ * from the origin. The view + projection form's
  * product is formed in double; rounded to float it moves the eye by millimetres at 1e5,
  * which turns the outline of an occluder 7 cm away by degrees and hid this object. The
  * buffer must see the double product. A box wholly inside the outline is still hidden, so

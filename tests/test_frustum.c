@@ -413,7 +413,7 @@ static void test_nan_and_bad_spheres_classify_as_intersecting(void **state)
     assert_int_equal(rv_frustum_classify_sphere(&f, NULL, 1.0f), RV_INTERSECTING);
     assert_int_equal(rv_frustum_classify_sphere_masked(&f, far_out, 1.0f, NULL), RV_INTERSECTING);
     /* A plane distance whose float sum overflows is no proof of outside: the exact distance
-     * of this centre is -2.01e38, inside the radius 2.1e38 (a fresh-eyes finding). */
+     * of this centre is -2.01e38, inside the radius 2.1e38. */
     rv_frustum tilted = { .plane_mask = 1 };
     tilted.planes[0][0] = tilted.planes[0][1] = -0.6f;
     tilted.planes[0][2] = (float)sqrt(1.0 - 0.72);

@@ -1,4 +1,4 @@
-/* Streaming grid (DESIGN.md §6, issue 5): geometry, distance to the cell, what an update
+/* Streaming grid (docs/design.md §6): geometry, distance to the cell, what an update
  * touches and requests, what it costs, and how it fails. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Hostile input across the whole public API (suite hostile, issue 9).
+/* Hostile input across the whole public API (suite hostile).
  *
  * One cmocka test per public function, named after it, driven by the table of
  * hostile_table.h: each case (tests/hostile/<module>.c) feeds its function NaN, infinities,

@@ -1,4 +1,4 @@
-/* Delta journal (DESIGN.md §7): sequences, validation, thread ownership, coalescing rules
+/* Delta journal (docs/design.md §7): sequences, validation, thread ownership, coalescing rules
  * and their equivalence with applying every delta, recording, out-of-memory behaviour. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -223,8 +223,7 @@ static void test_batch_matches_scalar_and_asin_reference(void **state)
 /* Spheres so far away that the batch kernel's float d^2 overflows (distance beyond ~1e19)
  * still get the level of the angle they subtend: a sphere of radius 1e19 at 1e20 fills 0.2
  * radians, the finest level here. The kernel answered "too small to draw" (the level past
- * the last threshold) until such spheres were decided in double. (Found by a fresh-eyes
- * test.) */
+ * the last threshold) until such spheres were decided in double. */
 static void test_batch_decides_spheres_beyond_float_range_in_double(void **state)
 {
     (void)state;

@@ -1,4 +1,4 @@
-/* Occlusion buffer (DESIGN.md §4, issue 3): the seed's wall, decals, width 0, freezing,
+/* Occlusion buffer (docs/design.md §4): the seed's wall, decals, width 0, freezing,
  * depth conventions, orthographic views, the near plane, hostile input, and a property
  * test against a slow, obviously-correct reference (rays to sample points of each object's
  * surface against exact ray-box intersection of the occluders). */

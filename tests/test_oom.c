@@ -1,4 +1,4 @@
-/* Allocation-failure sweeps the module suites do not run (suite hostile, issue 9).
+/* Allocation-failure sweeps the module suites do not run (suite hostile).
  *
  * An audit of every landed module's tests against its allocating calls found these
  * scenarios unswept (partition, residency, and the world's joins of the frame module); each runs through rvt_run_sweep (fail the k-th allocation for every

@@ -1,4 +1,4 @@
-/* Partition gating (DESIGN.md §3, issue 6): one test per behaviour. */
+/* Partition gating (docs/design.md §3): one test per behaviour. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

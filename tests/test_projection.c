@@ -1,4 +1,4 @@
-/* Render scene (DESIGN.md §7): identity rules, indices against brute-force scans,
+/* Render scene (docs/design.md §7): identity rules, indices against brute-force scans,
  * digest, replay, reentrancy, carry-over, steady frames and out-of-memory behaviour. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -950,7 +950,7 @@ static bool projection_equal(const rv_projection *a, const rv_projection *b)
            a->bucket.parent_key == b->bucket.parent_key && a->flags == b->flags;
 }
 
-/* The obviously-correct reference: one entry per key, the rules of DESIGN.md §7 applied
+/* The obviously-correct reference: one entry per key, the rules of docs/design.md §7 applied
  * to every delta in order. */
 typedef struct model_entry {
     bool live;
@@ -2026,7 +2026,7 @@ static void test_world_bounds_map_back_to_the_same_world_sphere(void **state)
 }
 
 /* World-space bounds of an equipped child under a parent that stretches along the child's
- * smaller scale axis (found by fuzz_journal's enclosure check): the child's local sphere
+ * smaller scale axis: the child's local sphere
  * was the host's radius over its largest scale, whose image is an ellipsoid inside the
  * host's sphere; under the parent the scene's Frobenius bound then gave a node sphere of
  * radius 5.2 for a host sphere reaching 10 units along x. */

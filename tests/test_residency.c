@@ -1,4 +1,4 @@
-/* Page residency (DESIGN.md §6, issue 5): states, load order, eviction under a budget,
+/* Page residency (docs/design.md §6): states, load order, eviction under a budget,
  * retries, drops, refreshes, a randomized soak against a host-side model, allocation. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -465,7 +465,7 @@ static void test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii(void 
 
 /* Spheres far from the origin whose centres lie less than one float step of their radii
  * apart: a merge that decided containment in float (d + rb == ra) kept one sphere and
- * missed the other by that distance (a fresh-eyes finding). The merged sphere must hold
+ * missed the other by that distance. The merged sphere must hold
  * both to double precision, and so must a parent's world sphere in the same case. */
 static void test_merge_encloses_spheres_closer_than_a_float_step(void **state)
 {
@@ -1223,7 +1223,7 @@ static rv_result call_destroy(void *o)
 /* A node whose world matrix falls into the denormals: rotating a scale of 1.4e-45 (the
  * smallest float) by 45 degrees gives entries of 0.99e-45 that round to 1.4e-45, so the
  * stored matrix stretches 41 % more than parent x scale says. The sphere must bound the
- * matrix as stored (found by fuzz_world). */
+ * matrix as stored. */
 static void test_bounds_hold_for_denormal_world_matrices(void **state)
 {
     (void)state;
@@ -1257,7 +1257,7 @@ static void test_bounds_hold_for_denormal_world_matrices(void **state)
 
 /* Cancellation: a bounds centre a million units out on a rotated node whose translation
  * brings it back near the origin. Summed in float, the terms lose ulp(1e6) = 0.06 each;
- * the sphere must still hold the geometry the stored matrix places (found by fuzz_world). */
+ * the sphere must still hold the geometry the stored matrix places. */
 static void test_bounds_hold_when_the_centre_cancels(void **state)
 {
     (void)state;

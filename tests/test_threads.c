@@ -1,4 +1,4 @@
-/* Two worlds on two threads share nothing (suite threads, issue 9; DESIGN.md §0: no global
+/* Two worlds on two threads share nothing (suite threads; docs/design.md §0: no global
  * mutable state).
  *
  * A scenario builds one world from a seed (a hierarchy with bounds and LOD ladders,

@@ -9,7 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Hierarchical frustum culling and spatial grouping (DESIGN.md §2). The walk reads world
+/* Hierarchical frustum culling and spatial grouping (docs/design.md §2). The walk reads world
  * bounds as of the last rv_update_world: update first, then cull. */
 
 /* What one hierarchical walk did. */

@@ -45,7 +45,7 @@ RV_API void rv_world_destroy(rv_world *world);
 RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
 
 
-/* ---- the frame (DESIGN.md §8) -------------------------------------------------------- */
+/* ---- the frame (docs/design.md §8) -------------------------------------------------------- */
 
 /* The camera of one frame. Give either view + projection (both float[16], column-major), or
  * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
@@ -205,7 +205,7 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 /* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
  * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
  * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
- * Declare only what really hides (DESIGN.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
+ * Declare only what really hides (docs/design.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
  * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after cull, or from a
  * callback a frame call is running). */
 RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],

@@ -61,7 +61,7 @@ RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const f
 /* Culls instance spheres against a frustum, compacting the kept ones in place: the first
  * *out_kept spheres (and payload items) are then the spheres that meet the frustum, in
  * their original order (stable); what lies beyond them is unspecified. The batch form of
- * rv_frustum_classify_sphere for instanced draws (DESIGN.md §2).
+ * rv_frustum_classify_sphere for instanced draws (docs/design.md §2).
  *
  * spheres: count * 4 floats, each sphere x, y, z, radius (world units), 4-byte aligned.
  * payload: NULL, or count items of payload_stride bytes each (e.g. a float[16] matrix per

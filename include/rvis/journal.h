@@ -8,7 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Render-projection delta journal and the render scene it feeds (DESIGN.md §7).
+/* Render-projection delta journal and the render scene it feeds (docs/design.md §7).
  *
  * The host's world stays the authority; rvis keeps a derived, disposable *render
  * projection* of it. The host's update thread appends deltas to an rv_journal; at the
@@ -22,8 +22,7 @@ extern "C" {
  * generation and drops every projection. Sequence numbers are assigned by the journal on
  * append (1, 2, 3, ...) and checked by the scene (a repeated or backwards sequence is
  * rejected), which is what makes replaying a recorded journal or merging streams safe.
- * The design follows the acdream render-scene plan (seed 004, slices F/G). docs/journal.md
- * is the host's guide. */
+ * docs/journal.md is the host's guide. */
 
 /* Kind of a delta. Structural edges (Register, Rebucket, Unregister, ClearGeneration) keep
  * their exact order and never coalesce; the three updates each change one channel. */

@@ -9,7 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Apparent-size LOD and HLOD (DESIGN.md §5). A level is picked from the angle an object's
+/* Apparent-size LOD and HLOD (docs/design.md §5). A level is picked from the angle an object's
  * bounding sphere subtends at the eye, in radians — 2·asin(r/d) for radius r at distance d
  * from its centre — never from its distance alone: distance thresholds make a cathedral and
  * a doorknob switch at the same range, angles get both right with one ladder.

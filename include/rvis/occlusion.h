@@ -8,7 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* CPU occluder depth buffer with a hierarchical-Z pyramid (DESIGN.md §4).
+/* CPU occluder depth buffer with a hierarchical-Z pyramid (docs/design.md §4).
  *
  * The host declares the few big things a view is really hidden by (walls, buildings,
  * slabs of ground) as boxes; rvis rasterises them into a small buffer of per-texel

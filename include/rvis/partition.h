@@ -9,7 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Partition gating (DESIGN.md §3). For big models split into parts: a building into storeys
+/* Partition gating (docs/design.md §3). For big models split into parts: a building into storeys
  * and wings, a plant into units. A *partition group* is a node whose direct children that
  * were given leaves (rv_partition_set_part) are its *parts*; each part owns *leaves*, the
  * host's loadable items named by 64-bit host ids. Every frame each part of a visible group
@@ -26,7 +26,7 @@ extern "C" {
  * code (RV_ERR_NOT_FINITE, RV_ERR_INVALID_ARG or RV_ERR_ORDER); "the desc's code" below can
  * therefore not happen for a world that exists, and is listed for completeness.
  * All times are host milliseconds from any monotonic clock (doubles). The pattern comes
- * from a web BIM viewer's partition gate (seed 000 of DESIGN.md). */
+ * from the partition gate of a web BIM viewer (docs/partition.md). */
 
 /* Partition-gate host wiring and configuration (inside rv_world_desc). All optional. */
 typedef struct rv_partition_desc {

@@ -8,7 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Node hierarchy (DESIGN.md §2). A node has a local transform (position, rotation
+/* Node hierarchy (docs/design.md §2). A node has a local transform (position, rotation
  * quaternion, scale), a world matrix derived from it and its ancestors', an optional
  * geometry bounding sphere in local space, and world bounds: one sphere enclosing its own
  * geometry and every descendant's. Nodes are created in a world and named by rv_node

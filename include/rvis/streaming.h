@@ -8,7 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Streaming (DESIGN.md §6): a regular grid of pages over the XZ plane (rv_grid) and the
+/* Streaming (docs/design.md §6): a regular grid of pages over the XZ plane (rv_grid) and the
  * service that decides which pages are resident (rv_residency). Terrain heights, terrain
  * weights, anything that is a grid of blobs. This is not world or entity streaming: rvis
  * never loads anything; the host pulls load work, loads, and answers.

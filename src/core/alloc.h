@@ -1,4 +1,4 @@
-/* Allocator hooks with counters (DESIGN.md §1). Every rvis allocation goes through a heap. */
+/* Allocator hooks with counters (docs/design.md §1). Every rvis allocation goes through a heap. */
 #ifndef RVI_ALLOC_H
 #define RVI_ALLOC_H
 

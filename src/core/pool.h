@@ -1,4 +1,4 @@
-/* Handle pool: slot indices with generations and a per-owner tag (DESIGN.md §1).
+/* Handle pool: slot indices with generations and a per-owner tag (docs/design.md §1).
  * A handle is tag << 48 | generation << 24 | index. Generation 0 is never issued, so the
  * zero handle is never valid. A slot whose generation would pass 2^24 - 1 is retired. */
 #ifndef RVI_POOL_H

@@ -1,4 +1,4 @@
-/* libFuzzer target (issue 9, part 1): rvis-walk's Quake III BSP reader on arbitrary bytes.
+/* libFuzzer target: rvis-walk's Quake III BSP reader on arbitrary bytes.
  * A read either fails with a message or yields a level whose every number is finite and
  * every object's triangles lie inside the triangle array; the path's solid test is run on
  * what was read. Any crash, sanitizer report or broken invariant is a finding.

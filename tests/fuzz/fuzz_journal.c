@@ -1,4 +1,4 @@
-/* Fuzz target: journal delta streams decoded from bytes, applied to a render scene (issue 9).
+/* Fuzz target: journal delta streams decoded from bytes, applied to a render scene.
  *
  * The input is a list of ticks. A tick either appends deltas to the journal (any kind,
  * keys, incarnations, generations and payloads, NaN and infinities included) and drains it
@@ -10,7 +10,7 @@
  * Checked after every apply:
  *  - every index (outdoor static, dynamic, translucent, selectable, light candidate, dirty,
  *    each cell's bucket) and every count equals a brute-force scan of the table, and every
- *    live row equals a reference model that applies the DESIGN.md §7 rules (sequence,
+ *    live row equals a reference model that applies the docs/design.md §7 rules (sequence,
  *    generation, incarnation, duplicate, replace, clear) delta by delta;
  *  - the observer reports, for every delta, the outcome the reference predicts;
  *  - no live row holds a value an append would refuse (NaN, zero quaternion, bad class...);
@@ -147,7 +147,7 @@ static void ref_remove(ref_scene *r, int i)
     r->rows[i] = r->rows[--r->count];
 }
 
-/* The outcome DESIGN.md §7 gives this delta, applied to the reference. valid: whether an
+/* The outcome docs/design.md §7 gives this delta, applied to the reference. valid: whether an
  * append accepts the delta (the payload rules). */
 static rv_delta_outcome ref_apply(ref_scene *r, const rv_delta *d, int valid)
 {

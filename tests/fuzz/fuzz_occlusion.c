@@ -1,4 +1,4 @@
-/* Fuzz target: occlusion against a slow reference — no false cull (issue 9).
+/* Fuzz target: occlusion against a slow reference — no false cull.
  *
  * The input decodes a view (perspective or orthographic, any clip convention, finite or
  * infinite far plane, any aspect), a few occluder boxes (arbitrary affine matrices, flat

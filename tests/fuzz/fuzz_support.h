@@ -1,4 +1,4 @@
-/* What the reliability fuzz targets share (issue 9): reading bytes from libFuzzer's input,
+/* What the reliability fuzz targets share: reading bytes from libFuzzer's input,
  * and a counting host allocator that can be armed to fail. Each target decodes its own
  * numbers (their byte layouts are what the committed seeds mean), so only these are here. */
 #ifndef RVIS_FUZZ_SUPPORT_H

@@ -1,4 +1,4 @@
-/* Fuzz target: random API call sequences on a world (issue 9).
+/* Fuzz target: random API call sequences on a world.
  *
  * The input is a program: each op byte picks a call (create, destroy either way, attach,
  * detach, every setter, in-place writes through rv_node_transform_ptrs, mark_moved,

@@ -1,4 +1,4 @@
-/* Shared machinery of the hostile-input cases (suite hostile, issue 9).
+/* Shared machinery of the hostile-input cases (suite hostile).
  *
  * Every case gets a fresh fixture: two worlds built the same way (so a node of world B has
  * the same slot and generation as its twin in world A and differs only in its world tag),

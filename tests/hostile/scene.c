@@ -342,7 +342,7 @@ void hostile_rv_node_set_bounds(rvh_ctx *cx)
     }
     /* Spheres far apart at 1e31: their squared distance overflows float. A parent whose
      * sphere is grown (not recomputed) for one changed child must still enclose it
-     * (found by fuzz_world: the enclosure test said yes when inf <= inf). */
+     * (an enclosure test must not say yes when inf <= inf). */
     reset_chain(cx);
     rv_node c1, c2;
     RVH_ACCEPT(cx, rv_node_create(cx->a, cx->na.twig, &c1));

@@ -1,5 +1,5 @@
 /* Shared test support: a counting allocator that can fail the k-th allocation, and the
- * allocation-failure sweep every module runs its scenarios through (issue 9).
+ * allocation-failure sweep every module runs its scenarios through.
  * Include after <setjmp.h>, <stdarg.h>, <stddef.h> and <cmocka.h>. */
 #ifndef RVT_H
 #define RVT_H

@@ -111,7 +111,13 @@ typedef struct rv_node {
     uint64_t id;
 } rv_node;
 
+/* The "none" node (id 0), for a parent argument or a comparison. C++ has no compound
+ * literals, so it gets the equivalent braced temporary. */
+#ifdef __cplusplus
+#define RV_NODE_NONE (rv_node{0})
+#else
 #define RV_NODE_NONE ((rv_node){0})
+#endif
 
 /* True when a and b name the same node (or both are none). */
 static inline bool rv_node_equal(rv_node a, rv_node b) { return a.id == b.id; }

@@ -112,6 +112,7 @@
     X(rv_occlusion_alloc_stats)                                                            \
     X(rv_occlusion_level_count)                                                            \
     X(rv_occlusion_debug_image)                                                            \
+    X(rv_occlusion_debug_depth_range)                                                      \
     /* frame and the world's joins: tests/hostile/frame.c */                               \
     X(rv_frame_begin)                                                                      \
     X(rv_frame_add_occluder)                                                               \

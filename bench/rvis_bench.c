@@ -1,26 +1,49 @@
 /* rvis-bench: each case prints rvis's time next to a naive baseline measured in the same
  * run, and their ratio. Targets are reported, never enforced: exit 0 unless an error.
- * Usage: rvis-bench [--json] [--quick] [--cpu-clock] [--only SUBSTRING]
- * --cpu-clock: time with the thread's CPU clock rather than the wall clock (for a loaded
- * machine; every case in this program runs on one thread). */
+ * Options: rvis-bench --help. */
 #include "bench_util.h"
 #include "bench_cases.h"
 
+#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: rvis-bench [options]\n"
+            "  --json              one JSON array of every case on stdout, instead of the table\n"
+            "  --quick             3 repetitions per case instead of 7 (never smaller cases)\n"
+            "  --cpu-clock         time with the thread's CPU clock, not the wall clock (for a\n"
+            "                      loaded machine: every case runs on one thread)\n"
+            "  --only SUBSTRING    run only the cases whose name contains SUBSTRING\n"
+            "  --help              this list\n");
+}
 
 int main(int argc, char **argv)
 {
+    static const struct option options[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "quick", no_argument, NULL, 'q' },
+        { "cpu-clock", no_argument, NULL, 'c' },
+        { "only", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
     rvb_ctx ctx = { .reps = 7 };
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) ctx.json = true;
-        else if (!strcmp(argv[i], "--quick")) ctx.quick = true;
-        else if (!strcmp(argv[i], "--cpu-clock")) rvb_use_cpu_clock();
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) ctx.only = argv[++i];
-        else {
-            fprintf(stderr, "usage: rvis-bench [--json] [--quick] [--cpu-clock] [--only SUBSTRING]\n");
-            return 2;
+    for (int opt; (opt = getopt_long(argc, argv, "", options, NULL)) != -1;) {
+        switch (opt) {
+        case 'j': ctx.json = true; break;
+        case 'q': ctx.quick = true; break;
+        case 'c': rvb_use_cpu_clock(); break;
+        case 'o': ctx.only = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2; /* getopt_long has named the bad option */
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "rvis-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     if (ctx.quick)
         ctx.reps = 3; /* --quick: fewer repetitions (never smaller cases); full runs take 7 */

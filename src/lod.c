@@ -286,7 +286,8 @@ typedef struct batch_job {
 /* The kernels are compute bound with SSE2 (2-operand forms, 16 spheres per iteration spill
  * registers); on x86-64 with glibc an AVX2 clone is picked at load time by the CPU
  * (function multiversioning, GCC target_clones), twice as fast. Same results either way:
- * no FMA contraction in ISO C mode. Define RVIS_NO_MULTIVERSION to build one version. */
+ * no FMA contraction in ISO C mode. meson -Dtarget_clones=false (RVIS_NO_MULTIVERSION) builds
+ * one version: GCC's ThreadSanitizer runtime is not up yet when the load-time resolver runs. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
     defined(__ELF__) && !defined(RVIS_NO_MULTIVERSION)
 #define RVI_BATCH_CLONES __attribute__((target_clones("avx2", "default")))

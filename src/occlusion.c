@@ -483,6 +483,45 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
 
 /* ---- debug ----------------------------------------------------------------------------- */
 
+/* The debug images' grey scale: the nearest and farthest covered depth of level 0 (clip w
+ * for a perspective view, NDC z for an orthographic one). False when nothing is covered. */
+static bool debug_depth_range(const rv_occlusion *occ, double *nearest, double *farthest)
+{
+    bool persp = occ->view.perspective;
+    double dmin = INFINITY, dmax = -INFINITY;
+    size_t n0 = (size_t)occ->width * occ->height;
+    for (size_t i = 0; i < n0; i++) {
+        float t = occ->texels[i];
+        if (t > EMPTY_TEXEL) {
+            double d = persp ? 1.0 / t : -(double)t;
+            dmin = fmin(dmin, d);
+            dmax = fmax(dmax, d);
+        }
+    }
+    *nearest = dmin;
+    *farthest = dmax;
+    return dmin <= dmax;
+}
+
+rv_result rv_occlusion_debug_depth_range(rv_occlusion *occ, float *out_near, float *out_far)
+{
+    if (!occ)
+        return RV_ERR_INVALID_ARG;
+    double nearest = 0, farthest = 0;
+    if (occ->width != 0) {
+        if (occ->state == RVI_OCC_NO_VIEW)
+            return RV_ERR_BAD_STATE;
+        rv_occlusion_freeze(occ);
+        if (!debug_depth_range(occ, &nearest, &farthest))
+            nearest = farthest = 0;
+    }
+    if (out_near)
+        *out_near = (float)nearest;
+    if (out_far)
+        *out_far = (float)farthest;
+    return RV_OK;
+}
+
 rv_result rv_occlusion_debug_image(rv_occlusion *occ, uint32_t level, uint8_t *pixels, size_t pixels_size,
                                    uint32_t *out_width, uint32_t *out_height)
 {
@@ -511,16 +550,8 @@ rv_result rv_occlusion_debug_image(rv_occlusion *occ, uint32_t level, uint8_t *p
     rv_occlusion_freeze(occ);
     /* Scale: linear view depth over the covered texels of level 0 (w, or NDC depth). */
     bool persp = occ->view.perspective;
-    double dmin = INFINITY, dmax = -INFINITY;
-    size_t n0 = (size_t)occ->width * occ->height;
-    for (size_t i = 0; i < n0; i++) {
-        float t = occ->texels[i];
-        if (t > EMPTY_TEXEL) {
-            double d = persp ? 1.0 / t : -(double)t;
-            dmin = fmin(dmin, d);
-            dmax = fmax(dmax, d);
-        }
-    }
+    double dmin, dmax;
+    debug_depth_range(occ, &dmin, &dmax);
     const float *src = occ->texels + occ->level_offset[level];
     for (size_t i = 0; i < (size_t)w * h; i++) {
         float t = src[i];

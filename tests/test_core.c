@@ -11,6 +11,7 @@
 #include "core/vec.h"
 #include "support/rvt.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void test_result_strings_name_every_code(void **state)
@@ -365,6 +366,23 @@ static void test_world_create_survives_every_allocation_failure(void **state)
     assert_true(rvt_run_sweep(&sweep) > 1);
 }
 
+/* The library, the header's macros and meson's project version are one version. */
+static void test_version_matches_header_and_project(void **state)
+{
+    (void)state;
+    assert_int_equal(rv_version(), RV_VERSION);
+    assert_int_equal(RV_VERSION_MAJOR_OF(rv_version()), RV_VERSION_MAJOR);
+    assert_int_equal(RV_VERSION_MINOR_OF(rv_version()), RV_VERSION_MINOR);
+    assert_int_equal(RV_VERSION_PATCH_OF(rv_version()), RV_VERSION_PATCH);
+    /* ordered like the versions: a patch, minor or major step always compares greater */
+    assert_true(RV_MAKE_VERSION(0, 2, 0) > RV_MAKE_VERSION(0, 1, 255));
+    assert_true(RV_MAKE_VERSION(1, 0, 0) > RV_MAKE_VERSION(0, 255, 255));
+    char text[32];
+    snprintf(text, sizeof text, "%u.%u.%u", (unsigned)RV_VERSION_MAJOR_OF(rv_version()),
+             (unsigned)RV_VERSION_MINOR_OF(rv_version()), (unsigned)RV_VERSION_PATCH_OF(rv_version()));
+    assert_string_equal(text, RVT_PROJECT_VERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_pool_retires_slot_before_generation_wraps),
         cmocka_unit_test(test_world_create_defaults_and_counts_allocations),
         cmocka_unit_test(test_world_create_survives_every_allocation_failure),
+        cmocka_unit_test(test_version_matches_header_and_project),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

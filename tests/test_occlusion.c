@@ -1303,6 +1303,40 @@ static void test_debug_images_show_nearer_brighter_at_every_level(void **state)
     rv_occlusion_destroy(occ);
 }
 
+/* The range a picture states is the one the grey scale spans: the nearest covered texel is
+ * 255, the farthest 32, and both are the occluders' far sides as seen from the eye. */
+static void test_debug_depth_range_is_the_image_scale(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    float lo = -1, hi = -1;
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_debug_depth_range(occ, &lo, &hi), RV_OK);
+    assert_true(lo == 0 && hi == 0); /* nothing covered */
+    begin_camera(occ, &c);
+    float near_min[3] = { -8, 0, 5 }, near_max[3] = { -2, 6, 6 };
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, near_min, near_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_debug_depth_range(occ, &lo, &hi), RV_OK);
+    /* the near box's back faces lie 14..15 from the eye, the wall's 20.5 */
+    assert_true(lo >= 14.0f - 1e-3f && lo <= 15.0f + 1e-2f);
+    assert_true(hi >= 20.5f - 1e-3f && hi <= 20.5f + 1e-2f);
+    uint8_t *img = malloc(256 * 144);
+    uint32_t w, h;
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, img, 256 * 144, &w, &h), RV_OK);
+    uint8_t darkest = 255, brightest = 0;
+    for (uint32_t i = 0; i < w * h; i++)
+        if (img[i]) {
+            darkest = img[i] < darkest ? img[i] : darkest;
+            brightest = img[i] > brightest ? img[i] : brightest;
+        }
+    assert_int_equal(darkest, 32);
+    assert_int_equal(brightest, 255);
+    free(img);
+    rv_occlusion_destroy(occ);
+}
+
 static void test_sphere_radius_scales_with_the_largest_axis(void **state)
 {
     (void)state;
@@ -1489,6 +1523,7 @@ int main(void)
         cmocka_unit_test(test_occluders_smaller_than_the_minimum_are_skipped),
         cmocka_unit_test(test_flat_occluders_are_quads_that_hide),
         cmocka_unit_test(test_debug_images_show_nearer_brighter_at_every_level),
+        cmocka_unit_test(test_debug_depth_range_is_the_image_scale),
         cmocka_unit_test(test_sphere_radius_scales_with_the_largest_axis),
         cmocka_unit_test(test_pyramid_answers_exactly_like_level_zero),
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),

@@ -636,7 +636,8 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
     return true;
 }
 
-bool rvw_drive_occlusion_image(rvw_drive *d, const uint8_t **pixels, uint32_t *width, uint32_t *height)
+bool rvw_drive_occlusion_image(rvw_drive *d, const uint8_t **pixels, uint32_t *width, uint32_t *height,
+                               float depth_range[2])
 {
     rv_occlusion *o = rv_world_occlusion(d->world);
     uint32_t w = 0, h = 0;
@@ -650,7 +651,8 @@ bool rvw_drive_occlusion_image(rvw_drive *d, const uint8_t **pixels, uint32_t *w
         d->occlusion_pixels = p;
         d->occlusion_size = need;
     }
-    if (rv_occlusion_debug_image(o, 0, d->occlusion_pixels, need, &w, &h) != RV_OK)
+    if (rv_occlusion_debug_image(o, 0, d->occlusion_pixels, need, &w, &h) != RV_OK ||
+        rv_occlusion_debug_depth_range(o, &depth_range[0], &depth_range[1]) != RV_OK)
         return false;
     *pixels = d->occlusion_pixels;
     *width = w;

@@ -76,9 +76,10 @@ bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *v
 const char *rvw_drive_stages(bool city);
 
 /* The last frame's occlusion buffer (level 0) as an 8-bit grey image, top row first;
- * borrowed until the next call. False when occlusion is off or the buffer has no image. */
+ * borrowed until the next call. depth_range receives the view depths 255 and 32 stand for
+ * (both 0 when nothing is covered). False when occlusion is off or the buffer has no image. */
 bool rvw_drive_occlusion_image(rvw_drive *drive, const uint8_t **pixels, uint32_t *width,
-                               uint32_t *height);
+                               uint32_t *height, float depth_range[2]);
 
 void rvw_drive_destroy(rvw_drive *drive);
 

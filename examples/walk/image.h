@@ -1,7 +1,8 @@
-/* rvis-walk: pictures (libpng). A top-down map of the scene with the camera, its frustum
- * and every object coloured by its verdict, the oracle's id buffer, and any 8-bit grey
- * image (the occlusion buffer, once the frame exposes it). A build without libpng has
- * rvw_have_png() false and every writer fails with a message. */
+/* rvis-walk: pictures, drawn with cairo. Each PNG is the picture itself above a footer that
+ * lets a reader use it without the source: the map's name, the frame number, what the
+ * picture shows, a key of every colour in it, and a scale (a distance bar on the map, an
+ * angle bar on the views, the depth range on the occlusion buffer). A build without cairo
+ * has rvw_have_images() false and every writer fails with a message. */
 #ifndef RVW_IMAGE_H
 #define RVW_IMAGE_H
 
@@ -13,28 +14,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* True when this build writes PNG files (libpng). */
-bool rvw_have_png(void);
+/* True when this build writes pictures (cairo). */
+bool rvw_have_images(void);
 
-/* Writes an RGB image (rgb: width * height * 3 bytes, top row first). */
-bool rvw_png_write_rgb(const char *path, uint32_t width, uint32_t height, const uint8_t *rgb,
-                       char *err, size_t errlen);
-/* Writes an 8-bit grey image (top row first). */
-bool rvw_png_write_gray(const char *path, uint32_t width, uint32_t height, const uint8_t *gray,
-                        char *err, size_t errlen);
-
-/* Top-down picture (X right, +Z down: north up when looking down from +Y) of every
- * object's footprint, largest first so small things show on top: drawn and truly visible
- * = green, drawn but hidden = dark green, culled by the frustum = grey, culled by occlusion
- * = red, left out on purpose = blue, a false cull = magenta (drawn bigger, last). Ground
- * tiles are drawn faintly and only when drawn, HLOD stand-ins only when drawn. The camera
- * is white, its frustum's sides yellow. verdict: per object (rvw_verdict); visible_pixels:
- * the oracle's per-object pixel counts, or NULL when the frame was not verified. */
+/* Top-down picture (+X right, +Z down: north up when looking down from +Y) of every
+ * object's footprint, largest first so small things show on top, coloured by verdict:
+ * drawn and truly visible, drawn but hidden (no pixel in the oracle), culled by the
+ * frustum, culled by occlusion, skipped by the host's PVS, left out on purpose, and false
+ * culls (drawn bigger, last). Ground tiles are drawn faintly and only when drawn, HLOD
+ * stand-ins only when drawn. The camera is a white dot, its frustum's sides yellow.
+ * verdict: per object (rvw_verdict); visible_pixels: the oracle's per-object pixel counts,
+ * or NULL when the frame was not verified (drawn objects are then one colour). */
 bool rvw_image_top_down(const char *path, const rvw_level *level, const rvw_view *view,
                         const uint8_t *verdict, const uint32_t *visible_pixels, char *err,
                         size_t errlen);
 
-/* The oracle's last id buffer, each object a stable colour, depth shaded. */
-bool rvw_image_reference(const char *path, const rvw_reference *ref, char *err, size_t errlen);
+/* The oracle's last id buffer as seen from view, each object a stable colour. */
+bool rvw_image_reference(const char *path, const rvw_level *level, const rvw_view *view,
+                         const rvw_reference *ref, char *err, size_t errlen);
+
+/* rvis's occlusion buffer as rv_occlusion_debug_image draws it (8-bit grey, top row first,
+ * width x height texels: 0 = no occluder, 255 = depth_near, 32 = depth_far, linear in view
+ * depth between), enlarged to a readable size, with its depth range stated. */
+bool rvw_image_occlusion(const char *path, const rvw_level *level, const rvw_view *view,
+                         const uint8_t *gray, uint32_t width, uint32_t height, float depth_near,
+                         float depth_far, char *err, size_t errlen);
 
 #endif

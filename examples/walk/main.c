@@ -169,8 +169,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (takes)
             i++;
     }
-    if (o->images && !rvw_have_png())
-        return bad_input("%s", "--images needs libpng, and rvis-walk was built without it");
+    if (o->images && !rvw_have_images())
+        return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
     return 0;
 }
 
@@ -334,14 +334,15 @@ static void pictures(walk *w, const rvw_view *view, const rvw_frame_result *r, b
         fprintf(stderr, "rvis-walk: %s\n", err);
     if (verified) {
         snprintf(path, sizeof path, "%s/reference_%05u.png", w->opt->images, view->frame);
-        if (!rvw_image_reference(path, &w->ref, err, sizeof err))
+        if (!rvw_image_reference(path, w->level, view, &w->ref, err, sizeof err))
             fprintf(stderr, "rvis-walk: %s\n", err);
     }
     const uint8_t *gray;
     uint32_t gw, gh;
-    if (rvw_drive_occlusion_image(w->drive, &gray, &gw, &gh)) {
+    float depths[2];
+    if (rvw_drive_occlusion_image(w->drive, &gray, &gw, &gh, depths)) {
         snprintf(path, sizeof path, "%s/occlusion_%05u.png", w->opt->images, view->frame);
-        if (!rvw_png_write_gray(path, gw, gh, gray, err, sizeof err))
+        if (!rvw_image_occlusion(path, w->level, view, gray, gw, gh, depths[0], depths[1], err, sizeof err))
             fprintf(stderr, "rvis-walk: %s\n", err);
     }
 }

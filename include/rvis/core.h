@@ -23,9 +23,19 @@
 extern "C" {
 #endif
 
+/* The version of these headers. rv_version() returns the library's, so a program can tell
+ * when the shared library it runs with is not the one it was compiled against. */
 #define RV_VERSION_MAJOR 0
-#define RV_VERSION_MINOR 1
+#define RV_VERSION_MINOR 2
 #define RV_VERSION_PATCH 0
+/* One number per version, ordered like the versions: major << 16 | minor << 8 | patch
+ * (each piece 0..255). RV_VERSION is this header's. */
+#define RV_MAKE_VERSION(major, minor, patch) \
+    (((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
+#define RV_VERSION RV_MAKE_VERSION(RV_VERSION_MAJOR, RV_VERSION_MINOR, RV_VERSION_PATCH)
+#define RV_VERSION_MAJOR_OF(version) (((uint32_t)(version) >> 16) & 0xffu)
+#define RV_VERSION_MINOR_OF(version) (((uint32_t)(version) >> 8) & 0xffu)
+#define RV_VERSION_PATCH_OF(version) ((uint32_t)(version) & 0xffu)
 
 /* ======================================================================================
  * core: results, allocator, handles, clip conventions
@@ -54,6 +64,11 @@ typedef enum rv_result {
 /* The enum's name as a static string ("RV_OK", "RV_ERR_CYCLE", ...); "RV_ERR_UNKNOWN" for
  * values outside the enum. Never NULL; the string is static and must not be freed. */
 RV_API const char *rv_result_string(rv_result result);
+
+/* The version of the library as built, RV_MAKE_VERSION(major, minor, patch); RV_VERSION is
+ * the header's. Before 1.0 a program should expect the same major and minor (the patch may
+ * differ); RV_VERSION_MAJOR_OF and friends take it apart. Any thread, any time. */
+RV_API uint32_t rv_version(void);
 
 /* Host allocator. Every field may be NULL: alloc and free go together, and when either is
  * NULL rvis uses libc's malloc/realloc/free for both (a lone alloc is never called). alloc
@@ -96,7 +111,13 @@ typedef struct rv_node {
     uint64_t id;
 } rv_node;
 
+/* The "none" node (id 0), for a parent argument or a comparison. C++ has no compound
+ * literals, so it gets the equivalent braced temporary. */
+#ifdef __cplusplus
+#define RV_NODE_NONE (rv_node{0})
+#else
 #define RV_NODE_NONE ((rv_node){0})
+#endif
 
 /* True when a and b name the same node (or both are none). */
 static inline bool rv_node_equal(rv_node a, rv_node b) { return a.id == b.id; }

@@ -204,6 +204,15 @@ RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
 RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t level, uint8_t *pixels,
                                           size_t pixels_size, uint32_t *out_width, uint32_t *out_height);
 
+/* The depths the debug image's grey scale spans this frame, so a picture of it can state
+ * them: *out_near (shown as 255) and *out_far (shown as 32) are the nearest and farthest
+ * covered texel of level 0, as clip w for a perspective view (view depth, world units for a
+ * rigid view matrix) or NDC z for an orthographic one. Both 0 when no texel is covered or
+ * width is 0. Either output may be NULL. Freezes the buffer.
+ * Errors: RV_ERR_INVALID_ARG (NULL occlusion), RV_ERR_BAD_STATE (no successful begin this
+ * frame); the outputs are untouched on error. */
+RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *out_near, float *out_far);
+
 #ifdef __cplusplus
 }
 #endif

@@ -324,3 +324,21 @@ void hostile_rv_occlusion_debug_image(rvh_ctx *cx)
     RVH_CHECK(cx, w == 64 && h == 64);
     teardown(cx, f);
 }
+
+void hostile_rv_occlusion_debug_depth_range(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, false);
+    float lo = 7, hi = 7;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_debug_depth_range(NULL, &lo, &hi));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_debug_depth_range(f->o, &lo, &hi)); /* no begin */
+    RVH_CHECK(cx, lo == 7 && hi == 7);
+    teardown(cx, f);
+    f = setup(cx, true);
+    RVH_ACCEPT(cx, rv_occlusion_freeze(f->o));
+    RVH_ACCEPT(cx, rv_occlusion_debug_depth_range(f->o, NULL, NULL)); /* outputs optional */
+    RVH_ACCEPT(cx, rv_occlusion_debug_depth_range(f->o, &lo, NULL));
+    RVH_ACCEPT(cx, rv_occlusion_debug_depth_range(f->o, &lo, &hi));
+    /* the fixture's one occluder spans view depths 9..10: its far side is stored */
+    RVH_CHECK(cx, isfinite(lo) && isfinite(hi) && 9 <= lo && lo <= hi && hi <= 10.5f);
+    teardown(cx, f);
+}

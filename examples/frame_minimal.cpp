@@ -1,0 +1,59 @@
+// The README's example (examples/readme_example.c) in C++: the same scene and frames,
+// written as C++11 allows (no compound literals, no designated initialisers). Built with
+// -Wall -Wextra -pedantic as C++11 and run as a test, so the headers stay usable from C++.
+#include <rvis.h>
+
+#include <cstdio>
+
+// The host's draw call (it finds its mesh by node); here it prints.
+static void draw(rv_node node, uint32_t lod_level, const float world_matrix[16])
+{
+    (void)node;
+    std::printf("  draw LOD %u at (%.1f, %.1f, %.1f)\n", lod_level, world_matrix[12], world_matrix[13],
+                world_matrix[14]);
+}
+
+int main()
+{
+    rv_world *world;
+    rv_world_desc desc = {};              // value-initialised = every default
+    desc.occlusion.width = 256;           // CPU occlusion buffer on (0 = off)
+    if (rv_world_create(&desc, &world) != RV_OK)
+        return 1;
+
+    const float crate_position[3] = { 0, 0.5f, -10 }, crate_centre[3] = { 0, 0, 0 };
+    rv_node crate;
+    rv_node_create(world, RV_NODE_NONE, &crate);
+    rv_node_set_position(world, crate, crate_position);
+    rv_node_set_bounds(world, crate, crate_centre, 0.87f);   // local sphere
+
+    const float wall_min[3] = { -6, 0, -5.2f }, wall_max[3] = { 6, 8, -5 };
+    rv_node wall;                         // something that hides things
+    rv_node_create(world, RV_NODE_NONE, &wall);
+    rv_node_set_occluder_box(world, wall, wall_min, wall_max);
+
+    // Camera: eye at (x, 1.7, 0) looking down -Z; 90 degrees vertical, 16:9, near 0.1,
+    // far 100, OpenGL clip. Matrices are column-major float[16].
+    float view_matrix[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1.7f, 0, 1 };
+    const float projection_matrix[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0,
+                                          0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+
+    for (int frame = 0; frame < 3; frame++) {
+        view_matrix[12] = -7.0f * static_cast<float>(frame);   // steps right: the wall stops hiding the crate
+        rv_view view = {};
+        view.view = view_matrix;
+        view.projection = projection_matrix;
+        view.viewport_width = 1920;
+        view.viewport_height = 1080;
+        view.time_ms = 16.0 * frame;
+        rv_frame_view out;
+        if (rv_frame(world, &view, &out) != RV_OK)
+            break;
+        std::printf("frame %d: %u to draw\n", frame, out.opaque_count);
+        for (uint32_t i = 0; i < out.opaque_count; i++)
+            draw(out.opaque[i].node, out.opaque[i].lod_level, out.opaque[i].world_matrix);
+        // out stays valid until the frame after next; rv_frame_view_is_valid() tells
+    }
+    rv_world_destroy(world);
+    return 0;
+}

@@ -440,6 +440,64 @@ static void test_lod_levels_and_nothing_level(void **state)
     rv_world_destroy(w);
 }
 
+/* The frame's draw items carry the crossfade: a node's items (one per level shown) never
+ * move a level's weight by more than dt / crossfade_ms in a frame, whatever the level it
+ * is retargeted to mid-fade, and the level past the ladder (drawn as nothing) takes the
+ * rest of the weight. */
+static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_lod_ladder ladder;
+    float thresholds[3] = { 0.2f, 0.06f, 0.015f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
+    /* r = 1: level 0 at 5 m, 1 at 20 m, 2 at 60 m, nothing (3) at 300 m; all far from a
+     * threshold's hysteresis band. */
+    const float distance_of[4] = { 5, 20, 60, 300 };
+    rv_node n = object_at(w, RV_NODE_NONE, 0, 1.7f, -distance_of[2], 1);
+    assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    uint64_t seed = 5;
+    uint32_t wanted = 2;
+    float before[4] = { 0, 0, 1, 0 };
+    double now = 0;
+    int fading_frames = 0;
+    for (int f = 0; f < RVT_HEAVY(20000, 3000); f++) {
+        if (rvt_next(&seed) % 8 == 0) {
+            wanted = (uint32_t)(rvt_next(&seed) % 4);
+            float p[3] = { 0, 1.7f, -distance_of[wanted] };
+            assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+        }
+        float dt = f == 0 ? 0.0f : (float)(rvt_next(&seed) % 41);
+        now += dt;
+        c.v.time_ms = now;
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        float after[4] = { 0, 0, 0, 0 };
+        int items = 0;
+        for (uint32_t i = 0; i < v.opaque_count; i++) {
+            if (!rv_node_equal(v.opaque[i].node, n))
+                continue;
+            assert_true(v.opaque[i].lod_level < 3);
+            assert_true(v.opaque[i].fade > 0.0f && v.opaque[i].fade <= 1.0f);
+            after[v.opaque[i].lod_level] += v.opaque[i].fade;
+            items++;
+        }
+        assert_true(items <= 2);
+        float drawn = after[0] + after[1] + after[2];
+        assert_true(drawn <= 1.0f + 1e-5f);
+        after[3] = 1.0f - drawn;
+        fading_frames += after[wanted] < 1.0f;
+        if (f > 0)
+            for (int k = 0; k < 4; k++)
+                assert_true(fabsf(after[k] - before[k]) <= dt / 250.0f + 1e-5f);
+        memcpy(before, after, sizeof before);
+    }
+    assert_true(fading_frames > 100); /* fades really ran (and were retargeted) */
+    rv_world_destroy(w);
+}
+
 static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
 {
     (void)state;
@@ -2559,6 +2617,7 @@ int main(void)
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
+        cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),

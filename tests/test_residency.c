@@ -681,6 +681,20 @@ static void test_loads_reserve_the_largest_page_placed_and_refreshes_their_growt
     assert_int_equal(st.bytes_loading, 0);
     assert_int_equal(st.bytes_resident, 300);
     rv_residency_destroy(r);
+
+    /* An absurd estimate cannot overflow the room held: each load counts at most 2^32 - 1. */
+    rv_residency_desc huge = { .budget_bytes = UINT64_MAX, .page_bytes_estimate = UINT64_MAX };
+    assert_int_equal(rv_residency_create(&huge, &r), RV_OK);
+    frame(r, 0);
+    for (uint32_t i = 0; i < 3; i++)
+        want(r, i, (float)i, false);
+    assert_int_equal(take(r, req, 4), 3);
+    st = rv_residency_get_stats(r);
+    assert_int_equal(st.page_bytes_estimate, UINT64_MAX);
+    assert_int_equal(st.bytes_loading, 3 * (uint64_t)UINT32_MAX);
+    assert_int_equal(rv_residency_place(r, K(0), 10), RV_OK);
+    assert_int_equal(rv_residency_get_stats(r).bytes_loading, 2 * (uint64_t)UINT32_MAX);
+    rv_residency_destroy(r);
 }
 
 /* ---- retries, drops, refreshes ----------------------------------------------------------- */

@@ -120,7 +120,8 @@ typedef struct rv_residency_stats {
                                     point (a frame that starts over it counts), since creation */
     uint64_t frame;              /* frames begun since creation */
     uint64_t bytes_loading;      /* what the loads in flight are expected to add when placed
-                                    (room the budget holds for them) */
+                                    (room the budget holds for them; a load counts at most
+                                    2^32 - 1 bytes) */
     uint64_t page_bytes_estimate;/* the size a page never placed is assumed to have now
                                     (desc estimate or largest placed, whichever is larger);
                                     0 while unknown */

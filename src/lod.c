@@ -428,25 +428,34 @@ static void selector_step(rv_lod_selector *s, lod_candidates c, float dt_ms, flo
         s->level = s->from_level = target;
         return;
     }
-    if (!(s->flags & SELECTOR_FADING)) {
-        s->from_level = s->level;
-        s->level = target;
-        s->fade_ms = 0.0f;
-        s->flags |= SELECTOR_FADING;
+    if (s->flags & SELECTOR_FADING) {
+        if (target == s->from_level) {
+            /* Reversal: the outgoing level becomes the incoming one with the weight it has. */
+            s->from_level = s->level;
+            s->level = target;
+            s->fade_ms = crossfade_ms - s->fade_ms;
+            return;
+        }
+        /* A third level. A selection lists two levels, and handing either one's weight to
+         * the target at once would be a jump; so the two settle first: the lighter one
+         * fades out at the fade's own rate (the heavier one takes its weight), then the
+         * target fades in from the heavier. The target is derived again every step, so it
+         * starts once the settling ends, at most crossfade_ms / 2 later. */
+        if (s->fade_ms <= 0.0f) {
+            s->level = target; /* the incoming level has no weight yet: nothing to settle */
+        } else if (s->fade_ms < crossfade_ms - s->fade_ms) {
+            /* The outgoing level is the heavier one: it turns back, as in a reversal. */
+            uint32_t lighter = s->level;
+            s->level = s->from_level;
+            s->from_level = lighter;
+            s->fade_ms = crossfade_ms - s->fade_ms;
+        }
         return;
     }
-    /* Retarget mid-fade. The level keeping the larger weight fades out from that weight;
-     * the new level starts from what is left, so no weight jumps on the kept level. */
-    float w_in = s->fade_ms / crossfade_ms;
-    if (target == s->from_level || w_in >= 1.0f - w_in) {
-        /* Reversal (the incoming weight becomes the outgoing one's), or the incoming level
-         * is the heavier one: it fades out with weight w_in, the target enters at 1 - w_in. */
-        s->from_level = s->level;
-        s->fade_ms = crossfade_ms - s->fade_ms;
-    }
-    /* else: the outgoing level is heavier and keeps fading out; the target takes the
-     * incoming weight w_in and fade_ms is unchanged. */
+    s->from_level = s->level;
     s->level = target;
+    s->fade_ms = 0.0f;
+    s->flags |= SELECTOR_FADING;
 }
 
 static void selector_output(const rv_lod_selector *s, float crossfade_ms, rv_lod_selection *out)

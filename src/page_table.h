@@ -23,6 +23,7 @@ typedef struct rvi_page {
     uint64_t touched_frame; /* last frame touched; a resident page is in in_use iff == frame */
     uint64_t queue_frame;   /* drop clock: last want, or (re)entry into the queue */
     uint64_t serial;        /* last grid update that counted it */
+    uint64_t reserved_bytes;/* while loading: what placing it is expected to add (budget room held) */
     double retry_at_ms;
     float distance;
     uint32_t failures;
@@ -55,9 +56,12 @@ struct rv_residency {
     uint64_t frame, serial;
     double now_ms;
     bool time_set;
-    uint64_t bytes_resident, wanted_resident_bytes, last_placed_size;
-    uint32_t pages_resident, loading, loading_new; /* loading_new: loads of non-resident pages */
-    bool over_budget;
+    uint64_t bytes_resident, wanted_resident_bytes;
+    uint64_t bytes_loading;   /* sum of reserved_bytes over loads in flight */
+    uint64_t largest_placed;  /* the largest size ever placed; with the desc's estimate, the
+                                 size a page never placed is assumed to have */
+    bool placed_any;
+    uint32_t pages_resident, loading;
     uint64_t frames_over_budget, last_over_frame;
     rv_residency_stats frame_stats; /* per-frame counters only */
 };

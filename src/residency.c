@@ -125,6 +125,64 @@ static void want(rv_residency *r, uint32_t i, float distance, bool touched)
     }
 }
 
+/* ---- the budget ------------------------------------------------------------------------ */
+
+/* Loads are counted against the budget from the moment they are handed out, at the size
+ * they are expected to have, so the evictions that make room for them can be taken before
+ * they land. Each reservation is capped so that the sum over every load in flight (at most
+ * 2^32 pages) cannot overflow. */
+#define RESERVE_CAP ((uint64_t)UINT32_MAX)
+
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The size a page never placed is assumed to have: the larger of the desc's estimate and the
+ * largest page placed so far. It never shrinks: a page no larger than one already seen is
+ * never underestimated, so what was evicted for it is enough. */
+static uint64_t page_estimate(const rv_residency *r)
+{
+    uint64_t declared = r->desc.page_bytes_estimate;
+    return declared > r->largest_placed ? declared : r->largest_placed;
+}
+
+/* Before anything was placed and without an estimate in the desc, a load's size is unknown. */
+static bool size_known(const rv_residency *r)
+{
+    return r->placed_any || r->desc.page_bytes_estimate > 0;
+}
+
+/* What placing page p is expected to add to the resident bytes: its estimate, or for a
+ * refresh what the estimate exceeds the copy it replaces. */
+static uint64_t load_reservation(const rv_residency *r, const rvi_page *p)
+{
+    uint64_t est = page_estimate(r);
+    uint64_t add = (p->flags & RVI_PAGE_FLAG_RESIDENT) ? (est > p->size_bytes ? est - p->size_bytes : 0) : est;
+    return add < RESERVE_CAP ? add : RESERVE_CAP;
+}
+
+/* A prefetch (a page not touched this frame) starts only when it fits beside the pages wanted
+ * this frame and every load in flight: the pages it may displace are those nobody wants now.
+ * A prefetched page that evicted a page wanted now would itself be evicted and loaded again
+ * (thrash). Without a known size nothing can be promised, so no prefetch starts. */
+static bool prefetch_fits(const rv_residency *r, uint64_t reservation)
+{
+    if (!size_known(r))
+        return false;
+    uint64_t committed = add_saturating(r->wanted_resident_bytes, r->bytes_loading);
+    return committed <= r->budget && reservation <= r->budget - committed;
+}
+
+/* Counts the frame once as over budget whenever resident bytes pass the budget in it. */
+static void note_budget(rv_residency *r)
+{
+    if (r->bytes_resident > r->budget && r->last_over_frame != r->frame) {
+        r->last_over_frame = r->frame;
+        r->frames_over_budget++;
+    }
+}
+
 /* ---- creation ------------------------------------------------------------------------- */
 
 static rv_result resolve_desc(const rv_residency_desc *in, rv_residency_desc *out)
@@ -275,6 +333,7 @@ rv_result rv_residency_begin_frame(rv_residency *r, double now_ms)
         queue_push(r, i);
         r->frame_stats.retried++;
     }
+    note_budget(r); /* a frame that starts over budget counts as one */
     return RV_OK;
 }
 
@@ -331,20 +390,6 @@ void rvi_residency_want_cell(rv_residency *r, rv_page_key key, float distance, b
     want(r, i, distance, touched);
 }
 
-/* A prefetch starts only when the pages wanted this frame plus the loads in flight, at the
- * mean resident page size, still fit: otherwise it would evict a page wanted now, be
- * evicted itself, and load again (thrash). */
-static bool prefetch_admitted(const rv_residency *r)
-{
-    if (r->over_budget)
-        return false;
-    if (r->wanted_resident_bytes > r->budget)
-        return false;
-    uint64_t mean = r->pages_resident ? r->bytes_resident / r->pages_resident : r->last_placed_size;
-    uint64_t room = r->budget - r->wanted_resident_bytes;
-    return mean == 0 || (uint64_t)r->loading_new + 1 <= room / mean;
-}
-
 rv_result rv_residency_take_requests(rv_residency *r, rv_page_request *out, uint32_t max, uint32_t *out_count)
 {
     if (!r || !out_count || (!out && max > 0))
@@ -355,16 +400,20 @@ rv_result rv_residency_take_requests(rv_residency *r, rv_page_request *out, uint
         rvi_page *p = rvi_page_at(r, i);
         bool in_use = p->touched_frame == r->frame && p->wanted_frame == r->frame;
         bool resident = p->flags & RVI_PAGE_FLAG_RESIDENT;
-        if (!in_use && !resident && !prefetch_admitted(r)) {
+        uint64_t reservation = load_reservation(r, p);
+        /* Pages in use load whatever the budget says (drawing needs them); a refresh that adds
+         * nothing never displaces anything. */
+        bool adds = !resident || reservation > 0;
+        if (!in_use && adds && !prefetch_fits(r, reservation)) {
             r->frame_stats.prefetch_paused = true;
             break; /* everything after it in the queue is prefetch too */
         }
         rvi_rank_heap_remove(r, &r->queue, 0);
         want_list_leave(r, i);
         p->load = RVI_LOAD_LOADING;
+        p->reserved_bytes = reservation;
+        r->bytes_loading += reservation;
         r->loading++;
-        if (!resident)
-            r->loading_new++;
         out[n].key = rvi_page_key_of_bits(p->key);
         out[n].distance = p->distance;
         out[n].flags = (in_use ? RV_PAGE_REQUEST_IN_USE : 0u) | (resident ? RV_PAGE_REQUEST_REFRESH : 0u);
@@ -400,7 +449,6 @@ rv_result rv_residency_place(rv_residency *r, rv_page_key key, uint64_t size_byt
     } else {
         p->flags |= RVI_PAGE_FLAG_RESIDENT;
         r->pages_resident++;
-        r->loading_new--;
         if (p->touched_frame == r->frame)
             rvi_page_list_push_tail(r, &r->in_use, RVI_LINK_LRU, i);
         else
@@ -411,9 +459,14 @@ rv_result rv_residency_place(rv_residency *r, rv_page_key key, uint64_t size_byt
     r->bytes_resident = base + size_bytes;
     p->size_bytes = size_bytes;
     p->failures = 0;
-    r->last_placed_size = size_bytes;
+    r->bytes_loading -= p->reserved_bytes;
+    p->reserved_bytes = 0;
+    if (size_bytes > r->largest_placed)
+        r->largest_placed = size_bytes; /* later loads are assumed at least this large */
+    r->placed_any = true;
     r->loading--;
     r->frame_stats.placed++;
+    note_budget(r);
     if (p->flags & RVI_PAGE_FLAG_REFRESH_AGAIN) {
         p->flags &= (uint8_t)~RVI_PAGE_FLAG_REFRESH_AGAIN; /* data changed during the load: again */
         queue_push(r, i);
@@ -430,8 +483,8 @@ rv_result rv_residency_fail(rv_residency *r, rv_page_key key)
     rvi_page *p = rvi_page_at(r, i);
     bool resident = p->flags & RVI_PAGE_FLAG_RESIDENT;
     r->loading--;
-    if (!resident)
-        r->loading_new--;
+    r->bytes_loading -= p->reserved_bytes;
+    p->reserved_bytes = 0;
     if (p->failures < UINT32_MAX)
         p->failures++;
     double delay = r->desc.retry_ms * pow(r->desc.retry_backoff, (double)p->failures - 1);
@@ -482,7 +535,10 @@ static void evict(rv_residency *r, uint32_t i)
     else if (p->load == RVI_LOAD_WAITING)
         rvi_rank_heap_remove(r, &r->retry, p->heap_pos);
     if (p->load == RVI_LOAD_LOADING) {
-        r->loading_new++;
+        /* The reload now lands as a new page: it adds its whole size, not just the growth. */
+        uint64_t whole = load_reservation(r, p);
+        r->bytes_loading += whole - p->reserved_bytes;
+        p->reserved_bytes = whole;
         p->size_bytes = 0;
         return;
     }
@@ -497,7 +553,10 @@ rv_result rv_residency_take_evictions(rv_residency *r, rv_page_eviction *out, ui
     if (!r || !out_count || (!out && max > 0))
         return RV_ERR_INVALID_ARG;
     uint32_t n = 0;
-    while (r->bytes_resident > r->budget && n < max && r->lru.count) {
+    /* Room for the loads in flight too: their pages are evicted for before they land, so
+     * placing them keeps the budget. Pages touched this frame are not in the list: when only
+     * they are left the budget gives way (over_budget), it is not thrashed. */
+    while (add_saturating(r->bytes_resident, r->bytes_loading) > r->budget && n < max && r->lru.count) {
         uint32_t i = r->lru.head;
         rvi_page *p = rvi_page_at(r, i);
         out[n].key = rvi_page_key_of_bits(p->key);
@@ -505,12 +564,7 @@ rv_result rv_residency_take_evictions(rv_residency *r, rv_page_eviction *out, ui
         evict(r, i);
         n++;
     }
-    /* Only pages touched this frame are left and they do not fit: say so, do not thrash. */
-    r->over_budget = r->bytes_resident > r->budget && r->lru.count == 0;
-    if (r->over_budget && r->last_over_frame != r->frame) {
-        r->last_over_frame = r->frame;
-        r->frames_over_budget++;
-    }
+    note_budget(r);
     *out_count = n;
     return RV_OK;
 }
@@ -520,6 +574,7 @@ rv_result rv_residency_set_budget(rv_residency *r, uint64_t budget_bytes)
     if (!r)
         return RV_ERR_INVALID_ARG;
     r->budget = budget_bytes;
+    note_budget(r);
     return RV_OK;
 }
 
@@ -566,10 +621,12 @@ rv_residency_stats rv_residency_get_stats(const rv_residency *r)
     s.pages_loading = r->loading;
     s.bytes_resident = r->bytes_resident;
     s.budget_bytes = r->budget;
-    s.over_budget = r->over_budget;
-    s.over_budget_bytes = r->over_budget ? r->bytes_resident - r->budget : 0;
+    s.over_budget = r->bytes_resident > r->budget;
+    s.over_budget_bytes = s.over_budget ? r->bytes_resident - r->budget : 0;
     s.frames_over_budget = r->frames_over_budget;
     s.frame = r->frame;
+    s.bytes_loading = r->bytes_loading;
+    s.page_bytes_estimate = size_known(r) ? page_estimate(r) : 0;
     return s;
 }
 

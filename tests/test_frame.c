@@ -440,6 +440,64 @@ static void test_lod_levels_and_nothing_level(void **state)
     rv_world_destroy(w);
 }
 
+/* The frame's draw items carry the crossfade: a node's items (one per level shown) never
+ * move a level's weight by more than dt / crossfade_ms in a frame, whatever the level it
+ * is retargeted to mid-fade, and the level past the ladder (drawn as nothing) takes the
+ * rest of the weight. */
+static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(0);
+    rv_lod_ladder ladder;
+    float thresholds[3] = { 0.2f, 0.06f, 0.015f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
+    /* r = 1: level 0 at 5 m, 1 at 20 m, 2 at 60 m, nothing (3) at 300 m; all far from a
+     * threshold's hysteresis band. */
+    const float distance_of[4] = { 5, 20, 60, 300 };
+    rv_node n = object_at(w, RV_NODE_NONE, 0, 1.7f, -distance_of[2], 1);
+    assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
+    camera c;
+    camera_make(&c, eye0, ahead, 1.0f, 0);
+    uint64_t seed = 5;
+    uint32_t wanted = 2;
+    float before[4] = { 0, 0, 1, 0 };
+    double now = 0;
+    int fading_frames = 0;
+    for (int f = 0; f < RVT_HEAVY(20000, 3000); f++) {
+        if (rvt_next(&seed) % 8 == 0) {
+            wanted = (uint32_t)(rvt_next(&seed) % 4);
+            float p[3] = { 0, 1.7f, -distance_of[wanted] };
+            assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+        }
+        float dt = f == 0 ? 0.0f : (float)(rvt_next(&seed) % 41);
+        now += dt;
+        c.v.time_ms = now;
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        float after[4] = { 0, 0, 0, 0 };
+        int items = 0;
+        for (uint32_t i = 0; i < v.opaque_count; i++) {
+            if (!rv_node_equal(v.opaque[i].node, n))
+                continue;
+            assert_true(v.opaque[i].lod_level < 3);
+            assert_true(v.opaque[i].fade > 0.0f && v.opaque[i].fade <= 1.0f);
+            after[v.opaque[i].lod_level] += v.opaque[i].fade;
+            items++;
+        }
+        assert_true(items <= 2);
+        float drawn = after[0] + after[1] + after[2];
+        assert_true(drawn <= 1.0f + 1e-5f);
+        after[3] = 1.0f - drawn;
+        fading_frames += after[wanted] < 1.0f;
+        if (f > 0)
+            for (int k = 0; k < 4; k++)
+                assert_true(fabsf(after[k] - before[k]) <= dt / 250.0f + 1e-5f);
+        memcpy(before, after, sizeof before);
+    }
+    assert_true(fading_frames > 100); /* fades really ran (and were retargeted) */
+    rv_world_destroy(w);
+}
+
 static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
 {
     (void)state;
@@ -826,13 +884,181 @@ static void test_streaming_hands_out_requests_and_ticks_while_loading(void **sta
     assert_int_equal(v.tick.mode, RV_TICK_CONTINUOUS); /* loads in flight */
     rv_residency *res = rv_world_residency(w);
     assert_non_null(res);
+    /* No page size is known yet (none placed, no estimate in the desc): only the pages in
+     * use load; the lead ring waits for a size to reserve room with. */
+    for (uint32_t k = 0; k < v.page_request_count; k++)
+        assert_int_equal(v.page_requests[k].flags, RV_PAGE_REQUEST_IN_USE);
+    assert_true(rv_residency_get_stats(res).prefetch_paused);
     for (uint32_t k = 0; k < v.page_request_count; k++)
         assert_int_equal(rv_residency_place(res, v.page_requests[k].key, 4096), RV_OK);
     c.v.time_ms = 16;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.page_request_count > 0); /* the lead ring, at 4096 bytes a page */
+    for (uint32_t k = 0; k < v.page_request_count; k++) {
+        assert_int_equal(v.page_requests[k].flags, 0);
+        assert_int_equal(rv_residency_place(res, v.page_requests[k].key, 4096), RV_OK);
+    }
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.page_request_count, 0);
     assert_int_equal(v.tick.mode, RV_TICK_IDLE);
     rv_world_destroy(w);
+}
+
+/* A host that answers every frame's page requests right after rv_frame, freeing the view's
+ * evictions first, and checks the residency's budget after every placement. */
+enum { FH_SIDE = 64 };
+
+typedef struct frame_host {
+    rv_world *w;
+    bool resident[FH_SIDE * FH_SIDE];
+    uint64_t page_bytes;
+    uint64_t peak;             /* largest bytes_resident after a placement */
+    uint32_t over_placements;  /* placements after which resident bytes passed the budget */
+    uint32_t prefetches;       /* requests of the last view not flagged in use */
+    rv_frame_view v;
+    double now;
+} frame_host;
+
+/* A 64 x 64 grid of 16 m pages centred on the origin; the eye is its only source. */
+static void frame_host_init(frame_host *h, uint64_t budget, uint64_t estimate, float eye_radius, float lead,
+                            uint64_t page_bytes)
+{
+    memset(h, 0, sizeof *h);
+    rv_world_desc d = { 0 };
+    d.residency.budget_bytes = budget;
+    d.residency.page_bytes_estimate = estimate;
+    assert_int_equal(rv_world_create(&d, &h->w), RV_OK);
+    rv_grid_desc gd = { 0 };
+    gd.source = 5;
+    gd.origin[0] = gd.origin[1] = -512;
+    gd.cell_size = 16;
+    gd.count_x = gd.count_z = FH_SIDE;
+    gd.lead = lead;
+    gd.eye_radius = eye_radius;
+    assert_int_equal(rv_world_add_grid(h->w, &gd, NULL), RV_OK);
+    h->page_bytes = page_bytes;
+}
+
+static void frame_host_check(frame_host *h)
+{
+    rv_residency *res = rv_world_residency(h->w);
+    rv_residency_stats st = rv_residency_get_stats(res);
+    if (st.bytes_resident > h->peak)
+        h->peak = st.bytes_resident;
+    assert_int_equal(st.over_budget, st.bytes_resident > st.budget_bytes);
+    if (!st.over_budget)
+        return;
+    /* Past the budget only with every resident page in use this frame. */
+    for (uint32_t i = 0; i < FH_SIDE * FH_SIDE; i++)
+        if (h->resident[i]) {
+            rv_page_info info;
+            assert_int_equal(rv_residency_page_info(res, (rv_page_key){ 5, i }, &info), RV_OK);
+            assert_int_equal(info.last_touched_frame, st.frame);
+        }
+    h->over_placements++;
+}
+
+/* One frame with the eye at cell (x, z)'s centre. */
+static void frame_host_step(frame_host *h, uint32_t x, uint32_t z)
+{
+    camera c;
+    float eye[3] = { -512.0f + 16.0f * (float)x + 8, 1.7f, -512.0f + 16.0f * (float)z + 8 };
+    float target[3] = { eye[0], eye[1], eye[2] - 10 };
+    h->now += 16;
+    camera_make(&c, eye, target, 1.0f, h->now);
+    assert_int_equal(rv_frame(h->w, &c.v, &h->v), RV_OK);
+    assert_int_equal(h->v.counts.pages_evicted, h->v.page_eviction_count);
+    for (uint32_t k = 0; k < h->v.page_eviction_count; k++) {
+        assert_true(h->resident[h->v.page_evictions[k].key.index]);
+        h->resident[h->v.page_evictions[k].key.index] = false;
+    }
+    h->prefetches = 0;
+    rv_residency *res = rv_world_residency(h->w);
+    for (uint32_t k = 0; k < h->v.page_request_count; k++) {
+        const rv_page_request *q = &h->v.page_requests[k];
+        h->prefetches += !(q->flags & RV_PAGE_REQUEST_IN_USE);
+        assert_int_equal(rv_residency_place(res, q->key, h->page_bytes), RV_OK);
+        h->resident[q->key.index] = true;
+        frame_host_check(h);
+    }
+}
+
+static void test_streaming_budget_holds_after_every_placement_through_a_teleport(void **state)
+{
+    (void)state;
+    /* 13 pages in use around the eye (24 m over 16 m pages), 29 with the lead ring; room
+     * for 20. */
+    const uint64_t page = 64 * 1024, budget = 20 * page;
+    frame_host h;
+    frame_host_init(&h, budget, 0, 24, 16, page);
+    for (int f = 0; f < 60; f++) {
+        uint32_t cell = f >= 20 && f < 40 ? 7 : 32; /* there, across the grid, and back */
+        frame_host_step(&h, cell, cell);
+        if (f == 20 || f == 40) {
+            /* The frame the eye lands: its loads and the evictions that make room for them
+             * are in the same view. */
+            assert_int_equal(h.v.page_request_count, 20);
+            assert_int_equal(h.prefetches, 7);
+            assert_int_equal(h.v.page_eviction_count, 20);
+        }
+    }
+    assert_int_equal(h.over_placements, 0);
+    assert_int_equal(h.peak, budget); /* filled to the budget, never past it */
+    rv_world_destroy(h.w);
+}
+
+static void test_streaming_cold_start_prefetch_fits_the_budget(void **state)
+{
+    (void)state;
+    /* One page in use (7 m around the eye at a page's centre), dozens in the lead ring, room
+     * for 8. */
+    const uint64_t page = 64 * 1024, budget = 8 * page;
+    frame_host h;
+    frame_host_init(&h, budget, 0, 7, 64, page);
+    frame_host_step(&h, 32, 32); /* no size known yet: only the page in use */
+    assert_int_equal(h.v.page_request_count, 1);
+    assert_int_equal(h.prefetches, 0);
+    frame_host_step(&h, 32, 32); /* the first page's size reserves room for the rest */
+    assert_int_equal(h.prefetches, 7);
+    frame_host_step(&h, 32, 32);
+    assert_int_equal(h.v.page_request_count, 0);
+    assert_int_equal(h.over_placements, 0);
+    assert_int_equal(h.peak, budget);
+    rv_world_destroy(h.w);
+
+    /* With the page size in the desc, prefetch starts on the first frame, as much as fits. */
+    frame_host_init(&h, budget, page, 7, 64, page);
+    frame_host_step(&h, 32, 32);
+    assert_int_equal(h.v.page_request_count, 8);
+    assert_int_equal(h.prefetches, 7);
+    assert_int_equal(h.over_placements, 0);
+    assert_int_equal(h.peak, budget);
+    rv_world_destroy(h.w);
+}
+
+static void test_streaming_budget_smaller_than_one_source_is_passed_only_by_pages_in_use(void **state)
+{
+    (void)state;
+    const uint64_t page = 64 * 1024, budget = 10 * page;
+    frame_host h;
+    frame_host_init(&h, budget, page, 24, 16, page);
+    for (int f = 0; f < 3; f++)
+        frame_host_step(&h, 0, 0); /* in the grid's corner: 6 pages in use, 4 lead pages */
+    assert_int_equal(h.peak, budget);
+    assert_int_equal(h.over_placements, 0);
+    frame_host_step(&h, 32, 32); /* 13 pages in use: all load, the old ones all go */
+    assert_int_equal(h.v.page_request_count, 13);
+    assert_int_equal(h.prefetches, 0);
+    assert_int_equal(h.v.page_eviction_count, 10);
+    assert_true(h.over_placements > 0);
+    rv_residency_stats st = rv_residency_get_stats(rv_world_residency(h.w));
+    assert_true(st.over_budget);
+    assert_int_equal(st.over_budget_bytes, 3 * page);
+    frame_host_step(&h, 32, 32); /* staying: nothing leaves, nothing reloads */
+    assert_int_equal(h.v.page_request_count, 0);
+    assert_int_equal(h.v.page_eviction_count, 0);
+    rv_world_destroy(h.w);
 }
 
 static void test_translucent_far_to_near_stable_and_digest_reproducible(void **state)
@@ -2391,10 +2617,14 @@ int main(void)
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
+        cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
+        cmocka_unit_test(test_streaming_budget_holds_after_every_placement_through_a_teleport),
+        cmocka_unit_test(test_streaming_cold_start_prefetch_fits_the_budget),
+        cmocka_unit_test(test_streaming_budget_smaller_than_one_source_is_passed_only_by_pages_in_use),
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),

@@ -601,80 +601,140 @@ static void test_crossfade_weights_sum_to_one_and_finish_after_crossfade_ms(void
     assert_memory_equal(&s, &before, sizeof s);
 }
 
-static void test_crossfade_retarget_keeps_heavier_level_and_continues(void **state)
+/* Weight of each level 0..4 in a selection (a level absent has weight 0). */
+static void weights_by_level(const rv_lod_selection *sel, float out[5])
+{
+    memset(out, 0, 5 * sizeof *out);
+    out[sel->levels[0]] += sel->weights[0];
+    if (sel->count == 2)
+        out[sel->levels[1]] += sel->weights[1];
+}
+
+/* One selector update at dt_ms toward `angle`; asserts that no level's weight moved by more
+ * than dt_ms / crossfade_ms (plus rounding) and that the weights sum to 1. */
+static void step_checked(rv_lod_selector *s, const rv_lod_ladder *l, const rv_lod_desc *desc, double angle,
+                         float dt_ms, float crossfade_ms, rv_lod_selection *sel)
+{
+    rv_lod_view view = {0};
+    float c[3] = { 0, 0, 0 }, before[5], after[5];
+    rv_lod_selection prev = *sel;
+    weights_by_level(&prev, before);
+    eye_at_angle(&view, angle);
+    assert_int_equal(rv_lod_selector_update(s, l, desc, &view, c, 1, dt_ms, sel), RV_OK);
+    weights_by_level(sel, after);
+    assert_float_equal(sel->weights[0] + sel->weights[1], 1.0f, 1e-6);
+    for (int k = 0; k < 5; k++)
+        assert_true(fabsf(after[k] - before[k]) <= dt_ms / crossfade_ms + 1e-5f);
+}
+
+static void test_crossfade_retarget_to_a_third_level_never_jumps(void **state)
 {
     (void)state;
     rv_lod_ladder l = seed_ladder();
-    float c[3] = { 0, 0, 0 };
-    rv_lod_view view = {0};
-    rv_lod_selection sel;
     const double angle_of[4] = { 1.0, 0.1, 0.03, 0.001 }; /* levels 0, 1, 2, 3 */
+    rv_lod_selection sel;
 
-    /* Fading 2 -> 1, 70 % in: 1 is heavier; retarget to 0: 1 fades out from 0.7, 0 enters at 0.3. */
+    /* Fading 2 -> 1 with 1 at 0.64 and 2 at 0.36 when level 0 is wanted: the two settle
+     * first (2 leaves at the fade's rate, 1 takes its weight), then 0 fades in from 1. */
     rv_lod_selector s = {0};
-    eye_at_angle(&view, angle_of[2]);
-    rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 0, &sel);
-    eye_at_angle(&view, angle_of[1]);
-    rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 0, &sel);
-    assert_int_equal(rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 175, &sel), RV_OK);
-    assert_selection(&sel, 2, 1, 2, 0.7f);
-    eye_at_angle(&view, angle_of[0]);
-    assert_int_equal(rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 0, &sel), RV_OK);
-    assert_selection(&sel, 2, 0, 1, 0.3f);
-    /* ... and continues linearly from there: 0.3 + 0.5 = 0.8 after 125 ms, done after 175. */
-    assert_int_equal(rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 125, &sel), RV_OK);
-    assert_selection(&sel, 2, 0, 1, 0.8f);
-    assert_int_equal(rv_lod_selector_update(&s, &l, NULL, &view, c, 1, 50, &sel), RV_OK);
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&s, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&s, &l, NULL, angle_of[1], 0, 250, &sel);
+    step_checked(&s, &l, NULL, angle_of[1], 160, 250, &sel); /* sets the stage: one step of 0.64 */
+    assert_selection(&sel, 2, 1, 2, 0.64f);
+    for (int k = 1; k <= 5; k++) {
+        step_checked(&s, &l, NULL, angle_of[0], 16, 250, &sel);
+        assert_selection(&sel, 2, 1, 2, 0.64f + 0.064f * (float)k);
+    }
+    step_checked(&s, &l, NULL, angle_of[0], 16, 250, &sel); /* 2 is gone: 0 enters */
+    assert_selection(&sel, 2, 0, 1, 0.0f);
+    for (int k = 1; k < 16; k++) {
+        step_checked(&s, &l, NULL, angle_of[0], 16, 250, &sel);
+        assert_selection(&sel, 2, 0, 1, 0.064f * (float)k);
+    }
+    step_checked(&s, &l, NULL, angle_of[0], 16, 250, &sel);
     assert_selection(&sel, 1, 0, 0, 1.0f);
 
-    /* Fading 2 -> 1, 20 % in: 2 is heavier; retarget to 0: 2 keeps fading out from 0.8. */
+    /* Fading 2 -> 1, 20 % in, when 0 is wanted: 2 is heavier and comes back, keeping 0.8;
+     * 1 leaves from 0.2, then 0 fades in from 2. */
     rv_lod_selector u = {0};
-    eye_at_angle(&view, angle_of[2]);
-    rv_lod_selector_update(&u, &l, NULL, &view, c, 1, 0, &sel);
-    eye_at_angle(&view, angle_of[1]);
-    rv_lod_selector_update(&u, &l, NULL, &view, c, 1, 0, &sel);
-    rv_lod_selector_update(&u, &l, NULL, &view, c, 1, 50, &sel);
-    eye_at_angle(&view, angle_of[0]);
-    assert_int_equal(rv_lod_selector_update(&u, &l, NULL, &view, c, 1, 0, &sel), RV_OK);
-    assert_selection(&sel, 2, 0, 2, 0.2f);
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&u, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&u, &l, NULL, angle_of[1], 0, 250, &sel);
+    step_checked(&u, &l, NULL, angle_of[1], 50, 250, &sel);
+    step_checked(&u, &l, NULL, angle_of[0], 0, 250, &sel);
+    assert_selection(&sel, 2, 2, 1, 0.8f);
+    step_checked(&u, &l, NULL, angle_of[0], 25, 250, &sel);
+    assert_selection(&sel, 2, 2, 1, 0.9f);
+    step_checked(&u, &l, NULL, angle_of[3], 25, 250, &sel); /* another level meanwhile: still settling */
+    step_checked(&u, &l, NULL, angle_of[0], 0, 250, &sel);
+    assert_selection(&sel, 2, 0, 2, 0.0f);
+    step_checked(&u, &l, NULL, angle_of[0], 125, 250, &sel);
+    assert_selection(&sel, 2, 0, 2, 0.5f);
+
+    /* A fade that has not moved yet (its level still at weight 0) is simply redirected. */
+    rv_lod_selector v = {0};
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&v, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&v, &l, NULL, angle_of[1], 10, 250, &sel);
+    assert_selection(&sel, 2, 1, 2, 0.0f);
+    step_checked(&v, &l, NULL, angle_of[0], 0, 250, &sel);
+    assert_selection(&sel, 2, 0, 2, 0.0f);
 
     /* Fading 2 -> 1, 30 % in, back to 2: a reversal, 2 returns from 0.7. */
-    rv_lod_selector v = {0};
-    eye_at_angle(&view, angle_of[2]);
-    rv_lod_selector_update(&v, &l, NULL, &view, c, 1, 0, &sel);
-    eye_at_angle(&view, angle_of[1]);
-    rv_lod_selector_update(&v, &l, NULL, &view, c, 1, 0, &sel);
-    rv_lod_selector_update(&v, &l, NULL, &view, c, 1, 75, &sel);
-    eye_at_angle(&view, angle_of[2]);
-    assert_int_equal(rv_lod_selector_update(&v, &l, NULL, &view, c, 1, 0, &sel), RV_OK);
+    rv_lod_selector w = {0};
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&w, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&w, &l, NULL, angle_of[1], 0, 250, &sel);
+    step_checked(&w, &l, NULL, angle_of[1], 75, 250, &sel);
+    step_checked(&w, &l, NULL, angle_of[2], 0, 250, &sel);
     assert_selection(&sel, 2, 2, 1, 0.7f);
-    assert_int_equal(rv_lod_selector_update(&v, &l, NULL, &view, c, 1, 75, &sel), RV_OK);
-    assert_int_equal(sel.count, 1);
-    assert_int_equal(sel.levels[0], 2);
+    step_checked(&w, &l, NULL, angle_of[2], 75, 250, &sel);
+    assert_selection(&sel, 1, 2, 2, 1.0f);
+}
 
-    /* Random retargets: weights always sum to 1 and the kept level's weight never jumps. */
-    uint64_t seed = 7;
-    rv_lod_selector r = {0};
-    float weight_of[5] = { 0 };
-    uint32_t wanted = 2;
-    for (int frame = 0; frame < 3000; frame++) {
-        if (rvt_next(&seed) % 3 == 0)
-            wanted = (uint32_t)(rvt_next(&seed) % 4);
-        eye_at_angle(&view, angle_of[wanted]);
-        float dt = (float)(rvt_next(&seed) % 60);
-        assert_int_equal(rv_lod_selector_update(&r, &l, NULL, &view, c, 1, dt, &sel), RV_OK);
-        assert_float_equal(sel.weights[0] + sel.weights[1], 1.0f, 1e-6);
-        assert_true(sel.weights[0] >= 0 && sel.weights[1] >= 0);
-        float now[5] = { 0 };
-        now[sel.levels[0]] += sel.weights[0];
-        if (sel.count == 2)
-            now[sel.levels[1]] += sel.weights[1];
-        /* A level present before and after moves by at most dt / crossfade (or drops out
-         * when it was the lighter one of a retarget, or reaches 1 when a fade ends). */
-        for (int k = 0; k < 4; k++)
-            if (weight_of[k] > 0.5f && now[k] > 0)
-                assert_true(fabsf(now[k] - weight_of[k]) <= dt / 250.0f + 1e-5f);
-        memcpy(weight_of, now, sizeof now);
+static void test_crossfade_random_targets_never_move_a_weight_faster_than_the_fade(void **state)
+{
+    (void)state;
+    rv_lod_ladder l = seed_ladder();
+    const double angle_of[4] = { 1.0, 0.1, 0.03, 0.001 };
+    const float fades[2] = { 250, 100 };
+    for (int run = 0; run < 2; run++) {
+        rv_lod_desc desc = { .crossfade_ms = fades[run] };
+        uint64_t seed = 7 + (uint64_t)run;
+        rv_lod_selector s = {0};
+        rv_lod_selection sel = { { 0, 0 }, { 1, 0 }, 1 };
+        uint32_t wanted = 2;
+        double held_ms = 0; /* how long the wanted level has not changed */
+        uint64_t settled = 0, changes = 0;
+        for (int frame = 0; frame < 100000; frame++) {
+            if (rvt_next(&seed) % 8 == 0) {
+                uint32_t next = (uint32_t)(rvt_next(&seed) % 4);
+                changes += next != wanted;
+                held_ms = next != wanted ? 0 : held_ms;
+                wanted = next;
+            }
+            float dt = (float)(rvt_next(&seed) % 41); /* 0..40 ms, zero steps included */
+            if (frame == 0) {
+                rv_lod_view view = {0};
+                float c[3] = { 0, 0, 0 };
+                eye_at_angle(&view, angle_of[wanted]);
+                assert_int_equal(rv_lod_selector_update(&s, &l, &desc, &view, c, 1, dt, &sel), RV_OK);
+                continue;
+            }
+            step_checked(&s, &l, &desc, angle_of[wanted], dt, fades[run], &sel);
+            held_ms += dt;
+            assert_true(sel.count == 1 || sel.levels[0] != sel.levels[1]);
+            /* And it gets there: settling takes at most half a fade and the fade one more,
+             * each ending on a frame boundary (up to one step late). */
+            if (held_ms >= 1.5 * fades[run] + 2 * 40) {
+                assert_int_equal(sel.count, 1);
+                assert_int_equal(sel.levels[0], wanted);
+                settled++;
+            }
+        }
+        assert_true(changes > 5000); /* the targets really moved */
+        assert_true(settled > 1000);  /* and were reached */
     }
 }
 
@@ -903,7 +963,8 @@ int main(void)
         cmocka_unit_test(test_hysteresis_oscillation_of_one_percent_never_changes_level),
         cmocka_unit_test(test_hysteresis_crossing_the_band_changes_level),
         cmocka_unit_test(test_crossfade_weights_sum_to_one_and_finish_after_crossfade_ms),
-        cmocka_unit_test(test_crossfade_retarget_keeps_heavier_level_and_continues),
+        cmocka_unit_test(test_crossfade_retarget_to_a_third_level_never_jumps),
+        cmocka_unit_test(test_crossfade_random_targets_never_move_a_weight_faster_than_the_fade),
         cmocka_unit_test(test_node_selection_fades_on_the_world_clock),
         cmocka_unit_test(test_destroyed_node_drops_its_lod_state),
         cmocka_unit_test(test_steady_node_selection_allocates_nothing),

@@ -212,7 +212,8 @@ static uint64_t res_fingerprint(void *obj)
     return h;
 }
 
-/* 24 pages: 0..11 resident (1 KiB each), 12..17 loading, 18..23 queued; frame 1. */
+/* 24 pages: 0..11 resident (1 KiB each), 12..17 loading, 18..23 queued; frame 1. Pages 0..17
+ * are in use (handed out whatever the budget), 18..23 prefetch. */
 static void *res_setup(const rv_allocator *a)
 {
     res_env *e = calloc(1, sizeof *e);
@@ -224,7 +225,7 @@ static void *res_setup(const rv_allocator *a)
     assert_int_equal(rv_residency_create(&d, &e->r), RV_OK);
     assert_int_equal(rv_residency_begin_frame(e->r, 0.0), RV_OK);
     for (uint32_t i = 0; i < 24; i++)
-        assert_int_equal(rv_residency_request(e->r, key(i), (float)i, i < 12), RV_OK);
+        assert_int_equal(rv_residency_request(e->r, key(i), (float)i, i < 18), RV_OK);
     rv_page_request reqs[18];
     uint32_t n;
     assert_int_equal(rv_residency_take_requests(e->r, reqs, 18, &n), RV_OK);

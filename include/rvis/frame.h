@@ -157,7 +157,8 @@ typedef struct rv_frame_view {
     uint32_t resync_request_count;
     const rv_page_request *page_requests;       /* loads to start, nearest first */
     uint32_t page_request_count;
-    const rv_page_eviction *page_evictions;     /* pages to free */
+    const rv_page_eviction *page_evictions;     /* pages to free, before placing this view's
+                                                   requests: they make room for them */
     uint32_t page_eviction_count;
     const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
     uint32_t hlod_load_request_count;
@@ -223,7 +224,9 @@ RV_API rv_result rv_frame_cull(rv_world *world);
 /* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
  * streaming grids (the eye is a source of each grid unless its eye_radius is negative, plus
  * rv_world_set_stream_sources), hands out up to desc.residency.requests_per_frame page
- * requests and every eviction, combines tick demand, sorts and publishes *out — a borrowed
+ * requests and every eviction (room for those requests included: a host that frees the
+ * evictions and then places the requests keeps the residency's budget), combines tick
+ * demand, sorts and publishes *out — a borrowed
  * view valid until the frame after next (see rv_frame_view). The view lists what the cull
  * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
  * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.

@@ -63,7 +63,9 @@ typedef struct rv_lod_view {
 /* What a stateful selection answers: at most two levels whose weights sum to 1. levels[0]
  * is the level fading in (or the only level); levels[1] the level fading out. When count is
  * 1, levels[1] == levels[0] and weights are {1, 0}. A fade's first selection reports the
- * incoming level with weight 0 (the host may skip drawing a zero weight). */
+ * incoming level with weight 0 (the host may skip drawing a zero weight). Between two
+ * selections a level's weight moves by at most dt / crossfade_ms, even when the level
+ * changes again mid-fade (see rv_node_lod_select), so a two-way dither or blend never pops. */
 typedef struct rv_lod_selection {
     uint32_t levels[2];
     float weights[2];
@@ -74,7 +76,7 @@ typedef struct rv_lod_selection {
  * ({0}) for a fresh object, then pass it to rv_lod_selector_update every frame. Fields are
  * rvis's; read the result from rv_lod_selection instead. */
 typedef struct rv_lod_selector {
-    uint32_t level;           /* current (target) level */
+    uint32_t level;           /* level shown, fading in while a fade runs */
     uint32_t from_level;      /* level fading out; == level when no fade runs */
     float fade_ms;            /* milliseconds into the running fade */
     uint32_t flags;           /* internal: started, fading */
@@ -176,9 +178,11 @@ RV_API rv_result rv_lod_advance(rv_world *world, float dt_ms);
  * (1 - h) that separates it; inside that band the level stays, so a camera hovering at a
  * boundary does not flicker. Crossfade: on a change the selection lists the new and the old
  * level, the new one's weight rising linearly from 0 to 1 over crossfade_ms of LOD clock
- * (rv_lod_advance); once that much time accumulated the old level is gone. A fade
- * retargeted mid-way keeps the level with the larger current weight as the one fading out
- * and continues from that weight (turning back to the outgoing level reverses the fade).
+ * (rv_lod_advance); once that much time accumulated the old level is gone. No level's
+ * weight ever moves by more than dt / crossfade_ms in one selection, retargets included:
+ * turning back to the outgoing level reverses the fade from the weights it has; a third
+ * level waits until the lighter of the two fading levels has faded out (at most
+ * crossfade_ms / 2; the heavier one takes its weight), then fades in from the heavier.
  * Allocates nothing. Errors (state and *out unchanged): RV_ERR_INVALID_ARG (NULL, bad view),
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (no ladder), RV_ERR_BAD_STATE
  * (empty world bounds). */

@@ -17,8 +17,14 @@ extern "C" {
  *   rv_residency_begin_frame(res, now_ms);            explicit frame boundary, host time
  *   rv_grid_update(grid, sources, n, res);            per grid: touch and request cells
  *   rv_residency_take_requests(res, reqs, max, &n);   nearest first; start those loads
+ *   rv_residency_take_evictions(res, evs, max, &n);   free those pages: they make room for
+ *                                                     the loads just handed out
  *   rv_residency_place(res, key, bytes) / _fail(res, key)   as loads finish (any frame)
- *   rv_residency_take_evictions(res, evs, max, &n);   free those pages' memory
+ * The budget: take_evictions keeps resident bytes plus the expected size of every load in
+ * flight within budget_bytes, evicting only pages not touched this frame, so placing what
+ * was handed out keeps the budget. Only loads of pages touched this frame (needed now) are
+ * handed out when nothing else is left to evict; resident bytes then pass the budget as
+ * they land, and rv_residency_stats.over_budget says so.
  * Both objects are used from one thread at a time. */
 
 /* A page: which source (the registrant's integer, never interpreted) and which page of it
@@ -49,6 +55,13 @@ typedef struct rv_residency_desc {
     uint32_t requests_per_frame;  /* requests rv_frame_end hands out; 0 = default 64 */
     uint32_t page_capacity;       /* page records reserved at creation (more are added as
                                      needed); 0 = default 1024 */
+    uint64_t page_bytes_estimate; /* bytes a page is assumed to take until it is placed (loads
+                                     are counted against the budget from the moment they are
+                                     handed out); the largest size placed so far counts
+                                     instead when it is larger. 0 = default: the largest size
+                                     placed so far, and before any page is placed no prefetch
+                                     starts (only pages in use load). Set it to the size of
+                                     your largest page to prefetch from the first frame */
 } rv_residency_desc;
 
 /* A load the host should start (rv_residency_take_requests). */
@@ -97,11 +110,21 @@ typedef struct rv_residency_stats {
     uint32_t pages_loading;      /* loads in flight: handed out, not yet placed or failed */
     uint64_t bytes_resident;
     uint64_t budget_bytes;
-    bool over_budget;            /* the last rv_residency_take_evictions could not reach the
-                                    budget: every resident page was touched this frame */
+    bool over_budget;            /* bytes_resident > budget_bytes now. Only three things do
+                                    that: loads of pages in use handed out when nothing else
+                                    was left to evict (while they land, in this frame or a
+                                    later one), a page placed larger than its estimate, or a
+                                    budget lowered since the last take_evictions */
     uint64_t over_budget_bytes;  /* bytes_resident - budget_bytes when over_budget, else 0 */
-    uint64_t frames_over_budget; /* frames that ended over budget, since creation */
+    uint64_t frames_over_budget; /* frames in which bytes_resident passed the budget at some
+                                    point (a frame that starts over it counts), since creation */
     uint64_t frame;              /* frames begun since creation */
+    uint64_t bytes_loading;      /* what the loads in flight are expected to add when placed
+                                    (room the budget holds for them; a load counts at most
+                                    2^32 - 1 bytes) */
+    uint64_t page_bytes_estimate;/* the size a page never placed is assumed to have now
+                                    (desc estimate or largest placed, whichever is larger);
+                                    0 while unknown */
 } rv_residency_stats;
 
 /* The page residency service. Opaque. */
@@ -140,19 +163,23 @@ RV_API rv_result rv_residency_request(rv_residency *residency, rv_page_key key, 
 /* Hands out up to max queued loads into out (rv_page_request[max]), in order: pages touched
  * this frame, then other pages requested this frame, then older requests; within each,
  * smallest distance first, ties by source then index (deterministic). Each becomes
- * RV_PAGE_LOADING until placed or failed. Prefetch (a page not touched this frame) is not
- * started while over budget, nor when the pages wanted this frame plus the loads in flight
- * (at the mean resident page size) would not fit the budget; it stays queued. *out_count
- * receives how many were written (fewer than max when the queue is empty or held back).
- * Binary heap: O(log n) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count NULL,
- * out NULL with max > 0). */
+ * RV_PAGE_LOADING until placed or failed, and counts against the budget at its expected size
+ * (page_bytes_estimate; a refresh only by what that exceeds the copy it replaces) until then:
+ * call rv_residency_take_evictions next to make room for them. Pages touched this frame are
+ * always handed out. Prefetch (a page not touched this frame) starts only when it fits the
+ * budget beside the pages wanted this frame and every load in flight, and never before a
+ * page size is known (see page_bytes_estimate); otherwise it stays queued and
+ * prefetch_paused is set. *out_count receives how many were written (fewer than max when the
+ * queue is empty or held back). Binary heap: O(log n) per page. Errors: RV_ERR_INVALID_ARG
+ * (residency or out_count NULL, out NULL with max > 0). */
 RV_API rv_result rv_residency_take_requests(rv_residency *residency, rv_page_request *out, uint32_t max,
                                             uint32_t *out_count);
 
 /* The host finished loading a page: it is resident with size_bytes (its GPU/CPU footprint,
- * counted against the budget; 0 is allowed). For a refresh, the new size replaces the old
- * and the page keeps its place in the eviction order. Placing may exceed the budget until
- * the next rv_residency_take_evictions. Errors: RV_ERR_INVALID_ARG (NULL),
+ * counted against the budget; 0 is allowed) in place of the room held for its load. For a
+ * refresh, the new size replaces the old and the page keeps its place in the eviction
+ * order. A page larger than any placed before raises the estimate for later loads (and may
+ * pass the budget now: over_budget says so). Errors: RV_ERR_INVALID_ARG (NULL),
  * RV_ERR_NOT_FOUND (unknown page), RV_ERR_BAD_STATE (the page is not RV_PAGE_LOADING),
  * RV_ERR_CAPACITY (resident bytes would pass 2^64 - 1). */
 RV_API rv_result rv_residency_place(rv_residency *residency, rv_page_key key, uint64_t size_bytes);
@@ -172,18 +199,20 @@ RV_API rv_result rv_residency_fail(rv_residency *residency, rv_page_key key);
 RV_API rv_result rv_residency_refresh(rv_residency *residency, rv_page_key key);
 
 /* Evicts least-recently-wanted resident pages (placing counts as wanted) until the
- * resident bytes fit the budget, writing up to max of them into out (rv_page_eviction[max]);
- * the host frees them. A page touched this frame is never evicted: when only such pages
- * remain and the budget is still exceeded, the service reports over budget (stats) instead
- * of thrashing, and prefetch pauses. Call it after the frame's updates; call again while it
- * fills out entirely. An evicted page's queued refresh is cancelled. Intrusive LRU list:
- * O(1) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count NULL, out NULL with
- * max > 0). */
+ * resident bytes plus the room held for loads in flight fit the budget, writing up to max
+ * of them into out (rv_page_eviction[max]); the host frees them before it places the loads
+ * they make room for. A page touched this frame is never evicted: when only such pages
+ * remain, the loads of pages in use take the budget past its limit rather than thrash
+ * (over_budget once they land). Call it after the frame's updates and after
+ * rv_residency_take_requests; call again while it fills out entirely. An evicted page's
+ * queued refresh is cancelled. Intrusive LRU list: O(1) per page. Errors:
+ * RV_ERR_INVALID_ARG (residency or out_count NULL, out NULL with max > 0). */
 RV_API rv_result rv_residency_take_evictions(rv_residency *residency, rv_page_eviction *out, uint32_t max,
                                              uint32_t *out_count);
 
 /* Changes the byte budget (0 is a real budget of zero bytes here, unlike the desc). Nothing
- * is evicted until the next rv_residency_take_evictions. Errors: RV_ERR_INVALID_ARG (NULL). */
+ * is evicted until the next rv_residency_take_evictions (until then a lowered budget may
+ * show over_budget). Errors: RV_ERR_INVALID_ARG (NULL). */
 RV_API rv_result rv_residency_set_budget(rv_residency *residency, uint64_t budget_bytes);
 
 /* What the residency knows of key; an unknown page is RV_PAGE_ABSENT with zero fields.

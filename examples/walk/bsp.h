@@ -20,10 +20,12 @@ typedef struct rvw_bsp_point {
     bool spawn;         /* a spawn point (else an item) */
 } rvw_bsp_point;
 
-/* A solid model-0 brush for the camera path: the convex set dot(n, p) <= d of every plane. */
+/* A model-0 brush that blocks a player (solid or player clip), for the camera path: the
+ * convex set dot(n, p) <= d of every plane. Empty brushes are left out. */
 typedef struct rvw_bsp_brush {
     uint32_t first_plane, plane_count;  /* into rvw_bsp_map.planes (4 floats: n, d) */
-    rvw_box bounds;
+    uint32_t contents;                  /* the brush's content flags */
+    rvw_box bounds;                     /* exact; +-4e6 for an unbounded plane set */
 } rvw_bsp_brush;
 
 /* Figures about the map, for the report. */
@@ -34,7 +36,10 @@ typedef struct rvw_bsp_stats {
     uint32_t skipped_empty;     /* flares and surfaces with no triangles */
     uint32_t fogged;            /* drawn surfaces with a valid fog index */
     uint32_t brushes;           /* model-0 brushes */
-    uint32_t solid_brushes;
+    uint32_t solid_brushes;     /* with CONTENTS_SOLID */
+    uint32_t clip_brushes;      /* player clip, not solid: they block the path only */
+    uint32_t empty_brushes;     /* solid or clip brushes without a volume (left out) */
+    uint32_t unbounded_brushes; /* solid or clip plane sets that are not closed */
     uint32_t spawns, items;
 } rvw_bsp_stats;
 
@@ -62,7 +67,7 @@ typedef struct rvw_bsp_pvs {
 typedef struct rvw_bsp_map {
     rvw_bsp_point *points;      /* spawns first (entity order), then items (entity order) */
     uint32_t point_count;
-    rvw_bsp_brush *brushes;     /* solid model-0 brushes */
+    rvw_bsp_brush *brushes;     /* model-0 brushes that block a player */
     uint32_t brush_count;
     float *planes;              /* 4 floats per plane, Y-up */
     uint32_t plane_count, plane_capacity;
@@ -71,8 +76,10 @@ typedef struct rvw_bsp_map {
 } rvw_bsp_map;
 
 /* Reads a map from bytes[0, size) into *level (objects = drawable model-0 surfaces with
- * patches tessellated at 8 steps per 3x3 sub-patch; occluders = Q3BSP.md's exact boxes) and
- * *map (points and solid brushes). name (copied) names the level. On failure returns false
+ * patches tessellated at 8 steps per 3x3 sub-patch; occluders = Q3BSP.md's exact boxes with
+ * a face of at least 128 x 128 units; occluder candidates = every solid model-0 brush with a
+ * volume, and every opaque drawn surface as a mesh) and *map (points and the brushes that
+ * block a player). name (copied) names the level. On failure returns false
  * with a one-line reason in err (errlen bytes) and leaves *level and *map empty. */
 bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
                   rvw_bsp_map *map, char *err, size_t errlen);
@@ -95,6 +102,7 @@ enum {
     RVW_SURF_SKY = 0x4,
     RVW_SURF_NODRAW = 0x80,
     RVW_CONTENTS_SOLID = 0x1,
+    RVW_CONTENTS_PLAYERCLIP = 0x10000,
     RVW_CONTENTS_TRANSLUCENT = 0x20000000,
 };
 

@@ -209,6 +209,7 @@ static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_ru
     ok = rvw_path_build(level, &map, &run->path);
     run->has_map = true;
     run->map = map.stats;
+    rvw_level_count_candidates(level, &run->candidates);
     *pvs = map.pvs; /* kept for the oracle's PVS figure */
     memset(&map.pvs, 0, sizeof map.pvs);
     rvw_bsp_map_free(&map);

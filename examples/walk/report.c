@@ -236,13 +236,23 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     if (run->first_false_frame >= 0)
         fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %lld, \"object\": %lld}",
                 (long long)run->first_false_frame, (long long)run->first_false_object);
-    if (run->has_map)
+    if (run->has_map) {
+        const rvw_bsp_stats *m = &run->map;
+        const rvw_path_stats *p = &run->path;
+        const rvw_candidate_counts *c = &run->candidates;
         fprintf(out, ",\n  \"map\": {\"surfaces\": %u, \"patches\": %u, \"skipped_nodraw_sky\": %u, "
-                     "\"skipped_empty\": %u, \"brushes\": %u, \"solid_brushes\": %u, \"spawns\": %u, "
-                     "\"items\": %u, \"path_legs\": %u, \"path_jumps\": %u}",
-                run->map.surfaces, run->map.patches, run->map.skipped_nodraw_sky,
-                run->map.skipped_empty, run->map.brushes, run->map.solid_brushes, run->map.spawns,
-                run->map.items, run->path.legs, run->path.jumps);
+                     "\"skipped_empty\": %u, \"brushes\": %u, \"solid_brushes\": %u, \"clip_brushes\": %u, "
+                     "\"empty_brushes\": %u, \"unbounded_brushes\": %u, \"spawns\": %u, \"items\": %u, "
+                     "\"path_legs\": %u, \"path_jumps\": %u}",
+                m->surfaces, m->patches, m->skipped_nodraw_sky, m->skipped_empty, m->brushes,
+                m->solid_brushes, m->clip_brushes, m->empty_brushes, m->unbounded_brushes, m->spawns,
+                m->items, p->legs, p->jumps);
+        fprintf(out, ",\n  \"candidates\": {\"convexes\": %u, \"exact_boxes\": %u, \"general_convexes\": %u, "
+                     "\"nodraw_side\": %u, \"sky_side\": %u, \"translucent\": %u, \"opaque_meshes\": %u, "
+                     "\"opaque_triangles\": %u, \"patch_meshes\": %u, \"patch_triangles\": %u}",
+                c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side,
+                c->translucent, c->meshes, c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+    }
     fputs("\n}\n", out);
 }
 
@@ -285,8 +295,16 @@ void rvw_report_human(FILE *out, const rvw_run *run)
         else
             fprintf(out, "  no false culls: rvis never hid a visible object\n");
     }
-    if (run->has_map)
-        fprintf(out, "  map: %u surfaces (%u patches), %u brushes (%u solid), %u spawns, %u items; "
-                     "path %u legs, %u jumps\n", run->map.surfaces, run->map.patches, run->map.brushes,
-                run->map.solid_brushes, run->map.spawns, run->map.items, run->path.legs, run->path.jumps);
+    if (run->has_map) {
+        const rvw_path_stats *p = &run->path;
+        const rvw_candidate_counts *c = &run->candidates;
+        fprintf(out, "  map: %u surfaces (%u patches), %u brushes (%u solid, %u player clip), %u spawns, "
+                     "%u items\n", run->map.surfaces, run->map.patches, run->map.brushes,
+                run->map.solid_brushes, run->map.clip_brushes, run->map.spawns, run->map.items);
+        fprintf(out, "  path: %u legs, %u jumps\n", p->legs, p->jumps);
+        fprintf(out, "  occluder candidates: %u solid brushes (%u exact boxes, %u general; %u with a nodraw "
+                     "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
+                c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,
+                c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+    }
 }

@@ -52,6 +52,7 @@ typedef struct rvw_run {
     bool has_map;
     rvw_bsp_stats map;
     rvw_path_stats path;
+    rvw_candidate_counts candidates;
 } rvw_run;
 
 /* Sizes the per-frame arrays for frames frames. False when memory ran out. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "brush.h"
 #include "bsp.h"
 #include "city.h"
 #include "path.h"
@@ -239,6 +240,218 @@ static void test_map_source_splits_pak_and_entry(void **state)
     assert_true(missing);
 }
 
+static void load_room(loaded *l, uint8_t **bytes)
+{
+    size_t size;
+    *bytes = bspb_build_room(&size, NULL);
+    load(l, *bytes, size);
+    assert_true(l->ok);
+}
+
+/* The room's brushes in the order bspb_build_room writes them, as the path sees them. */
+enum { ROOM_FLOOR, ROOM_RAMP, ROOM_CLIP, ROOM_PILLAR, ROOM_CUT_PILLAR, ROOM_GLASS, ROOM_BRUSHES };
+
+static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    /* the empty brush is left out, the clip brush blocks the path only */
+    assert_int_equal(l.map.stats.brushes, 7);
+    assert_int_equal(l.map.stats.solid_brushes, 6);
+    assert_int_equal(l.map.stats.clip_brushes, 1);
+    assert_int_equal(l.map.stats.empty_brushes, 1);
+    assert_int_equal(l.map.brush_count, ROOM_BRUSHES);
+    assert_int_equal(l.map.brushes[ROOM_CLIP].contents, RVW_CONTENTS_PLAYERCLIP);
+    /* candidates: floor, ramp, pillar, cut pillar, glass */
+    assert_int_equal(l.level.convex_count, 5);
+    const rvw_convex *c = l.level.convexes;
+    assert_int_equal(c[0].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_NODRAW_SIDE);
+    assert_int_equal(c[1].flags, 0);
+    assert_int_equal(c[1].side_count, 7);
+    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX);
+    assert_int_equal(c[3].flags, RVW_CONVEX_SKY_SIDE);
+    assert_int_equal(c[3].side_count, 10);
+    assert_int_equal(c[4].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_TRANSLUCENT);
+    assert_int_equal(c[4].contents, 1 | RVW_CONTENTS_TRANSLUCENT);
+    /* exact bounds in Y-up: the ramp is (100 -64 0)..(164 64 64) in Quake */
+    assert_vec3(c[1].bounds.min, 100, 0, -64);
+    assert_vec3(c[1].bounds.max, 164, 64, 64);
+    assert_vec3(c[3].bounds.min, -364, 0, -264);
+    assert_vec3(c[3].bounds.max, -300, 256, -200);
+    /* sides: Y-up unit normals, the ramp's slope (-1 0 1)/sqrt 2 becomes (-1 1 0)/sqrt 2 */
+    const rvw_convex_side *slope = &l.level.convex_sides[c[1].first_side + 6];
+    assert_vec3(slope->plane, -0.70710678f, 0.70710678f, 0);
+    assert_float_equal(slope->plane[3], -70.710678f, 1e-3);
+    assert_int_equal(l.level.convex_sides[c[0].first_side + 4].surface_flags, RVW_SURF_NODRAW);
+    assert_int_equal(l.level.convex_sides[c[0].first_side + 4].contents, RVW_CONTENTS_SOLID);
+    assert_int_equal(l.level.convex_sides[c[3].first_side + 5].surface_flags, RVW_SURF_SKY);
+    /* meshes: the floor quad, the patch, the soup; the glass quad is translucent */
+    assert_int_equal(l.level.object_count, 4);
+    assert_int_equal(l.level.mesh_count, 3);
+    const rvw_mesh *m = l.level.meshes;
+    assert_int_equal(m[0].object, 0);
+    assert_int_equal(m[0].vertex_count, 4);
+    assert_int_equal(m[0].index_count, 6);
+    assert_int_equal(m[1].object, 2);
+    assert_int_equal(m[1].flags, RVW_MESH_PATCH);
+    assert_int_equal(m[1].vertex_count, (RVW_PATCH_STEPS + 1) * (RVW_PATCH_STEPS + 1));
+    assert_int_equal(m[1].index_count, 3 * 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS);
+    assert_int_equal(m[2].object, 3);
+    assert_int_equal(m[2].vertex_count, 3);
+    /* each mesh's triangles are its object's, to the bit */
+    for (uint32_t i = 0; i < l.level.mesh_count; i++) {
+        const rvw_object *o = &l.level.objects[m[i].object];
+        assert_int_equal(m[i].index_count, o->triangle_count * 3);
+        for (uint32_t k = 0; k < m[i].index_count; k++) {
+            uint32_t v = l.level.mesh_indices[m[i].first_index + k];
+            assert_true(v < m[i].vertex_count);
+            assert_memory_equal(l.level.mesh_positions + (size_t)(m[i].first_vertex + v) * 3,
+                                l.level.triangles + (size_t)o->first_triangle * 9 + (size_t)k * 3, 3 * sizeof(float));
+        }
+    }
+    rvw_candidate_counts n;
+    rvw_level_count_candidates(&l.level, &n);
+    assert_int_equal(n.convexes, 5);
+    assert_int_equal(n.exact_boxes, 3);
+    assert_int_equal(n.general_convexes, 2);
+    assert_int_equal(n.nodraw_side, 1);
+    assert_int_equal(n.sky_side, 1);
+    assert_int_equal(n.translucent, 1);
+    assert_int_equal(n.meshes, 3);
+    assert_int_equal(n.mesh_triangles, 2 + 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS + 1);
+    assert_int_equal(n.patch_meshes, 1);
+    unload(&l);
+    free(bytes);
+}
+
+/* The builder map's six brushes are all exact boxes; its occluder boxes stay as they were. */
+static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    assert_int_equal(l.level.occluder_count, 2);
+    assert_int_equal(l.level.convex_count, 6);
+    for (uint32_t i = 0; i < 6; i++) {
+        assert_true(l.level.convexes[i].flags & RVW_CONVEX_EXACT_BOX);
+        assert_int_equal(l.level.convexes[i].side_count, 6);
+    }
+    /* the floor slab's candidate bounds are its occluder box */
+    assert_memory_equal(&l.level.convexes[0].bounds, &l.level.occluders[0], sizeof(rvw_box));
+    assert_true(l.level.convexes[1].flags & RVW_CONVEX_SKY_SIDE);
+    assert_true(l.level.convexes[2].flags & RVW_CONVEX_TRANSLUCENT);
+    assert_true(l.level.convexes[3].flags & RVW_CONVEX_NODRAW_SIDE);
+    /* quad, patch, soup: all opaque */
+    assert_int_equal(l.level.mesh_count, 3);
+    unload(&l);
+    free(bytes);
+}
+
+/* Brush planes the reader must refuse: a normal that is not a unit vector, more sides than
+ * RVW_BRUSH_MAX_SIDES, and brushes that share one long run of sides beyond the work cap. */
+static void test_reader_refuses_hostile_brushes(void **state)
+{
+    (void)state;
+    char err[256];
+    enum { PLANES = 2, BRUSHES = 8 };
+    /* the first plane's normal x: -1 -> -2 */
+    float two = -2.0f;
+    int32_t bits;
+    memcpy(&bits, &two, 4);
+    assert_false(read_with(PLANES, 0, bits, err, sizeof err));
+    assert_non_null(strstr(err, "normal"));
+    /* brush 0 with 300 sides (the lump holds 36) is out of range first; make the side run
+     * fit by pointing it at the start with a count the lump has, then too many */
+    assert_false(read_with(BRUSHES, 4, 300, err, sizeof err));
+    assert_non_null(strstr(err, "sides"));
+    /* a map of 300 brushes, each the same 256 sides: 300 * 256^2 side pairs */
+    bspb lumps[BSPB_LUMPS];
+    memset(lumps, 0, sizeof lumps);
+    bspb_bytes(&lumps[0], "", 1);
+    bspb_shader(&lumps[1], "floor", 0, 1);
+    int32_t plane_count = 0;
+    for (int k = 0; k < 256; k++) {
+        const float lo[3] = { -(float)k - 1, -1, -1 }, hi[3] = { 1, 1, 1 };
+        if (k % 6 == 0)
+            bspb_box_planes(&lumps[2], &plane_count, lo, hi);
+        bspb_i32(&lumps[9], 2 * (k % 6) + 12 * (k / 6));
+        bspb_i32(&lumps[9], 0);
+    }
+    for (int b = 0; b < 300; b++) {
+        bspb_i32(&lumps[8], 0);
+        bspb_i32(&lumps[8], 256);
+        bspb_i32(&lumps[8], 0);
+    }
+    bspb_vertex(&lumps[10], 0, 0, 0);
+    bspb_vertex(&lumps[10], 1, 0, 0);
+    bspb_vertex(&lumps[10], 0, 1, 0);
+    for (int k = 0; k < 3; k++)
+        bspb_i32(&lumps[11], k);
+    bspb_surface(&lumps[13], 0, -1, 1, 0, 3, 0, 3, 0, 0);
+    for (int k = 0; k < 6; k++)
+        bspb_f32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 1);
+    bspb_i32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 300);
+    size_t size;
+    uint8_t *bytes = bspb_assemble(lumps, &size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_false(l.ok);
+    assert_non_null(strstr(l.err, "side pairs"));
+    free(bytes);
+}
+
+static void test_brush_shapes_from_planes(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    const rvw_convex *c = l.level.convexes;
+    float planes[10 * 4];
+    for (uint32_t k = 0; k < c[3].side_count; k++)
+        memcpy(planes + k * 4, l.level.convex_sides[c[3].first_side + k].plane, 4 * sizeof(float));
+    rvw_box b;
+    assert_int_equal(rvw_brush_shape_of(planes, c[3].side_count, &b), RVW_BRUSH_SOLID);
+    /* the cut pillar's surface: four narrowed sides (2 triangles each), two octagons (6
+     * each), four cuts (2 each); the axial sides' corners are gone */
+    float tris[64 * 9];
+    assert_int_equal(rvw_brush_triangles(planes, c[3].side_count, tris, 64), 4 * 2 + 2 * 6 + 4 * 2);
+    for (int t = 0; t < 28 * 3; t++) {
+        const float *p = tris + t * 3;
+        /* every corner on the surface: inside every plane, on at least one */
+        float worst = -1e9f;
+        for (uint32_t k = 0; k < c[3].side_count; k++) {
+            const float *pl = planes + k * 4;
+            float d = pl[0] * p[0] + pl[1] * p[1] + pl[2] * p[2] - pl[3];
+            assert_true(d <= 1e-3f);
+            worst = fmaxf(worst, d);
+        }
+        assert_true(worst > -1e-3f);
+    }
+    /* a box's 12 triangles; fewer than needed written, the count still told */
+    for (uint32_t k = 0; k < 6; k++)
+        memcpy(planes + k * 4, l.level.convex_sides[c[2].first_side + k].plane, 4 * sizeof(float));
+    assert_int_equal(rvw_brush_triangles(planes, 6, tris, 64), 12);
+    assert_int_equal(rvw_brush_triangles(planes, 6, tris, 5), 12);
+    /* three planes close nothing; contradictory planes hold nothing */
+    assert_int_equal(rvw_brush_shape_of(planes, 3, &b), RVW_BRUSH_UNBOUNDED);
+    assert_int_equal(rvw_brush_triangles(planes, 3, tris, 64), 0);
+    planes[1 * 4 + 3] = planes[0 * 4 + 3] * -1 - 1; /* +x below -x */
+    assert_int_equal(rvw_brush_shape_of(planes, 6, &b), RVW_BRUSH_EMPTY);
+    float nan_plane[4] = { NAN, 0, 0, 0 };
+    assert_int_equal(rvw_brush_shape_of(nan_plane, 1, &b), RVW_BRUSH_UNBOUNDED);
+    unload(&l);
+    free(bytes);
+}
+
 static void test_path_blocks_only_segments_through_solids(void **state)
 {
     (void)state;
@@ -269,6 +482,38 @@ static void test_path_blocks_only_segments_through_solids(void **state)
     }
     unload(&l);
     free(bytes);
+}
+
+/* bspb_cut (the fuzz target's seeds) cuts a smaller map that still reads. */
+static void test_cut_maps_still_read(void **state)
+{
+    (void)state;
+    size_t size, cut_size;
+    uint8_t *room = bspb_build_room(&size, NULL);
+    bspb_cut_spec spec = { .first_brush = 1, .brush_count = 3, .first_surface = 2, .surface_count = 2, .point_count = 2 };
+    uint8_t *cut = bspb_cut(room, size, &spec, &cut_size);
+    assert_non_null(cut);
+    assert_true(cut_size < size);
+    loaded l;
+    load(&l, cut, cut_size);
+    assert_true(l.ok);
+    assert_int_equal(l.map.stats.brushes, 3);      /* ramp, clip, pillar */
+    assert_int_equal(l.level.convex_count, 2);
+    assert_int_equal(l.level.object_count, 2);     /* patch, soup */
+    assert_int_equal(l.map.point_count, 2);
+    assert_int_equal(l.level.meshes[0].flags, RVW_MESH_PATCH);
+    unload(&l);
+    free(cut);
+    spec = (bspb_cut_spec){ .brush_count = 100, .surface_count = 100, .point_count = 100 };
+    cut = bspb_cut(room, size, &spec, &cut_size);
+    load(&l, cut, cut_size);
+    assert_true(l.ok);
+    assert_int_equal(l.map.stats.brushes, 7);
+    assert_int_equal(l.level.object_count, 4);
+    unload(&l);
+    free(cut);
+    assert_null(bspb_cut(room, 40, &spec, &cut_size));
+    free(room);
 }
 
 /* A one-object level from explicit triangles (9 floats each). */
@@ -524,7 +769,12 @@ int main(void)
         cmocka_unit_test(test_reader_survives_random_corruption),
         cmocka_unit_test(test_reader_names_what_is_wrong),
         cmocka_unit_test(test_map_source_splits_pak_and_entry),
+        cmocka_unit_test(test_reader_reads_every_solid_brush_and_opaque_surface),
+        cmocka_unit_test(test_reader_keeps_todays_occluder_boxes_beside_the_candidates),
+        cmocka_unit_test(test_reader_refuses_hostile_brushes),
+        cmocka_unit_test(test_brush_shapes_from_planes),
         cmocka_unit_test(test_path_blocks_only_segments_through_solids),
+        cmocka_unit_test(test_cut_maps_still_read),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
         cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),

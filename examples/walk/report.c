@@ -243,10 +243,12 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         fprintf(out, ",\n  \"map\": {\"surfaces\": %u, \"patches\": %u, \"skipped_nodraw_sky\": %u, "
                      "\"skipped_empty\": %u, \"brushes\": %u, \"solid_brushes\": %u, \"clip_brushes\": %u, "
                      "\"empty_brushes\": %u, \"unbounded_brushes\": %u, \"spawns\": %u, \"items\": %u, "
-                     "\"path_legs\": %u, \"path_jumps\": %u}",
+                     "\"path_points\": %u, \"path_moved\": %u, \"path_dropped\": %u, \"path_max_move\": %.6g, "
+                     "\"path_legs\": %u, \"path_detours\": %u, \"path_jumps\": %u}",
                 m->surfaces, m->patches, m->skipped_nodraw_sky, m->skipped_empty, m->brushes,
                 m->solid_brushes, m->clip_brushes, m->empty_brushes, m->unbounded_brushes, m->spawns,
-                m->items, p->legs, p->jumps);
+                m->items, p->points, p->moved, p->dropped, (double)p->max_move, p->legs, p->detours,
+                p->jumps);
         fprintf(out, ",\n  \"candidates\": {\"convexes\": %u, \"exact_boxes\": %u, \"general_convexes\": %u, "
                      "\"nodraw_side\": %u, \"sky_side\": %u, \"translucent\": %u, \"opaque_meshes\": %u, "
                      "\"opaque_triangles\": %u, \"patch_meshes\": %u, \"patch_triangles\": %u}",
@@ -301,7 +303,9 @@ void rvw_report_human(FILE *out, const rvw_run *run)
         fprintf(out, "  map: %u surfaces (%u patches), %u brushes (%u solid, %u player clip), %u spawns, "
                      "%u items\n", run->map.surfaces, run->map.patches, run->map.brushes,
                 run->map.solid_brushes, run->map.clip_brushes, run->map.spawns, run->map.items);
-        fprintf(out, "  path: %u legs, %u jumps\n", p->legs, p->jumps);
+        fprintf(out, "  path (player box): %u of %u points moved out of a solid (at most %.1f units), %u "
+                     "dropped; %u legs straight, %u around a waypoint, %u cuts\n", p->moved, p->points,
+                (double)p->max_move, p->dropped, p->legs, p->detours, p->jumps);
         fprintf(out, "  occluder candidates: %u solid brushes (%u exact boxes, %u general; %u with a nodraw "
                      "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,

@@ -37,9 +37,12 @@ static void check_level(const rvw_level *level, const rvw_bsp_map *map)
             REQUIRE(level->occluders[i].min[k] < level->occluders[i].max[k]);
     for (uint32_t b = 0; b < map->brush_count; b++)
         REQUIRE((uint64_t)map->brushes[b].first_plane + map->brushes[b].plane_count <= map->plane_count);
-    /* the path's segment test between the first few points */
-    for (uint32_t i = 0; i + 1 < map->point_count && i < 4; i++)
-        (void)rvw_path_segment_blocked(map, map->points[i].origin, map->points[i + 1].origin);
+    /* the path's box tests between the first few points */
+    for (uint32_t i = 0; i + 1 < map->point_count && i < 4; i++) {
+        double t = rvw_path_sweep(map, map->points[i].origin, map->points[i + 1].origin);
+        REQUIRE(t >= 0 && t <= 1);
+        (void)rvw_path_box_blocked(map, map->points[i].origin);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

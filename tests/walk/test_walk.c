@@ -240,6 +240,44 @@ static void test_map_source_splits_pak_and_entry(void **state)
     assert_true(missing);
 }
 
+/* The builder map's path: the floor slab (Y-up y in [-16, 0]) holds the box up; the first
+ * spawn (0 24 0, 9 units lifted, as Quake III spawns a player) settles on it. */
+static void test_path_settles_on_the_floor_and_walks_at_speed(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    /* a box whose bottom is on the floor's top face touches it: free; 1 unit lower: blocked */
+    float on[3] = { 0, 24, 0 }, sunk[3] = { 0, 23, 0 }, below[3] = { 0, -40, 0 };
+    assert_false(rvw_path_box_blocked(&l.map, on));
+    assert_true(rvw_path_box_blocked(&l.map, sunk));
+    /* walking along the floor is free; through it is not */
+    float far_on[3] = { 200, 24, 0 };
+    assert_true(rvw_path_sweep(&l.map, on, far_on) == 1.0);
+    assert_true(rvw_path_sweep(&l.map, on, below) < 1.0);
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.points, 3);
+    assert_int_equal(ps.dropped, 0);
+    assert_int_equal(ps.moved, 0);
+    assert_true(l.level.frame_count >= 2 * RVW_PATH_STAND_FRAMES);
+    /* first frame: the first spawn's eye, facing its yaw 90 (Quake +Y = Y-up -Z) */
+    assert_vec3(l.level.path[0].eye, 0, 24 + RVW_PATH_SKIN + RVW_PATH_EYE_HEIGHT, 0);
+    assert_vec3(l.level.path[0].forward, 0, 0, -1);
+    for (uint32_t f = 1; f < l.level.frame_count; f++) {
+        float d = 0;
+        for (int k = 0; k < 3; k++)
+            d += (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]) * (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]);
+        if (!l.level.path[f].cut)
+            assert_true(sqrtf(d) <= RVW_PATH_SPEED * 1.001f);
+    }
+    unload(&l);
+    free(bytes);
+}
+
 static void load_room(loaded *l, uint8_t **bytes)
 {
     size_t size;
@@ -452,36 +490,207 @@ static void test_brush_shapes_from_planes(void **state)
     free(bytes);
 }
 
-static void test_path_blocks_only_segments_through_solids(void **state)
+/* The Minkowski test against the exact answer: the box at a random origin meets a brush
+ * exactly when the brush's planes and the box's six planes together hold a volume. Near the
+ * boundary (within the tolerance) either answer is right. */
+static void test_player_box_test_is_exact_for_bevelled_brushes(void **state)
 {
     (void)state;
-    size_t size;
-    uint8_t *bytes = bspb_build(&size, NULL);
+    uint8_t *bytes;
     loaded l;
-    load(&l, bytes, size);
-    assert_true(l.ok);
-    /* through the floor slab (Y-up: y in [-16, 0]) */
-    float above[3] = { 0, 10, 0 }, below[3] = { 0, -30, 0 }, far[3] = { 100, 10, 0 };
-    assert_true(rvw_path_segment_blocked(&l.map, above, below));
-    assert_false(rvw_path_segment_blocked(&l.map, above, far));
-    /* grazing the top face is not a hit */
-    float on_a[3] = { -100, 0, 0 }, on_b[3] = { 100, 0, 0 };
-    assert_false(rvw_path_segment_blocked(&l.map, on_a, on_b));
-    rvw_path_stats ps;
-    assert_true(rvw_path_build(&l.level, &l.map, &ps));
-    assert_true(l.level.frame_count >= 2 * RVW_PATH_STAND_FRAMES);
-    /* first frame: the first spawn's eye, facing its yaw 90 (Quake +Y = Y-up -Z) */
-    assert_vec3(l.level.path[0].eye, 0, 24 + RVW_PATH_EYE_HEIGHT, 0);
-    assert_vec3(l.level.path[0].forward, 0, 0, -1);
-    for (uint32_t f = 1; f < l.level.frame_count; f++) {
-        float d = 0;
+    load_room(&l, &bytes);
+    /* fixed cases on the ramp (Y-up: x in [100, 164], y <= x - 100 on the floor) */
+    float ramp_foot[3] = { 90, 24, 0 }, before_ramp[3] = { 84, 24, 0 };
+    float ramp_sunk[3] = { 120, 58, 0 }, ramp_above[3] = { 120, 60, 0 };
+    assert_true(rvw_path_box_blocked(&l.map, ramp_foot));
+    assert_false(rvw_path_box_blocked(&l.map, before_ramp));
+    assert_true(rvw_path_box_blocked(&l.map, ramp_sunk));
+    assert_false(rvw_path_box_blocked(&l.map, ramp_above));
+    /* the cut pillar's 45-degree edge: the box's corner reaches 15 sqrt 2 along the
+     * diagonal, so it is free 21.3 units out along it, not 15 */
+    const rvw_convex *cut = &l.level.convexes[3];
+    const rvw_convex_side *diag = &l.level.convex_sides[cut->first_side + 6];
+    /* the middle of that cut face, halfway up: the corner (-300, 264) in Quake moved onto it */
+    const float *cut_n = diag->plane;
+    float corner[3] = { -300, 100, -264 }, out[3];
+    float depth = cut_n[0] * corner[0] + cut_n[1] * corner[1] + cut_n[2] * corner[2] - cut_n[3];
+    for (float gap = 20.5f; gap <= 22.0f; gap += 1.5f) {
         for (int k = 0; k < 3; k++)
-            d += (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]) * (l.level.path[f].eye[k] - l.level.path[f - 1].eye[k]);
-        if (!l.level.path[f].cut)
-            assert_true(sqrtf(d) <= RVW_PATH_SPEED * 1.001f);
+            out[k] = corner[k] - cut_n[k] * depth + cut_n[k] * gap;
+        bool blocked = rvw_path_box_blocked(&l.map, out);
+        assert_int_equal(blocked, gap < 15 * sqrtf(2));
     }
+    uint64_t seed = 7;
+    int agreed = 0;
+    for (int round = 0; round < HEAVY(20000, 4000); round++) {
+        int which = round & 1 ? ROOM_RAMP : ROOM_CUT_PILLAR;
+        const rvw_bsp_brush *br = &l.map.brushes[which];
+        float o[3];
+        for (int k = 0; k < 3; k++) {
+            float lo = br->bounds.min[k] - 40, hi = br->bounds.max[k] + 40;
+            o[k] = lo + (hi - lo) * (float)(next_random(&seed) % 100000) / 100000.0f;
+        }
+        /* the margin: how far the origin lies outside the grown brush (negative: inside) */
+        float margin = -1e9f, planes[16 * 4];
+        for (uint32_t k = 0; k < br->plane_count; k++) {
+            const float *pl = l.map.planes + (size_t)(br->first_plane + k) * 4;
+            double d = rvw_brush_expanded_distance(pl, rvw_player_box_min, rvw_player_box_max);
+            margin = fmaxf(margin, (float)(pl[0] * o[0] + pl[1] * o[1] + pl[2] * o[2] - d));
+            memcpy(planes + k * 4, pl, 4 * sizeof(float));
+        }
+        if (fabsf(margin) < 0.25f)
+            continue;
+        uint32_t n = br->plane_count;
+        for (int k = 0; k < 6; k++) { /* the box's own planes at o */
+            int axis = k / 2;
+            float *pl = planes + (n + (uint32_t)k) * 4;
+            pl[0] = pl[1] = pl[2] = 0;
+            pl[axis] = k & 1 ? 1.0f : -1.0f;
+            pl[3] = k & 1 ? o[axis] + rvw_player_box_max[axis] : -(o[axis] + rvw_player_box_min[axis]);
+        }
+        rvw_box meet;
+        bool exact = rvw_brush_shape_of(planes, n + 6, &meet) == RVW_BRUSH_SOLID;
+        /* only this brush is near o? the other brushes could block too: test this one alone */
+        rvw_bsp_map one = l.map;
+        one.brushes = (rvw_bsp_brush *)br;
+        one.brush_count = 1;
+        assert_int_equal(rvw_path_box_blocked(&one, o), exact);
+        assert_int_equal(margin < 0, exact);
+        agreed++;
+    }
+    assert_true(agreed > HEAVY(10000, 2000));
     unload(&l);
     free(bytes);
+}
+
+/* A leg whose line of eyes never enters the pillar, but whose box would scrape along it:
+ * blocked. 16 units further out it is free. */
+static void test_path_sweep_catches_a_grazing_leg(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    /* the pillar b3 is Y-up x in [300, 364], z in [-32, 32]: a leg along z = 40 */
+    float a[3] = { 250, 24, 40 }, b[3] = { 420, 24, 40 };
+    assert_false(rvw_path_box_blocked(&l.map, a));
+    assert_false(rvw_path_box_blocked(&l.map, b));
+    assert_true(rvw_path_sweep(&l.map, a, b) < 1.0);
+    double t = rvw_path_sweep(&l.map, a, b);
+    assert_float_equal(250 + 170 * t, 300 - 15, 0.5); /* the box's front meets the pillar */
+    a[2] = b[2] = 48;
+    assert_true(rvw_path_sweep(&l.map, a, b) == 1.0);
+    /* the player clip brush blocks the box as a solid does */
+    float c[3] = { -250, 24, 150 }, d[3] = { -250, 24, 350 };
+    assert_true(rvw_path_sweep(&l.map, c, d) < 1.0);
+    unload(&l);
+    free(bytes);
+}
+
+static void assert_path_stays_free(const loaded *l)
+{
+    for (uint32_t f = 0; f < l->level.frame_count; f++) {
+        const rvw_camera *c = &l->level.path[f];
+        float origin[3] = { c->eye[0], c->eye[1] - RVW_PATH_EYE_HEIGHT, c->eye[2] };
+        assert_false(rvw_path_box_blocked(&l->map, origin));
+        if (f > 0 && !c->cut) {
+            const rvw_camera *p = &l->level.path[f - 1];
+            float before[3] = { p->eye[0], p->eye[1] - RVW_PATH_EYE_HEIGHT, p->eye[2] };
+            assert_true(rvw_path_sweep(&l->map, before, origin) == 1.0);
+        }
+    }
+}
+
+static void test_path_moves_or_drops_points_in_solids(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    assert_int_equal(l.map.point_count, 5);
+    float o[3], moved;
+    /* A: free, lifted 9 and settled back on the floor, a skin above it */
+    assert_true(rvw_path_place(&l.map, &l.map.points[0], o, &moved));
+    assert_vec3(o, 0, 24 + RVW_PATH_SKIN, 0);
+    assert_float_equal(moved, 0, 0);
+    /* B: in the clip brush, 65 units from a free place: dropped */
+    assert_false(rvw_path_place(&l.map, &l.map.points[1], o, &moved));
+    /* C: 14 units into the floor: lifted 14 */
+    assert_true(rvw_path_place(&l.map, &l.map.points[2], o, &moved));
+    assert_vec3(o, 400, 24, 100);
+    assert_float_equal(moved, 14, 1e-4);
+    /* D: 7 units into the pillar: 8 sideways, now clear of it */
+    assert_true(rvw_path_place(&l.map, &l.map.points[3], o, &moved));
+    assert_float_equal(moved, 8, 1e-4);
+    assert_float_equal(o[1], 24, 1e-4);
+    assert_true(o[2] + RVW_PLAYER_HALF_WIDTH <= -32);
+    /* E: inside the cut pillar: dropped */
+    assert_false(rvw_path_place(&l.map, &l.map.points[4], o, &moved));
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.points, 5);
+    assert_int_equal(ps.moved, 2);
+    assert_int_equal(ps.dropped, 2);
+    assert_float_equal(ps.max_move, 14, 1e-4);
+    assert_int_equal(ps.legs + ps.detours + ps.jumps, 2);
+    /* A -> C runs into the ramp at the foot: not straight */
+    assert_int_equal(ps.legs, 0);
+    assert_path_stays_free(&l);
+    unload(&l);
+    free(bytes);
+}
+
+/* With a PVS, the eye stays in the map: a hand-made tree whose x >= 200 half is the void
+ * (cluster -1) drops C and D, and no frame's eye goes there. */
+static void test_path_keeps_the_eye_inside_the_map(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    float planes[4] = { 1, 0, 0, 200 };
+    int32_t children[2] = { -1, -2 }, clusters[2] = { -1, 0 };
+    rvw_bsp_pvs keep = l.map.pvs;
+    l.map.pvs = (rvw_bsp_pvs){ .valid = true, .node_count = 1, .node_planes = planes,
+                               .node_children = children, .leaf_count = 2, .leaf_clusters = clusters };
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.dropped, 4);
+    for (uint32_t f = 0; f < l.level.frame_count; f++)
+        assert_true(l.level.path[f].eye[0] < 200);
+    assert_path_stays_free(&l);
+    l.map.pvs = keep;
+    unload(&l);
+    free(bytes);
+}
+
+/* On the real maps, when installed: every frame's box is free and every walked step too. */
+static void test_path_on_real_maps_keeps_the_box_free(void **state)
+{
+    (void)state;
+    static const char *const maps[] = { "oa_dm1", "oa_dm4", "oa_ctf2" };
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        rvw_map_source src;
+        char err[256];
+        uint8_t *bytes;
+        size_t size;
+        bool missing;
+        assert_true(rvw_map_source_parse(maps[i], &src, err, sizeof err));
+        if (!rvw_map_source_read(&src, &bytes, &size, &missing, err, sizeof err)) {
+            skip(); /* openarena-081-maps not installed, or no libzip */
+            return;
+        }
+        loaded l;
+        load(&l, bytes, size);
+        assert_true(l.ok);
+        rvw_path_stats ps;
+        assert_true(rvw_path_build(&l.level, &l.map, &ps));
+        assert_true(l.level.frame_count > 100);
+        assert_true(ps.legs + ps.detours > 0);
+        assert_path_stays_free(&l);
+        unload(&l);
+        free(bytes);
+    }
 }
 
 /* bspb_cut (the fuzz target's seeds) cuts a smaller map that still reads. */
@@ -773,7 +982,12 @@ int main(void)
         cmocka_unit_test(test_reader_keeps_todays_occluder_boxes_beside_the_candidates),
         cmocka_unit_test(test_reader_refuses_hostile_brushes),
         cmocka_unit_test(test_brush_shapes_from_planes),
-        cmocka_unit_test(test_path_blocks_only_segments_through_solids),
+        cmocka_unit_test(test_player_box_test_is_exact_for_bevelled_brushes),
+        cmocka_unit_test(test_path_sweep_catches_a_grazing_leg),
+        cmocka_unit_test(test_path_settles_on_the_floor_and_walks_at_speed),
+        cmocka_unit_test(test_path_moves_or_drops_points_in_solids),
+        cmocka_unit_test(test_path_keeps_the_eye_inside_the_map),
+        cmocka_unit_test(test_path_on_real_maps_keeps_the_box_free),
         cmocka_unit_test(test_cut_maps_still_read),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),

@@ -252,7 +252,8 @@ typedef struct walk {
     rvw_reference ref;
     uint8_t *include;
     uint8_t *ideal_visible;     /* per object: seen by the ideal-occluder count this frame */
-    rvw_box *occluder_boxes;    /* the occluder boxes rvis got this frame (ideal count) */
+    rvw_box *occluder_boxes;    /* the city's occluder boxes rvis got this frame (ideal count) */
+    uint32_t *occluder_ids;     /* per occluder this frame: its name in a false cull's report */
     rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
     uint8_t *pvs_verdict;       /* the verdicts after the host's PVS stage (--pvs) */
@@ -264,6 +265,72 @@ typedef struct walk {
 static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
     "surface", "building", "prop", "part item", "vehicle", "terrain tile", "HLOD stand-in",
 };
+
+/* Names what hid a falsely culled object: the declared occluders in front of its visible
+ * pixels (found with the oracle's rasteriser), most pixels first, and how many of its
+ * pixels lie behind them all together. Needs the ideal bound of this frame computed first
+ * (its occluder buffer holds these occluders). */
+static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint8_t verdict,
+                            const rvw_box *occluders, const uint32_t *occluder_ids, uint32_t occluder_count,
+                            rvw_false_cull *out)
+{
+    rvw_depth_convention clip = { false, false };
+    *out = (rvw_false_cull){ .frame = view->frame, .object = object, .pixels = w->ref.pixels[object],
+                             .occluder_kind = w->level->city ? "building" : "occluder" };
+    memcpy(out->eye, view->eye, sizeof out->eye);
+    out->culled_by = verdict == RVW_CULLED_FRUSTUM ? "the frustum"
+                     : verdict == RVW_CULLED_PVS   ? "the PVS (--pvs)" : "occlusion";
+    out->covered = rvw_reference_covered_by_ideal(&w->ref, object);
+    for (uint32_t k = 0; k < occluder_count; k++) {
+        if (!rvw_reference_box_in_view(&occluders[k], view->view_projection, clip))
+            continue;
+        float t[108];
+        rvw_box_triangles(&occluders[k], t);
+        int64_t px = rvw_reference_cover(&w->ref, view->view_projection, clip, object, t, 12);
+        if (px <= 0)
+            continue;
+        out->occluders_in_front++;
+        /* keep the RVW_NAMED_OCCLUDERS with the most pixels, sorted */
+        uint32_t n = out->occluder_count, at = n;
+        while (at > 0 && out->occluders[at - 1].pixels < (uint32_t)px)
+            at--;
+        if (at >= RVW_NAMED_OCCLUDERS)
+            continue;
+        if (n == RVW_NAMED_OCCLUDERS)
+            n--;
+        memmove(out->occluders + at + 1, out->occluders + at, (n - at) * sizeof out->occluders[0]);
+        out->occluders[at] = (rvw_named_occluder){ occluder_ids[k], (uint32_t)px, occluders[k] };
+        out->occluder_count = n + 1;
+    }
+}
+
+static void print_false_cull(const walk *w, const rvw_false_cull *f)
+{
+    fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) culled by %s; "
+                    "eye (%.1f, %.1f, %.1f)", f->frame, f->object, kind_names[w->level->objects[f->object].kind],
+            f->pixels, f->culled_by, (double)f->eye[0], (double)f->eye[1], (double)f->eye[2]);
+    if (f->occluders_in_front == 0) {
+        fprintf(stderr, "; no declared occluder lies in front of it%s\n",
+                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+        return;
+    }
+    fprintf(stderr, "; %u of its pixels lie behind %u declared %s%s:", f->covered, f->occluders_in_front,
+            f->occluder_kind, f->occluders_in_front == 1 ? "" : "s");
+    for (uint32_t k = 0; k < f->occluder_count; k++) {
+        const rvw_named_occluder *o = &f->occluders[k];
+        fprintf(stderr, "%s %s %u (%u px, box %.0f %.0f %.0f .. %.0f %.0f %.0f)", k ? "," : "", f->occluder_kind,
+                o->index, o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
+                (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
+    }
+    if (f->occluders_in_front > f->occluder_count)
+        fprintf(stderr, " and %u more", f->occluders_in_front - f->occluder_count);
+    if (f->covered == f->pixels)
+        fputs("; the oracle sees it through them (a face no surface draws: caulk, sky or a hole in the "
+              "level)\n", stderr);
+    else
+        fprintf(stderr, "; %u visible pixels lie behind no occluder%s\n", f->pixels - f->covered,
+                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+}
 
 /* The oracle's verdict on one frame: counts false culls and names the first few. */
 static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *r)
@@ -277,22 +344,6 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     double t1 = now_us();
     if (visible < 0)
         return false;
-    for (uint32_t i = 0; i < level->object_count; i++) {
-        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
-                      r->verdict[i] == RVW_CULLED_PVS;
-        if (!culled || w->ref.pixels[i] == 0)
-            continue;
-        if (w->run->false_culls == 0) {
-            w->run->first_false_frame = view->frame;
-            w->run->first_false_object = i;
-        }
-        if (w->run->false_culls++ < MAX_FALSE_CULL_LINES)
-            fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) "
-                            "culled by %s\n", view->frame, i, kind_names[level->objects[i].kind],
-                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum"
-                                      : r->verdict[i] == RVW_CULLED_PVS ? "the PVS (--pvs)" : "occlusion");
-    }
-    rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
 
     /* The bounds: a pixel-exact culler with exactly rvis's occluders, and the PVS. */
     const rvw_box *occluders = level->occluders;
@@ -301,16 +352,42 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         occluders = w->occluder_boxes;
         occluder_count = 0;
         for (uint32_t i = 0; i < level->object_count; i++)
-            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED)
+            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED) {
+                w->occluder_ids[occluder_count] = i;
                 w->occluder_boxes[occluder_count++] = level->objects[i].bounds;
+            }
+    } else {
+        for (uint32_t k = 0; k < occluder_count; k++)
+            w->occluder_ids[k] = k;
     }
-    int64_t ideal = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
-                                                  occluders, occluder_count, false, w->ideal_visible);
-    int64_t ideal_boxes = ideal < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
+    int64_t ideal_boxes = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
+                                                        occluders, occluder_count, true, NULL);
+    int64_t ideal = ideal_boxes < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
                                                                           clip, w->include, occluders, occluder_count,
-                                                                          true, NULL);
+                                                                          false, w->ideal_visible);
     if (ideal < 0 || ideal_boxes < 0)
         return false;
+
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
+                      r->verdict[i] == RVW_CULLED_PVS;
+        if (!culled || w->ref.pixels[i] == 0)
+            continue;
+        bool first = w->run->false_culls == 0;
+        if (first || w->run->false_culls < MAX_FALSE_CULL_LINES) {
+            rvw_false_cull f;
+            name_false_cull(w, view, i, r->verdict[i], occluders, w->occluder_ids, occluder_count, &f);
+            print_false_cull(w, &f);
+            if (first) {
+                w->run->first_false_frame = view->frame;
+                w->run->first_false_object = i;
+                w->run->first_false = f;
+            }
+        }
+        w->run->false_culls++;
+    }
+    rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
+
     uint32_t ideal_misses = 0, pvs_frustum = 0, pvs_misses = 0;
     int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye) : -1;
     for (uint32_t i = 0; i < level->object_count; i++) {
@@ -463,7 +540,9 @@ int main(int argc, char **argv)
         w.include = malloc(level.object_count ? level.object_count : 1);
         w.ideal_visible = malloc(level.object_count ? level.object_count : 1);
         w.occluder_boxes = malloc((level.object_count ? level.object_count : 1) * sizeof *w.occluder_boxes);
-        ok = w.include && w.ideal_visible && w.occluder_boxes &&
+        uint32_t ids = level.object_count > level.occluder_count ? level.object_count : level.occluder_count;
+        w.occluder_ids = malloc((ids ? ids : 1) * sizeof *w.occluder_ids);
+        ok = w.include && w.ideal_visible && w.occluder_boxes && w.occluder_ids &&
              rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
     }
     if (!ok) {
@@ -541,6 +620,7 @@ int main(int argc, char **argv)
     free(w.include);
     free(w.ideal_visible);
     free(w.occluder_boxes);
+    free(w.occluder_ids);
     rvw_bsp_pvs_free(&w.pvs);
     free(w.sabotaged);
     free(w.pvs_verdict);

@@ -233,9 +233,23 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     else
         fputs("null", out);
     fputs("}", out);
-    if (run->first_false_frame >= 0)
-        fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %lld, \"object\": %lld}",
-                (long long)run->first_false_frame, (long long)run->first_false_object);
+    if (run->first_false_frame >= 0) {
+        const rvw_false_cull *f = &run->first_false;
+        fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %u, \"object\": %u, \"pixels\": %u, "
+                     "\"culled_by\": ", f->frame, f->object, f->pixels);
+        rvw_json_string(out, f->culled_by);
+        fprintf(out, ", \"eye\": [%.6g, %.6g, %.6g], \"pixels_behind_occluders\": %u, "
+                     "\"occluders_in_front\": %u, \"occluders\": [", (double)f->eye[0], (double)f->eye[1],
+                (double)f->eye[2], f->covered, f->occluders_in_front);
+        for (uint32_t k = 0; k < f->occluder_count; k++) {
+            const rvw_named_occluder *o = &f->occluders[k];
+            fprintf(out, "%s{\"%s\": %u, \"pixels\": %u, \"min\": [%.6g, %.6g, %.6g], "
+                         "\"max\": [%.6g, %.6g, %.6g]}", k ? ", " : "", f->occluder_kind, o->index,
+                    o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
+                    (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
+        }
+        fputs("]}", out);
+    }
     if (run->has_map) {
         const rvw_bsp_stats *m = &run->map;
         const rvw_path_stats *p = &run->path;

@@ -862,6 +862,39 @@ static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
     rvw_level_free(&level);
 }
 
+/* Naming a false cull: with the wall left out of the render, the box behind it is seen; the
+ * wall's triangles lie in front of every one of its pixels, the box beside it in front of
+ * none, and the ideal bound's buffer (the wall) covers them all together. */
+static void test_reference_names_the_occluders_in_front(void **state)
+{
+    (void)state;
+    rvw_level level;
+    rvw_view view;
+    rvw_reference ref;
+    four_box_scene(&level, &view, &ref);
+    rvw_depth_convention gl = { false, false };
+    uint8_t include[4] = { 0, 1, 1, 1 };
+    rvw_reference_render(&ref, &level, view.view_projection, gl, include);
+    uint32_t seen = ref.pixels[1];
+    assert_true(seen > 0);
+    float wall[108], beside[108];
+    rvw_box_triangles(&four_wall, wall);
+    rvw_box_triangles(&level.objects[2].bounds, beside);
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, wall, 12), seen);
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, beside, 12), 0);
+    /* the floor runs under the wall: the wall is in front of only its far part */
+    int64_t floor_behind = rvw_reference_cover(&ref, view.view_projection, gl, 3, wall, 12);
+    assert_true(floor_behind > 0 && floor_behind < ref.pixels[3]);
+    /* an object's pixels are counted once, though a box's front and back both cover them */
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, wall, 12), seen);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 1), 0); /* no ideal bound yet */
+    rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, include, &four_wall, 1, false, NULL);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 1), seen);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 2), 0);
+    rvw_reference_free(&ref);
+    rvw_level_free(&level);
+}
+
 /* The PVS lookups on a hand-made tree: node 0 splits x = 0 (front: leaf 0, cluster 0;
  * back: leaf 1, cluster 1); cluster 0 sees only itself, cluster 1 sees both. Object 0 sits
  * in leaf 1, object 1 in no leaf, object 2 in a leaf outside every cluster. */
@@ -992,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
         cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),
+        cmocka_unit_test(test_reference_names_the_occluders_in_front),
         cmocka_unit_test(test_pvs_lookups_follow_the_tree_and_the_rows),
         cmocka_unit_test(test_city_is_big_deterministic_and_well_formed),
         cmocka_unit_test(test_percentile_is_nearest_rank),

@@ -16,6 +16,7 @@
 #include "view.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,9 @@ static const char usage[] =
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
-    "                          frame, so --verify must report it (exit 1) when it is visible\n";
+    "                          frame, so --verify must report it (exit 1) when it is visible\n"
+    "  -h, --help              this text\n"
+    "Exit codes: 0 success, 1 a false cull or a limit exceeded, 2 bad input.\n";
 
 static int bad_input(const char *fmt, const char *arg)
 {
@@ -85,90 +88,105 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
     return true;
 }
 
-static bool is_value_option(const char *a)
-{
-    static const char *const names[] = {
-        "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
-        "--dump-visibility", "--images", "--image-every", "--frames", "--sabotage-object",
-        "--occlusion-width",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(a, names[i]))
-            return true;
-    return false;
-}
+enum {
+    OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
+    OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
+    OPT_OCCLUSION_WIDTH, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT,
+};
 
-/* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
+static const struct option long_options[] = {
+    { "map", required_argument, NULL, OPT_MAP },
+    { "verify", no_argument, NULL, OPT_VERIFY },
+    { "verify-res", required_argument, NULL, OPT_VERIFY_RES },
+    { "verify-every", required_argument, NULL, OPT_VERIFY_EVERY },
+    { "max-draw-ratio", required_argument, NULL, OPT_MAX_DRAW_RATIO },
+    { "json", required_argument, NULL, OPT_JSON },
+    { "dump-scene", required_argument, NULL, OPT_DUMP_SCENE },
+    { "dump-visibility", required_argument, NULL, OPT_DUMP_VISIBILITY },
+    { "images", required_argument, NULL, OPT_IMAGES },
+    { "image-every", required_argument, NULL, OPT_IMAGE_EVERY },
+    { "frames", required_argument, NULL, OPT_FRAMES },
+    { "quiet", no_argument, NULL, OPT_QUIET },
+    { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
+    { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
+    { "pvs", no_argument, NULL, OPT_PVS },
+    { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Returns 0 when parsed, else the exit code (2, or -1 for --help). getopt_long's own
+ * messages are off ("+:" and opterr = 0) so that every refusal is one line of ours and exit
+ * code 2; "+" also stops at the first operand, which is refused (rvis-walk takes none). */
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
                     .sabotage_object = -1, .occlusion_width = 256 };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = true;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:h", long_options, NULL)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h':
             fputs(usage, stdout);
             return -1;
-        } else if (!strcmp(a, "--verify")) {
-            o->verify = true;
-            takes = false;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = true;
-            takes = false;
-        } else if (!strcmp(a, "--require-all-stages")) {
-            o->require_all_stages = true;
-            takes = false;
-        } else if (!strcmp(a, "--pvs")) {
-            o->pvs = true;
-            takes = false;
-        } else if (!is_value_option(a)) {
-            return bad_input("unknown argument '%s' (see --help)", a);
-        } else if (!v) {
-            return bad_input("%s needs a value (see --help)", a);
-        } else if (!strcmp(a, "--map")) {
-            o->map = v;
-        } else if (!strcmp(a, "--verify-res")) {
+        case OPT_MAP: o->map = v; break;
+        case OPT_VERIFY: o->verify = true; break;
+        case OPT_QUIET: o->quiet = true; break;
+        case OPT_REQUIRE_ALL_STAGES: o->require_all_stages = true; break;
+        case OPT_PVS: o->pvs = true; break;
+        case OPT_JSON: o->json = v; break;
+        case OPT_DUMP_SCENE: o->dump_scene = v; break;
+        case OPT_DUMP_VISIBILITY: o->dump_visibility = v; break;
+        case OPT_IMAGES: o->images = v; break;
+        case OPT_VERIFY_RES: {
             unsigned w, h;
             char tail;
             if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 8192 || h > 8192)
                 return bad_input("--verify-res wants WxH between 16x16 and 8192x8192, not '%s'", v);
             o->verify_width = w;
             o->verify_height = h;
-        } else if (!strcmp(a, "--verify-every")) {
+            break;
+        }
+        case OPT_VERIFY_EVERY:
             if (!parse_u32(v, &o->verify_every, 1))
                 return bad_input("--verify-every wants a positive integer, not '%s'", v);
-        } else if (!strcmp(a, "--max-draw-ratio")) {
+            break;
+        case OPT_MAX_DRAW_RATIO: {
             char *end;
             o->max_draw_ratio = strtod(v, &end);
             if (end == v || *end || !(o->max_draw_ratio > 0) || !isfinite(o->max_draw_ratio))
                 return bad_input("--max-draw-ratio wants a positive number, not '%s'", v);
-        } else if (!strcmp(a, "--json")) {
-            o->json = v;
-        } else if (!strcmp(a, "--dump-scene")) {
-            o->dump_scene = v;
-        } else if (!strcmp(a, "--dump-visibility")) {
-            o->dump_visibility = v;
-        } else if (!strcmp(a, "--images")) {
-            o->images = v;
-        } else if (!strcmp(a, "--image-every")) {
+            break;
+        }
+        case OPT_IMAGE_EVERY:
             if (!parse_u32(v, &o->image_every, 1))
                 return bad_input("--image-every wants a positive integer, not '%s'", v);
-        } else if (!strcmp(a, "--sabotage-object")) {
+            break;
+        case OPT_SABOTAGE_OBJECT: {
             uint32_t n;
             if (!parse_u32(v, &n, 0))
                 return bad_input("--sabotage-object wants an object index, not '%s'", v);
             o->sabotage_object = n;
-        } else if (!strcmp(a, "--occlusion-width")) {
+            break;
+        }
+        case OPT_OCCLUSION_WIDTH:
             if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
-        } else if (!strcmp(a, "--frames")) {
+            break;
+        case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
+            break;
+        case ':':
+            return bad_input("%s needs a value (see --help)", argv[optind - 1]);
+        default: /* '?': an unknown or ambiguous option, or a value given to a flag */
+            return bad_input("unknown or ambiguous argument '%s' (see --help)", argv[optind - 1]);
         }
-        if (takes)
-            i++;
     }
+    if (optind < argc)
+        return bad_input("unexpected argument '%s' (see --help)", argv[optind]);
     if (o->images && !rvw_have_png())
         return bad_input("%s", "--images needs libpng, and rvis-walk was built without it");
     return 0;

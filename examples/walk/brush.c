@@ -210,12 +210,3 @@ uint32_t rvw_brush_triangles(const float *planes, uint32_t count, float *out, ui
     }
     return n;
 }
-
-double rvw_brush_expanded_distance(const float plane[4], const float box_min[3], const float box_max[3])
-{
-    /* the box corner that reaches furthest against the normal: min over the box of n·b */
-    double reach = 0;
-    for (int k = 0; k < 3; k++)
-        reach += plane[k] * (double)(plane[k] > 0 ? box_min[k] : box_max[k]);
-    return (double)plane[3] - reach;
-}

@@ -881,6 +881,50 @@ int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3])
     return -1; /* a loop in a hostile tree */
 }
 
+bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3])
+{
+    if (!pvs->valid)
+        return true;
+    /* Down the tree with the segment, splitting it where it crosses a node's plane (a point
+     * on the plane goes to the front, as rvw_bsp_pvs_cluster sends it). */
+    enum { STACK = 512 };
+    struct part { int32_t node; double a[3], b[3]; } stack[STACK];
+    uint32_t top = 0, visits = 0;
+    stack[top++] = (struct part){ 0, { a[0], a[1], a[2] }, { b[0], b[1], b[2] } };
+    while (top > 0) {
+        struct part p = stack[--top];
+        if (++visits > RVW_BSP_SEGMENT_VISITS)
+            return false;
+        if (p.node < 0) {
+            if (pvs->leaf_clusters[-(int64_t)p.node - 1] < 0)
+                return false;
+            continue;
+        }
+        const float *pl = pvs->node_planes + (size_t)p.node * 4;
+        double da = pl[0] * p.a[0] + pl[1] * p.a[1] + pl[2] * p.a[2] - pl[3];
+        double db = pl[0] * p.b[0] + pl[1] * p.b[1] + pl[2] * p.b[2] - pl[3];
+        const int32_t *children = pvs->node_children + (size_t)p.node * 2;
+        if ((da >= 0) == (db >= 0)) {
+            p.node = children[da >= 0 ? 0 : 1];
+            stack[top++] = p;
+            continue;
+        }
+        if (top + 2 > STACK)
+            return false;
+        double t = da / (da - db), mid[3];
+        for (int k = 0; k < 3; k++)
+            mid[k] = p.a[k] + (p.b[k] - p.a[k]) * t;
+        struct part first = p, second = p;
+        first.node = children[da >= 0 ? 0 : 1];
+        memcpy(first.b, mid, sizeof mid);
+        second.node = children[db >= 0 ? 0 : 1];
+        memcpy(second.a, mid, sizeof mid);
+        stack[top++] = first;
+        stack[top++] = second;
+    }
+    return true;
+}
+
 bool rvw_bsp_pvs_object_visible(const rvw_bsp_pvs *pvs, int32_t cluster, uint32_t object)
 {
     if (!pvs->valid || cluster < 0 || !pvs->rows || (uint32_t)cluster >= pvs->cluster_count ||

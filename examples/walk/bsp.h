@@ -90,6 +90,12 @@ void rvw_bsp_map_free(rvw_bsp_map *map);
  * point lies in a solid / outside leaf, the PVS is not valid, or the walk does not end. */
 int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3]);
 
+/* True when every point of the segment a -> b (Y-up) lies in a leaf of some cluster: never
+ * in a solid leaf or the void around a sealed map. True when the PVS is not valid; false
+ * when a hostile tree needs more than RVW_BSP_SEGMENT_VISITS node visits. */
+bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3]);
+#define RVW_BSP_SEGMENT_VISITS 65536u
+
 /* True when object may be visible from cluster: the PVS is not valid, cluster is -1 or
  * beyond the visdata, the map has no visdata, the object sits in no leaf or in a leaf of
  * cluster -1, or one of its clusters is set in cluster's row. */

@@ -103,6 +103,9 @@ static int compare_offsets(const void *a, const void *b)
 
 enum { RING_DIRECTIONS = 16 };
 static const float ring_radii[] = { 2, 4, 8, 12, 16, 24, 32 };
+/* Sideways moves are tried at these lifts only: an item sunk into a floor needs its exact
+ * lift, a point beside a wall rarely a lift at all, and every try tests the nearby brushes. */
+static const float ring_lifts[] = { 0, 2, 4, 8, 12, 16, 24, 32, 40 };
 
 /* The moves tried to free a box, nearest first: up in whole units to RVW_PATH_SEARCH_UP,
  * sideways on rings up to RVW_PATH_SEARCH_SIDE, and both. NULL when memory ran out. */
@@ -110,21 +113,23 @@ static offset *search_offsets(uint32_t *count)
 {
     uint32_t lifts = (uint32_t)RVW_PATH_SEARCH_UP + 1;
     uint32_t rings = sizeof ring_radii / sizeof ring_radii[0];
-    offset *o = malloc((size_t)lifts * (1 + rings * RING_DIRECTIONS) * sizeof *o);
+    uint32_t ring_heights = sizeof ring_lifts / sizeof ring_lifts[0];
+    offset *o = malloc(((size_t)lifts + (size_t)ring_heights * rings * RING_DIRECTIONS) * sizeof *o);
     if (!o)
         return NULL;
     uint32_t n = 0;
     for (uint32_t up = 0; up < lifts; up++) {
         o[n] = (offset){ { 0, (float)up, 0 }, (float)up, n };
         n++;
+    }
+    for (uint32_t h = 0; h < ring_heights && ring_lifts[h] <= RVW_PATH_SEARCH_UP; h++)
         for (uint32_t r = 0; r < rings && ring_radii[r] <= RVW_PATH_SEARCH_SIDE; r++)
             for (int k = 0; k < RING_DIRECTIONS; k++) {
-                float angle = 6.2831853f * (float)k / RING_DIRECTIONS;
+                float angle = 6.2831853f * (float)k / RING_DIRECTIONS, up = ring_lifts[h];
                 float x = ring_radii[r] * cosf(angle), z = ring_radii[r] * sinf(angle);
-                o[n] = (offset){ { x, (float)up, z }, sqrtf(ring_radii[r] * ring_radii[r] + (float)(up * up)), n };
+                o[n] = (offset){ { x, up, z }, sqrtf(ring_radii[r] * ring_radii[r] + up * up), n };
                 n++;
             }
-    }
     qsort(o, n, sizeof *o, compare_offsets);
     *count = n;
     return o;
@@ -170,23 +175,13 @@ bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin
     return found;
 }
 
-/* A leg the box can take in a straight line: free of brushes, and the eye inside the map at
- * every frame it would be shown. */
+/* A leg the box can take in a straight line: free of brushes, and the eye inside the map
+ * all the way. */
 static bool leg_free(const rvw_bsp_map *map, const float a[3], const float b[3])
 {
-    if (rvw_path_sweep(map, a, b) < 1)
-        return false;
-    float d[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] };
-    float length = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    uint32_t steps = (uint32_t)ceilf(length / RVW_PATH_SPEED);
-    for (uint32_t s = 1; s < steps && s < RVW_PATH_MAX_FRAMES; s++) {
-        float t = (float)s / (float)steps, at[3];
-        for (int k = 0; k < 3; k++)
-            at[k] = a[k] + d[k] * t;
-        if (!eye_in_map(map, at))
-            return false;
-    }
-    return true;
+    float eye_a[3] = { a[0], a[1] + RVW_PATH_EYE_HEIGHT, a[2] };
+    float eye_b[3] = { b[0], b[1] + RVW_PATH_EYE_HEIGHT, b[2] };
+    return rvw_path_sweep(map, a, b) == 1 && rvw_bsp_pvs_segment_in_clusters(&map->pvs, eye_a, eye_b);
 }
 
 /* Unit forward along d: its yaw, and its pitch clamped so a steep leg still looks ahead.

@@ -919,14 +919,25 @@ static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 2));  /* a leaf of cluster -1 */
     assert_true(rvw_bsp_pvs_object_visible(&pvs, -1, 0)); /* camera outside every cluster */
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 7, 0));  /* a cluster beyond the visdata */
+    /* a segment across the split lies in clusters 0 and 1; in no cluster once leaf 0 is
+     * the void; a segment in leaf 1 alone still is */
+    float far_back[3] = { -9, 0, 0 };
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    clusters[0] = -1;
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, front, front));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, far_back));
+    clusters[0] = 0;
     pvs.valid = false;
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 0));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
     assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
     /* a tree that loops never ends the walk: no cluster */
     int32_t loop[2] = { 0, 0 };
     pvs.valid = true;
     pvs.node_children = loop;
     assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
 }
 
 static uint64_t digest_level(const rvw_level *level)

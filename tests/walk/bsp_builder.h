@@ -30,6 +30,8 @@ typedef struct bspb {
 
 static void bspb_bytes(bspb *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return;
     if (b->size + n > b->capacity) {
         size_t cap = b->capacity ? b->capacity * 2 : 4096;
         while (cap < b->size + n)

@@ -597,7 +597,7 @@ static bool read_sides(reader *r, uint32_t b, int32_t first_side, int32_t num_si
 
 /* Model 0's brushes. Solid and player-clip brushes block the camera path (a player's box
  * cannot enter either); solid ones with a volume are also occluder candidates; exact boxes
- * that qualify are today's occluder boxes (Q3BSP.md: not translucent, no sky side, a drawn
+ * that qualify are today's occluder boxes (not translucent, no sky side, a drawn
  * side, a face of at least 128 x 128 units). */
 static bool read_brushes(reader *r, int32_t first, int32_t count)
 {

@@ -1,5 +1,5 @@
 /* rvis-walk: a Quake III IBSP version 46 reader that treats the file as hostile
- * (../shared/Q3BSP.md has the format). Every offset, length, count and index is checked
+ * (docs/walk.md says what is read). Every offset, length, count and index is checked
  * against the file and the lump it points into; a bad file is an error message, never a
  * crash or a read out of bounds. Output is converted from Quake's Z-up to Y-up:
  * (x, y, z) -> (x, z, -y), a rotation, so handedness and winding are kept. */
@@ -43,7 +43,7 @@ typedef struct rvw_bsp_stats {
     uint32_t spawns, items;
 } rvw_bsp_stats;
 
-/* The compiler's potentially visible set (Q3BSP.md: nodes, leafs, leafsurfaces, visdata),
+/* The compiler's potentially visible set (nodes, leafs, leafsurfaces, visdata),
  * kept as a sanity reference for how much a perfect culler could hide. valid is false when
  * the map has no BSP tree or its tree, leaves or visdata are inconsistent; then every object
  * counts as potentially visible (and reason says why). */
@@ -76,7 +76,7 @@ typedef struct rvw_bsp_map {
 } rvw_bsp_map;
 
 /* Reads a map from bytes[0, size) into *level (objects = drawable model-0 surfaces with
- * patches tessellated at 8 steps per 3x3 sub-patch; occluders = Q3BSP.md's exact boxes with
+ * patches tessellated at 8 steps per 3x3 sub-patch; occluders = solid exact boxes with
  * a face of at least 128 x 128 units; occluder candidates = every solid model-0 brush with a
  * volume, and every opaque drawn surface as a mesh) and *map (points and the brushes that
  * block a player). name (copied) names the level. On failure returns false
@@ -103,7 +103,7 @@ bool rvw_bsp_pvs_object_visible(const rvw_bsp_pvs *pvs, int32_t cluster, uint32_
 
 void rvw_bsp_pvs_free(rvw_bsp_pvs *pvs);
 
-/* Quake flag bits used by the reader (Q3BSP.md). */
+/* Quake flag bits used by the reader. */
 enum {
     RVW_SURF_SKY = 0x4,
     RVW_SURF_NODRAW = 0x80,

@@ -52,7 +52,7 @@ typedef struct rvw_group {
     rvw_box bounds;           /* everything below it (computed by rvw_level_finish) */
 } rvw_group;
 
-/* A LOD ladder: thresholds in strictly descending radians (DESIGN.md §5). When the object
+/* A LOD ladder: thresholds in strictly descending radians (docs/lod.md). When the object
  * is smaller than the last threshold, last_is_nothing says the host draws nothing. */
 typedef struct rvw_ladder {
     uint32_t count;

@@ -217,7 +217,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         json_total(out, "pages_requested", &run->pages_requested);
         json_total(out, "pages_evicted", &run->pages_evicted);
     }
-    /* beyond issue 8's list: what the run was, so a reader can judge the figures */
+    /* what the run was, so a reader can judge the figures */
     fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
     rvw_json_string(out, run->stages);

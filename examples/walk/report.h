@@ -90,7 +90,8 @@ void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t
                            uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses);
 void rvw_run_free(rvw_run *run);
 
-/* The report as one JSON object (issue 8's keys, null where a stage is not joined). */
+/* The report as one JSON object (docs/walk.md lists the keys; null where a stage is not
+ * joined). */
 void rvw_report_json(FILE *out, const rvw_run *run);
 /* A few lines for people. */
 void rvw_report_human(FILE *out, const rvw_run *run);

@@ -139,12 +139,16 @@ static offset *search_offsets(uint32_t *count)
  * RVW_PATH_SKIN of air; stays where it is when no floor is that near. */
 static void settle(const rvw_bsp_map *map, float origin[3])
 {
+    /* The sweep stops where the box is RVW_PATH_TOLERANCE deep in the floor, so the box
+     * touched it that much higher. (Moving every plane out by the skin instead would stop a
+     * box that touches a wall beside it before it fell at all.) */
     float below[3] = { origin[0], origin[1] - RVW_PATH_MAX_DROP, origin[2] };
-    double t = sweep(map, origin, below, -RVW_PATH_SKIN);
+    double t = sweep(map, origin, below, RVW_PATH_TOLERANCE);
     if (t >= 1)
         return;
-    float at[3] = { origin[0], origin[1] - (float)(RVW_PATH_MAX_DROP * t), origin[2] };
-    if (at[1] < origin[1] && can_stand(map, at))
+    double drop = RVW_PATH_MAX_DROP * t - RVW_PATH_TOLERANCE - RVW_PATH_SKIN;
+    float at[3] = { origin[0], (float)(origin[1] - drop), origin[2] };
+    if (drop > 0 && can_stand(map, at))
         origin[1] = at[1];
 }
 

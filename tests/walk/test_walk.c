@@ -626,6 +626,11 @@ static void test_path_moves_or_drops_points_in_solids(void **state)
     assert_true(o[2] + RVW_PLAYER_HALF_WIDTH <= -32);
     /* E: inside the cut pillar: dropped */
     assert_false(rvw_path_place(&l.map, &l.map.points[4], o, &moved));
+    /* an item hovering with its box against the pillar's side still settles on the floor */
+    rvw_bsp_point beside = { .origin = { 300 - RVW_PLAYER_HALF_WIDTH, 60, 0 } };
+    assert_true(rvw_path_place(&l.map, &beside, o, &moved));
+    assert_float_equal(moved, 0, 0);
+    assert_vec3(o, 300 - RVW_PLAYER_HALF_WIDTH, 24 + RVW_PATH_SKIN, 0);
     rvw_path_stats ps;
     assert_true(rvw_path_build(&l.level, &l.map, &ps));
     assert_int_equal(ps.points, 5);

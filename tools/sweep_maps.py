@@ -9,8 +9,10 @@ openarena-081-maps) and prints one table row per map and the totals.
 Each map is walked twice: with --verify (objects, occluders, drawn and truly visible
 means, draw ratio, false culls) and, unless --no-timing, without it for the frame time
 (rvis's rv_frame call alone, p50; run those with -j 1 on a quiet machine if the times
-matter). Extra arguments after -- go to both runs. Per-map JSON reports and stderr are
-kept in --out (a fresh temporary directory by default).
+matter). Extra arguments after -- go to both runs. Per-map JSON reports, stderr and exit
+codes are kept in --out (a fresh temporary directory by default); --reuse takes a map's
+runs from there instead of running them again, so an interrupted sweep resumes, two
+sweeps over different --maps share one table, and a finished one prints again.
 
 Exit code: 1 when any map had a false cull (or exceeded a limit given after --), 2 when
 none did but a map could not be loaded or run, 0 otherwise.
@@ -33,17 +35,24 @@ def map_names(pak):
     return sorted(n[len("maps/"):-len(".bsp")] for n in names)
 
 
-def run(walk, pak, name, out, verify, every, extra):
+def run(walk, pak, name, out, verify, every, extra, reuse):
     """One rvis-walk run; returns (exit code, report dict or None, last stderr line)."""
     tag = "verify" if verify else "timing"
     json_path = os.path.join(out, f"{name}.{tag}.json")
     err_path = os.path.join(out, f"{name}.{tag}.err")
-    args = [walk, "--map", f"{pak}:maps/{name}.bsp", "--quiet", "--json", json_path]
-    if verify:
-        args += ["--verify", "--verify-every", str(every)]
-    args += extra
-    with open(err_path, "w") as err:
-        code = subprocess.call(args, stdout=subprocess.DEVNULL, stderr=err)
+    code_path = os.path.join(out, f"{name}.{tag}.code")
+    if reuse and os.path.exists(code_path) and os.path.exists(err_path):
+        with open(code_path) as f:
+            code = int(f.read())
+    else:
+        args = [walk, "--map", f"{pak}:maps/{name}.bsp", "--quiet", "--json", json_path]
+        if verify:
+            args += ["--verify", "--verify-every", str(every)]
+        args += extra
+        with open(err_path, "w") as err:
+            code = subprocess.call(args, stdout=subprocess.DEVNULL, stderr=err)
+        with open(code_path, "w") as f:
+            f.write(f"{code}\n")
     report = None
     if os.path.exists(json_path) and os.path.getsize(json_path) > 0:
         with open(json_path) as f:
@@ -54,10 +63,10 @@ def run(walk, pak, name, out, verify, every, extra):
 
 
 def sweep_one(opts, name):
-    code, report, last = run(opts.walk, opts.pak, name, opts.out, True, opts.verify_every, opts.extra)
+    code, report, last = run(opts.walk, opts.pak, name, opts.out, True, opts.verify_every, opts.extra, opts.reuse)
     row = {"map": name, "code": code, "report": report, "message": last, "frame_p50": None}
     if report is not None and code in (0, 1) and not opts.no_timing:
-        tcode, treport, tlast = run(opts.walk, opts.pak, name, opts.out, False, 1, opts.extra)
+        tcode, treport, tlast = run(opts.walk, opts.pak, name, opts.out, False, 1, opts.extra, opts.reuse)
         if treport is not None and tcode == 0:
             row["frame_p50"] = treport["frame_us"]["p50"]
     return row
@@ -77,6 +86,7 @@ def main():
     p.add_argument("-o", "--out", help="directory for the per-map reports")
     p.add_argument("--maps", help="comma-separated map names (default: every map in the pak)")
     p.add_argument("--no-timing", action="store_true", help="skip the runs without --verify")
+    p.add_argument("--reuse", action="store_true", help="take runs already in --out instead of running them")
     p.add_argument("extra", nargs="*", help="arguments for rvis-walk (after --)")
     opts = p.parse_args()
     if not os.access(opts.walk, os.X_OK):

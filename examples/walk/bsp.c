@@ -2,6 +2,9 @@
  * checked against the file, at an index checked against that lump's record count. */
 #include "bsp.h"
 
+#include "brush.h"
+#include "bsp_bytes.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,7 +38,13 @@ enum { SURF_PLANAR = 1, SURF_PATCH = 2, SURF_SOUP = 3, SURF_FLARE = 4 };
  * Quake III's own limit on patch control points per side is 32, its world is +-65536. */
 #define MAX_PATCH_SIDE 65
 #define MAX_TRIANGLES (4u * 1024u * 1024u)
-#define MAX_COORD 1.0e6f
+#define MAX_COORD RVW_BSP_MAX_COORD
+/* A brush's shape costs about sides^2 clips: the sum over a map's brushes is capped (the
+ * 50 OpenArena maps need at most about 1.5 million), so brushes sharing one long run of
+ * sides cannot make a small hostile file take minutes. */
+#define MAX_SIDE_PAIRS (16u * 1024u * 1024u)
+/* Quake III plane normals are unit vectors; a file whose normals are not is not a map. */
+#define NORMAL_TOLERANCE 1e-3f
 
 typedef struct reader {
     const uint8_t *bytes;
@@ -48,6 +57,10 @@ typedef struct reader {
     rvw_level *level;
     rvw_bsp_map *map;
     int32_t *surface_object;    /* per surface of the lump: its object, -1 = none */
+    uint32_t *vertex_stamp;     /* per drawvert: the mesh that last took it (stamp) ... */
+    uint32_t *vertex_in_mesh;   /* ... and its index in that mesh */
+    uint32_t stamp;
+    uint64_t side_pairs;        /* brush shape work so far (MAX_SIDE_PAIRS) */
 } reader;
 
 static bool fail(reader *r, const char *fmt, ...)
@@ -59,51 +72,10 @@ static bool fail(reader *r, const char *fmt, ...)
     return false;
 }
 
-static uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static int32_t rd_i32(const uint8_t *p)
-{
-    uint32_t u = rd_u32(p);
-    int32_t v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-static float rd_f32(const uint8_t *p)
-{
-    uint32_t u = rd_u32(p);
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
 /* Record i of a lump; callers have checked i < r->count[lump]. */
 static const uint8_t *rec(const reader *r, int lump, uint32_t i)
 {
     return r->lump[lump] + (size_t)i * record_bytes[lump];
-}
-
-/* True when [first, first + count) lies inside a lump of total records. */
-static bool range_ok(int32_t first, int32_t count, uint32_t total)
-{
-    return first >= 0 && count >= 0 && (uint64_t)first + (uint64_t)count <= total;
-}
-
-static bool coord_ok(float v)
-{
-    return isfinite(v) && fabsf(v) <= MAX_COORD;
-}
-
-/* Quake Z-up to Y-up: (x, y, z) -> (x, z, -y). */
-static void to_y_up(const float q[3], float out[3])
-{
-    float x = q[0], y = q[1], z = q[2];
-    out[0] = x;
-    out[1] = z;
-    out[2] = -y;
 }
 
 static bool read_header(reader *r)
@@ -315,8 +287,32 @@ static bool add_triangle(reader *r, const float a[3], const float b[3], const fl
     return true;
 }
 
+/* Starts the mesh of an opaque surface's object (the one being read). */
+static bool begin_mesh(reader *r, uint32_t flags)
+{
+    if (!rvw_level_begin_mesh(r->level, r->level->object_count - 1, flags))
+        return fail(r, "out of memory reading surfaces");
+    return true;
+}
+
+/* The current mesh's index for drawvert v (whose Y-up position is p), added on first use
+ * so a mesh holds only the vertices its triangles use; -1 when memory ran out. */
+static int64_t mesh_vertex(reader *r, uint32_t v, const float p[3])
+{
+    if (r->vertex_stamp[v] == r->stamp)
+        return r->vertex_in_mesh[v];
+    int64_t i = rvw_level_add_mesh_vertex(r->level, p);
+    if (i >= 0) {
+        r->vertex_stamp[v] = r->stamp;
+        r->vertex_in_mesh[v] = (uint32_t)i;
+    }
+    return i;
+}
+
+/* A planar face or a triangle soup: numIndexes / 3 triangles of its own vertices. With mesh,
+ * the triangles also become the current mesh (the same floats, the file's indices). */
 static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_t num_verts,
-                         int32_t first_index, int32_t num_indexes)
+                         int32_t first_index, int32_t num_indexes, bool mesh)
 {
     if (!range_ok(first_vert, num_verts, r->count[LUMP_DRAWVERTS]))
         return fail(r, "surface %u: vertices [%d, +%d) outside the %u drawverts", surface,
@@ -327,8 +323,12 @@ static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_
     if (num_indexes % 3 != 0)
         return fail(r, "surface %u: %d indexes is not a whole number of triangles", surface,
                     (int)num_indexes);
+    if (mesh && !begin_mesh(r, 0))
+        return false;
+    r->stamp++;
     for (int32_t i = 0; i < num_indexes; i += 3) {
         float v[3][3];
+        int64_t m[3];
         for (int k = 0; k < 3; k++) {
             int32_t idx = rd_i32(rec(r, LUMP_DRAWINDEXES, (uint32_t)(first_index + i + k)));
             if (idx < 0 || idx >= num_verts)
@@ -336,17 +336,25 @@ static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_
                             (int)idx, (int)num_verts);
             if (!vertex(r, (uint32_t)(first_vert + idx), v[k]))
                 return false;
+            if (mesh && (m[k] = mesh_vertex(r, (uint32_t)(first_vert + idx), v[k])) < 0)
+                return fail(r, "out of memory reading surfaces");
         }
         if (!add_triangle(r, v[0], v[1], v[2]))
             return false;
+        if (mesh && !rvw_level_add_mesh_triangle(r->level, (uint32_t)m[0], (uint32_t)m[1], (uint32_t)m[2]))
+            return fail(r, "out of memory reading surfaces");
     }
     return true;
 }
 
 /* Biquadratic Bézier patch: ((w-1)/2) x ((h-1)/2) sub-patches of 3x3 control points, each
- * evaluated on a (steps+1)^2 grid and split into 2 * steps^2 triangles. */
+ * evaluated on a (steps+1)^2 grid and split into 2 * steps^2 triangles. The sub-patches'
+ * grids make one grid over the whole patch: a point on the edge two sub-patches share is
+ * evaluated by both and comes out bit-identical (one has weights (0, 0, 1), the other
+ * (1, 0, 0), on the same control points in the same order), so the triangles are the same
+ * as if each sub-patch kept its own, and the mesh (with mesh) shares those points. */
 static bool read_patch(reader *r, uint32_t surface, int32_t first_vert, int32_t num_verts,
-                       int32_t w, int32_t h)
+                       int32_t w, int32_t h, bool mesh)
 {
     if (w < 3 || h < 3 || w % 2 == 0 || h % 2 == 0 || w > MAX_PATCH_SIDE || h > MAX_PATCH_SIDE)
         return fail(r, "surface %u: patch size %d x %d (need odd sides 3..%d)", surface, (int)w,
@@ -356,37 +364,60 @@ static bool read_patch(reader *r, uint32_t surface, int32_t first_vert, int32_t 
                        "vertices at %d (of %u)", surface, (int)w, (int)h, (int)num_verts,
                     (int)first_vert, r->count[LUMP_DRAWVERTS]);
     enum { S = RVW_PATCH_STEPS };
-    for (int32_t py = 0; py + 2 < h; py += 2) {
-        for (int32_t px = 0; px + 2 < w; px += 2) {
+    uint32_t cols = (uint32_t)(w - 1) / 2 * S + 1, rows = (uint32_t)(h - 1) / 2 * S + 1;
+    float *grid = malloc((size_t)cols * rows * 3 * sizeof *grid);
+    if (!grid)
+        return fail(r, "out of memory reading surfaces");
+#define AT(gy, gx) (grid + ((size_t)(gy) * cols + (gx)) * 3)
+    bool ok = true;
+    for (int32_t py = 0; ok && py + 2 < h; py += 2) {
+        for (int32_t px = 0; ok && px + 2 < w; px += 2) {
             float ctl[3][3][3];
-            for (int j = 0; j < 3; j++)
-                for (int i = 0; i < 3; i++)
-                    if (!vertex(r, (uint32_t)(first_vert + (py + j) * w + px + i), ctl[j][i]))
-                        return false;
-            float grid[S + 1][S + 1][3];
-            for (int b = 0; b <= S; b++) {
+            for (int j = 0; ok && j < 3; j++)
+                for (int i = 0; ok && i < 3; i++)
+                    ok = vertex(r, (uint32_t)(first_vert + (py + j) * w + px + i), ctl[j][i]);
+            for (int b = 0; ok && b <= S; b++) {
                 float v = (float)b / S;
                 float bv[3] = { (1 - v) * (1 - v), 2 * v * (1 - v), v * v };
                 for (int a = 0; a <= S; a++) {
                     float u = (float)a / S;
                     float bu[3] = { (1 - u) * (1 - u), 2 * u * (1 - u), u * u };
+                    float *g = AT(py / 2 * S + b, px / 2 * S + a);
                     for (int k = 0; k < 3; k++) {
-                        float s = 0;
+                        float sum = 0;
                         for (int j = 0; j < 3; j++)
                             for (int i = 0; i < 3; i++)
-                                s += bv[j] * bu[i] * ctl[j][i][k];
-                        grid[b][a][k] = s;
+                                sum += bv[j] * bu[i] * ctl[j][i][k];
+                        g[k] = sum;
                     }
                 }
             }
-            for (int b = 0; b < S; b++)
-                for (int a = 0; a < S; a++)
-                    if (!add_triangle(r, grid[b][a], grid[b][a + 1], grid[b + 1][a + 1]) ||
-                        !add_triangle(r, grid[b][a], grid[b + 1][a + 1], grid[b + 1][a]))
-                        return false;
         }
     }
-    return true;
+    if (ok && mesh) {
+        ok = begin_mesh(r, RVW_MESH_PATCH);
+        for (size_t k = 0; ok && k < (size_t)cols * rows; k++)
+            if (rvw_level_add_mesh_vertex(r->level, grid + k * 3) < 0)
+                ok = fail(r, "out of memory reading surfaces");
+    }
+    /* triangles sub-patch by sub-patch, in the order the oracle always drew them */
+    for (uint32_t sy = 0; ok && sy + 1 < rows; sy += S) {
+        for (uint32_t sx = 0; ok && sx + 1 < cols; sx += S) {
+            for (uint32_t b = sy; ok && b < sy + S; b++) {
+                for (uint32_t a = sx; ok && a < sx + S; a++) {
+                    uint32_t i00 = b * cols + a, i01 = i00 + 1, i10 = i00 + cols, i11 = i10 + 1;
+                    ok = add_triangle(r, AT(b, a), AT(b, a + 1), AT(b + 1, a + 1)) &&
+                         add_triangle(r, AT(b, a), AT(b + 1, a + 1), AT(b + 1, a));
+                    if (ok && mesh && (!rvw_level_add_mesh_triangle(r->level, i00, i01, i11) ||
+                                       !rvw_level_add_mesh_triangle(r->level, i00, i11, i10)))
+                        ok = fail(r, "out of memory reading surfaces");
+                }
+            }
+        }
+    }
+#undef AT
+    free(grid);
+    return ok;
 }
 
 static bool read_surfaces(reader *r, int32_t first, int32_t count)
@@ -396,7 +427,10 @@ static bool read_surfaces(reader *r, int32_t first, int32_t count)
                     (int)count, r->count[LUMP_SURFACES]);
     r->map->stats.surfaces = (uint32_t)count;
     r->surface_object = malloc((r->count[LUMP_SURFACES] ? r->count[LUMP_SURFACES] : 1) * sizeof(int32_t));
-    if (!r->surface_object)
+    size_t verts = r->count[LUMP_DRAWVERTS] ? r->count[LUMP_DRAWVERTS] : 1;
+    r->vertex_stamp = calloc(verts, sizeof *r->vertex_stamp);
+    r->vertex_in_mesh = malloc(verts * sizeof *r->vertex_in_mesh);
+    if (!r->surface_object || !r->vertex_stamp || !r->vertex_in_mesh)
         return fail(r, "out of memory reading surfaces");
     for (uint32_t s = 0; s < r->count[LUMP_SURFACES]; s++)
         r->surface_object[s] = -1;
@@ -423,18 +457,24 @@ static bool read_surfaces(reader *r, int32_t first, int32_t count)
         /* Some maps point past an empty fog lump: clamp rather than refuse (unused here). */
         if (fog >= 0 && (uint32_t)fog < r->count[LUMP_FOGS])
             r->map->stats.fogged++;
-        uint32_t before = r->level->triangle_count;
+        uint32_t before = r->level->triangle_count, meshes = r->level->mesh_count;
+        uint32_t mesh_vertices = r->level->mesh_vertex_count, mesh_indices = r->level->mesh_index_count;
         if (rvw_level_begin_object(r->level, RVW_OBJ_SURFACE, -1) < 0)
             return fail(r, "out of memory reading surfaces");
+        /* Opaque: drawn (not NODRAW, not sky: checked above) and not translucent. */
+        bool opaque = !(contents & RVW_CONTENTS_TRANSLUCENT);
         bool ok = type == SURF_PATCH
-                      ? read_patch(r, s, first_vert, num_verts, patch_w, patch_h)
-                      : read_indexed(r, s, first_vert, num_verts, first_index, num_indexes);
+                      ? read_patch(r, s, first_vert, num_verts, patch_w, patch_h, opaque)
+                      : read_indexed(r, s, first_vert, num_verts, first_index, num_indexes, opaque);
         if (!ok)
             return false;
         if (type == SURF_PATCH)
             r->map->stats.patches++;
         if (r->level->triangle_count == before) { /* nothing to draw: not an object */
             r->level->object_count--;
+            r->level->mesh_count = meshes;
+            r->level->mesh_vertex_count = mesh_vertices;
+            r->level->mesh_index_count = mesh_indices;
             r->map->stats.skipped_empty++;
         } else {
             r->surface_object[s] = (int32_t)(r->level->object_count - 1);
@@ -467,7 +507,7 @@ static bool brush_box(reader *r, int32_t first_side, float mins[3], float maxs[3
     return mins[0] < maxs[0] && mins[1] < maxs[1] && mins[2] < maxs[2];
 }
 
-static bool push_planes(reader *r, int32_t first_side, int32_t num_sides, rvw_bsp_brush *out)
+static bool push_planes(reader *r, const rvw_convex_side *sides, int32_t num_sides, rvw_bsp_brush *out)
 {
     rvw_bsp_map *m = r->map;
     uint64_t need = (uint64_t)m->plane_count + (uint64_t)num_sides;
@@ -483,17 +523,42 @@ static bool push_planes(reader *r, int32_t first_side, int32_t num_sides, rvw_bs
     }
     out->first_plane = m->plane_count;
     out->plane_count = (uint32_t)num_sides;
+    for (int32_t k = 0; k < num_sides; k++)
+        memcpy(m->planes + (size_t)m->plane_count++ * 4, sides[k].plane, 4 * sizeof(float));
+    return true;
+}
+
+/* One brush's sides, checked: planes in range, finite, with unit normals; shaders in range.
+ * sides[] gets each side in Y-up with its shader's flags. */
+static bool read_sides(reader *r, uint32_t b, int32_t first_side, int32_t num_sides,
+                       rvw_convex_side *sides)
+{
     for (int32_t k = 0; k < num_sides; k++) {
-        int32_t plane = rd_i32(rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k)));
+        const uint8_t *side = rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k));
+        int32_t plane = rd_i32(side), side_shader = rd_i32(side + 4);
+        if (plane < 0 || (uint32_t)plane >= r->count[LUMP_PLANES])
+            return fail(r, "brush %u side %d: plane %d out of range (%u planes)", b, (int)k,
+                        (int)plane, r->count[LUMP_PLANES]);
         const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
+        for (int a = 0; a < 4; a++)
+            if (!coord_ok(rd_f32(pl + a * 4)))
+                return fail(r, "plane %d is not finite", (int)plane);
         float n[3] = { rd_f32(pl), rd_f32(pl + 4), rd_f32(pl + 8) };
-        float *dst = m->planes + (size_t)m->plane_count++ * 4;
-        to_y_up(n, dst);
-        dst[3] = rd_f32(pl + 12);
+        float length = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(fabsf(length - 1.0f) <= NORMAL_TOLERANCE))
+            return fail(r, "plane %d: normal of length %g, not a unit vector", (int)plane, (double)length);
+        to_y_up(n, sides[k].plane);
+        sides[k].plane[3] = rd_f32(pl + 12);
+        if (!shader_flags(r, side_shader, &sides[k].surface_flags, &sides[k].contents))
+            return false;
     }
     return true;
 }
 
+/* Model 0's brushes. Solid and player-clip brushes block the camera path (a player's box
+ * cannot enter either); solid ones with a volume are also occluder candidates; exact boxes
+ * that qualify are today's occluder boxes (not translucent, no sky side, a drawn
+ * side, a face of at least 128 x 128 units). */
 static bool read_brushes(reader *r, int32_t first, int32_t count)
 {
     if (!range_ok(first, count, r->count[LUMP_BRUSHES]))
@@ -501,281 +566,113 @@ static bool read_brushes(reader *r, int32_t first, int32_t count)
                     (int)count, r->count[LUMP_BRUSHES]);
     r->map->stats.brushes = (uint32_t)count;
     r->map->brushes = malloc((count ? (size_t)count : 1) * sizeof(rvw_bsp_brush));
-    if (!r->map->brushes)
-        return fail(r, "out of memory reading brushes");
-    for (int32_t n = 0; n < count; n++) {
+    rvw_convex_side *sides = malloc(RVW_BRUSH_MAX_SIDES * sizeof *sides);
+    float *planes = malloc(RVW_BRUSH_MAX_SIDES * 4 * sizeof *planes);
+    bool ok = r->map->brushes && sides && planes;
+    if (!ok)
+        fail(r, "out of memory reading brushes");
+    for (int32_t n = 0; ok && n < count; n++) {
         uint32_t b = (uint32_t)(first + n);
         const uint8_t *p = rec(r, LUMP_BRUSHES, b);
         int32_t first_side = rd_i32(p), num_sides = rd_i32(p + 4), shader = rd_i32(p + 8);
         uint32_t flags = 0, contents = 0;
-        if (!shader_flags(r, shader, &flags, &contents))
-            return false;
-        if (!range_ok(first_side, num_sides, r->count[LUMP_BRUSHSIDES]))
-            return fail(r, "brush %u: sides [%d, +%d) outside the %u brushsides", b,
-                        (int)first_side, (int)num_sides, r->count[LUMP_BRUSHSIDES]);
-        bool any_drawn_side = false, sky_side = false;
-        for (int32_t k = 0; k < num_sides; k++) {
-            const uint8_t *side = rec(r, LUMP_BRUSHSIDES, (uint32_t)(first_side + k));
-            int32_t plane = rd_i32(side), side_shader = rd_i32(side + 4);
-            if (plane < 0 || (uint32_t)plane >= r->count[LUMP_PLANES])
-                return fail(r, "brush %u side %d: plane %d out of range (%u planes)", b, (int)k,
-                            (int)plane, r->count[LUMP_PLANES]);
-            const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
-            for (int a = 0; a < 4; a++)
-                if (!coord_ok(rd_f32(pl + a * 4)))
-                    return fail(r, "plane %d is not finite", (int)plane);
-            uint32_t side_flags = 0, side_contents = 0;
-            if (!shader_flags(r, side_shader, &side_flags, &side_contents))
-                return false;
-            sky_side |= (side_flags & RVW_SURF_SKY) != 0;
-            any_drawn_side |= (side_flags & RVW_SURF_NODRAW) == 0;
+        if (!(ok = shader_flags(r, shader, &flags, &contents)))
+            break;
+        if (!range_ok(first_side, num_sides, r->count[LUMP_BRUSHSIDES])) {
+            ok = fail(r, "brush %u: sides [%d, +%d) outside the %u brushsides", b,
+                      (int)first_side, (int)num_sides, r->count[LUMP_BRUSHSIDES]);
+            break;
         }
-        if (!(contents & RVW_CONTENTS_SOLID))
+        if (num_sides > RVW_BRUSH_MAX_SIDES) {
+            ok = fail(r, "brush %u: %d sides, more than %d", b, (int)num_sides, RVW_BRUSH_MAX_SIDES);
+            break;
+        }
+        if (!(ok = read_sides(r, b, first_side, num_sides, sides)))
+            break;
+        bool solid = (contents & RVW_CONTENTS_SOLID) != 0;
+        r->map->stats.solid_brushes += solid;
+        if (!(contents & (RVW_CONTENTS_SOLID | RVW_CONTENTS_PLAYERCLIP)))
             continue;
-        r->map->stats.solid_brushes++;
+        r->map->stats.clip_brushes += !solid;
+        r->side_pairs += (uint64_t)num_sides * (uint64_t)num_sides;
+        if (r->side_pairs > MAX_SIDE_PAIRS) {
+            ok = fail(r, "brushes: more than %u side pairs in all, refusing the map", MAX_SIDE_PAIRS);
+            break;
+        }
+        for (int32_t k = 0; k < num_sides; k++)
+            memcpy(planes + k * 4, sides[k].plane, sizeof sides[k].plane);
+        rvw_box shape_bounds;
+        rvw_brush_shape shape = rvw_brush_shape_of(planes, (uint32_t)num_sides, &shape_bounds);
+        if (shape == RVW_BRUSH_EMPTY) { /* holds nothing: blocks nothing, hides nothing */
+            r->map->stats.empty_brushes++;
+            continue;
+        }
         rvw_bsp_brush *out = &r->map->brushes[r->map->brush_count];
-        if (!push_planes(r, first_side, num_sides, out))
-            return false;
-        rvw_box_empty(&out->bounds);
-        r->map->brush_count++;
-        /* The path skips far brushes by this box; without axial sides it spans everything. */
-        float mins[3], maxs[3];
-        bool axial = num_sides >= 6 && brush_box(r, first_side, mins, maxs);
-        if (axial) {
-            float a[3], c[3];
-            to_y_up(mins, a);
-            to_y_up(maxs, c);
-            rvw_box_add_point(&out->bounds, a);
-            rvw_box_add_point(&out->bounds, c);
-        } else {
+        if (!(ok = push_planes(r, sides, num_sides, out)))
+            break;
+        out->contents = contents;
+        out->bounds = shape_bounds;
+        if (shape == RVW_BRUSH_UNBOUNDED) { /* blocks everything along its open side */
+            r->map->stats.unbounded_brushes++;
             for (int a = 0; a < 3; a++) {
-                out->bounds.min[a] = -MAX_COORD * 2;
-                out->bounds.max[a] = MAX_COORD * 2;
+                out->bounds.min[a] = -MAX_COORD * 4;
+                out->bounds.max[a] = MAX_COORD * 4;
             }
         }
-        bool exact = axial && num_sides == 6;
-        if (!exact || (contents & RVW_CONTENTS_TRANSLUCENT) || sky_side || !any_drawn_side)
+        r->map->brush_count++;
+        if (!solid || shape != RVW_BRUSH_SOLID)
+            continue;
+        float mins[3], maxs[3];
+        bool exact = num_sides == 6 && brush_box(r, first_side, mins, maxs);
+        uint32_t cflags = exact ? RVW_CONVEX_EXACT_BOX : 0;
+        bool any_drawn_side = false;
+        for (int32_t k = 0; k < num_sides; k++) {
+            cflags |= sides[k].surface_flags & RVW_SURF_NODRAW ? RVW_CONVEX_NODRAW_SIDE : 0;
+            cflags |= sides[k].surface_flags & RVW_SURF_SKY ? RVW_CONVEX_SKY_SIDE : 0;
+            any_drawn_side |= (sides[k].surface_flags & RVW_SURF_NODRAW) == 0;
+        }
+        cflags |= contents & RVW_CONTENTS_TRANSLUCENT ? RVW_CONVEX_TRANSLUCENT : 0;
+        if (!(ok = rvw_level_add_convex(r->level, sides, (uint32_t)num_sides, contents, cflags, &shape_bounds))) {
+            fail(r, "out of memory reading brushes");
+            break;
+        }
+        if (!exact || (cflags & (RVW_CONVEX_TRANSLUCENT | RVW_CONVEX_SKY_SIDE)) || !any_drawn_side)
             continue;
         float dx = maxs[0] - mins[0], dy = maxs[1] - mins[1], dz = maxs[2] - mins[2];
         bool big_face = (dx >= 128 && dy >= 128) || (dx >= 128 && dz >= 128) ||
                         (dy >= 128 && dz >= 128);
-        if (big_face && !rvw_level_add_occluder(r->level, &out->bounds))
-            return fail(r, "out of memory reading brushes");
+        rvw_box box;
+        float a[3], c[3];
+        to_y_up(mins, a);
+        to_y_up(maxs, c);
+        rvw_box_empty(&box);
+        rvw_box_add_point(&box, a);
+        rvw_box_add_point(&box, c);
+        if (big_face && !(ok = rvw_level_add_occluder(r->level, &box)))
+            fail(r, "out of memory reading brushes");
     }
-    return true;
+    free(sides);
+    free(planes);
+    return ok;
 }
 
 /* ---- PVS ----------------------------------------------------------------------------- */
 
-enum { NODE_BYTES = 36, LEAF_BYTES = 48, LEAFSURFACE_BYTES = 4 };
-
-/* Drops the PVS: every object counts as potentially visible. */
-static bool pvs_invalid(rvw_bsp_pvs *pvs, const char *reason)
-{
-    rvw_bsp_pvs_free(pvs);
-    pvs->valid = false;
-    snprintf(pvs->reason, sizeof pvs->reason, "%s", reason);
-    return true;
-}
-
-typedef struct cluster_pair {
-    uint32_t object;
-    int32_t cluster;
-} cluster_pair;
-
-static int compare_pairs(const void *a, const void *b)
-{
-    const cluster_pair *x = a, *y = b;
-    if (x->object != y->object)
-        return x->object < y->object ? -1 : 1;
-    return (x->cluster > y->cluster) - (x->cluster < y->cluster);
-}
-
-/* Reads the tree, the leaves, which leaves hold which objects and the visdata. A map whose
- * PVS data is missing or inconsistent keeps a PVS that is not valid (the PVS is only a
- * reference figure, never needed to walk the map); false only when memory ran out. */
+/* The PVS from the tree, leaf and visdata lumps (pvs.c); false only when memory ran out. */
 static bool read_pvs(reader *r)
 {
-    rvw_bsp_pvs *pvs = &r->map->pvs;
-    memset(pvs, 0, sizeof *pvs);
-    uint32_t nodes = r->lump_bytes[LUMP_NODES] / NODE_BYTES, leafs = r->lump_bytes[LUMP_LEAFS] / LEAF_BYTES;
-    uint32_t leafsurfaces = r->lump_bytes[LUMP_LEAFSURFACES] / LEAFSURFACE_BYTES;
-    if (nodes == 0 || leafs == 0)
-        return pvs_invalid(pvs, "no BSP tree");
-    if (r->lump_bytes[LUMP_NODES] % NODE_BYTES || r->lump_bytes[LUMP_LEAFS] % LEAF_BYTES ||
-        r->lump_bytes[LUMP_LEAFSURFACES] % LEAFSURFACE_BYTES)
-        return pvs_invalid(pvs, "nodes, leafs or leafsurfaces lump not whole records");
-    /* visdata: numClusters, bytesPerCluster, rows */
-    uint32_t vis_bytes = r->lump_bytes[LUMP_VISDATA];
-    const uint8_t *vis = r->lump[LUMP_VISDATA];
-    if (vis_bytes > 0) {
-        if (vis_bytes < 8)
-            return pvs_invalid(pvs, "visdata shorter than its header");
-        int32_t n = rd_i32(vis), bpc = rd_i32(vis + 4);
-        if (n < 0 || bpc < 0 || (uint64_t)bpc * 8 < (uint64_t)n || 8 + (uint64_t)n * (uint64_t)bpc > vis_bytes)
-            return pvs_invalid(pvs, "visdata header does not match the lump");
-        pvs->cluster_count = (uint32_t)n;
-        pvs->bytes_per_cluster = (uint32_t)bpc;
-    }
-    pvs->node_count = nodes;
-    pvs->leaf_count = leafs;
-    pvs->object_count = r->level->object_count;
-    pvs->node_planes = malloc((size_t)nodes * 4 * sizeof(float));
-    pvs->node_children = malloc((size_t)nodes * 2 * sizeof(int32_t));
-    pvs->leaf_clusters = malloc((size_t)leafs * sizeof(int32_t));
-    pvs->object_first = calloc((size_t)pvs->object_count + 1, sizeof(uint32_t));
-    size_t rows = (size_t)pvs->cluster_count * pvs->bytes_per_cluster;
-    pvs->rows = malloc(rows ? rows : 1);
-    uint8_t *seen = calloc(nodes, 1);
-    int32_t *stack = malloc((size_t)nodes * sizeof(int32_t));
-    cluster_pair *pairs = NULL;
-    size_t pair_count = 0, pair_capacity = 0;
-    bool ok = pvs->node_planes && pvs->node_children && pvs->leaf_clusters && pvs->object_first &&
-              pvs->rows && seen && stack;
-    const char *bad = NULL;
-    if (ok && rows)
-        memcpy(pvs->rows, vis + 8, rows);
-    for (uint32_t i = 0; ok && !bad && i < nodes; i++) {
-        const uint8_t *n = r->lump[LUMP_NODES] + (size_t)i * NODE_BYTES;
-        int32_t plane = rd_i32(n);
-        if (plane < 0 || (uint32_t)plane >= r->count[LUMP_PLANES]) {
-            bad = "a node's plane is out of range";
-            break;
-        }
-        const uint8_t *pl = rec(r, LUMP_PLANES, (uint32_t)plane);
-        float q[3] = { rd_f32(pl), rd_f32(pl + 4), rd_f32(pl + 8) };
-        float d = rd_f32(pl + 12);
-        if (!coord_ok(q[0]) || !coord_ok(q[1]) || !coord_ok(q[2]) || !coord_ok(d)) {
-            bad = "a node's plane is not finite";
-            break;
-        }
-        to_y_up(q, pvs->node_planes + (size_t)i * 4);
-        pvs->node_planes[(size_t)i * 4 + 3] = d;
-        for (int c = 0; c < 2; c++) {
-            int32_t child = rd_i32(n + 4 + c * 4);
-            if (child >= 0 ? (uint32_t)child >= nodes : (uint32_t)(-(int64_t)child - 1) >= leafs) {
-                bad = "a node's child is out of range";
-                break;
-            }
-            pvs->node_children[i * 2 + c] = child;
-        }
-    }
-    for (uint32_t i = 0; ok && !bad && i < leafs; i++) {
-        const uint8_t *l = r->lump[LUMP_LEAFS] + (size_t)i * LEAF_BYTES;
-        int32_t cluster = rd_i32(l);
-        pvs->leaf_clusters[i] = cluster < 0 ? -1 : cluster;
-        if (!range_ok(rd_i32(l + 32), rd_i32(l + 36), leafsurfaces))
-            bad = "a leaf's surfaces lie outside leafsurfaces";
-    }
-    /* leaves reachable from node 0 (the world model's tree), and the objects in them */
-    uint32_t top = 0;
-    if (ok && !bad) {
-        stack[top++] = 0;
-        seen[0] = 1;
-    }
-    while (ok && !bad && top > 0) {
-        int32_t node = stack[--top];
-        for (int c = 0; c < 2 && ok; c++) {
-            int32_t child = pvs->node_children[node * 2 + c];
-            if (child >= 0) {
-                if (!seen[child]) { /* a hostile tree may share or loop: visit each once */
-                    seen[child] = 1;
-                    stack[top++] = child;
-                }
-                continue;
-            }
-            uint32_t leaf = (uint32_t)(-(int64_t)child - 1);
-            const uint8_t *l = r->lump[LUMP_LEAFS] + (size_t)leaf * LEAF_BYTES;
-            int32_t first = rd_i32(l + 32), count = rd_i32(l + 36);
-            for (int32_t k = 0; k < count; k++) {
-                int32_t s = rd_i32(r->lump[LUMP_LEAFSURFACES] + (size_t)(first + k) * LEAFSURFACE_BYTES);
-                if (s < 0 || (uint32_t)s >= r->count[LUMP_SURFACES] || r->surface_object[s] < 0)
-                    continue; /* not a drawn model-0 surface */
-                if (pair_count == pair_capacity) {
-                    size_t cap = pair_capacity ? pair_capacity * 2 : 1024;
-                    cluster_pair *fresh = realloc(pairs, cap * sizeof *fresh);
-                    if (!fresh) {
-                        ok = false;
-                        break;
-                    }
-                    pairs = fresh;
-                    pair_capacity = cap;
-                }
-                pairs[pair_count++] = (cluster_pair){ (uint32_t)r->surface_object[s], pvs->leaf_clusters[leaf] };
-            }
-        }
-    }
-    if (ok && !bad) {
-        if (pair_count)
-            qsort(pairs, pair_count, sizeof *pairs, compare_pairs);
-        size_t unique = 0;
-        for (size_t k = 0; k < pair_count; k++)
-            if (k == 0 || compare_pairs(&pairs[k - 1], &pairs[k]) != 0)
-                pairs[unique++] = pairs[k];
-        pvs->object_clusters = malloc((unique ? unique : 1) * sizeof(int32_t));
-        ok = pvs->object_clusters != NULL;
-        for (size_t k = 0; ok && k < unique; k++) {
-            pvs->object_clusters[k] = pairs[k].cluster;
-            pvs->object_first[pairs[k].object + 1]++;
-        }
-        for (uint32_t o = 0; ok && o < pvs->object_count; o++)
-            pvs->object_first[o + 1] += pvs->object_first[o];
-    }
-    free(seen);
-    free(stack);
-    free(pairs);
-    if (!ok) {
-        rvw_bsp_pvs_free(pvs);
+    rvw_pvs_lumps l = {
+        .nodes = r->lump[LUMP_NODES], .node_bytes = r->lump_bytes[LUMP_NODES],
+        .leafs = r->lump[LUMP_LEAFS], .leaf_bytes = r->lump_bytes[LUMP_LEAFS],
+        .leafsurfaces = r->lump[LUMP_LEAFSURFACES], .leafsurface_bytes = r->lump_bytes[LUMP_LEAFSURFACES],
+        .visdata = r->lump[LUMP_VISDATA], .visdata_bytes = r->lump_bytes[LUMP_VISDATA],
+        .planes = r->lump[LUMP_PLANES], .plane_count = r->count[LUMP_PLANES],
+        .surface_object = r->surface_object, .surface_count = r->count[LUMP_SURFACES],
+        .object_count = r->level->object_count,
+    };
+    if (!rvw_bsp_pvs_read(&l, &r->map->pvs))
         return fail(r, "out of memory reading the PVS");
-    }
-    if (bad)
-        return pvs_invalid(pvs, bad);
-    pvs->valid = true;
     return true;
-}
-
-int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3])
-{
-    if (!pvs->valid)
-        return -1;
-    int32_t node = 0;
-    for (uint32_t steps = 0; steps <= pvs->node_count; steps++) {
-        const float *pl = pvs->node_planes + (size_t)node * 4;
-        double d = (double)pl[0] * p[0] + (double)pl[1] * p[1] + (double)pl[2] * p[2] - pl[3];
-        int32_t child = pvs->node_children[node * 2 + (d >= 0 ? 0 : 1)];
-        if (child < 0)
-            return pvs->leaf_clusters[-(int64_t)child - 1];
-        node = child;
-    }
-    return -1; /* a loop in a hostile tree */
-}
-
-bool rvw_bsp_pvs_object_visible(const rvw_bsp_pvs *pvs, int32_t cluster, uint32_t object)
-{
-    if (!pvs->valid || cluster < 0 || !pvs->rows || (uint32_t)cluster >= pvs->cluster_count ||
-        object >= pvs->object_count)
-        return true;
-    uint32_t first = pvs->object_first[object], end = pvs->object_first[object + 1];
-    if (first == end)
-        return true; /* in no leaf of the tree: no PVS says anything about it */
-    const uint8_t *row = pvs->rows + (size_t)cluster * pvs->bytes_per_cluster;
-    for (uint32_t k = first; k < end; k++) {
-        int32_t c = pvs->object_clusters[k];
-        if (c < 0 || (uint32_t)c >= pvs->cluster_count || (row[c >> 3] & (1u << (c & 7))))
-            return true;
-    }
-    return false;
-}
-
-void rvw_bsp_pvs_free(rvw_bsp_pvs *pvs)
-{
-    free(pvs->rows);
-    free(pvs->node_planes);
-    free(pvs->node_children);
-    free(pvs->leaf_clusters);
-    free(pvs->object_first);
-    free(pvs->object_clusters);
-    memset(pvs, 0, sizeof *pvs);
 }
 
 bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
@@ -791,6 +688,8 @@ bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level
          read_surfaces(&r, rd_i32(model + 24), rd_i32(model + 28)) &&
          read_brushes(&r, rd_i32(model + 32), rd_i32(model + 36)) && read_pvs(&r);
     free(r.surface_object);
+    free(r.vertex_stamp);
+    free(r.vertex_in_mesh);
     if (ok && level->object_count == 0)
         ok = fail(&r, "model 0 has no drawable surface");
     if (!ok) {

@@ -1,5 +1,5 @@
 /* rvis-walk: a Quake III IBSP version 46 reader that treats the file as hostile
- * (../shared/Q3BSP.md has the format). Every offset, length, count and index is checked
+ * (docs/walk.md says what is read). Every offset, length, count and index is checked
  * against the file and the lump it points into; a bad file is an error message, never a
  * crash or a read out of bounds. Output is converted from Quake's Z-up to Y-up:
  * (x, y, z) -> (x, z, -y), a rotation, so handedness and winding are kept. */
@@ -7,6 +7,7 @@
 #define RVW_BSP_H
 
 #include "level.h"
+#include "pvs.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,10 +21,12 @@ typedef struct rvw_bsp_point {
     bool spawn;         /* a spawn point (else an item) */
 } rvw_bsp_point;
 
-/* A solid model-0 brush for the camera path: the convex set dot(n, p) <= d of every plane. */
+/* A model-0 brush that blocks a player (solid or player clip), for the camera path: the
+ * convex set dot(n, p) <= d of every plane. Empty brushes are left out. */
 typedef struct rvw_bsp_brush {
     uint32_t first_plane, plane_count;  /* into rvw_bsp_map.planes (4 floats: n, d) */
-    rvw_box bounds;
+    uint32_t contents;                  /* the brush's content flags */
+    rvw_box bounds;                     /* exact; +-4e6 for an unbounded plane set */
 } rvw_bsp_brush;
 
 /* Figures about the map, for the report. */
@@ -34,35 +37,18 @@ typedef struct rvw_bsp_stats {
     uint32_t skipped_empty;     /* flares and surfaces with no triangles */
     uint32_t fogged;            /* drawn surfaces with a valid fog index */
     uint32_t brushes;           /* model-0 brushes */
-    uint32_t solid_brushes;
+    uint32_t solid_brushes;     /* with CONTENTS_SOLID */
+    uint32_t clip_brushes;      /* player clip, not solid: they block the path only */
+    uint32_t empty_brushes;     /* solid or clip brushes without a volume (left out) */
+    uint32_t unbounded_brushes; /* solid or clip plane sets that are not closed */
     uint32_t spawns, items;
 } rvw_bsp_stats;
-
-/* The compiler's potentially visible set (Q3BSP.md: nodes, leafs, leafsurfaces, visdata),
- * kept as a sanity reference for how much a perfect culler could hide. valid is false when
- * the map has no BSP tree or its tree, leaves or visdata are inconsistent; then every object
- * counts as potentially visible (and reason says why). */
-typedef struct rvw_bsp_pvs {
-    bool valid;
-    char reason[96];            /* why valid is false ("" when valid) */
-    uint32_t cluster_count, bytes_per_cluster;
-    uint8_t *rows;              /* cluster_count rows of bytes_per_cluster; NULL = all visible */
-    uint32_t node_count;
-    float *node_planes;         /* 4 floats per node: normal (Y-up), dist */
-    int32_t *node_children;     /* 2 per node: front, back; negative c = leaf -(c + 1) */
-    uint32_t leaf_count;
-    int32_t *leaf_clusters;     /* per leaf */
-    uint32_t object_count;
-    uint32_t *object_first;     /* object_count + 1 offsets into object_clusters */
-    int32_t *object_clusters;   /* distinct clusters of the leaves holding each object; -1 =
-                                   a leaf outside every cluster (always potentially visible) */
-} rvw_bsp_pvs;
 
 /* What a map gives beyond the level: points and solids for the camera path. */
 typedef struct rvw_bsp_map {
     rvw_bsp_point *points;      /* spawns first (entity order), then items (entity order) */
     uint32_t point_count;
-    rvw_bsp_brush *brushes;     /* solid model-0 brushes */
+    rvw_bsp_brush *brushes;     /* model-0 brushes that block a player */
     uint32_t brush_count;
     float *planes;              /* 4 floats per plane, Y-up */
     uint32_t plane_count, plane_capacity;
@@ -71,30 +57,22 @@ typedef struct rvw_bsp_map {
 } rvw_bsp_map;
 
 /* Reads a map from bytes[0, size) into *level (objects = drawable model-0 surfaces with
- * patches tessellated at 8 steps per 3x3 sub-patch; occluders = Q3BSP.md's exact boxes) and
- * *map (points and solid brushes). name (copied) names the level. On failure returns false
+ * patches tessellated at 8 steps per 3x3 sub-patch; occluders = solid exact boxes with
+ * a face of at least 128 x 128 units; occluder candidates = every solid model-0 brush with a
+ * volume, and every opaque drawn surface as a mesh) and *map (points and the brushes that
+ * block a player). name (copied) names the level. On failure returns false
  * with a one-line reason in err (errlen bytes) and leaves *level and *map empty. */
 bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
                   rvw_bsp_map *map, char *err, size_t errlen);
 
 void rvw_bsp_map_free(rvw_bsp_map *map);
 
-/* The cluster of the leaf holding point p (Y-up), walking the tree from node 0; -1 when the
- * point lies in a solid / outside leaf, the PVS is not valid, or the walk does not end. */
-int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3]);
-
-/* True when object may be visible from cluster: the PVS is not valid, cluster is -1 or
- * beyond the visdata, the map has no visdata, the object sits in no leaf or in a leaf of
- * cluster -1, or one of its clusters is set in cluster's row. */
-bool rvw_bsp_pvs_object_visible(const rvw_bsp_pvs *pvs, int32_t cluster, uint32_t object);
-
-void rvw_bsp_pvs_free(rvw_bsp_pvs *pvs);
-
-/* Quake flag bits used by the reader (Q3BSP.md). */
+/* Quake flag bits used by the reader. */
 enum {
     RVW_SURF_SKY = 0x4,
     RVW_SURF_NODRAW = 0x80,
     RVW_CONTENTS_SOLID = 0x1,
+    RVW_CONTENTS_PLAYERCLIP = 0x10000,
     RVW_CONTENTS_TRANSLUCENT = 0x20000000,
 };
 

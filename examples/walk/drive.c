@@ -14,7 +14,7 @@
  *    draws); each district node is an HLOD region (resident) whose geometry is its stand-in
  *    (the node's bounds are the stand-in's sphere), and each building shell is a resident
  *    leaf region (error 0) so a district has region children to refine into (a region
- *    without region descendants never refines, docs/design.md §5); a leaf region is drawn as
+ *    without region descendants never refines, docs/lod.md); a leaf region is drawn as
  *    itself, like any object. Towers are partition groups, storeys parts with one leaf each
  *    (the top storey deferred); vehicles are journal projections (key = vehicle index + 1,
  *    since a draw item's projection key 0 means "no projection"); terrain pages are a grid.
@@ -356,7 +356,7 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
         return false;
     if (!check(rv_update_world(d->world), "the first update", err, errlen))
         return false;
-    /* flat static lists cull hierarchically once grouped (docs/design.md §2) */
+    /* flat static lists cull hierarchically once grouped (docs/scene.md) */
     for (int k = 0; k < RVW_OBJ_KIND_COUNT; k++)
         if (d->roots[k].id && k != RVW_OBJ_VEHICLE &&
             !check(rv_group_spatially(d->world, d->roots[k], NULL, 0, 0, NULL), "spatial grouping", err, errlen))

@@ -148,6 +148,60 @@ bool rvw_level_add_occluder(rvw_level *level, const rvw_box *box)
     return true;
 }
 
+bool rvw_level_add_convex(rvw_level *level, const rvw_convex_side *sides, uint32_t count,
+                          uint32_t contents, uint32_t flags, const rvw_box *bounds)
+{
+    if ((uint64_t)level->convex_side_count + count > UINT32_MAX ||
+        !grow((void **)&level->convex_sides, &level->convex_side_capacity,
+              level->convex_side_count + count, sizeof(rvw_convex_side)) ||
+        !grow((void **)&level->convexes, &level->convex_capacity, level->convex_count + 1,
+              sizeof(rvw_convex)))
+        return false;
+    memcpy(level->convex_sides + level->convex_side_count, sides, (size_t)count * sizeof *sides);
+    level->convexes[level->convex_count++] = (rvw_convex){
+        .first_side = level->convex_side_count, .side_count = count, .contents = contents,
+        .flags = flags, .bounds = *bounds,
+    };
+    level->convex_side_count += count;
+    return true;
+}
+
+bool rvw_level_begin_mesh(rvw_level *level, uint32_t object, uint32_t flags)
+{
+    if (!grow((void **)&level->meshes, &level->mesh_capacity, level->mesh_count + 1, sizeof(rvw_mesh)))
+        return false;
+    level->meshes[level->mesh_count++] = (rvw_mesh){
+        .first_vertex = level->mesh_vertex_count, .first_index = level->mesh_index_count,
+        .object = object, .flags = flags,
+    };
+    return true;
+}
+
+int64_t rvw_level_add_mesh_vertex(rvw_level *level, const float p[3])
+{
+    if (level->mesh_count == 0 || level->mesh_vertex_count == UINT32_MAX ||
+        !grow((void **)&level->mesh_positions, &level->mesh_vertex_capacity,
+              level->mesh_vertex_count + 1, 3 * sizeof(float)))
+        return -1;
+    memcpy(level->mesh_positions + (size_t)level->mesh_vertex_count++ * 3, p, 3 * sizeof(float));
+    return level->meshes[level->mesh_count - 1].vertex_count++;
+}
+
+bool rvw_level_add_mesh_triangle(rvw_level *level, uint32_t a, uint32_t b, uint32_t c)
+{
+    if (level->mesh_count == 0 || level->mesh_index_count > UINT32_MAX - 3 ||
+        !grow((void **)&level->mesh_indices, &level->mesh_index_capacity, level->mesh_index_count + 3,
+              sizeof(uint32_t)))
+        return false;
+    uint32_t *i = level->mesh_indices + level->mesh_index_count;
+    i[0] = a;
+    i[1] = b;
+    i[2] = c;
+    level->mesh_index_count += 3;
+    level->meshes[level->mesh_count - 1].index_count += 3;
+    return true;
+}
+
 bool rvw_level_add_camera(rvw_level *level, const rvw_camera *camera)
 {
     if (!grow((void **)&level->path, &level->frame_capacity, level->frame_count + 1,
@@ -186,12 +240,38 @@ void rvw_level_finish(rvw_level *level)
     }
 }
 
+void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *out)
+{
+    *out = (rvw_candidate_counts){ .convexes = level->convex_count, .meshes = level->mesh_count };
+    for (uint32_t i = 0; i < level->convex_count; i++) {
+        uint32_t f = level->convexes[i].flags;
+        out->exact_boxes += (f & RVW_CONVEX_EXACT_BOX) != 0;
+        out->nodraw_side += (f & RVW_CONVEX_NODRAW_SIDE) != 0;
+        out->sky_side += (f & RVW_CONVEX_SKY_SIDE) != 0;
+        out->translucent += (f & RVW_CONVEX_TRANSLUCENT) != 0;
+    }
+    out->general_convexes = out->convexes - out->exact_boxes;
+    for (uint32_t i = 0; i < level->mesh_count; i++) {
+        uint32_t t = level->meshes[i].index_count / 3;
+        out->mesh_triangles += t;
+        if (level->meshes[i].flags & RVW_MESH_PATCH) {
+            out->patch_meshes++;
+            out->patch_triangles += t;
+        }
+    }
+}
+
 void rvw_level_free(rvw_level *level)
 {
     free(level->triangles);
     free(level->objects);
     free(level->groups);
     free(level->occluders);
+    free(level->convexes);
+    free(level->convex_sides);
+    free(level->meshes);
+    free(level->mesh_positions);
+    free(level->mesh_indices);
     free(level->ladders);
     free(level->path);
     memset(level, 0, sizeof *level);

@@ -52,7 +52,7 @@ typedef struct rvw_group {
     rvw_box bounds;           /* everything below it (computed by rvw_level_finish) */
 } rvw_group;
 
-/* A LOD ladder: thresholds in strictly descending radians (docs/design.md §5). When the object
+/* A LOD ladder: thresholds in strictly descending radians (docs/lod.md). When the object
  * is smaller than the last threshold, last_is_nothing says the host draws nothing. */
 typedef struct rvw_ladder {
     uint32_t count;
@@ -68,6 +68,49 @@ typedef struct rvw_camera {
     bool cut;
 } rvw_camera;
 
+/* Occluder candidates: what a map's own geometry offers to hide things, with no
+ * precomputed visibility. The walk declares none of them yet (today's occluders are the
+ * boxes in rvw_level.occluders); a host chooses among them by their flags. */
+
+/* One side of a convex candidate: its plane and its shader's flags (Quake's bits). */
+typedef struct rvw_convex_side {
+    float plane[4];             /* outward unit normal (Y-up) and d: inside is dot(n, p) <= d */
+    uint32_t surface_flags;     /* the side's shader: SURF_NODRAW 0x80, SURF_SKY 0x4, ... */
+    uint32_t contents;          /* the side's shader's content flags */
+} rvw_convex_side;
+
+enum {
+    RVW_CONVEX_EXACT_BOX = 1u << 0,   /* six axial sides: the brush is exactly its bounds */
+    RVW_CONVEX_NODRAW_SIDE = 1u << 1, /* a side's shader has SURF_NODRAW (the oracle sees
+                                         through that side: nothing there draws it) */
+    RVW_CONVEX_SKY_SIDE = 1u << 2,    /* a side's shader has SURF_SKY */
+    RVW_CONVEX_TRANSLUCENT = 1u << 3, /* the brush's contents are translucent (glass) */
+};
+
+/* A solid convex brush of the world: the intersection of its sides' half-spaces, closed and
+ * with a volume (the reader drops empty and unbounded plane sets). */
+typedef struct rvw_convex {
+    uint32_t first_side, side_count;  /* into rvw_level.convex_sides */
+    uint32_t contents;                /* the brush's content flags (solid 0x1, ...) */
+    uint32_t flags;                   /* RVW_CONVEX_* */
+    rvw_box bounds;                   /* exact: the box of its corners */
+} rvw_convex;
+
+enum {
+    RVW_MESH_PATCH = 1u << 0,   /* a curved patch, tessellated exactly as its object */
+};
+
+/* An opaque drawn surface as an indexed triangle mesh. Its triangles, in order, are exactly
+ * those of its object (the same floats, so the oracle draws what the mesh covers); a vertex
+ * two neighbouring surfaces share in the file is bit-identical in both meshes. */
+typedef struct rvw_mesh {
+    uint32_t first_vertex, vertex_count; /* into rvw_level.mesh_positions (3 floats each) */
+    uint32_t first_index, index_count;   /* into rvw_level.mesh_indices; each index is below
+                                            vertex_count, relative to first_vertex */
+    uint32_t object;                     /* the object whose triangles these are */
+    uint32_t flags;                      /* RVW_MESH_* */
+} rvw_mesh;
+
 struct rvw_city;
 
 typedef struct rvw_level {
@@ -80,6 +123,17 @@ typedef struct rvw_level {
     uint32_t group_count, group_capacity;
     rvw_box *occluders;         /* static occluder boxes, world space */
     uint32_t occluder_count, occluder_capacity;
+    /* occluder candidates (maps only; see above) */
+    rvw_convex *convexes;
+    uint32_t convex_count, convex_capacity;
+    rvw_convex_side *convex_sides;
+    uint32_t convex_side_count, convex_side_capacity;
+    rvw_mesh *meshes;
+    uint32_t mesh_count, mesh_capacity;
+    float *mesh_positions;      /* 3 floats per vertex, world space */
+    uint32_t mesh_vertex_count, mesh_vertex_capacity;
+    uint32_t *mesh_indices;
+    uint32_t mesh_index_count, mesh_index_capacity;
     rvw_ladder *ladders;
     uint32_t ladder_count;
     rvw_camera *path;           /* one entry per frame */
@@ -105,6 +159,24 @@ void rvw_level_write_box(rvw_level *level, uint32_t object, const rvw_box *box);
 int32_t rvw_level_add_group(rvw_level *level, rvw_group_kind kind, int32_t parent);
 bool rvw_level_add_occluder(rvw_level *level, const rvw_box *box);
 bool rvw_level_add_camera(rvw_level *level, const rvw_camera *camera);
+/* Adds a convex candidate with copies of its count sides. */
+bool rvw_level_add_convex(rvw_level *level, const rvw_convex_side *sides, uint32_t count,
+                          uint32_t contents, uint32_t flags, const rvw_box *bounds);
+/* Starts a mesh over object's triangles; vertices and triangles added from now until the
+ * next call are its own. */
+bool rvw_level_begin_mesh(rvw_level *level, uint32_t object, uint32_t flags);
+/* Adds a vertex to the current mesh; returns its index in the mesh, or -1 (no memory). */
+int64_t rvw_level_add_mesh_vertex(rvw_level *level, const float p[3]);
+bool rvw_level_add_mesh_triangle(rvw_level *level, uint32_t a, uint32_t b, uint32_t c);
+
+/* What the occluder candidates hold, for reports. */
+typedef struct rvw_candidate_counts {
+    uint32_t convexes, exact_boxes, general_convexes;
+    uint32_t nodraw_side, sky_side, translucent;  /* convexes with that flag */
+    uint32_t meshes, mesh_triangles, patch_meshes, patch_triangles;
+} rvw_candidate_counts;
+
+void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *out);
 
 /* Computes object bounds, group bounds (bottom-up) and the level bounds. Call once after
  * building, and rvw_level_object_moved after rewriting an object's triangles. */

@@ -16,6 +16,7 @@
 #include "view.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,9 @@ static const char usage[] =
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
-    "                          frame, so --verify must report it (exit 1) when it is visible\n";
+    "                          frame, so --verify must report it (exit 1) when it is visible\n"
+    "  -h, --help              this text\n"
+    "Exit codes: 0 success, 1 a false cull or a limit exceeded, 2 bad input.\n";
 
 static int bad_input(const char *fmt, const char *arg)
 {
@@ -85,90 +88,105 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
     return true;
 }
 
-static bool is_value_option(const char *a)
-{
-    static const char *const names[] = {
-        "--map", "--verify-res", "--verify-every", "--max-draw-ratio", "--json", "--dump-scene",
-        "--dump-visibility", "--images", "--image-every", "--frames", "--sabotage-object",
-        "--occlusion-width",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(a, names[i]))
-            return true;
-    return false;
-}
+enum {
+    OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
+    OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
+    OPT_OCCLUSION_WIDTH, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT,
+};
 
-/* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
+static const struct option long_options[] = {
+    { "map", required_argument, NULL, OPT_MAP },
+    { "verify", no_argument, NULL, OPT_VERIFY },
+    { "verify-res", required_argument, NULL, OPT_VERIFY_RES },
+    { "verify-every", required_argument, NULL, OPT_VERIFY_EVERY },
+    { "max-draw-ratio", required_argument, NULL, OPT_MAX_DRAW_RATIO },
+    { "json", required_argument, NULL, OPT_JSON },
+    { "dump-scene", required_argument, NULL, OPT_DUMP_SCENE },
+    { "dump-visibility", required_argument, NULL, OPT_DUMP_VISIBILITY },
+    { "images", required_argument, NULL, OPT_IMAGES },
+    { "image-every", required_argument, NULL, OPT_IMAGE_EVERY },
+    { "frames", required_argument, NULL, OPT_FRAMES },
+    { "quiet", no_argument, NULL, OPT_QUIET },
+    { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
+    { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
+    { "pvs", no_argument, NULL, OPT_PVS },
+    { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Returns 0 when parsed, else the exit code (2, or -1 for --help). getopt_long's own
+ * messages are off ("+:" and opterr = 0) so that every refusal is one line of ours and exit
+ * code 2; "+" also stops at the first operand, which is refused (rvis-walk takes none). */
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
                     .sabotage_object = -1, .occlusion_width = 256 };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = true;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:h", long_options, NULL)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h':
             fputs(usage, stdout);
             return -1;
-        } else if (!strcmp(a, "--verify")) {
-            o->verify = true;
-            takes = false;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = true;
-            takes = false;
-        } else if (!strcmp(a, "--require-all-stages")) {
-            o->require_all_stages = true;
-            takes = false;
-        } else if (!strcmp(a, "--pvs")) {
-            o->pvs = true;
-            takes = false;
-        } else if (!is_value_option(a)) {
-            return bad_input("unknown argument '%s' (see --help)", a);
-        } else if (!v) {
-            return bad_input("%s needs a value (see --help)", a);
-        } else if (!strcmp(a, "--map")) {
-            o->map = v;
-        } else if (!strcmp(a, "--verify-res")) {
+        case OPT_MAP: o->map = v; break;
+        case OPT_VERIFY: o->verify = true; break;
+        case OPT_QUIET: o->quiet = true; break;
+        case OPT_REQUIRE_ALL_STAGES: o->require_all_stages = true; break;
+        case OPT_PVS: o->pvs = true; break;
+        case OPT_JSON: o->json = v; break;
+        case OPT_DUMP_SCENE: o->dump_scene = v; break;
+        case OPT_DUMP_VISIBILITY: o->dump_visibility = v; break;
+        case OPT_IMAGES: o->images = v; break;
+        case OPT_VERIFY_RES: {
             unsigned w, h;
             char tail;
             if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 8192 || h > 8192)
                 return bad_input("--verify-res wants WxH between 16x16 and 8192x8192, not '%s'", v);
             o->verify_width = w;
             o->verify_height = h;
-        } else if (!strcmp(a, "--verify-every")) {
+            break;
+        }
+        case OPT_VERIFY_EVERY:
             if (!parse_u32(v, &o->verify_every, 1))
                 return bad_input("--verify-every wants a positive integer, not '%s'", v);
-        } else if (!strcmp(a, "--max-draw-ratio")) {
+            break;
+        case OPT_MAX_DRAW_RATIO: {
             char *end;
             o->max_draw_ratio = strtod(v, &end);
             if (end == v || *end || !(o->max_draw_ratio > 0) || !isfinite(o->max_draw_ratio))
                 return bad_input("--max-draw-ratio wants a positive number, not '%s'", v);
-        } else if (!strcmp(a, "--json")) {
-            o->json = v;
-        } else if (!strcmp(a, "--dump-scene")) {
-            o->dump_scene = v;
-        } else if (!strcmp(a, "--dump-visibility")) {
-            o->dump_visibility = v;
-        } else if (!strcmp(a, "--images")) {
-            o->images = v;
-        } else if (!strcmp(a, "--image-every")) {
+            break;
+        }
+        case OPT_IMAGE_EVERY:
             if (!parse_u32(v, &o->image_every, 1))
                 return bad_input("--image-every wants a positive integer, not '%s'", v);
-        } else if (!strcmp(a, "--sabotage-object")) {
+            break;
+        case OPT_SABOTAGE_OBJECT: {
             uint32_t n;
             if (!parse_u32(v, &n, 0))
                 return bad_input("--sabotage-object wants an object index, not '%s'", v);
             o->sabotage_object = n;
-        } else if (!strcmp(a, "--occlusion-width")) {
+            break;
+        }
+        case OPT_OCCLUSION_WIDTH:
             if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
-        } else if (!strcmp(a, "--frames")) {
+            break;
+        case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
+            break;
+        case ':':
+            return bad_input("%s needs a value (see --help)", argv[optind - 1]);
+        default: /* '?': an unknown or ambiguous option, or a value given to a flag */
+            return bad_input("unknown or ambiguous argument '%s' (see --help)", argv[optind - 1]);
         }
-        if (takes)
-            i++;
     }
+    if (optind < argc)
+        return bad_input("unexpected argument '%s' (see --help)", argv[optind]);
     if (o->images && !rvw_have_images())
         return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
     return 0;
@@ -209,6 +227,7 @@ static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_ru
     ok = rvw_path_build(level, &map, &run->path);
     run->has_map = true;
     run->map = map.stats;
+    rvw_level_count_candidates(level, &run->candidates);
     *pvs = map.pvs; /* kept for the oracle's PVS figure */
     memset(&map.pvs, 0, sizeof map.pvs);
     rvw_bsp_map_free(&map);
@@ -251,7 +270,8 @@ typedef struct walk {
     rvw_reference ref;
     uint8_t *include;
     uint8_t *ideal_visible;     /* per object: seen by the ideal-occluder count this frame */
-    rvw_box *occluder_boxes;    /* the occluder boxes rvis got this frame (ideal count) */
+    rvw_box *occluder_boxes;    /* the city's occluder boxes rvis got this frame (ideal count) */
+    uint32_t *occluder_ids;     /* per occluder this frame: its name in a false cull's report */
     rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
     uint8_t *pvs_verdict;       /* the verdicts after the host's PVS stage (--pvs) */
@@ -263,6 +283,72 @@ typedef struct walk {
 static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
     "surface", "building", "prop", "part item", "vehicle", "terrain tile", "HLOD stand-in",
 };
+
+/* Names what hid a falsely culled object: the declared occluders in front of its visible
+ * pixels (found with the oracle's rasteriser), most pixels first, and how many of its
+ * pixels lie behind them all together. Needs the ideal bound of this frame computed first
+ * (its occluder buffer holds these occluders). */
+static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint8_t verdict,
+                            const rvw_box *occluders, const uint32_t *occluder_ids, uint32_t occluder_count,
+                            rvw_false_cull *out)
+{
+    rvw_depth_convention clip = { false, false };
+    *out = (rvw_false_cull){ .frame = view->frame, .object = object, .pixels = w->ref.pixels[object],
+                             .occluder_kind = w->level->city ? "building" : "occluder" };
+    memcpy(out->eye, view->eye, sizeof out->eye);
+    out->culled_by = verdict == RVW_CULLED_FRUSTUM ? "the frustum"
+                     : verdict == RVW_CULLED_PVS   ? "the PVS (--pvs)" : "occlusion";
+    out->covered = rvw_reference_covered_by_ideal(&w->ref, object);
+    for (uint32_t k = 0; k < occluder_count; k++) {
+        if (!rvw_reference_box_in_view(&occluders[k], view->view_projection, clip))
+            continue;
+        float t[108];
+        rvw_box_triangles(&occluders[k], t);
+        int64_t px = rvw_reference_cover(&w->ref, view->view_projection, clip, object, t, 12);
+        if (px <= 0)
+            continue;
+        out->occluders_in_front++;
+        /* keep the RVW_NAMED_OCCLUDERS with the most pixels, sorted */
+        uint32_t n = out->occluder_count, at = n;
+        while (at > 0 && out->occluders[at - 1].pixels < (uint32_t)px)
+            at--;
+        if (at >= RVW_NAMED_OCCLUDERS)
+            continue;
+        if (n == RVW_NAMED_OCCLUDERS)
+            n--;
+        memmove(out->occluders + at + 1, out->occluders + at, (n - at) * sizeof out->occluders[0]);
+        out->occluders[at] = (rvw_named_occluder){ occluder_ids[k], (uint32_t)px, occluders[k] };
+        out->occluder_count = n + 1;
+    }
+}
+
+static void print_false_cull(const walk *w, const rvw_false_cull *f)
+{
+    fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) culled by %s; "
+                    "eye (%.1f, %.1f, %.1f)", f->frame, f->object, kind_names[w->level->objects[f->object].kind],
+            f->pixels, f->culled_by, (double)f->eye[0], (double)f->eye[1], (double)f->eye[2]);
+    if (f->occluders_in_front == 0) {
+        fprintf(stderr, "; no declared occluder lies in front of it%s\n",
+                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+        return;
+    }
+    fprintf(stderr, "; %u of its pixels lie behind %u declared %s%s:", f->covered, f->occluders_in_front,
+            f->occluder_kind, f->occluders_in_front == 1 ? "" : "s");
+    for (uint32_t k = 0; k < f->occluder_count; k++) {
+        const rvw_named_occluder *o = &f->occluders[k];
+        fprintf(stderr, "%s %s %u (%u px, box %.0f %.0f %.0f .. %.0f %.0f %.0f)", k ? "," : "", f->occluder_kind,
+                o->index, o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
+                (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
+    }
+    if (f->occluders_in_front > f->occluder_count)
+        fprintf(stderr, " and %u more", f->occluders_in_front - f->occluder_count);
+    if (f->covered == f->pixels)
+        fputs("; the oracle sees it through them (a face no surface draws: caulk, sky or a hole in the "
+              "level)\n", stderr);
+    else
+        fprintf(stderr, "; %u visible pixels lie behind no occluder%s\n", f->pixels - f->covered,
+                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+}
 
 /* The oracle's verdict on one frame: counts false culls and names the first few. */
 static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *r)
@@ -276,22 +362,6 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     double t1 = now_us();
     if (visible < 0)
         return false;
-    for (uint32_t i = 0; i < level->object_count; i++) {
-        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
-                      r->verdict[i] == RVW_CULLED_PVS;
-        if (!culled || w->ref.pixels[i] == 0)
-            continue;
-        if (w->run->false_culls == 0) {
-            w->run->first_false_frame = view->frame;
-            w->run->first_false_object = i;
-        }
-        if (w->run->false_culls++ < MAX_FALSE_CULL_LINES)
-            fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) "
-                            "culled by %s\n", view->frame, i, kind_names[level->objects[i].kind],
-                    w->ref.pixels[i], r->verdict[i] == RVW_CULLED_FRUSTUM ? "the frustum"
-                                      : r->verdict[i] == RVW_CULLED_PVS ? "the PVS (--pvs)" : "occlusion");
-    }
-    rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
 
     /* The bounds: a pixel-exact culler with exactly rvis's occluders, and the PVS. */
     const rvw_box *occluders = level->occluders;
@@ -300,16 +370,42 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         occluders = w->occluder_boxes;
         occluder_count = 0;
         for (uint32_t i = 0; i < level->object_count; i++)
-            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED)
+            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED) {
+                w->occluder_ids[occluder_count] = i;
                 w->occluder_boxes[occluder_count++] = level->objects[i].bounds;
+            }
+    } else {
+        for (uint32_t k = 0; k < occluder_count; k++)
+            w->occluder_ids[k] = k;
     }
-    int64_t ideal = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
-                                                  occluders, occluder_count, false, w->ideal_visible);
-    int64_t ideal_boxes = ideal < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
+    int64_t ideal_boxes = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
+                                                        occluders, occluder_count, true, NULL);
+    int64_t ideal = ideal_boxes < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
                                                                           clip, w->include, occluders, occluder_count,
-                                                                          true, NULL);
+                                                                          false, w->ideal_visible);
     if (ideal < 0 || ideal_boxes < 0)
         return false;
+
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
+                      r->verdict[i] == RVW_CULLED_PVS;
+        if (!culled || w->ref.pixels[i] == 0)
+            continue;
+        bool first = w->run->false_culls == 0;
+        if (first || w->run->false_culls < MAX_FALSE_CULL_LINES) {
+            rvw_false_cull f;
+            name_false_cull(w, view, i, r->verdict[i], occluders, w->occluder_ids, occluder_count, &f);
+            print_false_cull(w, &f);
+            if (first) {
+                w->run->first_false_frame = view->frame;
+                w->run->first_false_object = i;
+                w->run->first_false = f;
+            }
+        }
+        w->run->false_culls++;
+    }
+    rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
+
     uint32_t ideal_misses = 0, pvs_frustum = 0, pvs_misses = 0;
     int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye) : -1;
     for (uint32_t i = 0; i < level->object_count; i++) {
@@ -463,7 +559,9 @@ int main(int argc, char **argv)
         w.include = malloc(level.object_count ? level.object_count : 1);
         w.ideal_visible = malloc(level.object_count ? level.object_count : 1);
         w.occluder_boxes = malloc((level.object_count ? level.object_count : 1) * sizeof *w.occluder_boxes);
-        ok = w.include && w.ideal_visible && w.occluder_boxes &&
+        uint32_t ids = level.object_count > level.occluder_count ? level.object_count : level.occluder_count;
+        w.occluder_ids = malloc((ids ? ids : 1) * sizeof *w.occluder_ids);
+        ok = w.include && w.ideal_visible && w.occluder_boxes && w.occluder_ids &&
              rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
     }
     if (!ok) {
@@ -541,6 +639,7 @@ int main(int argc, char **argv)
     free(w.include);
     free(w.ideal_visible);
     free(w.occluder_boxes);
+    free(w.occluder_ids);
     rvw_bsp_pvs_free(&w.pvs);
     free(w.sabotaged);
     free(w.pvs_verdict);

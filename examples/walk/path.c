@@ -1,46 +1,191 @@
 #include "path.h"
 
+#include "brush.h"
+
 #include <math.h>
+#include <stdlib.h>
 
-#define SHRINK 1.0f /* units: a segment must enter a brush this deep to count as blocked */
+const float rvw_player_box_min[3] = { -RVW_PLAYER_HALF_WIDTH, -RVW_PLAYER_BELOW, -RVW_PLAYER_HALF_WIDTH };
+const float rvw_player_box_max[3] = { RVW_PLAYER_HALF_WIDTH, RVW_PLAYER_ABOVE, RVW_PLAYER_HALF_WIDTH };
 
-/* Cyrus–Beck clip of a -> b against the brush's half-spaces dot(n, p) <= d - SHRINK. */
-static bool segment_enters_brush(const rvw_bsp_map *map, const rvw_bsp_brush *brush,
-                                 const float a[3], const float b[3])
+/* Cyrus–Beck clip of the box's origin moving a -> b against one brush grown by the box, its
+ * planes moved inwards by inset (negative: outwards). Returns the fraction at which the
+ * origin enters the grown brush, or 2 when it never does. */
+static double sweep_brush(const rvw_bsp_map *map, const rvw_bsp_brush *brush, const double a[3],
+                          const double b[3], double inset)
 {
-    for (int k = 0; k < 3; k++) {
-        float lo = fminf(a[k], b[k]), hi = fmaxf(a[k], b[k]);
-        if (hi < brush->bounds.min[k] || lo > brush->bounds.max[k])
-            return false;
-    }
-    float t0 = 0, t1 = 1;
+    double t0 = 0, t1 = 1;
     for (uint32_t i = 0; i < brush->plane_count; i++) {
         const float *pl = map->planes + (size_t)(brush->first_plane + i) * 4;
-        float da = pl[0] * a[0] + pl[1] * a[1] + pl[2] * a[2] - (pl[3] - SHRINK);
-        float db = pl[0] * b[0] + pl[1] * b[1] + pl[2] * b[2] - (pl[3] - SHRINK);
+        double d = rvw_brush_expanded_distance(pl, rvw_player_box_min, rvw_player_box_max) - inset;
+        double da = pl[0] * a[0] + pl[1] * a[1] + pl[2] * a[2] - d;
+        double db = pl[0] * b[0] + pl[1] * b[1] + pl[2] * b[2] - d;
         if (da >= 0 && db >= 0)
-            return false;            /* wholly outside this side */
+            return 2;                /* wholly outside this side */
         if (da < 0 && db < 0)
             continue;                /* wholly inside this side */
-        float t = da / (da - db);
-        if (da > 0) {
+        double t = da / (da - db);
+        if (da >= 0) {
             if (t > t0)
                 t0 = t;              /* entering */
         } else if (t < t1) {
             t1 = t;                  /* leaving */
         }
         if (t0 >= t1)
-            return false;
+            return 2;
     }
-    return true;
+    return t0;
 }
 
-bool rvw_path_segment_blocked(const rvw_bsp_map *map, const float a[3], const float b[3])
+/* The first fraction of a -> b at which the box enters a brush (planes moved in by inset),
+ * or 1 when it enters none. */
+static double sweep(const rvw_bsp_map *map, const float from[3], const float to[3], double inset)
 {
-    for (uint32_t i = 0; i < map->brush_count; i++)
-        if (segment_enters_brush(map, &map->brushes[i], a, b))
-            return true;
-    return false;
+    double a[3] = { from[0], from[1], from[2] }, b[3] = { to[0], to[1], to[2] };
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] = fminf(from[k], to[k]) + rvw_player_box_min[k] - 1;
+        hi[k] = fmaxf(from[k], to[k]) + rvw_player_box_max[k] + 1;
+    }
+    double first = 1;
+    for (uint32_t i = 0; i < map->brush_count; i++) {
+        const rvw_bsp_brush *brush = &map->brushes[i];
+        bool apart = false;
+        for (int k = 0; k < 3; k++)
+            apart |= hi[k] < brush->bounds.min[k] || lo[k] > brush->bounds.max[k];
+        if (apart)
+            continue;
+        double t = sweep_brush(map, brush, a, b, inset);
+        if (t < first)
+            first = t;
+    }
+    return first;
+}
+
+double rvw_path_sweep(const rvw_bsp_map *map, const float from[3], const float to[3])
+{
+    return sweep(map, from, to, RVW_PATH_TOLERANCE);
+}
+
+bool rvw_path_box_blocked(const rvw_bsp_map *map, const float origin[3])
+{
+    return sweep(map, origin, origin, RVW_PATH_TOLERANCE) < 1;
+}
+
+/* The eye of a box at origin stays inside the map: in a leaf of some cluster, not in the
+ * void around a sealed map (cluster -1), when the map has a PVS to tell. */
+static bool eye_in_map(const rvw_bsp_map *map, const float origin[3])
+{
+    if (!map->pvs.valid)
+        return true;
+    float eye[3] = { origin[0], origin[1] + RVW_PATH_EYE_HEIGHT, origin[2] };
+    return rvw_bsp_pvs_cluster(&map->pvs, eye) >= 0;
+}
+
+static bool can_stand(const rvw_bsp_map *map, const float origin[3])
+{
+    return !rvw_path_box_blocked(map, origin) && eye_in_map(map, origin);
+}
+
+typedef struct offset {
+    float d[3];
+    float cost;
+    uint32_t order;     /* ties go to the one generated first: the same path on every libc */
+} offset;
+
+static int compare_offsets(const void *a, const void *b)
+{
+    const offset *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+enum { RING_DIRECTIONS = 16 };
+static const float ring_radii[] = { 2, 4, 8, 12, 16, 24, 32 };
+/* Sideways moves are tried at these lifts only: an item sunk into a floor needs its exact
+ * lift, a point beside a wall rarely a lift at all, and every try tests the nearby brushes. */
+static const float ring_lifts[] = { 0, 2, 4, 8, 12, 16, 24, 32, 40 };
+
+/* The moves tried to free a box, nearest first: up in whole units to RVW_PATH_SEARCH_UP,
+ * sideways on rings up to RVW_PATH_SEARCH_SIDE, and both. NULL when memory ran out. */
+static offset *search_offsets(uint32_t *count)
+{
+    uint32_t lifts = (uint32_t)RVW_PATH_SEARCH_UP + 1;
+    uint32_t rings = sizeof ring_radii / sizeof ring_radii[0];
+    uint32_t ring_heights = sizeof ring_lifts / sizeof ring_lifts[0];
+    offset *o = malloc(((size_t)lifts + (size_t)ring_heights * rings * RING_DIRECTIONS) * sizeof *o);
+    if (!o)
+        return NULL;
+    uint32_t n = 0;
+    for (uint32_t up = 0; up < lifts; up++) {
+        o[n] = (offset){ { 0, (float)up, 0 }, (float)up, n };
+        n++;
+    }
+    for (uint32_t h = 0; h < ring_heights && ring_lifts[h] <= RVW_PATH_SEARCH_UP; h++)
+        for (uint32_t r = 0; r < rings && ring_radii[r] <= RVW_PATH_SEARCH_SIDE; r++)
+            for (int k = 0; k < RING_DIRECTIONS; k++) {
+                float angle = 6.2831853f * (float)k / RING_DIRECTIONS, up = ring_lifts[h];
+                float x = ring_radii[r] * cosf(angle), z = ring_radii[r] * sinf(angle);
+                o[n] = (offset){ { x, up, z }, sqrtf(ring_radii[r] * ring_radii[r] + up * up), n };
+                n++;
+            }
+    qsort(o, n, sizeof *o, compare_offsets);
+    *count = n;
+    return o;
+}
+
+/* Settles a free box on the floor below it: at most RVW_PATH_MAX_DROP units down, leaving
+ * RVW_PATH_SKIN of air; stays where it is when no floor is that near. */
+static void settle(const rvw_bsp_map *map, float origin[3])
+{
+    /* The sweep stops where the box is RVW_PATH_TOLERANCE deep in the floor, so the box
+     * touched it that much higher. (Moving every plane out by the skin instead would stop a
+     * box that touches a wall beside it before it fell at all.) */
+    float below[3] = { origin[0], origin[1] - RVW_PATH_MAX_DROP, origin[2] };
+    double t = sweep(map, origin, below, RVW_PATH_TOLERANCE);
+    if (t >= 1)
+        return;
+    double drop = RVW_PATH_MAX_DROP * t - RVW_PATH_TOLERANCE - RVW_PATH_SKIN;
+    float at[3] = { origin[0], (float)(origin[1] - drop), origin[2] };
+    if (drop > 0 && can_stand(map, at))
+        origin[1] = at[1];
+}
+
+bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin[3], float *moved)
+{
+    float start[3] = { p->origin[0], p->origin[1] + (p->spawn ? RVW_PATH_SPAWN_LIFT : 0), p->origin[2] };
+    *moved = 0;
+    bool found = can_stand(map, start);
+    if (found) {
+        for (int k = 0; k < 3; k++)
+            origin[k] = start[k];
+    } else {
+        uint32_t n;
+        offset *o = search_offsets(&n);
+        for (uint32_t i = 0; o && i < n && !found; i++) {
+            float at[3] = { start[0] + o[i].d[0], start[1] + o[i].d[1], start[2] + o[i].d[2] };
+            if (can_stand(map, at)) {
+                for (int k = 0; k < 3; k++)
+                    origin[k] = at[k];
+                *moved = o[i].cost;
+                found = true;
+            }
+        }
+        free(o);
+    }
+    if (found)
+        settle(map, origin);
+    return found;
+}
+
+/* A leg the box can take in a straight line: free of brushes, and the eye inside the map
+ * all the way. */
+static bool leg_free(const rvw_bsp_map *map, const float a[3], const float b[3])
+{
+    float eye_a[3] = { a[0], a[1] + RVW_PATH_EYE_HEIGHT, a[2] };
+    float eye_b[3] = { b[0], b[1] + RVW_PATH_EYE_HEIGHT, b[2] };
+    return rvw_path_sweep(map, a, b) == 1 && rvw_bsp_pvs_segment_in_clusters(&map->pvs, eye_a, eye_b);
 }
 
 /* Unit forward along d: its yaw, and its pitch clamped so a steep leg still looks ahead.
@@ -68,21 +213,64 @@ static void yaw_forward(float yaw, float forward[3])
     forward[2] = -sinf(yaw);
 }
 
-static bool emit(rvw_level *level, const float eye[3], const float forward[3], bool cut)
+/* One frame with the eye above the box's origin. */
+static bool emit(rvw_level *level, const float origin[3], const float forward[3], bool cut)
 {
-    rvw_camera c = { { eye[0], eye[1], eye[2] }, { forward[0], forward[1], forward[2] }, cut };
+    rvw_camera c = { { origin[0], origin[1] + RVW_PATH_EYE_HEIGHT, origin[2] },
+                     { forward[0], forward[1], forward[2] }, cut };
     return rvw_level_add_camera(level, &c);
 }
 
-static bool turn_in_place(rvw_level *level)
+/* The frames strictly between a and b (the box's origins), facing along the way; with
+ * with_end, b's frame too. */
+static bool walk(rvw_level *level, const float a[3], const float b[3], float forward[3], bool with_end)
 {
-    float eye[3];
+    float d[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] };
+    facing(d, forward);
+    float length = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    uint32_t steps = (uint32_t)ceilf(length / RVW_PATH_SPEED);
+    for (uint32_t s = 1; s < steps + with_end && level->frame_count < RVW_PATH_MAX_FRAMES; s++) {
+        float t = (float)s / (float)steps, at[3];
+        for (int k = 0; k < 3; k++)
+            at[k] = s == steps ? b[k] : a[k] + d[k] * t;
+        if (!emit(level, at, forward, false))
+            return false;
+    }
+    return true;
+}
+
+/* A waypoint for a blocked leg a -> b: above or beside its middle, or false. */
+static bool detour(const rvw_bsp_map *map, const float a[3], const float b[3], float via[3])
+{
+    float d[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] };
+    float h = sqrtf(d[0] * d[0] + d[2] * d[2]);
+    float side[3] = { h > 1e-3f ? -d[2] / h : 1, 0, h > 1e-3f ? d[0] / h : 0 };
+    /* {sideways, up}: over a step or a railing first, then around a pillar */
+    static const float tries[][2] = {
+        { 0, 32 }, { 0, 64 }, { 48, 0 }, { -48, 0 }, { 96, 0 }, { -96, 0 },
+        { 48, 48 }, { -48, 48 }, { 0, 128 },
+    };
+    for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
+        for (int c = 0; c < 3; c++)
+            via[c] = 0.5f * (a[c] + b[c]) + side[c] * tries[k][0];
+        via[1] += tries[k][1];
+        if (can_stand(map, via) && leg_free(map, a, via) && leg_free(map, via, b))
+            return true;
+    }
+    return false;
+}
+
+static bool turn_in_place(rvw_level *level, const rvw_bsp_map *map)
+{
+    rvw_bsp_point centre = { .spawn = false };
     for (int k = 0; k < 3; k++)
-        eye[k] = 0.5f * (level->bounds.min[k] + level->bounds.max[k]);
+        centre.origin[k] = 0.5f * (level->bounds.min[k] + level->bounds.max[k]);
+    float origin[3] = { centre.origin[0], centre.origin[1], centre.origin[2] }, moved;
+    rvw_path_place(map, &centre, origin, &moved); /* stays at the centre when nothing is free */
     for (int f = 0; f < 120; f++) {
         float fwd[3];
         yaw_forward(6.2831853f * (float)f / 120.0f, fwd);
-        if (!emit(level, eye, fwd, false))
+        if (!emit(level, origin, fwd, false))
             return false;
     }
     return true;
@@ -90,53 +278,75 @@ static bool turn_in_place(rvw_level *level)
 
 bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats)
 {
-    *stats = (rvw_path_stats){0};
-    if (map->point_count == 0)
-        return turn_in_place(level);
+    *stats = (rvw_path_stats){ .points = map->point_count };
+    /* where a player stands at each point; dropped points leave the path */
+    float (*origins)[3] = malloc((map->point_count ? map->point_count : 1) * sizeof *origins);
+    uint32_t *which = malloc((map->point_count ? map->point_count : 1) * sizeof *which);
+    if (!origins || !which) {
+        free(origins);
+        free(which);
+        return false;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < map->point_count; i++) {
+        float moved;
+        if (!rvw_path_place(map, &map->points[i], origins[n], &moved)) {
+            stats->dropped++;
+            continue;
+        }
+        if (moved > 0) {
+            stats->moved++;
+            if (moved > stats->max_move)
+                stats->max_move = moved;
+        }
+        which[n++] = i;
+    }
+    bool ok = true;
+    if (n == 0) {
+        ok = turn_in_place(level, map);
+        n = 0;
+    }
     float forward[3] = { 1, 0, 0 };
     bool cut = false;
-    for (uint32_t i = 0; i < map->point_count && level->frame_count < RVW_PATH_MAX_FRAMES; i++) {
-        const rvw_bsp_point *p = &map->points[i];
-        float eye[3] = { p->origin[0], p->origin[1] + RVW_PATH_EYE_HEIGHT, p->origin[2] };
-        float next[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 };
-        bool has_next = i + 1 < map->point_count;
+    for (uint32_t i = 0; ok && i < n && level->frame_count < RVW_PATH_MAX_FRAMES; i++) {
+        const rvw_bsp_point *p = &map->points[which[i]];
+        const float *at = origins[i];
+        bool has_next = i + 1 < n;
+        float via[3];
+        int route = 0; /* 0 cut, 1 straight, 2 through via */
         if (has_next) {
-            const rvw_bsp_point *q = &map->points[i + 1];
-            next[0] = q->origin[0];
-            next[1] = q->origin[1] + RVW_PATH_EYE_HEIGHT;
-            next[2] = q->origin[2];
+            const float *next = origins[i + 1];
+            route = leg_free(map, at, next) ? 1 : detour(map, at, next, via) ? 2 : 0;
+            float d[3];
             for (int k = 0; k < 3; k++)
-                d[k] = next[k] - eye[k];
+                d[k] = (route == 2 ? via[k] : next[k]) - at[k];
             facing(d, forward);
         }
         if (p->spawn) {
             float stand[3] = { forward[0], forward[1], forward[2] };
             if (p->has_yaw)
                 yaw_forward(p->yaw, stand);
-            for (int f = 0; f < RVW_PATH_STAND_FRAMES; f++)
-                if (!emit(level, eye, stand, cut && f == 0))
-                    return false;
-        } else if (!emit(level, eye, forward, cut)) {
-            return false;
+            for (int f = 0; ok && f < RVW_PATH_STAND_FRAMES; f++)
+                ok = emit(level, at, stand, cut && f == 0);
+        } else {
+            ok = emit(level, at, forward, cut);
         }
         cut = false;
-        if (!has_next)
+        if (!ok || !has_next)
             break;
-        float length = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        if (rvw_path_segment_blocked(map, eye, next)) {
+        const float *next = origins[i + 1];
+        if (route == 1) {
+            stats->legs++;
+            ok = walk(level, at, next, forward, false);
+        } else if (route == 2) {
+            stats->detours++;
+            ok = walk(level, at, via, forward, true) && walk(level, via, next, forward, false);
+        } else {
             stats->jumps++;
             cut = true;
-            continue;
-        }
-        stats->legs++;
-        uint32_t steps = (uint32_t)ceilf(length / RVW_PATH_SPEED);
-        for (uint32_t s = 1; s < steps && level->frame_count < RVW_PATH_MAX_FRAMES; s++) {
-            float t = (float)s / (float)steps, at[3];
-            for (int k = 0; k < 3; k++)
-                at[k] = eye[k] + d[k] * t;
-            if (!emit(level, at, forward, false))
-                return false;
         }
     }
-    return true;
+    free(origins);
+    free(which);
+    return ok;
 }

@@ -1,32 +1,74 @@
-/* rvis-walk: the camera path through a Quake III map. It visits the spawn points (entity
- * order) and then the items, at a player's eye height (origin + 26 units), moving at
- * 320 units per second at 60 frames per second and facing the direction of travel. At each
- * spawn the camera stands for RVW_PATH_STAND_FRAMES frames facing the spawn's own yaw.
- * A leg is walked in a straight line when the segment between the two eyes passes through
- * no solid model-0 brush; otherwise the camera jumps (a cut) to the next point. */
+/* rvis-walk: the camera path through a Quake III map, along which the camera stands only
+ * where a player can. It visits the spawn points (entity order) and then the items, at a
+ * player's eye (26 units above the origin of Quake III's player box: 15 units each side
+ * horizontally, 24 below and 32 above the origin), moving at 320 units per second at 60
+ * frames per second and facing the direction of travel; at each spawn it stands for
+ * RVW_PATH_STAND_FRAMES frames facing the spawn's own yaw.
+ *
+ * The box never enters a brush that blocks a player (solid or player clip, model 0): each
+ * brush is grown by the box (a Minkowski sum, as Quake III's collision does), and the box's
+ * origin must stay out of every grown brush. A point whose box is in a solid is moved to the
+ * nearest free place within RVW_PATH_SEARCH_UP units up and RVW_PATH_SEARCH_SIDE sideways,
+ * or dropped from the path; a spawn is lifted 9 units as Quake III spawns a player, and every
+ * point then settles on the floor below it (within RVW_PATH_MAX_DROP units). A leg whose
+ * straight line would take the box into a brush is walked through one waypoint above or
+ * beside its middle when that is free, else replaced by a cut. With a valid PVS the eye must
+ * also stay in a leaf of the map (cluster >= 0), never in the void outside it. */
 #ifndef RVW_PATH_H
 #define RVW_PATH_H
 
 #include "bsp.h"
 #include "level.h"
 
+/* Quake III's player box about the origin, Y-up (bg_public.h: mins -15 -15 -24, maxs 15 15
+ * 32; DEFAULT_VIEWHEIGHT 26). */
+#define RVW_PLAYER_HALF_WIDTH 15.0f
+#define RVW_PLAYER_BELOW 24.0f
+#define RVW_PLAYER_ABOVE 32.0f
 #define RVW_PATH_EYE_HEIGHT 26.0f
+#define RVW_PATH_SPAWN_LIFT 9.0f          /* Quake III spawns a player 9 units above the spot */
+
 #define RVW_PATH_SPEED (320.0f / 60.0f)   /* units per frame */
 #define RVW_PATH_STAND_FRAMES 20          /* a third of a second at each spawn */
 #define RVW_PATH_MAX_PITCH 0.6f           /* radians (about 34 degrees) */
 #define RVW_PATH_MAX_FRAMES 200000u       /* a hostile map cannot ask for an endless walk */
+#define RVW_PATH_SEARCH_UP 40.0f          /* how far a point is lifted out of a solid */
+#define RVW_PATH_SEARCH_SIDE 32.0f        /* and moved sideways */
+#define RVW_PATH_MAX_DROP 256.0f          /* a point settles on a floor at most this far down */
+/* The box may touch a brush (a player stands against walls and on floors): it is blocked
+ * only when it goes deeper than this into one, and settling leaves this much air. */
+#define RVW_PATH_TOLERANCE 0.0625f
+#define RVW_PATH_SKIN 0.125f
 
 typedef struct rvw_path_stats {
-    uint32_t legs;      /* straight legs walked */
+    uint32_t points;    /* spawn and item points in the map */
+    uint32_t moved;     /* of which their box was in a solid and was moved out */
+    uint32_t dropped;   /* of which no free place was near: left out of the path */
+    float max_move;     /* the longest move out of a solid (units) */
+    uint32_t legs;      /* legs walked in a straight line */
+    uint32_t detours;   /* legs walked through a waypoint above or beside the straight line */
     uint32_t jumps;     /* legs replaced by a cut */
 } rvw_path_stats;
 
-/* True when the segment a -> b passes through the interior of any brush of map (the
- * brushes shrunk by 1 unit, so grazing a face is not a hit). */
-bool rvw_path_segment_blocked(const rvw_bsp_map *map, const float a[3], const float b[3]);
+/* The player box about its origin, Y-up. */
+extern const float rvw_player_box_min[3], rvw_player_box_max[3];
 
-/* Appends the path to level->path. With no points at all the camera turns once in place at
- * the centre of the level's bounds. False when memory ran out. */
+/* True when the player box at origin (Y-up) goes deeper than RVW_PATH_TOLERANCE into a
+ * brush of map. */
+bool rvw_path_box_blocked(const rvw_bsp_map *map, const float origin[3]);
+
+/* The fraction of the way from -> to that the player box moves before it first goes deeper
+ * than RVW_PATH_TOLERANCE into a brush: 1 when the whole way is free, 0 when it starts in
+ * one. */
+double rvw_path_sweep(const rvw_bsp_map *map, const float from[3], const float to[3]);
+
+/* Where a player stands for the map point p (spawn or item): origin[] gets the box's origin.
+ * *moved gets how far it had to move out of a solid (0 when the box was free). False when
+ * no free place lies near. */
+bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin[3], float *moved);
+
+/* Appends the path to level->path. With no point a player can stand at, the camera turns
+ * once in place at the centre of the level's bounds. False when memory ran out. */
 bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats);
 
 #endif

@@ -41,6 +41,7 @@ void rvw_reference_free(rvw_reference *ref)
     free(ref->ids);
     free(ref->pixels);
     free(ref->occluder_inv_w);
+    free(ref->cover_stamp);
     memset(ref, 0, sizeof *ref);
 }
 
@@ -148,6 +149,7 @@ typedef enum raster_mode {
     RASTER_ID,        /* nearest 1/w wins ref->inv_w and ref->ids */
     RASTER_OCCLUDER,  /* ref->occluder_inv_w keeps the nearest occluder 1/w (doubles) */
     RASTER_TEST,      /* stop at the first pixel not behind ref->occluder_inv_w */
+    RASTER_COVER,     /* stamp the pixels of object `id` this fragment lies in front of */
 } raster_mode;
 
 /* An object fragment at 1/w v is hidden by an occluder fragment at 1/w o only when the
@@ -219,6 +221,11 @@ static bool raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
             if (mode == RASTER_TEST) {
                 if (!behind_occluder(exact, ref->occluder_inv_w[row + x]))
                     return true;
+                continue;
+            }
+            if (mode == RASTER_COVER) {
+                if (ref->ids[row + x] == id && behind_occluder(ref->inv_w[row + x], exact))
+                    ref->cover_stamp[row + x] = ref->cover_calls;
                 continue;
             }
             float inv_w = (float)exact;
@@ -356,5 +363,33 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
             visible[i] = seen;
         count += seen;
     }
+    return count;
+}
+
+int64_t rvw_reference_cover(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,
+                            uint32_t object, const float *triangles, uint32_t triangle_count)
+{
+    size_t n = (size_t)ref->width * ref->height;
+    if (!ref->cover_stamp && !(ref->cover_stamp = calloc(n, sizeof *ref->cover_stamp)))
+        return -1;
+    if (++ref->cover_calls == 0) { /* the stamps wrapped: start them afresh */
+        memset(ref->cover_stamp, 0, n * sizeof *ref->cover_stamp);
+        ref->cover_calls = 1;
+    }
+    for (uint32_t k = 0; k < triangle_count; k++)
+        draw_triangle(ref, triangles + (size_t)k * 9, view_projection, clip, object + 1, RASTER_COVER);
+    int64_t count = 0;
+    for (size_t p = 0; p < n; p++)
+        count += ref->cover_stamp[p] == ref->cover_calls;
+    return count;
+}
+
+uint32_t rvw_reference_covered_by_ideal(const rvw_reference *ref, uint32_t object)
+{
+    if (!ref->occluder_inv_w)
+        return 0;
+    uint32_t count = 0;
+    for (size_t p = 0; p < (size_t)ref->width * ref->height; p++)
+        count += ref->ids[p] == object + 1 && behind_occluder(ref->inv_w[p], ref->occluder_inv_w[p]);
     return count;
 }

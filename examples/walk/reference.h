@@ -26,6 +26,8 @@ typedef struct rvw_reference {
     uint64_t triangles_drawn;      /* triangles that reached the rasteriser, last render */
     double *occluder_inv_w;        /* per pixel: 1/w of the nearest occluder (ideal occluder
                                       count; allocated on its first call); 0 = none */
+    uint32_t *cover_stamp;         /* per pixel: the rvw_reference_cover call that counted it */
+    uint32_t cover_calls;
 } rvw_reference;
 
 bool rvw_reference_init(rvw_reference *ref, uint32_t width, uint32_t height);
@@ -59,5 +61,17 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
                                       const float view_projection[16], rvw_depth_convention clip,
                                       const uint8_t *include, const rvw_box *occluders,
                                       uint32_t occluder_count, bool boxes, uint8_t *visible);
+
+/* How many pixels of object (0-based) in the last rvw_reference_render lie behind the
+ * given triangles (9 floats each, world space): pixels where one of them is drawn nearer
+ * than the object's own fragment by more than rounding (the ideal bound's rule). With an
+ * occluder's triangles, the pixels of the object that occluder hides. -1 when memory ran
+ * out. */
+int64_t rvw_reference_cover(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,
+                            uint32_t object, const float *triangles, uint32_t triangle_count);
+
+/* How many pixels of object in the last render lie behind the occluders of the last
+ * rvw_reference_ideal_occluders call, all together. */
+uint32_t rvw_reference_covered_by_ideal(const rvw_reference *ref, uint32_t object);
 
 #endif

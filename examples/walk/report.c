@@ -217,7 +217,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         json_total(out, "pages_requested", &run->pages_requested);
         json_total(out, "pages_evicted", &run->pages_evicted);
     }
-    /* beyond the required keys: what the run was, so a reader can judge the figures */
+    /* what the run was, so a reader can judge the figures */
     fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
     rvw_json_string(out, run->stages);
@@ -233,16 +233,42 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     else
         fputs("null", out);
     fputs("}", out);
-    if (run->first_false_frame >= 0)
-        fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %lld, \"object\": %lld}",
-                (long long)run->first_false_frame, (long long)run->first_false_object);
-    if (run->has_map)
+    if (run->first_false_frame >= 0) {
+        const rvw_false_cull *f = &run->first_false;
+        fprintf(out, ",\n  \"first_false_cull\": {\"frame\": %u, \"object\": %u, \"pixels\": %u, "
+                     "\"culled_by\": ", f->frame, f->object, f->pixels);
+        rvw_json_string(out, f->culled_by);
+        fprintf(out, ", \"eye\": [%.6g, %.6g, %.6g], \"pixels_behind_occluders\": %u, "
+                     "\"occluders_in_front\": %u, \"occluders\": [", (double)f->eye[0], (double)f->eye[1],
+                (double)f->eye[2], f->covered, f->occluders_in_front);
+        for (uint32_t k = 0; k < f->occluder_count; k++) {
+            const rvw_named_occluder *o = &f->occluders[k];
+            fprintf(out, "%s{\"%s\": %u, \"pixels\": %u, \"min\": [%.6g, %.6g, %.6g], "
+                         "\"max\": [%.6g, %.6g, %.6g]}", k ? ", " : "", f->occluder_kind, o->index,
+                    o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
+                    (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
+        }
+        fputs("]}", out);
+    }
+    if (run->has_map) {
+        const rvw_bsp_stats *m = &run->map;
+        const rvw_path_stats *p = &run->path;
+        const rvw_candidate_counts *c = &run->candidates;
         fprintf(out, ",\n  \"map\": {\"surfaces\": %u, \"patches\": %u, \"skipped_nodraw_sky\": %u, "
-                     "\"skipped_empty\": %u, \"brushes\": %u, \"solid_brushes\": %u, \"spawns\": %u, "
-                     "\"items\": %u, \"path_legs\": %u, \"path_jumps\": %u}",
-                run->map.surfaces, run->map.patches, run->map.skipped_nodraw_sky,
-                run->map.skipped_empty, run->map.brushes, run->map.solid_brushes, run->map.spawns,
-                run->map.items, run->path.legs, run->path.jumps);
+                     "\"skipped_empty\": %u, \"brushes\": %u, \"solid_brushes\": %u, \"clip_brushes\": %u, "
+                     "\"empty_brushes\": %u, \"unbounded_brushes\": %u, \"spawns\": %u, \"items\": %u, "
+                     "\"path_points\": %u, \"path_moved\": %u, \"path_dropped\": %u, \"path_max_move\": %.6g, "
+                     "\"path_legs\": %u, \"path_detours\": %u, \"path_jumps\": %u}",
+                m->surfaces, m->patches, m->skipped_nodraw_sky, m->skipped_empty, m->brushes,
+                m->solid_brushes, m->clip_brushes, m->empty_brushes, m->unbounded_brushes, m->spawns,
+                m->items, p->points, p->moved, p->dropped, (double)p->max_move, p->legs, p->detours,
+                p->jumps);
+        fprintf(out, ",\n  \"candidates\": {\"convexes\": %u, \"exact_boxes\": %u, \"general_convexes\": %u, "
+                     "\"nodraw_side\": %u, \"sky_side\": %u, \"translucent\": %u, \"opaque_meshes\": %u, "
+                     "\"opaque_triangles\": %u, \"patch_meshes\": %u, \"patch_triangles\": %u}",
+                c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side,
+                c->translucent, c->meshes, c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+    }
     fputs("\n}\n", out);
 }
 
@@ -285,8 +311,18 @@ void rvw_report_human(FILE *out, const rvw_run *run)
         else
             fprintf(out, "  no false culls: rvis never hid a visible object\n");
     }
-    if (run->has_map)
-        fprintf(out, "  map: %u surfaces (%u patches), %u brushes (%u solid), %u spawns, %u items; "
-                     "path %u legs, %u jumps\n", run->map.surfaces, run->map.patches, run->map.brushes,
-                run->map.solid_brushes, run->map.spawns, run->map.items, run->path.legs, run->path.jumps);
+    if (run->has_map) {
+        const rvw_path_stats *p = &run->path;
+        const rvw_candidate_counts *c = &run->candidates;
+        fprintf(out, "  map: %u surfaces (%u patches), %u brushes (%u solid, %u player clip), %u spawns, "
+                     "%u items\n", run->map.surfaces, run->map.patches, run->map.brushes,
+                run->map.solid_brushes, run->map.clip_brushes, run->map.spawns, run->map.items);
+        fprintf(out, "  path (player box): %u of %u points moved out of a solid (at most %.1f units), %u "
+                     "dropped; %u legs straight, %u around a waypoint, %u cuts\n", p->moved, p->points,
+                (double)p->max_move, p->dropped, p->legs, p->detours, p->jumps);
+        fprintf(out, "  occluder candidates: %u solid brushes (%u exact boxes, %u general; %u with a nodraw "
+                     "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
+                c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,
+                c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+    }
 }

@@ -16,6 +16,30 @@ typedef struct rvw_total {
     bool joined;
 } rvw_total;
 
+#define RVW_NAMED_OCCLUDERS 8
+
+/* A declared occluder in front of a falsely culled object's visible pixels. */
+typedef struct rvw_named_occluder {
+    uint32_t index;                /* maps: into rvw_level.occluders; city: the building object */
+    uint32_t pixels;               /* the object's visible pixels it lies in front of */
+    rvw_box box;
+} rvw_named_occluder;
+
+/* What --verify found about one false cull, so a person can tell a culling bug (visible
+ * pixels no occluder lies in front of) from a level seen through a face nothing draws
+ * (every visible pixel behind a declared occluder). */
+typedef struct rvw_false_cull {
+    uint32_t frame, object;
+    uint32_t pixels;               /* its pixels in the oracle's picture */
+    const char *culled_by;         /* "the frustum", "occlusion", "the PVS (--pvs)" */
+    float eye[3];
+    uint32_t covered;              /* of pixels, those behind the declared occluders together */
+    const char *occluder_kind;     /* "occluder" (maps) or "building" (city) */
+    uint32_t occluder_count;       /* named below, most pixels first (at most RVW_NAMED_OCCLUDERS) */
+    uint32_t occluders_in_front;   /* all occluders in front of some of its pixels */
+    rvw_named_occluder occluders[RVW_NAMED_OCCLUDERS];
+} rvw_false_cull;
+
 typedef struct rvw_run {
     char scene[64];
     bool is_city;
@@ -27,6 +51,7 @@ typedef struct rvw_run {
     uint32_t verified_frames;
     uint64_t false_culls;
     int64_t first_false_frame, first_false_object; /* -1 = none */
+    rvw_false_cull first_false;    /* valid when first_false_frame >= 0 */
     uint64_t drawn_sum, frustum_visible_sum;
     uint64_t truly_visible_sum, drawn_verified_sum; /* over verified frames */
     /* bounds, over verified frames: objects a pixel-exact culler with exactly rvis's
@@ -52,6 +77,7 @@ typedef struct rvw_run {
     bool has_map;
     rvw_bsp_stats map;
     rvw_path_stats path;
+    rvw_candidate_counts candidates;
 } rvw_run;
 
 /* Sizes the per-frame arrays for frames frames. False when memory ran out. */
@@ -64,7 +90,8 @@ void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t
                            uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses);
 void rvw_run_free(rvw_run *run);
 
-/* The report as one JSON object (the report's keys, null where a stage is not joined). */
+/* The report as one JSON object (docs/walk.md lists the keys; null where a stage is not
+ * joined). */
 void rvw_report_json(FILE *out, const rvw_run *run);
 /* A few lines for people. */
 void rvw_report_human(FILE *out, const rvw_run *run);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "brush.h"
 #include "bsp.h"
 #include "city.h"
 #include "path.h"
@@ -239,7 +240,9 @@ static void test_map_source_splits_pak_and_entry(void **state)
     assert_true(missing);
 }
 
-static void test_path_blocks_only_segments_through_solids(void **state)
+/* The builder map's path: the floor slab (Y-up y in [-16, 0]) holds the box up; the first
+ * spawn (0 24 0, 9 units lifted, as Quake III spawns a player) settles on it. */
+static void test_path_settles_on_the_floor_and_walks_at_speed(void **state)
 {
     (void)state;
     size_t size;
@@ -247,18 +250,22 @@ static void test_path_blocks_only_segments_through_solids(void **state)
     loaded l;
     load(&l, bytes, size);
     assert_true(l.ok);
-    /* through the floor slab (Y-up: y in [-16, 0]) */
-    float above[3] = { 0, 10, 0 }, below[3] = { 0, -30, 0 }, far[3] = { 100, 10, 0 };
-    assert_true(rvw_path_segment_blocked(&l.map, above, below));
-    assert_false(rvw_path_segment_blocked(&l.map, above, far));
-    /* grazing the top face is not a hit */
-    float on_a[3] = { -100, 0, 0 }, on_b[3] = { 100, 0, 0 };
-    assert_false(rvw_path_segment_blocked(&l.map, on_a, on_b));
+    /* a box whose bottom is on the floor's top face touches it: free; 1 unit lower: blocked */
+    float on[3] = { 0, 24, 0 }, sunk[3] = { 0, 23, 0 }, below[3] = { 0, -40, 0 };
+    assert_false(rvw_path_box_blocked(&l.map, on));
+    assert_true(rvw_path_box_blocked(&l.map, sunk));
+    /* walking along the floor is free; through it is not */
+    float far_on[3] = { 200, 24, 0 };
+    assert_true(rvw_path_sweep(&l.map, on, far_on) == 1.0);
+    assert_true(rvw_path_sweep(&l.map, on, below) < 1.0);
     rvw_path_stats ps;
     assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.points, 3);
+    assert_int_equal(ps.dropped, 0);
+    assert_int_equal(ps.moved, 0);
     assert_true(l.level.frame_count >= 2 * RVW_PATH_STAND_FRAMES);
     /* first frame: the first spawn's eye, facing its yaw 90 (Quake +Y = Y-up -Z) */
-    assert_vec3(l.level.path[0].eye, 0, 24 + RVW_PATH_EYE_HEIGHT, 0);
+    assert_vec3(l.level.path[0].eye, 0, 24 + RVW_PATH_SKIN + RVW_PATH_EYE_HEIGHT, 0);
     assert_vec3(l.level.path[0].forward, 0, 0, -1);
     for (uint32_t f = 1; f < l.level.frame_count; f++) {
         float d = 0;
@@ -269,6 +276,458 @@ static void test_path_blocks_only_segments_through_solids(void **state)
     }
     unload(&l);
     free(bytes);
+}
+
+static void load_room(loaded *l, uint8_t **bytes)
+{
+    size_t size;
+    *bytes = bspb_build_room(&size, NULL);
+    load(l, *bytes, size);
+    assert_true(l->ok);
+}
+
+/* The room's brushes in the order bspb_build_room writes them, as the path sees them. */
+enum { ROOM_FLOOR, ROOM_RAMP, ROOM_CLIP, ROOM_PILLAR, ROOM_CUT_PILLAR, ROOM_GLASS, ROOM_BRUSHES };
+
+static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    /* the empty brush is left out, the clip brush blocks the path only */
+    assert_int_equal(l.map.stats.brushes, 7);
+    assert_int_equal(l.map.stats.solid_brushes, 6);
+    assert_int_equal(l.map.stats.clip_brushes, 1);
+    assert_int_equal(l.map.stats.empty_brushes, 1);
+    assert_int_equal(l.map.brush_count, ROOM_BRUSHES);
+    assert_int_equal(l.map.brushes[ROOM_CLIP].contents, RVW_CONTENTS_PLAYERCLIP);
+    /* candidates: floor, ramp, pillar, cut pillar, glass */
+    assert_int_equal(l.level.convex_count, 5);
+    const rvw_convex *c = l.level.convexes;
+    assert_int_equal(c[0].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_NODRAW_SIDE);
+    assert_int_equal(c[1].flags, 0);
+    assert_int_equal(c[1].side_count, 7);
+    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX);
+    assert_int_equal(c[3].flags, RVW_CONVEX_SKY_SIDE);
+    assert_int_equal(c[3].side_count, 10);
+    assert_int_equal(c[4].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_TRANSLUCENT);
+    assert_int_equal(c[4].contents, 1 | RVW_CONTENTS_TRANSLUCENT);
+    /* exact bounds in Y-up: the ramp is (100 -64 0)..(164 64 64) in Quake */
+    assert_vec3(c[1].bounds.min, 100, 0, -64);
+    assert_vec3(c[1].bounds.max, 164, 64, 64);
+    assert_vec3(c[3].bounds.min, -364, 0, -264);
+    assert_vec3(c[3].bounds.max, -300, 256, -200);
+    /* sides: Y-up unit normals, the ramp's slope (-1 0 1)/sqrt 2 becomes (-1 1 0)/sqrt 2 */
+    const rvw_convex_side *slope = &l.level.convex_sides[c[1].first_side + 6];
+    assert_vec3(slope->plane, -0.70710678f, 0.70710678f, 0);
+    assert_float_equal(slope->plane[3], -70.710678f, 1e-3);
+    assert_int_equal(l.level.convex_sides[c[0].first_side + 4].surface_flags, RVW_SURF_NODRAW);
+    assert_int_equal(l.level.convex_sides[c[0].first_side + 4].contents, RVW_CONTENTS_SOLID);
+    assert_int_equal(l.level.convex_sides[c[3].first_side + 5].surface_flags, RVW_SURF_SKY);
+    /* meshes: the floor quad, the patch, the soup; the glass quad is translucent */
+    assert_int_equal(l.level.object_count, 4);
+    assert_int_equal(l.level.mesh_count, 3);
+    const rvw_mesh *m = l.level.meshes;
+    assert_int_equal(m[0].object, 0);
+    assert_int_equal(m[0].vertex_count, 4);
+    assert_int_equal(m[0].index_count, 6);
+    assert_int_equal(m[1].object, 2);
+    assert_int_equal(m[1].flags, RVW_MESH_PATCH);
+    assert_int_equal(m[1].vertex_count, (RVW_PATCH_STEPS + 1) * (RVW_PATCH_STEPS + 1));
+    assert_int_equal(m[1].index_count, 3 * 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS);
+    assert_int_equal(m[2].object, 3);
+    assert_int_equal(m[2].vertex_count, 3);
+    /* each mesh's triangles are its object's, to the bit */
+    for (uint32_t i = 0; i < l.level.mesh_count; i++) {
+        const rvw_object *o = &l.level.objects[m[i].object];
+        assert_int_equal(m[i].index_count, o->triangle_count * 3);
+        for (uint32_t k = 0; k < m[i].index_count; k++) {
+            uint32_t v = l.level.mesh_indices[m[i].first_index + k];
+            assert_true(v < m[i].vertex_count);
+            assert_memory_equal(l.level.mesh_positions + (size_t)(m[i].first_vertex + v) * 3,
+                                l.level.triangles + (size_t)o->first_triangle * 9 + (size_t)k * 3, 3 * sizeof(float));
+        }
+    }
+    rvw_candidate_counts n;
+    rvw_level_count_candidates(&l.level, &n);
+    assert_int_equal(n.convexes, 5);
+    assert_int_equal(n.exact_boxes, 3);
+    assert_int_equal(n.general_convexes, 2);
+    assert_int_equal(n.nodraw_side, 1);
+    assert_int_equal(n.sky_side, 1);
+    assert_int_equal(n.translucent, 1);
+    assert_int_equal(n.meshes, 3);
+    assert_int_equal(n.mesh_triangles, 2 + 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS + 1);
+    assert_int_equal(n.patch_meshes, 1);
+    unload(&l);
+    free(bytes);
+}
+
+/* The builder map's six brushes are all exact boxes; its occluder boxes stay as they were. */
+static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    assert_int_equal(l.level.occluder_count, 2);
+    assert_int_equal(l.level.convex_count, 6);
+    for (uint32_t i = 0; i < 6; i++) {
+        assert_true(l.level.convexes[i].flags & RVW_CONVEX_EXACT_BOX);
+        assert_int_equal(l.level.convexes[i].side_count, 6);
+    }
+    /* the floor slab's candidate bounds are its occluder box */
+    assert_memory_equal(&l.level.convexes[0].bounds, &l.level.occluders[0], sizeof(rvw_box));
+    assert_true(l.level.convexes[1].flags & RVW_CONVEX_SKY_SIDE);
+    assert_true(l.level.convexes[2].flags & RVW_CONVEX_TRANSLUCENT);
+    assert_true(l.level.convexes[3].flags & RVW_CONVEX_NODRAW_SIDE);
+    /* quad, patch, soup: all opaque */
+    assert_int_equal(l.level.mesh_count, 3);
+    unload(&l);
+    free(bytes);
+}
+
+/* Brush planes the reader must refuse: a normal that is not a unit vector, more sides than
+ * RVW_BRUSH_MAX_SIDES, and brushes that share one long run of sides beyond the work cap. */
+static void test_reader_refuses_hostile_brushes(void **state)
+{
+    (void)state;
+    char err[256];
+    enum { PLANES = 2, BRUSHES = 8 };
+    /* the first plane's normal x: -1 -> -2 */
+    float two = -2.0f;
+    int32_t bits;
+    memcpy(&bits, &two, 4);
+    assert_false(read_with(PLANES, 0, bits, err, sizeof err));
+    assert_non_null(strstr(err, "normal"));
+    /* brush 0 with 300 sides (the lump holds 36) is out of range first; make the side run
+     * fit by pointing it at the start with a count the lump has, then too many */
+    assert_false(read_with(BRUSHES, 4, 300, err, sizeof err));
+    assert_non_null(strstr(err, "sides"));
+    /* a map of 300 brushes, each the same 256 sides: 300 * 256^2 side pairs */
+    bspb lumps[BSPB_LUMPS];
+    memset(lumps, 0, sizeof lumps);
+    bspb_bytes(&lumps[0], "", 1);
+    bspb_shader(&lumps[1], "floor", 0, 1);
+    int32_t plane_count = 0;
+    for (int k = 0; k < 256; k++) {
+        const float lo[3] = { -(float)k - 1, -1, -1 }, hi[3] = { 1, 1, 1 };
+        if (k % 6 == 0)
+            bspb_box_planes(&lumps[2], &plane_count, lo, hi);
+        bspb_i32(&lumps[9], 2 * (k % 6) + 12 * (k / 6));
+        bspb_i32(&lumps[9], 0);
+    }
+    for (int b = 0; b < 300; b++) {
+        bspb_i32(&lumps[8], 0);
+        bspb_i32(&lumps[8], 256);
+        bspb_i32(&lumps[8], 0);
+    }
+    bspb_vertex(&lumps[10], 0, 0, 0);
+    bspb_vertex(&lumps[10], 1, 0, 0);
+    bspb_vertex(&lumps[10], 0, 1, 0);
+    for (int k = 0; k < 3; k++)
+        bspb_i32(&lumps[11], k);
+    bspb_surface(&lumps[13], 0, -1, 1, 0, 3, 0, 3, 0, 0);
+    for (int k = 0; k < 6; k++)
+        bspb_f32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 1);
+    bspb_i32(&lumps[7], 0);
+    bspb_i32(&lumps[7], 300);
+    size_t size;
+    uint8_t *bytes = bspb_assemble(lumps, &size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_false(l.ok);
+    assert_non_null(strstr(l.err, "side pairs"));
+    free(bytes);
+}
+
+static void test_brush_shapes_from_planes(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    const rvw_convex *c = l.level.convexes;
+    float planes[10 * 4];
+    for (uint32_t k = 0; k < c[3].side_count; k++)
+        memcpy(planes + k * 4, l.level.convex_sides[c[3].first_side + k].plane, 4 * sizeof(float));
+    rvw_box b;
+    assert_int_equal(rvw_brush_shape_of(planes, c[3].side_count, &b), RVW_BRUSH_SOLID);
+    /* the cut pillar's surface: four narrowed sides (2 triangles each), two octagons (6
+     * each), four cuts (2 each); the axial sides' corners are gone */
+    float tris[64 * 9];
+    assert_int_equal(rvw_brush_triangles(planes, c[3].side_count, tris, 64), 4 * 2 + 2 * 6 + 4 * 2);
+    for (int t = 0; t < 28 * 3; t++) {
+        const float *p = tris + t * 3;
+        /* every corner on the surface: inside every plane, on at least one */
+        float worst = -1e9f;
+        for (uint32_t k = 0; k < c[3].side_count; k++) {
+            const float *pl = planes + k * 4;
+            float d = pl[0] * p[0] + pl[1] * p[1] + pl[2] * p[2] - pl[3];
+            assert_true(d <= 1e-3f);
+            worst = fmaxf(worst, d);
+        }
+        assert_true(worst > -1e-3f);
+    }
+    /* a box's 12 triangles; fewer than needed written, the count still told */
+    for (uint32_t k = 0; k < 6; k++)
+        memcpy(planes + k * 4, l.level.convex_sides[c[2].first_side + k].plane, 4 * sizeof(float));
+    assert_int_equal(rvw_brush_triangles(planes, 6, tris, 64), 12);
+    assert_int_equal(rvw_brush_triangles(planes, 6, tris, 5), 12);
+    /* three planes close nothing; contradictory planes hold nothing */
+    assert_int_equal(rvw_brush_shape_of(planes, 3, &b), RVW_BRUSH_UNBOUNDED);
+    assert_int_equal(rvw_brush_triangles(planes, 3, tris, 64), 0);
+    planes[1 * 4 + 3] = planes[0 * 4 + 3] * -1 - 1; /* +x below -x */
+    assert_int_equal(rvw_brush_shape_of(planes, 6, &b), RVW_BRUSH_EMPTY);
+    float nan_plane[4] = { NAN, 0, 0, 0 };
+    assert_int_equal(rvw_brush_shape_of(nan_plane, 1, &b), RVW_BRUSH_UNBOUNDED);
+    unload(&l);
+    free(bytes);
+}
+
+/* The Minkowski test against the exact answer: the box at a random origin meets a brush
+ * exactly when the brush's planes and the box's six planes together hold a volume. Near the
+ * boundary (within the tolerance) either answer is right. */
+static void test_player_box_test_is_exact_for_bevelled_brushes(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    /* fixed cases on the ramp (Y-up: x in [100, 164], y <= x - 100 on the floor) */
+    float ramp_foot[3] = { 90, 24, 0 }, before_ramp[3] = { 84, 24, 0 };
+    float ramp_sunk[3] = { 120, 58, 0 }, ramp_above[3] = { 120, 60, 0 };
+    assert_true(rvw_path_box_blocked(&l.map, ramp_foot));
+    assert_false(rvw_path_box_blocked(&l.map, before_ramp));
+    assert_true(rvw_path_box_blocked(&l.map, ramp_sunk));
+    assert_false(rvw_path_box_blocked(&l.map, ramp_above));
+    /* the cut pillar's 45-degree edge: the box's corner reaches 15 sqrt 2 along the
+     * diagonal, so it is free 21.3 units out along it, not 15 */
+    const rvw_convex *cut = &l.level.convexes[3];
+    const rvw_convex_side *diag = &l.level.convex_sides[cut->first_side + 6];
+    /* the middle of that cut face, halfway up: the corner (-300, 264) in Quake moved onto it */
+    const float *cut_n = diag->plane;
+    float corner[3] = { -300, 100, -264 }, out[3];
+    float depth = cut_n[0] * corner[0] + cut_n[1] * corner[1] + cut_n[2] * corner[2] - cut_n[3];
+    for (float gap = 20.5f; gap <= 22.0f; gap += 1.5f) {
+        for (int k = 0; k < 3; k++)
+            out[k] = corner[k] - cut_n[k] * depth + cut_n[k] * gap;
+        bool blocked = rvw_path_box_blocked(&l.map, out);
+        assert_int_equal(blocked, gap < 15 * sqrtf(2));
+    }
+    uint64_t seed = 7;
+    int agreed = 0;
+    for (int round = 0; round < HEAVY(20000, 4000); round++) {
+        int which = round & 1 ? ROOM_RAMP : ROOM_CUT_PILLAR;
+        const rvw_bsp_brush *br = &l.map.brushes[which];
+        float o[3];
+        for (int k = 0; k < 3; k++) {
+            float lo = br->bounds.min[k] - 40, hi = br->bounds.max[k] + 40;
+            o[k] = lo + (hi - lo) * (float)(next_random(&seed) % 100000) / 100000.0f;
+        }
+        /* the margin: how far the origin lies outside the grown brush (negative: inside) */
+        float margin = -1e9f, planes[16 * 4];
+        for (uint32_t k = 0; k < br->plane_count; k++) {
+            const float *pl = l.map.planes + (size_t)(br->first_plane + k) * 4;
+            double d = rvw_brush_expanded_distance(pl, rvw_player_box_min, rvw_player_box_max);
+            margin = fmaxf(margin, (float)(pl[0] * o[0] + pl[1] * o[1] + pl[2] * o[2] - d));
+            memcpy(planes + k * 4, pl, 4 * sizeof(float));
+        }
+        if (fabsf(margin) < 0.25f)
+            continue;
+        uint32_t n = br->plane_count;
+        for (int k = 0; k < 6; k++) { /* the box's own planes at o */
+            int axis = k / 2;
+            float *pl = planes + (n + (uint32_t)k) * 4;
+            pl[0] = pl[1] = pl[2] = 0;
+            pl[axis] = k & 1 ? 1.0f : -1.0f;
+            pl[3] = k & 1 ? o[axis] + rvw_player_box_max[axis] : -(o[axis] + rvw_player_box_min[axis]);
+        }
+        rvw_box meet;
+        bool exact = rvw_brush_shape_of(planes, n + 6, &meet) == RVW_BRUSH_SOLID;
+        /* only this brush is near o? the other brushes could block too: test this one alone */
+        rvw_bsp_map one = l.map;
+        one.brushes = (rvw_bsp_brush *)br;
+        one.brush_count = 1;
+        assert_int_equal(rvw_path_box_blocked(&one, o), exact);
+        assert_int_equal(margin < 0, exact);
+        agreed++;
+    }
+    assert_true(agreed > HEAVY(10000, 2000));
+    unload(&l);
+    free(bytes);
+}
+
+/* A leg whose line of eyes never enters the pillar, but whose box would scrape along it:
+ * blocked. 16 units further out it is free. */
+static void test_path_sweep_catches_a_grazing_leg(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    /* the pillar b3 is Y-up x in [300, 364], z in [-32, 32]: a leg along z = 40 */
+    float a[3] = { 250, 24, 40 }, b[3] = { 420, 24, 40 };
+    assert_false(rvw_path_box_blocked(&l.map, a));
+    assert_false(rvw_path_box_blocked(&l.map, b));
+    assert_true(rvw_path_sweep(&l.map, a, b) < 1.0);
+    double t = rvw_path_sweep(&l.map, a, b);
+    assert_float_equal(250 + 170 * t, 300 - 15, 0.5); /* the box's front meets the pillar */
+    a[2] = b[2] = 48;
+    assert_true(rvw_path_sweep(&l.map, a, b) == 1.0);
+    /* the player clip brush blocks the box as a solid does */
+    float c[3] = { -250, 24, 150 }, d[3] = { -250, 24, 350 };
+    assert_true(rvw_path_sweep(&l.map, c, d) < 1.0);
+    unload(&l);
+    free(bytes);
+}
+
+static void assert_path_stays_free(const loaded *l)
+{
+    for (uint32_t f = 0; f < l->level.frame_count; f++) {
+        const rvw_camera *c = &l->level.path[f];
+        float origin[3] = { c->eye[0], c->eye[1] - RVW_PATH_EYE_HEIGHT, c->eye[2] };
+        assert_false(rvw_path_box_blocked(&l->map, origin));
+        if (f > 0 && !c->cut) {
+            const rvw_camera *p = &l->level.path[f - 1];
+            float before[3] = { p->eye[0], p->eye[1] - RVW_PATH_EYE_HEIGHT, p->eye[2] };
+            assert_true(rvw_path_sweep(&l->map, before, origin) == 1.0);
+        }
+    }
+}
+
+static void test_path_moves_or_drops_points_in_solids(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    assert_int_equal(l.map.point_count, 5);
+    float o[3], moved;
+    /* A: free, lifted 9 and settled back on the floor, a skin above it */
+    assert_true(rvw_path_place(&l.map, &l.map.points[0], o, &moved));
+    assert_vec3(o, 0, 24 + RVW_PATH_SKIN, 0);
+    assert_float_equal(moved, 0, 0);
+    /* B: in the clip brush, 65 units from a free place: dropped */
+    assert_false(rvw_path_place(&l.map, &l.map.points[1], o, &moved));
+    /* C: 14 units into the floor: lifted 14 */
+    assert_true(rvw_path_place(&l.map, &l.map.points[2], o, &moved));
+    assert_vec3(o, 400, 24, 100);
+    assert_float_equal(moved, 14, 1e-4);
+    /* D: 7 units into the pillar: 8 sideways, now clear of it */
+    assert_true(rvw_path_place(&l.map, &l.map.points[3], o, &moved));
+    assert_float_equal(moved, 8, 1e-4);
+    assert_float_equal(o[1], 24, 1e-4);
+    assert_true(o[2] + RVW_PLAYER_HALF_WIDTH <= -32);
+    /* E: inside the cut pillar: dropped */
+    assert_false(rvw_path_place(&l.map, &l.map.points[4], o, &moved));
+    /* an item hovering with its box against the pillar's side still settles on the floor */
+    rvw_bsp_point beside = { .origin = { 300 - RVW_PLAYER_HALF_WIDTH, 60, 0 } };
+    assert_true(rvw_path_place(&l.map, &beside, o, &moved));
+    assert_float_equal(moved, 0, 0);
+    assert_vec3(o, 300 - RVW_PLAYER_HALF_WIDTH, 24 + RVW_PATH_SKIN, 0);
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.points, 5);
+    assert_int_equal(ps.moved, 2);
+    assert_int_equal(ps.dropped, 2);
+    assert_float_equal(ps.max_move, 14, 1e-4);
+    assert_int_equal(ps.legs + ps.detours + ps.jumps, 2);
+    /* A -> C runs into the ramp at the foot: not straight */
+    assert_int_equal(ps.legs, 0);
+    assert_path_stays_free(&l);
+    unload(&l);
+    free(bytes);
+}
+
+/* With a PVS, the eye stays in the map: a hand-made tree whose x >= 200 half is the void
+ * (cluster -1) drops C and D, and no frame's eye goes there. */
+static void test_path_keeps_the_eye_inside_the_map(void **state)
+{
+    (void)state;
+    uint8_t *bytes;
+    loaded l;
+    load_room(&l, &bytes);
+    float planes[4] = { 1, 0, 0, 200 };
+    int32_t children[2] = { -1, -2 }, clusters[2] = { -1, 0 };
+    rvw_bsp_pvs keep = l.map.pvs;
+    l.map.pvs = (rvw_bsp_pvs){ .valid = true, .node_count = 1, .node_planes = planes,
+                               .node_children = children, .leaf_count = 2, .leaf_clusters = clusters };
+    rvw_path_stats ps;
+    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(ps.dropped, 4);
+    for (uint32_t f = 0; f < l.level.frame_count; f++)
+        assert_true(l.level.path[f].eye[0] < 200);
+    assert_path_stays_free(&l);
+    l.map.pvs = keep;
+    unload(&l);
+    free(bytes);
+}
+
+/* On the real maps, when installed: every frame's box is free and every walked step too. */
+static void test_path_on_real_maps_keeps_the_box_free(void **state)
+{
+    (void)state;
+    static const char *const maps[] = { "oa_dm1", "oa_dm4", "oa_ctf2" };
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        rvw_map_source src;
+        char err[256];
+        uint8_t *bytes;
+        size_t size;
+        bool missing;
+        assert_true(rvw_map_source_parse(maps[i], &src, err, sizeof err));
+        if (!rvw_map_source_read(&src, &bytes, &size, &missing, err, sizeof err)) {
+            skip(); /* openarena-081-maps not installed, or no libzip */
+            return;
+        }
+        loaded l;
+        load(&l, bytes, size);
+        assert_true(l.ok);
+        rvw_path_stats ps;
+        assert_true(rvw_path_build(&l.level, &l.map, &ps));
+        assert_true(l.level.frame_count > 100);
+        assert_true(ps.legs + ps.detours > 0);
+        assert_path_stays_free(&l);
+        unload(&l);
+        free(bytes);
+    }
+}
+
+/* bspb_cut (the fuzz target's seeds) cuts a smaller map that still reads. */
+static void test_cut_maps_still_read(void **state)
+{
+    (void)state;
+    size_t size, cut_size;
+    uint8_t *room = bspb_build_room(&size, NULL);
+    bspb_cut_spec spec = { .first_brush = 1, .brush_count = 3, .first_surface = 2, .surface_count = 2, .point_count = 2 };
+    uint8_t *cut = bspb_cut(room, size, &spec, &cut_size);
+    assert_non_null(cut);
+    assert_true(cut_size < size);
+    loaded l;
+    load(&l, cut, cut_size);
+    assert_true(l.ok);
+    assert_int_equal(l.map.stats.brushes, 3);      /* ramp, clip, pillar */
+    assert_int_equal(l.level.convex_count, 2);
+    assert_int_equal(l.level.object_count, 2);     /* patch, soup */
+    assert_int_equal(l.map.point_count, 2);
+    assert_int_equal(l.level.meshes[0].flags, RVW_MESH_PATCH);
+    unload(&l);
+    free(cut);
+    spec = (bspb_cut_spec){ .brush_count = 100, .surface_count = 100, .point_count = 100 };
+    cut = bspb_cut(room, size, &spec, &cut_size);
+    load(&l, cut, cut_size);
+    assert_true(l.ok);
+    assert_int_equal(l.map.stats.brushes, 7);
+    assert_int_equal(l.level.object_count, 4);
+    unload(&l);
+    free(cut);
+    assert_null(bspb_cut(room, 40, &spec, &cut_size));
+    free(room);
 }
 
 /* A one-object level from explicit triangles (9 floats each). */
@@ -408,6 +867,39 @@ static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
     rvw_level_free(&level);
 }
 
+/* Naming a false cull: with the wall left out of the render, the box behind it is seen; the
+ * wall's triangles lie in front of every one of its pixels, the box beside it in front of
+ * none, and the ideal bound's buffer (the wall) covers them all together. */
+static void test_reference_names_the_occluders_in_front(void **state)
+{
+    (void)state;
+    rvw_level level;
+    rvw_view view;
+    rvw_reference ref;
+    four_box_scene(&level, &view, &ref);
+    rvw_depth_convention gl = { false, false };
+    uint8_t include[4] = { 0, 1, 1, 1 };
+    rvw_reference_render(&ref, &level, view.view_projection, gl, include);
+    uint32_t seen = ref.pixels[1];
+    assert_true(seen > 0);
+    float wall[108], beside[108];
+    rvw_box_triangles(&four_wall, wall);
+    rvw_box_triangles(&level.objects[2].bounds, beside);
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, wall, 12), seen);
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, beside, 12), 0);
+    /* the floor runs under the wall: the wall is in front of only its far part */
+    int64_t floor_behind = rvw_reference_cover(&ref, view.view_projection, gl, 3, wall, 12);
+    assert_true(floor_behind > 0 && floor_behind < ref.pixels[3]);
+    /* an object's pixels are counted once, though a box's front and back both cover them */
+    assert_int_equal(rvw_reference_cover(&ref, view.view_projection, gl, 1, wall, 12), seen);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 1), 0); /* no ideal bound yet */
+    rvw_reference_ideal_occluders(&ref, &level, view.view_projection, gl, include, &four_wall, 1, false, NULL);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 1), seen);
+    assert_int_equal(rvw_reference_covered_by_ideal(&ref, 2), 0);
+    rvw_reference_free(&ref);
+    rvw_level_free(&level);
+}
+
 /* The PVS lookups on a hand-made tree: node 0 splits x = 0 (front: leaf 0, cluster 0;
  * back: leaf 1, cluster 1); cluster 0 sees only itself, cluster 1 sees both. Object 0 sits
  * in leaf 1, object 1 in no leaf, object 2 in a leaf outside every cluster. */
@@ -432,14 +924,25 @@ static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 2));  /* a leaf of cluster -1 */
     assert_true(rvw_bsp_pvs_object_visible(&pvs, -1, 0)); /* camera outside every cluster */
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 7, 0));  /* a cluster beyond the visdata */
+    /* a segment across the split lies in clusters 0 and 1; in no cluster once leaf 0 is
+     * the void; a segment in leaf 1 alone still is */
+    float far_back[3] = { -9, 0, 0 };
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    clusters[0] = -1;
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, front, front));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, far_back));
+    clusters[0] = 0;
     pvs.valid = false;
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 0));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
     assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
     /* a tree that loops never ends the walk: no cluster */
     int32_t loop[2] = { 0, 0 };
     pvs.valid = true;
     pvs.node_children = loop;
     assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
 }
 
 static uint64_t digest_level(const rvw_level *level)
@@ -524,10 +1027,21 @@ int main(void)
         cmocka_unit_test(test_reader_survives_random_corruption),
         cmocka_unit_test(test_reader_names_what_is_wrong),
         cmocka_unit_test(test_map_source_splits_pak_and_entry),
-        cmocka_unit_test(test_path_blocks_only_segments_through_solids),
+        cmocka_unit_test(test_reader_reads_every_solid_brush_and_opaque_surface),
+        cmocka_unit_test(test_reader_keeps_todays_occluder_boxes_beside_the_candidates),
+        cmocka_unit_test(test_reader_refuses_hostile_brushes),
+        cmocka_unit_test(test_brush_shapes_from_planes),
+        cmocka_unit_test(test_player_box_test_is_exact_for_bevelled_brushes),
+        cmocka_unit_test(test_path_sweep_catches_a_grazing_leg),
+        cmocka_unit_test(test_path_settles_on_the_floor_and_walks_at_speed),
+        cmocka_unit_test(test_path_moves_or_drops_points_in_solids),
+        cmocka_unit_test(test_path_keeps_the_eye_inside_the_map),
+        cmocka_unit_test(test_path_on_real_maps_keeps_the_box_free),
+        cmocka_unit_test(test_cut_maps_still_read),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
         cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),
+        cmocka_unit_test(test_reference_names_the_occluders_in_front),
         cmocka_unit_test(test_pvs_lookups_follow_the_tree_and_the_rows),
         cmocka_unit_test(test_city_is_big_deterministic_and_well_formed),
         cmocka_unit_test(test_percentile_is_nearest_rank),

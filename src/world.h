@@ -1,5 +1,5 @@
 /* The world: the node hierarchy plus every module's state (docs/design.md §0, §8).
- * Only frame.c knows every module; modules reach their own state through the world and
+ * Only the frame (frame*.c) knows every module; modules reach their own state through the world and
  * create it lazily on first use (registering a finaliser), so no module needs another
  * module's code to link. */
 #ifndef RVI_WORLD_H

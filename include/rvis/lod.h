@@ -85,7 +85,7 @@ typedef struct rv_lod_selector {
 /* Makes a ladder from count thresholds (radians, float[count]). count must be
  * 1..RV_LOD_MAX_THRESHOLDS; thresholds strictly descending (finest level's first), positive
  * and finite. A threshold of pi or more is reached only from inside the sphere, unless a
- * bias > 1 magnifies angles. Suggested start: {0.2, 0.06, 0.015} (seed ladder).
+ * bias > 1 magnifies angles. Suggested start: {0.2, 0.06, 0.015}.
  * Errors (*out unchanged; checked in this order): RV_ERR_INVALID_ARG (thresholds or out
  * NULL, count 0), RV_ERR_CAPACITY (count > RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE (a
  * NaN/Inf), RV_ERR_INVALID_ARG (a threshold <= 0), RV_ERR_ORDER (two thresholds equal or

@@ -119,6 +119,9 @@ const char *rvv_headless_platform(const rvv_headless *h)
     return h->platform;
 }
 
+/* The display stays initialised: eglTerminate makes Mesa unload its driver, leaving two
+ * small blocks behind whose allocating code is then gone, so a leak checker can neither
+ * name nor suppress them. The process ends soon after; nothing else uses the display. */
 void rvv_headless_destroy(rvv_headless *h)
 {
     if (!h)
@@ -126,8 +129,6 @@ void rvv_headless_destroy(rvv_headless *h)
     eglMakeCurrent(h->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroySurface(h->display, h->surface);
     eglDestroyContext(h->display, h->context);
-    eglTerminate(h->display);
-    eglReleaseThread();
     free(h);
 }
 

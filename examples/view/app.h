@@ -24,6 +24,7 @@ typedef struct rvv_options {
     const char *map;              /* NULL: the embedded city */
     bool headless;
     uint32_t frames;              /* 0: the whole path (headless) */
+    uint32_t start;               /* headless: the first path frame */
     bool gpu_verify;
     const char *screenshot_dir;
     uint32_t every;               /* screenshot every Nth frame */

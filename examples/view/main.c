@@ -29,13 +29,14 @@ static const char usage[] =
     "                          " RVW_DEFAULT_PAK "\n"
     "  --city                  the embedded city (the default without --map)\n"
     "  --frames N              stop after N frames (headless default: the whole path)\n"
+    "  --start F               headless: begin at frame F of the path (default 0)\n"
     "  --gpu-verify            each frame, the GPU judges every cull: the whole scene's depth,\n"
     "                          then one GL_ANY_SAMPLES_PASSED query per culled object (GL_LEQUAL);\n"
     "                          a sample passing is a false cull (stderr, exit 1)\n"
     "  --oracle                also compare, object by object, the GPU's visibility with\n"
     "                          rvis-walk's reference rasteriser (implies --gpu-verify)\n"
     "  --screenshot DIR        PNG screenshots with the overlay into DIR (created)\n"
-    "  --every N               a screenshot every Nth frame (default 60)\n"
+    "  --every N               a screenshot every Nth frame from the first (default 60)\n"
     "  --json FILE|-           the JSON report (- = stdout, which then holds only it)\n"
     "  --size WxH              viewport rvis culls for and the GL draws (default 1280x720)\n"
     "  --occlusion-width N     rvis's occlusion buffer width in texels (default 256, 0 = off)\n"
@@ -56,7 +57,7 @@ static const char usage[] =
 
 enum {
     OPT_HEADLESS = 256, OPT_MAP, OPT_CITY, OPT_FRAMES, OPT_GPU_VERIFY, OPT_ORACLE, OPT_SCREENSHOT, OPT_EVERY,
-    OPT_JSON, OPT_SIZE, OPT_OCCLUSION_WIDTH, OPT_COLOUR, OPT_FREEZE, OPT_NO_OVERLAY, OPT_SABOTAGE, OPT_QUIET,
+    OPT_JSON, OPT_SIZE, OPT_START, OPT_OCCLUSION_WIDTH, OPT_COLOUR, OPT_FREEZE, OPT_NO_OVERLAY, OPT_SABOTAGE, OPT_QUIET,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +65,7 @@ static const struct option long_options[] = {
     { "map", required_argument, NULL, OPT_MAP },
     { "city", no_argument, NULL, OPT_CITY },
     { "frames", required_argument, NULL, OPT_FRAMES },
+    { "start", required_argument, NULL, OPT_START },
     { "gpu-verify", no_argument, NULL, OPT_GPU_VERIFY },
     { "oracle", no_argument, NULL, OPT_ORACLE },
     { "screenshot", required_argument, NULL, OPT_SCREENSHOT },
@@ -121,6 +123,10 @@ static int parse_args(int argc, char **argv, rvv_options *o)
         case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
+            break;
+        case OPT_START:
+            if (!parse_u32(v, &o->start, 0))
+                return bad_input("--start wants a frame number, not '%s'", v);
             break;
         case OPT_GPU_VERIFY: o->gpu_verify = true; break;
         case OPT_ORACLE: o->oracle = o->gpu_verify = true; break;
@@ -246,11 +252,15 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
         fprintf(stderr, "rvis-view: %s\n", err);
         code = 2;
     }
-    uint32_t frames = level->frame_count;
-    if (opt->frames && opt->frames < frames)
-        frames = opt->frames;
+    if (opt->start >= level->frame_count) {
+        fprintf(stderr, "rvis-view: --start %u: the path has %u frames\n", opt->start, level->frame_count);
+        code = 2;
+    }
+    uint32_t end = level->frame_count;
+    if (opt->frames && opt->frames < end - opt->start)
+        end = opt->start + opt->frames;
     double started = now_s(), last_progress = started;
-    for (uint32_t f = 0; !code && f < frames; f++) {
+    for (uint32_t f = opt->start; !code && f < end; f++) {
         rvv_app_animate(&app, f);
         rvw_view view;
         rvw_view_make(level, f, opt->width, opt->height, &view);
@@ -274,10 +284,10 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
             code = 2;
             break;
         }
-        if (opt->screenshot_dir && f % opt->every == 0) {
+        if (opt->screenshot_dir && (f - opt->start) % opt->every == 0) {
             glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
             if (opt->overlay)
-                rvv_app_overlay(&app, opt->width, opt->height, f, frames, &toggles, NULL, 0);
+                rvv_app_overlay(&app, opt->width, opt->height, f, level->frame_count, &toggles, NULL, 0);
             if (!rvv_app_screenshot(&app, f, opt->width, opt->height))
                 code = 2;
         }
@@ -285,7 +295,7 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
         if (!opt->quiet && t - last_progress >= 1.0) {
             last_progress = t;
             fprintf(stderr, "rvis-view: %s frame %u/%u, drawn %u, %.1f frames/s, GPU false culls %llu\n", level->name,
-                    f + 1, frames, app.result.drawn, (f + 1) / (t - started),
+                    f + 1, end, app.result.drawn, (f + 1 - opt->start) / (t - started),
                     (unsigned long long)app.gpu_false_culls);
         }
     }

@@ -200,6 +200,8 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
 void rvv_app_freeze(rvv_app *app, bool frozen)
 {
     app->frozen = frozen;
+    if (frozen)
+        app->judged = false; /* the judge checks live frames only */
 }
 
 void rvv_app_draw(rvv_app *app, const rvw_view *camera, uint32_t width, uint32_t height, const rvv_toggles *t)

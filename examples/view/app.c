@@ -342,15 +342,18 @@ bool rvv_app_compare_oracle(rvv_app *app)
         for (uint32_t d = 0; d < count; d++) {
             uint32_t k = app->disagree[side ? n - 1 - d : d], o = app->asked[k];
             const char *why;
+            int cause;
             if (!side) {
                 if (pixels[o] > st->oracle_only_max_pixels)
                     st->oracle_only_max_pixels = pixels[o];
                 if (second[d] == 0) {
                     st->oracle_only_raster++;
                     why = "GL rasterises no sample of it (pixel-centre rule or clipping)";
+                    cause = 0;
                 } else {
                     st->oracle_only_depth++;
                     why = "GL rasterises it, but something is nearer in GL's depth buffer";
+                    cause = 1;
                 }
             } else {
                 if (app->results[k] > st->gpu_only_max_samples)
@@ -358,13 +361,15 @@ bool rvv_app_compare_oracle(rvv_app *app)
                 if (second[d] == 0) {
                     st->gpu_only_tie++;
                     why = "only equal depths pass (a tie in the 24-bit depth buffer)";
+                    cause = 2;
                 } else {
                     st->gpu_only_strict++;
                     why = "strictly nearest on the GPU";
+                    cause = 3;
                 }
             }
-            if (st->lines < RVV_MAX_LINES) {
-                st->lines++;
+            if (st->lines[cause] < RVV_MAX_LINES / 4) {
+                st->lines[cause]++;
                 fprintf(stderr, "rvis-view: oracle and GPU disagree at frame %u: object %u (%s, %s): "
                                 "oracle %u pixels, GPU %u samples (GL_LEQUAL), %u with %s: %s\n",
                         app->cull_view.frame, o, kind_names[level->objects[o].kind],

@@ -54,7 +54,7 @@ typedef struct rvv_oracle_stats {
     uint32_t oracle_only_max_pixels, gpu_only_max_samples;
     uint64_t oracle_false_culls;  /* rvis culled, the oracle sees it (rvis-walk's false cull) */
     uint64_t gpu_false_culls;     /* rvis culled, the GPU sees it (this frame set) */
-    uint32_t lines;
+    uint32_t lines[4];            /* lines printed per cause, in the order above */
 } rvv_oracle_stats;
 
 typedef struct rvv_app {

@@ -329,16 +329,26 @@ bool rvv_app_compare_oracle(rvv_app *app)
         else
             app->disagree[n - 1 - gpu_only++] = k;  /* from the end: the two lists share it */
     }
-    /* why they disagree: does GL rasterise any sample of the object at all (oracle only),
-     * or is it visible only through a depth tie (GPU only)? */
+    /* Why they disagree. Oracle only: does GL rasterise any sample of the object at all
+     * (GL_ALWAYS)? GPU only: an object always ties with its own depth, so the scene's depth
+     * is drawn again without it, and the object asked with GL_LESS: nothing passing means
+     * its samples pass only through equal depth with another object. */
     for (int side = 0; side < 2; side++) {
         uint32_t count = side ? gpu_only : oracle_only;
         for (uint32_t d = 0; d < count; d++)
             app->results2[d] = app->asked[app->disagree[side ? n - 1 - d : d]];
         uint32_t *second = app->results2 + count;
-        if (count && !rvv_judge_query(&app->judge, &app->renderer, app->results2, count, GL_SAMPLES_PASSED,
-                                      side ? GL_LESS : GL_ALWAYS, second))
+        if (!side && count &&
+            !rvv_judge_query(&app->judge, &app->renderer, app->results2, count, GL_SAMPLES_PASSED, GL_ALWAYS, second))
             return false;
+        for (uint32_t d = 0; side && d < count; d++) {
+            uint32_t o = app->results2[d];
+            app->include[o] = 0;
+            rvv_judge_depth(&app->judge, &app->renderer, &app->cull_view, app->include);
+            app->include[o] = 1;
+            if (!rvv_judge_query(&app->judge, &app->renderer, &o, 1, GL_SAMPLES_PASSED, GL_LESS, second + d))
+                return false;
+        }
         for (uint32_t d = 0; d < count; d++) {
             uint32_t k = app->disagree[side ? n - 1 - d : d], o = app->asked[k];
             const char *why;
@@ -360,11 +370,11 @@ bool rvv_app_compare_oracle(rvv_app *app)
                     st->gpu_only_max_samples = app->results[k];
                 if (second[d] == 0) {
                     st->gpu_only_tie++;
-                    why = "only equal depths pass (a tie in the 24-bit depth buffer)";
+                    why = "it passes only by equal depth with another object (coplanar)";
                     cause = 2;
                 } else {
                     st->gpu_only_strict++;
-                    why = "strictly nearest on the GPU";
+                    why = "strictly nearest at some sample in GL";
                     cause = 3;
                 }
             }
@@ -375,7 +385,8 @@ bool rvv_app_compare_oracle(rvv_app *app)
                         app->cull_view.frame, o, kind_names[level->objects[o].kind],
                         app->verdict[o] == RVW_DRAWN ? "drawn" : app->verdict[o] == RVW_CULLED_OCCLUSION
                                                                   ? "occlusion-culled" : "frustum-culled",
-                        pixels[o], app->results[k], second[d], side ? "GL_LESS" : "GL_ALWAYS", why);
+                        pixels[o], app->results[k], second[d], side ? "GL_LESS without its own depth" : "GL_ALWAYS",
+                        why);
             }
         }
     }

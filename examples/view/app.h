@@ -49,8 +49,9 @@ typedef struct rvv_oracle_stats {
     uint64_t visible_both, hidden_both;
     uint64_t oracle_only_raster;  /* oracle saw pixels, GL rasterised no sample of it at all */
     uint64_t oracle_only_depth;   /* GL rasterised samples, but something was nearer in GL */
-    uint64_t gpu_only_tie;        /* GPU visible only through equal depth (LEQUAL, not LESS) */
-    uint64_t gpu_only_strict;     /* GPU visible with a strictly nearer sample */
+    uint64_t gpu_only_tie;        /* GPU visible only through equal depth with another object:
+                                     against the scene's depth without it, LEQUAL passes, LESS not */
+    uint64_t gpu_only_strict;     /* GPU visible with a strictly nearest sample */
     uint32_t oracle_only_max_pixels, gpu_only_max_samples;
     uint64_t oracle_false_culls;  /* rvis culled, the oracle sees it (rvis-walk's false cull) */
     uint64_t gpu_false_culls;     /* rvis culled, the GPU sees it (this frame set) */

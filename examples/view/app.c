@@ -197,6 +197,26 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
     return true;
 }
 
+void rvv_app_warm_up(rvv_app *app, const rvw_view *view, uint32_t width, uint32_t height)
+{
+    /* llvmpipe compiles a shader variant on its first draw under each state: without this
+     * the first frame's draw time would be mostly compilation */
+    uint32_t n = app->level->object_count < 64 ? app->level->object_count : 64;
+    rvw_draw draws[64];
+    for (uint32_t i = 0; i < n; i++)
+        draws[i] = (rvw_draw){ i, 0, 1.0f, false };
+    memset(app->verdict, RVW_CULLED_OCCLUSION, app->level->object_count);
+    rvv_scene_pass pass = { .camera = view, .draws = draws, .draw_count = n, .verdict = app->verdict };
+    rvv_render_scene(&app->renderer, &pass, width, height);
+    rvv_render_outlines(&app->renderer, view, app->verdict, true, true);
+    fill_include(app);
+    rvv_judge_depth(&app->judge, &app->renderer, view, app->include);
+    if (n)
+        rvv_judge_query(&app->judge, &app->renderer, &(uint32_t){ 0 }, 1, GL_ANY_SAMPLES_PASSED, GL_LEQUAL, app->results);
+    glFinish();
+    memset(app->verdict, RVW_DRAWN, app->level->object_count);
+}
+
 void rvv_app_freeze(rvv_app *app, bool frozen)
 {
     app->frozen = frozen;

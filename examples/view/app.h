@@ -147,6 +147,10 @@ void rvv_app_overlay(rvv_app *app, uint32_t width, uint32_t height, uint32_t fra
 /* Writes the screenshot of the bound framebuffer for frame into the screenshot dir. */
 bool rvv_app_screenshot(rvv_app *app, uint32_t frame, uint32_t width, uint32_t height);
 
+/* Draws once with every program and no figures kept, so shader compilation (llvmpipe
+ * compiles on first use) is not counted in the first frame. Binds the judge's framebuffer. */
+void rvv_app_warm_up(rvv_app *app, const rvw_view *view, uint32_t width, uint32_t height);
+
 /* Freezes (true) or thaws the culling frame. */
 void rvv_app_freeze(rvv_app *app, bool frozen);
 

@@ -259,6 +259,12 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
     uint32_t end = level->frame_count;
     if (opt->frames && opt->frames < end - opt->start)
         end = opt->start + opt->frames;
+    if (!code) {
+        rvw_view first;
+        rvw_view_make(level, opt->start, opt->width, opt->height, &first);
+        glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
+        rvv_app_warm_up(&app, &first, opt->width, opt->height);
+    }
     double started = now_s(), last_progress = started;
     for (uint32_t f = opt->start; !code && f < end; f++) {
         rvv_app_animate(&app, f);

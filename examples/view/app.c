@@ -151,7 +151,6 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
     app->occluders_added = list.occluders_added;
     app->occluders_rasterised = list.occluders_rasterised;
     app->cull_view = *view;
-    app->cull_frames++;
     app->unexplained += r.unexplained;
 
     /* --sabotage-object: overrule rvis on one drawn object. auto: the first object in the
@@ -164,7 +163,8 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
         s = app->draws[0].object;
         fill_include(app);
         rvw_depth_convention clip = { false, false };
-        if (rvw_reference_render(&app->reference, level, view->view_projection, clip, app->include) > 0)
+        if (app->reference_ready &&
+            rvw_reference_render(&app->reference, level, view->view_projection, clip, app->include) > 0)
             for (uint32_t k = 0; k < app->draw_count; k++)
                 if (app->reference.pixels[app->draws[k].object]) {
                     s = app->draws[k].object;

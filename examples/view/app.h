@@ -78,7 +78,6 @@ typedef struct rvv_app {
     uint32_t occluders_added, occluders_rasterised;
     int64_t sabotaged;            /* object forced culled in that frame, -1 none */
     bool frozen;
-    uint32_t cull_frames;         /* rv_frame calls made (the drive's frame numbers) */
 
     /* scratch */
     uint8_t *include;

@@ -221,6 +221,10 @@ int rvv_window_run(const rvv_options *given, rvw_level *level, const rvw_city *c
         }
         opt.width = (uint32_t)fw;
         opt.height = (uint32_t)fh;
+        if (app.reference_ready && (app.reference.width != opt.width || app.reference.height != opt.height)) {
+            rvw_reference_free(&app.reference); /* --sabotage-object auto's picker draws at the window's size */
+            app.reference_ready = rvw_reference_init(&app.reference, opt.width, opt.height);
+        }
         if (!rvv_judge_resize(&app.judge, opt.width, opt.height, err, sizeof err)) {
             fprintf(stderr, "rvis-view: %s\n", err);
             code = 2;

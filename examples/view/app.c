@@ -374,8 +374,6 @@ bool rvv_app_compare_oracle(rvv_app *app)
             const char *why;
             int cause;
             if (!side) {
-                if (pixels[o] > st->oracle_only_max_pixels)
-                    st->oracle_only_max_pixels = pixels[o];
                 if (second[d] == 0) {
                     st->oracle_only_raster++;
                     why = "GL rasterises no sample of it (pixel-centre rule or clipping)";
@@ -386,8 +384,6 @@ bool rvv_app_compare_oracle(rvv_app *app)
                     cause = 1;
                 }
             } else {
-                if (app->results[k] > st->gpu_only_max_samples)
-                    st->gpu_only_max_samples = app->results[k];
                 if (second[d] == 0) {
                     st->gpu_only_tie++;
                     why = "it passes only by equal depth with another object (coplanar)";
@@ -398,6 +394,9 @@ bool rvv_app_compare_oracle(rvv_app *app)
                     cause = 3;
                 }
             }
+            uint32_t size = side ? app->results[k] : pixels[o];
+            if (size > st->max[cause])
+                st->max[cause] = size;
             if (st->lines[cause] < RVV_MAX_LINES / 4) {
                 st->lines[cause]++;
                 fprintf(stderr, "rvis-view: oracle and GPU disagree at frame %u: object %u (%s, %s): "
@@ -542,12 +541,13 @@ void rvv_app_report_json(const rvv_app *app, FILE *out)
     }
     fprintf(out, "  \"oracle\": {\"frames\": %u, \"compared\": %llu, \"visible_both\": %llu, \"hidden_both\": %llu, "
                  "\"oracle_only_raster\": %llu, \"oracle_only_depth\": %llu, \"gpu_only_tie\": %llu, "
-                 "\"gpu_only_strict\": %llu, \"oracle_only_max_pixels\": %u, \"gpu_only_max_samples\": %u, "
-                 "\"oracle_false_culls\": %llu, \"gpu_false_culls\": %llu}\n}\n",
+                 "\"gpu_only_strict\": %llu, \"oracle_only_raster_max_pixels\": %u, "
+                 "\"oracle_only_depth_max_pixels\": %u, \"gpu_only_tie_max_samples\": %u, "
+                 "\"gpu_only_strict_max_samples\": %u, \"oracle_false_culls\": %llu, \"gpu_false_culls\": %llu}\n}\n",
             st->frames, (unsigned long long)st->compared, (unsigned long long)st->visible_both,
             (unsigned long long)st->hidden_both, (unsigned long long)st->oracle_only_raster,
             (unsigned long long)st->oracle_only_depth, (unsigned long long)st->gpu_only_tie,
-            (unsigned long long)st->gpu_only_strict, st->oracle_only_max_pixels, st->gpu_only_max_samples,
+            (unsigned long long)st->gpu_only_strict, st->max[0], st->max[1], st->max[2], st->max[3],
             (unsigned long long)st->oracle_false_culls, (unsigned long long)st->gpu_false_culls);
 }
 
@@ -570,15 +570,13 @@ void rvv_app_report_human(const rvv_app *app, FILE *out)
     if (app->opt->oracle) {
         const rvv_oracle_stats *st = &app->oracle;
         fprintf(out, "  oracle vs GPU over %u frames, %llu object-frames: agree on %llu visible and %llu hidden; "
-                     "oracle only %llu (GL rasterises nothing %llu, nearer in GL %llu, at most %u pixels); "
-                     "GPU only %llu (depth ties %llu, strict %llu, at most %u samples); "
+                     "oracle only: GL rasterises nothing %llu (at most %u pixels), nearer in GL %llu (at most %u); "
+                     "GPU only: equal-depth ties %llu (at most %u samples), strictly nearest %llu (at most %u); "
                      "false culls: oracle %llu, GPU %llu\n",
                 st->frames, (unsigned long long)st->compared, (unsigned long long)st->visible_both,
-                (unsigned long long)st->hidden_both, (unsigned long long)(st->oracle_only_raster + st->oracle_only_depth),
-                (unsigned long long)st->oracle_only_raster, (unsigned long long)st->oracle_only_depth,
-                st->oracle_only_max_pixels, (unsigned long long)(st->gpu_only_tie + st->gpu_only_strict),
-                (unsigned long long)st->gpu_only_tie, (unsigned long long)st->gpu_only_strict,
-                st->gpu_only_max_samples, (unsigned long long)st->oracle_false_culls,
+                (unsigned long long)st->hidden_both, (unsigned long long)st->oracle_only_raster, st->max[0],
+                (unsigned long long)st->oracle_only_depth, st->max[1], (unsigned long long)st->gpu_only_tie, st->max[2],
+                (unsigned long long)st->gpu_only_strict, st->max[3], (unsigned long long)st->oracle_false_culls,
                 (unsigned long long)st->gpu_false_culls);
     }
 }

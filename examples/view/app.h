@@ -52,7 +52,8 @@ typedef struct rvv_oracle_stats {
     uint64_t gpu_only_tie;        /* GPU visible only through equal depth with another object:
                                      against the scene's depth without it, LEQUAL passes, LESS not */
     uint64_t gpu_only_strict;     /* GPU visible with a strictly nearest sample */
-    uint32_t oracle_only_max_pixels, gpu_only_max_samples;
+    uint32_t max[4];              /* per cause above, in order: the most oracle pixels (oracle
+                                     only) or GPU samples (GPU only) of one object-frame */
     uint64_t oracle_false_culls;  /* rvis culled, the oracle sees it (rvis-walk's false cull) */
     uint64_t gpu_false_culls;     /* rvis culled, the GPU sees it (this frame set) */
     uint32_t lines[4];            /* lines printed per cause, in the order above */

@@ -400,21 +400,14 @@ uint32_t rvv_render_scene(rvv_renderer *r, const rvv_scene_pass *pass, uint32_t 
     }
     glUniform1f(r->surface.fade, 1.0f);
     glUniform1i(r->surface.fade_coarse, 0);
-    if (pass->verdict && (pass->draw_frustum_culled || pass->draw_occlusion_culled) &&
-        pass->colouring != RVV_COLOUR_VERDICT) {
-        /* a stage switched off: what it culled is drawn too (shaded alike) */
+    if (pass->verdict && pass->draw_frustum_culled && pass->colouring != RVV_COLOUR_VERDICT) {
+        /* frustum culling switched off: what it culled is submitted too (shaded alike) */
         float c[3];
+        uint8_t v = RVW_CULLED_FRUSTUM;
         kind_colour(level->city ? RVW_OBJ_BUILDING : RVW_OBJ_SURFACE, c);
         glUniform3fv(r->surface.colour, 1, c);
         glUniform1i(r->surface.tone, level->city == NULL);
-        if (pass->draw_frustum_culled) {
-            uint8_t v = RVW_CULLED_FRUSTUM;
-            calls += draw_runs(r, pass->verdict, pick_verdict, &v);
-        }
-        if (pass->draw_occlusion_culled) {
-            uint8_t v = RVW_CULLED_OCCLUSION;
-            calls += draw_runs(r, pass->verdict, pick_verdict, &v);
-        }
+        calls += draw_runs(r, pass->verdict, pick_verdict, &v);
     }
     if (pass->colouring == RVV_COLOUR_VERDICT && pass->verdict) {
         static const float red[3] = { 1.0f, 0.16f, 0.10f }, blue[3] = { 0.20f, 0.42f, 1.0f };

@@ -73,8 +73,8 @@ typedef struct rvv_scene_pass {
     const uint8_t *verdict;           /* per object (rvw_verdict), for the verdict colouring */
     rvv_colouring colouring;
     bool scene_order;                 /* draw in object order instead of rvis's front to back */
-    bool draw_frustum_culled;         /* also submit what the frustum culled (frustum "off") */
-    bool draw_occlusion_culled;       /* also submit what occlusion culled (occlusion "off") */
+    bool draw_frustum_culled;         /* also submit what the frustum culled (frustum "off");
+                                         occlusion "off" rebuilds rvis's world without it */
 } rvv_scene_pass;
 
 /* Clears the bound framebuffer (viewport width x height) and draws the pass. Returns the

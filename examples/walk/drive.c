@@ -88,6 +88,11 @@ struct rvw_drive {
     uint8_t *occlusion_pixels;
     size_t occlusion_size;
     uint32_t unexplained_reported;
+    /* the last frame view and its draw list for a renderer (rvw_drive_draw_list) */
+    rv_frame_view last;
+    bool have_last;
+    rvw_draw *draws;
+    uint32_t draw_capacity;
 };
 
 static uint32_t slot_of(uint64_t id, uint32_t mask)
@@ -566,6 +571,8 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
     if (!check(rv_frame(d->world, &rv, &v), "the frame", err, errlen))
         return false;
     out->frame_us = now_us() - t0;
+    d->last = v;
+    d->have_last = true;
     if (city && !host_after(d, level, &v, view->frame, err, errlen))
         return false;
 
@@ -660,6 +667,37 @@ bool rvw_drive_occlusion_image(rvw_drive *d, const uint8_t **pixels, uint32_t *w
     return true;
 }
 
+bool rvw_drive_draw_list(rvw_drive *d, rvw_draw_list *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!d->have_last)
+        return false;
+    const rv_frame_view *v = &d->last;
+    uint32_t need = v->opaque_count + v->translucent_count;
+    if (need > d->draw_capacity) {
+        rvw_draw *fresh = realloc(d->draws, (size_t)need * sizeof *fresh);
+        if (!fresh)
+            return false;
+        d->draws = fresh;
+        d->draw_capacity = need;
+    }
+    uint32_t n = 0;
+    for (int list = 0; list < 2; list++) {
+        const rv_draw_item *items = list ? v->translucent : v->opaque;
+        uint32_t count = list ? v->translucent_count : v->opaque_count;
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t o = object_of(d, items[k].node);
+            if (o != UINT32_MAX)
+                d->draws[n++] = (rvw_draw){ o, items[k].lod_level, items[k].fade, list == 1 };
+        }
+    }
+    out->draws = d->draws;
+    out->count = n;
+    out->occluders_added = v->counts.occluders_added;
+    out->occluders_rasterised = v->counts.occluders_rasterised;
+    return true;
+}
+
 void rvw_drive_destroy(rvw_drive *d)
 {
     if (!d)
@@ -677,5 +715,6 @@ void rvw_drive_destroy(rvw_drive *d)
     free(d->to_commit);
     free(d->loads);
     free(d->occlusion_pixels);
+    free(d->draws);
     free(d);
 }

@@ -81,6 +81,27 @@ const char *rvw_drive_stages(bool city);
 bool rvw_drive_occlusion_image(rvw_drive *drive, const uint8_t **pixels, uint32_t *width,
                                uint32_t *height, float depth_range[2]);
 
+/* One draw of the last frame, in rvis's order: the opaque list front to back, then the
+ * translucent list far to near. During a LOD or HLOD crossfade an object appears twice (two
+ * levels, or a district's stand-in and its children) with fades summing to 1. */
+typedef struct rvw_draw {
+    uint32_t object;               /* level object index */
+    uint32_t lod_level;            /* 0 = finest; 0 for objects without a ladder */
+    float fade;                    /* (0, 1]; 1 when not fading */
+    bool translucent;              /* from the translucent list */
+} rvw_draw;
+
+/* What a renderer reads of the last frame besides the verdicts (rvis-view). */
+typedef struct rvw_draw_list {
+    const rvw_draw *draws;         /* borrowed until the next rvw_drive_frame */
+    uint32_t count;
+    uint32_t occluders_added;      /* occluders submitted this frame */
+    uint32_t occluders_rasterised; /* of which rasterised into the occlusion buffer */
+} rvw_draw_list;
+
+/* The last rvw_drive_frame's draw list. False when no frame ran yet or memory ran out. */
+bool rvw_drive_draw_list(rvw_drive *drive, rvw_draw_list *out);
+
 void rvw_drive_destroy(rvw_drive *drive);
 
 #endif

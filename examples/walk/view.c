@@ -66,7 +66,12 @@ static void perspective(float fov_y, float aspect, float n, float f, float m[16]
 void rvw_view_make(const rvw_level *level, uint32_t frame, uint32_t width, uint32_t height,
                    rvw_view *out)
 {
-    const rvw_camera *c = &level->path[frame];
+    rvw_view_from_camera(level, &level->path[frame], frame, width, height, out);
+}
+
+void rvw_view_from_camera(const rvw_level *level, const rvw_camera *c, uint32_t frame,
+                          uint32_t width, uint32_t height, rvw_view *out)
+{
     memset(out, 0, sizeof *out);
     out->frame = frame;
     memcpy(out->eye, c->eye, sizeof out->eye);

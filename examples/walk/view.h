@@ -24,6 +24,11 @@ typedef struct rvw_view {
 void rvw_view_make(const rvw_level *level, uint32_t frame, uint32_t width, uint32_t height,
                    rvw_view *out);
 
+/* The view of any camera (a free-flying one, say) for a width x height viewport, with
+ * level's projection; frame and time_ms as rvw_view_make would set them for frame. */
+void rvw_view_from_camera(const rvw_level *level, const rvw_camera *camera, uint32_t frame,
+                          uint32_t width, uint32_t height, rvw_view *out);
+
 /* out = a * b (column-major 4x4). out may not alias a or b. */
 void rvw_mat4_mul(const float a[16], const float b[16], float out[16]);
 

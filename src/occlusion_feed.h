@@ -1,0 +1,100 @@
+/* Depth feed internals (docs/occlusion.md, "The depth feed"): the decoded source image as
+ * two pyramids of surface depth bounds, and the reprojection into the buffer's view.
+ *
+ * Depths are NEARNESS throughout, as in the buffer (1 / w in perspective, -depth in
+ * orthographic views; larger = nearer), in the OLD view for the source side and in the
+ * buffer's view for the destination. A source texel that is not part of a provable piece
+ * of surface holds lo = -INFINITY and hi = +INFINITY, so every bound test over it fails
+ * without a flag of its own. */
+#ifndef RVI_OCCLUSION_FEED_H
+#define RVI_OCCLUSION_FEED_H
+
+#include "occlusion.h"
+
+#define RVI_FEED_MAX_LEVELS 14u
+
+/* The source image's pyramids: level 0 is the feed's texel grid; each next level halves
+ * both sizes rounding up (a missing child repeats its sibling). */
+typedef struct rvi_feed_levels {
+    uint32_t count;
+    uint32_t w[RVI_FEED_MAX_LEVELS], h[RVI_FEED_MAX_LEVELS];
+    size_t offset[RVI_FEED_MAX_LEVELS];
+} rvi_feed_levels;
+
+/* Everything the reprojection needs, derived per feed in double.
+ * "New space" is the buffer's texel x, texel y (row 0 at the top) and nearness q; a point
+ * (x, y, q) maps to the old view by h = k * (x, y, q, 1): old texel X = h0 / h3, Y = h1 / h3
+ * (the feed's texel grid, row 0 holding NDC y = +1), old nearness Q = h2 / h3, and h3 > 0
+ * exactly when the point is in front of the old camera (for points in front of the new
+ * one). Both maps are projective, so lines stay lines and planes stay planes. */
+typedef struct rvi_feed_warp {
+    double k[4][4];
+    double near_new[4];    /* near_new . (x, y, q, 1) >= 0: beyond the buffer view's near plane */
+    bool new_perspective;  /* the buffer's view: q > 0 in front of its eye */
+    uint32_t src_w, src_h; /* the feed's texels */
+    uint32_t dst_w, dst_h; /* the buffer's texels */
+} rvi_feed_warp;
+
+struct rvi_occ_feed {
+    uint32_t cap_w, cap_h;  /* desc.feed_max_width / height */
+    size_t cap_texels, cap_levels_total;
+    /* Source side, sized at creation for the largest feed. */
+    float *near;            /* decoded nearness (NaN: no sample); later the rows' 3-minima */
+    float *err;             /* its error bound; later the rows' 3-maxima */
+    uint8_t *ok;            /* the sample lies on one plane with its row and column neighbours */
+    uint8_t *row_ok;        /* ok over three neighbours in the row */
+    float *lo, *hi;         /* pyramids of the surface bounds, rvi_feed_levels layout */
+    float *row_a, *row_b;   /* one row each of scratch */
+    rvi_feed_levels levels; /* of the current feed */
+    /* Destination side, grown with the buffer (only when it has more texels than before). */
+    float *dest;            /* the feed's nearness per buffer texel, -FLT_MAX where nothing */
+    size_t dest_capacity;
+    float *shadow;          /* the occluders' own buffer and pyramid (for objects_hidden_by_feed) */
+    size_t shadow_capacity;
+    double *ranges;         /* reprojection scratch: a range per block column */
+    size_t range_capacity;
+    rv_occlusion shadow_view; /* the buffer's fields with texels = shadow, built on first need */
+    bool pending;           /* dest holds a feed for this frame */
+    bool shadow_ready;
+    rv_occlusion_feed_stats stats;
+};
+
+/* Min (lo) and max (hi) of the surface bounds over the feed texels [x0, x1] x [y0, y1]
+ * (inclusive, inside the image), read at the level where both spans touch at most three
+ * texels (nine reads at most): a superset of the rectangle by less than half its size on
+ * each side, so both answers err wide. */
+static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float *out_lo,
+                                  float *out_hi)
+{
+    int32_t d = x1 - x0 > y1 - y0 ? x1 - x0 : y1 - y0;
+    uint32_t k = rvi_bit_length((uint32_t)d >> 1); /* d < 2^(k+1): at most three cells */
+    k = k < fd->levels.count - 1 ? k : fd->levels.count - 1;
+    size_t lw = fd->levels.w[k], off = fd->levels.offset[k];
+    float lo = INFINITY, hi = -INFINITY;
+    for (int32_t y = y0 >> k; y <= (y1 >> k); y++) {
+        const float *rl = fd->lo + off + (size_t)y * lw, *rh = fd->hi + off + (size_t)y * lw;
+        for (int32_t x = x0 >> k; x <= (x1 >> k); x++) {
+            lo = rl[x] < lo ? rl[x] : lo;
+            hi = rh[x] > hi ? rh[x] : hi;
+        }
+    }
+    *out_lo = lo;
+    *out_hi = hi;
+}
+
+/* Derives the warp from the feed's view and the buffer's; false when the two views cannot
+ * be related (a singular combination). */
+bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_t src_w, uint32_t src_h,
+                        const rvi_occ_view *new_view, uint32_t dst_w, uint32_t dst_h);
+
+/* Reprojects the feed's pyramids into dest (dst_w x dst_h, every texel written: the proven
+ * nearness, rounded farther, or -FLT_MAX). ranges holds 2 * (dst_w / 8 + 2) doubles.
+ * Returns the number of texels given a depth. */
+uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *ranges);
+
+/* The reprojection's block sizes: blocks of RVI_FEED_BLOCK texels a side are tried first;
+ * a block that cannot be proven is split down to RVI_FEED_MIN_BLOCK. */
+#define RVI_FEED_BLOCK 8
+#define RVI_FEED_MIN_BLOCK 2
+
+#endif

@@ -49,34 +49,11 @@ rv_result rvi_occ_feed_resolve_desc(rv_occlusion_desc *d)
     return RV_OK;
 }
 
-static void levels_of(uint32_t w, uint32_t h, rvi_feed_levels *lv, size_t *total)
-{
-    size_t t = 0;
-    lv->count = 0;
-    for (;;) {
-        lv->w[lv->count] = w;
-        lv->h[lv->count] = h;
-        lv->offset[lv->count] = t;
-        t += (size_t)w * h;
-        lv->count++;
-        if (w == 1 && h == 1)
-            break;
-        w = (w + 1) / 2;
-        h = (h + 1) / 2;
-    }
-    *total = t;
-}
-
 static void free_feed(rvi_heap *heap, rvi_occ_feed *fd)
 {
-    rvi_free(heap, fd->near, fd->cap_texels * sizeof(float));
-    rvi_free(heap, fd->err, fd->cap_texels * sizeof(float));
-    rvi_free(heap, fd->ok, fd->cap_texels);
-    rvi_free(heap, fd->row_ok, fd->cap_texels);
+    rvi_free(heap, fd->rows, RVI_FEED_ROWS * (size_t)fd->cap_w * sizeof(float));
     rvi_free(heap, fd->lo, fd->cap_levels_total * sizeof(float));
     rvi_free(heap, fd->hi, fd->cap_levels_total * sizeof(float));
-    rvi_free(heap, fd->row_a, fd->cap_w * sizeof(float));
-    rvi_free(heap, fd->row_b, fd->cap_w * sizeof(float));
     rvi_free(heap, fd->dest, fd->dest_capacity * sizeof(float));
     rvi_free(heap, fd->shadow, fd->shadow_capacity * sizeof(float));
     rvi_free(heap, fd->ranges, fd->range_capacity * sizeof(double));
@@ -92,20 +69,17 @@ rv_result rvi_occ_feed_create(rv_occlusion *occ)
     if (!fd)
         return RV_ERR_OUT_OF_MEMORY;
     memset(fd, 0, sizeof *fd);
+    fd->block = RVI_FEED_BLOCK;
+    fd->min_block = RVI_FEED_MIN_BLOCK;
     fd->cap_w = d->feed_max_width;
     fd->cap_h = d->feed_max_height;
     fd->cap_texels = (size_t)fd->cap_w * fd->cap_h;
     rvi_feed_levels lv;
-    levels_of(fd->cap_w, fd->cap_h, &lv, &fd->cap_levels_total);
-    fd->near = rvi_alloc(occ->heap, fd->cap_texels * sizeof(float));
-    fd->err = rvi_alloc(occ->heap, fd->cap_texels * sizeof(float));
-    fd->ok = rvi_alloc(occ->heap, fd->cap_texels);
-    fd->row_ok = rvi_alloc(occ->heap, fd->cap_texels);
+    rvi_feed_levels_of(fd->cap_w, fd->cap_h, &lv, &fd->cap_levels_total);
+    fd->rows = rvi_alloc(occ->heap, RVI_FEED_ROWS * (size_t)fd->cap_w * sizeof(float));
     fd->lo = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
     fd->hi = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
-    fd->row_a = rvi_alloc(occ->heap, fd->cap_w * sizeof(float));
-    fd->row_b = rvi_alloc(occ->heap, fd->cap_w * sizeof(float));
-    if (!fd->near || !fd->err || !fd->ok || !fd->row_ok || !fd->lo || !fd->hi || !fd->row_a || !fd->row_b) {
+    if (!fd->rows || !fd->lo || !fd->hi) {
         free_feed(occ->heap, fd);
         return RV_ERR_OUT_OF_MEMORY;
     }
@@ -131,6 +105,14 @@ void rvi_occ_feed_begin(rv_occlusion *occ)
     memset(&fd->stats, 0, sizeof fd->stats);
 }
 
+void rvi_occ_feed_set_blocks(rv_occlusion *occ, int32_t block, int32_t min_block)
+{
+    if (!occ->feed || block < 1 || block > 64 || min_block < 1 || min_block > block)
+        return;
+    occ->feed->block = block;
+    occ->feed->min_block = min_block;
+}
+
 rv_occlusion_feed_stats rv_occlusion_get_feed_stats(const rv_occlusion *occ)
 {
     rv_occlusion_feed_stats none = {0};
@@ -139,28 +121,13 @@ rv_occlusion_feed_stats rv_occlusion_get_feed_stats(const rv_occlusion *occ)
 
 /* ---- the input ---------------------------------------------------------------------------- */
 
-/* How one feed's values become old-view nearness: n = a_v * v + a_x * column + (a_y * row +
- * a_0) for window depth v at the texel centre (row 0 holding NDC y = +1), and the bound on
- * its error: e = e_v * v + e_x * column + (e_0 + e_c * |row term|). */
-typedef struct feed_decode {
-    rvi_occ_view view;     /* the old view (texel grid = the feed's) */
-    double a_v, a_x, a_y, a_0;
-    double quantum;        /* window-depth step of the format */
-    double v_inf;          /* bound on |window depth| toward infinity (where the GPU's z cancels) */
-    float sky;             /* the clear value: the far end of the depth range */
-    float min_near;        /* samples must be nearer than this (perspective: in front, > 0) */
-    /* Tolerance of the plane fit and the slack of the bounds: tau * (t_n * n + t_0). */
-    float t_n, t_0;
-    size_t texel_size;
-} feed_decode;
-
 static size_t texel_size_of(rv_depth_format f)
 {
     return f == RV_DEPTH_UNORM16 ? 2 : 4;
 }
 
 /* The argument checks, in the documented order; fills dec on success. */
-static rv_result check_feed(const rv_occlusion *occ, const rv_depth_feed *feed, feed_decode *dec)
+static rv_result check_feed(const rv_occlusion *occ, const rv_depth_feed *feed, rvi_feed_decode *dec)
 {
     if (!feed->texels || !feed->view_projection || feed->width == 0 || feed->height == 0)
         return RV_ERR_INVALID_ARG;
@@ -208,8 +175,7 @@ static rv_result check_feed(const rv_occlusion *occ, const rv_depth_feed *feed, 
         dec->a_x = -alpha * (2.0 / W) / delta;
         dec->a_y = beta * (2.0 / H) / delta;
         dec->a_0 = (s_0 - alpha * (1.0 / W - 1.0) - beta * (1.0 - 1.0 / H) - gamma) / delta;
-        double z_inf = fabs(alpha) + fabs(beta) + fabs(gamma);
-        dec->v_inf = zo ? z_inf : 0.5 * (z_inf + 1.0);
+        dec->v_c = (float)(zo ? gamma : 0.5 * (gamma + 1.0));
         dec->min_near = 0.0f;
         dec->t_n = 1.0f;
         dec->t_0 = 0.0f;
@@ -218,7 +184,7 @@ static rv_result check_feed(const rv_occlusion *occ, const rv_depth_feed *feed, 
          * from the near plane, in NDC depth. */
         dec->a_v = -v->sigma * s_v;
         dec->a_0 = -v->sigma * s_0;
-        dec->v_inf = 1.0;
+        dec->v_c = 0.0f;
         dec->min_near = -FLT_MAX;
         double zn = feed->clip.reversed_z ? 1.0 : (zo ? 0.0 : -1.0);
         dec->t_n = -1.0f;
@@ -232,195 +198,6 @@ static rv_result check_feed(const rv_occlusion *occ, const rv_depth_feed *feed, 
     dec->sky = feed->clip.reversed_z ? 0.0f : 1.0f;
     return RV_OK;
 }
-
-/* Window depth of one texel (NaN stays NaN; unorm values divide exactly, so the clear value
- * decodes to exactly 0 or 1). */
-static RVI_ALWAYS_INLINE float texel_depth(const uint8_t *row, uint32_t i, rv_depth_format f)
-{
-    if (f == RV_DEPTH_FLOAT32)
-        return ((const float *)(const void *)row)[i];
-    if (f == RV_DEPTH_UNORM16)
-        return (float)((const uint16_t *)(const void *)row)[i] / 65535.0f;
-    uint32_t raw = ((const uint32_t *)(const void *)row)[i];
-    return (float)(f == RV_DEPTH_UNORM24 ? raw & 0xFFFFFFu : raw >> 8) / 16777215.0f;
-}
-
-typedef struct decode_counts {
-    uint32_t invalid, sky, samples;
-} decode_counts;
-
-/* Decodes one row into nearness (NaN: no sample) and its error bound. */
-static RVI_ALWAYS_INLINE void decode_row(const uint8_t *src, rv_depth_format f, uint32_t w, const float c[8],
-                                         float sky, float min_near, float *near, float *err, decode_counts *dc)
-{
-    const float a_v = c[0], a_x = c[1], row_term = c[2], e_v = c[3], e_x = c[4], e_0 = c[5];
-    uint32_t invalid = 0, skies = 0, samples = 0;
-    for (uint32_t i = 0; i < w; i++) {
-        float v = texel_depth(src, i, f), fi = (float)i;
-        bool in = v >= 0.0f && v <= 1.0f; /* false for NaN */
-        bool is_sky = v == sky;
-        float n = a_v * v + (a_x * fi + row_term);
-        bool sample = in && !is_sky && n > min_near;
-        near[i] = sample ? n : NAN;
-        err[i] = e_v * v + e_x * fi + e_0;
-        invalid += !in;
-        skies += in && is_sky;
-        samples += sample;
-    }
-    dc->invalid += invalid;
-    dc->sky += skies;
-    dc->samples += samples;
-}
-
-/* A sample whose second differences along its row and its column (with every error bound
- * counted against them) stay within the tolerance: it lies on the plane of its neighbours. */
-static RVI_ALWAYS_INLINE void plane_row(const float *up, const float *mid, const float *down, const float *eu,
-                                        const float *em, const float *ed, uint32_t w, float tau, float t_n, float t_0,
-                                        uint8_t *ok)
-{
-    ok[0] = ok[w - 1] = 0;
-    for (uint32_t i = 1; i + 1 < w; i++) {
-        float c = mid[i];
-        float dx = mid[i - 1] - 2.0f * c + mid[i + 1], ex = em[i - 1] + 2.0f * em[i] + em[i + 1];
-        float dy = up[i] - 2.0f * c + down[i], ey = eu[i] + 2.0f * em[i] + ed[i];
-        float tol = tau * (t_n * c + t_0);
-        ok[i] = (uint8_t)((fabsf(dx) + ex <= tol) & (fabsf(dy) + ey <= tol));
-    }
-}
-
-/* Row pass of the 3 x 3 bounds: three-texel minimum of n - e, maximum of n + e, and ok of
- * all three, written over the row's own near / err (read first into a and b). */
-static RVI_ALWAYS_INLINE void row_bounds(float *near, float *err, const uint8_t *ok, uint8_t *row_ok, uint32_t w,
-                                         float *a, float *b)
-{
-    for (uint32_t i = 0; i < w; i++) {
-        a[i] = near[i] - err[i];
-        b[i] = near[i] + err[i];
-    }
-    row_ok[0] = row_ok[w - 1] = 0;
-    near[0] = near[w - 1] = NAN;
-    err[0] = err[w - 1] = NAN;
-    for (uint32_t i = 1; i + 1 < w; i++) {
-        float l = a[i - 1] < a[i] ? a[i - 1] : a[i], h = b[i - 1] > b[i] ? b[i - 1] : b[i];
-        near[i] = l < a[i + 1] ? l : a[i + 1];
-        err[i] = h > b[i + 1] ? h : b[i + 1];
-        row_ok[i] = ok[i - 1] & ok[i] & ok[i + 1];
-    }
-}
-
-/* Column pass: the texel's surface bounds, or -inf / +inf where it proves nothing. */
-static RVI_ALWAYS_INLINE uint32_t column_bounds(const float *lu, const float *lm, const float *ld, const float *hu,
-                                                const float *hm, const float *hd, const uint8_t *ou, const uint8_t *om,
-                                                const uint8_t *od, uint32_t w, float tau, float t_n, float t_0,
-                                                float *lo, float *hi)
-{
-    uint32_t surface = 0;
-    for (uint32_t i = 0; i < w; i++) {
-        float l = lu[i] < lm[i] ? lu[i] : lm[i], h = hu[i] > hm[i] ? hu[i] : hm[i];
-        l = l < ld[i] ? l : ld[i];
-        h = h > hd[i] ? h : hd[i];
-        /* Perspective: the nearest depth gives the largest slack; orthographic: the
-         * farthest (t_n = -1 takes the lower bound's distance from the near plane). */
-        float slack = tau * (t_n > 0 ? h : t_0 - l);
-        bool good = (ou[i] & om[i] & od[i]) != 0;
-        lo[i] = good ? l - slack : -INFINITY;
-        hi[i] = good ? h + slack : INFINITY;
-        surface += good;
-    }
-    return surface;
-}
-
-static RVI_ALWAYS_INLINE void reduce_levels(float *lo, float *hi, const rvi_feed_levels *lv)
-{
-    for (uint32_t l = 0; l + 1 < lv->count; l++) {
-        uint32_t sw = lv->w[l], sh = lv->h[l], dw = lv->w[l + 1], dh = lv->h[l + 1];
-        for (uint32_t y = 0; y < dh; y++) {
-            size_t r0 = lv->offset[l] + (size_t)(2 * y) * sw;
-            size_t r1 = 2 * y + 1 < sh ? r0 + sw : r0; /* a missing child repeats its sibling */
-            size_t o = lv->offset[l + 1] + (size_t)y * dw;
-            for (uint32_t x = 0; x < dw; x++) {
-                uint32_t x0 = 2 * x, x1 = 2 * x + 1 < sw ? 2 * x + 1 : 2 * x;
-                float a = lo[r0 + x0] < lo[r0 + x1] ? lo[r0 + x0] : lo[r0 + x1];
-                float b = lo[r1 + x0] < lo[r1 + x1] ? lo[r1 + x0] : lo[r1 + x1];
-                float c = hi[r0 + x0] > hi[r0 + x1] ? hi[r0 + x0] : hi[r0 + x1];
-                float d = hi[r1 + x0] > hi[r1 + x1] ? hi[r1 + x0] : hi[r1 + x1];
-                lo[o + x] = a < b ? a : b;
-                hi[o + x] = c > d ? c : d;
-            }
-        }
-    }
-}
-
-/* ---- building the source side (portable and AVX2 builds of the same source) ------------- */
-
-typedef struct build_args {
-    rvi_occ_feed *fd;
-    const rv_depth_feed *feed;
-    const feed_decode *dec;
-    float tau;
-    decode_counts counts;
-    uint32_t surface;
-} build_args;
-
-static RVI_ALWAYS_INLINE void build_source(build_args *ba)
-{
-    rvi_occ_feed *fd = ba->fd;
-    const rv_depth_feed *feed = ba->feed;
-    const feed_decode *dec = ba->dec;
-    uint32_t w = feed->width, h = feed->height;
-    size_t pitch = feed->row_pitch ? feed->row_pitch : (size_t)w * dec->texel_size;
-    const uint8_t *base = feed->texels;
-    /* Error bound: the format's quantum and GPU rounding (8 ulps of v, or of the window
-     * depth toward infinity where the projection's z cancels), then this decode's own
-     * roundings (4 ulps of each term, counted twice). */
-    const double g = 1.0 / 2097152.0, r = 1.0 / 1048576.0;
-    double ev = fabs(dec->a_v) * (g + r), ex = fabs(dec->a_x) * r;
-    for (uint32_t j = 0; j < h; j++) {
-        uint32_t src_row = feed->rows_bottom_up ? h - 1 - j : j;
-        double row_term = dec->a_y * j + dec->a_0;
-        float c[8] = { (float)dec->a_v, (float)dec->a_x, (float)row_term, (float)ev, (float)ex,
-                       (float)(fabs(dec->a_v) * (dec->quantum + g * dec->v_inf) + r * fabs(row_term) + 1e-30), 0, 0 };
-        decode_row(base + (size_t)src_row * pitch, feed->format, w, c, dec->sky, dec->min_near, fd->near + (size_t)j * w,
-                   fd->err + (size_t)j * w, &ba->counts);
-    }
-    float tau = ba->tau, t_n = dec->t_n, t_0 = dec->t_0;
-    memset(fd->ok, 0, w);
-    memset(fd->ok + (size_t)(h - 1) * w, 0, w);
-    for (uint32_t j = 1; j + 1 < h; j++) {
-        size_t o = (size_t)j * w;
-        plane_row(fd->near + o - w, fd->near + o, fd->near + o + w, fd->err + o - w, fd->err + o, fd->err + o + w, w, tau,
-                  t_n, t_0, fd->ok + o);
-    }
-    for (uint32_t j = 0; j < h; j++) {
-        size_t o = (size_t)j * w;
-        row_bounds(fd->near + o, fd->err + o, fd->ok + o, fd->row_ok + o, w, fd->row_a, fd->row_b);
-    }
-    uint32_t surface = 0;
-    for (uint32_t i = 0; i < w; i++) {
-        fd->lo[i] = fd->lo[(size_t)(h - 1) * w + i] = -INFINITY;
-        fd->hi[i] = fd->hi[(size_t)(h - 1) * w + i] = INFINITY;
-    }
-    for (uint32_t j = 1; j + 1 < h; j++) {
-        size_t o = (size_t)j * w;
-        surface += column_bounds(fd->near + o - w, fd->near + o, fd->near + o + w, fd->err + o - w, fd->err + o,
-                                 fd->err + o + w, fd->row_ok + o - w, fd->row_ok + o, fd->row_ok + o + w, w, tau, t_n,
-                                 t_0, fd->lo + o, fd->hi + o);
-    }
-    ba->surface = surface;
-    reduce_levels(fd->lo, fd->hi, &fd->levels);
-}
-
-static void build_source_generic(build_args *ba)
-{
-    build_source(ba);
-}
-
-#if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void build_source_avx2(build_args *ba)
-{
-    build_source(ba);
-}
-#endif
 
 /* ---- what the feed may be used for ---------------------------------------------------------- */
 
@@ -504,7 +281,7 @@ static feed_use compare_views(const rvi_occ_view *old, const rvi_occ_view *now, 
 static rv_result reserve_destination(rv_occlusion *occ, rvi_occ_feed *fd)
 {
     size_t need[3] = { (size_t)occ->width * occ->height, occ->texel_capacity,
-                       2 * ((size_t)occ->width / RVI_FEED_BLOCK + 2) };
+                       RVI_FEED_SCRATCH(occ->width) };
     size_t *have[3] = { &fd->dest_capacity, &fd->shadow_capacity, &fd->range_capacity };
     void **block[3] = { (void **)&fd->dest, (void **)&fd->shadow, (void **)&fd->ranges };
     const size_t size[3] = { sizeof(float), sizeof(float), sizeof(double) };
@@ -538,7 +315,7 @@ rv_result rv_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
         return RV_ERR_BAD_STATE;
     if (occ->state == RVI_OCC_FROZEN)
         return RV_ERR_FROZEN;
-    feed_decode dec;
+    rvi_feed_decode dec;
     RVI_TRY(check_feed(occ, feed, &dec));
     rvi_occ_feed *fd = occ->feed;
     if (feed->age > occ->desc.feed_max_age) {
@@ -559,23 +336,16 @@ rv_result rv_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
     }
     RVI_TRY(reserve_destination(occ, fd));
 
-    size_t total;
-    levels_of(feed->width, feed->height, &fd->levels, &total);
-    build_args ba = { fd, feed, &dec, occ->desc.feed_discontinuity, { 0, 0, 0 }, 0 };
-#if RVI_OCC_X86_WIDE
-    if (occ->wide)
-        build_source_avx2(&ba);
-    else
-#endif
-        build_source_generic(&ba);
+    rvi_feed_counts counts;
+    rvi_feed_build_source(fd, feed, &dec, occ->desc.feed_discontinuity, occ->wide, &counts);
     uint32_t written = rvi_feed_reproject(&wp, fd, fd->dest, fd->ranges);
 
     rv_occlusion_feed_stats *st = &fd->stats;
     st->feeds_used = 1;
     st->texels_fed = feed->width * feed->height;
-    st->texels_invalid = ba.counts.invalid;
-    st->texels_sky = ba.counts.sky;
-    st->texels_discontinuous = ba.counts.samples - ba.surface;
+    st->texels_invalid = counts.invalid;
+    st->texels_sky = counts.sky;
+    st->texels_discontinuous = counts.samples - counts.surface;
     st->texels_reprojected = written;
     fd->pending = true;
     return RV_OK;

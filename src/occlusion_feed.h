@@ -35,16 +35,34 @@ typedef struct rvi_feed_warp {
     uint32_t dst_w, dst_h; /* the buffer's texels */
 } rvi_feed_warp;
 
+/* How one feed's values become old-view nearness: n = a_v * v + a_x * column + a_y * row +
+ * a_0 for window depth v at the texel centre (row 0 holding NDC y = +1). It is evaluated in
+ * float as a_v * (v - v_c) + (a_x * column + c_row), c_row = a_y * row + a_0 + a_v * v_c:
+ * with v_c the window depth toward infinity, the large terms that cancel far away (a_v * v
+ * against a_0 with standard depth) cancel exactly in v - v_c instead. */
+typedef struct rvi_feed_decode {
+    rvi_occ_view view;     /* the old view (texel grid = the feed's) */
+    double a_v, a_x, a_y, a_0;
+    double quantum;        /* window-depth step of the format */
+    float v_c;             /* window depth toward infinity (0 for orthographic views) */
+    float sky;             /* the clear value: the far end of the depth range */
+    float min_near;        /* samples must be nearer than this (perspective: in front, > 0) */
+    /* Tolerance of the plane fit and the slack of the bounds: tau * (t_n * n + t_0). */
+    float t_n, t_0;
+    size_t texel_size;
+} rvi_feed_decode;
+
+/* What building the source side counted. */
+typedef struct rvi_feed_counts {
+    uint32_t invalid, sky, samples, surface;
+} rvi_feed_counts;
+
 struct rvi_occ_feed {
     uint32_t cap_w, cap_h;  /* desc.feed_max_width / height */
     size_t cap_texels, cap_levels_total;
     /* Source side, sized at creation for the largest feed. */
-    float *near;            /* decoded nearness (NaN: no sample); later the rows' 3-minima */
-    float *err;             /* its error bound; later the rows' 3-maxima */
-    uint8_t *ok;            /* the sample lies on one plane with its row and column neighbours */
-    uint8_t *row_ok;        /* ok over three neighbours in the row */
+    float *rows;            /* RVI_FEED_ROWS rows of cap_w floats: the source pass's rings */
     float *lo, *hi;         /* pyramids of the surface bounds, rvi_feed_levels layout */
-    float *row_a, *row_b;   /* one row each of scratch */
     rvi_feed_levels levels; /* of the current feed */
     /* Destination side, grown with the buffer (only when it has more texels than before). */
     float *dest;            /* the feed's nearness per buffer texel, -FLT_MAX where nothing */
@@ -54,21 +72,28 @@ struct rvi_occ_feed {
     double *ranges;         /* reprojection scratch: a range per block column */
     size_t range_capacity;
     rv_occlusion shadow_view; /* the buffer's fields with texels = shadow, built on first need */
+    int32_t block, min_block; /* reprojection block sizes (RVI_FEED_BLOCK, RVI_FEED_MIN_BLOCK) */
     bool pending;           /* dest holds a feed for this frame */
     bool shadow_ready;
     rv_occlusion_feed_stats stats;
 };
 
-/* Min (lo) and max (hi) of the surface bounds over the feed texels [x0, x1] x [y0, y1]
- * (inclusive, inside the image), read at the level where both spans touch at most three
- * texels (nine reads at most): a superset of the rectangle by less than half its size on
- * each side, so both answers err wide. */
-static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float *out_lo,
-                                  float *out_hi)
+/* The level where both spans of [x0, x1] x [y0, y1] touch at most three texels. */
+static inline uint32_t rvi_feed_level_for(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
 {
     int32_t d = x1 - x0 > y1 - y0 ? x1 - x0 : y1 - y0;
     uint32_t k = rvi_bit_length((uint32_t)d >> 1); /* d < 2^(k+1): at most three cells */
-    k = k < fd->levels.count - 1 ? k : fd->levels.count - 1;
+    return k < fd->levels.count - 1 ? k : fd->levels.count - 1;
+}
+
+/* Min (lo) and max (hi) of the surface bounds over the feed texels [x0, x1] x [y0, y1]
+ * (inclusive, inside the image), read at rvi_feed_level_for (nine reads at most): a
+ * superset of the rectangle by less than half its size on each side, so both answers err
+ * wide. */
+static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float *out_lo,
+                                  float *out_hi)
+{
+    uint32_t k = rvi_feed_level_for(fd, x0, y0, x1, y1);
     size_t lw = fd->levels.w[k], off = fd->levels.offset[k];
     float lo = INFINITY, hi = -INFINITY;
     for (int32_t y = y0 >> k; y <= (y1 >> k); y++) {
@@ -82,19 +107,36 @@ static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0
     *out_hi = hi;
 }
 
+/* Rows of scratch the source pass keeps in flight. */
+#define RVI_FEED_ROWS 12
+
+/* The levels of a w x h image and the texels of all of them. */
+void rvi_feed_levels_of(uint32_t w, uint32_t h, rvi_feed_levels *lv, size_t *total);
+
+/* Builds the source side of a checked feed: fd->levels set for its size; lo and hi
+ * filled. tau: desc.feed_discontinuity; wide: the AVX2 build. */
+void rvi_feed_build_source(rvi_occ_feed *fd, const rv_depth_feed *feed, const rvi_feed_decode *dec, float tau,
+                           bool wide, rvi_feed_counts *out);
+
 /* Derives the warp from the feed's view and the buffer's; false when the two views cannot
  * be related (a singular combination). */
 bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_t src_w, uint32_t src_h,
                         const rvi_occ_view *new_view, uint32_t dst_w, uint32_t dst_h);
 
 /* Reprojects the feed's pyramids into dest (dst_w x dst_h, every texel written: the proven
- * nearness, rounded farther, or -FLT_MAX). ranges holds 2 * (dst_w / 8 + 2) doubles.
- * Returns the number of texels given a depth. */
-uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *ranges);
+ * nearness, rounded farther, or -FLT_MAX), in blocks of fd->block texels a side, each
+ * split down to fd->min_block when it cannot be proven. scratch holds
+ * RVI_FEED_SCRATCH(dst_w) doubles. Returns the number of texels given a depth. */
+uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch);
+#define RVI_FEED_SCRATCH(dst_w) (24 * ((size_t)(dst_w) + 2))
 
 /* The reprojection's block sizes: blocks of RVI_FEED_BLOCK texels a side are tried first;
  * a block that cannot be proven is split down to RVI_FEED_MIN_BLOCK. */
 #define RVI_FEED_BLOCK 8
 #define RVI_FEED_MIN_BLOCK 2
+
+/* Sets the block sizes (1..64, min_block <= block; the defaults above), for the
+ * benchmark's baseline that proves every texel on its own (1, 1). No-op without a feed. */
+void rvi_occ_feed_set_blocks(rv_occlusion *occ, int32_t block, int32_t min_block);
 
 #endif

@@ -51,7 +51,7 @@ rv_result rvi_occ_feed_resolve_desc(rv_occlusion_desc *d)
 
 static void free_feed(rvi_heap *heap, rvi_occ_feed *fd)
 {
-    rvi_free(heap, fd->rows, RVI_FEED_ROWS * (size_t)fd->cap_w * sizeof(float));
+    rvi_free(heap, fd->rows, RVI_FEED_ROWS * RVI_FEED_STRIDE(fd->cap_w) * sizeof(float));
     rvi_free(heap, fd->lo, fd->cap_levels_total * sizeof(float));
     rvi_free(heap, fd->hi, fd->cap_levels_total * sizeof(float));
     rvi_free(heap, fd->dest, fd->dest_capacity * sizeof(float));
@@ -69,6 +69,7 @@ rv_result rvi_occ_feed_create(rv_occlusion *occ)
     if (!fd)
         return RV_ERR_OUT_OF_MEMORY;
     memset(fd, 0, sizeof *fd);
+    fd->avx512 = rvi_feed_cpu_avx512();
     fd->block = RVI_FEED_BLOCK;
     fd->min_block = RVI_FEED_MIN_BLOCK;
     fd->cap_w = d->feed_max_width;
@@ -76,7 +77,7 @@ rv_result rvi_occ_feed_create(rv_occlusion *occ)
     fd->cap_texels = (size_t)fd->cap_w * fd->cap_h;
     rvi_feed_levels lv;
     rvi_feed_levels_of(fd->cap_w, fd->cap_h, &lv, &fd->cap_levels_total);
-    fd->rows = rvi_alloc(occ->heap, RVI_FEED_ROWS * (size_t)fd->cap_w * sizeof(float));
+    fd->rows = rvi_alloc(occ->heap, RVI_FEED_ROWS * RVI_FEED_STRIDE(fd->cap_w) * sizeof(float));
     fd->lo = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
     fd->hi = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
     if (!fd->rows || !fd->lo || !fd->hi) {

@@ -61,7 +61,7 @@ struct rvi_occ_feed {
     uint32_t cap_w, cap_h;  /* desc.feed_max_width / height */
     size_t cap_texels, cap_levels_total;
     /* Source side, sized at creation for the largest feed. */
-    float *rows;            /* RVI_FEED_ROWS rows of cap_w floats: the source pass's rings */
+    float *rows;            /* RVI_FEED_ROWS rows of RVI_FEED_STRIDE(cap_w) floats: the source pass's rings */
     float *lo, *hi;         /* pyramids of the surface bounds, rvi_feed_levels layout */
     rvi_feed_levels levels; /* of the current feed */
     /* Destination side, grown with the buffer (only when it has more texels than before). */
@@ -73,6 +73,7 @@ struct rvi_occ_feed {
     size_t range_capacity;
     rv_occlusion shadow_view; /* the buffer's fields with texels = shadow, built on first need */
     int32_t block, min_block; /* reprojection block sizes (RVI_FEED_BLOCK, RVI_FEED_MIN_BLOCK) */
+    bool avx512;            /* with the buffer's wide flag: the source pass's 16-lane build */
     bool pending;           /* dest holds a feed for this frame */
     bool shadow_ready;
     rv_occlusion_feed_stats stats;
@@ -107,14 +108,19 @@ static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0
     *out_hi = hi;
 }
 
-/* Rows of scratch the source pass keeps in flight. */
+/* Rows of scratch the source pass keeps in flight, each padded on both sides. */
 #define RVI_FEED_ROWS 12
+#define RVI_FEED_PAD 8
+#define RVI_FEED_STRIDE(cap_w) ((size_t)(cap_w) + 2 * RVI_FEED_PAD)
 
 /* The levels of a w x h image and the texels of all of them. */
 void rvi_feed_levels_of(uint32_t w, uint32_t h, rvi_feed_levels *lv, size_t *total);
 
+/* True when this CPU runs the source pass's AVX-512 build. */
+bool rvi_feed_cpu_avx512(void);
+
 /* Builds the source side of a checked feed: fd->levels set for its size; lo and hi
- * filled. tau: desc.feed_discontinuity; wide: the AVX2 build. */
+ * filled. tau: desc.feed_discontinuity; wide: the AVX2 build (AVX-512 where fd->avx512). */
 void rvi_feed_build_source(rvi_occ_feed *fd, const rv_depth_feed *feed, const rvi_feed_decode *dec, float tau,
                            bool wide, rvi_feed_counts *out);
 

@@ -1128,6 +1128,32 @@ static void test_sky_and_bad_values_hide_nothing(void **state)
     rv_occlusion_destroy(occ);
 }
 
+/* One missing sample in a flat wall: its own texel and its four neighbours (whose second
+ * differences it is part of) are on no plane, so every texel whose 3 x 3 meets that cross
+ * proves nothing: 21 texels, besides the image's two-texel rim. A sample missing only
+ * along x must count as missing, not be judged by y alone. */
+static void test_a_missing_sample_breaks_the_plane_on_both_axes(void **state)
+{
+    (void)state;
+    rv_occlusion *occ = feed_buffer(64, 16, 16, NULL);
+    camera c = { { 0, 0, 10 }, 0, 0, 60 * PI / 180, 1.0, 1.0, 100, 0, { true, true } };
+    fscene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.old_cam = sc.new_cam = c;
+    finish_views(&sc);
+    static float depth[16 * 16];
+    for (int i = 0; i < 16 * 16; i++)
+        depth[i] = 0.1f; /* reversed-Z: a wall facing the camera at 10 units */
+    depth[7 * 16 + 9] = NAN;
+    rv_depth_feed feed = { depth, 16, 16, 0, RV_DEPTH_FLOAT32, false, sc.old_vp, { true, true }, 1 };
+    assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, c.clip, 1.0f), RV_OK);
+    assert_int_equal(rv_occlusion_feed_depth(occ, &feed), RV_OK);
+    rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
+    assert_int_equal(fs.texels_invalid, 1);
+    assert_int_equal(fs.texels_discontinuous, 255 - (12 * 12 - 21));
+    rv_occlusion_destroy(occ);
+}
+
 /* A near wall's edge in front of a far wall 2.6 behind it: after a strafe the camera sees into
  * the gap between them; a crate in the gap was never in the image and must be drawn. */
 static void test_an_edge_never_stretches_into_the_wall_behind(void **state)
@@ -1535,6 +1561,7 @@ int main(void)
         cmocka_unit_test(test_a_camera_jump_is_ignored_and_counted),
         cmocka_unit_test(test_another_projection_or_an_old_feed_is_ignored),
         cmocka_unit_test(test_sky_and_bad_values_hide_nothing),
+        cmocka_unit_test(test_a_missing_sample_breaks_the_plane_on_both_axes),
         cmocka_unit_test(test_an_edge_never_stretches_into_the_wall_behind),
         cmocka_unit_test(test_a_room_seen_through_a_door_for_the_first_time_is_drawn),
         cmocka_unit_test(test_bad_input_gets_a_specific_code_and_changes_nothing),

@@ -96,13 +96,19 @@ static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0
 {
     uint32_t k = rvi_feed_level_for(fd, x0, y0, x1, y1);
     size_t lw = fd->levels.w[k], off = fd->levels.offset[k];
+    /* Three columns and three rows, the middle one repeating an end when the span has
+     * fewer cells (a repeated cell changes neither extreme): no loop to run. */
+    size_t ax = (size_t)(x0 >> k), cx = (size_t)(x1 >> k), bx = (ax + cx) / 2;
+    size_t ay = (size_t)(y0 >> k), cy = (size_t)(y1 >> k), by = (ay + cy) / 2;
+    const size_t rows[3] = { off + ay * lw, off + by * lw, off + cy * lw };
     float lo = INFINITY, hi = -INFINITY;
-    for (int32_t y = y0 >> k; y <= (y1 >> k); y++) {
-        const float *rl = fd->lo + off + (size_t)y * lw, *rh = fd->hi + off + (size_t)y * lw;
-        for (int32_t x = x0 >> k; x <= (x1 >> k); x++) {
-            lo = rl[x] < lo ? rl[x] : lo;
-            hi = rh[x] > hi ? rh[x] : hi;
-        }
+    for (int r = 0; r < 3; r++) {
+        const float *rl = fd->lo + rows[r], *rh = fd->hi + rows[r];
+        float l = rl[ax] < rl[bx] ? rl[ax] : rl[bx], h = rh[ax] > rh[bx] ? rh[ax] : rh[bx];
+        l = l < rl[cx] ? l : rl[cx];
+        h = h > rh[cx] ? h : rh[cx];
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
     }
     *out_lo = lo;
     *out_hi = hi;
@@ -139,7 +145,7 @@ uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, flo
 /* The reprojection's block sizes: blocks of RVI_FEED_BLOCK texels a side are tried first;
  * a block that cannot be proven is split down to RVI_FEED_MIN_BLOCK. */
 #define RVI_FEED_BLOCK 8
-#define RVI_FEED_MIN_BLOCK 2
+#define RVI_FEED_MIN_BLOCK 4
 
 /* Sets the block sizes (1..64, min_block <= block; the defaults above), for the
  * benchmark's baseline that proves every texel on its own (1, 1). No-op without a feed. */

@@ -23,6 +23,9 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
 
 /* ---- the warp ---------------------------------------------------------------------------- */
 
@@ -153,6 +156,7 @@ static bool level_plane(const rvi_feed_warp *wp, double Q, double p[3])
  * Everything here is a ratio of quantities affine in (x, y): a (and the near plane's n0)
  * are kept so that a block's edge midpoints and centre are exact averages of its corners. */
 typedef struct warp_ray {
+    float line[4];            /* x0, x1, y0, y1 in float, for the rectangle */
     double x0, x1, y0, y1;    /* the old-image position, when d > 0 */
     double d;
     double m0, m1;            /* |x0| + |y0| and |x1| + |y1|, for the rectangle's margin */
@@ -170,6 +174,7 @@ static void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
     if (!(r->d > 1e-9 * (fabs(a[3] * b2) + fabs(a[2] * b3)))) {
         r->d = 0;
         r->x0 = r->x1 = r->y0 = r->y1 = r->m0 = r->m1 = 0;
+        r->line[0] = r->line[1] = r->line[2] = r->line[3] = 0;
         return;
     }
     double inv = 1.0 / r->d;
@@ -179,6 +184,10 @@ static void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
     r->y1 = (a[3] * b1 - a[1] * b3) * inv;
     r->m0 = fabs(r->x0) + fabs(r->y0);
     r->m1 = fabs(r->x1) + fabs(r->y1);
+    r->line[0] = (float)r->x0;
+    r->line[1] = (float)r->x1;
+    r->line[2] = (float)r->y0;
+    r->line[3] = (float)r->y1;
 }
 
 static void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)
@@ -212,20 +221,22 @@ typedef enum proof {
 /* A block's four corner rays: (x0, y0), (x1, y0), (x0, y1), (x1, y1). */
 typedef struct corners {
     const warp_ray *r[4];
-    double mag0, mag1; /* the largest m0 and m1: for the rectangle's margin */
-    bool usable;       /* every corner has d > 0 */
+    float mag0, mag1; /* the largest m0 and m1: for the rectangle's margin */
+    bool usable;      /* every corner has d > 0 */
 } corners;
 
 static void corners_of(const warp_ray *const r[4], corners *c)
 {
-    c->mag0 = c->mag1 = 0;
+    double mag0 = 0, mag1 = 0;
     c->usable = true;
     for (int i = 0; i < 4; i++) {
         c->r[i] = r[i];
-        c->mag0 = r[i]->m0 > c->mag0 ? r[i]->m0 : c->mag0;
-        c->mag1 = r[i]->m1 > c->mag1 ? r[i]->m1 : c->mag1;
+        mag0 = r[i]->m0 > mag0 ? r[i]->m0 : mag0;
+        mag1 = r[i]->m1 > mag1 ? r[i]->m1 : mag1;
         c->usable &= r[i]->d > 0;
     }
+    c->mag0 = (float)mag0;
+    c->mag1 = (float)mag1;
 }
 
 /* The corners' conditions at old nearness Q: b2 - Q b3 > 0 (with d > 0: in front of the old
@@ -252,31 +263,50 @@ static bool conditions_hold(const rvi_feed_warp *wp, const corners *c, double Q)
 #define WARP_ROUNDS 3
 
 /* The old-image rectangle of the prism between old nearness qa (Pa) and qb (Pb): the
- * bounds of the 8 corner points, widened by a margin far above their rounding, as
- * inclusive feed texels; false when it leaves the image (the old view did not see it). */
+ * bounds of the 8 corner points, as inclusive feed texels; false when it leaves the image
+ * (the old view did not see it). In float: each point x0 + x1 Q is off by a few float
+ * roundings of |x0| + |x1 Q| (of the inputs, the product and the sum), and the margin takes
+ * 2^-19 of the largest such bound, plus a thousandth of a texel. */
 static bool prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, double qb, int32_t r[4])
 {
-    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    float fa = (float)qa, fb = (float)qb, b[4]; /* x_lo, y_lo, x_hi, y_hi */
+#if defined(__SSE__) || defined(_M_X64)
+    /* The corners' lines as the columns of a 4 x 4 (x0, x1, y0, y1 per lane). */
+    __m128 r0 = _mm_loadu_ps(c->r[0]->line), r1 = _mm_loadu_ps(c->r[1]->line);
+    __m128 r2 = _mm_loadu_ps(c->r[2]->line), r3 = _mm_loadu_ps(c->r[3]->line);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    __m128 va = _mm_set1_ps(fa), vb = _mm_set1_ps(fb);
+    __m128 xa = _mm_add_ps(r0, _mm_mul_ps(r1, va)), xb = _mm_add_ps(r0, _mm_mul_ps(r1, vb));
+    __m128 ya = _mm_add_ps(r2, _mm_mul_ps(r3, va)), yb = _mm_add_ps(r2, _mm_mul_ps(r3, vb));
+    /* Lows as they are, highs negated: one minimum reduction for all four bounds. */
+    __m128 sign = _mm_set1_ps(-0.0f);
+    __m128 lx = _mm_min_ps(xa, xb), ly = _mm_min_ps(ya, yb);
+    __m128 hx = _mm_xor_ps(_mm_max_ps(xa, xb), sign), hy = _mm_xor_ps(_mm_max_ps(ya, yb), sign);
+    _MM_TRANSPOSE4_PS(lx, ly, hx, hy);
+    _mm_storeu_ps(b, _mm_min_ps(_mm_min_ps(lx, ly), _mm_min_ps(hx, hy)));
+    b[2] = -b[2];
+    b[3] = -b[3];
+#else
+    b[0] = b[1] = INFINITY;
+    b[2] = b[3] = -INFINITY;
     for (int i = 0; i < 4; i++) {
-        const warp_ray *p = c->r[i];
-        double xa = p->x0 + p->x1 * qa, xb = p->x0 + p->x1 * qb, ya = p->y0 + p->y1 * qa, yb = p->y0 + p->y1 * qb;
-        double lx = xa < xb ? xa : xb, hx = xa > xb ? xa : xb, ly = ya < yb ? ya : yb, hy = ya > yb ? ya : yb;
-        xmin = lx < xmin ? lx : xmin;
-        xmax = hx > xmax ? hx : xmax;
-        ymin = ly < ymin ? ly : ymin;
-        ymax = hy > ymax ? hy : ymax;
+        const float *l = c->r[i]->line;
+        float xa = l[0] + l[1] * fa, xb = l[0] + l[1] * fb, ya = l[2] + l[3] * fa, yb = l[2] + l[3] * fb;
+        float lx = xa < xb ? xa : xb, hx = xa > xb ? xa : xb, ly = ya < yb ? ya : yb, hy = ya > yb ? ya : yb;
+        b[0] = lx < b[0] ? lx : b[0];
+        b[1] = ly < b[1] ? ly : b[1];
+        b[2] = hx > b[2] ? hx : b[2];
+        b[3] = hy > b[3] ? hy : b[3];
     }
-    double m = 1e-6 + 1e-9 * (c->mag0 + c->mag1 * (fabs(qa) + fabs(qb)));
-    xmin -= m;
-    ymin -= m;
-    xmax += m;
-    ymax += m;
-    if (!(xmin >= 0 && ymin >= 0 && xmax < (double)wp->src_w && ymax < (double)wp->src_h))
+#endif
+    float m = 1e-3f + (c->mag0 + c->mag1 * (fabsf(fa) + fabsf(fb))) * (1.0f / 524288.0f);
+    float x_lo = b[0] - m, y_lo = b[1] - m, x_hi = b[2] + m, y_hi = b[3] + m;
+    if (!(x_lo >= 0 && y_lo >= 0 && x_hi < (float)wp->src_w && y_hi < (float)wp->src_h))
         return false;
-    r[0] = (int32_t)xmin;
-    r[1] = (int32_t)ymin;
-    r[2] = (int32_t)xmax;
-    r[3] = (int32_t)ymax;
+    r[0] = (int32_t)x_lo;
+    r[1] = (int32_t)y_lo;
+    r[2] = (int32_t)x_hi;
+    r[3] = (int32_t)y_hi;
     return true;
 }
 
@@ -393,17 +423,41 @@ static bool store_block(const rvi_feed_warp *wp, float *dest, int32_t x0, int32_
     double gx = plane[0], gy = plane[1];
     double ox = gx < 0 ? 1.0 : 0.0, oy = gy < 0 ? 1.0 : 0.0;
     float fgx = (float)gx;
+    int32_t n = x1 - x0;
     for (int32_t y = y0; y < y1; y++) {
-        /* In float from the row's start: v = row + gx * k with k < 64 is off by a few ulps
-         * of |row| + |gx| k (roundings of row, gx, the product and the sum), and the margin
-         * takes 2^-19 of that bound (and covers the subtraction's own rounding). */
+        /* In float from the row's start: row + gx k (k < 64) comes out within a few float
+         * roundings of |row| + |gx| k (of row, gx, the product, the sums); the margin is
+         * 2^-19 of that bound, subtracted once from the row's start. */
         double row = gx * ((double)x0 + ox) + gy * ((double)y + oy) + plane[2];
-        float frow = (float)row, margin = (float)((fabs(row) + fabs(gx) * (x1 - x0)) * (1.0 / 524288.0) + 1e-30);
+        float base = (float)row - (float)((fabs(row) + fabs(gx) * n) * (1.0 / 524288.0) + 1e-30);
         float *out = dest + (size_t)y * wp->dst_w + x0;
-        for (int32_t k = 0; k < x1 - x0; k++)
-            out[k] = (frow + fgx * (float)k) - margin;
+        int32_t k = 0;
+#if defined(__SSE__) || defined(_M_X64)
+        __m128 vb = _mm_set1_ps(base), vg = _mm_set1_ps(fgx), vk = _mm_setr_ps(0, 1, 2, 3), four = _mm_set1_ps(4);
+        for (; k + 4 <= n; k += 4) {
+            _mm_storeu_ps(out + k, _mm_add_ps(vb, _mm_mul_ps(vg, vk)));
+            vk = _mm_add_ps(vk, four);
+        }
+#endif
+        for (; k < n; k++)
+            out[k] = base + fgx * (float)k;
     }
     return true;
+}
+
+/* Marks the block's texels as proving nothing. */
+static void clear_block(float *dest, uint32_t dst_w, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
+{
+    for (int32_t y = y0; y < y1; y++) {
+        float *out = dest + (size_t)y * dst_w + x0;
+        int32_t k = 0, n = x1 - x0;
+#if defined(__SSE__) || defined(_M_X64)
+        for (; k + 4 <= n; k += 4)
+            _mm_storeu_ps(out + k, _mm_set1_ps(-FLT_MAX));
+#endif
+        for (; k < n; k++)
+            out[k] = -FLT_MAX;
+    }
 }
 
 /* ---- guesses ----------------------------------------------------------------------------- */
@@ -508,8 +562,10 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
         p = q > p ? q : p;
     }
     int32_t mb = run->fd->min_block;
-    if (p == PROOF_NOTHING || (x1 - x0 <= mb && y1 - y0 <= mb))
+    if (p == PROOF_NOTHING || (x1 - x0 <= mb && y1 - y0 <= mb)) {
+        clear_block(run->dest, run->wp->dst_w, x0, y0, x1, y1); /* every texel is written once */
         return false;
+    }
     /* Four children (two where one side is at the smallest size), their corners shared. */
     int32_t xm = x1 - x0 > mb ? (x0 + x1) / 2 : x1, ym = y1 - y0 > mb ? (y0 + y1) / 2 : y1;
     bool split_x = xm < x1, split_y = ym < y1;
@@ -563,13 +619,12 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
 
 static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
 {
-    size_t n = (size_t)wp->dst_w * wp->dst_h;
-    for (size_t i = 0; i < n; i++)
-        dest[i] = -FLT_MAX;
     warp_run run = { wp, fd, { 1, 0 }, dest, 0, 0 };
     double qmax;
-    if (!any_depth(fd, &run.q0, &qmax))
+    if (!any_depth(fd, &run.q0, &qmax)) {
+        clear_block(dest, wp->dst_w, 0, 0, (int32_t)wp->dst_w, (int32_t)wp->dst_h);
         return 0;
+    }
     run.span = global_span(wp, qmax);
     int32_t bw = fd->block, cols = ((int32_t)wp->dst_w + bw - 1) / bw;
     /* scratch: the last proven range of each block column (NaN: none yet), then two rows

@@ -282,7 +282,7 @@ static feed_use compare_views(const rvi_occ_view *old, const rvi_occ_view *now, 
 static rv_result reserve_destination(rv_occlusion *occ, rvi_occ_feed *fd)
 {
     size_t need[3] = { (size_t)occ->width * occ->height, occ->texel_capacity,
-                       RVI_FEED_SCRATCH(occ->width) };
+                       rvi_feed_scratch_doubles(occ->width) };
     size_t *have[3] = { &fd->dest_capacity, &fd->shadow_capacity, &fd->range_capacity };
     void **block[3] = { (void **)&fd->dest, (void **)&fd->shadow, (void **)&fd->ranges };
     const size_t size[3] = { sizeof(float), sizeof(float), sizeof(double) };

@@ -670,6 +670,13 @@ static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_o
     return run.written;
 }
 
+size_t rvi_feed_scratch_doubles(uint32_t dst_w)
+{
+    /* A range per block column and two rows of corner rays, for blocks of one texel. */
+    size_t columns = (size_t)dst_w + 2, ray = (sizeof(warp_ray) + sizeof(double) - 1) / sizeof(double);
+    return 2 * columns + 2 * columns * ray;
+}
+
 uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
 {
     return reproject(wp, fd, dest, scratch);

@@ -10,6 +10,7 @@
 
 #include "rvis.h"
 #include "occlusion.h"
+#include "occlusion_feed.h"
 #include "support/rvt.h"
 
 #include <float.h>
@@ -1553,6 +1554,51 @@ static void test_portable_and_wide_builds_agree_exactly(void **state)
     }
 }
 
+/* The block sizes are an internal knob (the benchmark's baseline proves every texel on its
+ * own): every size stays conservative, and smaller blocks prove at least as much of the
+ * wall as the default. */
+static void test_every_block_size_stays_conservative(void **state)
+{
+    (void)state;
+    static feed_image img;
+    static double depth[FEED_CAP * FEED_CAP];
+    static const int32_t sizes[4][2] = { { 1, 1 }, { 2, 2 }, { 16, 4 }, { 64, 64 } };
+    uint64_t seed = 13, culled = 0;
+    for (int t = 0; t < RVT_HEAVY(80, 16); t++) {
+        fscene sc;
+        random_fscene(&seed, &sc, FEED_CAP);
+        ref_box obj[40];
+        for (int i = 0; i < 40; i++)
+            random_object(&seed, &sc, &obj[i]);
+        for (int k = 0; k < 4; k++) {
+            rv_occlusion *occ = feed_buffer(64u << (t % 3), FEED_CAP, FEED_CAP, NULL);
+            rvi_occ_feed_set_blocks(occ, sizes[k][0], sizes[k][1]);
+            uint64_t s2 = seed;
+            feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &s2, &img, depth);
+            for (int i = 0; i < 40; i++) {
+                if (crosses_near(&sc, &obj[i]) || box_visible(occ, &obj[i]))
+                    continue;
+                culled++;
+                assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &obj[i], &s2, 6));
+            }
+            rv_occlusion_destroy(occ);
+        }
+    }
+    assert_true(culled > 0);
+    fscene sc;
+    wall_scene(&sc, (rv_clip){ 0 }, 1000, 0.3, 0.02);
+    uint32_t proven[2];
+    for (int k = 0; k < 2; k++) {
+        rv_occlusion *occ = feed_buffer(128, 160, 90, NULL);
+        if (k == 1)
+            rvi_occ_feed_set_blocks(occ, 1, 1);
+        feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &seed, &img, depth);
+        proven[k] = rv_occlusion_get_feed_stats(occ).texels_reprojected;
+        rv_occlusion_destroy(occ);
+    }
+    assert_true(proven[1] >= proven[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1570,6 +1616,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),
         cmocka_unit_test(test_the_frame_feeds_its_main_view),
         cmocka_unit_test(test_portable_and_wide_builds_agree_exactly),
+        cmocka_unit_test(test_every_block_size_stays_conservative),
         cmocka_unit_test(test_never_hides_what_the_reference_sees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,14 +56,15 @@ typedef struct rv_occlusion_desc {
     uint32_t feed_max_width;  /* largest feed accepted, texels per row; 0 (with feed_max_height 0)
                                  = no feed: every feed is refused with RV_ERR_CAPACITY. Both or
                                  neither; at most RV_OCCLUSION_MAX_SIZE. The feed's storage
-                                 (about 21 bytes a texel) is allocated with the buffer */
+                                 (about 11 bytes a texel) is allocated with the buffer */
     uint32_t feed_max_height; /* largest feed accepted, rows */
     float feed_max_translation; /* world units the eye may have moved since the feed was drawn;
                                    farther: the feed is ignored that frame (counted). 0 = default 2 */
     float feed_max_rotation;  /* radians the view may have turned since; 0 = default 0.5 */
     float feed_discontinuity; /* relative depth tolerance: neighbouring samples are one surface only
                                  when they lie on a common plane to within this fraction of their
-                                 depth. 0 = default 0.002; at most 0.05 */
+                                 depth (and a sample counts only where the format resolves an
+                                 eighth of it). 0 = default 0.002; at most 0.05 */
     uint32_t feed_max_age;    /* frames; an older feed is ignored (counted). 0 = default 4 */
 } rv_occlusion_desc;
 
@@ -227,15 +228,17 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  * the host's side of the contract below. Guide: docs/occlusion.md, "The depth feed".
  *
  * How the image is read: every texel is the depth at its centre (a single-sample image, as
- * a GPU's rasteriser writes it). Neighbouring samples are taken as one piece of surface only
- * where four samples in a row and in a column lie on a common plane to within
- * feed_discontinuity of their depth (a silhouette, a crease, a step is never bridged), and a
- * texel is used only when its own 3 x 3 neighbourhood is such a piece; its surface is then
- * bounded by the neighbourhood's depth range, widened by the format's precision and the
- * tolerance. The clear value (the far end of the depth range: 1, or 0 with reversed-Z) is
- * sky and hides nothing; so do NaN and values outside 0..1 (counted); so does anything the
- * old view did not see. A view whose rays could reach a point without crossing a provable
- * piece of surface gets nothing from the feed there.
+ * a GPU's rasteriser writes it), trusted to the format's step and 2 float ulps. Neighbouring
+ * samples are taken as one piece of surface only where four samples in a row and in a
+ * column lie on a common plane to within feed_discontinuity of their depth (a silhouette, a
+ * crease, a step is never bridged), and only samples the format resolves to an eighth of
+ * that count; a texel is used only when its own 3 x 3 neighbourhood is such a piece, its
+ * surface then bounded by the neighbourhood's depth range widened by the tolerance. The
+ * clear value (the far end of the depth range: 1, or 0 with reversed-Z) is sky and hides
+ * nothing; so do NaN and values outside 0..1 (counted); so does anything the old view did
+ * not see. A buffer texel gets a depth from the feed only where every ray through it is
+ * proven to cross such a piece of surface, from the side the old camera saw, no farther
+ * than that depth.
  *
  * The host's side of the contract: the depth must hold only geometry that has not moved
  * since it was drawn (the static world) and is opaque where it was written. An object that
@@ -288,8 +291,9 @@ typedef struct rv_occlusion_feed_stats {
     uint32_t texels_fed;              /* texels of the feed used (width x height) */
     uint32_t texels_invalid;          /* NaN or outside 0..1: treated as nothing */
     uint32_t texels_sky;              /* the clear value: nothing drawn there */
-    uint32_t texels_discontinuous;    /* depth samples left out at discontinuities (a silhouette,
-                                         crease or image edge within a texel) */
+    uint32_t texels_discontinuous;    /* depth samples left out at discontinuities: a silhouette,
+                                         crease or the image's edge within two texels, or a depth
+                                         the format does not resolve finely enough */
     uint32_t texels_reprojected;      /* buffer texels the feed proved a depth for */
     uint32_t texels_raised;           /* of those, texels where the feed's depth is nearer than the
                                          occluders' (counted at the freeze) */
@@ -300,7 +304,7 @@ typedef struct rv_occlusion_feed_stats {
 /* Hands the buffer a depth image from an earlier frame, to be reprojected into this frame's
  * view and combined with this frame's occluders at the freeze. Call it after
  * rv_occlusion_begin and before the freeze (the first test); a second call in a frame
- * replaces the first. The image is decoded and reprojected during the call; nothing of
+ * replaces the first (one refused or ignored leaves it). The image is decoded and reprojected during the call; nothing of
  * feed is kept. With desc.width 0: no-op, RV_OK (only NULL pointers are refused).
  * The feed is IGNORED for the frame (RV_OK, counted in rv_occlusion_feed_stats, the buffer
  * as if no feed came) when it is older than feed_max_age, when its projection differs from

@@ -1431,6 +1431,73 @@ static void sweep_teardown(void *o)
     free(s);
 }
 
+/* The frame's main view: the buffer (and its feed side) is made by the first begin, the
+ * destination side by the first feed. */
+typedef struct sweep_world {
+    rv_world *world;
+    rv_view view;
+    float eye[3];
+} sweep_world;
+
+static fscene sweep_scene;
+
+static void *sweep_world_setup(const rv_allocator *a, bool begin)
+{
+    sweep_world *s = calloc(1, sizeof *s);
+    rv_world_desc wd = { 0 };
+    wd.allocator = *a;
+    wd.occlusion.width = 64;
+    wd.occlusion.feed_max_width = 160;
+    wd.occlusion.feed_max_height = 90;
+    assert_int_equal(rv_world_create(&wd, &s->world), RV_OK);
+    for (int i = 0; i < 3; i++)
+        s->eye[i] = (float)sweep_scene.new_cam.eye[i];
+    s->view.view_projection = sweep_scene.new_vp;
+    s->view.eye = s->eye;
+    s->view.viewport_width = 1280;
+    s->view.viewport_height = 720;
+    if (begin)
+        assert_int_equal(rv_frame_begin(s->world, &s->view), RV_OK);
+    return s;
+}
+
+static void *sweep_world_empty(const rv_allocator *a)
+{
+    return sweep_world_setup(a, false);
+}
+
+static void *sweep_world_begun(const rv_allocator *a)
+{
+    return sweep_world_setup(a, true);
+}
+
+static rv_result sweep_world_begin(void *o)
+{
+    sweep_world *s = o;
+    return rv_frame_begin(s->world, &s->view);
+}
+
+static rv_result sweep_world_feed(void *o)
+{
+    sweep_world *s = o;
+    return rv_frame_feed_depth(s->world, &sweep_img.feed);
+}
+
+static uint64_t sweep_world_fingerprint(void *o)
+{
+    sweep_world *s = o;
+    rv_occlusion *occ = rv_world_occlusion(s->world);
+    rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
+    return 1 + fs.feeds_used * 1000003ull + fs.texels_reprojected * 7ull;
+}
+
+static void sweep_world_teardown(void *o)
+{
+    sweep_world *s = o;
+    rv_world_destroy(s->world);
+    free(s);
+}
+
 static void test_allocation_failures_leave_the_buffer_as_it_was(void **state)
 {
     (void)state;
@@ -1447,6 +1514,13 @@ static void test_allocation_failures_leave_the_buffer_as_it_was(void **state)
     rvt_sweep feed = { "first feed", sweep_setup_begun, sweep_feed_call, sweep_fingerprint, sweep_teardown };
     assert_true(rvt_run_sweep(&create) >= 5); /* the buffer, the feed state, its rows and two pyramids */
     assert_int_equal(rvt_run_sweep(&feed), 3); /* the destination, the occluders' copy, scratch */
+    sweep_scene = sc;
+    rvt_sweep begin = { "frame begin with a feed capacity", sweep_world_empty, sweep_world_begin,
+                        sweep_world_fingerprint, sweep_world_teardown };
+    rvt_sweep frame_feed = { "rv_frame_feed_depth", sweep_world_begun, sweep_world_feed, sweep_world_fingerprint,
+                             sweep_world_teardown };
+    assert_true(rvt_run_sweep(&begin) >= 5);
+    assert_int_equal(rvt_run_sweep(&frame_feed), 3);
 }
 
 /* ---- the frame ------------------------------------------------------------------------------ */

@@ -325,7 +325,7 @@ rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t 
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
 
-/* ---- the depth feed (occlusion_feed.c, occlusion_feed_warp.c) ---------------------------
+/* ---- the depth feed (occlusion_feed*.c, internals in occlusion_feed.h) --------------------
  * The buffer calls these at creation, destruction, begin and freeze; the tests report the
  * objects they hide so that those hidden by the feed alone are counted. */
 

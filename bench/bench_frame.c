@@ -259,7 +259,7 @@ static bool near_tangent(const float vp[16], const float *sphere)
 }
 
 static const char *const stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum", "partition",
-                                                         "occlusion", "lod", "streaming", "publish" };
+                                                         "occlusion", "lod", "streaming", "publish", "feed" };
 
 static bool run_frame(rv_world *world, const rv_view *view, rv_frame_view *out, uint64_t *ns)
 {

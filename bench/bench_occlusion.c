@@ -18,6 +18,7 @@
 #include "bench_util.h"
 #include "rvis.h"
 #include "occlusion.h"
+#include "occlusion_feed.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -249,8 +250,9 @@ static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const c
 
 typedef struct ref_vertex { double x, y, iw; } ref_vertex; /* pixels, 1 / w */
 
-/* Clips the convex polygon (clip-space xyzw) against z + w >= 0 and projects it. */
-static int clip_project(const double in[][4], int n, ref_vertex *out)
+/* Clips the convex polygon (clip-space xyzw) against z + w >= 0 and projects it onto a
+ * w x h image. */
+static int clip_project(const double in[][4], int n, ref_vertex *out, int w, int h)
 {
     double poly[8][4];
     int m = 0;
@@ -267,10 +269,10 @@ static int clip_project(const double in[][4], int n, ref_vertex *out)
         }
     }
     for (int i = 0; i < m; i++) {
-        double w = poly[i][3];
-        out[i].x = (poly[i][0] / w * 0.5 + 0.5) * REF_W;
-        out[i].y = (0.5 - 0.5 * poly[i][1] / w) * REF_H;
-        out[i].iw = 1.0 / w;
+        double pw = poly[i][3];
+        out[i].x = (poly[i][0] / pw * 0.5 + 0.5) * w;
+        out[i].y = (0.5 - 0.5 * poly[i][1] / pw) * h;
+        out[i].iw = 1.0 / pw;
     }
     return m;
 }
@@ -279,7 +281,7 @@ static int clip_project(const double in[][4], int n, ref_vertex *out)
  * strictly inside get the nearest 1/w in zbuf; mode 1 (an object): true at the first
  * centre inside or on an edge that is not strictly behind zbuf. Strict for occluders and
  * inclusive for objects, so ties count as "seen" and the check can only get stricter. */
-static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode)
+static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode, int w, int h)
 {
     double area2 = 0;
     for (int i = 0; i < n; i++) {
@@ -312,8 +314,8 @@ static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode)
         y0 = fmin(y0, v[i].y);
         y1 = fmax(y1, v[i].y);
     }
-    int ix0 = (int)fmax(0, ceil(x0 - 0.5)), ix1 = (int)fmin(REF_W - 1, floor(x1 - 0.5));
-    int iy0 = (int)fmax(0, ceil(y0 - 0.5)), iy1 = (int)fmin(REF_H - 1, floor(y1 - 0.5));
+    int ix0 = (int)fmax(0, ceil(x0 - 0.5)), ix1 = (int)fmin(w - 1, floor(x1 - 0.5));
+    int iy0 = (int)fmax(0, ceil(y0 - 0.5)), iy1 = (int)fmin(h - 1, floor(y1 - 0.5));
     for (int iy = iy0; iy <= iy1; iy++) {
         double py = iy + 0.5;
         for (int ix = ix0; ix <= ix1; ix++) {
@@ -327,7 +329,7 @@ static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode)
             if (!inside)
                 continue;
             double iw = a->iw + gx * (px - a->x) + gy * (py - a->y);
-            double *z = &zbuf[(size_t)iy * REF_W + ix];
+            double *z = &zbuf[(size_t)iy * w + ix];
             if (mode == 0) {
                 if (iw > *z)
                     *z = iw;
@@ -339,8 +341,8 @@ static bool raster_polygon(const ref_vertex *v, int n, double *zbuf, int mode)
     return false;
 }
 
-/* Renders (mode 0) or tests (mode 1) every face of a box. */
-static bool render_box(const rvb_box *b, const float vp[16], double *zbuf, int mode)
+/* Renders (mode 0) or tests (mode 1) every face of a box on a w x h image. */
+static bool render_box(const rvb_box *b, const float vp[16], double *zbuf, int mode, int w, int h)
 {
     static const int faces[6][4] = { { 0, 2, 6, 4 }, { 1, 5, 7, 3 }, { 0, 4, 5, 1 },
                                      { 2, 3, 7, 6 }, { 0, 1, 3, 2 }, { 4, 6, 7, 5 } };
@@ -356,8 +358,8 @@ static bool render_box(const rvb_box *b, const float vp[16], double *zbuf, int m
         for (int i = 0; i < 4; i++)
             memcpy(quad[i], clip[faces[f][i]], sizeof quad[i]);
         ref_vertex poly[8];
-        int n = clip_project(quad, 4, poly);
-        if (raster_polygon(poly, n, zbuf, mode) && mode == 1)
+        int n = clip_project(quad, 4, poly, w, h);
+        if (raster_polygon(poly, n, zbuf, mode, w, h) && mode == 1)
             return true;
     }
     return false;
@@ -399,10 +401,10 @@ static int verify_case(rvb_ctx *ctx, const rvb_city *city)
             zbuf[i] = 0;
         for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
             if (box_in_frustum(&planes, &city->buildings[i]))
-                render_box(&city->buildings[i], vp, zbuf, 0);
+                render_box(&city->buildings[i], vp, zbuf, 0, REF_W, REF_H);
         uint32_t frame_false = 0;
         for (uint32_t i = 0; i < s.count; i++) {
-            bool seen = render_box(&city->objects[s.index[i]], vp, zbuf, 1);
+            bool seen = render_box(&city->objects[s.index[i]], vp, zbuf, 1, REF_W, REF_H);
             truly_hidden += !seen;
             for (int k = 0; k < 2; k++) {
                 culled[k] += !vis[k][i];
@@ -435,10 +437,163 @@ static int verify_case(rvb_ctx *ctx, const rvb_city *city)
     return false_culls[0] + false_culls[1] ? 1 : 0;
 }
 
+/* ---- the depth feed --------------------------------------------------------------------- */
+
+#define FEED_W 320
+#define FEED_H 180
+#define FEED_FRAMES 300 /* every second frame of the walk */
+
+/* What a host's depth pre-pass would read back from frame f: every building in the
+ * frustum, window depth (OpenGL: 0.5 + 0.5 z_ndc) at pixel centres, 1 (the clear value)
+ * where nothing was drawn. The raster interpolates 1/w (affine across a face) and maps it
+ * to window depth with the walk's projection (near 0.1, far 2000). */
+static void render_feed(const rvb_city *city, const float vp[16], double *zbuf, float *depth)
+{
+    frustum6 planes;
+    frustum_of(vp, &planes);
+    for (size_t i = 0; i < (size_t)FEED_W * FEED_H; i++)
+        zbuf[i] = 0;
+    for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
+        if (box_in_frustum(&planes, &city->buildings[i]))
+            render_box(&city->buildings[i], vp, zbuf, 0, FEED_W, FEED_H);
+    const double n = 0.1, fa = 2000, a = (fa + n) / (fa - n), b = 2 * fa * n / (fa - n);
+    for (size_t i = 0; i < (size_t)FEED_W * FEED_H; i++)
+        depth[i] = zbuf[i] > 0 ? (float)(0.5 + 0.5 * (a - b * zbuf[i])) : 1.0f;
+}
+
+typedef struct feed_run {
+    double *us, *cpu_us;      /* per frame and repetition */
+    uint64_t proven, used;    /* buffer texels given a depth, feeds used (first repetition) */
+} feed_run;
+
+/* One feed into a fresh frame of occ: begin untimed, the feed call timed. */
+static void feed_once(rv_occlusion *occ, const float vp[16], const rv_depth_feed *feed, feed_run *run, size_t at,
+                      bool count)
+{
+    rv_occlusion_begin(occ, vp, (rv_clip){0}, 16.0f / 9.0f);
+    uint64_t c0 = cpu_now_ns(), t0 = rvb_now_ns();
+    rv_occlusion_feed_depth(occ, feed);
+    uint64_t t1 = rvb_now_ns(), c1 = cpu_now_ns();
+    run->us[at] = (double)(t1 - t0) / 1e3;
+    run->cpu_us[at] = (double)(c1 - c0) / 1e3;
+    if (count) {
+        rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
+        run->proven += fs.texels_reprojected;
+        run->used += fs.feeds_used;
+    }
+}
+
+/* Median over repetitions per frame, then the mean and the 50th / 99th percentiles over
+ * frames. */
+static void feed_summary(const double *v, int reps, double out[3])
+{
+    double *med = malloc(sizeof(double) * FEED_FRAMES), sum = 0;
+    double *tmp = malloc(sizeof(double) * (size_t)reps);
+    for (int f = 0; f < FEED_FRAMES; f++) {
+        memcpy(tmp, v + (size_t)f * reps, sizeof(double) * (size_t)reps);
+        med[f] = rvb_median(tmp, reps);
+        sum += med[f];
+    }
+    out[0] = sum / FEED_FRAMES;
+    out[1] = rvb_median(med, FEED_FRAMES);
+    out[2] = med[(int)(0.99 * (FEED_FRAMES - 1))]; /* rvb_median sorted med */
+    free(med);
+    free(tmp);
+}
+
+/* occlusion_feed_320x180: per frame of the walk, the previous frame's depth (buildings,
+ * 320 x 180 float, rendered untimed) is fed into a width-256 buffer. ours: the
+ * rv_occlusion_feed_depth call (checks, decode, surface bounds, pyramids, reprojection in
+ * 8 x 8 blocks split down to 2 x 2), mean us per frame; baseline: the same reprojection
+ * proving every buffer texel on its own, in the same run. Also, on the first repetition,
+ * the buffer texels proven and the objects the feed hides that the frame's occluders
+ * (the frustum-visible buildings) alone do not. */
+static int feed_case(rvb_ctx *ctx, const rvb_city *city)
+{
+    const char *name = "occlusion_feed_320x180";
+    if (!rvb_begin_case(ctx, name))
+        return 0;
+    rv_occlusion_desc desc = { .width = 256, .feed_max_width = FEED_W, .feed_max_height = FEED_H };
+    rv_occlusion *occ = NULL, *base = NULL;
+    int reps = ctx->reps;
+    double *zbuf = malloc(sizeof(double) * FEED_W * FEED_H);
+    float *depth = malloc(sizeof(float) * FEED_W * FEED_H);
+    feed_run ours = { calloc((size_t)reps * FEED_FRAMES, sizeof(double)), calloc((size_t)reps * FEED_FRAMES, sizeof(double)), 0, 0 };
+    feed_run basel = { calloc((size_t)reps * FEED_FRAMES, sizeof(double)), calloc((size_t)reps * FEED_FRAMES, sizeof(double)), 0, 0 };
+    soa s;
+    if (rv_occlusion_create(&desc, &occ) != RV_OK || rv_occlusion_create(&desc, &base) != RV_OK || !zbuf || !depth ||
+        !ours.us || !ours.cpu_us || !basel.us || !basel.cpu_us || !soa_alloc(&s)) {
+        fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
+        return 1;
+    }
+    rvi_occ_feed_set_blocks(base, 1, 1);
+    uint64_t tested = 0, culled_with = 0, culled_without = 0, by_feed = 0;
+    float old_vp[16];
+    rv_depth_feed feed = { depth, FEED_W, FEED_H, 0, RV_DEPTH_FLOAT32, false, old_vp, { false, false }, 1 };
+    for (int k = 0; k < FEED_FRAMES; k++) {
+        int f = 2 * k + 1;
+        float eye[3], vp[16];
+        rvb_city_camera(f - 1, CITY_FRAMES, eye, old_vp);
+        render_feed(city, old_vp, zbuf, depth);
+        rvb_city_camera(f, CITY_FRAMES, eye, vp);
+        for (int rep = 0; rep < reps; rep++) {
+            size_t at = (size_t)k * reps + rep;
+            feed_once(occ, vp, &feed, &ours, at, rep == 0);
+            feed_once(base, vp, &feed, &basel, at, rep == 0);
+        }
+        /* What the feed adds to the occluders, on this frame's objects (untimed). */
+        frustum6 planes;
+        frustum_of(vp, &planes);
+        frustum_objects(city, &planes, &s);
+        rv_occlusion_boxes boxes = soa_boxes(&s);
+        raster_frame(base, city, vp); /* occluders alone */
+        rv_occlusion_test_boxes(base, &boxes, 0, s.count, s.flat);
+        rv_occlusion_begin(occ, vp, (rv_clip){0}, 16.0f / 9.0f);
+        rv_occlusion_feed_depth(occ, &feed);
+        for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
+            if (box_in_frustum(&planes, &city->buildings[i]))
+                rv_occlusion_add_occluder(occ, city->buildings[i].min, city->buildings[i].max, NULL);
+        rv_occlusion_test_boxes(occ, &boxes, 0, s.count, s.visible);
+        by_feed += rv_occlusion_get_feed_stats(occ).objects_hidden_by_feed;
+        for (uint32_t i = 0; i < s.count; i++) {
+            culled_with += !s.visible[i];
+            culled_without += !s.flat[i];
+        }
+        tested += s.count;
+    }
+    double o[3], b[3], oc[3], bc[3];
+    feed_summary(ours.us, reps, o);
+    feed_summary(basel.us, reps, b);
+    feed_summary(ours.cpu_us, reps, oc);
+    feed_summary(basel.cpu_us, reps, bc);
+    char extra[768];
+    snprintf(extra, sizeof extra,
+             ", \"us_p50\": %.4g, \"us_p99\": %.4g, \"baseline_us_p50\": %.4g, \"ours_cpu\": %.4g, "
+             "\"baseline_cpu\": %.4g, \"frames\": %d, \"feeds_used\": %llu, \"proven_texels_per_frame\": %.1f, "
+             "\"baseline_proven_texels_per_frame\": %.1f, \"buffer_texels\": %u, \"cull_rate_occluders\": %.5f, "
+             "\"cull_rate_with_feed\": %.5f, \"hidden_by_feed_alone_per_frame\": %.1f",
+             o[1], o[2], b[1], oc[0], bc[0], FEED_FRAMES, (unsigned long long)ours.used,
+             (double)ours.proven / FEED_FRAMES, (double)basel.proven / FEED_FRAMES, 256u * 144u,
+             tested ? (double)culled_without / (double)tested : 0.0, tested ? (double)culled_with / (double)tested : 0.0,
+             (double)by_feed / FEED_FRAMES);
+    rvb_report(ctx, name, "us/frame", o[0], b[0], extra);
+    rv_occlusion_destroy(occ);
+    rv_occlusion_destroy(base);
+    soa_free(&s);
+    free(zbuf);
+    free(depth);
+    free(ours.us);
+    free(ours.cpu_us);
+    free(basel.us);
+    free(basel.cpu_us);
+    return 0;
+}
+
 int rvb_occlusion(rvb_ctx *ctx);
 int rvb_occlusion(rvb_ctx *ctx)
 {
-    bool want = !ctx->only || strstr("occlusion_city_256 occlusion_city_512 occlusion_city_verify", ctx->only);
+    bool want = !ctx->only ||
+                strstr("occlusion_city_256 occlusion_city_512 occlusion_city_verify occlusion_feed_320x180", ctx->only);
     if (!want)
         return 0;
     rvb_city city;
@@ -448,6 +603,7 @@ int rvb_occlusion(rvb_ctx *ctx)
     failures += city_case(ctx, &city, 256, "occlusion_city_256");
     failures += city_case(ctx, &city, 512, "occlusion_city_512");
     failures += verify_case(ctx, &city);
+    failures += feed_case(ctx, &city);
     rvb_city_free(&city);
     return failures;
 }

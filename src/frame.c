@@ -226,6 +226,27 @@ static rv_result frame_add_occluder(rv_world *world, const float min[3], const f
     return r;
 }
 
+/* ---- the depth feed --------------------------------------------------------------------- */
+
+static rv_result frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
+{
+    if (!world || !feed)
+        return RV_ERR_INVALID_ARG;
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f || f->state != RVI_FRAME_BEGUN)
+        return RV_ERR_BAD_STATE;
+    /* This frame's own depth is drawn from what its cull decides: it cannot be fed yet. */
+    if (feed->age == 0)
+        return RV_ERR_INVALID_ARG;
+    if (!f->occlusion)
+        return RV_OK;
+    uint64_t t0 = rvi_clock_now(world);
+    rv_result r = rv_occlusion_feed_depth(f->occlusion, feed);
+    if (world->desc.clock_ns)
+        rvi_stage_add(f, RV_STAGE_FEED, t0, rvi_clock_now(world));
+    return r;
+}
+
 /* ---- end ------------------------------------------------------------------------------- */
 
 static rv_result streaming(rv_world *world, rvi_frame *f, rvi_frame_arena *a)
@@ -458,6 +479,11 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
 rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3], const float matrix[16])
 {
     FRAME_CALL(world, frame_add_occluder(world, min, max, matrix));
+}
+
+rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
+{
+    FRAME_CALL(world, frame_feed_depth(world, feed));
 }
 
 rv_result rv_frame_cull(rv_world *world)

@@ -25,6 +25,7 @@ static rv_result resolve_desc(const rv_occlusion_desc *in, rv_occlusion_desc *ou
         d.min_occluder_texels = 2;
     else if (d.min_occluder_texels < 0)
         d.min_occluder_texels = 0;
+    RVI_TRY(rvi_occ_feed_resolve_desc(&d));
     *out = d;
     return RV_OK;
 }
@@ -60,6 +61,11 @@ static rv_result create_with(rvi_heap *borrowed, const rv_occlusion_desc *desc, 
     occ->desc = resolved;
     occ->width = resolved.width;
     occ->wide = rvi_occ_cpu_wide();
+    rv_result fed = rvi_occ_feed_create(occ);
+    if (fed != RV_OK) {
+        rvi_free(borrowed ? borrowed : &local, occ, sizeof *occ); /* not through the heap inside occ */
+        return fed;
+    }
     *out = occ;
     return RV_OK;
 }
@@ -109,6 +115,8 @@ void rv_occlusion_destroy(rv_occlusion *occ)
     bool owned = heap == &occ->own_heap;
     if (owned)
         heap = &own; /* the struct is about to go */
+    occ->heap = heap;
+    rvi_occ_feed_destroy(occ);
     rvi_free(heap, occ->texels, occ->texel_capacity * sizeof(float));
     rvi_free(heap, occ->row_scratch, occ->row_capacity * sizeof(double));
     rvi_free(heap, occ->row_spans, occ->span_capacity * sizeof(int32_t));
@@ -157,6 +165,7 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     occ->inputs.count = 0;
     occ->matrices.count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
+    rvi_occ_feed_begin(occ);
     bool finite = isfinite(aspect);
     for (int i = 0; i < 16; i++)
         finite &= isfinite(view_projection[i]) != 0;
@@ -476,6 +485,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
             draw_occluder(occ, &in[i]);
     }
     occ->stats.texels_covered = texels_covered(occ);
+    rvi_occ_feed_apply(occ); /* the depth feed, combined by max before the pyramid */
     build_pyramid(occ);
     occ->state = RVI_OCC_FROZEN;
     return RV_OK;

@@ -123,6 +123,10 @@ struct rv_occlusion {
     rvi_occ_view view;
     rv_occlusion_stats stats;
     bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
+    /* The depth feed (occlusion_feed.c): NULL without a feed capacity. feed_applied is set
+     * by the freeze when a feed was merged into this frame's buffer. */
+    struct rvi_occ_feed *feed;
+    bool feed_applied;
 };
 
 static inline bool rvi_occ_affine_ok(const float *m)
@@ -320,5 +324,29 @@ rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t 
 
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
+
+/* ---- the depth feed (occlusion_feed*.c, internals in occlusion_feed.h) --------------------
+ * The buffer calls these at creation, destruction, begin and freeze; the tests report the
+ * objects they hide so that those hidden by the feed alone are counted. */
+
+typedef struct rvi_occ_feed rvi_occ_feed;
+
+/* Checks and resolves the feed fields of a desc (defaults applied). */
+rv_result rvi_occ_feed_resolve_desc(rv_occlusion_desc *desc);
+/* Allocates the feed's source side (desc.feed_max_width x feed_max_height); no-op without
+ * a capacity. RV_OK or RV_ERR_OUT_OF_MEMORY (nothing kept). */
+rv_result rvi_occ_feed_create(rv_occlusion *occ);
+void rvi_occ_feed_destroy(rv_occlusion *occ);
+/* A new frame: forgets the previous frame's feed and its counters. */
+void rvi_occ_feed_begin(rv_occlusion *occ);
+/* At the freeze, after the occluders are drawn into level 0 and before the pyramid is
+ * built: keeps a copy of the occluders' level 0 and raises each texel to the feed's depth
+ * where that is nearer (max of the two nearness proofs). Sets occ->feed_applied. */
+void rvi_occ_feed_apply(rv_occlusion *occ);
+/* A test answered hidden (fp as the test used it): counts it when this frame's occluders
+ * alone would not hide it. Boxes with box = true (min, max, matrix as tested; the refined
+ * test runs too), spheres through their rectangle (min, max, matrix unused). */
+void rvi_occ_feed_note_hidden(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                              const rvi_occ_footprint *fp, bool box);
 
 #endif

@@ -377,6 +377,14 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
             culled += hidden;
             any_bad |= blk.bad[j];
         }
+        if (occ->feed_applied)
+            for (uint32_t j = 0; j < n; j++)
+                if (!visible[j]) {
+                    float mn[3] = { boxes->min[0][i + j], boxes->min[1][i + j], boxes->min[2][i + j] };
+                    float mx[3] = { boxes->max[0][i + j], boxes->max[1][i + j], boxes->max[2][i + j] };
+                    rvi_occ_footprint fp = { blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j], blk.nearness[j], blk.on[j] };
+                    rvi_occ_feed_note_hidden(occ, mn, mx, NULL, &fp, true);
+                }
         if (n == 8)
             memcpy(out_visible + i, visible, 8);
         else

@@ -380,6 +380,8 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
     if (on != RVI_OCC_ON || !box_hidden(occ, min, max, matrix, &fp))
         return true;
     occ->stats.culled++;
+    if (occ->feed_applied)
+        rvi_occ_feed_note_hidden(occ, min, max, matrix, &fp, true);
     return false;
 }
 
@@ -393,6 +395,8 @@ bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], floa
         !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
         return true;
     occ->stats.culled++;
+    if (occ->feed_applied)
+        rvi_occ_feed_note_hidden(occ, NULL, NULL, NULL, &fp, false);
     return false;
 }
 
@@ -461,6 +465,8 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
         occ_footprint fp;
         bool hidden = e == RV_OK && rvi_occ_footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
                       box_hidden(occ, lo, hi, m, &fp);
+        if (hidden && occ->feed_applied)
+            rvi_occ_feed_note_hidden(occ, lo, hi, m, &fp, true);
         out_visible[i] = !hidden;
         culled += hidden;
         if (e != RV_OK && first_error == RV_OK)
@@ -494,6 +500,8 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
         occ_footprint fp;
         bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) == RVI_OCC_ON &&
                       hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+        if (hidden && occ->feed_applied)
+            rvi_occ_feed_note_hidden(occ, NULL, NULL, NULL, &fp, false);
         out_visible[i] = !hidden;
         culled += hidden;
         if (e != RV_OK && first_error == RV_OK)

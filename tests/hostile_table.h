@@ -113,9 +113,12 @@
     X(rv_occlusion_level_count)                                                            \
     X(rv_occlusion_debug_image)                                                            \
     X(rv_occlusion_debug_depth_range)                                                      \
+    X(rv_occlusion_feed_depth)                                                             \
+    X(rv_occlusion_get_feed_stats)                                                         \
     /* frame and the world's joins: tests/hostile/frame.c */                               \
     X(rv_frame_begin)                                                                      \
     X(rv_frame_add_occluder)                                                               \
+    X(rv_frame_feed_depth)                                                                 \
     X(rv_frame_cull)                                                                       \
     X(rv_frame_end)                                                                        \
     X(rv_frame_abort)                                                                      \

@@ -628,6 +628,7 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
         [RV_STAGE_FRUSTUM] = RVW_STAGE_FRUSTUM, [RV_STAGE_PARTITION] = RVW_STAGE_PARTITION,
         [RV_STAGE_OCCLUSION] = RVW_STAGE_OCCLUSION, [RV_STAGE_LOD] = RVW_STAGE_LOD,
         [RV_STAGE_STREAMING] = RVW_STAGE_STREAMING, [RV_STAGE_PUBLISH] = RVW_STAGE_PUBLISH,
+        [RV_STAGE_FEED] = RVW_STAGE_FEED,
     };
     for (int s = 0; s < RV_STAGE_COUNT; s++)
         out->stage_us[map[s]] = v.stage_us[s];

@@ -29,7 +29,7 @@ typedef enum rvw_verdict {
 /* Frame stages, in the order of rv_frame (the JSON report's stage_us keys). */
 typedef enum rvw_stage {
     RVW_STAGE_TRANSFORMS, RVW_STAGE_JOURNAL, RVW_STAGE_FRUSTUM, RVW_STAGE_PARTITION,
-    RVW_STAGE_OCCLUSION, RVW_STAGE_LOD, RVW_STAGE_STREAMING, RVW_STAGE_PUBLISH,
+    RVW_STAGE_OCCLUSION, RVW_STAGE_LOD, RVW_STAGE_STREAMING, RVW_STAGE_PUBLISH, RVW_STAGE_FEED,
     RVW_STAGE_COUNT
 } rvw_stage;
 

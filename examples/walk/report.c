@@ -7,7 +7,7 @@
 #define WARMUP_FRAMES 10
 
 const char *const rvw_stage_names[RVW_STAGE_COUNT] = {
-    "transforms", "journal", "frustum", "partition", "occlusion", "lod", "streaming", "publish",
+    "transforms", "journal", "frustum", "partition", "occlusion", "lod", "streaming", "publish", "feed",
 };
 
 bool rvw_run_init(rvw_run *run, uint32_t frames)

@@ -73,6 +73,8 @@ typedef enum rv_frame_stage {
     RV_STAGE_LOD,            /* LOD and HLOD selection */
     RV_STAGE_STREAMING,      /* grid updates and residency */
     RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_FEED,           /* rv_frame_feed_depth: decoding and reprojecting the depth feed
+                                (its merge into the buffer at the cull counts in occlusion) */
     RV_STAGE_COUNT
 } rv_frame_stage;
 
@@ -211,6 +213,23 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
  * callback a frame call is running). */
 RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
                                        const float matrix[16]);
+
+/* ---- the depth feed of the main view -------------------------------------------------------- */
+
+/* Hands the world's main-view occlusion buffer a depth image from an earlier frame
+ * (rv_occlusion_feed_depth, whose header states what the image must hold and how it is
+ * read): between rv_frame_begin and rv_frame_cull, the camera of this frame being the one
+ * rv_frame_begin was given. feed->age counts frames before this one (1 = the previous
+ * frame's depth, as a read-back arrives); the world's buffer is sized by
+ * rv_world_desc.occlusion (feed_max_width and feed_max_height: 0 refuses every feed with
+ * RV_ERR_CAPACITY). A feed the buffer ignores (a camera jump, another projection, too old)
+ * returns RV_OK and is counted in rv_occlusion_get_feed_stats(rv_world_occlusion(world)).
+ * The call's time is reported as stage_us[RV_STAGE_FEED]. A no-op returning RV_OK when
+ * occlusion is off (desc.occlusion.width 0). Errors (nothing changes): those of
+ * rv_occlusion_feed_depth, and RV_ERR_INVALID_ARG (world or feed NULL, age 0: this frame's
+ * depth cannot exist before its own cull), RV_ERR_BAD_STATE (no frame open, after the cull,
+ * or from a callback a frame call is running). */
+RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed);
 
 /* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
  * hierarchy once — frustum (plane masks inherited), partition gate (a partition group is

@@ -51,6 +51,21 @@ typedef struct rv_occlusion_desc {
                                  in either direction are skipped. 0 = default 2; negative = keep all */
     uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
                                  0 = no cap */
+
+    /* Depth feed (rv_occlusion_feed_depth): an earlier frame's GPU depth, reprojected. */
+    uint32_t feed_max_width;  /* largest feed accepted, texels per row; 0 (with feed_max_height 0)
+                                 = no feed: every feed is refused with RV_ERR_CAPACITY. Both or
+                                 neither; at most RV_OCCLUSION_MAX_SIZE. The feed's storage
+                                 (about 11 bytes a texel) is allocated with the buffer */
+    uint32_t feed_max_height; /* largest feed accepted, rows */
+    float feed_max_translation; /* world units the eye may have moved since the feed was drawn;
+                                   farther: the feed is ignored that frame (counted). 0 = default 2 */
+    float feed_max_rotation;  /* radians the view may have turned since; 0 = default 0.5 */
+    float feed_discontinuity; /* relative depth tolerance: neighbouring samples are one surface only
+                                 when they lie on a common plane to within this fraction of their
+                                 depth (and a sample counts only where the format resolves an
+                                 eighth of it). 0 = default 0.002; at most 0.05 */
+    uint32_t feed_max_age;    /* frames; an older feed is ignored (counted). 0 = default 4 */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */
@@ -212,6 +227,115 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  * Errors: RV_ERR_INVALID_ARG (NULL occlusion), RV_ERR_BAD_STATE (no successful begin this
  * frame); the outputs are untouched on error. */
 RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *out_near, float *out_far);
+
+/* ---- the depth feed: an earlier frame's GPU depth, reprojected ---------------------------
+ *
+ * A host that already renders a depth pre-pass and reads it back (one or more frames late)
+ * can hand it to the buffer. rvis reprojects it into this frame's view conservatively and
+ * combines it with this frame's occluders texel by texel (each proves "hidden beyond this
+ * depth"; the buffer keeps the nearer proof). Nothing visible is ever hidden by it, under
+ * the host's side of the contract below. Guide: docs/occlusion.md, "The depth feed".
+ *
+ * How the image is read: every texel is the depth at its centre (a single-sample image, as
+ * a GPU's rasteriser writes it), trusted to the format's step and 2 float ulps. Neighbouring
+ * samples are taken as one piece of surface only where four samples in a row and in a
+ * column lie on a common plane to within feed_discontinuity of their depth (a silhouette, a
+ * crease, a step is never bridged), and only samples the format resolves to an eighth of
+ * that count; a texel is used only when its own 3 x 3 neighbourhood is such a piece, its
+ * surface then bounded by the neighbourhood's depth range widened by the tolerance. The
+ * clear value (the far end of the depth range: 1, or 0 with reversed-Z) is sky and hides
+ * nothing; so do NaN and values outside 0..1 (counted); so does anything the old view did
+ * not see. A buffer texel gets a depth from the feed only where every ray through it is
+ * proven to cross such a piece of surface, from the side the old camera saw, no farther
+ * than that depth.
+ *
+ * The host's side of the contract: the depth must hold only geometry that has not moved
+ * since it was drawn (the static world) and is opaque where it was written. An object that
+ * moved would be hidden by its own old depth, and rvis cannot tell: it only sees depths, not
+ * who wrote them. Leave out of the pre-pass whatever moves (vehicles, characters, doors that
+ * open) and whatever has holes finer than a feed texel (alpha-tested foliage, fences): what
+ * lies between two samples is unknown, and rvis takes a gap narrower than a texel between
+ * two samples on one plane as closed, as the GPU's own raster of that image would show it. */
+
+/* Texel formats of a depth image, as a read-back gives them. Values are window depth in
+ * 0..1 (near maps to 0, or to 1 with reversed-Z). */
+typedef enum rv_depth_format {
+    RV_DEPTH_FLOAT32 = 0,  /* float per texel (D32_FLOAT) */
+    RV_DEPTH_UNORM16,      /* uint16_t per texel, depth = v / 65535 (D16_UNORM) */
+    RV_DEPTH_UNORM24,      /* uint32_t per texel, depth in bits 0..23 (v & 0xFFFFFF) / 16777215,
+                              bits 24..31 ignored (Direct3D's D24_UNORM_S8_UINT, Vulkan's
+                              X8_D24_UNORM_PACK32 and D24_UNORM_S8_UINT read back as uint32) */
+    RV_DEPTH_UNORM24_HIGH, /* uint32_t per texel, depth in bits 8..31 (v >> 8) / 16777215, bits
+                              0..7 (stencil) ignored (OpenGL's GL_UNSIGNED_INT_24_8) */
+    RV_DEPTH_FORMAT_COUNT_
+} rv_depth_format;
+
+/* One depth image from an earlier frame. All pointers are read during the call only. */
+typedef struct rv_depth_feed {
+    const void *texels;      /* width x height texels of format, rows row_pitch bytes apart; aligned
+                                to the texel size (4 bytes, or 2 for unorm16) */
+    uint32_t width, height;  /* texels, 1..desc.feed_max_width and 1..desc.feed_max_height */
+    size_t row_pitch;        /* bytes from one row to the next (a read-back's padded pitch); 0 =
+                                width times the texel size. A multiple of the texel size */
+    rv_depth_format format;
+    bool rows_bottom_up;     /* false: row 0 holds NDC y = +1 (Direct3D, Metal, WebGPU); true: row 0
+                                holds NDC y = -1 (OpenGL's glReadPixels; Vulkan, whose NDC y
+                                points down). Column 0 is NDC x = -1 either way */
+    const float *view_projection; /* float[16], column-major, the matrix the image was rendered
+                                     with (perspective or orthographic, any invertible one) */
+    rv_clip clip;            /* its depth convention */
+    uint32_t age;            /* frames since it was rendered: 1 = the previous frame. 0 = this
+                                frame's own view (a pre-pass drawn before the tests) */
+} rv_depth_feed;
+
+/* Per-frame counters of the feed, reset by rv_occlusion_begin. */
+typedef struct rv_occlusion_feed_stats {
+    uint32_t feeds_used;              /* feeds reprojected this frame (0 or 1; a second feed in a
+                                         frame replaces the first) */
+    uint32_t feeds_ignored_motion;    /* ignored: the eye moved or the view turned beyond
+                                         feed_max_translation / feed_max_rotation since the feed */
+    uint32_t feeds_ignored_projection;/* ignored: another projection (perspective against orthographic,
+                                         or a field of view or centre more than about 1 % apart) */
+    uint32_t feeds_ignored_age;       /* ignored: older than feed_max_age */
+    uint32_t texels_fed;              /* texels of the feed used (width x height) */
+    uint32_t texels_invalid;          /* NaN or outside 0..1: treated as nothing */
+    uint32_t texels_sky;              /* the clear value: nothing drawn there */
+    uint32_t texels_discontinuous;    /* depth samples left out at discontinuities: a silhouette,
+                                         crease or the image's edge within two texels, or a depth
+                                         the format does not resolve finely enough */
+    uint32_t texels_reprojected;      /* buffer texels the feed proved a depth for */
+    uint32_t texels_raised;           /* of those, texels where the feed's depth is nearer than the
+                                         occluders' (counted at the freeze) */
+    uint64_t objects_hidden_by_feed;  /* tests answered hidden that this frame's occluders alone
+                                         would have answered visible */
+} rv_occlusion_feed_stats;
+
+/* Hands the buffer a depth image from an earlier frame, to be reprojected into this frame's
+ * view and combined with this frame's occluders at the freeze. Call it after
+ * rv_occlusion_begin and before the freeze (the first test); a second call in a frame
+ * replaces the first (one refused or ignored leaves it). The image is decoded and reprojected during the call; nothing of
+ * feed is kept. With desc.width 0: no-op, RV_OK (only NULL pointers are refused).
+ * The feed is IGNORED for the frame (RV_OK, counted in rv_occlusion_feed_stats, the buffer
+ * as if no feed came) when it is older than feed_max_age, when its projection differs from
+ * this frame's (perspective against orthographic, or fields of view or centres more than
+ * about 1 % apart), or when the eye moved more than feed_max_translation or the view turned
+ * more than feed_max_rotation since it was drawn.
+ * Allocates only when the buffer has more rows than at any earlier feed (a steady frame
+ * allocates nothing): the source side is sized at creation by feed_max_width x
+ * feed_max_height.
+ * Errors (nothing changes, a feed accepted earlier in the frame stays): RV_ERR_INVALID_ARG
+ * (occlusion or feed NULL, texels or view_projection NULL, width or height 0, a format
+ * outside the enum, row_pitch smaller than a row or not a multiple of the texel size or so
+ * large that the image's size overflows, texels not aligned to the texel size, a matrix that is not invertible or whose depth does
+ * not vary with distance), RV_ERR_NOT_FINITE (the matrix), RV_ERR_CAPACITY (width or height
+ * above desc.feed_max_width / feed_max_height, or a buffer created without a feed
+ * capacity), RV_ERR_BAD_STATE (no successful begin this frame), RV_ERR_FROZEN (after the
+ * freeze), RV_ERR_OUT_OF_MEMORY. Texel values are never errors: NaN and values outside 0..1
+ * hide nothing and are counted. */
+RV_API rv_result rv_occlusion_feed_depth(rv_occlusion *occlusion, const rv_depth_feed *feed);
+
+/* This frame's feed counters (zeroes for NULL). */
+RV_API rv_occlusion_feed_stats rv_occlusion_get_feed_stats(const rv_occlusion *occlusion);
 
 #ifdef __cplusplus
 }

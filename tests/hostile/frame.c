@@ -120,6 +120,52 @@ void hostile_rv_frame_add_occluder(rvh_ctx *cx)
     rv_world_destroy(w);
 }
 
+void hostile_rv_frame_feed_depth(rvh_ctx *cx)
+{
+    /* The fixture's world has occlusion off: there a feed is a no-op once its arguments
+     * pass. A world with occlusion and a feed capacity for the rest. */
+    float depth[8 * 8], vp[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.01f, -1, 0, 0, -0.201f, 0 };
+    for (int i = 0; i < 64; i++)
+        depth[i] = 0.95f;
+    rv_depth_feed feed = { depth, 8, 8, 0, RV_DEPTH_FLOAT32, false, vp, { false, false }, 1 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_feed_depth(NULL, &feed));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_frame_feed_depth(cx->a, &feed)); /* no frame */
+    rv_view v = good_view(0.0);
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_feed_depth(cx->a, NULL));
+    feed.age = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_feed_depth(cx->a, &feed));
+    feed.age = 1;
+    RVH_ACCEPT(cx, rv_frame_feed_depth(cx->a, &feed));
+    RVH_ACCEPT(cx, rv_frame_abort(cx->a));
+
+    rv_world_desc d = {0};
+    d.occlusion.width = 64;
+    d.occlusion.feed_max_width = 8;
+    d.occlusion.feed_max_height = 8;
+    rv_world *w;
+    RVH_ACCEPT(cx, rv_world_create(&d, &w));
+    RVH_CHECK(cx, rv_frame_feed_depth(w, &feed) == RV_ERR_BAD_STATE);
+    RVH_ACCEPT(cx, rv_frame_begin(w, &v));
+    feed.width = 9;
+    RVH_CHECK(cx, rv_frame_feed_depth(w, &feed) == RV_ERR_CAPACITY);
+    feed.width = 8;
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        float bad[16];
+        memcpy(bad, vp, sizeof bad);
+        bad[10] = rvh_nonfinite[b];
+        feed.view_projection = bad;
+        RVH_CHECK(cx, rv_frame_feed_depth(w, &feed) == RV_ERR_NOT_FINITE);
+    }
+    feed.view_projection = vp;
+    RVH_CHECK(cx, rv_occlusion_get_feed_stats(rv_world_occlusion(w)).feeds_used == 0);
+    RVH_ACCEPT(cx, rv_frame_feed_depth(w, &feed));
+    RVH_ACCEPT(cx, rv_frame_cull(w));
+    RVH_CHECK(cx, rv_frame_feed_depth(w, &feed) == RV_ERR_BAD_STATE); /* after cull */
+    RVH_ACCEPT(cx, rv_frame_abort(w));
+    rv_world_destroy(w);
+}
+
 void hostile_rv_frame_cull(rvh_ctx *cx)
 {
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_cull(NULL));

@@ -27,10 +27,13 @@ static uint64_t occlusion_digest(const void *object)
     const rv_occlusion *o = object;
     rv_occlusion_stats s = rv_occlusion_get_stats(o);
     rv_alloc_stats a = rv_occlusion_alloc_stats(o);
-    uint64_t f[14] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
+    rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(o);
+    uint64_t f[21] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
                        s.skipped_offscreen, s.skipped_cap, s.skipped_degenerate, s.texels_covered, s.tests,
                        s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o),
-                       s.occluders_hidden };
+                       s.occluders_hidden, fs.feeds_used, fs.feeds_ignored_motion + fs.feeds_ignored_projection,
+                       fs.feeds_ignored_age, fs.texels_fed, fs.texels_reprojected, fs.texels_invalid,
+                       fs.objects_hidden_by_feed };
     return rvi_hash_bytes(11, f, sizeof f);
 }
 
@@ -340,5 +343,127 @@ void hostile_rv_occlusion_debug_depth_range(rvh_ctx *cx)
     RVH_ACCEPT(cx, rv_occlusion_debug_depth_range(f->o, &lo, &hi));
     /* the fixture's one occluder spans view depths 9..10: its far side is stored */
     RVH_CHECK(cx, isfinite(lo) && isfinite(hi) && 9 <= lo && lo <= hi && hi <= 10.5f);
+    teardown(cx, f);
+}
+
+/* ---- the depth feed ----------------------------------------------------------------------- */
+
+/* A 64-texel buffer taking feeds up to 16 x 16, begun with the fixture's view, and a 16 x 16
+ * float feed of a surface at window depth 0.9 drawn with the same matrix. */
+typedef struct feed_fix {
+    ofix base;
+    float depth[16 * 16];
+    float vp[16];
+    rv_depth_feed feed;
+} feed_fix;
+
+static feed_fix *feed_setup(rvh_ctx *cx, bool begin)
+{
+    static feed_fix f;
+    memset(&f, 0, sizeof f);
+    rv_occlusion_desc d = {0};
+    d.allocator = rvt_allocator(&f.base.alloc);
+    d.width = 64;
+    d.feed_max_width = 16;
+    d.feed_max_height = 16;
+    RVH_ACCEPT(cx, rv_occlusion_create(&d, &f.base.o));
+    perspective(f.vp);
+    for (int i = 0; i < 16 * 16; i++)
+        f.depth[i] = 0.9f;
+    f.feed.texels = f.depth;
+    f.feed.width = 16;
+    f.feed.height = 16;
+    f.feed.view_projection = f.vp;
+    f.feed.age = 1;
+    if (begin)
+        RVH_ACCEPT(cx, rv_occlusion_begin(f.base.o, f.vp, (rv_clip){0}, 1.0f));
+    rvh_watch(cx, "the occlusion buffer", occlusion_digest, f.base.o);
+    return &f;
+}
+
+void hostile_rv_occlusion_feed_depth(rvh_ctx *cx)
+{
+    feed_fix *f = feed_setup(cx, false);
+    rv_occlusion *o = f->base.o;
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_feed_depth(o, &f->feed)); /* no begin yet */
+    teardown(cx, &f->base);
+    f = feed_setup(cx, true);
+    o = f->base.o;
+    RVH_ACCEPT(cx, rv_occlusion_feed_depth(o, &f->feed));
+    RVH_CHECK(cx, rv_occlusion_get_feed_stats(o).feeds_used == 1);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(NULL, &f->feed));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, NULL));
+    rv_depth_feed g = f->feed;
+    g.texels = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    g = f->feed;
+    g.view_projection = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    const uint32_t sizes[3] = { 0, 17, UINT32_MAX };
+    const rv_result size_codes[3] = { RV_ERR_INVALID_ARG, RV_ERR_CAPACITY, RV_ERR_CAPACITY };
+    for (int k = 0; k < 3; k++) {
+        g = f->feed;
+        g.width = sizes[k];
+        RVH_REJECT(cx, size_codes[k], rv_occlusion_feed_depth(o, &g));
+        g = f->feed;
+        g.height = sizes[k];
+        RVH_REJECT(cx, size_codes[k], rv_occlusion_feed_depth(o, &g));
+    }
+    const int bad_formats[3] = { RV_DEPTH_FORMAT_COUNT_, -1, 1000 };
+    for (int k = 0; k < 3; k++) {
+        g = f->feed;
+        g.format = (rv_depth_format)bad_formats[k];
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    }
+    const size_t bad_pitch[3] = { 15 * 4, 16 * 4 + 1, SIZE_MAX - 3 };
+    for (int k = 0; k < 3; k++) {
+        g = f->feed;
+        g.row_pitch = bad_pitch[k];
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    }
+    g = f->feed;
+    g.texels = (const uint8_t *)f->depth + 1; /* misaligned */
+    g.width = 8;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    float m[16];
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int e = 0; e < 16; e += 5) {
+            memcpy(m, f->vp, sizeof m);
+            m[e] = rvh_nonfinite[b];
+            g = f->feed;
+            g.view_projection = m;
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_feed_depth(o, &g));
+        }
+    memset(m, 0, sizeof m);
+    g = f->feed;
+    g.view_projection = m;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_feed_depth(o, &g));
+    /* Texel values are never errors: NaN, infinities and huge values hide nothing. */
+    for (int i = 0; i < 16 * 16; i++)
+        f->depth[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -1e30f;
+    rvh_unwatch(cx, o);
+    RVH_ACCEPT(cx, rv_occlusion_feed_depth(o, &f->feed));
+    RVH_CHECK(cx, rv_occlusion_get_feed_stats(o).texels_invalid == 16 * 16);
+    RVH_CHECK(cx, rv_occlusion_get_feed_stats(o).texels_reprojected == 0);
+    rvh_watch(cx, "the occlusion buffer", occlusion_digest, o);
+    RVH_ACCEPT(cx, rv_occlusion_freeze(o));
+    RVH_REJECT(cx, RV_ERR_FROZEN, rv_occlusion_feed_depth(o, &f->feed));
+    teardown(cx, &f->base);
+    /* A buffer made without a feed capacity refuses every feed. */
+    ofix *plain = setup(cx, true);
+    feed_fix *shape = feed_setup(cx, false);
+    rv_depth_feed h = shape->feed;
+    teardown(cx, &shape->base);
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_feed_depth(plain->o, &h));
+    teardown(cx, plain);
+}
+
+void hostile_rv_occlusion_get_feed_stats(rvh_ctx *cx)
+{
+    rv_occlusion_feed_stats s = rv_occlusion_get_feed_stats(NULL);
+    RVH_CHECK(cx, s.feeds_used == 0 && s.texels_fed == 0 && s.objects_hidden_by_feed == 0);
+    ofix *f = setup(cx, true); /* no feed capacity */
+    s = rv_occlusion_get_feed_stats(f->o);
+    RVH_CHECK(cx, s.feeds_used == 0 && s.texels_reprojected == 0);
     teardown(cx, f);
 }

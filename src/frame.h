@@ -10,6 +10,7 @@
 
 #include "rvis.h"
 #include "world.h"
+#include "core/node_table.h"
 #include "core/vec.h"
 #include "lod.h"
 
@@ -34,7 +35,7 @@ typedef struct rvi_frame_arena {
 
 /* A node box attachment (occluder or test box), local space. */
 typedef struct rvi_node_box {
-    uint32_t node;
+    uint32_t node;           /* first: the node table's key */
     float min[3];
     float max[3];
 } rvi_node_box;
@@ -90,12 +91,10 @@ typedef struct rvi_frame {
     double stage_us[RV_STAGE_COUNT];
 
     rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
-    /* Node slot -> box index (UINT32_MAX none): a plain array, not a hash map, because
-     * the occlusion pass looks a test box up for every candidate. */
-    rvi_node_slots occluder_of;
-    rvi_vec occluders;       /* rvi_node_box: persistent occluder nodes */
-    rvi_node_slots test_box_of;
-    rvi_vec test_boxes;      /* rvi_node_box */
+    /* Node boxes by slot (a plain array, not a hash map: the occlusion pass looks a test
+     * box up for every candidate). */
+    rvi_node_table occluders;  /* rvi_node_box: persistent occluder nodes */
+    rvi_node_table test_boxes; /* rvi_node_box */
 
     rv_journal *journal;     /* created on first rv_world_journal */
     rv_render_scene *render_scene;
@@ -136,9 +135,6 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
 void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
-
-/* Removes node's entry from a box attachment (no-op when it has none). Never allocates. */
-void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node);
 
 /* Appends a draw item for node i (world matrix copied) into list. */
 rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,

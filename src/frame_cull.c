@@ -49,14 +49,13 @@ static void test_box_world(const float m[16], const float mn[3], const float mx[
  * and its subtree's, rv_node_set_test_box). */
 static bool test_box_outside(const rvi_frame *f, const rvi_scene *sc, uint32_t i)
 {
-    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
-    if (at == UINT32_MAX)
+    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    if (!b)
         return false;
     /* An unbounded sphere: the node, or one below it, has an unknown placement (its matrix
      * is stale, RVI_NODE_STALE) and the box under this matrix says nothing about it. */
     if (!(sc->world_sphere[i][3] < INFINITY))
         return false;
-    const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
     float wmin[3], wmax[3];
     test_box_world(sc->world_matrix[i], b->min, b->max, wmin, wmax);
     return rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE;
@@ -112,11 +111,12 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     uint32_t last_gated = RVI_INDEX_NONE;
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */
-    rv_result reserved = rvi_occlusion_reserve(f->occlusion, f->occluders.count, f->occluders.count);
+    uint32_t count = f->occluders.records.count;
+    rv_result reserved = rvi_occlusion_reserve(f->occlusion, count, count);
     if (reserved == RV_ERR_OUT_OF_MEMORY)
         return reserved;
-    for (uint32_t i = 0; i < f->occluders.count; i++) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
+    for (uint32_t i = 0; i < count; i++) {
+        const rvi_node_box *b = &RVI_VEC_AT(f->occluders.records, rvi_node_box, i);
         /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
         if (sc->flags[b->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
             continue;
@@ -154,9 +154,8 @@ static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const fl
      * stale matrix must not be trusted either. */
     if (!(sphere[3] < INFINITY))
         return true;
-    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
-    if (at != UINT32_MAX) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
+    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    if (b) {
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
         if (box_world_volume(m, b->min, b->max) <= sphere_volume)

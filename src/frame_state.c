@@ -19,10 +19,8 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
-    rvi_node_slots_free(heap, &f->occluder_of);
-    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
-    rvi_node_slots_free(heap, &f->test_box_of);
-    rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
+    rvi_node_table_free(heap, &f->occluders, sizeof(rvi_node_box));
+    rvi_node_table_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
     rv_journal_destroy(f->journal);
     for (uint32_t i = 0; i < f->grids.count; i++)
@@ -40,8 +38,8 @@ static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_ind
 {
     (void)world;
     rvi_frame *f = state;
-    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
-    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
+    rvi_node_table_remove(&f->occluders, sizeof(rvi_node_box), node_index);
+    rvi_node_table_remove(&f->test_boxes, sizeof(rvi_node_box), node_index);
 }
 
 static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)

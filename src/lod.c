@@ -3,6 +3,7 @@
  * HLOD lives in hlod.c. */
 #include "lod.h"
 #include "core/check.h"
+#include "core/node_table.h"
 #include "core/vec.h"
 
 #include <float.h>
@@ -22,49 +23,6 @@
 #define DEFAULT_ORTHO_FOV_Y ((float)(LOD_PI / 3.0))
 
 enum { SELECTOR_STARTED = 1u, SELECTOR_FADING = 2u };
-
-/* ---- node slots (shared with hlod.c) ------------------------------------------------- */
-
-rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
-                                 uint32_t **out_block, uint32_t *out_capacity)
-{
-    if (node_index < slots->capacity) {
-        *out_block = slots->record;
-        *out_capacity = slots->capacity;
-        return RV_OK;
-    }
-    uint64_t cap = slots->capacity ? slots->capacity : 64;
-    while (cap <= node_index)
-        cap *= 2;
-    if (cap > RVI_POOL_MAX_SLOTS)
-        cap = RVI_POOL_MAX_SLOTS;
-    uint32_t *block = rvi_alloc(heap, (size_t)cap * sizeof *block);
-    if (!block)
-        return RV_ERR_OUT_OF_MEMORY;
-    if (slots->capacity)
-        memcpy(block, slots->record, (size_t)slots->capacity * sizeof *block);
-    for (uint64_t i = slots->capacity; i < cap; i++)
-        block[i] = UINT32_MAX;
-    *out_block = block;
-    *out_capacity = (uint32_t)cap;
-    return RV_OK;
-}
-
-void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity)
-{
-    if (block == slots->record)
-        return;
-    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
-    slots->record = block;
-    slots->capacity = capacity;
-}
-
-void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots)
-{
-    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
-    slots->record = NULL;
-    slots->capacity = 0;
-}
 
 /* ---- validation ---------------------------------------------------------------------- */
 
@@ -493,7 +451,7 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
 /* ---- the world's LOD state ----------------------------------------------------------- */
 
 typedef struct lod_record {
-    uint32_t node_index;
+    uint32_t node_index;    /* first: the node table's key */
     rv_lod_ladder ladder;
     rv_lod_selector selector;
     double last_clock_ms;   /* LOD clock at the node's previous selection */
@@ -503,31 +461,20 @@ typedef struct lod_state {
     rv_lod_desc config;     /* resolved */
     double clock_ms;        /* sum of every rv_lod_advance dt */
     double fade_end_ms;     /* no node fade runs past this clock */
-    rvi_node_slots slots;   /* node index -> records index */
-    rvi_vec records;        /* lod_record */
+    rvi_node_table table;   /* lod_record per node with a ladder */
 } lod_state;
 
 static void lod_state_destroy(rv_world *world, void *state)
 {
     lod_state *st = state;
-    rvi_node_slots_free(&world->heap, &st->slots);
-    rvi_vec_free(&world->heap, &st->records, sizeof(lod_record));
+    rvi_node_table_free(&world->heap, &st->table, sizeof(lod_record));
     rvi_free(&world->heap, st, sizeof *st);
 }
 
 static void remove_record(rv_world *world, lod_state *st, uint32_t node_index)
 {
-    uint32_t at = rvi_node_slots_get(&st->slots, node_index);
-    if (at == UINT32_MAX)
-        return;
-    uint32_t last = st->records.count - 1;
-    if (at != last) {
-        uint32_t moved = RVI_VEC_AT(st->records, lod_record, last).node_index;
-        st->slots.record[moved] = at;
-    }
-    rvi_vec_swap_remove(&st->records, sizeof(lod_record), at);
-    st->slots.record[node_index] = UINT32_MAX;
-    world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
+    if (rvi_node_table_remove(&st->table, sizeof(lod_record), node_index))
+        world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
 }
 
 static void lod_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -635,10 +582,10 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
     /* Unused entries are zero whatever the host left there. */
     for (uint32_t i = ladder->count; i < RV_LOD_MAX_THRESHOLDS; i++)
         fresh.ladder.thresholds[i] = 0.0f;
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
-    if (at != UINT32_MAX) {
+    lod_record *existing = st ? rvi_node_table_find(&st->table, sizeof(lod_record), index) : NULL;
+    if (existing) {
         fresh.last_clock_ms = st->clock_ms;
-        RVI_VEC_AT(st->records, lod_record, at) = fresh;
+        *existing = fresh;
         return RV_OK;
     }
     /* Everything that can fail happens before anything is changed. */
@@ -647,22 +594,15 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
         RVI_TRY(lod_state_new(world, &st));
         created = true;
     }
-    uint32_t *block, capacity;
-    rv_result r = rvi_node_slots_prepare(&world->heap, &st->slots, index, &block, &capacity);
-    if (r == RV_OK) {
-        r = rvi_vec_reserve(&world->heap, &st->records, sizeof(lod_record), st->records.count + 1);
-        if (r != RV_OK && block != st->slots.record)
-            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
-    }
+    rvi_node_table_room room;
+    rv_result r = rvi_node_table_prepare(&world->heap, &st->table, sizeof(lod_record), index, &room);
     if (r != RV_OK) {
         if (created)
             lod_state_destroy(world, st);
         return r;
     }
-    rvi_node_slots_commit(&world->heap, &st->slots, block, capacity);
     fresh.last_clock_ms = st->clock_ms;
-    st->slots.record[index] = st->records.count;
-    rvi_vec_push(&world->heap, &st->records, sizeof(lod_record), &fresh); /* reserved: cannot fail */
+    rvi_node_table_add(&world->heap, &st->table, sizeof(lod_record), &fresh, &room);
     world->scene.flags[index] |= RVI_NODE_HAS_LOD;
     if (created)
         lod_state_register(world, st);
@@ -676,10 +616,10 @@ rv_result rv_node_get_lod_ladder(const rv_world *world, rv_node node, rv_lod_lad
     uint32_t index;
     RVI_TRY(rvi_node_index(&world->scene, node, &index));
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
-    if (at == UINT32_MAX)
+    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), index) : NULL;
+    if (!rec)
         return RV_ERR_NOT_FOUND;
-    *out = RVI_VEC_AT(st->records, lod_record, at).ladder;
+    *out = rec->ladder;
     return RV_OK;
 }
 
@@ -706,14 +646,13 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
                                rv_lod_selection *out)
 {
     lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, node_index) : UINT32_MAX;
-    if (at == UINT32_MAX)
+    lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
+    if (!rec)
         return RV_ERR_NOT_FOUND;
     RVI_TRY(rvi_lod_check_view(view));
     const float *sphere = world->scene.world_sphere[node_index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    lod_record *rec = &RVI_VEC_AT(st->records, lod_record, at);
     lod_candidates c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config),
                                       &rec->ladder, &st->config);
     float dt = (float)(st->clock_ms - rec->last_clock_ms);

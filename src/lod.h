@@ -22,24 +22,6 @@
 /* Angles within this fraction below a threshold count as reaching it (errs toward detail). */
 #define RVI_LOD_REACH (1.0 - 2e-6)
 
-/* Sparse map node slot index -> record index (RVI_INDEX_NONE when absent), a plain array
- * grown to the largest node index used. Shared by lod.c and hlod.c. */
-typedef struct rvi_node_slots {
-    uint32_t *record;
-    uint32_t capacity;
-} rvi_node_slots;
-
-static inline uint32_t rvi_node_slots_get(const rvi_node_slots *slots, uint32_t node_index)
-{
-    return node_index < slots->capacity ? slots->record[node_index] : UINT32_MAX;
-}
-/* The array *slots would need for node_index: either slots->record itself (no growth) or a
- * fresh block of *out_capacity entries (caller commits with rvi_node_slots_commit or frees). */
-rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
-                                 uint32_t **out_block, uint32_t *out_capacity);
-void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity);
-void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots);
-
 /* Resolves a desc: defaults applied, ranges checked. Idempotent (a resolved desc resolves to
  * itself: hysteresis and crossfade stay negative when off). */
 rv_result rvi_lod_resolve_desc(const rv_lod_desc *in, rv_lod_desc *out);

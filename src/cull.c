@@ -1,246 +1,479 @@
-/* Hierarchical frustum culling over the node hierarchy (docs/design.md §2).
+/* The hierarchy walk (docs/design.md §2), shared by every caller (cull.h), and its public
+ * forms rv_visit_visible and rv_collect_visible.
  *
- * Depth-first, pre-order, children in their attach order, with an explicit stack (the
- * scene's per-slot scratch array, so any depth works and nothing is allocated). A node's
- * world sphere encloses its whole subtree, so a sphere outside one plane prunes the
- * subtree in one test; a sphere wholly inside a plane clears that plane from the mask its
- * children inherit (plane masking, Assarsson & Möller 2000), and a subtree inside every
- * plane is enumerated with no test at all. */
+ * Depth first, pre-order, children in their attach order, with an explicit stack of one
+ * entry per level (the sibling the level is at), so any depth works. Leaves, the bulk of a
+ * scene, are taken in a tight loop along their sibling list without a trip through the
+ * stack. */
 #include "cull.h"
 #include "world.h"
 #include "frustum.h"
 #include "core/check.h"
+#include "core/clones.h"
+
+#include <float.h>
+
+#include <math.h>
 
 #define NONE RVI_INDEX_NONE
 #define INDEX_BITS 0x00FFFFFFu /* slot indices are < 2^24 (RVI_POOL_MAX_SLOTS) */
 
 static inline uint32_t pack(uint32_t index, uint32_t mask) { return index | (mask << 24); }
 
-/* Where visible nodes go: the host's callback, an array of handles, or (inside rvis) an
- * index visitor. One walk serves all three; the branch on kind is perfectly predicted. */
-typedef enum sink_kind { SINK_INDEX, SINK_HOST, SINK_ARRAY } sink_kind;
+/* ---- test boxes ------------------------------------------------------------------------ */
 
-typedef struct sink {
-    sink_kind kind;
-    rvi_visit_index_fn index_fn;
-    rv_visit_fn host_fn;
-    void *user;
-    rv_node *out;
-    uint32_t capacity, count;
-} sink;
-
-/* Hands node i (its handle and world matrix given) out to a receiver of the given kind;
- * false when the receiver stops the walk. With a constant kind (emit_subtree_as) the switch
- * folds away. */
-static inline __attribute__((always_inline)) bool emit_as(rvi_scene *s, uint32_t i, rv_node handle,
-                                                          const float *matrix, sink *k, sink_kind kind)
+void rvi_box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3])
 {
-    switch (kind) {
-    case SINK_ARRAY:
-        if (k->count < k->capacity)
-            k->out[k->count] = handle;
-        k->count++;
-        return true;
-    case SINK_HOST:
-        k->count++;
-        return k->host_fn(handle, matrix, k->user);
-    case SINK_INDEX:
-        break;
+    for (int r = 0; r < 3; r++) {
+        float lo = m[12 + r], hi = m[12 + r];
+        for (int c = 0; c < 3; c++) {
+            float a = m[c * 4 + r] * mn[c], b = m[c * 4 + r] * mx[c];
+            lo += a < b ? a : b;
+            hi += a < b ? b : a;
+        }
+        out_min[r] = lo;
+        out_max[r] = hi;
     }
-    k->count++;
-    return k->index_fn(s, i, k->user);
 }
 
-static inline bool emit(rvi_scene *s, uint32_t i, sink *k)
+bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t i)
 {
-    return emit_as(s, i, rvi_node_handle(s, i), s->world_matrix[i], k, k->kind);
+    const rvi_node_box *b = rvi_node_table_find(p->test_boxes, sizeof *b, i);
+    if (!b)
+        return false;
+    const rvi_scene *sc = p->scene;
+    /* An unbounded sphere: the node, or one below it, has an unknown placement (its matrix
+     * is stale, RVI_NODE_STALE) and the box under this matrix says nothing about it. */
+    if (!(sc->world_sphere[i][3] < INFINITY))
+        return false;
+    const float *m = sc->world_matrix[i];
+    float wmin[3], wmax[3];
+    rvi_box_to_world(m, b->min, b->max, wmin, wmax);
+    /* Widened by the float rounding of the transform, so that it encloses the exact image:
+     * a cull by it must stay conservative. */
+    for (int r = 0; r < 3; r++) {
+        float mag = fabsf(m[12 + r]);
+        for (int c = 0; c < 3; c++)
+            mag += fabsf(m[c * 4 + r]) * (fabsf(b->min[c]) > fabsf(b->max[c]) ? fabsf(b->min[c]) : fabsf(b->max[c]));
+        float pad = mag * 1e-6f + 1e-30f;
+        wmin[r] -= pad;
+        wmax[r] += pad;
+    }
+    return rv_frustum_classify_box(p->frustum, wmin, wmax) == RV_OUTSIDE;
 }
 
-static inline bool drawable(uint32_t flags)
+/* ---- one node ------------------------------------------------------------------------------ */
+
+/* Everything the walk decides about node i, entered with *mask and *weight: the policy's
+ * tests, then the hooks. On RVI_WALK_DESCEND *mask and *weight are what its children get. */
+static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_walk_policy *p, void *user, uint32_t i,
+                                                                   uint32_t *mask, float *weight, rvi_walk_counts *c)
 {
-    return (flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) == RVI_NODE_HAS_GEOMETRY;
+    const rvi_scene *sc = p->scene;
+    uint32_t flags = sc->flags[i];
+    if (flags & p->defer_flags) {
+        p->defer(user, i, 0, *mask, *weight);
+        return RVI_WALK_SKIP;
+    }
+    c->visited++;
+    if (p->hidden_prunes && (flags & RVI_NODE_HIDDEN)) {
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_HIDDEN);
+        return RVI_WALK_SKIP;
+    }
+    const float *ws = sc->world_sphere[i];
+    if (ws[3] < 0.0f) {
+        c->empty++;
+        return RVI_WALK_SKIP;
+    }
+    if (*mask) {
+        c->tested++;
+        bool padded = (flags & p->pad_flags) != 0;
+        bool outside = rvi_classify_sphere_masked(p->frustum, ws, padded ? ws[3] + p->pad : ws[3], mask) == RV_OUTSIDE;
+        /* A sphere straddling a plane: its test box may still lie outside. */
+        if (!outside && *mask && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX) && !padded)
+            outside = rvi_walk_test_box_outside(p, i);
+        if (outside) {
+            c->outside++;
+            if (p->record_culls || (flags & p->culled_flags))
+                p->culled(user, i, RV_CULL_FRUSTUM);
+            return RVI_WALK_SKIP;
+        }
+    }
+    if ((flags & p->hook_flags) || (p->hook_parents && sc->first_child[i] != NONE))
+        return p->node(user, i, flags, weight);
+    if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
+        return RVI_WALK_DESCEND;
+    if (p->own_geometry && *mask && sc->first_child[i] != NONE) {
+        /* the subtree's sphere met the frustum; the node's own geometry may not */
+        float g[4];
+        uint32_t own_mask = *mask;
+        rvi_scene_geometry_sphere(sc, i, g);
+        c->tested++;
+        if (rvi_classify_sphere_masked(p->frustum, g, g[3], &own_mask) == RV_OUTSIDE)
+            return RVI_WALK_DESCEND;
+    }
+    if ((flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && rvi_walk_cut(p, i, ws)) {
+        c->cut++;
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_LOD_NOTHING);
+        return RVI_WALK_DESCEND;
+    }
+    c->visible++;
+    return p->visible(user, i, *weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
 }
 
-/* Hands out every drawable node of the subtree of r (all inside the frustum). False when
- * the receiver stopped the walk. Follows the links; no stack. Most visible nodes of a
- * frame come out here, so the receiver's kind is a constant (one copy per kind, chosen once
- * per subtree) and the arrays are read through locals: a receiver cannot create or destroy
- * nodes during a walk (s->visiting), so they do not move. */
-static inline __attribute__((always_inline)) bool emit_subtree_as(rvi_scene *s, uint32_t r, sink *k,
-                                                                  uint32_t *visited, sink_kind kind)
+/* ---- runs of leaves ---------------------------------------------------------------------- */
+
+/* Leaves created one after another sit in consecutive slots, their spheres side by side:
+ * such a run of siblings is classified by a vector pass (the planes, the size cutoff)
+ * before its nodes are taken in order. A lane the pass cannot decide alone (a special flag,
+ * a sphere that is empty, not finite or has a NaN radius) goes through visit() whole. */
+#define RUN_MAX 64u
+#define RUN_MIN 8u
+
+/* What the vector pass decided for a run: lanes it settled alone (outside, or dropped by the
+ * size cutoff, or neither drawn nor needing a test box: counted here, nothing to call) and
+ * lanes left for visit_lane (to draw, a test box to try, a record to write) or visit(). */
+typedef struct run_lanes {
+    int32_t act[RUN_MAX];     /* 0 settled; 1 visit_lane; 2 visit() whole */
+    int32_t outside[RUN_MAX]; /* the sphere is outside a plane */
+    int32_t mask[RUN_MAX];    /* planes the lane's sphere straddles */
+    uint32_t settled, n_outside, n_cut;
+} run_lanes;
+
+/* The same float expressions as rvi_classify_sphere_masked and rvi_walk_cut, lane by lane,
+ * so every lane gets exactly the answer visit() would give it. One loop over the lanes with
+ * the six planes unrolled (a plane not in the mask is 0 x + 0 y + 0 z + 0: it culls nothing,
+ * and the inside bit it may set is masked off), for the compiler to vectorise. */
+RVI_CLONES
+static void classify_run(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t n, run_lanes *out)
 {
-    const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling, *parent = s->parent;
-    const uint32_t *flags = s->flags, *generation = s->pool.generation;
-    const uint16_t tag = s->pool.tag;
-    float(*world_matrix)[16] = s->world_matrix;
-    uint32_t n = r, seen = 0;
-    bool go = true;
+    const rvi_scene *sc = p->scene;
+    const float(*ws)[4] = sc->world_sphere + first;
+    const uint32_t *flags = sc->flags + first;
+    float pl[6][4];
+    for (int q = 0; q < 6; q++)
+        for (int e = 0; e < 4; e++)
+            pl[q][e] = (in_mask & (1u << q)) ? p->frustum->planes[q][e] : 0.0f;
+    /* Lanes with a cutoff: slots past cutoff_count have no ladder. */
+    uint32_t m = 0;
+    if (p->cutoff_sq && first < p->cutoff_count)
+        m = p->cutoff_count - first < n ? p->cutoff_count - first : n;
+    static const float no_cutoff[RUN_MAX];
+    const float *k = m ? p->cutoff_sq + first : no_cutoff;
+    const float ex = p->eye[0], ey = p->eye[1], ez = p->eye[2];
+    const uint32_t test_box = p->test_boxes ? RVI_NODE_HAS_TEST_BOX : 0;
+    const int32_t keep = !p->record_culls;
+    uint32_t settled = 0, n_out = 0, n_cut = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        float x = ws[j][0], y = ws[j][1], z = ws[j][2], r = ws[j][3];
+        int32_t outside = 0, inside = 0;
+        for (int q = 0; q < 6; q++) {
+            float d = ((pl[q][0] * x + pl[q][1] * y) + pl[q][2] * z) + pl[q][3];
+            outside |= (d < -r) & (d > -INFINITY);
+            inside |= (d >= r) << q;
+        }
+        float kj = j < m ? k[j] : 0.0f;
+        float dx = x - ex, dy = y - ey, dz = z - ez;
+        float d2 = dx * dx + dy * dy + dz * dz, r2 = r * r;
+        int32_t cut = ((flags[j] & RVI_NODE_HAS_LOD) != 0) & (kj > 0.0f) & (r2 < d2 * kj) & (d2 <= 3.4e38f);
+        int32_t plain = (r >= 0.0f) & (fabsf(x) <= FLT_MAX) & (fabsf(y) <= FLT_MAX) & (fabsf(z) <= FLT_MAX);
+        int32_t mask = (int32_t)in_mask & ~inside;
+        int32_t geometry = (flags[j] & RVI_NODE_HAS_GEOMETRY) != 0;
+        int32_t boxed = (mask != 0) & ((flags[j] & test_box) != 0);
+        /* Settled: outside by sphere; or no box to try and then cut or not drawn. */
+        int32_t done = plain & keep & (outside | ((1 - boxed) & (cut | (1 - geometry))));
+        out->act[j] = plain ? 1 - done : 2;
+        out->outside[j] = outside;
+        out->mask[j] = mask;
+        settled += (uint32_t)done;
+        n_out += (uint32_t)(done & outside);
+        n_cut += (uint32_t)(done & (1 - outside) & geometry & cut);
+    }
+    out->settled = settled;
+    out->n_outside = n_out;
+    out->n_cut = n_cut;
+}
+
+/* How many leaves from i form a run: consecutive slots, linked in order, without children
+ * or a flag that needs visit(), at most limit. */
+static uint32_t run_length(const rvi_walk_policy *p, uint32_t i, uint32_t limit)
+{
+    const rvi_scene *sc = p->scene;
+    uint32_t special = p->defer_flags | p->hook_flags | p->pad_flags | RVI_NODE_HIDDEN;
+    if (limit > sc->capacity - i)
+        limit = sc->capacity - i;
+    uint32_t n = 0;
+    while (n < limit && sc->first_child[i + n] == NONE && !(sc->flags[i + n] & special) &&
+           (n == 0 || sc->next_sibling[i + n - 1] == i + n))
+        n++;
+    return n;
+}
+
+rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,
+                              rvi_walk_counts *counts)
+{
+    return visit(p, user, node, mask, weight, counts);
+}
+
+/* ---- subtrees ------------------------------------------------------------------------------ */
+
+/* visit() for a leaf (its mask and weight are its own: a leaf passes none on). */
+static rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t mask, float weight,
+                                  rvi_walk_counts *c)
+{
+    return visit(p, user, i, &mask, &weight, c);
+}
+
+/* visit() for a plain lane of a run, its sphere's verdict given: mask is what the planes
+ * left (the lane was not outside by its sphere, or records are kept), cut the cutoff's. */
+static inline rvi_walk_action visit_lane(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t in_mask,
+                                         bool outside, uint32_t mask, float weight, rvi_walk_counts *c)
+{
+    uint32_t flags = p->scene->flags[i];
+    c->visited++;
+    if (in_mask) {
+        c->tested++;
+        if (!outside && mask && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX))
+            outside = rvi_walk_test_box_outside(p, i);
+        if (outside) {
+            c->outside++;
+            if (p->record_culls || (flags & p->culled_flags))
+                p->culled(user, i, RV_CULL_FRUSTUM);
+            return RVI_WALK_SKIP;
+        }
+    }
+    if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
+        return RVI_WALK_DESCEND;
+    if ((flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && rvi_walk_cut(p, i, p->scene->world_sphere[i])) {
+        c->cut++;
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_LOD_NOTHING);
+        return RVI_WALK_DESCEND;
+    }
+    c->visible++;
+    return p->visible(user, i, weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
+}
+
+rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk_stack *stack, uint32_t first,
+                                  uint32_t count, uint32_t mask, float weight, const uint32_t *budget,
+                                  rvi_walk_counts *counts)
+{
+    const rvi_scene *sc = p->scene;
+    const uint32_t *first_child = sc->first_child, *next_sibling = sc->next_sibling;
+    rvi_walk_counts c = *counts;
+    rvi_walk_action result = RVI_WALK_DESCEND;
+    /* Level 0 is the span [first, count); the stack holds the levels below it. */
+    uint32_t at0 = first, left0 = count, depth = 0;
     for (;;) {
-        seen++;
-        if (drawable(flags[n]) && !emit_as(s, n, rvi_node_handle_of(tag, generation, n), world_matrix[n], k, kind)) {
-            go = false;
-            break;
+        uint32_t i, level_mask;
+        float level_weight;
+        if (depth == 0) {
+            if (at0 == NONE || left0 == 0)
+                break;
+            i = at0;
+            level_mask = mask;
+            level_weight = weight;
+        } else {
+            uint32_t e = stack->entries[depth - 1];
+            i = e & INDEX_BITS;
+            level_mask = e >> 24;
+            level_weight = stack->weights ? stack->weights[depth - 1] : 1.0f;
         }
-        if (first_child[n] != NONE) {
-            n = first_child[n];
-            continue;
-        }
-        while (n != r && next_sibling[n] == NONE)
-            n = parent[n];
-        if (n == r)
-            break;
-        n = next_sibling[n];
-    }
-    *visited += seen;
-    return go;
-}
-
-static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
-{
-    switch (k->kind) {
-    case SINK_HOST: return emit_subtree_as(s, r, k, visited, SINK_HOST);
-    case SINK_ARRAY: return emit_subtree_as(s, r, k, visited, SINK_ARRAY);
-    case SINK_INDEX: break;
-    }
-    return emit_subtree_as(s, r, k, visited, SINK_INDEX);
-}
-
-/* Pushes the siblings from `from` to `last` so `from` pops first. */
-static uint32_t push_siblings(rvi_scene *s, uint32_t from, uint32_t last, uint32_t mask, uint32_t top)
-{
-    for (uint32_t c = last;; c = s->prev_sibling[c]) {
-        s->work[top++] = pack(c, mask);
-        if (c == from)
-            return top;
-    }
-}
-
-/* Pushes the children of a node (first = its first child, or the first root) so the first
- * pops first. */
-static uint32_t push_children(rvi_scene *s, uint32_t first, uint32_t mask, uint32_t top)
-{
-    return first == NONE ? top : push_siblings(s, first, s->prev_sibling[first], mask, top); /* prev of the first: the last */
-}
-
-static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k, rv_cull_counts *counts)
-{
-    rv_cull_counts c = {0};
-    uint32_t all = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    uint32_t top = 0;
-    s->visiting = true;
-    if (root == NONE)
-        top = push_children(s, s->first_root, all, 0);
-    else
-        s->work[top++] = pack(root, all);
-    while (top > 0) {
-        uint32_t e = s->work[--top];
-        uint32_t i = e & INDEX_BITS, mask = e >> 24;
-        const float *ws = s->world_sphere[i];
-        if (ws[3] < 0.0f) {
-            /* nothing in this subtree has geometry: nothing to hand out */
-            c.visited++;
-            c.pruned++;
-            continue;
-        }
-        if (mask) {
-            c.tested++;
-            if (rvi_classify_sphere_masked(frustum, ws, ws[3], &mask) == RV_OUTSIDE) {
-                c.visited++;
-                c.pruned++;
+        /* Leaves along this level, in a loop of their own: no stack traffic per node. */
+        while (first_child[i] == NONE) {
+            uint32_t n = run_length(p, i, depth == 0 && left0 < RUN_MAX ? left0 : RUN_MAX);
+            if (n >= RUN_MIN && (!budget || *budget >= p->node_cost * n + depth + 2)) {
+                /* A run: the vector pass settles most lanes, the rest go one by one. The
+                 * budget holds for every lane at once, so no lane yields. */
+                run_lanes lanes;
+                uint32_t in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+                classify_run(p, in_mask, i, n, &lanes);
+                c.visited += lanes.settled;
+                c.tested += in_mask ? lanes.settled : 0;
+                c.outside += lanes.n_outside;
+                c.cut += lanes.n_cut;
+                for (uint32_t j = 0; j < n; j++) {
+                    if (!lanes.act[j])
+                        continue;
+                    rvi_walk_action a;
+                    if (lanes.act[j] == 1)
+                        a = visit_lane(p, user, i + j, in_mask, lanes.outside[j] != 0, (uint32_t)lanes.mask[j],
+                                       level_weight, &c);
+                    else
+                        a = visit_leaf(p, user, i + j, level_mask, level_weight, &c);
+                    if (a == RVI_WALK_STOP) {
+                        if (depth == 0)
+                            left0 -= j + 1;
+                        result = RVI_WALK_STOP;
+                        goto done;
+                    }
+                }
+                if (depth == 0)
+                    left0 -= n;
+                i = next_sibling[i + n - 1];
+                if (depth == 0 && left0 == 0)
+                    i = NONE;
+                if (i == NONE)
+                    break;
                 continue;
             }
-        }
-        if (mask == 0) {
-            if (!emit_subtree(s, i, k, &c.visited))
+            if (budget && *budget < p->node_cost + depth + 2)
+                goto yield;
+            uint32_t m = level_mask;
+            float w = level_weight;
+            if (visit(p, user, i, &m, &w, &c) == RVI_WALK_STOP) {
+                result = RVI_WALK_STOP;
+                goto done;
+            }
+            i = next_sibling[i];
+            if (depth == 0 && --left0 == 0)
+                i = NONE;
+            if (i == NONE)
                 break;
+        }
+        if (i == NONE) {
+            if (depth == 0)
+                break;
+            depth--;
             continue;
         }
-        c.visited++;
-        if (drawable(s->flags[i])) {
-            bool show = true;
-            if (s->first_child[i] != NONE) {
-                /* the subtree's sphere met the frustum; the node's own geometry may not */
-                float g[4];
-                uint32_t own_mask = mask;
-                rvi_scene_geometry_sphere(s, i, g);
-                c.tested++;
-                show = rvi_classify_sphere_masked(frustum, g, g[3], &own_mask) != RV_OUTSIDE;
-            }
-            if (show && !emit(s, i, k))
-                break;
-        }
-        /* Children without children of their own are tested and handed out here, in attach
-         * order, without a trip through the stack (what a popped leaf would do, in the same
-         * order and with the same counts). At the first child that has children, it and the
-         * siblings after it are pushed, so the walk stays pre-order. */
-        uint32_t first = s->first_child[i], ch = first;
-        bool go = true;
-        while (ch != NONE && s->first_child[ch] == NONE) {
-            const float *cs = s->world_sphere[ch];
-            uint32_t cmask = mask;
-            c.visited++;
-            if (cs[3] < 0.0f || (c.tested++, rvi_classify_sphere_masked(frustum, cs, cs[3], &cmask) == RV_OUTSIDE)) {
-                c.pruned++;
-            } else if (drawable(s->flags[ch]) && !emit(s, ch, k)) {
-                go = false;
-                break;
-            }
-            ch = s->next_sibling[ch];
-        }
-        if (!go)
+        if (budget && *budget < p->node_cost + depth + 2 +
+                                    (p->children_cost && (sc->flags[i] & p->children_cost) ? sc->aux[i].child_count : 0))
+            goto yield;
+        /* A node with children: visit it, move this level past it, then enter its children
+         * (so the level resumes at the next sibling once they are done). */
+        uint32_t m = level_mask;
+        float w = level_weight;
+        rvi_walk_action a = visit(p, user, i, &m, &w, &c);
+        if (a == RVI_WALK_STOP) {
+            result = RVI_WALK_STOP;
             break;
-        if (ch != NONE)
-            top = push_siblings(s, ch, s->prev_sibling[first], mask, top);
+        }
+        uint32_t next = next_sibling[i];
+        if (depth == 0) {
+            at0 = --left0 == 0 ? NONE : next;
+        } else if (next == NONE) {
+            depth--;
+        } else {
+            stack->entries[depth - 1] = pack(next, level_mask);
+        }
+        if (a != RVI_WALK_DESCEND)
+            continue;
+        if (depth == stack->capacity || (w != 1.0f && !stack->weights)) {
+            stack->overflowed = true;
+            if (!p->defer) {
+                result = RVI_WALK_STOP;
+                break;
+            }
+            p->defer(user, first_child[i], UINT32_MAX, m, w);
+            continue;
+        }
+        stack->entries[depth] = pack(first_child[i], m);
+        if (stack->weights)
+            stack->weights[depth] = w;
+        depth++;
+        continue;
+    yield:
+        /* Every level's rest, deepest first: this level from i (not yet visited), then each
+         * level above from the sibling it resumes at, then level 0's span. */
+        p->defer(user, i, depth == 0 ? left0 : UINT32_MAX, level_mask, level_weight);
+        if (depth > 0) {
+            for (uint32_t d = depth - 1; d-- > 0;) {
+                uint32_t e = stack->entries[d];
+                p->defer(user, e & INDEX_BITS, UINT32_MAX, e >> 24, stack->weights ? stack->weights[d] : 1.0f);
+            }
+            if (at0 != NONE && left0 > 0)
+                p->defer(user, at0, left0, mask, weight);
+        }
+        result = RVI_WALK_YIELD;
+        break;
     }
-    s->visiting = false;
-    c.visible = k->count;
-    if (counts)
-        *counts = c;
-}
-
-void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
-                   rvi_visit_index_fn fn, void *user, rv_cull_counts *counts)
-{
-    sink k = { .kind = SINK_INDEX, .index_fn = fn, .user = user };
-    walk(s, root, frustum, &k, counts);
+done:
+    *counts = c;
+    return result;
 }
 
 /* ---- public -------------------------------------------------------------------------- */
 
-static rv_result begin_walk(rv_world *world, rv_node root, const rv_frustum *frustum, uint32_t *out_root)
+/* Where rv_visit_visible and rv_collect_visible hand visible nodes. */
+typedef struct public_sink {
+    rv_world *world;
+    rv_visit_fn host_fn;
+    void *user;
+    rv_node *out;
+    uint32_t capacity, count;
+} public_sink;
+
+static bool to_host(void *user, uint32_t i, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    return k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user);
+}
+
+static bool to_array(void *user, uint32_t i, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    if (k->count < k->capacity)
+        k->out[k->count] = rvi_node_handle(&k->world->scene, i);
+    k->count++;
+    return true;
+}
+
+static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *frustum,
+                             bool (*visible)(void *, uint32_t, float), public_sink *k, rv_cull_counts *counts)
 {
     if (!world || !frustum)
         return RV_ERR_INVALID_ARG;
-    if (world->scene.visiting)
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
         return RV_ERR_BAD_STATE;
-    *out_root = NONE;
+    uint32_t r = NONE;
     if (root.id != 0)
-        RVI_TRY(rvi_node_index(&world->scene, root, out_root));
+        RVI_TRY(rvi_node_index(s, root, &r));
+    rvi_walk_policy p = { 0 };
+    p.scene = s;
+    p.frustum = frustum;
+    p.visible = visible;
+    p.own_geometry = true;
+    /* The scene's scratch holds one entry per slot: deeper than any hierarchy can be. */
+    rvi_walk_stack stack = { s->work, NULL, s->capacity, false };
+    rvi_walk_counts c = { 0 };
+    uint32_t mask = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    s->visiting = true;
+    if (r == NONE)
+        rvi_walk_siblings(&p, k, &stack, s->first_root, UINT32_MAX, mask, 1.0f, NULL, &c);
+    else
+        rvi_walk_siblings(&p, k, &stack, r, 1, mask, 1.0f, NULL, &c);
+    s->visiting = false;
+    if (counts) {
+        rv_cull_counts out = { c.visited, c.outside + c.empty, c.tested, c.visible };
+        *counts = out;
+    }
     return RV_OK;
 }
 
 rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                            rv_visit_fn callback, void *user, rv_cull_counts *counts)
 {
-    uint32_t r;
     if (!callback)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(begin_walk(world, root, frustum, &r));
-    sink k = { .kind = SINK_HOST, .host_fn = callback, .user = user };
-    walk(&world->scene, r, frustum, &k, counts);
-    return RV_OK;
+    public_sink k = { world, callback, user, NULL, 0, 0 };
+    return public_walk(world, root, frustum, to_host, &k, counts);
 }
 
 rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                              rv_node *out_nodes, uint32_t capacity, uint32_t *out_count,
                              rv_cull_counts *counts)
 {
-    uint32_t r;
     if (!out_count || (!out_nodes && capacity > 0))
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(begin_walk(world, root, frustum, &r));
-    sink k = { .kind = SINK_ARRAY, .out = out_nodes, .capacity = capacity };
-    walk(&world->scene, r, frustum, &k, counts);
+    public_sink k = { world, NULL, NULL, out_nodes, capacity, 0 };
+    RVI_TRY(public_walk(world, root, frustum, to_array, &k, counts));
     *out_count = k.count;
     return k.count > capacity ? RV_ERR_CAPACITY : RV_OK;
 }

@@ -1,18 +1,137 @@
-/* Internal interface of the hierarchical frustum walk (cull.c) and spatial grouping
- * (group.c), for modules that walk the hierarchy by slot index (frame.c). */
+/* The hierarchy walk (cull.c), one for every caller: rv_visit_visible and
+ * rv_collect_visible, the frame's main view (frame_walk.c, on the host's workers too) and
+ * extra views (frame_views.c). What differs between them is passed as data: an
+ * rvi_walk_policy says which tests run and which nodes go to the caller's hooks. Spatial
+ * grouping (group.c) shares this header.
+ *
+ * Order: depth first, parents before children, children in attach order (pre-order). A
+ * node's world sphere encloses its subtree, so a sphere outside one plane prunes the subtree
+ * in one test; a sphere wholly inside a plane clears that plane from the mask its children
+ * inherit (plane masking, Assarsson & Moller 2000): a subtree inside every plane is walked
+ * with no test at all. */
 #ifndef RVI_CULL_H
 #define RVI_CULL_H
 
 #include "rvis.h"
 #include "scene.h"
+#include "core/node_table.h"
 
-/* Called for each visible node with geometry (slot index). Return false to stop. */
-typedef bool (*rvi_visit_index_fn)(rvi_scene *scene, uint32_t index, void *user);
+/* What a node hook tells the walk. */
+typedef enum rvi_walk_action {
+    RVI_WALK_SKIP = 0,  /* nothing below this node */
+    RVI_WALK_DESCEND,   /* walk its children, with the node's mask and the weight the hook left */
+    RVI_WALK_STOP,      /* end the walk here */
+    RVI_WALK_YIELD      /* (walk calls only) the budget ran out: what was not walked went to defer */
+} rvi_walk_action;
 
-/* The walk behind rv_visit_visible, by slot index: root RVI_INDEX_NONE walks every root.
- * Uses scene->work as its stack and sets scene->visiting for its duration; the caller has
- * checked that no other walk is running. counts may be NULL. */
-void rvi_cull_walk(rvi_scene *scene, uint32_t root, const rv_frustum *frustum,
-                   rvi_visit_index_fn fn, void *user, rv_cull_counts *counts);
+/* What one walk did (added to, never reset, by the walk calls). */
+typedef struct rvi_walk_counts {
+    uint32_t visited; /* nodes reached (a deferred node is not: it is reached where it is taken up) */
+    uint32_t tested;  /* sphere classifications (own-geometry tests included) */
+    uint32_t outside; /* subtrees the frustum rejected (sphere or test box) */
+    uint32_t empty;   /* subtrees without geometry anywhere (world radius < 0) */
+    uint32_t visible; /* nodes handed to the visible hook */
+    uint32_t cut;     /* nodes not handed out because of the size cutoff */
+} rvi_walk_counts;
+
+typedef struct rvi_walk_policy {
+    const rvi_scene *scene;
+    const rv_frustum *frustum;
+    /* Hooks; user is the walk call's own (the frame passes a worker's context). */
+    /* A node with one of hook_flags (or with children, when hook_parents) that passed the
+     * frustum is the hook's: it decides everything else about the node (whether it is drawn,
+     * whether to descend, with which weight). */
+    rvi_walk_action (*node)(void *user, uint32_t node, uint32_t flags, float *weight);
+    /* Any other node with geometry that passed every test: false stops the walk. */
+    bool (*visible)(void *user, uint32_t node, float weight);
+    /* A pruned subtree top (record_culls), or a frustum-pruned node with one of culled_flags. */
+    void (*culled)(void *user, uint32_t node, rv_cull_reason reason);
+    /* Work handed back, to be walked later with this mask and weight: count 0 is a node with
+     * one of defer_flags, untested and uncounted (to be taken up alone, then its children);
+     * count >= 1 is count siblings from first with their subtrees (UINT32_MAX: to the end of
+     * the list): the children of a node the stack has no room for, or, when the budget runs
+     * out, every level's rest, deepest first (so pre-order is kept by the order of the calls). */
+    void (*defer)(void *user, uint32_t first, uint32_t count, uint32_t mask, float weight);
+    uint32_t hook_flags;
+    bool hook_parents;
+    /* Budget: with a budget given to the walk call, a visit needs node_cost units (plus the
+     * node's child count when it has one of children_cost's flags), and the defer calls of
+     * a yield one each. The hooks take what they use from the caller's budget (the same
+     * counter). */
+    uint32_t node_cost;
+    uint32_t children_cost;
+    uint32_t culled_flags;
+    uint32_t defer_flags;
+    bool record_culls;
+    bool hidden_prunes;    /* RVI_NODE_HIDDEN prunes the subtree (else the node is only not handed out) */
+    bool own_geometry;     /* a node with children is handed out only when its own geometry's
+                              sphere meets the frustum too */
+    /* Nodes with one of pad_flags are tested with their radius + pad and never by test box
+     * (partition groups: parts near the edge are gated too). */
+    uint32_t pad_flags;
+    float pad;
+    /* Test boxes (rvi_node_box records, local space): a sphere straddling a plane is culled
+     * when the node's test box lies wholly outside. NULL: spheres only. */
+    const rvi_node_table *test_boxes;
+    /* The size cutoff, for the main view's LOD: a node flagged RVI_NODE_HAS_LOD with
+     * cutoff_sq[node] > 0 (node < cutoff_count) is not handed out when its world sphere
+     * satisfies r^2 < d^2 * cutoff_sq[node], d its centre's distance from eye. NULL: none. */
+    const float *cutoff_sq;
+    uint32_t cutoff_count;
+    float eye[3];
+} rvi_walk_policy;
+
+/* The walk's stack: one entry per level below the walk's start (node | mask << 24 of the
+ * level's current sibling) and, when weights is not NULL, the weight the level inherited.
+ * A level that does not fit is deferred (policy.defer) or, without a defer hook, makes the
+ * walk answer RVI_WALK_STOP with *overflow set. */
+typedef struct rvi_walk_stack {
+    uint32_t *entries;
+    float *weights;
+    uint32_t capacity;
+    bool overflowed;   /* set when a level found no room */
+} rvi_walk_stack;
+
+/* Walks count siblings from first (count UINT32_MAX: to the end of its sibling list), each
+ * with its subtree, entering with mask and weight. budget: NULL, or units left (see
+ * node_cost; read before each visit, decreased by the hooks). RVI_WALK_STOP when a hook
+ * stopped it (or the stack overflowed without a defer hook), RVI_WALK_YIELD when the budget
+ * ran out (the rest went to defer), else RVI_WALK_DESCEND. */
+rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk_stack *stack, uint32_t first,
+                                  uint32_t count, uint32_t mask, float weight, const uint32_t *budget,
+                                  rvi_walk_counts *counts);
+
+/* One node without its subtree (a deferred node, the frame's serial top): the tests and
+ * hooks rvi_walk_siblings runs on it. RVI_WALK_DESCEND: its children are to be walked with
+ * *mask and *weight, as the caller arranges. */
+rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,
+                              rvi_walk_counts *counts);
+
+/* World AABB of a local box under an affine matrix (Arvo 1990). */
+void rvi_box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3]);
+
+/* True when the node's test box (policy.test_boxes) lies wholly outside the frustum. */
+bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t node);
+
+/* True when the size cutoff drops the node (see rvi_walk_policy.cutoff_sq). */
+static inline bool rvi_walk_cut(const rvi_walk_policy *p, uint32_t node, const float *sphere)
+{
+    if (node >= p->cutoff_count)
+        return false;
+    float k = p->cutoff_sq[node];
+    if (!(k > 0.0f))
+        return false;
+    float dx = sphere[0] - p->eye[0], dy = sphere[1] - p->eye[1], dz = sphere[2] - p->eye[2];
+    float d2 = dx * dx + dy * dy + dz * dz, r2 = sphere[3] * sphere[3];
+    /* A d^2 that left the float range says nothing about the angle. */
+    return r2 < d2 * k && d2 <= 3.4e38f;
+}
+
+/* A node box attached to a node (occluder or test box), local space; first: its slot. */
+typedef struct rvi_node_box {
+    uint32_t node;
+    float min[3];
+    float max[3];
+} rvi_node_box;
 
 #endif

@@ -1,7 +1,10 @@
 /* The frame: the only module that knows every other (docs/design.md, "The frame").
  *   frame.c          begin and end: the stages in order, and the public calls
- *   frame_cull.c     the cull walk and its passes (occluders, walk, occlusion, LOD)
- *   frame_publish.c  arenas, sort, emit, view validity and digest
+ *   frame_cull.c     the cull stage: occluders, the main view's walk hooks, the object passes
+ *                    (occlusion, LOD, emit)
+ *   frame_walk.c     the main view's walk over the host's workers: work items, their record
+ *                    streams, rounds, and the job system's parallel-for with its checks
+ *   frame_publish.c  arenas, sort, view validity and digest
  *   frame_nodes.c    boxes attached to nodes (occluder boxes, test boxes)
  *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
  *   frame_views.c    extra views (rv_cull_view) */
@@ -13,6 +16,8 @@
 #include "core/node_table.h"
 #include "core/vec.h"
 #include "lod.h"
+#include "cull.h"
+#include "occlusion.h"
 
 typedef enum rvi_frame_state {
     RVI_FRAME_IDLE = 0,  /* no frame open */
@@ -33,19 +38,20 @@ typedef struct rvi_frame_arena {
     uint64_t generation;     /* bumped each time the arena is (re)built */
 } rvi_frame_arena;
 
-/* A node box attachment (occluder or test box), local space. */
-typedef struct rvi_node_box {
-    uint32_t node;           /* first: the node table's key */
-    float min[3];
-    float max[3];
-} rvi_node_box;
-
 /* A walk candidate: a node whose own geometry passed frustum and partition. */
 typedef struct rvi_candidate {
     uint32_t node;
     float weight;            /* HLOD crossfade weight inherited from above (1 otherwise) */
     uint32_t tested;         /* already occlusion-tested inline (group nodes) */
 } rvi_candidate;
+
+/* A candidate's LOD outcome in the object passes: up to two levels with their fades. */
+typedef struct rvi_object_lod {
+    uint32_t level[2];
+    float fade[2];
+    uint32_t n;              /* draw items it emits */
+    uint32_t lod_nothing;    /* its level meant "nothing" */
+} rvi_object_lod;
 
 /* One registered streaming grid. */
 typedef struct rvi_frame_grid {
@@ -55,11 +61,103 @@ typedef struct rvi_frame_grid {
 
 /* Per-view scratch reused every frame (main view and each extra view list). */
 typedef struct rvi_walk_scratch {
-    rvi_vec stack;           /* uint32_t node, uint32_t mask, float weight: 3 words per entry */
+    rvi_vec stack;           /* uint32_t: the walk's levels (node | mask << 24) */
+    rvi_vec weights;         /* float: the levels' weights */
     rvi_vec candidates;      /* rvi_candidate */
     rvi_vec sort_keys;       /* uint32_t, 2n */
     rvi_vec sort_order;      /* uint32_t, 2n */
 } rvi_walk_scratch;
+
+/* One entry of a walk record stream: what the walk decided, in walk order. */
+typedef struct rvi_walk_record {
+    uint32_t node;           /* the slot; RVI_REC_SUB: an item; RVI_REC_DEFER: the first node */
+    uint32_t kind;           /* RVI_REC_* | detail << 8 (a cull's reason; a deferral's mask) */
+    float weight;            /* a candidate's or a deferral's weight */
+    uint32_t count;          /* RVI_REC_DEFER: as rvi_walk_item.count */
+} rvi_walk_record;
+
+enum {
+    RVI_REC_CANDIDATE = 0,   /* a candidate */
+    RVI_REC_TESTED,          /* a candidate occlusion-tested in the walk already */
+    RVI_REC_CULL,            /* a pruned subtree top (desc.record_culls), reason in the detail */
+    RVI_REC_LOAD,            /* an HLOD region that wants its children loaded */
+    RVI_REC_SUB,             /* the stream of item node, in place */
+    RVI_REC_DEFER            /* work handed back (becomes an item, and this record its RVI_REC_SUB) */
+};
+
+/* A unit of the main view's walk: count siblings from first with their subtrees (UINT32_MAX:
+ * to the end of the list), or, with count 0, the node first alone (taken up on the calling
+ * thread: partition groups), its children then being items of their own. */
+typedef struct rvi_walk_item {
+    uint32_t first, count;
+    uint32_t mask;
+    float weight;
+    uint32_t worker;         /* whose records hold its stream; UINT32_MAX until walked */
+    uint32_t begin, end;     /* its stream: the worker's records [begin, end) */
+    uint32_t defers;         /* RVI_REC_DEFER records in its stream */
+    bool whole;              /* a chunk of a long list: walked as one job, never taken up */
+} rvi_walk_item;
+
+/* Stage timing (frame.c, frame_cull.c, frame_walk.c). */
+static inline uint64_t rvi_clock_now(const rv_world *world)
+{
+    return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
+}
+
+/* Times calls made once per node inside the walk without a clock read around each: every
+ * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
+ * calls (two clock reads per visible group cost as much as the test itself). */
+#define RVI_WALK_SAMPLE 8u
+
+typedef struct walk_timer {
+    uint32_t calls, samples;
+    double sampled_us;
+} walk_timer;
+
+static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
+{
+    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? rvi_clock_now(world) + 1 : 0;
+}
+
+static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
+{
+    if (!started)
+        return;
+    uint64_t t1 = rvi_clock_now(world) + 1;
+    t->samples++;
+    if (t1 >= started)
+        t->sampled_us += (double)(t1 - started) / 1000.0;
+}
+
+static inline double walk_timer_estimate(const walk_timer *t)
+{
+    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
+}
+
+/* One worker's share of a frame: written only by the thread running as that worker (the
+ * job system's contract), gathered on the calling thread afterwards. */
+typedef struct rvi_frame_worker {
+    struct rv_world *world;
+    struct rvi_frame *frame;
+    const rvi_walk_policy *policy;  /* of the walk running on it */
+    bool serial;             /* running on the calling thread outside a job: may gate
+                                partition groups and read the clock */
+    rvi_vec records;         /* rvi_walk_record: the streams of the items it walked */
+    uint32_t budget;         /* records it may still write in the current item */
+    uint32_t defers;         /* RVI_REC_DEFER records written in the current item */
+    bool stack_full;         /* a level found no room on its stack */
+    bool yielded;            /* an item ran out of record room */
+    rvi_vec stack, weights;  /* its walk stack */
+    rvi_walk_counts walk;
+    rv_frame_counts counts;  /* the hooks' counts (partition, occlusion, HLOD, LOD) */
+    rvi_hlod_pass hlod;      /* the frame's pass, its fading count this worker's */
+    double fade_end_ms;      /* LOD: latest end of a crossfade started or running */
+    uint64_t occlusion_tests, occlusion_culled;
+    uint64_t items_run;      /* parallel-for items it ran in the current call */
+    rv_result error;
+    walk_timer occlusion_timer, partition_timer, lod_timer;
+    char pad[64];            /* keeps workers' hot fields off each other's lines */
+} rvi_frame_worker;
 
 /* The camera of a frame, resolved. */
 typedef struct rvi_frame_camera {
@@ -106,9 +204,38 @@ typedef struct rvi_frame {
 
     rvi_hlod_pass hlod_pass;
     rvi_walk_scratch scratch;
-    rvi_vec occ_spheres;     /* float x4 per candidate tested in batch */
-    rvi_vec occ_visible;     /* uint8_t */
+
+    /* The main view's walk (frame_walk.c) and the object passes (frame_cull.c). */
+    rv_job_system jobs;      /* resolved: parallel_for NULL runs every item here */
+    uint32_t worker_count;   /* jobs.max_workers, and one more slot for the calling thread's own work */
+    rvi_frame_worker *workers;
+    rvi_vec items;           /* rvi_walk_item */
+    rvi_vec tasks;           /* uint32_t: a round's items walked as jobs */
+    rvi_vec item_stack;      /* uint32_t pairs: the stream gathering's position */
+    uint32_t records_hint;   /* most records the jobs of one walk wrote: every worker gets
+                                room for twice as many (a round's room on top of its share) */
+    uint32_t stack_hint;     /* deepest walk stack a worker needed */
+    rvi_vec object_state;    /* uint8_t per candidate: the object passes' verdicts */
+    rvi_vec selections;      /* rvi_object_lod per candidate */
+    rvi_vec chunk_counts;    /* uint32_t per chunk and list: items each chunk emits */
+    const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
+    rvi_hz_levels hz_levels;
 } rvi_frame;
+
+/* A parallel pass: items [begin, end) of its count, on worker w. */
+typedef void (*rvi_frame_job)(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end);
+
+/* Runs fn over [0, count) on the world's job system (inline on worker 0 without one).
+ * RV_ERR_INVARIANT when the job system broke its contract (a worker out of range, items
+ * missed or repeated: see rv_job_system); each pass also checks its own outputs. */
+rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count, uint32_t grain);
+/* The first error a worker met in the last pass (RV_OK: none). */
+rv_result rvi_frame_workers_error(const rvi_frame *f);
+/* The main view's walk (frame_walk.c): items on the workers with jobs_policy, work for the
+ * calling thread with serial_policy; gathers candidates into scratch.candidates, cull
+ * records and HLOD loads into the building arena. */
+rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *jobs_policy,
+                         const rvi_walk_policy *serial_policy);
 
 /* The world's frame state, created on first use. */
 rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
@@ -136,15 +263,9 @@ rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
 void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
 
-/* Appends a draw item for node i (world matrix copied) into list. */
-rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,
-                         const rvi_frame_camera *cam);
-
-/* Stage timing (shared by frame.c and frame_cull.c). */
-static inline uint64_t rvi_clock_now(const rv_world *world)
-{
-    return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
-}
+/* Writes the draw item of node i (world matrix copied) at *item. */
+void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,
+                    uint32_t level, float fade, const rvi_frame_camera *cam);
 
 static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
 {
@@ -152,34 +273,5 @@ static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0
         f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
 }
 
-/* Times calls made once per node inside the walk without a clock read around each: every
- * RVI_WALK_SAMPLE-th call is timed and the stage is charged the sampled mean times the
- * calls (two clock reads per visible group cost as much as the test itself). */
-#define RVI_WALK_SAMPLE 8u
-
-typedef struct walk_timer {
-    uint32_t calls, samples;
-    double sampled_us;
-} walk_timer;
-
-static inline uint64_t walk_timer_start(const rv_world *world, walk_timer *t, bool timed)
-{
-    return timed && (t->calls++ % RVI_WALK_SAMPLE) == 0 ? rvi_clock_now(world) + 1 : 0;
-}
-
-static inline void walk_timer_stop(const rv_world *world, walk_timer *t, uint64_t started)
-{
-    if (!started)
-        return;
-    uint64_t t1 = rvi_clock_now(world) + 1;
-    t->samples++;
-    if (t1 >= started)
-        t->sampled_us += (double)(t1 - started) / 1000.0;
-}
-
-static inline double walk_timer_estimate(const walk_timer *t)
-{
-    return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
-}
 
 #endif

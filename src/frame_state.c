@@ -29,8 +29,19 @@ static void frame_destroy(rv_world *world, void *state)
     rv_residency_destroy(f->residency);
     rvi_vec_free(heap, &f->sources, sizeof(rv_stream_source));
     rvi_walk_scratch_free(heap, &f->scratch);
-    rvi_vec_free(heap, &f->occ_spheres, 4 * sizeof(float));
-    rvi_vec_free(heap, &f->occ_visible, 1);
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        rvi_frame_worker *w = &f->workers[k];
+        rvi_vec_free(heap, &w->records, sizeof(rvi_walk_record));
+        rvi_vec_free(heap, &w->stack, sizeof(uint32_t));
+        rvi_vec_free(heap, &w->weights, sizeof(float));
+    }
+    rvi_free(heap, f->workers, (size_t)f->worker_count * sizeof *f->workers);
+    rvi_vec_free(heap, &f->items, sizeof(rvi_walk_item));
+    rvi_vec_free(heap, &f->tasks, sizeof(uint32_t));
+    rvi_vec_free(heap, &f->item_stack, 2 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->object_state, 1);
+    rvi_vec_free(heap, &f->selections, sizeof(rvi_object_lod));
+    rvi_vec_free(heap, &f->chunk_counts, sizeof(uint32_t));
     rvi_free(heap, f, sizeof *f);
 }
 
@@ -70,6 +81,19 @@ rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
         f = rvi_calloc(&world->heap, 1, sizeof *f);
         if (!f)
             return RV_ERR_OUT_OF_MEMORY;
+        /* Per-worker scratch, one per worker the job system may run at once and one for
+         * the calling thread's own share: indexed by the worker a job runs on. */
+        f->jobs = world->desc.jobs;
+        f->worker_count = f->jobs.max_workers + 1;
+        f->workers = rvi_calloc(&world->heap, f->worker_count, sizeof *f->workers);
+        if (!f->workers) {
+            rvi_free(&world->heap, f, sizeof *f);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        for (uint32_t k = 0; k < f->worker_count; k++) {
+            f->workers[k].world = world;
+            f->workers[k].frame = f;
+        }
         f->building = -1;
         f->lent = -1;
         /* Arena generations start apart so a view of one never validates against the other,

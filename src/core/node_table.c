@@ -3,6 +3,11 @@
 
 #include <string.h>
 
+static size_t block_size(const rvi_node_table *t, uint32_t capacity)
+{
+    return (size_t)capacity * (sizeof(uint32_t) + t->slot_bytes);
+}
+
 rv_result rvi_node_table_prepare(rvi_heap *heap, rvi_node_table *t, size_t elem, uint32_t node,
                                  rvi_node_table_room *room)
 {
@@ -16,13 +21,17 @@ rv_result rvi_node_table_prepare(rvi_heap *heap, rvi_node_table *t, size_t elem,
             cap *= 2;
         if (cap > RVI_POOL_MAX_SLOTS)
             cap = node < RVI_POOL_MAX_SLOTS ? RVI_POOL_MAX_SLOTS : (uint64_t)node + 1;
-        uint32_t *block = rvi_alloc(heap, (size_t)cap * sizeof *block);
+        uint32_t *block = rvi_alloc(heap, block_size(t, (uint32_t)cap));
         if (!block)
             return RV_ERR_OUT_OF_MEMORY;
         if (t->capacity)
             memcpy(block, t->record_of, (size_t)t->capacity * sizeof *block);
         for (uint64_t i = t->capacity; i < cap; i++)
             block[i] = UINT32_MAX;
+        char *data = (char *)(block + cap);
+        if (t->capacity)
+            memcpy(data, rvi_node_table_slot_data(t), (size_t)t->capacity * t->slot_bytes);
+        memset(data + (size_t)t->capacity * t->slot_bytes, 0, (size_t)(cap - t->capacity) * t->slot_bytes);
         room->block = block;
         room->capacity = (uint32_t)cap;
     }
@@ -37,7 +46,7 @@ rv_result rvi_node_table_prepare(rvi_heap *heap, rvi_node_table *t, size_t elem,
 void rvi_node_table_forgo(rvi_heap *heap, const rvi_node_table *t, rvi_node_table_room *room)
 {
     if (room->block != t->record_of)
-        rvi_free(heap, room->block, (size_t)room->capacity * sizeof *room->block);
+        rvi_free(heap, room->block, block_size(t, room->capacity));
     room->block = t->record_of;
     room->capacity = t->capacity;
 }
@@ -46,7 +55,7 @@ void *rvi_node_table_add(rvi_heap *heap, rvi_node_table *t, size_t elem, const v
                          rvi_node_table_room *room)
 {
     if (room->block != t->record_of) {
-        rvi_free(heap, t->record_of, (size_t)t->capacity * sizeof *t->record_of);
+        rvi_free(heap, t->record_of, block_size(t, t->capacity));
         t->record_of = room->block;
         t->capacity = room->capacity;
     }
@@ -78,7 +87,7 @@ bool rvi_node_table_remove(rvi_node_table *t, size_t elem, uint32_t node)
 
 void rvi_node_table_free(rvi_heap *heap, rvi_node_table *t, size_t elem)
 {
-    rvi_free(heap, t->record_of, (size_t)t->capacity * sizeof *t->record_of);
+    rvi_free(heap, t->record_of, block_size(t, t->capacity));
     rvi_vec_free(heap, &t->records, elem);
     t->record_of = NULL;
     t->capacity = 0;

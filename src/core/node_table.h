@@ -14,7 +14,17 @@ typedef struct rvi_node_table {
     uint32_t *record_of;  /* slot -> record index, UINT32_MAX none; capacity entries */
     uint32_t capacity;
     rvi_vec records;      /* records of elem bytes, each starting with its uint32_t node */
+    /* Optional per-slot data beside the map, in the same block (a module's dense per-node
+     * field for every slot, zero for a slot never given one): slot_bytes each (set once,
+     * before the first record), at rvi_node_table_slot_data. */
+    uint32_t slot_bytes;
 } rvi_node_table;
+
+/* The per-slot data (capacity entries of slot_bytes), NULL before the first record. */
+static inline void *rvi_node_table_slot_data(const rvi_node_table *t)
+{
+    return t->record_of ? (void *)(t->record_of + t->capacity) : NULL;
+}
 
 /* The record index of a slot, or UINT32_MAX when it has none. */
 static inline uint32_t rvi_node_table_index(const rvi_node_table *t, uint32_t node)
@@ -31,7 +41,7 @@ static inline void *rvi_node_table_find(const rvi_node_table *t, size_t elem, ui
 
 /* Storage for a new record of slot node, obtained before anything changes. */
 typedef struct rvi_node_table_room {
-    uint32_t *block;      /* the slot array to use: t->record_of itself or a larger copy */
+    uint32_t *block;      /* the slot array (and slot data) to use: t->record_of or a larger copy */
     uint32_t capacity;
 } rvi_node_table_room;
 

@@ -9,9 +9,7 @@
 #include "world.h"
 #include "frustum.h"
 #include "core/check.h"
-#include "core/clones.h"
 
-#include <float.h>
 
 #include <math.h>
 
@@ -123,94 +121,6 @@ static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_wal
     return p->visible(user, i, *weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
 }
 
-/* ---- runs of leaves ---------------------------------------------------------------------- */
-
-/* Leaves created one after another sit in consecutive slots, their spheres side by side:
- * such a run of siblings is classified by a vector pass (the planes, the size cutoff)
- * before its nodes are taken in order. A lane the pass cannot decide alone (a special flag,
- * a sphere that is empty, not finite or has a NaN radius) goes through visit() whole. */
-#define RUN_MAX 64u
-#define RUN_MIN 8u
-
-/* What the vector pass decided for a run: lanes it settled alone (outside, or dropped by the
- * size cutoff, or neither drawn nor needing a test box: counted here, nothing to call) and
- * lanes left for visit_lane (to draw, a test box to try, a record to write) or visit(). */
-typedef struct run_lanes {
-    int32_t act[RUN_MAX];     /* 0 settled; 1 visit_lane; 2 visit() whole */
-    int32_t outside[RUN_MAX]; /* the sphere is outside a plane */
-    int32_t mask[RUN_MAX];    /* planes the lane's sphere straddles */
-    uint32_t settled, n_outside, n_cut;
-} run_lanes;
-
-/* The same float expressions as rvi_classify_sphere_masked and rvi_walk_cut, lane by lane,
- * so every lane gets exactly the answer visit() would give it. One loop over the lanes with
- * the six planes unrolled (a plane not in the mask is 0 x + 0 y + 0 z + 0: it culls nothing,
- * and the inside bit it may set is masked off), for the compiler to vectorise. */
-RVI_CLONES
-static void classify_run(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t n, run_lanes *out)
-{
-    const rvi_scene *sc = p->scene;
-    const float(*ws)[4] = sc->world_sphere + first;
-    const uint32_t *flags = sc->flags + first;
-    float pl[6][4];
-    for (int q = 0; q < 6; q++)
-        for (int e = 0; e < 4; e++)
-            pl[q][e] = (in_mask & (1u << q)) ? p->frustum->planes[q][e] : 0.0f;
-    /* Lanes with a cutoff: slots past cutoff_count have no ladder. */
-    uint32_t m = 0;
-    if (p->cutoff_sq && first < p->cutoff_count)
-        m = p->cutoff_count - first < n ? p->cutoff_count - first : n;
-    static const float no_cutoff[RUN_MAX];
-    const float *k = m ? p->cutoff_sq + first : no_cutoff;
-    const float ex = p->eye[0], ey = p->eye[1], ez = p->eye[2];
-    const uint32_t test_box = p->test_boxes ? RVI_NODE_HAS_TEST_BOX : 0;
-    const int32_t keep = !p->record_culls;
-    uint32_t settled = 0, n_out = 0, n_cut = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        float x = ws[j][0], y = ws[j][1], z = ws[j][2], r = ws[j][3];
-        int32_t outside = 0, inside = 0;
-        for (int q = 0; q < 6; q++) {
-            float d = ((pl[q][0] * x + pl[q][1] * y) + pl[q][2] * z) + pl[q][3];
-            outside |= (d < -r) & (d > -INFINITY);
-            inside |= (d >= r) << q;
-        }
-        float kj = j < m ? k[j] : 0.0f;
-        float dx = x - ex, dy = y - ey, dz = z - ez;
-        float d2 = dx * dx + dy * dy + dz * dz, r2 = r * r;
-        int32_t cut = ((flags[j] & RVI_NODE_HAS_LOD) != 0) & (kj > 0.0f) & (r2 < d2 * kj) & (d2 <= 3.4e38f);
-        int32_t plain = (r >= 0.0f) & (fabsf(x) <= FLT_MAX) & (fabsf(y) <= FLT_MAX) & (fabsf(z) <= FLT_MAX);
-        int32_t mask = (int32_t)in_mask & ~inside;
-        int32_t geometry = (flags[j] & RVI_NODE_HAS_GEOMETRY) != 0;
-        int32_t boxed = (mask != 0) & ((flags[j] & test_box) != 0);
-        /* Settled: outside by sphere; or no box to try and then cut or not drawn. */
-        int32_t done = plain & keep & (outside | ((1 - boxed) & (cut | (1 - geometry))));
-        out->act[j] = plain ? 1 - done : 2;
-        out->outside[j] = outside;
-        out->mask[j] = mask;
-        settled += (uint32_t)done;
-        n_out += (uint32_t)(done & outside);
-        n_cut += (uint32_t)(done & (1 - outside) & geometry & cut);
-    }
-    out->settled = settled;
-    out->n_outside = n_out;
-    out->n_cut = n_cut;
-}
-
-/* How many leaves from i form a run: consecutive slots, linked in order, without children
- * or a flag that needs visit(), at most limit. */
-static uint32_t run_length(const rvi_walk_policy *p, uint32_t i, uint32_t limit)
-{
-    const rvi_scene *sc = p->scene;
-    uint32_t special = p->defer_flags | p->hook_flags | p->pad_flags | RVI_NODE_HIDDEN;
-    if (limit > sc->capacity - i)
-        limit = sc->capacity - i;
-    uint32_t n = 0;
-    while (n < limit && sc->first_child[i + n] == NONE && !(sc->flags[i + n] & special) &&
-           (n == 0 || sc->next_sibling[i + n - 1] == i + n))
-        n++;
-    return n;
-}
-
 rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,
                               rvi_walk_counts *counts)
 {
@@ -219,6 +129,14 @@ rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t nod
 
 /* ---- subtrees ------------------------------------------------------------------------------ */
 
+/* True when node i's sphere straddles a plane of mask (it is not outside one). */
+static bool straddles(const rvi_walk_policy *p, uint32_t i, uint32_t mask)
+{
+    uint32_t m = mask;
+    const float *ws = p->scene->world_sphere[i];
+    return rvi_classify_sphere_masked(p->frustum, ws, ws[3], &m) == RV_INTERSECTING;
+}
+
 /* visit() for a leaf (its mask and weight are its own: a leaf passes none on). */
 static rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t mask, float weight,
                                   rvi_walk_counts *c)
@@ -226,16 +144,16 @@ static rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t
     return visit(p, user, i, &mask, &weight, c);
 }
 
-/* visit() for a plain lane of a run, its sphere's verdict given: mask is what the planes
- * left (the lane was not outside by its sphere, or records are kept), cut the cutoff's. */
+/* visit() for a lane of a run, its sphere's verdict given (outside; else the box is tried
+ * when the sphere straddles a plane, which only the box test asks again). */
 static inline rvi_walk_action visit_lane(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t in_mask,
-                                         bool outside, uint32_t mask, float weight, rvi_walk_counts *c)
+                                         bool outside, float weight, rvi_walk_counts *c)
 {
     uint32_t flags = p->scene->flags[i];
     c->visited++;
     if (in_mask) {
         c->tested++;
-        if (!outside && mask && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX))
+        if (!outside && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX) && straddles(p, i, in_mask))
             outside = rvi_walk_test_box_outside(p, i);
         if (outside) {
             c->outside++;
@@ -264,6 +182,7 @@ rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk
     const uint32_t *first_child = sc->first_child, *next_sibling = sc->next_sibling;
     rvi_walk_counts c = *counts;
     rvi_walk_action result = RVI_WALK_DESCEND;
+    const int vector = (int)rvi_simd_best_level();
     /* Level 0 is the span [first, count); the stack holds the levels below it. */
     uint32_t at0 = first, left0 = count, depth = 0;
     for (;;) {
@@ -283,26 +202,25 @@ rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk
         }
         /* Leaves along this level, in a loop of their own: no stack traffic per node. */
         while (first_child[i] == NONE) {
-            uint32_t n = run_length(p, i, depth == 0 && left0 < RUN_MAX ? left0 : RUN_MAX);
-            if (n >= RUN_MIN && (!budget || *budget >= p->node_cost * n + depth + 2)) {
-                /* A run: the vector pass settles most lanes, the rest go one by one. The
-                 * budget holds for every lane at once, so no lane yields. */
-                run_lanes lanes;
-                uint32_t in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-                classify_run(p, in_mask, i, n, &lanes);
-                c.visited += lanes.settled;
-                c.tested += in_mask ? lanes.settled : 0;
-                c.outside += lanes.n_outside;
-                c.cut += lanes.n_cut;
-                for (uint32_t j = 0; j < n; j++) {
-                    if (!lanes.act[j])
-                        continue;
+            rvi_walk_run run;
+            uint32_t in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+            rvi_walk_classify_run(p, vector, in_mask, i, depth == 0 && left0 < RVI_WALK_RUN_MAX ? left0 : RVI_WALK_RUN_MAX,
+                         &run);
+            uint32_t n = run.n;
+            if (n >= RVI_WALK_RUN_MIN && (!budget || *budget >= p->node_cost * n + depth + 2)) {
+                /* The pass settled most lanes; the rest are taken up in order. The budget
+                 * holds for every lane at once, so no lane yields. */
+                c.visited += run.settled;
+                c.tested += in_mask ? run.settled : 0;
+                c.outside += run.n_outside;
+                c.cut += run.n_cut;
+                for (uint64_t left = run.visit_lane | run.visit_whole; left; left &= left - 1) {
+                    uint32_t j = (uint32_t)__builtin_ctzll(left);
                     rvi_walk_action a;
-                    if (lanes.act[j] == 1)
-                        a = visit_lane(p, user, i + j, in_mask, lanes.outside[j] != 0, (uint32_t)lanes.mask[j],
-                                       level_weight, &c);
-                    else
+                    if ((run.visit_whole >> j) & 1)
                         a = visit_leaf(p, user, i + j, level_mask, level_weight, &c);
+                    else
+                        a = visit_lane(p, user, i + j, in_mask, (run.outside >> j) & 1, level_weight, &c);
                     if (a == RVI_WALK_STOP) {
                         if (depth == 0)
                             left0 -= j + 1;

@@ -107,6 +107,27 @@ rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk
 rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,
                               rvi_walk_counts *counts);
 
+/* A run of leaves (cull_simd.c): consecutive slots, linked in order, without children or a
+ * flag that needs the full visit, classified in one pass. */
+#define RVI_WALK_RUN_MAX 64u
+#define RVI_WALK_RUN_MIN 8u
+
+typedef struct rvi_walk_run {
+    uint32_t n;            /* lanes in the run (the rest of *out is set only from RUN_MIN on) */
+    uint64_t outside;      /* bit j: lane j's sphere is outside a plane of the mask */
+    uint64_t visit_lane;   /* lanes the walk must still take up (visit_lane: a box to try,
+                              a node to draw, a record to write) */
+    uint64_t visit_whole;  /* lanes only visit() can decide (an empty, NaN or infinite sphere) */
+    uint32_t settled;      /* lanes in neither: outside, cut, or not drawn; counted here */
+    uint32_t n_outside, n_cut;
+} rvi_walk_run;
+
+/* The run starting at slot first (a leaf of the level being walked), at most limit lanes,
+ * entered with the plane mask in_mask. vector: the code path, an rvi_simd_level the CPU
+ * runs (AVX-512 and AVX2 have kernels of their own; any other level runs plain C). */
+void rvi_walk_classify_run(const rvi_walk_policy *p, int vector, uint32_t in_mask, uint32_t first, uint32_t limit,
+                           rvi_walk_run *out);
+
 /* World AABB of a local box under an affine matrix (Arvo 1990). */
 void rvi_box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3]);
 

@@ -24,8 +24,10 @@
 #define NONE RVI_INDEX_NONE
 /* Siblings per item when a long list is cut (a job's worth: about 10 to 50 microseconds). */
 #define WALK_CHUNK 1024u
-/* Items the top is taken up until, per worker: enough to even the workers' loads out. */
-#define ITEMS_PER_WORKER 8u
+/* Items the top is taken up until: enough to even out the loads of up to 8 workers, 8 each.
+ * The same whatever the worker count or job system: what the walk keeps about a subtree
+ * for the next frame depends on where items begin, and must not depend on the host. */
+#define WALK_ITEMS 64u
 /* Records a worker gets room for before a round, at least. */
 #define MIN_RECORDS 4096u
 #define MIN_STACK 64u
@@ -183,6 +185,7 @@ static rv_result expand_item(rv_world *world, rvi_frame *f, uint32_t i)
 
 typedef struct walk_round {
     uint32_t *tasks;         /* item indices */
+    uint32_t budget;         /* records each item may write */
 } walk_round;
 
 static void walk_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
@@ -194,9 +197,11 @@ static void walk_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_
     for (uint32_t t = begin; t < end; t++) {
         rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, round->tasks[t]);
         w->defers = 0;
-        w->budget = w->records.capacity - w->records.count;
-        if (w->budget < w->policy->node_cost + 2) {
-            /* No room to start (this worker ran many items): left for the retry. */
+        w->budget = round->budget;
+        if (w->records.capacity - w->records.count < w->budget) {
+            /* No room for the item's budget (this worker ran many items): left for the
+             * retry. Every item gets the same budget wherever it runs, so where it yields
+             * does not depend on the host. */
             it->worker = ITEM_POSTPONED;
             w->yielded = true;
             continue;
@@ -257,11 +262,9 @@ static rv_result take_deferrals(rv_world *world, rvi_frame *f, uint32_t i)
  * (the top, while there are few items), then walk the other items as jobs. */
 static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
 {
-    bool share = f->jobs.parallel_for && f->jobs.max_workers > 1;
-    uint32_t target = share ? f->jobs.max_workers * ITEMS_PER_WORKER : 0;
     for (uint32_t i = *next; i < f->items.count; i++) {
         const rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, i);
-        if (it->count == 0 || (!it->whole && f->items.count - i < target))
+        if (it->count == 0 || (!it->whole && f->items.count - i < WALK_ITEMS))
             RVI_TRY(expand_item(world, f, i));
     }
     /* The items left are this round's jobs. */
@@ -275,7 +278,7 @@ static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
     while (tasks->count) {
         uint32_t count = tasks->count;
         RVI_TRY(workers_room(world, f));
-        walk_round round = { RVI_VEC_PTR(*tasks, uint32_t) };
+        walk_round round = { RVI_VEC_PTR(*tasks, uint32_t), f->records_hint > MIN_RECORDS ? f->records_hint : MIN_RECORDS };
         RVI_TRY(rvi_frame_parallel(f, walk_job, &round, count, 1));
         RVI_TRY(rvi_frame_workers_error(f));
         bool stack_full = false, yielded = false;

@@ -11,8 +11,11 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
     defined(__ELF__) && !defined(RVIS_NO_MULTIVERSION)
 #define RVI_CLONES __attribute__((target_clones("avx2", "default")))
+/* The same with an AVX-512 build first, for loops that run out of AVX2's 16 registers. */
+#define RVI_CLONES_512 __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define RVI_CLONES
+#define RVI_CLONES_512
 #endif
 
 #endif

@@ -60,6 +60,80 @@ bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t i)
     return rv_frustum_classify_box(p->frustum, wmin, wmax) == RV_OUTSIDE;
 }
 
+/* ---- summaries --------------------------------------------------------------------------- */
+
+static inline void acc_reset(rvi_walk_acc *a)
+{
+    a->k = INFINITY;
+    a->r = 0.0f;
+    a->ok = 1;
+}
+
+static inline void acc_fold(rvi_walk_acc *a, float k, float r, uint32_t ok)
+{
+    a->ok &= ok;
+    if (ok) {
+        a->k = k < a->k ? k : a->k;
+        a->r = r > a->r ? r : a->r;
+    }
+}
+
+/* Flags that keep a node out of any summary: the walk must always reach such a node. */
+static inline uint32_t summary_special(const rvi_walk_policy *p)
+{
+    return p->hook_flags | p->defer_flags | p->pad_flags | RVI_NODE_HIDDEN;
+}
+
+/* A node's own part in the summary of the subtree it is in: nothing without geometry; its
+ * cutoff and radius when it rests at "nothing"; otherwise the subtree cannot be dropped. */
+static inline void fold_own(const rvi_walk_policy *p, uint32_t i, rvi_walk_acc *a)
+{
+    uint32_t flags = p->scene->flags[i];
+    if (flags & summary_special(p)) {
+        a->ok = 0;
+        return;
+    }
+    if (!(flags & RVI_NODE_HAS_GEOMETRY))
+        return;
+    float k = (flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && i < p->cutoff_count ? p->cutoff_sq[i] : 0.0f;
+    acc_fold(a, k, p->scene->world_sphere[i][3], k > 0.0f);
+}
+
+/* A node with children the walk did not enter: its summary, if it has a valid one. */
+static inline void fold_kept(const rvi_walk_policy *p, uint32_t i, rvi_walk_acc *a)
+{
+    const rvi_walk_summary *s = &p->summaries->node[i];
+    if (i < p->summaries->capacity && s->version == p->summaries->version)
+        acc_fold(a, s->k, s->r, 1);
+    else
+        a->ok = 0;
+}
+
+/* True when every piece of geometry within sphere, none larger than r and none with a
+ * cutoff below k, would stay at "nothing" from the eye: each piece's centre lies at least
+ * gap = |centre - eye| - radius from the eye (less a few ulps of the distance for its
+ * rounding), and r^2 < gap^2 k gives r_i^2 < d_i^2 k_i for each. */
+static bool all_cut(const rvi_walk_policy *p, const float sphere[4], float k, float r)
+{
+    if (!p->cutoff_sq || !(k > 0.0f))
+        return false;
+    float dx = sphere[0] - p->eye[0], dy = sphere[1] - p->eye[1], dz = sphere[2] - p->eye[2];
+    float d2 = dx * dx + dy * dy + dz * dz;
+    if (!(d2 <= 3.4e38f))
+        return false;
+    float d = sqrtf(d2);
+    float gap = (d - sphere[3]) - d * 4e-7f;
+    return gap > 0.0f && r * r < gap * gap * k;
+}
+
+void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
+{
+    if (node < s->capacity)
+        s->block[node >> 6].version = 0;
+    for (uint32_t a = node; a != NONE && a < s->capacity; a = scene->parent[a])
+        s->node[a].version = 0;
+}
+
 /* ---- one node ------------------------------------------------------------------------------ */
 
 /* Everything the walk decides about node i, entered with *mask and *weight: the policy's
@@ -98,6 +172,14 @@ static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_wal
             return RVI_WALK_SKIP;
         }
     }
+    if (p->summaries && sc->first_child[i] != NONE && i < p->summaries->capacity) {
+        /* Every piece of the subtree rests at "nothing" and stays there from here. */
+        const rvi_walk_summary *s = &p->summaries->node[i];
+        if (s->version == p->summaries->version && all_cut(p, ws, s->k, s->r)) {
+            c->summarised++;
+            return RVI_WALK_SKIP;
+        }
+    }
     if ((flags & p->hook_flags) || (p->hook_parents && sc->first_child[i] != NONE))
         return p->node(user, i, flags, weight);
     if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
@@ -126,8 +208,6 @@ rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t nod
 {
     return visit(p, user, node, mask, weight, counts);
 }
-
-/* ---- subtrees ------------------------------------------------------------------------------ */
 
 /* True when node i's sphere straddles a plane of mask (it is not outside one). */
 static bool straddles(const rvi_walk_policy *p, uint32_t i, uint32_t mask)
@@ -174,142 +254,288 @@ static inline rvi_walk_action visit_lane(const rvi_walk_policy *p, void *user, u
     return p->visible(user, i, weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
 }
 
+/* ---- subtrees ------------------------------------------------------------------------------ */
+
+/* One walk call's state. Level 0 is the span [first, count) the call was given; the stack
+ * holds the levels below it, each at the sibling it resumes at. */
+typedef struct walk {
+    const rvi_walk_policy *p;
+    void *user;
+    rvi_walk_stack *stack;
+    const uint32_t *budget;
+    rvi_walk_counts c;
+    int vector;
+    uint32_t at0, left0, depth, mask0;
+    float weight0;
+    rvi_walk_acc acc0;
+} walk;
+
+#define EXHAUSTED 0x80000000u /* a level whose last sibling's subtree is being walked */
+
+static inline rvi_walk_acc *level_acc(walk *w)
+{
+    return w->depth == 0 ? &w->acc0 : &w->stack->acc[w->depth - 1];
+}
+
+/* Leaves the current level (depth > 0): with summaries, the node whose children it held
+ * gets its summary, and that is folded into the level above. */
+static void pop_level(walk *w)
+{
+    const rvi_walk_policy *p = w->p;
+    if (p->summaries) {
+        rvi_walk_acc a = w->stack->acc[w->depth - 1];
+        uint32_t e = w->stack->entries[w->depth - 1] & ~EXHAUSTED;
+        uint32_t parent = p->scene->parent[e & INDEX_BITS];
+        fold_own(p, parent, &a);
+        if (parent < p->summaries->capacity) {
+            rvi_walk_summary *s = &p->summaries->node[parent];
+            s->k = a.k;
+            s->r = a.r;
+            s->version = a.ok ? p->summaries->version : 0;
+        }
+        w->depth--;
+        acc_fold(level_acc(w), a.k, a.r, a.ok);
+        return;
+    }
+    w->depth--;
+}
+
+/* Hands every level's rest to defer, deepest first: this level from i (not yet visited),
+ * then each level above from the sibling it resumes at, then level 0's span. */
+static void yield_rest(walk *w, uint32_t i, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    p->defer(w->user, i, w->depth == 0 ? w->left0 : UINT32_MAX, level_mask, level_weight);
+    if (w->depth == 0)
+        return;
+    for (uint32_t d = w->depth - 1; d-- > 0;) {
+        uint32_t e = w->stack->entries[d];
+        if (!(e & EXHAUSTED))
+            p->defer(w->user, e & INDEX_BITS, UINT32_MAX, (e >> 24) & 0x3Fu, w->stack->weights ? w->stack->weights[d] : 1.0f);
+    }
+    if (w->at0 != NONE && w->left0 > 0)
+        p->defer(w->user, w->at0, w->left0, w->mask0, w->weight0);
+}
+
+/* An aligned block of 64 leaves from i whose summary says the frustum misses it or every
+ * piece of it stays at "nothing": true when it was passed over (and folded in). */
+static bool skip_block(walk *w, uint32_t i, uint32_t in_mask)
+{
+    const rvi_walk_policy *p = w->p;
+    rvi_walk_summaries *s = p->summaries;
+    if (!s || (i & 63u) || i + 64 > s->capacity || (w->depth == 0 && w->left0 < 64))
+        return false;
+    const rvi_walk_block *b = &s->block[i >> 6];
+    if (b->version != s->version || b->parent != p->scene->parent[i])
+        return false;
+    uint32_t m = in_mask;
+    bool outside = m && rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE;
+    if (!outside && !(b->lod_ok && all_cut(p, b->sphere, b->k, b->r)))
+        return false;
+    acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
+    w->c.summarised++;
+    return true;
+}
+
+/* Keeps the summary of a block walked whole: its leaves' and a sphere around them. */
+static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
+{
+    rvi_walk_summaries *s = w->p->summaries;
+    rvi_walk_block *b = &s->block[i >> 6];
+    float half[3], c[3];
+    for (int a = 0; a < 3; a++) {
+        c[a] = 0.5f * run->lo[a] + 0.5f * run->hi[a];
+        half[a] = 0.5f * run->hi[a] - 0.5f * run->lo[a];
+    }
+    /* Rounded out: the box's half-diagonal, and the float error of the box itself. */
+    float mag = fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]);
+    float radius = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+    b->sphere[0] = c[0];
+    b->sphere[1] = c[1];
+    b->sphere[2] = c[2];
+    b->sphere[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
+    b->k = run->acc.k;
+    b->r = run->acc.r;
+    b->lod_ok = run->acc.ok;
+    b->parent = w->p->scene->parent[i];
+    b->version = run->bound_ok && isfinite(b->sphere[3]) ? s->version : 0;
+}
+
+/* A run of leaves from i: the pass settles most lanes, the rest are taken up in order.
+ * false when there is no run here (too short, or no budget for all of it). */
+static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_weight, rvi_walk_action *result)
+{
+    const rvi_walk_policy *p = w->p;
+    uint32_t i = *at, in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    uint32_t limit = w->depth == 0 && w->left0 < RVI_WALK_RUN_MAX ? w->left0 : RVI_WALK_RUN_MAX;
+    if (skip_block(w, i, in_mask)) {
+        if (w->depth == 0)
+            w->left0 -= 64;
+        *at = w->depth == 0 && w->left0 == 0 ? NONE : p->scene->next_sibling[i + 63];
+        return true;
+    }
+    if (p->summaries && (i & 63u) == 0 && limit > 64 - (i & 63u))
+        limit = 64; /* a run starting a block stops at its end, so the block can be kept */
+    else if (p->summaries && (i & 63u) && limit > 64 - (i & 63u))
+        limit = 64 - (i & 63u); /* and one starting mid-block stops at the next block */
+    /* Most leaves in runs have their neighbours for siblings: a look at one link before the
+     * pass, which costs its setup. */
+    const rvi_scene *sc = p->scene;
+    if (limit < RVI_WALK_RUN_MIN || i + RVI_WALK_RUN_MIN > sc->capacity || sc->next_sibling[i] != i + 1 ||
+        sc->parent[i + RVI_WALK_RUN_MIN - 1] != sc->parent[i])
+        return false;
+    rvi_walk_run run;
+    rvi_walk_classify_run(p, w->vector, in_mask, i, limit, &run);
+    uint32_t n = run.n;
+    if (n < RVI_WALK_RUN_MIN || (w->budget && *w->budget < p->node_cost * n + w->depth + 2))
+        return false;
+    w->c.visited += run.settled;
+    w->c.tested += in_mask ? run.settled : 0;
+    w->c.outside += run.n_outside;
+    w->c.cut += run.n_cut;
+    /* The budget holds for every lane at once, so no lane yields. */
+    for (uint64_t left = run.visit_lane | run.visit_whole; left; left &= left - 1) {
+        uint32_t j = (uint32_t)__builtin_ctzll(left);
+        rvi_walk_action a;
+        if ((run.visit_whole >> j) & 1)
+            a = visit_leaf(p, w->user, i + j, level_mask, level_weight, &w->c);
+        else
+            a = visit_lane(p, w->user, i + j, in_mask, (run.outside >> j) & 1, level_weight, &w->c);
+        if (a == RVI_WALK_STOP) {
+            *result = RVI_WALK_STOP;
+            return true;
+        }
+    }
+    if (p->summaries) {
+        acc_fold(level_acc(w), run.acc.k, run.acc.r, run.acc.ok);
+        if ((i & 63u) == 0 && n == 64)
+            keep_block(w, i, &run);
+    }
+    if (w->depth == 0)
+        w->left0 -= n;
+    *at = w->depth == 0 && w->left0 == 0 ? NONE : p->scene->next_sibling[i + n - 1];
+    return true;
+}
+
+/* The leaves along the current level from *at, until a node with children (left in *at)
+ * or the level's end (*at NONE). RVI_WALK_DESCEND, or STOP, or YIELD (the rest deferred). */
+static rvi_walk_action take_leaves(walk *w, uint32_t *at, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    const rvi_scene *sc = p->scene;
+    uint32_t i = *at;
+    while (i != NONE && sc->first_child[i] == NONE) {
+        rvi_walk_action result = RVI_WALK_DESCEND;
+        if (take_run(w, &i, level_mask, level_weight, &result)) {
+            if (result == RVI_WALK_STOP)
+                return result;
+            continue;
+        }
+        if (w->budget && *w->budget < p->node_cost + w->depth + 2) {
+            yield_rest(w, i, level_mask, level_weight);
+            return RVI_WALK_YIELD;
+        }
+        if (p->summaries)
+            fold_own(p, i, level_acc(w));
+        if (visit_leaf(p, w->user, i, level_mask, level_weight, &w->c) == RVI_WALK_STOP)
+            return RVI_WALK_STOP;
+        i = sc->next_sibling[i];
+        if (w->depth == 0 && --w->left0 == 0)
+            i = NONE;
+    }
+    *at = i;
+    return RVI_WALK_DESCEND;
+}
+
+/* A node with children: visit it, move the level past it, then enter its children (the
+ * level resumes at the next sibling once they are done). */
+static rvi_walk_action take_parent(walk *w, uint32_t i, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    const rvi_scene *sc = p->scene;
+    if (w->budget && *w->budget < p->node_cost + w->depth + 2 +
+                                      (sc->flags[i] & p->children_cost ? sc->aux[i].child_count : 0)) {
+        yield_rest(w, i, level_mask, level_weight);
+        return RVI_WALK_YIELD;
+    }
+    uint32_t m = level_mask;
+    float wt = level_weight;
+    rvi_walk_action a = visit(p, w->user, i, &m, &wt, &w->c);
+    if (a == RVI_WALK_STOP)
+        return a;
+    uint32_t next = sc->next_sibling[i];
+    if (w->depth == 0) {
+        w->at0 = --w->left0 == 0 ? NONE : next;
+    } else if (next != NONE) {
+        w->stack->entries[w->depth - 1] = pack(next, level_mask);
+    } else if (p->summaries) {
+        w->stack->entries[w->depth - 1] = pack(i, level_mask) | EXHAUSTED; /* pops after the children */
+    } else {
+        w->depth--;
+    }
+    if (a != RVI_WALK_DESCEND) {
+        if (p->summaries)
+            fold_kept(p, i, level_acc(w));
+        return RVI_WALK_DESCEND;
+    }
+    if (w->depth == w->stack->capacity || (wt != 1.0f && !w->stack->weights)) {
+        w->stack->overflowed = true;
+        if (!p->defer)
+            return RVI_WALK_STOP;
+        p->defer(w->user, sc->first_child[i], UINT32_MAX, m, wt);
+        if (p->summaries)
+            level_acc(w)->ok = 0;
+        return RVI_WALK_DESCEND;
+    }
+    w->stack->entries[w->depth] = pack(sc->first_child[i], m);
+    if (w->stack->weights)
+        w->stack->weights[w->depth] = wt;
+    if (p->summaries)
+        acc_reset(&w->stack->acc[w->depth]);
+    w->depth++;
+    return RVI_WALK_DESCEND;
+}
+
 rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk_stack *stack, uint32_t first,
                                   uint32_t count, uint32_t mask, float weight, const uint32_t *budget,
                                   rvi_walk_counts *counts)
 {
-    const rvi_scene *sc = p->scene;
-    const uint32_t *first_child = sc->first_child, *next_sibling = sc->next_sibling;
-    rvi_walk_counts c = *counts;
+    walk w = { p, user, stack, budget, *counts, (int)rvi_simd_best_level(), first, count, 0, mask, weight,
+               { INFINITY, 0.0f, 1 } };
+    if (p->summaries && !stack->acc)
+        return RVI_WALK_STOP; /* summaries need a stack that gathers them */
     rvi_walk_action result = RVI_WALK_DESCEND;
-    const int vector = (int)rvi_simd_best_level();
-    /* Level 0 is the span [first, count); the stack holds the levels below it. */
-    uint32_t at0 = first, left0 = count, depth = 0;
-    for (;;) {
+    while (result == RVI_WALK_DESCEND) {
         uint32_t i, level_mask;
         float level_weight;
-        if (depth == 0) {
-            if (at0 == NONE || left0 == 0)
+        if (w.depth == 0) {
+            if (w.at0 == NONE || w.left0 == 0)
                 break;
-            i = at0;
-            level_mask = mask;
-            level_weight = weight;
+            i = w.at0;
+            level_mask = w.mask0;
+            level_weight = w.weight0;
         } else {
-            uint32_t e = stack->entries[depth - 1];
-            i = e & INDEX_BITS;
-            level_mask = e >> 24;
-            level_weight = stack->weights ? stack->weights[depth - 1] : 1.0f;
-        }
-        /* Leaves along this level, in a loop of their own: no stack traffic per node. */
-        while (first_child[i] == NONE) {
-            rvi_walk_run run;
-            uint32_t in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-            rvi_walk_classify_run(p, vector, in_mask, i, depth == 0 && left0 < RVI_WALK_RUN_MAX ? left0 : RVI_WALK_RUN_MAX,
-                         &run);
-            uint32_t n = run.n;
-            if (n >= RVI_WALK_RUN_MIN && (!budget || *budget >= p->node_cost * n + depth + 2)) {
-                /* The pass settled most lanes; the rest are taken up in order. The budget
-                 * holds for every lane at once, so no lane yields. */
-                c.visited += run.settled;
-                c.tested += in_mask ? run.settled : 0;
-                c.outside += run.n_outside;
-                c.cut += run.n_cut;
-                for (uint64_t left = run.visit_lane | run.visit_whole; left; left &= left - 1) {
-                    uint32_t j = (uint32_t)__builtin_ctzll(left);
-                    rvi_walk_action a;
-                    if ((run.visit_whole >> j) & 1)
-                        a = visit_leaf(p, user, i + j, level_mask, level_weight, &c);
-                    else
-                        a = visit_lane(p, user, i + j, in_mask, (run.outside >> j) & 1, level_weight, &c);
-                    if (a == RVI_WALK_STOP) {
-                        if (depth == 0)
-                            left0 -= j + 1;
-                        result = RVI_WALK_STOP;
-                        goto done;
-                    }
-                }
-                if (depth == 0)
-                    left0 -= n;
-                i = next_sibling[i + n - 1];
-                if (depth == 0 && left0 == 0)
-                    i = NONE;
-                if (i == NONE)
-                    break;
+            uint32_t e = stack->entries[w.depth - 1];
+            if (e & EXHAUSTED) {
+                pop_level(&w);
                 continue;
             }
-            if (budget && *budget < p->node_cost + depth + 2)
-                goto yield;
-            uint32_t m = level_mask;
-            float w = level_weight;
-            if (visit(p, user, i, &m, &w, &c) == RVI_WALK_STOP) {
-                result = RVI_WALK_STOP;
-                goto done;
-            }
-            i = next_sibling[i];
-            if (depth == 0 && --left0 == 0)
-                i = NONE;
-            if (i == NONE)
-                break;
+            i = e & INDEX_BITS;
+            level_mask = (e >> 24) & 0x3Fu;
+            level_weight = stack->weights ? stack->weights[w.depth - 1] : 1.0f;
         }
-        if (i == NONE) {
-            if (depth == 0)
-                break;
-            depth--;
-            continue;
-        }
-        if (budget && *budget < p->node_cost + depth + 2 +
-                                    (p->children_cost && (sc->flags[i] & p->children_cost) ? sc->aux[i].child_count : 0))
-            goto yield;
-        /* A node with children: visit it, move this level past it, then enter its children
-         * (so the level resumes at the next sibling once they are done). */
-        uint32_t m = level_mask;
-        float w = level_weight;
-        rvi_walk_action a = visit(p, user, i, &m, &w, &c);
-        if (a == RVI_WALK_STOP) {
-            result = RVI_WALK_STOP;
+        result = take_leaves(&w, &i, level_mask, level_weight);
+        if (result != RVI_WALK_DESCEND)
             break;
-        }
-        uint32_t next = next_sibling[i];
-        if (depth == 0) {
-            at0 = --left0 == 0 ? NONE : next;
-        } else if (next == NONE) {
-            depth--;
-        } else {
-            stack->entries[depth - 1] = pack(next, level_mask);
-        }
-        if (a != RVI_WALK_DESCEND)
-            continue;
-        if (depth == stack->capacity || (w != 1.0f && !stack->weights)) {
-            stack->overflowed = true;
-            if (!p->defer) {
-                result = RVI_WALK_STOP;
+        if (i == NONE) {
+            if (w.depth == 0)
                 break;
-            }
-            p->defer(user, first_child[i], UINT32_MAX, m, w);
+            pop_level(&w);
             continue;
         }
-        stack->entries[depth] = pack(first_child[i], m);
-        if (stack->weights)
-            stack->weights[depth] = w;
-        depth++;
-        continue;
-    yield:
-        /* Every level's rest, deepest first: this level from i (not yet visited), then each
-         * level above from the sibling it resumes at, then level 0's span. */
-        p->defer(user, i, depth == 0 ? left0 : UINT32_MAX, level_mask, level_weight);
-        if (depth > 0) {
-            for (uint32_t d = depth - 1; d-- > 0;) {
-                uint32_t e = stack->entries[d];
-                p->defer(user, e & INDEX_BITS, UINT32_MAX, e >> 24, stack->weights ? stack->weights[d] : 1.0f);
-            }
-            if (at0 != NONE && left0 > 0)
-                p->defer(user, at0, left0, mask, weight);
-        }
-        result = RVI_WALK_YIELD;
-        break;
+        result = take_parent(&w, i, level_mask, level_weight);
     }
-done:
-    *counts = c;
+    *counts = w.c;
     return result;
 }
 
@@ -359,7 +585,7 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     p.visible = visible;
     p.own_geometry = true;
     /* The scene's scratch holds one entry per slot: deeper than any hierarchy can be. */
-    rvi_walk_stack stack = { s->work, NULL, s->capacity, false };
+    rvi_walk_stack stack = { s->work, NULL, NULL, s->capacity, false };
     rvi_walk_counts c = { 0 };
     uint32_t mask = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
     s->visiting = true;

@@ -24,6 +24,46 @@ typedef enum rvi_walk_action {
     RVI_WALK_YIELD      /* (walk calls only) the budget ran out: what was not walked went to defer */
 } rvi_walk_action;
 
+/* What the walk keeps about a subtree for later frames (rvi_walk_summaries): the smallest
+ * LOD cutoff of the geometry in it and its largest world radius, enough to drop it whole
+ * when every piece of it would stay at "nothing" (rvi_walk_cut) from where the eye is. */
+typedef struct rvi_walk_summary {
+    float k;          /* smallest cutoff (+inf: no geometry) */
+    float r;          /* largest radius */
+    uint32_t version; /* valid while it equals rvi_walk_summaries.version */
+} rvi_walk_summary;
+
+/* The same for an aligned block of 64 leaf slots walked as one run, with a sphere around
+ * them: a block wholly outside the frustum, or wholly cut, is passed over unread. */
+typedef struct rvi_walk_block {
+    float sphere[4];
+    float k, r;
+    uint32_t parent;  /* the leaves' parent (they are its children, linked in slot order) */
+    uint32_t lod_ok;  /* k and r hold (every geometry leaf rests at "nothing") */
+    uint32_t version;
+} rvi_walk_block;
+
+/* Summaries of a walk that may drop what they describe: valid only while nothing they read
+ * changed (the owner bumps version when the scene's links, flags or bounds changed; a
+ * summary of a node whose LOD cutoff drops is cleared by rvi_walk_forget). Written by the
+ * walk that walked the subtree or block whole, within one call. */
+typedef struct rvi_walk_summaries {
+    rvi_walk_summary *node;   /* per slot */
+    rvi_walk_block *block;    /* per 64 slots */
+    uint32_t capacity;        /* slots covered (a multiple of 64) */
+    uint32_t version;         /* current, >= 1 */
+} rvi_walk_summaries;
+
+/* Clears the summaries a change of node's LOD state makes wrong: its block's and those of
+ * node and every ancestor. */
+void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node);
+
+/* A summary being gathered for one level of the walk. */
+typedef struct rvi_walk_acc {
+    float k, r;
+    uint32_t ok;
+} rvi_walk_acc;
+
 /* What one walk did (added to, never reset, by the walk calls). */
 typedef struct rvi_walk_counts {
     uint32_t visited; /* nodes reached (a deferred node is not: it is reached where it is taken up) */
@@ -32,6 +72,7 @@ typedef struct rvi_walk_counts {
     uint32_t empty;   /* subtrees without geometry anywhere (world radius < 0) */
     uint32_t visible; /* nodes handed to the visible hook */
     uint32_t cut;     /* nodes not handed out because of the size cutoff */
+    uint32_t summarised; /* subtrees and blocks dropped whole by their summaries */
 } rvi_walk_counts;
 
 typedef struct rvi_walk_policy {
@@ -79,6 +120,8 @@ typedef struct rvi_walk_policy {
     const float *cutoff_sq;
     uint32_t cutoff_count;
     float eye[3];
+    /* Summaries to drop subtrees and blocks by (and to keep up to date): NULL, none. */
+    rvi_walk_summaries *summaries;
 } rvi_walk_policy;
 
 /* The walk's stack: one entry per level below the walk's start (node | mask << 24 of the
@@ -88,6 +131,7 @@ typedef struct rvi_walk_policy {
 typedef struct rvi_walk_stack {
     uint32_t *entries;
     float *weights;
+    rvi_walk_acc *acc;  /* with summaries: each level's gathering summary */
     uint32_t capacity;
     bool overflowed;   /* set when a level found no room */
 } rvi_walk_stack;
@@ -114,6 +158,9 @@ rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t nod
 
 typedef struct rvi_walk_run {
     uint32_t n;            /* lanes in the run (the rest of *out is set only from RUN_MIN on) */
+    rvi_walk_acc acc;      /* the run's summary (ok: every geometry lane rests at "nothing") */
+    float lo[3], hi[3];    /* box around the lanes' spheres */
+    bool bound_ok;         /* every lane's sphere is finite */
     uint64_t outside;      /* bit j: lane j's sphere is outside a plane of the mask */
     uint64_t visit_lane;   /* lanes the walk must still take up (visit_lane: a box to try,
                               a node to draw, a record to write) */

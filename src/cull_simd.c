@@ -99,6 +99,34 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
         plain[j] = (r >= 0.0f) & (fabsf(x) <= FLT_MAX) & (fabsf(y) <= FLT_MAX) & (fabsf(z) <= FLT_MAX);
     }
     settle_lanes(outside, straddle, cut, plain, flags, p, n, out);
+    /* The run's summary and the box around it. */
+    rvi_walk_acc acc = { INFINITY, 0.0f, 1 };
+    float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+    bool bound_ok = true;
+    for (uint32_t j = 0; j < n; j++) {
+        if (!plain[j]) {
+            acc.ok = 0;
+            bound_ok = false;
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fminf(lo[a], ws[j][a] - ws[j][3]);
+            hi[a] = fmaxf(hi[a], ws[j][a] + ws[j][3]);
+        }
+        if (!(flags[j] & RVI_NODE_HAS_GEOMETRY))
+            continue;
+        float k = j < m && (flags[j] & RVI_NODE_HAS_LOD) ? p->cutoff_sq[first + j] : 0.0f;
+        if (k > 0.0f) {
+            acc.k = fminf(acc.k, k);
+            acc.r = fmaxf(acc.r, ws[j][3]);
+        } else {
+            acc.ok = 0;
+        }
+    }
+    out->acc = acc;
+    memcpy(out->lo, lo, sizeof lo);
+    memcpy(out->hi, hi, sizeof hi);
+    out->bound_ok = bound_ok;
 }
 
 /* ---- AVX2 ----------------------------------------------------------------------------------- */
@@ -152,6 +180,20 @@ AVX2 static inline uint32_t block_links(const rvi_scene *sc, uint32_t first, uin
     return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
 }
 
+AVX2 static inline float hmin8(__m256 v)
+{
+    __m128 h = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_min_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+AVX2 static inline float hmax8(__m256 v)
+{
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
 AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t limit,
                           uint32_t special, rvi_walk_run *out)
 {
@@ -176,6 +218,9 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     const __m256i geometry_bit = _mm256_set1_epi32(RVI_NODE_HAS_GEOMETRY), zero_i = _mm256_setzero_si256();
     const __m256i box_bit = _mm256_set1_epi32(p->test_boxes ? (int32_t)RVI_NODE_HAS_TEST_BOX : 0);
     const __m256 keep = p->record_culls ? zero : _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    const __m256 inf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
+    uint32_t lod_bad = 0, bound_bad = 0;
     uint64_t outside = 0, lane = 0, whole = 0;
     uint32_t n = 0, settled = 0, n_out = 0, n_cut = 0;
     for (uint32_t k = 0; k < limit; k += 8) {
@@ -224,6 +269,22 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
                                     _mm256_or_ps(out_v, _mm256_andnot_ps(boxed, _mm256_or_ps(cut_v,
                                                                  _mm256_andnot_ps(geometry, keep)))));
         uint32_t valid = (1u << lead) - 1u; /* lead <= 8 */
+        /* The run's summary and box, over the valid lanes. */
+        __m256 in_run = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)lead), step));
+        __m256 boxed_lane = _mm256_and_ps(in_run, plain);
+        lo_x = _mm256_min_ps(lo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), boxed_lane));
+        lo_y = _mm256_min_ps(lo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), boxed_lane));
+        lo_z = _mm256_min_ps(lo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), boxed_lane));
+        hi_x = _mm256_max_ps(hi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), boxed_lane));
+        hi_y = _mm256_max_ps(hi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), boxed_lane));
+        hi_z = _mm256_max_ps(hi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), boxed_lane));
+        __m256 resting = _mm256_and_ps(_mm256_castsi256_ps(with_k), _mm256_cmp_ps(kv, zero, _CMP_GT_OQ));
+        __m256 counted = _mm256_and_ps(boxed_lane, _mm256_and_ps(geometry, resting));
+        k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
+        r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
+        uint32_t plain_run = (uint32_t)_mm256_movemask_ps(plain) & valid;
+        lod_bad |= (valid & ~plain_run) | ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
+        bound_bad |= valid & ~plain_run;
         uint32_t done_bits = (uint32_t)_mm256_movemask_ps(done) & valid;
         uint32_t out_bits = (uint32_t)_mm256_movemask_ps(out_v) & valid;
         uint32_t plain_bits = (uint32_t)_mm256_movemask_ps(plain) & valid;
@@ -245,6 +306,16 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     out->settled = settled;
     out->n_outside = n_out;
     out->n_cut = n_cut;
+    out->acc.k = hmin8(k_min);
+    out->acc.r = hmax8(r_max);
+    out->acc.ok = lod_bad == 0;
+    out->lo[0] = hmin8(lo_x);
+    out->lo[1] = hmin8(lo_y);
+    out->lo[2] = hmin8(lo_z);
+    out->hi[0] = hmax8(hi_x);
+    out->hi[1] = hmax8(hi_y);
+    out->hi[2] = hmax8(hi_z);
+    out->bound_ok = bound_bad == 0;
 }
 
 /* ---- AVX-512 ------------------------------------------------------------------------------- */
@@ -297,6 +368,9 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     const __m512i has_lod = _mm512_set1_epi32(RVI_NODE_HAS_LOD), geometry_bit = _mm512_set1_epi32(RVI_NODE_HAS_GEOMETRY);
     const __m512i box_bit = _mm512_set1_epi32(p->test_boxes ? (int32_t)RVI_NODE_HAS_TEST_BOX : 0);
     const __mmask16 keep = p->record_culls ? 0 : 0xFFFF;
+    const __m512 inf = _mm512_set1_ps(INFINITY), ninf = _mm512_set1_ps(-INFINITY);
+    __m512 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
+    uint32_t lod_bad = 0, bound_bad = 0;
     uint64_t outside = 0, lane = 0, whole = 0;
     uint32_t n = 0, settled = 0, n_out = 0, n_cut = 0;
     for (uint32_t k = 0; k < limit; k += 16) {
@@ -355,6 +429,20 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
         /* Settled: outside by its sphere; or no box to try and then cut or not drawn. */
         __mmask16 done = (__mmask16)(plain & keep & (out_m | (~boxed & (cut_m | ~geometry))));
         uint32_t valid = lead >= 16 ? 0xFFFFu : (1u << lead) - 1u;
+        /* The run's summary and box, over the valid lanes. */
+        __mmask16 boxed_lane = (__mmask16)(plain & valid);
+        lo_x = _mm512_mask_min_ps(lo_x, boxed_lane, lo_x, _mm512_sub_ps(x, r));
+        lo_y = _mm512_mask_min_ps(lo_y, boxed_lane, lo_y, _mm512_sub_ps(y, r));
+        lo_z = _mm512_mask_min_ps(lo_z, boxed_lane, lo_z, _mm512_sub_ps(z, r));
+        hi_x = _mm512_mask_max_ps(hi_x, boxed_lane, hi_x, _mm512_add_ps(x, r));
+        hi_y = _mm512_mask_max_ps(hi_y, boxed_lane, hi_y, _mm512_add_ps(y, r));
+        hi_z = _mm512_mask_max_ps(hi_z, boxed_lane, hi_z, _mm512_add_ps(z, r));
+        __mmask16 resting = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ));
+        __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
+        k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
+        r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
+        lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
+        bound_bad |= valid & ~(uint32_t)plain;
         uint32_t done_bits = done & valid, out_bits = out_m & valid, plain_bits = plain & valid;
         uint32_t cut_bits = cut_m & geometry & valid;
         outside |= (uint64_t)out_bits << k;
@@ -374,6 +462,16 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     out->settled = settled;
     out->n_outside = n_out;
     out->n_cut = n_cut;
+    out->acc.k = _mm512_reduce_min_ps(k_min);
+    out->acc.r = _mm512_reduce_max_ps(r_max);
+    out->acc.ok = lod_bad == 0;
+    out->lo[0] = _mm512_reduce_min_ps(lo_x);
+    out->lo[1] = _mm512_reduce_min_ps(lo_y);
+    out->lo[2] = _mm512_reduce_min_ps(lo_z);
+    out->hi[0] = _mm512_reduce_max_ps(hi_x);
+    out->hi[1] = _mm512_reduce_max_ps(hi_y);
+    out->hi[2] = _mm512_reduce_max_ps(hi_z);
+    out->bound_ok = bound_bad == 0;
 }
 #endif
 

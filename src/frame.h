@@ -50,7 +50,8 @@ typedef struct rvi_object_lod {
     uint32_t level[2];
     float fade[2];
     uint32_t n;              /* draw items it emits */
-    uint32_t lod_nothing;    /* its level meant "nothing" */
+    uint16_t lod_nothing;    /* its level meant "nothing" */
+    uint16_t forget;         /* its cutoff dropped: summaries over it are stale */
 } rvi_object_lod;
 
 /* One registered streaming grid. */
@@ -148,6 +149,7 @@ typedef struct rvi_frame_worker {
     bool stack_full;         /* a level found no room on its stack */
     bool yielded;            /* an item ran out of record room */
     rvi_vec stack, weights;  /* its walk stack */
+    rvi_vec acc;             /* rvi_walk_acc: the stack's summaries being gathered */
     rvi_walk_counts walk;
     rv_frame_counts counts;  /* the hooks' counts (partition, occlusion, HLOD, LOD) */
     rvi_hlod_pass hlod;      /* the frame's pass, its fading count this worker's */
@@ -212,12 +214,19 @@ typedef struct rvi_frame {
     rvi_vec items;           /* rvi_walk_item */
     rvi_vec tasks;           /* uint32_t: a round's items walked as jobs */
     rvi_vec item_stack;      /* uint32_t pairs: the stream gathering's position */
+    rvi_vec chunk_spans;     /* uint32_t x4: a long span cut (first, count, its first cut, cuts) */
+    rvi_vec chunk_cuts;      /* uint32_t x2: (first sibling, count) of each chunk */
+    uint64_t chunk_links;    /* the scene's links_changed the cuts were made at */
     uint32_t records_hint;   /* most records the jobs of one walk wrote: every worker gets
                                 room for twice as many (a round's room on top of its share) */
     uint32_t stack_hint;     /* deepest walk stack a worker needed */
     rvi_vec object_state;    /* uint8_t per candidate: the object passes' verdicts */
     rvi_vec selections;      /* rvi_object_lod per candidate */
     rvi_vec chunk_counts;    /* uint32_t per chunk and list: items each chunk emits */
+    /* What the walk keeps about subtrees and blocks of leaves between frames, and the
+     * scene's change counters its version was last bumped at. */
+    rvi_walk_summaries summaries;
+    uint64_t summary_links, summary_edits;
     const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
     rvi_hz_levels hz_levels;
 } rvi_frame;
@@ -258,6 +267,13 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
 /* Sorts n items by view_depth (ascending, or descending when far_to_near), stably, using
  * the scratch vectors (reserved by the caller for n). */
 void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *scratch);
+/* The sort key of a view depth: its unsigned order is the depth's (descending when
+ * far_to_near; NaN last). */
+uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near);
+/* Sorts values by keys, both n entries at the start of scratch's sort_keys and sort_order
+ * (reserved for 2n), stably (LSD radix, four 8-bit passes: O(n)). Returns the sorted
+ * values (one of the two halves of sort_order). */
+uint32_t *rvi_frame_sort_keys(uint32_t n, rvi_walk_scratch *scratch);
 /* Reserves sort scratch for n items. */
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);

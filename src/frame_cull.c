@@ -350,6 +350,9 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
         p.cutoff_sq = rvi_lod_cutoff(world, &p.cutoff_count);
         memcpy(p.eye, f->cam.lod_view.eye, sizeof p.eye);
     }
+    /* Summaries drop subtrees without a record of why each piece was not drawn. */
+    if (!world->desc.record_culls)
+        p.summaries = &f->summaries;
     *serial = p;
     /* On workers partition groups go back to the calling thread (the gate is not for
      * workers); without a job system every item runs on the calling thread anyway. */
@@ -387,11 +390,14 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
     uint32_t last = end * OBJECT_CHUNK < p->count ? end * OBJECT_CHUNK : p->count;
     for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
         rvi_candidate c = p->cands[k];
-        object_lod o = { { 0, 0 }, { 0, 0 }, 0, 0 };
+        object_lod o = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
         if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
             rv_lod_selection sel;
-            uint32_t nothing = 0;
+            uint32_t nothing = 0, count;
+            const float *cutoff = rvi_lod_cutoff(world, &count);
+            bool resting = c.node < count && cutoff[c.node] > 0.0f;
             rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms);
+            o.forget = resting && !(cutoff[c.node] > 0.0f);
             if (r != RV_OK) {
                 w->error = r;
                 sel.count = 0;
@@ -457,35 +463,108 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
     }
 }
 
-static void emit_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+/* One list of the emit pass: its sort keys, then its items in sorted order. */
+typedef struct list_pass {
+    object_pass *p;
+    uint32_t list;           /* 0 opaque (front to back), 1 translucent (far to near) */
+    uint32_t *keys, *refs;   /* in emit order: a candidate's items, candidate after candidate */
+    const uint32_t *sorted;  /* refs in draw order: candidate index << 1 | item */
+    uint32_t count;
+} list_pass;
+
+static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
+{
+    const float *ws = sc->world_sphere[node];
+    const rvi_frame_camera *cam = &f->cam;
+    return (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
+           (ws[2] - cam->eye[2]) * cam->forward[2];
+}
+
+/* Each visible candidate's items of this list: a key and a reference, at the place the
+ * chunks before it end. */
+static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     (void)w;
-    object_pass *p = context;
-    rvi_frame *f = p->f;
+    list_pass *l = context;
+    object_pass *p = l->p;
     const rvi_scene *sc = &p->world->scene;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    rv_draw_item *lists[2] = { RVI_VEC_PTR(a->opaque, rv_draw_item), RVI_VEC_PTR(a->translucent, rv_draw_item) };
     const uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
     for (uint32_t chunk = begin; chunk < end; chunk++) {
-        uint32_t at[2] = { offsets[2 * chunk], offsets[2 * chunk + 1] };
+        uint32_t at = offsets[2 * chunk + l->list];
         uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
         for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
-            if (p->state[k] != OBJECT_VISIBLE)
+            uint32_t node = p->cands[k].node;
+            if (p->state[k] != OBJECT_VISIBLE || ((sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0) != l->list)
                 continue;
-            const object_lod *o = &p->lod[k];
-            uint32_t node = p->cands[k].node, list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
-            for (uint32_t s = 0; s < o->n; s++)
-                rvi_frame_emit(p->world, f->render_scene, &lists[list][at[list]++], node, o->level[s], o->fade[s],
-                               &f->cam);
+            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), l->list == 1);
+            for (uint32_t s = 0; s < p->lod[k].n; s++, at++) {
+                l->keys[at] = key;
+                l->refs[at] = k << 1 | s;
+            }
         }
     }
 }
 
-/* LOD selection (hysteresis, crossfade) of every candidate. */
-static rv_result lod_pass(rvi_frame *f, object_pass *p)
+/* The items at sorted places [begin, end) of the list (in units of OBJECT_CHUNK places). */
+static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    (void)w;
+    list_pass *l = context;
+    object_pass *p = l->p;
+    rvi_frame *f = p->f;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    rv_draw_item *items = RVI_VEC_PTR(l->list ? a->translucent : a->opaque, rv_draw_item);
+    uint32_t last = end * OBJECT_CHUNK < l->count ? end * OBJECT_CHUNK : l->count;
+    for (uint32_t q = begin * OBJECT_CHUNK; q < last; q++) {
+        uint32_t k = l->sorted[q] >> 1, s = l->sorted[q] & 1;
+        const object_lod *o = &p->lod[k];
+        rvi_frame_emit(p->world, f->render_scene, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+    }
+}
+
+/* The visible candidates' draw items into the building arena's lists, in draw order: each
+ * list's keys written by the chunks at the places the chunks before them end, sorted
+ * (stable: equal depths keep walk order), then the items written in sorted order. */
+static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64_t *sort_ns)
+{
+    uint64_t total[2] = { 0, 0 };
+    uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
+    for (uint32_t k = 0; k < 2 * p->chunks; k++) {
+        offsets[k] = (uint32_t)total[k & 1];
+        total[k & 1] += p->chunk_counts[k];
+    }
+    if (total[0] > UINT32_MAX || total[1] > UINT32_MAX)
+        return RV_ERR_CAPACITY;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    RVI_TRY(rvi_vec_reserve(&world->heap, &a->opaque, sizeof(rv_draw_item), (uint32_t)total[0]));
+    RVI_TRY(rvi_vec_reserve(&world->heap, &a->translucent, sizeof(rv_draw_item), (uint32_t)total[1]));
+    RVI_TRY(rvi_frame_reserve_sort(&world->heap, &f->scratch, (uint32_t)(total[0] > total[1] ? total[0] : total[1])));
+    a->opaque.count = (uint32_t)total[0];
+    a->translucent.count = (uint32_t)total[1];
+    for (uint32_t list = 0; list < 2; list++) {
+        list_pass l = { p, list, RVI_VEC_PTR(f->scratch.sort_keys, uint32_t), RVI_VEC_PTR(f->scratch.sort_order, uint32_t),
+                        NULL, (uint32_t)total[list] };
+        if (l.count == 0)
+            continue;
+        RVI_TRY(rvi_frame_parallel(f, key_job, &l, p->chunks, 1));
+        uint64_t t0 = rvi_clock_now(world);
+        l.sorted = rvi_frame_sort_keys(l.count, &f->scratch);
+        *sort_ns += rvi_clock_now(world) - t0;
+        RVI_TRY(rvi_frame_parallel(f, place_job, &l, (l.count + OBJECT_CHUNK - 1) / OBJECT_CHUNK, 1));
+    }
+    return RV_OK;
+}
+
+/* LOD selection (hysteresis, crossfade) of every candidate. A node that stops resting at
+ * "nothing" makes the walk's summaries over it stale: they are cleared. */
+static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
 {
     RVI_TRY(rvi_frame_parallel(f, lod_job, p, p->chunks, 1));
-    return rvi_frame_workers_error(f);
+    RVI_TRY(rvi_frame_workers_error(f));
+    for (uint32_t k = 0; k < p->count; k++)
+        if (p->lod[k].forget)
+            rvi_walk_forget(&f->summaries, &world->scene, p->cands[k].node);
+    return RV_OK;
 }
 
 /* Occlusion tests of the candidates that draw something and that the walk did not test
@@ -508,25 +587,6 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
     return RV_OK;
 }
 
-/* The draw items of the visible candidates into the building arena's lists, each chunk at
- * the place the chunks before it end. */
-static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p)
-{
-    uint64_t total[2] = { 0, 0 };
-    uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
-    for (uint32_t k = 0; k < 2 * p->chunks; k++) {
-        offsets[k] = (uint32_t)total[k & 1];
-        total[k & 1] += p->chunk_counts[k];
-    }
-    if (total[0] > UINT32_MAX || total[1] > UINT32_MAX)
-        return RV_ERR_CAPACITY;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    RVI_TRY(rvi_vec_reserve(&world->heap, &a->opaque, sizeof(rv_draw_item), (uint32_t)total[0]));
-    RVI_TRY(rvi_vec_reserve(&world->heap, &a->translucent, sizeof(rv_draw_item), (uint32_t)total[1]));
-    a->opaque.count = (uint32_t)total[0];
-    a->translucent.count = (uint32_t)total[1];
-    return rvi_frame_parallel(f, emit_job, p, p->chunks, 1);
-}
 
 /* ---- the stage ---------------------------------------------------------------------------- */
 
@@ -596,6 +656,42 @@ static void charge_walk(rvi_frame *f, uint64_t t0, uint64_t t1)
     f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
 }
 
+/* The walk's summaries: room for every slot, and a new version whenever the scene's links,
+ * flags or bounds changed since the last frame (every summary kept before goes stale). */
+static rv_result summaries_begin(rv_world *world, rvi_frame *f)
+{
+    rvi_walk_summaries *s = &f->summaries;
+    const rvi_scene *sc = &world->scene;
+    uint32_t need = (sc->capacity + 63u) & ~63u;
+    if (need > s->capacity) {
+        rvi_walk_summary *node = rvi_calloc(&world->heap, need, sizeof *node);
+        rvi_walk_block *block = node ? rvi_calloc(&world->heap, need / 64, sizeof *block) : NULL;
+        if (!block) {
+            rvi_free(&world->heap, node, (size_t)need * sizeof *node);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        if (s->capacity) {
+            memcpy(node, s->node, (size_t)s->capacity * sizeof *node);
+            memcpy(block, s->block, (size_t)(s->capacity / 64) * sizeof *block);
+        }
+        rvi_free(&world->heap, s->node, (size_t)s->capacity * sizeof *s->node);
+        rvi_free(&world->heap, s->block, (size_t)(s->capacity / 64) * sizeof *s->block);
+        s->node = node;
+        s->block = block;
+        s->capacity = need;
+    }
+    if (s->version == 0 || sc->links_changed != f->summary_links || sc->edits != f->summary_edits) {
+        if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
+            memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
+            memset(s->block, 0, (size_t)(s->capacity / 64) * sizeof *s->block);
+            s->version = 1;
+        }
+        f->summary_links = sc->links_changed;
+        f->summary_edits = sc->edits;
+    }
+    return RV_OK;
+}
+
 /* Scratch of the object passes for n candidates. */
 static rv_result object_scratch(rv_world *world, rvi_frame *f, object_pass *p)
 {
@@ -635,6 +731,7 @@ rv_result rvi_frame_cull(rv_world *world)
         rvi_stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
 
     workers_begin(f);
+    RVI_TRY(summaries_begin(world, f));
     rvi_walk_policy jobs_policy, serial_policy;
     main_policies(world, f, &jobs_policy, &serial_policy);
     rv_result walked = rvi_frame_walk(world, f, &jobs_policy, &serial_policy);
@@ -645,15 +742,18 @@ rv_result rvi_frame_cull(rv_world *world)
 
     object_pass pass;
     RVI_TRY(object_scratch(world, f, &pass));
-    RVI_TRY(lod_pass(f, &pass));
+    RVI_TRY(lod_pass(world, f, &pass));
     uint64_t t3 = rvi_clock_now(world);
     RVI_TRY(occlusion_pass(world, f, &pass));
     uint64_t t4 = rvi_clock_now(world);
-    RVI_TRY(emit_pass(world, f, &pass));
+    uint64_t sort_ns = 0;
+    RVI_TRY(emit_pass(world, f, &pass, &sort_ns));
     if (timed) {
+        uint64_t t5 = rvi_clock_now(world);
         rvi_stage_add(f, RV_STAGE_LOD, t2, t3);
         rvi_stage_add(f, RV_STAGE_OCCLUSION, t3, t4);
-        rvi_stage_add(f, RV_STAGE_LOD, t4, rvi_clock_now(world));
+        rvi_stage_add(f, RV_STAGE_LOD, t4, t5 >= sort_ns ? t5 - sort_ns : t4);
+        f->stage_us[RV_STAGE_PUBLISH] += (double)sort_ns / 1000.0;
     }
     workers_end(world, f);
     if (f->occlusion) {

@@ -48,18 +48,17 @@ static inline uint32_t depth_key(float f, bool descending)
     return descending ? ~u : u;
 }
 
-/* LSD radix sort on (key, index): four stable 8-bit passes, then the permutation applied
- * in place. O(n), stable, so equal depths keep walk order in both directions. */
-void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *s)
+uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near)
 {
-    if (n < 2)
-        return;
+    return depth_key(view_depth, far_to_near);
+}
+
+uint32_t *rvi_frame_sort_keys(uint32_t n, rvi_walk_scratch *s)
+{
     uint32_t *keys = RVI_VEC_PTR(s->sort_keys, uint32_t), *keys2 = keys + n;
     uint32_t *order = RVI_VEC_PTR(s->sort_order, uint32_t), *order2 = order + n;
-    for (uint32_t i = 0; i < n; i++) {
-        keys[i] = depth_key(items[i].view_depth, far_to_near);
-        order[i] = i;
-    }
+    if (n < 2)
+        return order;
     for (int shift = 0; shift < 32; shift += 8) {
         uint32_t count[256] = { 0 };
         for (uint32_t i = 0; i < n; i++)
@@ -80,6 +79,20 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
         uint32_t *t = keys; keys = keys2; keys2 = t;
         t = order; order = order2; order2 = t;
     }
+    return order;
+}
+
+/* LSD radix sort on (key, index), then the permutation applied in place. */
+void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *s)
+{
+    if (n < 2)
+        return;
+    uint32_t *keys = RVI_VEC_PTR(s->sort_keys, uint32_t), *order = RVI_VEC_PTR(s->sort_order, uint32_t);
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i] = depth_key(items[i].view_depth, far_to_near);
+        order[i] = i;
+    }
+    order = rvi_frame_sort_keys(n, s);
     /* Apply the permutation in place, cycle by cycle (slot i takes item order[i]): each
      * 96-byte item moves once, with no gather buffer and no copy back. A placed slot is
      * marked by order[i] = i. */

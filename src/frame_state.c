@@ -35,10 +35,16 @@ static void frame_destroy(rv_world *world, void *state)
         rvi_vec_free(heap, &w->stack, sizeof(uint32_t));
         rvi_vec_free(heap, &w->weights, sizeof(float));
     }
+    for (uint32_t k = 0; k < f->worker_count; k++)
+        rvi_vec_free(heap, &f->workers[k].acc, sizeof(rvi_walk_acc));
     rvi_free(heap, f->workers, (size_t)f->worker_count * sizeof *f->workers);
+    rvi_free(heap, f->summaries.node, (size_t)f->summaries.capacity * sizeof *f->summaries.node);
+    rvi_free(heap, f->summaries.block, (size_t)(f->summaries.capacity / 64) * sizeof *f->summaries.block);
     rvi_vec_free(heap, &f->items, sizeof(rvi_walk_item));
     rvi_vec_free(heap, &f->tasks, sizeof(uint32_t));
     rvi_vec_free(heap, &f->item_stack, 2 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->chunk_spans, 4 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->chunk_cuts, 2 * sizeof(uint32_t));
     rvi_vec_free(heap, &f->object_state, 1);
     rvi_vec_free(heap, &f->selections, sizeof(rvi_object_lod));
     rvi_vec_free(heap, &f->chunk_counts, sizeof(uint32_t));

@@ -137,7 +137,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
         list->opaque.count = list->translucent.count = 0;
         uint32_t depth = list->scratch.stack.capacity > 64 ? list->scratch.stack.capacity : 64;
         RVI_TRY(rvi_vec_reserve(heap, &list->scratch.stack, sizeof(uint32_t), depth));
-        rvi_walk_stack stack = { RVI_VEC_PTR(list->scratch.stack, uint32_t), NULL, list->scratch.stack.capacity,
+        rvi_walk_stack stack = { RVI_VEC_PTR(list->scratch.stack, uint32_t), NULL, NULL, list->scratch.stack.capacity,
                                  false };
         rvi_walk_siblings(&p, &x, &stack, sc->first_root, UINT32_MAX, cam.frustum.plane_mask, 1.0f, NULL, &c);
         RVI_TRY(x.error);

@@ -124,6 +124,43 @@ static uint32_t span_length(const rvi_scene *sc, uint32_t first, uint32_t count,
     return n;
 }
 
+/* The chunks a long span is cut into, as (first sibling, count) pairs: cut once and kept
+ * while no node is linked or unlinked anywhere (a frame with a million children to cut
+ * would otherwise spend its calling thread's time following their links). Chunks end at
+ * 64-slot blocks when the list runs through consecutive slots, so a block's leaves are
+ * walked (and summarised) by one job. */
+static rv_result span_chunks(rv_world *world, rvi_frame *f, uint32_t first, uint32_t count, const uint32_t **out,
+                             uint32_t *out_count)
+{
+    const rvi_scene *sc = &world->scene;
+    if (f->chunk_links != sc->links_changed) {
+        f->chunk_spans.count = f->chunk_cuts.count = 0;
+        f->chunk_links = sc->links_changed;
+    }
+    for (uint32_t k = 0; k < f->chunk_spans.count; k++) {
+        const uint32_t *span = (const uint32_t *)f->chunk_spans.data + 4 * (size_t)k;
+        if (span[0] == first && span[1] == count) {
+            *out = (const uint32_t *)f->chunk_cuts.data + 2 * (size_t)span[2];
+            *out_count = span[3];
+            return RV_OK;
+        }
+    }
+    uint32_t begin = f->chunk_cuts.count, at = first, left = count;
+    while (at != NONE && left > 0) {
+        uint32_t n = WALK_CHUNK - ((at + WALK_CHUNK) & 63u);
+        n = left < n ? left : n;
+        uint32_t cut[2] = { at, n };
+        RVI_TRY(rvi_vec_push(&world->heap, &f->chunk_cuts, sizeof cut, cut));
+        at = skip_siblings(sc, at, n);
+        left -= n;
+    }
+    uint32_t span[4] = { first, count, begin, f->chunk_cuts.count - begin };
+    RVI_TRY(rvi_vec_push(&world->heap, &f->chunk_spans, sizeof span, span));
+    *out = (const uint32_t *)f->chunk_cuts.data + 2 * (size_t)begin;
+    *out_count = span[3];
+    return RV_OK;
+}
+
 /* Room for what one node taken up on the calling thread may write. */
 static rv_result serial_room(rv_world *world, rvi_frame_worker *w, uint32_t node)
 {
@@ -159,15 +196,15 @@ static rv_result expand_item(rv_world *world, rvi_frame *f, uint32_t i)
     if (it.count == 0) {
         RVI_TRY(take_up_node(world, f, it.first, it.mask, it.weight));
     } else if (span_length(sc, it.first, it.count, WALK_CHUNK + 1) > WALK_CHUNK) {
-        uint32_t at = it.first, left = it.count;
-        while (at != NONE && left > 0) {
-            uint32_t n = left < WALK_CHUNK ? left : WALK_CHUNK, chunk;
-            RVI_TRY(add_item(world, f, at, n, it.mask, it.weight, &chunk));
+        const uint32_t *cuts;
+        uint32_t cut_count;
+        RVI_TRY(span_chunks(world, f, it.first, it.count, &cuts, &cut_count));
+        for (uint32_t k = 0; k < cut_count; k++) {
+            uint32_t chunk;
+            RVI_TRY(add_item(world, f, cuts[2 * k], cuts[2 * k + 1], it.mask, it.weight, &chunk));
             RVI_VEC_AT(f->items, rvi_walk_item, chunk).whole = true;
             rvi_walk_record sub = { chunk, RVI_REC_SUB, 0.0f, 0 };
             RVI_TRY(rvi_vec_push(&world->heap, &w->records, sizeof sub, &sub));
-            at = skip_siblings(sc, at, n);
-            left -= n;
         }
     } else {
         uint32_t at = it.first;
@@ -192,7 +229,8 @@ static void walk_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_
 {
     walk_round *round = context;
     rvi_frame *f = w->frame;
-    rvi_walk_stack stack = { RVI_VEC_PTR(w->stack, uint32_t), RVI_VEC_PTR(w->weights, float), w->stack.capacity,
+    rvi_walk_stack stack = { RVI_VEC_PTR(w->stack, uint32_t), RVI_VEC_PTR(w->weights, float),
+                             RVI_VEC_PTR(w->acc, rvi_walk_acc), w->stack.capacity,
                              false };
     for (uint32_t t = begin; t < end; t++) {
         rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, round->tasks[t]);
@@ -236,6 +274,7 @@ static rv_result workers_room(rv_world *world, rvi_frame *f)
         uint32_t depth = f->stack_hint > MIN_STACK ? f->stack_hint : MIN_STACK;
         RVI_TRY(rvi_vec_reserve(&world->heap, &w->stack, sizeof(uint32_t), depth));
         RVI_TRY(rvi_vec_reserve(&world->heap, &w->weights, sizeof(float), w->stack.capacity));
+        RVI_TRY(rvi_vec_reserve(&world->heap, &w->acc, sizeof(rvi_walk_acc), w->stack.capacity));
     }
     return RV_OK;
 }

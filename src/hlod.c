@@ -52,8 +52,10 @@ static void hlod_state_destroy(rv_world *world, void *state)
 
 static void remove_region(rv_world *world, hlod_state *st, uint32_t node_index)
 {
-    if (rvi_node_table_remove(&st->regions, sizeof(hlod_region), node_index))
+    if (rvi_node_table_remove(&st->regions, sizeof(hlod_region), node_index)) {
         world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_HLOD;
+        world->scene.edits++;
+    }
 }
 
 static void hlod_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -114,6 +116,7 @@ rv_result rv_node_set_hlod_region(rv_world *world, rv_node node, float geometric
     hlod_region region = { index, geometric_error, 1.0f, false, false };
     rvi_node_table_add(&world->heap, &st->regions, sizeof region, &region, &room);
     world->scene.flags[index] |= RVI_NODE_HAS_HLOD;
+    world->scene.edits++;
     if (created)
         hlod_state_register(world, st);
     return RV_OK;

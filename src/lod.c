@@ -491,6 +491,7 @@ static void remove_record(rv_world *world, lod_state *st, uint32_t node_index)
 {
     if (rvi_node_table_remove(&st->table, sizeof(lod_record), node_index)) {
         world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
+        world->scene.edits++;
         ((float *)rvi_node_table_slot_data(&st->table))[node_index] = 0.0f;
     }
 }
@@ -552,6 +553,7 @@ rv_result rv_lod_set_desc(rv_world *world, const rv_lod_desc *desc)
     lod_state *st;
     RVI_TRY(lod_state_get(world, &st));
     st->config = config;
+    world->scene.edits++;
     lod_record *recs = RVI_VEC_PTR(st->table.records, lod_record);
     for (uint32_t k = 0; k < st->table.records.count; k++) {
         recs[k].nothing_sq = nothing_sq_of(&recs[k].ladder, &config);
@@ -612,6 +614,7 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
         fresh.nothing_sq = nothing_sq_of(&fresh.ladder, &st->config);
         *existing = fresh;
         update_cutoff(st, existing);
+        world->scene.edits++;
         return RV_OK;
     }
     /* Everything that can fail happens before anything is changed. */
@@ -631,6 +634,7 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
     fresh.nothing_sq = nothing_sq_of(&fresh.ladder, &st->config);
     update_cutoff(st, rvi_node_table_add(&world->heap, &st->table, sizeof(lod_record), &fresh, &room));
     world->scene.flags[index] |= RVI_NODE_HAS_LOD;
+    world->scene.edits++;
     if (created)
         lod_state_register(world, st);
     return RV_OK;
@@ -707,10 +711,14 @@ void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms)
 rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
                                rv_lod_selection *out)
 {
-    uint32_t count;
+    uint32_t count, slots;
     double fade_end = 0.0;
+    const float *cutoff = rvi_lod_cutoff(world, &slots);
+    bool resting = cutoff && node_index < slots && cutoff[node_index] > 0.0f;
     RVI_TRY(rvi_lod_select_node(world, node_index, view, out, &count, &fade_end));
     rvi_lod_note_fade_end(world, fade_end);
+    if (resting && !(cutoff[node_index] > 0.0f))
+        world->scene.edits++; /* what the frame keeps about the node's subtree goes stale */
     return RV_OK;
 }
 

@@ -129,7 +129,7 @@ static bool all_cut(const rvi_walk_policy *p, const float sphere[4], float k, fl
 void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
 {
     if (node < s->capacity)
-        s->block[node >> 6].version = 0;
+        s->block[node >> RVI_WALK_BLOCK_SHIFT].version = 0;
     for (uint32_t a = node; a != NONE && a < s->capacity; a = scene->parent[a])
         s->node[a].version = 0;
 }
@@ -317,16 +317,32 @@ static void yield_rest(walk *w, uint32_t i, uint32_t level_mask, float level_wei
         p->defer(w->user, w->at0, w->left0, w->mask0, w->weight0);
 }
 
-/* An aligned block of 64 leaves from i whose summary says the frustum misses it or every
- * piece of it stays at "nothing": true when it was passed over (and folded in). */
-static bool skip_block(walk *w, uint32_t i, uint32_t in_mask)
+/* A sphere around a box, rounded out: the box's half-diagonal, and the float error of the
+ * box itself. */
+static void sphere_of_box(const float lo[3], const float hi[3], float out[4])
+{
+    float half[3];
+    for (int a = 0; a < 3; a++) {
+        out[a] = 0.5f * lo[a] + 0.5f * hi[a];
+        half[a] = 0.5f * hi[a] - 0.5f * lo[a];
+    }
+    float mag = fabsf(out[0]) + fabsf(out[1]) + fabsf(out[2]);
+    float radius = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+    out[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
+}
+
+/* The aligned block from i, if its summary says the frustum misses it or every piece of it
+ * stays at "nothing": passed over unread (and folded in), *at moved past it. Its leaves are
+ * the siblings from i on, as when it was kept: no link changed since. */
+static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
 {
     const rvi_walk_policy *p = w->p;
     rvi_walk_summaries *s = p->summaries;
-    if (!s || (i & 63u) || i + 64 > s->capacity || (w->depth == 0 && w->left0 < 64))
+    uint32_t i = *at;
+    if ((i & (RVI_WALK_BLOCK - 1)) || i + RVI_WALK_BLOCK > s->capacity || (w->depth == 0 && w->left0 < RVI_WALK_BLOCK))
         return false;
-    const rvi_walk_block *b = &s->block[i >> 6];
-    if (b->version != s->version || b->parent != p->scene->parent[i])
+    const rvi_walk_block *b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
+    if (b->version != s->version)
         return false;
     uint32_t m = in_mask;
     bool outside = m && rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE;
@@ -334,30 +350,22 @@ static bool skip_block(walk *w, uint32_t i, uint32_t in_mask)
         return false;
     acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
     w->c.summarised++;
+    if (w->depth == 0)
+        w->left0 -= RVI_WALK_BLOCK;
+    *at = w->depth == 0 && w->left0 == 0 ? NONE : b->after;
     return true;
 }
 
-/* Keeps the summary of a block walked whole: its leaves' and a sphere around them. */
+/* Keeps the summary of a block walked whole as one run. */
 static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
 {
     rvi_walk_summaries *s = w->p->summaries;
-    rvi_walk_block *b = &s->block[i >> 6];
-    float half[3], c[3];
-    for (int a = 0; a < 3; a++) {
-        c[a] = 0.5f * run->lo[a] + 0.5f * run->hi[a];
-        half[a] = 0.5f * run->hi[a] - 0.5f * run->lo[a];
-    }
-    /* Rounded out: the box's half-diagonal, and the float error of the box itself. */
-    float mag = fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]);
-    float radius = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
-    b->sphere[0] = c[0];
-    b->sphere[1] = c[1];
-    b->sphere[2] = c[2];
-    b->sphere[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
+    rvi_walk_block *b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
+    sphere_of_box(run->lo, run->hi, b->sphere);
     b->k = run->acc.k;
     b->r = run->acc.r;
     b->lod_ok = run->acc.ok;
-    b->parent = w->p->scene->parent[i];
+    b->after = w->p->scene->next_sibling[i + RVI_WALK_BLOCK - 1];
     b->version = run->bound_ok && isfinite(b->sphere[3]) ? s->version : 0;
 }
 
@@ -368,16 +376,11 @@ static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_wei
     const rvi_walk_policy *p = w->p;
     uint32_t i = *at, in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
     uint32_t limit = w->depth == 0 && w->left0 < RVI_WALK_RUN_MAX ? w->left0 : RVI_WALK_RUN_MAX;
-    if (skip_block(w, i, in_mask)) {
-        if (w->depth == 0)
-            w->left0 -= 64;
-        *at = w->depth == 0 && w->left0 == 0 ? NONE : p->scene->next_sibling[i + 63];
-        return true;
-    }
-    if (p->summaries && (i & 63u) == 0 && limit > 64 - (i & 63u))
-        limit = 64; /* a run starting a block stops at its end, so the block can be kept */
-    else if (p->summaries && (i & 63u) && limit > 64 - (i & 63u))
-        limit = 64 - (i & 63u); /* and one starting mid-block stops at the next block */
+    /* With summaries a run stops at the end of the block it starts in, so a block walked
+     * whole can be kept. */
+    uint32_t to_block_end = RVI_WALK_BLOCK - (i & (RVI_WALK_BLOCK - 1));
+    if (p->summaries && limit > to_block_end)
+        limit = to_block_end;
     /* Most leaves in runs have their neighbours for siblings: a look at one link before the
      * pass, which costs its setup. */
     const rvi_scene *sc = p->scene;
@@ -408,7 +411,7 @@ static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_wei
     }
     if (p->summaries) {
         acc_fold(level_acc(w), run.acc.k, run.acc.r, run.acc.ok);
-        if ((i & 63u) == 0 && n == 64)
+        if ((i & (RVI_WALK_BLOCK - 1)) == 0 && n == RVI_WALK_BLOCK)
             keep_block(w, i, &run);
     }
     if (w->depth == 0)
@@ -423,8 +426,13 @@ static rvi_walk_action take_leaves(walk *w, uint32_t *at, uint32_t level_mask, f
 {
     const rvi_walk_policy *p = w->p;
     const rvi_scene *sc = p->scene;
-    uint32_t i = *at;
-    while (i != NONE && sc->first_child[i] == NONE) {
+    uint32_t i = *at, in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    while (i != NONE) {
+        /* Blocks first: a block passed over is not read at all, its first slot included. */
+        if (p->summaries && skip_block(w, &i, in_mask))
+            continue;
+        if (sc->first_child[i] != NONE)
+            break;
         rvi_walk_action result = RVI_WALK_DESCEND;
         if (take_run(w, &i, level_mask, level_weight, &result)) {
             if (result == RVI_WALK_STOP)

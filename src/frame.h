@@ -246,6 +246,9 @@ rv_result rvi_frame_workers_error(const rvi_frame *f);
 rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *jobs_policy,
                          const rvi_walk_policy *serial_policy);
 
+/* Frees the walk's summaries' arrays (a zero capacity frees nothing). */
+void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s);
+
 /* The world's frame state, created on first use. */
 rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
 /* Fills counts' opaque, translucent, lod_histogram and crossfades from the two lists. */

@@ -662,28 +662,26 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
 {
     rvi_walk_summaries *s = &f->summaries;
     const rvi_scene *sc = &world->scene;
-    uint32_t need = (sc->capacity + 63u) & ~63u;
+    uint32_t need = (sc->capacity + RVI_WALK_BLOCK - 1) & ~(RVI_WALK_BLOCK - 1);
     if (need > s->capacity) {
-        rvi_walk_summary *node = rvi_calloc(&world->heap, need, sizeof *node);
-        rvi_walk_block *block = node ? rvi_calloc(&world->heap, need / 64, sizeof *block) : NULL;
-        if (!block) {
-            rvi_free(&world->heap, node, (size_t)need * sizeof *node);
+        rvi_walk_summaries grown = { NULL, NULL, need, s->version };
+        grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
+        grown.block = grown.node ? rvi_calloc(&world->heap, need / RVI_WALK_BLOCK, sizeof *grown.block) : NULL;
+        if (!grown.block) {
+            rvi_free(&world->heap, grown.node, (size_t)need * sizeof *grown.node);
             return RV_ERR_OUT_OF_MEMORY;
         }
         if (s->capacity) {
-            memcpy(node, s->node, (size_t)s->capacity * sizeof *node);
-            memcpy(block, s->block, (size_t)(s->capacity / 64) * sizeof *block);
+            memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
+            memcpy(grown.block, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
         }
-        rvi_free(&world->heap, s->node, (size_t)s->capacity * sizeof *s->node);
-        rvi_free(&world->heap, s->block, (size_t)(s->capacity / 64) * sizeof *s->block);
-        s->node = node;
-        s->block = block;
-        s->capacity = need;
+        rvi_frame_free_summaries(&world->heap, s);
+        *s = grown;
     }
     if (s->version == 0 || sc->links_changed != f->summary_links || sc->edits != f->summary_edits) {
         if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
             memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
-            memset(s->block, 0, (size_t)(s->capacity / 64) * sizeof *s->block);
+            memset(s->block, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
             s->version = 1;
         }
         f->summary_links = sc->links_changed;

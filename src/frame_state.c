@@ -38,8 +38,7 @@ static void frame_destroy(rv_world *world, void *state)
     for (uint32_t k = 0; k < f->worker_count; k++)
         rvi_vec_free(heap, &f->workers[k].acc, sizeof(rvi_walk_acc));
     rvi_free(heap, f->workers, (size_t)f->worker_count * sizeof *f->workers);
-    rvi_free(heap, f->summaries.node, (size_t)f->summaries.capacity * sizeof *f->summaries.node);
-    rvi_free(heap, f->summaries.block, (size_t)(f->summaries.capacity / 64) * sizeof *f->summaries.block);
+    rvi_frame_free_summaries(heap, &f->summaries);
     rvi_vec_free(heap, &f->items, sizeof(rvi_walk_item));
     rvi_vec_free(heap, &f->tasks, sizeof(uint32_t));
     rvi_vec_free(heap, &f->item_stack, 2 * sizeof(uint32_t));
@@ -49,6 +48,12 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_vec_free(heap, &f->selections, sizeof(rvi_object_lod));
     rvi_vec_free(heap, &f->chunk_counts, sizeof(uint32_t));
     rvi_free(heap, f, sizeof *f);
+}
+
+void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s)
+{
+    rvi_free(heap, s->node, (size_t)s->capacity * sizeof *s->node);
+    rvi_free(heap, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
 }
 
 static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)

@@ -24,10 +24,10 @@
 #define NONE RVI_INDEX_NONE
 /* Siblings per item when a long list is cut (a job's worth: about 10 to 50 microseconds). */
 #define WALK_CHUNK 1024u
-/* Items the top is taken up until: enough to even out the loads of up to 8 workers, 8 each.
+/* Items the top is taken up until: enough to even out the loads of a few workers.
  * The same whatever the worker count or job system: what the walk keeps about a subtree
  * for the next frame depends on where items begin, and must not depend on the host. */
-#define WALK_ITEMS 64u
+#define WALK_ITEMS 32u
 /* Records a worker gets room for before a round, at least. */
 #define MIN_RECORDS 4096u
 #define MIN_STACK 64u
@@ -180,7 +180,8 @@ static rv_result take_up_node(rv_world *world, rvi_frame *f, uint32_t node, uint
     if (a != RVI_WALK_DESCEND || world->scene.first_child[node] == NONE)
         return RV_OK;
     uint32_t child;
-    RVI_TRY(add_item(world, f, world->scene.first_child[node], UINT32_MAX, mask, weight, &child));
+    RVI_TRY(add_item(world, f, world->scene.first_child[node], world->scene.aux[node].child_count, mask, weight,
+                     &child));
     rvi_walk_record sub = { child, RVI_REC_SUB, 0.0f, 0 };
     return rvi_vec_push(&world->heap, &w->records, sizeof sub, &sub);
 }
@@ -195,7 +196,7 @@ static rv_result expand_item(rv_world *world, rvi_frame *f, uint32_t i)
     uint32_t begin = w->records.count;
     if (it.count == 0) {
         RVI_TRY(take_up_node(world, f, it.first, it.mask, it.weight));
-    } else if (span_length(sc, it.first, it.count, WALK_CHUNK + 1) > WALK_CHUNK) {
+    } else if ((it.count == UINT32_MAX ? span_length(sc, it.first, it.count, WALK_CHUNK + 1) : it.count) > WALK_CHUNK) {
         const uint32_t *cuts;
         uint32_t cut_count;
         RVI_TRY(span_chunks(world, f, it.first, it.count, &cuts, &cut_count));
@@ -301,10 +302,16 @@ static rv_result take_deferrals(rv_world *world, rvi_frame *f, uint32_t i)
  * (the top, while there are few items), then walk the other items as jobs. */
 static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
 {
+    /* Breadth first, in item order: an item is taken up while fewer than WALK_ITEMS wait
+     * (lone nodes always); what it makes waits after it. */
+    uint32_t waiting = f->items.count - *next;
     for (uint32_t i = *next; i < f->items.count; i++) {
         const rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, i);
-        if (it->count == 0 || (!it->whole && f->items.count - i < WALK_ITEMS))
-            RVI_TRY(expand_item(world, f, i));
+        if (it->count != 0 && (it->whole || waiting >= WALK_ITEMS))
+            continue;
+        uint32_t before = f->items.count;
+        RVI_TRY(expand_item(world, f, i));
+        waiting += f->items.count - before - 1;
     }
     /* The items left are this round's jobs. */
     rvi_vec *tasks = &f->tasks;

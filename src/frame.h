@@ -273,10 +273,10 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
 /* The sort key of a view depth: its unsigned order is the depth's (descending when
  * far_to_near; NaN last). */
 uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near);
-/* Sorts values by keys, both n entries at the start of scratch's sort_keys and sort_order
- * (reserved for 2n), stably (LSD radix, four 8-bit passes: O(n)). Returns the sorted
- * values (one of the two halves of sort_order). */
-uint32_t *rvi_frame_sort_keys(uint32_t n, rvi_walk_scratch *scratch);
+/* Sorts n values (order) by their keys, stably (LSD radix, four 8-bit passes: O(n)), with
+ * keys2 and order2 (n entries each, apart from the first two) for the passes. Returns the
+ * sorted values: order or order2. */
+uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2);
 /* Reserves sort scratch for n items. */
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);

@@ -463,14 +463,15 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
     }
 }
 
-/* One list of the emit pass: its sort keys, then its items in sorted order. */
-typedef struct list_pass {
+/* The emit pass: both lists' sort keys (opaque first, then translucent, in one array),
+ * then their items in sorted order. */
+typedef struct emit_lists {
     object_pass *p;
-    uint32_t list;           /* 0 opaque (front to back), 1 translucent (far to near) */
     uint32_t *keys, *refs;   /* in emit order: a candidate's items, candidate after candidate */
-    const uint32_t *sorted;  /* refs in draw order: candidate index << 1 | item */
-    uint32_t count;
-} list_pass;
+    const uint32_t *sorted[2]; /* refs in draw order: candidate index << 1 | item */
+    uint32_t count[2];
+    uint32_t chunks[2];      /* place_job's chunks of each list */
+} emit_lists;
 
 static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
@@ -480,51 +481,56 @@ static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint3
            (ws[2] - cam->eye[2]) * cam->forward[2];
 }
 
-/* Each visible candidate's items of this list: a key and a reference, at the place the
- * chunks before it end. */
+/* Each visible candidate's items: a key and a reference, at the place the chunks before it
+ * end in its list (the translucent list's keys after the opaque list's). */
 static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     (void)w;
-    list_pass *l = context;
+    emit_lists *l = context;
     object_pass *p = l->p;
     const rvi_scene *sc = &p->world->scene;
     const uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
     for (uint32_t chunk = begin; chunk < end; chunk++) {
-        uint32_t at = offsets[2 * chunk + l->list];
+        uint32_t at[2] = { offsets[2 * chunk], l->count[0] + offsets[2 * chunk + 1] };
         uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
         for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
             uint32_t node = p->cands[k].node;
-            if (p->state[k] != OBJECT_VISIBLE || ((sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0) != l->list)
+            if (p->state[k] != OBJECT_VISIBLE)
                 continue;
-            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), l->list == 1);
-            for (uint32_t s = 0; s < p->lod[k].n; s++, at++) {
-                l->keys[at] = key;
-                l->refs[at] = k << 1 | s;
+            uint32_t list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
+            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), list == 1);
+            for (uint32_t s = 0; s < p->lod[k].n; s++, at[list]++) {
+                l->keys[at[list]] = key;
+                l->refs[at[list]] = k << 1 | s;
             }
         }
     }
 }
 
-/* The items at sorted places [begin, end) of the list (in units of OBJECT_CHUNK places). */
+/* The items at sorted places, OBJECT_CHUNK places a job: the opaque list's chunks, then
+ * the translucent list's. */
 static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     (void)w;
-    list_pass *l = context;
+    emit_lists *l = context;
     object_pass *p = l->p;
     rvi_frame *f = p->f;
     rvi_frame_arena *a = &f->arenas[f->building];
-    rv_draw_item *items = RVI_VEC_PTR(l->list ? a->translucent : a->opaque, rv_draw_item);
-    uint32_t last = end * OBJECT_CHUNK < l->count ? end * OBJECT_CHUNK : l->count;
-    for (uint32_t q = begin * OBJECT_CHUNK; q < last; q++) {
-        uint32_t k = l->sorted[q] >> 1, s = l->sorted[q] & 1;
-        const object_lod *o = &p->lod[k];
-        rvi_frame_emit(p->world, f->render_scene, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+    for (uint32_t chunk = begin; chunk < end; chunk++) {
+        uint32_t list = chunk >= l->chunks[0], c = chunk - (list ? l->chunks[0] : 0);
+        rv_draw_item *items = RVI_VEC_PTR(list ? a->translucent : a->opaque, rv_draw_item);
+        uint32_t last = (c + 1) * OBJECT_CHUNK < l->count[list] ? (c + 1) * OBJECT_CHUNK : l->count[list];
+        for (uint32_t q = c * OBJECT_CHUNK; q < last; q++) {
+            uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
+            const object_lod *o = &p->lod[k];
+            rvi_frame_emit(p->world, f->render_scene, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+        }
     }
 }
 
 /* The visible candidates' draw items into the building arena's lists, in draw order: each
- * list's keys written by the chunks at the places the chunks before them end, sorted
- * (stable: equal depths keep walk order), then the items written in sorted order. */
+ * chunk writes its keys at the places the chunks before it end, each list is sorted
+ * (stable: equal depths keep walk order), then the items are written in sorted order. */
 static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64_t *sort_ns)
 {
     uint64_t total[2] = { 0, 0 };
@@ -533,26 +539,29 @@ static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64
         offsets[k] = (uint32_t)total[k & 1];
         total[k & 1] += p->chunk_counts[k];
     }
-    if (total[0] > UINT32_MAX || total[1] > UINT32_MAX)
+    if (total[0] + total[1] > UINT32_MAX / 2)
         return RV_ERR_CAPACITY;
     rvi_frame_arena *a = &f->arenas[f->building];
     RVI_TRY(rvi_vec_reserve(&world->heap, &a->opaque, sizeof(rv_draw_item), (uint32_t)total[0]));
     RVI_TRY(rvi_vec_reserve(&world->heap, &a->translucent, sizeof(rv_draw_item), (uint32_t)total[1]));
-    RVI_TRY(rvi_frame_reserve_sort(&world->heap, &f->scratch, (uint32_t)(total[0] > total[1] ? total[0] : total[1])));
+    RVI_TRY(rvi_frame_reserve_sort(&world->heap, &f->scratch, (uint32_t)(total[0] + total[1])));
     a->opaque.count = (uint32_t)total[0];
     a->translucent.count = (uint32_t)total[1];
-    for (uint32_t list = 0; list < 2; list++) {
-        list_pass l = { p, list, RVI_VEC_PTR(f->scratch.sort_keys, uint32_t), RVI_VEC_PTR(f->scratch.sort_order, uint32_t),
-                        NULL, (uint32_t)total[list] };
-        if (l.count == 0)
-            continue;
-        RVI_TRY(rvi_frame_parallel(f, key_job, &l, p->chunks, 1));
-        uint64_t t0 = rvi_clock_now(world);
-        l.sorted = rvi_frame_sort_keys(l.count, &f->scratch);
-        *sort_ns += rvi_clock_now(world) - t0;
-        RVI_TRY(rvi_frame_parallel(f, place_job, &l, (l.count + OBJECT_CHUNK - 1) / OBJECT_CHUNK, 1));
-    }
-    return RV_OK;
+    emit_lists l = { p, RVI_VEC_PTR(f->scratch.sort_keys, uint32_t), RVI_VEC_PTR(f->scratch.sort_order, uint32_t),
+                     { NULL, NULL }, { (uint32_t)total[0], (uint32_t)total[1] },
+                     { ((uint32_t)total[0] + OBJECT_CHUNK - 1) / OBJECT_CHUNK,
+                       ((uint32_t)total[1] + OBJECT_CHUNK - 1) / OBJECT_CHUNK } };
+    if (total[0] + total[1] == 0)
+        return RV_OK;
+    RVI_TRY(rvi_frame_parallel(f, key_job, &l, p->chunks, 1));
+    /* Each list sorted where its keys are, with the scratch's second halves beside them
+     * for the passes. */
+    uint64_t t0 = rvi_clock_now(world);
+    uint32_t n = l.count[0] + l.count[1], n0 = l.count[0];
+    l.sorted[0] = rvi_frame_sort_pairs(n0, l.keys, l.refs, l.keys + n, l.refs + n);
+    l.sorted[1] = rvi_frame_sort_pairs(l.count[1], l.keys + n0, l.refs + n0, l.keys + n + n0, l.refs + n + n0);
+    *sort_ns += rvi_clock_now(world) - t0;
+    return rvi_frame_parallel(f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
 }
 
 /* LOD selection (hysteresis, crossfade) of every candidate. A node that stops resting at

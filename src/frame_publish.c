@@ -53,10 +53,8 @@ uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near)
     return depth_key(view_depth, far_to_near);
 }
 
-uint32_t *rvi_frame_sort_keys(uint32_t n, rvi_walk_scratch *s)
+uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2)
 {
-    uint32_t *keys = RVI_VEC_PTR(s->sort_keys, uint32_t), *keys2 = keys + n;
-    uint32_t *order = RVI_VEC_PTR(s->sort_order, uint32_t), *order2 = order + n;
     if (n < 2)
         return order;
     for (int shift = 0; shift < 32; shift += 8) {
@@ -92,7 +90,7 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
         keys[i] = depth_key(items[i].view_depth, far_to_near);
         order[i] = i;
     }
-    order = rvi_frame_sort_keys(n, s);
+    order = rvi_frame_sort_pairs(n, keys, order, keys + n, order + n);
     /* Apply the permutation in place, cycle by cycle (slot i takes item order[i]): each
      * 96-byte item moves once, with no gather buffer and no copy back. A placed slot is
      * marked by order[i] = i. */

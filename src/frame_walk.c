@@ -59,7 +59,7 @@ rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint
 {
     if (count == 0)
         return RV_OK;
-    if (!f->jobs.parallel_for) {
+    if (!f->jobs.parallel_for || count == 1) { /* one job: no hand-over is worth its cost */
         fn(context, &f->workers[0], 0, count);
         return RV_OK;
     }

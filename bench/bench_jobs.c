@@ -14,6 +14,9 @@ typedef struct helper_arg {
     uint32_t worker;
 } helper_arg;
 
+/* A parallel-for hands out ranges through one atomic word: the call's number in the high
+ * half, the next item in the low half, so a helper that wakes late for a call already over
+ * claims nothing. The caller waits for the items to be done, not for every helper to look. */
 struct rvb_jobs {
     uint32_t workers;
     pthread_t threads[MAX_WORKERS];
@@ -21,13 +24,13 @@ struct rvb_jobs {
     uint32_t started;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    /* The current parallel-for: written by the caller before it bumps generation. */
+    /* The current call: written by the caller before it publishes the call's number. */
     rv_job_fn job;
     void *context;
     uint32_t count, grain;
-    atomic_uint next;        /* start of the next range to hand out */
-    atomic_uint finished;    /* helpers done with this generation */
-    atomic_ulong generation;
+    atomic_uint_fast64_t claim; /* call << 32 | next item */
+    atomic_uint done;           /* items done in the current call */
+    atomic_uint calls;          /* number of the current call */
     atomic_bool stop;
 };
 
@@ -38,14 +41,20 @@ static inline void pause_briefly(void)
 #endif
 }
 
-static void run_ranges(rvb_jobs *p, uint32_t worker)
+/* Claims and runs ranges of call number call until none is left. */
+static void run_ranges(rvb_jobs *p, uint32_t call, uint32_t worker)
 {
     for (;;) {
-        uint32_t begin = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
-        if (begin >= p->count)
+        uint_fast64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
+        uint32_t begin = (uint32_t)c;
+        if ((uint32_t)(c >> 32) != call || begin >= p->count)
             return;
         uint32_t end = p->count - begin > p->grain ? begin + p->grain : p->count;
+        uint_fast64_t want = ((uint_fast64_t)call << 32) | end;
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &c, want, memory_order_acq_rel, memory_order_acquire))
+            continue;
         p->job(p->context, worker, begin, end);
+        atomic_fetch_add_explicit(&p->done, end - begin, memory_order_release);
     }
 }
 
@@ -53,24 +62,23 @@ static void *helper_main(void *arg)
 {
     helper_arg *a = arg;
     rvb_jobs *p = a->pool;
-    unsigned long seen = 0;
+    uint32_t seen = 0;
     for (;;) {
-        unsigned long g = atomic_load_explicit(&p->generation, memory_order_acquire);
-        for (int spin = 0; g == seen && spin < SPIN_ROUNDS && !atomic_load(&p->stop); spin++) {
+        uint32_t call = atomic_load_explicit(&p->calls, memory_order_acquire);
+        for (int spin = 0; call == seen && spin < SPIN_ROUNDS && !atomic_load(&p->stop); spin++) {
             pause_briefly();
-            g = atomic_load_explicit(&p->generation, memory_order_acquire);
+            call = atomic_load_explicit(&p->calls, memory_order_acquire);
         }
-        if (g == seen) {
+        if (call == seen) {
             pthread_mutex_lock(&p->lock);
-            while ((g = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen && !atomic_load(&p->stop))
+            while ((call = atomic_load_explicit(&p->calls, memory_order_acquire)) == seen && !atomic_load(&p->stop))
                 pthread_cond_wait(&p->wake, &p->lock);
             pthread_mutex_unlock(&p->lock);
         }
         if (atomic_load(&p->stop))
             return NULL;
-        seen = g;
-        run_ranges(p, a->worker);
-        atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+        seen = call;
+        run_ranges(p, call, a->worker);
     }
 }
 
@@ -84,20 +92,20 @@ static void parallel_for(void *user, rv_job_fn job, void *context, uint32_t coun
             job(context, 0, b, count - b > grain ? b + grain : count);
         return;
     }
+    uint32_t call = atomic_load_explicit(&p->calls, memory_order_relaxed) + 1;
     p->job = job;
     p->context = context;
     p->count = count;
     p->grain = grain;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->claim, (uint_fast64_t)call << 32, memory_order_release);
+    atomic_store_explicit(&p->calls, call, memory_order_release);
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    run_ranges(p, 0);
-    /* Wait for the helpers: spin a little, then give the core up (on a loaded machine a
-     * helper may not be running yet). */
-    for (int spin = 0; atomic_load_explicit(&p->finished, memory_order_acquire) != p->workers - 1; spin++) {
+    run_ranges(p, call, 0);
+    /* Wait for ranges other workers claimed: spin a little, then give the core up. */
+    for (int spin = 0; atomic_load_explicit(&p->done, memory_order_acquire) != count; spin++) {
         if (spin < SPIN_ROUNDS)
             pause_briefly();
         else

@@ -7,6 +7,9 @@
 
 #include "rvis.h"
 #include "world.h"
+#include "cull.h"
+#include "frustum.h"
+#include "lod.h"
 #include "core/hash.h"
 #include "support/rvt.h"
 
@@ -865,6 +868,93 @@ static void test_group_spatially_allocation_failure_leaves_world_unchanged(void 
     assert_true(rvt_run_sweep(&sweep) >= 2); /* scratch and node storage */
 }
 
+/* Runs of leaves (consecutive slots, linked in order) are classified by a vector pass on
+ * AVX-512, AVX2 or plain C, whichever the CPU has: every code path gives the same verdicts,
+ * and each lane's verdict is the one-by-one test's (the plane test, the LOD cutoff). */
+static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
+{
+    (void)state;
+    rv_world *w = make_world();
+    enum { N = 3000 };
+    rv_node group = make_node(w, RV_NODE_NONE), nodes[N];
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+    uint64_t seed = 17;
+    for (int i = 0; i < N; i++) {
+        nodes[i] = make_node(w, group);
+        set_pos(w, nodes[i], rvt_uniform(&seed, -150, 150), rvt_uniform(&seed, -3, 3), rvt_uniform(&seed, -150, 150));
+        if (i % 11 != 3) /* some leaves without geometry */
+            set_sphere(w, nodes[i], rvt_uniform(&seed, 0.1f, 2.0f));
+        if (i % 3)
+            assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+    }
+    /* Frames from a few eyes: far nodes come to rest at "nothing" (their cutoffs set). */
+    for (int f = 0; f < 4; f++) {
+        const float eye[3] = { 20.0f * (float)f, 2, 0 }, target[3] = { 0, 0, -100 };
+        float vp[16], view[16];
+        rv_frustum fr = camera(eye, target, 400);
+        (void)fr;
+        mat4 proj, vw;
+        vec3 e = { eye[0], eye[1], eye[2] }, tg = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
+        glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, 400, proj);
+        glm_lookat(e, tg, up, vw);
+        memcpy(vp, proj, sizeof vp);
+        memcpy(view, vw, sizeof view);
+        rv_view v = { .view = view, .projection = vp, .viewport_width = 640, .viewport_height = 360, .time_ms = 16.0 * f };
+        rv_frame_view out;
+        assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    }
+    const float eye[3] = { 30, 2, 10 }, target[3] = { -40, 0, -90 };
+    rv_frustum fr = camera(eye, target, 300);
+    rvi_walk_policy p = { 0 };
+    p.scene = &w->scene;
+    p.frustum = &fr;
+    p.cutoff_sq = rvi_lod_cutoff(w, &p.cutoff_count);
+    memcpy(p.eye, eye, sizeof eye);
+    rvi_simd_level best = rvi_simd_best_level();
+    uint32_t first = (uint32_t)(nodes[0].id & 0xFFFFFF), lanes = 0, cut = 0;
+    for (uint32_t k = 0; k + 64 < N; k += 7) {
+        uint32_t mask = (uint32_t)(rvt_next(&seed) & fr.plane_mask), limit = 1 + (uint32_t)(rvt_next(&seed) % 64);
+        rvi_walk_run ref;
+        memset(&ref, 0, sizeof ref);
+        rvi_walk_classify_run(&p, RVI_SIMD_SCALAR, mask, first + k, limit, &ref);
+        for (int level = RVI_SIMD_AVX2; level <= (int)best; level++) {
+            rvi_walk_run got;
+            memset(&got, 0, sizeof got);
+            rvi_walk_classify_run(&p, level, mask, first + k, limit, &got);
+            assert_int_equal(got.n, ref.n);
+            if (ref.n < RVI_WALK_RUN_MIN)
+                continue;
+            assert_true(got.outside == ref.outside && got.visit_lane == ref.visit_lane &&
+                        got.visit_whole == ref.visit_whole);
+            assert_int_equal(got.settled, ref.settled);
+            assert_int_equal(got.n_cut, ref.n_cut);
+            assert_int_equal(got.acc.ok, ref.acc.ok);
+            if (ref.acc.ok)
+                assert_true(got.acc.k == ref.acc.k && got.acc.r == ref.acc.r);
+        }
+        if (ref.n < RVI_WALK_RUN_MIN)
+            continue;
+        for (uint32_t j = 0; j < ref.n; j++) {
+            uint32_t i = first + k + j, m = mask;
+            const float *ws = w->scene.world_sphere[i];
+            if ((ref.visit_whole >> j) & 1)
+                continue;
+            bool outside = rvi_classify_sphere_masked(&fr, ws, ws[3], &m) == RV_OUTSIDE;
+            assert_int_equal(((ref.outside >> j) & 1) != 0, outside);
+            bool settled = !((ref.visit_lane >> j) & 1);
+            bool has_geometry = (w->scene.flags[i] & RVI_NODE_HAS_GEOMETRY) != 0;
+            if (settled && !outside) /* not drawn, or dropped by the cutoff */
+                assert_true(!has_geometry || rvi_walk_cut(&p, i, ws));
+            lanes++;
+            cut += settled && !outside && has_geometry;
+        }
+    }
+    assert_true(lanes > 1000 && cut > 10); /* not vacuous: runs, and lanes the cutoff drops */
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_group_spatially_with_null_groups_every_child),
         cmocka_unit_test(test_group_spatially_rejects_bad_children_and_changes_nothing),
         cmocka_unit_test(test_group_spatially_allocation_failure_leaves_world_unchanged),
+        cmocka_unit_test(test_runs_of_leaves_classify_alike_on_every_code_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

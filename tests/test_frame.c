@@ -2380,6 +2380,71 @@ static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* The walk drops whole subtrees and blocks of leaves whose every piece rests at LOD
+ * "nothing" and stays there: what it draws is what a walk that looks at every node draws
+ * (a world keeping cull records keeps no summaries), while the camera comes and goes, nodes
+ * move, a ladder changes and a node is added. */
+static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **state)
+{
+    (void)state;
+    rv_world *w[2];
+    rv_node field[2], crates[2][900];
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder ladder, coarse;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+    assert_int_equal(rv_lod_ladder_make(t, 2, &coarse), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 64;
+        d.record_culls = k == 1;
+        assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
+        assert_int_equal(rv_node_create(w[k], RV_NODE_NONE, &field[k]), RV_OK);
+        for (int i = 0; i < 900; i++) {
+            crates[k][i] = object_at(w[k], field[k], (float)(i % 30) * 2.5f - 37, 0.5f, -(float)(i / 30) * 2.5f - 5, 0.87f);
+            assert_int_equal(rv_node_set_lod_ladder(w[k], crates[k][i], &ladder), RV_OK);
+        }
+        assert_int_equal(rv_update_world(w[k]), RV_OK);
+        /* Groups over one half: subtrees to drop besides the other half's blocks. */
+        rv_node half[450];
+        memcpy(half, crates[k] + 450, sizeof half);
+        assert_int_equal(rv_group_spatially(w[k], field[k], half, 450, 0, NULL), RV_OK);
+    }
+    int drawn_far = 0, drawn_near = 0;
+    uint64_t dropped = 0; /* blocks and subtrees the walk passed over by their summaries */
+    for (int f = 0; f < 160; f++) {
+        /* Away from the field and back, looking along it. */
+        float z = f < 80 ? 10.0f + 4.0f * (float)f : 10.0f + 4.0f * (float)(160 - f);
+        const float eye[3] = { 0, 1.7f, z }, target[3] = { 0, 0.5f, z - 50 };
+        camera c;
+        camera_make(&c, eye, target, 1.0f, 16.0 * f);
+        for (int k = 0; k < 2; k++) {
+            if (f == 50) { /* a crate moves, another gets a shorter ladder */
+                float p[3] = { 3, 0.5f, -20 };
+                assert_int_equal(rv_node_set_position(w[k], crates[k][100], p), RV_OK);
+                assert_int_equal(rv_node_set_lod_ladder(w[k], crates[k][700], &coarse), RV_OK);
+            }
+            if (f == 120) /* a node comes */
+                (void)object_at(w[k], field[k], 1, 0.5f, -30, 0.87f);
+        }
+        rv_frame_view v[2];
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
+        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
+            fail_msg("frame %d: the walk with summaries drew another list", f);
+        const rvi_frame *fs = rvi_frame_find(w[0]);
+        for (uint32_t k = 0; k < fs->worker_count; k++)
+            dropped += fs->workers[k].walk.summarised;
+        if (f == 75)
+            drawn_far = (int)v[0].opaque_count;
+        if (f == 5)
+            drawn_near = (int)v[0].opaque_count;
+    }
+    assert_true(drawn_near > 100 && drawn_far < drawn_near); /* the LOD did drop the far ones */
+    assert_true(dropped > 100);                             /* and the walk passed them over */
+    for (int k = 0; k < 2; k++)
+        rv_world_destroy(w[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2402,6 +2467,7 @@ int main(void)
         cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
         cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
+        cmocka_unit_test(test_dropping_what_stays_at_nothing_changes_nothing_drawn),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it),

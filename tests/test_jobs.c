@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "support/rvt.h"
 #include "support/rvt_jobs.h"
+#include "support/rvt_scene.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,17 +38,6 @@ static void check(rv_result r)
     assert_int_equal(r, RV_OK);
 }
 
-static rv_node object(rv_world *w, rv_node parent, float x, float y, float z, float radius)
-{
-    rv_node n;
-    const float p[3] = { x, y, z }, c[3] = { 0, 0, 0 };
-    check(rv_node_create(w, parent, &n));
-    check(rv_node_set_position(w, n, p));
-    if (radius > 0)
-        check(rv_node_set_bounds(w, n, c, radius));
-    return n;
-}
-
 static void build(job_world *jw, const rv_job_system *jobs, bool churn)
 {
     uint64_t s = jw->seed;
@@ -63,9 +53,9 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
     rv_lod_ladder ladder;
     check(rv_lod_ladder_make(t, 3, &ladder));
     /* The wide group: a field of crates, most with ladders, some with test boxes. */
-    rv_node field = object(w, RV_NODE_NONE, 0, 0, 0, 0), chain_top = RV_NODE_NONE;
+    rv_node field = rvt_object(w, RV_NODE_NONE, 0, 0, 0, -1), chain_top = RV_NODE_NONE;
     for (uint32_t k = 0; k < WIDE; k++) {
-        rv_node n = object(w, field, (float)(k % 95) * 1.2f - 57, 0.5f, (float)(k / 95) * 1.2f - 57, 0.7f);
+        rv_node n = rvt_object(w, field, (float)(k % 95) * 1.2f - 57, 0.5f, (float)(k / 95) * 1.2f - 57, 0.7f);
         if (k == WIDE / 2)
             chain_top = n;
         if (k % 5)
@@ -78,15 +68,15 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
      * its tooth while the walk goes deeper. Every fourth link has geometry. */
     rv_node link = chain_top;
     for (uint32_t k = 0; k < CHAIN; k++) {
-        rv_node next = object(w, link, k == 0 ? 2 : 0.1f, k == 0 ? 1 : 0.01f, 0, k % 4 == 0 ? 0.5f : 0);
-        object(w, link, 0, 0.3f, 0, 0.2f);
+        rv_node next = rvt_object(w, link, k == 0 ? 2 : 0.1f, k == 0 ? 1 : 0.01f, 0, k % 4 == 0 ? 0.5f : -1);
+        rvt_object(w, link, 0, 0.3f, 0, 0.2f);
         link = next;
     }
     /* Loose nodes under random parents; some partition groups, two of them nested. */
     for (uint32_t i = 0; i < LOOSE; i++) {
         rv_node parent = i < 6 ? RV_NODE_NONE : jw->loose[rvt_next(&s) % i];
-        jw->loose[i] = object(w, parent, rvt_uniform(&s, -30, 30), rvt_uniform(&s, -2, 2), rvt_uniform(&s, -30, 30),
-                              rvt_next(&s) % 3 ? rvt_uniform(&s, 0.1f, 3) : 0);
+        jw->loose[i] = rvt_object(w, parent, rvt_uniform(&s, -30, 30), rvt_uniform(&s, -2, 2), rvt_uniform(&s, -30, 30),
+                                  rvt_next(&s) % 3 ? rvt_uniform(&s, 0.1f, 3) : -1);
         if (i % 7 == 0)
             check(rv_node_set_lod_ladder(w, jw->loose[i], &ladder));
     }
@@ -106,15 +96,15 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
         }
     }
     /* An HLOD tree: a root region over regions over objects, half of them resident. */
-    rv_node top = object(w, RV_NODE_NONE, -20, 1, -20, 4);
+    rv_node top = rvt_object(w, RV_NODE_NONE, -20, 1, -20, 4);
     check(rv_node_set_hlod_region(w, top, 2.0f));
     check(rv_node_set_hlod_resident(w, top, true));
     for (uint32_t r = 0; r < REGIONS; r++) {
-        rv_node region = object(w, top, (float)r - 4, 0, 0, 1.5f);
+        rv_node region = rvt_object(w, top, (float)r - 4, 0, 0, 1.5f);
         check(rv_node_set_hlod_region(w, region, 0.5f));
         check(rv_node_set_hlod_resident(w, region, r % 2 == 0));
         for (uint32_t k = 0; k < 6; k++)
-            object(w, region, (float)k * 0.3f, 0, 0.5f, 0.3f);
+            rvt_object(w, region, (float)k * 0.3f, 0, 0.5f, 0.3f);
     }
     /* Walls. */
     for (uint32_t k = 0; k < 6; k++) {
@@ -130,22 +120,10 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
 
 static void view_at(int frame, float view[16], float projection[16], rv_view *v)
 {
-    float a = 0.05f * (float)frame, eye[3] = { 45.0f * cosf(a), 3.0f, 45.0f * sinf(a) };
-    float f[3] = { -eye[0], -1.0f - eye[1], -eye[2] }, len = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (int k = 0; k < 3; k++)
-        f[k] /= len;
-    float r[3] = { -f[2], 0, f[0] }, rl = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= rl;
-    r[2] /= rl;
-    float u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
-    const float vm[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
-                           -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]),
-                           -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
-                           f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
-    const float n = 0.2f, fa = 300.0f, t = 1.0f / tanf(0.6f);
-    const float pm[16] = { t / 1.5f, 0, 0, 0, 0, t, 0, 0, 0, 0, (fa + n) / (n - fa), -1, 0, 0, 2 * fa * n / (n - fa), 0 };
-    memcpy(view, vm, sizeof vm);
-    memcpy(projection, pm, sizeof pm);
+    float a = 0.05f * (float)frame;
+    const float eye[3] = { 45.0f * cosf(a), 3.0f, 45.0f * sinf(a) }, target[3] = { 0, -1, 0 };
+    rvt_look_at(eye, target, view);
+    rvt_perspective(1.2f, 1.5f, 0.2f, 300.0f, projection);
     memset(v, 0, sizeof *v);
     v->view = view;
     v->projection = projection;

@@ -129,6 +129,47 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
     out->bound_ok = bound_ok;
 }
 
+/* The vector kernels' per-block verdicts, gathered as bits across the run. */
+typedef struct run_tally {
+    uint64_t outside, lane, whole;
+    uint32_t n, settled, n_out, n_cut, lod_bad, bound_bad;
+} run_tally;
+
+/* Block [k, k + lead) of the run: valid, the lanes in it; the rest, each lane's verdict. */
+static inline void tally_block(run_tally *t, uint32_t k, uint32_t lead, uint32_t valid, uint32_t done,
+                               uint32_t out, uint32_t plain, uint32_t cut)
+{
+    done &= valid;
+    out &= valid;
+    plain &= valid;
+    t->outside |= (uint64_t)out << k;
+    t->lane |= (uint64_t)(plain & ~done) << k;
+    t->whole |= (uint64_t)(valid & ~plain) << k;
+    t->settled += (uint32_t)__builtin_popcount(done);
+    t->n_out += (uint32_t)__builtin_popcount(done & out);
+    t->n_cut += (uint32_t)__builtin_popcount(done & ~out & cut & valid);
+    t->bound_bad |= valid & ~plain;
+    t->n += lead;
+}
+
+static inline void tally_finish(const run_tally *t, float k_min, float r_max, const float lo[3], const float hi[3],
+                                rvi_walk_run *out)
+{
+    out->n = t->n;
+    out->outside = t->outside;
+    out->visit_lane = t->lane;
+    out->visit_whole = t->whole;
+    out->settled = t->settled;
+    out->n_outside = t->n_out;
+    out->n_cut = t->n_cut;
+    out->acc.k = k_min;
+    out->acc.r = r_max;
+    out->acc.ok = t->lod_bad == 0;
+    memcpy(out->lo, lo, 3 * sizeof lo[0]);
+    memcpy(out->hi, hi, 3 * sizeof hi[0]);
+    out->bound_ok = t->bound_bad == 0;
+}
+
 /* ---- AVX2 ----------------------------------------------------------------------------------- */
 
 #if RUN_X86
@@ -220,9 +261,7 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     const __m256 keep = p->record_culls ? zero : _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     const __m256 inf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
     __m256 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
-    uint32_t lod_bad = 0, bound_bad = 0;
-    uint64_t outside = 0, lane = 0, whole = 0;
-    uint32_t n = 0, settled = 0, n_out = 0, n_cut = 0;
+    run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 8) {
         __m256i fl;
         uint32_t links = block_links(sc, first, k, limit, special, &fl);
@@ -283,39 +322,14 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
         k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
         r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
         uint32_t plain_run = (uint32_t)_mm256_movemask_ps(plain) & valid;
-        lod_bad |= (valid & ~plain_run) | ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
-        bound_bad |= valid & ~plain_run;
-        uint32_t done_bits = (uint32_t)_mm256_movemask_ps(done) & valid;
-        uint32_t out_bits = (uint32_t)_mm256_movemask_ps(out_v) & valid;
-        uint32_t plain_bits = (uint32_t)_mm256_movemask_ps(plain) & valid;
-        uint32_t cut_bits = (uint32_t)_mm256_movemask_ps(_mm256_and_ps(cut_v, geometry)) & valid;
-        outside |= (uint64_t)out_bits << k;
-        lane |= (uint64_t)(plain_bits & ~done_bits) << k;
-        whole |= (uint64_t)(valid & ~plain_bits) << k;
-        settled += (uint32_t)__builtin_popcount(done_bits);
-        n_out += (uint32_t)__builtin_popcount(done_bits & out_bits);
-        n_cut += (uint32_t)__builtin_popcount(done_bits & ~out_bits & cut_bits);
-        n += lead;
+        t.lod_bad |= (valid & ~plain_run) | ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
+        tally_block(&t, k, lead, valid, (uint32_t)_mm256_movemask_ps(done), (uint32_t)_mm256_movemask_ps(out_v),
+                    plain_run, (uint32_t)_mm256_movemask_ps(_mm256_and_ps(cut_v, geometry)));
         if (lead < 8)
             break;
     }
-    out->n = n;
-    out->outside = outside;
-    out->visit_lane = lane;
-    out->visit_whole = whole;
-    out->settled = settled;
-    out->n_outside = n_out;
-    out->n_cut = n_cut;
-    out->acc.k = hmin8(k_min);
-    out->acc.r = hmax8(r_max);
-    out->acc.ok = lod_bad == 0;
-    out->lo[0] = hmin8(lo_x);
-    out->lo[1] = hmin8(lo_y);
-    out->lo[2] = hmin8(lo_z);
-    out->hi[0] = hmax8(hi_x);
-    out->hi[1] = hmax8(hi_y);
-    out->hi[2] = hmax8(hi_z);
-    out->bound_ok = bound_bad == 0;
+    const float lo[3] = { hmin8(lo_x), hmin8(lo_y), hmin8(lo_z) }, hi[3] = { hmax8(hi_x), hmax8(hi_y), hmax8(hi_z) };
+    tally_finish(&t, hmin8(k_min), hmax8(r_max), lo, hi, out);
 }
 
 /* ---- AVX-512 ------------------------------------------------------------------------------- */
@@ -370,9 +384,7 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     const __mmask16 keep = p->record_culls ? 0 : 0xFFFF;
     const __m512 inf = _mm512_set1_ps(INFINITY), ninf = _mm512_set1_ps(-INFINITY);
     __m512 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
-    uint32_t lod_bad = 0, bound_bad = 0;
-    uint64_t outside = 0, lane = 0, whole = 0;
-    uint32_t n = 0, settled = 0, n_out = 0, n_cut = 0;
+    run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 16) {
         __mmask16 in_range = (__mmask16)(limit - k >= 16 ? 0xFFFF : (1u << (limit - k)) - 1u);
         __m512i fc = _mm512_maskz_loadu_epi32(in_range, sc->first_child + first + k);
@@ -441,37 +453,14 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
         __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
         k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
         r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
-        lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
-        bound_bad |= valid & ~(uint32_t)plain;
-        uint32_t done_bits = done & valid, out_bits = out_m & valid, plain_bits = plain & valid;
-        uint32_t cut_bits = cut_m & geometry & valid;
-        outside |= (uint64_t)out_bits << k;
-        lane |= (uint64_t)(plain_bits & ~done_bits) << k;
-        whole |= (uint64_t)(valid & ~plain_bits) << k;
-        settled += (uint32_t)__builtin_popcount(done_bits);
-        n_out += (uint32_t)__builtin_popcount(done_bits & out_bits);
-        n_cut += (uint32_t)__builtin_popcount(done_bits & ~out_bits & cut_bits);
-        n += lead;
+        t.lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
+        tally_block(&t, k, lead, valid, done, out_m, plain, cut_m & geometry);
         if (lead < 16)
             break;
     }
-    out->n = n;
-    out->outside = outside;
-    out->visit_lane = lane;
-    out->visit_whole = whole;
-    out->settled = settled;
-    out->n_outside = n_out;
-    out->n_cut = n_cut;
-    out->acc.k = _mm512_reduce_min_ps(k_min);
-    out->acc.r = _mm512_reduce_max_ps(r_max);
-    out->acc.ok = lod_bad == 0;
-    out->lo[0] = _mm512_reduce_min_ps(lo_x);
-    out->lo[1] = _mm512_reduce_min_ps(lo_y);
-    out->lo[2] = _mm512_reduce_min_ps(lo_z);
-    out->hi[0] = _mm512_reduce_max_ps(hi_x);
-    out->hi[1] = _mm512_reduce_max_ps(hi_y);
-    out->hi[2] = _mm512_reduce_max_ps(hi_z);
-    out->bound_ok = bound_bad == 0;
+    const float lo[3] = { _mm512_reduce_min_ps(lo_x), _mm512_reduce_min_ps(lo_y), _mm512_reduce_min_ps(lo_z) };
+    const float hi[3] = { _mm512_reduce_max_ps(hi_x), _mm512_reduce_max_ps(hi_y), _mm512_reduce_max_ps(hi_z) };
+    tally_finish(&t, _mm512_reduce_min_ps(k_min), _mm512_reduce_max_ps(r_max), lo, hi, out);
 }
 #endif
 

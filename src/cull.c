@@ -12,6 +12,7 @@
 
 
 #include <math.h>
+#include <string.h>
 
 #define NONE RVI_INDEX_NONE
 #define INDEX_BITS 0x00FFFFFFu /* slot indices are < 2^24 (RVI_POOL_MAX_SLOTS) */
@@ -126,10 +127,33 @@ static bool all_cut(const rvi_walk_policy *p, const float sphere[4], float k, fl
     return gap > 0.0f && r * r < gap * gap * k;
 }
 
+/* The same for every piece within the box lo..hi (around the pieces' spheres, so around
+ * their centres): each centre is at least as far from the eye, on each axis, as the box is,
+ * and the rounded squares and sums keep that order, so the box's rounded distance squared
+ * is at most any centre's, with no margin. A centre's distance squared must also stay in
+ * the float range (rvi_walk_cut): the box's farthest corner bounds it. */
+static bool all_cut_box(const rvi_walk_policy *p, const float lo[3], const float hi[3], float k, float r)
+{
+    if (!p->cutoff_sq || !(k > 0.0f))
+        return false;
+    float near[3], far[3];
+    for (int a = 0; a < 3; a++) {
+        float below = lo[a] - p->eye[a], above = p->eye[a] - hi[a];
+        near[a] = below > 0.0f ? below : above > 0.0f ? above : 0.0f;
+        float to_lo = fabsf(lo[a] - p->eye[a]), to_hi = fabsf(hi[a] - p->eye[a]);
+        far[a] = to_lo > to_hi ? to_lo : to_hi;
+    }
+    float g2 = near[0] * near[0] + near[1] * near[1] + near[2] * near[2];
+    float f2 = far[0] * far[0] + far[1] * far[1] + far[2] * far[2];
+    return f2 <= 3.4e38f && r * r < g2 * k;
+}
+
 void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
 {
-    if (node < s->capacity)
+    if (node < s->capacity) {
         s->block[node >> RVI_WALK_BLOCK_SHIFT].version = 0;
+        s->group[node >> RVI_WALK_GROUP_SHIFT].version = 0;
+    }
     for (uint32_t a = node; a != NONE && a < s->capacity; a = scene->parent[a])
         s->node[a].version = 0;
 }
@@ -331,27 +355,74 @@ static void sphere_of_box(const float lo[3], const float hi[3], float out[4])
     out[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
 }
 
-/* The aligned block from i, if its summary says the frustum misses it or every piece of it
- * stays at "nothing": passed over unread (and folded in), *at moved past it. Its leaves are
- * the siblings from i on, as when it was kept: no link changed since. */
-static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
+/* True when the summary b (of size slots from i, aligned to size) lets the walk pass it
+ * over: valid, and the frustum misses it or every piece of it stays at "nothing". Folded
+ * in if so. */
+static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, uint32_t size, uint32_t in_mask)
 {
     const rvi_walk_policy *p = w->p;
-    rvi_walk_summaries *s = p->summaries;
-    uint32_t i = *at;
-    if ((i & (RVI_WALK_BLOCK - 1)) || i + RVI_WALK_BLOCK > s->capacity || (w->depth == 0 && w->left0 < RVI_WALK_BLOCK))
-        return false;
-    const rvi_walk_block *b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
-    if (b->version != s->version)
+    const rvi_walk_summaries *s = p->summaries;
+    if (i + size > s->capacity || (w->depth == 0 && w->left0 < size) || b->version != s->version)
         return false;
     uint32_t m = in_mask;
     bool outside = m && rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE;
-    if (!outside && !(b->lod_ok && all_cut(p, b->sphere, b->k, b->r)))
+    if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r)))
         return false;
     acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
     w->c.summarised++;
     if (w->depth == 0)
-        w->left0 -= RVI_WALK_BLOCK;
+        w->left0 -= size;
+    return true;
+}
+
+/* A group whose blocks are all kept, each linked to the next, gets their summary; tried
+ * when the walk passes the group's last block. */
+static void keep_group(walk *w, uint32_t i)
+{
+    rvi_walk_summaries *s = w->p->summaries;
+    uint32_t base = i & ~(RVI_WALK_GROUP - 1);
+    rvi_walk_block *g = &s->group[base >> RVI_WALK_GROUP_SHIFT];
+    if (g->version == s->version || base + RVI_WALK_GROUP > s->capacity)
+        return;
+    const rvi_walk_block *b = &s->block[base >> RVI_WALK_BLOCK_SHIFT];
+    rvi_walk_block sum = { { 0 }, { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY },
+                           INFINITY, 0.0f, 1, b[RVI_WALK_GROUP / RVI_WALK_BLOCK - 1].after, s->version };
+    for (uint32_t j = 0; j < RVI_WALK_GROUP / RVI_WALK_BLOCK; j++) {
+        if (b[j].version != s->version ||
+            (j + 1 < RVI_WALK_GROUP / RVI_WALK_BLOCK && b[j].after != base + (j + 1) * RVI_WALK_BLOCK))
+            return;
+        for (int a = 0; a < 3; a++) { /* finite: a kept block's box is */
+            sum.lo[a] = b[j].lo[a] < sum.lo[a] ? b[j].lo[a] : sum.lo[a];
+            sum.hi[a] = b[j].hi[a] > sum.hi[a] ? b[j].hi[a] : sum.hi[a];
+        }
+        sum.lod_ok &= b[j].lod_ok;
+        if (b[j].lod_ok) {
+            sum.k = b[j].k < sum.k ? b[j].k : sum.k;
+            sum.r = b[j].r > sum.r ? b[j].r : sum.r;
+        }
+    }
+    sphere_of_box(sum.lo, sum.hi, sum.sphere);
+    if (isfinite(sum.sphere[3]))
+        *g = sum;
+}
+
+/* The aligned group or block from *at, if its summary lets the walk pass it over: *at moved
+ * past it. Its leaves are the siblings from *at on, as when it was kept: no link changed
+ * since. */
+static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
+{
+    const rvi_walk_summaries *s = w->p->summaries;
+    uint32_t i = *at;
+    if (i & (RVI_WALK_BLOCK - 1))
+        return false;
+    const rvi_walk_block *b = &s->group[i >> RVI_WALK_GROUP_SHIFT];
+    if ((i & (RVI_WALK_GROUP - 1)) || !skip_summary(w, b, i, RVI_WALK_GROUP, in_mask)) {
+        b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
+        if (!skip_summary(w, b, i, RVI_WALK_BLOCK, in_mask))
+            return false;
+        if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
+            keep_group(w, i);
+    }
     *at = w->depth == 0 && w->left0 == 0 ? NONE : b->after;
     return true;
 }
@@ -361,12 +432,24 @@ static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
 {
     rvi_walk_summaries *s = w->p->summaries;
     rvi_walk_block *b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
-    sphere_of_box(run->lo, run->hi, b->sphere);
-    b->k = run->acc.k;
-    b->r = run->acc.r;
-    b->lod_ok = run->acc.ok;
-    b->after = w->p->scene->next_sibling[i + RVI_WALK_BLOCK - 1];
-    b->version = run->bound_ok && isfinite(b->sphere[3]) ? s->version : 0;
+    rvi_walk_block kept;
+    memset(&kept, 0, sizeof kept); /* compared whole below */
+    sphere_of_box(run->lo, run->hi, kept.sphere);
+    memcpy(kept.lo, run->lo, sizeof kept.lo);
+    memcpy(kept.hi, run->hi, sizeof kept.hi);
+    kept.k = run->acc.k;
+    kept.r = run->acc.r;
+    kept.lod_ok = run->acc.ok;
+    kept.after = w->p->scene->next_sibling[i + RVI_WALK_BLOCK - 1];
+    kept.version = run->bound_ok && isfinite(kept.sphere[3]) ? s->version : 0;
+    /* A block kept as it was leaves its group's summary standing; any other is gathered
+     * again at the group's end. */
+    if (memcmp(b, &kept, sizeof kept) != 0) {
+        *b = kept;
+        s->group[i >> RVI_WALK_GROUP_SHIFT].version = 0;
+    }
+    if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
+        keep_group(w, i);
 }
 
 /* A run of leaves from i: the pass settles most lanes, the rest are taken up in order.

@@ -33,17 +33,22 @@ typedef struct rvi_walk_summary {
     uint32_t version; /* valid while it equals rvi_walk_summaries.version */
 } rvi_walk_summary;
 
-/* Leaf slots per block, a power of two. 16 measured best on the crate field (32 and 64
- * read more leaves near the view; blocks of blocks, 256 and 4096 slots, rarely fall wholly
- * outside and cost their bookkeeping). */
+/* Leaf slots per block, a power of two, and blocks per group (a second level, so a long
+ * list of leaves far from the view is passed over a group at a time). 16 leaves measured
+ * best on the crate field (32 and 64 read more leaves near the view). */
 #define RVI_WALK_BLOCK_SHIFT 4u
 #define RVI_WALK_BLOCK (1u << RVI_WALK_BLOCK_SHIFT)
+#define RVI_WALK_GROUP_SHIFT 8u
+#define RVI_WALK_GROUP (1u << RVI_WALK_GROUP_SHIFT)
 
 /* The same for an aligned block of RVI_WALK_BLOCK leaf slots walked as one run (siblings
- * linked in slot order), with a sphere around them: a block wholly outside the frustum, or
- * wholly cut, is passed over unread. */
+ * linked in slot order), or a group of such blocks each linked to the next: a sphere and a
+ * box around them. One the frustum misses (by its sphere), or whose pieces all stay at
+ * "nothing" from the eye (by its box: a row of leaves is long and thin), is passed over
+ * unread. */
 typedef struct rvi_walk_block {
     float sphere[4];
+    float lo[3], hi[3];
     float k, r;
     uint32_t lod_ok;  /* k and r hold (every geometry leaf rests at "nothing") */
     uint32_t after;   /* the sibling after its last leaf (RVI_INDEX_NONE: none) */
@@ -57,7 +62,8 @@ typedef struct rvi_walk_block {
 typedef struct rvi_walk_summaries {
     rvi_walk_summary *node;   /* per slot */
     rvi_walk_block *block;    /* per RVI_WALK_BLOCK slots */
-    uint32_t capacity;        /* slots covered (a multiple of RVI_WALK_BLOCK) */
+    rvi_walk_block *group;    /* per RVI_WALK_GROUP slots */
+    uint32_t capacity;        /* slots covered (a multiple of RVI_WALK_GROUP) */
     uint32_t version;         /* current, >= 1 */
 } rvi_walk_summaries;
 

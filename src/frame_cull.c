@@ -671,18 +671,21 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
 {
     rvi_walk_summaries *s = &f->summaries;
     const rvi_scene *sc = &world->scene;
-    uint32_t need = (sc->capacity + RVI_WALK_BLOCK - 1) & ~(RVI_WALK_BLOCK - 1);
+    uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
     if (need > s->capacity) {
-        rvi_walk_summaries grown = { NULL, NULL, need, s->version };
+        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version };
         grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
         grown.block = grown.node ? rvi_calloc(&world->heap, need / RVI_WALK_BLOCK, sizeof *grown.block) : NULL;
-        if (!grown.block) {
+        grown.group = grown.block ? rvi_calloc(&world->heap, need / RVI_WALK_GROUP, sizeof *grown.group) : NULL;
+        if (!grown.group) {
             rvi_free(&world->heap, grown.node, (size_t)need * sizeof *grown.node);
+            rvi_free(&world->heap, grown.block, (size_t)(need / RVI_WALK_BLOCK) * sizeof *grown.block);
             return RV_ERR_OUT_OF_MEMORY;
         }
         if (s->capacity) {
             memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
             memcpy(grown.block, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
+            memcpy(grown.group, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
         }
         rvi_frame_free_summaries(&world->heap, s);
         *s = grown;
@@ -691,6 +694,7 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
         if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
             memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
             memset(s->block, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
+            memset(s->group, 0, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
             s->version = 1;
         }
         f->summary_links = sc->links_changed;

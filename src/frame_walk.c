@@ -127,7 +127,7 @@ static uint32_t span_length(const rvi_scene *sc, uint32_t first, uint32_t count,
 /* The chunks a long span is cut into, as (first sibling, count) pairs: cut once and kept
  * while no node is linked or unlinked anywhere (a frame with a million children to cut
  * would otherwise spend its calling thread's time following their links). Chunks end at
- * blocks of leaf slots when the list runs through consecutive slots, so a block's leaves are
+ * groups of leaf slots when the list runs through consecutive slots, so a group's leaves are
  * walked (and summarised) by one job. */
 static rv_result span_chunks(rv_world *world, rvi_frame *f, uint32_t first, uint32_t count, const uint32_t **out,
                              uint32_t *out_count)
@@ -147,7 +147,7 @@ static rv_result span_chunks(rv_world *world, rvi_frame *f, uint32_t first, uint
     }
     uint32_t begin = f->chunk_cuts.count, at = first, left = count;
     while (at != NONE && left > 0) {
-        uint32_t n = WALK_CHUNK - ((at + WALK_CHUNK) & (RVI_WALK_BLOCK - 1));
+        uint32_t n = WALK_CHUNK - ((at + WALK_CHUNK) & (RVI_WALK_GROUP - 1));
         n = left < n ? left : n;
         uint32_t cut[2] = { at, n };
         RVI_TRY(rvi_vec_push(&world->heap, &f->chunk_cuts, sizeof cut, cut));

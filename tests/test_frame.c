@@ -2336,7 +2336,7 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
 {
     (void)state;
     rv_world *w[2];
-    rv_node field[2], crates[2][900];
+    rv_node field[2], crates[2][2400];
     const float t[3] = { 0.2f, 0.06f, 0.015f };
     rv_lod_ladder ladder, coarse;
     assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
@@ -2347,18 +2347,20 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
         d.record_culls = k == 1;
         assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
         assert_int_equal(rv_node_create(w[k], RV_NODE_NONE, &field[k]), RV_OK);
-        for (int i = 0; i < 900; i++) {
+        for (int i = 0; i < 2400; i++) {
             crates[k][i] = rvt_object(w[k], field[k], (float)(i % 30) * 2.5f - 37, 0.5f, -(float)(i / 30) * 2.5f - 5, 0.87f);
             assert_int_equal(rv_node_set_lod_ladder(w[k], crates[k][i], &ladder), RV_OK);
         }
         assert_int_equal(rv_update_world(w[k]), RV_OK);
-        /* Groups over one half: subtrees to drop besides the other half's blocks. */
-        rv_node half[450];
-        memcpy(half, crates[k] + 450, sizeof half);
-        assert_int_equal(rv_group_spatially(w[k], field[k], half, 450, 0, NULL), RV_OK);
+        /* Groups over a quarter: subtrees to drop besides the blocks and groups of blocks of
+         * the rest (a list long enough to be walked in chunks, as a field's is). */
+        rv_node quarter[600];
+        memcpy(quarter, crates[k] + 1800, sizeof quarter);
+        assert_int_equal(rv_group_spatially(w[k], field[k], quarter, 600, 0, NULL), RV_OK);
     }
     int drawn_far = 0, drawn_near = 0;
     uint64_t dropped = 0; /* blocks and subtrees the walk passed over by their summaries */
+    uint32_t groups_kept = 0; /* groups of blocks summarised whole, far from the field */
     for (int f = 0; f < 160; f++) {
         /* Away from the field and back, looking along it. */
         float z = f < 80 ? 10.0f + 4.0f * (float)f : 10.0f + 4.0f * (float)(160 - f);
@@ -2382,13 +2384,18 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
         const rvi_frame *fs = rvi_frame_find(w[0]);
         for (uint32_t k = 0; k < fs->worker_count; k++)
             dropped += fs->workers[k].walk.summarised;
-        if (f == 75)
+        if (f == 75) {
             drawn_far = (int)v[0].opaque_count;
+            const rvi_walk_summaries *s = &fs->summaries;
+            for (uint32_t g = 0; g < s->capacity / RVI_WALK_GROUP; g++)
+                groups_kept += s->group[g].version == s->version && s->group[g].lod_ok;
+        }
         if (f == 5)
             drawn_near = (int)v[0].opaque_count;
     }
     assert_true(drawn_near > 100 && drawn_far < drawn_near); /* the LOD did drop the far ones */
     assert_true(dropped > 100);                             /* and the walk passed them over */
+    assert_true(groups_kept > 0);                           /* a group at a time, too */
     for (int k = 0; k < 2; k++)
         rv_world_destroy(w[k]);
 }

@@ -112,12 +112,13 @@ typedef struct rv_view {
 typedef enum rv_frame_stage {
     RV_STAGE_TRANSFORMS = 0, /* rv_update_world */
     RV_STAGE_JOURNAL,        /* draining the journal into the render scene */
-    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below) */
+    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below; with a job
+                                system, the group tests and HLOD decisions made on workers) */
     RV_STAGE_PARTITION,      /* partition gating and flushing */
-    RV_STAGE_OCCLUSION,      /* occluder rasterisation and occlusion tests */
-    RV_STAGE_LOD,            /* LOD and HLOD selection */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation, group tests, the objects' test pass */
+    RV_STAGE_LOD,            /* HLOD decisions, the LOD pass, writing the draw items */
     RV_STAGE_STREAMING,      /* grid updates and residency */
-    RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_PUBLISH,        /* sorting the draw lists and publishing the frame view */
     RV_STAGE_COUNT
 } rv_frame_stage;
 

@@ -480,7 +480,20 @@ static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_wei
     w->c.outside += run.n_outside;
     w->c.cut += run.n_cut;
     /* The budget holds for every lane at once, so no lane yields. */
-    for (uint64_t left = run.visit_lane | run.visit_whole; left; left &= left - 1) {
+    uint64_t lanes = run.visit_lane | run.visit_whole;
+    if (p->visible_run && lanes && lanes == run.hand_out) { /* all to hand out: at once */
+        uint32_t want = (uint32_t)__builtin_popcountll(lanes);
+        uint32_t n_out = p->visible_run(w->user, i, lanes, level_weight);
+        w->c.visited += n_out;
+        w->c.tested += in_mask ? n_out : 0;
+        w->c.visible += n_out;
+        if (n_out < want) {
+            *result = RVI_WALK_STOP;
+            return true;
+        }
+        lanes = 0;
+    }
+    for (uint64_t left = lanes; left; left &= left - 1) {
         uint32_t j = (uint32_t)__builtin_ctzll(left);
         rvi_walk_action a;
         if ((run.visit_whole >> j) & 1)
@@ -659,8 +672,37 @@ static bool to_array(void *user, uint32_t i, float weight)
     return true;
 }
 
+static uint32_t run_to_host(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    uint32_t n = 0;
+    for (; lanes; lanes &= lanes - 1) {
+        uint32_t i = first + (uint32_t)__builtin_ctzll(lanes);
+        n++;
+        if (!k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user))
+            break;
+    }
+    return n;
+}
+
+static uint32_t run_to_array(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    uint32_t n = (uint32_t)__builtin_popcountll(lanes);
+    for (uint32_t at = k->count; lanes && at < k->capacity; lanes &= lanes - 1, at++)
+        k->out[at] = rvi_node_handle(s, first + (uint32_t)__builtin_ctzll(lanes));
+    k->count += n;
+    return n;
+}
+
 static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *frustum,
-                             bool (*visible)(void *, uint32_t, float), public_sink *k, rv_cull_counts *counts)
+                             bool (*visible)(void *, uint32_t, float),
+                             uint32_t (*visible_run)(void *, uint32_t, uint64_t, float), public_sink *k,
+                             rv_cull_counts *counts)
 {
     if (!world || !frustum)
         return RV_ERR_INVALID_ARG;
@@ -674,6 +716,7 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     p.scene = s;
     p.frustum = frustum;
     p.visible = visible;
+    p.visible_run = visible_run;
     p.own_geometry = true;
     /* The scene's scratch holds one entry per slot: deeper than any hierarchy can be. */
     rvi_walk_stack stack = { s->work, NULL, NULL, s->capacity, false };
@@ -698,7 +741,7 @@ rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frus
     if (!callback)
         return RV_ERR_INVALID_ARG;
     public_sink k = { world, callback, user, NULL, 0, 0 };
-    return public_walk(world, root, frustum, to_host, &k, counts);
+    return public_walk(world, root, frustum, to_host, run_to_host, &k, counts);
 }
 
 rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
@@ -708,7 +751,7 @@ rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *fr
     if (!out_count || (!out_nodes && capacity > 0))
         return RV_ERR_INVALID_ARG;
     public_sink k = { world, NULL, NULL, out_nodes, capacity, 0 };
-    RVI_TRY(public_walk(world, root, frustum, to_array, &k, counts));
+    RVI_TRY(public_walk(world, root, frustum, to_array, run_to_array, &k, counts));
     *out_count = k.count;
     return k.count > capacity ? RV_ERR_CAPACITY : RV_OK;
 }

@@ -98,6 +98,10 @@ typedef struct rvi_walk_policy {
     rvi_walk_action (*node)(void *user, uint32_t node, uint32_t flags, float *weight);
     /* Any other node with geometry that passed every test: false stops the walk. */
     bool (*visible)(void *user, uint32_t node, float weight);
+    /* Optional, the same for the lanes of a run (bit j: node first + j), in lane order, when
+     * they are all the run leaves to take up: returns how many it handed out (fewer than
+     * the bits set: the last one handed out stopped the walk). NULL: visible per node. */
+    uint32_t (*visible_run)(void *user, uint32_t first, uint64_t lanes, float weight);
     /* A pruned subtree top (record_culls), or a frustum-pruned node with one of culled_flags. */
     void (*culled)(void *user, uint32_t node, rv_cull_reason reason);
     /* Work handed back, to be walked later with this mask and weight: count 0 is a node with
@@ -178,6 +182,8 @@ typedef struct rvi_walk_run {
     uint64_t visit_lane;   /* lanes the walk must still take up (visit_lane: a box to try,
                               a node to draw, a record to write) */
     uint64_t visit_whole;  /* lanes only visit() can decide (an empty, NaN or infinite sphere) */
+    uint64_t hand_out;     /* lanes of visit_lane that are only to be handed out (visible:
+                              geometry, no plane or box left to try, not cut) */
     uint32_t settled;      /* lanes in neither: outside, cut, or not drawn; counted here */
     uint32_t n_outside, n_cut;
 } rvi_walk_run;

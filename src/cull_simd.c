@@ -4,8 +4,9 @@
  * before the walk takes its nodes in order. Every lane gets exactly the answer visit()
  * would give it: the same float expressions in the same order (no fused multiply-adds in
  * ISO C mode, and none written here), and a lane the pass cannot decide alone (an empty,
- * NaN or infinite sphere) is left to visit(). Plain C for any CPU; AVX2 where the CPU has it
- * (picked per walk). */
+ * NaN or infinite sphere) is left to visit(). Plain C for any CPU; AVX2 and AVX-512 where
+ * the CPU has them (picked per walk). A kernel computes only what its walk reads: the
+ * planes of the mask, the cutoff where there is one, the summary when the walk keeps them. */
 #include "cull.h"
 #include "frustum.h"
 
@@ -27,7 +28,7 @@ static void settle_lanes(const int32_t *outside, const int32_t *straddle, const 
                          const uint32_t *flags, const rvi_walk_policy *p, uint32_t n, rvi_walk_run *out)
 {
     const uint32_t test_box = p->test_boxes ? RVI_NODE_HAS_TEST_BOX : 0;
-    uint64_t lane = 0, whole = 0;
+    uint64_t lane = 0, whole = 0, hand = 0;
     uint32_t settled = 0, n_out = 0, n_cut = 0;
     for (uint32_t j = 0; j < n; j++) {
         int32_t geometry = (flags[j] & RVI_NODE_HAS_GEOMETRY) != 0;
@@ -35,6 +36,7 @@ static void settle_lanes(const int32_t *outside, const int32_t *straddle, const 
         /* Settled: outside by its sphere; or no box to try and then cut or not drawn. */
         int32_t done = plain[j] & !p->record_culls & (outside[j] | ((!boxed) & (cut[j] | !geometry)));
         lane |= (uint64_t)(plain[j] & !done) << j;
+        hand |= (uint64_t)(plain[j] & geometry & !outside[j] & !boxed & !cut[j]) << j;
         whole |= (uint64_t)!plain[j] << j;
         settled += (uint32_t)done;
         n_out += (uint32_t)(done & outside[j]);
@@ -46,6 +48,7 @@ static void settle_lanes(const int32_t *outside, const int32_t *straddle, const 
         out->outside |= (uint64_t)(outside[j] != 0) << j;
     out->visit_lane = lane;
     out->visit_whole = whole;
+    out->hand_out = hand;
     out->settled = settled;
     out->n_outside = n_out;
     out->n_cut = n_cut;
@@ -99,8 +102,8 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
         plain[j] = (r >= 0.0f) & (fabsf(x) <= FLT_MAX) & (fabsf(y) <= FLT_MAX) & (fabsf(z) <= FLT_MAX);
     }
     settle_lanes(outside, straddle, cut, plain, flags, p, n, out);
-    /* The run's summary and the box around it. */
-    rvi_walk_acc acc = { INFINITY, 0.0f, 1 };
+    /* The run's summary and the box around it (empty when nobody reads them). */
+    rvi_walk_acc acc = { INFINITY, 0.0f, p->summaries != NULL };
     float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
     bool bound_ok = true;
     for (uint32_t j = 0; j < n; j++) {
@@ -109,6 +112,8 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
             bound_ok = false;
             continue;
         }
+        if (!p->summaries)
+            continue;
         for (int a = 0; a < 3; a++) {
             lo[a] = fminf(lo[a], ws[j][a] - ws[j][3]);
             hi[a] = fmaxf(hi[a], ws[j][a] + ws[j][3]);
@@ -131,14 +136,15 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
 
 /* The vector kernels' per-block verdicts, gathered as bits across the run. */
 typedef struct run_tally {
-    uint64_t outside, lane, whole;
+    uint64_t outside, lane, whole, hand;
     uint32_t n, settled, n_out, n_cut, lod_bad, bound_bad;
 } run_tally;
 
 /* Block [k, k + lead) of the run: valid, the lanes in it; the rest, each lane's verdict. */
 static inline void tally_block(run_tally *t, uint32_t k, uint32_t lead, uint32_t valid, uint32_t done,
-                               uint32_t out, uint32_t plain, uint32_t cut)
+                               uint32_t out, uint32_t plain, uint32_t cut, uint32_t hand)
 {
+    t->hand |= (uint64_t)(hand & valid) << k;
     done &= valid;
     out &= valid;
     plain &= valid;
@@ -159,6 +165,7 @@ static inline void tally_finish(const run_tally *t, float k_min, float r_max, co
     out->outside = t->outside;
     out->visit_lane = t->lane;
     out->visit_whole = t->whole;
+    out->hand_out = t->hand;
     out->settled = t->settled;
     out->n_outside = t->n_out;
     out->n_cut = t->n_cut;
@@ -235,20 +242,31 @@ AVX2 static inline float hmax8(__m256 v)
     return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
+/* The planes of the mask only, broadcast (a plane the parent's sphere is inside cannot
+ * settle or flag a lane); returns how many. */
+AVX2 static inline int planes8(const rv_frustum *fr, uint32_t in_mask, __m256 *pa, __m256 *pb, __m256 *pc,
+                               __m256 *pw)
+{
+    int planes = 0;
+    for (int q = 0; q < 6; q++) {
+        if (!(in_mask & (1u << q)))
+            continue;
+        pa[planes] = _mm256_set1_ps(fr->planes[q][0]);
+        pb[planes] = _mm256_set1_ps(fr->planes[q][1]);
+        pc[planes] = _mm256_set1_ps(fr->planes[q][2]);
+        pw[planes] = _mm256_set1_ps(fr->planes[q][3]);
+        planes++;
+    }
+    return planes;
+}
+
 AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t limit,
                           uint32_t special, rvi_walk_run *out)
 {
     const rvi_scene *sc = p->scene;
-    /* Planes: those not in the mask answer "inside, far from it" (0 x + 0 y + 0 z + inf). */
     __m256 pa[6], pb[6], pc[6], pw[6];
-    for (int q = 0; q < 6; q++) {
-        bool on = (in_mask & (1u << q)) != 0;
-        const float *pl = p->frustum->planes[q];
-        pa[q] = _mm256_set1_ps(on ? pl[0] : 0.0f);
-        pb[q] = _mm256_set1_ps(on ? pl[1] : 0.0f);
-        pc[q] = _mm256_set1_ps(on ? pl[2] : 0.0f);
-        pw[q] = _mm256_set1_ps(on ? pl[3] : INFINITY);
-    }
+    int planes = planes8(p->frustum, in_mask, pa, pb, pc, pw);
+    const bool summarise = p->summaries != NULL;
     const __m256 neg_inf = _mm256_set1_ps(-INFINITY), big = _mm256_set1_ps(FLT_MAX), zero = _mm256_setzero_ps();
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)), lim = _mm256_set1_ps(3.4e38f);
     const __m256 ex = _mm256_set1_ps(p->eye[0]), ey = _mm256_set1_ps(p->eye[1]), ez = _mm256_set1_ps(p->eye[2]);
@@ -278,7 +296,7 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
             load_spheres((const float(*)[4])tmp, &x, &y, &z, &r);
         }
         __m256 out_v = zero, strad_v = zero, neg_r = _mm256_sub_ps(zero, r);
-        for (int q = 0; q < 6; q++) {
+        for (int q = 0; q < planes; q++) {
             __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(pa[q], x), _mm256_mul_ps(pb[q], y)),
                                                    _mm256_mul_ps(pc[q], z)),
                                      pw[q]);
@@ -286,16 +304,20 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
                                                       _mm256_cmp_ps(d, neg_inf, _CMP_GT_OQ)));
             strad_v = _mm256_or_ps(strad_v, _mm256_cmp_ps(d, r, _CMP_LT_OQ));
         }
-        __m256 dx = _mm256_sub_ps(x, ex), dy = _mm256_sub_ps(y, ey), dz = _mm256_sub_ps(z, ez);
-        __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
-        __m256 r2 = _mm256_mul_ps(r, r);
-        __m256i with_k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(cut_lanes > k ? cut_lanes - k : 0)), step);
-        with_k = _mm256_and_si256(with_k, _mm256_cmpeq_epi32(_mm256_and_si256(fl, has_lod), has_lod));
-        __m256 kv = cut_lanes > k ? _mm256_maskload_ps(p->cutoff_sq + first + k, with_k) : zero;
-        __m256 cut_v = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(kv, zero, _CMP_GT_OQ),
-                                                   _mm256_cmp_ps(r2, _mm256_mul_ps(d2, kv), _CMP_LT_OQ)),
-                                     _mm256_cmp_ps(d2, lim, _CMP_LE_OQ));
-        cut_v = _mm256_and_ps(cut_v, _mm256_castsi256_ps(with_k));
+        __m256i with_k = zero_i;
+        __m256 kv = zero, cut_v = zero;
+        if (cut_lanes > k) {
+            with_k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(cut_lanes - k)), step);
+            with_k = _mm256_and_si256(with_k, _mm256_cmpeq_epi32(_mm256_and_si256(fl, has_lod), has_lod));
+            kv = _mm256_maskload_ps(p->cutoff_sq + first + k, with_k);
+            __m256 dx = _mm256_sub_ps(x, ex), dy = _mm256_sub_ps(y, ey), dz = _mm256_sub_ps(z, ez);
+            __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                                      _mm256_mul_ps(dz, dz));
+            cut_v = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(kv, zero, _CMP_GT_OQ),
+                                                _mm256_cmp_ps(_mm256_mul_ps(r, r), _mm256_mul_ps(d2, kv), _CMP_LT_OQ)),
+                                  _mm256_cmp_ps(d2, lim, _CMP_LE_OQ));
+            cut_v = _mm256_and_ps(cut_v, _mm256_castsi256_ps(with_k));
+        }
         __m256 finite = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(x, abs_mask), big, _CMP_LE_OQ),
                                       _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(y, abs_mask), big, _CMP_LE_OQ),
                                                     _mm256_cmp_ps(_mm256_and_ps(z, abs_mask), big, _CMP_LE_OQ)));
@@ -308,25 +330,36 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
                                     _mm256_or_ps(out_v, _mm256_andnot_ps(boxed, _mm256_or_ps(cut_v,
                                                                  _mm256_andnot_ps(geometry, keep)))));
         uint32_t valid = (1u << lead) - 1u; /* lead <= 8 */
-        /* The run's summary and box, over the valid lanes. */
-        __m256 in_run = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)lead), step));
-        __m256 boxed_lane = _mm256_and_ps(in_run, plain);
-        lo_x = _mm256_min_ps(lo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), boxed_lane));
-        lo_y = _mm256_min_ps(lo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), boxed_lane));
-        lo_z = _mm256_min_ps(lo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), boxed_lane));
-        hi_x = _mm256_max_ps(hi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), boxed_lane));
-        hi_y = _mm256_max_ps(hi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), boxed_lane));
-        hi_z = _mm256_max_ps(hi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), boxed_lane));
-        __m256 resting = _mm256_and_ps(_mm256_castsi256_ps(with_k), _mm256_cmp_ps(kv, zero, _CMP_GT_OQ));
-        __m256 counted = _mm256_and_ps(boxed_lane, _mm256_and_ps(geometry, resting));
-        k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
-        r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
         uint32_t plain_run = (uint32_t)_mm256_movemask_ps(plain) & valid;
-        t.lod_bad |= (valid & ~plain_run) | ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
+        if (summarise) { /* the run's summary and box, over the valid lanes */
+            __m256 in_run = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)lead), step));
+            __m256 boxed_lane = _mm256_and_ps(in_run, plain);
+            lo_x = _mm256_min_ps(lo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), boxed_lane));
+            lo_y = _mm256_min_ps(lo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), boxed_lane));
+            lo_z = _mm256_min_ps(lo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), boxed_lane));
+            hi_x = _mm256_max_ps(hi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), boxed_lane));
+            hi_y = _mm256_max_ps(hi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), boxed_lane));
+            hi_z = _mm256_max_ps(hi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), boxed_lane));
+            __m256 resting = _mm256_and_ps(_mm256_castsi256_ps(with_k), _mm256_cmp_ps(kv, zero, _CMP_GT_OQ));
+            __m256 counted = _mm256_and_ps(boxed_lane, _mm256_and_ps(geometry, resting));
+            k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
+            r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
+            t.lod_bad |= (valid & ~plain_run) |
+                         ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
+        }
+        /* Only to hand out: plain geometry, not outside, no box to try, not cut. */
+        __m256 hand = _mm256_andnot_ps(_mm256_or_ps(_mm256_or_ps(out_v, boxed), cut_v), _mm256_and_ps(plain, geometry));
         tally_block(&t, k, lead, valid, (uint32_t)_mm256_movemask_ps(done), (uint32_t)_mm256_movemask_ps(out_v),
-                    plain_run, (uint32_t)_mm256_movemask_ps(_mm256_and_ps(cut_v, geometry)));
+                    plain_run, (uint32_t)_mm256_movemask_ps(_mm256_and_ps(cut_v, geometry)),
+                    (uint32_t)_mm256_movemask_ps(hand));
         if (lead < 8)
             break;
+    }
+    if (!summarise) { /* nobody reads the summary: leave it empty */
+        const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+        t.lod_bad = 1;
+        tally_finish(&t, INFINITY, 0.0f, lo, hi, out);
+        return;
     }
     const float lo[3] = { hmin8(lo_x), hmin8(lo_y), hmin8(lo_z) }, hi[3] = { hmax8(hi_x), hmax8(hi_y), hmax8(hi_z) };
     tally_finish(&t, hmin8(k_min), hmax8(r_max), lo, hi, out);
@@ -358,19 +391,31 @@ AVX512 static inline void load_spheres16(const float (*ws)[4], __m512 *x, __m512
     *r = _mm512_permutexvar_ps(order, zw1);
 }
 
+/* The planes of the mask only, broadcast (a plane the parent's sphere is inside cannot
+ * settle or flag a lane); returns how many. */
+AVX512 static inline int planes16(const rv_frustum *fr, uint32_t in_mask, __m512 *pa, __m512 *pb, __m512 *pc,
+                                  __m512 *pw)
+{
+    int planes = 0;
+    for (int q = 0; q < 6; q++) {
+        if (!(in_mask & (1u << q)))
+            continue;
+        pa[planes] = _mm512_set1_ps(fr->planes[q][0]);
+        pb[planes] = _mm512_set1_ps(fr->planes[q][1]);
+        pc[planes] = _mm512_set1_ps(fr->planes[q][2]);
+        pw[planes] = _mm512_set1_ps(fr->planes[q][3]);
+        planes++;
+    }
+    return planes;
+}
+
 AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t limit,
                               uint32_t special, rvi_walk_run *out)
 {
     const rvi_scene *sc = p->scene;
     __m512 pa[6], pb[6], pc[6], pw[6];
-    for (int q = 0; q < 6; q++) {
-        bool on = (in_mask & (1u << q)) != 0;
-        const float *pl = p->frustum->planes[q];
-        pa[q] = _mm512_set1_ps(on ? pl[0] : 0.0f);
-        pb[q] = _mm512_set1_ps(on ? pl[1] : 0.0f);
-        pc[q] = _mm512_set1_ps(on ? pl[2] : 0.0f);
-        pw[q] = _mm512_set1_ps(on ? pl[3] : INFINITY);
-    }
+    int planes = planes16(p->frustum, in_mask, pa, pb, pc, pw);
+    const bool summarise = p->summaries != NULL;
     const __m512 neg_inf = _mm512_set1_ps(-INFINITY), big = _mm512_set1_ps(FLT_MAX), zero = _mm512_setzero_ps();
     const __m512 lim = _mm512_set1_ps(3.4e38f);
     const __m512 ex = _mm512_set1_ps(p->eye[0]), ey = _mm512_set1_ps(p->eye[1]), ez = _mm512_set1_ps(p->eye[2]);
@@ -416,22 +461,28 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
         }
         __m512 neg_r = _mm512_sub_ps(zero, r);
         __mmask16 out_m = 0, strad_m = 0;
-        for (int q = 0; q < 6; q++) {
+        for (int q = 0; q < planes; q++) {
             __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(pa[q], x), _mm512_mul_ps(pb[q], y)),
                                                    _mm512_mul_ps(pc[q], z)),
                                      pw[q]);
             out_m |= _mm512_cmp_ps_mask(d, neg_r, _CMP_LT_OQ) & _mm512_cmp_ps_mask(d, neg_inf, _CMP_GT_OQ);
             strad_m |= _mm512_cmp_ps_mask(d, r, _CMP_LT_OQ);
         }
-        __m512 dx = _mm512_sub_ps(x, ex), dy = _mm512_sub_ps(y, ey), dz = _mm512_sub_ps(z, ez);
-        __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)), _mm512_mul_ps(dz, dz));
-        __m512 r2 = _mm512_mul_ps(r, r);
-        __mmask16 with_k = (__mmask16)(_mm512_cmpgt_epi32_mask(_mm512_set1_epi32((int32_t)(cut_lanes > k ? cut_lanes - k : 0)), step) &
-                                       _mm512_test_epi32_mask(fl, has_lod));
-        __m512 kv = _mm512_maskz_loadu_ps(with_k, p->cutoff_sq ? p->cutoff_sq + first + k : NULL);
-        __mmask16 cut_m = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ) &
-                                      _mm512_cmp_ps_mask(r2, _mm512_mul_ps(d2, kv), _CMP_LT_OQ) &
-                                      _mm512_cmp_ps_mask(d2, lim, _CMP_LE_OQ));
+        __mmask16 with_k = 0, cut_m = 0;
+        __m512 kv = zero;
+        if (cut_lanes > k) {
+            with_k = (__mmask16)(_mm512_cmpgt_epi32_mask(_mm512_set1_epi32((int32_t)(cut_lanes - k)), step) &
+                                 _mm512_test_epi32_mask(fl, has_lod));
+            /* No masked load without a lane to load: one at an address with nothing mapped
+             * costs a microcode assist even fully masked. */
+            kv = with_k ? _mm512_maskz_loadu_ps(with_k, p->cutoff_sq + first + k) : zero;
+            __m512 dx = _mm512_sub_ps(x, ex), dy = _mm512_sub_ps(y, ey), dz = _mm512_sub_ps(z, ez);
+            __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+                                      _mm512_mul_ps(dz, dz));
+            cut_m = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ) &
+                                _mm512_cmp_ps_mask(_mm512_mul_ps(r, r), _mm512_mul_ps(d2, kv), _CMP_LT_OQ) &
+                                _mm512_cmp_ps_mask(d2, lim, _CMP_LE_OQ));
+        }
         __mmask16 finite = (__mmask16)(_mm512_cmp_ps_mask(_mm512_abs_ps(x), big, _CMP_LE_OQ) &
                                        _mm512_cmp_ps_mask(_mm512_abs_ps(y), big, _CMP_LE_OQ) &
                                        _mm512_cmp_ps_mask(_mm512_abs_ps(z), big, _CMP_LE_OQ));
@@ -441,22 +492,30 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
         /* Settled: outside by its sphere; or no box to try and then cut or not drawn. */
         __mmask16 done = (__mmask16)(plain & keep & (out_m | (~boxed & (cut_m | ~geometry))));
         uint32_t valid = lead >= 16 ? 0xFFFFu : (1u << lead) - 1u;
-        /* The run's summary and box, over the valid lanes. */
-        __mmask16 boxed_lane = (__mmask16)(plain & valid);
-        lo_x = _mm512_mask_min_ps(lo_x, boxed_lane, lo_x, _mm512_sub_ps(x, r));
-        lo_y = _mm512_mask_min_ps(lo_y, boxed_lane, lo_y, _mm512_sub_ps(y, r));
-        lo_z = _mm512_mask_min_ps(lo_z, boxed_lane, lo_z, _mm512_sub_ps(z, r));
-        hi_x = _mm512_mask_max_ps(hi_x, boxed_lane, hi_x, _mm512_add_ps(x, r));
-        hi_y = _mm512_mask_max_ps(hi_y, boxed_lane, hi_y, _mm512_add_ps(y, r));
-        hi_z = _mm512_mask_max_ps(hi_z, boxed_lane, hi_z, _mm512_add_ps(z, r));
-        __mmask16 resting = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ));
-        __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
-        k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
-        r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
-        t.lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
-        tally_block(&t, k, lead, valid, done, out_m, plain, cut_m & geometry);
+        if (summarise) { /* the run's summary and box, over the valid lanes */
+            __mmask16 boxed_lane = (__mmask16)(plain & valid);
+            lo_x = _mm512_mask_min_ps(lo_x, boxed_lane, lo_x, _mm512_sub_ps(x, r));
+            lo_y = _mm512_mask_min_ps(lo_y, boxed_lane, lo_y, _mm512_sub_ps(y, r));
+            lo_z = _mm512_mask_min_ps(lo_z, boxed_lane, lo_z, _mm512_sub_ps(z, r));
+            hi_x = _mm512_mask_max_ps(hi_x, boxed_lane, hi_x, _mm512_add_ps(x, r));
+            hi_y = _mm512_mask_max_ps(hi_y, boxed_lane, hi_y, _mm512_add_ps(y, r));
+            hi_z = _mm512_mask_max_ps(hi_z, boxed_lane, hi_z, _mm512_add_ps(z, r));
+            __mmask16 resting = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ));
+            __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
+            k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
+            r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
+            t.lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
+        }
+        tally_block(&t, k, lead, valid, done, out_m, plain, cut_m & geometry,
+                    plain & geometry & ~(out_m | boxed | cut_m)); /* only to hand out */
         if (lead < 16)
             break;
+    }
+    if (!summarise) { /* nobody reads the summary: leave it empty */
+        const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+        t.lod_bad = 1;
+        tally_finish(&t, INFINITY, 0.0f, lo, hi, out);
+        return;
     }
     const float lo[3] = { _mm512_reduce_min_ps(lo_x), _mm512_reduce_min_ps(lo_y), _mm512_reduce_min_ps(lo_z) };
     const float hi[3] = { _mm512_reduce_max_ps(hi_x), _mm512_reduce_max_ps(hi_y), _mm512_reduce_max_ps(hi_z) };

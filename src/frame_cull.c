@@ -216,6 +216,14 @@ static bool main_visible(void *user, uint32_t node, float weight)
     return true;
 }
 
+static uint32_t main_visible_run(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    uint32_t n = 0;
+    for (; lanes; lanes &= lanes - 1, n++)
+        put(user, first + (uint32_t)__builtin_ctzll(lanes), RVI_REC_CANDIDATE, weight, 0);
+    return n;
+}
+
 static void main_defer(void *user, uint32_t first, uint32_t count, uint32_t mask, float weight)
 {
     rvi_frame_worker *w = user;
@@ -332,6 +340,7 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
     p.frustum = &f->cam.frustum;
     p.node = main_node;
     p.visible = main_visible;
+    p.visible_run = main_visible_run;
     p.culled = main_culled;
     p.defer = main_defer;
     p.hook_flags = RVI_NODE_HAS_HLOD | (gate ? RVI_NODE_PARTITION_PART | RVI_NODE_PARTITION_GROUP : 0);

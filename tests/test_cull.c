@@ -830,8 +830,10 @@ static void test_group_spatially_allocation_failure_leaves_world_unchanged(void 
 }
 
 /* Runs of leaves (consecutive slots, linked in order) are classified by a vector pass on
- * AVX-512, AVX2 or plain C, whichever the CPU has: every code path gives the same verdicts,
- * and each lane's verdict is the one-by-one test's (the plane test, the LOD cutoff). */
+ * AVX-512, AVX2 or plain C, whichever the CPU has: every code path gives the same verdicts
+ * and, for a walk that keeps summaries, the same summary and box; each lane's verdict is
+ * the one-by-one test's (the plane test, the LOD cutoff), and a lane only to be handed out
+ * is one the one-by-one test draws. */
 static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
 {
     (void)state;
@@ -847,18 +849,18 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
         rvt_set_position(w, nodes[i], rvt_uniform(&seed, -150, 150), rvt_uniform(&seed, -3, 3), rvt_uniform(&seed, -150, 150));
         if (i % 11 != 3) /* some leaves without geometry */
             rvt_set_sphere(w, nodes[i], rvt_uniform(&seed, 0.1f, 2.0f));
-        if (i % 3)
+        if (i % 3 || i >= N / 2) /* the second half all with ladders: whole runs at rest */
             assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
     }
-    /* Frames from a few eyes: far nodes come to rest at "nothing" (their cutoffs set). */
-    for (int f = 0; f < 4; f++) {
-        const float eye[3] = { 20.0f * (float)f, 2, 0 }, target[3] = { 0, 0, -100 };
+    /* Frames from a few eyes: far nodes come to rest at "nothing" (their cutoffs set); the
+     * last from far away, where every node rests there, so whole runs have a summary. */
+    for (int f = 0; f < 5; f++) {
+        const float eye[3] = { f < 4 ? 20.0f * (float)f : 0, f < 4 ? 2 : 400, f < 4 ? 0 : 1500 };
+        const float target[3] = { 0, 0, f < 4 ? -100 : 0 };
         float vp[16], view[16];
-        rv_frustum fr = rvt_frustum(eye, target, glm_rad(60.0f), 400);
-        (void)fr;
         mat4 proj, vw;
         vec3 e = { eye[0], eye[1], eye[2] }, tg = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
-        glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, 400, proj);
+        glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, 4000, proj);
         glm_lookat(e, tg, up, vw);
         memcpy(vp, proj, sizeof vp);
         memcpy(view, vw, sizeof view);
@@ -874,9 +876,11 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
     p.cutoff_sq = rvi_lod_cutoff(w, &p.cutoff_count);
     memcpy(p.eye, eye, sizeof eye);
     rvi_simd_level best = rvi_simd_best_level();
-    uint32_t first = (uint32_t)(nodes[0].id & 0xFFFFFF), lanes = 0, cut = 0;
+    rvi_walk_summaries kept = { 0 }; /* the kernels only ask whether there are summaries */
+    uint32_t first = (uint32_t)(nodes[0].id & 0xFFFFFF), lanes = 0, cut = 0, handed = 0, summarised = 0;
     for (uint32_t k = 0; k + 64 < N; k += 7) {
         uint32_t mask = (uint32_t)(rvt_next(&seed) & fr.plane_mask), limit = 1 + (uint32_t)(rvt_next(&seed) % 64);
+        p.summaries = (k / 7) % 2 ? &kept : NULL;
         rvi_walk_run ref;
         memset(&ref, 0, sizeof ref);
         rvi_walk_classify_run(&p, RVI_SIMD_SCALAR, mask, first + k, limit, &ref);
@@ -888,13 +892,17 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
             if (ref.n < RVI_WALK_RUN_MIN)
                 continue;
             assert_true(got.outside == ref.outside && got.visit_lane == ref.visit_lane &&
-                        got.visit_whole == ref.visit_whole);
+                        got.visit_whole == ref.visit_whole && got.hand_out == ref.hand_out);
             assert_int_equal(got.settled, ref.settled);
             assert_int_equal(got.n_cut, ref.n_cut);
             assert_int_equal(got.acc.ok, ref.acc.ok);
+            assert_int_equal(got.bound_ok, ref.bound_ok);
             if (ref.acc.ok)
                 assert_true(got.acc.k == ref.acc.k && got.acc.r == ref.acc.r);
+            if (p.summaries && ref.bound_ok)
+                assert_true(memcmp(got.lo, ref.lo, sizeof ref.lo) == 0 && memcmp(got.hi, ref.hi, sizeof ref.hi) == 0);
         }
+        summarised += p.summaries && ref.n >= RVI_WALK_RUN_MIN && ref.acc.ok && ref.bound_ok;
         if (ref.n < RVI_WALK_RUN_MIN)
             continue;
         for (uint32_t j = 0; j < ref.n; j++) {
@@ -908,11 +916,15 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
             bool has_geometry = (w->scene.flags[i] & RVI_NODE_HAS_GEOMETRY) != 0;
             if (settled && !outside) /* not drawn, or dropped by the cutoff */
                 assert_true(!has_geometry || rvi_walk_cut(&p, i, ws));
+            if ((ref.hand_out >> j) & 1) /* drawn as it stands */
+                assert_true(!settled && !outside && has_geometry && !rvi_walk_cut(&p, i, ws));
             lanes++;
             cut += settled && !outside && has_geometry;
+            handed += (ref.hand_out >> j) & 1;
         }
     }
-    assert_true(lanes > 1000 && cut > 10); /* not vacuous: runs, and lanes the cutoff drops */
+    /* not vacuous: runs, lanes the cutoff drops, lanes handed out, runs summarised */
+    assert_true(lanes > 1000 && cut > 10 && handed > 10 && summarised > 0);
     rv_world_destroy(w);
 }
 

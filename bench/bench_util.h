@@ -17,6 +17,8 @@ typedef struct rvb_ctx {
 
 /* Monotonic time in nanoseconds. */
 uint64_t rvb_now_ns(void);
+/* The wall clock in nanoseconds whatever rvb_use_cpu_clock says: for work other threads do. */
+uint64_t rvb_wall_ns(void);
 /* Makes rvb_now_ns read the calling thread's CPU time instead of the wall clock: on a loaded
  * machine time the process spent preempted is then not counted (cache interference from
  * other processes still is). Single-threaded cases only. */

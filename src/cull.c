@@ -1,246 +1,757 @@
-/* Hierarchical frustum culling over the node hierarchy (docs/design.md §2).
+/* The hierarchy walk (docs/design.md §2), shared by every caller (cull.h), and its public
+ * forms rv_visit_visible and rv_collect_visible.
  *
- * Depth-first, pre-order, children in their attach order, with an explicit stack (the
- * scene's per-slot scratch array, so any depth works and nothing is allocated). A node's
- * world sphere encloses its whole subtree, so a sphere outside one plane prunes the
- * subtree in one test; a sphere wholly inside a plane clears that plane from the mask its
- * children inherit (plane masking, Assarsson & Möller 2000), and a subtree inside every
- * plane is enumerated with no test at all. */
+ * Depth first, pre-order, children in their attach order, with an explicit stack of one
+ * entry per level (the sibling the level is at), so any depth works. Leaves, the bulk of a
+ * scene, are taken in a tight loop along their sibling list without a trip through the
+ * stack. */
 #include "cull.h"
 #include "world.h"
 #include "frustum.h"
 #include "core/check.h"
+
+
+#include <math.h>
+#include <string.h>
 
 #define NONE RVI_INDEX_NONE
 #define INDEX_BITS 0x00FFFFFFu /* slot indices are < 2^24 (RVI_POOL_MAX_SLOTS) */
 
 static inline uint32_t pack(uint32_t index, uint32_t mask) { return index | (mask << 24); }
 
-/* Where visible nodes go: the host's callback, an array of handles, or (inside rvis) an
- * index visitor. One walk serves all three; the branch on kind is perfectly predicted. */
-typedef enum sink_kind { SINK_INDEX, SINK_HOST, SINK_ARRAY } sink_kind;
+/* ---- test boxes ------------------------------------------------------------------------ */
 
-typedef struct sink {
-    sink_kind kind;
-    rvi_visit_index_fn index_fn;
-    rv_visit_fn host_fn;
-    void *user;
-    rv_node *out;
-    uint32_t capacity, count;
-} sink;
-
-/* Hands node i (its handle and world matrix given) out to a receiver of the given kind;
- * false when the receiver stops the walk. With a constant kind (emit_subtree_as) the switch
- * folds away. */
-static inline __attribute__((always_inline)) bool emit_as(rvi_scene *s, uint32_t i, rv_node handle,
-                                                          const float *matrix, sink *k, sink_kind kind)
+void rvi_box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3])
 {
-    switch (kind) {
-    case SINK_ARRAY:
-        if (k->count < k->capacity)
-            k->out[k->count] = handle;
-        k->count++;
-        return true;
-    case SINK_HOST:
-        k->count++;
-        return k->host_fn(handle, matrix, k->user);
-    case SINK_INDEX:
-        break;
-    }
-    k->count++;
-    return k->index_fn(s, i, k->user);
-}
-
-static inline bool emit(rvi_scene *s, uint32_t i, sink *k)
-{
-    return emit_as(s, i, rvi_node_handle(s, i), s->world_matrix[i], k, k->kind);
-}
-
-static inline bool drawable(uint32_t flags)
-{
-    return (flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) == RVI_NODE_HAS_GEOMETRY;
-}
-
-/* Hands out every drawable node of the subtree of r (all inside the frustum). False when
- * the receiver stopped the walk. Follows the links; no stack. Most visible nodes of a
- * frame come out here, so the receiver's kind is a constant (one copy per kind, chosen once
- * per subtree) and the arrays are read through locals: a receiver cannot create or destroy
- * nodes during a walk (s->visiting), so they do not move. */
-static inline __attribute__((always_inline)) bool emit_subtree_as(rvi_scene *s, uint32_t r, sink *k,
-                                                                  uint32_t *visited, sink_kind kind)
-{
-    const uint32_t *first_child = s->first_child, *next_sibling = s->next_sibling, *parent = s->parent;
-    const uint32_t *flags = s->flags, *generation = s->pool.generation;
-    const uint16_t tag = s->pool.tag;
-    float(*world_matrix)[16] = s->world_matrix;
-    uint32_t n = r, seen = 0;
-    bool go = true;
-    for (;;) {
-        seen++;
-        if (drawable(flags[n]) && !emit_as(s, n, rvi_node_handle_of(tag, generation, n), world_matrix[n], k, kind)) {
-            go = false;
-            break;
+    for (int r = 0; r < 3; r++) {
+        float lo = m[12 + r], hi = m[12 + r];
+        for (int c = 0; c < 3; c++) {
+            float a = m[c * 4 + r] * mn[c], b = m[c * 4 + r] * mx[c];
+            lo += a < b ? a : b;
+            hi += a < b ? b : a;
         }
-        if (first_child[n] != NONE) {
-            n = first_child[n];
-            continue;
-        }
-        while (n != r && next_sibling[n] == NONE)
-            n = parent[n];
-        if (n == r)
-            break;
-        n = next_sibling[n];
-    }
-    *visited += seen;
-    return go;
-}
-
-static bool emit_subtree(rvi_scene *s, uint32_t r, sink *k, uint32_t *visited)
-{
-    switch (k->kind) {
-    case SINK_HOST: return emit_subtree_as(s, r, k, visited, SINK_HOST);
-    case SINK_ARRAY: return emit_subtree_as(s, r, k, visited, SINK_ARRAY);
-    case SINK_INDEX: break;
-    }
-    return emit_subtree_as(s, r, k, visited, SINK_INDEX);
-}
-
-/* Pushes the siblings from `from` to `last` so `from` pops first. */
-static uint32_t push_siblings(rvi_scene *s, uint32_t from, uint32_t last, uint32_t mask, uint32_t top)
-{
-    for (uint32_t c = last;; c = s->prev_sibling[c]) {
-        s->work[top++] = pack(c, mask);
-        if (c == from)
-            return top;
+        out_min[r] = lo;
+        out_max[r] = hi;
     }
 }
 
-/* Pushes the children of a node (first = its first child, or the first root) so the first
- * pops first. */
-static uint32_t push_children(rvi_scene *s, uint32_t first, uint32_t mask, uint32_t top)
+bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t i)
 {
-    return first == NONE ? top : push_siblings(s, first, s->prev_sibling[first], mask, top); /* prev of the first: the last */
+    const rvi_node_box *b = rvi_node_table_find(p->test_boxes, sizeof *b, i);
+    if (!b)
+        return false;
+    const rvi_scene *sc = p->scene;
+    /* An unbounded sphere: the node, or one below it, has an unknown placement (its matrix
+     * is stale, RVI_NODE_STALE) and the box under this matrix says nothing about it. */
+    if (!(sc->world_sphere[i][3] < INFINITY))
+        return false;
+    const float *m = sc->world_matrix[i];
+    float wmin[3], wmax[3];
+    rvi_box_to_world(m, b->min, b->max, wmin, wmax);
+    /* Widened by the float rounding of the transform, so that it encloses the exact image:
+     * a cull by it must stay conservative. */
+    for (int r = 0; r < 3; r++) {
+        float mag = fabsf(m[12 + r]);
+        for (int c = 0; c < 3; c++)
+            mag += fabsf(m[c * 4 + r]) * (fabsf(b->min[c]) > fabsf(b->max[c]) ? fabsf(b->min[c]) : fabsf(b->max[c]));
+        float pad = mag * 1e-6f + 1e-30f;
+        wmin[r] -= pad;
+        wmax[r] += pad;
+    }
+    return rv_frustum_classify_box(p->frustum, wmin, wmax) == RV_OUTSIDE;
 }
 
-static void walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum, sink *k, rv_cull_counts *counts)
+/* ---- summaries --------------------------------------------------------------------------- */
+
+static inline void acc_reset(rvi_walk_acc *a)
 {
-    rv_cull_counts c = {0};
-    uint32_t all = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    uint32_t top = 0;
-    s->visiting = true;
-    if (root == NONE)
-        top = push_children(s, s->first_root, all, 0);
+    a->k = INFINITY;
+    a->r = 0.0f;
+    a->ok = 1;
+}
+
+static inline void acc_fold(rvi_walk_acc *a, float k, float r, uint32_t ok)
+{
+    a->ok &= ok;
+    if (ok) {
+        a->k = k < a->k ? k : a->k;
+        a->r = r > a->r ? r : a->r;
+    }
+}
+
+/* Flags that keep a node out of any summary: the walk must always reach such a node. */
+static inline uint32_t summary_special(const rvi_walk_policy *p)
+{
+    return p->hook_flags | p->defer_flags | p->pad_flags | RVI_NODE_HIDDEN;
+}
+
+/* A node's own part in the summary of the subtree it is in: nothing without geometry; its
+ * cutoff and radius when it rests at "nothing"; otherwise the subtree cannot be dropped. */
+static inline void fold_own(const rvi_walk_policy *p, uint32_t i, rvi_walk_acc *a)
+{
+    uint32_t flags = p->scene->flags[i];
+    if (flags & summary_special(p)) {
+        a->ok = 0;
+        return;
+    }
+    if (!(flags & RVI_NODE_HAS_GEOMETRY))
+        return;
+    float k = (flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && i < p->cutoff_count ? p->cutoff_sq[i] : 0.0f;
+    acc_fold(a, k, p->scene->world_sphere[i][3], k > 0.0f);
+}
+
+/* A node with children the walk did not enter: its summary, if it has a valid one. */
+static inline void fold_kept(const rvi_walk_policy *p, uint32_t i, rvi_walk_acc *a)
+{
+    const rvi_walk_summary *s = &p->summaries->node[i];
+    if (i < p->summaries->capacity && s->version == p->summaries->version)
+        acc_fold(a, s->k, s->r, 1);
     else
-        s->work[top++] = pack(root, all);
-    while (top > 0) {
-        uint32_t e = s->work[--top];
-        uint32_t i = e & INDEX_BITS, mask = e >> 24;
-        const float *ws = s->world_sphere[i];
-        if (ws[3] < 0.0f) {
-            /* nothing in this subtree has geometry: nothing to hand out */
-            c.visited++;
-            c.pruned++;
+        a->ok = 0;
+}
+
+/* True when every piece of geometry within sphere, none larger than r and none with a
+ * cutoff below k, would stay at "nothing" from the eye: each piece's centre lies at least
+ * gap = |centre - eye| - radius from the eye (less a few ulps of the distance for its
+ * rounding), and r^2 < gap^2 k gives r_i^2 < d_i^2 k_i for each. */
+static bool all_cut(const rvi_walk_policy *p, const float sphere[4], float k, float r)
+{
+    if (!p->cutoff_sq || !(k > 0.0f))
+        return false;
+    float dx = sphere[0] - p->eye[0], dy = sphere[1] - p->eye[1], dz = sphere[2] - p->eye[2];
+    float d2 = dx * dx + dy * dy + dz * dz;
+    if (!(d2 <= 3.4e38f))
+        return false;
+    float d = sqrtf(d2);
+    float gap = (d - sphere[3]) - d * 4e-7f;
+    return gap > 0.0f && r * r < gap * gap * k;
+}
+
+/* The same for every piece within the box lo..hi (around the pieces' spheres, so around
+ * their centres): each centre is at least as far from the eye, on each axis, as the box is,
+ * and the rounded squares and sums keep that order, so the box's rounded distance squared
+ * is at most any centre's, with no margin. A centre's distance squared must also stay in
+ * the float range (rvi_walk_cut): the box's farthest corner bounds it. */
+static bool all_cut_box(const rvi_walk_policy *p, const float lo[3], const float hi[3], float k, float r)
+{
+    if (!p->cutoff_sq || !(k > 0.0f))
+        return false;
+    float near[3], far[3];
+    for (int a = 0; a < 3; a++) {
+        float below = lo[a] - p->eye[a], above = p->eye[a] - hi[a];
+        near[a] = below > 0.0f ? below : above > 0.0f ? above : 0.0f;
+        float to_lo = fabsf(lo[a] - p->eye[a]), to_hi = fabsf(hi[a] - p->eye[a]);
+        far[a] = to_lo > to_hi ? to_lo : to_hi;
+    }
+    float g2 = near[0] * near[0] + near[1] * near[1] + near[2] * near[2];
+    float f2 = far[0] * far[0] + far[1] * far[1] + far[2] * far[2];
+    return f2 <= 3.4e38f && r * r < g2 * k;
+}
+
+void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
+{
+    if (node < s->capacity) {
+        s->block[node >> RVI_WALK_BLOCK_SHIFT].version = 0;
+        s->group[node >> RVI_WALK_GROUP_SHIFT].version = 0;
+    }
+    for (uint32_t a = node; a != NONE && a < s->capacity; a = scene->parent[a])
+        s->node[a].version = 0;
+}
+
+/* ---- one node ------------------------------------------------------------------------------ */
+
+/* Everything the walk decides about node i, entered with *mask and *weight: the policy's
+ * tests, then the hooks. On RVI_WALK_DESCEND *mask and *weight are what its children get. */
+static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_walk_policy *p, void *user, uint32_t i,
+                                                                   uint32_t *mask, float *weight, rvi_walk_counts *c)
+{
+    const rvi_scene *sc = p->scene;
+    uint32_t flags = sc->flags[i];
+    if (flags & p->defer_flags) {
+        p->defer(user, i, 0, *mask, *weight);
+        return RVI_WALK_SKIP;
+    }
+    c->visited++;
+    if (p->hidden_prunes && (flags & RVI_NODE_HIDDEN)) {
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_HIDDEN);
+        return RVI_WALK_SKIP;
+    }
+    const float *ws = sc->world_sphere[i];
+    if (ws[3] < 0.0f) {
+        c->empty++;
+        return RVI_WALK_SKIP;
+    }
+    if (*mask) {
+        c->tested++;
+        bool padded = (flags & p->pad_flags) != 0;
+        bool outside = rvi_classify_sphere_masked(p->frustum, ws, padded ? ws[3] + p->pad : ws[3], mask) == RV_OUTSIDE;
+        /* A sphere straddling a plane: its test box may still lie outside. */
+        if (!outside && *mask && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX) && !padded)
+            outside = rvi_walk_test_box_outside(p, i);
+        if (outside) {
+            c->outside++;
+            if (p->record_culls || (flags & p->culled_flags))
+                p->culled(user, i, RV_CULL_FRUSTUM);
+            return RVI_WALK_SKIP;
+        }
+    }
+    if (p->summaries && sc->first_child[i] != NONE && i < p->summaries->capacity) {
+        /* Every piece of the subtree rests at "nothing" and stays there from here. */
+        const rvi_walk_summary *s = &p->summaries->node[i];
+        if (s->version == p->summaries->version && all_cut(p, ws, s->k, s->r)) {
+            c->summarised++;
+            return RVI_WALK_SKIP;
+        }
+    }
+    if ((flags & p->hook_flags) || (p->hook_parents && sc->first_child[i] != NONE))
+        return p->node(user, i, flags, weight);
+    if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
+        return RVI_WALK_DESCEND;
+    if (p->own_geometry && *mask && sc->first_child[i] != NONE) {
+        /* the subtree's sphere met the frustum; the node's own geometry may not */
+        float g[4];
+        uint32_t own_mask = *mask;
+        rvi_scene_geometry_sphere(sc, i, g);
+        c->tested++;
+        if (rvi_classify_sphere_masked(p->frustum, g, g[3], &own_mask) == RV_OUTSIDE)
+            return RVI_WALK_DESCEND;
+    }
+    if ((flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && rvi_walk_cut(p, i, ws)) {
+        c->cut++;
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_LOD_NOTHING);
+        return RVI_WALK_DESCEND;
+    }
+    c->visible++;
+    return p->visible(user, i, *weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
+}
+
+rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,
+                              rvi_walk_counts *counts)
+{
+    return visit(p, user, node, mask, weight, counts);
+}
+
+/* True when node i's sphere straddles a plane of mask (it is not outside one). */
+static bool straddles(const rvi_walk_policy *p, uint32_t i, uint32_t mask)
+{
+    uint32_t m = mask;
+    const float *ws = p->scene->world_sphere[i];
+    return rvi_classify_sphere_masked(p->frustum, ws, ws[3], &m) == RV_INTERSECTING;
+}
+
+/* visit() for a leaf (its mask and weight are its own: a leaf passes none on). */
+static rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t mask, float weight,
+                                  rvi_walk_counts *c)
+{
+    return visit(p, user, i, &mask, &weight, c);
+}
+
+/* visit() for a lane of a run, its sphere's verdict given (outside; else the box is tried
+ * when the sphere straddles a plane, which only the box test asks again). */
+static inline rvi_walk_action visit_lane(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t in_mask,
+                                         bool outside, float weight, rvi_walk_counts *c)
+{
+    uint32_t flags = p->scene->flags[i];
+    c->visited++;
+    if (in_mask) {
+        c->tested++;
+        if (!outside && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX) && straddles(p, i, in_mask))
+            outside = rvi_walk_test_box_outside(p, i);
+        if (outside) {
+            c->outside++;
+            if (p->record_culls || (flags & p->culled_flags))
+                p->culled(user, i, RV_CULL_FRUSTUM);
+            return RVI_WALK_SKIP;
+        }
+    }
+    if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
+        return RVI_WALK_DESCEND;
+    if ((flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && rvi_walk_cut(p, i, p->scene->world_sphere[i])) {
+        c->cut++;
+        if (p->record_culls)
+            p->culled(user, i, RV_CULL_LOD_NOTHING);
+        return RVI_WALK_DESCEND;
+    }
+    c->visible++;
+    return p->visible(user, i, weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
+}
+
+/* ---- subtrees ------------------------------------------------------------------------------ */
+
+/* One walk call's state. Level 0 is the span [first, count) the call was given; the stack
+ * holds the levels below it, each at the sibling it resumes at. */
+typedef struct walk {
+    const rvi_walk_policy *p;
+    void *user;
+    rvi_walk_stack *stack;
+    const uint32_t *budget;
+    rvi_walk_counts c;
+    int vector;
+    uint32_t at0, left0, depth, mask0;
+    float weight0;
+    rvi_walk_acc acc0;
+} walk;
+
+#define EXHAUSTED 0x80000000u /* a level whose last sibling's subtree is being walked */
+
+static inline rvi_walk_acc *level_acc(walk *w)
+{
+    return w->depth == 0 ? &w->acc0 : &w->stack->acc[w->depth - 1];
+}
+
+/* Leaves the current level (depth > 0): with summaries, the node whose children it held
+ * gets its summary, and that is folded into the level above. */
+static void pop_level(walk *w)
+{
+    const rvi_walk_policy *p = w->p;
+    if (p->summaries) {
+        rvi_walk_acc a = w->stack->acc[w->depth - 1];
+        uint32_t e = w->stack->entries[w->depth - 1] & ~EXHAUSTED;
+        uint32_t parent = p->scene->parent[e & INDEX_BITS];
+        fold_own(p, parent, &a);
+        if (parent < p->summaries->capacity) {
+            rvi_walk_summary *s = &p->summaries->node[parent];
+            s->k = a.k;
+            s->r = a.r;
+            s->version = a.ok ? p->summaries->version : 0;
+        }
+        w->depth--;
+        acc_fold(level_acc(w), a.k, a.r, a.ok);
+        return;
+    }
+    w->depth--;
+}
+
+/* Hands every level's rest to defer, deepest first: this level from i (not yet visited),
+ * then each level above from the sibling it resumes at, then level 0's span. */
+static void yield_rest(walk *w, uint32_t i, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    p->defer(w->user, i, w->depth == 0 ? w->left0 : UINT32_MAX, level_mask, level_weight);
+    if (w->depth == 0)
+        return;
+    for (uint32_t d = w->depth - 1; d-- > 0;) {
+        uint32_t e = w->stack->entries[d];
+        if (!(e & EXHAUSTED))
+            p->defer(w->user, e & INDEX_BITS, UINT32_MAX, (e >> 24) & 0x3Fu, w->stack->weights ? w->stack->weights[d] : 1.0f);
+    }
+    if (w->at0 != NONE && w->left0 > 0)
+        p->defer(w->user, w->at0, w->left0, w->mask0, w->weight0);
+}
+
+/* A sphere around a box, rounded out: the box's half-diagonal, and the float error of the
+ * box itself. */
+static void sphere_of_box(const float lo[3], const float hi[3], float out[4])
+{
+    float half[3];
+    for (int a = 0; a < 3; a++) {
+        out[a] = 0.5f * lo[a] + 0.5f * hi[a];
+        half[a] = 0.5f * hi[a] - 0.5f * lo[a];
+    }
+    float mag = fabsf(out[0]) + fabsf(out[1]) + fabsf(out[2]);
+    float radius = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+    out[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
+}
+
+/* True when the summary b (of size slots from i, aligned to size) lets the walk pass it
+ * over: valid, and the frustum misses it or every piece of it stays at "nothing". Folded
+ * in if so. */
+static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, uint32_t size, uint32_t in_mask)
+{
+    const rvi_walk_policy *p = w->p;
+    const rvi_walk_summaries *s = p->summaries;
+    if (i + size > s->capacity || (w->depth == 0 && w->left0 < size) || b->version != s->version)
+        return false;
+    uint32_t m = in_mask;
+    bool outside = m && rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE;
+    if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r)))
+        return false;
+    acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
+    w->c.summarised++;
+    if (w->depth == 0)
+        w->left0 -= size;
+    return true;
+}
+
+/* A group whose blocks are all kept, each linked to the next, gets their summary; tried
+ * when the walk passes the group's last block. */
+static void keep_group(walk *w, uint32_t i)
+{
+    rvi_walk_summaries *s = w->p->summaries;
+    uint32_t base = i & ~(RVI_WALK_GROUP - 1);
+    rvi_walk_block *g = &s->group[base >> RVI_WALK_GROUP_SHIFT];
+    if (g->version == s->version || base + RVI_WALK_GROUP > s->capacity)
+        return;
+    const rvi_walk_block *b = &s->block[base >> RVI_WALK_BLOCK_SHIFT];
+    rvi_walk_block sum = { { 0 }, { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY },
+                           INFINITY, 0.0f, 1, b[RVI_WALK_GROUP / RVI_WALK_BLOCK - 1].after, s->version };
+    for (uint32_t j = 0; j < RVI_WALK_GROUP / RVI_WALK_BLOCK; j++) {
+        if (b[j].version != s->version ||
+            (j + 1 < RVI_WALK_GROUP / RVI_WALK_BLOCK && b[j].after != base + (j + 1) * RVI_WALK_BLOCK))
+            return;
+        for (int a = 0; a < 3; a++) { /* finite: a kept block's box is */
+            sum.lo[a] = b[j].lo[a] < sum.lo[a] ? b[j].lo[a] : sum.lo[a];
+            sum.hi[a] = b[j].hi[a] > sum.hi[a] ? b[j].hi[a] : sum.hi[a];
+        }
+        sum.lod_ok &= b[j].lod_ok;
+        if (b[j].lod_ok) {
+            sum.k = b[j].k < sum.k ? b[j].k : sum.k;
+            sum.r = b[j].r > sum.r ? b[j].r : sum.r;
+        }
+    }
+    sphere_of_box(sum.lo, sum.hi, sum.sphere);
+    if (isfinite(sum.sphere[3]))
+        *g = sum;
+}
+
+/* The aligned group or block from *at, if its summary lets the walk pass it over: *at moved
+ * past it. Its leaves are the siblings from *at on, as when it was kept: no link changed
+ * since. */
+static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
+{
+    const rvi_walk_summaries *s = w->p->summaries;
+    uint32_t i = *at;
+    if (i & (RVI_WALK_BLOCK - 1))
+        return false;
+    const rvi_walk_block *b = &s->group[i >> RVI_WALK_GROUP_SHIFT];
+    if ((i & (RVI_WALK_GROUP - 1)) || !skip_summary(w, b, i, RVI_WALK_GROUP, in_mask)) {
+        b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
+        if (!skip_summary(w, b, i, RVI_WALK_BLOCK, in_mask))
+            return false;
+        if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
+            keep_group(w, i);
+    }
+    *at = w->depth == 0 && w->left0 == 0 ? NONE : b->after;
+    return true;
+}
+
+/* Keeps the summary of a block walked whole as one run. */
+static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
+{
+    rvi_walk_summaries *s = w->p->summaries;
+    rvi_walk_block *b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
+    rvi_walk_block kept;
+    memset(&kept, 0, sizeof kept); /* compared whole below */
+    sphere_of_box(run->lo, run->hi, kept.sphere);
+    memcpy(kept.lo, run->lo, sizeof kept.lo);
+    memcpy(kept.hi, run->hi, sizeof kept.hi);
+    kept.k = run->acc.k;
+    kept.r = run->acc.r;
+    kept.lod_ok = run->acc.ok;
+    kept.after = w->p->scene->next_sibling[i + RVI_WALK_BLOCK - 1];
+    kept.version = run->bound_ok && isfinite(kept.sphere[3]) ? s->version : 0;
+    /* A block kept as it was leaves its group's summary standing; any other is gathered
+     * again at the group's end. */
+    if (memcmp(b, &kept, sizeof kept) != 0) {
+        *b = kept;
+        s->group[i >> RVI_WALK_GROUP_SHIFT].version = 0;
+    }
+    if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
+        keep_group(w, i);
+}
+
+/* A run of leaves from i: the pass settles most lanes, the rest are taken up in order.
+ * false when there is no run here (too short, or no budget for all of it). */
+static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_weight, rvi_walk_action *result)
+{
+    const rvi_walk_policy *p = w->p;
+    uint32_t i = *at, in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    uint32_t limit = w->depth == 0 && w->left0 < RVI_WALK_RUN_MAX ? w->left0 : RVI_WALK_RUN_MAX;
+    /* With summaries a run stops at the end of the block it starts in, so a block walked
+     * whole can be kept. */
+    uint32_t to_block_end = RVI_WALK_BLOCK - (i & (RVI_WALK_BLOCK - 1));
+    if (p->summaries && limit > to_block_end)
+        limit = to_block_end;
+    /* Most leaves in runs have their neighbours for siblings: a look at one link before the
+     * pass, which costs its setup. */
+    const rvi_scene *sc = p->scene;
+    if (limit < RVI_WALK_RUN_MIN || i + RVI_WALK_RUN_MIN > sc->capacity || sc->next_sibling[i] != i + 1 ||
+        sc->parent[i + RVI_WALK_RUN_MIN - 1] != sc->parent[i])
+        return false;
+    rvi_walk_run run;
+    rvi_walk_classify_run(p, w->vector, in_mask, i, limit, &run);
+    uint32_t n = run.n;
+    if (n < RVI_WALK_RUN_MIN || (w->budget && *w->budget < p->node_cost * n + w->depth + 2))
+        return false;
+    w->c.visited += run.settled;
+    w->c.tested += in_mask ? run.settled : 0;
+    w->c.outside += run.n_outside;
+    w->c.cut += run.n_cut;
+    /* The budget holds for every lane at once, so no lane yields. */
+    uint64_t lanes = run.visit_lane | run.visit_whole;
+    if (p->visible_run && lanes && lanes == run.hand_out) { /* all to hand out: at once */
+        uint32_t want = (uint32_t)__builtin_popcountll(lanes);
+        uint32_t n_out = p->visible_run(w->user, i, lanes, level_weight);
+        w->c.visited += n_out;
+        w->c.tested += in_mask ? n_out : 0;
+        w->c.visible += n_out;
+        if (n_out < want) {
+            *result = RVI_WALK_STOP;
+            return true;
+        }
+        lanes = 0;
+    }
+    for (uint64_t left = lanes; left; left &= left - 1) {
+        uint32_t j = (uint32_t)__builtin_ctzll(left);
+        rvi_walk_action a;
+        if ((run.visit_whole >> j) & 1)
+            a = visit_leaf(p, w->user, i + j, level_mask, level_weight, &w->c);
+        else
+            a = visit_lane(p, w->user, i + j, in_mask, (run.outside >> j) & 1, level_weight, &w->c);
+        if (a == RVI_WALK_STOP) {
+            *result = RVI_WALK_STOP;
+            return true;
+        }
+    }
+    if (p->summaries) {
+        acc_fold(level_acc(w), run.acc.k, run.acc.r, run.acc.ok);
+        if ((i & (RVI_WALK_BLOCK - 1)) == 0 && n == RVI_WALK_BLOCK)
+            keep_block(w, i, &run);
+    }
+    if (w->depth == 0)
+        w->left0 -= n;
+    *at = w->depth == 0 && w->left0 == 0 ? NONE : p->scene->next_sibling[i + n - 1];
+    return true;
+}
+
+/* The leaves along the current level from *at, until a node with children (left in *at)
+ * or the level's end (*at NONE). RVI_WALK_DESCEND, or STOP, or YIELD (the rest deferred). */
+static rvi_walk_action take_leaves(walk *w, uint32_t *at, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    const rvi_scene *sc = p->scene;
+    uint32_t i = *at, in_mask = level_mask & p->frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    while (i != NONE) {
+        /* Blocks first: a block passed over is not read at all, its first slot included. */
+        if (p->summaries && skip_block(w, &i, in_mask))
+            continue;
+        if (sc->first_child[i] != NONE)
+            break;
+        rvi_walk_action result = RVI_WALK_DESCEND;
+        if (take_run(w, &i, level_mask, level_weight, &result)) {
+            if (result == RVI_WALK_STOP)
+                return result;
             continue;
         }
-        if (mask) {
-            c.tested++;
-            if (rvi_classify_sphere_masked(frustum, ws, ws[3], &mask) == RV_OUTSIDE) {
-                c.visited++;
-                c.pruned++;
+        if (w->budget && *w->budget < p->node_cost + w->depth + 2) {
+            yield_rest(w, i, level_mask, level_weight);
+            return RVI_WALK_YIELD;
+        }
+        if (p->summaries)
+            fold_own(p, i, level_acc(w));
+        if (visit_leaf(p, w->user, i, level_mask, level_weight, &w->c) == RVI_WALK_STOP)
+            return RVI_WALK_STOP;
+        i = sc->next_sibling[i];
+        if (w->depth == 0 && --w->left0 == 0)
+            i = NONE;
+    }
+    *at = i;
+    return RVI_WALK_DESCEND;
+}
+
+/* A node with children: visit it, move the level past it, then enter its children (the
+ * level resumes at the next sibling once they are done). */
+static rvi_walk_action take_parent(walk *w, uint32_t i, uint32_t level_mask, float level_weight)
+{
+    const rvi_walk_policy *p = w->p;
+    const rvi_scene *sc = p->scene;
+    if (w->budget && *w->budget < p->node_cost + w->depth + 2 +
+                                      (sc->flags[i] & p->children_cost ? sc->aux[i].child_count : 0)) {
+        yield_rest(w, i, level_mask, level_weight);
+        return RVI_WALK_YIELD;
+    }
+    uint32_t m = level_mask;
+    float wt = level_weight;
+    rvi_walk_action a = visit(p, w->user, i, &m, &wt, &w->c);
+    if (a == RVI_WALK_STOP)
+        return a;
+    uint32_t next = sc->next_sibling[i];
+    if (w->depth == 0) {
+        w->at0 = --w->left0 == 0 ? NONE : next;
+    } else if (next != NONE) {
+        w->stack->entries[w->depth - 1] = pack(next, level_mask);
+    } else if (p->summaries) {
+        w->stack->entries[w->depth - 1] = pack(i, level_mask) | EXHAUSTED; /* pops after the children */
+    } else {
+        w->depth--;
+    }
+    if (a != RVI_WALK_DESCEND) {
+        if (p->summaries)
+            fold_kept(p, i, level_acc(w));
+        return RVI_WALK_DESCEND;
+    }
+    if (w->depth == w->stack->capacity || (wt != 1.0f && !w->stack->weights)) {
+        w->stack->overflowed = true;
+        if (!p->defer)
+            return RVI_WALK_STOP;
+        p->defer(w->user, sc->first_child[i], UINT32_MAX, m, wt);
+        if (p->summaries)
+            level_acc(w)->ok = 0;
+        return RVI_WALK_DESCEND;
+    }
+    w->stack->entries[w->depth] = pack(sc->first_child[i], m);
+    if (w->stack->weights)
+        w->stack->weights[w->depth] = wt;
+    if (p->summaries)
+        acc_reset(&w->stack->acc[w->depth]);
+    w->depth++;
+    return RVI_WALK_DESCEND;
+}
+
+rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk_stack *stack, uint32_t first,
+                                  uint32_t count, uint32_t mask, float weight, const uint32_t *budget,
+                                  rvi_walk_counts *counts)
+{
+    walk w = { p, user, stack, budget, *counts, (int)rvi_simd_best_level(), first, count, 0, mask, weight,
+               { INFINITY, 0.0f, 1 } };
+    if (p->summaries && !stack->acc)
+        return RVI_WALK_STOP; /* summaries need a stack that gathers them */
+    rvi_walk_action result = RVI_WALK_DESCEND;
+    while (result == RVI_WALK_DESCEND) {
+        uint32_t i, level_mask;
+        float level_weight;
+        if (w.depth == 0) {
+            if (w.at0 == NONE || w.left0 == 0)
+                break;
+            i = w.at0;
+            level_mask = w.mask0;
+            level_weight = w.weight0;
+        } else {
+            uint32_t e = stack->entries[w.depth - 1];
+            if (e & EXHAUSTED) {
+                pop_level(&w);
                 continue;
             }
+            i = e & INDEX_BITS;
+            level_mask = (e >> 24) & 0x3Fu;
+            level_weight = stack->weights ? stack->weights[w.depth - 1] : 1.0f;
         }
-        if (mask == 0) {
-            if (!emit_subtree(s, i, k, &c.visited))
+        result = take_leaves(&w, &i, level_mask, level_weight);
+        if (result != RVI_WALK_DESCEND)
+            break;
+        if (i == NONE) {
+            if (w.depth == 0)
                 break;
+            pop_level(&w);
             continue;
         }
-        c.visited++;
-        if (drawable(s->flags[i])) {
-            bool show = true;
-            if (s->first_child[i] != NONE) {
-                /* the subtree's sphere met the frustum; the node's own geometry may not */
-                float g[4];
-                uint32_t own_mask = mask;
-                rvi_scene_geometry_sphere(s, i, g);
-                c.tested++;
-                show = rvi_classify_sphere_masked(frustum, g, g[3], &own_mask) != RV_OUTSIDE;
-            }
-            if (show && !emit(s, i, k))
-                break;
-        }
-        /* Children without children of their own are tested and handed out here, in attach
-         * order, without a trip through the stack (what a popped leaf would do, in the same
-         * order and with the same counts). At the first child that has children, it and the
-         * siblings after it are pushed, so the walk stays pre-order. */
-        uint32_t first = s->first_child[i], ch = first;
-        bool go = true;
-        while (ch != NONE && s->first_child[ch] == NONE) {
-            const float *cs = s->world_sphere[ch];
-            uint32_t cmask = mask;
-            c.visited++;
-            if (cs[3] < 0.0f || (c.tested++, rvi_classify_sphere_masked(frustum, cs, cs[3], &cmask) == RV_OUTSIDE)) {
-                c.pruned++;
-            } else if (drawable(s->flags[ch]) && !emit(s, ch, k)) {
-                go = false;
-                break;
-            }
-            ch = s->next_sibling[ch];
-        }
-        if (!go)
-            break;
-        if (ch != NONE)
-            top = push_siblings(s, ch, s->prev_sibling[first], mask, top);
+        result = take_parent(&w, i, level_mask, level_weight);
     }
-    s->visiting = false;
-    c.visible = k->count;
-    if (counts)
-        *counts = c;
-}
-
-void rvi_cull_walk(rvi_scene *s, uint32_t root, const rv_frustum *frustum,
-                   rvi_visit_index_fn fn, void *user, rv_cull_counts *counts)
-{
-    sink k = { .kind = SINK_INDEX, .index_fn = fn, .user = user };
-    walk(s, root, frustum, &k, counts);
+    *counts = w.c;
+    return result;
 }
 
 /* ---- public -------------------------------------------------------------------------- */
 
-static rv_result begin_walk(rv_world *world, rv_node root, const rv_frustum *frustum, uint32_t *out_root)
+/* Where rv_visit_visible and rv_collect_visible hand visible nodes. */
+typedef struct public_sink {
+    rv_world *world;
+    rv_visit_fn host_fn;
+    void *user;
+    rv_node *out;
+    uint32_t capacity, count;
+} public_sink;
+
+static bool to_host(void *user, uint32_t i, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    return k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user);
+}
+
+static bool to_array(void *user, uint32_t i, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    if (k->count < k->capacity)
+        k->out[k->count] = rvi_node_handle(&k->world->scene, i);
+    k->count++;
+    return true;
+}
+
+static uint32_t run_to_host(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    uint32_t n = 0;
+    for (; lanes; lanes &= lanes - 1) {
+        uint32_t i = first + (uint32_t)__builtin_ctzll(lanes);
+        n++;
+        if (!k->host_fn(rvi_node_handle(s, i), s->world_matrix[i], k->user))
+            break;
+    }
+    return n;
+}
+
+static uint32_t run_to_array(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    (void)weight;
+    public_sink *k = user;
+    const rvi_scene *s = &k->world->scene;
+    uint32_t n = (uint32_t)__builtin_popcountll(lanes);
+    for (uint32_t at = k->count; lanes && at < k->capacity; lanes &= lanes - 1, at++)
+        k->out[at] = rvi_node_handle(s, first + (uint32_t)__builtin_ctzll(lanes));
+    k->count += n;
+    return n;
+}
+
+static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *frustum,
+                             bool (*visible)(void *, uint32_t, float),
+                             uint32_t (*visible_run)(void *, uint32_t, uint64_t, float), public_sink *k,
+                             rv_cull_counts *counts)
 {
     if (!world || !frustum)
         return RV_ERR_INVALID_ARG;
-    if (world->scene.visiting)
+    rvi_scene *s = &world->scene;
+    if (s->visiting)
         return RV_ERR_BAD_STATE;
-    *out_root = NONE;
+    uint32_t r = NONE;
     if (root.id != 0)
-        RVI_TRY(rvi_node_index(&world->scene, root, out_root));
+        RVI_TRY(rvi_node_index(s, root, &r));
+    rvi_walk_policy p = { 0 };
+    p.scene = s;
+    p.frustum = frustum;
+    p.visible = visible;
+    p.visible_run = visible_run;
+    p.own_geometry = true;
+    /* The scene's scratch holds one entry per slot: deeper than any hierarchy can be. */
+    rvi_walk_stack stack = { s->work, NULL, NULL, s->capacity, false };
+    rvi_walk_counts c = { 0 };
+    uint32_t mask = frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    s->visiting = true;
+    if (r == NONE)
+        rvi_walk_siblings(&p, k, &stack, s->first_root, UINT32_MAX, mask, 1.0f, NULL, &c);
+    else
+        rvi_walk_siblings(&p, k, &stack, r, 1, mask, 1.0f, NULL, &c);
+    s->visiting = false;
+    if (counts) {
+        rv_cull_counts out = { c.visited, c.outside + c.empty, c.tested, c.visible };
+        *counts = out;
+    }
     return RV_OK;
 }
 
 rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                            rv_visit_fn callback, void *user, rv_cull_counts *counts)
 {
-    uint32_t r;
     if (!callback)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(begin_walk(world, root, frustum, &r));
-    sink k = { .kind = SINK_HOST, .host_fn = callback, .user = user };
-    walk(&world->scene, r, frustum, &k, counts);
-    return RV_OK;
+    public_sink k = { world, callback, user, NULL, 0, 0 };
+    return public_walk(world, root, frustum, to_host, run_to_host, &k, counts);
 }
 
 rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                              rv_node *out_nodes, uint32_t capacity, uint32_t *out_count,
                              rv_cull_counts *counts)
 {
-    uint32_t r;
     if (!out_count || (!out_nodes && capacity > 0))
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(begin_walk(world, root, frustum, &r));
-    sink k = { .kind = SINK_ARRAY, .out = out_nodes, .capacity = capacity };
-    walk(&world->scene, r, frustum, &k, counts);
+    public_sink k = { world, NULL, NULL, out_nodes, capacity, 0 };
+    RVI_TRY(public_walk(world, root, frustum, to_array, run_to_array, &k, counts));
     *out_count = k.count;
     return k.count > capacity ? RV_ERR_CAPACITY : RV_OK;
 }

@@ -323,10 +323,6 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     bool timed = world->desc.clock_ns != NULL;
     rv_tick_demand tick = { RV_TICK_IDLE, 0 };
 
-    /* Sort scratch first: once the gate has flushed or the residency has handed out
-     * requests, a failure would lose them. */
-    RVI_TRY(rvi_frame_reserve_sort(heap, &f->scratch,
-                                   a->opaque.count > a->translucent.count ? a->opaque.count : a->translucent.count));
     uint64_t t0 = rvi_clock_now(world);
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
@@ -368,10 +364,9 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     if (rvi_lod_fading(world) || f->hlod_pass.fading > 0)
         combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
 
-    /* Publication: sort, then check the journal was drained (a carry-over is an invariant
-     * failure: reported, and the view is still published so the host keeps drawing). */
-    rvi_frame_sort(RVI_VEC_PTR(a->opaque, rv_draw_item), a->opaque.count, false, &f->scratch);
-    rvi_frame_sort(RVI_VEC_PTR(a->translucent, rv_draw_item), a->translucent.count, true, &f->scratch);
+    /* Publication (the lists were sorted as the cull wrote them): check the journal was
+     * drained (a carry-over is an invariant failure: reported, and the view is still
+     * published so the host keeps drawing). */
     rv_result published = RV_OK;
     if (f->render_scene && f->journal)
         published = rv_render_scene_publish(f->render_scene, f->journal);

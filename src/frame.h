@@ -1,7 +1,10 @@
 /* The frame: the only module that knows every other (docs/design.md, "The frame").
  *   frame.c          begin and end: the stages in order, and the public calls
- *   frame_cull.c     the cull walk and its passes (occluders, walk, occlusion, LOD)
- *   frame_publish.c  arenas, sort, emit, view validity and digest
+ *   frame_cull.c     the cull stage: occluders, the main view's walk hooks, the object passes
+ *                    (occlusion, LOD, emit)
+ *   frame_walk.c     the main view's walk over the host's workers: work items, their record
+ *                    streams, rounds, and the job system's parallel-for with its checks
+ *   frame_publish.c  arenas, sort, view validity and digest
  *   frame_nodes.c    boxes attached to nodes (occluder boxes, test boxes)
  *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
  *   frame_views.c    extra views (rv_cull_view) */
@@ -10,8 +13,11 @@
 
 #include "rvis.h"
 #include "world.h"
+#include "core/node_table.h"
 #include "core/vec.h"
 #include "lod.h"
+#include "cull.h"
+#include "occlusion.h"
 
 typedef enum rvi_frame_state {
     RVI_FRAME_IDLE = 0,  /* no frame open */
@@ -32,19 +38,21 @@ typedef struct rvi_frame_arena {
     uint64_t generation;     /* bumped each time the arena is (re)built */
 } rvi_frame_arena;
 
-/* A node box attachment (occluder or test box), local space. */
-typedef struct rvi_node_box {
-    uint32_t node;
-    float min[3];
-    float max[3];
-} rvi_node_box;
-
 /* A walk candidate: a node whose own geometry passed frustum and partition. */
 typedef struct rvi_candidate {
     uint32_t node;
     float weight;            /* HLOD crossfade weight inherited from above (1 otherwise) */
     uint32_t tested;         /* already occlusion-tested inline (group nodes) */
 } rvi_candidate;
+
+/* A candidate's LOD outcome in the object passes: up to two levels with their fades. */
+typedef struct rvi_object_lod {
+    uint32_t level[2];
+    float fade[2];
+    uint32_t n;              /* draw items it emits */
+    uint16_t lod_nothing;    /* its level meant "nothing" */
+    uint16_t forget;         /* its cutoff dropped: summaries over it are stale */
+} rvi_object_lod;
 
 /* One registered streaming grid. */
 typedef struct rvi_frame_grid {
@@ -54,106 +62,47 @@ typedef struct rvi_frame_grid {
 
 /* Per-view scratch reused every frame (main view and each extra view list). */
 typedef struct rvi_walk_scratch {
-    rvi_vec stack;           /* uint32_t node, uint32_t mask, float weight: 3 words per entry */
+    rvi_vec stack;           /* uint32_t: the walk's levels (node | mask << 24) */
+    rvi_vec weights;         /* float: the levels' weights */
     rvi_vec candidates;      /* rvi_candidate */
     rvi_vec sort_keys;       /* uint32_t, 2n */
     rvi_vec sort_order;      /* uint32_t, 2n */
 } rvi_walk_scratch;
 
-/* The camera of a frame, resolved. */
-typedef struct rvi_frame_camera {
-    float view_projection[16];
-    double view_projection_d[16]; /* the same in double: the view + projection form's exact
-                                     product, else the host's float matrix */
-    float eye[3];
-    float forward[3];        /* unit view direction (world) */
-    rv_frustum frustum;
-    rv_clip clip;
-    uint32_t viewport_width, viewport_height;
-    float fov_y;
-    float ortho_height;      /* world units (orthographic only) */
-    bool orthographic;
-    double time_ms;
-    rv_lod_view lod_view;
-} rvi_frame_camera;
+/* One entry of a walk record stream: what the walk decided, in walk order. */
+typedef struct rvi_walk_record {
+    uint32_t node;           /* the slot; RVI_REC_SUB: an item; RVI_REC_DEFER: the first node */
+    uint32_t kind;           /* RVI_REC_* | detail << 8 (a cull's reason; a deferral's mask) */
+    float weight;            /* a candidate's or a deferral's weight */
+    uint32_t count;          /* RVI_REC_DEFER: as rvi_walk_item.count */
+} rvi_walk_record;
 
-typedef struct rvi_frame {
-    rvi_frame_phase state;
-    rvi_frame_arena arenas[2];
-    int building;            /* arena being built, -1 none */
-    int lent;                /* arena of the last published view, -1 none */
-    uint64_t sequence;       /* published frames */
-    bool have_time;
-    double last_time_ms;
-    rvi_frame_camera cam;
-    rv_frame_counts counts;
-    double stage_us[RV_STAGE_COUNT];
+enum {
+    RVI_REC_CANDIDATE = 0,   /* a candidate */
+    RVI_REC_TESTED,          /* a candidate occlusion-tested in the walk already */
+    RVI_REC_CULL,            /* a pruned subtree top (desc.record_culls), reason in the detail */
+    RVI_REC_LOAD,            /* an HLOD region that wants its children loaded */
+    RVI_REC_SUB,             /* the stream of item node, in place */
+    RVI_REC_DEFER            /* work handed back (becomes an item, and this record its RVI_REC_SUB) */
+};
 
-    rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
-    /* Node slot -> box index (UINT32_MAX none): a plain array, not a hash map, because
-     * the occlusion pass looks a test box up for every candidate. */
-    rvi_node_slots occluder_of;
-    rvi_vec occluders;       /* rvi_node_box: persistent occluder nodes */
-    rvi_node_slots test_box_of;
-    rvi_vec test_boxes;      /* rvi_node_box */
+/* A unit of the main view's walk: count siblings from first with their subtrees (UINT32_MAX:
+ * to the end of the list), or, with count 0, the node first alone (taken up on the calling
+ * thread: partition groups), its children then being items of their own. */
+typedef struct rvi_walk_item {
+    uint32_t first, count;
+    uint32_t mask;
+    float weight;
+    uint32_t worker;         /* whose records hold its stream; UINT32_MAX until walked */
+    uint32_t begin, end;     /* its stream: the worker's records [begin, end) */
+    uint32_t defers;         /* RVI_REC_DEFER records in its stream */
+    bool whole;              /* a chunk of a long list: walked as one job, never taken up */
+} rvi_walk_item;
 
-    rv_journal *journal;     /* created on first rv_world_journal */
-    rv_render_scene *render_scene;
-
-    rv_residency *residency; /* created with the first grid */
-    rvi_vec grids;           /* rvi_frame_grid */
-    rvi_vec sources;         /* rv_stream_source: host sources + the eye, rebuilt per frame */
-    uint32_t host_source_count;
-
-    rvi_hlod_pass hlod_pass;
-    rvi_walk_scratch scratch;
-    rvi_vec occ_spheres;     /* float x4 per candidate tested in batch */
-    rvi_vec occ_visible;     /* uint8_t */
-} rvi_frame;
-
-/* The world's frame state, created on first use. */
-rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
-/* Fills counts' opaque, translucent, lod_histogram and crossfades from the two lists. */
-void rvi_frame_count_drawn(const rvi_vec *opaque, const rvi_vec *translucent, rv_frame_counts *counts);
-/* rv_frame_cull's work (frame_cull.c); rv_frame_cull in frame.c guards it against re-entry. */
-rv_result rvi_frame_cull(rv_world *world);
-static inline rvi_frame *rvi_frame_find(const rv_world *world)
-{
-    return (rvi_frame *)rvi_world_module(world, RVI_MODULE_FRAME);
-}
-
-/* Adds the counters of the objects the frame owns (occlusion, residency, journal, render
- * scene) to *sum. */
-void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum);
-
-/* Resolves and validates an rv_view. */
-rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi_frame_camera *out);
-
-/* Sorts n items by view_depth (ascending, or descending when far_to_near), stably, using
- * the scratch vectors (reserved by the caller for n). */
-void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *scratch);
-/* Reserves sort scratch for n items. */
-rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
-void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
-void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
-
-/* Removes node's entry from a box attachment (no-op when it has none). Never allocates. */
-void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node);
-
-/* Appends a draw item for node i (world matrix copied) into list. */
-rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,
-                         const rvi_frame_camera *cam);
-
-/* Stage timing (shared by frame.c and frame_cull.c). */
+/* Stage timing (frame.c, frame_cull.c, frame_walk.c). */
 static inline uint64_t rvi_clock_now(const rv_world *world)
 {
     return world->desc.clock_ns ? world->desc.clock_ns(world->desc.clock_user) : 0;
-}
-
-static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
-{
-    if (t1 >= t0)
-        f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
 }
 
 /* Times calls made once per node inside the walk without a clock read around each: every
@@ -185,5 +134,164 @@ static inline double walk_timer_estimate(const walk_timer *t)
 {
     return t->samples ? t->sampled_us * ((double)t->calls / (double)t->samples) : 0.0;
 }
+
+/* One worker's share of a frame: written only by the thread running as that worker (the
+ * job system's contract), gathered on the calling thread afterwards. */
+typedef struct rvi_frame_worker {
+    struct rv_world *world;
+    struct rvi_frame *frame;
+    const rvi_walk_policy *policy;  /* of the walk running on it */
+    bool serial;             /* running on the calling thread outside a job: may gate
+                                partition groups and read the clock */
+    rvi_vec records;         /* rvi_walk_record: the streams of the items it walked */
+    uint32_t budget;         /* records it may still write in the current item */
+    uint32_t defers;         /* RVI_REC_DEFER records written in the current item */
+    bool stack_full;         /* a level found no room on its stack */
+    bool yielded;            /* an item ran out of record room */
+    rvi_vec stack, weights;  /* its walk stack */
+    rvi_vec acc;             /* rvi_walk_acc: the stack's summaries being gathered */
+    rvi_walk_counts walk;
+    rv_frame_counts counts;  /* the hooks' counts (partition, occlusion, HLOD, LOD) */
+    rvi_hlod_pass hlod;      /* the frame's pass, its fading count this worker's */
+    double fade_end_ms;      /* LOD: latest end of a crossfade started or running */
+    uint64_t occlusion_tests, occlusion_culled;
+    uint64_t feed_hidden;    /* tests hidden only thanks to the depth feed */
+    uint64_t items_run;      /* parallel-for items it ran in the current call */
+    rv_result error;
+    walk_timer occlusion_timer, partition_timer, lod_timer;
+    char pad[64];            /* keeps workers' hot fields off each other's lines */
+} rvi_frame_worker;
+
+/* The camera of a frame, resolved. */
+typedef struct rvi_frame_camera {
+    float view_projection[16];
+    double view_projection_d[16]; /* the same in double: the view + projection form's exact
+                                     product, else the host's float matrix */
+    float eye[3];
+    float forward[3];        /* unit view direction (world) */
+    rv_frustum frustum;
+    rv_clip clip;
+    uint32_t viewport_width, viewport_height;
+    float fov_y;
+    float ortho_height;      /* world units (orthographic only) */
+    bool orthographic;
+    double time_ms;
+    rv_lod_view lod_view;
+} rvi_frame_camera;
+
+typedef struct rvi_frame {
+    rvi_frame_phase state;
+    rvi_frame_arena arenas[2];
+    int building;            /* arena being built, -1 none */
+    int lent;                /* arena of the last published view, -1 none */
+    uint64_t sequence;       /* published frames */
+    bool have_time;
+    double last_time_ms;
+    rvi_frame_camera cam;
+    rv_frame_counts counts;
+    double stage_us[RV_STAGE_COUNT];
+
+    rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
+    /* Node boxes by slot (a plain array, not a hash map: the occlusion pass looks a test
+     * box up for every candidate). */
+    rvi_node_table occluders;  /* rvi_node_box: persistent occluder nodes */
+    rvi_node_table test_boxes; /* rvi_node_box */
+
+    rv_journal *journal;     /* created on first rv_world_journal */
+    rv_render_scene *render_scene;
+
+    rv_residency *residency; /* created with the first grid */
+    rvi_vec grids;           /* rvi_frame_grid */
+    rvi_vec sources;         /* rv_stream_source: host sources + the eye, rebuilt per frame */
+    uint32_t host_source_count;
+
+    rvi_hlod_pass hlod_pass;
+    rvi_walk_scratch scratch;
+
+    /* The main view's walk (frame_walk.c) and the object passes (frame_cull.c). */
+    rv_job_system jobs;      /* resolved: parallel_for NULL runs every item here */
+    uint32_t worker_count;   /* jobs.max_workers, and one more slot for the calling thread's own work */
+    rvi_frame_worker *workers;
+    rvi_vec items;           /* rvi_walk_item */
+    rvi_vec tasks;           /* uint32_t: a round's items walked as jobs */
+    rvi_vec item_stack;      /* uint32_t pairs: the stream gathering's position */
+    rvi_vec chunk_spans;     /* uint32_t x4: a long span cut (first, count, its first cut, cuts) */
+    rvi_vec chunk_cuts;      /* uint32_t x2: (first sibling, count) of each chunk */
+    uint64_t chunk_links;    /* the scene's links_changed the cuts were made at */
+    uint32_t records_hint;   /* most records the jobs of one walk wrote: every worker gets
+                                room for twice as many (a round's room on top of its share) */
+    uint32_t stack_hint;     /* deepest walk stack a worker needed */
+    rvi_vec object_state;    /* uint8_t per candidate: the object passes' verdicts */
+    rvi_vec selections;      /* rvi_object_lod per candidate */
+    rvi_vec chunk_counts;    /* uint32_t per chunk and list: items each chunk emits */
+    /* What the walk keeps about subtrees and blocks of leaves between frames, and the
+     * scene's change counters its version was last bumped at. */
+    rvi_walk_summaries summaries;
+    uint64_t summary_links, summary_edits;
+    const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
+    rvi_hz_levels hz_levels;
+} rvi_frame;
+
+/* A parallel pass: items [begin, end) of its count, on worker w. */
+typedef void (*rvi_frame_job)(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end);
+
+/* Runs fn over [0, count) on the world's job system (inline on worker 0 without one).
+ * RV_ERR_INVARIANT when the job system broke its contract (a worker out of range, items
+ * missed or repeated: see rv_job_system); each pass also checks its own outputs. */
+rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count, uint32_t grain);
+/* The first error a worker met in the last pass (RV_OK: none). */
+rv_result rvi_frame_workers_error(const rvi_frame *f);
+/* The main view's walk (frame_walk.c): items on the workers with jobs_policy, work for the
+ * calling thread with serial_policy; gathers candidates into scratch.candidates, cull
+ * records and HLOD loads into the building arena. */
+rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *jobs_policy,
+                         const rvi_walk_policy *serial_policy);
+
+/* Frees the walk's summaries' arrays (a zero capacity frees nothing). */
+void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s);
+
+/* The world's frame state, created on first use. */
+rv_result rvi_frame_state(rv_world *world, rvi_frame **out);
+/* Fills counts' opaque, translucent, lod_histogram and crossfades from the two lists. */
+void rvi_frame_count_drawn(const rvi_vec *opaque, const rvi_vec *translucent, rv_frame_counts *counts);
+/* rv_frame_cull's work (frame_cull.c); rv_frame_cull in frame.c guards it against re-entry. */
+rv_result rvi_frame_cull(rv_world *world);
+static inline rvi_frame *rvi_frame_find(const rv_world *world)
+{
+    return (rvi_frame *)rvi_world_module(world, RVI_MODULE_FRAME);
+}
+
+/* Adds the counters of the objects the frame owns (occlusion, residency, journal, render
+ * scene) to *sum. */
+void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum);
+
+/* Resolves and validates an rv_view. */
+rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi_frame_camera *out);
+
+/* Sorts n items by view_depth (ascending, or descending when far_to_near), stably, using
+ * the scratch vectors (reserved by the caller for n). */
+void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *scratch);
+/* The sort key of a view depth: its unsigned order is the depth's (descending when
+ * far_to_near; NaN last). */
+uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near);
+/* Sorts n values (order) by their keys, stably (LSD radix, four 8-bit passes: O(n)), with
+ * keys2 and order2 (n entries each, apart from the first two) for the passes. Returns the
+ * sorted values: order or order2. */
+uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2);
+/* Reserves sort scratch for n items. */
+rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
+void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
+void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
+
+/* Writes the draw item of node i (world matrix copied) at *item. */
+void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,
+                    uint32_t level, float fade, const rvi_frame_camera *cam);
+
+static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
+{
+    if (t1 >= t0)
+        f->stage_us[stage] += (double)(t1 - t0) / 1000.0;
+}
+
 
 #endif

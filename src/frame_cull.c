@@ -1,6 +1,9 @@
 /* The cull stage of a frame (docs/design.md §8): persistent occluders rasterised (only those
- * whose geometry may be drawn), one hierarchical walk (frustum with plane masks, partition
- * gate, group occlusion, HLOD), batched object occlusion tests, LOD selection. */
+ * whose geometry may be drawn), the main view's walk (frame_walk.c; its hooks are here:
+ * partition gate, group occlusion, HLOD, candidates), then the object passes over the
+ * candidates: occlusion tests, LOD selection, emitting draw items. Each pass is a
+ * parallel-for over chunks of candidates whose outputs land at places fixed by their index,
+ * so the result does not depend on which worker ran what. */
 #include "frame.h"
 #include "core/check.h"
 #include "frustum.h"
@@ -11,60 +14,16 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- cull ------------------------------------------------------------------------------ */
+#define NONE RVI_INDEX_NONE
+/* Candidates per job of an object pass. */
+#define OBJECT_CHUNK 256u
+/* The most records one visit writes besides its HLOD children's culls: a load, a
+ * candidate, a cull, a deferral. */
+#define VISIT_RECORDS 4u
+#define F_EPS (1.0f / 16777216.0f)
 
-/* World AABB of a local box under an affine matrix (Arvo 1990). */
-static void box_to_world(const float m[16], const float mn[3], const float mx[3], float out_min[3], float out_max[3])
-{
-    for (int r = 0; r < 3; r++) {
-        float lo = m[12 + r], hi = m[12 + r];
-        for (int c = 0; c < 3; c++) {
-            float a = m[c * 4 + r] * mn[c], b = m[c * 4 + r] * mx[c];
-            lo += a < b ? a : b;
-            hi += a < b ? b : a;
-        }
-        out_min[r] = lo;
-        out_max[r] = hi;
-    }
-}
+/* ---- occluders ----------------------------------------------------------------------------- */
 
-/* The world box of a node's test box, widened by the float rounding of the transform so
- * that it encloses the exact image: a frustum cull by it must stay conservative. */
-static void test_box_world(const float m[16], const float mn[3], const float mx[3], float out_min[3],
-                           float out_max[3])
-{
-    box_to_world(m, mn, mx, out_min, out_max);
-    for (int r = 0; r < 3; r++) {
-        float mag = fabsf(m[12 + r]);
-        for (int c = 0; c < 3; c++)
-            mag += fabsf(m[c * 4 + r]) * (fabsf(mn[c]) > fabsf(mx[c]) ? fabsf(mn[c]) : fabsf(mx[c]));
-        float pad = mag * 1e-6f + 1e-30f;
-        out_min[r] -= pad;
-        out_max[r] += pad;
-    }
-}
-
-/* True when node i has a test box and that box lies wholly outside the frustum: a tighter
- * frustum test than the sphere for walls and floors (the box encloses the node's geometry
- * and its subtree's, rv_node_set_test_box). */
-static bool test_box_outside(const rvi_frame *f, const rvi_scene *sc, uint32_t i)
-{
-    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
-    if (at == UINT32_MAX)
-        return false;
-    /* An unbounded sphere: the node, or one below it, has an unknown placement (its matrix
-     * is stale, RVI_NODE_STALE) and the box under this matrix says nothing about it. */
-    if (!(sc->world_sphere[i][3] < INFINITY))
-        return false;
-    const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
-    float wmin[3], wmax[3];
-    test_box_world(sc->world_matrix[i], b->min, b->max, wmin, wmax);
-    return rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE;
-}
-
-/* Submits every persistent occluder whose world box meets the frustum. An occluder the
- * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
- * of memory is reported. */
 /* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
  * included) is flagged hidden or is a partition part the gate hides (padded frustum or
  * slice), and its LOD level is not "nothing". An occluder whose geometry is not
@@ -94,17 +53,17 @@ static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition 
         }
     }
     if (sc->flags[node] & RVI_NODE_HAS_LOD) {
-        rv_lod_ladder ladder;
-        uint32_t level = 0;
-        rv_node h = rvi_node_handle(sc, node);
-        if (rv_node_get_lod_ladder(world, h, &ladder) == RV_OK &&
-            rv_lod_for_node(world, h, &f->cam.lod_view, &ladder, &level) == RV_OK && level >= ladder.count)
+        uint32_t level, count;
+        if (rvi_lod_level_of(world, node, &f->cam.lod_view, &level, &count) == RV_OK && level >= count)
             return RV_OK;
     }
     *out = true;
     return RV_OK;
 }
 
+/* Submits every persistent occluder whose world box meets the frustum. An occluder the
+ * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
+ * of memory is reported. */
 static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
@@ -112,17 +71,18 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     uint32_t last_gated = RVI_INDEX_NONE;
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */
-    rv_result reserved = rvi_occlusion_reserve(f->occlusion, f->occluders.count, f->occluders.count);
+    uint32_t count = f->occluders.records.count;
+    rv_result reserved = rvi_occlusion_reserve(f->occlusion, count, count);
     if (reserved == RV_ERR_OUT_OF_MEMORY)
         return reserved;
-    for (uint32_t i = 0; i < f->occluders.count; i++) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->occluders, rvi_node_box, i);
+    for (uint32_t i = 0; i < count; i++) {
+        const rvi_node_box *b = &RVI_VEC_AT(f->occluders.records, rvi_node_box, i);
         /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
         if (sc->flags[b->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
             continue;
         const float *m = sc->world_matrix[b->node];
         float wmin[3], wmax[3];
-        box_to_world(m, b->min, b->max, wmin, wmax);
+        rvi_box_to_world(m, b->min, b->max, wmin, wmax);
         if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
             continue;
         bool drawable;
@@ -137,6 +97,78 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     return RV_OK;
 }
 
+/* ---- occlusion tests ------------------------------------------------------------------------ */
+
+/* A cheap first look for tests that mostly answer "visible": the texel a point of the
+ * object projects to holds nothing nearer than that point, so not every texel the object
+ * touches is nearer (an object is hidden only when all are). Only ever answers "visible"
+ * (the safe side), so the float error of its projection costs precision at worst, never a
+ * wrong cull: the full test decides whatever it does not. */
+static bool point_seen(const rv_occlusion *occ, const float p[3])
+{
+    const rvi_occ_view *v = &occ->view;
+    float o[3] = { p[0] - v->ref[0], p[1] - v->ref[1], p[2] - v->ref[2] };
+    const float(*r)[4] = v->rows;
+    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
+    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
+    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
+    float tx = xb, ty = yb, nearness = qb;
+    if (v->perspective) {
+        if (!(qb > 0))
+            return false;
+        tx = xb / qb;
+        ty = yb / qb;
+        nearness = 1.0f / qb;
+    }
+    if (!(tx >= 0.0f && tx < (float)occ->width && ty >= 0.0f && ty < (float)occ->height))
+        return false;
+    return occ->texels[(size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx] <= nearness;
+}
+
+/* The buffer's own tests, read-only (workers test at once; the frame adds the tests to the
+ * buffer's stats afterwards): a box under a matrix, then a sphere through its world box
+ * rounded outward, as rvi_occlusion_box_visible and rvi_occlusion_sphere_visible, each
+ * after the first look at its centre. */
+static bool box_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float min[3], const float max[3],
+                       const float *m, uint64_t *feed_hidden)
+{
+    float c[3], centre[3];
+    for (int i = 0; i < 3; i++)
+        c[i] = 0.5f * min[i] + 0.5f * max[i];
+    for (int i = 0; i < 3; i++)
+        centre[i] = m[i] * c[0] + m[4 + i] * c[1] + m[8 + i] * c[2] + m[12 + i];
+    if (point_seen(occ, centre))
+        return false;
+    rvi_occ_footprint fp;
+    if (rvi_occ_footprint_box(occ, min, max, m, &fp) != RVI_OCC_ON)
+        return false;
+    bool hidden = rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness) ||
+                  rvi_occ_box_refined_hidden(occ, min, max, m, &fp);
+    if (hidden && occ->feed_applied)
+        *feed_hidden += !rvi_occ_feed_hidden_alone(occ, min, max, m, &fp, true);
+    return hidden;
+}
+
+static bool sphere_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float c[3], float r,
+                          uint64_t *feed_hidden)
+{
+    if (!(r >= 0) || point_seen(occ, c))
+        return false;
+    float mn[3], mx[3];
+    for (int i = 0; i < 3; i++) {
+        mn[i] = c[i] - r;
+        mx[i] = c[i] + r;
+        mn[i] -= fabsf(mn[i]) * (2 * F_EPS);
+        mx[i] += fabsf(mx[i]) * (2 * F_EPS);
+    }
+    rvi_occ_footprint fp;
+    bool hidden = rvi_occ_footprint_box(occ, mn, mx, NULL, &fp) == RVI_OCC_ON &&
+                  rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
+    if (hidden && occ->feed_applied)
+        *feed_hidden += !rvi_occ_feed_hidden_alone(occ, NULL, NULL, NULL, &fp, false);
+    return hidden;
+}
+
 /* Volume of a local box under m (|det| of the linear part times the box volume). */
 static float box_world_volume(const float m[16], const float mn[3], const float mx[3])
 {
@@ -147,275 +179,566 @@ static float box_world_volume(const float m[16], const float mn[3], const float 
 
 /* Occlusion verdict for node i: its test box or its sphere, whichever is smaller. sphere
  * is the world sphere to test (subtree for groups, own geometry for objects). */
-static bool node_visible(rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4])
+static bool node_hidden(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4],
+                        uint64_t *feed_hidden)
 {
     /* Unbounded (an unknown placement, RVI_NODE_STALE, at or below the node, or an
      * overflow): it covers the whole view and nothing can hide it; the test box under a
      * stale matrix must not be trusted either. */
     if (!(sphere[3] < INFINITY))
-        return true;
-    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
-    if (at != UINT32_MAX) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->test_boxes, rvi_node_box, at);
+        return false;
+    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    if (b) {
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
         if (box_world_volume(m, b->min, b->max) <= sphere_volume)
-            return rvi_occlusion_box_visible(f->occlusion, b->min, b->max, m);
+            return box_hidden(f->occlusion, f->hz, b->min, b->max, m, feed_hidden);
     }
-    return rvi_occlusion_sphere_visible(f->occlusion, sphere, sphere[3], NULL);
+    return sphere_hidden(f->occlusion, f->hz, sphere, sphere[3], feed_hidden);
 }
 
-/* With desc.record_culls, notes why node's subtree was not drawn. */
-static rv_result record_cull(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
+/* ---- the main view's walk hooks --------------------------------------------------------------- */
+
+static inline void put(rvi_frame_worker *w, uint32_t node, uint32_t kind, float weight, uint32_t count)
 {
-    if (!world->desc.record_culls)
-        return RV_OK;
-    rv_cull_record rec = { rvi_node_handle(&world->scene, node), reason };
-    return rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec);
+    rvi_walk_record r = { node, kind, weight, count };
+    RVI_VEC_AT(w->records, rvi_walk_record, w->records.count++) = r;
+    w->budget--;
 }
 
-/* Records every child of node (an HLOD region standing in for them). */
-static rv_result record_children(rv_world *world, rvi_frame *f, uint32_t node, rv_cull_reason reason)
+static void main_culled(void *user, uint32_t node, rv_cull_reason reason)
 {
-    if (!world->desc.record_culls)
-        return RV_OK;
+    rvi_frame_worker *w = user;
+    if (reason == RV_CULL_FRUSTUM && (w->world->scene.flags[node] & RVI_NODE_HAS_HLOD)) {
+        uint64_t t0 = walk_timer_start(w->world, &w->lod_timer, w->serial && w->world->desc.clock_ns);
+        (void)rvi_hlod_decide(w->world, &w->hlod, node, true);
+        walk_timer_stop(w->world, &w->lod_timer, t0);
+    }
+    if (w->world->desc.record_culls)
+        put(w, node, RVI_REC_CULL | (uint32_t)reason << 8, 0.0f, 0);
+}
+
+static bool main_visible(void *user, uint32_t node, float weight)
+{
+    put(user, node, RVI_REC_CANDIDATE, weight, 0);
+    return true;
+}
+
+static uint32_t main_visible_run(void *user, uint32_t first, uint64_t lanes, float weight)
+{
+    uint32_t n = 0;
+    for (; lanes; lanes &= lanes - 1, n++)
+        put(user, first + (uint32_t)__builtin_ctzll(lanes), RVI_REC_CANDIDATE, weight, 0);
+    return n;
+}
+
+static void main_defer(void *user, uint32_t first, uint32_t count, uint32_t mask, float weight)
+{
+    rvi_frame_worker *w = user;
+    put(w, first, RVI_REC_DEFER | mask << 8, weight, count);
+    w->defers++;
+}
+
+/* A candidate from the hook, past the size cutoff as the walk's own candidates are. */
+static void hook_candidate(rvi_frame_worker *w, uint32_t i, uint32_t flags, float weight, bool tested)
+{
+    const rvi_scene *sc = &w->world->scene;
+    if ((flags & RVI_NODE_HAS_LOD) && w->policy->cutoff_sq && rvi_walk_cut(w->policy, i, sc->world_sphere[i])) {
+        w->walk.cut++;
+        if (w->world->desc.record_culls)
+            put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_LOD_NOTHING << 8, 0.0f, 0);
+        return;
+    }
+    put(w, i, tested ? RVI_REC_TESTED : RVI_REC_CANDIDATE, weight, 0);
+}
+
+/* An HLOD region the walk reached: drawn as itself, refined into its children, or both
+ * while the cut crossfades. */
+static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t flags, const rvi_hlod_decision *d,
+                                   float *weight)
+{
+    rv_world *world = w->world;
+    bool record = world->desc.record_culls;
+    if (d->wants_load)
+        put(w, i, RVI_REC_LOAD, 0.0f, 0);
+    if (d->draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
+        float self = *weight * d->self_weight;
+        if (self > 0)
+            hook_candidate(w, i, flags, self, false);
+        w->counts.hlod_drawn++;
+    }
+    float below = *weight * (d->draw_self ? 1.0f - d->self_weight : 1.0f);
+    if (d->refine)
+        w->counts.hlod_refined++;
+    if ((!d->refine || below <= 0) && record) {
+        const rvi_scene *sc = &world->scene;
+        for (uint32_t c = sc->first_child[i]; c != NONE; c = sc->next_sibling[c])
+            put(w, c, RVI_REC_CULL | (uint32_t)RV_CULL_HLOD_REPLACED << 8, 0.0f, 0);
+    }
+    if (!d->draw_self && !d->refine && (flags & RVI_NODE_HAS_GEOMETRY) && record)
+        put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_HLOD_REPLACED << 8, 0.0f, 0); /* not resident, nothing below */
+    if (!d->refine || below <= 0)
+        return RVI_WALK_SKIP;
+    *weight = below;
+    return RVI_WALK_DESCEND;
+}
+
+/* A node of the main view that passed the frustum and needs more than that: partition
+ * parts and groups, group occlusion, HLOD regions. */
+static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *weight)
+{
+    rvi_frame_worker *w = user;
+    rv_world *world = w->world;
+    rvi_frame *f = w->frame;
     const rvi_scene *sc = &world->scene;
-    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c])
-        RVI_TRY(record_cull(world, f, c, reason));
-    return RV_OK;
+    rvi_partition *gate = rvi_partition_find(world);
+    bool timed = w->serial && world->desc.clock_ns;
+    if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
+        w->counts.partition_culled++;
+        if (world->desc.record_culls)
+            put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_PARTITION << 8, 0.0f, 0);
+        return RVI_WALK_SKIP;
+    }
+    bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
+    bool tested = false;
+    if (f->occlusion && sc->first_child[i] != NONE) {
+        uint64_t t0 = walk_timer_start(world, &w->occlusion_timer, timed);
+        w->counts.occlusion_tested++;
+        bool hidden = node_hidden(f, sc, i, sc->world_sphere[i], &w->feed_hidden);
+        walk_timer_stop(world, &w->occlusion_timer, t0);
+        if (hidden) {
+            w->counts.occlusion_culled++;
+            if (group) {
+                rv_result r = rvi_partition_hide_group(world, gate, i);
+                if (r != RV_OK)
+                    w->error = r;
+            }
+            if (world->desc.record_culls)
+                put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_OCCLUSION << 8, 0.0f, 0);
+            return RVI_WALK_SKIP;
+        }
+        tested = true;
+    }
+    if (group) {
+        uint64_t t0 = walk_timer_start(world, &w->partition_timer, timed);
+        rv_result r = rvi_partition_gate_group(world, gate, i, &f->cam.frustum);
+        walk_timer_stop(world, &w->partition_timer, t0);
+        if (r != RV_OK && r != RV_ERR_NOT_FOUND)
+            w->error = r;
+    }
+    if (flags & RVI_NODE_HAS_HLOD) {
+        uint64_t t0 = walk_timer_start(world, &w->lod_timer, timed);
+        rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false);
+        walk_timer_stop(world, &w->lod_timer, t0);
+        if (d.is_region)
+            return hook_region(w, i, flags, &d, weight);
+    }
+    if (flags & RVI_NODE_HAS_GEOMETRY)
+        hook_candidate(w, i, flags, *weight, tested);
+    return RVI_WALK_DESCEND;
 }
 
-typedef struct walk_entry {
-    uint32_t node;
-    uint32_t mask;
-    float weight;
-} walk_entry;
-
-/* Pushes every child: room for child_count entries is made once, then they are written in
- * place (a longer sibling list than the count would still be pushed, one by one). */
-static rv_result push_children(rv_world *world, rvi_vec *stack, uint32_t node, uint32_t mask, float weight)
+/* The main view's policies: on the calling thread (everything) and on workers (partition
+ * groups handed back to the calling thread). */
+static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, rvi_walk_policy *serial)
 {
+    rvi_partition *gate = rvi_partition_find(world);
+    rvi_walk_policy p = { 0 };
+    p.scene = &world->scene;
+    p.frustum = &f->cam.frustum;
+    p.node = main_node;
+    p.visible = main_visible;
+    p.visible_run = main_visible_run;
+    p.culled = main_culled;
+    p.defer = main_defer;
+    p.hook_flags = RVI_NODE_HAS_HLOD | (gate ? RVI_NODE_PARTITION_PART | RVI_NODE_PARTITION_GROUP : 0);
+    p.hook_parents = f->occlusion != NULL;
+    p.node_cost = VISIT_RECORDS;
+    p.children_cost = world->desc.record_culls ? RVI_NODE_HAS_HLOD : 0;
+    p.culled_flags = RVI_NODE_HAS_HLOD;
+    p.record_culls = world->desc.record_culls;
+    p.hidden_prunes = true;
+    p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP : 0;
+    p.pad = gate ? rvi_partition_margin(gate) : 0.0f;
+    p.test_boxes = &f->test_boxes;
+    /* The cutoff is the perspective LOD's (an orthographic view's angle does not fall
+     * with distance). */
+    if (!f->cam.orthographic) {
+        p.cutoff_sq = rvi_lod_cutoff(world, &p.cutoff_count);
+        memcpy(p.eye, f->cam.lod_view.eye, sizeof p.eye);
+    }
+    /* Summaries drop subtrees without a record of why each piece was not drawn. */
+    if (!world->desc.record_culls)
+        p.summaries = &f->summaries;
+    *serial = p;
+    /* On workers partition groups go back to the calling thread (the gate is not for
+     * workers); without a job system every item runs on the calling thread anyway. */
+    if (f->jobs.parallel_for && gate)
+        p.defer_flags = RVI_NODE_PARTITION_GROUP;
+    *jobs = p;
+}
+
+/* ---- the object passes -------------------------------------------------------------------- */
+
+/* Each candidate's LOD is selected first, then only what draws something is tested against
+ * the occluders, then drawn: a candidate at "nothing" costs no occlusion test, and a
+ * hidden node's level keeps up with the view (revealed, it shows the level it should). */
+
+/* What the occlusion pass decided for a candidate (object_state). */
+enum { OBJECT_UNSET = 0, OBJECT_VISIBLE, OBJECT_HIDDEN, OBJECT_NOTHING };
+
+typedef rvi_object_lod object_lod;
+
+typedef struct object_pass {
+    rv_world *world;
+    rvi_frame *f;
+    const rvi_candidate *cands;
+    uint32_t count, chunks;
+    uint8_t *state;
+    object_lod *lod;
+    uint32_t *chunk_counts;  /* per chunk: opaque items, translucent items; then their offsets */
+} object_pass;
+
+static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    object_pass *p = context;
+    rv_world *world = p->world;
     const rvi_scene *sc = &world->scene;
-    uint32_t n = sc->aux[node].child_count, k = 0;
-    walk_entry *top = NULL;
-    if (n)
-        RVI_TRY(rvi_vec_extend(&world->heap, stack, sizeof *top, n, (void **)&top));
-    for (uint32_t c = sc->first_child[node]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
-        walk_entry e = { c, mask, weight };
-        if (k < n)
-            top[k++] = e;
-        else
-            RVI_TRY(rvi_vec_push(&world->heap, stack, sizeof e, &e));
-    }
-    stack->count -= n - k;
-    return RV_OK;
-}
-
-/* The hierarchical walk: frustum, partition, group occlusion, HLOD. Fills candidates. */
-static rv_result walk(rv_world *world, rvi_frame *f, rvi_partition *gate, walk_timer *occlusion_timer,
-                      walk_timer *partition_timer, walk_timer *lod_timer)
-{
-    rvi_scene *sc = &world->scene;
-    rvi_heap *heap = &world->heap;
-    rvi_vec *stack = &f->scratch.stack;
-    rvi_vec *cands = &f->scratch.candidates;
-    stack->count = 0;
-    cands->count = 0;
-    const rv_frustum *fr = &f->cam.frustum;
-    float margin = gate ? rvi_partition_margin(gate) : 0.0f;
-    bool timed = world->desc.clock_ns != NULL;
-    bool occlusion = f->occlusion != NULL;
-
-    for (uint32_t r = sc->first_root; r != RVI_INDEX_NONE; r = sc->next_sibling[r]) {
-        walk_entry e = { r, fr->plane_mask, 1.0f };
-        RVI_TRY(rvi_vec_push(heap, stack, sizeof e, &e));
-    }
-    while (stack->count) {
-        walk_entry e = RVI_VEC_AT(*stack, walk_entry, --stack->count);
-        uint32_t i = e.node;
-        uint32_t flags = sc->flags[i];
-        f->counts.nodes_visited++;
-        if (flags & RVI_NODE_HIDDEN) {
-            RVI_TRY(record_cull(world, f, i, RV_CULL_HIDDEN));
-            continue;
-        }
-        const float *ws = sc->world_sphere[i];
-        if (ws[3] < 0)
-            continue;
-        bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
-        uint32_t mask = e.mask;
-        if (mask) {
-            f->counts.frustum_tested++;
-            /* A partition group is gated when its sphere meets the frustum padded by the
-             * margin, so parts near the edge are gated (and preloaded). */
-            float radius = group ? ws[3] + margin : ws[3];
-            bool outside = rv_frustum_classify_sphere_masked(fr, ws, radius, &mask) == RV_OUTSIDE;
-            /* A sphere that straddles a plane: the test box may still lie outside (a
-             * partition group keeps its padded sphere alone). */
-            if (!outside && mask && !group)
-                outside = test_box_outside(f, sc, i);
-            if (outside) {
-                f->counts.frustum_culled++;
-                if (flags & RVI_NODE_HAS_HLOD) {
-                    uint64_t t0 = walk_timer_start(world, lod_timer, timed);
-                    (void)rvi_hlod_decide(world, &f->hlod_pass, i, true);
-                    walk_timer_stop(world, lod_timer, t0);
-                }
-                RVI_TRY(record_cull(world, f, i, RV_CULL_FRUSTUM));
-                continue;
-            }
-        }
-        if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
-            f->counts.partition_culled++;
-            RVI_TRY(record_cull(world, f, i, RV_CULL_PARTITION));
-            continue;
-        }
-        bool has_children = sc->first_child[i] != RVI_INDEX_NONE;
-        bool tested = false;
-        if (occlusion && has_children) {
-            uint64_t t0 = walk_timer_start(world, occlusion_timer, timed);
-            f->counts.occlusion_tested++;
-            bool visible = node_visible(f, sc, i, ws);
-            walk_timer_stop(world, occlusion_timer, t0);
-            if (!visible) {
-                f->counts.occlusion_culled++;
-                if (group)
-                    RVI_TRY(rvi_partition_hide_group(world, gate, i));
-                RVI_TRY(record_cull(world, f, i, RV_CULL_OCCLUSION));
-                continue;
-            }
-            tested = true;
-        }
-        if (group) {
-            uint64_t t0 = walk_timer_start(world, partition_timer, timed);
-            rv_result r = rvi_partition_gate_group(world, gate, i, fr);
-            walk_timer_stop(world, partition_timer, t0);
-            if (r != RV_OK && r != RV_ERR_NOT_FOUND)
-                return r;
-        }
-        if (flags & RVI_NODE_HAS_HLOD) {
-            uint64_t t0 = walk_timer_start(world, lod_timer, timed);
-            rvi_hlod_decision d = rvi_hlod_decide(world, &f->hlod_pass, i, false);
-            walk_timer_stop(world, lod_timer, t0);
-            if (d.is_region) {
-                if (d.wants_load) {
-                    rv_node h = rvi_node_handle(sc, i);
-                    RVI_TRY(rvi_vec_push(heap, &f->arenas[f->building].hlod_loads, sizeof h, &h));
-                }
-                if (d.draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
-                    rvi_candidate c = { i, e.weight * d.self_weight, 0 };
-                    if (c.weight > 0)
-                        RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
-                    f->counts.hlod_drawn++;
-                }
-                float w = e.weight * (d.draw_self ? 1.0f - d.self_weight : 1.0f);
-                if (d.refine) {
-                    f->counts.hlod_refined++;
-                    if (w > 0)
-                        RVI_TRY(push_children(world, stack, i, mask, w));
-                }
-                if (!d.refine || w <= 0)
-                    RVI_TRY(record_children(world, f, i, RV_CULL_HLOD_REPLACED));
-                if (!d.draw_self && !d.refine && (flags & RVI_NODE_HAS_GEOMETRY))
-                    RVI_TRY(record_cull(world, f, i, RV_CULL_HLOD_REPLACED)); /* not resident, nothing below */
-                continue;
-            }
-        }
-        if (flags & RVI_NODE_HAS_GEOMETRY) {
-            rvi_candidate c = { i, e.weight, tested };
-            RVI_TRY(rvi_vec_push(heap, cands, sizeof c, &c));
-        }
-        RVI_TRY(push_children(world, stack, i, mask, e.weight));
-    }
-    return RV_OK;
-}
-
-/* Batch occlusion tests of the candidates not tested in the walk; compacts candidates. */
-static rv_result occlusion_pass(rv_world *world, rvi_frame *f)
-{
-    if (!f->occlusion)
-        return RV_OK;
-    rvi_scene *sc = &world->scene;
-    rvi_vec *cands = &f->scratch.candidates;
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < cands->count; k++) {
-        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
-        if (!c.tested) {
-            /* A leaf's world sphere encloses exactly its own geometry (and the walk has
-             * just read it); a node with children needs its own geometry's sphere. */
-            float g[4];
-            const float *sphere = sc->world_sphere[c.node];
-            if (sc->first_child[c.node] != RVI_INDEX_NONE) {
-                rvi_scene_geometry_sphere(sc, c.node, g);
-                sphere = g;
-            }
-            f->counts.occlusion_tested++;
-            if (!node_visible(f, sc, c.node, sphere)) {
-                f->counts.occlusion_culled++;
-                RVI_TRY(record_cull(world, f, c.node, RV_CULL_OCCLUSION));
-                continue;
-            }
-        }
-        RVI_VEC_AT(*cands, rvi_candidate, kept++) = c;
-    }
-    cands->count = kept;
-    return RV_OK;
-}
-
-/* LOD selection and emission into the building arena's lists. */
-static rv_result lod_pass(rv_world *world, rvi_frame *f)
-{
-    rvi_scene *sc = &world->scene;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    rvi_vec *cands = &f->scratch.candidates;
-    for (uint32_t k = 0; k < cands->count; k++) {
-        rvi_candidate c = RVI_VEC_AT(*cands, rvi_candidate, k);
-        rvi_vec *list = (sc->flags[c.node] & RVI_NODE_TRANSLUCENT) ? &a->translucent : &a->opaque;
+    uint32_t last = end * OBJECT_CHUNK < p->count ? end * OBJECT_CHUNK : p->count;
+    for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
+        rvi_candidate c = p->cands[k];
+        object_lod o = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
         if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
             rv_lod_selection sel;
-            RVI_TRY(rvi_lod_select_index(world, c.node, &f->cam.lod_view, &sel));
-            bool any = false;
-            /* The level past the ladder means "draw nothing". Level 0 never is, so the
-             * ladder (a handle round trip) is looked up only for coarser levels, once. */
-            uint32_t ladder_count = UINT32_MAX;
-            bool looked_up = false;
-            for (uint32_t s = 0; s < sel.count; s++) {
-                if (sel.weights[s] <= 0)
-                    continue;
-                if (sel.levels[s] > 0 && !looked_up) {
-                    rv_lod_ladder ladder;
-                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
-                        ladder_count = ladder.count;
-                    looked_up = true;
-                }
-                if (sel.levels[s] >= ladder_count)
-                    continue;
-                RVI_TRY(rvi_frame_emit(world, list, c.node, sel.levels[s], c.weight * sel.weights[s], &f->cam));
-                any = true;
+            uint32_t nothing = 0, count;
+            const float *cutoff = rvi_lod_cutoff(world, &count);
+            bool resting = c.node < count && cutoff[c.node] > 0.0f;
+            rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms);
+            o.forget = resting && !(cutoff[c.node] > 0.0f);
+            if (r != RV_OK) {
+                w->error = r;
+                sel.count = 0;
             }
-            if (!any && !(sc->world_sphere[c.node][3] < INFINITY)) {
+            /* The level past the ladder means "draw nothing". */
+            for (uint32_t s = 0; s < sel.count; s++)
+                if (sel.weights[s] > 0 && sel.levels[s] < nothing) {
+                    o.level[o.n] = sel.levels[s];
+                    o.fade[o.n++] = c.weight * sel.weights[s];
+                }
+            if (r == RV_OK && o.n == 0 && !(sc->world_sphere[c.node][3] < INFINITY) && sel.levels[0] < nothing) {
                 /* Unbounded (its placement is unknown, RVI_NODE_STALE): its target level
                  * (the finest allowed) may still be fading in from "nothing" with no
                  * weight yet. It is drawn at that level now: LOD must not drop it. */
-                uint32_t level = sel.levels[0];
-                if (level > 0 && !looked_up) {
-                    rv_lod_ladder ladder;
-                    if (rv_node_get_lod_ladder(world, rvi_node_handle(sc, c.node), &ladder) == RV_OK)
-                        ladder_count = ladder.count;
-                }
-                if (level < ladder_count) {
-                    RVI_TRY(rvi_frame_emit(world, list, c.node, level, c.weight, &f->cam));
-                    any = true;
-                }
+                o.level[0] = sel.levels[0];
+                o.fade[0] = c.weight;
+                o.n = 1;
             }
-            if (!any) {
-                f->counts.lod_culled++;
-                RVI_TRY(record_cull(world, f, c.node, RV_CULL_LOD_NOTHING));
-            }
+            o.lod_nothing = o.n == 0;
+            w->counts.lod_culled += o.lod_nothing;
         } else {
-            RVI_TRY(rvi_frame_emit(world, list, c.node, 0, c.weight, &f->cam));
+            o.fade[0] = c.weight;
+            o.n = 1;
+        }
+        p->lod[k] = o;
+    }
+}
+
+static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    object_pass *p = context;
+    const rvi_scene *sc = &p->world->scene;
+    for (uint32_t chunk = begin; chunk < end; chunk++) {
+        uint32_t counts[2] = { 0, 0 };
+        uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
+        for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
+            rvi_candidate c = p->cands[k];
+            const object_lod *o = &p->lod[k];
+            if (o->n == 0) {
+                p->state[k] = OBJECT_NOTHING;
+                continue;
+            }
+            bool hidden = false;
+            if (p->f->occlusion && !c.tested) {
+                /* A leaf's world sphere encloses exactly its own geometry; a node with
+                 * children needs its own geometry's sphere. */
+                float g[4];
+                const float *sphere = sc->world_sphere[c.node];
+                if (sc->first_child[c.node] != NONE) {
+                    rvi_scene_geometry_sphere(sc, c.node, g);
+                    sphere = g;
+                }
+                w->counts.occlusion_tested++;
+                hidden = node_hidden(p->f, sc, c.node, sphere, &w->feed_hidden);
+                w->counts.occlusion_culled += hidden;
+            }
+            p->state[k] = hidden ? OBJECT_HIDDEN : OBJECT_VISIBLE;
+            if (!hidden)
+                counts[(sc->flags[c.node] & RVI_NODE_TRANSLUCENT) != 0] += o->n;
+        }
+        p->chunk_counts[2 * chunk] = counts[0];
+        p->chunk_counts[2 * chunk + 1] = counts[1];
+    }
+}
+
+/* The emit pass: both lists' sort keys (opaque first, then translucent, in one array),
+ * then their items in sorted order. */
+typedef struct emit_lists {
+    object_pass *p;
+    uint32_t *keys, *refs;   /* in emit order: a candidate's items, candidate after candidate */
+    const uint32_t *sorted[2]; /* refs in draw order: candidate index << 1 | item */
+    uint32_t count[2];
+    uint32_t chunks[2];      /* place_job's chunks of each list */
+} emit_lists;
+
+static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
+{
+    const float *ws = sc->world_sphere[node];
+    const rvi_frame_camera *cam = &f->cam;
+    return (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
+           (ws[2] - cam->eye[2]) * cam->forward[2];
+}
+
+/* Each visible candidate's items: a key and a reference, at the place the chunks before it
+ * end in its list (the translucent list's keys after the opaque list's). */
+static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    (void)w;
+    emit_lists *l = context;
+    object_pass *p = l->p;
+    const rvi_scene *sc = &p->world->scene;
+    const uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
+    for (uint32_t chunk = begin; chunk < end; chunk++) {
+        uint32_t at[2] = { offsets[2 * chunk], l->count[0] + offsets[2 * chunk + 1] };
+        uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
+        for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
+            uint32_t node = p->cands[k].node;
+            if (p->state[k] != OBJECT_VISIBLE)
+                continue;
+            uint32_t list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
+            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), list == 1);
+            for (uint32_t s = 0; s < p->lod[k].n; s++, at[list]++) {
+                l->keys[at[list]] = key;
+                l->refs[at[list]] = k << 1 | s;
+            }
         }
     }
+}
+
+/* The items at sorted places, OBJECT_CHUNK places a job: the opaque list's chunks, then
+ * the translucent list's. */
+static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    (void)w;
+    emit_lists *l = context;
+    object_pass *p = l->p;
+    rvi_frame *f = p->f;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    for (uint32_t chunk = begin; chunk < end; chunk++) {
+        uint32_t list = chunk >= l->chunks[0], c = chunk - (list ? l->chunks[0] : 0);
+        rv_draw_item *items = RVI_VEC_PTR(list ? a->translucent : a->opaque, rv_draw_item);
+        uint32_t last = (c + 1) * OBJECT_CHUNK < l->count[list] ? (c + 1) * OBJECT_CHUNK : l->count[list];
+        for (uint32_t q = c * OBJECT_CHUNK; q < last; q++) {
+            uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
+            const object_lod *o = &p->lod[k];
+            rvi_frame_emit(p->world, f->render_scene, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+        }
+    }
+}
+
+/* The visible candidates' draw items into the building arena's lists, in draw order: each
+ * chunk writes its keys at the places the chunks before it end, each list is sorted
+ * (stable: equal depths keep walk order), then the items are written in sorted order. */
+static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64_t *sort_ns)
+{
+    uint64_t total[2] = { 0, 0 };
+    uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
+    for (uint32_t k = 0; k < 2 * p->chunks; k++) {
+        offsets[k] = (uint32_t)total[k & 1];
+        total[k & 1] += p->chunk_counts[k];
+    }
+    if (total[0] + total[1] > UINT32_MAX / 2)
+        return RV_ERR_CAPACITY;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    RVI_TRY(rvi_vec_reserve(&world->heap, &a->opaque, sizeof(rv_draw_item), (uint32_t)total[0]));
+    RVI_TRY(rvi_vec_reserve(&world->heap, &a->translucent, sizeof(rv_draw_item), (uint32_t)total[1]));
+    RVI_TRY(rvi_frame_reserve_sort(&world->heap, &f->scratch, (uint32_t)(total[0] + total[1])));
+    a->opaque.count = (uint32_t)total[0];
+    a->translucent.count = (uint32_t)total[1];
+    emit_lists l = { p, RVI_VEC_PTR(f->scratch.sort_keys, uint32_t), RVI_VEC_PTR(f->scratch.sort_order, uint32_t),
+                     { NULL, NULL }, { (uint32_t)total[0], (uint32_t)total[1] },
+                     { ((uint32_t)total[0] + OBJECT_CHUNK - 1) / OBJECT_CHUNK,
+                       ((uint32_t)total[1] + OBJECT_CHUNK - 1) / OBJECT_CHUNK } };
+    if (total[0] + total[1] == 0)
+        return RV_OK;
+    RVI_TRY(rvi_frame_parallel(f, key_job, &l, p->chunks, 1));
+    /* Each list sorted where its keys are, with the scratch's second halves beside them
+     * for the passes. */
+    uint64_t t0 = rvi_clock_now(world);
+    uint32_t n = l.count[0] + l.count[1], n0 = l.count[0];
+    l.sorted[0] = rvi_frame_sort_pairs(n0, l.keys, l.refs, l.keys + n, l.refs + n);
+    l.sorted[1] = rvi_frame_sort_pairs(l.count[1], l.keys + n0, l.refs + n0, l.keys + n + n0, l.refs + n + n0);
+    *sort_ns += rvi_clock_now(world) - t0;
+    return rvi_frame_parallel(f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
+}
+
+/* LOD selection (hysteresis, crossfade) of every candidate. A node that stops resting at
+ * "nothing" makes the walk's summaries over it stale: they are cleared. */
+static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
+{
+    RVI_TRY(rvi_frame_parallel(f, lod_job, p, p->chunks, 1));
+    RVI_TRY(rvi_frame_workers_error(f));
+    for (uint32_t k = 0; k < p->count; k++)
+        if (p->lod[k].forget)
+            rvi_walk_forget(&f->summaries, &world->scene, p->cands[k].node);
+    return RV_OK;
+}
+
+/* Occlusion tests of the candidates that draw something and that the walk did not test
+ * (groups it did), with each chunk's item counts. Hidden ones, and those at "nothing",
+ * are recorded in candidate order after the walk's records. */
+static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
+{
+    memset(p->state, OBJECT_UNSET, p->count);
+    RVI_TRY(rvi_frame_parallel(f, occlusion_job, p, p->chunks, 1));
+    RVI_TRY(rvi_frame_workers_error(f));
+    for (uint32_t k = 0; k < p->count; k++) {
+        if (p->state[k] == OBJECT_UNSET)
+            return RV_ERR_INVARIANT; /* the job system skipped it */
+        if (p->state[k] != OBJECT_VISIBLE && world->desc.record_culls) {
+            rv_cull_reason why = p->state[k] == OBJECT_HIDDEN ? RV_CULL_OCCLUSION : RV_CULL_LOD_NOTHING;
+            rv_cull_record rec = { rvi_node_handle(&world->scene, p->cands[k].node), why };
+            RVI_TRY(rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec));
+        }
+    }
+    return RV_OK;
+}
+
+
+/* ---- the stage ---------------------------------------------------------------------------- */
+
+/* Per-worker state for a cull: counts zero, this frame's HLOD pass. */
+static void workers_begin(rvi_frame *f)
+{
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        rvi_frame_worker *w = &f->workers[k];
+        memset(&w->walk, 0, sizeof w->walk);
+        memset(&w->counts, 0, sizeof w->counts);
+        memset(&w->occlusion_timer, 0, sizeof w->occlusion_timer);
+        memset(&w->partition_timer, 0, sizeof w->partition_timer);
+        memset(&w->lod_timer, 0, sizeof w->lod_timer);
+        w->hlod = f->hlod_pass;
+        w->hlod.fading = 0;
+        w->fade_end_ms = 0.0;
+        w->feed_hidden = 0;
+        w->error = RV_OK;
+        w->stack_full = w->yielded = false;
+    }
+}
+
+/* Adds the workers' counts into the frame's. */
+static void workers_end(rv_world *world, rvi_frame *f)
+{
+    rv_frame_counts *c = &f->counts;
+    double fade_end = 0.0;
+    uint64_t tests = 0, culled = 0, feed_hidden = 0;
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        const rvi_frame_worker *w = &f->workers[k];
+        c->nodes_visited += w->walk.visited;
+        c->frustum_tested += w->walk.tested;
+        c->frustum_culled += w->walk.outside;
+        c->lod_culled += w->walk.cut + w->counts.lod_culled;
+        c->partition_culled += w->counts.partition_culled;
+        c->occlusion_tested += w->counts.occlusion_tested;
+        c->occlusion_culled += w->counts.occlusion_culled;
+        c->hlod_refined += w->counts.hlod_refined;
+        c->hlod_drawn += w->counts.hlod_drawn;
+        f->hlod_pass.fading += w->hlod.fading;
+        fade_end = w->fade_end_ms > fade_end ? w->fade_end_ms : fade_end;
+        tests += w->counts.occlusion_tested;
+        culled += w->counts.occlusion_culled;
+        feed_hidden += w->feed_hidden;
+    }
+    rvi_lod_note_fade_end(world, fade_end);
+    if (f->occlusion) {
+        f->occlusion->stats.tests += tests;
+        f->occlusion->stats.culled += culled;
+        rvi_occ_feed_add_hidden(f->occlusion, feed_hidden);
+    }
+}
+
+/* Charges the walk's span to its stages: the sampled estimates of what the calling thread
+ * timed inside it (scaled down should they exceed the span), the rest to the frustum. */
+static void charge_walk(rvi_frame *f, uint64_t t0, uint64_t t1)
+{
+    double occlusion_us = 0, partition_us = 0, lod_us = 0;
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        occlusion_us += walk_timer_estimate(&f->workers[k].occlusion_timer);
+        partition_us += walk_timer_estimate(&f->workers[k].partition_timer);
+        lod_us += walk_timer_estimate(&f->workers[k].lod_timer);
+    }
+    double span_us = t1 >= t0 ? (double)(t1 - t0) / 1000.0 : 0.0;
+    double inside = occlusion_us + partition_us + lod_us;
+    double scale = inside > span_us ? span_us / inside : 1.0;
+    f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
+    f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
+    f->stage_us[RV_STAGE_LOD] += lod_us * scale;
+    f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
+}
+
+/* The walk's summaries: room for every slot, and a new version whenever the scene's links,
+ * flags or bounds changed since the last frame (every summary kept before goes stale). */
+static rv_result summaries_begin(rv_world *world, rvi_frame *f)
+{
+    rvi_walk_summaries *s = &f->summaries;
+    const rvi_scene *sc = &world->scene;
+    uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
+    if (need > s->capacity) {
+        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version };
+        grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
+        grown.block = grown.node ? rvi_calloc(&world->heap, need / RVI_WALK_BLOCK, sizeof *grown.block) : NULL;
+        grown.group = grown.block ? rvi_calloc(&world->heap, need / RVI_WALK_GROUP, sizeof *grown.group) : NULL;
+        if (!grown.group) {
+            rvi_free(&world->heap, grown.node, (size_t)need * sizeof *grown.node);
+            rvi_free(&world->heap, grown.block, (size_t)(need / RVI_WALK_BLOCK) * sizeof *grown.block);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        if (s->capacity) {
+            memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
+            memcpy(grown.block, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
+            memcpy(grown.group, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
+        }
+        rvi_frame_free_summaries(&world->heap, s);
+        *s = grown;
+    }
+    if (s->version == 0 || sc->links_changed != f->summary_links || sc->edits != f->summary_edits) {
+        if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
+            memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
+            memset(s->block, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
+            memset(s->group, 0, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
+            s->version = 1;
+        }
+        f->summary_links = sc->links_changed;
+        f->summary_edits = sc->edits;
+    }
+    return RV_OK;
+}
+
+/* Scratch of the object passes for n candidates. */
+static rv_result object_scratch(rv_world *world, rvi_frame *f, object_pass *p)
+{
+    rvi_heap *heap = &world->heap;
+    uint32_t n = f->scratch.candidates.count, chunks = (n + OBJECT_CHUNK - 1) / OBJECT_CHUNK;
+    RVI_TRY(rvi_vec_reserve(heap, &f->object_state, 1, n));
+    RVI_TRY(rvi_vec_reserve(heap, &f->selections, sizeof(object_lod), n));
+    RVI_TRY(rvi_vec_reserve(heap, &f->chunk_counts, sizeof(uint32_t), 4 * chunks));
+    p->world = world;
+    p->f = f;
+    p->cands = RVI_VEC_PTR(f->scratch.candidates, rvi_candidate);
+    p->count = n;
+    p->chunks = chunks;
+    p->state = f->object_state.data;
+    p->lod = f->selections.data;
+    p->chunk_counts = f->chunk_counts.data;
     return RV_OK;
 }
 
@@ -431,36 +754,40 @@ rv_result rvi_frame_cull(rv_world *world)
     if (f->occlusion) {
         RVI_TRY(rasterise_occluder_nodes(world, f));
         RVI_TRY(rv_occlusion_freeze(f->occlusion));
+        rvi_occ_feed_prepare(f->occlusion); /* before the workers read it */
+        f->hz_levels = rvi_hz_levels_of(f->occlusion);
+        f->hz = &f->hz_levels;
     }
     uint64_t t1 = rvi_clock_now(world);
     if (timed)
         rvi_stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
 
-    walk_timer occlusion_timer = { 0 }, partition_timer = { 0 }, lod_timer = { 0 };
-    rv_result walked = walk(world, f, rvi_partition_find(world), &occlusion_timer, &partition_timer, &lod_timer);
+    workers_begin(f);
+    RVI_TRY(summaries_begin(world, f));
+    rvi_walk_policy jobs_policy, serial_policy;
+    main_policies(world, f, &jobs_policy, &serial_policy);
+    rv_result walked = rvi_frame_walk(world, f, &jobs_policy, &serial_policy);
     uint64_t t2 = rvi_clock_now(world);
-    if (timed) {
-        /* The estimates of what ran inside the walk are scaled down should they exceed the
-         * walk itself, so the stages never add up to more than the frame took. */
-        double occlusion_us = walk_timer_estimate(&occlusion_timer);
-        double partition_us = walk_timer_estimate(&partition_timer);
-        double lod_us = walk_timer_estimate(&lod_timer);
-        double span_us = t2 >= t1 ? (double)(t2 - t1) / 1000.0 : 0.0;
-        double inside = occlusion_us + partition_us + lod_us;
-        double scale = inside > span_us ? span_us / inside : 1.0;
-        f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
-        f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
-        f->stage_us[RV_STAGE_LOD] += lod_us * scale;
-        f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
-    }
+    if (timed)
+        charge_walk(f, t1, t2);
     RVI_TRY(walked);
-    RVI_TRY(occlusion_pass(world, f));
+
+    object_pass pass;
+    RVI_TRY(object_scratch(world, f, &pass));
+    RVI_TRY(lod_pass(world, f, &pass));
     uint64_t t3 = rvi_clock_now(world);
-    if (timed)
-        rvi_stage_add(f, RV_STAGE_OCCLUSION, t2, t3);
-    RVI_TRY(lod_pass(world, f));
-    if (timed)
-        rvi_stage_add(f, RV_STAGE_LOD, t3, rvi_clock_now(world));
+    RVI_TRY(occlusion_pass(world, f, &pass));
+    uint64_t t4 = rvi_clock_now(world);
+    uint64_t sort_ns = 0;
+    RVI_TRY(emit_pass(world, f, &pass, &sort_ns));
+    if (timed) {
+        uint64_t t5 = rvi_clock_now(world);
+        rvi_stage_add(f, RV_STAGE_LOD, t2, t3);
+        rvi_stage_add(f, RV_STAGE_OCCLUSION, t3, t4);
+        rvi_stage_add(f, RV_STAGE_LOD, t4, t5 >= sort_ns ? t5 - sort_ns : t4);
+        f->stage_us[RV_STAGE_PUBLISH] += (double)sort_ns / 1000.0;
+    }
+    workers_end(world, f);
     if (f->occlusion) {
         rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
         f->counts.occluders_rasterised = os.occluders_rasterized;
@@ -468,4 +795,3 @@ rv_result rvi_frame_cull(rv_world *world)
     f->state = RVI_FRAME_CULLED;
     return RV_OK;
 }
-

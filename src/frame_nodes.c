@@ -8,23 +8,6 @@
 
 /* ---- node boxes -------------------------------------------------------------------------- */
 
-/* Drops a node's box attachment (swap-remove, fixing the moved box's slot). Never
- * allocates. */
-void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
-{
-    uint32_t at = rvi_node_slots_get(of, node);
-    if (at == UINT32_MAX)
-        return;
-    of->record[node] = UINT32_MAX;
-    uint32_t last = boxes->count - 1;
-    if (at != last) {
-        rvi_node_box moved = RVI_VEC_AT(*boxes, rvi_node_box, last);
-        RVI_VEC_AT(*boxes, rvi_node_box, at) = moved;
-        of->record[moved.node] = at;
-    }
-    boxes->count = last;
-}
-
 static rv_result set_box(rv_world *world, rv_node node, const float min[3], const float max[3], bool occluder)
 {
     if (!world || !min || !max)
@@ -37,27 +20,16 @@ static rv_result set_box(rv_world *world, rv_node node, const float min[3], cons
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
-    rvi_node_slots *of = occluder ? &f->occluder_of : &f->test_box_of;
-    rvi_vec *boxes = occluder ? &f->occluders : &f->test_boxes;
+    rvi_node_table *boxes = occluder ? &f->occluders : &f->test_boxes;
     rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] } };
-    uint32_t at = rvi_node_slots_get(of, i);
-    if (at != UINT32_MAX) {
-        RVI_VEC_AT(*boxes, rvi_node_box, at) = b;
+    rvi_node_box *existing = rvi_node_table_find(boxes, sizeof b, i);
+    if (existing) {
+        *existing = b;
         return RV_OK;
     }
-    /* Make room in both before changing either, so a failure leaves nothing half-made. */
-    uint32_t *block, capacity;
-    RVI_TRY(rvi_node_slots_prepare(&world->heap, of, i, &block, &capacity));
-    rv_result r = rvi_vec_reserve(&world->heap, boxes, sizeof b, boxes->count + 1);
-    if (r != RV_OK) {
-        if (block != of->record)
-            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
-        return r;
-    }
-    rvi_node_slots_commit(&world->heap, of, block, capacity);
-    of->record[i] = boxes->count;
-    RVI_VEC_AT(*boxes, rvi_node_box, boxes->count) = b;
-    boxes->count++;
+    rvi_node_table_room room;
+    RVI_TRY(rvi_node_table_prepare(&world->heap, boxes, sizeof b, i, &room));
+    rvi_node_table_add(&world->heap, boxes, sizeof b, &b, &room);
     world->scene.flags[i] |= occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX;
     return RV_OK;
 }
@@ -71,7 +43,7 @@ static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
     rvi_frame *f = rvi_frame_find(world);
     if (!f)
         return RV_OK;
-    rvi_frame_drop_box(occluder ? &f->occluder_of : &f->test_box_of, occluder ? &f->occluders : &f->test_boxes, i);
+    rvi_node_table_remove(occluder ? &f->occluders : &f->test_boxes, sizeof(rvi_node_box), i);
     world->scene.flags[i] &= ~(uint32_t)(occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX);
     return RV_OK;
 }

@@ -1,5 +1,5 @@
 /* Publishing a frame: the two alternating arenas a view points into, the stable radix sort
- * of the draw lists, emitting draw items, view validity and the view digest. */
+ * of the draw lists, draw items, view validity and the view digest. */
 #include "frame.h"
 #include "core/check.h"
 #include "core/hash.h"
@@ -24,7 +24,8 @@ void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *a)
 
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *s)
 {
-    rvi_vec_free(heap, &s->stack, 3 * sizeof(uint32_t));
+    rvi_vec_free(heap, &s->stack, sizeof(uint32_t));
+    rvi_vec_free(heap, &s->weights, sizeof(float));
     rvi_vec_free(heap, &s->candidates, sizeof(rvi_candidate));
     rvi_vec_free(heap, &s->sort_keys, sizeof(uint32_t));
     rvi_vec_free(heap, &s->sort_order, sizeof(uint32_t));
@@ -47,18 +48,15 @@ static inline uint32_t depth_key(float f, bool descending)
     return descending ? ~u : u;
 }
 
-/* LSD radix sort on (key, index): four stable 8-bit passes, then the permutation applied
- * in place. O(n), stable, so equal depths keep walk order in both directions. */
-void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *s)
+uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near)
+{
+    return depth_key(view_depth, far_to_near);
+}
+
+uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2)
 {
     if (n < 2)
-        return;
-    uint32_t *keys = RVI_VEC_PTR(s->sort_keys, uint32_t), *keys2 = keys + n;
-    uint32_t *order = RVI_VEC_PTR(s->sort_order, uint32_t), *order2 = order + n;
-    for (uint32_t i = 0; i < n; i++) {
-        keys[i] = depth_key(items[i].view_depth, far_to_near);
-        order[i] = i;
-    }
+        return order;
     for (int shift = 0; shift < 32; shift += 8) {
         uint32_t count[256] = { 0 };
         for (uint32_t i = 0; i < n; i++)
@@ -79,6 +77,20 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
         uint32_t *t = keys; keys = keys2; keys2 = t;
         t = order; order = order2; order2 = t;
     }
+    return order;
+}
+
+/* LSD radix sort on (key, index), then the permutation applied in place. */
+void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_scratch *s)
+{
+    if (n < 2)
+        return;
+    uint32_t *keys = RVI_VEC_PTR(s->sort_keys, uint32_t), *order = RVI_VEC_PTR(s->sort_order, uint32_t);
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i] = depth_key(items[i].view_depth, far_to_near);
+        order[i] = i;
+    }
+    order = rvi_frame_sort_pairs(n, keys, order, keys + n, order + n);
     /* Apply the permutation in place, cycle by cycle (slot i takes item order[i]): each
      * 96-byte item moves once, with no gather buffer and no copy back. A placed slot is
      * marked by order[i] = i. */
@@ -100,18 +112,15 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
     }
 }
 
-rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,
-                         const rvi_frame_camera *cam)
+void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *it, uint32_t node,
+                    uint32_t level, float fade, const rvi_frame_camera *cam)
 {
     const rvi_scene *sc = &world->scene;
-    rv_draw_item *it;
-    RVI_TRY(rvi_vec_extend(&world->heap, list, sizeof *it, 1, (void **)&it));
     it->node = rvi_node_handle(sc, node);
     it->projection_key = 0;
-    if (sc->flags[node] & RVI_NODE_PROJECTION) {
-        rvi_frame *f = rvi_frame_find(world);
+    if ((sc->flags[node] & RVI_NODE_PROJECTION) && render_scene) {
         uint64_t key;
-        if (f && f->render_scene && rv_render_scene_node_key(f->render_scene, it->node, &key, NULL) == RV_OK)
+        if (rv_render_scene_node_key(render_scene, it->node, &key, NULL) == RV_OK)
             it->projection_key = key;
     }
     it->lod_level = level;
@@ -120,7 +129,6 @@ rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t
     it->view_depth = (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
                      (ws[2] - cam->eye[2]) * cam->forward[2];
     memcpy(it->world_matrix, sc->world_matrix[node], sizeof it->world_matrix);
-    return RV_OK;
 }
 
 /* ---- validity and digest ------------------------------------------------------------------ */

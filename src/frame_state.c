@@ -19,10 +19,8 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
-    rvi_node_slots_free(heap, &f->occluder_of);
-    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
-    rvi_node_slots_free(heap, &f->test_box_of);
-    rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
+    rvi_node_table_free(heap, &f->occluders, sizeof(rvi_node_box));
+    rvi_node_table_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
     rv_journal_destroy(f->journal);
     for (uint32_t i = 0; i < f->grids.count; i++)
@@ -31,17 +29,40 @@ static void frame_destroy(rv_world *world, void *state)
     rv_residency_destroy(f->residency);
     rvi_vec_free(heap, &f->sources, sizeof(rv_stream_source));
     rvi_walk_scratch_free(heap, &f->scratch);
-    rvi_vec_free(heap, &f->occ_spheres, 4 * sizeof(float));
-    rvi_vec_free(heap, &f->occ_visible, 1);
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        rvi_frame_worker *w = &f->workers[k];
+        rvi_vec_free(heap, &w->records, sizeof(rvi_walk_record));
+        rvi_vec_free(heap, &w->stack, sizeof(uint32_t));
+        rvi_vec_free(heap, &w->weights, sizeof(float));
+    }
+    for (uint32_t k = 0; k < f->worker_count; k++)
+        rvi_vec_free(heap, &f->workers[k].acc, sizeof(rvi_walk_acc));
+    rvi_free(heap, f->workers, (size_t)f->worker_count * sizeof *f->workers);
+    rvi_frame_free_summaries(heap, &f->summaries);
+    rvi_vec_free(heap, &f->items, sizeof(rvi_walk_item));
+    rvi_vec_free(heap, &f->tasks, sizeof(uint32_t));
+    rvi_vec_free(heap, &f->item_stack, 2 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->chunk_spans, 4 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->chunk_cuts, 2 * sizeof(uint32_t));
+    rvi_vec_free(heap, &f->object_state, 1);
+    rvi_vec_free(heap, &f->selections, sizeof(rvi_object_lod));
+    rvi_vec_free(heap, &f->chunk_counts, sizeof(uint32_t));
     rvi_free(heap, f, sizeof *f);
+}
+
+void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s)
+{
+    rvi_free(heap, s->node, (size_t)s->capacity * sizeof *s->node);
+    rvi_free(heap, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
+    rvi_free(heap, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
 }
 
 static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
 {
     (void)world;
     rvi_frame *f = state;
-    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
-    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
+    rvi_node_table_remove(&f->occluders, sizeof(rvi_node_box), node_index);
+    rvi_node_table_remove(&f->test_boxes, sizeof(rvi_node_box), node_index);
 }
 
 static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
@@ -72,6 +93,19 @@ rv_result rvi_frame_state(rv_world *world, rvi_frame **out)
         f = rvi_calloc(&world->heap, 1, sizeof *f);
         if (!f)
             return RV_ERR_OUT_OF_MEMORY;
+        /* Per-worker scratch, one per worker the job system may run at once and one for
+         * the calling thread's own share: indexed by the worker a job runs on. */
+        f->jobs = world->desc.jobs;
+        f->worker_count = f->jobs.max_workers + 1;
+        f->workers = rvi_calloc(&world->heap, f->worker_count, sizeof *f->workers);
+        if (!f->workers) {
+            rvi_free(&world->heap, f, sizeof *f);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        for (uint32_t k = 0; k < f->worker_count; k++) {
+            f->workers[k].world = world;
+            f->workers[k].frame = f;
+        }
         f->building = -1;
         f->lent = -1;
         /* Arena generations start apart so a view of one never validates against the other,

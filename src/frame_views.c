@@ -38,11 +38,68 @@ void rv_view_list_destroy(rv_view_list *l)
     rvi_free(heap, l, sizeof *l);
 }
 
-typedef struct extra_entry {
-    uint32_t node;
-    uint32_t mask;
-    float weight;
-} extra_entry;
+/* The extra view's side of the walk: its camera and HLOD pass, and where it draws. */
+typedef struct extra_walk {
+    rv_world *world;
+    rv_view_list *list;
+    const rvi_frame_camera *cam;
+    const rvi_hlod_pass *pass;
+    rv_frame_counts counts;
+    rv_result error;
+} extra_walk;
+
+/* LOD by apparent size without state, then the draw item. */
+static bool extra_draw(extra_walk *x, uint32_t i)
+{
+    const rvi_scene *sc = &x->world->scene;
+    uint32_t level = 0;
+    if (sc->flags[i] & RVI_NODE_HAS_LOD) {
+        uint32_t count;
+        rv_result r = rvi_lod_level_of(x->world, i, &x->cam->lod_view, &level, &count);
+        if (r != RV_OK) {
+            x->error = r;
+            return false;
+        }
+        if (level >= count) { /* past the ladder: draw nothing */
+            x->counts.lod_culled++;
+            return true;
+        }
+    }
+    rvi_vec *dst = (sc->flags[i] & RVI_NODE_TRANSLUCENT) ? &x->list->translucent : &x->list->opaque;
+    rv_draw_item *it;
+    rv_result r = rvi_vec_extend(&x->world->heap, dst, sizeof *it, 1, (void **)&it);
+    if (r != RV_OK) {
+        x->error = r;
+        return false;
+    }
+    const rvi_frame *f = rvi_frame_find(x->world);
+    rvi_frame_emit(x->world, f ? f->render_scene : NULL, it, i, level, 1.0f, x->cam);
+    return true;
+}
+
+static bool extra_visible(void *user, uint32_t i, float weight)
+{
+    (void)weight;
+    return extra_draw(user, i);
+}
+
+/* HLOD regions refine by screen-space error and residency, without fading. */
+static rvi_walk_action extra_node(void *user, uint32_t i, uint32_t flags, float *weight)
+{
+    (void)weight;
+    extra_walk *x = user;
+    bool draw = (flags & RVI_NODE_HAS_GEOMETRY) != 0, descend = true;
+    rvi_hlod_decision d = rvi_hlod_peek(x->world, x->pass, i);
+    if (d.is_region) {
+        draw = draw && d.draw_self;
+        descend = d.refine;
+        x->counts.hlod_refined += d.refine;
+        x->counts.hlod_drawn += d.draw_self;
+    }
+    if (draw && !extra_draw(x, i))
+        return RVI_WALK_STOP;
+    return descend ? RVI_WALK_DESCEND : RVI_WALK_SKIP;
+}
 
 rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out)
 {
@@ -58,63 +115,40 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
 
     rvi_scene *sc = &world->scene;
     rvi_heap *heap = &world->heap;
-    list->opaque.count = list->translucent.count = 0;
     list->generation++;
-    rvi_vec *stack = &list->scratch.stack;
-    stack->count = 0;
-    rv_frame_counts counts;
-    memset(&counts, 0, sizeof counts);
-    for (uint32_t r = sc->first_root; r != RVI_INDEX_NONE; r = sc->next_sibling[r]) {
-        extra_entry e = { r, cam.frustum.plane_mask, 1.0f };
-        RVI_TRY(rvi_vec_push(heap, stack, sizeof e, &e));
+    rvi_walk_policy p = { 0 };
+    p.scene = sc;
+    p.frustum = &cam.frustum;
+    p.node = extra_node;
+    p.visible = extra_visible;
+    p.hook_flags = RVI_NODE_HAS_HLOD;
+    p.hidden_prunes = true;
+    extra_walk x;
+    rvi_walk_counts c;
+    for (;;) {
+        /* The walk changes nothing: a stack found too shallow is deepened and the walk
+         * starts over (its depth is kept for the next view). */
+        memset(&x, 0, sizeof x);
+        memset(&c, 0, sizeof c);
+        x.world = world;
+        x.list = list;
+        x.cam = &cam;
+        x.pass = &pass;
+        list->opaque.count = list->translucent.count = 0;
+        uint32_t depth = list->scratch.stack.capacity > 64 ? list->scratch.stack.capacity : 64;
+        RVI_TRY(rvi_vec_reserve(heap, &list->scratch.stack, sizeof(uint32_t), depth));
+        rvi_walk_stack stack = { RVI_VEC_PTR(list->scratch.stack, uint32_t), NULL, NULL, list->scratch.stack.capacity,
+                                 false };
+        rvi_walk_siblings(&p, &x, &stack, sc->first_root, UINT32_MAX, cam.frustum.plane_mask, 1.0f, NULL, &c);
+        RVI_TRY(x.error);
+        if (!stack.overflowed)
+            break;
+        RVI_TRY(rvi_vec_reserve(heap, &list->scratch.stack, sizeof(uint32_t), 2 * list->scratch.stack.capacity));
     }
-    while (stack->count) {
-        extra_entry e = RVI_VEC_AT(*stack, extra_entry, --stack->count);
-        uint32_t i = e.node, flags = sc->flags[i], mask = e.mask;
-        counts.nodes_visited++;
-        const float *ws = sc->world_sphere[i];
-        if ((flags & RVI_NODE_HIDDEN) || ws[3] < 0)
-            continue;
-        if (mask) {
-            counts.frustum_tested++;
-            if (rv_frustum_classify_sphere_masked(&cam.frustum, ws, ws[3], &mask) == RV_OUTSIDE) {
-                counts.frustum_culled++;
-                continue;
-            }
-        }
-        bool descend = true, draw = (flags & RVI_NODE_HAS_GEOMETRY) != 0;
-        if (flags & RVI_NODE_HAS_HLOD) {
-            rvi_hlod_decision d = rvi_hlod_peek(world, &pass, i);
-            if (d.is_region) {
-                draw = draw && d.draw_self;
-                descend = d.refine;
-                if (d.refine)
-                    counts.hlod_refined++;
-                if (d.draw_self)
-                    counts.hlod_drawn++;
-            }
-        }
-        if (draw) {
-            rvi_vec *dst = (flags & RVI_NODE_TRANSLUCENT) ? &list->translucent : &list->opaque;
-            uint32_t level = 0;
-            bool nothing = false;
-            if (flags & RVI_NODE_HAS_LOD) {
-                rv_lod_ladder ladder;
-                RVI_TRY(rv_node_get_lod_ladder(world, rvi_node_handle(sc, i), &ladder));
-                RVI_TRY(rv_lod_for_node(world, rvi_node_handle(sc, i), &cam.lod_view, &ladder, &level));
-                nothing = level >= ladder.count; /* past the ladder: draw nothing */
-                if (nothing)
-                    counts.lod_culled++;
-            }
-            if (!nothing)
-                RVI_TRY(rvi_frame_emit(world, dst, i, level, 1.0f, &cam));
-        }
-        if (descend)
-            for (uint32_t c = sc->first_child[i]; c != RVI_INDEX_NONE; c = sc->next_sibling[c]) {
-                extra_entry ce = { c, mask, 1.0f };
-                RVI_TRY(rvi_vec_push(heap, stack, sizeof ce, &ce));
-            }
-    }
+    rv_frame_counts counts = x.counts;
+    counts.nodes_visited = c.visited;
+    counts.frustum_tested = c.tested;
+    counts.frustum_culled = c.outside;
     uint32_t n = list->opaque.count > list->translucent.count ? list->opaque.count : list->translucent.count;
     RVI_TRY(rvi_frame_reserve_sort(heap, &list->scratch, n));
     rvi_frame_sort(RVI_VEC_PTR(list->opaque, rv_draw_item), list->opaque.count, false, &list->scratch);

@@ -9,6 +9,7 @@
  * however fades overlap or reverse. */
 #include "lod.h"
 #include "core/check.h"
+#include "core/node_table.h"
 #include "core/vec.h"
 
 #include <math.h>
@@ -19,7 +20,7 @@
 #define FADE_SNAP 1e-6f
 
 typedef struct hlod_region {
-    uint32_t node_index;
+    uint32_t node_index;    /* first: the node table's key */
     float geometric_error;  /* world units */
     float self_weight;      /* s, see above */
     bool resident;
@@ -33,8 +34,7 @@ typedef struct hlod_walk_entry {
 } hlod_walk_entry;
 
 typedef struct hlod_state {
-    rvi_node_slots slots;   /* node index -> regions index */
-    rvi_vec regions;        /* hlod_region */
+    rvi_node_table regions; /* hlod_region per region node */
     rvi_vec stack;          /* hlod_walk_entry, rv_hlod_select's walk */
     rvi_vec draws;          /* rv_hlod_draw, lent out by rv_hlod_select */
     rvi_vec loads;          /* rv_hlod_load, lent out by rv_hlod_select */
@@ -43,8 +43,7 @@ typedef struct hlod_state {
 static void hlod_state_destroy(rv_world *world, void *state)
 {
     hlod_state *st = state;
-    rvi_node_slots_free(&world->heap, &st->slots);
-    rvi_vec_free(&world->heap, &st->regions, sizeof(hlod_region));
+    rvi_node_table_free(&world->heap, &st->regions, sizeof(hlod_region));
     rvi_vec_free(&world->heap, &st->stack, sizeof(hlod_walk_entry));
     rvi_vec_free(&world->heap, &st->draws, sizeof(rv_hlod_draw));
     rvi_vec_free(&world->heap, &st->loads, sizeof(rv_hlod_load));
@@ -53,17 +52,10 @@ static void hlod_state_destroy(rv_world *world, void *state)
 
 static void remove_region(rv_world *world, hlod_state *st, uint32_t node_index)
 {
-    uint32_t at = rvi_node_slots_get(&st->slots, node_index);
-    if (at == UINT32_MAX)
-        return;
-    uint32_t last = st->regions.count - 1;
-    if (at != last) {
-        uint32_t moved = RVI_VEC_AT(st->regions, hlod_region, last).node_index;
-        st->slots.record[moved] = at;
+    if (rvi_node_table_remove(&st->regions, sizeof(hlod_region), node_index)) {
+        world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_HLOD;
+        world->scene.edits++;
     }
-    rvi_vec_swap_remove(&st->regions, sizeof(hlod_region), at);
-    st->slots.record[node_index] = UINT32_MAX;
-    world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_HLOD;
 }
 
 static void hlod_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -73,8 +65,7 @@ static void hlod_node_destroyed(rv_world *world, void *state, uint32_t node_inde
 
 static hlod_region *region_of(hlod_state *st, uint32_t node_index)
 {
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, node_index) : UINT32_MAX;
-    return at == UINT32_MAX ? NULL : &RVI_VEC_AT(st->regions, hlod_region, at);
+    return st ? rvi_node_table_find(&st->regions, sizeof(hlod_region), node_index) : NULL;
 }
 
 /* A fresh, unregistered state (registered once nothing can fail any more). */
@@ -115,23 +106,17 @@ rv_result rv_node_set_hlod_region(rv_world *world, rv_node node, float geometric
             return RV_ERR_OUT_OF_MEMORY;
         created = true;
     }
-    uint32_t *block, capacity;
-    rv_result r = rvi_node_slots_prepare(&world->heap, &st->slots, index, &block, &capacity);
-    if (r == RV_OK) {
-        r = rvi_vec_reserve(&world->heap, &st->regions, sizeof(hlod_region), st->regions.count + 1);
-        if (r != RV_OK && block != st->slots.record)
-            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
-    }
+    rvi_node_table_room room;
+    rv_result r = rvi_node_table_prepare(&world->heap, &st->regions, sizeof(hlod_region), index, &room);
     if (r != RV_OK) {
         if (created)
             hlod_state_destroy(world, st);
         return r;
     }
-    rvi_node_slots_commit(&world->heap, &st->slots, block, capacity);
     hlod_region region = { index, geometric_error, 1.0f, false, false };
-    st->slots.record[index] = st->regions.count;
-    rvi_vec_push(&world->heap, &st->regions, sizeof region, &region); /* reserved: cannot fail */
+    rvi_node_table_add(&world->heap, &st->regions, sizeof region, &region, &room);
     world->scene.flags[index] |= RVI_NODE_HAS_HLOD;
+    world->scene.edits++;
     if (created)
         hlod_state_register(world, st);
     return RV_OK;
@@ -384,8 +369,8 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rvi_heap *heap = &world->heap;
     struct { rvi_vec *vec; size_t elem; uint32_t need; void *block; uint32_t capacity; } grow[3] = {
         { &st->stack, sizeof(hlod_walk_entry), world->scene.pool.live + 1, NULL, 0 },
-        { &st->draws, sizeof(rv_hlod_draw), st->regions.count + 1, NULL, 0 },
-        { &st->loads, sizeof(rv_hlod_load), st->regions.count + 1, NULL, 0 },
+        { &st->draws, sizeof(rv_hlod_draw), st->regions.records.count + 1, NULL, 0 },
+        { &st->loads, sizeof(rv_hlod_load), st->regions.records.count + 1, NULL, 0 },
     };
     rv_result r = RV_OK;
     for (int i = 0; i < 3 && r == RV_OK; i++)

@@ -3,6 +3,8 @@
  * HLOD lives in hlod.c. */
 #include "lod.h"
 #include "core/check.h"
+#include "core/clones.h"
+#include "core/node_table.h"
 #include "core/vec.h"
 
 #include <float.h>
@@ -22,49 +24,6 @@
 #define DEFAULT_ORTHO_FOV_Y ((float)(LOD_PI / 3.0))
 
 enum { SELECTOR_STARTED = 1u, SELECTOR_FADING = 2u };
-
-/* ---- node slots (shared with hlod.c) ------------------------------------------------- */
-
-rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
-                                 uint32_t **out_block, uint32_t *out_capacity)
-{
-    if (node_index < slots->capacity) {
-        *out_block = slots->record;
-        *out_capacity = slots->capacity;
-        return RV_OK;
-    }
-    uint64_t cap = slots->capacity ? slots->capacity : 64;
-    while (cap <= node_index)
-        cap *= 2;
-    if (cap > RVI_POOL_MAX_SLOTS)
-        cap = RVI_POOL_MAX_SLOTS;
-    uint32_t *block = rvi_alloc(heap, (size_t)cap * sizeof *block);
-    if (!block)
-        return RV_ERR_OUT_OF_MEMORY;
-    if (slots->capacity)
-        memcpy(block, slots->record, (size_t)slots->capacity * sizeof *block);
-    for (uint64_t i = slots->capacity; i < cap; i++)
-        block[i] = UINT32_MAX;
-    *out_block = block;
-    *out_capacity = (uint32_t)cap;
-    return RV_OK;
-}
-
-void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity)
-{
-    if (block == slots->record)
-        return;
-    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
-    slots->record = block;
-    slots->capacity = capacity;
-}
-
-void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots)
-{
-    rvi_free(heap, slots->record, (size_t)slots->capacity * sizeof *slots->record);
-    slots->record = NULL;
-    slots->capacity = 0;
-}
 
 /* ---- validation ---------------------------------------------------------------------- */
 
@@ -283,20 +242,9 @@ typedef struct batch_job {
     uint8_t *out;
 } batch_job;
 
-/* The kernels are compute bound with SSE2 (2-operand forms, 16 spheres per iteration spill
- * registers); on x86-64 with glibc an AVX2 clone is picked at load time by the CPU
- * (function multiversioning, GCC target_clones), twice as fast. Same results either way:
- * no FMA contraction in ISO C mode. meson -Dtarget_clones=false (RVIS_NO_MULTIVERSION) builds
- * one version: GCC's ThreadSanitizer runtime is not up yet when the load-time resolver runs. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    defined(__ELF__) && !defined(RVIS_NO_MULTIVERSION)
-#define RVI_BATCH_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define RVI_BATCH_CLONES
-#endif
-
-/* Writes every level; returns nonzero when some input may be bad (re-checked exactly). */
-RVI_BATCH_CLONES
+/* Writes every level; returns nonzero when some input may be bad (re-checked exactly). The
+ * kernels spill registers with SSE2 (16 spheres per iteration): RVI_CLONES. */
+RVI_CLONES
 static uint32_t batch_levels(const batch_job *job)
 {
     uint32_t suspect = 0;
@@ -503,7 +451,8 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
 /* ---- the world's LOD state ----------------------------------------------------------- */
 
 typedef struct lod_record {
-    uint32_t node_index;
+    uint32_t node_index;    /* first: the node table's key */
+    float nothing_sq;       /* the cutoff of this ladder under the world's configuration */
     rv_lod_ladder ladder;
     rv_lod_selector selector;
     double last_clock_ms;   /* LOD clock at the node's previous selection */
@@ -513,31 +462,47 @@ typedef struct lod_state {
     rv_lod_desc config;     /* resolved */
     double clock_ms;        /* sum of every rv_lod_advance dt */
     double fade_end_ms;     /* no node fade runs past this clock */
-    rvi_node_slots slots;   /* node index -> records index */
-    rvi_vec records;        /* lod_record */
+    rvi_node_table table;   /* lod_record per node with a ladder; per slot: its float
+                               cutoff (rvi_lod_cutoff) */
 } lod_state;
 
 static void lod_state_destroy(rv_world *world, void *state)
 {
     lod_state *st = state;
-    rvi_node_slots_free(&world->heap, &st->slots);
-    rvi_vec_free(&world->heap, &st->records, sizeof(lod_record));
+    rvi_node_table_free(&world->heap, &st->table, sizeof(lod_record));
     rvi_free(&world->heap, st, sizeof *st);
+}
+
+/* sin^2 of the half angle below which a sphere stays at "nothing" once there: the last
+ * threshold reached with the finer hysteresis (candidates_for's finer level is the count
+ * exactly when angle < t_last (1 + h) REACH, and a selector at the count moves only
+ * finer), through angle = 2 asin(r / d) bias, lowered by 1e-5 so that the float test
+ * r^2 < d^2 k (rounding error about 1e-6 at most) implies the double one. */
+static float nothing_sq_of(const rv_lod_ladder *ladder, const rv_lod_desc *config)
+{
+    double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
+    double half = ladder->thresholds[ladder->count - 1] * (1.0 + h) * RVI_LOD_REACH / (2.0 * config->bias);
+    double s = half >= LOD_PI / 2 ? 1.0 : sin(half);
+    return (float)(s * s * (1.0 - 1e-5));
+}
+
+/* The node's cutoff: its sphere cannot leave "nothing" while it looks smaller than the
+ * record's angle, when its selector rests there (started, no fade running). */
+static void update_cutoff(lod_state *st, const lod_record *rec)
+{
+    const rv_lod_selector *s = &rec->selector;
+    bool resting = (s->flags & SELECTOR_STARTED) && !(s->flags & SELECTOR_FADING) && s->level >= rec->ladder.count;
+    float *cutoff = rvi_node_table_slot_data(&st->table);
+    cutoff[rec->node_index] = resting ? rec->nothing_sq : 0.0f;
 }
 
 static void remove_record(rv_world *world, lod_state *st, uint32_t node_index)
 {
-    uint32_t at = rvi_node_slots_get(&st->slots, node_index);
-    if (at == UINT32_MAX)
-        return;
-    uint32_t last = st->records.count - 1;
-    if (at != last) {
-        uint32_t moved = RVI_VEC_AT(st->records, lod_record, last).node_index;
-        st->slots.record[moved] = at;
+    if (rvi_node_table_remove(&st->table, sizeof(lod_record), node_index)) {
+        world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
+        world->scene.edits++;
+        ((float *)rvi_node_table_slot_data(&st->table))[node_index] = 0.0f;
     }
-    rvi_vec_swap_remove(&st->records, sizeof(lod_record), at);
-    st->slots.record[node_index] = UINT32_MAX;
-    world->scene.flags[node_index] &= ~(uint32_t)RVI_NODE_HAS_LOD;
 }
 
 static void lod_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -556,6 +521,7 @@ static rv_result lod_state_new(rv_world *world, lod_state **out)
         return RV_ERR_OUT_OF_MEMORY;
     memset(st, 0, sizeof *st);
     st->config = config;
+    st->table.slot_bytes = sizeof(float);
     *out = st;
     return RV_OK;
 }
@@ -596,6 +562,12 @@ rv_result rv_lod_set_desc(rv_world *world, const rv_lod_desc *desc)
     lod_state *st;
     RVI_TRY(lod_state_get(world, &st));
     st->config = config;
+    world->scene.edits++;
+    lod_record *recs = RVI_VEC_PTR(st->table.records, lod_record);
+    for (uint32_t k = 0; k < st->table.records.count; k++) {
+        recs[k].nothing_sq = nothing_sq_of(&recs[k].ladder, &config);
+        update_cutoff(st, &recs[k]);
+    }
     return RV_OK;
 }
 
@@ -645,10 +617,13 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
     /* Unused entries are zero whatever the host left there. */
     for (uint32_t i = ladder->count; i < RV_LOD_MAX_THRESHOLDS; i++)
         fresh.ladder.thresholds[i] = 0.0f;
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
-    if (at != UINT32_MAX) {
+    lod_record *existing = st ? rvi_node_table_find(&st->table, sizeof(lod_record), index) : NULL;
+    if (existing) {
         fresh.last_clock_ms = st->clock_ms;
-        RVI_VEC_AT(st->records, lod_record, at) = fresh;
+        fresh.nothing_sq = nothing_sq_of(&fresh.ladder, &st->config);
+        *existing = fresh;
+        update_cutoff(st, existing);
+        world->scene.edits++;
         return RV_OK;
     }
     /* Everything that can fail happens before anything is changed. */
@@ -657,23 +632,18 @@ rv_result rv_node_set_lod_ladder(rv_world *world, rv_node node, const rv_lod_lad
         RVI_TRY(lod_state_new(world, &st));
         created = true;
     }
-    uint32_t *block, capacity;
-    rv_result r = rvi_node_slots_prepare(&world->heap, &st->slots, index, &block, &capacity);
-    if (r == RV_OK) {
-        r = rvi_vec_reserve(&world->heap, &st->records, sizeof(lod_record), st->records.count + 1);
-        if (r != RV_OK && block != st->slots.record)
-            rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
-    }
+    rvi_node_table_room room;
+    rv_result r = rvi_node_table_prepare(&world->heap, &st->table, sizeof(lod_record), index, &room);
     if (r != RV_OK) {
         if (created)
             lod_state_destroy(world, st);
         return r;
     }
-    rvi_node_slots_commit(&world->heap, &st->slots, block, capacity);
     fresh.last_clock_ms = st->clock_ms;
-    st->slots.record[index] = st->records.count;
-    rvi_vec_push(&world->heap, &st->records, sizeof(lod_record), &fresh); /* reserved: cannot fail */
+    fresh.nothing_sq = nothing_sq_of(&fresh.ladder, &st->config);
+    update_cutoff(st, rvi_node_table_add(&world->heap, &st->table, sizeof(lod_record), &fresh, &room));
     world->scene.flags[index] |= RVI_NODE_HAS_LOD;
+    world->scene.edits++;
     if (created)
         lod_state_register(world, st);
     return RV_OK;
@@ -686,10 +656,10 @@ rv_result rv_node_get_lod_ladder(const rv_world *world, rv_node node, rv_lod_lad
     uint32_t index;
     RVI_TRY(rvi_node_index(&world->scene, node, &index));
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, index) : UINT32_MAX;
-    if (at == UINT32_MAX)
+    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), index) : NULL;
+    if (!rec)
         return RV_ERR_NOT_FOUND;
-    *out = RVI_VEC_AT(st->records, lod_record, at).ladder;
+    *out = rec->ladder;
     return RV_OK;
 }
 
@@ -712,18 +682,17 @@ rv_result rv_lod_advance(rv_world *world, float dt_ms)
     return rvi_lod_advance(world, dt_ms);
 }
 
-rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
-                               rv_lod_selection *out)
+rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod_view *view, rv_lod_selection *out,
+                              uint32_t *out_count, double *fade_end_ms)
 {
     lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    uint32_t at = st ? rvi_node_slots_get(&st->slots, node_index) : UINT32_MAX;
-    if (at == UINT32_MAX)
+    lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
+    if (!rec)
         return RV_ERR_NOT_FOUND;
     RVI_TRY(rvi_lod_check_view(view));
     const float *sphere = world->scene.world_sphere[node_index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    lod_record *rec = &RVI_VEC_AT(st->records, lod_record, at);
     lod_candidates c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config),
                                       &rec->ladder, &st->config);
     float dt = (float)(st->clock_ms - rec->last_clock_ms);
@@ -731,12 +700,59 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
     float crossfade = st->config.crossfade_ms;
     selector_step(&rec->selector, c, dt, crossfade);
     selector_output(&rec->selector, crossfade, out);
+    update_cutoff(st, rec);
     if (out->count == 2) {
         double end = st->clock_ms + (double)(crossfade - rec->selector.fade_ms);
-        if (end > st->fade_end_ms)
-            st->fade_end_ms = end;
+        if (end > *fade_end_ms)
+            *fade_end_ms = end;
     }
+    *out_count = rec->ladder.count;
     return RV_OK;
+}
+
+void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms)
+{
+    lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    if (st && fade_end_ms > st->fade_end_ms)
+        st->fade_end_ms = fade_end_ms;
+}
+
+rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
+                               rv_lod_selection *out)
+{
+    uint32_t count, slots;
+    double fade_end = 0.0;
+    const float *cutoff = rvi_lod_cutoff(world, &slots);
+    bool resting = cutoff && node_index < slots && cutoff[node_index] > 0.0f;
+    RVI_TRY(rvi_lod_select_node(world, node_index, view, out, &count, &fade_end));
+    rvi_lod_note_fade_end(world, fade_end);
+    if (resting && !(cutoff[node_index] > 0.0f))
+        world->scene.edits++; /* what the frame keeps about the node's subtree goes stale */
+    return RV_OK;
+}
+
+rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
+                           uint32_t *out_count)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
+    if (!rec)
+        return RV_ERR_NOT_FOUND;
+    RVI_TRY(rvi_lod_check_view(view));
+    const float *sphere = world->scene.world_sphere[node_index];
+    if (sphere[3] < 0.0f)
+        return RV_ERR_BAD_STATE;
+    uint32_t level = level_for_angle(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, 1.0);
+    *out_level = clamp_finest(level, st->config.finest_level, rec->ladder.count);
+    *out_count = rec->ladder.count;
+    return RV_OK;
+}
+
+const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    *out_count = st ? st->table.capacity : 0;
+    return st ? rvi_node_table_slot_data(&st->table) : NULL;
 }
 
 rv_result rv_node_lod_select(rv_world *world, rv_node node, const rv_lod_view *view,

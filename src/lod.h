@@ -22,24 +22,6 @@
 /* Angles within this fraction below a threshold count as reaching it (errs toward detail). */
 #define RVI_LOD_REACH (1.0 - 2e-6)
 
-/* Sparse map node slot index -> record index (RVI_INDEX_NONE when absent), a plain array
- * grown to the largest node index used. Shared by lod.c and hlod.c. */
-typedef struct rvi_node_slots {
-    uint32_t *record;
-    uint32_t capacity;
-} rvi_node_slots;
-
-static inline uint32_t rvi_node_slots_get(const rvi_node_slots *slots, uint32_t node_index)
-{
-    return node_index < slots->capacity ? slots->record[node_index] : UINT32_MAX;
-}
-/* The array *slots would need for node_index: either slots->record itself (no growth) or a
- * fresh block of *out_capacity entries (caller commits with rvi_node_slots_commit or frees). */
-rv_result rvi_node_slots_prepare(rvi_heap *heap, const rvi_node_slots *slots, uint32_t node_index,
-                                 uint32_t **out_block, uint32_t *out_capacity);
-void rvi_node_slots_commit(rvi_heap *heap, rvi_node_slots *slots, uint32_t *block, uint32_t capacity);
-void rvi_node_slots_free(rvi_heap *heap, rvi_node_slots *slots);
-
 /* Resolves a desc: defaults applied, ranges checked. Idempotent (a resolved desc resolves to
  * itself: hysteresis and crossfade stay negative when off). */
 rv_result rvi_lod_resolve_desc(const rv_lod_desc *in, rv_lod_desc *out);
@@ -55,6 +37,24 @@ rv_result rvi_lod_advance(rv_world *world, float dt_ms);
 /* rv_node_lod_select for a live slot index (the frame has resolved the handle). */
 rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lod_view *view,
                                rv_lod_selection *out);
+/* The same touching nothing but the node's own record (workers may select distinct nodes at
+ * once): *out_count receives the ladder's count (the "nothing" level) and *fade_end_ms is
+ * raised to the LOD clock at which a crossfade this selection shows ends; hand the largest
+ * to rvi_lod_note_fade_end afterwards. Keeps the node's cutoff (rvi_lod_cutoff) current. */
+rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod_view *view, rv_lod_selection *out,
+                              uint32_t *out_count, double *fade_end_ms);
+void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms);
+/* rv_lod_for_node for a live slot index and its own ladder: the level without hysteresis
+ * or state, and the ladder's count. RV_ERR_NOT_FOUND (no ladder), RV_ERR_BAD_STATE (no
+ * geometry), errors of the view. */
+rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
+                           uint32_t *out_count);
+/* Per slot (*out_count of them; NULL before any ladder): 0, or, while the node's selector
+ * rests at "nothing" (started, no fade), a k in (0, 1] such that a perspective view where
+ * the node's world sphere has r^2 < d^2 k (d: distance of its centre from the eye) would
+ * leave it there, drawing nothing: the frame's walk drops it without selecting. Valid
+ * between frames; written by selections. */
+const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count);
 /* True while some node's crossfade may still be running at the current LOD clock. */
 bool rvi_lod_fading(const rv_world *world);
 

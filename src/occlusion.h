@@ -348,5 +348,14 @@ void rvi_occ_feed_apply(rv_occlusion *occ);
  * test runs too), spheres through their rectangle (min, max, matrix unused). */
 void rvi_occ_feed_note_hidden(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                               const rvi_occ_footprint *fp, bool box);
+/* The same split for tests running on several threads at once (the frame's workers):
+ * rvi_occ_feed_prepare once after the freeze on the calling thread (builds the occluders'
+ * own pyramid when a feed was applied); then rvi_occ_feed_hidden_alone, read-only, says
+ * whether the occluders alone hide a test answered hidden; rvi_occ_feed_add_hidden adds
+ * the workers' counts of those they did not. */
+void rvi_occ_feed_prepare(rv_occlusion *occ);
+bool rvi_occ_feed_hidden_alone(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                               const rvi_occ_footprint *fp, bool box);
+void rvi_occ_feed_add_hidden(rv_occlusion *occ, uint64_t objects);
 
 #endif

@@ -417,15 +417,30 @@ static void build_shadow(rv_occlusion *occ, rvi_occ_feed *fd)
     fd->shadow_ready = true;
 }
 
+void rvi_occ_feed_prepare(rv_occlusion *occ)
+{
+    if (occ->feed_applied && !occ->feed->shadow_ready)
+        build_shadow(occ, occ->feed);
+}
+
+bool rvi_occ_feed_hidden_alone(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                               const rvi_occ_footprint *fp, bool box)
+{
+    const rv_occlusion *sh = &occ->feed->shadow_view;
+    rvi_hz_levels h = rvi_hz_levels_of(sh);
+    return rvi_occ_hz_hidden(sh, &h, fp->x0, fp->y0, fp->x1, fp->y1, fp->nearness) ||
+           (box && rvi_occ_box_refined_hidden(sh, min, max, matrix, fp));
+}
+
+void rvi_occ_feed_add_hidden(rv_occlusion *occ, uint64_t objects)
+{
+    if (occ->feed)
+        occ->feed->stats.objects_hidden_by_feed += objects;
+}
+
 void rvi_occ_feed_note_hidden(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                               const rvi_occ_footprint *fp, bool box)
 {
-    rvi_occ_feed *fd = occ->feed;
-    if (!fd->shadow_ready)
-        build_shadow(occ, fd);
-    const rv_occlusion *sh = &fd->shadow_view;
-    rvi_hz_levels h = rvi_hz_levels_of(sh);
-    bool alone = rvi_occ_hz_hidden(sh, &h, fp->x0, fp->y0, fp->x1, fp->y1, fp->nearness) ||
-                 (box && rvi_occ_box_refined_hidden(sh, min, max, matrix, fp));
-    fd->stats.objects_hidden_by_feed += !alone;
+    rvi_occ_feed_prepare(occ);
+    occ->feed->stats.objects_hidden_by_feed += !rvi_occ_feed_hidden_alone(occ, min, max, matrix, fp, box);
 }

@@ -161,6 +161,7 @@ static void remove_part(rv_world *world, rvi_partition *p, uint32_t node)
     rvi_vec_swap_remove(&p->parts, sizeof(rvi_partition_part), index);
     rvi_vec_swap_remove(&p->part_state, sizeof(uint8_t), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_PART;
+    world->scene.edits++;
 }
 
 static void remove_group(rv_world *world, rvi_partition *p, uint32_t node)
@@ -174,6 +175,7 @@ static void remove_group(rv_world *world, rvi_partition *p, uint32_t node)
         p->group_of_node[RVI_VEC_AT(p->groups, rvi_partition_group, last).node] = index;
     rvi_vec_swap_remove(&p->groups, sizeof(rvi_partition_group), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_GROUP;
+    world->scene.edits++;
 }
 
 static void partition_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -233,6 +235,7 @@ rv_result rv_partition_make_group(rv_world *world, rv_node node)
     rvi_partition_group g = { .node = index };
     (void)rvi_vec_push(&world->heap, &p->groups, sizeof g, &g); /* reserved above */
     world->scene.flags[index] |= RVI_NODE_PARTITION_GROUP;
+    world->scene.edits++;
     return RV_OK;
 }
 
@@ -365,6 +368,7 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
     (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);          /* reserved above */
     (void)rvi_vec_push(heap, &p->part_state, sizeof state, &state); /* reserved above */
     world->scene.flags[node] |= RVI_NODE_PARTITION_PART;
+    world->scene.edits++;
     return RV_OK;
 }
 

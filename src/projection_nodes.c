@@ -144,6 +144,7 @@ void rvi_node_write_flags(rv_render_scene *s, uint32_t slot)
         *flags |= RVI_NODE_HIDDEN;
     if (s->hot[slot].flags & RV_PROJECTION_TRANSLUCENT)
         *flags |= RVI_NODE_TRANSLUCENT;
+    nodes_of(s)->edits++;
 }
 
 /* Puts the node where its class says: under the parent projection's node (an equipped

@@ -477,6 +477,7 @@ rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3
         s->flags[i] |= RVI_NODE_HAS_GEOMETRY;
     }
     rvi_scene_mark(s, i, RVI_NODE_BOUNDS_DIRTY);
+    s->edits++;
     return RV_OK;
 }
 

@@ -88,6 +88,10 @@ typedef struct rvi_scene {
     uint32_t first_root;
     uint64_t links_changed; /* bumped by every link or unlink of a node (a module can tell that
                                no node was attached, detached, created or destroyed) */
+    uint64_t edits;         /* bumped by every change of a node's flags and by every update that
+                               recomputed a matrix or a sphere: what the frame's walk keeps
+                               about a subtree is trusted only while this and links_changed
+                               stay as they were */
     void *blocks[RVI_SCENE_ARRAYS]; /* the allocations behind the line-aligned arrays */
     uint32_t stale_count;     /* live nodes flagged RVI_NODE_STALE */
     uint32_t matrices_recomputed; /* by the last update */

@@ -522,6 +522,7 @@ rv_result rv_update_world(rv_world *world)
     s->dirty_count = 0;
     s->matrices_recomputed = uc.matrices;
     s->bounds_recomputed = uc.bounds;
+    s->edits += uc.matrices + uc.bounds > 0;
     if (uc.not_finite)
         return RV_ERR_NOT_FINITE;
     return uc.zero_quat ? RV_ERR_INVALID_ARG : RV_OK;

@@ -15,6 +15,10 @@ static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
         d.node_capacity = 1024;
     if (d.node_capacity > RVI_POOL_MAX_SLOTS)
         return RV_ERR_INVALID_ARG;
+    if (d.jobs.max_workers > RV_MAX_WORKERS)
+        return RV_ERR_INVALID_ARG;
+    if (d.jobs.max_workers == 0)
+        d.jobs.max_workers = 1;
     /* Every module desc is checked here, so a bad one is refused at creation rather than
      * at the module's first use. */
     rv_lod_desc lod;

@@ -7,8 +7,12 @@
 
 #include "rvis.h"
 #include "world.h"
+#include "cull.h"
+#include "frustum.h"
+#include "lod.h"
 #include "core/hash.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <cglm/cglm.h>
 #include <math.h>
@@ -16,46 +20,6 @@
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static rv_world *make_world(void)
-{
-    rv_world *w = NULL;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
-    return w;
-}
-
-static rv_node make_node(rv_world *w, rv_node parent)
-{
-    rv_node n;
-    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
-    return n;
-}
-
-static void set_pos(rv_world *w, rv_node n, float x, float y, float z)
-{
-    float p[3] = { x, y, z };
-    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
-}
-
-static void set_sphere(rv_world *w, rv_node n, float r)
-{
-    float c[3] = { 0, 0, 0 };
-    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
-}
-
-/* A camera at eye looking at target: 60 degrees, 16:9, near 0.1, far `far`, OpenGL clip. */
-static rv_frustum camera(const float eye[3], const float target[3], float far)
-{
-    mat4 proj, view, vp;
-    vec3 e = { eye[0], eye[1], eye[2] }, t = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
-    glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, far, proj);
-    glm_lookat(e, t, up, view);
-    glm_mat4_mul(proj, view, vp);
-    rv_frustum f;
-    rv_clip clip = {0};
-    assert_int_equal(rv_frustum_from_view_projection((const float *)vp, clip, &f), RV_OK);
-    return f;
-}
 
 static rv_frustum ortho_camera(void)
 {
@@ -152,9 +116,9 @@ static void build_random_scene(rv_world *w, rv_node *nodes, int count, uint64_t 
     for (int i = 0; i < count; i++) {
         rv_node parent = (i == 0 || rvt_next(seed) % 10 == 0) ? RV_NODE_NONE
                                                                 : nodes[rvt_next(seed) % (uint64_t)i];
-        nodes[i] = make_node(w, parent);
+        nodes[i] = rvt_node(w, parent);
         float spread = parent.id ? 8.0f : 60.0f;
-        set_pos(w, nodes[i], rvt_uniform(seed, -spread, spread), rvt_uniform(seed, -spread / 4, spread / 4),
+        rvt_set_position(w, nodes[i], rvt_uniform(seed, -spread, spread), rvt_uniform(seed, -spread / 4, spread / 4),
                 rvt_uniform(seed, -spread, spread));
         float axis[3] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), 0.3f };
         assert_int_equal(rv_node_set_rotation_axis_angle(w, nodes[i], axis, rvt_uniform(seed, -3, 3)), RV_OK);
@@ -216,18 +180,18 @@ static void test_visit_visible_never_skips_a_node_whose_sphere_meets_the_frustum
     (void)state;
     const int count = RVT_HEAVY(4000, 800), cameras = RVT_HEAVY(40, 12);
     uint64_t seed = 2024;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     rv_node *nodes = calloc((size_t)count, sizeof *nodes);
     build_random_scene(w, nodes, count, &seed);
     assert_int_equal(rv_update_world(w), RV_OK);
     for (int cam = 0; cam < cameras; cam++) {
         float eye[3] = { rvt_uniform(&seed, -80, 80), rvt_uniform(&seed, -10, 30), rvt_uniform(&seed, -80, 80) };
         float target[3] = { rvt_uniform(&seed, -40, 40), 0, rvt_uniform(&seed, -40, 40) };
-        rv_frustum f = camera(eye, target, rvt_uniform(&seed, 20, 300));
+        rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), rvt_uniform(&seed, 20, 300));
         check_visit_against_brute_force(w, nodes, count, &f);
         /* move a few nodes (and so their subtrees) between cameras */
         for (int k = 0; k < 20; k++)
-            set_pos(w, nodes[rvt_next(&seed) % (uint64_t)count], rvt_uniform(&seed, -30, 30), 0,
+            rvt_set_position(w, nodes[rvt_next(&seed) % (uint64_t)count], rvt_uniform(&seed, -30, 30), 0,
                     rvt_uniform(&seed, -30, 30));
         assert_int_equal(rv_update_world(w), RV_OK);
     }
@@ -284,7 +248,7 @@ static void test_visit_hands_out_in_pre_order_when_planes_cut_parents(void **sta
     uint64_t seed = 4242;
     uint64_t cut_parents = 0;
     for (int round = 0; round < RVT_HEAVY(60, 20); round++) {
-        rv_world *w = make_world();
+        rv_world *w = rvt_world(NULL);
         int count = 50 + (int)(rvt_next(&seed) % 400);
         rv_node *nodes = calloc((size_t)count, sizeof *nodes);
         rv_node *out = calloc((size_t)count, sizeof *out);
@@ -295,7 +259,7 @@ static void test_visit_hands_out_in_pre_order_when_planes_cut_parents(void **sta
         for (int cam = 0; cam < 8; cam++) {
             float eye[3] = { rvt_uniform(&seed, -80, 80), rvt_uniform(&seed, -10, 30), rvt_uniform(&seed, -80, 80) };
             float target[3] = { rvt_uniform(&seed, -40, 40), 0, rvt_uniform(&seed, -40, 40) };
-            rv_frustum f = camera(eye, target, rvt_uniform(&seed, 20, 300));
+            rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), rvt_uniform(&seed, 20, 300));
             uint32_t n;
             rv_cull_counts counts;
             assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, (uint32_t)count, &n, &counts), RV_OK);
@@ -337,17 +301,17 @@ static bool count_only(rv_node node, const float m[16], void *user)
 static void test_visit_prunes_subtree_outside_in_one_test(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node group = make_node(w, RV_NODE_NONE);
-    set_pos(w, group, 0, 0, -500); /* behind the camera */
+    rv_world *w = rvt_world(NULL);
+    rv_node group = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, group, 0, 0, -500); /* behind the camera */
     for (int i = 0; i < 100; i++) {
-        rv_node c = make_node(w, group);
-        set_pos(w, c, (float)(i % 10), 0, (float)(i / 10));
-        set_sphere(w, c, 0.5f);
+        rv_node c = rvt_node(w, group);
+        rvt_set_position(w, c, (float)(i % 10), 0, (float)(i / 10));
+        rvt_set_sphere(w, c, 0.5f);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     uint32_t n = 0;
     rv_cull_counts c;
     assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
@@ -362,17 +326,17 @@ static void test_visit_prunes_subtree_outside_in_one_test(void **state)
 static void test_visit_skips_plane_tests_below_a_sphere_inside_every_plane(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node group = make_node(w, RV_NODE_NONE);
-    set_pos(w, group, 0, 0, 50);
+    rv_world *w = rvt_world(NULL);
+    rv_node group = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, group, 0, 0, 50);
     for (int i = 0; i < 100; i++) {
-        rv_node c = make_node(w, group);
-        set_pos(w, c, (float)(i % 10) - 5, 0, (float)(i / 10) - 5);
-        set_sphere(w, c, 0.5f);
+        rv_node c = rvt_node(w, group);
+        rvt_set_position(w, c, (float)(i % 10) - 5, 0, (float)(i / 10) - 5);
+        rvt_set_sphere(w, c, 0.5f);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     uint32_t n = 0;
     rv_cull_counts c;
     assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
@@ -382,7 +346,7 @@ static void test_visit_skips_plane_tests_below_a_sphere_inside_every_plane(void 
     assert_int_equal(c.pruned, 0);
 
     /* half in, half out of the left plane: the group is tested, then each child */
-    set_pos(w, group, 0, 0, 8);
+    rvt_set_position(w, group, 0, 0, 8);
     assert_int_equal(rv_update_world(w), RV_OK);
     n = 0;
     assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, count_only, &n, &c), RV_OK);
@@ -395,17 +359,17 @@ static void test_visit_skips_plane_tests_below_a_sphere_inside_every_plane(void 
 static void test_visit_tests_own_geometry_of_a_node_with_children(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     /* a parent with small geometry of its own, and a far child that drags its bounds into view */
-    rv_node p = make_node(w, RV_NODE_NONE);
-    set_pos(w, p, 0, 0, -20); /* behind */
-    set_sphere(w, p, 1);
-    rv_node c = make_node(w, p);
-    set_pos(w, c, 0, 0, 40);  /* at z = 20: in front */
-    set_sphere(w, c, 1);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, p, 0, 0, -20); /* behind */
+    rvt_set_sphere(w, p, 1);
+    rv_node c = rvt_node(w, p);
+    rvt_set_position(w, c, 0, 0, 40);  /* at z = 20: in front */
+    rvt_set_sphere(w, c, 1);
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     rv_node out[4];
     uint32_t n;
     assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &f, out, 4, &n, NULL), RV_OK);
@@ -417,22 +381,22 @@ static void test_visit_tests_own_geometry_of_a_node_with_children(void **state)
 static void test_visit_from_a_root_walks_only_its_subtree_in_order(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node a = make_node(w, RV_NODE_NONE), b = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node a = rvt_node(w, RV_NODE_NONE), b = rvt_node(w, RV_NODE_NONE);
     rv_node kids[5];
     for (int i = 0; i < 5; i++) {
-        kids[i] = make_node(w, a);
-        set_pos(w, kids[i], (float)i, 0, 20);
-        set_sphere(w, kids[i], 0.5f);
+        kids[i] = rvt_node(w, a);
+        rvt_set_position(w, kids[i], (float)i, 0, 20);
+        rvt_set_sphere(w, kids[i], 0.5f);
     }
-    rv_node grandchild = make_node(w, kids[1]);
-    set_sphere(w, grandchild, 0.1f);
-    rv_node other = make_node(w, b);
-    set_pos(w, other, 0, 0, 20);
-    set_sphere(w, other, 1);
+    rv_node grandchild = rvt_node(w, kids[1]);
+    rvt_set_sphere(w, grandchild, 0.1f);
+    rv_node other = rvt_node(w, b);
+    rvt_set_position(w, other, 0, 0, 20);
+    rvt_set_sphere(w, other, 1);
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     rv_node out[8];
     uint32_t n;
     assert_int_equal(rv_collect_visible(w, a, &f, out, 8, &n, NULL), RV_OK);
@@ -457,16 +421,16 @@ static void test_visit_from_a_root_walks_only_its_subtree_in_order(void **state)
 static void test_visit_stops_when_the_callback_returns_false(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
     for (int i = 0; i < 50; i++) {
-        rv_node c = make_node(w, root);
-        set_pos(w, c, 0, 0, 10.0f + (float)i);
-        set_sphere(w, c, 0.5f);
+        rv_node c = rvt_node(w, root);
+        rvt_set_position(w, c, 0, 0, 10.0f + (float)i);
+        rvt_set_sphere(w, c, 0.5f);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     seen s = { 0, calloc(w->scene.capacity, 1), w, 7 };
     rv_cull_counts c;
     assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, mark_seen, &s, &c), RV_OK);
@@ -510,17 +474,17 @@ static bool try_structural_calls(rv_node node, const float m[16], void *user)
 static void test_visit_refuses_structural_calls_from_the_callback(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
     rv_node kids[3];
     for (int i = 0; i < 3; i++) {
-        kids[i] = make_node(w, root);
-        set_pos(w, kids[i], 0, 0, 10);
-        set_sphere(w, kids[i], 1);
+        kids[i] = rvt_node(w, root);
+        rvt_set_position(w, kids[i], 0, 0, 10);
+        rvt_set_sphere(w, kids[i], 1);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 1000);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 1000);
     uint64_t before = scene_digest(w);
     reentry r = { w, root, &f, 0 };
     assert_int_equal(rv_visit_visible(w, RV_NODE_NONE, &f, try_structural_calls, &r, NULL), RV_OK);
@@ -536,14 +500,14 @@ static void test_visit_refuses_structural_calls_from_the_callback(void **state)
 static void test_visit_rejects_bad_arguments(void **state)
 {
     (void)state;
-    rv_world *w = make_world(), *other = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node dead = make_node(w, RV_NODE_NONE);
-    rv_node foreign = make_node(other, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL), *other = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node dead = rvt_node(w, RV_NODE_NONE);
+    rv_node foreign = rvt_node(other, RV_NODE_NONE);
     assert_int_equal(rv_node_destroy_subtree(w, dead), RV_OK);
     assert_int_equal(rv_update_world(w), RV_OK);
     float eye[3] = { 0, 0, 0 }, target[3] = { 0, 0, 10 };
-    rv_frustum f = camera(eye, target, 100);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 100);
     uint32_t n = 0;
     rv_node out[2];
     assert_int_equal(rv_visit_visible(NULL, root, &f, count_only, &n, NULL), RV_ERR_INVALID_ARG);
@@ -561,14 +525,14 @@ static void test_visit_rejects_bad_arguments(void **state)
 static void test_visit_allocates_nothing(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     uint64_t seed = 5;
     rv_node nodes[500];
     build_random_scene(w, nodes, 500, &seed);
     assert_int_equal(rv_update_world(w), RV_OK);
     rv_alloc_stats before = rv_world_alloc_stats(w);
     float eye[3] = { 0, 5, -80 }, target[3] = { 0, 0, 0 };
-    rv_frustum f = camera(eye, target, 500);
+    rv_frustum f = rvt_frustum(eye, target, glm_rad(60.0f), 500);
     rv_node out[500];
     for (int frame = 0; frame < 50; frame++) {
         uint32_t n;
@@ -617,20 +581,20 @@ static void test_visit_draws_a_node_of_unknown_placement_and_its_subtree_until_i
 {
     (void)state;
     for (int kind = 0; kind < 2; kind++) {
-        rv_world *w = make_world();
-        rv_node p = make_node(w, RV_NODE_NONE);
-        rv_node c = make_node(w, p);
-        set_pos(w, c, 0, 0, -10);
-        set_sphere(w, c, 1);
-        rv_node g = make_node(w, c);
-        set_pos(w, g, 0, 1, 0);
-        set_sphere(w, g, 0.5f);
-        rv_node e = make_node(w, RV_NODE_NONE);
-        set_pos(w, e, 0, 0, -50);
-        set_sphere(w, e, 1);
+        rv_world *w = rvt_world(NULL);
+        rv_node p = rvt_node(w, RV_NODE_NONE);
+        rv_node c = rvt_node(w, p);
+        rvt_set_position(w, c, 0, 0, -10);
+        rvt_set_sphere(w, c, 1);
+        rv_node g = rvt_node(w, c);
+        rvt_set_position(w, g, 0, 1, 0);
+        rvt_set_sphere(w, g, 0.5f);
+        rv_node e = rvt_node(w, RV_NODE_NONE);
+        rvt_set_position(w, e, 0, 0, -50);
+        rvt_set_sphere(w, e, 1);
         assert_int_equal(rv_update_world(w), RV_OK);
         float eye[3] = { 0, 0, 0 }, front[3] = { 0, 0, -10 }, back[3] = { 0, 0, 10 };
-        rv_frustum to_front = camera(eye, front, 1000), to_back = camera(eye, back, 1000);
+        rv_frustum to_front = rvt_frustum(eye, front, glm_rad(60.0f), 1000), to_back = rvt_frustum(eye, back, glm_rad(60.0f), 1000);
         rv_node out[8];
         uint32_t n;
         assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_front, out, 8, &n, NULL), RV_OK);
@@ -642,7 +606,7 @@ static void test_visit_draws_a_node_of_unknown_placement_and_its_subtree_until_i
 
         if (kind == 0) {
             const float huge[3] = { 1e30f, 1e30f, 1e30f };
-            set_pos(w, c, 0, 0, 10);
+            rvt_set_position(w, c, 0, 0, 10);
             assert_int_equal(rv_node_set_scale(w, p, huge), RV_OK);
             assert_int_equal(rv_node_set_scale(w, c, huge), RV_OK);
         } else {
@@ -669,7 +633,7 @@ static void test_visit_draws_a_node_of_unknown_placement_and_its_subtree_until_i
         const float one[3] = { 1, 1, 1 };
         assert_int_equal(rv_node_set_scale(w, p, one), RV_OK);
         assert_int_equal(rv_node_set_scale(w, c, one), RV_OK);
-        set_pos(w, c, 0, 0, -10);
+        rvt_set_position(w, c, 0, 0, -10);
         assert_int_equal(rv_update_world(w), RV_OK);
         assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
         assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &to_back, out, 8, &n, NULL), RV_OK);
@@ -686,9 +650,9 @@ static rv_node *scatter_children(rv_world *w, rv_node parent, uint32_t count, ui
 {
     rv_node *kids = malloc(count * sizeof *kids);
     for (uint32_t i = 0; i < count; i++) {
-        kids[i] = make_node(w, parent);
-        set_pos(w, kids[i], rvt_uniform(seed, -500, 500), rvt_uniform(seed, 0, 5), rvt_uniform(seed, -500, 500));
-        set_sphere(w, kids[i], rvt_uniform(seed, 0.2f, 2));
+        kids[i] = rvt_node(w, parent);
+        rvt_set_position(w, kids[i], rvt_uniform(seed, -500, 500), rvt_uniform(seed, 0, 5), rvt_uniform(seed, -500, 500));
+        rvt_set_sphere(w, kids[i], rvt_uniform(seed, 0.2f, 2));
     }
     return kids;
 }
@@ -698,16 +662,16 @@ static void test_group_spatially_makes_20000_loose_children_cull_hierarchically(
     (void)state;
     const uint32_t count = 20000;
     uint64_t seed = 77;
-    rv_world *w = make_world();
-    rv_node floor = make_node(w, RV_NODE_NONE);
-    set_pos(w, floor, 10, 0, 10);
+    rv_world *w = rvt_world(NULL);
+    rv_node floor = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, floor, 10, 0, 10);
     rv_node *kids = scatter_children(w, floor, count, &seed);
     assert_int_equal(rv_update_world(w), RV_OK);
     float before_m[16], after_m[16];
     assert_int_equal(rv_node_world_matrix(w, kids[1234], before_m), RV_OK);
 
     float eye[3] = { 0, 2, -600 }, target[3] = { 0, 2, -400 };
-    rv_frustum narrow = camera(eye, target, 150); /* sees a corner of the floor only */
+    rv_frustum narrow = rvt_frustum(eye, target, glm_rad(60.0f), 150); /* sees a corner of the floor only */
     rv_node *flat = malloc(count * sizeof *flat), *grouped = malloc(count * sizeof *grouped);
     uint32_t n_flat, n_grouped;
     rv_cull_counts cf, cg;
@@ -771,8 +735,8 @@ static void test_group_spatially_with_null_groups_every_child(void **state)
 {
     (void)state;
     uint64_t seed = 3;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
     rv_node *kids = scatter_children(w, p, 100, &seed);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint32_t groups;
@@ -785,8 +749,8 @@ static void test_group_spatially_with_null_groups_every_child(void **state)
         assert_int_equal(rv_node_next_sibling(w, c, &c), RV_OK);
     assert_int_equal(direct, 2); /* the two top groups */
     /* at most the leaf size: nothing to do */
-    rv_node q = make_node(w, RV_NODE_NONE);
-    rv_node few[3] = { make_node(w, q), make_node(w, q), make_node(w, q) };
+    rv_node q = rvt_node(w, RV_NODE_NONE);
+    rv_node few[3] = { rvt_node(w, q), rvt_node(w, q), rvt_node(w, q) };
     assert_int_equal(rv_group_spatially(w, q, few, 3, 4, &groups), RV_OK);
     assert_int_equal(groups, 0);
     free(kids);
@@ -797,10 +761,10 @@ static void test_group_spatially_rejects_bad_children_and_changes_nothing(void *
 {
     (void)state;
     uint64_t seed = 4;
-    rv_world *w = make_world(), *other = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE), stranger = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL), *other = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE), stranger = rvt_node(w, RV_NODE_NONE);
     rv_node *kids = scatter_children(w, p, 40, &seed);
-    rv_node foreign = make_node(other, RV_NODE_NONE);
+    rv_node foreign = rvt_node(other, RV_NODE_NONE);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint64_t before = scene_digest(w);
     rv_node list[41];
@@ -836,11 +800,11 @@ static void *setup_group(const rv_allocator *allocator)
     if (rv_world_create(&d, &g->w) != RV_OK)
         return NULL;
     uint64_t seed = 11;
-    g->parent = make_node(g->w, RV_NODE_NONE);
+    g->parent = rvt_node(g->w, RV_NODE_NONE);
     for (int i = 0; i < 300; i++) {
-        g->kids[i] = make_node(g->w, g->parent);
-        set_pos(g->w, g->kids[i], rvt_uniform(&seed, -50, 50), 0, rvt_uniform(&seed, -50, 50));
-        set_sphere(g->w, g->kids[i], 1);
+        g->kids[i] = rvt_node(g->w, g->parent);
+        rvt_set_position(g->w, g->kids[i], rvt_uniform(&seed, -50, 50), 0, rvt_uniform(&seed, -50, 50));
+        rvt_set_sphere(g->w, g->kids[i], 1);
     }
     assert_int_equal(rv_update_world(g->w), RV_OK);
     return g;
@@ -865,6 +829,105 @@ static void test_group_spatially_allocation_failure_leaves_world_unchanged(void 
     assert_true(rvt_run_sweep(&sweep) >= 2); /* scratch and node storage */
 }
 
+/* Runs of leaves (consecutive slots, linked in order) are classified by a vector pass on
+ * AVX-512, AVX2 or plain C, whichever the CPU has: every code path gives the same verdicts
+ * and, for a walk that keeps summaries, the same summary and box; each lane's verdict is
+ * the one-by-one test's (the plane test, the LOD cutoff), and a lane only to be handed out
+ * is one the one-by-one test draws. */
+static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world(NULL);
+    enum { N = 3000 };
+    rv_node group = rvt_node(w, RV_NODE_NONE), nodes[N];
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+    uint64_t seed = 17;
+    for (int i = 0; i < N; i++) {
+        nodes[i] = rvt_node(w, group);
+        rvt_set_position(w, nodes[i], rvt_uniform(&seed, -150, 150), rvt_uniform(&seed, -3, 3), rvt_uniform(&seed, -150, 150));
+        if (i % 11 != 3) /* some leaves without geometry */
+            rvt_set_sphere(w, nodes[i], rvt_uniform(&seed, 0.1f, 2.0f));
+        if (i % 3 || i >= N / 2) /* the second half all with ladders: whole runs at rest */
+            assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+    }
+    /* Frames from a few eyes: far nodes come to rest at "nothing" (their cutoffs set); the
+     * last from far away, where every node rests there, so whole runs have a summary. */
+    for (int f = 0; f < 5; f++) {
+        const float eye[3] = { f < 4 ? 20.0f * (float)f : 0, f < 4 ? 2 : 400, f < 4 ? 0 : 1500 };
+        const float target[3] = { 0, 0, f < 4 ? -100 : 0 };
+        float vp[16], view[16];
+        mat4 proj, vw;
+        vec3 e = { eye[0], eye[1], eye[2] }, tg = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
+        glm_perspective(glm_rad(60.0f), 16.0f / 9.0f, 0.1f, 4000, proj);
+        glm_lookat(e, tg, up, vw);
+        memcpy(vp, proj, sizeof vp);
+        memcpy(view, vw, sizeof view);
+        rv_view v = { .view = view, .projection = vp, .viewport_width = 640, .viewport_height = 360, .time_ms = 16.0 * f };
+        rv_frame_view out;
+        assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    }
+    const float eye[3] = { 30, 2, 10 }, target[3] = { -40, 0, -90 };
+    rv_frustum fr = rvt_frustum(eye, target, glm_rad(60.0f), 300);
+    rvi_walk_policy p = { 0 };
+    p.scene = &w->scene;
+    p.frustum = &fr;
+    p.cutoff_sq = rvi_lod_cutoff(w, &p.cutoff_count);
+    memcpy(p.eye, eye, sizeof eye);
+    rvi_simd_level best = rvi_simd_best_level();
+    rvi_walk_summaries kept = { 0 }; /* the kernels only ask whether there are summaries */
+    uint32_t first = (uint32_t)(nodes[0].id & 0xFFFFFF), lanes = 0, cut = 0, handed = 0, summarised = 0;
+    for (uint32_t k = 0; k + 64 < N; k += 7) {
+        uint32_t mask = (uint32_t)(rvt_next(&seed) & fr.plane_mask), limit = 1 + (uint32_t)(rvt_next(&seed) % 64);
+        p.summaries = (k / 7) % 2 ? &kept : NULL;
+        rvi_walk_run ref;
+        memset(&ref, 0, sizeof ref);
+        rvi_walk_classify_run(&p, RVI_SIMD_SCALAR, mask, first + k, limit, &ref);
+        for (int level = RVI_SIMD_AVX2; level <= (int)best; level++) {
+            rvi_walk_run got;
+            memset(&got, 0, sizeof got);
+            rvi_walk_classify_run(&p, level, mask, first + k, limit, &got);
+            assert_int_equal(got.n, ref.n);
+            if (ref.n < RVI_WALK_RUN_MIN)
+                continue;
+            assert_true(got.outside == ref.outside && got.visit_lane == ref.visit_lane &&
+                        got.visit_whole == ref.visit_whole && got.hand_out == ref.hand_out);
+            assert_int_equal(got.settled, ref.settled);
+            assert_int_equal(got.n_cut, ref.n_cut);
+            assert_int_equal(got.acc.ok, ref.acc.ok);
+            assert_int_equal(got.bound_ok, ref.bound_ok);
+            if (ref.acc.ok)
+                assert_true(got.acc.k == ref.acc.k && got.acc.r == ref.acc.r);
+            if (p.summaries && ref.bound_ok)
+                assert_true(memcmp(got.lo, ref.lo, sizeof ref.lo) == 0 && memcmp(got.hi, ref.hi, sizeof ref.hi) == 0);
+        }
+        summarised += p.summaries && ref.n >= RVI_WALK_RUN_MIN && ref.acc.ok && ref.bound_ok;
+        if (ref.n < RVI_WALK_RUN_MIN)
+            continue;
+        for (uint32_t j = 0; j < ref.n; j++) {
+            uint32_t i = first + k + j, m = mask;
+            const float *ws = w->scene.world_sphere[i];
+            if ((ref.visit_whole >> j) & 1)
+                continue;
+            bool outside = rvi_classify_sphere_masked(&fr, ws, ws[3], &m) == RV_OUTSIDE;
+            assert_int_equal(((ref.outside >> j) & 1) != 0, outside);
+            bool settled = !((ref.visit_lane >> j) & 1);
+            bool has_geometry = (w->scene.flags[i] & RVI_NODE_HAS_GEOMETRY) != 0;
+            if (settled && !outside) /* not drawn, or dropped by the cutoff */
+                assert_true(!has_geometry || rvi_walk_cut(&p, i, ws));
+            if ((ref.hand_out >> j) & 1) /* drawn as it stands */
+                assert_true(!settled && !outside && has_geometry && !rvi_walk_cut(&p, i, ws));
+            lanes++;
+            cut += settled && !outside && has_geometry;
+            handed += (ref.hand_out >> j) & 1;
+        }
+    }
+    /* not vacuous: runs, lanes the cutoff drops, lanes handed out, runs summarised */
+    assert_true(lanes > 1000 && cut > 10 && handed > 10 && summarised > 0);
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_group_spatially_with_null_groups_every_child),
         cmocka_unit_test(test_group_spatially_rejects_bad_children_and_changes_nothing),
         cmocka_unit_test(test_group_spatially_allocation_failure_leaves_world_unchanged),
+        cmocka_unit_test(test_runs_of_leaves_classify_alike_on_every_code_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,65 +8,13 @@
 #include "rvis.h"
 #include "frame.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-typedef struct camera {
-    float view[16];
-    float projection[16];
-    rv_view v;
-} camera;
-
-/* Right-handed look-at and an OpenGL perspective; the camera sits at eye looking at target. */
-static void camera_make(camera *c, const float eye[3], const float target[3], float fov_y, double time_ms)
-{
-    float f[3] = { target[0] - eye[0], target[1] - eye[1], target[2] - eye[2] };
-    float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (int k = 0; k < 3; k++) f[k] /= fl;
-    float up[3] = { 0, 1, 0 };
-    if (fabsf(f[1]) > 0.99f) { up[0] = 0; up[1] = 0; up[2] = 1; }
-    float s[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
-    float sl = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-    for (int k = 0; k < 3; k++) s[k] /= sl;
-    float u[3] = { s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0] };
-    float v[16] = { s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0,
-                    -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2]),
-                    -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
-                    f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
-    memcpy(c->view, v, sizeof v);
-    float n = 0.1f, fa = 1000.0f, t = 1.0f / tanf(fov_y / 2), aspect = 16.0f / 9.0f;
-    float p[16] = { t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (fa + n) / (n - fa), -1, 0, 0, 2 * fa * n / (n - fa), 0 };
-    memcpy(c->projection, p, sizeof p);
-    memset(&c->v, 0, sizeof c->v);
-    c->v.view = c->view;
-    c->v.projection = c->projection;
-    c->v.viewport_width = 1280;
-    c->v.viewport_height = 720;
-    c->v.time_ms = time_ms;
-}
-
-static rv_world *world_new(uint32_t occlusion_width)
-{
-    rv_world_desc d = { 0 };
-    d.occlusion.width = occlusion_width;
-    rv_world *w = NULL;
-    assert_int_equal(rv_world_create(&d, &w), RV_OK);
-    return w;
-}
-
-static rv_node object_at(rv_world *w, rv_node parent, float x, float y, float z, float r)
-{
-    rv_node n;
-    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
-    float p[3] = { x, y, z }, c[3] = { 0, 0, 0 };
-    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
-    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
-    return n;
-}
 
 static bool view_draws(const rv_frame_view *v, rv_node n)
 {
@@ -87,7 +35,7 @@ static const float ahead[3] = { 0, 1.7f, -10 };
 static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     enum { N = 400 };
     rv_node nodes[N];
     float pos[N][3];
@@ -98,10 +46,10 @@ static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
         pos[i][0] = rvt_uniform(&seed, -100, 100);
         pos[i][1] = rvt_uniform(&seed, -5, 5);
         pos[i][2] = rvt_uniform(&seed, -100, 100);
-        nodes[i] = object_at(w, i % 2 ? group : RV_NODE_NONE, pos[i][0], pos[i][1], pos[i][2], 0.5f);
+        nodes[i] = rvt_object(w, i % 2 ? group : RV_NODE_NONE, pos[i][0], pos[i][1], pos[i][2], 0.5f);
     }
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     /* Reference: each object's own sphere against the frustum, brute force. */
@@ -144,18 +92,18 @@ static rv_node wall_ahead(rv_world *w)
 static void test_occluder_node_hides_objects_behind_and_group_prunes(void **state)
 {
     (void)state;
-    rv_world *w = world_new(256);
+    rv_world *w = rvt_world_occlusion(256);
     /* A wall 10 m ahead; a crate behind it, one beside it, one in front. */
     wall_ahead(w);
-    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
-    rv_node beside = object_at(w, RV_NODE_NONE, 10, 1.5f, -20, 0.5f);
-    rv_node front = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
+    rv_node behind = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node beside = rvt_object(w, RV_NODE_NONE, 10, 1.5f, -20, 0.5f);
+    rv_node front = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
-    rv_node g1 = object_at(w, grp, -1, 1.5f, -30, 0.5f);
-    rv_node g2 = object_at(w, grp, 1, 1.5f, -30, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_node g1 = rvt_object(w, grp, -1, 1.5f, -30, 0.5f);
+    rv_node g2 = rvt_object(w, grp, 1, 1.5f, -30, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, behind));
@@ -189,12 +137,12 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
 static void test_per_frame_occluder_needs_open_frame(void **state)
 {
     (void)state;
-    rv_world *w = world_new(256);
-    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_world *w = rvt_world_occlusion(256);
+    rv_node behind = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     float mn[3] = { -10, 0, -10.5f }, mx[3] = { 10, 10, -10 };
     assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_ERR_BAD_STATE);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
     assert_int_equal(rv_frame_begin(w, &c.v), RV_ERR_BAD_STATE);
     float bad[3] = { 11, 0, 0 };
@@ -215,10 +163,10 @@ static void test_per_frame_occluder_needs_open_frame(void **state)
 static void test_view_stays_valid_until_its_arena_is_reused(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
-    object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_world *w = rvt_world_occlusion(0);
+    rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v1, v2, v3;
     assert_int_equal(rv_frame(w, &c.v, &v1), RV_OK);
     assert_true(rv_frame_view_is_valid(w, &v1));
@@ -245,7 +193,7 @@ static void test_view_stays_valid_until_its_arena_is_reused(void **state)
     assert_true(rv_frame_view_is_valid(w, &v3));
     assert_true(rv_frame_view_is_valid(w, &v2));
     assert_false(rv_frame_view_is_valid(w, &v1));
-    rv_world *other = world_new(0);
+    rv_world *other = rvt_world_occlusion(0);
     assert_false(rv_frame_view_is_valid(other, &v3));
     assert_false(rv_frame_view_is_valid(w, NULL));
     rv_world_destroy(other);
@@ -255,17 +203,17 @@ static void test_view_stays_valid_until_its_arena_is_reused(void **state)
 static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
-    object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 100);
+    rv_world *w = rvt_world_occlusion(0);
+    rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 100);
     rv_frame_view v;
     memset(&v, 0x5a, sizeof v);
     rv_frame_view before = v;
     /* Refused before the world ever drew a frame: no frame state is created, so the world
      * holds exactly the memory it held and made no allocation. */
     rv_alloc_stats held = rv_world_alloc_stats(w);
-    camera bad = c;
+    rvt_camera bad = c;
     bad.v.view = bad.view;
     bad.view[5] = NAN;
     assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
@@ -291,8 +239,8 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     assert_int_equal(rv_frame_cull(w), RV_ERR_BAD_STATE);
     assert_int_equal(rv_frame_end(w, &v), RV_ERR_BAD_STATE);
     /* The view-projection + eye form works too. */
-    camera d;
-    camera_make(&d, eye0, ahead, 1.0f, 200);
+    rvt_camera d;
+    rvt_camera_make(&d, eye0, ahead, 1.0f, 200);
     float vp[16];
     for (int col = 0; col < 4; col++)
         for (int r = 0; r < 4; r++) {
@@ -313,7 +261,7 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
 static void test_steady_frames_allocate_nothing(void **state)
 {
     (void)state;
-    rv_world *w = world_new(128);
+    rv_world *w = rvt_world_occlusion(128);
     uint64_t seed = 3;
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
@@ -321,7 +269,7 @@ static void test_steady_frames_allocate_nothing(void **state)
     float thresholds[3] = { 0.2f, 0.05f, 0.01f };
     assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
     for (int i = 0; i < 300; i++) {
-        rv_node n = object_at(w, grp, rvt_uniform(&seed, -50, 50), 1, rvt_uniform(&seed, -80, -2), 0.7f);
+        rv_node n = rvt_object(w, grp, rvt_uniform(&seed, -50, 50), 1, rvt_uniform(&seed, -80, -2), 0.7f);
         if (i % 3 == 0)
             assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
     }
@@ -336,13 +284,13 @@ static void test_steady_frames_allocate_nothing(void **state)
     gd.count_x = gd.count_z = 32;
     gd.lead = 16;
     assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_OK);
-    camera c;
+    rvt_camera c;
     rv_frame_view v;
     uint64_t allocations = 0;
     for (int f = 0; f < 200; f++) {
         float eye[3] = { 20.0f * sinf((float)f * 0.05f), 1.7f, 10.0f * cosf((float)f * 0.03f) };
         float target[3] = { eye[0] + sinf((float)f * 0.02f), 1.7f, eye[2] - 10 };
-        camera_make(&c, eye, target, 1.0f, f * 16.0);
+        rvt_camera_make(&c, eye, target, 1.0f, f * 16.0);
         assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
         /* The host answers page requests at once. */
         for (uint32_t k = 0; k < v.page_request_count; k++)
@@ -362,7 +310,7 @@ static void test_steady_frames_allocate_nothing(void **state)
 static void test_more_occluders_than_ever_before_allocate_nothing(void **state)
 {
     (void)state;
-    rv_world *w = world_new(128);
+    rv_world *w = rvt_world_occlusion(128);
     for (int i = 0; i < 48; i++) {
         rv_node n;
         assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
@@ -371,14 +319,14 @@ static void test_more_occluders_than_ever_before_allocate_nothing(void **state)
         float mn[3] = { x - 0.4f, 0, z - 0.5f }, mx[3] = { x + 0.4f, 4, z };
         assert_int_equal(rv_node_set_occluder_box(w, n, mn, mx), RV_OK);
     }
-    camera c;
+    rvt_camera c;
     rv_frame_view v;
     const float back[3] = { 0, 1.7f, 10 };
-    camera_make(&c, eye0, back, 1.0f, 0);
+    rvt_camera_make(&c, eye0, back, 1.0f, 0);
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.counts.occluders_added, 1);
     uint64_t before = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
-    camera_make(&c, eye0, ahead, 1.0f, 16);
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 16);
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(v.counts.occluders_added > 30);
     assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
@@ -388,20 +336,20 @@ static void test_more_occluders_than_ever_before_allocate_nothing(void **state)
 static void test_lod_levels_and_nothing_level(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_lod_ladder ladder;
     float thresholds[2] = { 0.1f, 0.02f };
     assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
     /* r = 1: angle 2 asin(1/d): near (d 5) level 0, mid (d 30) level 1, far (d 200) nothing. */
-    rv_node near_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -5, 1);
-    rv_node mid = object_at(w, RV_NODE_NONE, 0, 1.7f, -30, 1);
-    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
-    rv_node plain = object_at(w, RV_NODE_NONE, 1, 1.7f, -200, 1);
+    rv_node near_n = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -5, 1);
+    rv_node mid = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -30, 1);
+    rv_node far_n = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
+    rv_node plain = rvt_object(w, RV_NODE_NONE, 1, 1.7f, -200, 1);
     assert_int_equal(rv_node_set_lod_ladder(w, near_n, &ladder), RV_OK);
     assert_int_equal(rv_node_set_lod_ladder(w, mid, &ladder), RV_OK);
     assert_int_equal(rv_node_set_lod_ladder(w, far_n, &ladder), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.opaque_count, 3);
@@ -447,17 +395,17 @@ static void test_lod_levels_and_nothing_level(void **state)
 static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_lod_ladder ladder;
     float thresholds[3] = { 0.2f, 0.06f, 0.015f };
     assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
     /* r = 1: level 0 at 5 m, 1 at 20 m, 2 at 60 m, nothing (3) at 300 m; all far from a
      * threshold's hysteresis band. */
     const float distance_of[4] = { 5, 20, 60, 300 };
-    rv_node n = object_at(w, RV_NODE_NONE, 0, 1.7f, -distance_of[2], 1);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -distance_of[2], 1);
     assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     uint64_t seed = 5;
     uint32_t wanted = 2;
     float before[4] = { 0, 0, 1, 0 };
@@ -501,17 +449,17 @@ static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **s
 static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
-    rv_node region = object_at(w, RV_NODE_NONE, 0, 1.7f, -300, 20);
-    rv_node child_a = object_at(w, region, -5, 0, 0, 5);
-    rv_node child_b = object_at(w, region, 5, 0, 0, 5);
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node region = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -300, 20);
+    rv_node child_a = rvt_object(w, region, -5, 0, 0, 5);
+    rv_node child_b = rvt_object(w, region, 5, 0, 0, 5);
     assert_int_equal(rv_node_set_hlod_region(w, region, 0.5f), RV_OK);
     assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
     assert_int_equal(rv_node_set_hlod_region(w, child_a, 0.01f), RV_OK);
     assert_int_equal(rv_node_set_hlod_region(w, child_b, 0.01f), RV_OK);
     assert_int_equal(rv_node_set_hlod_resident(w, child_a, true), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     /* Far: error 0.5 m at ~280 m is under 16 px: the region is drawn as itself. */
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
@@ -567,8 +515,8 @@ static void test_finest_level_past_a_short_ladder_never_hides(void **state)
     float thresholds[2] = { 0.2f, 0.01f };
     rv_lod_ladder ladder;
     assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
-    rv_node near = object_at(w, RV_NODE_NONE, 0, 1.5f, -5, 1);
-    rv_node tiny = object_at(w, RV_NODE_NONE, 1, 1.5f, -50, 0.01f); /* reaches no threshold */
+    rv_node near = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -5, 1);
+    rv_node tiny = rvt_object(w, RV_NODE_NONE, 1, 1.5f, -50, 0.01f); /* reaches no threshold */
     assert_int_equal(rv_node_set_lod_ladder(w, near, &ladder), RV_OK);
     assert_int_equal(rv_node_set_lod_ladder(w, tiny, &ladder), RV_OK);
     rv_lod_desc d;
@@ -576,8 +524,8 @@ static void test_finest_level_past_a_short_ladder_never_hides(void **state)
     d.finest_level = 5;
     d.crossfade_ms = -1;
     assert_int_equal(rv_lod_set_desc(w, &d), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(view_draws(&v, near));
@@ -596,7 +544,7 @@ static void test_world_refuses_a_stream_reach_every_frame_would_fail_on(void **s
     (void)state;
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(NULL, &w), RV_OK);
-    rv_node n = object_at(w, RV_NODE_NONE, 0, 0, -10, 1);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, -10, 1);
     rv_grid_desc gd = { 0 };
     gd.cell_size = 1;
     gd.count_x = gd.count_z = 60000;
@@ -610,9 +558,9 @@ static void test_world_refuses_a_stream_reach_every_frame_would_fail_on(void **s
     gd.eye_radius = 100;
     rv_grid *grid = NULL;
     assert_int_equal(rv_world_add_grid(w, &gd, &grid), RV_OK);
-    camera c;
+    rvt_camera c;
     float look[3] = { 0, 0, -10 };
-    camera_make(&c, eye0, look, 1.0f, 0);
+    rvt_camera_make(&c, eye0, look, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(view_draws(&v, n));
@@ -666,9 +614,9 @@ static void reenter_from_reprocess(const rv_node *parts, uint32_t count, void *u
 static void test_frame_calls_from_a_callback_are_refused(void **state)
 {
     (void)state;
-    camera c;
+    rvt_camera c;
     float look[3] = { 0, 1.7f, -20 };
-    camera_make(&c, eye0, look, 2.0f, 0);
+    rvt_camera_make(&c, eye0, look, 2.0f, 0);
     rv_world_desc d = { 0 };
     d.partition.request_reprocess = reenter_from_reprocess;
     d.partition.user = &c.v;
@@ -676,9 +624,9 @@ static void test_frame_calls_from_a_callback_are_refused(void **state)
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
     reentry_world = w;
     reentry_calls = 0;
-    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
-    rv_node left = object_at(w, building, -15, 0, 0, 1);
-    rv_node right = object_at(w, building, 15, 0, 0, 1);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node left = rvt_object(w, building, -15, 0, 0, 1);
+    rv_node right = rvt_object(w, building, 15, 0, 0, 1);
     assert_int_equal(rv_partition_make_group(w, building), RV_OK);
     uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
     assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
@@ -728,8 +676,8 @@ static void frame_from_observer(const rv_delta *delta, rv_delta_outcome outcome,
 static void test_frame_from_a_draining_scenes_observer_is_refused(void **state)
 {
     (void)state;
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(NULL, &w), RV_OK);
     reentry_world = w;
@@ -772,18 +720,18 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     reprocess_calls = 0;
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
-    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
     /* Two storeys side by side: the left is outside the view when looking right. */
-    rv_node left = object_at(w, building, -15, 0, 0, 1);
-    rv_node right = object_at(w, building, 15, 0, 0, 1);
-    rv_node left_item = object_at(w, left, 0, 0.5f, 0, 0.5f);
+    rv_node left = rvt_object(w, building, -15, 0, 0, 1);
+    rv_node right = rvt_object(w, building, 15, 0, 0, 1);
+    rv_node left_item = rvt_object(w, left, 0, 0.5f, 0, 0.5f);
     assert_int_equal(rv_partition_make_group(w, building), RV_OK);
     uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
     assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
     assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
-    camera c;
+    rvt_camera c;
     float look[3] = { 0, 1.7f, -20 };
-    camera_make(&c, eye0, look, 2.0f, 0);
+    rvt_camera_make(&c, eye0, look, 2.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* first sight: not a re-entry */
     assert_true(view_draws(&v, left));
@@ -826,7 +774,7 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
 static void test_journal_projections_are_drawn_with_their_keys(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_journal *j;
     assert_int_equal(rv_world_journal(w, &j), RV_OK);
     rv_projection p;
@@ -842,8 +790,8 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
         p.flags = key == 3 ? RV_PROJECTION_TRANSLUCENT : 0;
         assert_int_equal(rv_journal_register(j, 0, key, 1, &p, NULL), RV_OK);
     }
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.counts.journal_applied, 3);
@@ -865,7 +813,7 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
 static void test_streaming_hands_out_requests_and_ticks_while_loading(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_grid_desc gd = { 0 };
     gd.source = 9;
     gd.origin[0] = gd.origin[1] = -64;
@@ -874,8 +822,8 @@ static void test_streaming_hands_out_requests_and_ticks_while_loading(void **sta
     gd.lead = 8;
     gd.eye_radius = 8;
     assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(v.page_request_count > 0);
@@ -962,11 +910,11 @@ static void frame_host_check(frame_host *h)
 /* One frame with the eye at cell (x, z)'s centre. */
 static void frame_host_step(frame_host *h, uint32_t x, uint32_t z)
 {
-    camera c;
+    rvt_camera c;
     float eye[3] = { -512.0f + 16.0f * (float)x + 8, 1.7f, -512.0f + 16.0f * (float)z + 8 };
     float target[3] = { eye[0], eye[1], eye[2] - 10 };
     h->now += 16;
-    camera_make(&c, eye, target, 1.0f, h->now);
+    rvt_camera_make(&c, eye, target, 1.0f, h->now);
     assert_int_equal(rv_frame(h->w, &c.v, &h->v), RV_OK);
     assert_int_equal(h->v.counts.pages_evicted, h->v.page_eviction_count);
     for (uint32_t k = 0; k < h->v.page_eviction_count; k++) {
@@ -1066,22 +1014,22 @@ static void test_translucent_far_to_near_stable_and_digest_reproducible(void **s
     (void)state;
     uint64_t digests[2][20];
     for (int run = 0; run < 2; run++) {
-        rv_world *w = world_new(64);
+        rv_world *w = rvt_world_occlusion(64);
         uint64_t seed = 11;
         for (int i = 0; i < 200; i++) {
-            rv_node n = object_at(w, RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1, -(float)(i % 10) * 5 - 5, 0.5f);
+            rv_node n = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1, -(float)(i % 10) * 5 - 5, 0.5f);
             (void)n;
         }
         rv_node wall;
         assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
         float wmin[3] = { -5, 0, -26 }, wmax[3] = { 5, 5, -25 };
         assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
-        camera c;
+        rvt_camera c;
         rv_frame_view v;
         for (int f = 0; f < 20; f++) {
             float eye[3] = { (float)f * 0.5f, 1.7f, 0 };
             float target[3] = { (float)f * 0.5f, 1.7f, -10 };
-            camera_make(&c, eye, target, 1.2f, f * 16.0);
+            rvt_camera_make(&c, eye, target, 1.2f, f * 16.0);
             assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
             digests[run][f] = rv_frame_view_digest(&v);
             for (uint32_t i = 1; i < v.opaque_count; i++)
@@ -1096,7 +1044,7 @@ static void test_translucent_far_to_near_stable_and_digest_reproducible(void **s
 static void test_translucent_list_is_far_to_near(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_journal *j;
     assert_int_equal(rv_world_journal(w, &j), RV_OK);
     rv_projection p;
@@ -1113,8 +1061,8 @@ static void test_translucent_list_is_far_to_near(void **state)
         p.transform.position[2] = -depths[k];
         assert_int_equal(rv_journal_register(j, 0, k + 1, 1, &p, NULL), RV_OK);
     }
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.translucent_count, 6);
@@ -1130,9 +1078,9 @@ static void test_translucent_list_is_far_to_near(void **state)
 static void test_orthographic_view_projection_form_sorts_front_to_back(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
-    rv_node near_n = object_at(w, RV_NODE_NONE, 0, 0, -5, 1);
-    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 0, -50, 1);
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node near_n = rvt_object(w, RV_NODE_NONE, 0, 0, -5, 1);
+    rv_node far_n = rvt_object(w, RV_NODE_NONE, 0, 0, -50, 1);
     const float n = 0.1f, fa = 100.0f;
     /* Camera at the origin looking down -Z, 20 x 20 m; the view matrix is the identity. */
     const float gl[16] = { 0.1f, 0, 0, 0, 0, 0.1f, 0, 0, 0, 0, -2 / (fa - n), 0, 0, 0, -(fa + n) / (fa - n), 1 };
@@ -1163,11 +1111,11 @@ static void test_orthographic_view_projection_form_sorts_front_to_back(void **st
 static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
-    rv_node a = object_at(w, RV_NODE_NONE, -1, 1.7f, -10, 0.5f);
-    rv_node b = object_at(w, RV_NODE_NONE, 1, 1.7f, -10, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node a = rvt_object(w, RV_NODE_NONE, -1, 1.7f, -10, 0.5f);
+    rv_node b = rvt_object(w, RV_NODE_NONE, 1, 1.7f, -10, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.opaque_count, 2);
@@ -1214,17 +1162,17 @@ static uint64_t allocations_of(const rv_world *w)
 static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_node p;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &p), RV_OK);
-    rv_node c = object_at(w, p, 0, 1.7f, -10, 1);
-    rv_node g = object_at(w, c, 0, 1, 0, 0.5f);
+    rv_node c = rvt_object(w, p, 0, 1.7f, -10, 1);
+    rv_node g = rvt_object(w, c, 0, 1, 0, 0.5f);
     float bmin[3] = { -1.5f, -1.5f, -1.5f }, bmax[3] = { 1.5f, 1.5f, 1.5f }; /* c and g */
     assert_int_equal(rv_node_set_test_box(w, c, bmin, bmax), RV_OK);
-    rv_node e = object_at(w, RV_NODE_NONE, 0, 1.7f, -50, 1);
+    rv_node e = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -50, 1);
     const float behind[3] = { 0, 1.7f, 10 };
-    camera front, back;
-    camera_make(&front, eye0, ahead, 1.0f, 0);
+    rvt_camera front, back;
+    rvt_camera_make(&front, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &front.v, &v), RV_OK);
     assert_true(view_draws(&v, c) && view_draws(&v, g) && view_draws(&v, e));
@@ -1240,7 +1188,7 @@ static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_coun
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);
     uint64_t allocations = 0;
     for (int f = 1; f <= 6; f++) {
-        camera_make(&back, eye0, behind, 1.0f, 16.0 * f);
+        rvt_camera_make(&back, eye0, behind, 1.0f, 16.0 * f);
         assert_int_equal(rv_frame(w, &back.v, &v), RV_OK);
         assert_int_equal(v.counts.transform_errors, f == 1);
         assert_int_equal(v.counts.transform_stale, 2);
@@ -1262,7 +1210,7 @@ static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_coun
     assert_int_equal(rv_node_set_scale(w, p, one), RV_OK);
     assert_int_equal(rv_node_set_scale(w, c, one), RV_OK);
     assert_int_equal(rv_node_set_position(w, c, home), RV_OK);
-    camera_make(&back, eye0, behind, 1.0f, 200);
+    rvt_camera_make(&back, eye0, behind, 1.0f, 200);
     assert_int_equal(rv_frame(w, &back.v, &v), RV_OK);
     assert_int_equal(v.counts.transform_errors, 0);
     assert_int_equal(v.counts.transform_stale, 0);
@@ -1280,17 +1228,17 @@ static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_coun
 static void test_occlusion_never_hides_a_node_of_unknown_placement(void **state)
 {
     (void)state;
-    rv_world *w = world_new(256);
+    rv_world *w = rvt_world_occlusion(256);
     wall_ahead(w);
-    rv_node n = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     float bmin[3] = { -0.3f, -0.3f, -0.3f }, bmax[3] = { 0.3f, 0.3f, 0.3f };
     assert_int_equal(rv_node_set_test_box(w, n, bmin, bmax), RV_OK);
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
-    rv_node g1 = object_at(w, grp, -1, 1.5f, -30, 0.5f);
-    rv_node g2 = object_at(w, grp, 1, 1.5f, -30, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_node g1 = rvt_object(w, grp, -1, 1.5f, -30, 0.5f);
+    rv_node g2 = rvt_object(w, grp, 1, 1.5f, -30, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, n));
@@ -1332,11 +1280,11 @@ static void test_occlusion_never_hides_a_node_of_unknown_placement(void **state)
 static void test_occluder_of_unknown_placement_hides_nothing(void **state)
 {
     (void)state;
-    rv_world *w = world_new(256);
+    rv_world *w = rvt_world_occlusion(256);
     rv_node wall = wall_ahead(w);
-    rv_node crate = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_node crate = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, crate));
@@ -1371,14 +1319,14 @@ static void test_occluder_of_unknown_placement_hides_nothing(void **state)
 static void test_lod_never_drops_a_node_of_unknown_placement(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     rv_lod_ladder ladder;
     float thresholds[2] = { 0.1f, 0.02f };
     assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
-    rv_node far_n = object_at(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
+    rv_node far_n = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -200, 1);
     assert_int_equal(rv_node_set_lod_ladder(w, far_n, &ladder), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, far_n));
@@ -1426,19 +1374,19 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
     rv_node wall = wall_ahead(w);
-    rv_node behind = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node behind = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     rv_node grp;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
-    object_at(w, grp, -1, 1.5f, -30, 0.5f);
-    object_at(w, grp, 1, 1.5f, -30, 0.5f);
-    rv_node back = object_at(w, RV_NODE_NONE, 0, 1.5f, 30, 0.5f);
+    rvt_object(w, grp, -1, 1.5f, -30, 0.5f);
+    rvt_object(w, grp, 1, 1.5f, -30, 0.5f);
+    rv_node back = rvt_object(w, RV_NODE_NONE, 0, 1.5f, 30, 0.5f);
     rv_lod_ladder ladder;
     float t[1] = { 0.1f };
     assert_int_equal(rv_lod_ladder_make(t, 1, &ladder), RV_OK);
-    rv_node tiny = object_at(w, RV_NODE_NONE, 100, 1.5f, -200, 0.1f);
+    rv_node tiny = rvt_object(w, RV_NODE_NONE, 100, 1.5f, -200, 0.1f);
     assert_int_equal(rv_node_set_lod_ladder(w, tiny, &ladder), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(reason_of(&v, behind), RV_CULL_OCCLUSION);
@@ -1462,15 +1410,15 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
 static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
 {
     (void)state;
-    rv_world *w = world_new(0);
+    rv_world *w = rvt_world_occlusion(0);
     int drawn = 0;
     for (int i = 0; i < 32; i++) {
         double a = 6.283185307179586 * i / 32.0;
         float eye[3] = { 945709.2f + (float)(i * 1013), 6.1f, -946238.8f - (float)(i * 977) };
         float target[3] = { eye[0] + 40.0f * (float)sin(a), 4.6f, eye[2] - 40.0f * (float)cos(a) };
-        rv_node n = object_at(w, RV_NODE_NONE, target[0], target[1], target[2], 1.0f);
-        camera c;
-        camera_make(&c, eye, target, 1.0f, 0.0);
+        rv_node n = rvt_object(w, RV_NODE_NONE, target[0], target[1], target[2], 1.0f);
+        rvt_camera c;
+        rvt_camera_make(&c, eye, target, 1.0f, 0.0);
         float near = 0.01f, far = 10000.0f; /* a deep range: the far plane's row is nearly row w */
         c.projection[10] = (far + near) / (near - far);
         c.projection[14] = 2 * far * near / (near - far);
@@ -1509,7 +1457,7 @@ static void test_far_eye_occlusion_sees_the_view_and_projection_product(void **s
         rv_node n[3];
         for (int k = 0; k < 3; k++) {
             float cx = (lo[k] + hi[k]) / 2, hx = (hi[k] - lo[k]) / 2;
-            n[k] = object_at(w, RV_NODE_NONE, x + cx, 0, -63.5f, sqrtf(hx * hx + 1.25f));
+            n[k] = rvt_object(w, RV_NODE_NONE, x + cx, 0, -63.5f, sqrtf(hx * hx + 1.25f));
             float bmn[3] = { -hx, -1, -0.5f }, bmx[3] = { hx, 1, 0.5f };
             assert_int_equal(rv_node_set_test_box(w, n[k], bmn, bmx), RV_OK);
         }
@@ -1549,11 +1497,11 @@ static void test_test_box_outside_the_frustum_culls_a_straddling_sphere(void **s
     float half[3] = { (mx[0] - mn[0]) / 2, (mx[1] - mn[1]) / 2, (mx[2] - mn[2]) / 2 };
     float r = sqrtf(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
     float lmn[3] = { -half[0], -half[1], -half[2] }, lmx[3] = { half[0], half[1], half[2] };
-    rv_node wall = object_at(w, RV_NODE_NONE, c[0], c[1], c[2], r);
+    rv_node wall = rvt_object(w, RV_NODE_NONE, c[0], c[1], c[2], r);
     assert_int_equal(rv_node_set_test_box(w, wall, lmn, lmx), RV_OK);
-    rv_node plain = object_at(w, RV_NODE_NONE, c[0], c[1], c[2], r); /* same sphere, no box */
-    camera cam;
-    camera_make(&cam, eye0, ahead, 1.0f, 0); /* 1 rad vertical, 16:9: left plane at x ~ -0.94 z */
+    rv_node plain = rvt_object(w, RV_NODE_NONE, c[0], c[1], c[2], r); /* same sphere, no box */
+    rvt_camera cam;
+    rvt_camera_make(&cam, eye0, ahead, 1.0f, 0); /* 1 rad vertical, 16:9: left plane at x ~ -0.94 z */
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
     assert_false(view_draws(&v, wall));
@@ -1592,14 +1540,14 @@ static void test_stage_times_follow_the_host_clock(void **state)
             rv_node grp;
             assert_int_equal(rv_node_create(w, RV_NODE_NONE, &grp), RV_OK);
             for (int k = 0; k < 4; k++)
-                object_at(w, grp, (float)(g % 8) * 3 - 12 + (float)k * 0.5f, 1, -5 - (float)(g / 8) * 6, 0.4f);
+                rvt_object(w, grp, (float)(g % 8) * 3 - 12 + (float)k * 0.5f, 1, -5 - (float)(g / 8) * 6, 0.4f);
         }
         rv_node wall;
         assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
         float wmin[3] = { -4, 0, -12.5f }, wmax[3] = { 4, 6, -12 };
         assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
-        camera c;
-        camera_make(&c, eye0, ahead, 1.2f, 0);
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
         rv_frame_view v;
         uint64_t before = now;
         assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
@@ -1678,16 +1626,16 @@ static void test_view_projection_form_reads_fov_from_the_matrix(void **state)
 {
     (void)state;
     for (int vp_form = 0; vp_form < 2; vp_form++) {
-        rv_world *w = world_new(0);
-        rv_node region = object_at(w, RV_NODE_NONE, 0, 1.7f, -100, 5);
-        rv_node child = object_at(w, region, 0, 0, 0, 4);
+        rv_world *w = rvt_world_occlusion(0);
+        rv_node region = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -100, 5);
+        rv_node child = rvt_object(w, region, 0, 0, 0, 4);
         assert_int_equal(rv_node_set_hlod_region(w, region, 1.0f), RV_OK);
         assert_int_equal(rv_node_set_hlod_region(w, child, 0.0f), RV_OK);
         assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
         assert_int_equal(rv_node_set_hlod_resident(w, child, true), RV_OK);
         /* SSE = 1 m * 720 px / (2 * 95 m * tan(fov / 2)): 21.5 px at 20 degrees, 6.6 px at 60. */
-        camera c;
-        camera_make(&c, eye0, ahead, 20.0f * 3.14159265f / 180.0f, 0);
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 20.0f * 3.14159265f / 180.0f, 0);
         float vp[16];
         for (int col = 0; col < 4; col++)
             for (int r = 0; r < 4; r++) {
@@ -1721,16 +1669,16 @@ static void test_abort_does_not_make_parts_reenter(void **state)
     reprocess_calls = 0;
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
-    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
-    rv_node left = object_at(w, building, -3, 0, 0, 1);
-    rv_node right = object_at(w, building, 3, 0, 0, 1);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node left = rvt_object(w, building, -3, 0, 0, 1);
+    rv_node right = rvt_object(w, building, 3, 0, 0, 1);
     assert_int_equal(rv_partition_make_group(w, building), RV_OK);
     uint64_t leaves_l[1] = { 100 }, leaves_r[1] = { 200 };
     assert_int_equal(rv_partition_set_part(w, left, leaves_l, 1, false), RV_OK);
     assert_int_equal(rv_partition_set_part(w, right, leaves_r, 1, false), RV_OK);
-    camera c;
+    rvt_camera c;
     float look[3] = { 0, 1.7f, -20 };
-    camera_make(&c, eye0, look, 1.2f, 0);
+    rvt_camera_make(&c, eye0, look, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* first sight: not a re-entry */
     assert_int_equal(v.resync_request_count, 0);
@@ -1754,11 +1702,11 @@ static void test_abort_does_not_make_parts_reenter(void **state)
 static void test_view_of_another_world_is_never_valid(void **state)
 {
     (void)state;
-    rv_world *a = world_new(0), *b = world_new(0);
-    object_at(a, RV_NODE_NONE, 0, 1.7f, 50, 0.5f); /* behind the camera: nothing drawn */
-    object_at(b, RV_NODE_NONE, 0, 1.7f, 50, 0.5f);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_world *a = rvt_world_occlusion(0), *b = rvt_world_occlusion(0);
+    rvt_object(a, RV_NODE_NONE, 0, 1.7f, 50, 0.5f); /* behind the camera: nothing drawn */
+    rvt_object(b, RV_NODE_NONE, 0, 1.7f, 50, 0.5f);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view va, vb;
     assert_int_equal(rv_frame(a, &c.v, &va), RV_OK);
     assert_int_equal(rv_frame(b, &c.v, &vb), RV_OK);
@@ -1789,7 +1737,7 @@ static sweep_world *sweep_world_new(const rv_allocator *allocator, bool occlusio
     assert_int_equal(rv_world_create(&d, &s->world), RV_OK);
     uint64_t seed = 5;
     for (int i = 0; i < 120; i++)
-        s->nodes[i] = object_at(s->world, i % 3 ? s->nodes[i - i % 3] : RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1,
+        s->nodes[i] = rvt_object(s->world, i % 3 ? s->nodes[i - i % 3] : RV_NODE_NONE, rvt_uniform(&seed, -30, 30), 1,
                                 rvt_uniform(&seed, -60, -5), 0.6f);
     return s;
 }
@@ -1840,17 +1788,17 @@ static void *frame_setup(const rv_allocator *allocator)
     rv_journal *j;
     assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
     /* A first frame looking away: little drawn, little requested. */
-    camera c;
+    rvt_camera c;
     const float behind[3] = { 0, 1.7f, 10 };
-    camera_make(&c, eye0, behind, 1.0f, 0);
+    rvt_camera_make(&c, eye0, behind, 1.0f, 0);
     assert_int_equal(rv_frame(s->world, &c.v, &s->last), RV_OK);
     return s;
 }
 static rv_result frame_call(void *o)
 {
     sweep_world *s = o;
-    camera c;
-    camera_make(&c, eye0, ahead, 1.6f, 16); /* now everything: every list grows */
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.6f, 16); /* now everything: every list grows */
     rv_journal *j;
     assert_int_equal(rv_world_journal(s->world, &j), RV_OK); /* made in setup: no allocation */
     rv_projection p;
@@ -2131,7 +2079,7 @@ static void random_box(uint64_t *seed, float lo, float hi, float mn[3], float mx
 static void prop_scene_build(prop_scene *sc, uint64_t seed, uint32_t occlusion_width)
 {
     memset(sc, 0, sizeof *sc);
-    sc->world = world_new(occlusion_width);
+    sc->world = rvt_world_occlusion(occlusion_width);
     rv_world *w = sc->world;
     sc->count = 60 + (int)(rvt_next(&seed) % 80);
     rv_lod_ladder ladder;
@@ -2567,20 +2515,20 @@ static void test_property_frame_culls_only_what_is_truly_hidden(void **state)
 static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
 {
     (void)state;
-    rv_world *w = world_new(256);
+    rv_world *w = rvt_world_occlusion(256);
     /* A storey part holding a wall occluder; a crate behind the wall, outside the building. */
-    rv_node building = object_at(w, RV_NODE_NONE, 0, 0, -10, 0.1f);
-    rv_node storey = object_at(w, building, 0, 1, 0, 0.5f);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 0, -10, 0.1f);
+    rv_node storey = rvt_object(w, building, 0, 1, 0, 0.5f);
     rv_node wall;
     assert_int_equal(rv_node_create(w, storey, &wall), RV_OK);
     float wmin[3] = { -3, -1, -0.5f }, wmax[3] = { 3, 9, 0 };
     assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
-    rv_node crate = object_at(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node crate = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
     assert_int_equal(rv_partition_make_group(w, building), RV_OK);
     uint64_t leaves[1] = { 7 };
     assert_int_equal(rv_partition_set_part(w, storey, leaves, 1, false), RV_OK);
-    camera c;
-    camera_make(&c, eye0, ahead, 1.2f, 0);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_false(view_draws(&v, crate)); /* the storey stands: its wall hides the crate */
@@ -2604,6 +2552,78 @@ static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
     assert_false(view_draws(&v, wall));
     assert_true(view_draws(&v, crate));
     rv_world_destroy(w);
+}
+
+/* The walk drops whole subtrees and blocks of leaves whose every piece rests at LOD
+ * "nothing" and stays there: what it draws is what a walk that looks at every node draws
+ * (a world keeping cull records keeps no summaries), while the camera comes and goes, nodes
+ * move, a ladder changes and a node is added. */
+static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **state)
+{
+    (void)state;
+    rv_world *w[2];
+    rv_node field[2], crates[2][2400];
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder ladder, coarse;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+    assert_int_equal(rv_lod_ladder_make(t, 2, &coarse), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 64;
+        d.record_culls = k == 1;
+        assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
+        assert_int_equal(rv_node_create(w[k], RV_NODE_NONE, &field[k]), RV_OK);
+        for (int i = 0; i < 2400; i++) {
+            crates[k][i] = rvt_object(w[k], field[k], (float)(i % 30) * 2.5f - 37, 0.5f, -(float)(i / 30) * 2.5f - 5, 0.87f);
+            assert_int_equal(rv_node_set_lod_ladder(w[k], crates[k][i], &ladder), RV_OK);
+        }
+        assert_int_equal(rv_update_world(w[k]), RV_OK);
+        /* Groups over a quarter: subtrees to drop besides the blocks and groups of blocks of
+         * the rest (a list long enough to be walked in chunks, as a field's is). */
+        rv_node quarter[600];
+        memcpy(quarter, crates[k] + 1800, sizeof quarter);
+        assert_int_equal(rv_group_spatially(w[k], field[k], quarter, 600, 0, NULL), RV_OK);
+    }
+    int drawn_far = 0, drawn_near = 0;
+    uint64_t dropped = 0; /* blocks and subtrees the walk passed over by their summaries */
+    uint32_t groups_kept = 0; /* groups of blocks summarised whole, far from the field */
+    for (int f = 0; f < 160; f++) {
+        /* Away from the field and back, looking along it. */
+        float z = f < 80 ? 10.0f + 4.0f * (float)f : 10.0f + 4.0f * (float)(160 - f);
+        const float eye[3] = { 0, 1.7f, z }, target[3] = { 0, 0.5f, z - 50 };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, target, 1.0f, 16.0 * f);
+        for (int k = 0; k < 2; k++) {
+            if (f == 50) { /* a crate moves, another gets a shorter ladder */
+                float p[3] = { 3, 0.5f, -20 };
+                assert_int_equal(rv_node_set_position(w[k], crates[k][100], p), RV_OK);
+                assert_int_equal(rv_node_set_lod_ladder(w[k], crates[k][700], &coarse), RV_OK);
+            }
+            if (f == 120) /* a node comes */
+                (void)rvt_object(w[k], field[k], 1, 0.5f, -30, 0.87f);
+        }
+        rv_frame_view v[2];
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
+        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
+            fail_msg("frame %d: the walk with summaries drew another list", f);
+        const rvi_frame *fs = rvi_frame_find(w[0]);
+        for (uint32_t k = 0; k < fs->worker_count; k++)
+            dropped += fs->workers[k].walk.summarised;
+        if (f == 75) {
+            drawn_far = (int)v[0].opaque_count;
+            const rvi_walk_summaries *s = &fs->summaries;
+            for (uint32_t g = 0; g < s->capacity / RVI_WALK_GROUP; g++)
+                groups_kept += s->group[g].version == s->version && s->group[g].lod_ok;
+        }
+        if (f == 5)
+            drawn_near = (int)v[0].opaque_count;
+    }
+    assert_true(drawn_near > 100 && drawn_far < drawn_near); /* the LOD did drop the far ones */
+    assert_true(dropped > 100);                             /* and the walk passed them over */
+    assert_true(groups_kept > 0);                           /* a group at a time, too */
+    for (int k = 0; k < 2; k++)
+        rv_world_destroy(w[k]);
 }
 
 int main(void)
@@ -2632,6 +2652,7 @@ int main(void)
         cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
         cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
+        cmocka_unit_test(test_dropping_what_stays_at_nothing_changes_nothing_drawn),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it),

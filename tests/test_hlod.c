@@ -9,6 +9,7 @@
 #include "rvis.h"
 #include "lod.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <cglm/cglm.h>
 
@@ -19,16 +20,6 @@
 #define PI_F 3.14159265358979f
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static rv_world *make_world(const rv_lod_desc *lod)
-{
-    rv_world_desc desc = {0};
-    if (lod)
-        desc.lod = *lod;
-    rv_world *w = NULL;
-    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
-    return w;
-}
 
 /* A node at the origin whose own geometry is the world sphere (x, y, z, r). */
 static rv_node make_region(rv_world *w, rv_node parent, float x, float y, float z, float r,
@@ -51,18 +42,6 @@ static rv_lod_view view_at(float x, float y, float z)
 }
 
 /* The frustum of an OpenGL camera at eye looking at target (fov 90 degrees, 16:9). */
-static rv_frustum frustum_looking(const float eye[3], const float target[3])
-{
-    mat4 proj, view, vp;
-    vec3 e = { eye[0], eye[1], eye[2] }, t = { target[0], target[1], target[2] }, up = { 0, 1, 0 };
-    glm_perspective(PI_F / 2, 16.0f / 9.0f, 0.1f, 5000.0f, proj);
-    glm_lookat(e, t, up, view);
-    glm_mat4_mul(proj, view, vp);
-    rv_frustum f;
-    assert_int_equal(rv_frustum_from_view_projection((const float *)vp, (rv_clip){0}, &f), RV_OK);
-    return f;
-}
-
 static const rv_hlod_draw *find_draw(const rv_hlod_result *r, rv_node n)
 {
     for (uint32_t i = 0; i < r->draw_count; i++)
@@ -90,7 +69,7 @@ static bool in_loads(const rv_hlod_result *r, rv_node n)
 static void test_screen_space_error_matches_hand_computed_value(void **state)
 {
     (void)state;
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     /* Sphere radius 10 centred 110 m ahead: 100 m to its surface. fov 90: tan 45 = 1.
      * SSE = 2 * 1000 / (2 * 100 * 1) = 10 px. */
     rv_node r = make_region(w, RV_NODE_NONE, 0, 0, -110, 10, 2.0f, true);
@@ -131,7 +110,7 @@ typedef struct family {
 static family make_family(const rv_lod_desc *lod)
 {
     family f;
-    f.w = make_world(lod);
+    f.w = rvt_world_lod(lod);
     f.parent = make_region(f.w, RV_NODE_NONE, 0, 0, -100, 20, 4.0f, true);
     f.a = make_region(f.w, f.parent, -10, 0, -100, 9, 0.5f, true);
     f.b = make_region(f.w, f.parent, 10, 0, -100, 9, 0.5f, true);
@@ -229,7 +208,7 @@ static void test_frustum_culled_regions_are_not_refined(void **state)
     family f = make_family(&nofade);
     /* Eye 5 m in front of the parent's surface, looking away from it: a huge SSE, culled. */
     float eye[3] = { 0, 0, -75 }, ahead[3] = { 0, 0, 100 };
-    rv_frustum fr = frustum_looking(eye, ahead);
+    rv_frustum fr = rvt_frustum(eye, ahead, PI_F / 2, 5000.0f);
     rv_lod_view v = view_at(eye[0], eye[1], eye[2]);
     rv_hlod_result out;
     assert_int_equal(rv_hlod_select(f.w, f.parent, &v, &fr, 0, &out), RV_OK);
@@ -249,14 +228,14 @@ static void test_frustum_culled_regions_are_not_refined(void **state)
     assert_int_equal(out.draw_count, 2);
     /* Turning toward it: visible, refined; one child culled on its own is skipped. */
     float toward[3] = { 0, 0, -100 };
-    rv_frustum fr2 = frustum_looking(eye, toward);
+    rv_frustum fr2 = rvt_frustum(eye, toward, PI_F / 2, 5000.0f);
     assert_int_equal(rv_hlod_select(f.w, f.parent, &v, &fr2, 0, &out), RV_OK);
     assert_int_equal(out.draw_count, 2);
     assert_int_equal(out.regions_culled, 0);
     /* Inside the parent and child b, looking along +x: a lies wholly behind the camera.
      * The parent refines (infinite SSE); a is culled on its own, b is drawn. */
     float side_eye[3] = { 10, 0, -95 }, side[3] = { 100, 0, -95 };
-    rv_frustum fr3 = frustum_looking(side_eye, side);
+    rv_frustum fr3 = rvt_frustum(side_eye, side, PI_F / 2, 5000.0f);
     rv_lod_view sv = view_at(side_eye[0], side_eye[1], side_eye[2]);
     assert_int_equal(rv_hlod_select(f.w, f.parent, &sv, &fr3, 0, &out), RV_OK);
     assert_int_equal(out.draw_count, 1);
@@ -265,7 +244,7 @@ static void test_frustum_culled_regions_are_not_refined(void **state)
     assert_int_equal(out.regions_culled, 1);
     /* Behind the camera entirely: nothing. */
     float back_eye[3] = { 40, 0, -100 }, away[3] = { 80, 0, -100 };
-    rv_frustum fr4 = frustum_looking(back_eye, away);
+    rv_frustum fr4 = rvt_frustum(back_eye, away, PI_F / 2, 5000.0f);
     rv_lod_view bv = view_at(back_eye[0], back_eye[1], back_eye[2]);
     assert_int_equal(rv_hlod_select(f.w, f.parent, &bv, &fr4, 0, &out), RV_OK);
     assert_int_equal(out.draw_count, 0);
@@ -275,7 +254,7 @@ static void test_frustum_culled_regions_are_not_refined(void **state)
 static void test_load_list_orders_by_error_then_distance(void **state)
 {
     (void)state;
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     rv_node root;
     assert_int_equal(rv_node_create(w, RV_NODE_NONE, &root), RV_OK);
     /* A: error 2 at 100 m; B: error 4 at 200 m (same SSE, farther); C: error 1 at 100 m
@@ -371,7 +350,7 @@ static void test_cut_change_crossfades_parent_and_children(void **state)
 static void test_returning_regions_restart_as_themselves(void **state)
 {
     (void)state;
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     rv_node p = make_region(w, RV_NODE_NONE, 0, 0, -100, 40, 8.0f, true);
     rv_node c = make_region(w, p, -10, 0, -100, 20, 4.0f, true);
     rv_node sibling = make_region(w, p, 20, 0, -100, 15, 4.0f, true);
@@ -404,7 +383,7 @@ static void test_returning_regions_restart_as_themselves(void **state)
     assert_float_equal(weight_of(&out, g), 1.0f, 0);
     /* p's world bounds reach z = -60: from z = -50 the eye is outside them. */
     float eye[3] = { -10, 0, -50 }, away[3] = { -10, 0, 100 }, toward[3] = { -10, 0, -100 };
-    rv_frustum f_away = frustum_looking(eye, away), f_toward = frustum_looking(eye, toward);
+    rv_frustum f_away = rvt_frustum(eye, away, PI_F / 2, 5000.0f), f_toward = rvt_frustum(eye, toward, PI_F / 2, 5000.0f);
     near.eye[2] = -50;
     assert_int_equal(rv_hlod_select(w, p, &near, &f_away, 16, &out), RV_OK);
     assert_int_equal(out.draw_count, 0);
@@ -443,7 +422,7 @@ static region_tree tree;
 static void build_tree(uint64_t *seed, uint32_t max_nodes)
 {
     memset(&tree, 0, sizeof tree);
-    tree.w = make_world(NULL);
+    tree.w = rvt_world_lod(NULL);
     typedef struct { int index; float cx, cz, half; int depth; } pending;
     static pending queue[MAX_TREE];
     int head = 0, tail = 0;
@@ -587,7 +566,7 @@ static void test_flythrough_never_leaves_a_hole(void **state)
             float a = (float)frame / (float)frames * 2.0f * PI_F;
             float eye[3] = { 450.0f * cosf(a), 2.0f + 20.0f * (0.5f + 0.5f * sinf(3 * a)), 300.0f * sinf(2 * a) };
             float look[3] = { eye[0] - 100.0f * sinf(a), eye[1] - 10.0f, eye[2] + 100.0f * cosf(a) };
-            rv_frustum f = frustum_looking(eye, look);
+            rv_frustum f = rvt_frustum(eye, look, PI_F / 2, 5000.0f);
             rv_lod_view v = view_at(eye[0], eye[1], eye[2]);
             float dt = (float)(rvt_next(&seed) % 40);
             rv_hlod_result out;

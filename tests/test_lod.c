@@ -9,6 +9,7 @@
 #include "rvis.h"
 #include "lod.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,26 +52,6 @@ static uint32_t batch_level(const float c[3], float r, const rv_lod_view *view,
     uint8_t level = 99;
     assert_int_equal(rv_lod_select_spheres(l, desc, view, &c[0], &c[1], &c[2], &r, 1, &level), RV_OK);
     return level;
-}
-
-static rv_world *make_world(const rv_lod_desc *lod)
-{
-    rv_world_desc desc = {0};
-    if (lod)
-        desc.lod = *lod;
-    rv_world *w = NULL;
-    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
-    return w;
-}
-
-static rv_node make_object(rv_world *w, float x, float y, float z, float radius)
-{
-    rv_node n;
-    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
-    float p[3] = { x, y, z }, c[3] = { 0, 0, 0 };
-    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
-    assert_int_equal(rv_node_set_bounds(w, n, c, radius), RV_OK);
-    return n;
 }
 
 /* ---- ladders ------------------------------------------------------------------------- */
@@ -283,8 +264,8 @@ static void test_bias_multiplies_the_angle(void **state)
     assert_int_equal(batch_level(c, radius_for_angle(0.2 / 40 * 1.001, 50), &view, &huge, &l), 0);
     assert_int_equal(batch_level(c, radius_for_angle(0.2 / 40 * 0.999, 50), &view, &huge, &l), 1);
     /* The world's bias, changed at runtime, reaches the node form. */
-    rv_world *w = make_world(NULL);
-    rv_node n = make_object(w, 0, 0, -50, r);
+    rv_world *w = rvt_world_lod(NULL);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, -50, r);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint32_t level;
     assert_int_equal(rv_lod_for_node(w, n, &view, &l, &level), RV_OK);
@@ -405,7 +386,7 @@ static void test_desc_resolves_defaults_and_refuses_out_of_range(void **state)
     rv_lod_desc nan = { .crossfade_ms = NAN };
     assert_int_equal(rvi_lod_resolve_desc(&nan, &d), RV_ERR_NOT_FINITE);
 
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     assert_int_equal(rv_lod_get_desc(w, &d), RV_OK);
     assert_true(d.crossfade_ms == 250.0f);
     rv_lod_desc fast = { .crossfade_ms = 100 };
@@ -425,10 +406,10 @@ static void test_node_form_uses_world_bounds_and_scale_counts(void **state)
 {
     (void)state;
     rv_lod_ladder l = seed_ladder();
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     rv_lod_view view = { .eye = { 0, 0, 0 } };
     /* Radius 1 at 50 m: 0.04 rad, level 2. */
-    rv_node n = make_object(w, 0, 0, -50, 1.0f);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, -50, 1.0f);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint32_t level = 99;
     assert_int_equal(rv_lod_for_node(w, n, &view, &l, &level), RV_OK);
@@ -744,8 +725,8 @@ static void test_node_selection_fades_on_the_world_clock(void **state)
 {
     (void)state;
     rv_lod_ladder l = seed_ladder();
-    rv_world *w = make_world(NULL);
-    rv_node n = make_object(w, 0, 0, 0, 1.0f);
+    rv_world *w = rvt_world_lod(NULL);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, 0, 1.0f);
     assert_int_equal(rv_update_world(w), RV_OK);
     rv_lod_view view = {0};
     rv_lod_selection sel;
@@ -810,8 +791,8 @@ static void test_destroyed_node_drops_its_lod_state(void **state)
     const float other_t[2] = { 0.5f, 0.1f };
     rv_lod_ladder other;
     assert_int_equal(rv_lod_ladder_make(other_t, 2, &other), RV_OK);
-    rv_world *w = make_world(NULL);
-    rv_node a = make_object(w, 0, 0, 0, 1), b = make_object(w, 5, 0, 0, 1), c = make_object(w, 9, 0, 0, 1);
+    rv_world *w = rvt_world_lod(NULL);
+    rv_node a = rvt_object(w, RV_NODE_NONE, 0, 0, 0, 1), b = rvt_object(w, RV_NODE_NONE, 5, 0, 0, 1), c = rvt_object(w, RV_NODE_NONE, 9, 0, 0, 1);
     assert_int_equal(rv_node_set_lod_ladder(w, a, &l), RV_OK);
     assert_int_equal(rv_node_set_lod_ladder(w, b, &other), RV_OK);
     assert_int_equal(rv_node_set_lod_ladder(w, c, &l), RV_OK);
@@ -823,7 +804,7 @@ static void test_destroyed_node_drops_its_lod_state(void **state)
     assert_int_equal(rv_node_get_lod_ladder(w, c, &got), RV_OK);
     assert_memory_equal(&got, &l, sizeof l);
     /* A new node in the freed slot starts without a ladder. */
-    rv_node fresh = make_object(w, 0, 0, 0, 1);
+    rv_node fresh = rvt_object(w, RV_NODE_NONE, 0, 0, 0, 1);
     assert_int_equal(rv_node_get_lod_ladder(w, fresh, &got), RV_ERR_NOT_FOUND);
     rv_world_destroy(w);
 }
@@ -832,11 +813,11 @@ static void test_steady_node_selection_allocates_nothing(void **state)
 {
     (void)state;
     rv_lod_ladder l = seed_ladder();
-    rv_world *w = make_world(NULL);
+    rv_world *w = rvt_world_lod(NULL);
     enum { N = 300 };
     rv_node nodes[N];
     for (int i = 0; i < N; i++) {
-        nodes[i] = make_object(w, (float)(i % 20) * 4.0f, 0, (float)(i / 20) * -4.0f, 1.0f);
+        nodes[i] = rvt_object(w, RV_NODE_NONE, (float)(i % 20) * 4.0f, 0, (float)(i / 20) * -4.0f, 1.0f);
         assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &l), RV_OK);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
@@ -879,7 +860,7 @@ static void *ladder_setup_n(const rv_allocator *a, uint32_t existing, uint32_t n
     assert_int_equal(rv_world_create(&desc, &c->world), RV_OK);
     rv_lod_ladder l = seed_ladder();
     for (uint32_t i = 0; i < nodes; i++) {
-        c->nodes[i] = make_object(c->world, (float)i, 0, 0, 1);
+        c->nodes[i] = rvt_object(c->world, RV_NODE_NONE, (float)i, 0, 0, 1);
         if (i < existing)
             assert_int_equal(rv_node_set_lod_ladder(c->world, c->nodes[i], &l), RV_OK);
     }

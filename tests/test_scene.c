@@ -9,6 +9,7 @@
 #include "world.h"
 #include "core/hash.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <float.h>
 #include <math.h>
@@ -18,26 +19,6 @@
 #define PI_F 3.14159265358979f
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static rv_world *make_world(void)
-{
-    rv_world *w = NULL;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
-    return w;
-}
-
-static rv_node make_node(rv_world *w, rv_node parent)
-{
-    rv_node n;
-    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
-    return n;
-}
-
-static void set_pos(rv_world *w, rv_node n, float x, float y, float z)
-{
-    float p[3] = { x, y, z };
-    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
-}
 
 static void set_sphere(rv_world *w, rv_node n, float x, float y, float z, float r)
 {
@@ -97,10 +78,10 @@ static uint64_t scene_digest(const rv_world *w)
 static void test_create_gives_identity_node_under_parent(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node a = make_node(w, root);
-    rv_node b = make_node(w, root);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node a = rvt_node(w, root);
+    rv_node b = rvt_node(w, root);
     assert_true(rv_node_equal(parent_of(w, a), root));
     assert_true(rv_node_equal(parent_of(w, root), RV_NODE_NONE));
     rv_node first, next, fr;
@@ -133,10 +114,10 @@ static void test_create_grows_storage_past_initial_capacity(void **state)
     rv_world *w = NULL;
     assert_int_equal(rv_world_create(&d, &w), RV_OK);
     rv_node nodes[100];
-    nodes[0] = make_node(w, RV_NODE_NONE);
+    nodes[0] = rvt_node(w, RV_NODE_NONE);
     for (int i = 1; i < 100; i++) {
-        nodes[i] = make_node(w, nodes[i - 1]);
-        set_pos(w, nodes[i], 1, 0, 0);
+        nodes[i] = rvt_node(w, nodes[i - 1]);
+        rvt_set_position(w, nodes[i], 1, 0, 0);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     float m[16];
@@ -150,13 +131,13 @@ static void test_create_grows_storage_past_initial_capacity(void **state)
 static void test_attach_refuses_cycle(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node a = make_node(w, root);
-    rv_node b = make_node(w, a);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node a = rvt_node(w, root);
+    rv_node b = rvt_node(w, a);
     rv_node deep = b;
     for (int i = 0; i < 50; i++)
-        deep = make_node(w, deep);
+        deep = rvt_node(w, deep);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint64_t before = scene_digest(w);
     assert_int_equal(rv_node_attach(w, a, a), RV_ERR_CYCLE);       /* self */
@@ -175,17 +156,17 @@ static void test_attach_refuses_cycle(void **state)
 static void test_attach_moves_child_from_old_parent(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p1 = make_node(w, RV_NODE_NONE);
-    rv_node p2 = make_node(w, RV_NODE_NONE);
-    set_pos(w, p1, 10, 0, 0);
-    set_pos(w, p2, 0, 0, 20);
+    rv_world *w = rvt_world(NULL);
+    rv_node p1 = rvt_node(w, RV_NODE_NONE);
+    rv_node p2 = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, p1, 10, 0, 0);
+    rvt_set_position(w, p2, 0, 0, 20);
     rv_node kids[3];
     for (int i = 0; i < 3; i++) {
-        kids[i] = make_node(w, p1);
+        kids[i] = rvt_node(w, p1);
         set_sphere(w, kids[i], 0, 0, 0, 1);
     }
-    set_pos(w, kids[1], 0, 5, 0);
+    rvt_set_position(w, kids[1], 0, 5, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     float s1[4];
     assert_int_equal(rv_node_world_bounds(w, p1, s1), RV_OK);
@@ -223,11 +204,11 @@ static void test_attach_moves_child_from_old_parent(void **state)
 static void test_detach_makes_root_with_local_transform_as_world(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
-    rv_node c = make_node(w, p);
-    set_pos(w, p, 100, 0, 0);
-    set_pos(w, c, 1, 2, 3);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
+    rv_node c = rvt_node(w, p);
+    rvt_set_position(w, p, 100, 0, 0);
+    rvt_set_position(w, c, 1, 2, 3);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_node_detach(w, c), RV_OK);
     assert_true(rv_node_equal(parent_of(w, c), RV_NODE_NONE));
@@ -251,36 +232,36 @@ static void test_detach_makes_root_with_local_transform_as_world(void **state)
 static void test_update_recomputes_only_what_moved(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     /* root -> a -> {b -> d, c}; plus an unrelated tree r2 -> e */
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node a = make_node(w, root);
-    rv_node b = make_node(w, a);
-    rv_node c = make_node(w, a);
-    rv_node d = make_node(w, b);
-    rv_node r2 = make_node(w, RV_NODE_NONE);
-    rv_node e = make_node(w, r2);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node a = rvt_node(w, root);
+    rv_node b = rvt_node(w, a);
+    rv_node c = rvt_node(w, a);
+    rv_node d = rvt_node(w, b);
+    rv_node r2 = rvt_node(w, RV_NODE_NONE);
+    rv_node e = rvt_node(w, r2);
     rv_node all[] = { root, a, b, c, d, r2, e };
     for (int i = 0; i < 7; i++)
         set_sphere(w, all[i], 0, 0, 0, 0.5f);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_world_scene_stats(w).matrices_recomputed, 7);
 
-    set_pos(w, d, 1, 0, 0);
+    rvt_set_position(w, d, 1, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     rv_scene_stats st = rv_world_scene_stats(w);
     assert_int_equal(st.matrices_recomputed, 1);   /* d only */
     assert_int_equal(st.bounds_recomputed, 4);     /* d, b, a, root */
 
-    set_pos(w, d, 2, 0, 0);
-    set_pos(w, c, 0, 2, 0);
+    rvt_set_position(w, d, 2, 0, 0);
+    rvt_set_position(w, c, 0, 2, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     st = rv_world_scene_stats(w);
     assert_int_equal(st.matrices_recomputed, 2);   /* d, c */
     assert_int_equal(st.bounds_recomputed, 5);     /* d, c, b, a once, root once */
 
-    set_pos(w, a, 0, 0, 3);
-    set_pos(w, d, 3, 0, 0);                        /* covered by a: still once */
+    rvt_set_position(w, a, 0, 0, 3);
+    rvt_set_position(w, d, 3, 0, 0);                        /* covered by a: still once */
     assert_int_equal(rv_update_world(w), RV_OK);
     st = rv_world_scene_stats(w);
     assert_int_equal(st.matrices_recomputed, 4);   /* a, b, c, d */
@@ -309,11 +290,11 @@ static void test_update_recomputes_only_what_moved(void **state)
 static void test_steady_update_allocates_nothing(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
     rv_node kids[64];
     for (int i = 0; i < 64; i++) {
-        kids[i] = make_node(w, root);
+        kids[i] = rvt_node(w, root);
         set_sphere(w, kids[i], 0, 0, 0, 1);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
@@ -340,14 +321,14 @@ static void test_million_deep_chain_updates_and_destroys(void **state)
 {
     (void)state;
     enum { DEPTH = 1000000 };
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
     rv_node n = root, mid = root;
     /* every node one unit above its parent: the leaf ends DEPTH above the world origin */
-    set_pos(w, root, 0, 1, 0);
+    rvt_set_position(w, root, 0, 1, 0);
     for (int i = 1; i < DEPTH; i++) {
-        n = make_node(w, n);
-        set_pos(w, n, 0, 1, 0);
+        n = rvt_node(w, n);
+        rvt_set_position(w, n, 0, 1, 0);
         if (i == DEPTH / 2)
             mid = n;
     }
@@ -362,7 +343,7 @@ static void test_million_deep_chain_updates_and_destroys(void **state)
     assert_float_equal(s[1], (float)DEPTH, 1.0f);
 
     /* moving the leaf climbs the whole chain once */
-    set_pos(w, leaf, 1, 1, 0);
+    rvt_set_position(w, leaf, 1, 1, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_world_scene_stats(w).matrices_recomputed, 1);
     assert_int_equal(rv_world_scene_stats(w).bounds_recomputed, DEPTH);
@@ -385,15 +366,15 @@ static void test_million_deep_chain_updates_and_destroys(void **state)
 static void test_world_matrix_is_parent_times_translate_rotate_scale(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
-    rv_node c = make_node(w, p);
-    set_pos(w, p, 4, 0, -6);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
+    rv_node c = rvt_node(w, p);
+    rvt_set_position(w, p, 4, 0, -6);
     float yaxis[3] = { 0, 1, 0 };
     assert_int_equal(rv_node_set_rotation_axis_angle(w, p, yaxis, PI_F / 2), RV_OK);
     float sc[3] = { 2, 3, 4 };
     assert_int_equal(rv_node_set_scale(w, c, sc), RV_OK);
-    set_pos(w, c, 1, 0, 0);
+    rvt_set_position(w, c, 1, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     float m[16];
     assert_int_equal(rv_node_world_matrix(w, c, m), RV_OK);
@@ -649,7 +630,7 @@ static void check_against_reference(rv_world *w, ref_node *nodes, int count, con
 
 static void random_local(rv_world *w, rv_node n, uint64_t *seed)
 {
-    set_pos(w, n, rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10));
+    rvt_set_position(w, n, rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10));
     float q[4] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1),
                    rvt_uniform(seed, -1, 1) };
     if (fabsf(q[0]) + fabsf(q[1]) + fabsf(q[2]) + fabsf(q[3]) < 0.1f)
@@ -668,7 +649,7 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
     const int count = RVT_HEAVY(3000, 600), rounds = RVT_HEAVY(30, 10);
     uint64_t seed = 12345;
     for (int trial = 0; trial < 3; trial++) {
-        rv_world *w = make_world();
+        rv_world *w = rvt_world(NULL);
         ref_node *nodes = calloc((size_t)count, sizeof *nodes);
         bool *alive = calloc((size_t)count, sizeof *alive);
         for (int i = 0; i < count; i++) {
@@ -677,7 +658,7 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
             if (parent >= 0 && (rvt_next(&seed) & 1))
                 parent = i - 1;
             nodes[i].parent = parent;
-            nodes[i].h = make_node(w, parent < 0 ? RV_NODE_NONE : nodes[parent].h);
+            nodes[i].h = rvt_node(w, parent < 0 ? RV_NODE_NONE : nodes[parent].h);
             alive[i] = true;
             random_local(w, nodes[i].h, &seed);
             if (rvt_next(&seed) % 3)
@@ -716,10 +697,10 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
 static void test_set_bounds_negative_radius_clears_geometry(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
-    rv_node c = make_node(w, p);
-    set_pos(w, c, 3, 0, 0);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
+    rv_node c = rvt_node(w, p);
+    rvt_set_position(w, c, 3, 0, 0);
     set_sphere(w, c, 0, 0, 0, 2);
     float sc[3] = { 2, 0.5f, 1 };
     assert_int_equal(rv_node_set_scale(w, c, sc), RV_OK);
@@ -740,12 +721,12 @@ static void test_set_bounds_negative_radius_clears_geometry(void **state)
 static void test_parent_bounds_shrink_after_child_destroyed(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
-    rv_node near = make_node(w, p), far = make_node(w, p);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
+    rv_node near = rvt_node(w, p), far = rvt_node(w, p);
     set_sphere(w, near, 0, 0, 0, 1);
     set_sphere(w, far, 0, 0, 0, 1);
-    set_pos(w, far, 100, 0, 0);
+    rvt_set_position(w, far, 100, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     float s[4];
     assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
@@ -761,25 +742,25 @@ static void test_parent_bounds_shrink_after_child_destroyed(void **state)
 static void test_loose_parent_is_tightened_after_enough_child_moves(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node p = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_node p = rvt_node(w, RV_NODE_NONE);
     rv_node kids[4];
     for (int i = 0; i < 4; i++) {
-        kids[i] = make_node(w, p);
+        kids[i] = rvt_node(w, p);
         set_sphere(w, kids[i], 0, 0, 0, 1);
     }
     assert_int_equal(rv_update_world(w), RV_OK);
     /* one child wanders far and comes back: the parent grows at once... */
-    set_pos(w, kids[0], 1000, 0, 0);
+    rvt_set_position(w, kids[0], 1000, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     float s[4];
     assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
     assert_true(s[3] >= 500.0f);
-    set_pos(w, kids[0], 0, 0, 0);
+    rvt_set_position(w, kids[0], 0, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     /* ...and, once as many child changes as it has children accumulated, is exact again */
     for (int k = 0; k < 4; k++) {
-        set_pos(w, kids[1], 0, 0, 0);
+        rvt_set_position(w, kids[1], 0, 0, 0);
         assert_int_equal(rv_update_world(w), RV_OK);
     }
     assert_int_equal(rv_node_world_bounds(w, p, s), RV_OK);
@@ -805,15 +786,15 @@ static void no_destroy(rv_world *world, void *st) { (void)world; (void)st; }
 static void test_destroy_subtree_frees_every_node_and_notifies_modules(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     int token = 0;
     rvi_module_hooks hooks = { &token, no_destroy, count_destroyed };
     assert_int_equal(rvi_world_register_module(w, RVI_MODULE_FRAME, &hooks), RV_OK);
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node keep = make_node(w, root);
-    rv_node gone = make_node(w, root);
-    rv_node g1 = make_node(w, gone), g2 = make_node(w, gone), g3 = make_node(w, g1);
-    set_pos(w, g3, 1, 1, 1); /* listed in the dirty list when destroyed */
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node keep = rvt_node(w, root);
+    rv_node gone = rvt_node(w, root);
+    rv_node g1 = rvt_node(w, gone), g2 = rvt_node(w, gone), g3 = rvt_node(w, g1);
+    rvt_set_position(w, g3, 1, 1, 1); /* listed in the dirty list when destroyed */
     notified = 0;
     assert_int_equal(rv_node_destroy_subtree(w, gone), RV_OK);
     assert_int_equal(notified, 4);
@@ -828,8 +809,8 @@ static void test_destroy_subtree_frees_every_node_and_notifies_modules(void **st
     /* reused slots get new generations; the old handles stay stale */
     rv_node fresh[4];
     for (int i = 0; i < 4; i++) {
-        fresh[i] = make_node(w, keep);
-        set_pos(w, fresh[i], (float)i, 0, 0);
+        fresh[i] = rvt_node(w, keep);
+        rvt_set_position(w, fresh[i], (float)i, 0, 0);
     }
     for (int i = 0; i < 4; i++)
         assert_false(rv_node_is_valid(w, dead[i]));
@@ -844,14 +825,14 @@ static void test_destroy_subtree_frees_every_node_and_notifies_modules(void **st
 static void test_inline_handle_matches_the_pool(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
+    rv_world *w = rvt_world(NULL);
     rv_node nodes[64];
     for (int i = 0; i < 64; i++)
-        nodes[i] = make_node(w, RV_NODE_NONE);
+        nodes[i] = rvt_node(w, RV_NODE_NONE);
     for (int i = 0; i < 64; i += 3)
         assert_int_equal(rv_node_destroy_subtree(w, nodes[i]), RV_OK);
     for (int i = 0; i < 64; i += 3)
-        nodes[i] = make_node(w, RV_NODE_NONE); /* reused slots, next generation */
+        nodes[i] = rvt_node(w, RV_NODE_NONE); /* reused slots, next generation */
     for (int i = 0; i < 64; i++) {
         uint32_t idx;
         assert_int_equal(rvi_node_index(&w->scene, nodes[i], &idx), RV_OK);
@@ -864,12 +845,12 @@ static void test_inline_handle_matches_the_pool(void **state)
 static void test_destroy_reroot_makes_children_roots(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node root = make_node(w, RV_NODE_NONE);
-    rv_node mid = make_node(w, root);
-    rv_node a = make_node(w, mid), b = make_node(w, mid);
-    set_pos(w, mid, 5, 0, 0);
-    set_pos(w, a, 1, 0, 0);
+    rv_world *w = rvt_world(NULL);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    rv_node mid = rvt_node(w, root);
+    rv_node a = rvt_node(w, mid), b = rvt_node(w, mid);
+    rvt_set_position(w, mid, 5, 0, 0);
+    rvt_set_position(w, a, 1, 0, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_node_destroy_reroot(w, mid), RV_OK);
     assert_false(rv_node_is_valid(w, mid));
@@ -892,13 +873,13 @@ static void test_destroy_reroot_makes_children_roots(void **state)
 static void test_stale_and_foreign_handles_are_rejected(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_world *other = make_world();
-    rv_node mine = make_node(w, RV_NODE_NONE);
-    rv_node dead = make_node(w, RV_NODE_NONE);
+    rv_world *w = rvt_world(NULL);
+    rv_world *other = rvt_world(NULL);
+    rv_node mine = rvt_node(w, RV_NODE_NONE);
+    rv_node dead = rvt_node(w, RV_NODE_NONE);
     assert_int_equal(rv_node_destroy_subtree(w, dead), RV_OK);
-    rv_node foreign = make_node(other, RV_NODE_NONE);
-    make_node(w, RV_NODE_NONE); /* a live slot at the foreign handle's index, too */
+    rv_node foreign = rvt_node(other, RV_NODE_NONE);
+    rvt_node(w, RV_NODE_NONE); /* a live slot at the foreign handle's index, too */
     assert_int_equal(rv_update_world(w), RV_OK);
     uint64_t before = scene_digest(w);
     rv_node bad[] = { dead, foreign, RV_NODE_NONE };
@@ -946,9 +927,9 @@ static void test_stale_and_foreign_handles_are_rejected(void **state)
 static void test_non_finite_input_is_rejected_and_node_unchanged(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node n = make_node(w, RV_NODE_NONE);
-    set_pos(w, n, 1, 2, 3);
+    rv_world *w = rvt_world(NULL);
+    rv_node n = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, n, 1, 2, 3);
     set_sphere(w, n, 0, 0, 0, 1);
     assert_int_equal(rv_update_world(w), RV_OK);
     uint64_t before = scene_digest(w);
@@ -998,12 +979,12 @@ static void test_non_finite_input_is_rejected_and_node_unchanged(void **state)
 static void test_update_keeps_previous_matrix_of_non_finite_in_place_write(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node a = make_node(w, RV_NODE_NONE);
-    rv_node child = make_node(w, a);
-    rv_node b = make_node(w, RV_NODE_NONE);
-    set_pos(w, a, 1, 0, 0);
-    set_pos(w, child, 0, 1, 0);
+    rv_world *w = rvt_world(NULL);
+    rv_node a = rvt_node(w, RV_NODE_NONE);
+    rv_node child = rvt_node(w, a);
+    rv_node b = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, a, 1, 0, 0);
+    rvt_set_position(w, child, 0, 1, 0);
     assert_int_equal(rv_update_world(w), RV_OK);
     float *pa, *qa, *pb;
     assert_int_equal(rv_node_transform_ptrs(w, a, &pa, NULL, NULL), RV_OK);
@@ -1069,20 +1050,20 @@ static float radius_of(rv_world *w, rv_node n)
 static void test_node_whose_product_overflows_stays_unbounded_until_it_composes(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node top = make_node(w, RV_NODE_NONE);
-    rv_node p = make_node(w, top);
-    rv_node c = make_node(w, p);
-    rv_node g = make_node(w, c);
-    rv_node x = make_node(w, top);
-    rv_node y = make_node(w, top);
-    set_pos(w, c, 0, 0, -10);
+    rv_world *w = rvt_world(NULL);
+    rv_node top = rvt_node(w, RV_NODE_NONE);
+    rv_node p = rvt_node(w, top);
+    rv_node c = rvt_node(w, p);
+    rv_node g = rvt_node(w, c);
+    rv_node x = rvt_node(w, top);
+    rv_node y = rvt_node(w, top);
+    rvt_set_position(w, c, 0, 0, -10);
     set_sphere(w, c, 0, 0, 0, 1);
-    set_pos(w, g, 0, 2, 0);
+    rvt_set_position(w, g, 0, 2, 0);
     set_sphere(w, g, 0, 0, 0, 0.5f);
-    set_pos(w, x, 5, 0, 0);
+    rvt_set_position(w, x, 5, 0, 0);
     set_sphere(w, x, 0, 0, 0, 1);
-    set_pos(w, y, -5, 0, 0);
+    rvt_set_position(w, y, -5, 0, 0);
     set_sphere(w, y, 0, 0, 0, 1);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
@@ -1105,7 +1086,7 @@ static void test_node_whose_product_overflows_stays_unbounded_until_it_composes(
         assert_true(radius_of(w, y) < INFINITY);
         /* Later updates that do not compose c again (nothing, or another node moved) keep
          * the marks; the error itself was reported once. */
-        set_pos(w, y, -5, (float)update, 0);
+        rvt_set_position(w, y, -5, (float)update, 0);
         assert_int_equal(rv_update_world(w), RV_OK);
     }
     /* The parent's scale no longer overflows: c composes (scale 1e30), g with it. */
@@ -1129,16 +1110,16 @@ static void test_node_whose_product_overflows_stays_unbounded_until_it_composes(
 static void test_unknown_placement_follows_the_hierarchy_and_leaves_with_destroyed_nodes(void **state)
 {
     (void)state;
-    rv_world *w = make_world();
-    rv_node top = make_node(w, RV_NODE_NONE);
-    rv_node r = make_node(w, top);
-    rv_node k = make_node(w, top);
-    rv_node z = make_node(w, top);
-    rv_node c = make_node(w, r);
-    rv_node g = make_node(w, c);
+    rv_world *w = rvt_world(NULL);
+    rv_node top = rvt_node(w, RV_NODE_NONE);
+    rv_node r = rvt_node(w, top);
+    rv_node k = rvt_node(w, top);
+    rv_node z = rvt_node(w, top);
+    rv_node c = rvt_node(w, r);
+    rv_node g = rvt_node(w, c);
     set_sphere(w, k, 0, 0, 0, 1);
     set_sphere(w, z, 3, 0, 0, 1);
-    set_pos(w, c, 0, 0, -10);
+    rvt_set_position(w, c, 0, 0, -10);
     set_sphere(w, c, 0, 0, 0, 1);
     set_sphere(w, g, 0, 1, 0, 1);
     assert_int_equal(rv_update_world(w), RV_OK);
@@ -1150,7 +1131,7 @@ static void test_unknown_placement_follows_the_hierarchy_and_leaves_with_destroy
     assert_int_equal(rv_world_scene_stats(w).transform_stale, 2);
     assert_true(radius_of(w, top) == INFINITY);
 
-    rv_node h = make_node(w, g);
+    rv_node h = rvt_node(w, g);
     assert_int_equal(rv_world_scene_stats(w).transform_stale, 3);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_world_scene_stats(w).transform_stale, 3);
@@ -1182,13 +1163,13 @@ static void *setup_full_world(const rv_allocator *allocator)
     rv_world_desc d = { .allocator = *allocator, .node_capacity = 8 };
     if (rv_world_create(&d, &sc->w) != RV_OK)
         return NULL;
-    sc->nodes[0] = make_node(sc->w, RV_NODE_NONE);
+    sc->nodes[0] = rvt_node(sc->w, RV_NODE_NONE);
     for (int i = 1; i < 8; i++) {
-        sc->nodes[i] = make_node(sc->w, sc->nodes[i / 2]);
+        sc->nodes[i] = rvt_node(sc->w, sc->nodes[i / 2]);
         set_sphere(sc->w, sc->nodes[i], (float)i, 0, 0, 1);
     }
     assert_int_equal(rv_update_world(sc->w), RV_OK);
-    set_pos(sc->w, sc->nodes[5], 3, 3, 3);
+    rvt_set_position(sc->w, sc->nodes[5], 3, 3, 3);
     return sc;
 }
 static uint64_t fingerprint_scene(void *o) { return scene_digest(((sweep_scene *)o)->w); }
@@ -1348,7 +1329,7 @@ static void test_random_churn_keeps_links_consistent(void **state)
         uint64_t op = rvt_next(&seed) % 10;
         if (op < 3 && n < MAX) {
             rv_node parent = n && (rvt_next(&seed) & 1) ? live[rvt_next(&seed) % (uint64_t)n] : RV_NODE_NONE;
-            live[n++] = make_node(w, parent);
+            live[n++] = rvt_node(w, parent);
         } else if (op < 5 && n > 0) {
             rv_node v = live[rvt_next(&seed) % (uint64_t)n];
             rv_result r = (op == 3) ? rv_node_destroy_subtree(w, v) : rv_node_destroy_reroot(w, v);
@@ -1369,7 +1350,7 @@ static void test_random_churn_keeps_links_consistent(void **state)
                 assert_true(rv_node_equal(x, b));
             }
         } else if (op < 9 && n > 0) {
-            set_pos(w, live[rvt_next(&seed) % (uint64_t)n], 1, 0, 0);
+            rvt_set_position(w, live[rvt_next(&seed) % (uint64_t)n], 1, 0, 0);
         } else {
             assert_true(w->scene.dirty_count <= w->scene.capacity);
             assert_int_equal(rv_update_world(w), RV_OK);

@@ -16,6 +16,49 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* ---- the host's job system --------------------------------------------------------------- */
+
+/* The most workers a job system may declare (rv_job_system.max_workers). */
+#define RV_MAX_WORKERS 64
+
+/* One job of a parallel-for: items [begin, end) of the call's count (begin < end <= count),
+ * run on worker (0 <= worker < rv_job_system.max_workers). context is rvis's. */
+typedef void (*rv_job_fn)(void *context, uint32_t worker, uint32_t begin, uint32_t end);
+
+/* The host's parallel-for, through which a frame spreads its work over the host's threads
+ * (any fork-join pool: Unity's jobs, Unreal's task graph, Filament's JobSystem, enkiTS).
+ *
+ * parallel_for(user, job, context, count, grain) must call job(context, worker, begin, end)
+ * on non-empty ranges that together cover [0, count) exactly once, and return only when
+ * every one of those calls has returned, their writes visible to the calling thread (a
+ * join through a lock, a condition variable or an acquire/release atomic gives that).
+ * grain (>= 1) is the range size rvis suggests; any other split is allowed: ranges may be
+ * larger or smaller, run in any order, on any threads, all on the calling thread. worker
+ * names the thread running a range: ranges that may run at the same time must get
+ * different workers, each below max_workers (a worker may run many ranges one after the
+ * other; the calling thread may run ranges as any worker). count is at least 1.
+ *
+ * rvis calls parallel_for only from inside a frame call (rv_frame, rv_frame_cull), on the
+ * thread that made it, never from inside a job, and a job calls back into nothing but
+ * rvis's own code (no host callback runs inside a job: not the allocator, the clock nor a
+ * partition callback). The frame view is the same whatever the worker count, the split or
+ * the order of the ranges (rv_frame_view_digest proves it), and a steady frame allocates
+ * nothing with workers either: per-worker scratch is the world's, indexed by worker and
+ * grown with the scene like the rest of the frame's scratch.
+ *
+ * A job system that breaks this contract (a worker index at or above max_workers, ranges
+ * that miss or repeat items) is detected, never followed out of bounds: the frame call
+ * answers RV_ERR_INVARIANT and its frame must be aborted (rv_frame aborts it).
+ *
+ * Zero (parallel_for NULL): every stage runs on the calling thread, exactly as with a job
+ * system that runs every range there. */
+typedef struct rv_job_system {
+    void (*parallel_for)(void *user, rv_job_fn job, void *context, uint32_t count, uint32_t grain);
+    void *user;            /* passed to parallel_for */
+    uint32_t max_workers;  /* the most workers that may run ranges at the same time, 1 ..
+                              RV_MAX_WORKERS; 0 = 1. Per-worker scratch is kept for each */
+} rv_job_system;
+
 /* Everything a world is made from. rv_world_desc desc = {0}; is valid. */
 typedef struct rv_world_desc {
     rv_allocator allocator;        /* every allocation of the world and its modules */
@@ -30,6 +73,8 @@ typedef struct rv_world_desc {
     /* true: every frame view also lists why each pruned subtree was not drawn
      * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree. */
     bool record_culls;
+    /* The host's parallel-for (see rv_job_system); zero = everything on the calling thread. */
+    rv_job_system jobs;
 } rv_world_desc;
 
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
@@ -67,12 +112,13 @@ typedef struct rv_view {
 typedef enum rv_frame_stage {
     RV_STAGE_TRANSFORMS = 0, /* rv_update_world */
     RV_STAGE_JOURNAL,        /* draining the journal into the render scene */
-    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below) */
+    RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below; with a job
+                                system, the group tests and HLOD decisions made on workers) */
     RV_STAGE_PARTITION,      /* partition gating and flushing */
-    RV_STAGE_OCCLUSION,      /* occluder rasterisation and occlusion tests */
-    RV_STAGE_LOD,            /* LOD and HLOD selection */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation, group tests, the objects' test pass */
+    RV_STAGE_LOD,            /* HLOD decisions, the LOD pass, writing the draw items */
     RV_STAGE_STREAMING,      /* grid updates and residency */
-    RV_STAGE_PUBLISH,        /* sorting and publishing the frame view */
+    RV_STAGE_PUBLISH,        /* sorting the draw lists and publishing the frame view */
     RV_STAGE_FEED,           /* rv_frame_feed_depth: decoding and reprojecting the depth feed
                                 (its merge into the buffer at the cull counts in occlusion) */
     RV_STAGE_COUNT
@@ -233,11 +279,18 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
 
 /* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
  * hierarchy once — frustum (plane masks inherited), partition gate (a partition group is
- * gated when the walk reaches it), occlusion (group nodes prune their subtree; objects are
- * tested in a batch after the walk), HLOD (a region drawn as itself stops the walk) — and
- * selects LOD levels (hysteresis, crossfade) for what survives. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_BAD_STATE (no frame begun, already culled, or from a callback a frame call is
- * running), RV_ERR_OUT_OF_MEMORY (the frame stays open; abort it). */
+ * gated when the walk reaches it), occlusion (group nodes prune their subtree), HLOD (a
+ * region drawn as itself stops the walk) — then, for each object the walk reached, selects
+ * its LOD level (hysteresis, crossfade), tests against the occluders those that draw
+ * something, and lists the visible ones. An object whose level means "nothing" is not
+ * occlusion-tested (counted in lod_culled, not occlusion_culled), and a hidden object's
+ * level keeps up with the view (revealed, it shows the level it should); an object resting
+ * at "nothing" that stays there is dropped by the walk without a selection. With a job
+ * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
+ * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
+ * (no frame begun, already culled, or from a callback a frame call is running),
+ * RV_ERR_OUT_OF_MEMORY (the frame stays open; abort it), RV_ERR_INVARIANT (the job system
+ * broke its contract: see rv_job_system; abort the frame). */
 RV_API rv_result rv_frame_cull(rv_world *world);
 
 /* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the

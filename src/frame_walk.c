@@ -1,0 +1,438 @@
+/* The main view's walk over the host's workers, and the parallel-for every parallel pass of
+ * the frame runs through.
+ *
+ * The walk is cut into items: spans of siblings, each walked with its subtrees by one job
+ * into the record stream of the worker that ran it (rvi_walk_siblings). The top of the
+ * hierarchy is taken up on the calling thread first, breadth first, until there are enough
+ * items to share (a long sibling list is cut into chunks on the way), so a scene of one root
+ * with a million children and a deep tree of groups both spread. Work a job may not do goes
+ * back as a deferral record and becomes an item of the next round: a partition group (the
+ * gate is not for workers: the calling thread gates it, then its children are items), the
+ * children of a node its stack has no room for, and the rest of an item whose worker ran
+ * out of record room. Each item's stream lies where its worker wrote it, and a deferral
+ * record is rewritten to point at the item that took its work over: gathering the streams
+ * from the top item, in place, gives the walk's records in pre-order, whoever walked what,
+ * in whatever order. Every decision is the node's own (the tests, the hooks and their
+ * state are per node, parents always before children), so the frame is the same for any
+ * worker count, split or order. */
+#include "frame.h"
+#include "core/check.h"
+#include "scene.h"
+
+#include <string.h>
+
+#define NONE RVI_INDEX_NONE
+/* Siblings per item when a long list is cut (a job's worth: about 10 to 50 microseconds). */
+#define WALK_CHUNK 1024u
+/* Items the top is taken up until: enough to even out the loads of a few workers.
+ * The same whatever the worker count or job system: what the walk keeps about a subtree
+ * for the next frame depends on where items begin, and must not depend on the host. */
+#define WALK_ITEMS 32u
+/* Records a worker gets room for before a round, at least. */
+#define MIN_RECORDS 4096u
+#define MIN_STACK 64u
+/* rvi_walk_item.worker of an item a worker had no room to start. */
+#define ITEM_POSTPONED (UINT32_MAX - 1)
+
+/* ---- the parallel-for -------------------------------------------------------------------- */
+
+typedef struct parallel_call {
+    rvi_frame *f;
+    rvi_frame_job fn;
+    void *context;
+    uint32_t count;
+} parallel_call;
+
+/* The job the host runs. A range or a worker outside the contract is not run (nothing is
+ * written for it): the coverage check after the call reports it. */
+static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t end)
+{
+    parallel_call *c = context;
+    if (worker >= c->f->jobs.max_workers || begin >= end || end > c->count)
+        return;
+    rvi_frame_worker *w = &c->f->workers[worker];
+    w->items_run += end - begin;
+    c->fn(c->context, w, begin, end);
+}
+
+rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count, uint32_t grain)
+{
+    if (count == 0)
+        return RV_OK;
+    if (!f->jobs.parallel_for || count == 1) { /* one job: no hand-over is worth its cost */
+        fn(context, &f->workers[0], 0, count);
+        return RV_OK;
+    }
+    for (uint32_t k = 0; k < f->jobs.max_workers; k++)
+        f->workers[k].items_run = 0;
+    parallel_call c = { f, fn, context, count };
+    f->jobs.parallel_for(f->jobs.user, run_range, &c, count, grain ? grain : 1);
+    uint64_t run = 0;
+    for (uint32_t k = 0; k < f->jobs.max_workers; k++)
+        run += f->workers[k].items_run;
+    return run == count ? RV_OK : RV_ERR_INVARIANT;
+}
+
+rv_result rvi_frame_workers_error(const rvi_frame *f)
+{
+    for (uint32_t k = 0; k < f->worker_count; k++)
+        if (f->workers[k].error != RV_OK)
+            return f->workers[k].error;
+    return RV_OK;
+}
+
+/* ---- items --------------------------------------------------------------------------------- */
+
+static rv_result add_item(rv_world *world, rvi_frame *f, uint32_t first, uint32_t count, uint32_t mask, float weight,
+                          uint32_t *out_index)
+{
+    rvi_walk_item it = { first, count, mask, weight, UINT32_MAX, 0, 0, 0, false };
+    *out_index = f->items.count;
+    return rvi_vec_push(&world->heap, &f->items, sizeof it, &it);
+}
+
+/* The sibling n places after at (NONE past the end). Siblings created one after another sit
+ * in consecutive slots: a run of them is skipped by comparing links, sixteen at a time,
+ * instead of following them one by one. */
+static uint32_t skip_siblings(const rvi_scene *sc, uint32_t at, uint32_t n)
+{
+    const uint32_t *next = sc->next_sibling;
+    while (n > 0 && at != NONE) {
+        while (n >= 16 && at + 16 <= sc->capacity) {
+            uint32_t linked = 0;
+            for (uint32_t k = 0; k < 16; k++)
+                linked += next[at + k] == at + k + 1;
+            if (linked != 16)
+                break;
+            at += 16;
+            n -= 16;
+        }
+        if (n == 0)
+            break;
+        at = next[at];
+        n--;
+    }
+    return at;
+}
+
+/* How many siblings from first a span holds, counting at most limit. */
+static uint32_t span_length(const rvi_scene *sc, uint32_t first, uint32_t count, uint32_t limit)
+{
+    uint32_t n = 0;
+    for (uint32_t at = first; at != NONE && n < count && n < limit; at = sc->next_sibling[at])
+        n++;
+    return n;
+}
+
+/* The chunks a long span is cut into, as (first sibling, count) pairs: cut once and kept
+ * while no node is linked or unlinked anywhere (a frame with a million children to cut
+ * would otherwise spend its calling thread's time following their links). Chunks end at
+ * groups of leaf slots when the list runs through consecutive slots, so a group's leaves are
+ * walked (and summarised) by one job. */
+static rv_result span_chunks(rv_world *world, rvi_frame *f, uint32_t first, uint32_t count, const uint32_t **out,
+                             uint32_t *out_count)
+{
+    const rvi_scene *sc = &world->scene;
+    if (f->chunk_links != sc->links_changed) {
+        f->chunk_spans.count = f->chunk_cuts.count = 0;
+        f->chunk_links = sc->links_changed;
+    }
+    for (uint32_t k = 0; k < f->chunk_spans.count; k++) {
+        const uint32_t *span = (const uint32_t *)f->chunk_spans.data + 4 * (size_t)k;
+        if (span[0] == first && span[1] == count) {
+            *out = (const uint32_t *)f->chunk_cuts.data + 2 * (size_t)span[2];
+            *out_count = span[3];
+            return RV_OK;
+        }
+    }
+    uint32_t begin = f->chunk_cuts.count, at = first, left = count;
+    while (at != NONE && left > 0) {
+        uint32_t n = WALK_CHUNK - ((at + WALK_CHUNK) & (RVI_WALK_GROUP - 1));
+        n = left < n ? left : n;
+        uint32_t cut[2] = { at, n };
+        RVI_TRY(rvi_vec_push(&world->heap, &f->chunk_cuts, sizeof cut, cut));
+        at = skip_siblings(sc, at, n);
+        left -= n;
+    }
+    uint32_t span[4] = { first, count, begin, f->chunk_cuts.count - begin };
+    RVI_TRY(rvi_vec_push(&world->heap, &f->chunk_spans, sizeof span, span));
+    *out = (const uint32_t *)f->chunk_cuts.data + 2 * (size_t)begin;
+    *out_count = span[3];
+    return RV_OK;
+}
+
+/* Room for what one node taken up on the calling thread may write. */
+static rv_result serial_room(rv_world *world, rvi_frame_worker *w, uint32_t node)
+{
+    uint32_t need = w->policy->node_cost + world->scene.aux[node].child_count + 2;
+    RVI_TRY(rvi_vec_reserve(&world->heap, &w->records, sizeof(rvi_walk_record), w->records.count + need));
+    w->budget = need;
+    return RV_OK;
+}
+
+/* Takes node up on the calling thread; its children become an item (a record points at it). */
+static rv_result take_up_node(rv_world *world, rvi_frame *f, uint32_t node, uint32_t mask, float weight)
+{
+    rvi_frame_worker *w = &f->workers[f->worker_count - 1];
+    RVI_TRY(serial_room(world, w, node));
+    rvi_walk_action a = rvi_walk_node(w->policy, w, node, &mask, &weight, &w->walk);
+    RVI_TRY(w->error);
+    if (a != RVI_WALK_DESCEND || world->scene.first_child[node] == NONE)
+        return RV_OK;
+    uint32_t child;
+    RVI_TRY(add_item(world, f, world->scene.first_child[node], world->scene.aux[node].child_count, mask, weight,
+                     &child));
+    rvi_walk_record sub = { child, RVI_REC_SUB, 0.0f, 0 };
+    return rvi_vec_push(&world->heap, &w->records, sizeof sub, &sub);
+}
+
+/* Takes item i up on the calling thread: a long span is cut into chunks (items of their own,
+ * walked whole), a short one's nodes are taken up one by one. */
+static rv_result expand_item(rv_world *world, rvi_frame *f, uint32_t i)
+{
+    const rvi_scene *sc = &world->scene;
+    rvi_frame_worker *w = &f->workers[f->worker_count - 1];
+    rvi_walk_item it = RVI_VEC_AT(f->items, rvi_walk_item, i);
+    uint32_t begin = w->records.count;
+    if (it.count == 0) {
+        RVI_TRY(take_up_node(world, f, it.first, it.mask, it.weight));
+    } else if ((it.count == UINT32_MAX ? span_length(sc, it.first, it.count, WALK_CHUNK + 1) : it.count) > WALK_CHUNK) {
+        const uint32_t *cuts;
+        uint32_t cut_count;
+        RVI_TRY(span_chunks(world, f, it.first, it.count, &cuts, &cut_count));
+        for (uint32_t k = 0; k < cut_count; k++) {
+            uint32_t chunk;
+            RVI_TRY(add_item(world, f, cuts[2 * k], cuts[2 * k + 1], it.mask, it.weight, &chunk));
+            RVI_VEC_AT(f->items, rvi_walk_item, chunk).whole = true;
+            rvi_walk_record sub = { chunk, RVI_REC_SUB, 0.0f, 0 };
+            RVI_TRY(rvi_vec_push(&world->heap, &w->records, sizeof sub, &sub));
+        }
+    } else {
+        uint32_t at = it.first;
+        for (uint32_t k = 0; k < it.count && at != NONE; k++, at = sc->next_sibling[at])
+            RVI_TRY(take_up_node(world, f, at, it.mask, it.weight));
+    }
+    rvi_walk_item *done = &RVI_VEC_AT(f->items, rvi_walk_item, i);
+    done->worker = f->worker_count - 1;
+    done->begin = begin;
+    done->end = w->records.count;
+    return RV_OK;
+}
+
+/* ---- rounds -------------------------------------------------------------------------------- */
+
+typedef struct walk_round {
+    uint32_t *tasks;         /* item indices */
+    uint32_t budget;         /* records each item may write */
+} walk_round;
+
+static void walk_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
+{
+    walk_round *round = context;
+    rvi_frame *f = w->frame;
+    rvi_walk_stack stack = { RVI_VEC_PTR(w->stack, uint32_t), RVI_VEC_PTR(w->weights, float),
+                             RVI_VEC_PTR(w->acc, rvi_walk_acc), w->stack.capacity,
+                             false };
+    for (uint32_t t = begin; t < end; t++) {
+        rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, round->tasks[t]);
+        w->defers = 0;
+        w->budget = round->budget;
+        if (w->records.capacity - w->records.count < w->budget) {
+            /* No room for the item's budget (this worker ran many items): left for the
+             * retry. Every item gets the same budget wherever it runs, so where it yields
+             * does not depend on the host. */
+            it->worker = ITEM_POSTPONED;
+            w->yielded = true;
+            continue;
+        }
+        uint32_t start = w->records.count;
+        if (rvi_walk_siblings(w->policy, w, &stack, it->first, it->count, it->mask, it->weight, &w->budget,
+                              &w->walk) == RVI_WALK_YIELD)
+            w->yielded = true;
+        it->begin = start;
+        it->end = w->records.count;
+        it->defers = w->defers;
+        it->worker = (uint32_t)(w - f->workers);
+    }
+    w->stack_full |= stack.overflowed;
+}
+
+/* Room on every worker for a round: records for twice the most the jobs of a walk wrote
+ * (any worker may run every job; a round after the first starts where the last left off),
+ * and at least a round's worth more; a stack for the deepest walk. A steady frame finds all
+ * of it there already. */
+static rv_result workers_room(rv_world *world, rvi_frame *f)
+{
+    uint32_t room = f->records_hint > MIN_RECORDS ? f->records_hint : MIN_RECORDS;
+    if (room > UINT32_MAX / 4)
+        return RV_ERR_CAPACITY;
+    for (uint32_t k = 0; k + 1 < f->worker_count; k++) {
+        rvi_frame_worker *w = &f->workers[k];
+        uint32_t need = w->records.count + room > 2 * room ? w->records.count + room : 2 * room;
+        if (w->records.count > UINT32_MAX - room)
+            return RV_ERR_CAPACITY;
+        RVI_TRY(rvi_vec_reserve(&world->heap, &w->records, sizeof(rvi_walk_record), need));
+        uint32_t depth = f->stack_hint > MIN_STACK ? f->stack_hint : MIN_STACK;
+        RVI_TRY(rvi_vec_reserve(&world->heap, &w->stack, sizeof(uint32_t), depth));
+        RVI_TRY(rvi_vec_reserve(&world->heap, &w->weights, sizeof(float), w->stack.capacity));
+        RVI_TRY(rvi_vec_reserve(&world->heap, &w->acc, sizeof(rvi_walk_acc), w->stack.capacity));
+    }
+    return RV_OK;
+}
+
+/* Turns the deferral records of item i into items of their own. */
+static rv_result take_deferrals(rv_world *world, rvi_frame *f, uint32_t i)
+{
+    rvi_walk_item it = RVI_VEC_AT(f->items, rvi_walk_item, i);
+    if (it.defers == 0)
+        return RV_OK;
+    rvi_walk_record *recs = RVI_VEC_PTR(f->workers[it.worker].records, rvi_walk_record);
+    for (uint32_t r = it.begin; r < it.end; r++) {
+        if ((recs[r].kind & 0xFFu) != RVI_REC_DEFER)
+            continue;
+        uint32_t index;
+        RVI_TRY(add_item(world, f, recs[r].node, recs[r].count, recs[r].kind >> 8, recs[r].weight, &index));
+        recs[r].node = index;
+        recs[r].kind = RVI_REC_SUB;
+    }
+    return RV_OK;
+}
+
+/* One round: take up on the calling thread what must be (lone nodes) or what is worth it
+ * (the top, while there are few items), then walk the other items as jobs. */
+static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
+{
+    /* Breadth first, in item order: an item is taken up while fewer than WALK_ITEMS wait
+     * (lone nodes always); what it makes waits after it. */
+    uint32_t waiting = f->items.count - *next;
+    for (uint32_t i = *next; i < f->items.count; i++) {
+        const rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, i);
+        if (it->count != 0 && (it->whole || waiting >= WALK_ITEMS))
+            continue;
+        uint32_t before = f->items.count;
+        RVI_TRY(expand_item(world, f, i));
+        waiting += f->items.count - before - 1;
+    }
+    /* The items left are this round's jobs. */
+    rvi_vec *tasks = &f->tasks;
+    tasks->count = 0;
+    RVI_TRY(rvi_vec_reserve(&world->heap, tasks, sizeof(uint32_t), f->items.count - *next));
+    for (uint32_t i = *next; i < f->items.count; i++)
+        if (RVI_VEC_AT(f->items, rvi_walk_item, i).worker == UINT32_MAX)
+            RVI_VEC_AT(*tasks, uint32_t, tasks->count++) = i;
+    uint32_t created = f->items.count;
+    while (tasks->count) {
+        uint32_t count = tasks->count;
+        RVI_TRY(workers_room(world, f));
+        walk_round round = { RVI_VEC_PTR(*tasks, uint32_t), f->records_hint > MIN_RECORDS ? f->records_hint : MIN_RECORDS };
+        RVI_TRY(rvi_frame_parallel(f, walk_job, &round, count, 1));
+        RVI_TRY(rvi_frame_workers_error(f));
+        bool stack_full = false, yielded = false;
+        for (uint32_t t = 0; t < count; t++)
+            if (RVI_VEC_AT(f->items, rvi_walk_item, round.tasks[t]).worker == UINT32_MAX)
+                return RV_ERR_INVARIANT; /* the job system skipped it */
+        uint64_t written = 0;
+        for (uint32_t k = 0; k + 1 < f->worker_count; k++) {
+            stack_full |= f->workers[k].stack_full;
+            yielded |= f->workers[k].yielded;
+            f->workers[k].stack_full = f->workers[k].yielded = false;
+            written += f->workers[k].records.count;
+        }
+        /* The next round, and frame, get more room where this one ran short (doubling: a
+         * node with a long list of children to record may need more than one step). */
+        if (yielded)
+            written = written > 2 * (uint64_t)f->records_hint ? written : 2 * (uint64_t)f->records_hint;
+        if (written > f->records_hint)
+            f->records_hint = written > UINT32_MAX / 8 ? UINT32_MAX / 8 : (uint32_t)written;
+        if (stack_full)
+            f->stack_hint = (f->stack_hint > MIN_STACK ? f->stack_hint : MIN_STACK) * 2;
+        /* Items a worker had no room to start run again, with the room grown. */
+        uint32_t kept = 0;
+        for (uint32_t t = 0; t < count; t++) {
+            uint32_t i = round.tasks[t];
+            rvi_walk_item *it = &RVI_VEC_AT(f->items, rvi_walk_item, i);
+            if (it->worker == ITEM_POSTPONED) {
+                it->worker = UINT32_MAX;
+                round.tasks[kept++] = i;
+            }
+        }
+        tasks->count = kept;
+    }
+    /* Deferrals of every item walked this round, in item order. */
+    for (uint32_t i = *next; i < created; i++)
+        RVI_TRY(take_deferrals(world, f, i));
+    *next = created;
+    return RV_OK;
+}
+
+/* ---- gathering ----------------------------------------------------------------------------- */
+
+/* The walk's records in pre-order, from the top item: candidates, cull records, HLOD loads. */
+static rv_result gather(rv_world *world, rvi_frame *f)
+{
+    rvi_heap *heap = &world->heap;
+    rvi_frame_arena *a = &f->arenas[f->building];
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < f->worker_count; k++)
+        total += f->workers[k].records.count;
+    if (total > UINT32_MAX)
+        return RV_ERR_CAPACITY;
+    rvi_vec *cands = &f->scratch.candidates;
+    cands->count = 0;
+    RVI_TRY(rvi_vec_reserve(heap, cands, sizeof(rvi_candidate), (uint32_t)total));
+    rvi_vec *stack = &f->item_stack;
+    stack->count = 0;
+    const rvi_walk_item *items = RVI_VEC_PTR(f->items, rvi_walk_item);
+    uint32_t item = 0, at = items[0].begin;
+    for (;;) {
+        const rvi_walk_item *it = &items[item];
+        const rvi_walk_record *recs = RVI_VEC_PTR(f->workers[it->worker].records, rvi_walk_record);
+        while (at < it->end) {
+            rvi_walk_record r = recs[at++];
+            uint32_t kind = r.kind & 0xFFu;
+            if (kind <= RVI_REC_TESTED) {
+                rvi_candidate c = { r.node, r.weight, kind == RVI_REC_TESTED };
+                RVI_VEC_AT(*cands, rvi_candidate, cands->count++) = c;
+            } else if (kind == RVI_REC_CULL) {
+                rv_cull_record rec = { rvi_node_handle(&world->scene, r.node), (rv_cull_reason)(r.kind >> 8) };
+                RVI_TRY(rvi_vec_push(heap, &a->culls, sizeof rec, &rec));
+            } else if (kind == RVI_REC_LOAD) {
+                rv_node h = rvi_node_handle(&world->scene, r.node);
+                RVI_TRY(rvi_vec_push(heap, &a->hlod_loads, sizeof h, &h));
+            } else if (kind == RVI_REC_SUB) {
+                uint32_t back[2] = { item, at };
+                RVI_TRY(rvi_vec_push(heap, stack, sizeof back, back));
+                item = r.node;
+                it = &items[item];
+                recs = RVI_VEC_PTR(f->workers[it->worker].records, rvi_walk_record);
+                at = it->begin;
+            } else {
+                return RV_ERR_INVARIANT; /* a deferral nobody took up */
+            }
+        }
+        if (stack->count == 0)
+            break;
+        const uint32_t *back = (const uint32_t *)stack->data + 2 * (size_t)--stack->count;
+        item = back[0];
+        at = back[1];
+    }
+    return RV_OK;
+}
+
+rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *jobs_policy,
+                         const rvi_walk_policy *serial_policy)
+{
+    f->items.count = 0;
+    for (uint32_t k = 0; k < f->worker_count; k++) {
+        rvi_frame_worker *w = &f->workers[k];
+        w->records.count = 0;
+        w->policy = k + 1 < f->worker_count ? jobs_policy : serial_policy;
+        w->serial = k + 1 == f->worker_count || !f->jobs.parallel_for;
+    }
+    uint32_t top;
+    RVI_TRY(add_item(world, f, world->scene.first_root, UINT32_MAX, f->cam.frustum.plane_mask, 1.0f, &top));
+    uint32_t next = 0;
+    while (next < f->items.count)
+        RVI_TRY(walk_round_run(world, f, &next));
+    return gather(world, f);
+}

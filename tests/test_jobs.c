@@ -1,0 +1,352 @@
+/* The frame on the host's job system (suite threads, run under ThreadSanitizer by CI): the
+ * same frames, frame by frame, whatever the worker count, the order or the split of the
+ * ranges; no allocation in steady frames with workers; a job system that breaks its
+ * contract is reported, never followed.
+ *
+ * The world is made to use every path of the parallel walk: a wide group (its children cut
+ * into chunks), a comb deeper than a worker's first stack (its levels handed back), random
+ * groups with partition groups nested where a worker reaches them (handed back to the
+ * calling thread), an HLOD region tree, occluder walls, test boxes, LOD ladders, journal
+ * projections (translucent, hidden), cull records; the camera circles it while nodes move
+ * and the journal churns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "core/hash.h"
+#include "support/rvt.h"
+#include "support/rvt_jobs.h"
+#include "support/rvt_scene.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { WIDE = 9000, CHAIN = 300, LOOSE = 400, REGIONS = 8, FRAMES = 120 };
+
+typedef struct job_world {
+    rv_world *world;
+    rv_journal *journal;
+    rv_node loose[LOOSE];
+    uint64_t seed;
+} job_world;
+
+static void check(rv_result r)
+{
+    assert_int_equal(r, RV_OK);
+}
+
+static void build(job_world *jw, const rv_job_system *jobs, bool churn)
+{
+    uint64_t s = jw->seed;
+    rv_world_desc desc = { 0 };
+    desc.occlusion.width = 64;
+    desc.record_culls = true;
+    desc.partition.frustum_margin = 1.0f;
+    if (jobs)
+        desc.jobs = *jobs;
+    check(rv_world_create(&desc, &jw->world));
+    rv_world *w = jw->world;
+    const float t[3] = { 0.2f, 0.06f, 0.015f }, lo[3] = { -0.4f, -0.4f, -0.4f }, hi[3] = { 0.4f, 0.4f, 0.4f };
+    rv_lod_ladder ladder;
+    check(rv_lod_ladder_make(t, 3, &ladder));
+    /* The wide group: a field of crates, most with ladders, some with test boxes. */
+    rv_node field = rvt_object(w, RV_NODE_NONE, 0, 0, 0, -1), chain_top = RV_NODE_NONE;
+    for (uint32_t k = 0; k < WIDE; k++) {
+        rv_node n = rvt_object(w, field, (float)(k % 95) * 1.2f - 57, 0.5f, (float)(k / 95) * 1.2f - 57, 0.7f);
+        if (k == WIDE / 2)
+            chain_top = n;
+        if (k % 5)
+            check(rv_node_set_lod_ladder(w, n, &ladder));
+        if (k % 3 == 0)
+            check(rv_node_set_test_box(w, n, lo, hi));
+    }
+    /* The comb, hanging from a crate of the field (so a worker walks it): each link's first
+     * child is the next link and its second a tooth, so every level waits on the stack for
+     * its tooth while the walk goes deeper. Every fourth link has geometry. */
+    rv_node link = chain_top;
+    for (uint32_t k = 0; k < CHAIN; k++) {
+        rv_node next = rvt_object(w, link, k == 0 ? 2 : 0.1f, k == 0 ? 1 : 0.01f, 0, k % 4 == 0 ? 0.5f : -1);
+        rvt_object(w, link, 0, 0.3f, 0, 0.2f);
+        link = next;
+    }
+    /* Loose nodes under random parents; some partition groups, two of them nested. */
+    for (uint32_t i = 0; i < LOOSE; i++) {
+        rv_node parent = i < 6 ? RV_NODE_NONE : jw->loose[rvt_next(&s) % i];
+        jw->loose[i] = rvt_object(w, parent, rvt_uniform(&s, -30, 30), rvt_uniform(&s, -2, 2), rvt_uniform(&s, -30, 30),
+                                  rvt_next(&s) % 3 ? rvt_uniform(&s, 0.1f, 3) : -1);
+        if (i % 7 == 0)
+            check(rv_node_set_lod_ladder(w, jw->loose[i], &ladder));
+    }
+    check(rv_update_world(w));
+    uint64_t leaf = jw->seed << 20;
+    const uint32_t groups[4] = { 0, 1, 8, 13 };
+    for (uint32_t g = 0; g < 4; g++) {
+        rv_node group = jw->loose[groups[g]], part;
+        if (rv_partition_make_group(w, group) != RV_OK)
+            continue; /* already inside a group's part chain: fine either way */
+        check(rv_node_first_child(w, group, &part));
+        for (uint32_t k = 0; k < 4 && part.id; k++) {
+            uint64_t leaves[2] = { leaf, leaf + 1 };
+            leaf += 2;
+            check(rv_partition_set_part(w, part, leaves, 2, k % 2 == 0));
+            check(rv_node_next_sibling(w, part, &part));
+        }
+    }
+    /* An HLOD tree: a root region over regions over objects, half of them resident. */
+    rv_node top = rvt_object(w, RV_NODE_NONE, -20, 1, -20, 4);
+    check(rv_node_set_hlod_region(w, top, 2.0f));
+    check(rv_node_set_hlod_resident(w, top, true));
+    for (uint32_t r = 0; r < REGIONS; r++) {
+        rv_node region = rvt_object(w, top, (float)r - 4, 0, 0, 1.5f);
+        check(rv_node_set_hlod_region(w, region, 0.5f));
+        check(rv_node_set_hlod_resident(w, region, r % 2 == 0));
+        for (uint32_t k = 0; k < 6; k++)
+            rvt_object(w, region, (float)k * 0.3f, 0, 0.5f, 0.3f);
+    }
+    /* Walls. */
+    for (uint32_t k = 0; k < 6; k++) {
+        rv_node wall;
+        const float mn[3] = { -8 + 3.0f * (float)k, 0, -5.0f * (float)k }, mx[3] = { -4 + 3.0f * (float)k, 6, 0.5f - 5.0f * (float)k };
+        check(rv_node_create(w, RV_NODE_NONE, &wall));
+        check(rv_node_set_occluder_box(w, wall, mn, mx));
+    }
+    if (churn)
+        check(rv_world_journal(w, &jw->journal));
+    check(rv_update_world(w));
+}
+
+static void view_at(int frame, float view[16], float projection[16], rv_view *v)
+{
+    float a = 0.05f * (float)frame;
+    const float eye[3] = { 45.0f * cosf(a), 3.0f, 45.0f * sinf(a) }, target[3] = { 0, -1, 0 };
+    rvt_look_at(eye, target, view);
+    rvt_perspective(1.2f, 1.5f, 0.2f, 300.0f, projection);
+    memset(v, 0, sizeof *v);
+    v->view = view;
+    v->projection = projection;
+    v->viewport_width = 960;
+    v->viewport_height = 640;
+    v->time_ms = 16.0 * frame;
+}
+
+/* Everything a view says but its stage times, hashed. */
+static uint64_t view_fingerprint(const rv_frame_view *v)
+{
+    uint64_t h = rv_frame_view_digest(v);
+    h = rvi_hash_bytes(h, &v->counts, sizeof v->counts);
+    for (uint32_t i = 0; i < v->cull_count; i++) {
+        uint64_t rec[2] = { v->culls[i].node.id & 0xFFFFFFFFFFFFull, (uint64_t)v->culls[i].reason };
+        h = rvi_hash_bytes(h, rec, sizeof rec);
+    }
+    for (uint32_t i = 0; i < v->hlod_load_request_count; i++) {
+        uint64_t id = v->hlod_load_requests[i].id & 0xFFFFFFFFFFFFull;
+        h = rvi_hash_bytes(h, &id, sizeof id);
+    }
+    for (uint32_t i = 0; i < v->resync_request_count; i++) {
+        uint64_t id = v->resync_requests[i].group.id & 0xFFFFFFFFFFFFull;
+        h = rvi_hash_bytes(h, &id, sizeof id);
+        for (uint32_t k = 0; k < v->resync_requests[i].part_count; k++) {
+            id = v->resync_requests[i].parts[k].id & 0xFFFFFFFFFFFFull;
+            h = rvi_hash_bytes(h, &id, sizeof id);
+        }
+    }
+    uint64_t tick[2] = { (uint64_t)v->tick.mode, 0 };
+    memcpy(&tick[1], &v->tick.wake_at_ms, sizeof(double));
+    return rvi_hash_bytes(h, tick, sizeof tick);
+}
+
+/* This frame's changes: a few loose nodes move, projections come, change and go. */
+static void churn_frame(job_world *jw, int frame, uint64_t *s)
+{
+    for (int k = 0; k < 6; k++) {
+        rv_node n = jw->loose[rvt_next(s) % LOOSE];
+        const float p[3] = { rvt_uniform(s, -30, 30), rvt_uniform(s, -2, 2), rvt_uniform(s, -30, 30) };
+        check(rv_node_set_position(jw->world, n, p));
+    }
+    for (int k = 0; k < 4; k++) {
+        uint64_t key = rvt_next(s) % 48 + 1;
+        rv_projection p;
+        memset(&p, 0, sizeof p);
+        p.transform.position[0] = rvt_uniform(s, -25, 25);
+        p.transform.position[2] = rvt_uniform(s, -25, 25);
+        p.transform.rotation[3] = 1.0f;
+        p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1.0f;
+        p.transform.bounds[3] = rvt_uniform(s, 0.2f, 1.5f);
+        p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+        p.flags = (uint32_t)(key % 4); /* hidden, translucent, both or neither */
+        uint32_t incarnation = (uint32_t)(frame / 40);
+        if (rvt_next(s) % 3)
+            (void)rv_journal_register(jw->journal, 0, key, incarnation, &p, NULL); /* a live key is refused: fine */
+        else
+            (void)rv_journal_unregister(jw->journal, 0, key, incarnation, NULL);
+    }
+}
+
+/* Drives a world for FRAMES frames, writing each view's fingerprint. */
+static void drive(const rv_job_system *jobs, uint64_t *prints)
+{
+    job_world jw = { .seed = 77 };
+    build(&jw, jobs, true);
+    uint64_t s = 4242;
+    for (int frame = 0; frame < FRAMES; frame++) {
+        churn_frame(&jw, frame, &s);
+        float view[16], projection[16];
+        rv_view v;
+        view_at(frame, view, projection, &v);
+        rv_frame_view out;
+        check(rv_frame(jw.world, &v, &out));
+        prints[frame] = view_fingerprint(&out);
+    }
+    rv_world_destroy(jw.world);
+}
+
+static uint64_t reference[FRAMES];
+
+static int make_reference(void **state)
+{
+    (void)state;
+    drive(NULL, reference);
+    return 0;
+}
+
+static void expect_reference(const uint64_t *prints, const char *what)
+{
+    for (int f = 0; f < FRAMES; f++)
+        if (prints[f] != reference[f])
+            fail_msg("%s: frame %d differs from the frame without a job system", what, f);
+}
+
+static void test_views_equal_for_1_2_3_and_8_workers(void **state)
+{
+    (void)state;
+    const uint32_t counts[4] = { 1, 2, 3, 8 };
+    for (int k = 0; k < 4; k++) {
+        rvt_pool *pool = rvt_pool_create(counts[k]);
+        assert_non_null(pool);
+        rv_job_system js = rvt_pool_jobs(pool);
+        uint64_t prints[FRAMES];
+        drive(&js, prints);
+        char what[32];
+        snprintf(what, sizeof what, "%u workers", counts[k]);
+        expect_reference(prints, what);
+        rvt_pool_destroy(pool);
+    }
+    /* Not vacuous: the views change over the run. */
+    int changes = 0;
+    for (int f = 1; f < FRAMES; f++)
+        changes += reference[f] != reference[f - 1];
+    assert_true(changes > FRAMES / 2);
+}
+
+static void test_views_equal_whatever_the_order_or_split_of_ranges(void **state)
+{
+    (void)state;
+    const struct { rvt_host_order order; uint32_t workers; const char *what; } hosts[] = {
+        { RVT_HOST_REVERSE, 3, "ranges in reverse order" },
+        { RVT_HOST_SINGLES, 8, "ranges of one item, shuffled" },
+        { RVT_HOST_WHOLE, 4, "one range, on the last worker" },
+        { RVT_HOST_FORWARD, 8, "all on one thread as worker 0" },
+    };
+    for (size_t k = 0; k < sizeof hosts / sizeof hosts[0]; k++) {
+        rvt_host host = { .order = hosts[k].order, .max_workers = hosts[k].workers, .seed = 5 + k };
+        rv_job_system js = rvt_host_jobs(&host);
+        uint64_t prints[FRAMES];
+        drive(&js, prints);
+        expect_reference(prints, hosts[k].what);
+        assert_true(host.calls > (uint32_t)FRAMES); /* the frame did use it */
+        rvt_host_free(&host);
+    }
+}
+
+static uint64_t allocations_of(const rv_world *w)
+{
+    rv_alloc_stats a = rv_world_alloc_stats(w);
+    return a.allocations + a.reallocations;
+}
+
+static void test_steady_frames_with_workers_allocate_nothing(void **state)
+{
+    (void)state;
+    const uint32_t counts[2] = { 2, 8 };
+    for (int k = 0; k < 2; k++) {
+        rvt_pool *pool = rvt_pool_create(counts[k]);
+        assert_non_null(pool);
+        rv_job_system js = rvt_pool_jobs(pool);
+        job_world jw = { .seed = 9 };
+        build(&jw, &js, false);
+        /* The camera goes round twice along the same path: the second round is steady. */
+        uint64_t before = 0;
+        for (int frame = 0; frame < 2 * FRAMES; frame++) {
+            if (frame == FRAMES)
+                before = allocations_of(jw.world);
+            float view[16], projection[16];
+            rv_view v;
+            view_at(frame % FRAMES, view, projection, &v);
+            v.time_ms = 16.0 * frame;
+            rv_frame_view out;
+            check(rv_frame(jw.world, &v, &out));
+        }
+        assert_true(before > 0);
+        assert_int_equal(allocations_of(jw.world), before);
+        rv_world_destroy(jw.world);
+        rvt_pool_destroy(pool);
+    }
+}
+
+/* A host that breaks the contract once: that frame answers RV_ERR_INVARIANT (rv_frame
+ * aborts it), and the next frames run. */
+static void test_a_job_system_that_breaks_its_contract_is_reported(void **state)
+{
+    (void)state;
+    const int faults[3] = { RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE };
+    for (int k = 0; k < 3; k++) {
+        for (uint32_t call = 1; call <= 4; call++) {
+            rvt_host host = { .order = RVT_HOST_FORWARD, .max_workers = 2 };
+            host.fault = faults[k];
+            rv_job_system js = rvt_host_jobs(&host);
+            job_world jw = { .seed = 3 };
+            build(&jw, &js, false);
+            float view[16], projection[16];
+            rv_view v;
+            view_at(0, view, projection, &v);
+            rv_frame_view out;
+            check(rv_frame(jw.world, &v, &out)); /* warms up */
+            host.fault_call = host.calls + call;  /* the call-th parallel-for of the next frame */
+            v.time_ms += 16;
+            assert_int_equal(rv_frame(jw.world, &v, &out), RV_ERR_INVARIANT);
+            v.time_ms += 16;
+            check(rv_frame(jw.world, &v, &out));
+            assert_true(rv_frame_view_is_valid(jw.world, &out));
+            rv_world_destroy(jw.world);
+        }
+    }
+}
+
+static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
+{
+    (void)state;
+    rvt_host host = { .order = RVT_HOST_FORWARD, .max_workers = RV_MAX_WORKERS + 1 };
+    rv_world_desc desc = { 0 };
+    desc.jobs = rvt_host_jobs(&host);
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&desc, &w), RV_ERR_INVALID_ARG);
+    assert_null(w);
+    desc.jobs.max_workers = RV_MAX_WORKERS;
+    check(rv_world_create(&desc, &w));
+    rv_world_destroy(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_views_equal_for_1_2_3_and_8_workers),
+        cmocka_unit_test(test_views_equal_whatever_the_order_or_split_of_ranges),
+        cmocka_unit_test(test_steady_frames_with_workers_allocate_nothing),
+        cmocka_unit_test(test_a_job_system_that_breaks_its_contract_is_reported),
+        cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
+    };
+    return cmocka_run_group_tests(tests, make_reference, NULL);
+}

@@ -21,9 +21,11 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 # quiet LOG COMMAND...: runs COMMAND with its output in LOG, shown only when it fails
 quiet() { local log="$1"; shift; "$@" >"$log" 2>&1 || { cat "$log"; fail "$*"; }; }
 # needs FILE LIB: FILE's dynamic section names LIB (a shared link)
-needs() { readelf -d "$1" | grep -q "NEEDED.*\[$2" || fail "$1 does not load $2"; }
+# (grep reads the whole listing: grep -q stops at the first match, and under pipefail the
+# SIGPIPE it leaves readelf would fail a check that passed)
+needs() { readelf -d "$1" | grep "NEEDED.*\[$2" >/dev/null || fail "$1 does not load $2"; }
 # needs_not FILE LIB: FILE does not load LIB (a static link)
-needs_not() { if readelf -d "$1" | grep -q "NEEDED.*\[$2"; then fail "$1 loads $2"; fi; }
+needs_not() { if readelf -d "$1" | grep "NEEDED.*\[$2" >/dev/null; then fail "$1 loads $2"; fi; }
 
 say "install rvis into $prefix"
 quiet "$work/rvis.log" meson setup "$work/rvis" "$src" --prefix="$prefix" --libdir=lib --buildtype=release \

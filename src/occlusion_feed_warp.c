@@ -360,16 +360,16 @@ static warp_span global_span(const rvi_feed_warp *wp, double qmax)
     return s;
 }
 
-/* Whether splitting a block whose rectangle failed may find anything: some of the
- * rectangle's corner and centre texels prove surface (a cheap look; it only decides how
- * much work is spent, never what is proven). */
+/* Whether splitting a block whose rectangle failed may find anything: some of the level-1
+ * texels under the rectangle's corners and centre prove surface (a cheap look; it only
+ * decides how much work is spent, never what is proven). */
 static bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 {
-    size_t w = fd->levels.w[0];
+    size_t w = fd->levels.w[1], off = fd->levels.offset[1];
     const int32_t xs[3] = { r[0], (r[0] + r[2]) / 2, r[2] }, ys[3] = { r[1], (r[1] + r[3]) / 2, r[3] };
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < 3; i++)
-            if (fd->hi[(size_t)ys[j] * w + (size_t)xs[i]] < INFINITY)
+            if (fd->hi[off + (size_t)(ys[j] >> 1) * w + (size_t)(xs[i] >> 1)] < INFINITY)
                 return true;
     return false;
 }
@@ -463,8 +463,8 @@ static void clear_block(float *dest, uint32_t dst_w, int32_t x0, int32_t y0, int
 /* ---- guesses ----------------------------------------------------------------------------- */
 
 /* A range for the block from the feed itself: follow its centre's old-image position (the
- * corners' average: a guess need not be exact) to the depth the feed holds there, a few
- * times, and take that texel's bounds. */
+ * corners' average: a guess need not be exact) to the depth the feed holds there (its
+ * level-1 texel), a few times, and take that texel's bounds. */
 static bool centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double q0, double range[2])
 {
     if (!c->usable)
@@ -481,7 +481,7 @@ static bool centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
         double X = x0 + x1 * Q, Y = y0 + y1 * Q;
         if (!(X >= 0 && Y >= 0 && X < (double)wp->src_w && Y < (double)wp->src_h))
             return false;
-        size_t at = (size_t)(int32_t)Y * wp->src_w + (size_t)(int32_t)X;
+        size_t at = fd->levels.offset[1] + (size_t)((int32_t)Y >> 1) * fd->levels.w[1] + (size_t)((int32_t)X >> 1);
         float lo = fd->lo[at], hi = fd->hi[at];
         if (!(hi < INFINITY))
             return false;
@@ -493,15 +493,15 @@ static bool centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
 }
 
 /* Some proven depth of the feed to start the guesses from (the first finite texel of level
- * 2, 1 or 0: a level-2 texel is finite only when its whole 4 x 4 patch is proven surface),
- * and a scale for the depths the blocks will use: four times the largest upper bound over
- * level 2 (the nearest proven surface, with room for the rounds' widening). */
+ * 2, else of level 1: a level-2 texel is finite only when its whole 8 x 8 patch is proven
+ * surface), and a scale for the depths the blocks will use: four times the largest upper
+ * bound over that level (the nearest proven surface, with room for the rounds' widening). */
 static bool any_depth(const rvi_occ_feed *fd, double *q, double *qmax)
 {
     const rvi_feed_levels *lv = &fd->levels;
     bool found = false;
     *qmax = 0;
-    for (int l = lv->count > 2 ? 2 : (int)lv->count - 1; l >= 0 && !found; l--) {
+    for (int l = lv->count > 2 ? 2 : 1; l >= 1 && !found; l--) {
         size_t n = (size_t)lv->w[l] * lv->h[l], o = lv->offset[l];
         for (size_t i = 0; i < n; i++)
             if (fd->hi[o + i] < INFINITY) {

@@ -85,15 +85,15 @@ struct rvi_occ_feed {
     rv_occlusion_feed_stats stats;
 };
 
-/* A stored level (1 or above) at which [x0, x1] x [y0, y1] touches at most four texels
- * along each axis: with d the longer span less one, d < 3 * 2^k is enough (a span of d + 1
+/* A stored level (1 or above) at which [x0, x1] x [y0, y1] touches at most eight texels
+ * along each axis: with d the longer span less one, d < 7 * 2^k is enough (a span of d + 1
  * texels meets at most floor(d / 2^k) + 2 cells of 2^k), and one level finer is taken when
  * the rectangle's own alignment allows it. */
 static inline uint32_t rvi_feed_level_for(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
 {
     int32_t d = x1 - x0 > y1 - y0 ? x1 - x0 : y1 - y0;
-    uint32_t k = rvi_bit_length((uint32_t)d / 3u), top = fd->levels.count - 1;
-    if (k > 1 && (x1 >> (k - 1)) - (x0 >> (k - 1)) <= 3 && (y1 >> (k - 1)) - (y0 >> (k - 1)) <= 3)
+    uint32_t k = rvi_bit_length((uint32_t)d / 7u), top = fd->levels.count - 1;
+    if (k > 1 && (x1 >> (k - 1)) - (x0 >> (k - 1)) <= 7 && (y1 >> (k - 1)) - (y0 >> (k - 1)) <= 7)
         k--;
     k = k < 1 ? 1 : k;
     return k < top ? k : top;
@@ -101,7 +101,7 @@ static inline uint32_t rvi_feed_level_for(const rvi_occ_feed *fd, int32_t x0, in
 
 /* Min (lo) and max (hi) of the surface bounds over the feed texels [x0, x1] x [y0, y1]
  * (inclusive, inside the image), read at rvi_feed_level_for: every texel there that the
- * rectangle touches, at most 4 x 4. The texels cover the rectangle and at most one texel of
+ * rectangle touches, at most 8 x 8. The texels cover the rectangle and at most one texel of
  * that level beyond it on each side, so both answers err wide. */
 static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float *out_lo,
                                   float *out_hi)
@@ -110,18 +110,21 @@ static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0
     size_t lw = fd->levels.w[k], off = fd->levels.offset[k];
     int32_t ax = x0 >> k, cx = x1 >> k, ay = y0 >> k, cy = y1 >> k;
 #if defined(__SSE2__) || defined(_M_X64)
-    /* One four-wide read per row (the arrays are padded, so the read stays inside them,
-     * and they hold no NaN); the column lanes past the rectangle's last texel are then set
-     * to the identity of the reduction. */
-    const float *pl = fd->lo + off + (size_t)ay * lw + (size_t)ax, *ph = fd->hi + off + (size_t)ay * lw + (size_t)ax;
-    __m128 lo = _mm_loadu_ps(pl), hi = _mm_loadu_ps(ph);
+    /* Four-wide reads per row (the arrays are padded, so a read stays inside them, and they
+     * hold no NaN): one at the first texel and, past four, one ending at the last (the two
+     * overlap, which changes neither extreme); with fewer than four the lanes past the
+     * last are set to the identity of the reduction. */
+    int32_t n = cx - ax + 1, bx = n > 4 ? cx - 3 : ax;
+    const float *pl = fd->lo + off + (size_t)ay * lw, *ph = fd->hi + off + (size_t)ay * lw;
+    __m128 lo = _mm_min_ps(_mm_loadu_ps(pl + ax), _mm_loadu_ps(pl + bx));
+    __m128 hi = _mm_max_ps(_mm_loadu_ps(ph + ax), _mm_loadu_ps(ph + bx));
     for (int32_t y = ay + 1; y <= cy; y++) {
         pl += lw;
         ph += lw;
-        lo = _mm_min_ps(lo, _mm_loadu_ps(pl));
-        hi = _mm_max_ps(hi, _mm_loadu_ps(ph));
+        lo = _mm_min_ps(lo, _mm_min_ps(_mm_loadu_ps(pl + ax), _mm_loadu_ps(pl + bx)));
+        hi = _mm_max_ps(hi, _mm_max_ps(_mm_loadu_ps(ph + ax), _mm_loadu_ps(ph + bx)));
     }
-    __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(cx - ax + 1)));
+    __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(n)));
     lo = _mm_or_ps(_mm_and_ps(keep, lo), _mm_andnot_ps(keep, _mm_set1_ps(INFINITY)));
     hi = _mm_or_ps(_mm_and_ps(keep, hi), _mm_andnot_ps(keep, _mm_set1_ps(-INFINITY)));
     lo = _mm_min_ps(lo, _mm_shuffle_ps(lo, lo, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -177,8 +180,8 @@ size_t rvi_feed_scratch_doubles(uint32_t dst_w);
 
 /* The reprojection's block sizes: blocks of RVI_FEED_BLOCK texels a side are tried first;
  * a block that cannot be proven is split down to RVI_FEED_MIN_BLOCK. */
-#define RVI_FEED_BLOCK 8
-#define RVI_FEED_MIN_BLOCK 4
+#define RVI_FEED_BLOCK 20
+#define RVI_FEED_MIN_BLOCK 5
 
 /* Sets the block sizes (1..64, min_block <= block; the defaults above), for the
  * benchmark's baseline that proves every texel on its own (1, 1). No-op without a feed. */

@@ -81,8 +81,8 @@ typedef struct decode_row_k {
     float a_v, a_x, c_row, v_c, k8_row, c8_e, tau, sky, min_near;
 } decode_row_k;
 
-static RVI_ALWAYS_INLINE void decode_row(const float *restrict v, uint32_t w, const decode_row_k *k, bool has_x,
-                                         float t_n, float t_0, float *restrict near, rvi_feed_counts *c)
+static RVI_ALWAYS_INLINE uint32_t decode_row(const float *restrict v, uint32_t w, const decode_row_k *k, bool has_x,
+                                             float t_n, float t_0, float *restrict near, rvi_feed_counts *c)
 {
     const decode_row_k q = *k;
     uint32_t invalid = 0, sky = 0, samples = 0;
@@ -101,6 +101,7 @@ static RVI_ALWAYS_INLINE void decode_row(const float *restrict v, uint32_t w, co
     c->invalid += invalid;
     c->sky += sky;
     c->samples += samples;
+    return samples;
 }
 
 /* ---- 2: samples on their neighbours' planes --------------------------------------------- */
@@ -251,8 +252,8 @@ static void decode_constants(const rvi_feed_decode *dec, float tau, uint32_t w, 
     k->min_near = dec->min_near;
 }
 
-/* Row j of the image into its ring slot. */
-static RVI_ALWAYS_INLINE void decode_into(source_args *sa, decode_row_k *k, uint32_t j, bool has_x, float t_n,
+/* Row j of the image into its ring slot; returns its samples. */
+static RVI_ALWAYS_INLINE uint32_t decode_into(source_args *sa, decode_row_k *k, uint32_t j, bool has_x, float t_n,
                                           float t_0, float *near, float *convert)
 {
     const rv_depth_feed *feed = sa->feed;
@@ -265,8 +266,9 @@ static RVI_ALWAYS_INLINE void decode_into(source_args *sa, decode_row_k *k, uint
     float k_base = k->k8_row;
     k->k8_row += (float)(8 * fabs(c_row) / 2097152.0);
     const float *v = row_depths(src, feed->format, w, convert);
-    decode_row(v, w, k, has_x, t_n, t_0, near, &sa->counts);
+    uint32_t samples = decode_row(v, w, k, has_x, t_n, t_0, near, &sa->counts);
     k->k8_row = k_base;
+    return samples;
 }
 
 /* The scratch rows (RVI_FEED_ROWS of them, each padded by RVI_FEED_PAD on both sides). */
@@ -285,17 +287,29 @@ static RVI_ALWAYS_INLINE const float *b_row(float *const b[4], const float *none
 }
 
 /* Level-1 row y from b of rows 2y - 1 .. 2y + 2; counts the texels of rows 2y and 2y + 1
- * that prove surface. */
-static RVI_ALWAYS_INLINE uint32_t first_level_row(rvi_occ_feed *fd, float *const rows[RVI_FEED_ROWS], uint32_t y,
-                                                  uint32_t w, uint32_t h, float tau, float t_n, float t_0)
+ * that prove surface. empty[r % 4]: row r has no sample (its b is all +inf), and then
+ * nothing it spans can prove surface (sky above the horizon, say). */
+static RVI_ALWAYS_INLINE uint32_t first_level_row(rvi_occ_feed *fd, float *const rows[RVI_FEED_ROWS],
+                                                  const bool empty[4], uint32_t y, uint32_t w, uint32_t h, float tau,
+                                                  float t_n, float t_0)
 {
     float *const b[4] = { rows[ROW_B], rows[ROW_B + 1], rows[ROW_B + 2], rows[ROW_B + 3] };
     int64_t r = 2 * (int64_t)y;
+    const rvi_feed_levels *lv = &fd->levels;
+    size_t o = lv->offset[1] + (size_t)y * lv->w[1];
+    bool none = true;
+    for (int64_t k = r - 1; k <= r + 2; k++)
+        none &= k < 0 || k >= (int64_t)h || empty[k % 4];
+    if (none) {
+        for (uint32_t x = 0; x < lv->w[1]; x++) {
+            fd->lo[o + x] = -INFINITY;
+            fd->hi[o + x] = INFINITY;
+        }
+        return 0;
+    }
     columns4(b_row(b, rows[ROW_NONE], r - 1, h), b_row(b, rows[ROW_NONE], r, h), b_row(b, rows[ROW_NONE], r + 1, h),
              b_row(b, rows[ROW_NONE], r + 2, h), w, rows[ROW_VMIN], rows[ROW_VMAX], rows[ROW_M3A], rows[ROW_M3B]);
     uint32_t surface = count_surface(rows[ROW_M3A], w) + (r + 1 < (int64_t)h ? count_surface(rows[ROW_M3B], w) : 0);
-    const rvi_feed_levels *lv = &fd->levels;
-    size_t o = lv->offset[1] + (size_t)y * lv->w[1];
     level1_row(rows[ROW_VMIN], rows[ROW_VMAX], lv->w[1], tau, t_n, t_0, rows[ROW_PMIN], rows[ROW_PMAX], fd->lo + o,
                fd->hi + o);
     return surface;
@@ -326,16 +340,19 @@ static RVI_ALWAYS_INLINE void build_rows(source_args *sa, bool has_x, float t_n,
     decode_row_k k;
     decode_constants(sa->dec, tau, w, &k);
     uint32_t surface = 0, next = 0; /* next: the level-1 row to write */
+    uint32_t samples[3] = { 0, 0, 0 }; /* of the rows in the nearness ring */
+    bool empty[4] = { true, true, true, true }; /* of the rows in the b ring */
     const rvi_feed_levels *lv = &fd->levels;
     for (uint32_t j = 0; j <= h; j++) {
         /* Decode row j; the plane test of row j - 1 (rows 0 and h - 1 prove nothing). */
         if (j < h)
-            decode_into(sa, &k, j, has_x, t_n, t_0, rows[ROW_NEAR + j % 3], rows[ROW_CONVERT]);
+            samples[j % 3] = decode_into(sa, &k, j, has_x, t_n, t_0, rows[ROW_NEAR + j % 3], rows[ROW_CONVERT]);
         if (j == 0)
             continue;
         uint32_t p = j - 1;
         float *b = rows[ROW_B + p % 4];
-        if (p == 0 || p + 1 >= h) {
+        empty[p % 4] = p == 0 || p + 1 >= h || samples[p % 3] == 0;
+        if (empty[p % 4]) {
             for (uint32_t i = 0; i < w; i++)
                 b[i] = INFINITY;
         } else {
@@ -343,13 +360,13 @@ static RVI_ALWAYS_INLINE void build_rows(source_args *sa, bool has_x, float t_n,
                       t_n, t_0, b);
         }
         for (; next < lv->h[1] && 2 * next + 2 <= p; next++) {
-            surface += first_level_row(fd, rows, next, w, h, tau, t_n, t_0);
+            surface += first_level_row(fd, rows, empty, next, w, h, tau, t_n, t_0);
             if (lv->count > 2 && next % 2 == 1)
                 level_row(fd, 1, next / 2);
         }
     }
     for (; next < lv->h[1]; next++) { /* the last rows: b beyond the image is +inf */
-        surface += first_level_row(fd, rows, next, w, h, tau, t_n, t_0);
+        surface += first_level_row(fd, rows, empty, next, w, h, tau, t_n, t_0);
         if (lv->count > 2 && (next % 2 == 1 || next + 1 == lv->h[1]))
             level_row(fd, 1, next / 2);
     }

@@ -587,7 +587,7 @@ static guess_kind centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, 
 }
 
 /* Some proven depth of the feed to start the guesses from (the first finite texel of level
- * 2, else of level 1: a level-2 texel is finite only when its whole 8 x 8 patch is proven
+ * 2, else of level 1: a level-2 texel is finite only when its whole 4 x 4 patch is proven
  * surface), and a scale for the depths the blocks will use: four times the largest upper
  * bound over that level (the nearest proven surface, with room for the rounds' widening). */
 static bool any_depth(const rvi_occ_feed *fd, double *q, double *qmax)

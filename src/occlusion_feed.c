@@ -52,8 +52,8 @@ rv_result rvi_occ_feed_resolve_desc(rv_occlusion_desc *d)
 static void free_feed(rvi_heap *heap, rvi_occ_feed *fd)
 {
     rvi_free(heap, fd->rows, RVI_FEED_ROWS * RVI_FEED_STRIDE(fd->cap_w) * sizeof(float));
-    rvi_free(heap, fd->lo, fd->cap_levels_total * sizeof(float));
-    rvi_free(heap, fd->hi, fd->cap_levels_total * sizeof(float));
+    rvi_free(heap, fd->lo, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
+    rvi_free(heap, fd->hi, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
     rvi_free(heap, fd->dest, fd->dest_capacity * sizeof(float));
     rvi_free(heap, fd->shadow, fd->shadow_capacity * sizeof(float));
     rvi_free(heap, fd->ranges, fd->range_capacity * sizeof(double));
@@ -78,12 +78,16 @@ rv_result rvi_occ_feed_create(rv_occlusion *occ)
     rvi_feed_levels lv;
     rvi_feed_levels_of(fd->cap_w, fd->cap_h, &lv, &fd->cap_levels_total);
     fd->rows = rvi_alloc(occ->heap, RVI_FEED_ROWS * RVI_FEED_STRIDE(fd->cap_w) * sizeof(float));
-    fd->lo = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
-    fd->hi = rvi_alloc(occ->heap, fd->cap_levels_total * sizeof(float));
+    fd->lo = rvi_alloc(occ->heap, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
+    fd->hi = rvi_alloc(occ->heap, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
     if (!fd->rows || !fd->lo || !fd->hi) {
         free_feed(occ->heap, fd);
         return RV_ERR_OUT_OF_MEMORY;
     }
+    /* The queries read four texels at a time and ignore those past a rectangle: past the
+     * current feed's pyramids they meet these zeroes (or an earlier feed's values). */
+    memset(fd->lo, 0, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
+    memset(fd->hi, 0, (fd->cap_levels_total + RVI_FEED_TAIL) * sizeof(float));
     occ->feed = fd;
     return RV_OK;
 }

@@ -11,10 +11,15 @@
 
 #include "occlusion.h"
 
-#define RVI_FEED_MAX_LEVELS 14u
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
-/* The source image's pyramids: level 0 is the feed's texel grid; each next level halves
- * both sizes rounding up (a missing child repeats its sibling). */
+#define RVI_FEED_MAX_LEVELS 15u
+
+/* The source image's pyramids: level 0 is the feed's texel grid (sizes only: not stored);
+ * each next level halves both sizes rounding up (a missing child repeats its sibling), down
+ * to 1 x 1. Level 1 is stored first (offset 0). */
 typedef struct rvi_feed_levels {
     uint32_t count;
     uint32_t w[RVI_FEED_MAX_LEVELS], h[RVI_FEED_MAX_LEVELS];
@@ -62,7 +67,8 @@ struct rvi_occ_feed {
     size_t cap_texels, cap_levels_total;
     /* Source side, sized at creation for the largest feed. */
     float *rows;            /* RVI_FEED_ROWS rows of RVI_FEED_STRIDE(cap_w) floats: the source pass's rings */
-    float *lo, *hi;         /* pyramids of the surface bounds, rvi_feed_levels layout */
+    float *lo, *hi;         /* pyramids of the surface bounds from level 1 up, rvi_feed_levels
+                               layout, RVI_FEED_TAIL floats of padding after them */
     rvi_feed_levels levels; /* of the current feed */
     /* Destination side, grown with the buffer (only when it has more texels than before). */
     float *dest;            /* the feed's nearness per buffer texel, -FLT_MAX where nothing */
@@ -79,43 +85,72 @@ struct rvi_occ_feed {
     rv_occlusion_feed_stats stats;
 };
 
-/* The level where both spans of [x0, x1] x [y0, y1] touch at most three texels. */
+/* A stored level (1 or above) at which [x0, x1] x [y0, y1] touches at most eight texels
+ * along each axis: with d the longer span less one, d < 7 * 2^k is enough (a span of d + 1
+ * texels meets at most floor(d / 2^k) + 2 cells of 2^k), and one level finer is taken when
+ * the rectangle's own alignment allows it. */
 static inline uint32_t rvi_feed_level_for(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
 {
     int32_t d = x1 - x0 > y1 - y0 ? x1 - x0 : y1 - y0;
-    uint32_t k = rvi_bit_length((uint32_t)d >> 1); /* d < 2^(k+1): at most three cells */
-    return k < fd->levels.count - 1 ? k : fd->levels.count - 1;
+    uint32_t k = rvi_bit_length((uint32_t)d / 7u), top = fd->levels.count - 1;
+    if (k > 1 && (x1 >> (k - 1)) - (x0 >> (k - 1)) <= 7 && (y1 >> (k - 1)) - (y0 >> (k - 1)) <= 7)
+        k--;
+    k = k < 1 ? 1 : k;
+    return k < top ? k : top;
 }
 
 /* Min (lo) and max (hi) of the surface bounds over the feed texels [x0, x1] x [y0, y1]
- * (inclusive, inside the image), read at rvi_feed_level_for (nine reads at most): a
- * superset of the rectangle by less than half its size on each side, so both answers err
- * wide. */
+ * (inclusive, inside the image), read at rvi_feed_level_for: every texel there that the
+ * rectangle touches, at most 8 x 8. The texels cover the rectangle and at most one texel of
+ * that level beyond it on each side, so both answers err wide. */
 static inline void rvi_feed_query(const rvi_occ_feed *fd, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float *out_lo,
                                   float *out_hi)
 {
     uint32_t k = rvi_feed_level_for(fd, x0, y0, x1, y1);
     size_t lw = fd->levels.w[k], off = fd->levels.offset[k];
-    /* Three columns and three rows, the middle one repeating an end when the span has
-     * fewer cells (a repeated cell changes neither extreme): no loop to run. */
-    size_t ax = (size_t)(x0 >> k), cx = (size_t)(x1 >> k), bx = (ax + cx) / 2;
-    size_t ay = (size_t)(y0 >> k), cy = (size_t)(y1 >> k), by = (ay + cy) / 2;
-    const size_t rows[3] = { off + ay * lw, off + by * lw, off + cy * lw };
-    float lo = INFINITY, hi = -INFINITY;
-    for (int r = 0; r < 3; r++) {
-        const float *rl = fd->lo + rows[r], *rh = fd->hi + rows[r];
-        float l = rl[ax] < rl[bx] ? rl[ax] : rl[bx], h = rh[ax] > rh[bx] ? rh[ax] : rh[bx];
-        l = l < rl[cx] ? l : rl[cx];
-        h = h > rh[cx] ? h : rh[cx];
-        lo = l < lo ? l : lo;
-        hi = h > hi ? h : hi;
+    int32_t ax = x0 >> k, cx = x1 >> k, ay = y0 >> k, cy = y1 >> k;
+#if defined(__SSE2__) || defined(_M_X64)
+    /* Four-wide reads per row (the arrays are padded, so a read stays inside them, and they
+     * hold no NaN): one at the first texel and, past four, one ending at the last (the two
+     * overlap, which changes neither extreme); with fewer than four the lanes past the
+     * last are set to the identity of the reduction. */
+    int32_t n = cx - ax + 1, bx = n > 4 ? cx - 3 : ax;
+    const float *pl = fd->lo + off + (size_t)ay * lw, *ph = fd->hi + off + (size_t)ay * lw;
+    __m128 lo = _mm_min_ps(_mm_loadu_ps(pl + ax), _mm_loadu_ps(pl + bx));
+    __m128 hi = _mm_max_ps(_mm_loadu_ps(ph + ax), _mm_loadu_ps(ph + bx));
+    for (int32_t y = ay + 1; y <= cy; y++) {
+        pl += lw;
+        ph += lw;
+        lo = _mm_min_ps(lo, _mm_min_ps(_mm_loadu_ps(pl + ax), _mm_loadu_ps(pl + bx)));
+        hi = _mm_max_ps(hi, _mm_max_ps(_mm_loadu_ps(ph + ax), _mm_loadu_ps(ph + bx)));
     }
+    __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(n)));
+    lo = _mm_or_ps(_mm_and_ps(keep, lo), _mm_andnot_ps(keep, _mm_set1_ps(INFINITY)));
+    hi = _mm_or_ps(_mm_and_ps(keep, hi), _mm_andnot_ps(keep, _mm_set1_ps(-INFINITY)));
+    lo = _mm_min_ps(lo, _mm_shuffle_ps(lo, lo, _MM_SHUFFLE(1, 0, 3, 2)));
+    hi = _mm_max_ps(hi, _mm_shuffle_ps(hi, hi, _MM_SHUFFLE(1, 0, 3, 2)));
+    lo = _mm_min_ps(lo, _mm_shuffle_ps(lo, lo, _MM_SHUFFLE(2, 3, 0, 1)));
+    hi = _mm_max_ps(hi, _mm_shuffle_ps(hi, hi, _MM_SHUFFLE(2, 3, 0, 1)));
+    *out_lo = _mm_cvtss_f32(lo);
+    *out_hi = _mm_cvtss_f32(hi);
+#else
+    float lo = INFINITY, hi = -INFINITY;
+    for (int32_t y = ay; y <= cy; y++)
+        for (int32_t x = ax; x <= cx; x++) {
+            size_t at = off + (size_t)y * lw + (size_t)x;
+            lo = fd->lo[at] < lo ? fd->lo[at] : lo;
+            hi = fd->hi[at] > hi ? fd->hi[at] : hi;
+        }
     *out_lo = lo;
     *out_hi = hi;
+#endif
 }
 
+/* Padding after the pyramids (floats), for the query's four-wide reads. */
+#define RVI_FEED_TAIL 4
+
 /* Rows of scratch the source pass keeps in flight, each padded on both sides. */
-#define RVI_FEED_ROWS 12
+#define RVI_FEED_ROWS 15
 #define RVI_FEED_PAD 8
 #define RVI_FEED_STRIDE(cap_w) ((size_t)(cap_w) + 2 * RVI_FEED_PAD)
 
@@ -145,8 +180,8 @@ size_t rvi_feed_scratch_doubles(uint32_t dst_w);
 
 /* The reprojection's block sizes: blocks of RVI_FEED_BLOCK texels a side are tried first;
  * a block that cannot be proven is split down to RVI_FEED_MIN_BLOCK. */
-#define RVI_FEED_BLOCK 8
-#define RVI_FEED_MIN_BLOCK 4
+#define RVI_FEED_BLOCK 20
+#define RVI_FEED_MIN_BLOCK 5
 
 /* Sets the block sizes (1..64, min_block <= block; the defaults above), for the
  * benchmark's baseline that proves every texel on its own (1, 1). No-op without a feed. */

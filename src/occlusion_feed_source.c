@@ -1,21 +1,24 @@
 /* The depth feed's source side (docs/occlusion.md, "The depth feed"): from the host's image
- * to per-texel bounds on the surface the old view saw, and their pyramids.
+ * to bounds on the surface the old view saw, and their pyramids.
  *
  * One pass over the rows, each row's work a few loops the compiler vectorises (an AVX2 build
  * of the same source is picked at run time, as for the buffer), the rows in flight kept in
- * small ring buffers so that nothing but the result leaves the first-level cache:
+ * small ring buffers so that nothing but the pyramids leaves the first-level cache:
  *  1. decode: window depth -> nearness n (NaN: no sample). A sample counts only when the
  *     format and the arithmetic know its nearness to within tau / 8 of its depth D (1 / w
  *     in perspective; the distance from the near plane in orthographic views);
  *  2. plane: a sample whose second differences along its row and its column stay within
  *     tau / 2 of its depth lies on one plane with its four neighbours (the true second
- *     differences, errors included, are then within tau); it gives a = b = n, any other
- *     texel a = -inf, b = +inf;
- *  3. 3 x 3: a texel's surface bounds are the minimum of a and the maximum of b over its
- *     neighbourhood, widened by tau of the largest depth there (which also covers every
- *     sample's error): -inf / +inf unless all nine samples lie on their neighbours' planes;
- *  4. pyramids: minimum of lo and maximum of hi; the first level is reduced as its rows
- *     complete, the others afterwards.
+ *     differences, errors included, are then within tau); it keeps b = n, any other texel
+ *     b = +inf;
+ *  3. a texel proves surface between the extremes of b over its 3 x 3 neighbourhood widened
+ *     by tau of the largest depth there (which also covers every sample's error), and
+ *     nothing unless all nine samples lie on their neighbours' planes. The pyramids start
+ *     at 2 x 2 texels: each texel of the first stored level takes the extremes of b over the
+ *     4 x 4 samples its four texels' neighbourhoods span, widened by tau of the largest
+ *     depth among them (no smaller than any of the four's own slack), so it bounds the four
+ *     texels' bounds and is finite only when all four prove surface;
+ *  4. pyramids above it: minimum of lo and maximum of hi.
  * Two neighbouring samples are then joined only when four in a row lie on one plane, and a
  * texel's whole footprint (half-way to each neighbour, corners included) lies between
  * joined samples. */
@@ -27,19 +30,22 @@
 
 void rvi_feed_levels_of(uint32_t w, uint32_t h, rvi_feed_levels *lv, size_t *total)
 {
+    /* Level 0 (the texel grid) is not stored: the first stored level is level 1 (a single
+     * texel's level 1 is that texel again), the others halve it down to 1 x 1. */
     size_t t = 0;
-    lv->count = 0;
-    for (;;) {
+    lv->w[0] = w;
+    lv->h[0] = h;
+    lv->offset[0] = 0;
+    lv->count = 1;
+    do {
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
         lv->w[lv->count] = w;
         lv->h[lv->count] = h;
         lv->offset[lv->count] = t;
         t += (size_t)w * h;
         lv->count++;
-        if (w == 1 && h == 1)
-            break;
-        w = (w + 1) / 2;
-        h = (h + 1) / 2;
-    }
+    } while (w > 1 || h > 1);
     *total = t;
 }
 
@@ -75,13 +81,11 @@ typedef struct decode_row_k {
     float a_v, a_x, c_row, v_c, k8_row, c8_e, tau, sky, min_near;
 } decode_row_k;
 
-static RVI_ALWAYS_INLINE void decode_row(const float *restrict v, uint32_t w, const decode_row_k *k, bool has_x,
-                                         float t_n, float t_0, float *restrict near, rvi_feed_counts *c)
+static RVI_ALWAYS_INLINE uint32_t decode_row(const float *restrict v, uint32_t w, const decode_row_k *k, bool has_x,
+                                             float t_n, float t_0, float *restrict near, rvi_feed_counts *c)
 {
     const decode_row_k q = *k;
-    /* Counted per row, invalid values in the low 16 bits and sky above (a row has at most
-     * RV_OCCLUSION_MAX_SIZE texels). */
-    uint32_t packed = 0, samples = 0;
+    uint32_t invalid = 0, sky = 0, samples = 0;
     for (uint32_t i = 0; i < w; i++) {
         float x = v[i], d = x - q.v_c;
         bool in = (x >= 0.0f) & (x <= 1.0f); /* false for NaN */
@@ -90,12 +94,14 @@ static RVI_ALWAYS_INLINE void decode_row(const float *restrict v, uint32_t w, co
         bool precise = q.k8_row + q.c8_e * fabsf(d) <= q.tau * (t_n * n + t_0);
         bool sample = in & !is_sky & (n > q.min_near) & precise;
         near[i] = sample ? n : NAN;
-        packed += in ? (is_sky ? 65536u : 0u) : 1u;
+        invalid += !in;
+        sky += is_sky; /* the clear value (0 or 1) is in range */
         samples += sample;
     }
-    c->invalid += packed & 0xFFFFu;
-    c->sky += packed >> 16;
+    c->invalid += invalid;
+    c->sky += sky;
     c->samples += samples;
+    return samples;
 }
 
 /* ---- 2: samples on their neighbours' planes --------------------------------------------- */
@@ -103,7 +109,7 @@ static RVI_ALWAYS_INLINE void decode_row(const float *restrict v, uint32_t w, co
 /* mid[-1] and mid[w] are padding (NaN): the row's end texels are never on a plane. */
 static RVI_ALWAYS_INLINE void plane_row(const float *restrict up, const float *restrict mid,
                                         const float *restrict down, uint32_t w, float half_tau, float t_n, float t_0,
-                                        float *restrict a, float *restrict b)
+                                        float *restrict b)
 {
     const float *left = mid - 1, *right = mid + 1;
     for (uint32_t i = 0; i < w; i++) {
@@ -111,47 +117,71 @@ static RVI_ALWAYS_INLINE void plane_row(const float *restrict up, const float *r
         float dx = fabsf(left[i] - 2.0f * c + right[i]), dy = fabsf(up[i] - 2.0f * c + down[i]);
         float tol = half_tau * (t_n * c + t_0);
         bool ok = (dx <= tol) & (dy <= tol); /* each false for NaN (a missing neighbour) */
-        /* A minimum against +-inf (a NaN sample is never ok), so that it stays a vector
-         * select rather than a branch. */
-        float cap = ok ? INFINITY : -INFINITY;
-        a[i] = c < cap ? c : cap;
-        b[i] = c > -cap ? c : -cap;
+        b[i] = ok ? c : INFINITY;
     }
 }
 
-/* a[-1], a[w] (-inf) and b[-1], b[w] (+inf) are padding. */
-static RVI_ALWAYS_INLINE void row_min_max(const float *restrict a, const float *restrict b, uint32_t w,
-                                          float *restrict lo, float *restrict hi)
+/* ---- 3: neighbourhoods, and the first stored level ---------------------------------------- */
+
+/* Four rows of b (a..d: rows 2y - 1 .. 2y + 2) down their columns: the extremes of all four
+ * (for level-1 row y), and the maxima of the first three and of the last three (the 3 x 3
+ * neighbourhoods of rows 2y and 2y + 1, to count the texels that prove surface). b holds no
+ * NaN: +inf marks a sample off its neighbours' planes. */
+static RVI_ALWAYS_INLINE void columns4(const float *restrict a, const float *restrict b, const float *restrict c,
+                                       const float *restrict d, uint32_t w, float *restrict vmin,
+                                       float *restrict vmax, float *restrict m3a, float *restrict m3b)
 {
-    const float *al = a - 1, *ar = a + 1, *bl = b - 1, *br = b + 1;
     for (uint32_t i = 0; i < w; i++) {
-        float l = al[i] < a[i] ? al[i] : a[i], h = bl[i] > b[i] ? bl[i] : b[i];
-        lo[i] = l < ar[i] ? l : ar[i];
-        hi[i] = h > br[i] ? h : br[i];
+        float bc_max = b[i] > c[i] ? b[i] : c[i], bc_min = b[i] < c[i] ? b[i] : c[i];
+        float top = a[i] > bc_max ? a[i] : bc_max, bottom = bc_max > d[i] ? bc_max : d[i];
+        float lo = a[i] < bc_min ? a[i] : bc_min;
+        m3a[i] = top;
+        m3b[i] = bottom;
+        vmax[i] = top > d[i] ? top : d[i];
+        vmin[i] = lo < d[i] ? lo : d[i];
     }
 }
 
-/* ---- 3: 3 x 3 bounds ------------------------------------------------------------------------ */
-
-/* Perspective: the nearest depth gives the largest slack; orthographic (t_n < 0): the
- * lower bound's distance from the near plane. Infinite inputs stay infinite. */
-static RVI_ALWAYS_INLINE uint32_t column_bounds(const float *restrict lu, const float *restrict lm,
-                                                const float *restrict ld, const float *restrict hu,
-                                                const float *restrict hm, const float *restrict hd, uint32_t w,
-                                                float tau, float t_n, float t_0, float *restrict lo,
-                                                float *restrict hi)
+/* Texels of a row whose 3 x 3 neighbourhood is all on planes: m3 holds the column maxima of
+ * its three rows, m3[-1] and m3[w] are padding (+inf). */
+static RVI_ALWAYS_INLINE uint32_t count_surface(const float *restrict m3, uint32_t w)
 {
-    uint32_t surface = 0;
+    const float *l = m3 - 1, *r = m3 + 1;
+    uint32_t n = 0;
     for (uint32_t i = 0; i < w; i++) {
-        float l = lu[i] < lm[i] ? lu[i] : lm[i], h = hu[i] > hm[i] ? hu[i] : hm[i];
-        l = l < ld[i] ? l : ld[i];
-        h = h > hd[i] ? h : hd[i];
+        float h = l[i] > m3[i] ? l[i] : m3[i];
+        h = h > r[i] ? h : r[i];
+        n += h < INFINITY;
+    }
+    return n;
+}
+
+/* Level-1 row from the column extremes of its four rows: texel x spans columns 2x - 1 ..
+ * 2x + 2 (vmin and vmax are padded with +inf on both sides, at least two past w). pmin and
+ * pmax are scratch for the column pairs. Perspective (t_n > 0): the nearest depth gives the
+ * largest slack; orthographic: the lower bound's distance from the near plane. */
+static RVI_ALWAYS_INLINE void level1_row(const float *restrict vmin, const float *restrict vmax, uint32_t w1,
+                                         float tau, float t_n, float t_0, float *restrict pmin,
+                                         float *restrict pmax, float *restrict lo, float *restrict hi)
+{
+    /* size_t indices: the compiler then knows that 2x and x + 1 do not wrap */
+    const float *a = vmin - 1, *b = vmax - 1;
+    for (size_t x = 0; x <= w1; x++) { /* columns 2x - 1 and 2x */
+        pmin[x] = a[2 * x] < a[2 * x + 1] ? a[2 * x] : a[2 * x + 1];
+        pmax[x] = b[2 * x] > b[2 * x + 1] ? b[2 * x] : b[2 * x + 1];
+    }
+    for (size_t x = 0; x < w1; x++) {
+        float l = pmin[x] < pmin[x + 1] ? pmin[x] : pmin[x + 1];
+        float h = pmax[x] > pmax[x + 1] ? pmax[x] : pmax[x + 1];
+        /* Not surface (h = +inf): lo = -inf and hi = +inf by arithmetic rather than by a
+         * select of computed values, which keeps the loop vectorised. l is then capped to
+         * stay finite (l = +inf would make inf - inf), a no-op for surface, where l <= h. */
+        l = l < FLT_MAX ? l : FLT_MAX;
+        float kill = h < INFINITY ? 0.0f : INFINITY;
         float slack = tau * (t_n > 0 ? h : t_0 - l);
-        lo[i] = l - slack;
-        hi[i] = h + slack;
-        surface += h < INFINITY;
+        lo[x] = (l - slack) - kill;
+        hi[x] = (h + slack) + kill;
     }
-    return surface;
 }
 
 /* ---- 4: pyramids ---------------------------------------------------------------------------- */
@@ -190,7 +220,7 @@ static RVI_ALWAYS_INLINE void level_row(rvi_occ_feed *fd, uint32_t l, uint32_t y
 
 static RVI_ALWAYS_INLINE void upper_levels(rvi_occ_feed *fd)
 {
-    for (uint32_t l = 1; l + 1 < fd->levels.count; l++)
+    for (uint32_t l = 2; l + 1 < fd->levels.count; l++)
         for (uint32_t y = 0; y < fd->levels.h[l + 1]; y++)
             level_row(fd, l, y);
 }
@@ -222,9 +252,9 @@ static void decode_constants(const rvi_feed_decode *dec, float tau, uint32_t w, 
     k->min_near = dec->min_near;
 }
 
-/* Row j of the image into its ring slot. */
-static RVI_ALWAYS_INLINE void decode_into(source_args *sa, decode_row_k *k, uint32_t j, bool has_x, float t_n,
-                                          float t_0, float *near)
+/* Row j of the image into its ring slot; returns its samples. */
+static RVI_ALWAYS_INLINE uint32_t decode_into(source_args *sa, decode_row_k *k, uint32_t j, bool has_x, float t_n,
+                                          float t_0, float *near, float *convert)
 {
     const rv_depth_feed *feed = sa->feed;
     const rvi_feed_decode *dec = sa->dec;
@@ -235,68 +265,110 @@ static RVI_ALWAYS_INLINE void decode_into(source_args *sa, decode_row_k *k, uint
     k->c_row = (float)c_row;
     float k_base = k->k8_row;
     k->k8_row += (float)(8 * fabs(c_row) / 2097152.0);
-    const float *v = row_depths(src, feed->format, w, sa->fd->rows + 11 * RVI_FEED_STRIDE(sa->fd->cap_w));
-    decode_row(v, w, k, has_x, t_n, t_0, near, &sa->counts);
+    const float *v = row_depths(src, feed->format, w, convert);
+    uint32_t samples = decode_row(v, w, k, has_x, t_n, t_0, near, &sa->counts);
     k->k8_row = k_base;
+    return samples;
 }
 
-/* Rows flow through three rings: nearness (decoded one row ahead of the plane test), and the
- * rows' three-texel minima of a and maxima of b (one row ahead of the column pass). Row j's
- * final bounds are written when row j + 1's extrema exist; level 1 as its two rows are.
- * t_n, t_0 and has_x are constants at each call, so every case gets its own loops. */
+/* The scratch rows (RVI_FEED_ROWS of them, each padded by RVI_FEED_PAD on both sides). */
+enum {
+    ROW_NEAR = 0,    /* 3: decoded nearness, one row ahead of the plane test */
+    ROW_B = 3,       /* 4: b of the rows a level-1 row spans */
+    ROW_VMIN = 7, ROW_VMAX, ROW_M3A, ROW_M3B, ROW_PMIN, ROW_PMAX,
+    ROW_NONE,        /* +inf: b of the rows outside the image */
+    ROW_CONVERT,     /* a unorm row converted to window depths */
+};
+
+/* b of image row r (outside the image: the +inf row). */
+static RVI_ALWAYS_INLINE const float *b_row(float *const b[4], const float *none, int64_t r, uint32_t h)
+{
+    return r < 0 || r >= (int64_t)h ? none : b[r % 4];
+}
+
+/* Level-1 row y from b of rows 2y - 1 .. 2y + 2; counts the texels of rows 2y and 2y + 1
+ * that prove surface. empty[r % 4]: row r has no sample (its b is all +inf), and then
+ * nothing it spans can prove surface (sky above the horizon, say). */
+static RVI_ALWAYS_INLINE uint32_t first_level_row(rvi_occ_feed *fd, float *const rows[RVI_FEED_ROWS],
+                                                  const bool empty[4], uint32_t y, uint32_t w, uint32_t h, float tau,
+                                                  float t_n, float t_0)
+{
+    float *const b[4] = { rows[ROW_B], rows[ROW_B + 1], rows[ROW_B + 2], rows[ROW_B + 3] };
+    int64_t r = 2 * (int64_t)y;
+    const rvi_feed_levels *lv = &fd->levels;
+    size_t o = lv->offset[1] + (size_t)y * lv->w[1];
+    bool none = true;
+    for (int64_t k = r - 1; k <= r + 2; k++)
+        none &= k < 0 || k >= (int64_t)h || empty[k % 4];
+    if (none) {
+        for (uint32_t x = 0; x < lv->w[1]; x++) {
+            fd->lo[o + x] = -INFINITY;
+            fd->hi[o + x] = INFINITY;
+        }
+        return 0;
+    }
+    columns4(b_row(b, rows[ROW_NONE], r - 1, h), b_row(b, rows[ROW_NONE], r, h), b_row(b, rows[ROW_NONE], r + 1, h),
+             b_row(b, rows[ROW_NONE], r + 2, h), w, rows[ROW_VMIN], rows[ROW_VMAX], rows[ROW_M3A], rows[ROW_M3B]);
+    uint32_t surface = count_surface(rows[ROW_M3A], w) + (r + 1 < (int64_t)h ? count_surface(rows[ROW_M3B], w) : 0);
+    level1_row(rows[ROW_VMIN], rows[ROW_VMAX], lv->w[1], tau, t_n, t_0, rows[ROW_PMIN], rows[ROW_PMAX], fd->lo + o,
+               fd->hi + o);
+    return surface;
+}
+
+/* Rows flow through two rings: nearness (decoded one row ahead of the plane test) and b
+ * (the four rows a level-1 row spans). Level-1 row y is written once b of row 2y + 2 exists;
+ * level 2 as its two rows are. t_n, t_0 and has_x are constants at each call, so every case
+ * gets its own loops. */
 static RVI_ALWAYS_INLINE void build_rows(source_args *sa, bool has_x, float t_n, float t_0)
 {
     rvi_occ_feed *fd = sa->fd;
     uint32_t w = sa->feed->width, h = sa->feed->height;
     const float tau = sa->tau;
-    /* Every ring row has RVI_FEED_PAD floats of padding on each side, so that the
-     * neighbour reads at either end need no special case (and no loop a scalar tail). */
+    /* The padding lets the neighbour reads at either end go without a special case (and
+     * without a scalar tail in the loops). */
     size_t stride = RVI_FEED_STRIDE(fd->cap_w);
-    float *base = fd->rows + RVI_FEED_PAD;
-    float *near[3], *rmin[3], *rmax[3], *a = base + 9 * stride, *b = base + 10 * stride;
-    for (int i = 0; i < 3; i++) {
-        near[i] = base + (size_t)i * stride;
-        rmin[i] = base + (size_t)(3 + i) * stride;
-        rmax[i] = base + (size_t)(6 + i) * stride;
-        near[i][-1] = near[i][w] = NAN;
-    }
-    a[-1] = a[w] = -INFINITY;
-    b[-1] = b[w] = INFINITY;
+    float *rows[RVI_FEED_ROWS];
+    for (int i = 0; i < RVI_FEED_ROWS; i++)
+        rows[i] = fd->rows + RVI_FEED_PAD + (size_t)i * stride;
+    for (int i = 0; i < 3; i++)
+        rows[ROW_NEAR + i][-1] = rows[ROW_NEAR + i][w] = NAN;
+    for (int i = ROW_VMIN; i <= ROW_NONE; i++)
+        for (int k = 1; k <= RVI_FEED_PAD; k++)
+            rows[i][-k] = rows[i][w - 1 + k] = INFINITY;
+    for (uint32_t i = 0; i < w; i++)
+        rows[ROW_NONE][i] = INFINITY;
     decode_row_k k;
     decode_constants(sa->dec, tau, w, &k);
-    uint32_t surface = 0;
-    for (uint32_t j = 0; j <= h + 1; j++) {
+    uint32_t surface = 0, next = 0; /* next: the level-1 row to write */
+    uint32_t samples[3] = { 0, 0, 0 }; /* of the rows in the nearness ring */
+    bool empty[4] = { true, true, true, true }; /* of the rows in the b ring */
+    const rvi_feed_levels *lv = &fd->levels;
+    for (uint32_t j = 0; j <= h; j++) {
         /* Decode row j; the plane test of row j - 1 (rows 0 and h - 1 prove nothing). */
         if (j < h)
-            decode_into(sa, &k, j, has_x, t_n, t_0, near[j % 3]);
-        if (j >= 1 && j <= h) {
-            uint32_t p = j - 1;
-            if (p == 0 || p + 1 >= h) {
-                for (uint32_t i = 0; i < w; i++) {
-                    rmin[p % 3][i] = -INFINITY;
-                    rmax[p % 3][i] = INFINITY;
-                }
-            } else {
-                plane_row(near[(p - 1) % 3], near[p % 3], near[j % 3], w, 0.5f * tau, t_n, t_0, a, b);
-                row_min_max(a, b, w, rmin[p % 3], rmax[p % 3]);
-            }
+            samples[j % 3] = decode_into(sa, &k, j, has_x, t_n, t_0, rows[ROW_NEAR + j % 3], rows[ROW_CONVERT]);
+        if (j == 0)
+            continue;
+        uint32_t p = j - 1;
+        float *b = rows[ROW_B + p % 4];
+        empty[p % 4] = p == 0 || p + 1 >= h || samples[p % 3] == 0;
+        if (empty[p % 4]) {
+            for (uint32_t i = 0; i < w; i++)
+                b[i] = INFINITY;
+        } else {
+            plane_row(rows[ROW_NEAR + (p - 1) % 3], rows[ROW_NEAR + p % 3], rows[ROW_NEAR + j % 3], w, 0.5f * tau,
+                      t_n, t_0, b);
         }
-        /* Final bounds of row j - 2 (needs extrema of rows j - 3 .. j - 1). */
-        if (j >= 2) {
-            uint32_t r = j - 2;
-            float *lo = fd->lo + (size_t)r * w, *hi = fd->hi + (size_t)r * w;
-            if (r == 0 || r + 1 >= h) {
-                for (uint32_t i = 0; i < w; i++) {
-                    lo[i] = -INFINITY;
-                    hi[i] = INFINITY;
-                }
-            } else {
-                surface += column_bounds(rmin[(r - 1) % 3], rmin[r % 3], rmin[(r + 1) % 3], rmax[(r - 1) % 3],
-                                         rmax[r % 3], rmax[(r + 1) % 3], w, tau, t_n, t_0, lo, hi);
-            }
-            if (fd->levels.count > 1 && (r % 2 == 1 || r + 1 == h))
-                level_row(fd, 0, r / 2);
+        for (; next < lv->h[1] && 2 * next + 2 <= p; next++) {
+            surface += first_level_row(fd, rows, empty, next, w, h, tau, t_n, t_0);
+            if (lv->count > 2 && next % 2 == 1)
+                level_row(fd, 1, next / 2);
         }
+    }
+    for (; next < lv->h[1]; next++) { /* the last rows: b beyond the image is +inf */
+        surface += first_level_row(fd, rows, empty, next, w, h, tau, t_n, t_0);
+        if (lv->count > 2 && (next % 2 == 1 || next + 1 == lv->h[1]))
+            level_row(fd, 1, next / 2);
     }
     sa->counts.surface = surface;
     upper_levels(fd);

@@ -199,14 +199,21 @@ static void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)
     ray_finish(wp, r);
 }
 
-/* The average of two or four rays: the ray through the average of their points. */
-static void ray_mid(const rvi_feed_warp *wp, const warp_ray *p, const warp_ray *q, const warp_ray *s,
-                    const warp_ray *t, warp_ray *out)
+/* The average of two rays, or of a block's four corners: the ray through the average of
+ * their points. */
+static void ray_mid(const rvi_feed_warp *wp, const warp_ray *p, const warp_ray *q, warp_ray *out)
 {
-    double f = s ? 0.25 : 0.5;
     for (int i = 0; i < 4; i++)
-        out->a[i] = f * (p->a[i] + q->a[i] + (s ? s->a[i] + t->a[i] : 0.0));
-    out->n0 = f * (p->n0 + q->n0 + (s ? s->n0 + t->n0 : 0.0));
+        out->a[i] = 0.5 * (p->a[i] + q->a[i]);
+    out->n0 = 0.5 * (p->n0 + q->n0);
+    ray_finish(wp, out);
+}
+
+static void ray_centre(const rvi_feed_warp *wp, const warp_ray *const r[4], warp_ray *out)
+{
+    for (int i = 0; i < 4; i++)
+        out->a[i] = 0.25 * (r[0]->a[i] + r[1]->a[i] + (r[2]->a[i] + r[3]->a[i]));
+    out->n0 = 0.25 * (r[0]->n0 + r[1]->n0 + (r[2]->n0 + r[3]->n0));
     ray_finish(wp, out);
 }
 
@@ -227,13 +234,21 @@ typedef struct corners {
 
 static void corners_of(const warp_ray *const r[4], corners *c)
 {
-    double mag0 = 0, mag1 = 0;
     c->usable = true;
     for (int i = 0; i < 4; i++) {
         c->r[i] = r[i];
-        mag0 = r[i]->m0 > mag0 ? r[i]->m0 : mag0;
-        mag1 = r[i]->m1 > mag1 ? r[i]->m1 : mag1;
         c->usable &= r[i]->d > 0;
+    }
+    c->mag0 = c->mag1 = 0;
+}
+
+/* The corners' magnitudes, for prism_rect's margin (once a block forms rectangles). */
+static void corner_magnitudes(corners *c)
+{
+    double mag0 = 0, mag1 = 0;
+    for (int i = 0; i < 4; i++) {
+        mag0 = c->r[i]->m0 > mag0 ? c->r[i]->m0 : mag0;
+        mag1 = c->r[i]->m1 > mag1 ? c->r[i]->m1 : mag1;
     }
     c->mag0 = (float)mag0;
     c->mag1 = (float)mag1;
@@ -262,12 +277,18 @@ static bool conditions_hold(const rvi_feed_warp *wp, const corners *c, double Q)
 
 #define WARP_ROUNDS 3
 
+typedef enum rect_fit {
+    RECT_INSIDE = 0,
+    RECT_PARTLY,  /* it meets the image but leaves it: a smaller block may fit */
+    RECT_OUTSIDE  /* (or not a number) */
+} rect_fit;
+
 /* The old-image rectangle of the prism between old nearness qa (Pa) and qb (Pb): the
- * bounds of the 8 corner points, as inclusive feed texels; false when it leaves the image
- * (the old view did not see it). In float: each point x0 + x1 Q is off by a few float
+ * bounds of the 8 corner points, as inclusive feed texels, when it lies inside the image (the
+ * old view did not see beyond it). In float: each point x0 + x1 Q is off by a few float
  * roundings of |x0| + |x1 Q| (of the inputs, the product and the sum), and the margin takes
  * 2^-19 of the largest such bound, plus a thousandth of a texel. */
-static bool prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, double qb, int32_t r[4])
+static rect_fit prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, double qb, int32_t r[4])
 {
     float fa = (float)qa, fb = (float)qb, b[4]; /* x_lo, y_lo, x_hi, y_hi */
 #if defined(__SSE__) || defined(_M_X64)
@@ -300,14 +321,15 @@ static bool prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, dou
     }
 #endif
     float m = 1e-3f + (c->mag0 + c->mag1 * (fabsf(fa) + fabsf(fb))) * (1.0f / 524288.0f);
-    float x_lo = b[0] - m, y_lo = b[1] - m, x_hi = b[2] + m, y_hi = b[3] + m;
-    if (!(x_lo >= 0 && y_lo >= 0 && x_hi < (float)wp->src_w && y_hi < (float)wp->src_h))
-        return false;
+    float x_lo = b[0] - m, y_lo = b[1] - m, x_hi = b[2] + m, y_hi = b[3] + m, sw = (float)wp->src_w,
+          sh = (float)wp->src_h;
+    if (!(x_lo >= 0 && y_lo >= 0 && x_hi < sw && y_hi < sh))
+        return x_hi >= 0 && y_hi >= 0 && x_lo < sw && y_lo < sh ? RECT_PARTLY : RECT_OUTSIDE;
     r[0] = (int32_t)x_lo;
     r[1] = (int32_t)y_lo;
     r[2] = (int32_t)x_hi;
     r[3] = (int32_t)y_hi;
-    return true;
+    return RECT_INSIDE;
 }
 
 /* The old depths [lo, hi] for which the conditions above hold at every ray of the buffer
@@ -360,16 +382,16 @@ static warp_span global_span(const rvi_feed_warp *wp, double qmax)
     return s;
 }
 
-/* Whether splitting a block whose rectangle failed may find anything: some of the
- * rectangle's corner and centre texels prove surface (a cheap look; it only decides how
- * much work is spent, never what is proven). */
+/* Whether splitting a block whose rectangle failed may find anything: some of the level-1
+ * texels under the rectangle's corners and centre prove surface (a cheap look; it only
+ * decides how much work is spent, never what is proven). */
 static bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 {
-    size_t w = fd->levels.w[0];
+    size_t w = fd->levels.w[1], off = fd->levels.offset[1];
     const int32_t xs[3] = { r[0], (r[0] + r[2]) / 2, r[2] }, ys[3] = { r[1], (r[1] + r[3]) / 2, r[3] };
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < 3; i++)
-            if (fd->hi[(size_t)ys[j] * w + (size_t)xs[i]] < INFINITY)
+            if (fd->hi[off + (size_t)(ys[j] >> 1) * w + (size_t)(xs[i] >> 1)] < INFINITY)
                 return true;
     return false;
 }
@@ -377,11 +399,12 @@ static bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 /* Tries to prove the block from the range guess (range[0] = Qb <= range[1] = Qa), widening
  * it to what the rectangle holds for up to WARP_ROUNDS rounds. On success range is the
  * final (tightest) range. */
-static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const warp_span *span, const corners *c,
+static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const warp_span *span, corners *c,
                          double range[2])
 {
     if (!c->usable)
         return PROOF_NOTHING;
+    corner_magnitudes(c);
     double qb = range[0], qa = range[1];
     proof why = PROOF_NOTHING;
     for (int round = 0; round < WARP_ROUNDS; round++) {
@@ -390,8 +413,9 @@ static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
             return PROOF_FAILED;
         if (!(qb >= span->lo && qa <= span->hi) && (!conditions_hold(wp, c, qa) || !conditions_hold(wp, c, qb)))
             return PROOF_FAILED;
-        if (!prism_rect(wp, c, qa, qb, r))
-            return why;
+        rect_fit fit = prism_rect(wp, c, qa, qb, r);
+        if (fit != RECT_INSIDE)
+            return fit == RECT_PARTLY ? PROOF_FAILED : why;
         float lo, hi;
         rvi_feed_query(fd, r[0], r[1], r[2], r[3], &lo, &hi);
         if (!(hi < INFINITY)) /* a texel of the rectangle proves nothing */
@@ -404,8 +428,18 @@ static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
             range[1] = hi;
             return PROOF_DONE;
         }
-        /* Widen past what was found, so that a slope is covered in fewer rounds. */
+        /* Widen to what was found. The rectangle grows with the range only by the parallax
+         * of the two views, often by less than a texel: when its texels stay the same, the
+         * query would find the same [lo, hi], now inside the range, and the proof holds. */
         double nqa = qa > hi ? qa : hi, nqb = qb < lo ? qb : lo, pad = 0.125 * (nqa - nqb);
+        int32_t wider[4];
+        if (nqb >= span->lo && nqa <= span->hi && prism_rect(wp, c, nqa, nqb, wider) == RECT_INSIDE &&
+            memcmp(wider, r, sizeof r) == 0) {
+            range[0] = lo;
+            range[1] = hi;
+            return PROOF_DONE;
+        }
+        /* Else past it, so that a slope is covered in fewer rounds. */
         qa = nqa + pad;
         qb = nqb - pad;
     }
@@ -422,53 +456,111 @@ static bool store_block(const rvi_feed_warp *wp, float *dest, int32_t x0, int32_
         return false;
     double gx = plane[0], gy = plane[1];
     double ox = gx < 0 ? 1.0 : 0.0, oy = gy < 0 ? 1.0 : 0.0;
-    float fgx = (float)gx;
-    int32_t n = x1 - x0;
-    for (int32_t y = y0; y < y1; y++) {
-        /* In float from the row's start: row + gx k (k < 64) comes out within a few float
-         * roundings of |row| + |gx| k (of row, gx, the product, the sums); the margin is
-         * 2^-19 of that bound, subtracted once from the row's start. */
-        double row = gx * ((double)x0 + ox) + gy * ((double)y + oy) + plane[2];
-        float base = (float)row - (float)((fabs(row) + fabs(gx) * n) * (1.0 / 524288.0) + 1e-30);
-        float *out = dest + (size_t)y * wp->dst_w + x0;
+    int32_t n = x1 - x0, m = y1 - y0;
+    /* In float from the block's corner: corner + gy j + gx k (j, k < 64) comes out within a
+     * few float roundings of |corner| + |gy| j + |gx| k (of the corner, the slopes, the
+     * products, the sums); the margin is 2^-19 of that bound, subtracted once. */
+    double corner = gx * ((double)x0 + ox) + gy * ((double)y0 + oy) + plane[2];
+    float base = (float)corner - (float)((fabs(corner) + fabs(gx) * n + fabs(gy) * m) * (1.0 / 524288.0) + 1e-30);
+    float fgx = (float)gx, fgy = (float)gy;
+    for (int32_t j = 0; j < m; j++) {
+        float row = base + fgy * (float)j;
+        float *out = dest + (size_t)(y0 + j) * wp->dst_w + x0;
         int32_t k = 0;
 #if defined(__SSE__) || defined(_M_X64)
-        __m128 vb = _mm_set1_ps(base), vg = _mm_set1_ps(fgx), vk = _mm_setr_ps(0, 1, 2, 3), four = _mm_set1_ps(4);
+        __m128 vb = _mm_set1_ps(row), vg = _mm_set1_ps(fgx), vk = _mm_setr_ps(0, 1, 2, 3), four = _mm_set1_ps(4);
         for (; k + 4 <= n; k += 4) {
             _mm_storeu_ps(out + k, _mm_add_ps(vb, _mm_mul_ps(vg, vk)));
             vk = _mm_add_ps(vk, four);
         }
 #endif
         for (; k < n; k++)
-            out[k] = base + fgx * (float)k;
+            out[k] = row + fgx * (float)k;
     }
     return true;
 }
 
-/* Marks the block's texels as proving nothing. */
-static void clear_block(float *dest, uint32_t dst_w, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
+/* Marks every texel as proving nothing, before the blocks write what they prove (one
+ * plain fill the compiler vectorises, cheaper than clearing each failed block). */
+static void clear_all(float *dest, size_t n)
 {
-    for (int32_t y = y0; y < y1; y++) {
-        float *out = dest + (size_t)y * dst_w + x0;
-        int32_t k = 0, n = x1 - x0;
-#if defined(__SSE__) || defined(_M_X64)
-        for (; k + 4 <= n; k += 4)
-            _mm_storeu_ps(out + k, _mm_set1_ps(-FLT_MAX));
-#endif
-        for (; k < n; k++)
-            out[k] = -FLT_MAX;
-    }
+    for (size_t i = 0; i < n; i++)
+        dest[i] = -FLT_MAX;
 }
 
 /* ---- guesses ----------------------------------------------------------------------------- */
 
+typedef enum guess_kind {
+    GUESS_FOUND = 0,
+    GUESS_SPLIT,   /* none at the centre, but the feed proves surface under a corner */
+    GUESS_NONE
+} guess_kind;
+
+/* Whether the feed proves surface (its level-1 texel) at old-image point (X, Y). */
+static bool surface_at(const rvi_feed_warp *wp, const rvi_occ_feed *fd, double X, double Y, float *lo, float *hi)
+{
+    if (!(X >= 0 && Y >= 0 && X < (double)wp->src_w && Y < (double)wp->src_h))
+        return false;
+    size_t at = fd->levels.offset[1] + (size_t)((int32_t)Y >> 1) * fd->levels.w[1] + (size_t)((int32_t)X >> 1);
+    *lo = fd->lo[at];
+    *hi = fd->hi[at];
+    return *hi < INFINITY;
+}
+
+/* Whether the feed proves surface (level 1) under each of the block's corner points at
+ * old nearness qa and qb. prism_rect bounds exactly these points (the same float products
+ * and sums) for the range [qb, qa], so when one is outside the image or not over surface,
+ * a round at that range leaves the image or meets a texel that proves nothing, and fails. */
+static bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double qb,
+                               double qa)
+{
+    const float q[2] = { (float)qa, (float)qb };
+    const float *hi = fd->hi + fd->levels.offset[1];
+    int32_t at[8];
+#if defined(__SSE2__) || defined(_M_X64)
+    /* A corner per lane; the same float products and sums as prism_rect's. */
+    __m128 x0 = _mm_loadu_ps(c->r[0]->line), x1 = _mm_loadu_ps(c->r[1]->line);
+    __m128 y0 = _mm_loadu_ps(c->r[2]->line), y1 = _mm_loadu_ps(c->r[3]->line);
+    _MM_TRANSPOSE4_PS(x0, x1, y0, y1);
+    __m128 zero = _mm_setzero_ps(), sw = _mm_set1_ps((float)wp->src_w), sh = _mm_set1_ps((float)wp->src_h);
+    __m128 w1 = _mm_set1_ps((float)fd->levels.w[1]);
+    for (int e = 0; e < 2; e++) {
+        __m128 vq = _mm_set1_ps(q[e]);
+        __m128 X = _mm_add_ps(x0, _mm_mul_ps(x1, vq)), Y = _mm_add_ps(y0, _mm_mul_ps(y1, vq));
+        __m128 in = _mm_and_ps(_mm_and_ps(_mm_cmpge_ps(X, zero), _mm_cmpge_ps(Y, zero)),
+                               _mm_and_ps(_mm_cmplt_ps(X, sw), _mm_cmplt_ps(Y, sh)));
+        if (_mm_movemask_ps(in) != 15)
+            return false;
+        /* the level-1 texel's index, exact in float (below 2^24) */
+        __m128i xi = _mm_srai_epi32(_mm_cvttps_epi32(X), 1), yi = _mm_srai_epi32(_mm_cvttps_epi32(Y), 1);
+        __m128 i = _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(yi), w1), _mm_cvtepi32_ps(xi));
+        _mm_storeu_si128((__m128i *)(void *)(at + 4 * e), _mm_cvttps_epi32(i));
+    }
+#else
+    for (int e = 0; e < 2; e++)
+        for (int i = 0; i < 4; i++) {
+            const float *l = c->r[i]->line;
+            float X = l[0] + l[1] * q[e], Y = l[2] + l[3] * q[e];
+            if (!(X >= 0 && Y >= 0 && X < (float)wp->src_w && Y < (float)wp->src_h))
+                return false;
+            at[4 * e + i] = ((int32_t)Y >> 1) * (int32_t)fd->levels.w[1] + ((int32_t)X >> 1);
+        }
+#endif
+    bool all = true;
+    for (int k = 0; k < 8; k++)
+        all &= hi[at[k]] < INFINITY;
+    return all;
+}
+
 /* A range for the block from the feed itself: follow its centre's old-image position (the
- * corners' average: a guess need not be exact) to the depth the feed holds there, a few
- * times, and take that texel's bounds. */
-static bool centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double q0, double range[2])
+ * corners' average: a guess need not be exact) to the depth the feed holds there (its
+ * level-1 texel), a few times, and take that texel's bounds. Without one there, whether a
+ * smaller block may still find surface: some corner's position (at depth q0) is over it. A
+ * guess only decides where work is spent, never what is proven. */
+static guess_kind centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double q0, double range[2])
 {
     if (!c->usable)
-        return false;
+        return GUESS_NONE;
     double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
     for (int i = 0; i < 4; i++) {
         x0 += 0.25 * c->r[i]->x0;
@@ -477,42 +569,59 @@ static bool centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
         y1 += 0.25 * c->r[i]->y1;
     }
     double Q = q0;
+    float lo, hi;
     for (int it = 0; it < 3; it++) {
-        double X = x0 + x1 * Q, Y = y0 + y1 * Q;
-        if (!(X >= 0 && Y >= 0 && X < (double)wp->src_w && Y < (double)wp->src_h))
-            return false;
-        size_t at = (size_t)(int32_t)Y * wp->src_w + (size_t)(int32_t)X;
-        float lo = fd->lo[at], hi = fd->hi[at];
-        if (!(hi < INFINITY))
-            return false;
+        if (!surface_at(wp, fd, x0 + x1 * Q, y0 + y1 * Q, &lo, &hi)) {
+            for (int i = 0; i < 4; i++) {
+                const warp_ray *r = c->r[i];
+                if (surface_at(wp, fd, r->x0 + r->x1 * q0, r->y0 + r->y1 * q0, &lo, &hi))
+                    return GUESS_SPLIT;
+            }
+            return GUESS_NONE;
+        }
         range[0] = lo;
         range[1] = hi;
         Q = 0.5 * ((double)lo + hi);
     }
-    return true;
+    return GUESS_FOUND;
 }
 
 /* Some proven depth of the feed to start the guesses from (the first finite texel of level
- * 2, 1 or 0: a level-2 texel is finite only when its whole 4 x 4 patch is proven surface),
- * and a scale for the depths the blocks will use: four times the largest upper bound over
- * level 2 (the nearest proven surface, with room for the rounds' widening). */
+ * 2, else of level 1: a level-2 texel is finite only when its whole 4 x 4 patch is proven
+ * surface), and a scale for the depths the blocks will use: four times the largest upper
+ * bound over that level (the nearest proven surface, with room for the rounds' widening). */
 static bool any_depth(const rvi_occ_feed *fd, double *q, double *qmax)
 {
     const rvi_feed_levels *lv = &fd->levels;
-    bool found = false;
-    *qmax = 0;
-    for (int l = lv->count > 2 ? 2 : (int)lv->count - 1; l >= 0 && !found; l--) {
-        size_t n = (size_t)lv->w[l] * lv->h[l], o = lv->offset[l];
-        for (size_t i = 0; i < n; i++)
-            if (fd->hi[o + i] < INFINITY) {
-                if (!found)
-                    *q = 0.5 * ((double)fd->lo[o + i] + fd->hi[o + i]);
-                found = true;
-                *qmax = fd->hi[o + i] > *qmax ? fd->hi[o + i] : *qmax;
+    for (int l = lv->count > 2 ? 2 : 1; l >= 1; l--) {
+        size_t n = (size_t)lv->w[l] * lv->h[l];
+        const float *lo = fd->lo + lv->offset[l], *hi = fd->hi + lv->offset[l];
+        float top = 0; /* the largest finite upper bound, or 0 */
+        size_t i = 0;
+#if defined(__SSE__) || defined(_M_X64)
+        /* four running maxima: the compiler does not reorder a float maximum on its own */
+        __m128 t4 = _mm_setzero_ps(), inf = _mm_set1_ps(INFINITY);
+        for (; i + 4 <= n; i += 4) {
+            __m128 h = _mm_loadu_ps(hi + i);
+            t4 = _mm_max_ps(t4, _mm_and_ps(h, _mm_cmplt_ps(h, inf)));
+        }
+        float t[4];
+        _mm_storeu_ps(t, t4);
+        for (int k = 0; k < 4; k++)
+            top = t[k] > top ? t[k] : top;
+#endif
+        for (; i < n; i++) {
+            float h = hi[i] < INFINITY ? hi[i] : 0.0f;
+            top = h > top ? h : top;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (hi[k] < INFINITY) {
+                *q = 0.5 * ((double)lo[k] + hi[k]);
+                *qmax = 4.0 * top;
+                return true;
             }
     }
-    *qmax *= 4;
-    return found;
+    return false;
 }
 
 /* ---- the blocks -------------------------------------------------------------------------- */
@@ -535,8 +644,9 @@ static bool proven(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1
 }
 
 /* Proves a block from a guess, else from the feed's own guess at its centre, else splits it
- * in four (when something provable was seen). On success range holds the block's final
- * range (a guess for its neighbours). */
+ * in four (when something provable was seen). Every texel was marked as proving nothing
+ * beforehand; a proof overwrites its block. On success range holds the block's final range
+ * (a guess for its neighbours; after a split, that of its last child proven). */
 static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
                   double range[2], bool have_guess)
 {
@@ -544,6 +654,11 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
     corners_of(r, &c);
     double tried[2] = { range[0], range[1] };
     proof p = PROOF_NOTHING;
+    int32_t mb = run->fd->min_block;
+    bool smallest = x1 - x0 <= mb && y1 - y0 <= mb;
+    if (have_guess && smallest && c.usable && range[0] <= range[1] &&
+        !corners_on_surface(run->wp, run->fd, &c, range[0], range[1]))
+        return false; /* the guess's first rectangle meets a texel that proves nothing */
     if (have_guess) {
         p = prove_block(run->wp, run->fd, &run->span, &c, range);
         if (p == PROOF_DONE && proven(run, x0, y0, x1, y1, range[0]))
@@ -552,7 +667,8 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
     /* The feed's own guess only where no neighbour gave one: after a neighbour's guess
      * failed it rarely helps (the rectangle's texels are usually what failed). */
     double own[2];
-    if (!have_guess && centre_guess(run->wp, run->fd, &c, run->q0, own)) {
+    guess_kind own_kind = have_guess ? GUESS_NONE : centre_guess(run->wp, run->fd, &c, run->q0, own);
+    if (own_kind == GUESS_FOUND) {
         proof q = prove_block(run->wp, run->fd, &run->span, &c, own);
         if (q == PROOF_DONE && proven(run, x0, y0, x1, y1, own[0])) {
             range[0] = own[0];
@@ -560,20 +676,19 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
             return true;
         }
         p = q > p ? q : p;
+    } else if (own_kind == GUESS_SPLIT) {
+        p = PROOF_FAILED;
     }
-    int32_t mb = run->fd->min_block;
-    if (p == PROOF_NOTHING || (x1 - x0 <= mb && y1 - y0 <= mb)) {
-        clear_block(run->dest, run->wp->dst_w, x0, y0, x1, y1); /* every texel is written once */
+    if (p == PROOF_NOTHING || smallest)
         return false;
-    }
     /* Four children (two where one side is at the smallest size), their corners shared. */
     int32_t xm = x1 - x0 > mb ? (x0 + x1) / 2 : x1, ym = y1 - y0 > mb ? (y0 + y1) / 2 : y1;
     bool split_x = xm < x1, split_y = ym < y1;
     warp_ray mid[5]; /* (xm, y0), (x0, ym), (xm, ym), (x1, ym), (xm, y1) */
     if (split_x) {
         if ((x1 - x0) % 2 == 0) { /* a midpoint: the average is exact */
-            ray_mid(run->wp, r[0], r[1], NULL, NULL, &mid[0]);
-            ray_mid(run->wp, r[2], r[3], NULL, NULL, &mid[4]);
+            ray_mid(run->wp, r[0], r[1], &mid[0]);
+            ray_mid(run->wp, r[2], r[3], &mid[4]);
         } else {
             ray_at(run->wp, xm, y0, &mid[0]);
             ray_at(run->wp, xm, y1, &mid[4]);
@@ -581,8 +696,8 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
     }
     if (split_y) {
         if ((y1 - y0) % 2 == 0) {
-            ray_mid(run->wp, r[0], r[2], NULL, NULL, &mid[1]);
-            ray_mid(run->wp, r[1], r[3], NULL, NULL, &mid[3]);
+            ray_mid(run->wp, r[0], r[2], &mid[1]);
+            ray_mid(run->wp, r[1], r[3], &mid[3]);
         } else {
             ray_at(run->wp, x0, ym, &mid[1]);
             ray_at(run->wp, x1, ym, &mid[3]);
@@ -590,39 +705,36 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
     }
     if (split_x && split_y) {
         if ((x1 - x0) % 2 == 0 && (y1 - y0) % 2 == 0)
-            ray_mid(run->wp, r[0], r[1], r[2], r[3], &mid[2]);
+            ray_centre(run->wp, r, &mid[2]);
         else
             ray_at(run->wp, xm, ym, &mid[2]);
     }
     const warp_ray *g[3][3] = { { r[0], &mid[0], r[1] }, { &mid[1], &mid[2], &mid[3] }, { r[2], &mid[4], r[3] } };
     const int32_t xs[3] = { x0, xm, x1 }, ys[3] = { y0, ym, y1 };
-    bool any = false, have = have_guess;
-    double guess[2] = { tried[0], tried[1] };
+    /* Every child starts from the guess this block was given, not from a sibling's result,
+     * so that the children's proofs do not wait on one another. */
+    bool any = false;
     for (int j = 0; j < (split_y ? 2 : 1); j++)
         for (int i = 0; i < (split_x ? 2 : 1); i++) {
             /* A side not split runs from its first corner to its last. */
             int i1 = split_x ? i + 1 : 2, j1 = split_y ? j + 1 : 2;
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
-            double rg[2] = { guess[0], guess[1] };
-            if (block(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have)) {
-                guess[0] = rg[0];
-                guess[1] = rg[1];
-                have = any = true;
+            double rg[2] = { tried[0], tried[1] };
+            if (block(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
+                range[0] = rg[0];
+                range[1] = rg[1];
+                any = true;
             }
         }
-    if (any) {
-        range[0] = guess[0];
-        range[1] = guess[1];
-    }
     return any;
 }
 
 static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
 {
     warp_run run = { wp, fd, { 1, 0 }, dest, 0, 0 };
+    clear_all(dest, (size_t)wp->dst_w * wp->dst_h);
     double qmax;
     if (!any_depth(fd, &run.q0, &qmax)) {
-        clear_block(dest, wp->dst_w, 0, 0, (int32_t)wp->dst_w, (int32_t)wp->dst_h);
         return 0;
     }
     run.span = global_span(wp, qmax);
@@ -643,14 +755,16 @@ static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_o
         double left[2] = { NAN, NAN };
         for (int32_t c = 0; c < cols; c++) {
             int32_t x0 = c * bw, x1 = x0 + bw < (int32_t)wp->dst_w ? x0 + bw : (int32_t)wp->dst_w;
+            /* The block above first: a guess from the left would wait on the block just
+             * before this one. */
             double range[2];
             bool have = true;
-            if (left[0] == left[0]) {
-                range[0] = left[0];
-                range[1] = left[1];
-            } else if (ranges[2 * c] == ranges[2 * c]) {
+            if (ranges[2 * c] == ranges[2 * c]) {
                 range[0] = ranges[2 * c];
                 range[1] = ranges[2 * c + 1];
+            } else if (left[0] == left[0]) {
+                range[0] = left[0];
+                range[1] = left[1];
             } else {
                 have = false;
                 range[0] = range[1] = run.q0;

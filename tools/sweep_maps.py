@@ -5,11 +5,17 @@ openarena-081-maps) and prints one table row per map and the totals.
     tools/sweep_maps.py                          # build/examples/rvis-walk, every frame verified
     tools/sweep_maps.py -w build-walk/examples/rvis-walk -j 2 --verify-every 2
     tools/sweep_maps.py --maps oa_dm4,oa_ctf2 -- --occlusion-width 512
+    tools/sweep_maps.py --depth-feed --maps city,oa_dm1,oa_dm2,oa_dm3,oa_dm4,oa_dm5,oa_dm6,oa_dm7,oa_ctf2
 
 Each map is walked twice: with --verify (objects, occluders, drawn and truly visible
 means, draw ratio, false culls) and, unless --no-timing, without it for the frame time
-(rvis's rv_frame call alone, p50; run those with -j 1 on a quiet machine if the times
-matter). Extra arguments after -- go to both runs. Per-map JSON reports, stderr and exit
+(rvis's frame calls alone, p50; run those with -j 1 on a quiet machine if the times
+matter). With --depth-feed each map is walked twice more, both runs with rvis-walk
+--depth-feed, and a second table compares: draw ratio without and with the feed, false
+culls with it, the feed stage (p50 and p99 of the frames whose feed rvis used, from the
+run without --verify), feeds used and ignored, the path's cuts and how many of their
+feeds rvis used (it should use none), and the tests the feed alone answered hidden. The
+name "city" stands for the embedded city (its first --city-frames frames). Extra arguments after -- go to both runs. Per-map JSON reports, stderr and exit
 codes are kept in --out (a fresh temporary directory by default); --reuse takes a map's
 runs from there instead of running them again, so an interrupted sweep resumes, two
 sweeps over different --maps share one table, and a finished one prints again.
@@ -35,9 +41,9 @@ def map_names(pak):
     return sorted(n[len("maps/"):-len(".bsp")] for n in names)
 
 
-def run(walk, pak, name, out, verify, every, extra, reuse):
+def run(walk, pak, name, out, verify, every, extra, reuse, feed=False, city_frames=120):
     """One rvis-walk run; returns (exit code, report dict or None, last stderr line)."""
-    tag = "verify" if verify else "timing"
+    tag = ("verify" if verify else "timing") + ("-feed" if feed else "")
     json_path = os.path.join(out, f"{name}.{tag}.json")
     err_path = os.path.join(out, f"{name}.{tag}.err")
     code_path = os.path.join(out, f"{name}.{tag}.code")
@@ -45,7 +51,10 @@ def run(walk, pak, name, out, verify, every, extra, reuse):
         with open(code_path) as f:
             code = int(f.read())
     else:
-        args = [walk, "--map", f"{pak}:maps/{name}.bsp", "--quiet", "--json", json_path]
+        scene = ["--frames", str(city_frames)] if name == "city" else ["--map", f"{pak}:maps/{name}.bsp"]
+        args = [walk] + scene + ["--quiet", "--json", json_path]
+        if feed:
+            args += ["--depth-feed"]
         if verify:
             args += ["--verify", "--verify-every", str(every)]
         args += extra
@@ -63,13 +72,49 @@ def run(walk, pak, name, out, verify, every, extra, reuse):
 
 
 def sweep_one(opts, name):
-    code, report, last = run(opts.walk, opts.pak, name, opts.out, True, opts.verify_every, opts.extra, opts.reuse)
-    row = {"map": name, "code": code, "report": report, "message": last, "frame_p50": None}
+    common = (opts.walk, opts.pak, name, opts.out)
+    code, report, last = run(*common, True, opts.verify_every, opts.extra, opts.reuse, city_frames=opts.city_frames)
+    row = {"map": name, "code": code, "report": report, "message": last, "frame_p50": None,
+           "feed": None, "feed_code": None, "feed_timing": None}
     if report is not None and code in (0, 1) and not opts.no_timing:
-        tcode, treport, tlast = run(opts.walk, opts.pak, name, opts.out, False, 1, opts.extra, opts.reuse)
+        tcode, treport, tlast = run(*common, False, 1, opts.extra, opts.reuse, city_frames=opts.city_frames)
         if treport is not None and tcode == 0:
             row["frame_p50"] = treport["frame_us"]["p50"]
+    if opts.depth_feed and report is not None:
+        fcode, freport, flast = run(*common, True, opts.verify_every, opts.extra, opts.reuse, True, opts.city_frames)
+        row["feed"], row["feed_code"], row["feed_message"] = freport, fcode, flast
+        if freport is not None and fcode in (0, 1) and not opts.no_timing:
+            tcode, treport, tlast = run(*common, False, 1, opts.extra, opts.reuse, True, opts.city_frames)
+            if treport is not None and tcode == 0:
+                row["feed_timing"] = treport
     return row
+
+
+def feed_table(rows):
+    """The --depth-feed comparison; returns the rows with a false cull or an error."""
+    print()
+    print("With --depth-feed (320x180, one frame late; stage times from the runs without --verify):")
+    print()
+    print("| scene | frames | draw ratio without | with | false culls | feed stage µs p50 / p99 "
+          "| feeds used | ignored | cuts (used) | hidden by the feed alone per frame | |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    bad = []
+    for row in rows:
+        r, f, t = row["report"], row["feed"], row["feed_timing"]
+        if r is None or f is None or row["feed_code"] not in (0, 1):
+            bad.append(row)
+            print(f"| {row['map']} | | | | | | | | | | {row.get('feed_message') or 'not run'} |")
+            continue
+        d = f["depth_feed"]
+        used = (t or f)["depth_feed"]["used_us"]
+        ignored = d["ignored_motion"] + d["ignored_projection"] + d["ignored_age"]
+        note = "FALSE CULLS" if f["false_culls"] else ("" if row["feed_code"] == 0 else row["feed_message"])
+        if note:
+            bad.append(row)
+        print(f"| {row['map']} | {f['frames']} | {fmt(r['draw_ratio'], 2)} | {fmt(f['draw_ratio'], 2)} "
+              f"| {f['false_culls']} | {fmt(used['p50'], 0)} / {fmt(used['p99'], 0)} | {d['used']} | {ignored} "
+              f"| {d['cuts']} ({d['cuts_used']}) | {fmt(d['hidden_by_feed_per_frame'], 1)} | {note} |")
+    return bad
 
 
 def fmt(v, digits=1):
@@ -87,11 +132,14 @@ def main():
     p.add_argument("--maps", help="comma-separated map names (default: every map in the pak)")
     p.add_argument("--no-timing", action="store_true", help="skip the runs without --verify")
     p.add_argument("--reuse", action="store_true", help="take runs already in --out instead of running them")
+    p.add_argument("--depth-feed", action="store_true",
+                   help="also walk each map with rvis-walk --depth-feed and compare (a second table)")
+    p.add_argument("--city-frames", type=int, default=120, help="frames of the scene named city (default 120)")
     p.add_argument("extra", nargs="*", help="arguments for rvis-walk (after --)")
     opts = p.parse_args()
     if not os.access(opts.walk, os.X_OK):
         sys.exit(f"sweep_maps: {opts.walk} is not an executable rvis-walk (see -w)")
-    if not os.path.exists(opts.pak):
+    if not os.path.exists(opts.pak) and (not opts.maps or opts.maps != "city"):
         sys.exit(f"sweep_maps: {opts.pak} is missing (Debian package openarena-081-maps)")
     names = opts.maps.split(",") if opts.maps else map_names(opts.pak)
     opts.out = opts.out or tempfile.mkdtemp(prefix="rvis-sweep-")
@@ -166,9 +214,12 @@ def main():
             print(f"First false cull on {row['map']}: frame {f['frame']}, object {f['object']}, {f['pixels']} px, "
                   f"culled by {f['culled_by']}, {f['pixels_behind_occluders']} px behind occluders "
                   f"[{named or 'none'}]")
+    feed_bad = feed_table(rows) if opts.depth_feed else []
     print(f"Reports: {opts.out}")
-    if culled:
+    if culled or any(r["feed"] is not None and r["feed"]["false_culls"] for r in feed_bad):
         return 1
+    if feed_bad:
+        return 2
     return 2 if failed else 0
 
 

@@ -64,7 +64,7 @@ bool rvv_app_init(rvv_app *app, const rvv_options *opt, rvw_level *level, const 
         app->reference_ready = true;
     }
     app->occlusion_width = opt->occlusion_width;
-    if (!rvw_drive_create(level, &(rvw_drive_options){ app->occlusion_width }, &app->drive, err, errlen))
+    if (!rvw_drive_create(level, &(rvw_drive_options){ .occlusion_width = app->occlusion_width }, &app->drive, err, errlen))
         return false;
     if (!rvv_renderer_init(&app->renderer, level, err, errlen) || !rvv_overlay_init(&app->overlay, err, errlen))
         return false;
@@ -99,7 +99,7 @@ void rvv_app_free(rvv_app *app)
 bool rvv_app_set_occlusion(rvv_app *app, uint32_t width, char *err, size_t errlen)
 {
     rvw_drive *fresh;
-    if (!rvw_drive_create(app->level, &(rvw_drive_options){ width }, &fresh, err, errlen))
+    if (!rvw_drive_create(app->level, &(rvw_drive_options){ .occlusion_width = width }, &fresh, err, errlen))
         return false;
     rvw_drive_destroy(app->drive);
     app->drive = fresh;

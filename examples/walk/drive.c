@@ -21,9 +21,10 @@
  *
  * Per frame: commit the leaves the gate asked for last frame (the host stub), place the
  * pages whose simulated load finished (PAGE_LATENCY frames), set the committed slice, move
- * the vehicles through the journal, rv_frame, then read verdicts back: drawn = in the
- * opaque or translucent list; otherwise the cull record of the object's node or of the
- * nearest ancestor listed in view.culls says why.
+ * the vehicles through the journal, rv_frame_begin, the depth feed when the walk set one
+ * (rv_frame_feed_depth), rv_frame_cull and rv_frame_end, then read verdicts back: drawn =
+ * in the opaque or translucent list; otherwise the cull record of the object's node or of
+ * the nearest ancestor listed in view.culls says why.
  *
  * The partition gate holds one committed slice per world: the city's tower 0 slice height
  * is used with open X and Z, so every tower is cut at that world height. */
@@ -93,6 +94,9 @@ struct rvw_drive {
     bool have_last;
     rvw_draw *draws;
     uint32_t draw_capacity;
+    /* the depth image to hand over in the next frame (rvw_drive_set_feed) */
+    rvw_depth_image feed;
+    bool have_feed;
 };
 
 static uint32_t slot_of(uint64_t id, uint32_t mask)
@@ -294,6 +298,9 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
 {
     rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count + 64 };
     desc.occlusion.width = opt->occlusion_width;
+    desc.occlusion.feed_max_width = opt->feed_width;
+    desc.occlusion.feed_max_height = opt->feed_height;
+    desc.occlusion.feed_max_translation = opt->feed_max_translation;
     desc.record_culls = true;
     desc.clock_ns = clock_ns;
     desc.partition.request_reprocess = on_reprocess;
@@ -549,6 +556,58 @@ static void count_drawn(rvw_drive *d, const rv_draw_item *items, uint32_t n, uin
     }
 }
 
+void rvw_drive_set_feed(rvw_drive *d, const rvw_depth_image *image)
+{
+    d->have_feed = image != NULL;
+    if (image)
+        d->feed = *image;
+}
+
+/* rv_frame's three steps, with the depth feed (when one is set) handed over between the
+ * begin and the cull, as a host does with last frame's read-back. */
+static bool run_frame(rvw_drive *d, const rv_view *rv, rv_frame_view *v, rvw_feed_result *fr, char *err,
+                      size_t errlen)
+{
+    if (!check(rv_frame_begin(d->world, rv), "the frame", err, errlen))
+        return false;
+    rv_result r = RV_OK;
+    if (d->have_feed) {
+        rv_depth_feed feed = {
+            .texels = d->feed.depth, .width = d->feed.width, .height = d->feed.height,
+            .format = RV_DEPTH_FLOAT32, .rows_bottom_up = d->feed.rows_bottom_up,
+            .view_projection = d->feed.view_projection, .clip = { false, false }, .age = d->feed.age,
+        };
+        r = rv_frame_feed_depth(d->world, &feed);
+        fr->handed = r == RV_OK;
+    }
+    if (r == RV_OK)
+        r = rv_frame_cull(d->world);
+    if (r == RV_OK)
+        r = rv_frame_end(d->world, v);
+    bool fed = d->have_feed;
+    d->have_feed = false; /* one image per rvw_drive_set_feed */
+    if (r != RV_OK) {
+        rv_frame_abort(d->world);
+        return check(r, fed ? "the frame (with its depth feed)" : "the frame", err, errlen);
+    }
+    rv_occlusion *occ = rv_world_occlusion(d->world);
+    if (fr->handed && occ) {
+        rv_occlusion_feed_stats st = rv_occlusion_get_feed_stats(occ);
+        fr->used = st.feeds_used > 0;
+        fr->ignored_motion = st.feeds_ignored_motion;
+        fr->ignored_projection = st.feeds_ignored_projection;
+        fr->ignored_age = st.feeds_ignored_age;
+        fr->texels_fed = st.texels_fed;
+        fr->texels_invalid = st.texels_invalid;
+        fr->texels_sky = st.texels_sky;
+        fr->texels_discontinuous = st.texels_discontinuous;
+        fr->texels_reprojected = st.texels_reprojected;
+        fr->texels_raised = st.texels_raised;
+        fr->hidden_by_feed = st.objects_hidden_by_feed;
+    }
+    return true;
+}
+
 bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
                      rvw_frame_result *out, char *err, size_t errlen)
 {
@@ -568,7 +627,7 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
     rv.time_ms = view->time_ms;
     rv_frame_view v;
     double t0 = now_us();
-    if (!check(rv_frame(d->world, &rv, &v), "the frame", err, errlen))
+    if (!run_frame(d, &rv, &v, &out->feed, err, errlen))
         return false;
     out->frame_us = now_us() - t0;
     d->last = v;
@@ -632,6 +691,8 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
     };
     for (int s = 0; s < RV_STAGE_COUNT; s++)
         out->stage_us[map[s]] = v.stage_us[s];
+    if (!out->feed.handed)
+        out->stage_us[RVW_STAGE_FEED] = -1; /* no feed this frame: nothing to time */
     out->occlusion_culled = occluded;
     out->partition_hidden = v.counts.partition_culled;
     out->lod_levels_mask = (int64_t)(levels & 0x7FFFFFFFFFFFFFFFull);

@@ -35,6 +35,19 @@ typedef enum rvw_stage {
 
 extern const char *const rvw_stage_names[RVW_STAGE_COUNT];
 
+/* What rvis did with this frame's depth feed (rv_occlusion_feed_stats; all 0 when none was
+ * handed over). */
+typedef struct rvw_feed_result {
+    bool handed;                   /* a depth image was handed to rvis this frame */
+    bool used;                     /* rvis reprojected it (not ignored) */
+    uint32_t ignored_motion;       /* ignored: the camera moved or turned too far since */
+    uint32_t ignored_projection, ignored_age;
+    uint32_t texels_fed, texels_invalid, texels_sky, texels_discontinuous;
+    uint32_t texels_reprojected;   /* buffer texels the feed proved a depth for */
+    uint32_t texels_raised;        /* of those, nearer than the occluders' */
+    uint64_t hidden_by_feed;       /* tests answered hidden that the occluders alone would not */
+} rvw_feed_result;
+
 /* Per-frame figures from rvis. A counter or time is negative when the stage that would
  * produce it is not joined (the report writes null for it). */
 typedef struct rvw_frame_result {
@@ -51,13 +64,18 @@ typedef struct rvw_frame_result {
     int64_t pages_requested;
     int64_t pages_evicted;
     uint64_t allocations;          /* the world's allocations + reallocations after this frame */
-    double frame_us;               /* the rv_frame call alone (microseconds) */
+    double frame_us;               /* rvis's frame calls alone (begin, the depth feed, cull, end:
+                                      what rv_frame does), microseconds */
     uint32_t unexplained;          /* objects neither drawn nor in a cull record (a bug) */
+    rvw_feed_result feed;
 } rvw_frame_result;
 
 /* How the walk configures rvis. */
 typedef struct rvw_drive_options {
     uint32_t occlusion_width;      /* occlusion buffer width in texels; 0 = occlusion off */
+    uint32_t feed_width, feed_height; /* the largest depth feed; 0 = none accepted */
+    float feed_max_translation;    /* world units the eye may move between a feed and its use;
+                                      0 = rvis's default */
 } rvw_drive_options;
 
 typedef struct rvw_drive rvw_drive;
@@ -71,7 +89,19 @@ bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_
 bool rvw_drive_frame(rvw_drive *drive, const rvw_level *level, const rvw_view *view,
                      rvw_frame_result *out, char *err, size_t errlen);
 
-/* Which rvis stages this build of drive.c uses, one line for the report. */
+/* A depth image from an earlier frame, as a host reads its depth pre-pass back. */
+typedef struct rvw_depth_image {
+    const float *depth;            /* window depths (OpenGL: 0.5 z/w + 0.5), 1 where nothing */
+    uint32_t width, height;
+    bool rows_bottom_up;           /* row 0 holds NDC y = -1 */
+    const float *view_projection;  /* float[16], the matrix it was drawn with (OpenGL clip) */
+    uint32_t age;                  /* frames since it was drawn (1: the previous frame) */
+} rvw_depth_image;
+
+/* Hands image to rvis in the next rvw_drive_frame, between rv_frame_begin and the cull
+ * (image and its pointers are read during that call). NULL: none. */
+void rvw_drive_set_feed(rvw_drive *drive, const rvw_depth_image *image);
+
 /* The rvis stages the walk drives: every stage for the city; for a map, the ones it uses. */
 const char *rvw_drive_stages(bool city);
 

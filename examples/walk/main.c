@@ -7,6 +7,7 @@
 #include "city.h"
 #include "drive.h"
 #include "dump.h"
+#include "feed.h"
 #include "image.h"
 #include "level.h"
 #include "path.h"
@@ -41,6 +42,11 @@ typedef struct options {
     uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
     bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
     bool pvs;                   /* maps: the host skips objects outside the compiler's PVS */
+    bool depth_feed;            /* hand rvis each frame's depth image one frame late */
+    uint32_t feed_width, feed_height;
+    bool feed_res_given;
+    bool require_feed;          /* exit 1 unless the feed hid something and every cut's feed
+                                   was ignored */
 } options;
 
 static const char usage[] =
@@ -64,6 +70,12 @@ static const char usage[] =
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
+    "  --depth-feed            after each frame, draw the depth a host's pre-pass would hold\n"
+    "                          (the static surfaces rvis drew) and hand it to rvis one frame\n"
+    "                          late, as a GPU read-back arrives (rv_frame_feed_depth)\n"
+    "  --feed-res WxH          that image's resolution (default 320x180)\n"
+    "  --require-feed          with --depth-feed: fail (exit 1) unless the feed hid something\n"
+    "                          the occluders alone did not, and rvis ignored every cut's feed\n"
     "  --sabotage-object N     checks the checker: overrule rvis and cull object N every\n"
     "                          frame, so --verify must report it (exit 1) when it is visible\n"
     "  -h, --help              this text\n"
@@ -91,7 +103,8 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
 enum {
     OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
     OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
-    OPT_OCCLUSION_WIDTH, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT,
+    OPT_OCCLUSION_WIDTH, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT, OPT_DEPTH_FEED, OPT_FEED_RES,
+    OPT_REQUIRE_FEED,
 };
 
 static const struct option long_options[] = {
@@ -111,6 +124,9 @@ static const struct option long_options[] = {
     { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
     { "pvs", no_argument, NULL, OPT_PVS },
     { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
+    { "depth-feed", no_argument, NULL, OPT_DEPTH_FEED },
+    { "feed-res", required_argument, NULL, OPT_FEED_RES },
+    { "require-feed", no_argument, NULL, OPT_REQUIRE_FEED },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -121,7 +137,7 @@ static const struct option long_options[] = {
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
-                    .sabotage_object = -1, .occlusion_width = 256 };
+                    .sabotage_object = -1, .occlusion_width = 256, .feed_width = 320, .feed_height = 180 };
     opterr = 0;
     optind = 1;
     int c;
@@ -136,6 +152,8 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_QUIET: o->quiet = true; break;
         case OPT_REQUIRE_ALL_STAGES: o->require_all_stages = true; break;
         case OPT_PVS: o->pvs = true; break;
+        case OPT_DEPTH_FEED: o->depth_feed = true; break;
+        case OPT_REQUIRE_FEED: o->require_feed = true; break;
         case OPT_JSON: o->json = v; break;
         case OPT_DUMP_SCENE: o->dump_scene = v; break;
         case OPT_DUMP_VISIBILITY: o->dump_visibility = v; break;
@@ -147,6 +165,16 @@ static int parse_args(int argc, char **argv, options *o)
                 return bad_input("--verify-res wants WxH between 16x16 and 8192x8192, not '%s'", v);
             o->verify_width = w;
             o->verify_height = h;
+            break;
+        }
+        case OPT_FEED_RES: {
+            unsigned w, h;
+            char tail;
+            if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 8 || h < 8 || w > 4096 || h > 4096)
+                return bad_input("--feed-res wants WxH between 8x8 and 4096x4096, not '%s'", v);
+            o->feed_width = w;
+            o->feed_height = h;
+            o->feed_res_given = true;
             break;
         }
         case OPT_VERIFY_EVERY:
@@ -187,6 +215,8 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (optind < argc)
         return bad_input("unexpected argument '%s' (see --help)", argv[optind]);
+    if ((o->feed_res_given || o->require_feed) && !o->depth_feed)
+        return bad_input("%s", "--feed-res and --require-feed need --depth-feed");
     if (o->images && !rvw_have_images())
         return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
     return 0;
@@ -278,6 +308,7 @@ typedef struct walk {
     rvw_run *run;
     FILE *visibility;
     uint64_t unexplained;       /* object-frames neither drawn nor recorded (a bug) */
+    rvw_feed feed;              /* --depth-feed: the last frame's depth image */
 } walk;
 
 static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
@@ -453,6 +484,11 @@ static bool run_frames(walk *w, uint32_t frames)
             rvw_city_animate(w->city, w->level, f);
         rvw_view view;
         rvw_view_make(w->level, f, w->opt->verify_width, w->opt->verify_height, &view);
+        if (w->feed.ready) { /* last frame's depth, as its read-back arrives */
+            rvw_depth_image img = { w->feed.depth, w->feed.width, w->feed.height, true,
+                                    w->feed.view_projection, f - w->feed.frame };
+            rvw_drive_set_feed(w->drive, &img);
+        }
         rvw_frame_result r;
         double t0 = now_us();
         if (!rvw_drive_frame(w->drive, w->level, &view, &r, err, sizeof err)) {
@@ -479,6 +515,15 @@ static bool run_frames(walk *w, uint32_t frames)
             r.verdict = w->pvs_verdict;
         }
         rvw_run_record(w->run, f, &r, frame_us);
+        if (w->opt->depth_feed) { /* what the host drew this frame, for the next one */
+            bool draw = f + 1 < frames;
+            if (draw && !rvw_feed_draw(&w->feed, w->level, &view, r.verdict)) {
+                fprintf(stderr, "rvis-walk: out of memory drawing the depth feed\n");
+                return false;
+            }
+            rvw_run_record_feed(w->run, &r.feed, w->level->path[f].cut, r.stage_us[RVW_STAGE_FEED],
+                                draw ? w->feed.draw_us : -1);
+        }
         bool verified = w->opt->verify && f % w->opt->verify_every == 0;
         if (verified && !verify_frame(w, &view, &r)) {
             fprintf(stderr, "rvis-walk: out of memory in the reference rasteriser\n");
@@ -501,6 +546,104 @@ static bool run_frames(walk *w, uint32_t frames)
         }
     }
     return true;
+}
+
+/* The limits a run is held to besides false culls (--require-all-stages, --max-draw-ratio,
+ * --require-feed): 1 when one failed (each named on stderr), else 0. */
+static int limits_code(const options *opt, const rvw_run *run)
+{
+    int code = 0;
+    if (opt->require_all_stages && run->is_city) {
+        const struct { const char *name; const rvw_total *t; } counters[] = {
+            { "occlusion_culled", &run->occlusion_culled }, { "partition_hidden", &run->partition_hidden },
+            { "hlod_refined", &run->hlod_refined }, { "journal_deltas", &run->journal_deltas },
+            { "pages_requested", &run->pages_requested }, { "pages_evicted", &run->pages_evicted },
+        };
+        for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++)
+            if (!counters[k].t->joined || counters[k].t->sum <= 0) {
+                fprintf(stderr, "rvis-walk: --require-all-stages: %s is 0 after %u frames\n",
+                        counters[k].name, run->frames);
+                code = 1;
+            }
+        uint64_t m = run->lod_mask;
+        if (!run->lod_joined || (m & (m - 1)) == 0) { /* fewer than two distinct levels drawn */
+            fprintf(stderr, "rvis-walk: --require-all-stages: lod_levels_used is %d after %u frames\n",
+                    m ? 1 : 0, run->frames);
+            code = 1;
+        }
+    }
+    if (opt->verify && opt->max_draw_ratio > 0 && run->truly_visible_sum &&
+        (double)run->drawn_verified_sum / (double)run->truly_visible_sum > opt->max_draw_ratio) {
+        fprintf(stderr, "rvis-walk: draw ratio %.3f above the limit %.3f\n",
+                (double)run->drawn_verified_sum / (double)run->truly_visible_sum, opt->max_draw_ratio);
+        code = 1;
+    }
+    if (opt->require_feed && run->feed.hidden_by_feed == 0) {
+        fprintf(stderr, "rvis-walk: --require-feed: the depth feed hid nothing the occluders did not "
+                        "(%llu of %llu feeds used)\n", (unsigned long long)run->feed.used,
+                (unsigned long long)run->feed.handed);
+        code = 1;
+    }
+    if (opt->require_feed && run->feed.cuts_used) {
+        fprintf(stderr, "rvis-walk: --require-feed: rvis used the feed across %llu of the path's %llu cuts\n",
+                (unsigned long long)run->feed.cuts_used, (unsigned long long)run->feed.cuts);
+        code = 1;
+    }
+    return code;
+}
+
+/* The walk's own buffers (the oracle's, the verdict copies, the depth feed's). False when
+ * memory ran out. */
+static bool walk_alloc(walk *w, const options *opt, const rvw_level *level)
+{
+    size_t objects = level->object_count ? level->object_count : 1;
+    bool ok = true;
+    if (opt->pvs)
+        ok = (w->pvs_verdict = malloc(objects)) != NULL;
+    if (ok && opt->sabotage_object >= 0)
+        ok = (w->sabotaged = malloc(objects)) != NULL;
+    if (ok && opt->verify) {
+        w->include = malloc(objects);
+        w->ideal_visible = malloc(objects);
+        w->occluder_boxes = malloc(objects * sizeof *w->occluder_boxes);
+        uint32_t ids = level->object_count > level->occluder_count ? level->object_count : level->occluder_count;
+        w->occluder_ids = malloc((ids ? ids : 1) * sizeof *w->occluder_ids);
+        ok = w->include && w->ideal_visible && w->occluder_boxes && w->occluder_ids &&
+             rvw_reference_init(&w->ref, opt->verify_width, opt->verify_height);
+    }
+    if (ok && opt->depth_feed)
+        ok = rvw_feed_init(&w->feed, level, opt->feed_width, opt->feed_height);
+    return ok;
+}
+
+static void walk_free(walk *w)
+{
+    rvw_drive_destroy(w->drive);
+    rvw_reference_free(&w->ref);
+    rvw_feed_free(&w->feed);
+    free(w->include);
+    free(w->ideal_visible);
+    free(w->occluder_boxes);
+    free(w->occluder_ids);
+    rvw_bsp_pvs_free(&w->pvs);
+    free(w->sabotaged);
+    free(w->pvs_verdict);
+}
+
+/* How rvis is configured: the occlusion width and, with --depth-feed, the feed's capacity.
+ * A map's camera runs 320 units a second (5.3 a frame) and its cuts jump 139 units or more
+ * on the eight maps the suite walks, so a feed from more than 32 units away (six frames of
+ * running) is a jump rvis should ignore; the city keeps rvis's default (2 m, six frames at
+ * its 72 km/h). */
+static rvw_drive_options drive_options(const options *opt, const rvw_run *run)
+{
+    rvw_drive_options d = { .occlusion_width = opt->occlusion_width };
+    if (opt->depth_feed) {
+        d.feed_width = opt->feed_width;
+        d.feed_height = opt->feed_height;
+        d.feed_max_translation = run->is_city ? 0.0f : 32.0f;
+    }
+    return d;
 }
 
 int main(int argc, char **argv)
@@ -531,6 +674,7 @@ int main(int argc, char **argv)
     run.verify_height = opt.verify_height;
     run.verify_every = opt.verify_every;
     run.stages = rvw_drive_stages(run.is_city);
+    run.feed = (rvw_feed_totals){ .on = opt.depth_feed, .width = opt.feed_width, .height = opt.feed_height };
 
     walk w = { .opt = &opt, .level = &level, .city = run.is_city ? &city : NULL, .run = &run, .pvs = pvs };
     run.has_pvs = run.has_map && pvs.valid;
@@ -538,36 +682,18 @@ int main(int argc, char **argv)
     if (opt.sabotage_object >= (int64_t)level.object_count) {
         fprintf(stderr, "rvis-walk: --sabotage-object %lld: the scene has %u objects\n",
                 (long long)opt.sabotage_object, level.object_count);
-        rvw_bsp_pvs_free(&w.pvs);
-        rvw_level_free(&level);
-        rvw_city_free(&city);
-        return 2;
-    }
-    if (opt.pvs && !run.has_map) {
-        rvw_level_free(&level);
-        rvw_city_free(&city);
-        rvw_bsp_pvs_free(&w.pvs);
-        return bad_input("%s", "--pvs needs a map (the city has no PVS)");
+        code = 2;
+    } else if (opt.pvs && !run.has_map) {
+        code = bad_input("%s", "--pvs needs a map (the city has no PVS)");
     }
     run.pvs_stage = opt.pvs;
-    bool ok = rvw_run_init(&run, frames);
-    if (ok && opt.pvs)
-        ok = (w.pvs_verdict = malloc(level.object_count)) != NULL;
-    if (ok && opt.sabotage_object >= 0)
-        ok = (w.sabotaged = malloc(level.object_count)) != NULL;
-    if (ok && opt.verify) {
-        w.include = malloc(level.object_count ? level.object_count : 1);
-        w.ideal_visible = malloc(level.object_count ? level.object_count : 1);
-        w.occluder_boxes = malloc((level.object_count ? level.object_count : 1) * sizeof *w.occluder_boxes);
-        uint32_t ids = level.object_count > level.occluder_count ? level.object_count : level.occluder_count;
-        w.occluder_ids = malloc((ids ? ids : 1) * sizeof *w.occluder_ids);
-        ok = w.include && w.ideal_visible && w.occluder_boxes && w.occluder_ids &&
-             rvw_reference_init(&w.ref, opt.verify_width, opt.verify_height);
-    }
-    if (!ok) {
+    rvw_drive_options dopt = drive_options(&opt, &run);
+    if (code) {
+        /* refused above */
+    } else if (!rvw_run_init(&run, frames) || !walk_alloc(&w, &opt, &level)) {
         fprintf(stderr, "rvis-walk: out of memory\n");
         code = 2;
-    } else if (!rvw_drive_create(&level, &(rvw_drive_options){ opt.occlusion_width }, &w.drive, err, sizeof err)) {
+    } else if (!rvw_drive_create(&level, &dopt, &w.drive, err, sizeof err)) {
         fprintf(stderr, "rvis-walk: %s\n", err);
         code = 2;
     }
@@ -595,31 +721,8 @@ int main(int argc, char **argv)
                 (unsigned long long)w.unexplained);
         code = 1;
     }
-    if (!code && opt.require_all_stages && run.is_city) {
-        const struct { const char *name; const rvw_total *t; } counters[] = {
-            { "occlusion_culled", &run.occlusion_culled }, { "partition_hidden", &run.partition_hidden },
-            { "hlod_refined", &run.hlod_refined }, { "journal_deltas", &run.journal_deltas },
-            { "pages_requested", &run.pages_requested }, { "pages_evicted", &run.pages_evicted },
-        };
-        for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++)
-            if (!counters[k].t->joined || counters[k].t->sum <= 0) {
-                fprintf(stderr, "rvis-walk: --require-all-stages: %s is 0 after %u frames\n",
-                        counters[k].name, run.frames);
-                code = 1;
-            }
-        uint64_t m = run.lod_mask;
-        if (!run.lod_joined || (m & (m - 1)) == 0) { /* fewer than two distinct levels drawn */
-            fprintf(stderr, "rvis-walk: --require-all-stages: lod_levels_used is %d after %u frames\n",
-                    m ? 1 : 0, run.frames);
-            code = 1;
-        }
-    }
-    if (!code && opt.verify && opt.max_draw_ratio > 0 && run.truly_visible_sum &&
-        (double)run.drawn_verified_sum / (double)run.truly_visible_sum > opt.max_draw_ratio) {
-        fprintf(stderr, "rvis-walk: draw ratio %.3f above the limit %.3f\n",
-                (double)run.drawn_verified_sum / (double)run.truly_visible_sum, opt.max_draw_ratio);
-        code = 1;
-    }
+    if (!code)
+        code = limits_code(&opt, &run);
     if (json && code != 2)
         rvw_report_json(json, &run);
     if (code != 2) {
@@ -634,15 +737,7 @@ int main(int argc, char **argv)
         code = 2;
     if (!close_out(w.visibility, opt.dump_visibility, "the visibility dump"))
         code = 2;
-    rvw_drive_destroy(w.drive);
-    rvw_reference_free(&w.ref);
-    free(w.include);
-    free(w.ideal_visible);
-    free(w.occluder_boxes);
-    free(w.occluder_ids);
-    rvw_bsp_pvs_free(&w.pvs);
-    free(w.sabotaged);
-    free(w.pvs_verdict);
+    walk_free(&w);
     rvw_run_free(&run);
     rvw_level_free(&level);
     rvw_city_free(&city);

@@ -15,7 +15,7 @@ typedef struct clip_vertex {
 } clip_vertex;
 
 typedef struct screen_vertex {
-    double x, y, inv_w;
+    double x, y, inv_w, z; /* z: NDC depth, z / w (affine in screen space, like 1 / w) */
 } screen_vertex;
 
 bool rvw_reference_init(rvw_reference *ref, uint32_t width, uint32_t height)
@@ -150,6 +150,8 @@ typedef enum raster_mode {
     RASTER_OCCLUDER,  /* ref->occluder_inv_w keeps the nearest occluder 1/w (doubles) */
     RASTER_TEST,      /* stop at the first pixel not behind ref->occluder_inv_w */
     RASTER_COVER,     /* stamp the pixels of object `id` this fragment lies in front of */
+    RASTER_DEPTH,     /* nearest 1/w (doubles, ref->occluder_inv_w) writes its window depth
+                         into ref->depth_target */
 } raster_mode;
 
 /* An object fragment at 1/w v is hidden by an occluder fragment at 1/w o only when the
@@ -186,6 +188,8 @@ static bool raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
     double x1 = v1.x - v0.x, y1 = v1.y - v0.y, x2 = v2.x - v0.x, y2 = v2.y - v0.y;
     double d1 = v1.inv_w - v0.inv_w, d2 = v2.inv_w - v0.inv_w;
     double gx = (d1 * y2 - d2 * y1) / area, gy = (d2 * x1 - d1 * x2) / area;
+    double z1 = v1.z - v0.z, z2 = v2.z - v0.z; /* NDC depth's plane, for RASTER_DEPTH */
+    double zx = (z1 * y2 - z2 * y1) / area, zy = (z2 * x1 - z1 * x2) / area;
     int bx0 = (int)fx0, bx1 = (int)fx1;
     edge_guess guesses[3] = { guess_of(&v0, &v1), guess_of(&v1, &v2), guess_of(&v2, &v0) };
     for (int y = (int)fy0; y <= (int)fy1; y++) {
@@ -211,8 +215,17 @@ static bool raster_triangle(rvw_reference *ref, screen_vertex v0, screen_vertex 
             hi++;
         size_t row = (size_t)y * ref->width;
         double row_inv_w = v0.inv_w + (py - v0.y) * gy - v0.x * gx;
+        double row_z = v0.z + (py - v0.y) * zy - v0.x * zx;
         for (int x = lo; x <= hi; x++) {
             double exact = row_inv_w + (x + 0.5) * gx;
+            if (mode == RASTER_DEPTH) {
+                if (exact > ref->occluder_inv_w[row + x]) {
+                    double z = row_z + (x + 0.5) * zx;
+                    ref->occluder_inv_w[row + x] = exact;
+                    ref->depth_target[row + x] = (float)(ref->depth_zero_to_one ? z : 0.5 * z + 0.5);
+                }
+                continue;
+            }
             if (mode == RASTER_OCCLUDER) {
                 if (exact > ref->occluder_inv_w[row + x])
                     ref->occluder_inv_w[row + x] = exact;
@@ -280,6 +293,7 @@ static bool draw_triangle(rvw_reference *ref, const float *t, const float view_p
         s[j].x = (poly[j].x * inv_w + 1.0) * half_w;
         s[j].y = (poly[j].y * inv_w + 1.0) * half_h;
         s[j].inv_w = inv_w;
+        s[j].z = poly[j].z * inv_w;
     }
     for (int j = 1; j + 1 < count; j++)
         if (raster_triangle(ref, s[0], s[j], s[j + 1], id, mode))
@@ -323,6 +337,34 @@ int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
     for (uint32_t i = 0; i < level->object_count; i++)
         visible += ref->pixels[i] > 0;
     return visible;
+}
+
+int64_t rvw_reference_depth(rvw_reference *ref, const rvw_level *level, const float view_projection[16],
+                            rvw_depth_convention clip, const uint8_t *include, float *depth)
+{
+    size_t n = (size_t)ref->width * ref->height;
+    if (!ref->occluder_inv_w && !(ref->occluder_inv_w = malloc(n * sizeof *ref->occluder_inv_w)))
+        return -1;
+    float clear = clip.reversed_z ? 0.0f : 1.0f;
+    for (size_t p = 0; p < n; p++) {
+        ref->occluder_inv_w[p] = 0;
+        depth[p] = clear;
+    }
+    ref->depth_target = depth;
+    ref->depth_zero_to_one = clip.depth_zero_to_one;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        const rvw_object *o = &level->objects[i];
+        if ((include && !include[i]) || box_outside_one_plane(&o->bounds, view_projection, clip))
+            continue;
+        const float *t = level->triangles + (size_t)o->first_triangle * 9;
+        for (uint32_t k = 0; k < o->triangle_count; k++, t += 9)
+            draw_triangle(ref, t, view_projection, clip, i + 1, RASTER_DEPTH);
+    }
+    ref->depth_target = NULL;
+    int64_t covered = 0;
+    for (size_t p = 0; p < n; p++)
+        covered += ref->occluder_inv_w[p] > 0;
+    return covered;
 }
 
 int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,

@@ -28,6 +28,8 @@ typedef struct rvw_reference {
                                       count; allocated on its first call); 0 = none */
     uint32_t *cover_stamp;         /* per pixel: the rvw_reference_cover call that counted it */
     uint32_t cover_calls;
+    float *depth_target;           /* during rvw_reference_depth: the image it writes */
+    bool depth_zero_to_one;        /* during rvw_reference_depth: its window-depth convention */
 } rvw_reference;
 
 bool rvw_reference_init(rvw_reference *ref, uint32_t width, uint32_t height);
@@ -42,6 +44,17 @@ void rvw_reference_free(rvw_reference *ref);
 int64_t rvw_reference_render(rvw_reference *ref, const rvw_level *level,
                              const float view_projection[16], rvw_depth_convention clip,
                              const uint8_t *include);
+
+/* Renders the included objects (include as above) as a GPU's depth-only pre-pass would,
+ * at ref's resolution: the same clipping and pixel-centre coverage as the render, both
+ * sides, the nearest fragment (by 1/w, in doubles) writing its window depth at the pixel
+ * centre, rounded once to float: 0.5 z/w + 0.5 with OpenGL depth, z/w with zero-to-one.
+ * Pixels nothing covers hold the clear value (1, or 0 with reversed-Z). depth holds width x
+ * height floats, row 0 at NDC y = -1 (bottom-up, as glReadPixels reads it). Uses the
+ * occluder buffer (the ideal bound's, so not between that and rvw_reference_covered_by_
+ * ideal). Returns the pixels covered, or -1 when memory ran out. */
+int64_t rvw_reference_depth(rvw_reference *ref, const rvw_level *level, const float view_projection[16],
+                            rvw_depth_convention clip, const uint8_t *include, float *depth);
 
 /* False when box lies wholly outside one clip plane (left, right, bottom, top, near, far)
  * under view_projection: the oracle's own frustum test (a box meeting no plane's outside

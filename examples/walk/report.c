@@ -21,6 +21,9 @@ bool rvw_run_init(rvw_run *run, uint32_t frames)
         run->stage_us[s] = calloc(n, sizeof(double));
         ok = ok && run->stage_us[s];
     }
+    run->feed.used_us = calloc(n, sizeof(double));
+    run->feed.draw_us = calloc(n, sizeof(double));
+    ok = ok && run->feed.used_us && run->feed.draw_us;
     run->first_false_frame = run->first_false_object = -1;
     return ok;
 }
@@ -29,6 +32,8 @@ void rvw_run_free(rvw_run *run)
 {
     free(run->frame_us);
     free(run->oracle_us);
+    free(run->feed.used_us);
+    free(run->feed.draw_us);
     for (int s = 0; s < RVW_STAGE_COUNT; s++)
         free(run->stage_us[s]);
     memset(run, 0, sizeof *run);
@@ -76,6 +81,31 @@ void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t draw
     run->verified_frames++;
     run->truly_visible_sum += truly_visible;
     run->drawn_verified_sum += drawn;
+}
+
+void rvw_run_record_feed(rvw_run *run, const rvw_feed_result *f, bool cut, double stage_us, double draw_us)
+{
+    rvw_feed_totals *t = &run->feed;
+    if (draw_us >= 0 && t->draws < run->frame_capacity)
+        t->draw_us[t->draws++] = draw_us;
+    if (!f->handed)
+        return;
+    if (f->used && t->used < run->frame_capacity)
+        t->used_us[t->used] = stage_us;
+    t->handed++;
+    t->used += f->used;
+    t->ignored_motion += f->ignored_motion;
+    t->ignored_projection += f->ignored_projection;
+    t->ignored_age += f->ignored_age;
+    t->cuts += cut;
+    t->cuts_used += cut && f->used;
+    t->texels_fed += f->texels_fed;
+    t->texels_invalid += f->texels_invalid;
+    t->texels_sky += f->texels_sky;
+    t->texels_discontinuous += f->texels_discontinuous;
+    t->texels_reprojected += f->texels_reprojected;
+    t->texels_raised += f->texels_raised;
+    t->hidden_by_feed += f->hidden_by_feed;
 }
 
 void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
@@ -150,10 +180,59 @@ static int popcount64(uint64_t v)
     return n;
 }
 
+/* A stage's percentile over the frames it ran in (a stage that did not run that frame, the
+ * depth feed of a frame without one, is negative there). */
+static double stage_percentile(const rvw_run *run, int stage, double p)
+{
+    double *kept = malloc((run->frames ? run->frames : 1) * sizeof *kept);
+    if (!kept)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < run->frames; i++)
+        if (run->stage_us[stage][i] >= 0)
+            kept[n++] = run->stage_us[stage][i];
+    double v = rvw_percentile(kept, n, p);
+    free(kept);
+    return v;
+}
+
 static double draw_ratio(const rvw_run *run)
 {
     return run->truly_visible_sum ? (double)run->drawn_verified_sum / (double)run->truly_visible_sum
                                   : (run->drawn_verified_sum ? INFINITY : 1.0);
+}
+
+/* "depth_feed": null without --depth-feed; else what rvis did with the feeds, totals over
+ * the run, and the feed stage of the frames whose feed it used. */
+static void feed_json(FILE *out, const rvw_run *run)
+{
+    const rvw_feed_totals *t = &run->feed;
+    fputs(",\n  \"depth_feed\": ", out);
+    if (!t->on) {
+        fputs("null", out);
+        return;
+    }
+    uint32_t nu = t->used < run->frame_capacity ? (uint32_t)t->used : run->frame_capacity;
+    fprintf(out, "{\"width\": %u, \"height\": %u, \"age\": 1, \"feeds\": %llu, \"used\": %llu, "
+                 "\"ignored_motion\": %llu, \"ignored_projection\": %llu, \"ignored_age\": %llu, "
+                 "\"cuts\": %llu, \"cuts_used\": %llu, \"texels_fed\": %llu, \"texels_invalid\": %llu, "
+                 "\"texels_sky\": %llu, \"texels_discontinuous\": %llu, \"texels_reprojected\": %llu, "
+                 "\"texels_raised\": %llu, \"hidden_by_feed\": %llu, \"hidden_by_feed_per_frame\": ",
+            t->width, t->height, (unsigned long long)t->handed, (unsigned long long)t->used,
+            (unsigned long long)t->ignored_motion, (unsigned long long)t->ignored_projection,
+            (unsigned long long)t->ignored_age, (unsigned long long)t->cuts, (unsigned long long)t->cuts_used,
+            (unsigned long long)t->texels_fed, (unsigned long long)t->texels_invalid,
+            (unsigned long long)t->texels_sky, (unsigned long long)t->texels_discontinuous,
+            (unsigned long long)t->texels_reprojected, (unsigned long long)t->texels_raised,
+            (unsigned long long)t->hidden_by_feed);
+    json_number(out, run->frames ? (double)t->hidden_by_feed / run->frames : 0, true);
+    fputs(", \"used_us\": {\"p50\": ", out);
+    json_number(out, rvw_percentile(t->used_us, nu, 50), nu > 0);
+    fputs(", \"p99\": ", out);
+    json_number(out, rvw_percentile(t->used_us, nu, 99), nu > 0);
+    fputs("}, \"draw_us_p50\": ", out);
+    json_number(out, rvw_percentile(t->draw_us, t->draws, 50), t->draws > 0);
+    fputs("}", out);
 }
 
 void rvw_report_json(FILE *out, const rvw_run *run)
@@ -196,9 +275,9 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     for (int s = 0; s < RVW_STAGE_COUNT; s++) {
         bool j = run->stage_joined[s] && run->frames > 0;
         fprintf(out, "%s\"%s\": {\"p50\": ", s ? ", " : "", rvw_stage_names[s]);
-        json_number(out, j ? rvw_percentile(run->stage_us[s], run->frames, 50) : 0, j);
+        json_number(out, j ? stage_percentile(run, s, 50) : 0, j);
         fputs(", \"p99\": ", out);
-        json_number(out, j ? rvw_percentile(run->stage_us[s], run->frames, 99) : 0, j);
+        json_number(out, j ? stage_percentile(run, s, 99) : 0, j);
         fputs("}", out);
     }
     fprintf(out, "},\n  \"steady_allocations\": %llu",
@@ -217,6 +296,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         json_total(out, "pages_requested", &run->pages_requested);
         json_total(out, "pages_evicted", &run->pages_evicted);
     }
+    feed_json(out, run);
     /* what the run was, so a reader can judge the figures */
     fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
@@ -272,6 +352,28 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     fputs("\n}\n", out);
 }
 
+static void feed_human(FILE *out, const rvw_run *run)
+{
+    const rvw_feed_totals *t = &run->feed;
+    if (!t->on)
+        return;
+    uint32_t nu = t->used < run->frame_capacity ? (uint32_t)t->used : run->frame_capacity;
+    double used = t->used ? (double)t->used : 1.0;
+    fprintf(out, "  depth feed %ux%u, one frame late: used %llu of %llu (ignored: %llu moved or turned too "
+                 "far, %llu another projection, %llu too old; the path's %llu cuts: %llu used)\n",
+            t->width, t->height, (unsigned long long)t->used, (unsigned long long)t->handed,
+            (unsigned long long)t->ignored_motion, (unsigned long long)t->ignored_projection,
+            (unsigned long long)t->ignored_age, (unsigned long long)t->cuts, (unsigned long long)t->cuts_used);
+    fprintf(out, "    per used feed: %.0f texels fed (%.0f sky, %.0f discontinuous), %.0f buffer texels "
+                 "reprojected (%.0f nearer than the occluders); feed stage p50 %.1f us, p99 %.1f us\n",
+            t->texels_fed / used, t->texels_sky / used, t->texels_discontinuous / used,
+            t->texels_reprojected / used, t->texels_raised / used, rvw_percentile(t->used_us, nu, 50),
+            rvw_percentile(t->used_us, nu, 99));
+    fprintf(out, "    hidden by the feed alone: %llu tests (%.2f per frame); the walk drew each image in "
+                 "%.1f us (p50)\n", (unsigned long long)t->hidden_by_feed,
+            run->frames ? (double)t->hidden_by_feed / run->frames : 0.0, rvw_percentile(t->draw_us, t->draws, 50));
+}
+
 void rvw_report_human(FILE *out, const rvw_run *run)
 {
     double frames = run->frames ? run->frames : 1;
@@ -284,6 +386,7 @@ void rvw_report_human(FILE *out, const rvw_run *run)
     fprintf(out, "  frame time p50 %.1f us, p95 %.1f us, p99 %.1f us\n",
             rvw_percentile(run->frame_us, run->frames, 50), rvw_percentile(run->frame_us, run->frames, 95),
             rvw_percentile(run->frame_us, run->frames, 99));
+    feed_human(out, run);
     if (run->verified && run->verified_frames) {
         uint32_t nv = run->verified_frames < run->frame_capacity ? run->verified_frames : run->frame_capacity;
         fprintf(out, "  verified %u frames at %ux%u: %.1f objects truly visible per frame, draw ratio "

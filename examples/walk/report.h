@@ -40,6 +40,20 @@ typedef struct rvw_false_cull {
     rvw_named_occluder occluders[RVW_NAMED_OCCLUDERS];
 } rvw_false_cull;
 
+/* The depth feed over a run (--depth-feed): sums of rvw_feed_result over frames. */
+typedef struct rvw_feed_totals {
+    bool on;
+    uint32_t width, height;
+    uint64_t handed, used, ignored_motion, ignored_projection, ignored_age;
+    uint64_t cuts;                 /* frames the camera path jumped to with a feed handed over */
+    uint64_t cuts_used;            /* of those, frames whose feed rvis did not ignore */
+    uint64_t texels_fed, texels_invalid, texels_sky, texels_discontinuous;
+    uint64_t texels_reprojected, texels_raised, hidden_by_feed;
+    double *used_us;               /* per used feed: rvis's feed stage (microseconds) */
+    double *draw_us;               /* per frame: the walk's own depth image (host work) */
+    uint32_t draws;
+} rvw_feed_totals;
+
 typedef struct rvw_run {
     char scene[64];
     bool is_city;
@@ -78,6 +92,7 @@ typedef struct rvw_run {
     rvw_bsp_stats map;
     rvw_path_stats path;
     rvw_candidate_counts candidates;
+    rvw_feed_totals feed;
 } rvw_run;
 
 /* Sizes the per-frame arrays for frames frames. False when memory ran out. */
@@ -86,6 +101,9 @@ bool rvw_run_init(rvw_run *run, uint32_t frames);
 void rvw_run_record(rvw_run *run, uint32_t frame, const rvw_frame_result *r, double frame_us);
 void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t drawn,
                              double oracle_us);
+/* Records one frame's depth feed (cut: the camera jumped to this frame) and the time the
+ * walk took to draw the next one (draw_us < 0: none drawn). */
+void rvw_run_record_feed(rvw_run *run, const rvw_feed_result *f, bool cut, double stage_us, double draw_us);
 void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
                            uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses);
 void rvw_run_free(rvw_run *run);

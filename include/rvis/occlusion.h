@@ -56,7 +56,7 @@ typedef struct rv_occlusion_desc {
     uint32_t feed_max_width;  /* largest feed accepted, texels per row; 0 (with feed_max_height 0)
                                  = no feed: every feed is refused with RV_ERR_CAPACITY. Both or
                                  neither; at most RV_OCCLUSION_MAX_SIZE. The feed's storage
-                                 (about 11 bytes a texel) is allocated with the buffer */
+                                 (about 3 bytes a texel) is allocated with the buffer */
     uint32_t feed_max_height; /* largest feed accepted, rows */
     float feed_max_translation; /* world units the eye may have moved since the feed was drawn;
                                    farther: the feed is ignored that frame (counted). 0 = default 2 */

@@ -8,6 +8,7 @@
 #include "brush.h"
 #include "bsp.h"
 #include "city.h"
+#include "feed.h"
 #include "path.h"
 #include "pk3.h"
 #include "reference.h"
@@ -831,6 +832,104 @@ static void test_reference_hides_what_is_behind_and_clips_near(void **state)
     rvw_level_free(&level);
 }
 
+/* The depth image of a pre-pass (--depth-feed): window depth of the nearest surface at each
+ * pixel centre, the clear value where nothing is drawn, row 0 at the bottom. */
+static void test_depth_image_holds_the_nearest_surface_at_pixel_centres(void **state)
+{
+    (void)state;
+    rvw_level level;
+    rvw_view view;
+    rvw_reference ref;
+    four_box_scene(&level, &view, &ref);
+    rvw_depth_convention gl = { false, false };
+    static float depth[160 * 90];
+    assert_true(rvw_reference_depth(&ref, &level, view.view_projection, gl, NULL, depth) > 0);
+    /* the camera looks down -z from the origin with an identity view: at a face z = -d the
+     * window depth is 0.5 (p10 (-d) + p14) / d + 0.5 */
+    const float *p = view.projection;
+    double wall = 0.5 * ((double)p[10] * -10 + p[14]) / 10 + 0.5, behind = 0.5 * ((double)p[10] * -18 + p[14]) / 18 + 0.5;
+    float centre = depth[45 * 160 + 80];
+    assert_true(fabs(centre - wall) <= 1e-7);
+    assert_true(depth[89 * 160 + 0] == 1.0f); /* top left: nothing drawn */
+    /* the floor under the camera fills the bottom rows, nearer than the wall */
+    assert_true(depth[0 * 160 + 80] < centre);
+    assert_true(depth[89 * 160 + 80] == 1.0f);
+    /* without the wall, the box behind it */
+    uint8_t include[4] = { 0, 1, 1, 1 };
+    rvw_reference_depth(&ref, &level, view.view_projection, gl, include, depth);
+    assert_true(fabs(depth[45 * 160 + 80] - behind) <= 1e-7);
+    rvw_reference_free(&ref);
+    rvw_level_free(&level);
+}
+
+/* What the walk's depth pre-pass keeps: a map's opaque surfaces (the ones with a mesh); the
+ * city's buildings, props and ground, the storeys of its towers inside this frame's and the
+ * next frame's committed slices; no vehicles, stand-ins or deferred storeys. */
+static void test_depth_feed_keeps_only_what_stays_put(void **state)
+{
+    (void)state;
+    rvw_level level;
+    rvw_view view;
+    rvw_reference ref;
+    four_box_scene(&level, &view, &ref);
+    rvw_reference_free(&ref);
+    level.meshes = calloc(1, sizeof *level.meshes);
+    assert_non_null(level.meshes);
+    level.mesh_count = level.mesh_capacity = 1;
+    level.meshes[0].object = 0; /* the wall is opaque; the other surfaces are translucent */
+    rvw_feed feed;
+    assert_true(rvw_feed_init(&feed, &level, 32, 18));
+    assert_true(rvw_feed_keeps(&feed, &level, 0, 0));
+    assert_false(rvw_feed_keeps(&feed, &level, 1, 0));
+    uint8_t verdict[4] = { RVW_DRAWN, RVW_DRAWN, RVW_CULLED_OCCLUSION, RVW_DRAWN };
+    assert_true(rvw_feed_draw(&feed, &level, &view, verdict));
+    assert_true(feed.ready && feed.include[0] && !feed.include[1] && !feed.include[2]);
+    rvw_feed_free(&feed);
+    rvw_level_free(&level);
+
+    rvw_city city;
+    assert_true(rvw_city_generate(&city, &level));
+    assert_true(rvw_feed_init(&feed, &level, 32, 18));
+    uint32_t seen[RVW_OBJ_KIND_COUNT] = {0}, kept[RVW_OBJ_KIND_COUNT] = {0};
+    for (uint32_t i = 0; i < level.object_count; i++) {
+        seen[level.objects[i].kind]++;
+        kept[level.objects[i].kind] += rvw_feed_keeps(&feed, &level, i, 0);
+    }
+    assert_int_equal(kept[RVW_OBJ_BUILDING], seen[RVW_OBJ_BUILDING]);
+    assert_int_equal(kept[RVW_OBJ_PROP], seen[RVW_OBJ_PROP]);
+    assert_int_equal(kept[RVW_OBJ_TERRAIN], seen[RVW_OBJ_TERRAIN]);
+    assert_int_equal(kept[RVW_OBJ_VEHICLE], 0);
+    assert_int_equal(kept[RVW_OBJ_HLOD_PROXY], 0);
+    assert_true(kept[RVW_OBJ_PART_ITEM] > 0 && kept[RVW_OBJ_PART_ITEM] < seen[RVW_OBJ_PART_ITEM]);
+    /* a storey of tower 0 that the slice leaves between one frame and the next: kept while
+     * both slices hold it, not in the frame before it is cut away */
+    bool found = false;
+    for (uint32_t f = 160; f < 300 && !found; f++) {
+        rvw_box now, next, pending;
+        rvw_city_slice(&city, 0, f, &now, &pending);
+        rvw_city_slice(&city, 0, f + 1, &next, &pending);
+        for (uint32_t i = 0; i < level.object_count && !found; i++) {
+            int32_t g = level.objects[i].group;
+            if (level.objects[i].kind != RVW_OBJ_PART_ITEM || level.groups[g].parent != city.towers[0].group ||
+                level.groups[g].deferred)
+                continue;
+            float y = level.groups[g].bounds.min[1];
+            if (y <= now.max[1] && y > next.max[1]) {
+                assert_false(rvw_feed_keeps(&feed, &level, i, f));
+                assert_true(rvw_feed_keeps(&feed, &level, i, f - 2));
+                found = true;
+            }
+        }
+    }
+    assert_true(found);
+    for (uint32_t i = 0; i < level.object_count; i++)
+        if (level.objects[i].kind == RVW_OBJ_PART_ITEM && level.groups[level.objects[i].group].deferred)
+            assert_false(rvw_feed_keeps(&feed, &level, i, 150));
+    rvw_feed_free(&feed);
+    rvw_city_free(&city);
+    rvw_level_free(&level);
+}
+
 /* The ideal-occluder bound: the same scene with the wall as an occluder box (not drawn in
  * the depth test of the objects). The wall's own faces lie on the occluder: a tie, seen.
  * The box behind is hidden, the one beside seen, and the floor crossing under the wall is
@@ -1040,6 +1139,8 @@ int main(void)
         cmocka_unit_test(test_cut_maps_still_read),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),
         cmocka_unit_test(test_reference_hides_what_is_behind_and_clips_near),
+        cmocka_unit_test(test_depth_image_holds_the_nearest_surface_at_pixel_centres),
+        cmocka_unit_test(test_depth_feed_keeps_only_what_stays_put),
         cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),
         cmocka_unit_test(test_reference_names_the_occluders_in_front),
         cmocka_unit_test(test_pvs_lookups_follow_the_tree_and_the_rows),

@@ -112,7 +112,7 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     uint32_t last_gated = RVI_INDEX_NONE;
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */
-    rv_result reserved = rvi_occlusion_reserve(f->occlusion, f->occluders.count, f->occluders.count);
+    rv_result reserved = rvi_occlusion_reserve(f->occlusion, f->occluders.count, f->occluders.count, f->occluders.count, 0);
     if (reserved == RV_ERR_OUT_OF_MEMORY)
         return reserved;
     for (uint32_t i = 0; i < f->occluders.count; i++) {

@@ -275,6 +275,196 @@ static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], 
     return rvi_occ_footprint_box(occ, mn, mx, NULL, fp);
 }
 
+/* ---- front faces (the refined object test) ---------------------------------------------- */
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double m_at(const double m[16], int row, int col) { return m[col * 4 + row]; }
+
+static double cross_z(const double o[2], const double a[2], const double b[2])
+{
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+}
+
+/* Andrew's monotone chain; returns the hull (counter-clockwise in texel coordinates) in
+ * hull, its vertex count as the result (< 3: degenerate). n <= 20. */
+static int convex_hull(double pts[][2], int n, double hull[][2])
+{
+    for (int i = 1; i < n; i++) { /* insertion sort by x, then y */
+        double px = pts[i][0], py = pts[i][1];
+        int j = i - 1;
+        while (j >= 0 && (pts[j][0] > px || (pts[j][0] == px && pts[j][1] > py))) {
+            pts[j + 1][0] = pts[j][0];
+            pts[j + 1][1] = pts[j][1];
+            j--;
+        }
+        pts[j + 1][0] = px;
+        pts[j + 1][1] = py;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        while (k >= 2 && cross_z(hull[k - 2], hull[k - 1], pts[i]) <= 0)
+            k--;
+        hull[k][0] = pts[i][0];
+        hull[k][1] = pts[i][1];
+        k++;
+    }
+    for (int i = n - 2, t = k + 1; i >= 0; i--) {
+        while (k >= t && cross_z(hull[k - 2], hull[k - 1], pts[i]) <= 0)
+            k--;
+        hull[k][0] = pts[i][0];
+        hull[k][1] = pts[i][1];
+        k++;
+    }
+    return k - 1; /* the last point repeats the first */
+}
+
+/* A face of the box: outward plane n . p + c = 0 and its eye value (rvi_occ_plane). */
+typedef rvi_occ_plane box_face;
+
+/* Faces of a box given by its origin corner and edge vectors: face 2a is the min end of
+ * axis a, 2a + 1 the max end. Outward normals come from the edge directions dir (NULL: the
+ * edge vectors themselves; a flat box passes its matrix's axes), so a mirroring matrix
+ * works too. False when the directions span no volume (no normal). */
+static bool box_faces(const rvi_occ_view *v, const double org[3], const double e[3][3], const double (*dir)[3],
+                      bool axis_aligned, box_face face[6])
+{
+    if (!dir)
+        dir = e;
+    for (int a = 0; a < 3; a++) {
+        const double *u = dir[(a + 1) % 3], *w = dir[(a + 2) % 3];
+        double n[3];
+        if (axis_aligned) {
+            n[0] = a == 0;
+            n[1] = a == 1;
+            n[2] = a == 2;
+        } else {
+            n[0] = u[1] * w[2] - u[2] * w[1];
+            n[1] = u[2] * w[0] - u[0] * w[2];
+            n[2] = u[0] * w[1] - u[1] * w[0];
+            double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (!(len > 0 && len < INFINITY))
+                return false;
+            double s = (n[0] * dir[a][0] + n[1] * dir[a][1] + n[2] * dir[a][2] < 0 ? -1.0 : 1.0) / len;
+            for (int i = 0; i < 3; i++)
+                n[i] *= s;
+        }
+        double pm[3] = { org[0] + e[a][0], org[1] + e[a][1], org[2] + e[a][2] };
+        double en = n[0] * v->eye[0] + n[1] * v->eye[1] + n[2] * v->eye[2];
+        double en_mag = fabs(n[0] * v->eye[0]) + fabs(n[1] * v->eye[1]) + fabs(n[2] * v->eye[2]);
+        box_face *fmin = &face[2 * a], *fmax = &face[2 * a + 1];
+        for (int i = 0; i < 3; i++) {
+            fmin->n[i] = -n[i];
+            fmax->n[i] = n[i];
+        }
+        fmin->c = n[0] * org[0] + n[1] * org[1] + n[2] * org[2];
+        fmax->c = -(n[0] * pm[0] + n[1] * pm[1] + n[2] * pm[2]);
+        fmin->pe = -en + fmin->c * v->eye[3];
+        fmax->pe = en + fmax->c * v->eye[3];
+        fmin->pe_mag = en_mag + fabs(fmin->c * v->eye[3]);
+        fmax->pe_mag = en_mag + fabs(fmax->c * v->eye[3]);
+    }
+    return true;
+}
+
+/* Texel-space lines that bound the image of a box whose corners are all in front of the
+ * eye: the hull of its projected corners, each edge widened outward by margin. */
+static void box_image_edges(const rvi_occ_view *v, const double org[3], const double e[3][3], rvi_occ_box_bound *out)
+{
+    out->edge_count = 0;
+    double pts[8][2], hull[17][2], coord_mag = 0; /* the monotone chain writes up to 2n */
+    double W = v->texels_w, H = v->texels_h;
+    for (int k = 0; k < 8; k++) {
+        double p[3];
+        for (int i = 0; i < 3; i++)
+            p[i] = org[i] + ((k & 1) ? e[0][i] : 0) + ((k & 2) ? e[1][i] : 0) + ((k & 4) ? e[2][i] : 0);
+        double c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = m_at(v->vp, r, 0) * p[0] + m_at(v->vp, r, 1) * p[1] + m_at(v->vp, r, 2) * p[2] + m_at(v->vp, r, 3);
+        if (!(c[3] > 1e-9 * (fabs(c[0]) + fabs(c[1]) + 1e-300)))
+            return; /* not safely in front of the eye: no edges, the whole rectangle counts */
+        pts[k][0] = 0.5 * W * (c[0] / c[3] + 1.0);
+        pts[k][1] = 0.5 * H * (1.0 - c[1] / c[3]);
+        if (!(fabs(pts[k][0]) < 1e9 && fabs(pts[k][1]) < 1e9))
+            return;
+        coord_mag = dmax(coord_mag, fabs(pts[k][0]) + fabs(pts[k][1]));
+    }
+    int n = convex_hull(pts, 8, hull);
+    if (n < 3)
+        return;
+    double area2 = 0;
+    for (int i = 0; i < n; i++)
+        area2 += hull[i][0] * hull[i + 1 < n ? i + 1 : 0][1] - hull[i][1] * hull[i + 1 < n ? i + 1 : 0][0];
+    if (!(area2 != 0))
+        return;
+    double orient = area2 > 0 ? 1.0 : -1.0;
+    /* Projection and hull arithmetic in double: far below a thousandth of a texel. */
+    double margin = 1e-3 + 1e-9 * coord_mag;
+    for (int i = 0; i < n; i++) {
+        const double *p0 = hull[i], *p1 = hull[i + 1 < n ? i + 1 : 0];
+        double A = -(p1[1] - p0[1]) * orient, B = (p1[0] - p0[0]) * orient;
+        if (A == 0 && B == 0)
+            continue;
+        double C = -(A * p0[0] + B * p0[1]);
+        double *ed = out->edge[out->edge_count++];
+        ed[0] = A;
+        ed[1] = B;
+        /* The texel's corner farthest inside, then the margin. */
+        ed[2] = C + dmax(A, 0) + dmax(B, 0) + margin * (fabs(A) + fabs(B));
+    }
+}
+
+void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const float max[3], const float *matrix,
+                            rvi_occ_box_bound *out)
+{
+    out->plane_count = 0;
+    out->edge_count = 0;
+    float (*plane)[3] = out->plane;
+    double org[3], e[3][3], dir[3][3];
+    double ext[3] = { (double)max[0] - min[0], (double)max[1] - min[1], (double)max[2] - min[2] };
+    for (int i = 0; i < 3; i++) {
+        if (matrix) {
+            org[i] = (double)matrix[i] * min[0] + (double)matrix[4 + i] * min[1] + (double)matrix[8 + i] * min[2] +
+                     (double)matrix[12 + i];
+            for (int a = 0; a < 3; a++) {
+                dir[a][i] = matrix[a * 4 + i];
+                e[a][i] = dir[a][i] * ext[a];
+            }
+        } else {
+            org[i] = min[i];
+            for (int a = 0; a < 3; a++)
+                e[a][i] = dir[a][i] = a == i ? ext[a] : 0.0;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        double reach = fabs(org[i]) + fabs(e[0][i]) + fabs(e[1][i]) + fabs(e[2][i]);
+        if (!(reach <= RVI_OCC_MAX_COORD))
+            return;
+    }
+    box_face face[6];
+    if (!box_faces(v, org, (const double (*)[3])e, (const double (*)[3])dir, matrix == NULL, face))
+        return; /* a matrix that flattens space: no face to trust */
+    if (v->perspective)
+        box_image_edges(v, org, (const double (*)[3])e, out);
+    uint32_t n = 0;
+    for (int k = 0; k < 6; k++) {
+        const box_face *f = &face[k];
+        if (!(f->pe > 1e-7 * f->pe_mag))
+            continue; /* back face or nearly edge-on: leaving it out only raises the bound */
+        double a, b, cc, mag, slack;
+        rvi_occ_plane_nearness(v, f, &a, &b, &cc, &mag, &slack);
+        /* The texel's maximum, then the evaluation error of a * ix + (b * iy + c) added. */
+        cc += dmax(a, 0) + dmax(b, 0);
+        cc += 12 * RVI_OCC_F_EPS * mag + slack * 4;
+        if (!(fabs(a) < 1e30 && fabs(b) < 1e30 && fabs(cc) < 1e30))
+            continue;
+        plane[n][0] = (float)a;
+        plane[n][1] = (float)b;
+        plane[n][2] = -rvi_occ_f_down(-cc);
+        n++;
+    }
+    out->plane_count = n;
+}
+
 /* ---- the refined box test --------------------------------------------------------------- */
 
 /* A cheap early answer for the refined test, which most boxes reaching it (the visible

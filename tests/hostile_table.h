@@ -103,6 +103,8 @@
     X(rv_occlusion_destroy)                                                                \
     X(rv_occlusion_begin)                                                                  \
     X(rv_occlusion_add_occluder)                                                           \
+    X(rv_occlusion_add_convex)                                                             \
+    X(rv_occlusion_add_mesh)                                                               \
     X(rv_occlusion_freeze)                                                                 \
     X(rv_occlusion_test_box)                                                               \
     X(rv_occlusion_test_sphere)                                                            \

@@ -308,8 +308,9 @@ static bool spans_cover(span *s, uint32_t n, double lo, double hi)
     }
 }
 
-/* Is record r's edge stretch near the texel cancelled by the first k pieces? */
-static bool edge_cancelled(const rvi_occ_fusion *fu, const texel_set *ts, uint32_t r, uint32_t k)
+/* Is record r's edge stretch near the texel cancelled by the pieces in mask (bit q: the
+ * q-th nearest piece)? */
+static bool edge_cancelled(const rvi_occ_fusion *fu, const texel_set *ts, uint32_t r, uint32_t mask)
 {
     const rvi_occ_edge *e = &fu->edges[ts->rec_edge[r]];
     double m = edge_margin(e), t0, t1;
@@ -319,7 +320,7 @@ static bool edge_cancelled(const rvi_occ_fusion *fu, const texel_set *ts, uint32
     uint32_t n = 0;
     /* Shared edges: the same line, the other side, in a piece of the prefix. */
     for (uint32_t j = 0; j < ts->record_count; j++) {
-        if (ts->rec_piece[j] >= k || ts->rec_piece[j] == ts->rec_piece[r])
+        if (!(mask >> ts->rec_piece[j] & 1) || ts->rec_piece[j] == ts->rec_piece[r])
             continue;
         const rvi_occ_edge *f = &fu->edges[ts->rec_edge[j]];
         if (f->side == e->side || f->line[0] != e->line[0] || f->line[1] != e->line[1] || f->line[2] != e->line[2])
@@ -335,8 +336,8 @@ static bool edge_cancelled(const rvi_occ_fusion *fu, const texel_set *ts, uint32
     if (n && spans_cover(s, n, lo, hi))
         return true;
     /* Overlaps: the stretch inside another piece of the prefix. */
-    for (uint32_t q = 0; q < k; q++) {
-        if (q == ts->rec_piece[r])
+    for (uint32_t q = 0; q < ts->piece_count; q++) {
+        if (!(mask >> q & 1) || q == ts->rec_piece[r])
             continue;
         double u0, u1;
         if (inside_piece(fu, &fu->pieces[ts->piece[q]], e->p0, e->p1, &u0, &u1)) {
@@ -359,14 +360,18 @@ static bool centre_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, doub
     return true;
 }
 
-/* Do the first k pieces of the texel's set cover all of it? */
-static bool prefix_covers(const rvi_occ_fusion *fu, const texel_set *ts, uint32_t k)
+/* Do the pieces in mask cover all of the texel? When not because an edge stays, *culprit
+ * receives its piece (else the piece count). */
+static bool set_covers(const rvi_occ_fusion *fu, const texel_set *ts, uint32_t mask, uint32_t *culprit)
 {
+    *culprit = ts->piece_count;
     for (uint32_t r = 0; r < ts->record_count; r++)
-        if (ts->rec_piece[r] < k && !edge_cancelled(fu, ts, r, k))
+        if ((mask >> ts->rec_piece[r] & 1) && !edge_cancelled(fu, ts, r, mask)) {
+            *culprit = ts->rec_piece[r];
             return false;
-    for (uint32_t q = 0; q < k; q++)
-        if (centre_inside(fu, &fu->pieces[ts->piece[q]], ts->ix + 0.5, ts->iy + 0.5))
+        }
+    for (uint32_t q = 0; q < ts->piece_count; q++)
+        if ((mask >> q & 1) && centre_inside(fu, &fu->pieces[ts->piece[q]], ts->ix + 0.5, ts->iy + 0.5))
             return true;
     return false;
 }
@@ -432,14 +437,25 @@ static void resolve_texel(rv_occlusion *occ, uint32_t t)
         return; /* one piece alone never covers a texel its edge passes */
     occ->stats.fusion_tests++;
     const rvi_occ_fusion *fu = &occ->fusion;
-    /* A larger prefix covers at least what a smaller one does: test the largest first. */
-    if (!prefix_covers(fu, &ts, worth))
-        return;
-    uint32_t k = 2;
-    while (k < worth && !prefix_covers(fu, &ts, k))
-        k++;
-    occ->texels[t] = ts.value[k - 1];
-    occ->stats.fused_texels++;
+    /* Any set of pieces whose union covers the texel gives the smallest of their values:
+     * try the k nearest for k = 2, 3, ... (the first that passes gives the nearest value),
+     * and when a set fails because one piece's edge stays, try it without that piece (the
+     * test is conservative, not monotone: an extra piece can bring an edge that none of the
+     * others cancels alone, along a seam between two of them). */
+    for (uint32_t k = 2; k <= worth; k++) {
+        uint32_t mask = (1u << k) - 1, culprit;
+        while (mask & (mask - 1)) { /* two or more pieces */
+            if (set_covers(fu, &ts, mask, &culprit)) {
+                uint32_t last = rvi_bit_length(mask) - 1;
+                occ->texels[t] = ts.value[last];
+                occ->stats.fused_texels++;
+                return;
+            }
+            if (culprit >= ts.piece_count)
+                break;
+            mask &= ~(1u << culprit);
+        }
+    }
 }
 
 void rvi_occ_fusion_resolve(rv_occlusion *occ)

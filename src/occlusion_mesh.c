@@ -4,8 +4,8 @@
  *
  * Which triangles draw: an open mesh's every triangle not seen edge-on (a surface hides
  * from both sides, at its own depth); a closed mesh's back-facing triangles (its far side:
- * every ray through the solid's image leaves it through one) or, declared exact, its
- * front-facing ones (its entry side). A triangle's edges take their screen lines from
+ * every ray through the solid's image leaves it through one) or, declared exact, all of
+ * them (the solid's surface is real: the front ones give its entry side). A triangle's edges take their screen lines from
  * their two projected end points (rvi_occ_segment_line, in canonical order) and a
  * near-clipped edge is cut at a canonical point (rvi_occ_cut), so triangles sharing an
  * edge, in one mesh or two, see it on the same line bit for bit and fuse without a seam. */
@@ -205,14 +205,17 @@ static bool triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, const
     return true;
 }
 
-/* Is the triangle drawn this frame (facing what the mesh keeps, not edge-on)? */
+/* Is the triangle drawn this frame (not edge-on; for a closed mesh's far side, facing
+ * away)? An exact closed mesh is its surface, like an open mesh: every triangle draws at its
+ * own depth, the front ones nearest (the back ones behind them are then skipped as hidden),
+ * and where the near plane cuts the front away the back ones still cover. */
 static bool drawn_side(const rvi_occ_input *in, const rvi_occ_plane *pl)
 {
     double tol = RVI_OCC_EDGE_ON * pl->pe_mag;
     bool front = pl->pe > tol, back = pl->pe < -tol;
-    if (!(in->flags & RV_OCCLUDER_CLOSED))
-        return front || back;
-    return (in->flags & RV_OCCLUDER_EXACT) ? front : back;
+    if ((in->flags & RV_OCCLUDER_CLOSED) && !(in->flags & RV_OCCLUDER_EXACT))
+        return back;
+    return front || back;
 }
 
 bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vert,

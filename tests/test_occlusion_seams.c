@@ -425,6 +425,9 @@ static int run_quad(double gap_texels, int *configurations)
             quad.vertex_count = mesh.vertex_count;
             quad.indices = mesh.indices;
             quad.index_count = 6;
+            float qmn[3] = { -3, -2, 0 }, qmx[3] = { 2, 3, 0 };
+            memcpy(quad.min, qmn, sizeof qmn);
+            memcpy(quad.max, qmx, sizeof qmx);
             memcpy(quad.matrix, v.m, sizeof quad.matrix);
             quad.has_matrix = true;
             ref_box_init(&quad);

@@ -133,6 +133,27 @@ bool box_visible(rv_occlusion *occ, const float mn[3], const float mx[3], const 
 
 void ref_box_init(ref_box *b)
 {
+    /* The bounding sphere of the local bounds, grown by a part in 1e6 (a quick reject only). */
+    double lc[3], half2 = 0, scale2 = 1;
+    for (int i = 0; i < 3; i++) {
+        lc[i] = 0.5 * ((double)b->min[i] + b->max[i]);
+        double h = 0.5 * ((double)b->max[i] - b->min[i]);
+        half2 += h * h;
+    }
+    if (b->has_matrix) {
+        scale2 = 0;
+        for (int a = 0; a < 3; a++) {
+            double l2 = 0;
+            for (int i = 0; i < 3; i++)
+                l2 += (double)b->matrix[a * 4 + i] * b->matrix[a * 4 + i];
+            scale2 = fmax(scale2, l2);
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        b->centre[i] = b->has_matrix ? (double)b->matrix[i] * lc[0] + (double)b->matrix[4 + i] * lc[1] +
+                                           (double)b->matrix[8 + i] * lc[2] + b->matrix[12 + i]
+                                     : lc[i];
+    b->radius = sqrt(half2 * scale2) * (1 + 1e-6) + 1e-6;
     double m[3][4];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)
@@ -298,6 +319,25 @@ void ref_view_init(ref_view *v, const float vp[16], rv_clip clip)
 /* Is world point p seen by the camera past every occluder? In the view volume (the host's
  * float matrix, in double), and no occluder surface between the near plane and p on the
  * ray through p. */
+/* Can the segment q -> p meet the shape at all (its bounding sphere)? */
+static bool near_segment(const ref_box *b, const double q[3], const double p[3])
+{
+    double d[3], e[3], dd = 0, t = 0;
+    for (int i = 0; i < 3; i++) {
+        d[i] = p[i] - q[i];
+        e[i] = b->centre[i] - q[i];
+        dd += d[i] * d[i];
+        t += d[i] * e[i];
+    }
+    t = dd > 0 ? fmin(fmax(t / dd, 0), 1) : 0;
+    double dist2 = 0;
+    for (int i = 0; i < 3; i++) {
+        double r = q[i] + t * d[i] - b->centre[i];
+        dist2 += r * r;
+    }
+    return dist2 <= b->radius * b->radius;
+}
+
 bool ref_point_seen(const ref_view *v, const ref_box *occ, int n_occ, const double p[3])
 {
     double c[4];
@@ -315,9 +355,16 @@ bool ref_point_seen(const ref_view *v, const ref_box *occ, int n_occ, const doub
     for (int r = 0; r < 4; r++)
         h[r] = v->inv[r] * cn[0] + v->inv[4 + r] * cn[1] + v->inv[8 + r] * cn[2] + v->inv[12 + r];
     double q[3] = { h[0] / h[3], h[1] / h[3], h[2] / h[3] };
+    /* The occluder that blocked the last point first: neighbouring samples of an object are
+     * usually hidden by the same one (only speed depends on it). */
+    static int last;
+    if (last < n_occ && near_segment(&occ[last], q, p) && ref_blocks(&occ[last], q, p))
+        return false;
     for (int i = 0; i < n_occ; i++)
-        if (ref_blocks(&occ[i], q, p))
+        if (i != last && near_segment(&occ[i], q, p) && ref_blocks(&occ[i], q, p)) {
+            last = i;
             return false;
+        }
     return true;
 }
 

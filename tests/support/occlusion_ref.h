@@ -57,8 +57,11 @@ typedef struct ref_box {
     uint32_t vertex_count, index_count;
     const float (*positions)[3];
     const uint32_t *indices;
+    double centre[3], radius; /* world bounding sphere (ref_box_init) */
 } ref_box;
 
+/* Fills inv and the bounding sphere: call after min, max (bounds of any kind), matrix and
+ * has_matrix are set. */
 void ref_box_init(ref_box *b);
 void ref_local_to_world(const ref_box *b, const double l[3], double w[3]);
 /* Is the segment q -> p (world) crossed by the shape's surface at a parameter t in [0, 1)?

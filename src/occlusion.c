@@ -215,8 +215,8 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
         occ->row_scratch = t;
         occ->row_capacity = rows;
     }
-    if (2 * (size_t)height > occ->span_capacity) {
-        size_t rows = 2 * (size_t)height;
+    if (4 * (size_t)height > occ->span_capacity) {
+        size_t rows = 4 * (size_t)height;
         int32_t *t = rvi_realloc(occ->heap, occ->row_spans, occ->span_capacity * sizeof(int32_t), rows * sizeof(int32_t));
         if (!t)
             return RV_ERR_OUT_OF_MEMORY;
@@ -270,7 +270,16 @@ rv_result rvi_occ_push(rv_occlusion *occ, const rvi_occ_input *input, const floa
 {
     bool shape = input->kind != RVI_OCC_BOX;
     size_t words = borrowed ? 0 : (data_size + sizeof(uint64_t) - 1) / sizeof(uint64_t);
-    RVI_TRY(reserve_push(occ, items, vertices, matrix != NULL, shape, words));
+    uint64_t n = (uint64_t)occ->inputs.count + 1, ni = (uint64_t)occ->item_count + items;
+    /* Steady frames find room everywhere: one comparison each instead of the reserves. */
+    bool room = n <= occ->inputs.capacity && n <= occ->tallies.capacity && ni <= occ->items.capacity &&
+                ni + n <= occ->footprints.capacity && 2 * ni <= occ->order.capacity &&
+                (uint64_t)occ->vertex_count + vertices <= occ->vertices.capacity &&
+                (!matrix || occ->matrices.count < occ->matrices.capacity) &&
+                (!shape || occ->shapes.count < occ->shapes.capacity) &&
+                (uint64_t)occ->shape_data.count + words <= occ->shape_data.capacity && ni + n < INT32_MAX;
+    if (!room)
+        RVI_TRY(reserve_push(occ, items, vertices, matrix != NULL, shape, words));
     /* Everything the freeze needs is reserved: it never allocates. */
     rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count++);
     *in = *input;

@@ -8,7 +8,8 @@
  *   occlusion_convex.c   convex occluders: validation, corners and edges from planes
  *   occlusion_mesh.c     mesh occluders: validation, copies, triangles as pieces
  *   occlusion_raster.c   inner rasterisation of a piece
- *   occlusion_fusion.c   fusion: edge records per texel and the union test
+ *   occlusion_fusion.c   fusion: edge records per texel
+ *   occlusion_union.c    fusion: the union test of one texel
  *   occlusion_test.c, occlusion_batch.c  object tests
  *
  * Depth is stored as NEARNESS, larger = nearer: 1 / w for perspective views (w = clip w,
@@ -24,6 +25,7 @@
 #include "core/vec.h"
 
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 /* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
@@ -219,6 +221,8 @@ typedef struct rvi_occ_draft {
     rvi_occ_piece piece;
     rvi_occ_edge edge[RVI_OCC_MAX_EDGES];
     int32_t x0, x1, y0, y1;
+    double bounds[4];        /* min x, min y, max x, max y of its corners (texels) */
+    int32_t inner_y0, inner_rows; /* rows whose inner spans rvi_occ_rasterize left in its spans */
     rvi_occ_plane planes[RV_OCCLUSION_MAX_PLANES];
     rvi_occ_point corners[RVI_OCC_MAX_CORNERS];
     rvi_occ_point cuts[RVI_OCC_MAX_POLY_EDGES];     /* where an edge crosses the near plane */
@@ -236,33 +240,21 @@ typedef enum rvi_occ_prepare {
 
 /* ---- fusion -------------------------------------------------------------------------------- */
 
-/* An edge passing near a texel: records of one texel are chained through next. */
-typedef struct rvi_occ_record {
-    uint32_t next;           /* record index + 1; 0 ends the chain */
-    uint32_t piece;
-    uint32_t edge;           /* in edges */
-} rvi_occ_record;
-
-/* Fusion state: drawn pieces with their edges, and per texel the chain of edge records
- * passing near it. Pools have fixed sizes (set at begin from the buffer size); when one
- * fills, pending texels are resolved and the pools emptied, which only forgoes fusion
- * between pieces drawn before and after (never wrong). */
+/* Fusion state: drawn pieces with their edges, and the pieces' bands (the texels they may
+ * partly cover) as pairs, texel << 32 | piece: those of the current round appended as they
+ * come, those of earlier rounds kept sorted by texel. Pools have fixed sizes (set at begin
+ * from the buffer size); when one fills, pending pairs are resolved and the pools emptied,
+ * which only forgoes fusion between pieces drawn before and after (never wrong). */
 typedef struct rvi_occ_fusion {
-    uint32_t *head;          /* per texel: record index + 1 (0: none); bit 31: dirty */
-    size_t head_capacity;
-    rvi_occ_record *records;
-    uint32_t record_count, record_capacity;
-    uint32_t *touched;       /* texels whose head is set (record_capacity) */
-    uint32_t touched_count;
-    uint32_t *dirty;         /* texels with two or more records, one new since the last resolve */
-    uint32_t dirty_count;
+    uint64_t *fresh;         /* this round's pairs, in drawing order */
+    uint64_t *sorted;        /* earlier rounds' pairs, by texel (ties: drawing order) */
+    uint64_t *spare;         /* room to sort and merge into */
+    uint32_t fresh_count, sorted_count, pair_capacity;
     rvi_occ_piece *pieces;
     uint32_t piece_count, piece_capacity;
     rvi_occ_edge *edges;
     uint32_t edge_count, edge_capacity;
 } rvi_occ_fusion;
-
-#define RVI_OCC_DIRTY 0x80000000u
 
 /* A box seen through the float object test: the touched texel rectangle (inclusive,
  * clamped to the buffer) and the nearness of its nearest point, rounded nearer. */
@@ -295,7 +287,7 @@ struct rv_occlusion {
     size_t texel_capacity;
     double *row_scratch;     /* 2 * height doubles for the rasteriser's row bounds */
     size_t row_capacity;
-    int32_t *row_spans;      /* 2 * height ints: the rows' texel spans */
+    int32_t *row_spans;      /* 4 * height ints: the rows' texel spans (outer and inner) */
     size_t span_capacity;
     rvi_vec inputs;          /* rvi_occ_input: this frame's occluders, as declared */
     rvi_vec matrices;        /* float[16] of the occluders that came with a matrix */
@@ -583,22 +575,43 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
 /* ---- drawing (occlusion_raster.c, occlusion_fusion.c, occlusion_freeze.c) ------------------- */
 
 /* Writes the piece's conservative nearness into the texels wholly inside it (max with what
- * is there). scratch holds 2 * height doubles, spans 2 * height ints; wide picks the AVX2
- * build. */
-void rvi_occ_rasterize(const rvi_occ_draft *draft, float *texels, uint32_t width, uint32_t height, double *scratch,
+ * is there), and leaves those rows' spans in spans[2 * height ...) for rvi_occ_band
+ * (draft->inner_y0, inner_rows). scratch holds 2 * height doubles, spans 4 * height ints;
+ * wide picks the AVX2 build. */
+void rvi_occ_rasterize(rvi_occ_draft *draft, float *texels, uint32_t width, uint32_t height, double *scratch,
                        int32_t *spans, bool wide);
 
 /* Fusion pools for a buffer of texels texels (begin): RV_OK or RV_ERR_OUT_OF_MEMORY. */
 rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels);
 void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu);
-/* Keeps a drawn piece for fusion: records its edges at every texel they pass near whose
- * depth the piece could still raise. Resolves and empties the pools first when they are
- * too full to take it. */
+/* Keeps a drawn piece for fusion: records it at every texel of its band (the texels that
+ * may meet it but are not wholly inside) whose depth it could still raise. Resolves and
+ * empties the pools first when they are too full to take it. scratch and spans as for
+ * rvi_occ_rasterize. */
 void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *draft);
+/* The band of a piece just rasterised (its inner spans still in spans), row by row from *y0
+ * (i-th row: y0 + i): texels spans[i] .. spans[H + i] may meet it, spans[2H + i] ..
+ * spans[3H + i] lie wholly inside it (empty when the first exceeds the second), H the
+ * buffer height. Returns the row count (0: none). scratch: 2 * height doubles. */
+int32_t rvi_occ_band(const rvi_occ_draft *draft, uint32_t width, uint32_t height, double *scratch, int32_t *spans,
+                     int32_t *y0, bool wide);
 /* Tests every texel with new records and raises those the pieces cover together. */
 void rvi_occ_fusion_resolve(rv_occlusion *occ);
 /* Resolves, then empties the pools (end of the freeze). */
 void rvi_occ_fusion_finish(rv_occlusion *occ);
+/* Edges count as near a texel within this distance (texel units) beyond their line's own
+ * error bound, and an overlap cancels an edge only this far inside the other piece. */
+#define RVI_OCC_FUSE_MARGIN 1e-7
+/* How far from a texel an edge may pass and still count as near it. */
+static inline double rvi_occ_edge_margin(const rvi_occ_edge *e)
+{
+    double mag = fabs(e->p0[0]) + fabs(e->p0[1]) + fabs(e->p1[0]) + fabs(e->p1[1]);
+    return RVI_OCC_FUSE_MARGIN + e->slack + 8 * DBL_EPSILON * mag;
+}
+/* The union test of texel t (occlusion_union.c): true when some of the count pieces
+ * (fusion pool indices) whose band holds it cover it together and would raise it; *value
+ * receives the nearness they guarantee. */
+bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, uint32_t count, float *value);
 
 /* The refined object test. A ray meets a convex box first where it crosses the last of
  * the box's front-face planes, so in any texel the box is no nearer than the smallest of

@@ -75,8 +75,11 @@ static void sort_keys(uint64_t *keys, uint64_t *tmp, uint32_t n, bool index_orde
         radix_desc(keys, tmp, n, index_order ? 4 : 0);
 }
 
-static RVI_ALWAYS_INLINE void pyramid_levels(rv_occlusion *occ)
+/* Builds every pyramid level and returns how many level-0 texels hold a depth (counted in
+ * the same pass over level 0). */
+static RVI_ALWAYS_INLINE uint32_t pyramid_levels(rv_occlusion *occ)
 {
+    uint32_t covered = 0;
     for (uint32_t l = 0; l + 1 < occ->level_count; l++) {
         const float *src = occ->texels + occ->level_offset[l];
         float *dst = occ->texels + occ->level_offset[l + 1];
@@ -96,31 +99,42 @@ static RVI_ALWAYS_INLINE void pyramid_levels(rv_occlusion *occ)
                 float a = r0[sw - 1], b = r1[sw - 1];
                 out[pairs] = a < b ? a : b;
             }
+            if (l == 0) {
+                uint32_t c = 0;
+                for (uint32_t x = 0; x < sw; x++)
+                    c += r0[x] > EMPTY_TEXEL;
+                if (r1 != r0)
+                    for (uint32_t x = 0; x < sw; x++)
+                        c += r1[x] > EMPTY_TEXEL;
+                covered += c;
+            }
         }
     }
+    if (occ->level_count == 1)
+        covered = (uint32_t)(occ->texels[0] > EMPTY_TEXEL);
+    return covered;
 }
 
-static void build_pyramid_generic(rv_occlusion *occ)
+static uint32_t build_pyramid_generic(rv_occlusion *occ)
 {
-    pyramid_levels(occ);
+    return pyramid_levels(occ);
 }
 
 #if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void build_pyramid_avx2(rv_occlusion *occ)
+RVI_TARGET_AVX2 static uint32_t build_pyramid_avx2(rv_occlusion *occ)
 {
-    pyramid_levels(occ);
+    return pyramid_levels(occ);
 }
 #endif
 
-static void build_pyramid(rv_occlusion *occ)
+/* The pyramid, and the count of covered texels. */
+static uint32_t build_pyramid(rv_occlusion *occ)
 {
 #if RVI_OCC_X86_WIDE
-    if (occ->wide) {
-        build_pyramid_avx2(occ);
-        return;
-    }
+    if (occ->wide)
+        return build_pyramid_avx2(occ);
 #endif
-    build_pyramid_generic(occ);
+    return build_pyramid_generic(occ);
 }
 
 static RVI_ALWAYS_INLINE void fill_empty(float *texels, size_t n)
@@ -140,36 +154,6 @@ RVI_TARGET_AVX2 static void clear_avx2(float *texels, size_t n)
     fill_empty(texels, n);
 }
 #endif
-
-static RVI_ALWAYS_INLINE uint32_t count_covered(const float *texels, size_t n)
-{
-    uint32_t covered = 0;
-    for (size_t i = 0; i < n; i++)
-        covered += texels[i] > EMPTY_TEXEL;
-    return covered;
-}
-
-static uint32_t count_generic(const float *texels, size_t n)
-{
-    return count_covered(texels, n);
-}
-
-#if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static uint32_t count_avx2(const float *texels, size_t n)
-{
-    return count_covered(texels, n);
-}
-#endif
-
-static uint32_t texels_covered(const rv_occlusion *occ)
-{
-    size_t n0 = (size_t)occ->width * occ->height;
-#if RVI_OCC_X86_WIDE
-    if (occ->wide)
-        return count_avx2(occ->texels, n0);
-#endif
-    return count_generic(occ->texels, n0);
-}
 
 static void clear_level0(rv_occlusion *occ)
 {
@@ -436,8 +420,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     }
     rvi_occ_fusion_finish(occ);
     count_meshes(occ);
-    occ->stats.texels_covered = texels_covered(occ);
-    build_pyramid(occ);
+    occ->stats.texels_covered = build_pyramid(occ);
     occ->state = RVI_OCC_FROZEN;
     return RV_OK;
 }

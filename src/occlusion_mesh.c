@@ -350,6 +350,10 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
      * bound, the floor alone does. */
     if (rvi_occ_plane_texel_min(v, &pl, pc->plane[0]))
         pc->plane_count = 1;
+    d->bounds[0] = minx;
+    d->bounds[1] = miny;
+    d->bounds[2] = maxx;
+    d->bounds[3] = maxy;
     d->x0 = (int32_t)ceil(dmax(minx, 0));
     d->x1 = (int32_t)floor(dmin(maxx, v->texels_w)) - 1;
     d->y0 = (int32_t)ceil(dmax(miny, 0));

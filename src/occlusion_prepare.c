@@ -111,6 +111,11 @@ static bool world_planes(const rvi_occ_view *v, const rvi_occ_poly *poly, const 
 static bool transform_corners(const rvi_occ_view *v, const rvi_occ_poly *poly, const float *m, rvi_occ_point *out,
                               bool *clipped, bool *away)
 {
+    double rows[5][4];
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < 4; j++)
+            rows[r][j] = v->vp[j * 4 + r];
+    memcpy(rows[4], v->near_row, sizeof rows[4]);
     *clipped = false;
     *away = true;
     for (uint32_t k = 0; k < poly->vertex_count; k++) {
@@ -122,14 +127,10 @@ static bool transform_corners(const rvi_occ_view *v, const rvi_occ_poly *poly, c
             if (!(fabs(w[i]) <= RVI_OCC_MAX_COORD))
                 return false;
         }
-        for (int r = 0; r < 5; r++) {
-            const double *row = r < 4 ? NULL : v->near_row;
-            double rr[4];
-            for (int j = 0; j < 4; j++)
-                rr[j] = row ? row[j] : v->vp[j * 4 + r];
-            out[k].clip[r] = rr[0] * w[0] + rr[1] * w[1] + rr[2] * w[2] + rr[3];
-        }
-        bool behind = out[k].clip[4] < 0;
+        double *c = out[k].clip;
+        for (int r = 0; r < 5; r++)
+            c[r] = rows[r][0] * w[0] + rows[r][1] * w[1] + rows[r][2] * w[2] + rows[r][3];
+        bool behind = c[4] < 0;
         *clipped |= behind;
         *away &= behind;
     }
@@ -251,6 +252,10 @@ static bool project_all(const rvi_occ_view *v, const rvi_occ_poly *poly, rvi_occ
 /* Whole texels only: ix >= min x and ix + 1 <= max x, within the buffer. */
 static void texel_range(const rvi_occ_view *v, const screen_bounds *b, rvi_occ_draft *d)
 {
+    d->bounds[0] = b->minx;
+    d->bounds[1] = b->miny;
+    d->bounds[2] = b->maxx;
+    d->bounds[3] = b->maxy;
     d->x0 = (int32_t)ceil(dmax(b->minx, 0));
     d->x1 = (int32_t)floor(dmin(b->maxx, v->texels_w)) - 1;
     d->y0 = (int32_t)ceil(dmax(b->miny, 0));
@@ -371,10 +376,10 @@ rvi_occ_prepare rvi_occ_prepare_poly(const rvi_occ_view *v, const rvi_occ_poly *
     bool clipped, away;
     if (!transform_corners(v, poly, matrix, d->corners, &clipped, &away))
         return RVI_OCC_DEGENERATE;
-    if (!world_planes(v, poly, matrix, d->planes))
-        return RVI_OCC_SMALL; /* a flattening matrix: no face to trust, nothing drawn */
     if (away)
         return RVI_OCC_OFFSCREEN;
+    if (!world_planes(v, poly, matrix, d->planes))
+        return RVI_OCC_SMALL; /* a flattening matrix: no face to trust, nothing drawn */
     if (clipped && !near_cuts(poly, d))
         return RVI_OCC_DEGENERATE;
     screen_bounds b;

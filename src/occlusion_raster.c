@@ -30,20 +30,34 @@ typedef struct row_bounds {
     int32_t x0, x1, y0, y1;
 } row_bounds;
 
-/* False when no whole texel can be inside. */
-static bool make_rows(const rvi_occ_draft *d, double W, row_bounds *rb)
+/* Row bounds of the texels wholly inside the piece (inner: each line's worst corner of the
+ * texel, shrunk) or of those that may meet it (outer: the best corner, grown by the edge's
+ * fusion margin). False when there is none. */
+static bool make_rows(const rvi_occ_draft *d, double W, double H, bool outer, row_bounds *rb)
 {
     double sx0 = d->x0, sx1 = d->x1, sy0 = d->y0, sy1 = d->y1;
+    if (outer) {
+        /* Texels meeting the corners' bounds, grown by the largest margin. */
+        double m = 0;
+        for (uint32_t k = 0; k < d->piece.edge_count; k++)
+            m = dmax(m, rvi_occ_edge_margin(&d->edge[k]));
+        sx0 = dmax(floor(d->bounds[0] - m), 0);
+        sy0 = dmax(floor(d->bounds[1] - m), 0);
+        sx1 = dmin(floor(d->bounds[2] + m), W - 1);
+        sy1 = dmin(floor(d->bounds[3] + m), H - 1);
+    }
     rb->count = 0;
     for (uint32_t k = 0; k < d->piece.edge_count; k++) {
         const rvi_occ_edge *e = &d->edge[k];
         double A = e->side * e->line[0], B = e->side * e->line[1], C = e->side * e->line[2];
-        /* Texel (ix, iy) wholly inside: A ix + B iy + Cm >= 0 (its worst corner, shrunk;
-         * |A| + |B| = 1). */
-        double Cm = C + dmin(A, 0) + dmin(B, 0) - (SHRINK + e->slack);
+        /* Texel (ix, iy) wholly inside: A ix + B iy + Cm >= 0 at its worst corner, shrunk;
+         * meeting: at its best corner, grown (|A| + |B| = 1). */
+        double Cm = outer ? C + dmax(A, 0) + dmax(B, 0) + rvi_occ_edge_margin(e)
+                          : C + dmin(A, 0) + dmin(B, 0) - (SHRINK + e->slack);
         if (fabs(A) <= 1e-6 * fabs(B)) {
-            /* Nearly horizontal: a row constraint, charged with the worst column. */
-            double bound = -(Cm + dmin(0, A * W)) / B;
+            /* Nearly horizontal: a row constraint, charged with the worst (inner) or best
+             * (outer) column. */
+            double bound = -(Cm + (outer ? dmax(0, A * W) : dmin(0, A * W))) / B;
             if (B > 0)
                 sy0 = dmax(sy0, ceil(bound));
             else
@@ -62,6 +76,65 @@ static bool make_rows(const rvi_occ_draft *d, double W, row_bounds *rb)
     rb->y0 = (int32_t)sy0;
     rb->y1 = (int32_t)sy1;
     return true;
+}
+
+/* The texel span of each row: xl[i] .. xr[i] for row y0 + i (scratch: 2 * rows doubles).
+ * Returns the row count. */
+static RVI_ALWAYS_INLINE int32_t spans_of(const row_bounds *rb, double *scratch, int32_t *xl, int32_t *xr)
+{
+    int32_t ny = rb->y1 - rb->y0 + 1;
+    double *lb = scratch, *rbnd = scratch + ny;
+    double fx0 = rb->x0, fx1 = rb->x1;
+    for (int32_t i = 0; i < ny; i++) {
+        lb[i] = fx0;
+        rbnd[i] = fx1;
+    }
+    /* Per edge over all rows (vectorises): left edges raise lb, right edges lower rb. */
+    for (uint32_t e = 0; e < rb->count; e++) {
+        double p = rb->p[e] + rb->q[e] * rb->y0, q = rb->q[e];
+        if (rb->left[e]) {
+            for (int32_t i = 0; i < ny; i++) {
+                double bnd = p + q * i;
+                lb[i] = bnd > lb[i] ? bnd : lb[i];
+            }
+        } else {
+            for (int32_t i = 0; i < ny; i++) {
+                double bnd = p + q * i;
+                rbnd[i] = bnd < rbnd[i] ? bnd : rbnd[i];
+            }
+        }
+    }
+    /* Clamp, then ceil / floor by truncating a positive value (bounds are in [-1, 8193]
+     * after the clamp; the added 16384 rounds far below the shrink margin, and only ever
+     * widens an outer span). */
+    for (int32_t i = 0; i < ny; i++) {
+        double l = lb[i] < fx1 + 1 ? lb[i] : fx1 + 1, r = rbnd[i] > fx0 - 1 ? rbnd[i] : fx0 - 1;
+        xl[i] = 16384 - (int32_t)(16384.0 - l);
+        xr[i] = (int32_t)(r + 16384.0) - 16384;
+    }
+    return ny;
+}
+
+static int32_t spans_generic(const row_bounds *rb, double *scratch, int32_t *xl, int32_t *xr)
+{
+    return spans_of(rb, scratch, xl, xr);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static int32_t spans_avx2(const row_bounds *rb, double *scratch, int32_t *xl, int32_t *xr)
+{
+    return spans_of(rb, scratch, xl, xr);
+}
+#endif
+
+static int32_t row_spans(const row_bounds *rb, double *scratch, int32_t *xl, int32_t *xr, bool wide)
+{
+#if RVI_OCC_X86_WIDE
+    if (wide)
+        return spans_avx2(rb, scratch, xl, xr);
+#endif
+    (void)wide;
+    return spans_generic(rb, scratch, xl, xr);
 }
 
 /* Fills rows 0 .. ny - 1 of the occluder (texel columns xl[i] .. xr[i] of row y0 + i):
@@ -145,50 +218,49 @@ RVI_TARGET_AVX2 static void fill_rows_avx2(const rvi_occ_piece *o, int32_t y0, f
 }
 #endif
 
-void rvi_occ_rasterize(const rvi_occ_draft *d, float *texels, uint32_t width, uint32_t height, double *scratch,
+void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t width, uint32_t height, double *scratch,
                        int32_t *spans, bool wide)
 {
     row_bounds rb;
-    (void)height;
-    if (!make_rows(d, (double)width, &rb))
+    d->inner_rows = 0;
+    if (!make_rows(d, (double)width, (double)height, false, &rb))
         return;
-    int32_t ny = rb.y1 - rb.y0 + 1;
-    double *lb = scratch, *rbnd = scratch + ny;
-    double fx0 = rb.x0, fx1 = rb.x1;
-    for (int32_t i = 0; i < ny; i++) {
-        lb[i] = fx0;
-        rbnd[i] = fx1;
-    }
-    /* Per edge over all rows (vectorises): left edges raise lb, right edges lower rb. */
-    for (uint32_t e = 0; e < rb.count; e++) {
-        double p = rb.p[e] + rb.q[e] * rb.y0, q = rb.q[e];
-        if (rb.left[e]) {
-            for (int32_t i = 0; i < ny; i++) {
-                double bnd = p + q * i;
-                lb[i] = bnd > lb[i] ? bnd : lb[i];
-            }
-        } else {
-            for (int32_t i = 0; i < ny; i++) {
-                double bnd = p + q * i;
-                rbnd[i] = bnd < rbnd[i] ? bnd : rbnd[i];
-            }
-        }
-    }
-    /* Clamp, then ceil / floor by truncating a positive value (bounds are in [-1, 8193]
-     * after the clamp; the added 16384 rounds far below the shrink margin). */
-    int32_t *xl = spans, *xr = spans + ny;
-    for (int32_t i = 0; i < ny; i++) {
-        double l = lb[i] < fx1 + 1 ? lb[i] : fx1 + 1, r = rbnd[i] > fx0 - 1 ? rbnd[i] : fx0 - 1;
-        int32_t il = 16384 - (int32_t)(16384.0 - l), ir = (int32_t)(r + 16384.0) - 16384;
-        xl[i] = il;
-        xr[i] = ir;
-    }
+    /* The inner spans stay in spans[2H ..) for the band (rvi_occ_band). */
+    int32_t *xl = spans + 2 * (size_t)height, *xr = spans + 3 * (size_t)height;
+    int32_t ny = row_spans(&rb, scratch, xl, xr, wide);
+    d->inner_y0 = rb.y0;
+    d->inner_rows = ny;
 #if RVI_OCC_X86_WIDE
     if (wide) {
         fill_rows_avx2(&d->piece, rb.y0, texels, width, xl, xr, ny);
         return;
     }
 #endif
-    (void)wide;
     fill_rows_generic(&d->piece, rb.y0, texels, width, xl, xr, ny);
+}
+
+int32_t rvi_occ_band(const rvi_occ_draft *d, uint32_t width, uint32_t height, double *scratch, int32_t *spans,
+                     int32_t *y0, bool wide)
+{
+    row_bounds ob;
+    if (!make_rows(d, (double)width, (double)height, true, &ob))
+        return 0;
+    int32_t *il = spans + 2 * (size_t)height, *ir = spans + 3 * (size_t)height;
+    int32_t ny = row_spans(&ob, scratch, spans, spans + height, wide);
+    *y0 = ob.y0;
+    /* Move the inner spans (rows from inner_y0, within the outer rows: whole texels lie
+     * within the corners' bounds) onto the outer rows; empty elsewhere. */
+    int32_t lo = d->inner_y0 - ob.y0, n = d->inner_rows;
+    if (n && (lo < 0 || lo + n > ny))
+        n = 0; /* cannot happen; without inner spans the band is the whole outer span */
+    if (n && lo > 0) {
+        memmove(il + lo, il, (size_t)n * sizeof *il);
+        memmove(ir + lo, ir, (size_t)n * sizeof *ir);
+    }
+    for (int32_t i = 0; i < ny; i++)
+        if (i < lo || i >= lo + n) {
+            il[i] = 1;
+            ir[i] = 0;
+        }
+    return ny;
 }

@@ -2,7 +2,7 @@
  *   frame.c          begin and end: the stages in order, and the public calls
  *   frame_cull.c     the cull walk and its passes (occluders, walk, occlusion, LOD)
  *   frame_publish.c  arenas, sort, emit, view validity and digest
- *   frame_nodes.c    boxes attached to nodes (occluder boxes, test boxes)
+ *   frame_nodes.c    what nodes carry for the frame (occluders of any shape, test boxes)
  *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
  *   frame_views.c    extra views (rv_cull_view) */
 #ifndef RVI_FRAME_H
@@ -32,12 +32,24 @@ typedef struct rvi_frame_arena {
     uint64_t generation;     /* bumped each time the arena is (re)built */
 } rvi_frame_arena;
 
-/* A node box attachment (occluder or test box), local space. */
+/* A node box attachment (a test box), local space. */
 typedef struct rvi_node_box {
     uint32_t node;
     float min[3];
     float max[3];
 } rvi_node_box;
+
+/* A node's persistent occluder, local space: a box, or a convex solid's or mesh's block
+ * (rvi_occ_convex_data or rvi_occ_mesh_data, owned in the world's heap). */
+typedef struct rvi_node_occluder {
+    uint32_t node;
+    uint32_t kind;           /* rvi_occ_kind */
+    float min[3], max[3];    /* the box, or the shape's bounds (the frustum test) */
+    void *block;             /* NULL for a box */
+    size_t block_size;
+    uint32_t items;          /* what the occlusion buffer orders: 1, or a mesh's triangles */
+    uint32_t vertices;       /* a mesh's vertices */
+} rvi_node_occluder;
 
 /* A walk candidate: a node whose own geometry passed frustum and partition. */
 typedef struct rvi_candidate {
@@ -93,7 +105,8 @@ typedef struct rvi_frame {
     /* Node slot -> box index (UINT32_MAX none): a plain array, not a hash map, because
      * the occlusion pass looks a test box up for every candidate. */
     rvi_node_slots occluder_of;
-    rvi_vec occluders;       /* rvi_node_box: persistent occluder nodes */
+    rvi_vec occluders;       /* rvi_node_occluder: persistent occluder nodes */
+    uint64_t occluder_items, occluder_vertices; /* sums over occluders (the frame's reserve) */
     rvi_node_slots test_box_of;
     rvi_vec test_boxes;      /* rvi_node_box */
 
@@ -139,6 +152,8 @@ void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
 
 /* Removes node's entry from a box attachment (no-op when it has none). Never allocates. */
 void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node);
+/* Removes node's occluder, freeing its block (no-op when it has none). Never allocates. */
+void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
 
 /* Appends a draw item for node i (world matrix copied) into list. */
 rv_result rvi_frame_emit(rv_world *world, rvi_vec *list, uint32_t node, uint32_t level, float fade,

@@ -1,7 +1,9 @@
-/* Boxes attached to nodes: occluder boxes (persistent occluders the frame rasterises) and
- * test boxes (a tighter bound than the sphere for the frustum and occlusion tests). */
+/* What nodes carry for the frame: persistent occluders of any shape (a box, a convex solid,
+ * a mesh: the last two copied into blocks the world owns) and test boxes (a tighter bound
+ * than the sphere for the frustum and occlusion tests). */
 #include "frame.h"
 #include "core/check.h"
+#include "occlusion.h"
 #include "scene.h"
 
 #include <string.h>
@@ -25,44 +27,47 @@ void rvi_frame_drop_box(rvi_node_slots *of, rvi_vec *boxes, uint32_t node)
     boxes->count = last;
 }
 
-static rv_result set_box(rv_world *world, rv_node node, const float min[3], const float max[3], bool occluder)
+static rv_result check_box(const float min[3], const float max[3])
 {
-    if (!world || !min || !max)
-        return RV_ERR_INVALID_ARG;
     if (!rvi_finite_n(min, 3) || !rvi_finite_n(max, 3))
         return RV_ERR_NOT_FINITE;
     if (min[0] > max[0] || min[1] > max[1] || min[2] > max[2])
         return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3])
+{
+    if (!world || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_box(min, max));
     uint32_t i;
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
-    rvi_node_slots *of = occluder ? &f->occluder_of : &f->test_box_of;
-    rvi_vec *boxes = occluder ? &f->occluders : &f->test_boxes;
     rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] } };
-    uint32_t at = rvi_node_slots_get(of, i);
+    uint32_t at = rvi_node_slots_get(&f->test_box_of, i);
     if (at != UINT32_MAX) {
-        RVI_VEC_AT(*boxes, rvi_node_box, at) = b;
+        RVI_VEC_AT(f->test_boxes, rvi_node_box, at) = b;
         return RV_OK;
     }
     /* Make room in both before changing either, so a failure leaves nothing half-made. */
     uint32_t *block, capacity;
-    RVI_TRY(rvi_node_slots_prepare(&world->heap, of, i, &block, &capacity));
-    rv_result r = rvi_vec_reserve(&world->heap, boxes, sizeof b, boxes->count + 1);
+    RVI_TRY(rvi_node_slots_prepare(&world->heap, &f->test_box_of, i, &block, &capacity));
+    rv_result r = rvi_vec_reserve(&world->heap, &f->test_boxes, sizeof b, f->test_boxes.count + 1);
     if (r != RV_OK) {
-        if (block != of->record)
+        if (block != f->test_box_of.record)
             rvi_free(&world->heap, block, (size_t)capacity * sizeof *block);
         return r;
     }
-    rvi_node_slots_commit(&world->heap, of, block, capacity);
-    of->record[i] = boxes->count;
-    RVI_VEC_AT(*boxes, rvi_node_box, boxes->count) = b;
-    boxes->count++;
-    world->scene.flags[i] |= occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX;
+    rvi_node_slots_commit(&world->heap, &f->test_box_of, block, capacity);
+    f->test_box_of.record[i] = f->test_boxes.count;
+    RVI_VEC_AT(f->test_boxes, rvi_node_box, f->test_boxes.count++) = b;
+    world->scene.flags[i] |= RVI_NODE_HAS_TEST_BOX;
     return RV_OK;
 }
 
-static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
+rv_result rv_node_clear_test_box(rv_world *world, rv_node node)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -71,18 +76,157 @@ static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
     rvi_frame *f = rvi_frame_find(world);
     if (!f)
         return RV_OK;
-    rvi_frame_drop_box(occluder ? &f->occluder_of : &f->test_box_of, occluder ? &f->occluders : &f->test_boxes, i);
-    world->scene.flags[i] &= ~(uint32_t)(occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX);
+    rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, i);
+    world->scene.flags[i] &= ~(uint32_t)RVI_NODE_HAS_TEST_BOX;
+    return RV_OK;
+}
+
+/* ---- node occluders --------------------------------------------------------------------- */
+
+void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node)
+{
+    uint32_t at = rvi_node_slots_get(&f->occluder_of, node);
+    if (at == UINT32_MAX)
+        return;
+    rvi_node_occluder *o = &RVI_VEC_AT(f->occluders, rvi_node_occluder, at);
+    f->occluder_items -= o->items;
+    f->occluder_vertices -= o->vertices;
+    rvi_free(heap, o->block, o->block_size);
+    f->occluder_of.record[node] = UINT32_MAX;
+    uint32_t last = f->occluders.count - 1;
+    if (at != last) {
+        *o = RVI_VEC_AT(f->occluders, rvi_node_occluder, last);
+        f->occluder_of.record[o->node] = at;
+    }
+    f->occluders.count = last;
+}
+
+/* Gives node i the occluder o (its block already made in the world's heap, owned from here
+ * on whatever happens): replaces an earlier one of any shape. */
+static rv_result set_occluder(rv_world *world, uint32_t i, rvi_node_occluder *o)
+{
+    rvi_heap *heap = &world->heap;
+    rvi_frame *f;
+    rv_result r = rvi_frame_state(world, &f);
+    uint32_t at = r == RV_OK ? rvi_node_slots_get(&f->occluder_of, i) : UINT32_MAX;
+    uint32_t *block = NULL, capacity = 0;
+    if (r == RV_OK && at == UINT32_MAX) {
+        /* Make room in both before changing either, so a failure leaves nothing half-made. */
+        r = rvi_node_slots_prepare(heap, &f->occluder_of, i, &block, &capacity);
+        if (r == RV_OK) {
+            r = rvi_vec_reserve(heap, &f->occluders, sizeof *o, f->occluders.count + 1);
+            if (r != RV_OK && block != f->occluder_of.record)
+                rvi_free(heap, block, (size_t)capacity * sizeof *block);
+        }
+    }
+    if (r != RV_OK) {
+        rvi_free(heap, o->block, o->block_size);
+        return r;
+    }
+    o->node = i;
+    if (at != UINT32_MAX) {
+        rvi_node_occluder *old = &RVI_VEC_AT(f->occluders, rvi_node_occluder, at);
+        f->occluder_items -= old->items;
+        f->occluder_vertices -= old->vertices;
+        rvi_free(heap, old->block, old->block_size);
+        *old = *o;
+    } else {
+        rvi_node_slots_commit(heap, &f->occluder_of, block, capacity);
+        f->occluder_of.record[i] = f->occluders.count;
+        RVI_VEC_AT(f->occluders, rvi_node_occluder, f->occluders.count++) = *o;
+    }
+    f->occluder_items += o->items;
+    f->occluder_vertices += o->vertices;
+    world->scene.flags[i] |= RVI_NODE_OCCLUDER;
     return RV_OK;
 }
 
 rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3])
 {
-    return set_box(world, node, min, max, true);
+    if (!world || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_box(min, max));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.kind = RVI_OCC_BOX;
+    memcpy(o.min, min, sizeof o.min);
+    memcpy(o.max, max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
 }
-rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return clear_box(world, node, true); }
-rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3])
+
+rv_result rv_node_set_occluder_convex(rv_world *world, rv_node node, const rv_occluder_convex *convex)
 {
-    return set_box(world, node, min, max, false);
+    if (!world || !convex)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(rvi_occ_convex_check(convex));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    /* The solid is worked out in a scratch block lent for the call. */
+    rvi_heap *heap = &world->heap;
+    size_t scratch_size = rvi_occ_convex_scratch_size(), size;
+    void *scratch = rvi_alloc(heap, scratch_size);
+    if (!scratch)
+        return RV_ERR_OUT_OF_MEMORY;
+    rv_result r = rvi_occ_convex_build(convex, scratch, &size);
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block = r == RV_OK ? rvi_alloc(heap, size) : NULL;
+    if (r == RV_OK && !o.block)
+        r = RV_ERR_OUT_OF_MEMORY;
+    if (r != RV_OK) {
+        rvi_free(heap, scratch, scratch_size);
+        return r;
+    }
+    rvi_occ_convex_write(scratch, convex->flags, o.block);
+    rvi_free(heap, scratch, scratch_size);
+    const rvi_occ_convex_data *c = o.block;
+    o.kind = RVI_OCC_CONVEX;
+    o.block_size = size;
+    memcpy(o.min, c->bounds_min, sizeof o.min);
+    memcpy(o.max, c->bounds_max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
 }
-rv_result rv_node_clear_test_box(rv_world *world, rv_node node) { return clear_box(world, node, false); }
+
+rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occluder_mesh *mesh)
+{
+    if (!world || !mesh)
+        return RV_ERR_INVALID_ARG;
+    uint32_t triangles;
+    RVI_TRY(rvi_occ_mesh_check(mesh, &triangles));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block_size = rvi_occ_mesh_size(mesh->vertex_count, triangles);
+    o.block = rvi_alloc(&world->heap, o.block_size);
+    if (!o.block)
+        return RV_ERR_OUT_OF_MEMORY;
+    rvi_occ_mesh_copy(mesh, triangles, o.block);
+    const rvi_occ_mesh_data *m = o.block;
+    o.kind = RVI_OCC_MESH;
+    memcpy(o.min, m->bounds_min, sizeof o.min);
+    memcpy(o.max, m->bounds_max, sizeof o.max);
+    o.items = triangles;
+    o.vertices = mesh->vertex_count;
+    return set_occluder(world, i, &o);
+}
+
+rv_result rv_node_clear_occluder(rv_world *world, rv_node node)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f)
+        return RV_OK;
+    rvi_frame_drop_occluder(&world->heap, f, i);
+    world->scene.flags[i] &= ~(uint32_t)RVI_NODE_OCCLUDER;
+    return RV_OK;
+}
+
+rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return rv_node_clear_occluder(world, node); }

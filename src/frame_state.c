@@ -19,8 +19,12 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
+    for (uint32_t i = 0; i < f->occluders.count; i++) {
+        rvi_node_occluder *o = &RVI_VEC_AT(f->occluders, rvi_node_occluder, i);
+        rvi_free(heap, o->block, o->block_size);
+    }
     rvi_node_slots_free(heap, &f->occluder_of);
-    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_box));
+    rvi_vec_free(heap, &f->occluders, sizeof(rvi_node_occluder));
     rvi_node_slots_free(heap, &f->test_box_of);
     rvi_vec_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
@@ -38,9 +42,8 @@ static void frame_destroy(rv_world *world, void *state)
 
 static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
 {
-    (void)world;
     rvi_frame *f = state;
-    rvi_frame_drop_box(&f->occluder_of, &f->occluders, node_index);
+    rvi_frame_drop_occluder(&world->heap, f, node_index);
     rvi_frame_drop_box(&f->test_box_of, &f->test_boxes, node_index);
 }
 

@@ -316,6 +316,23 @@ static uint32_t prune(const rvi_occ_fusion *fu, texel_union *u, uint32_t mask)
     }
 }
 
+/* The largest subset of mask whose every edge stretch is cancelled by one piece of it
+ * alone (known twins and containments only: no inside is worked out); 0 as prune. */
+static uint32_t prune_whole(const texel_union *u, uint32_t mask)
+{
+    for (;;) {
+        uint32_t failing = 0;
+        for (uint32_t r = 0; r < u->records; r++)
+            if (mask >> u->owner[r] & 1 && !(u->whole[r] & mask))
+                failing |= 1u << u->owner[r];
+        mask &= ~failing;
+        if (!(mask & (mask - 1)))
+            return 0;
+        if (!failing)
+            return (u->centre & mask) ? mask : 0;
+    }
+}
+
 bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, uint32_t count, float *value)
 {
     const rvi_occ_fusion *fu = &occ->fusion;
@@ -337,9 +354,12 @@ bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, 
      * a twin all along is settled without working out any inside. Otherwise only the
      * nearest few pieces are tried: where many unrelated outlines meet, overlaps rarely
      * cover anything and each costs a clipping per edge and piece. */
-    if (!shared_edges(&u) && u.pieces > UNION_OVERLAP_PIECES)
-        mask = (1u << UNION_OVERLAP_PIECES) - 1;
-    mask = prune(fu, &u, mask);
+    bool few = !shared_edges(&u) && u.pieces > UNION_OVERLAP_PIECES;
+    mask = prune(fu, &u, few ? (1u << UNION_OVERLAP_PIECES) - 1 : mask);
+    /* Those few failing, the pieces fused by shared edges alone among all of them (a mesh
+     * around a vertex, with a nearer outline passing by). */
+    if (!mask && few)
+        mask = prune_whole(&u, (1u << u.pieces) - 1);
     if (!mask)
         return false;
     /* Drop the farthest while a covering set remains: the value is its farthest piece's. */

@@ -117,6 +117,8 @@
     /* frame and the world's joins: tests/hostile/frame.c */                               \
     X(rv_frame_begin)                                                                      \
     X(rv_frame_add_occluder)                                                               \
+    X(rv_frame_add_convex)                                                                 \
+    X(rv_frame_add_mesh)                                                                   \
     X(rv_frame_cull)                                                                       \
     X(rv_frame_end)                                                                        \
     X(rv_frame_abort)                                                                      \
@@ -125,6 +127,9 @@
     X(rv_frame_view_digest)                                                                \
     X(rv_node_set_occluder_box)                                                            \
     X(rv_node_clear_occluder_box)                                                          \
+    X(rv_node_set_occluder_convex)                                                         \
+    X(rv_node_set_occluder_mesh)                                                           \
+    X(rv_node_clear_occluder)                                                              \
     X(rv_node_set_test_box)                                                                \
     X(rv_node_clear_test_box)                                                              \
     X(rv_world_journal)                                                                    \

@@ -54,6 +54,9 @@ typedef struct rvi_occ_view {
     double a_inv[9];       /* inverse of the xyz parts of rows x, y and w (perspective) or z
                               (orthographic), row-major: maps (x, y, w) or (x, y, z) back */
     double near_row[4];    /* near(p) = near_row . (p, 1) >= 0 in front of the near plane */
+    double clip_row[4];    /* occluders are clipped to clip_row . (p, 1) >= 0: on screen, never
+                              nearer than the near plane, and the same under every convention
+                              when the near plane is parallel to the image (rvi_occ_view_init) */
     double eye[4];         /* homogeneous eye (w > 0), or the direction toward the viewer (w = 0) */
     double texels_w, texels_h;
     /* Object tests, in floats: four rows (texel x, texel y, near, q), each xyz + the value

@@ -171,7 +171,7 @@ void rvi_occ_mesh_project(const rv_occlusion *occ, const rvi_occ_input *in, rvi_
         for (int r = 0; r < 5; r++) {
             double rr[4];
             for (int j = 0; j < 4; j++)
-                rr[j] = r < 4 ? v->vp[j * 4 + r] : v->near_row[j];
+                rr[j] = r < 4 ? v->vp[j * 4 + r] : v->clip_row[j];
             o->clip[r] = rr[0] * o->world[0] + rr[1] * o->world[1] + rr[2] * o->world[2] + rr[3];
         }
         o->nearness = NAN;

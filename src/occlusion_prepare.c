@@ -115,7 +115,7 @@ static bool transform_corners(const rvi_occ_view *v, const rvi_occ_poly *poly, c
     for (int r = 0; r < 4; r++)
         for (int j = 0; j < 4; j++)
             rows[r][j] = v->vp[j * 4 + r];
-    memcpy(rows[4], v->near_row, sizeof rows[4]);
+    memcpy(rows[4], v->clip_row, sizeof rows[4]);
     *clipped = false;
     *away = true;
     for (uint32_t k = 0; k < poly->vertex_count; k++) {
@@ -304,7 +304,7 @@ static bool outline(const rvi_occ_view *v, const rvi_occ_poly *poly, rvi_occ_dra
         return true;
     /* The near plane as a face (the solid keeps near(p) >= 0): the eye is before it, so it
      * faces the eye and never draws the piece. */
-    rvi_occ_plane nf = { { -v->near_row[0], -v->near_row[1], -v->near_row[2] }, -v->near_row[3], 0, 0 };
+    rvi_occ_plane nf = { { -v->clip_row[0], -v->clip_row[1], -v->clip_row[2] }, -v->clip_row[3], 0, 0 };
     rvi_occ_plane_eye(v, &nf);
     for (uint32_t f = 0; f < poly->plane_count; f++) {
         if (d->in[f] != 1 || d->face_cuts[f] == 0)

@@ -25,6 +25,15 @@
  * that they span is well defined: its normal at least this fraction of the terms that make
  * it (the eye is not on or next to the edge's line). */
 #define PENCIL_CONDITION 1e-6
+/* The occluders' clip plane w = n' (perspective, near plane parallel to the image) lies
+ * beyond the near plane w = n by at least this fraction of n, and n' is rounded up to
+ * CLIP_GRID_BITS significant bits: the conventions' float matrices place n within a few
+ * float roundings of each other, so they almost always give the same n', and the margin
+ * covers those roundings and a near row off parallel by up to CLIP_PARALLEL over the whole
+ * screen. */
+#define CLIP_MARGIN (1.0 / 1024.0)
+#define CLIP_GRID_BITS 8
+#define CLIP_PARALLEL 1e-6
 /* An outline line whose error bound over the buffer exceeds this many texels is not used:
  * the inner raster's shrink margin would no longer cover it. */
 #define LINE_SLACK_MAX 1e-5
@@ -126,6 +135,61 @@ static bool locate_eye(rvi_occ_view *v, rv_clip clip, const double ainv[3][3])
     return true;
 }
 
+/* The occluders' clip plane (clip_row). The host's near plane comes from row z, which each
+ * depth convention rounds its own way; clipping occluders there would let a convention
+ * move a clipped occluder's outline by a rounding and, rarely, change a verdict. When the
+ * near plane is parallel to the image (near = lambda w + kappa up to CLIP_PARALLEL, as in
+ * every projection but an oblique one), occluders are clipped at w = n' instead, n' just
+ * beyond n on a coarse grid: row w is the same under every convention. A point on screen
+ * with w >= n' is beyond the near plane: near(p) = lambda (w - n) + r . (p - eye) with
+ * |r . (p - eye)| <= CLIP_PARALLEL lambda w / cos(angle to the axis), which the margin
+ * covers for any field of view under about 179.9 degrees (checked at the screen's
+ * corners). Otherwise (oblique, orthographic) occluders are clipped at the near plane. */
+static void clip_plane(rvi_occ_view *v)
+{
+    memcpy(v->clip_row, v->near_row, sizeof v->clip_row);
+    if (!v->perspective)
+        return;
+    double w[4], ww = 0, nw = 0;
+    for (int j = 0; j < 4; j++)
+        w[j] = m_at(v->vp, 3, j);
+    for (int j = 0; j < 3; j++) {
+        ww += w[j] * w[j];
+        nw += v->near_row[j] * w[j];
+    }
+    if (!(ww > 0) || !(nw > 0))
+        return;
+    double lambda = nw / ww, resid = 0, wl = sqrt(ww);
+    for (int j = 0; j < 3; j++)
+        resid += fabs(v->near_row[j] - lambda * w[j]);
+    /* 1 / cos of the widest angle on screen: the corner rays A^-1 (+-1, +-1, 1). */
+    double slant = 0;
+    for (int c = 0; c < 4; c++) {
+        double x = c & 1 ? 1 : -1, y = c & 2 ? 1 : -1, d2 = 0;
+        for (int i = 0; i < 3; i++) {
+            double di = v->a_inv[i * 3 + 0] * x + v->a_inv[i * 3 + 1] * y + v->a_inv[i * 3 + 2];
+            d2 += di * di;
+        }
+        slant = fmax(slant, sqrt(d2) * wl); /* |d| |w| / (w . d), w . d = 1 */
+    }
+    if (!(resid <= CLIP_PARALLEL * lambda * wl) || !(slant * CLIP_PARALLEL <= 0.25 * CLIP_MARGIN))
+        return; /* oblique or too wide */
+    double at_eye = v->near_row[3], w_eye = w[3];
+    for (int j = 0; j < 3; j++) {
+        at_eye += v->near_row[j] * v->eye[j];
+        w_eye += w[j] * v->eye[j];
+    }
+    double n = w_eye - at_eye / lambda; /* the near plane's w */
+    if (!(n > 0) || !isfinite(n))
+        return;
+    int e;
+    (void)frexp(n * (1 + CLIP_MARGIN), &e);
+    double grid = ldexp(1.0, e - CLIP_GRID_BITS), np = ceil(n * (1 + CLIP_MARGIN) / grid) * grid;
+    for (int j = 0; j < 3; j++)
+        v->clip_row[j] = w[j];
+    v->clip_row[3] = w[3] - np;
+}
+
 /* The float rows of the object tests and their error bounds. */
 static bool test_rows(rvi_occ_view *v, uint32_t width, uint32_t height)
 {
@@ -215,7 +279,10 @@ bool rvi_occ_view_init(rvi_occ_view *v, const double view_projection[16], rv_cli
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             v->a_inv[i * 3 + j] = ainv[i][j];
-    return locate_eye(v, clip, (const double (*)[3])ainv) && test_rows(v, width, height);
+    if (!locate_eye(v, clip, (const double (*)[3])ainv))
+        return false;
+    clip_plane(v);
+    return test_rows(v, width, height);
 }
 
 bool rvi_occ_project(const rvi_occ_view *v, const double clip[4], double texel[2], double *nearness)

@@ -452,11 +452,350 @@ static void test_mixed_shapes_never_cull_what_the_reference_sees(void **state)
     assert_true(t.culled_hidden * 2 >= t.hidden);
 }
 
+/* ---- the depth each shape keeps ------------------------------------------------------------ */
+
+/* One solid under test in six forms: a box, a convex solid with and without EXACT, a closed
+ * mesh with and without EXACT, and its face toward +z (local) alone as an open surface. */
+enum { FORM_BOX, FORM_CONVEX, FORM_EXACT_CONVEX, FORM_CLOSED, FORM_EXACT_CLOSED, FORM_SURFACE, FORMS };
+static const char *const FORM_NAME[FORMS] = { "box", "convex", "exact convex", "closed mesh", "exact closed mesh",
+                                              "open surface" };
+
+/* Cube corners: corner k has max[i] where bit i of k is set; twelve triangles wound
+ * counter-clockwise seen from outside. */
+static const uint32_t CUBE_INDICES[36] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                           2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
+static const uint32_t TOP_INDICES[6] = { 4, 5, 7, 4, 7, 6 }; /* the +z face */
+
+/* b (min, max, matrix, has_matrix set) in the given form; pos holds the mesh corners. */
+static void make_form(ref_box *b, int form, float (*pos)[3])
+{
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++)
+            pos[k][i] = (k >> i) & 1 ? b->max[i] : b->min[i];
+    b->kind = form == FORM_BOX ? REF_BOX : form <= FORM_EXACT_CONVEX ? REF_CONVEX : REF_MESH;
+    b->flags = form == FORM_EXACT_CONVEX ? RV_OCCLUDER_EXACT
+               : form == FORM_CLOSED     ? RV_OCCLUDER_CLOSED
+               : form == FORM_EXACT_CLOSED ? RV_OCCLUDER_CLOSED | RV_OCCLUDER_EXACT
+                                           : 0;
+    if (b->kind == REF_CONVEX)
+        b->plane_count = box_planes(b->min, b->max, b->planes);
+    b->positions = (const float (*)[3])pos;
+    b->vertex_count = 8;
+    b->indices = form == FORM_SURFACE ? TOP_INDICES : CUBE_INDICES;
+    b->index_count = form == FORM_SURFACE ? 6 : 36;
+    ref_box_init(b);
+}
+
+static ref_box flat_box(float x0, float y0, float z0, float x1, float y1, float z1)
+{
+    ref_box b = { .min = { x0, y0, z0 }, .max = { x1, y1, z1 } };
+    ref_box_init(&b);
+    return b;
+}
+
+static void test_each_shape_keeps_its_depth(void **state)
+{
+    (void)state;
+    /* A slab 1 m thick, its front (+z) face 10 m ahead. Inside it, on its front face, on
+     * its back face (outside), and behind it. */
+    const ref_box objects[4] = { flat_box(-0.5f, -0.5f, -10.8f, 0.5f, 0.5f, -10.2f),
+                                 flat_box(-0.5f, -0.5f, -10, 0.5f, 0.5f, -10),
+                                 flat_box(-0.5f, -0.5f, -11, 0.5f, 0.5f, -11),
+                                 flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12) };
+    /* Visible (1) or hidden (0) per form: a far side keeps what is inside the solid and on
+     * its back face; an entry side or a surface hides them; nothing hides the front decal. */
+    static const int expect[FORMS][4] = { { 1, 1, 1, 0 }, { 1, 1, 1, 0 }, { 0, 1, 0, 0 },
+                                          { 1, 1, 1, 0 }, { 0, 1, 0, 0 }, { 0, 1, 0, 0 } };
+    uint64_t seed = 21;
+    for (int view = 0; view < 3; view++) {
+        /* Straight on, from aside and above, and through the solid's rotation (the same slab
+         * under a matrix). */
+        camera c = view == 1 ? look(3, 2, 0, 0, 0, -10.5) : look(0, 0, 0, 0, 0, -1);
+        float vp[16];
+        camera_matrix(&c, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, c.clip);
+        for (int form = 0; form < FORMS; form++) {
+            ref_box slab = { .min = { -5, -5, -11 }, .max = { 5, 5, -10 } };
+            if (view == 2) { /* a quarter turn about z: the same solid */
+                const float m[16] = { 0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+                memcpy(slab.matrix, m, sizeof m);
+                slab.has_matrix = true;
+            }
+            float pos[8][3];
+            make_form(&slab, form, pos);
+            rv_occlusion *occ = make_occlusion(256);
+            begin_camera(occ, &c);
+            assert_int_equal(add_shape(occ, &slab), RV_OK);
+            for (int o = 0; o < 4; o++) {
+                bool lib = box_visible(occ, objects[o].min, objects[o].max, NULL);
+                if (lib != (expect[form][o] != 0))
+                    fprintf(stderr, "%s, view %d, object %d: visible %d\n", FORM_NAME[form], view, o, lib);
+                assert_int_equal(lib, expect[form][o] != 0);
+                if (!lib) /* the reference agrees that nothing of it is seen */
+                    assert_false(ref_object_seen(&rv, &slab, 1, &objects[o], &seed, 6));
+            }
+            rv_occlusion_destroy(occ);
+        }
+    }
+}
+
+/* ---- the near plane, conventions --------------------------------------------------------- */
+
+static void test_every_shape_crossing_the_near_plane_still_hides_what_is_behind(void **state)
+{
+    (void)state;
+    /* A slab turned 0.1 rad about y, its near face cutting the near plane's rectangle to
+     * the left of the centre: what is straight ahead lies behind it from 0.5 m. */
+    const float a = -0.1f, m[16] = { cosf(a), 0, -sinf(a), 0, 0, 1, 0, 0, sinf(a), 0, cosf(a), 0, 0, 0, 0, 1 };
+    uint64_t seed = 77;
+    for (int conv = 0; conv < 4; conv++) {
+        camera c = look(0, 0, 0, 0, 0, -1);
+        c.clip = conventions[conv];
+        float vp[16];
+        camera_matrix(&c, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, c.clip);
+        for (int form = 0; form < FORMS; form++) {
+            ref_box slab = { .min = { -1, -50, -50 }, .max = { -0.05f, 50, 50 } };
+            memcpy(slab.matrix, m, sizeof m);
+            slab.has_matrix = true;
+            float pos[8][3];
+            make_form(&slab, form, pos);
+            if (form == FORM_SURFACE) { /* the face toward the eye (local +x) */
+                static const uint32_t near_face[6] = { 1, 3, 7, 1, 7, 5 };
+                slab.indices = near_face;
+            }
+            rv_occlusion *occ = make_occlusion(256);
+            begin_camera(occ, &c);
+            assert_int_equal(add_shape(occ, &slab), RV_OK);
+            ref_box behind = flat_box(-0.5f, -0.5f, -20.5f, 0.5f, 0.5f, -19.5f);
+            ref_box before = flat_box(0.25f, -0.05f, -1.05f, 0.35f, 0.05f, -0.95f);
+            assert_false(ref_object_seen(&rv, &slab, 1, &behind, &seed, 6));
+            assert_false(box_visible(occ, behind.min, behind.max, NULL));
+            assert_true(box_visible(occ, before.min, before.max, NULL));
+            assert_int_equal(rv_occlusion_get_stats(occ).occluders_rasterized, 1);
+            /* And nothing the reference sees is hidden, all around. */
+            for (int i = 0; i < 400; i++) {
+                double centre[3] = { rvt_uniform(&seed, -6, 6), rvt_uniform(&seed, -3, 3), rvt_uniform(&seed, -15, 0) },
+                       h[3] = { rvt_uniform(&seed, 0.01f, 0.5f), rvt_uniform(&seed, 0.01f, 0.5f),
+                                rvt_uniform(&seed, 0.01f, 0.5f) };
+                ref_box obj;
+                place_box(&seed, &obj, centre, h, rvt_uniform(&seed, 0, 1) < 0.5f);
+                if (!box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL))
+                    assert_false(ref_object_seen(&rv, &slab, 1, &obj, &seed, 4));
+            }
+            rv_occlusion_destroy(occ);
+        }
+    }
+}
+
+static void test_every_shape_gives_the_same_verdicts_under_every_convention(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xC0DE5;
+    int culled = 0, total = 0;
+    scene *sc = malloc(sizeof *sc), *v = malloc(sizeof *v);
+    for (int t = 0; t < RVT_HEAVY(300, 40); t++) {
+        random_scene(&seed, sc, -1);
+        sc->cam.ortho_height = 0;
+        ref_box obj[64];
+        for (int i = 0; i < 64; i++)
+            random_object(&seed, sc, &obj[i]);
+        uint8_t first[64];
+        /* 4 conventions with a far plane, then GL and reversed zero-to-one with an infinite one. */
+        for (int variant = 0; variant < 6; variant++) {
+            *v = *sc;
+            v->cam.clip = conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
+            v->cam.zfar = variant < 4 ? 5000 : 0;
+            camera_matrix(&v->cam, v->vp);
+            /* The meshes' arrays live in the scene: point them at this copy's. */
+            for (int k = 0; k < v->n_occ; k++)
+                if (v->occ[k].kind == REF_MESH) {
+                    v->occ[k].positions = (const float (*)[3])v->pos[k];
+                    v->occ[k].indices = v->idx[k];
+                }
+            rv_occlusion *occ = scene_occlusion(v, 256);
+            for (int i = 0; i < 64; i++) {
+                bool vis = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
+                if (variant == 0) {
+                    first[i] = vis;
+                    culled += !vis;
+                    total++;
+                } else {
+                    assert_int_equal(vis, first[i]);
+                }
+            }
+            rv_occlusion_destroy(occ);
+        }
+    }
+    free(sc);
+    free(v);
+    assert_true(culled > total / 20); /* the scenes do hide things */
+}
+
+/* ---- stats ---------------------------------------------------------------------------------- */
+
+static void test_triangle_stats_count_every_triangle_once(void **state)
+{
+    (void)state;
+    camera c = look(0, 0, 0, 0, 0, -1);
+    /* A quad 5 m ahead (two triangles), a repeated index, three collinear corners, and a
+     * triangle behind the eye; then a small quad behind the first, away from its diagonal
+     * (hidden), and a closed cube to the right (its +z and -x faces face the eye: four
+     * triangles skipped, eight drawn). */
+    const float pos[8][3] = { { -1, -1, -5 }, { 1, -1, -5 }, { 1, 1, -5 }, { -1, 1, -5 },
+                              { 0, -1, -5 },  { 0, 0, 5 },   { 1, 0, 5 },  { 0, 1, 5 } };
+    const uint32_t idx[15] = { 0, 1, 2, 0, 2, 3, 0, 0, 1, 0, 4, 1, 5, 6, 7 };
+    const float far_pos[4][3] = { { 0.6f, -1.4f, -9 }, { 1.4f, -1.4f, -9 }, { 1.4f, -0.6f, -9 }, { 0.6f, -0.6f, -9 } };
+    const uint32_t quad[6] = { 0, 1, 2, 0, 2, 3 };
+    ref_box cube = { .min = { 4, -1, -12 }, .max = { 6, 1, -10 } };
+    float cube_pos[8][3];
+    make_form(&cube, FORM_CLOSED, cube_pos);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    rv_occluder_mesh near = { pos, 8, idx, 15, 0 }, far = { far_pos, 4, quad, 6, 0 };
+    assert_int_equal(rv_occlusion_add_mesh(occ, &near, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &far, NULL), RV_OK);
+    assert_int_equal(add_shape(occ, &cube), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.occluders_submitted, 3);
+    assert_int_equal(st.triangles_submitted, 5 + 2 + 12);
+    assert_int_equal(st.triangles_degenerate, 2);
+    assert_int_equal(st.triangles_hidden, 2);
+    assert_int_equal(st.occluders_hidden, 1);
+    assert_int_equal(st.triangles_rasterized, 2 + 8);
+    assert_int_equal(st.triangles_skipped, 1 + 4);
+    assert_int_equal(st.triangles_submitted, st.triangles_rasterized + st.triangles_hidden + st.triangles_skipped +
+                                                 st.triangles_degenerate);
+    assert_int_equal(st.pieces, 10);
+    assert_true(st.fusion_tests > 0 && st.fused_texels > 0); /* the quad's diagonal, the cube's edges */
+    float behind[3] = { 0, 0, -20 };
+    bool vis = true;
+    assert_int_equal(rv_occlusion_test_sphere(occ, behind, 0.5f, NULL, &vis), RV_OK);
+    assert_false(vis);
+    rv_occlusion_destroy(occ);
+}
+
+/* ---- allocation ------------------------------------------------------------------------------- */
+
+static void test_steady_frames_with_every_shape_allocate_nothing(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_occlusion_desc desc = { .allocator = rvt_allocator(&st), .width = 256 };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    uint64_t seed = 12;
+    scene *sc = malloc(sizeof *sc);
+    scene *scenes = malloc(4 * sizeof *scenes);
+    for (int i = 0; i < 4; i++) {
+        random_scene(&seed, &scenes[i], -1);
+        for (int k = 0; k < scenes[i].n_occ; k++)
+            if (scenes[i].occ[k].kind == REF_MESH) {
+                scenes[i].occ[k].positions = (const float (*)[3])scenes[i].pos[k];
+                scenes[i].occ[k].indices = scenes[i].idx[k];
+            }
+    }
+    rv_alloc_stats warm = { 0 };
+    /* Two rounds of four different scenes: the second round allocates nothing. */
+    for (int frame = 0; frame < 8; frame++) {
+        if (frame == 4)
+            warm = rv_occlusion_alloc_stats(occ);
+        const scene *s = &scenes[frame % 4];
+        assert_int_equal(rv_occlusion_begin(occ, s->vp, s->cam.clip, (float)s->cam.aspect), RV_OK);
+        for (int k = 0; k < s->n_occ; k++)
+            assert_int_equal(add_shape(occ, &s->occ[k]), RV_OK);
+        ref_box obj;
+        random_object(&seed, s, &obj);
+        (void)box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL);
+    }
+    rv_alloc_stats now = rv_occlusion_alloc_stats(occ);
+    assert_int_equal(now.allocations, warm.allocations);
+    assert_int_equal(now.reallocations, warm.reallocations);
+    rv_occlusion_destroy(occ);
+    free(sc);
+    free(scenes);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(st.live_bytes, 0);
+}
+
+typedef struct sweep_shapes {
+    rv_occlusion *occ;
+} sweep_shapes;
+
+static void *sweep_setup(const rv_allocator *a)
+{
+    sweep_shapes *s = calloc(1, sizeof *s);
+    rv_occlusion_desc desc = { .allocator = *a, .width = 64 };
+    assert_int_equal(rv_occlusion_create(&desc, &s->occ), RV_OK);
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    begin_camera(s->occ, &c);
+    return s;
+}
+
+static rv_result sweep_convex(void *o)
+{
+    sweep_shapes *s = o;
+    float mn[3] = { -5, 0, -1 }, mx[3] = { 5, 4, 1 }, planes[7][4];
+    box_planes(mn, mx, planes);
+    const float bevel[4] = { 1, 1, 0, 9 };
+    memcpy(planes[6], bevel, sizeof bevel);
+    rv_occluder_convex c = { (const float (*)[4])planes, 7, RV_OCCLUDER_EXACT };
+    rv_result r = rv_occlusion_add_convex(s->occ, &c, NULL);
+    if (r == RV_OK) /* and the freeze that draws it, on storage the add grew */
+        r = rv_occlusion_freeze(s->occ);
+    return r;
+}
+
+static rv_result sweep_mesh(void *o)
+{
+    sweep_shapes *s = o;
+    ref_box b = { .min = { -5, 0, -1 }, .max = { 5, 4, 1 } };
+    float pos[8][3];
+    make_form(&b, FORM_CLOSED, pos);
+    rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+    rv_result r = rv_occlusion_add_mesh(s->occ, &m, NULL);
+    if (r == RV_OK)
+        r = rv_occlusion_freeze(s->occ);
+    return r;
+}
+
+static uint64_t sweep_fingerprint(void *o)
+{
+    sweep_shapes *s = o;
+    rv_occlusion_stats st = rv_occlusion_get_stats(s->occ);
+    return 1 + st.occluders_submitted * 1000 + st.triangles_submitted * 7;
+}
+
+static void sweep_teardown(void *o)
+{
+    sweep_shapes *s = o;
+    rv_occlusion_destroy(s->occ);
+    free(s);
+}
+
+static void test_allocation_failures_leave_the_buffer_as_it_was(void **state)
+{
+    (void)state;
+    rvt_sweep convex = { "add_convex", sweep_setup, sweep_convex, sweep_fingerprint, sweep_teardown };
+    rvt_sweep mesh = { "add_mesh", sweep_setup, sweep_mesh, sweep_fingerprint, sweep_teardown };
+    assert_true(rvt_run_sweep(&convex) >= 1);
+    assert_true(rvt_run_sweep(&mesh) >= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_shape_against_the_reference),
         cmocka_unit_test(test_mixed_shapes_never_cull_what_the_reference_sees),
+        cmocka_unit_test(test_each_shape_keeps_its_depth),
+        cmocka_unit_test(test_every_shape_crossing_the_near_plane_still_hides_what_is_behind),
+        cmocka_unit_test(test_every_shape_gives_the_same_verdicts_under_every_convention),
+        cmocka_unit_test(test_triangle_stats_count_every_triangle_once),
+        cmocka_unit_test(test_steady_frames_with_every_shape_allocate_nothing),
+        cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,8 +253,7 @@ static uint32_t build_items(rv_occlusion *occ)
     rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
     rvi_occ_footprint *whole = fp + occ->item_count; /* capacities reserved by add */
     rvi_occ_footprints(occ, in, count, occ->matrices.data, whole);
-    if (count)
-        memset(occ->tallies.data, 0, (size_t)count * sizeof(rvi_occ_tally));
+    memset(occ->tallies.data, 0, (size_t)count * sizeof(rvi_occ_tally));
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; i++) {
         if (in[i].kind == RVI_OCC_MESH) {
@@ -276,6 +275,8 @@ static uint32_t build_items(rv_occlusion *occ)
  * all), and before that the cap: the largest on screen first. */
 static uint32_t order_items(rv_occlusion *occ, uint32_t n)
 {
+    if (!n)
+        return 0; /* every triangle degenerate: the order may have no storage */
     const rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
     const rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t), *tmp = keys + occ->item_count;
@@ -402,7 +403,8 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
         return RV_OK;
     clear_level0(occ);
-    uint32_t n = order_items(occ, build_items(occ));
+    /* No occluder: nothing to order (the vectors may have no storage yet). */
+    uint32_t n = occ->inputs.count ? order_items(occ, build_items(occ)) : 0;
     const uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t);
     const rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     const rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);

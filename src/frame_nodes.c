@@ -191,6 +191,10 @@ rv_result rv_node_set_occluder_convex(rv_world *world, rv_node node, const rv_oc
     return set_occluder(world, i, &o);
 }
 
+static rv_result set_mesh_solid(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles);
+static rv_result set_mesh(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles,
+                         uint32_t extra);
+
 rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occluder_mesh *mesh)
 {
     if (!world || !mesh)
@@ -199,6 +203,45 @@ rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occl
     RVI_TRY(rvi_occ_mesh_check(mesh, &triangles));
     uint32_t i;
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    if ((mesh->flags & RV_OCCLUDER_CLOSED) && triangles <= RV_OCCLUSION_MAX_PLANES)
+        return set_mesh_solid(world, i, mesh, triangles);
+    return set_mesh(world, i, mesh, triangles, 0);
+}
+
+/* A closed mesh that is small enough: kept as the convex solid it bounds when it is one. */
+static rv_result set_mesh_solid(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles)
+{
+    rvi_heap *heap = &world->heap;
+    size_t scratch_size = rvi_occ_convex_scratch_size(), size;
+    void *scratch = rvi_alloc(heap, scratch_size);
+    if (!scratch)
+        return RV_ERR_OUT_OF_MEMORY;
+    if (!rvi_occ_mesh_convex(mesh, triangles, scratch, &size)) {
+        rvi_free(heap, scratch, scratch_size);
+        return set_mesh(world, i, mesh, triangles, RVI_OCC_NOT_CONVEX); /* the freeze need not look again */
+    }
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block = rvi_alloc(heap, size);
+    if (!o.block) {
+        rvi_free(heap, scratch, scratch_size);
+        return RV_ERR_OUT_OF_MEMORY;
+    }
+    rvi_occ_mesh_convex_write(scratch, mesh, triangles, o.block);
+    rvi_free(heap, scratch, scratch_size);
+    const rvi_occ_convex_data *c = o.block;
+    o.kind = RVI_OCC_CONVEX;
+    o.block_size = size;
+    memcpy(o.min, c->bounds_min, sizeof o.min);
+    memcpy(o.max, c->bounds_max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
+}
+
+/* A mesh block; extra: internal flags for it. */
+static rv_result set_mesh(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles,
+                         uint32_t extra)
+{
     rvi_node_occluder o;
     memset(&o, 0, sizeof o);
     o.block_size = rvi_occ_mesh_size(mesh->vertex_count, triangles);
@@ -206,7 +249,8 @@ rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occl
     if (!o.block)
         return RV_ERR_OUT_OF_MEMORY;
     rvi_occ_mesh_copy(mesh, triangles, o.block);
-    const rvi_occ_mesh_data *m = o.block;
+    rvi_occ_mesh_data *m = o.block;
+    m->flags |= extra;
     o.kind = RVI_OCC_MESH;
     memcpy(o.min, m->bounds_min, sizeof o.min);
     memcpy(o.max, m->bounds_max, sizeof o.max);

@@ -246,13 +246,14 @@ static rv_result reserve_push(rv_occlusion *occ, uint32_t items, uint32_t vertic
 {
     uint64_t n = (uint64_t)occ->inputs.count + 1, ni = (uint64_t)occ->item_count + items;
     uint64_t nv = (uint64_t)occ->vertex_count + vertices, nd = (uint64_t)occ->shape_data.count + data_words;
-    /* Sort keys hold UINT32_MAX - item; footprints hold every item and every input. */
-    if (ni + n >= INT32_MAX || nv >= INT32_MAX || nd >= UINT32_MAX || (matrix && occ->matrices.count >= INT32_MAX))
+    /* Sort keys hold UINT32_MAX - item. Items: every box and triangle, and a whole-mesh item
+     * per mesh; footprints: those, and every input's whole footprint. */
+    if (ni + 2 * n >= INT32_MAX || nv >= INT32_MAX || nd >= UINT32_MAX || (matrix && occ->matrices.count >= INT32_MAX))
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), (uint32_t)n));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->tallies, sizeof(rvi_occ_tally), (uint32_t)n));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)ni));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + 2 * n)));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)(2 * ni)));
     if (vertices)
         RVI_TRY(rvi_vec_reserve(occ->heap, &occ->vertices, sizeof(rvi_occ_vertex), (uint32_t)nv));
@@ -272,12 +273,12 @@ rv_result rvi_occ_push(rv_occlusion *occ, const rvi_occ_input *input, const floa
     size_t words = borrowed ? 0 : (data_size + sizeof(uint64_t) - 1) / sizeof(uint64_t);
     uint64_t n = (uint64_t)occ->inputs.count + 1, ni = (uint64_t)occ->item_count + items;
     /* Steady frames find room everywhere: one comparison each instead of the reserves. */
-    bool room = n <= occ->inputs.capacity && n <= occ->tallies.capacity && ni <= occ->items.capacity &&
-                ni + n <= occ->footprints.capacity && 2 * ni <= occ->order.capacity &&
+    bool room = n <= occ->inputs.capacity && n <= occ->tallies.capacity && ni + n <= occ->items.capacity &&
+                ni + 2 * n <= occ->footprints.capacity && 2 * ni <= occ->order.capacity &&
                 (uint64_t)occ->vertex_count + vertices <= occ->vertices.capacity &&
                 (!matrix || occ->matrices.count < occ->matrices.capacity) &&
                 (!shape || occ->shapes.count < occ->shapes.capacity) &&
-                (uint64_t)occ->shape_data.count + words <= occ->shape_data.capacity && ni + n < INT32_MAX;
+                (uint64_t)occ->shape_data.count + words <= occ->shape_data.capacity && ni + 2 * n < INT32_MAX;
     if (!room)
         RVI_TRY(reserve_push(occ, items, vertices, matrix != NULL, shape, words));
     /* Everything the freeze needs is reserved: it never allocates. */
@@ -357,13 +358,13 @@ rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t 
     uint64_t n = (uint64_t)occ->inputs.count + occluders, m = (uint64_t)occ->matrices.count + with_matrix;
     uint64_t ni = (uint64_t)occ->item_count + items, nv = (uint64_t)occ->vertex_count + vertices;
     uint64_t ns = (uint64_t)occ->shapes.count + occluders;
-    if (ni + n >= INT32_MAX || m > INT32_MAX || nv >= INT32_MAX)
+    if (ni + 2 * n >= INT32_MAX || m > INT32_MAX || nv >= INT32_MAX)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), (uint32_t)n));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->tallies, sizeof(rvi_occ_tally), (uint32_t)n));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->shapes, sizeof(rvi_occ_shape), (uint32_t)ns));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)ni));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + 2 * n)));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)(2 * ni)));
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->vertices, sizeof(rvi_occ_vertex), (uint32_t)nv));
     return rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), (uint32_t)m);

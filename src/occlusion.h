@@ -95,7 +95,15 @@ typedef struct rvi_occ_input {
 typedef struct rvi_occ_convex_data {
     uint32_t plane_count, vertex_count, edge_count, flags;
     float bounds_min[3], bounds_max[3];
+    uint32_t triangle_count, degenerate_count; /* a closed convex mesh's (RVI_OCC_FROM_MESH) */
 } rvi_occ_convex_data;
+
+/* Internal flag of a convex block made from a closed convex mesh: its outline edges take
+ * their screen lines from their end points, like the mesh's triangles would. */
+#define RVI_OCC_FROM_MESH (1u << 8)
+/* Internal flag of a node's mesh block: a closed mesh found not to bound a convex solid
+ * when set (the freeze does not look again). */
+#define RVI_OCC_NOT_CONVEX (1u << 9)
 
 /* A mesh, as copied by rv_occlusion_add_mesh or a node: only triangles with area. Laid
  * out as one block: this header, positions (float[3]), indices (uint32_t[3] each). */
@@ -232,6 +240,7 @@ typedef struct rvi_occ_draft {
     uint8_t face_cut[RV_OCCLUSION_MAX_PLANES][2];   /* a face's two crossing edges */
     uint8_t face_cuts[RV_OCCLUSION_MAX_PLANES];
     int8_t in[RV_OCCLUSION_MAX_PLANES];             /* 1: drawn by this face; 0: not; -1: edge-on */
+    bool segment_lines;                             /* the polytope's rvi_occ_poly.segment_lines */
 } rvi_occ_draft;
 
 typedef enum rvi_occ_prepare {
@@ -313,10 +322,17 @@ struct rv_occlusion {
 
 /* What the freeze orders: a box or convex solid (triangle UINT32_MAX) or one triangle of a
  * mesh, by its occluder's index in inputs. */
+/* One thing the freeze draws: a box or convex solid (triangle RVI_OCC_NO_TRIANGLE), a whole
+ * mesh not opened yet (RVI_OCC_WHOLE_MESH), or run triangles of a mesh from triangle on,
+ * drawn as one piece. */
 typedef struct rvi_occ_item {
     uint32_t input;
     uint32_t triangle;
+    uint32_t run;
 } rvi_occ_item;
+
+#define RVI_OCC_NO_TRIANGLE UINT32_MAX
+#define RVI_OCC_WHOLE_MESH (UINT32_MAX - 1)
 
 /* A mesh vertex projected for this frame (world position, clip rows x, y, z, w and near,
  * texel position and nearness when in front of the near plane). */
@@ -517,6 +533,7 @@ bool rvi_occ_project(const rvi_occ_view *view, const double clip[4], double texe
  * corner, face, face). */
 typedef struct rvi_occ_poly {
     uint32_t plane_count, vertex_count, edge_count;
+    bool segment_lines; /* outline lines from end points (a mesh's), not from plane pairs */
     const double (*planes)[4];
     const double (*vertices)[3];
     const uint8_t (*edges)[4];
@@ -546,6 +563,18 @@ rv_result rvi_occ_convex_check(const rv_occluder_convex *convex);
 size_t rvi_occ_convex_scratch_size(void);
 rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, size_t *size);
 void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out);
+/* A closed mesh (of triangles with area, at most RV_OCCLUSION_MAX_PLANES) that bounds a
+ * convex solid: every edge shared by exactly two triangles in opposite directions, every
+ * vertex on or inside every triangle's plane. Fills scratch as rvi_occ_convex_build does
+ * (one face per set of coplanar neighbours, the mesh's own vertices and edges) and its
+ * block's size into *size; false when the mesh is not such a solid (then it stays a mesh).
+ * rvi_occ_mesh_convex_write writes the block. */
+bool rvi_occ_mesh_convex(const rv_occluder_mesh *mesh, uint32_t triangles, void *scratch, size_t *size);
+void rvi_occ_mesh_convex_write(const void *scratch, const rv_occluder_mesh *mesh, uint32_t triangles, void *out);
+/* The solid rvi_occ_mesh_convex left in scratch, as a polytope (valid while scratch is). */
+void rvi_occ_scratch_poly(const void *scratch, rvi_occ_poly *out);
+/* Zero area in local space: repeated corners, or collinear ones. */
+bool rvi_occ_triangle_degenerate(const float (*positions)[3], const uint32_t *indices);
 
 /* Mesh occluders (occlusion_mesh.c). Checks a mesh; *triangles receives how many have area. */
 rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles);
@@ -574,6 +603,15 @@ bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in
 /* Triangle t of a projected mesh as a piece (near-clipped). */
 rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_input *in,
                                          const rvi_occ_vertex *vertices, uint32_t t, rvi_occ_draft *out);
+/* How many triangles from t on (at most limit) make one piece: consecutive ones beyond the
+ * near plane, drawn, coplanar, each sharing an edge with the outline so far, which stays
+ * strictly convex on screen; 1 when t stands alone. fp (t's footprint, drawn and beyond
+ * the near plane) grows to the run's. */
+uint32_t rvi_occ_mesh_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices, uint32_t t,
+                          uint32_t limit, rvi_occ_footprint *fp);
+/* Triangles [t, t + run) as one piece (run 1: rvi_occ_prepare_triangle). */
+rvi_occ_prepare rvi_occ_prepare_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices,
+                                    uint32_t t, uint32_t run, rvi_occ_draft *out);
 
 /* ---- drawing (occlusion_raster.c, occlusion_fusion.c, occlusion_freeze.c) ------------------- */
 

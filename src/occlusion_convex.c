@@ -29,6 +29,10 @@
  * its square are slivers (a bevel through an edge) and bound nothing. */
 #define MERGE 1e-7
 
+/* fmin and fmax are library calls here; these are not (and no NaN reaches them). */
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
 typedef struct wpoint {
     double p[3];
     int32_t tag; /* plane that cut the edge starting here; -1 the first square */
@@ -118,7 +122,7 @@ static double load_planes(const rv_occluder_convex *convex, rvi_occ_convex_scrat
         memcpy(s->plane[s->planes], pl, sizeof pl);
         memcpy(s->unit[s->planes], u, sizeof u);
         s->planes++;
-        scale = fmax(scale, fabs(u[3]));
+        scale = dmax(scale, fabs(u[3]));
     }
     for (uint32_t i = 0; i < s->planes; i++) {
         uint16_t r = 0;
@@ -228,11 +232,11 @@ static rv_result windings(rvi_occ_convex_scratch *s, double scale)
     s->rec_count = 0;
     uint32_t faces = 0;
     for (uint32_t i = 0; i < s->planes; i++) {
-        int n = square_on(s->unit[i], SQUARE * fmax(scale, RVI_OCC_MAX_COORD), s->wind[0]), cur = 0;
+        int n = square_on(s->unit[i], SQUARE * dmax(scale, RVI_OCC_MAX_COORD), s->wind[0]), cur = 0;
         for (uint32_t j = 0; j < s->planes && n >= 3; j++) {
             if (j == i)
                 continue;
-            double eps = ON_PLANE * fmax(scale, fabs(s->unit[j][3]));
+            double eps = ON_PLANE * dmax(scale, fabs(s->unit[j][3]));
             n = clip_winding(s->wind[cur], n, s->unit[j], (int32_t)j, eps, s->wind[1 - cur]);
             cur = 1 - cur;
         }
@@ -396,6 +400,7 @@ void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out)
     d->vertex_count = s->verts;
     d->edge_count = s->edges;
     d->flags = flags;
+    d->triangle_count = d->degenerate_count = 0;
     double *pl = (double *)(void *)(d + 1);
     memcpy(pl, s->plane, sizeof(double) * 4 * s->planes);
     double *vt = pl + 4 * (size_t)s->planes;
@@ -404,12 +409,228 @@ void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out)
     for (int i = 0; i < 3; i++) {
         double lo = INFINITY, hi = -INFINITY;
         for (uint32_t v = 0; v < s->verts; v++) {
-            lo = fmin(lo, s->vert[v][i]);
-            hi = fmax(hi, s->vert[v][i]);
+            lo = dmin(lo, s->vert[v][i]);
+            hi = dmax(hi, s->vert[v][i]);
         }
         d->bounds_min[i] = rvi_occ_f_down(lo);
         d->bounds_max[i] = -rvi_occ_f_down(-hi);
     }
+}
+
+/* ---- closed convex meshes ---------------------------------------------------------------- */
+
+/* A vertex counts as inside a face's plane, and two faces as one plane, within this
+ * fraction of the mesh's scale (rounding of the planes, worked out in double from float
+ * corners, is far below it). */
+#define MESH_FLAT 1e-12
+
+typedef struct mesh_edge {
+    uint32_t key; /* low vertex << 8 | high vertex */
+    uint16_t tri;
+    uint8_t forward; /* the triangle runs low -> high */
+} mesh_edge;
+
+static uint32_t find_root(uint8_t *parent, uint32_t t)
+{
+    while (parent[t] != t)
+        t = parent[t] = parent[parent[t]];
+    return t;
+}
+
+/* Triangle planes (outward for the winding: n . p <= d inside) and the scale. */
+static double mesh_planes(rvi_occ_convex_scratch *s, const uint8_t (*tri)[3], uint32_t nt, double (*pl)[4])
+{
+    double scale = 0;
+    for (uint32_t v = 0; v < s->verts; v++)
+        for (int i = 0; i < 3; i++)
+            scale = dmax(scale, fabs(s->vert[v][i]));
+    for (uint32_t t = 0; t < nt; t++) {
+        const double *a = s->vert[tri[t][0]], *b = s->vert[tri[t][1]], *c = s->vert[tri[t][2]];
+        double u[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] }, w[3] = { c[0] - a[0], c[1] - a[1], c[2] - a[2] };
+        pl[t][0] = u[1] * w[2] - u[2] * w[1];
+        pl[t][1] = u[2] * w[0] - u[0] * w[2];
+        pl[t][2] = u[0] * w[1] - u[1] * w[0];
+        pl[t][3] = pl[t][0] * a[0] + pl[t][1] * a[1] + pl[t][2] * a[2];
+    }
+    return scale + 1e-30;
+}
+
+/* Every vertex on or inside every plane, and some clearly inside each (a solid, not a
+ * sheet). */
+static bool mesh_is_convex(const rvi_occ_convex_scratch *s, const double (*pl)[4], uint32_t nt, double scale)
+{
+    for (uint32_t t = 0; t < nt; t++) {
+        double nm = fabs(pl[t][0]) + fabs(pl[t][1]) + fabs(pl[t][2]), tol = MESH_FLAT * nm * scale, deepest = 0;
+        for (uint32_t v = 0; v < s->verts; v++) {
+            double h = pl[t][0] * s->vert[v][0] + pl[t][1] * s->vert[v][1] + pl[t][2] * s->vert[v][2] - pl[t][3];
+            if (!(h <= tol))
+                return false;
+            deepest = dmin(deepest, h);
+        }
+        if (!(deepest < -tol))
+            return false;
+    }
+    return true;
+}
+
+/* Two triangles' planes the same (parallel the same way, and u's corners on t's plane)? */
+static bool same_plane(const rvi_occ_convex_scratch *s, const double *pt, const double *pu, const uint8_t *tu,
+                       double scale)
+{
+    double nt = fabs(pt[0]) + fabs(pt[1]) + fabs(pt[2]), nu = fabs(pu[0]) + fabs(pu[1]) + fabs(pu[2]);
+    double cx = pt[1] * pu[2] - pt[2] * pu[1], cy = pt[2] * pu[0] - pt[0] * pu[2], cz = pt[0] * pu[1] - pt[1] * pu[0];
+    if (!(fabs(cx) + fabs(cy) + fabs(cz) <= MESH_FLAT * nt * nu) || !(pt[0] * pu[0] + pt[1] * pu[1] + pt[2] * pu[2] > 0))
+        return false;
+    for (int k = 0; k < 3; k++) {
+        const double *p = s->vert[tu[k]];
+        if (!(fabs(pt[0] * p[0] + pt[1] * p[1] + pt[2] * p[2] - pt[3]) <= MESH_FLAT * nt * scale))
+            return false;
+    }
+    return true;
+}
+
+/* The mesh's triangles with area, by local vertex numbers (vertices into s->vert); false
+ * when they use more than RVI_OCC_MAX_CORNERS vertices. */
+static bool mesh_gather(const rv_occluder_mesh *mesh, uint32_t triangles, rvi_occ_convex_scratch *s,
+                        uint8_t (*tri)[3], uint32_t *nt)
+{
+    uint32_t orig[RVI_OCC_MAX_CORNERS];
+    bool all = triangles == mesh->index_count / 3; /* none degenerate: no need to look */
+    s->verts = 0;
+    *nt = 0;
+    for (uint32_t t = 0; t < mesh->index_count; t += 3) {
+        if (!all && rvi_occ_triangle_degenerate(mesh->positions, mesh->indices + t))
+            continue;
+        for (int k = 0; k < 3; k++) {
+            uint32_t o = mesh->indices[t + k], v = 0;
+            while (v < s->verts && orig[v] != o)
+                v++;
+            if (v == s->verts) {
+                if (v == RVI_OCC_MAX_CORNERS)
+                    return false;
+                orig[v] = o;
+                for (int i = 0; i < 3; i++)
+                    s->vert[v][i] = mesh->positions[o][i];
+                s->verts++;
+            }
+            tri[*nt][k] = (uint8_t)v;
+        }
+        (*nt)++;
+    }
+    return true;
+}
+
+/* Pairs every edge with its twin: e[2i] and e[2i + 1] are one edge's two directions, each
+ * edge in exactly two triangles, in opposite directions. Directed edges are bucketed by
+ * their first vertex, so a twin is found among its end's few edges. */
+static bool mesh_pairs(const uint8_t (*tri)[3], uint32_t nt, uint32_t verts, mesh_edge *e)
+{
+    uint32_t n = 3 * nt;
+    if (n % 2)
+        return false; /* an edge without a twin */
+    uint16_t first[RVI_OCC_MAX_CORNERS + 1], fill[RVI_OCC_MAX_CORNERS];
+    uint8_t to[3 * MAXP], used[3 * MAXP];
+    uint16_t owner[3 * MAXP];
+    memset(first, 0, (verts + 1) * sizeof *first);
+    for (uint32_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++)
+            first[tri[t][k] + 1]++;
+    for (uint32_t v = 0; v < verts; v++)
+        first[v + 1] = (uint16_t)(first[v + 1] + first[v]);
+    memcpy(fill, first, verts * sizeof *fill);
+    for (uint32_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t slot = fill[tri[t][k]]++;
+            to[slot] = tri[t][(k + 1) % 3];
+            owner[slot] = (uint16_t)t;
+            used[slot] = 0;
+        }
+    uint32_t m = 0;
+    for (uint32_t a = 0; a < verts; a++)
+        for (uint32_t i = first[a]; i < first[a + 1]; i++) {
+            uint32_t b = to[i], twin = UINT32_MAX;
+            if (used[i])
+                continue;
+            for (uint32_t j = first[b]; j < first[b + 1]; j++) {
+                if (to[j] != a)
+                    continue;
+                if (twin != UINT32_MAX || used[j])
+                    return false; /* three or more triangles on one edge */
+                twin = j;
+            }
+            for (uint32_t j = first[a]; j < first[a + 1]; j++)
+                if (j != i && to[j] == b)
+                    return false; /* the same direction twice: not consistently wound */
+            if (twin == UINT32_MAX)
+                return false; /* an open edge */
+            used[i] = used[twin] = 1;
+            uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+            e[m++] = (mesh_edge){ lo << 8 | hi, owner[i], (uint8_t)(a < b) };
+            e[m++] = (mesh_edge){ lo << 8 | hi, owner[twin], (uint8_t)(b < a) };
+        }
+    return m == n;
+}
+
+bool rvi_occ_mesh_convex(const rv_occluder_mesh *mesh, uint32_t triangles, void *scratch, size_t *size)
+{
+    rvi_occ_convex_scratch *s = scratch;
+    if (!(mesh->flags & RV_OCCLUDER_CLOSED) || triangles < 4 || triangles > MAXP)
+        return false;
+    uint8_t tri[MAXP][3], parent[MAXP], face[MAXP];
+    mesh_edge e[3 * MAXP];
+    uint32_t nt;
+    if (!mesh_gather(mesh, triangles, s, tri, &nt) || !mesh_pairs((const uint8_t (*)[3])tri, nt, s->verts, e))
+        return false;
+    double pl[MAXP][4], scale = mesh_planes(s, (const uint8_t (*)[3])tri, nt, pl);
+    if (!mesh_is_convex(s, (const double (*)[4])pl, nt, scale))
+        return false;
+    /* Faces: coplanar neighbours joined. */
+    for (uint32_t t = 0; t < nt; t++)
+        parent[t] = (uint8_t)t;
+    for (uint32_t i = 0; i < 3 * nt; i += 2) {
+        uint32_t t = e[i].tri, u = e[i + 1].tri;
+        if (same_plane(s, pl[t], pl[u], tri[u], scale))
+            parent[find_root(parent, u)] = (uint8_t)find_root(parent, t);
+    }
+    s->planes = 0;
+    for (uint32_t t = 0; t < nt; t++)
+        if (find_root(parent, t) == t) {
+            face[t] = (uint8_t)s->planes;
+            memcpy(s->plane[s->planes++], pl[t], sizeof pl[t]);
+        }
+    s->edges = 0;
+    for (uint32_t i = 0; i < 3 * nt; i += 2) {
+        uint32_t ft = face[find_root(parent, e[i].tri)], fu = face[find_root(parent, e[i + 1].tri)];
+        if (ft == fu)
+            continue; /* inside one face */
+        uint8_t *ed = s->edge[s->edges++];
+        ed[0] = (uint8_t)(e[i].key >> 8);
+        ed[1] = (uint8_t)(e[i].key & 0xFFu);
+        ed[2] = (uint8_t)ft;
+        ed[3] = (uint8_t)fu;
+    }
+    *size = rvi_occ_convex_size(s->planes, s->verts, s->edges);
+    return s->planes >= 4;
+}
+
+void rvi_occ_scratch_poly(const void *scratch, rvi_occ_poly *out)
+{
+    const rvi_occ_convex_scratch *s = scratch;
+    out->plane_count = s->planes;
+    out->vertex_count = s->verts;
+    out->edge_count = s->edges;
+    out->planes = (const double (*)[4])s->plane;
+    out->vertices = (const double (*)[3])s->vert;
+    out->edges = (const uint8_t (*)[4])s->edge;
+    out->segment_lines = true;
+}
+
+void rvi_occ_mesh_convex_write(const void *scratch, const rv_occluder_mesh *mesh, uint32_t triangles, void *out)
+{
+    rvi_occ_convex_write(scratch, (mesh->flags & RV_OCCLUDER_EXACT) | RVI_OCC_FROM_MESH, out);
+    rvi_occ_convex_data *d = out;
+    d->triangle_count = triangles;
+    d->degenerate_count = mesh->index_count / 3 - triangles;
 }
 
 /* ---- adding ----------------------------------------------------------------------------- */

@@ -181,6 +181,14 @@ static void count_skip(rv_occlusion_stats *st, rvi_occ_prepare r)
 
 /* ---- items ---------------------------------------------------------------------------------- */
 
+/* The triangles of a closed convex mesh drawn as its solid (0 for any other occluder):
+ * counted together, whatever becomes of the solid. */
+static uint32_t solid_triangles(const rv_occlusion *occ, uint32_t input)
+{
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    return in->kind == RVI_OCC_CONVEX ? rvi_occ_input_convex(occ, in)->triangle_count : 0;
+}
+
 /* Screen bounds of a projected mesh; false when a vertex lies before the near plane (such a
  * mesh is near, never small). */
 static bool mesh_bounds(const rvi_occ_vertex *v, uint32_t n, double b[4])
@@ -198,74 +206,106 @@ static bool mesh_bounds(const rvi_occ_vertex *v, uint32_t n, double b[4])
     return true;
 }
 
-/* A mesh's triangles as items: projected, each through its own footprint; a mesh wholly
- * off screen or smaller than min_occluder_texels draws none. */
-static uint32_t mesh_items(rv_occlusion *occ, uint32_t input, const rvi_occ_footprint *whole, rvi_occ_item *items,
-                           rvi_occ_footprint *fp, uint32_t n)
+/* Projects a mesh and checks its screen size; false (its triangles counted skipped) when it
+ * is smaller than min_occluder_texels. */
+static bool project_mesh(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex **out)
 {
     const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
     const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
-    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
-    if (whole->on == RVI_OCC_AWAY) {
-        tally->offscreen = 1;
-        occ->stats.triangles_skipped += mesh->triangle_count;
-        return n;
-    }
     const rvi_occ_shape *shape = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, in->shape);
     rvi_occ_vertex *vert = RVI_VEC_PTR(occ->vertices, rvi_occ_vertex) + shape->vertex_base;
     rvi_occ_mesh_project(occ, in, vert);
+    *out = vert;
     double b[4];
     float minimum = occ->desc.min_occluder_texels;
     if (mesh_bounds(vert, mesh->vertex_count, b) &&
         (fmin(b[2], occ->width) - fmax(b[0], 0) < minimum || fmin(b[3], occ->height) - fmax(b[1], 0) < minimum)) {
         occ->stats.triangles_skipped += mesh->triangle_count;
+        return false;
+    }
+    return true;
+}
+
+/* Writes item n for triangles [t, t + run) of a mesh, its footprint the union of theirs
+ * (fp[n] holds the first's); the stats of the triangles a run skips are counted. Returns
+ * the triangles consumed (at least one). */
+static uint32_t mesh_item(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vert, uint32_t t, bool merge,
+                          rvi_occ_item *items, rvi_occ_footprint *fp, uint32_t *n)
+{
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
+    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
+    rvi_occ_footprint *f = &fp[*n];
+    bool degenerate = false;
+    if (!rvi_occ_triangle_footprint(occ, in, vert, t, f, &degenerate)) {
+        occ->stats.triangles_degenerate += degenerate;
+        occ->stats.triangles_skipped += !degenerate;
+        tally->degenerate |= degenerate;
+        return 1;
+    }
+    if (f->on == RVI_OCC_AWAY) {
+        tally->offscreen = 1;
+        occ->stats.triangles_skipped++;
+        return 1;
+    }
+    uint32_t run = 1;
+    if (merge && f->on == RVI_OCC_ON)
+        run = rvi_occ_mesh_run(occ, in, vert, t, mesh->triangle_count - t, f);
+    items[*n].input = input;
+    items[*n].triangle = t;
+    items[*n].run = run;
+    (*n)++;
+    return run;
+}
+
+/* A mesh's triangles as items (each through its own footprint, coplanar neighbours as one
+ * when merge), appended from n on; a mesh smaller than min_occluder_texels draws none. */
+static uint32_t mesh_items(rv_occlusion *occ, uint32_t input, bool merge, rvi_occ_item *items,
+                           rvi_occ_footprint *fp, uint32_t n)
+{
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
+    const rvi_occ_vertex *vert;
+    if (!project_mesh(occ, input, &vert))
         return n;
-    }
-    for (uint32_t t = 0; t < mesh->triangle_count; t++) {
-        bool degenerate = false;
-        if (!rvi_occ_triangle_footprint(occ, in, vert, t, &fp[n], &degenerate)) {
-            if (degenerate) {
-                occ->stats.triangles_degenerate++;
-                tally->degenerate = 1;
-            } else {
-                occ->stats.triangles_skipped++;
-            }
-            continue;
-        }
-        if (fp[n].on == RVI_OCC_AWAY) {
-            tally->offscreen = 1;
-            occ->stats.triangles_skipped++;
-            continue;
-        }
-        items[n].input = input;
-        items[n].triangle = t;
-        n++;
-    }
+    for (uint32_t t = 0; t < mesh->triangle_count;)
+        t += mesh_item(occ, input, vert, t, merge, items, fp, &n);
     return n;
 }
 
-/* Every input's footprint (through its box, or its local bounds), then the items. */
-static uint32_t build_items(rv_occlusion *occ)
+/* Every input's footprint (through its box, or its local bounds), then the items: a box or
+ * convex solid is one; a mesh is one whole-mesh item (lazy: its triangles become items
+ * only if it is not found hidden as a whole), or, when the cap may apply, its triangles. */
+static uint32_t build_items(rv_occlusion *occ, bool lazy)
 {
     uint32_t count = occ->inputs.count;
     const rvi_occ_input *in = RVI_VEC_PTR(occ->inputs, rvi_occ_input);
     rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
-    rvi_occ_footprint *whole = fp + occ->item_count; /* capacities reserved by add */
+    rvi_occ_footprint *whole = fp + occ->item_count + count; /* capacities reserved by add */
     rvi_occ_footprints(occ, in, count, occ->matrices.data, whole);
     memset(occ->tallies.data, 0, (size_t)count * sizeof(rvi_occ_tally));
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; i++) {
-        if (in[i].kind == RVI_OCC_MESH) {
-            n = mesh_items(occ, i, &whole[i], items, fp, n);
-            continue;
-        }
         if (whole[i].on == RVI_OCC_AWAY) {
-            count_skip(&occ->stats, RVI_OCC_OFFSCREEN);
+            if (in[i].kind != RVI_OCC_MESH) {
+                count_skip(&occ->stats, RVI_OCC_OFFSCREEN);
+                occ->stats.triangles_skipped += solid_triangles(occ, i);
+            } else {
+                RVI_VEC_AT(occ->tallies, rvi_occ_tally, i).offscreen = 1;
+                occ->stats.triangles_skipped += rvi_occ_input_mesh(occ, &in[i])->triangle_count;
+            }
             continue;
         }
+        if (in[i].kind == RVI_OCC_MESH && !lazy) {
+            n = mesh_items(occ, i, false, items, fp, n);
+            continue;
+        }
+        if (in[i].kind == RVI_OCC_MESH && rvi_occ_input_mesh(occ, &in[i])->triangle_count == 0)
+            continue; /* every triangle degenerate (counted by add) */
         items[n].input = i;
-        items[n].triangle = UINT32_MAX;
+        items[n].triangle = in[i].kind == RVI_OCC_MESH ? RVI_OCC_WHOLE_MESH : RVI_OCC_NO_TRIANGLE;
+        items[n].run = 1;
         fp[n++] = whole[i];
     }
     return n;
@@ -291,9 +331,10 @@ static uint32_t order_items(rv_occlusion *occ, uint32_t n)
         sort_keys(keys, tmp, n, true);
         for (uint32_t k = cap; k < n; k++) {
             uint32_t i = UINT32_MAX - (uint32_t)keys[k];
-            if (items[i].triangle == UINT32_MAX) {
+            if (items[i].triangle == RVI_OCC_NO_TRIANGLE) {
                 occ->stats.skipped_cap++;
                 occ->stats.occluders_skipped++;
+                occ->stats.triangles_skipped += solid_triangles(occ, items[i].input);
             } else {
                 occ->stats.triangles_skipped++;
                 RVI_VEC_AT(occ->tallies, rvi_occ_tally, items[i].input).capped = 1;
@@ -313,6 +354,15 @@ static uint32_t order_items(rv_occlusion *occ, uint32_t n)
 
 /* ---- drawing -------------------------------------------------------------------------------- */
 
+/* Draws the prepared piece in the draft and keeps it for fusion. */
+static void draw_piece(rv_occlusion *occ)
+{
+    rvi_occ_draft *d = occ->draft;
+    occ->stats.pieces++;
+    rvi_occ_rasterize(d, occ->texels, occ->width, occ->height, occ->row_scratch, occ->row_spans, occ->wide);
+    rvi_occ_fusion_add(occ, d);
+}
+
 /* Projects, draws and keeps for fusion one item; the stats say what became of it. */
 static void draw_item(rv_occlusion *occ, const rvi_occ_item *item)
 {
@@ -323,24 +373,26 @@ static void draw_item(rv_occlusion *occ, const rvi_occ_item *item)
     if (in->kind == RVI_OCC_MESH) {
         const rvi_occ_shape *shape = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, in->shape);
         const rvi_occ_vertex *vert = RVI_VEC_PTR(occ->vertices, rvi_occ_vertex) + shape->vertex_base;
-        r = rvi_occ_prepare_triangle(occ, in, vert, item->triangle, d);
+        r = rvi_occ_prepare_run(occ, in, vert, item->triangle, item->run, d);
         rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, item->input);
         if (r != RVI_OCC_PREPARED) {
             bool degenerate = r == RVI_OCC_DEGENERATE;
-            occ->stats.triangles_degenerate += degenerate;
-            occ->stats.triangles_skipped += !degenerate;
+            occ->stats.triangles_degenerate += degenerate ? item->run : 0;
+            occ->stats.triangles_skipped += degenerate ? 0 : item->run;
             tally->degenerate |= degenerate;
             tally->offscreen |= r == RVI_OCC_OFFSCREEN;
             return;
         }
-        occ->stats.triangles_rasterized++;
-        tally->drawn++;
+        occ->stats.triangles_rasterized += item->run;
+        tally->drawn += item->run;
     } else {
         double planes[6][4], corners[8][3];
         rvi_occ_poly poly;
         bool exact = false;
+        uint32_t triangles = 0;
         if (in->kind == RVI_OCC_BOX) {
             rvi_occ_box_poly(in->min, in->max, planes, corners, &poly);
+            poly.segment_lines = false;
         } else {
             const rvi_occ_convex_data *c = rvi_occ_input_convex(occ, in);
             poly.plane_count = c->plane_count;
@@ -349,28 +401,120 @@ static void draw_item(rv_occlusion *occ, const rvi_occ_item *item)
             poly.planes = rvi_occ_convex_planes(c);
             poly.vertices = rvi_occ_convex_vertices(c);
             poly.edges = rvi_occ_convex_edges(c);
+            poly.segment_lines = (c->flags & RVI_OCC_FROM_MESH) != 0;
             exact = (c->flags & RV_OCCLUDER_EXACT) != 0;
+            triangles = c->triangle_count;
         }
         r = rvi_occ_prepare_poly(&occ->view, &poly, m, exact, occ->desc.min_occluder_texels, d);
         if (r != RVI_OCC_PREPARED) {
             count_skip(&occ->stats, r);
+            occ->stats.triangles_skipped += triangles;
             return;
         }
         occ->stats.occluders_rasterized++;
+        occ->stats.triangles_rasterized += triangles;
     }
-    occ->stats.pieces++;
-    rvi_occ_rasterize(d, occ->texels, occ->width, occ->height, occ->row_scratch, occ->row_spans, occ->wide);
-    rvi_occ_fusion_add(occ, d);
+    draw_piece(occ);
 }
 
 static void hidden_item(rv_occlusion *occ, const rvi_occ_item *item)
 {
-    if (item->triangle == UINT32_MAX) {
+    if (item->triangle == RVI_OCC_NO_TRIANGLE) {
         occ->stats.occluders_hidden++;
+        occ->stats.triangles_hidden += solid_triangles(occ, item->input);
         return;
     }
-    occ->stats.triangles_hidden++;
-    RVI_VEC_AT(occ->tallies, rvi_occ_tally, item->input).hidden++;
+    uint32_t n = item->run;
+    if (item->triangle == RVI_OCC_WHOLE_MESH) /* every triangle, whichever way it faces */
+        n = rvi_occ_input_mesh(occ, &RVI_VEC_AT(occ->inputs, rvi_occ_input, item->input))->triangle_count;
+    occ->stats.triangles_hidden += n;
+    RVI_VEC_AT(occ->tallies, rvi_occ_tally, item->input).hidden += n;
+}
+
+/* ---- the order with meshes opened on the way --------------------------------------------- */
+
+/* A max-heap of order keys (the larger the key, the sooner: nearest first). */
+static void heap_push(uint64_t *heap, uint32_t *size, uint64_t key)
+{
+    uint32_t i = (*size)++;
+    while (i > 0 && heap[(i - 1) / 2] < key) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = key;
+}
+
+static uint64_t heap_pop(uint64_t *heap, uint32_t *size)
+{
+    uint64_t top = heap[0], last = heap[--(*size)];
+    uint32_t i = 0, n = *size;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap[c + 1] > heap[c])
+            c++;
+        if (heap[c] <= last)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n)
+        heap[i] = last;
+    return top;
+}
+
+static uint64_t order_key(const rvi_occ_footprint *f, uint32_t item)
+{
+    float near = f->on ? f->nearness : FLT_MAX;
+    return ((uint64_t)float_order(near) << 32) | (uint32_t)(UINT32_MAX - item);
+}
+
+/* A small closed mesh that bounds a convex solid is drawn as that solid, in one piece, at
+ * once (its nearness is the order's now); true when it was one (drawn or not). */
+static bool mesh_solid(rv_occlusion *occ, uint32_t input)
+{
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
+    if (!occ->convex_scratch || !(mesh->flags & RV_OCCLUDER_CLOSED) || (mesh->flags & RVI_OCC_NOT_CONVEX) ||
+        mesh->triangle_count > RV_OCCLUSION_MAX_PLANES)
+        return false;
+    rv_occluder_mesh view = { rvi_occ_mesh_positions(mesh), mesh->vertex_count, rvi_occ_mesh_indices(mesh),
+                              3 * mesh->triangle_count, mesh->flags & (RV_OCCLUDER_CLOSED | RV_OCCLUDER_EXACT) };
+    size_t size;
+    if (!rvi_occ_mesh_convex(&view, mesh->triangle_count, occ->convex_scratch, &size))
+        return false;
+    rvi_occ_poly poly;
+    rvi_occ_scratch_poly(occ->convex_scratch, &poly);
+    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
+    rvi_occ_prepare r = rvi_occ_prepare_poly(&occ->view, &poly, rvi_occ_input_matrix(occ, in),
+                                             (mesh->flags & RV_OCCLUDER_EXACT) != 0, occ->desc.min_occluder_texels,
+                                             occ->draft);
+    if (r != RVI_OCC_PREPARED) {
+        occ->stats.triangles_skipped += mesh->triangle_count;
+        tally->offscreen |= r == RVI_OCC_OFFSCREEN;
+        tally->degenerate |= r == RVI_OCC_DEGENERATE;
+        return true;
+    }
+    occ->stats.triangles_rasterized += mesh->triangle_count;
+    tally->drawn += mesh->triangle_count;
+    draw_piece(occ);
+    return true;
+}
+
+/* A whole-mesh item not found hidden: a convex solid drawn at once, or its triangles
+ * (coplanar neighbours merged) join the order through the heap, each at its own
+ * nearness. */
+static void open_mesh(rv_occlusion *occ, const rvi_occ_item *whole, uint32_t *next, uint64_t *heap, uint32_t *size)
+{
+    if (mesh_solid(occ, whole->input))
+        return;
+    rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
+    rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
+    uint32_t first = *next;
+    *next = mesh_items(occ, whole->input, true, items, fp, first);
+    for (uint32_t i = first; i < *next; i++)
+        heap_push(heap, size, order_key(&fp[i], i));
 }
 
 /* A mesh counts as drawn when any triangle was, hidden when every triangle it would have
@@ -403,22 +547,31 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
         return RV_OK;
     clear_level0(occ);
+    /* Meshes open lazily unless the cap may apply (it ranks every triangle). */
+    uint32_t cap = occ->desc.max_occluders;
+    bool lazy = cap == 0 || occ->item_count <= cap;
     /* No occluder: nothing to order (the vectors may have no storage yet). */
-    uint32_t n = occ->inputs.count ? order_items(occ, build_items(occ)) : 0;
-    const uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t);
+    uint32_t n = occ->inputs.count ? order_items(occ, build_items(occ, lazy)) : 0;
+    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t), *heap = keys + occ->item_count;
     const rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     const rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
-    uint32_t drawn = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = UINT32_MAX - (uint32_t)keys[k];
+    uint32_t next = n, size = 0, round_end = ROUND;
+    for (uint32_t k = 0; k < n || size;) {
+        uint64_t key = size && (k == n || heap[0] > keys[k]) ? heap_pop(heap, &size) : keys[k++];
+        uint32_t i = UINT32_MAX - (uint32_t)key;
         const rvi_occ_footprint *f = &fp[i];
         if (f->on == RVI_OCC_ON && rvi_occ_flat_hidden(occ, f->x0, f->y0, f->x1, f->y1, f->nearness)) {
             hidden_item(occ, &items[i]);
             continue;
         }
-        draw_item(occ, &items[i]);
-        if (++drawn % ROUND == 0)
+        if (items[i].triangle == RVI_OCC_WHOLE_MESH)
+            open_mesh(occ, &items[i], &next, heap, &size);
+        else
+            draw_item(occ, &items[i]);
+        if (occ->stats.pieces >= round_end) {
             rvi_occ_fusion_resolve(occ);
+            round_end = occ->stats.pieces + ROUND;
+        }
     }
     rvi_occ_fusion_finish(occ);
     count_meshes(occ);

@@ -1,6 +1,8 @@
 /* Mesh occluders (docs/design.md §4): indexed triangles, copied at add (only those with
  * area) into storage the buffer reuses frame to frame, or borrowed from a node; per frame
- * every vertex is projected once and each triangle becomes a piece of its own.
+ * every vertex is projected once and each triangle becomes a piece, or a few consecutive
+ * coplanar triangles that share edges and make a convex polygon on screen (a quad's two
+ * halves, a face's fan) become one: the edges between them need no fusion then.
  *
  * Which triangles draw: an open mesh's every triangle not seen edge-on (a surface hides
  * from both sides, at its own depth); a closed mesh's back-facing triangles (its far side:
@@ -22,6 +24,14 @@
 /* Footprint rectangles grow by this many texels beyond the projected corners (double
  * rounding of the projection is far below it). */
 #define FOOTPRINT_MARGIN 1e-6
+/* A run: at most this many triangles (one depth plane each)... */
+#define RUN_MAX RVI_OCC_MAX_PLANES
+/* ...each within this fraction of its extent from the first one's plane (the bound is the
+ * smallest of their planes, so this keeps it tight, not safe: any run would be)... */
+#define RUN_COPLANAR 1e-4
+/* ...and turning the same way at every corner of their outline by at least this fraction
+ * of the product of the two edges' lengths (strictly convex, with room for rounding). */
+#define RUN_CONVEX 1e-9
 
 static double dmin(double a, double b) { return a < b ? a : b; }
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -30,7 +40,7 @@ static double dmax(double a, double b) { return a > b ? a : b; }
 
 /* Zero area in local space: repeated corners, or collinear ones (the cross product of two
  * float differences, in double, is exactly zero). */
-static bool degenerate(const float (*pos)[3], const uint32_t *idx)
+bool rvi_occ_triangle_degenerate(const float (*pos)[3], const uint32_t *idx)
 {
     if (idx[0] == idx[1] || idx[1] == idx[2] || idx[0] == idx[2])
         return true;
@@ -64,7 +74,7 @@ rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles)
             return RV_ERR_NOT_FINITE;
     uint32_t n = 0;
     for (uint32_t t = 0; t < mesh->index_count; t += 3)
-        n += !degenerate(mesh->positions, mesh->indices + t);
+        n += !rvi_occ_triangle_degenerate(mesh->positions, mesh->indices + t);
     *triangles = n;
     return RV_OK;
 }
@@ -79,8 +89,12 @@ void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *o
     float (*pos)[3] = (float (*)[3])(void *)(d + 1);
     memcpy(pos, mesh->positions, (size_t)mesh->vertex_count * sizeof *pos);
     uint32_t *idx = (uint32_t *)(void *)(pos + mesh->vertex_count), n = 0;
-    for (uint32_t t = 0; t < mesh->index_count; t += 3)
-        if (!degenerate(mesh->positions, mesh->indices + t)) {
+    if (triangles == mesh->index_count / 3) { /* nothing to leave out (the usual case) */
+        memcpy(idx, mesh->indices, (size_t)mesh->index_count * sizeof *idx);
+        n = triangles;
+    }
+    for (uint32_t t = 0; t < mesh->index_count && n < triangles; t += 3)
+        if (!rvi_occ_triangle_degenerate(mesh->positions, mesh->indices + t)) {
             memcpy(idx + 3 * (size_t)n, mesh->indices + t, 3 * sizeof *idx);
             n++;
         }
@@ -132,7 +146,17 @@ rv_result rv_occlusion_add_mesh(rv_occlusion *occ, const rv_occluder_mesh *mesh,
     RVI_TRY(rvi_occ_add_checks(occ, matrix));
     uint32_t triangles;
     RVI_TRY(rvi_occ_mesh_check(mesh, &triangles));
-    return push_mesh(occ, NULL, mesh, triangles, matrix);
+    /* Small and closed: maybe a convex solid, found out at the freeze if it is not hidden
+     * as a whole, in scratch made now (the freeze never allocates). */
+    bool made = (mesh->flags & RV_OCCLUDER_CLOSED) && triangles <= RV_OCCLUSION_MAX_PLANES && !occ->convex_scratch;
+    if (made && !(occ->convex_scratch = rvi_alloc(occ->heap, rvi_occ_convex_scratch_size())))
+        return RV_ERR_OUT_OF_MEMORY;
+    rv_result r = push_mesh(occ, NULL, mesh, triangles, matrix);
+    if (r != RV_OK && made) { /* a refused call keeps no memory */
+        rvi_free(occ->heap, occ->convex_scratch, rvi_occ_convex_scratch_size());
+        occ->convex_scratch = NULL;
+    }
+    return r;
 }
 
 rv_result rvi_occlusion_add_block(rv_occlusion *occ, rvi_occ_kind kind, const void *block, const float matrix[16])
@@ -141,6 +165,7 @@ rv_result rvi_occlusion_add_block(rv_occlusion *occ, rvi_occ_kind kind, const vo
         return RV_OK;
     RVI_TRY(rvi_occ_add_checks(occ, matrix));
     if (kind == RVI_OCC_MESH) {
+        /* A node's closed mesh small enough to be a convex solid was made one when set. */
         const rvi_occ_mesh_data *m = block;
         return push_mesh(occ, m, NULL, m->triangle_count, matrix);
     }
@@ -148,10 +173,13 @@ rv_result rvi_occlusion_add_block(rv_occlusion *occ, rvi_occ_kind kind, const vo
     rvi_occ_input in;
     memset(&in, 0, sizeof in);
     in.kind = RVI_OCC_CONVEX;
-    in.flags = (uint8_t)c->flags;
+    in.flags = (uint8_t)(c->flags & RV_OCCLUDER_EXACT);
     memcpy(in.min, c->bounds_min, sizeof in.min);
     memcpy(in.max, c->bounds_max, sizeof in.max);
-    return rvi_occ_push(occ, &in, matrix, 1, 0, block, 0, NULL);
+    RVI_TRY(rvi_occ_push(occ, &in, matrix, 1, 0, block, 0, NULL));
+    occ->stats.triangles_submitted += c->triangle_count + c->degenerate_count;
+    occ->stats.triangles_degenerate += c->degenerate_count;
+    return RV_OK;
 }
 
 /* ---- per frame -------------------------------------------------------------------------- */
@@ -359,4 +387,174 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
     d->y0 = (int32_t)ceil(dmax(miny, 0));
     d->y1 = (int32_t)floor(dmin(maxy, v->texels_h)) - 1;
     return RVI_OCC_PREPARED;
+}
+
+/* ---- runs: coplanar neighbours as one piece --------------------------------------------- */
+
+typedef struct run_outline {
+    uint32_t v[RUN_MAX + 2]; /* vertex indices, in order around */
+    uint32_t n;
+    double orient; /* +1 or -1: the way the outline turns on screen */
+} run_outline;
+
+/* Turns p -> q -> r the outline's way, clearly? */
+static bool turns(const rvi_occ_vertex *vert, uint32_t p, uint32_t q, uint32_t r, double orient)
+{
+    const double *a = vert[p].texel, *b = vert[q].texel, *c = vert[r].texel;
+    double ux = b[0] - a[0], uy = b[1] - a[1], wx = c[0] - b[0], wy = c[1] - b[1];
+    double cr = (ux * wy - uy * wx) * orient;
+    return cr > RUN_CONVEX * (fabs(ux) + fabs(uy)) * (fabs(wx) + fabs(wy));
+}
+
+/* Adds the triangle's third vertex where it shares an outline edge; with check, only when
+ * the outline stays strictly convex (so the vertex lies beyond that edge). */
+static bool run_insert(const rvi_occ_vertex *vert, run_outline *o, const uint32_t idx[3], bool check)
+{
+    for (uint32_t i = 0; i < o->n; i++) {
+        uint32_t a = o->v[i], b = o->v[(i + 1) % o->n];
+        int ha = -1, hb = -1;
+        for (int k = 0; k < 3; k++) {
+            ha = idx[k] == a ? k : ha;
+            hb = idx[k] == b ? k : hb;
+        }
+        if (ha < 0 || hb < 0)
+            continue;
+        uint32_t c = idx[3 - ha - hb];
+        for (uint32_t j = 0; j < o->n; j++)
+            if (o->v[j] == c)
+                return false;
+        uint32_t prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
+        if (check && !(turns(vert, prev, a, c, o->orient) && turns(vert, a, c, b, o->orient) &&
+                       turns(vert, c, b, next, o->orient)))
+            return false;
+        memmove(&o->v[i + 2], &o->v[i + 1], (o->n - i - 1) * sizeof o->v[0]);
+        o->v[i + 1] = c;
+        o->n++;
+        return true;
+    }
+    return false;
+}
+
+static void run_start(const rvi_occ_vertex *vert, const uint32_t idx[3], run_outline *o)
+{
+    memcpy(o->v, idx, 3 * sizeof *idx);
+    o->n = 3;
+    const double *a = vert[idx[0]].texel, *b = vert[idx[1]].texel, *c = vert[idx[2]].texel;
+    o->orient = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]) < 0 ? -1.0 : 1.0;
+}
+
+/* Is w within RUN_COPLANAR of its extent from the plane? */
+static bool near_plane(const rvi_occ_plane *pl, const double a[3], const double w[3])
+{
+    double s = pl->n[0] * w[0] + pl->n[1] * w[1] + pl->n[2] * w[2] + pl->c;
+    double nm = fabs(pl->n[0]) + fabs(pl->n[1]) + fabs(pl->n[2]);
+    double ext = fabs(w[0] - a[0]) + fabs(w[1] - a[1]) + fabs(w[2] - a[2]);
+    return fabs(s) <= RUN_COPLANAR * nm * ext;
+}
+
+uint32_t rvi_occ_mesh_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vert, uint32_t t,
+                          uint32_t limit, rvi_occ_footprint *fp)
+{
+    const uint32_t *idx = rvi_occ_mesh_indices(rvi_occ_input_mesh(occ, in));
+    const uint32_t *first = idx + 3 * (size_t)t;
+    rvi_occ_plane pl;
+    if (!triangle_plane(&occ->view, &vert[first[0]], &vert[first[1]], &vert[first[2]], &pl))
+        return 1;
+    run_outline o;
+    run_start(vert, first, &o);
+    uint32_t run = 1;
+    for (; run < limit && run < RUN_MAX; run++) {
+        const uint32_t *tri = idx + 3 * ((size_t)t + run);
+        bool degen = false;
+        rvi_occ_footprint f;
+        if (!rvi_occ_triangle_footprint(occ, in, vert, t + run, &f, &degen) || f.on != RVI_OCC_ON)
+            break; /* not drawn, or crossing the near plane */
+        bool flat = true;
+        for (int k = 0; k < 3; k++)
+            flat = flat && near_plane(&pl, vert[first[0]].world, vert[tri[k]].world);
+        if (!flat || !run_insert(vert, &o, tri, true))
+            break;
+        fp->x0 = f.x0 < fp->x0 ? f.x0 : fp->x0;
+        fp->y0 = f.y0 < fp->y0 ? f.y0 : fp->y0;
+        fp->x1 = f.x1 > fp->x1 ? f.x1 : fp->x1;
+        fp->y1 = f.y1 > fp->y1 ? f.y1 : fp->y1;
+        fp->nearness = f.nearness > fp->nearness ? f.nearness : fp->nearness;
+    }
+    return run;
+}
+
+/* Triangles [t, t + run) (unclipped, coplanar, their outline convex: rvi_occ_mesh_run) as
+ * one piece: the outline's edges, the smallest of their planes (entry form: any of them
+ * bounds its own triangle's nearness from below, so the smallest bounds the union's). */
+static rvi_occ_prepare prepare_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vert,
+                                   uint32_t t, uint32_t run, rvi_occ_draft *d)
+{
+    const rvi_occ_view *v = &occ->view;
+    const uint32_t *idx = rvi_occ_mesh_indices(rvi_occ_input_mesh(occ, in));
+    rvi_occ_piece *pc = &d->piece;
+    memset(pc, 0, sizeof *pc);
+    d->x0 = d->y0 = 0;
+    d->x1 = d->y1 = -1;
+    run_outline o;
+    run_start(vert, idx + 3 * (size_t)t, &o);
+    for (uint32_t k = 1; k < run; k++)
+        if (!run_insert(vert, &o, idx + 3 * ((size_t)t + k), false))
+            return RVI_OCC_DEGENERATE; /* cannot happen: the run was built this way */
+    double cx = 0, cy = 0, far = INFINITY, near = -INFINITY;
+    double minx = INFINITY, miny = INFINITY, maxx = -INFINITY, maxy = -INFINITY;
+    for (uint32_t k = 0; k < o.n; k++) {
+        const rvi_occ_vertex *p = &vert[o.v[k]];
+        cx += p->texel[0] / o.n;
+        cy += p->texel[1] / o.n;
+        far = dmin(far, p->nearness);
+        near = dmax(near, p->nearness);
+        minx = dmin(minx, p->texel[0]);
+        maxx = dmax(maxx, p->texel[0]);
+        miny = dmin(miny, p->texel[1]);
+        maxy = dmax(maxy, p->texel[1]);
+    }
+    for (uint32_t k = 0; k < o.n; k++) {
+        rvi_occ_edge *e = &d->edge[pc->edge_count];
+        if (!rvi_occ_segment_line(vert[o.v[k]].texel, vert[o.v[(k + 1) % o.n]].texel, e))
+            continue;
+        double s = e->line[0] * cx + e->line[1] * cy + e->line[2];
+        if (!(fabs(s) > 4 * e->slack))
+            return RVI_OCC_SMALL;
+        e->side = s > 0 ? 1 : -1;
+        pc->edge_count++;
+    }
+    if (pc->edge_count < 3)
+        return RVI_OCC_SMALL;
+    pc->floor = rvi_occ_f_down(far - fabs(far) * NEARNESS_ROUNDING - TINY);
+    pc->top = -rvi_occ_f_down(-(near + fabs(near) * NEARNESS_ROUNDING + TINY));
+    pc->entry = 1;
+    for (uint32_t k = 0; k < run; k++) {
+        const uint32_t *tri = idx + 3 * ((size_t)t + k);
+        rvi_occ_plane pl;
+        float *out = pc->plane[pc->plane_count];
+        if (!triangle_plane(v, &vert[tri[0]], &vert[tri[1]], &vert[tri[2]], &pl) ||
+            !rvi_occ_plane_texel_min(v, &pl, out)) {
+            pc->plane_count = 0; /* one triangle unbounded: the floor alone bounds them all */
+            break;
+        }
+        bool dup = false;
+        for (uint32_t j = 0; j < pc->plane_count && !dup; j++)
+            dup = memcmp(pc->plane[j], out, sizeof pc->plane[j]) == 0;
+        pc->plane_count += !dup;
+    }
+    d->bounds[0] = minx;
+    d->bounds[1] = miny;
+    d->bounds[2] = maxx;
+    d->bounds[3] = maxy;
+    d->x0 = (int32_t)ceil(dmax(minx, 0));
+    d->x1 = (int32_t)floor(dmin(maxx, v->texels_w)) - 1;
+    d->y0 = (int32_t)ceil(dmax(miny, 0));
+    d->y1 = (int32_t)floor(dmin(maxy, v->texels_h)) - 1;
+    return RVI_OCC_PREPARED;
+}
+
+rvi_occ_prepare rvi_occ_prepare_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vert,
+                                    uint32_t t, uint32_t run, rvi_occ_draft *d)
+{
+    return run > 1 ? prepare_run(occ, in, vert, t, run, d) : rvi_occ_prepare_triangle(occ, in, vert, t, d);
 }

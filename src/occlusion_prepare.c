@@ -271,12 +271,40 @@ static bool push_edge(const rvi_occ_view *v, rvi_occ_draft *d, const rvi_occ_pla
     if (pc->edge_count >= RVI_OCC_MAX_EDGES)
         return false;
     rvi_occ_edge *e = &d->edge[pc->edge_count];
+    if (d->segment_lines) {
+        if (!rvi_occ_segment_line(p0, p1, e))
+            return true; /* a cut point on a corner: no length */
+        pc->edge_count++;
+        return true;
+    }
     if (!rvi_occ_pencil_line(v, in, out, e))
         return false;
     memcpy(e->p0, p0, sizeof e->p0);
     memcpy(e->p1, p1, sizeof e->p1);
     rvi_occ_edge_extent(e);
     pc->edge_count++;
+    return true;
+}
+
+/* Segment lines take their side from the outline's centre (the outline of a convex solid
+ * is convex); false when an edge passes too near it to tell (a sliver). */
+static bool segment_sides(rvi_occ_draft *d)
+{
+    rvi_occ_piece *pc = &d->piece;
+    double cx = 0, cy = 0;
+    for (uint32_t k = 0; k < pc->edge_count; k++) {
+        cx += d->edge[k].p0[0] + d->edge[k].p1[0];
+        cy += d->edge[k].p0[1] + d->edge[k].p1[1];
+    }
+    cx /= 2.0 * pc->edge_count;
+    cy /= 2.0 * pc->edge_count;
+    for (uint32_t k = 0; k < pc->edge_count; k++) {
+        rvi_occ_edge *e = &d->edge[k];
+        double s = e->line[0] * cx + e->line[1] * cy + e->line[2];
+        if (!(fabs(s) > 4 * e->slack))
+            return false;
+        e->side = s > 0 ? 1 : -1;
+    }
     return true;
 }
 
@@ -373,6 +401,7 @@ rvi_occ_prepare rvi_occ_prepare_poly(const rvi_occ_view *v, const rvi_occ_poly *
     memset(pc, 0, sizeof *pc);
     d->x0 = d->y0 = 0;
     d->x1 = d->y1 = -1;
+    d->segment_lines = poly->segment_lines;
     bool clipped, away;
     if (!transform_corners(v, poly, matrix, d->corners, &clipped, &away))
         return RVI_OCC_DEGENERATE;
@@ -401,6 +430,8 @@ rvi_occ_prepare rvi_occ_prepare_poly(const rvi_occ_view *v, const rvi_occ_poly *
             continue;
         if (!outline(v, poly, d, clipped))
             return RVI_OCC_DEGENERATE;
+        if (d->segment_lines && pc->edge_count >= 3 && !segment_sides(d))
+            return RVI_OCC_SMALL;
         if (depth_planes(v, poly, d, entry))
             break;
     }

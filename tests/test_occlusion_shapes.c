@@ -132,6 +132,20 @@ static void make_closed_mesh(uint64_t *s, ref_box *b, float (*pos)[3], uint32_t 
                     ni += 6;
                 }
         }
+    /* With n = 2, sometimes one face's centre moves: inward (a dent: no longer convex, drawn
+     * triangle by triangle) or outward (a pyramid: still convex, drawn as one solid). */
+    if (n == 2 && rvt_next(s) % 3) {
+        int a = (int)(rvt_next(s) % 3), side = (int)(rvt_next(s) % 2);
+        int l[3] = { 1, 1, 1 };
+        l[a] = side * 2;
+        float depth = (b->max[a] - b->min[a]) * rvt_uniform(s, 0.05f, 0.45f), out = side ? 1.0f : -1.0f;
+        pos[at[l[0]][l[1]][l[2]]][a] += rvt_next(s) % 2 ? out * depth : -out * depth;
+        for (uint32_t k = 0; k < nv; k++) /* the bounds grow with a pyramid */
+            for (int i = 0; i < 3; i++) {
+                b->min[i] = fminf(b->min[i], pos[k][i]);
+                b->max[i] = fmaxf(b->max[i], pos[k][i]);
+            }
+    }
     b->kind = REF_MESH;
     b->positions = (const float (*)[3])pos;
     b->indices = idx;
@@ -264,6 +278,7 @@ static void random_occluder(uint64_t *s, scene *sc, int only)
         h[rvt_next(s) % 3] = 0; /* a flat box: a quad */
     place_box(s, &sc->occ[k], centre, h, rvt_uniform(s, 0, 1) < 0.5f);
     make_shape(s, sc, k, kind);
+    ref_box_init(&sc->occ[k]); /* a shape may reach beyond the box */
 }
 
 /* A wall split into two to four pieces along one local axis, sharing faces exactly (the
@@ -642,35 +657,48 @@ static void test_triangle_stats_count_every_triangle_once(void **state)
     camera c = look(0, 0, 0, 0, 0, -1);
     /* A quad 5 m ahead (two triangles), a repeated index, three collinear corners, and a
      * triangle behind the eye; then a small quad behind the first, away from its diagonal
-     * (hidden), and a closed cube to the right (its +z and -x faces face the eye: four
-     * triangles skipped, eight drawn). */
+     * (hidden), a closed cube to the right (convex: drawn as one solid, its twelve
+     * triangles counted together), and one to the left with its +z face dented in (not
+     * convex: its back triangles drawn, two by two, its +x and dented ones facing the eye). */
     const float pos[8][3] = { { -1, -1, -5 }, { 1, -1, -5 }, { 1, 1, -5 }, { -1, 1, -5 },
                               { 0, -1, -5 },  { 0, 0, 5 },   { 1, 0, 5 },  { 0, 1, 5 } };
     const uint32_t idx[15] = { 0, 1, 2, 0, 2, 3, 0, 0, 1, 0, 4, 1, 5, 6, 7 };
     const float far_pos[4][3] = { { 0.6f, -1.4f, -9 }, { 1.4f, -1.4f, -9 }, { 1.4f, -0.6f, -9 }, { 0.6f, -0.6f, -9 } };
     const uint32_t quad[6] = { 0, 1, 2, 0, 2, 3 };
     ref_box cube = { .min = { 4, -1, -12 }, .max = { 6, 1, -10 } };
-    float cube_pos[8][3];
+    float cube_pos[8][3], dent_pos[9][3];
     make_form(&cube, FORM_CLOSED, cube_pos);
+    ref_box dent = { .min = { -6, -1, -12 }, .max = { -4, 1, -10 } };
+    make_form(&dent, FORM_CLOSED, dent_pos); /* its corners, then the dent */
+    const float centre[3] = { -5, 0, -10.5f };
+    memcpy(dent_pos[8], centre, sizeof centre);
+    uint32_t dent_idx[42];
+    memcpy(dent_idx, CUBE_INDICES, 30 * sizeof *dent_idx); /* every face but +z */
+    const uint32_t fan[12] = { 4, 5, 8, 5, 7, 8, 7, 6, 8, 6, 4, 8 };
+    memcpy(dent_idx + 30, fan, sizeof fan);
     rv_occlusion *occ = make_occlusion(256);
     begin_camera(occ, &c);
     rv_occluder_mesh near = { pos, 8, idx, 15, 0 }, far = { far_pos, 4, quad, 6, 0 };
+    rv_occluder_mesh dented = { (const float (*)[3])dent_pos, 9, dent_idx, 42, RV_OCCLUDER_CLOSED };
     assert_int_equal(rv_occlusion_add_mesh(occ, &near, NULL), RV_OK);
     assert_int_equal(rv_occlusion_add_mesh(occ, &far, NULL), RV_OK);
     assert_int_equal(add_shape(occ, &cube), RV_OK);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &dented, NULL), RV_OK);
     assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
     rv_occlusion_stats st = rv_occlusion_get_stats(occ);
-    assert_int_equal(st.occluders_submitted, 3);
-    assert_int_equal(st.triangles_submitted, 5 + 2 + 12);
+    assert_int_equal(st.occluders_submitted, 4);
+    assert_int_equal(st.triangles_submitted, 5 + 2 + 12 + 14);
     assert_int_equal(st.triangles_degenerate, 2);
-    assert_int_equal(st.triangles_hidden, 2);
     assert_int_equal(st.occluders_hidden, 1);
-    assert_int_equal(st.triangles_rasterized, 2 + 8);
-    assert_int_equal(st.triangles_skipped, 1 + 4);
+    assert_int_equal(st.triangles_hidden, 2);
+    assert_int_equal(st.triangles_rasterized, 2 + 12 + 8);
+    assert_int_equal(st.triangles_skipped, 1 + 6);
     assert_int_equal(st.triangles_submitted, st.triangles_rasterized + st.triangles_hidden + st.triangles_skipped +
                                                  st.triangles_degenerate);
-    assert_int_equal(st.pieces, 10);
-    assert_true(st.fusion_tests > 0 && st.fused_texels > 0); /* the quad's diagonal, the cube's edges */
+    /* The quad's halves are one piece, the convex cube another; the dented one's four
+     * drawn faces (each two coplanar halves) fuse along their shared edges. */
+    assert_int_equal(st.pieces, 1 + 1 + 4);
+    assert_true(st.fusion_tests > 0 && st.fused_texels > 0);
     float behind[3] = { 0, 0, -20 };
     bool vis = true;
     assert_int_equal(rv_occlusion_test_sphere(occ, behind, 0.5f, NULL, &vis), RV_OK);

@@ -65,6 +65,7 @@ typedef struct rvi_occ_view {
      * |error| <= err_mul * D + err_add. */
     float ref[3];
     float rows[4][4];
+    float cols[4][4];          /* rows transposed: cols[j][r] = rows[r][j] */
     float err_mul[4], err_add[4];
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
@@ -258,10 +259,15 @@ typedef enum rvi_occ_prepare {
  * from the buffer size); when one fills, pending pairs are resolved and the pools emptied,
  * which only forgoes fusion between pieces drawn before and after (never wrong). */
 typedef struct rvi_occ_fusion {
-    uint64_t *fresh;         /* this round's pairs, in drawing order */
-    uint64_t *sorted;        /* earlier rounds' pairs, by texel (ties: drawing order) */
-    uint64_t *spare;         /* room to sort and merge into */
-    uint32_t fresh_count, sorted_count, pair_capacity;
+    /* Notes: which pieces' bands hold a texel, as a list per texel (newest first). */
+    uint32_t *head;          /* per texel: its newest note + 1, 0 for none since the flush */
+    uint32_t *mark;          /* per texel: the last round that listed it as dirty */
+    uint32_t *note_piece, *note_next; /* per note: the piece, the texel's next note + 1 */
+    uint32_t note_count, note_capacity;
+    uint32_t *dirty;         /* this round: texels with a new note and an older one */
+    uint32_t *touched;       /* since the flush: texels with notes */
+    uint32_t dirty_count, touched_count, texels;
+    uint32_t round;          /* marks below it are stale */
     rvi_occ_piece *pieces;
     uint32_t piece_count, piece_capacity;
     rvi_occ_edge *edges;

@@ -202,8 +202,10 @@ static bool gather_edges(const rv_occlusion *occ, texel_union *u)
         const rvi_occ_piece *pc = &fu->pieces[u->piece[q]];
         for (uint32_t k = 0; k < pc->edge_count; k++) {
             const rvi_occ_edge *e = &fu->edges[pc->first_edge + k];
-            double m = rvi_occ_edge_margin(e), t0, t1;
-            if (!clip_segment(e->p0, e->p1, u->ix - m, u->ix + 1 + m, u->iy - m, u->iy + 1 + m, &t0, &t1))
+            double m = rvi_occ_edge_margin(e), t0, t1, x0 = u->ix - m, x1 = u->ix + 1 + m, y0 = u->iy - m,
+                   y1 = u->iy + 1 + m;
+            if (dmax(e->p0[0], e->p1[0]) < x0 || dmin(e->p0[0], e->p1[0]) > x1 || dmax(e->p0[1], e->p1[1]) < y0 ||
+                dmin(e->p0[1], e->p1[1]) > y1 || !clip_segment(e->p0, e->p1, x0, x1, y0, y1, &t0, &t1))
                 continue; /* does not pass near the texel */
             if (u->records == UNION_RECORDS)
                 return false;

@@ -214,6 +214,8 @@ static bool test_rows(rvi_occ_view *v, uint32_t width, uint32_t height)
             mx = fmax(mx, fabs(rowd[r][j]));
         }
         v->rows[r][3] = (float)c;
+        for (int j = 0; j < 4; j++)
+            v->cols[j][r] = v->rows[r][j];
         v->err_mul[r] = (float)(gamma * mx * 1.0001);
         v->err_add[r] = (float)(gamma * fabs(c) * 1.0001 + 1e-30);
         if (!isfinite(v->rows[r][0]) || !isfinite(v->rows[r][1]) || !isfinite(v->rows[r][2]) ||

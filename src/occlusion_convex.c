@@ -41,12 +41,20 @@ typedef struct wpoint {
 typedef struct corner_rec {
     uint32_t key;       /* the three planes' canonical ranks, packed, smallest first */
     uint16_t face, tag; /* the face, and the plane of the winding edge starting here */
+    uint16_t prev;      /* the plane of the winding edge ending here */
     uint16_t vertex;    /* merged corner */
-    double p[3];
+    double p[3];        /* the winding point, then the corner solved from the three planes */
 } corner_rec;
+
+typedef struct wedge {
+    uint16_t lo, hi;    /* corners, lo < hi */
+    uint16_t face, tag; /* the face whose winding has it, the plane that cut it */
+    uint32_t at;        /* position in the windings (first appearance orders the edges) */
+} wedge;
 
 typedef struct rvi_occ_convex_scratch {
     double plane[MAXP][4]; /* unique planes as given (n, d) */
+    double canon[MAXP][4]; /* the same, signed canonically (signed_canonical) */
     double unit[MAXP][4];  /* normalised */
     uint16_t rank[MAXP];   /* canonical order */
     uint32_t planes;
@@ -59,6 +67,7 @@ typedef struct rvi_occ_convex_scratch {
     uint32_t verts;
     uint8_t edge[RVI_OCC_MAX_POLY_EDGES][4];
     uint32_t edges;
+    wedge wedges[RECORDS];
 } rvi_occ_convex_scratch;
 
 size_t rvi_occ_convex_scratch_size(void) { return sizeof(rvi_occ_convex_scratch); }
@@ -92,11 +101,8 @@ static void signed_canonical(const double in[4], double out[4])
         out[i] = s * in[i];
 }
 
-static int compare_canonical(const double a[4], const double b[4])
+static int compare_canonical(const double ca[4], const double cb[4])
 {
-    double ca[4], cb[4];
-    signed_canonical(a, ca);
-    signed_canonical(b, cb);
     for (int i = 0; i < 4; i++)
         if (ca[i] != cb[i])
             return ca[i] < cb[i] ? -1 : 1;
@@ -120,6 +126,7 @@ static double load_planes(const rv_occluder_convex *convex, rvi_occ_convex_scrat
         if (dup)
             continue;
         memcpy(s->plane[s->planes], pl, sizeof pl);
+        signed_canonical(pl, s->canon[s->planes]);
         memcpy(s->unit[s->planes], u, sizeof u);
         s->planes++;
         scale = dmax(scale, fabs(u[3]));
@@ -127,7 +134,7 @@ static double load_planes(const rv_occluder_convex *convex, rvi_occ_convex_scrat
     for (uint32_t i = 0; i < s->planes; i++) {
         uint16_t r = 0;
         for (uint32_t j = 0; j < s->planes; j++) {
-            int c = compare_canonical(s->plane[j], s->plane[i]);
+            int c = compare_canonical(s->canon[j], s->canon[i]);
             r += c < 0 || (c == 0 && j < i);
         }
         s->rank[i] = r;
@@ -206,7 +213,7 @@ static void solve_corner(const rvi_occ_convex_scratch *s, uint16_t f0, uint16_t 
         }
     double p[3][4];
     for (int i = 0; i < 3; i++)
-        signed_canonical(s->plane[f[i]], p[i]);
+        memcpy(p[i], s->canon[f[i]], sizeof p[i]);
     double c12[3] = { p[1][1] * p[2][2] - p[1][2] * p[2][1], p[1][2] * p[2][0] - p[1][0] * p[2][2],
                       p[1][0] * p[2][1] - p[1][1] * p[2][0] };
     double c20[3] = { p[2][1] * p[0][2] - p[2][2] * p[0][1], p[2][2] * p[0][0] - p[2][0] * p[0][2],
@@ -261,7 +268,8 @@ static rv_result windings(rvi_occ_convex_scratch *s, double scale)
                     ranks[b - 1] = t;
                 }
             r->key = ((uint32_t)ranks[0] << 16) | ((uint32_t)ranks[1] << 8) | ranks[2];
-            solve_corner(s, (uint16_t)i, (uint16_t)prev->tag, (uint16_t)w->tag, w->p, r->p);
+            r->prev = (uint16_t)prev->tag;
+            memcpy(r->p, w->p, sizeof r->p); /* solved once per key by merge_corners */
         }
         s->face_len[i] = (uint16_t)n;
         faces++;
@@ -294,6 +302,11 @@ static rv_result merge_corners(rvi_occ_convex_scratch *s, double scale)
     s->verts = 0;
     for (uint32_t i = 0; i < s->rec_count; i++) {
         corner_rec *r = &s->rec[s->order[i]];
+        /* Records with one key meet at one point: solved once, from the first's hint. */
+        if (i > 0 && s->rec[s->order[i - 1]].key == r->key)
+            memcpy(r->p, s->rec[s->order[i - 1]].p, sizeof r->p);
+        else
+            solve_corner(s, r->face, r->prev, r->tag, r->p, r->p);
         uint32_t v = 0;
         for (; v < s->verts; v++) {
             const double *q = s->vert[v];
@@ -315,67 +328,126 @@ static rv_result merge_corners(rvi_occ_convex_scratch *s, double scale)
     return RV_OK;
 }
 
-/* The faces holding edge (a, b): the two whose windings have it, or the face and the plane
- * that cut it when only one does (the other face was a sliver); of three or more (nearly
- * coincident planes), the two least alike. */
-static void edge_faces(const rvi_occ_convex_scratch *s, uint16_t a, uint16_t b, uint8_t out[2])
+/* The two faces of one edge from its winding edges (by face, each face once): the two
+ * whose windings have it, or the face and the plane that cut it when only one does (the
+ * other face was a sliver); of three or more (nearly coincident planes), the two least
+ * alike. */
+static void edge_faces(const rvi_occ_convex_scratch *s, const wedge *w, uint32_t n, uint8_t out[2])
 {
-    uint16_t faces[8];
-    int n = 0;
-    uint16_t tag = 0;
-    for (uint32_t f = 0; f < s->planes; f++)
-        for (uint32_t k = 0; k < s->face_len[f]; k++) {
-            const corner_rec *r = &s->rec[s->face_first[f] + k];
-            const corner_rec *q = &s->rec[s->face_first[f] + (k + 1) % s->face_len[f]];
-            if ((r->vertex == a && q->vertex == b) || (r->vertex == b && q->vertex == a)) {
-                if (n == 0)
-                    tag = r->tag;
-                if (n < 8)
-                    faces[n++] = (uint16_t)f;
-                break;
-            }
-        }
     if (n == 1) {
-        out[0] = (uint8_t)faces[0];
-        out[1] = (uint8_t)tag;
+        out[0] = (uint8_t)w[0].face;
+        out[1] = (uint8_t)w[0].tag;
         return;
     }
     double best = INFINITY;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            const double *u = s->unit[faces[i]], *w = s->unit[faces[j]];
-            double d = u[0] * w[0] + u[1] * w[1] + u[2] * w[2];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = i + 1; j < n; j++) {
+            const double *u = s->unit[w[i].face], *v = s->unit[w[j].face];
+            double d = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
             if (d < best) {
                 best = d;
-                out[0] = (uint8_t)faces[i];
-                out[1] = (uint8_t)faces[j];
+                out[0] = (uint8_t)w[i].face;
+                out[1] = (uint8_t)w[j].face;
             }
         }
 }
 
+static bool wedge_before(const wedge *a, const wedge *b)
+{
+    if (a->lo != b->lo)
+        return a->lo < b->lo;
+    if (a->hi != b->hi)
+        return a->hi < b->hi;
+    return a->face != b->face ? a->face < b->face : a->at < b->at;
+}
+
+/* Every winding edge, grouped by its corners (insertion sort: they are few), then one
+ * edge per group in order of first appearance. */
 static rv_result build_edges(rvi_occ_convex_scratch *s)
 {
-    s->edges = 0;
+    uint32_t n = 0;
     for (uint32_t f = 0; f < s->planes; f++)
         for (uint32_t k = 0; k < s->face_len[f]; k++) {
-            uint16_t a = s->rec[s->face_first[f] + k].vertex;
-            uint16_t b = s->rec[s->face_first[f] + (k + 1) % s->face_len[f]].vertex;
+            const corner_rec *r = &s->rec[s->face_first[f] + k];
+            uint16_t a = r->vertex, b = s->rec[s->face_first[f] + (k + 1) % s->face_len[f]].vertex;
             if (a == b)
                 continue;
-            uint16_t lo = a < b ? a : b, hi = a < b ? b : a;
-            bool seen = false;
-            for (uint32_t e = 0; e < s->edges && !seen; e++)
-                seen = s->edge[e][0] == lo && s->edge[e][1] == hi;
-            if (seen)
-                continue;
-            if (s->edges == RVI_OCC_MAX_POLY_EDGES)
-                return RV_ERR_CAPACITY;
-            uint8_t *ed = s->edge[s->edges++];
-            ed[0] = (uint8_t)lo;
-            ed[1] = (uint8_t)hi;
-            edge_faces(s, lo, hi, ed + 2);
+            wedge x = { a < b ? a : b, a < b ? b : a, (uint16_t)f, r->tag, s->face_first[f] + k };
+            uint32_t j = n++;
+            for (; j > 0 && wedge_before(&x, &s->wedges[j - 1]); j--)
+                s->wedges[j] = s->wedges[j - 1];
+            s->wedges[j] = x;
         }
+    s->edges = 0;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i, m = 0, first = UINT32_MAX;
+        wedge group[8];
+        for (; j < n && s->wedges[j].lo == s->wedges[i].lo && s->wedges[j].hi == s->wedges[i].hi; j++) {
+            first = s->wedges[j].at < first ? s->wedges[j].at : first;
+            if (m < 8 && (m == 0 || group[m - 1].face != s->wedges[j].face))
+                group[m++] = s->wedges[j]; /* a face once: its first winding edge */
+        }
+        if (s->edges == RVI_OCC_MAX_POLY_EDGES)
+            return RV_ERR_CAPACITY;
+        /* Insert by first appearance. */
+        uint32_t e = s->edges++;
+        for (; e > 0 && s->order[e - 1] > first; e--) {
+            memcpy(s->edge[e], s->edge[e - 1], sizeof s->edge[e]);
+            s->order[e] = s->order[e - 1];
+        }
+        s->order[e] = first;
+        s->edge[e][0] = (uint8_t)s->wedges[i].lo;
+        s->edge[e][1] = (uint8_t)s->wedges[i].hi;
+        edge_faces(s, group, m, s->edge[e] + 2);
+        i = j;
+    }
     return s->edges >= 6 ? RV_OK : RV_ERR_INVALID_ARG;
+}
+
+/* Box topology (as rvi_occ_box_poly's): corner k has bit a set on the max side of axis a;
+ * face 2a is the min side of axis a, 2a + 1 the max side. Edge: corner, corner, face,
+ * face. */
+static const uint8_t BOX_EDGES[12][4] = {
+    { 0, 1, 2, 4 }, { 2, 3, 3, 4 }, { 4, 5, 2, 5 }, { 6, 7, 3, 5 },
+    { 0, 2, 0, 4 }, { 1, 3, 1, 4 }, { 4, 6, 0, 5 }, { 5, 7, 1, 5 },
+    { 0, 4, 0, 2 }, { 1, 5, 1, 2 }, { 2, 6, 0, 3 }, { 3, 7, 1, 3 },
+};
+
+/* Six planes, one facing each way along each axis (a box, the commonest brush): its
+ * corners are solved as the general path would (the same three planes, the same canonical
+ * order: the same floats) and its topology is the box's, without windings. False when the
+ * planes are anything else, or the box is thinner than the general path would keep. */
+static bool axial_box(rvi_occ_convex_scratch *s, double scale)
+{
+    int32_t face[6] = { -1, -1, -1, -1, -1, -1 };
+    if (s->planes != 6)
+        return false;
+    for (uint32_t f = 0; f < 6; f++) {
+        const double *u = s->unit[f];
+        int axis = u[0] != 0 ? 0 : u[1] != 0 ? 1 : 2, n = (u[0] != 0) + (u[1] != 0) + (u[2] != 0);
+        int slot = 2 * axis + (u[axis] > 0);
+        if (n != 1 || face[slot] >= 0)
+            return false;
+        face[slot] = (int32_t)f;
+    }
+    for (uint32_t k = 0; k < 8; k++) {
+        double hint[3] = { 0, 0, 0 };
+        solve_corner(s, (uint16_t)face[(k & 1)], (uint16_t)face[2 + ((k >> 1) & 1)], (uint16_t)face[4 + ((k >> 2) & 1)],
+                     hint, s->vert[k]);
+    }
+    for (int a = 0; a < 3; a++)
+        if (!(s->vert[7][a] - s->vert[0][a] > MERGE * scale) || !(fabs(s->vert[0][a]) <= RVI_OCC_MAX_COORD) ||
+            !(fabs(s->vert[7][a]) <= RVI_OCC_MAX_COORD))
+            return false;
+    s->verts = 8;
+    s->edges = 12;
+    for (uint32_t e = 0; e < 12; e++) {
+        s->edge[e][0] = BOX_EDGES[e][0];
+        s->edge[e][1] = BOX_EDGES[e][1];
+        s->edge[e][2] = (uint8_t)face[BOX_EDGES[e][2]];
+        s->edge[e][3] = (uint8_t)face[BOX_EDGES[e][3]];
+    }
+    return true;
 }
 
 rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, size_t *size)
@@ -383,6 +455,10 @@ rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, 
     RVI_TRY(rvi_occ_convex_check(convex));
     rvi_occ_convex_scratch *s = scratch;
     double scale = load_planes(convex, s);
+    if (axial_box(s, scale)) {
+        *size = rvi_occ_convex_size(s->planes, s->verts, s->edges);
+        return RV_OK;
+    }
     RVI_TRY(windings(s, scale));
     RVI_TRY(merge_corners(s, scale));
     if (s->verts < 4)

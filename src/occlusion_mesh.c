@@ -102,13 +102,18 @@ void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *o
         d->bounds_min[i] = FLT_MAX;
         d->bounds_max[i] = -FLT_MAX;
     }
-    /* Bounds of the vertices the triangles use (the footprint of the whole mesh). */
-    for (uint32_t k = 0; k < 3 * n; k++)
+    /* Bounds of the vertices the triangles use (the footprint of the whole mesh); when
+     * there are no more vertices than corners of triangles (any mesh that shares them),
+     * of every vertex: a bound all the same, found in fewer steps. */
+    bool all = mesh->vertex_count <= 3 * n;
+    uint32_t count = all ? mesh->vertex_count : 3 * n;
+    for (uint32_t k = 0; k < count; k++) {
+        const float *c = pos[all ? k : idx[k]];
         for (int i = 0; i < 3; i++) {
-            float c = pos[idx[k]][i];
-            d->bounds_min[i] = c < d->bounds_min[i] ? c : d->bounds_min[i];
-            d->bounds_max[i] = c > d->bounds_max[i] ? c : d->bounds_max[i];
+            d->bounds_min[i] = c[i] < d->bounds_min[i] ? c[i] : d->bounds_min[i];
+            d->bounds_max[i] = c[i] > d->bounds_max[i] ? c[i] : d->bounds_max[i];
         }
+    }
     if (n == 0)
         for (int i = 0; i < 3; i++)
             d->bounds_min[i] = d->bounds_max[i] = 0;

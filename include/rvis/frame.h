@@ -271,7 +271,8 @@ RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const f
  * earlier occluder of any shape. The planes, or positions and indices, are copied into a
  * block the world keeps until the occluder is replaced or cleared or the node destroyed:
  * the host's arrays may change as soon as the call returns. The solid's corners and edges
- * are worked out here, once: frames only transform them. A frame draws the occluder when
+ * are worked out here, once (so is whether a small closed mesh bounds a convex solid, then
+ * kept as that solid): frames only transform them. A frame draws the occluder when
  * its local bounds meet the frustum, without copying it. Errors: as
  * rv_occlusion_add_convex / rv_occlusion_add_mesh for the shape (RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_CAPACITY), RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node

@@ -35,8 +35,9 @@ extern "C" {
  *  - an occluder crossing the near plane is clipped against it; an object crossing the near
  *    plane, or whose projection is degenerate, is visible;
  *  - depths are compared as linear view depth (clip w for perspective, NDC z for
- *    orthographic), so OpenGL, zero-to-one, reversed-Z and infinite-far projections give
- *    the same answers;
+ *    orthographic), and occluders are clipped at a plane every convention shares (just
+ *    beyond the near plane, when it is parallel to the image), so OpenGL, zero-to-one,
+ *    reversed-Z and infinite-far projections give the same answers;
  *  - floating-point error is bounded and charged against culling, never for it.
  * A max-depth pyramid answers a large object in at most four texel reads and refines only
  * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
@@ -86,13 +87,15 @@ typedef struct rv_occlusion_stats {
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */
     uint32_t triangles_submitted;  /* triangles of the meshes accepted this frame */
-    uint32_t triangles_rasterized; /* drawn */
-    uint32_t triangles_hidden;     /* wholly behind nearer occluders at the freeze */
+    uint32_t triangles_rasterized; /* drawn (all of a closed mesh drawn as its convex solid) */
+    uint32_t triangles_hidden;     /* wholly behind nearer occluders at the freeze (all of a
+                                      mesh found hidden as a whole) */
     uint32_t triangles_skipped;    /* facing away (closed meshes), off screen, in a small
                                       mesh, or beyond max_occluders */
     uint32_t triangles_degenerate; /* zero area, or a projection too ill-conditioned to bound */
     uint32_t pieces;               /* convex pieces drawn: a box or convex solid is one, a
-                                      triangle one */
+                                      triangle one, and so is a run of coplanar triangles
+                                      merged into one convex polygon */
     uint32_t fusion_tests;         /* texels where two or more pieces met and were tested
                                       together */
     uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
@@ -211,7 +214,12 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit) fuse exactly; zero-area triangles (repeated indices, collinear corners) are
- * skipped and counted in triangles_degenerate. */
+ * skipped and counted in triangles_degenerate. Consecutive triangles that share an edge,
+ * lie in one plane and make a convex polygon on screen are drawn as one piece (list a
+ * face's triangles together, as a fan or strip). A closed mesh of at most
+ * RV_OCCLUSION_MAX_PLANES triangles that bounds a convex solid (every edge in exactly two
+ * triangles, in opposite directions; every vertex on or inside every triangle's plane) is
+ * drawn as that solid, in one piece, like a convex occluder with the same flags. */
 typedef struct rv_occluder_mesh {
     const float (*positions)[3];
     uint32_t vertex_count; /* 1 .. RV_OCCLUSION_MAX_MESH_VERTICES */
@@ -228,7 +236,9 @@ typedef struct rv_occluder_mesh {
  * steady frames allocate nothing. Depth: the far side, or the entry side with
  * RV_OCCLUDER_EXACT (an exact solid that crosses the near plane keeps its far side).
  * Drawn nearest first with the other occluders; skipped like a box when small, off screen,
- * or wholly behind nearer occluders. Width 0: no-op, RV_OK (nothing is checked but NULL).
+ * or wholly behind nearer occluders. Six axis-aligned planes (a box brush) take a short
+ * path; a level's static brushes are best set on nodes (rv_node_set_occluder_convex),
+ * where this work is done once. Width 0: no-op, RV_OK (nothing is checked but NULL).
  * Errors (nothing added): RV_ERR_INVALID_ARG (NULL occlusion, convex or planes; fewer than
  * 4 planes; a zero normal; unknown flags; planes bounding nothing, an unbounded region, or
  * a solid reaching beyond 1e7 local units; a matrix whose last row is not 0 0 0 1),
@@ -242,10 +252,14 @@ RV_API rv_result rv_occlusion_add_convex(rv_occlusion *occlusion, const rv_occlu
 /* Declares a mesh occluder for this frame: the triangles of mesh (see rv_occluder_mesh)
  * under matrix (as rv_occlusion_add_convex). Positions and indices are copied (only the
  * triangles that have area) into storage the buffer reuses frame to frame: the host's arrays
- * may change as soon as the call returns; steady frames allocate nothing. Each triangle is
- * drawn on its own, nearest first among all occluders, and skipped when wholly behind
- * nearer ones; max_occluders counts triangles; min_occluder_texels applies to the whole
- * mesh's screen bounds (small meshes never occlude, but a mesh's small triangles do).
+ * may change as soon as the call returns; steady frames allocate nothing. At the freeze
+ * the mesh is first one item: when its bounds' screen rectangle is already strictly nearer
+ * everywhere, it is hidden as a whole and none of its triangles is projected. Otherwise
+ * each triangle (or run of coplanar ones) is drawn nearest first among all occluders and
+ * skipped when wholly behind nearer ones; max_occluders counts triangles (when it caps a
+ * frame, every triangle is ranked, without the whole-mesh step); min_occluder_texels
+ * applies to the whole mesh's screen bounds (small meshes never occlude, but a mesh's
+ * small triangles do).
  * Width 0: no-op, RV_OK. Errors (nothing added): RV_ERR_INVALID_ARG (NULL occlusion, mesh,
  * positions or indices; no vertex, no triangle, an index count not a multiple of 3, an
  * index out of range, unknown flags, EXACT without CLOSED, a matrix whose last row is not

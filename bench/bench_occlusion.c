@@ -6,6 +6,15 @@
  * against the same tests answered texel by texel from level 0 without the pyramid
  * (baseline). cull_rate = culled / frustum-visible over all frames.
  *
+ * occlusion_mesh: the same frames with every frustum-visible building declared as a mesh
+ * instead of a box, in turns frame by frame: ours = raster_us per frame with each building
+ * as an open mesh of its walls and roof (ten triangles: the triangle-by-triangle path, as
+ * a level's surfaces take), baseline = raster_us of the same buildings as boxes; closed_*
+ * the same with each as a closed exact mesh (twelve triangles; convex, so each is drawn as
+ * the solid it bounds). ns_per_triangle is raster time over the triangles submitted;
+ * test_ns the object tests against each buffer (tests per frame as the city cases), and
+ * each buffer's cull rate.
+ *
  * occlusion_city_verify (only when --only names it, e.g. --only occlusion_city_verify):
  * renders every 10th frame exactly at 1920 x 1080 (every triangle of every box, pixel
  * centres, near-plane clipping, perspective-correct depth) and counts false culls of both
@@ -241,6 +250,161 @@ static int city_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width, const c
     soa_free(&s);
     rv_occlusion_destroy(occ);
     return errors ? 1 : 0;
+}
+
+/* ---- meshes ------------------------------------------------------------------------------- */
+
+/* Cube corners (corner k has max[i] where bit i of k is set): its twelve triangles wound
+ * counter-clockwise seen from outside, the first ten being its four walls and roof (+y). */
+static const uint32_t CUBE_INDICES[36] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                           2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
+/* The walls and roof: the cube's triangles but the floor (-y, indices 12..17). */
+static const uint32_t SURFACE_INDICES[30] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 2, 6, 7, 2, 7, 3,
+                                              0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
+
+enum { FORM_BOXES, FORM_SURFACES, FORM_CLOSED, FORMS };
+
+/* Frustum-culls the buildings and declares the visible ones in one form: boxes, open
+ * meshes of their walls and roof (ten triangles each, drawn triangle by triangle, a quad's
+ * halves as one piece), or closed exact meshes (twelve triangles; convex: each drawn as the
+ * solid it bounds). */
+static void raster_frame_form(rv_occlusion *occ, const rvb_city *city, const float (*corners)[8][3],
+                              const float vp[16], int form)
+{
+    frustum6 planes;
+    frustum_of(vp, &planes);
+    rv_clip gl = {0};
+    if (rv_occlusion_begin(occ, vp, gl, 16.0f / 9.0f) != RV_OK)
+        return;
+    for (int i = 0; i < RVB_CITY_BUILDINGS; i++) {
+        const rvb_box *b = &city->buildings[i];
+        if (!box_in_frustum(&planes, b))
+            continue;
+        if (form == FORM_BOXES) {
+            rv_occlusion_add_occluder(occ, b->min, b->max, NULL);
+            continue;
+        }
+        rv_occluder_mesh m = { corners[i], 8, form == FORM_SURFACES ? SURFACE_INDICES : CUBE_INDICES,
+                               form == FORM_SURFACES ? 30u : 36u,
+                               form == FORM_SURFACES ? 0u : RV_OCCLUDER_CLOSED | RV_OCCLUDER_EXACT };
+        rv_occlusion_add_mesh(occ, &m, NULL);
+    }
+    rv_occlusion_freeze(occ);
+}
+
+/* One form's figures over all frames and repetitions. */
+typedef struct form_figures {
+    double *raster_us, *raster_cpu, *test_ns; /* per repetition */
+    uint64_t triangles, drawn, fused, culled, tests;
+} form_figures;
+
+/* One frame of one form: raster and tests timed, what rep 0 saw counted. */
+static void mesh_frame(rv_occlusion *occ, const rvb_city *city, const float (*corners)[8][3], const float vp[16],
+                       int form, soa *s, form_figures *fg, uint64_t t[3], bool count)
+{
+    rv_occlusion_boxes boxes = soa_boxes(s);
+    uint64_t c0 = cpu_now_ns(), t0 = rvb_now_ns();
+    raster_frame_form(occ, city, corners, vp, form);
+    uint64_t t1 = rvb_now_ns(), c1 = cpu_now_ns();
+    rv_occlusion_test_boxes(occ, &boxes, 0, s->count, s->visible);
+    uint64_t t2 = rvb_now_ns();
+    t[0] += t1 - t0;
+    t[1] += c1 - c0;
+    t[2] += t2 - t1;
+    if (!count)
+        return;
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    fg->triangles += st.triangles_submitted;
+    fg->drawn += st.triangles_rasterized;
+    fg->fused += st.fused_texels;
+    fg->tests += s->count;
+    for (uint32_t i = 0; i < s->count; i++)
+        fg->culled += !s->visible[i];
+}
+
+static void mesh_report(rvb_ctx *ctx, form_figures *fg, uint32_t width)
+{
+    int reps = ctx->reps;
+    double us[FORMS], cpu[FORMS], ns[FORMS], per_tri[FORMS], rate[FORMS];
+    for (int f = 0; f < FORMS; f++) {
+        us[f] = rvb_median(fg[f].raster_us, reps);
+        cpu[f] = rvb_median(fg[f].raster_cpu, reps);
+        ns[f] = rvb_median(fg[f].test_ns, reps);
+        double tris = (double)fg[f].triangles / CITY_FRAMES;
+        per_tri[f] = tris > 0 ? us[f] * 1e3 / tris : 0;
+        rate[f] = fg[f].tests ? (double)fg[f].culled / (double)fg[f].tests : 0;
+    }
+    char extra[1024];
+    snprintf(extra, sizeof extra,
+             ", \"ns_per_triangle\": %.4g, \"triangles_per_frame\": %.1f, \"triangles_rasterized_per_frame\": %.1f, "
+             "\"fused_texels_per_frame\": %.1f, \"test_ns\": %.4g, \"cull_rate\": %.5f, \"raster_us_cpu\": %.4g, "
+             "\"closed_raster_us\": %.4g, \"closed_ns_per_triangle\": %.4g, \"closed_test_ns\": %.4g, "
+             "\"closed_cull_rate\": %.5f, \"closed_raster_us_cpu\": %.4g, \"box_test_ns\": %.4g, "
+             "\"box_cull_rate\": %.5f, \"box_raster_us_cpu\": %.4g, \"width\": %u",
+             per_tri[FORM_SURFACES], (double)fg[FORM_SURFACES].triangles / CITY_FRAMES,
+             (double)fg[FORM_SURFACES].drawn / CITY_FRAMES, (double)fg[FORM_SURFACES].fused / CITY_FRAMES,
+             ns[FORM_SURFACES], rate[FORM_SURFACES], cpu[FORM_SURFACES], us[FORM_CLOSED], per_tri[FORM_CLOSED],
+             ns[FORM_CLOSED], rate[FORM_CLOSED], cpu[FORM_CLOSED], ns[FORM_BOXES], rate[FORM_BOXES], cpu[FORM_BOXES],
+             width);
+    rvb_report(ctx, "occlusion_mesh", "us/frame", us[FORM_SURFACES], us[FORM_BOXES], extra);
+}
+
+/* occlusion_mesh: the city's frustum-visible buildings as meshes, raster time per frame
+ * (ours: walls and roof as open meshes; closed_*: closed exact meshes) against the same
+ * buildings as boxes (baseline), all in this run, and each buffer's object tests. */
+static int mesh_case(rvb_ctx *ctx, const rvb_city *city, uint32_t width)
+{
+    const char *name = "occlusion_mesh";
+    if (!rvb_begin_case(ctx, name))
+        return 0;
+    rv_occlusion_desc desc = { .width = width };
+    rv_occlusion *occ = NULL;
+    soa s;
+    int reps = ctx->reps;
+    float (*corners)[8][3] = malloc(sizeof(float[8][3]) * RVB_CITY_BUILDINGS);
+    double *fig = calloc((size_t)reps * 3 * FORMS, sizeof(double));
+    if (!corners || !fig || rv_occlusion_create(&desc, &occ) != RV_OK || !soa_alloc(&s)) {
+        fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
+        rv_occlusion_destroy(occ);
+        free(corners);
+        free(fig);
+        return 1;
+    }
+    for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
+        for (int k = 0; k < 8; k++)
+            for (int a = 0; a < 3; a++)
+                corners[i][k][a] = (k >> a) & 1 ? city->buildings[i].max[a] : city->buildings[i].min[a];
+    form_figures fg[FORMS];
+    memset(fg, 0, sizeof fg);
+    for (int f = 0; f < FORMS; f++) {
+        fg[f].raster_us = fig + (size_t)reps * (3 * f);
+        fg[f].raster_cpu = fig + (size_t)reps * (3 * f + 1);
+        fg[f].test_ns = fig + (size_t)reps * (3 * f + 2);
+    }
+    for (int rep = 0; rep < reps; rep++) {
+        uint64_t t[FORMS][3];
+        memset(t, 0, sizeof t);
+        for (int f = 0; f < CITY_FRAMES; f++) {
+            float eye[3], vp[16];
+            frustum6 planes;
+            rvb_city_camera(f, CITY_FRAMES, eye, vp);
+            frustum_of(vp, &planes);
+            frustum_objects(city, &planes, &s); /* untimed: the host's frustum pass */
+            for (int form = 0; form < FORMS; form++) /* the forms take turns, frame by frame */
+                mesh_frame(occ, city, (const float (*)[8][3])corners, vp, form, &s, &fg[form], t[form], rep == 0);
+        }
+        for (int form = 0; form < FORMS; form++) {
+            fg[form].raster_us[rep] = (double)t[form][0] / 1e3 / CITY_FRAMES;
+            fg[form].raster_cpu[rep] = (double)t[form][1] / 1e3 / CITY_FRAMES;
+            fg[form].test_ns[rep] = fg[form].tests ? (double)t[form][2] / (double)fg[form].tests : 0;
+        }
+    }
+    mesh_report(ctx, fg, width);
+    free(fig);
+    free(corners);
+    soa_free(&s);
+    rv_occlusion_destroy(occ);
+    return 0;
 }
 
 /* ---- exact reference render ------------------------------------------------------------ */
@@ -592,8 +756,9 @@ static int feed_case(rvb_ctx *ctx, const rvb_city *city)
 int rvb_occlusion(rvb_ctx *ctx);
 int rvb_occlusion(rvb_ctx *ctx)
 {
-    bool want = !ctx->only ||
-                strstr("occlusion_city_256 occlusion_city_512 occlusion_city_verify occlusion_feed_320x180", ctx->only);
+    bool want = !ctx->only || strstr("occlusion_city_256 occlusion_city_512 occlusion_mesh occlusion_city_verify "
+                                     "occlusion_feed_320x180",
+                                     ctx->only);
     if (!want)
         return 0;
     rvb_city city;
@@ -602,6 +767,7 @@ int rvb_occlusion(rvb_ctx *ctx)
     int failures = 0;
     failures += city_case(ctx, &city, 256, "occlusion_city_256");
     failures += city_case(ctx, &city, 512, "occlusion_city_512");
+    failures += mesh_case(ctx, &city, 256);
     failures += verify_case(ctx, &city);
     failures += feed_case(ctx, &city);
     rvb_city_free(&city);

@@ -210,20 +210,47 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     return RV_OK;
 }
 
+/* The frame's buffer for an add, or NULL with *r set (RV_OK when occlusion is off). */
+static rv_occlusion *frame_buffer(rv_world *world, rv_result *r)
+{
+    rvi_frame *f = rvi_frame_find(world);
+    *r = !f || f->state != RVI_FRAME_BEGUN ? RV_ERR_BAD_STATE : RV_OK;
+    return *r == RV_OK ? f->occlusion : NULL;
+}
+
+static rv_result counted(rv_world *world, rv_result r)
+{
+    if (r == RV_OK)
+        rvi_frame_find(world)->counts.occluders_added++;
+    return r;
+}
+
 static rv_result frame_add_occluder(rv_world *world, const float min[3], const float max[3],
                                     const float matrix[16])
 {
     if (!world || !min || !max)
         return RV_ERR_INVALID_ARG;
-    rvi_frame *f = rvi_frame_find(world);
-    if (!f || f->state != RVI_FRAME_BEGUN)
-        return RV_ERR_BAD_STATE;
-    if (!f->occlusion)
-        return RV_OK;
-    rv_result r = rv_occlusion_add_occluder(f->occlusion, min, max, matrix);
-    if (r == RV_OK)
-        f->counts.occluders_added++;
-    return r;
+    rv_result r;
+    rv_occlusion *occ = frame_buffer(world, &r);
+    return occ ? counted(world, rv_occlusion_add_occluder(occ, min, max, matrix)) : r;
+}
+
+static rv_result frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16])
+{
+    if (!world || !convex)
+        return RV_ERR_INVALID_ARG;
+    rv_result r;
+    rv_occlusion *occ = frame_buffer(world, &r);
+    return occ ? counted(world, rv_occlusion_add_convex(occ, convex, matrix)) : r;
+}
+
+static rv_result frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, const float matrix[16])
+{
+    if (!world || !mesh)
+        return RV_ERR_INVALID_ARG;
+    rv_result r;
+    rv_occlusion *occ = frame_buffer(world, &r);
+    return occ ? counted(world, rv_occlusion_add_mesh(occ, mesh, matrix)) : r;
 }
 
 /* ---- the depth feed --------------------------------------------------------------------- */
@@ -474,6 +501,16 @@ rv_result rv_frame_begin(rv_world *world, const rv_view *view)
 rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3], const float matrix[16])
 {
     FRAME_CALL(world, frame_add_occluder(world, min, max, matrix));
+}
+
+rv_result rv_frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16])
+{
+    FRAME_CALL(world, frame_add_convex(world, convex, matrix));
+}
+
+rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, const float matrix[16])
+{
+    FRAME_CALL(world, frame_add_mesh(world, mesh, matrix));
 }
 
 rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)

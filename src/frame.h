@@ -5,7 +5,7 @@
  *   frame_walk.c     the main view's walk over the host's workers: work items, their record
  *                    streams, rounds, and the job system's parallel-for with its checks
  *   frame_publish.c  arenas, sort, view validity and digest
- *   frame_nodes.c    boxes attached to nodes (occluder boxes, test boxes)
+ *   frame_nodes.c    what nodes carry for the frame (occluders of any shape, test boxes)
  *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
  *   frame_views.c    extra views (rv_cull_view) */
 #ifndef RVI_FRAME_H
@@ -37,6 +37,18 @@ typedef struct rvi_frame_arena {
     rvi_vec culls;           /* rv_cull_record (desc.record_culls) */
     uint64_t generation;     /* bumped each time the arena is (re)built */
 } rvi_frame_arena;
+
+/* A node's persistent occluder, local space: a box, or a convex solid's or mesh's block
+ * (rvi_occ_convex_data or rvi_occ_mesh_data, owned in the world's heap). */
+typedef struct rvi_node_occluder {
+    uint32_t node;
+    uint32_t kind;           /* rvi_occ_kind */
+    float min[3], max[3];    /* the box, or the shape's bounds (the frustum test) */
+    void *block;             /* NULL for a box */
+    size_t block_size;
+    uint32_t items;          /* what the occlusion buffer orders: 1, or a mesh's triangles */
+    uint32_t vertices;       /* a mesh's vertices */
+} rvi_node_occluder;
 
 /* A walk candidate: a node whose own geometry passed frustum and partition. */
 typedef struct rvi_candidate {
@@ -194,7 +206,8 @@ typedef struct rvi_frame {
     rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
     /* Node boxes by slot (a plain array, not a hash map: the occlusion pass looks a test
      * box up for every candidate). */
-    rvi_node_table occluders;  /* rvi_node_box: persistent occluder nodes */
+    rvi_node_table occluders;  /* rvi_node_occluder: persistent occluder nodes */
+    uint64_t occluder_items, occluder_vertices; /* sums over occluders (the frame's reserve) */
     rvi_node_table test_boxes; /* rvi_node_box */
 
     rv_journal *journal;     /* created on first rv_world_journal */
@@ -282,6 +295,9 @@ uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *scratch, uint32_t n);
 void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *scratch);
 void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
+
+/* Removes node's occluder, freeing its block (no-op when it has none). Never allocates. */
+void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
 
 /* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,

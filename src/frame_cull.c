@@ -61,9 +61,9 @@ static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition 
     return RV_OK;
 }
 
-/* Submits every persistent occluder whose world box meets the frustum. An occluder the
- * buffer refuses (a matrix gone non-finite) is skipped, which only draws more; running out
- * of memory is reported. */
+/* Submits every persistent occluder (of any shape) whose world box meets the frustum. An
+ * occluder the buffer refuses (a matrix gone non-finite) is skipped, which only draws more;
+ * running out of memory is reported. */
 static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
@@ -72,24 +72,30 @@ static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */
     uint32_t count = f->occluders.records.count;
-    rv_result reserved = rvi_occlusion_reserve(f->occlusion, count, count);
+    uint64_t items = f->occluder_items, vertices = f->occluder_vertices;
+    rv_result reserved = items > UINT32_MAX || vertices > UINT32_MAX
+                             ? RV_ERR_CAPACITY
+                             : rvi_occlusion_reserve(f->occlusion, count, count, (uint32_t)items, (uint32_t)vertices);
     if (reserved == RV_ERR_OUT_OF_MEMORY)
         return reserved;
     for (uint32_t i = 0; i < count; i++) {
-        const rvi_node_box *b = &RVI_VEC_AT(f->occluders.records, rvi_node_box, i);
+        const rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
         /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
-        if (sc->flags[b->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
+        if (sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
             continue;
-        const float *m = sc->world_matrix[b->node];
+        const float *m = sc->world_matrix[o->node];
         float wmin[3], wmax[3];
-        rvi_box_to_world(m, b->min, b->max, wmin, wmax);
+        rvi_box_to_world(m, o->min, o->max, wmin, wmax);
         if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
             continue;
         bool drawable;
-        RVI_TRY(occluder_drawable(world, f, gate, b->node, &last_gated, &drawable));
+        RVI_TRY(occluder_drawable(world, f, gate, o->node, &last_gated, &drawable));
         if (!drawable)
             continue;
-        rv_result r = rv_occlusion_add_occluder(f->occlusion, b->min, b->max, m);
+        /* A convex solid's or mesh's block is lent to the buffer until the freeze, which
+         * follows at once in rvi_frame_cull. */
+        rv_result r = o->kind == RVI_OCC_BOX ? rv_occlusion_add_occluder(f->occlusion, o->min, o->max, m)
+                                             : rvi_occlusion_add_block(f->occlusion, (rvi_occ_kind)o->kind, o->block, m);
         if (r == RV_ERR_OUT_OF_MEMORY)
             return r;
         f->counts.occluders_added += r == RV_OK;

@@ -1,40 +1,48 @@
-/* Boxes attached to nodes: occluder boxes (persistent occluders the frame rasterises) and
- * test boxes (a tighter bound than the sphere for the frustum and occlusion tests). */
+/* What nodes carry for the frame: persistent occluders of any shape (a box, a convex solid,
+ * a mesh: the last two copied into blocks the world owns) and test boxes (a tighter bound
+ * than the sphere for the frustum and occlusion tests). Both are side tables by node slot
+ * (core/node_table.h). */
 #include "frame.h"
 #include "core/check.h"
+#include "occlusion.h"
 #include "scene.h"
 
 #include <string.h>
 
-/* ---- node boxes -------------------------------------------------------------------------- */
+/* ---- test boxes -------------------------------------------------------------------------- */
 
-static rv_result set_box(rv_world *world, rv_node node, const float min[3], const float max[3], bool occluder)
+static rv_result check_box(const float min[3], const float max[3])
 {
-    if (!world || !min || !max)
-        return RV_ERR_INVALID_ARG;
     if (!rvi_finite_n(min, 3) || !rvi_finite_n(max, 3))
         return RV_ERR_NOT_FINITE;
     if (min[0] > max[0] || min[1] > max[1] || min[2] > max[2])
         return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3])
+{
+    if (!world || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_box(min, max));
     uint32_t i;
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
-    rvi_node_table *boxes = occluder ? &f->occluders : &f->test_boxes;
     rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] } };
-    rvi_node_box *existing = rvi_node_table_find(boxes, sizeof b, i);
+    rvi_node_box *existing = rvi_node_table_find(&f->test_boxes, sizeof b, i);
     if (existing) {
         *existing = b;
         return RV_OK;
     }
     rvi_node_table_room room;
-    RVI_TRY(rvi_node_table_prepare(&world->heap, boxes, sizeof b, i, &room));
-    rvi_node_table_add(&world->heap, boxes, sizeof b, &b, &room);
-    world->scene.flags[i] |= occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX;
+    RVI_TRY(rvi_node_table_prepare(&world->heap, &f->test_boxes, sizeof b, i, &room));
+    rvi_node_table_add(&world->heap, &f->test_boxes, sizeof b, &b, &room);
+    world->scene.flags[i] |= RVI_NODE_HAS_TEST_BOX;
     return RV_OK;
 }
 
-static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
+rv_result rv_node_clear_test_box(rv_world *world, rv_node node)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -43,18 +51,184 @@ static rv_result clear_box(rv_world *world, rv_node node, bool occluder)
     rvi_frame *f = rvi_frame_find(world);
     if (!f)
         return RV_OK;
-    rvi_node_table_remove(occluder ? &f->occluders : &f->test_boxes, sizeof(rvi_node_box), i);
-    world->scene.flags[i] &= ~(uint32_t)(occluder ? RVI_NODE_OCCLUDER : RVI_NODE_HAS_TEST_BOX);
+    rvi_node_table_remove(&f->test_boxes, sizeof(rvi_node_box), i);
+    world->scene.flags[i] &= ~(uint32_t)RVI_NODE_HAS_TEST_BOX;
+    return RV_OK;
+}
+
+/* ---- node occluders --------------------------------------------------------------------- */
+
+void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node)
+{
+    rvi_node_occluder *o = rvi_node_table_find(&f->occluders, sizeof *o, node);
+    if (!o)
+        return;
+    f->occluder_items -= o->items;
+    f->occluder_vertices -= o->vertices;
+    rvi_free(heap, o->block, o->block_size);
+    rvi_node_table_remove(&f->occluders, sizeof *o, node);
+}
+
+/* Gives node i the occluder o (its block already made in the world's heap, owned from here
+ * on whatever happens): replaces an earlier one of any shape. */
+static rv_result set_occluder(rv_world *world, uint32_t i, rvi_node_occluder *o)
+{
+    rvi_heap *heap = &world->heap;
+    rvi_frame *f;
+    rv_result r = rvi_frame_state(world, &f);
+    rvi_node_occluder *old = r == RV_OK ? rvi_node_table_find(&f->occluders, sizeof *o, i) : NULL;
+    rvi_node_table_room room;
+    if (r == RV_OK && !old)
+        r = rvi_node_table_prepare(heap, &f->occluders, sizeof *o, i, &room);
+    if (r != RV_OK) {
+        rvi_free(heap, o->block, o->block_size);
+        return r;
+    }
+    o->node = i;
+    if (old) {
+        f->occluder_items -= old->items;
+        f->occluder_vertices -= old->vertices;
+        rvi_free(heap, old->block, old->block_size);
+        *old = *o;
+    } else {
+        rvi_node_table_add(heap, &f->occluders, sizeof *o, o, &room);
+    }
+    f->occluder_items += o->items;
+    f->occluder_vertices += o->vertices;
+    world->scene.flags[i] |= RVI_NODE_OCCLUDER;
     return RV_OK;
 }
 
 rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3])
 {
-    return set_box(world, node, min, max, true);
+    if (!world || !min || !max)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(check_box(min, max));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.kind = RVI_OCC_BOX;
+    memcpy(o.min, min, sizeof o.min);
+    memcpy(o.max, max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
 }
-rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return clear_box(world, node, true); }
-rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3])
+
+rv_result rv_node_set_occluder_convex(rv_world *world, rv_node node, const rv_occluder_convex *convex)
 {
-    return set_box(world, node, min, max, false);
+    if (!world || !convex)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(rvi_occ_convex_check(convex));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    /* The solid is worked out in a scratch block lent for the call. */
+    rvi_heap *heap = &world->heap;
+    size_t scratch_size = rvi_occ_convex_scratch_size(), size;
+    void *scratch = rvi_alloc(heap, scratch_size);
+    if (!scratch)
+        return RV_ERR_OUT_OF_MEMORY;
+    rv_result r = rvi_occ_convex_build(convex, scratch, &size);
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block = r == RV_OK ? rvi_alloc(heap, size) : NULL;
+    if (r == RV_OK && !o.block)
+        r = RV_ERR_OUT_OF_MEMORY;
+    if (r != RV_OK) {
+        rvi_free(heap, scratch, scratch_size);
+        return r;
+    }
+    rvi_occ_convex_write(scratch, convex->flags, o.block);
+    rvi_free(heap, scratch, scratch_size);
+    const rvi_occ_convex_data *c = o.block;
+    o.kind = RVI_OCC_CONVEX;
+    o.block_size = size;
+    memcpy(o.min, c->bounds_min, sizeof o.min);
+    memcpy(o.max, c->bounds_max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
 }
-rv_result rv_node_clear_test_box(rv_world *world, rv_node node) { return clear_box(world, node, false); }
+
+static rv_result set_mesh_solid(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles);
+static rv_result set_mesh(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles,
+                         uint32_t extra);
+
+rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occluder_mesh *mesh)
+{
+    if (!world || !mesh)
+        return RV_ERR_INVALID_ARG;
+    uint32_t triangles;
+    RVI_TRY(rvi_occ_mesh_check(mesh, &triangles));
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    if ((mesh->flags & RV_OCCLUDER_CLOSED) && triangles <= RV_OCCLUSION_MAX_PLANES)
+        return set_mesh_solid(world, i, mesh, triangles);
+    return set_mesh(world, i, mesh, triangles, 0);
+}
+
+/* A closed mesh that is small enough: kept as the convex solid it bounds when it is one. */
+static rv_result set_mesh_solid(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles)
+{
+    rvi_heap *heap = &world->heap;
+    size_t scratch_size = rvi_occ_convex_scratch_size(), size;
+    void *scratch = rvi_alloc(heap, scratch_size);
+    if (!scratch)
+        return RV_ERR_OUT_OF_MEMORY;
+    if (!rvi_occ_mesh_convex(mesh, triangles, scratch, &size)) {
+        rvi_free(heap, scratch, scratch_size);
+        return set_mesh(world, i, mesh, triangles, RVI_OCC_NOT_CONVEX); /* the freeze need not look again */
+    }
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block = rvi_alloc(heap, size);
+    if (!o.block) {
+        rvi_free(heap, scratch, scratch_size);
+        return RV_ERR_OUT_OF_MEMORY;
+    }
+    rvi_occ_mesh_convex_write(scratch, mesh, triangles, o.block);
+    rvi_free(heap, scratch, scratch_size);
+    const rvi_occ_convex_data *c = o.block;
+    o.kind = RVI_OCC_CONVEX;
+    o.block_size = size;
+    memcpy(o.min, c->bounds_min, sizeof o.min);
+    memcpy(o.max, c->bounds_max, sizeof o.max);
+    o.items = 1;
+    return set_occluder(world, i, &o);
+}
+
+/* A mesh block; extra: internal flags for it. */
+static rv_result set_mesh(rv_world *world, uint32_t i, const rv_occluder_mesh *mesh, uint32_t triangles,
+                         uint32_t extra)
+{
+    rvi_node_occluder o;
+    memset(&o, 0, sizeof o);
+    o.block_size = rvi_occ_mesh_size(mesh->vertex_count, triangles);
+    o.block = rvi_alloc(&world->heap, o.block_size);
+    if (!o.block)
+        return RV_ERR_OUT_OF_MEMORY;
+    rvi_occ_mesh_copy(mesh, triangles, o.block);
+    rvi_occ_mesh_data *m = o.block;
+    m->flags |= extra;
+    o.kind = RVI_OCC_MESH;
+    memcpy(o.min, m->bounds_min, sizeof o.min);
+    memcpy(o.max, m->bounds_max, sizeof o.max);
+    o.items = triangles;
+    o.vertices = mesh->vertex_count;
+    return set_occluder(world, i, &o);
+}
+
+rv_result rv_node_clear_occluder(rv_world *world, rv_node node)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    uint32_t i;
+    RVI_TRY(rvi_node_index(&world->scene, node, &i));
+    rvi_frame *f = rvi_frame_find(world);
+    if (!f)
+        return RV_OK;
+    rvi_frame_drop_occluder(&world->heap, f, i);
+    world->scene.flags[i] &= ~(uint32_t)RVI_NODE_OCCLUDER;
+    return RV_OK;
+}
+
+rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return rv_node_clear_occluder(world, node); }

@@ -19,7 +19,11 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
-    rvi_node_table_free(heap, &f->occluders, sizeof(rvi_node_box));
+    for (uint32_t i = 0; i < f->occluders.records.count; i++) {
+        rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
+        rvi_free(heap, o->block, o->block_size);
+    }
+    rvi_node_table_free(heap, &f->occluders, sizeof(rvi_node_occluder));
     rvi_node_table_free(heap, &f->test_boxes, sizeof(rvi_node_box));
     rv_render_scene_destroy(f->render_scene); /* before the journal; it may hold nodes */
     rv_journal_destroy(f->journal);
@@ -59,9 +63,8 @@ void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s)
 
 static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)
 {
-    (void)world;
     rvi_frame *f = state;
-    rvi_node_table_remove(&f->occluders, sizeof(rvi_node_box), node_index);
+    rvi_frame_drop_occluder(&world->heap, f, node_index);
     rvi_node_table_remove(&f->test_boxes, sizeof(rvi_node_box), node_index);
 }
 

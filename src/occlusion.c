@@ -1,6 +1,7 @@
-/* The occlusion buffer object (docs/design.md §4): lifecycle, the frame (begin, add, freeze),
- * the max-depth pyramid, stats and debug images. The occluder side lives in
- * occlusion_raster.c, the object tests in occlusion_test.c. */
+/* The occlusion buffer object (docs/design.md §4): lifecycle, the frame (begin, adding
+ * occluders: boxes here, convex solids in occlusion_convex.c, meshes in occlusion_mesh.c,
+ * all through rvi_occ_push), stats and debug images. The freeze lives in
+ * occlusion_freeze.c, the object tests in occlusion_test.c. */
 #include "occlusion.h"
 #include "core/check.h"
 #include "world.h"
@@ -122,8 +123,16 @@ void rv_occlusion_destroy(rv_occlusion *occ)
     rvi_free(heap, occ->row_spans, occ->span_capacity * sizeof(int32_t));
     rvi_vec_free(heap, &occ->inputs, sizeof(rvi_occ_input));
     rvi_vec_free(heap, &occ->matrices, 16 * sizeof(float));
+    rvi_vec_free(heap, &occ->shapes, sizeof(rvi_occ_shape));
+    rvi_vec_free(heap, &occ->shape_data, sizeof(uint64_t));
+    rvi_vec_free(heap, &occ->items, sizeof(rvi_occ_item));
     rvi_vec_free(heap, &occ->footprints, sizeof(rvi_occ_footprint));
     rvi_vec_free(heap, &occ->order, sizeof(uint64_t));
+    rvi_vec_free(heap, &occ->vertices, sizeof(rvi_occ_vertex));
+    rvi_vec_free(heap, &occ->tallies, sizeof(rvi_occ_tally));
+    rvi_free(heap, occ->convex_scratch, occ->convex_scratch ? rvi_occ_convex_scratch_size() : 0);
+    rvi_free(heap, occ->draft, occ->draft ? sizeof *occ->draft : 0);
+    rvi_occ_fusion_free(heap, &occ->fusion);
     rvi_free(heap, occ, sizeof *occ);
 }
 
@@ -164,6 +173,10 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     occ->state = RVI_OCC_NO_VIEW;
     occ->inputs.count = 0;
     occ->matrices.count = 0;
+    occ->shapes.count = 0;
+    occ->shape_data.count = 0;
+    occ->item_count = 0;
+    occ->vertex_count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
     rvi_occ_feed_begin(occ);
     bool finite = isfinite(aspect);
@@ -211,14 +224,20 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
         occ->row_scratch = t;
         occ->row_capacity = rows;
     }
-    if (2 * (size_t)height > occ->span_capacity) {
-        size_t rows = 2 * (size_t)height;
+    if (4 * (size_t)height > occ->span_capacity) {
+        size_t rows = 4 * (size_t)height;
         int32_t *t = rvi_realloc(occ->heap, occ->row_spans, occ->span_capacity * sizeof(int32_t), rows * sizeof(int32_t));
         if (!t)
             return RV_ERR_OUT_OF_MEMORY;
         occ->row_spans = t;
         occ->span_capacity = rows;
     }
+    if (!occ->draft) {
+        occ->draft = rvi_alloc(occ->heap, sizeof *occ->draft);
+        if (!occ->draft)
+            return RV_ERR_OUT_OF_MEMORY;
+    }
+    RVI_TRY(rvi_occ_fusion_reserve(occ->heap, &occ->fusion, (size_t)occ->width * height));
     occ->height = height;
     occ->level_count = levels;
     memcpy(occ->level_w, level_w, sizeof(uint32_t) * levels);
@@ -226,6 +245,86 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     memcpy(occ->level_offset, level_offset, sizeof(size_t) * levels);
     occ->view = view;
     occ->state = RVI_OCC_OPEN;
+    return RV_OK;
+}
+
+/* Room for items more items, vertices more mesh vertices and one more occluder (a shape
+ * entry when shape, data_words words of shape data): all or nothing. */
+static rv_result reserve_push(rv_occlusion *occ, uint32_t items, uint32_t vertices, bool matrix, bool shape,
+                              size_t data_words)
+{
+    uint64_t n = (uint64_t)occ->inputs.count + 1, ni = (uint64_t)occ->item_count + items;
+    uint64_t nv = (uint64_t)occ->vertex_count + vertices, nd = (uint64_t)occ->shape_data.count + data_words;
+    /* Sort keys hold UINT32_MAX - item. Items: every box and triangle, and a whole-mesh item
+     * per mesh; footprints: those, and every input's whole footprint. */
+    if (ni + 2 * n >= INT32_MAX || nv >= INT32_MAX || nd >= UINT32_MAX || (matrix && occ->matrices.count >= INT32_MAX))
+        return RV_ERR_CAPACITY;
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->tallies, sizeof(rvi_occ_tally), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + 2 * n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)(2 * ni)));
+    if (vertices)
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->vertices, sizeof(rvi_occ_vertex), (uint32_t)nv));
+    if (matrix)
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), occ->matrices.count + 1));
+    if (shape)
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->shapes, sizeof(rvi_occ_shape), occ->shapes.count + 1));
+    if (data_words)
+        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->shape_data, sizeof(uint64_t), (uint32_t)nd));
+    return RV_OK;
+}
+
+rv_result rvi_occ_push(rv_occlusion *occ, const rvi_occ_input *input, const float *matrix, uint32_t items,
+                       uint32_t vertices, const void *borrowed, size_t data_size, void **out_data)
+{
+    bool shape = input->kind != RVI_OCC_BOX;
+    size_t words = borrowed ? 0 : (data_size + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    uint64_t n = (uint64_t)occ->inputs.count + 1, ni = (uint64_t)occ->item_count + items;
+    /* Steady frames find room everywhere: one comparison each instead of the reserves. */
+    bool room = n <= occ->inputs.capacity && n <= occ->tallies.capacity && ni + n <= occ->items.capacity &&
+                ni + 2 * n <= occ->footprints.capacity && 2 * ni <= occ->order.capacity &&
+                (uint64_t)occ->vertex_count + vertices <= occ->vertices.capacity &&
+                (!matrix || occ->matrices.count < occ->matrices.capacity) &&
+                (!shape || occ->shapes.count < occ->shapes.capacity) &&
+                (uint64_t)occ->shape_data.count + words <= occ->shape_data.capacity && ni + 2 * n < INT32_MAX;
+    if (!room)
+        RVI_TRY(reserve_push(occ, items, vertices, matrix != NULL, shape, words));
+    /* Everything the freeze needs is reserved: it never allocates. */
+    rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count++);
+    *in = *input;
+    in->matrix = -1;
+    if (matrix) {
+        in->matrix = (int32_t)occ->matrices.count;
+        memcpy((float *)occ->matrices.data + (size_t)16 * occ->matrices.count++, matrix, 16 * sizeof(float));
+    }
+    if (shape) {
+        in->shape = occ->shapes.count;
+        rvi_occ_shape *sh = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, occ->shapes.count++);
+        sh->borrowed = borrowed;
+        sh->offset = (size_t)occ->shape_data.count * sizeof(uint64_t);
+        sh->vertex_base = occ->vertex_count;
+        if (!borrowed) {
+            *out_data = (uint64_t *)occ->shape_data.data + occ->shape_data.count;
+            occ->shape_data.count += (uint32_t)words;
+        }
+    }
+    occ->item_count += items;
+    occ->vertex_count += vertices;
+    occ->stats.occluders_submitted++;
+    return RV_OK;
+}
+
+rv_result rvi_occ_add_checks(rv_occlusion *occ, const float *matrix)
+{
+    if (occ->state == RVI_OCC_NO_VIEW)
+        return RV_ERR_BAD_STATE;
+    if (occ->state == RVI_OCC_FROZEN)
+        return RV_ERR_FROZEN;
+    if (matrix && !rvi_finite_n(matrix, 16))
+        return RV_ERR_NOT_FINITE;
+    if (matrix && !rvi_occ_affine_ok(matrix))
+        return RV_ERR_INVALID_ARG;
     return RV_OK;
 }
 
@@ -240,255 +339,44 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
     if (occ->state == RVI_OCC_FROZEN)
         return RV_ERR_FROZEN;
     RVI_TRY(rvi_occ_check_box(min, max, matrix));
-    uint32_t n = occ->inputs.count + 1;
-    if (n == 0 || (matrix && occ->matrices.count >= INT32_MAX))
-        return RV_ERR_CAPACITY;
-    /* Everything the freeze needs is reserved here, so that the freeze never allocates. */
-    if (n > occ->inputs.capacity || n > occ->footprints.capacity || n > occ->order.capacity) {
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), n));
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), n));
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), n));
-    }
-    if (matrix)
-        RVI_TRY(rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), occ->matrices.count + 1));
-    rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count++);
-    memcpy(in->min, min, sizeof in->min);
-    memcpy(in->max, max, sizeof in->max);
-    in->matrix = -1;
-    if (matrix) {
-        in->matrix = (int32_t)occ->matrices.count;
-        memcpy((float *)occ->matrices.data + (size_t)16 * occ->matrices.count++, matrix, 16 * sizeof(float));
-    }
-    occ->stats.occluders_submitted++;
-    return RV_OK;
+    rvi_occ_input in;
+    memset(&in, 0, sizeof in);
+    memcpy(in.min, min, sizeof in.min);
+    memcpy(in.max, max, sizeof in.max);
+    in.kind = RVI_OCC_BOX;
+    return rvi_occ_push(occ, &in, matrix, 1, 0, NULL, 0, NULL);
 }
 
-rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix)
+const rvi_occ_mesh_data *rvi_occ_input_mesh(const rv_occlusion *occ, const rvi_occ_input *in)
+{
+    const rvi_occ_shape *sh = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, in->shape);
+    return sh->borrowed ? sh->borrowed : (const void *)((const char *)occ->shape_data.data + sh->offset);
+}
+
+const rvi_occ_convex_data *rvi_occ_input_convex(const rv_occlusion *occ, const rvi_occ_input *in)
+{
+    const rvi_occ_shape *sh = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, in->shape);
+    return sh->borrowed ? sh->borrowed : (const void *)((const char *)occ->shape_data.data + sh->offset);
+}
+
+rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix, uint32_t items,
+                                uint32_t vertices)
 {
     if (occ->width == 0)
         return RV_OK;
     uint64_t n = (uint64_t)occ->inputs.count + occluders, m = (uint64_t)occ->matrices.count + with_matrix;
-    if (n > UINT32_MAX || m > INT32_MAX)
+    uint64_t ni = (uint64_t)occ->item_count + items, nv = (uint64_t)occ->vertex_count + vertices;
+    uint64_t ns = (uint64_t)occ->shapes.count + occluders;
+    if (ni + 2 * n >= INT32_MAX || m > INT32_MAX || nv >= INT32_MAX)
         return RV_ERR_CAPACITY;
     RVI_TRY(rvi_vec_reserve(occ->heap, &occ->inputs, sizeof(rvi_occ_input), (uint32_t)n));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)n));
-    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->tallies, sizeof(rvi_occ_tally), (uint32_t)n));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->shapes, sizeof(rvi_occ_shape), (uint32_t)ns));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->items, sizeof(rvi_occ_item), (uint32_t)(ni + n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->footprints, sizeof(rvi_occ_footprint), (uint32_t)(ni + 2 * n)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->order, sizeof(uint64_t), (uint32_t)(2 * ni)));
+    RVI_TRY(rvi_vec_reserve(occ->heap, &occ->vertices, sizeof(rvi_occ_vertex), (uint32_t)nv));
     return rvi_vec_reserve(occ->heap, &occ->matrices, 16 * sizeof(float), (uint32_t)m);
-}
-
-/* Sorts keys in descending order (Shell sort, Ciura's gaps: no allocation, and the keys
- * are unique, so the order is deterministic). */
-static void sort_desc(uint64_t *keys, uint32_t n)
-{
-    static const uint32_t gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
-        uint32_t gap = gaps[g];
-        for (uint32_t i = gap; i < n; i++) {
-            uint64_t k = keys[i];
-            uint32_t j = i;
-            for (; j >= gap && keys[j - gap] < k; j -= gap)
-                keys[j] = keys[j - gap];
-            keys[j] = k;
-        }
-    }
-}
-
-/* A float's bits, mapped so that unsigned order is numeric order. */
-static uint32_t float_order(float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
-}
-
-static RVI_ALWAYS_INLINE void pyramid_levels(rv_occlusion *occ)
-{
-    for (uint32_t l = 0; l + 1 < occ->level_count; l++) {
-        const float *src = occ->texels + occ->level_offset[l];
-        float *dst = occ->texels + occ->level_offset[l + 1];
-        uint32_t sw = occ->level_w[l], sh = occ->level_h[l];
-        uint32_t dw = occ->level_w[l + 1], dh = occ->level_h[l + 1];
-        for (uint32_t y = 0; y < dh; y++) {
-            const float *r0 = src + (size_t)(2 * y) * sw;
-            const float *r1 = 2 * y + 1 < sh ? r0 + sw : r0; /* a missing child repeats its sibling */
-            float *out = dst + (size_t)y * dw;
-            uint32_t pairs = sw / 2;
-            for (uint32_t x = 0; x < pairs; x++) {
-                float a = r0[2 * x] < r0[2 * x + 1] ? r0[2 * x] : r0[2 * x + 1];
-                float b = r1[2 * x] < r1[2 * x + 1] ? r1[2 * x] : r1[2 * x + 1];
-                out[x] = a < b ? a : b;
-            }
-            if (pairs < dw) {
-                float a = r0[sw - 1], b = r1[sw - 1];
-                out[pairs] = a < b ? a : b;
-            }
-        }
-    }
-}
-
-static void build_pyramid_generic(rv_occlusion *occ)
-{
-    pyramid_levels(occ);
-}
-
-#if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void build_pyramid_avx2(rv_occlusion *occ)
-{
-    pyramid_levels(occ);
-}
-#endif
-
-static void build_pyramid(rv_occlusion *occ)
-{
-#if RVI_OCC_X86_WIDE
-    if (occ->wide) {
-        build_pyramid_avx2(occ);
-        return;
-    }
-#endif
-    build_pyramid_generic(occ);
-}
-
-static RVI_ALWAYS_INLINE void fill_empty(float *texels, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        texels[i] = EMPTY_TEXEL;
-}
-
-static void clear_generic(float *texels, size_t n)
-{
-    fill_empty(texels, n);
-}
-
-#if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void clear_avx2(float *texels, size_t n)
-{
-    fill_empty(texels, n);
-}
-#endif
-
-static RVI_ALWAYS_INLINE uint32_t count_covered(const float *texels, size_t n)
-{
-    uint32_t covered = 0;
-    for (size_t i = 0; i < n; i++)
-        covered += texels[i] > EMPTY_TEXEL;
-    return covered;
-}
-
-static uint32_t count_generic(const float *texels, size_t n)
-{
-    return count_covered(texels, n);
-}
-
-#if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static uint32_t count_avx2(const float *texels, size_t n)
-{
-    return count_covered(texels, n);
-}
-#endif
-
-static uint32_t texels_covered(const rv_occlusion *occ)
-{
-    size_t n0 = (size_t)occ->width * occ->height;
-#if RVI_OCC_X86_WIDE
-    if (occ->wide)
-        return count_avx2(occ->texels, n0);
-#endif
-    return count_generic(occ->texels, n0);
-}
-
-static void clear_level0(rv_occlusion *occ)
-{
-    size_t n0 = (size_t)occ->width * occ->height;
-#if RVI_OCC_X86_WIDE
-    if (occ->wide) {
-        clear_avx2(occ->texels, n0);
-        return;
-    }
-#endif
-    clear_generic(occ->texels, n0);
-}
-
-static void count_skip(rv_occlusion_stats *st, rvi_occ_prepare r)
-{
-    st->occluders_skipped++;
-    if (r == RVI_OCC_OFFSCREEN)
-        st->skipped_offscreen++;
-    else if (r == RVI_OCC_DEGENERATE)
-        st->skipped_degenerate++;
-    else
-        st->skipped_small++;
-}
-
-/* Draws one occluder in double precision (projection, silhouette, back faces, spans). */
-static void draw_occluder(rv_occlusion *occ, const rvi_occ_input *in)
-{
-    rvi_occluder o;
-    const float *m = in->matrix >= 0 ? (const float *)occ->matrices.data + (size_t)16 * (uint32_t)in->matrix : NULL;
-    rvi_occ_prepare r = rvi_occ_prepare_box(&occ->view, in->min, in->max, m, occ->desc.min_occluder_texels, &o);
-    if (r == RVI_OCC_PREPARED && !rvi_occ_finish(&occ->view, &o))
-        r = RVI_OCC_SMALL;
-    if (r != RVI_OCC_PREPARED) {
-        count_skip(&occ->stats, r);
-        return;
-    }
-    rvi_occ_rasterize(&o, occ->texels, occ->width, occ->row_scratch, occ->row_spans, occ->wide);
-    occ->stats.occluders_rasterized++;
-}
-
-rv_result rv_occlusion_freeze(rv_occlusion *occ)
-{
-    if (!occ)
-        return RV_ERR_INVALID_ARG;
-    if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
-        return RV_OK;
-    clear_level0(occ);
-    uint32_t count = occ->inputs.count;
-    const rvi_occ_input *in = RVI_VEC_PTR(occ->inputs, rvi_occ_input);
-    rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
-    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t); /* capacities reserved by add */
-    /* Every occluder through the float object test first (8 at a time): its screen
-     * rectangle and nearest point are the sort keys and the hidden test below. */
-    rvi_occ_footprints(occ, in, count, occ->matrices.data, fp);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        if (fp[i].on == RVI_OCC_AWAY) {
-            count_skip(&occ->stats, RVI_OCC_OFFSCREEN);
-            continue;
-        }
-        /* Near-plane crossers (on == 0) are the nearest of all and are always drawn. */
-        float area = fp[i].on ? (float)(fp[i].x1 - fp[i].x0 + 1) * (float)(fp[i].y1 - fp[i].y0 + 1) : FLT_MAX;
-        keys[n++] = ((uint64_t)float_order(area) << 32) | (uint32_t)(UINT32_MAX - i);
-    }
-    uint32_t cap = occ->desc.max_occluders;
-    if (cap && n > cap) {
-        /* Largest on screen first, submission order among equals. */
-        sort_desc(keys, n);
-        occ->stats.skipped_cap = n - cap;
-        occ->stats.occluders_skipped += n - cap;
-        n = cap;
-    }
-    /* Nearest first, so that occluders wholly behind nearer ones are recognised and
-     * skipped: they could not change the buffer (a texel keeps the larger nearness). */
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = UINT32_MAX - (uint32_t)keys[k];
-        float near = fp[i].on ? fp[i].nearness : FLT_MAX;
-        keys[k] = ((uint64_t)float_order(near) << 32) | (uint32_t)(UINT32_MAX - i);
-    }
-    sort_desc(keys, n);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = UINT32_MAX - (uint32_t)keys[k];
-        const rvi_occ_footprint *f = &fp[i];
-        if (f->on == RVI_OCC_ON && rvi_occ_flat_hidden(occ, f->x0, f->y0, f->x1, f->y1, f->nearness))
-            occ->stats.occluders_hidden++;
-        else
-            draw_occluder(occ, &in[i]);
-    }
-    occ->stats.texels_covered = texels_covered(occ);
-    rvi_occ_feed_apply(occ); /* the depth feed, combined by max before the pyramid */
-    build_pyramid(occ);
-    occ->state = RVI_OCC_FROZEN;
-    return RV_OK;
 }
 
 /* ---- debug ----------------------------------------------------------------------------- */

@@ -1,5 +1,16 @@
-/* Occlusion buffer internals (docs/design.md §4): the view a frame is built for, the prepared
- * occluders, and the entry points frame.c uses on the world's main-view buffer.
+/* Occlusion buffer internals (docs/design.md §4): the view a frame is built for, the
+ * occluders as declared (boxes, convex solids, meshes), the pieces they are drawn as, the
+ * fusion records, and the entry points frame.c uses on the world's main-view buffer.
+ *   occlusion.c          lifecycle, begin, add_occluder, reserve, stats, debug images
+ *   occlusion_freeze.c   the freeze: items, order, hidden skip, drawing, pyramid
+ *   occlusion_view.c     the view, plane nearness, screen lines of planes and segments
+ *   occlusion_prepare.c  a convex polytope (box or convex solid) as a piece
+ *   occlusion_convex.c   convex occluders: validation, corners and edges from planes
+ *   occlusion_mesh.c     mesh occluders: validation, copies, triangles as pieces
+ *   occlusion_raster.c   inner rasterisation of a piece
+ *   occlusion_fusion.c   fusion: edge records per texel
+ *   occlusion_union.c    fusion: the union test of one texel
+ *   occlusion_test.c, occlusion_batch.c  object tests
  *
  * Depth is stored as NEARNESS, larger = nearer: 1 / w for perspective views (w = clip w,
  * the linear view depth) and -depth for orthographic ones (depth = NDC z, growing away
@@ -13,6 +24,8 @@
 #include "core/check.h"
 #include "core/vec.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 /* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
@@ -28,9 +41,10 @@
 #define RVI_ALWAYS_INLINE inline
 #endif
 
-#define RVI_OCC_MAX_HULL 16   /* a near-clipped box projects to at most 12 hull vertices */
-#define RVI_OCC_MAX_PLANES 6
-#define RVI_OCC_MAX_COORD 1e7 /* world units: occluders reaching further are skipped */
+#define RVI_OCC_MAX_PLANES 6   /* depth planes of one piece (a box shows at most 3 back faces) */
+#define RVI_OCC_MAX_EDGES 64   /* outline edges of one piece */
+#define RVI_OCC_MAX_COORD 1e7  /* world units: occluders reaching further are skipped */
+#define RVI_OCC_F_EPS (1.0 / 16777216.0) /* float unit roundoff, 2^-24 */
 
 /* The view of one frame, derived once by rv_occlusion_begin. */
 typedef struct rvi_occ_view {
@@ -40,6 +54,9 @@ typedef struct rvi_occ_view {
     double a_inv[9];       /* inverse of the xyz parts of rows x, y and w (perspective) or z
                               (orthographic), row-major: maps (x, y, w) or (x, y, z) back */
     double near_row[4];    /* near(p) = near_row . (p, 1) >= 0 in front of the near plane */
+    double clip_row[4];    /* occluders are clipped to clip_row . (p, 1) >= 0: on screen, never
+                              nearer than the near plane, and the same under every convention
+                              when the near plane is parallel to the image (rvi_occ_view_init) */
     double eye[4];         /* homogeneous eye (w > 0), or the direction toward the viewer (w = 0) */
     double texels_w, texels_h;
     /* Object tests, in floats: four rows (texel x, texel y, near, q), each xyz + the value
@@ -48,40 +65,214 @@ typedef struct rvi_occ_view {
      * |error| <= err_mul * D + err_add. */
     float ref[3];
     float rows[4][4];
+    float cols[4][4];          /* rows transposed: cols[j][r] = rows[r][j] */
     float err_mul[4], err_add[4];
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
 
-/* One occluder being drawn at the freeze (in double precision, only for occluders not
- * already hidden by nearer ones): rvi_occ_prepare_box projects it (corners, screen bounds,
- * farthest point), rvi_occ_finish derives its coverage edges and back-face planes.
- * Texel (ix, iy) covers [ix, ix + 1] x [iy, iy + 1] in texel coordinates. */
-typedef struct rvi_occluder {
-    float far_nearness;    /* nearness of the occluder's farthest point: a floor for every texel */
-    float bounds[4];       /* screen bounds in texels: min x, min y, max x, max y (unclamped) */
-    bool finished;         /* edges and planes below are set */
-    int32_t x0, x1, y0, y1;/* texel range worth scanning (clamped to the buffer) */
-    uint32_t edge_count;
-    uint32_t plane_count;
-    /* Coverage, one bound per hull edge: in row iy, a whole texel needs
-     * ix >= ceil(p + q * iy) (left edges) or ix <= floor(p + q * iy) (right edges). */
-    double edge_p[RVI_OCC_MAX_HULL], edge_q[RVI_OCC_MAX_HULL];
-    int8_t edge_left[RVI_OCC_MAX_HULL];
-    /* Back-face nearness per texel: a * ix + b * iy + c is at most the plane's nearness
-     * anywhere in texel (ix, iy) (texel-corner minimum and float error already folded in). */
-    float plane[RVI_OCC_MAX_PLANES][3];
-    /* Kept from the projection for rvi_occ_finish (unclipped boxes). */
-    double org[3], edge[3][3];  /* world origin corner and edge vectors */
-    double pts[8][2];           /* projected corners, texel coordinates */
-    bool has_matrix;
-} rvi_occluder;
+/* Largest float not above x (|x| < FLT_MAX). */
+float rvi_occ_f_down(double x);
 
-/* An occluder as declared: the box, and its matrix's index in rv_occlusion.matrices
- * (-1: identity). */
+/* ---- occluders as declared --------------------------------------------------------------- */
+
+typedef enum rvi_occ_kind { RVI_OCC_BOX = 0, RVI_OCC_CONVEX, RVI_OCC_MESH } rvi_occ_kind;
+
+/* An occluder as declared: the box (or a convex solid's or mesh's local bounds), its
+ * matrix's index in rv_occlusion.matrices (-1: identity), and for the other shapes their
+ * entry in rv_occlusion.shapes. */
 typedef struct rvi_occ_input {
     float min[3], max[3];
     int32_t matrix;
+    uint8_t kind;            /* rvi_occ_kind */
+    uint8_t flags;           /* RV_OCCLUDER_* */
+    uint32_t shape;
 } rvi_occ_input;
+
+/* A convex solid, as built by rvi_occ_convex_build: its planes as given (n . p <= d, in
+ * double), its corners (each the intersection of three planes, computed from them in a
+ * canonical order, so solids sharing planes share corners bit for bit) and its edges
+ * (corner, corner, face, face). A box's is implied by its min and max. Laid out as one
+ * block: this header, then planes, corners and edges (uint8_t[4] each). */
+typedef struct rvi_occ_convex_data {
+    uint32_t plane_count, vertex_count, edge_count, flags;
+    float bounds_min[3], bounds_max[3];
+    uint32_t triangle_count, degenerate_count; /* a closed convex mesh's (RVI_OCC_FROM_MESH) */
+} rvi_occ_convex_data;
+
+/* Internal flag of a convex block made from a closed convex mesh: its outline edges take
+ * their screen lines from their end points, like the mesh's triangles would. */
+#define RVI_OCC_FROM_MESH (1u << 8)
+/* Internal flag of a node's mesh block: a closed mesh found not to bound a convex solid
+ * when set (the freeze does not look again). */
+#define RVI_OCC_NOT_CONVEX (1u << 9)
+
+/* A mesh, as copied by rv_occlusion_add_mesh or a node: only triangles with area. Laid
+ * out as one block: this header, positions (float[3]), indices (uint32_t[3] each). */
+typedef struct rvi_occ_mesh_data {
+    uint32_t vertex_count, triangle_count, degenerate_count, flags;
+    float bounds_min[3], bounds_max[3];
+} rvi_occ_mesh_data;
+
+static inline const double (*rvi_occ_convex_planes(const rvi_occ_convex_data *c))[4]
+{
+    return (const double (*)[4])(const void *)(c + 1);
+}
+static inline const double (*rvi_occ_convex_vertices(const rvi_occ_convex_data *c))[3]
+{
+    return (const double (*)[3])(const void *)((const double *)(const void *)(c + 1) + 4 * (size_t)c->plane_count);
+}
+static inline const uint8_t (*rvi_occ_convex_edges(const rvi_occ_convex_data *c))[4]
+{
+    return (const uint8_t (*)[4])(const void *)((const double *)(const void *)(c + 1) + 4 * (size_t)c->plane_count +
+                                                3 * (size_t)c->vertex_count);
+}
+/* Bytes of a convex block with these counts. */
+static inline size_t rvi_occ_convex_size(uint32_t planes, uint32_t vertices, uint32_t edges)
+{
+    return sizeof(rvi_occ_convex_data) + sizeof(double) * (4 * (size_t)planes + 3 * (size_t)vertices) + 4 * (size_t)edges;
+}
+static inline const float (*rvi_occ_mesh_positions(const rvi_occ_mesh_data *m))[3]
+{
+    return (const float (*)[3])(const void *)(m + 1);
+}
+static inline const uint32_t *rvi_occ_mesh_indices(const rvi_occ_mesh_data *m)
+{
+    return (const uint32_t *)(const void *)((const float *)(const void *)(m + 1) + 3 * (size_t)m->vertex_count);
+}
+static inline size_t rvi_occ_mesh_size(uint32_t vertices, uint32_t triangles)
+{
+    return sizeof(rvi_occ_mesh_data) + sizeof(float) * 3 * (size_t)vertices + sizeof(uint32_t) * 3 * (size_t)triangles;
+}
+
+/* A shape's block: borrowed (a node's, valid through the freeze) or in shape_data. */
+typedef struct rvi_occ_shape {
+    const void *borrowed;
+    size_t offset;           /* bytes into shape_data when not borrowed */
+    uint32_t vertex_base;    /* mesh: first of its slots in rv_occlusion.vertices */
+} rvi_occ_shape;
+
+/* ---- pieces -------------------------------------------------------------------------------- */
+
+/* One edge of a piece's outline in texel coordinates, for the inner raster and for fusion.
+ * The line is canonical: |a| + |b| = 1 and the first non-zero of a, b positive, computed
+ * from the same inputs the same way for every occluder that shares the edge (two planes of
+ * the solids, or the two projected end points), so edges that coincide have bit-identical
+ * lines and differ only in side. */
+typedef struct rvi_occ_edge {
+    double line[3];          /* a, b, c */
+    double p0[2], p1[2];     /* end points */
+    double s0, s1;           /* extent along the line: s = b x - a y at the ends, s0 <= s1 */
+    double slack;            /* bound on the line's error over the buffer, texel units */
+    int32_t side;            /* the piece lies where side * (a x + b y + c) >= 0 */
+} rvi_occ_edge;
+
+/* A convex region of the screen with a conservative per-texel nearness: what an occluder
+ * (a box or convex solid: its silhouette; a triangle) is drawn as. */
+typedef struct rvi_occ_piece {
+    uint32_t first_edge, edge_count;  /* in the fusion edge pool, or the drawing scratch */
+    float floor;             /* nearness of the farthest point: never below */
+    float top;               /* nearness of the nearest point (rounded nearer) */
+    uint8_t entry;           /* 1: max(floor, min of planes) (an exact solid's entry side);
+                                0: max(floor, max of planes) */
+    uint8_t plane_count;
+    /* a * ix + (b * iy + c) bounds the surface's nearness anywhere in texel (ix, iy) from
+     * below (texel-corner minimum and float error folded in). */
+    float plane[RVI_OCC_MAX_PLANES][3];
+} rvi_occ_piece;
+
+/* The nearness a piece guarantees in texel (ix, iy). */
+static inline float rvi_occ_piece_depth(const rvi_occ_piece *p, int32_t ix, int32_t iy)
+{
+    float fx = (float)ix, fy = (float)iy, v;
+    if (p->entry && p->plane_count) {
+        v = FLT_MAX;
+        for (uint32_t k = 0; k < p->plane_count; k++) {
+            float t = p->plane[k][0] * fx + (p->plane[k][1] * fy + p->plane[k][2]);
+            v = t < v ? t : v;
+        }
+        return v > p->floor ? v : p->floor;
+    }
+    v = p->floor;
+    for (uint32_t k = 0; k < p->plane_count; k++) {
+        float t = p->plane[k][0] * fx + (p->plane[k][1] * fy + p->plane[k][2]);
+        v = t > v ? t : v;
+    }
+    return v;
+}
+
+static inline void rvi_occ_edge_extent(rvi_occ_edge *e)
+{
+    double a = e->line[0], b = e->line[1];
+    double s0 = b * e->p0[0] - a * e->p0[1], s1 = b * e->p1[0] - a * e->p1[1];
+    e->s0 = s0 < s1 ? s0 : s1;
+    e->s1 = s0 < s1 ? s1 : s0;
+}
+
+/* A convex polytope has at most 2F - 4 corners and 3F - 6 edges for F faces. */
+#define RVI_OCC_MAX_CORNERS (2 * RV_OCCLUSION_MAX_PLANES)
+#define RVI_OCC_MAX_POLY_EDGES (3 * RV_OCCLUSION_MAX_PLANES)
+
+/* A world plane n . p + c <= 0 (inside), with pe = its value at the homogeneous eye (> 0:
+ * the eye is outside, a front face; < 0: a back face) and pe_mag the size of pe's terms. */
+typedef struct rvi_occ_plane {
+    double n[3], c, pe, pe_mag;
+} rvi_occ_plane;
+
+/* A point of a polytope this frame: clip rows x, y, z, w, near; texel position and
+ * nearness when projected. */
+typedef struct rvi_occ_point {
+    double clip[5];
+    double texel[2];
+    double nearness;
+} rvi_occ_point;
+
+/* A piece being drawn: the piece, its edges, the texel range worth scanning (whole texels,
+ * clamped to the buffer; empty when x0 > x1 or y0 > y1), and the work space of a polytope
+ * being projected (one per buffer, made by begin: too large for the stack). */
+typedef struct rvi_occ_draft {
+    rvi_occ_piece piece;
+    rvi_occ_edge edge[RVI_OCC_MAX_EDGES];
+    int32_t x0, x1, y0, y1;
+    double bounds[4];        /* min x, min y, max x, max y of its corners (texels) */
+    int32_t inner_y0, inner_rows; /* rows whose inner spans rvi_occ_rasterize left in its spans */
+    rvi_occ_plane planes[RV_OCCLUSION_MAX_PLANES];
+    rvi_occ_point corners[RVI_OCC_MAX_CORNERS];
+    rvi_occ_point cuts[RVI_OCC_MAX_POLY_EDGES];     /* where an edge crosses the near plane */
+    uint8_t face_cut[RV_OCCLUSION_MAX_PLANES][2];   /* a face's two crossing edges */
+    uint8_t face_cuts[RV_OCCLUSION_MAX_PLANES];
+    int8_t in[RV_OCCLUSION_MAX_PLANES];             /* 1: drawn by this face; 0: not; -1: edge-on */
+    bool segment_lines;                             /* the polytope's rvi_occ_poly.segment_lines */
+} rvi_occ_draft;
+
+typedef enum rvi_occ_prepare {
+    RVI_OCC_PREPARED = 0,
+    RVI_OCC_SMALL,
+    RVI_OCC_OFFSCREEN,
+    RVI_OCC_DEGENERATE
+} rvi_occ_prepare;
+
+/* ---- fusion -------------------------------------------------------------------------------- */
+
+/* Fusion state: drawn pieces with their edges, and the pieces' bands (the texels they may
+ * partly cover) as pairs, texel << 32 | piece: those of the current round appended as they
+ * come, those of earlier rounds kept sorted by texel. Pools have fixed sizes (set at begin
+ * from the buffer size); when one fills, pending pairs are resolved and the pools emptied,
+ * which only forgoes fusion between pieces drawn before and after (never wrong). */
+typedef struct rvi_occ_fusion {
+    /* Notes: which pieces' bands hold a texel, as a list per texel (newest first). */
+    uint32_t *head;          /* per texel: its newest note + 1, 0 for none since the flush */
+    uint32_t *mark;          /* per texel: the last round that listed it as dirty */
+    uint32_t *note_piece, *note_next; /* per note: the piece, the texel's next note + 1 */
+    uint32_t note_count, note_capacity;
+    uint32_t *dirty;         /* this round: texels with a new note and an older one */
+    uint32_t *touched;       /* since the flush: texels with notes */
+    uint32_t dirty_count, touched_count, texels;
+    uint32_t round;          /* marks below it are stale */
+    rvi_occ_piece *pieces;
+    uint32_t piece_count, piece_capacity;
+    rvi_occ_edge *edges;
+    uint32_t edge_count, edge_capacity;
+} rvi_occ_fusion;
 
 /* A box seen through the float object test: the touched texel rectangle (inclusive,
  * clamped to the buffer) and the nearness of its nearest point, rounded nearer. */
@@ -114,12 +305,22 @@ struct rv_occlusion {
     size_t texel_capacity;
     double *row_scratch;     /* 2 * height doubles for the rasteriser's row bounds */
     size_t row_capacity;
-    int32_t *row_spans;      /* 2 * height ints: the rows' texel spans */
+    int32_t *row_spans;      /* 4 * height ints: the rows' texel spans (outer and inner) */
     size_t span_capacity;
     rvi_vec inputs;          /* rvi_occ_input: this frame's occluders, as declared */
     rvi_vec matrices;        /* float[16] of the occluders that came with a matrix */
-    rvi_vec footprints;      /* rvi_occ_footprint per occluder (freeze scratch) */
-    rvi_vec order;           /* uint64_t per occluder (freeze scratch: sort keys) */
+    rvi_vec shapes;          /* rvi_occ_shape: convex solids and meshes */
+    rvi_vec shape_data;      /* uint64_t words: copied convex and mesh blocks */
+    uint32_t item_count;     /* what the freeze orders: boxes, convex solids, triangles */
+    uint32_t vertex_count;   /* mesh vertices this frame (slots in vertices) */
+    rvi_vec items;           /* rvi_occ_item per item (freeze scratch) */
+    rvi_vec footprints;      /* rvi_occ_footprint per item (freeze scratch) */
+    rvi_vec order;           /* uint64_t per item, twice (freeze scratch: sort keys) */
+    rvi_vec vertices;        /* rvi_occ_vertex per mesh vertex (freeze scratch) */
+    rvi_vec tallies;         /* rvi_occ_tally per occluder (freeze scratch) */
+    void *convex_scratch;    /* rvi_occ_convex_scratch, made by the first add_convex */
+    rvi_occ_draft *draft;    /* one piece being drawn (made by begin) */
+    rvi_occ_fusion fusion;
     rvi_occ_view view;
     rv_occlusion_stats stats;
     bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
@@ -128,6 +329,36 @@ struct rv_occlusion {
     struct rvi_occ_feed *feed;
     bool feed_applied;
 };
+
+/* What the freeze orders: a box or convex solid (triangle UINT32_MAX) or one triangle of a
+ * mesh, by its occluder's index in inputs. */
+/* One thing the freeze draws: a box or convex solid (triangle RVI_OCC_NO_TRIANGLE), a whole
+ * mesh not opened yet (RVI_OCC_WHOLE_MESH), or run triangles of a mesh from triangle on,
+ * drawn as one piece. */
+typedef struct rvi_occ_item {
+    uint32_t input;
+    uint32_t triangle;
+    uint32_t run;
+} rvi_occ_item;
+
+#define RVI_OCC_NO_TRIANGLE UINT32_MAX
+#define RVI_OCC_WHOLE_MESH (UINT32_MAX - 1)
+
+/* A mesh vertex projected for this frame (world position, clip rows x, y, z, w and near,
+ * texel position and nearness when in front of the near plane). */
+typedef struct rvi_occ_vertex {
+    double world[3];
+    double clip[5];
+    double texel[2];
+    double nearness;
+} rvi_occ_vertex;
+
+/* Per occluder at the freeze (mesh accounting): triangles drawn and found hidden, and why
+ * others were not drawn. */
+typedef struct rvi_occ_tally {
+    uint32_t drawn, hidden;
+    uint8_t capped, offscreen, degenerate;
+} rvi_occ_tally;
 
 static inline bool rvi_occ_affine_ok(const float *m)
 {
@@ -259,7 +490,8 @@ bool rvi_occ_cpu_wide(void);
 void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
                         rvi_occ_footprint *out);
 
-/* Raster side (occlusion_raster.c). */
+/* ---- the view (occlusion_view.c) ------------------------------------------------------------ */
+
 /* Derives the view from a view-projection (the host's float matrix, or the double product
  * rv_frame forms from the host's view and projection); false when it is unusable (not
  * invertible, w <= 0). */
@@ -273,22 +505,164 @@ bool rvi_occ_view_init(rvi_occ_view *view, const double view_projection[16], rv_
  * non-NULL; otherwise as rv_occlusion_begin. */
 rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect);
 
-typedef enum rvi_occ_prepare {
-    RVI_OCC_PREPARED = 0,
-    RVI_OCC_SMALL,
-    RVI_OCC_OFFSCREEN,
-    RVI_OCC_DEGENERATE
-} rvi_occ_prepare;
-/* Projects one occluder box (matrix NULL = identity; inputs valid) and bounds it on
- * screen; a box crossing the near plane is clipped and finished at once. */
-rvi_occ_prepare rvi_occ_prepare_box(const rvi_occ_view *view, const float min[3], const float max[3],
-                                    const float *matrix, float min_texels, rvi_occluder *out);
-/* Derives coverage edges and back-face planes; false when no whole texel is covered. */
-bool rvi_occ_finish(const rvi_occ_view *view, rvi_occluder *occ);
-/* Writes the occluder's conservative nearness into level 0 (max with what is there).
- * scratch holds 2 * height doubles, spans 2 * height ints; wide picks the AVX2 build. */
-void rvi_occ_rasterize(const rvi_occluder *occ, float *texels, uint32_t width, double *scratch, int32_t *spans,
-                       bool wide);
+/* Fills pe and pe_mag of a plane for the view. */
+void rvi_occ_plane_eye(const rvi_occ_view *view, rvi_occ_plane *plane);
+/* Faces whose eye value is within this fraction of its terms are edge-on (neither front
+ * nor back): the value's own rounding is a few units of 1e-16 of its terms, so beyond this
+ * its sign is certain; edge-on faces' slivers are left out of a piece. */
+#define RVI_OCC_EDGE_ON 1e-12
+/* A plane's nearness is bounded per texel (rvi_occ_plane_texel_min) only when its eye value
+ * is at least this fraction of its terms: the bound's slack assumes the eye value is known
+ * to a part in 1e9. */
+#define RVI_OCC_PLANE_CLEAR 1e-7
+/* Nearness along a plane (not through the eye) as an affine function of texel
+ * coordinates: a * tx + b * ty + cc; mag bounds its terms over the buffer and slack the
+ * error of deriving it. */
+void rvi_occ_plane_nearness(const rvi_occ_view *view, const rvi_occ_plane *plane, double *a, double *b, double *cc,
+                            double *mag, double *slack);
+/* The lower bound of a plane's nearness over each texel as float (a, b, c), for
+ * a * ix + (b * iy + c); false when it cannot be bounded (seen within RVI_OCC_PLANE_CLEAR of
+ * edge-on, or values out of range): then leave the plane out where a maximum is taken, or
+ * give up where a minimum is. */
+bool rvi_occ_plane_texel_min(const rvi_occ_view *view, const rvi_occ_plane *plane, float out[3]);
+/* The screen line of the plane through the eye and the line where planes in and out meet,
+ * for an outline edge whose piece lies on in's side: canonical line and side into e,
+ * slack its error bound. False when the eye lies too near that line to place it. */
+bool rvi_occ_pencil_line(const rvi_occ_view *view, const rvi_occ_plane *in, const rvi_occ_plane *out,
+                         rvi_occ_edge *e);
+/* The canonical line through two texel points (the same line whichever comes first) and
+ * their extent; side is left to the caller. False when the points coincide. */
+bool rvi_occ_segment_line(const double p0[2], const double p1[2], rvi_occ_edge *e);
+/* Projects clip coordinates (x, y, z, w) to texel coordinates and nearness; false when the
+ * point is not safely in front of the eye or projects absurdly far (see the constants). */
+bool rvi_occ_project(const rvi_occ_view *view, const double clip[4], double texel[2], double *nearness);
+
+/* ---- pieces (occlusion_prepare.c, occlusion_mesh.c) ------------------------------------------- */
+
+/* A convex polytope in local space: planes (n . p <= d), corners and edges (corner,
+ * corner, face, face). */
+typedef struct rvi_occ_poly {
+    uint32_t plane_count, vertex_count, edge_count;
+    bool segment_lines; /* outline lines from end points (a mesh's), not from plane pairs */
+    const double (*planes)[4];
+    const double (*vertices)[3];
+    const uint8_t (*edges)[4];
+} rvi_occ_poly;
+
+/* Where the segment between two points (clip rows x, y, z, w, near) crosses the near plane,
+ * computed from the end points in a canonical order (by their clip rows), so every piece
+ * sharing the segment cuts it at the same point bit for bit. */
+void rvi_occ_cut(const double a[5], const double b[5], double out[5]);
+/* The polytope of a box (static topology; planes and corners written into the caller's
+ * arrays). */
+void rvi_occ_box_poly(const float min[3], const float max[3], double planes[6][4], double vertices[8][3],
+                      rvi_occ_poly *out);
+/* Projects a polytope under matrix (NULL = identity) for the view: its silhouette (the
+ * outline between the faces it is drawn by and the others, near-clipped), bounds and depth
+ * planes into out. exact asks for the entry side (granted only when unclipped and bounded by
+ * at most RVI_OCC_MAX_PLANES front faces). */
+rvi_occ_prepare rvi_occ_prepare_poly(const rvi_occ_view *view, const rvi_occ_poly *poly, const float *matrix,
+                                     bool exact, float min_texels, rvi_occ_draft *out);
+
+/* Convex occluders (occlusion_convex.c): checks a convex as rv_occlusion_add_convex does
+ * (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_CAPACITY), then works out its solid into
+ * scratch (rvi_occ_convex_scratch_size() bytes) and the size of its block into *size (also
+ * RV_ERR_INVALID_ARG: unbounded, empty or flat, or beyond RVI_OCC_MAX_COORD;
+ * RV_ERR_CAPACITY: too many corners). rvi_occ_convex_write then writes the block. */
+rv_result rvi_occ_convex_check(const rv_occluder_convex *convex);
+size_t rvi_occ_convex_scratch_size(void);
+rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, size_t *size);
+void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out);
+/* A closed mesh (of triangles with area, at most RV_OCCLUSION_MAX_PLANES) that bounds a
+ * convex solid: every edge shared by exactly two triangles in opposite directions, every
+ * vertex on or inside every triangle's plane. Fills scratch as rvi_occ_convex_build does
+ * (one face per set of coplanar neighbours, the mesh's own vertices and edges) and its
+ * block's size into *size; false when the mesh is not such a solid (then it stays a mesh).
+ * rvi_occ_mesh_convex_write writes the block. */
+bool rvi_occ_mesh_convex(const rv_occluder_mesh *mesh, uint32_t triangles, void *scratch, size_t *size);
+void rvi_occ_mesh_convex_write(const void *scratch, const rv_occluder_mesh *mesh, uint32_t triangles, void *out);
+/* The solid rvi_occ_mesh_convex left in scratch, as a polytope (valid while scratch is). */
+void rvi_occ_scratch_poly(const void *scratch, rvi_occ_poly *out);
+/* Zero area in local space: repeated corners, or collinear ones. */
+bool rvi_occ_triangle_degenerate(const float (*positions)[3], const uint32_t *indices);
+
+/* Mesh occluders (occlusion_mesh.c). Checks a mesh; *triangles receives how many have area. */
+rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles);
+/* Copies a checked mesh's triangles with area into out (rvi_occ_mesh_size bytes). */
+void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *out);
+/* Adds a shape block (convex or mesh) this frame without copying it: block must stay
+ * unchanged until the freeze (a node's occluder, between rasterise_occluder_nodes and the
+ * freeze in rv_frame_cull). matrix is copied. Errors: RV_ERR_INVALID_ARG (matrix not affine),
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE, RV_ERR_FROZEN, RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY;
+ * width 0: RV_OK. */
+rv_result rvi_occlusion_add_block(rv_occlusion *occ, rvi_occ_kind kind, const void *block, const float matrix[16]);
+
+/* The mesh of input in, and its matrix (NULL = identity). */
+const rvi_occ_mesh_data *rvi_occ_input_mesh(const rv_occlusion *occ, const rvi_occ_input *in);
+const rvi_occ_convex_data *rvi_occ_input_convex(const rv_occlusion *occ, const rvi_occ_input *in);
+static inline const float *rvi_occ_input_matrix(const rv_occlusion *occ, const rvi_occ_input *in)
+{
+    return in->matrix >= 0 ? (const float *)occ->matrices.data + (size_t)16 * (uint32_t)in->matrix : NULL;
+}
+/* Projects every vertex of a mesh occluder into vertices[shape.vertex_base ...]. */
+void rvi_occ_mesh_project(const rv_occlusion *occ, const rvi_occ_input *in, rvi_occ_vertex *vertices);
+/* The footprint of triangle t of a projected mesh, or false when it is not drawn this
+ * frame (facing away from what the mesh keeps, edge-on or degenerate: *degenerate tells). */
+bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices,
+                                uint32_t t, rvi_occ_footprint *fp, bool *degenerate);
+/* Triangle t of a projected mesh as a piece (near-clipped). */
+rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_input *in,
+                                         const rvi_occ_vertex *vertices, uint32_t t, rvi_occ_draft *out);
+/* How many triangles from t on (at most limit) make one piece: consecutive ones beyond the
+ * near plane, drawn, coplanar, each sharing an edge with the outline so far, which stays
+ * strictly convex on screen; 1 when t stands alone. fp (t's footprint, drawn and beyond
+ * the near plane) grows to the run's. */
+uint32_t rvi_occ_mesh_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices, uint32_t t,
+                          uint32_t limit, rvi_occ_footprint *fp);
+/* Triangles [t, t + run) as one piece (run 1: rvi_occ_prepare_triangle). */
+rvi_occ_prepare rvi_occ_prepare_run(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices,
+                                    uint32_t t, uint32_t run, rvi_occ_draft *out);
+
+/* ---- drawing (occlusion_raster.c, occlusion_fusion.c, occlusion_freeze.c) ------------------- */
+
+/* Writes the piece's conservative nearness into the texels wholly inside it (max with what
+ * is there), and leaves those rows' spans in spans[2 * height ...) for rvi_occ_band
+ * (draft->inner_y0, inner_rows). scratch holds 2 * height doubles, spans 4 * height ints;
+ * wide picks the AVX2 build. */
+void rvi_occ_rasterize(rvi_occ_draft *draft, float *texels, uint32_t width, uint32_t height, double *scratch,
+                       int32_t *spans, bool wide);
+
+/* Fusion pools for a buffer of texels texels (begin): RV_OK or RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels);
+void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu);
+/* Keeps a drawn piece for fusion: records it at every texel of its band (the texels that
+ * may meet it but are not wholly inside) whose depth it could still raise. Resolves and
+ * empties the pools first when they are too full to take it. scratch and spans as for
+ * rvi_occ_rasterize. */
+void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *draft);
+/* The band of a piece just rasterised (its inner spans still in spans), row by row from *y0
+ * (i-th row: y0 + i): texels spans[i] .. spans[H + i] may meet it, spans[2H + i] ..
+ * spans[3H + i] lie wholly inside it (empty when the first exceeds the second), H the
+ * buffer height. Returns the row count (0: none). scratch: 2 * height doubles. */
+int32_t rvi_occ_band(const rvi_occ_draft *draft, uint32_t width, uint32_t height, double *scratch, int32_t *spans,
+                     int32_t *y0, bool wide);
+/* Tests every texel with new records and raises those the pieces cover together. */
+void rvi_occ_fusion_resolve(rv_occlusion *occ);
+/* Resolves, then empties the pools (end of the freeze). */
+void rvi_occ_fusion_finish(rv_occlusion *occ);
+/* Edges count as near a texel within this distance (texel units) beyond their line's own
+ * error bound, and an overlap cancels an edge only this far inside the other piece. */
+#define RVI_OCC_FUSE_MARGIN 1e-7
+/* How far from a texel an edge may pass and still count as near it. */
+static inline double rvi_occ_edge_margin(const rvi_occ_edge *e)
+{
+    double mag = fabs(e->p0[0]) + fabs(e->p0[1]) + fabs(e->p1[0]) + fabs(e->p1[1]);
+    return RVI_OCC_FUSE_MARGIN + e->slack + 8 * DBL_EPSILON * mag;
+}
+/* The union test of texel t (occlusion_union.c): true when some of the count pieces
+ * (fusion pool indices) whose band holds it cover it together and would raise it; *value
+ * receives the nearness they guarantee. */
+bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, uint32_t count, float *value);
 
 /* The refined object test. A ray meets a convex box first where it crosses the last of
  * the box's front-face planes, so in any texel the box is no nearer than the smallest of
@@ -316,11 +690,24 @@ void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const 
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                 const rvi_occ_footprint *fp);
 
-/* Reserves room for occluders more add_occluder calls this frame, with_matrix of them with
- * a matrix, so that a frame with more occluders than any before allocates once, up front
- * (the frame reserves its persistent occluders: steady frames then allocate nothing).
- * RV_OK (also when occlusion is off), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
-rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix);
+/* Reserves room for occluders more occluders this frame (with_matrix of them with a
+ * matrix), items more items (a box or convex one, a mesh one per triangle) and vertices
+ * more mesh vertices, so that a frame with more occluders than any before allocates once,
+ * up front (the frame reserves its persistent occluders: steady frames then allocate
+ * nothing). RV_OK (also when occlusion is off), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occlusion_reserve(rv_occlusion *occ, uint32_t occluders, uint32_t with_matrix, uint32_t items,
+                                uint32_t vertices);
+
+/* Appends an occluder (input's kind, flags, bounds or box) with its matrix (copied; NULL =
+ * identity), items items and vertices mesh vertices: all reserved first, nothing added on
+ * error (RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY). A convex or mesh block is borrowed, or
+ * (borrowed NULL) data_size bytes are set aside in the frame's shape storage and *out_data
+ * points at them for the caller to fill before anything else is added. */
+rv_result rvi_occ_push(rv_occlusion *occ, const rvi_occ_input *input, const float *matrix, uint32_t items,
+                       uint32_t vertices, const void *borrowed, size_t data_size, void **out_data);
+/* The state and matrix checks of every add: RV_ERR_BAD_STATE, RV_ERR_FROZEN,
+ * RV_ERR_NOT_FINITE, RV_ERR_INVALID_ARG or RV_OK. */
+rv_result rvi_occ_add_checks(rv_occlusion *occ, const float *matrix);
 
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
@@ -343,6 +730,8 @@ void rvi_occ_feed_begin(rv_occlusion *occ);
  * built: keeps a copy of the occluders' level 0 and raises each texel to the feed's depth
  * where that is nearer (max of the two nearness proofs). Sets occ->feed_applied. */
 void rvi_occ_feed_apply(rv_occlusion *occ);
+/* After a feed was applied: the texels of level 0 the occluders alone cover (the copy). */
+uint32_t rvi_occ_feed_own_covered(const rv_occlusion *occ);
 /* A test answered hidden (fp as the test used it): counts it when this frame's occluders
  * alone would not hide it. Boxes with box = true (min, max, matrix as tested; the refined
  * test runs too), spheres through their rectangle (min, max, matrix unused). */

@@ -397,6 +397,15 @@ void rvi_occ_feed_apply(rv_occlusion *occ)
     occ->feed_applied = true;
 }
 
+uint32_t rvi_occ_feed_own_covered(const rv_occlusion *occ)
+{
+    size_t n0 = (size_t)occ->width * occ->height;
+    uint32_t covered = 0;
+    for (size_t i = 0; i < n0; i++)
+        covered += occ->feed->shadow[i] > -FLT_MAX; /* an empty texel holds -FLT_MAX */
+    return covered;
+}
+
 /* The occluders' own pyramid, built from the level-0 copy the freeze kept, the first time a
  * hidden object needs it. */
 static void build_shadow(rv_occlusion *occ, rvi_occ_feed *fd)

@@ -64,10 +64,21 @@ bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t 
     return true;
 }
 
+/* rvi_occ_hz_hidden for one test, reading the level it needs straight from the buffer
+ * (building the whole level table costs more than the lookup). */
 static bool hz_hidden_once(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
 {
-    rvi_hz_levels h = rvi_hz_levels_of(occ);
-    return rvi_occ_hz_hidden(occ, &h, x0, y0, x1, y1, v);
+    int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
+    uint32_t k = rvi_bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0)), top = occ->level_count - 1;
+    k = k < top ? k : top;
+    const float *lv = occ->texels + occ->level_offset[k];
+    size_t lw = occ->level_w[k];
+    const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
+    int32_t ax = x0 >> k, bx = x1 >> k;
+    float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
+    if ((m0 < m1 ? m0 : m1) > v)
+        return true;
+    return k > 0 && rvi_occ_hz_refine(occ, x0, y0, x1, y1, v, k);
 }
 
 /* Smallest of n floats (n >= 1): SSE2 with an overlapping tail load. */
@@ -156,62 +167,84 @@ static inline int32_t clamp_rect(float fw, float fh, float xmin, float ymin, flo
  * the near plane or its projection is degenerate or not finite, RVI_OCC_AWAY when it is
  * wholly off screen. */
 static int32_t project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
-                        const float d2[4], float dist, occ_footprint *fp)
+                           const float d2[4], float dist, occ_footprint *fp)
 {
     const rvi_occ_view *v = &occ->view;
-    float c[4][8];
+    /* Per row: its minimum and maximum over the corners, and for texel x and y (divided
+     * by w in perspective) theirs. Corner k is b + d0 (bit 0) + d1 (bit 1) + d2 (bit 2),
+     * added in that order whichever way they are computed, so every path gives the same
+     * floats. Any NaN answers visible. */
+    float mn[4], mx[4];
+#if defined(__SSE2__)
+    const __m128 m0 = _mm_castsi128_ps(_mm_set_epi32(-1, 0, -1, 0)), m1 = _mm_castsi128_ps(_mm_set_epi32(-1, -1, 0, 0));
+    __m128 lo[4], hi[4], bad = _mm_setzero_ps();
     for (int r = 0; r < 4; r++) {
-        float lo0 = b[r], lo1 = b[r] + d0[r], lo2 = b[r] + d1[r], lo3 = lo1 + d1[r];
-        c[r][0] = lo0;
-        c[r][1] = lo1;
-        c[r][2] = lo2;
-        c[r][3] = lo3;
-        c[r][4] = lo0 + d2[r];
-        c[r][5] = lo1 + d2[r];
-        c[r][6] = lo2 + d2[r];
-        c[r][7] = lo3 + d2[r];
-    }
-    float nmin = c[2][0], qmin = c[3][0], qmax = c[3][0];
-    for (int k = 1; k < 8; k++) {
-        nmin = c[2][k] < nmin ? c[2][k] : nmin;
-        qmin = c[3][k] < qmin ? c[3][k] : qmin;
-        qmax = c[3][k] > qmax ? c[3][k] : qmax;
+        __m128 a = _mm_add_ps(_mm_set1_ps(b[r]), _mm_and_ps(m0, _mm_set1_ps(d0[r])));
+        a = _mm_add_ps(a, _mm_and_ps(m1, _mm_set1_ps(d1[r])));
+        lo[r] = a;
+        hi[r] = _mm_add_ps(a, _mm_set1_ps(d2[r]));
+        bad = _mm_or_ps(bad, _mm_or_ps(_mm_cmpunord_ps(lo[r], lo[r]), _mm_cmpunord_ps(hi[r], hi[r])));
     }
     fp->on = 0;
-    if (!(nmin > v->err_mul[2] * dist + v->err_add[2]))
-        return 0; /* crosses (or lies before) the near plane, or NaN */
-    float xmin, xmax, ymin, ymax, margin, nearness;
+    if (_mm_movemask_ps(bad))
+        return 0;
     if (v->perspective) {
-        float wc = qmin - (v->err_mul[3] * dist + v->err_add[3]);
+        const __m128 one = _mm_set1_ps(1.0f);
+        __m128 il = _mm_div_ps(one, lo[3]), ih = _mm_div_ps(one, hi[3]);
+        for (int r = 0; r < 2; r++) {
+            lo[r] = _mm_mul_ps(lo[r], il);
+            hi[r] = _mm_mul_ps(hi[r], ih);
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        __m128 n = _mm_min_ps(lo[r], hi[r]), x = _mm_max_ps(lo[r], hi[r]);
+        n = _mm_min_ps(n, _mm_movehl_ps(n, n));
+        x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+        mn[r] = _mm_cvtss_f32(_mm_min_ss(n, _mm_shuffle_ps(n, n, 1)));
+        mx[r] = _mm_cvtss_f32(_mm_max_ss(x, _mm_shuffle_ps(x, x, 1)));
+    }
+#else
+    float c[4][8];
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 8; k++) {
+            float a = b[r] + ((k & 1) ? d0[r] : 0.0f);
+            a = a + ((k & 2) ? d1[r] : 0.0f);
+            c[r][k] = (k & 4) ? a + d2[r] : a;
+        }
+    fp->on = 0;
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 8; k++)
+            if (c[r][k] != c[r][k])
+                return 0;
+    if (v->perspective)
+        for (int k = 0; k < 8; k++) {
+            float inv = 1.0f / c[3][k];
+            c[0][k] *= inv;
+            c[1][k] *= inv;
+        }
+    for (int r = 0; r < 4; r++) {
+        mn[r] = mx[r] = c[r][0];
+        for (int k = 1; k < 8; k++) {
+            mn[r] = c[r][k] < mn[r] ? c[r][k] : mn[r];
+            mx[r] = c[r][k] > mx[r] ? c[r][k] : mx[r];
+        }
+    }
+#endif
+    if (!(mn[2] > v->err_mul[2] * dist + v->err_add[2]))
+        return 0; /* crosses (or lies before) the near plane */
+    float margin, nearness;
+    if (v->perspective) {
+        float wc = mn[3] - (v->err_mul[3] * dist + v->err_add[3]);
         if (!(wc > 0))
             return 0;
         nearness = (1.0f / wc) * (1.0f + 4 * F_EPS);
-        float inv = 1.0f / c[3][0];
-        xmin = xmax = c[0][0] * inv;
-        ymin = ymax = c[1][0] * inv;
-        for (int k = 1; k < 8; k++) {
-            inv = 1.0f / c[3][k];
-            float x = c[0][k] * inv, y = c[1][k] * inv;
-            xmin = x < xmin ? x : xmin;
-            xmax = x > xmax ? x : xmax;
-            ymin = y < ymin ? y : ymin;
-            ymax = y > ymax ? y : ymax;
-        }
         margin = (v->rect_mul * dist + v->rect_add) * nearness + 1e-3f;
     } else {
-        nearness = qmax + (v->err_mul[3] * dist + v->err_add[3]);
-        xmin = xmax = c[0][0];
-        ymin = ymax = c[1][0];
-        for (int k = 1; k < 8; k++) {
-            xmin = c[0][k] < xmin ? c[0][k] : xmin;
-            xmax = c[0][k] > xmax ? c[0][k] : xmax;
-            ymin = c[1][k] < ymin ? c[1][k] : ymin;
-            ymax = c[1][k] > ymax ? c[1][k] : ymax;
-        }
+        nearness = mx[3] + (v->err_mul[3] * dist + v->err_add[3]);
         margin = v->rect_mul * dist + v->rect_add + 1e-3f;
     }
-    return clamp_rect((float)occ->width, (float)occ->height, xmin - margin, ymin - margin, xmax + margin,
-                      ymax + margin, nearness, fp);
+    return clamp_rect((float)occ->width, (float)occ->height, mn[0] - margin, mn[1] - margin, mx[0] + margin,
+                      mx[1] + margin, nearness, fp);
 }
 
 /* A local box under an affine matrix (column-major); NULL = world space. */
@@ -222,26 +255,57 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
     const rvi_occ_view *v = &occ->view;
     if (!m)
         m = identity;
-    float base[3], e[3][3], dist = 0;
+    /* The base corner (min) relative to ref and the three edges, in world space; dist adds
+     * up every term's magnitude. Lane i is world axis i (lane 3 is zero: the matrix is
+     * affine); the rows then come out per lane r. Every path adds in the same order. */
     float s[3] = { max[0] - min[0], max[1] - min[1], max[2] - min[2] };
+    float b[4], d[3][4], dist;
+#if defined(__SSE2__)
+    const __m128 sign = _mm_set1_ps(-0.0f);
+    __m128 c0 = _mm_loadu_ps(m), c1 = _mm_loadu_ps(m + 4), c2 = _mm_loadu_ps(m + 8), c3 = _mm_loadu_ps(m + 12);
+    __m128 t0 = _mm_mul_ps(c0, _mm_set1_ps(min[0])), t1 = _mm_mul_ps(c1, _mm_set1_ps(min[1]));
+    __m128 t2 = _mm_mul_ps(c2, _mm_set1_ps(min[2]));
+    __m128 t3 = _mm_sub_ps(c3, _mm_setr_ps(v->ref[0], v->ref[1], v->ref[2], 1.0f));
+    __m128 base = _mm_add_ps(_mm_add_ps(_mm_add_ps(t0, t1), t2), t3);
+    __m128 e0 = _mm_mul_ps(c0, _mm_set1_ps(s[0])), e1 = _mm_mul_ps(c1, _mm_set1_ps(s[1]));
+    __m128 e2 = _mm_mul_ps(c2, _mm_set1_ps(s[2]));
+    __m128 mag = _mm_add_ps(_mm_add_ps(_mm_andnot_ps(sign, t0), _mm_andnot_ps(sign, t1)), _mm_andnot_ps(sign, t2));
+    mag = _mm_add_ps(mag, _mm_andnot_ps(sign, t3));
+    mag = _mm_add_ps(_mm_add_ps(mag, _mm_andnot_ps(sign, e0)), _mm_andnot_ps(sign, e1));
+    mag = _mm_add_ps(mag, _mm_andnot_ps(sign, e2));
+    float lane[4];
+    _mm_storeu_ps(lane, mag);
+    dist = (lane[0] + lane[1]) + lane[2];
+    const __m128 r0 = _mm_loadu_ps(v->cols[0]), r1 = _mm_loadu_ps(v->cols[1]), r2 = _mm_loadu_ps(v->cols[2]);
+#define RVI_ROWS(V, EXTRA)                                                                                  \
+    _mm_add_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(r0, _mm_shuffle_ps(V, V, 0x00)),                           \
+                                     _mm_mul_ps(r1, _mm_shuffle_ps(V, V, 0x55))),                          \
+                          _mm_mul_ps(r2, _mm_shuffle_ps(V, V, 0xAA))),                                     \
+               EXTRA)
+    _mm_storeu_ps(b, RVI_ROWS(base, _mm_loadu_ps(v->cols[3])));
+    _mm_storeu_ps(d[0], RVI_ROWS(e0, _mm_setzero_ps()));
+    _mm_storeu_ps(d[1], RVI_ROWS(e1, _mm_setzero_ps()));
+    _mm_storeu_ps(d[2], RVI_ROWS(e2, _mm_setzero_ps()));
+#undef RVI_ROWS
+#else
+    float base[3], e[3][3], lane[3];
     for (int i = 0; i < 3; i++) {
         float t0 = m[i] * min[0], t1 = m[4 + i] * min[1], t2 = m[8 + i] * min[2], t3 = m[12 + i] - v->ref[i];
-        base[i] = t0 + t1 + t2 + t3;
-        dist += fabsf(t0) + fabsf(t1) + fabsf(t2) + fabsf(t3);
-        for (int a = 0; a < 3; a++) {
+        base[i] = ((t0 + t1) + t2) + t3;
+        for (int a = 0; a < 3; a++)
             e[a][i] = m[a * 4 + i] * s[a];
-            dist += fabsf(e[a][i]);
-        }
+        lane[i] = ((((fabsf(t0) + fabsf(t1)) + fabsf(t2)) + fabsf(t3)) + fabsf(e[0][i]) + fabsf(e[1][i])) +
+                  fabsf(e[2][i]);
     }
-    float b[4], d0[4], d1[4], d2[4];
+    dist = (lane[0] + lane[1]) + lane[2];
     for (int r = 0; r < 4; r++) {
         const float *row = v->rows[r];
-        b[r] = row[0] * base[0] + row[1] * base[1] + row[2] * base[2] + row[3];
-        d0[r] = row[0] * e[0][0] + row[1] * e[0][1] + row[2] * e[0][2];
-        d1[r] = row[0] * e[1][0] + row[1] * e[1][1] + row[2] * e[1][2];
-        d2[r] = row[0] * e[2][0] + row[1] * e[2][1] + row[2] * e[2][2];
+        b[r] = (((row[0] * base[0] + row[1] * base[1]) + row[2] * base[2]) + row[3]);
+        for (int a = 0; a < 3; a++)
+            d[a][r] = ((row[0] * e[a][0] + row[1] * e[a][1]) + row[2] * e[a][2]) + 0.0f;
     }
-    return project_box(occ, b, d0, d1, d2, dist, fp);
+#endif
+    return project_box(occ, b, d[0], d[1], d[2], dist, fp);
 }
 
 /* A sphere, through its world-space bounding box. */
@@ -273,6 +337,196 @@ static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], 
         mx[i] += fabsf(mx[i]) * (2 * F_EPS);
     }
     return rvi_occ_footprint_box(occ, mn, mx, NULL, fp);
+}
+
+/* ---- front faces (the refined object test) ---------------------------------------------- */
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double m_at(const double m[16], int row, int col) { return m[col * 4 + row]; }
+
+static double cross_z(const double o[2], const double a[2], const double b[2])
+{
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+}
+
+/* Andrew's monotone chain; returns the hull (counter-clockwise in texel coordinates) in
+ * hull, its vertex count as the result (< 3: degenerate). n <= 20. */
+static int convex_hull(double pts[][2], int n, double hull[][2])
+{
+    for (int i = 1; i < n; i++) { /* insertion sort by x, then y */
+        double px = pts[i][0], py = pts[i][1];
+        int j = i - 1;
+        while (j >= 0 && (pts[j][0] > px || (pts[j][0] == px && pts[j][1] > py))) {
+            pts[j + 1][0] = pts[j][0];
+            pts[j + 1][1] = pts[j][1];
+            j--;
+        }
+        pts[j + 1][0] = px;
+        pts[j + 1][1] = py;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        while (k >= 2 && cross_z(hull[k - 2], hull[k - 1], pts[i]) <= 0)
+            k--;
+        hull[k][0] = pts[i][0];
+        hull[k][1] = pts[i][1];
+        k++;
+    }
+    for (int i = n - 2, t = k + 1; i >= 0; i--) {
+        while (k >= t && cross_z(hull[k - 2], hull[k - 1], pts[i]) <= 0)
+            k--;
+        hull[k][0] = pts[i][0];
+        hull[k][1] = pts[i][1];
+        k++;
+    }
+    return k - 1; /* the last point repeats the first */
+}
+
+/* A face of the box: outward plane n . p + c = 0 and its eye value (rvi_occ_plane). */
+typedef rvi_occ_plane box_face;
+
+/* Faces of a box given by its origin corner and edge vectors: face 2a is the min end of
+ * axis a, 2a + 1 the max end. Outward normals come from the edge directions dir (NULL: the
+ * edge vectors themselves; a flat box passes its matrix's axes), so a mirroring matrix
+ * works too. False when the directions span no volume (no normal). */
+static bool box_faces(const rvi_occ_view *v, const double org[3], const double e[3][3], const double (*dir)[3],
+                      bool axis_aligned, box_face face[6])
+{
+    if (!dir)
+        dir = e;
+    for (int a = 0; a < 3; a++) {
+        const double *u = dir[(a + 1) % 3], *w = dir[(a + 2) % 3];
+        double n[3];
+        if (axis_aligned) {
+            n[0] = a == 0;
+            n[1] = a == 1;
+            n[2] = a == 2;
+        } else {
+            n[0] = u[1] * w[2] - u[2] * w[1];
+            n[1] = u[2] * w[0] - u[0] * w[2];
+            n[2] = u[0] * w[1] - u[1] * w[0];
+            double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (!(len > 0 && len < INFINITY))
+                return false;
+            double s = (n[0] * dir[a][0] + n[1] * dir[a][1] + n[2] * dir[a][2] < 0 ? -1.0 : 1.0) / len;
+            for (int i = 0; i < 3; i++)
+                n[i] *= s;
+        }
+        double pm[3] = { org[0] + e[a][0], org[1] + e[a][1], org[2] + e[a][2] };
+        double en = n[0] * v->eye[0] + n[1] * v->eye[1] + n[2] * v->eye[2];
+        double en_mag = fabs(n[0] * v->eye[0]) + fabs(n[1] * v->eye[1]) + fabs(n[2] * v->eye[2]);
+        box_face *fmin = &face[2 * a], *fmax = &face[2 * a + 1];
+        for (int i = 0; i < 3; i++) {
+            fmin->n[i] = -n[i];
+            fmax->n[i] = n[i];
+        }
+        fmin->c = n[0] * org[0] + n[1] * org[1] + n[2] * org[2];
+        fmax->c = -(n[0] * pm[0] + n[1] * pm[1] + n[2] * pm[2]);
+        fmin->pe = -en + fmin->c * v->eye[3];
+        fmax->pe = en + fmax->c * v->eye[3];
+        fmin->pe_mag = en_mag + fabs(fmin->c * v->eye[3]);
+        fmax->pe_mag = en_mag + fabs(fmax->c * v->eye[3]);
+    }
+    return true;
+}
+
+/* Texel-space lines that bound the image of a box whose corners are all in front of the
+ * eye: the hull of its projected corners, each edge widened outward by margin. */
+static void box_image_edges(const rvi_occ_view *v, const double org[3], const double e[3][3], rvi_occ_box_bound *out)
+{
+    out->edge_count = 0;
+    double pts[8][2], hull[17][2], coord_mag = 0; /* the monotone chain writes up to 2n */
+    double W = v->texels_w, H = v->texels_h;
+    for (int k = 0; k < 8; k++) {
+        double p[3];
+        for (int i = 0; i < 3; i++)
+            p[i] = org[i] + ((k & 1) ? e[0][i] : 0) + ((k & 2) ? e[1][i] : 0) + ((k & 4) ? e[2][i] : 0);
+        double c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = m_at(v->vp, r, 0) * p[0] + m_at(v->vp, r, 1) * p[1] + m_at(v->vp, r, 2) * p[2] + m_at(v->vp, r, 3);
+        if (!(c[3] > 1e-9 * (fabs(c[0]) + fabs(c[1]) + 1e-300)))
+            return; /* not safely in front of the eye: no edges, the whole rectangle counts */
+        pts[k][0] = 0.5 * W * (c[0] / c[3] + 1.0);
+        pts[k][1] = 0.5 * H * (1.0 - c[1] / c[3]);
+        if (!(fabs(pts[k][0]) < 1e9 && fabs(pts[k][1]) < 1e9))
+            return;
+        coord_mag = dmax(coord_mag, fabs(pts[k][0]) + fabs(pts[k][1]));
+    }
+    int n = convex_hull(pts, 8, hull);
+    if (n < 3)
+        return;
+    double area2 = 0;
+    for (int i = 0; i < n; i++)
+        area2 += hull[i][0] * hull[i + 1 < n ? i + 1 : 0][1] - hull[i][1] * hull[i + 1 < n ? i + 1 : 0][0];
+    if (!(area2 != 0))
+        return;
+    double orient = area2 > 0 ? 1.0 : -1.0;
+    /* Projection and hull arithmetic in double: far below a thousandth of a texel. */
+    double margin = 1e-3 + 1e-9 * coord_mag;
+    for (int i = 0; i < n; i++) {
+        const double *p0 = hull[i], *p1 = hull[i + 1 < n ? i + 1 : 0];
+        double A = -(p1[1] - p0[1]) * orient, B = (p1[0] - p0[0]) * orient;
+        if (A == 0 && B == 0)
+            continue;
+        double C = -(A * p0[0] + B * p0[1]);
+        double *ed = out->edge[out->edge_count++];
+        ed[0] = A;
+        ed[1] = B;
+        /* The texel's corner farthest inside, then the margin. */
+        ed[2] = C + dmax(A, 0) + dmax(B, 0) + margin * (fabs(A) + fabs(B));
+    }
+}
+
+void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const float max[3], const float *matrix,
+                            rvi_occ_box_bound *out)
+{
+    out->plane_count = 0;
+    out->edge_count = 0;
+    float (*plane)[3] = out->plane;
+    double org[3], e[3][3], dir[3][3];
+    double ext[3] = { (double)max[0] - min[0], (double)max[1] - min[1], (double)max[2] - min[2] };
+    for (int i = 0; i < 3; i++) {
+        if (matrix) {
+            org[i] = (double)matrix[i] * min[0] + (double)matrix[4 + i] * min[1] + (double)matrix[8 + i] * min[2] +
+                     (double)matrix[12 + i];
+            for (int a = 0; a < 3; a++) {
+                dir[a][i] = matrix[a * 4 + i];
+                e[a][i] = dir[a][i] * ext[a];
+            }
+        } else {
+            org[i] = min[i];
+            for (int a = 0; a < 3; a++)
+                e[a][i] = dir[a][i] = a == i ? ext[a] : 0.0;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        double reach = fabs(org[i]) + fabs(e[0][i]) + fabs(e[1][i]) + fabs(e[2][i]);
+        if (!(reach <= RVI_OCC_MAX_COORD))
+            return;
+    }
+    box_face face[6];
+    if (!box_faces(v, org, (const double (*)[3])e, (const double (*)[3])dir, matrix == NULL, face))
+        return; /* a matrix that flattens space: no face to trust */
+    if (v->perspective)
+        box_image_edges(v, org, (const double (*)[3])e, out);
+    uint32_t n = 0;
+    for (int k = 0; k < 6; k++) {
+        const box_face *f = &face[k];
+        if (!(f->pe > 1e-7 * f->pe_mag))
+            continue; /* back face or nearly edge-on: leaving it out only raises the bound */
+        double a, b, cc, mag, slack;
+        rvi_occ_plane_nearness(v, f, &a, &b, &cc, &mag, &slack);
+        /* The texel's maximum, then the evaluation error of a * ix + (b * iy + c) added. */
+        cc += dmax(a, 0) + dmax(b, 0);
+        cc += 12 * RVI_OCC_F_EPS * mag + slack * 4;
+        if (!(fabs(a) < 1e30 && fabs(b) < 1e30 && fabs(cc) < 1e30))
+            continue;
+        plane[n][0] = (float)a;
+        plane[n][1] = (float)b;
+        plane[n][2] = -rvi_occ_f_down(-cc);
+        n++;
+    }
+    out->plane_count = n;
 }
 
 /* ---- the refined box test --------------------------------------------------------------- */

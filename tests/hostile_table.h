@@ -103,6 +103,8 @@
     X(rv_occlusion_destroy)                                                                \
     X(rv_occlusion_begin)                                                                  \
     X(rv_occlusion_add_occluder)                                                           \
+    X(rv_occlusion_add_convex)                                                             \
+    X(rv_occlusion_add_mesh)                                                               \
     X(rv_occlusion_freeze)                                                                 \
     X(rv_occlusion_test_box)                                                               \
     X(rv_occlusion_test_sphere)                                                            \
@@ -119,6 +121,8 @@
     X(rv_frame_begin)                                                                      \
     X(rv_frame_add_occluder)                                                               \
     X(rv_frame_feed_depth)                                                                 \
+    X(rv_frame_add_convex)                                                                 \
+    X(rv_frame_add_mesh)                                                                   \
     X(rv_frame_cull)                                                                       \
     X(rv_frame_end)                                                                        \
     X(rv_frame_abort)                                                                      \
@@ -127,6 +131,9 @@
     X(rv_frame_view_digest)                                                                \
     X(rv_node_set_occluder_box)                                                            \
     X(rv_node_clear_occluder_box)                                                          \
+    X(rv_node_set_occluder_convex)                                                         \
+    X(rv_node_set_occluder_mesh)                                                           \
+    X(rv_node_clear_occluder)                                                              \
     X(rv_node_set_test_box)                                                                \
     X(rv_node_clear_test_box)                                                              \
     X(rv_world_journal)                                                                    \

@@ -259,6 +259,14 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
  * callback a frame call is running). */
 RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
                                        const float matrix[16]);
+/* Adds a convex occluder (rv_occluder_convex: planes with outward normals, copied) or a mesh
+ * occluder (rv_occluder_mesh: indexed triangles, copied) under matrix for this frame only;
+ * as rv_frame_add_occluder, and as rv_occlusion_add_convex / rv_occlusion_add_mesh for what
+ * they mean and the errors of the shape (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE,
+ * RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY), besides RV_ERR_BAD_STATE. A no-op returning RV_OK
+ * when occlusion is off (nothing is checked but NULL). */
+RV_API rv_result rv_frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16]);
+RV_API rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, const float matrix[16]);
 
 /* ---- the depth feed of the main view -------------------------------------------------------- */
 
@@ -328,10 +336,29 @@ RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *v
 RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
 
 /* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
- * rasterised every frame it meets the frustum. Replaces an earlier box. Errors:
- * RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY. */
+ * rasterised every frame it meets the frustum. A node carries one occluder of any shape:
+ * this replaces an earlier box, convex solid or mesh. Errors: RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node keeps its old
+ * occluder on error. */
 RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
-/* Removes the node's occluder box (RV_OK when it had none). Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+/* Makes node a persistent convex occluder (see rv_occluder_convex), or a persistent mesh
+ * occluder (see rv_occluder_mesh), local to the node, under its world matrix; replaces an
+ * earlier occluder of any shape. The planes, or positions and indices, are copied into a
+ * block the world keeps until the occluder is replaced or cleared or the node destroyed:
+ * the host's arrays may change as soon as the call returns. The solid's corners and edges
+ * are worked out here, once (so is whether a small closed mesh bounds a convex solid, then
+ * kept as that solid): frames only transform them. A frame draws the occluder when
+ * its local bounds meet the frustum, without copying it. Errors: as
+ * rv_occlusion_add_convex / rv_occlusion_add_mesh for the shape (RV_ERR_INVALID_ARG,
+ * RV_ERR_NOT_FINITE, RV_ERR_CAPACITY), RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node
+ * keeps its old occluder on error. */
+RV_API rv_result rv_node_set_occluder_convex(rv_world *world, rv_node node, const rv_occluder_convex *convex);
+RV_API rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occluder_mesh *mesh);
+/* Removes the node's occluder, whatever its shape (RV_OK when it had none); its copy is
+ * freed. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_clear_occluder(rv_world *world, rv_node node);
+/* The same as rv_node_clear_occluder (kept for hosts written when occluders were boxes): it
+ * removes an occluder of any shape. */
 RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
 
 /* Gives node a local test box besides its bounding sphere (walls and floors are badly
@@ -340,7 +367,7 @@ RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
  * node is culled when either lies wholly outside. The box must enclose the node's geometry
  * (and, for a group node, its subtree's). Errors as rv_node_set_occluder_box. */
 RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
-/* Removes the node's test box. Errors as rv_node_clear_occluder_box. */
+/* Removes the node's test box. Errors as rv_node_clear_occluder. */
 RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
 
 /* The world's journal and render scene (created on first call, bound to the world: every

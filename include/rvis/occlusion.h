@@ -10,31 +10,41 @@ extern "C" {
 #endif
 /* CPU occluder depth buffer with a hierarchical-Z pyramid (docs/design.md §4).
  *
- * The host declares the few big things a view is really hidden by (walls, buildings,
- * slabs of ground) as boxes; rvis rasterises them into a small buffer of per-texel
- * occluder depths and tests objects against it, with no frame of latency and no GPU
- * read-back. Per frame: rv_occlusion_begin, any number of rv_occlusion_add_occluder, then
- * tests. The first test (or rv_occlusion_freeze) freezes the buffer; later adds are
+ * The host declares the big things a view is really hidden by (walls, buildings, slabs of
+ * ground, a level's solid brushes and surfaces) as boxes, convex solids or triangle
+ * meshes; rvis rasterises them into a small buffer of per-texel occluder depths and tests
+ * objects against it, with no frame of latency and no GPU read-back. Per frame:
+ * rv_occlusion_begin, any number of rv_occlusion_add_occluder / _add_convex / _add_mesh,
+ * then tests. The first test (or rv_occlusion_freeze) freezes the buffer; later adds are
  * refused with RV_ERR_FROZEN until the next begin.
  *
+ * Occluders fuse: a texel counts as covered when the occluders cover all of it together,
+ * so the faces of a mesh, two boxes sharing a face or two brushes overlapping leave no
+ * seam, while a gap of any width between them stays open (docs/occlusion.md, "Fusion").
+ *
  * Every rule errs toward drawing (a wrong cull is a hole in the world):
- *  - a texel stores the occluder's FAR side: a depth never nearer than the occluder's back
- *    faces anywhere in the texel (plane-exact per texel, from the box's back faces);
- *  - a texel counts as covered only when it lies wholly inside the occluder's silhouette
- *    (the projected convex hull, shrunk so a partly covered texel is never counted);
+ *  - a texel stores a depth never nearer than the occluders there: a box's FAR side, a
+ *    convex solid's or closed mesh's far side unless the host declares it exact
+ *    (RV_OCCLUDER_EXACT: then its entry side), an open mesh's own surface;
+ *  - a texel counts as covered only when occluders cover all of it (each occluder's
+ *    outline shrunk so a partly covered texel is never counted alone; where two meet, the
+ *    texel is covered only if no outline crosses it that another occluder does not
+ *    cover);
  *  - an object is hidden only when every texel its screen bounds touch holds a strictly
  *    nearer depth than the object's nearest point;
  *  - an occluder crossing the near plane is clipped against it; an object crossing the near
  *    plane, or whose projection is degenerate, is visible;
  *  - depths are compared as linear view depth (clip w for perspective, NDC z for
- *    orthographic), so OpenGL, zero-to-one, reversed-Z and infinite-far projections give
- *    the same answers;
+ *    orthographic), and occluders are clipped at a plane every convention shares (just
+ *    beyond the near plane, when it is parallel to the image), so OpenGL, zero-to-one,
+ *    reversed-Z and infinite-far projections give the same answers;
  *  - floating-point error is bounded and charged against culling, never for it.
  * A max-depth pyramid answers a large object in at most four texel reads and refines only
  * where the coarse answer is "maybe visible" (hierarchical Z, Greene, Kass & Miller 1993).
  * Coverage is inner conservative rasterisation (Hasselgren, Akenine-Möller & Ohlsson 2005,
- * the underestimating variant); box silhouettes come from the eye's region relative to the
- * box's slabs (Schmalstieg & Tobler 1999). Guide: docs/occlusion.md.
+ * the underestimating variant); silhouettes of boxes and convex solids are the outlines
+ * between their back-facing and other faces, found from the eye's side of each face plane
+ * (the idea of Schmalstieg & Tobler 1999 for boxes). Guide: docs/occlusion.md.
  *
  * Threads: one buffer is used from one thread at a time (tests update the stats). Two
  * buffers share nothing and may be used on two threads. */
@@ -73,20 +83,38 @@ typedef struct rv_occlusion_desc {
 /* Most pyramid levels a buffer can have (level 0 is the buffer itself). */
 #define RV_OCCLUSION_MAX_LEVELS 14u
 
-/* Per-frame counters, reset by rv_occlusion_begin. */
+/* Per-frame counters, reset by rv_occlusion_begin. An occluder is one add call (a mesh is
+ * one occluder); occluders_submitted = occluders_rasterized + occluders_hidden +
+ * occluders_skipped, and for triangles triangles_submitted = triangles_rasterized +
+ * triangles_hidden + triangles_skipped + triangles_degenerate. */
 typedef struct rv_occlusion_stats {
-    uint32_t occluders_submitted;  /* add_occluder calls accepted this frame */
-    uint32_t occluders_rasterized; /* occluders drawn into the buffer */
+    uint32_t occluders_submitted;  /* add calls accepted this frame (boxes, convex solids, meshes) */
+    uint32_t occluders_rasterized; /* occluders drawn into the buffer (a mesh: any of its triangles) */
     uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
-                                      drawn, since drawing them could not change the buffer */
+                                      drawn, since drawing them could not change the buffer
+                                      (a mesh: every triangle it would have drawn) */
     uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
-    uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or no whole texel inside */
+    uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or nothing to draw */
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
     uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
     uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */
+    uint32_t triangles_submitted;  /* triangles of the meshes accepted this frame */
+    uint32_t triangles_rasterized; /* drawn (all of a closed mesh drawn as its convex solid) */
+    uint32_t triangles_hidden;     /* wholly behind nearer occluders at the freeze (all of a
+                                      mesh found hidden as a whole) */
+    uint32_t triangles_skipped;    /* facing away (closed meshes), off screen, in a small
+                                      mesh, or beyond max_occluders */
+    uint32_t triangles_degenerate; /* zero area, or a projection too ill-conditioned to bound */
+    uint32_t pieces;               /* convex pieces drawn: a box or convex solid is one, a
+                                      triangle one, and so is a run of coplanar triangles
+                                      merged into one convex polygon */
+    uint32_t fusion_tests;         /* texels where two or more pieces met and were tested
+                                      together */
+    uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
+                                      several occluders together, or nearer that way) */
 } rv_occlusion_stats;
 
 /* Boxes for rv_occlusion_test_boxes, as structure of arrays: min[0][i], min[1][i],
@@ -159,6 +187,103 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * On error nothing is added. */
 RV_API rv_result rv_occlusion_add_occluder(rv_occlusion *occlusion, const float min[3], const float max[3],
                                            const float matrix[16]);
+
+/* How a convex solid or mesh occluder is meant (rv_occluder_convex.flags,
+ * rv_occluder_mesh.flags; 0 = the defaults). */
+typedef enum rv_occluder_flag {
+    /* The shape is the solid itself, exactly (a level brush, a closed mesh modelled as the
+     * wall it stands for), not a bound around something smaller: a texel may keep the
+     * solid's ENTRY side, its nearest surface, so what lies on the back of a wall is hidden
+     * by the wall's front. Without it a convex solid or closed mesh keeps its far side, like
+     * a box. A mesh takes it only with RV_OCCLUDER_CLOSED (an open mesh already keeps its
+     * surfaces' own depth). */
+    RV_OCCLUDER_EXACT = 1u << 0,
+    /* Mesh only: the triangles close a solid, wound counter-clockwise seen from outside
+     * (the right-hand normal (v1 - v0) x (v2 - v0) points out). Without it a mesh is a set
+     * of opaque surfaces, each seen from both sides. */
+    RV_OCCLUDER_CLOSED = 1u << 1
+} rv_occluder_flag;
+
+/* Most planes of a convex occluder. */
+#define RV_OCCLUSION_MAX_PLANES 64u
+/* Most vertices, and most triangles, of one mesh occluder. */
+#define RV_OCCLUSION_MAX_MESH_VERTICES (1u << 20)
+#define RV_OCCLUSION_MAX_MESH_TRIANGLES (1u << 20)
+
+/* A convex solid in plane form, the way level formats hold a brush (a Quake III brush's
+ * sides are exactly this): plane k is (a, b, c, d) = planes[k][0..3], outward normal
+ * (a, b, c) (any length but zero), and the solid is every local point p with
+ * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
+ * allowed; the solid must be bounded, non-empty and reach no further than 1e7 local units
+ * from the origin. */
+typedef struct rv_occluder_convex {
+    const float (*planes)[4];
+    uint32_t plane_count; /* 4 .. RV_OCCLUSION_MAX_PLANES */
+    uint32_t flags;       /* 0 or RV_OCCLUDER_EXACT */
+} rv_occluder_convex;
+
+/* Indexed triangles: triangle t is positions[indices[3t]], [3t + 1], [3t + 2] (local
+ * units). Open (flags without RV_OCCLUDER_CLOSED): opaque surfaces seen from both sides,
+ * each texel keeping the surface's own depth. Closed: a solid (winding in
+ * RV_OCCLUDER_CLOSED); a texel keeps the far side (the back-facing triangles' depth) or,
+ * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
+ * and of several occluders, that share an edge (the same two vertex positions, bit for
+ * bit) fuse exactly; zero-area triangles (repeated indices, collinear corners) are
+ * skipped and counted in triangles_degenerate. Consecutive triangles that share an edge,
+ * lie in one plane and make a convex polygon on screen are drawn as one piece (list a
+ * face's triangles together, as a fan or strip). A closed mesh of at most
+ * RV_OCCLUSION_MAX_PLANES triangles that bounds a convex solid (every edge in exactly two
+ * triangles, in opposite directions; every vertex on or inside every triangle's plane) is
+ * drawn as that solid, in one piece, like a convex occluder with the same flags. */
+typedef struct rv_occluder_mesh {
+    const float (*positions)[3];
+    uint32_t vertex_count; /* 1 .. RV_OCCLUSION_MAX_MESH_VERTICES */
+    const uint32_t *indices;
+    uint32_t index_count;  /* a multiple of 3, 3 .. 3 * RV_OCCLUSION_MAX_MESH_TRIANGLES */
+    uint32_t flags;        /* RV_OCCLUDER_CLOSED, RV_OCCLUDER_EXACT (closed meshes) */
+} rv_occluder_mesh;
+
+/* Declares a convex occluder for this frame: the solid of convex (see rv_occluder_convex)
+ * under matrix (column-major local-to-world float[16]; NULL = identity; affine and
+ * invertible: a flattening matrix leaves it undrawn, counted skipped_small). The planes are
+ * copied (with the solid's corners and edges, worked out here) into storage the buffer
+ * reuses frame to frame: the host's array may change as soon as the call returns, and
+ * steady frames allocate nothing. Depth: the far side, or the entry side with
+ * RV_OCCLUDER_EXACT (an exact solid that crosses the near plane keeps its far side).
+ * Drawn nearest first with the other occluders; skipped like a box when small, off screen,
+ * or wholly behind nearer occluders. Six axis-aligned planes (a box brush) take a short
+ * path; a level's static brushes are best set on nodes (rv_node_set_occluder_convex),
+ * where this work is done once. Width 0: no-op, RV_OK (nothing is checked but NULL).
+ * Errors (nothing added): RV_ERR_INVALID_ARG (NULL occlusion, convex or planes; fewer than
+ * 4 planes; a zero normal; unknown flags; planes bounding nothing, an unbounded region, or
+ * a solid reaching beyond 1e7 local units; a matrix whose last row is not 0 0 0 1),
+ * RV_ERR_CAPACITY (more than RV_OCCLUSION_MAX_PLANES planes, or more occluders in the
+ * frame than 32-bit counts hold), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin
+ * this frame), RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. Cost: O(planes^2 x corners) here,
+ * once per call. */
+RV_API rv_result rv_occlusion_add_convex(rv_occlusion *occlusion, const rv_occluder_convex *convex,
+                                         const float matrix[16]);
+
+/* Declares a mesh occluder for this frame: the triangles of mesh (see rv_occluder_mesh)
+ * under matrix (as rv_occlusion_add_convex). Positions and indices are copied (only the
+ * triangles that have area) into storage the buffer reuses frame to frame: the host's arrays
+ * may change as soon as the call returns; steady frames allocate nothing. At the freeze
+ * the mesh is first one item: when its bounds' screen rectangle is already strictly nearer
+ * everywhere, it is hidden as a whole and none of its triangles is projected. Otherwise
+ * each triangle (or run of coplanar ones) is drawn nearest first among all occluders and
+ * skipped when wholly behind nearer ones; max_occluders counts triangles (when it caps a
+ * frame, every triangle is ranked, without the whole-mesh step); min_occluder_texels
+ * applies to the whole mesh's screen bounds (small meshes never occlude, but a mesh's
+ * small triangles do).
+ * Width 0: no-op, RV_OK. Errors (nothing added): RV_ERR_INVALID_ARG (NULL occlusion, mesh,
+ * positions or indices; no vertex, no triangle, an index count not a multiple of 3, an
+ * index out of range, unknown flags, EXACT without CLOSED, a matrix whose last row is not
+ * 0 0 0 1), RV_ERR_CAPACITY (more than RV_OCCLUSION_MAX_MESH_VERTICES vertices or
+ * RV_OCCLUSION_MAX_MESH_TRIANGLES triangles, or more triangles in the frame than 32-bit
+ * counts hold), RV_ERR_NOT_FINITE (a position or the matrix), RV_ERR_BAD_STATE,
+ * RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. A mesh whose every triangle is degenerate is
+ * accepted, counted, and draws nothing. */
+RV_API rv_result rv_occlusion_add_mesh(rv_occlusion *occlusion, const rv_occluder_mesh *mesh, const float matrix[16]);
 
 /* Rasterises this frame's occluders (the largest on screen first when max_occluders caps
  * them; ties in submission order) and builds the pyramid. Called implicitly by the first

@@ -1,8 +1,10 @@
 /* Fuzz target: occlusion against a slow reference — no false cull.
  *
  * The input decodes a view (perspective or orthographic, any clip convention, finite or
- * infinite far plane, any aspect), a few occluder boxes (arbitrary affine matrices, flat
- * ones included) and a few test objects (boxes and spheres with matrices). Every object the
+ * infinite far plane, any aspect), a few occluders (boxes, convex solids of a box's planes
+ * and cuts, closed box meshes and open meshes of random triangles, under arbitrary affine
+ * matrices, flat ones included; some malformed on purpose) and a few test objects (boxes
+ * and spheres with matrices). Every object the
  * library calls hidden (single and batch tests) is checked against a slow reference in
  * double precision: points are sampled over the object's surface, and a point that lies
  * inside the view and whose sight line (from the near plane to the point, through the same
@@ -30,7 +32,13 @@
         }                                                                                  \
     } while (0)
 
-enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9 };
+enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9, MAX_PLANES = 10, MAX_VERTS = 8, MAX_TRIS = 12 };
+enum { SHAPE_BOX = 0, SHAPE_CONVEX, SHAPE_CLOSED_MESH, SHAPE_OPEN_MESH };
+
+/* Cube corners (corner k has max[i] where bit i of k is set), wound counter-clockwise seen
+ * from outside. */
+static const uint32_t CUBE_INDICES[36] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                           2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
 
 
 /* A number in [lo, hi] from one byte; byte 255 gives a hostile value instead. */
@@ -254,15 +262,81 @@ static void unproject(const fz_view *v, const double ndc[3], double out[3])
 /* ---- occluders and the reference ------------------------------------------------------ */
 
 typedef struct fz_box {
+    int kind;
     double min[3], max[3];
     double m[16], inv[16];
     int invertible;
+    uint32_t plane_count; /* convex: local planes, n . p <= d */
+    double planes[MAX_PLANES][4];
+    uint32_t tri_count;   /* meshes: world triangles */
+    double tri[MAX_TRIS][3][3];
 } fz_box;
+
+/* The segment's local parameter range inside a convex solid inflated by a tolerance. */
+static int segment_hits_convex(const fz_box *o, const double la[3], const double lb[3], double t_end)
+{
+    double t0 = 0, t1 = t_end;
+    for (uint32_t k = 0; k < o->plane_count; k++) {
+        const double *q = o->planes[k];
+        double nm = fabs(q[0]) + fabs(q[1]) + fabs(q[2]);
+        double e = 1e-4 * (fabs(q[3]) + nm * (fabs(o->min[0]) + fabs(o->min[1]) + fabs(o->min[2]) + fabs(o->max[0]) +
+                                              fabs(o->max[1]) + fabs(o->max[2]) + 1));
+        double fa = q[0] * la[0] + q[1] * la[1] + q[2] * la[2] - q[3] - e;
+        double fb = q[0] * lb[0] + q[1] * lb[1] + q[2] * lb[2] - q[3] - e;
+        double d = fb - fa; /* f(t) = fa + t d <= 0 inside */
+        if (fabs(d) < 1e-300) {
+            if (fa > 0)
+                return 0;
+            continue;
+        }
+        double t = -fa / d;
+        if (d > 0)
+            t1 = fmin(t1, t);
+        else
+            t0 = fmax(t0, t);
+        if (t0 > t1)
+            return 0;
+    }
+    return 1;
+}
+
+/* Does the segment a -> b (t in [0, t_end]) meet a triangle grown by a tolerance? */
+static int segment_hits_triangle(const double tri[3][3], const double a[3], const double b[3], double t_end)
+{
+    double e1[3], e2[3], d[3], s[3], h[3], q[3];
+    for (int i = 0; i < 3; i++) {
+        e1[i] = tri[1][i] - tri[0][i];
+        e2[i] = tri[2][i] - tri[0][i];
+        d[i] = b[i] - a[i];
+        s[i] = a[i] - tri[0][i];
+    }
+    h[0] = d[1] * e2[2] - d[2] * e2[1];
+    h[1] = d[2] * e2[0] - d[0] * e2[2];
+    h[2] = d[0] * e2[1] - d[1] * e2[0];
+    double det = e1[0] * h[0] + e1[1] * h[1] + e1[2] * h[2];
+    double scale = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]) *
+                   sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]) * sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (!(fabs(det) > 1e-9 * scale))
+        return 1; /* seen edge-on or degenerate: may touch the sight line, removes the witness */
+    double f = 1.0 / det, u = f * (s[0] * h[0] + s[1] * h[1] + s[2] * h[2]);
+    q[0] = s[1] * e1[2] - s[2] * e1[1];
+    q[1] = s[2] * e1[0] - s[0] * e1[2];
+    q[2] = s[0] * e1[1] - s[1] * e1[0];
+    double v = f * (d[0] * q[0] + d[1] * q[1] + d[2] * q[2]), t = f * (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]);
+    const double tol = 1e-4;
+    return u >= -tol && v >= -tol && u + v <= 1 + tol && t >= -tol && t <= t_end + tol;
+}
 
 /* True when segment a -> b (t in [0, t_end]) meets the box inflated by a tolerance. */
 static int segment_hits_box(const fz_box *o, const double a[3], const double b[3], double t_end)
 {
     double la[3], lb[3];
+    if (o->kind == SHAPE_CLOSED_MESH || o->kind == SHAPE_OPEN_MESH) {
+        for (uint32_t k = 0; k < o->tri_count; k++)
+            if (segment_hits_triangle(o->tri[k], a, b, t_end))
+                return 1;
+        return 0;
+    }
     if (!o->invertible)
         return 1; /* cannot place it: it may hide anything (only removes witnesses) */
     double ha[4] = { a[0], a[1], a[2], 1 }, hb[4] = { b[0], b[1], b[2], 1 }, ra[4], rb[4];
@@ -270,6 +344,8 @@ static int segment_hits_box(const fz_box *o, const double a[3], const double b[3
     mat_apply(o->inv, hb, rb);
     memcpy(la, ra, sizeof la);
     memcpy(lb, rb, sizeof lb);
+    if (o->kind == SHAPE_CONVEX)
+        return segment_hits_convex(o, la, lb, t_end);
     double t0 = 0, t1 = t_end;
     for (int k = 0; k < 3; k++) {
         double e = 1e-4 * (o->max[k] - o->min[k] + fabs(o->min[k]) + fabs(o->max[k])) + 1e-4;
@@ -357,6 +433,123 @@ static int sphere_has_witness(const fz_view *v, const fz_box *occ, int n_occ, co
     return 0;
 }
 
+/* ---- convex and mesh occluders ----------------------------------------------------------- */
+
+/* A convex solid (the box's planes, maybe one left out, and up to three cuts), a closed
+ * box mesh (an index maybe broken) or an open mesh of random triangles, decoded, added and,
+ * when accepted, set up for the reference (b->min/max hold the box, mf the matrix the
+ * library got). A refusal must carry the right code and change nothing. */
+static rv_result add_shape(fz_input *in, rv_occlusion *occ, fz_box *b, const float mn[3], const float mx[3],
+                           const float mf[16])
+{
+    int hostile = 0, finite = 1, malformed = 0;
+    for (int k = 0; k < 16; k++) {
+        finite = finite && isfinite(mf[k]);
+        b->m[k] = mf[k]; /* the matrix as given: a flat one is not thickened here */
+    }
+    for (int k = 0; k < 3; k++)
+        finite = finite && isfinite(mn[k]) && isfinite(mx[k]);
+    rv_occlusion_stats before = rv_occlusion_get_stats(occ);
+    rv_result r;
+    if (b->kind == SHAPE_CONVEX) {
+        float planes[MAX_PLANES][4];
+        uint32_t n = 0;
+        uint8_t drop = u8(in);
+        for (int a = 0; a < 6; a++) {
+            if (drop < 24 && drop % 6 == a)
+                continue; /* one side open: unbounded unless a cut closes it */
+            float q[4] = { 0, 0, 0, a & 1 ? mx[a / 2] : -mn[a / 2] };
+            q[a / 2] = a & 1 ? 1.0f : -1.0f;
+            memcpy(planes[n++], q, sizeof q);
+        }
+        int cuts = u8(in) % 4;
+        for (int c = 0; c < cuts; c++) {
+            float q[4] = { num(in, -1, 1, &hostile), num(in, -1, 1, &hostile), num(in, -1, 1, &hostile), 0 };
+            double reach = 0, at = 0;
+            for (int k = 0; k < 3; k++) {
+                reach += fabs(q[k]) * 0.5 * ((double)mx[k] - mn[k]);
+                at += q[k] * 0.5 * ((double)mx[k] + mn[k]);
+            }
+            q[3] = (float)(at + reach * num(in, -0.2f, 1.2f, &hostile));
+            finite = finite && isfinite(q[0] + q[1] + q[2] + q[3]);
+            malformed = malformed || (q[0] == 0 && q[1] == 0 && q[2] == 0);
+            memcpy(planes[n++], q, sizeof q);
+        }
+        uint32_t flags = u8(in) & 1 ? RV_OCCLUDER_EXACT : 0;
+        rv_occluder_convex c = { (const float (*)[4])planes, n, flags };
+        r = rv_occlusion_add_convex(occ, &c, mf);
+        if (!finite)
+            FZ_ASSERT(r == RV_ERR_NOT_FINITE || r == RV_ERR_INVALID_ARG, "a non-finite convex returned %s",
+                      rv_result_string(r));
+        else if (malformed)
+            FZ_ASSERT(r == RV_ERR_INVALID_ARG, "a zero normal returned %s", rv_result_string(r));
+        else
+            FZ_ASSERT(r == RV_OK || r == RV_ERR_INVALID_ARG, "a convex returned %s", rv_result_string(r));
+        if (r == RV_OK) {
+            b->plane_count = n;
+            for (uint32_t k = 0; k < n; k++)
+                for (int i = 0; i < 4; i++)
+                    b->planes[k][i] = planes[k][i];
+            b->invertible = mat_inverse(b->m, b->inv);
+        }
+    } else {
+        float pos[MAX_VERTS][3];
+        uint32_t idx[3 * MAX_TRIS], nv = 8, ni = 36, flags = RV_OCCLUDER_CLOSED;
+        if (b->kind == SHAPE_CLOSED_MESH) {
+            for (int k = 0; k < 8; k++)
+                for (int i = 0; i < 3; i++)
+                    pos[k][i] = (k >> i) & 1 ? mx[i] : mn[i];
+            memcpy(idx, CUBE_INDICES, sizeof CUBE_INDICES);
+            uint8_t broken = u8(in);
+            if (broken < 36)
+                idx[broken] = u8(in) % 10; /* 8 and 9 out of range; others reorder or degenerate */
+            malformed = broken < 36 && idx[broken] >= 8;
+            flags |= u8(in) & 1 ? RV_OCCLUDER_EXACT : 0;
+        } else {
+            nv = 3 + u8(in) % (MAX_VERTS - 2);
+            for (uint32_t k = 0; k < nv; k++)
+                for (int i = 0; i < 3; i++) {
+                    pos[k][i] = mn[i] + (mx[i] - mn[i]) * num(in, 0, 1, &hostile);
+                    finite = finite && isfinite(pos[k][i]);
+                }
+            ni = 3 * (1 + u8(in) % MAX_TRIS);
+            for (uint32_t k = 0; k < ni; k++) {
+                idx[k] = u8(in) % (nv + 1); /* nv: out of range */
+                malformed = malformed || idx[k] >= nv;
+            }
+            flags = u8(in) == 7 ? RV_OCCLUDER_EXACT : 0; /* exact without closed: refused */
+            malformed = malformed || flags;
+        }
+        rv_occluder_mesh m = { (const float (*)[3])pos, nv, idx, ni, flags };
+        r = rv_occlusion_add_mesh(occ, &m, mf);
+        if (malformed)
+            FZ_ASSERT(r == RV_ERR_INVALID_ARG || (!finite && r == RV_ERR_NOT_FINITE), "a malformed mesh returned %s",
+                      rv_result_string(r));
+        else if (!finite)
+            FZ_ASSERT(r == RV_ERR_NOT_FINITE, "a non-finite mesh returned %s", rv_result_string(r));
+        else
+            FZ_ASSERT(r == RV_OK, "a valid mesh returned %s", rv_result_string(r));
+        if (r == RV_OK) {
+            b->tri_count = ni / 3;
+            for (uint32_t t = 0; t < ni / 3; t++)
+                for (int k = 0; k < 3; k++) {
+                    const float *l = pos[idx[3 * t + k]];
+                    double lh[4] = { l[0], l[1], l[2], 1 }, w[4];
+                    mat_apply(b->m, lh, w);
+                    memcpy(b->tri[t][k], w, sizeof b->tri[t][k]);
+                }
+        }
+    }
+    rv_occlusion_stats after = rv_occlusion_get_stats(occ);
+    if (r != RV_OK)
+        FZ_ASSERT(after.occluders_submitted == before.occluders_submitted &&
+                      after.triangles_submitted == before.triangles_submitted,
+                  "a refused shape was counted");
+    else
+        FZ_ASSERT(after.occluders_submitted == before.occluders_submitted + 1, "an accepted shape was not counted");
+    return r;
+}
+
 /* ---- the target ------------------------------------------------------------------------ */
 
 static void *fz_alloc_fn(size_t size, void *user) { (void)user; return malloc(size); }
@@ -396,6 +589,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < count; i++) {
             int hostile = 0;
             fz_box *b = &boxes[n_occ];
+            memset(b, 0, sizeof *b);
             for (int k = 0; k < 3; k++) {
                 double c = num(&in, -6, 6, &hostile), e = num(&in, 0, 8, &hostile);
                 b->min[k] = c - e;
@@ -413,7 +607,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
                 b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
-            int inverted = (u8(&in) & 63) == 0;
+            uint8_t kb = u8(&in);
+            int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
+            b->kind = kind;
+            if (kind != SHAPE_BOX) {
+                r = add_shape(&in, occ, b, mn, mx, mf);
+                if (r != RV_OK)
+                    continue;
+                n_occ++;
+                continue;
+            }
+            rv_occlusion_stats before = rv_occlusion_get_stats(occ);
             if (inverted) {
                 float t = mn[0];
                 mn[0] = mx[0] + 1.0f;
@@ -431,8 +635,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
             else
                 FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
-            if (r != RV_OK)
-                continue; /* refused: not part of the frame, nor of the reference */
+            if (r != RV_OK) { /* refused: not part of the frame, nor of the reference */
+                FZ_ASSERT(rv_occlusion_get_stats(occ).occluders_submitted == before.occluders_submitted,
+                          "a refused box was counted");
+                continue;
+            }
             b->invertible = mat_inverse(b->m, b->inv);
             n_occ++;
         }
@@ -512,6 +719,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           st.occluders_skipped,
                   "occluder counts do not add up (%u + %u + %u != %u)", st.occluders_rasterized, st.occluders_hidden,
                   st.occluders_skipped, st.occluders_submitted);
+        FZ_ASSERT(st.triangles_rasterized + st.triangles_hidden + st.triangles_skipped + st.triangles_degenerate ==
+                      st.triangles_submitted,
+                  "triangle counts do not add up (%u + %u + %u + %u != %u)", st.triangles_rasterized,
+                  st.triangles_hidden, st.triangles_skipped, st.triangles_degenerate, st.triangles_submitted);
     }
     rv_occlusion_destroy(occ);
     return 0;

@@ -166,6 +166,135 @@ void hostile_rv_frame_feed_depth(rvh_ctx *cx)
     rv_world_destroy(w);
 }
 
+/* A unit cube as planes (n . p <= d) and as a closed mesh, for the shape cases. */
+static const float CUBE_PLANES[6][4] = { { -1, 0, 0, 1 }, { 1, 0, 0, 1 }, { 0, -1, 0, 1 },
+                                         { 0, 1, 0, 1 },  { 0, 0, -1, 1 }, { 0, 0, 1, 1 } };
+static const float CUBE_POS[8][3] = { { -1, -1, -1 }, { 1, -1, -1 }, { -1, 1, -1 }, { 1, 1, -1 },
+                                      { -1, -1, 1 },  { 1, -1, 1 },  { -1, 1, 1 },  { 1, 1, 1 } };
+static const uint32_t CUBE_IDX[36] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                       2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
+
+static rv_occluder_convex cube_convex(void)
+{
+    rv_occluder_convex c = { CUBE_PLANES, 6, 0 };
+    return c;
+}
+
+static rv_occluder_mesh cube_mesh(void)
+{
+    rv_occluder_mesh m = { CUBE_POS, 8, CUBE_IDX, 36, RV_OCCLUDER_CLOSED };
+    return m;
+}
+
+/* Refusals every convex taker shares; take(convex) returns the call's code. */
+static void bad_convexes(rvh_ctx *cx, rv_result (*take)(rvh_ctx *, const rv_occluder_convex *))
+{
+    RVH_CHECK(cx, take(cx, NULL) == RV_ERR_INVALID_ARG);
+    rv_occluder_convex c = cube_convex(), bad = c;
+    bad.planes = NULL;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad = c;
+    bad.plane_count = 3;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad.plane_count = RV_OCCLUSION_MAX_PLANES + 1;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_CAPACITY);
+    bad = c;
+    bad.flags = 1u << 5;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    float q[6][4];
+    memcpy(q, CUBE_PLANES, sizeof q);
+    q[5][3] = -2; /* z <= -2 and z >= -1: empty */
+    bad.planes = (const float (*)[4])q;
+    bad.flags = 0;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad.plane_count = 5; /* open toward +z */
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        memcpy(q, CUBE_PLANES, sizeof q);
+        q[1][b % 4] = rvh_nonfinite[b];
+        rv_occluder_convex nf = { (const float (*)[4])q, 6, 0 };
+        RVH_CHECK(cx, take(cx, &nf) == RV_ERR_NOT_FINITE);
+    }
+}
+
+/* The same for meshes. */
+static void bad_meshes(rvh_ctx *cx, rv_result (*take)(rvh_ctx *, const rv_occluder_mesh *))
+{
+    RVH_CHECK(cx, take(cx, NULL) == RV_ERR_INVALID_ARG);
+    rv_occluder_mesh m = cube_mesh(), bad = m;
+    bad.positions = NULL;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad = m;
+    bad.indices = NULL;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad = m;
+    bad.index_count = 35;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad = m;
+    bad.vertex_count = 7; /* index 7 out of range */
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    bad = m;
+    bad.vertex_count = RV_OCCLUSION_MAX_MESH_VERTICES + 1;
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_CAPACITY);
+    bad = m;
+    bad.flags = RV_OCCLUDER_EXACT; /* exact needs closed */
+    RVH_CHECK(cx, take(cx, &bad) == RV_ERR_INVALID_ARG);
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        float pos[8][3];
+        memcpy(pos, CUBE_POS, sizeof pos);
+        pos[3][b % 3] = rvh_nonfinite[b];
+        rv_occluder_mesh nf = { (const float (*)[3])pos, 8, CUBE_IDX, 36, 0 };
+        RVH_CHECK(cx, take(cx, &nf) == RV_ERR_NOT_FINITE);
+    }
+}
+
+static rv_world *frame_world;
+
+static rv_result frame_convex(rvh_ctx *cx, const rv_occluder_convex *c)
+{
+    (void)cx;
+    return rv_frame_add_convex(frame_world, c, NULL);
+}
+
+static rv_result frame_mesh(rvh_ctx *cx, const rv_occluder_mesh *m)
+{
+    (void)cx;
+    return rv_frame_add_mesh(frame_world, m, NULL);
+}
+
+/* A world with occlusion on (the fixture's is off: there the adds are no-ops). */
+static void frame_shape_case(rvh_ctx *cx, bool mesh)
+{
+    rv_world_desc d = {0};
+    d.occlusion.width = 64;
+    RVH_ACCEPT(cx, rv_world_create(&d, &frame_world));
+    rv_occluder_convex c = cube_convex();
+    rv_occluder_mesh m = cube_mesh();
+    float projective[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1 };
+    RVH_CHECK(cx, (mesh ? rv_frame_add_mesh(frame_world, &m, NULL) : rv_frame_add_convex(frame_world, &c, NULL)) ==
+                      RV_ERR_BAD_STATE); /* no frame */
+    rv_view v = good_view(0.0);
+    RVH_ACCEPT(cx, rv_frame_begin(frame_world, &v));
+    RVH_CHECK(cx, (mesh ? rv_frame_add_mesh(NULL, &m, NULL) : rv_frame_add_convex(NULL, &c, NULL)) ==
+                      RV_ERR_INVALID_ARG);
+    RVH_CHECK(cx, (mesh ? rv_frame_add_mesh(frame_world, &m, projective)
+                        : rv_frame_add_convex(frame_world, &c, projective)) == RV_ERR_INVALID_ARG);
+    if (mesh)
+        bad_meshes(cx, frame_mesh);
+    else
+        bad_convexes(cx, frame_convex);
+    RVH_CHECK(cx, rv_occlusion_get_stats(rv_world_occlusion(frame_world)).occluders_submitted == 0);
+    RVH_ACCEPT(cx, mesh ? rv_frame_add_mesh(frame_world, &m, NULL) : rv_frame_add_convex(frame_world, &c, NULL));
+    RVH_ACCEPT(cx, rv_frame_cull(frame_world));
+    RVH_CHECK(cx, (mesh ? rv_frame_add_mesh(frame_world, &m, NULL) : rv_frame_add_convex(frame_world, &c, NULL)) ==
+                      RV_ERR_BAD_STATE); /* after cull */
+    RVH_ACCEPT(cx, rv_frame_abort(frame_world));
+    rv_world_destroy(frame_world);
+}
+
+void hostile_rv_frame_add_convex(rvh_ctx *cx) { frame_shape_case(cx, false); }
+void hostile_rv_frame_add_mesh(rvh_ctx *cx) { frame_shape_case(cx, true); }
+
 void hostile_rv_frame_cull(rvh_ctx *cx)
 {
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_frame_cull(NULL));
@@ -289,6 +418,52 @@ static void box_clearer_case(rvh_ctx *cx, box_clearer clear)
 
 void hostile_rv_node_set_occluder_box(rvh_ctx *cx) { box_setter_case(cx, rv_node_set_occluder_box); }
 void hostile_rv_node_clear_occluder_box(rvh_ctx *cx) { box_clearer_case(cx, rv_node_clear_occluder_box); }
+static rv_result node_convex(rvh_ctx *cx, const rv_occluder_convex *c)
+{
+    rvh_before(cx);
+    rv_result r = rv_node_set_occluder_convex(cx->a, cx->na.mid, c);
+    rvh_after(cx, "rv_node_set_occluder_convex", __LINE__, r, r == RV_OK ? RV_ERR_INVALID_ARG : r);
+    return r;
+}
+
+static rv_result node_mesh(rvh_ctx *cx, const rv_occluder_mesh *m)
+{
+    rvh_before(cx);
+    rv_result r = rv_node_set_occluder_mesh(cx->a, cx->na.mid, m);
+    rvh_after(cx, "rv_node_set_occluder_mesh", __LINE__, r, r == RV_OK ? RV_ERR_INVALID_ARG : r);
+    return r;
+}
+
+void hostile_rv_node_set_occluder_convex(rvh_ctx *cx)
+{
+    rv_occluder_convex c = cube_convex();
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_occluder_convex(NULL, cx->na.mid, &c));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_occluder_convex(cx->a, RV_NODE_NONE, &c));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_occluder_convex(cx->a, cx->bad[i], &c));
+    bad_convexes(cx, node_convex); /* each refusal checked to change nothing */
+    /* Accepted, then replaced by a box and cleared: the world keeps no copy after. */
+    RVH_ACCEPT(cx, rv_node_set_occluder_convex(cx->a, cx->na.mid, &c));
+    float lo[3] = { -1, -1, -1 }, hi[3] = { 1, 1, 1 };
+    RVH_ACCEPT(cx, rv_node_set_occluder_box(cx->a, cx->na.mid, lo, hi));
+    RVH_ACCEPT(cx, rv_node_clear_occluder(cx->a, cx->na.mid));
+}
+
+void hostile_rv_node_set_occluder_mesh(rvh_ctx *cx)
+{
+    rv_occluder_mesh m = cube_mesh();
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_occluder_mesh(NULL, cx->na.mid, &m));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_occluder_mesh(cx->a, RV_NODE_NONE, &m));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_occluder_mesh(cx->a, cx->bad[i], &m));
+    bad_meshes(cx, node_mesh);
+    RVH_ACCEPT(cx, rv_node_set_occluder_mesh(cx->a, cx->na.mid, &m));
+    rv_occluder_convex c = cube_convex();
+    RVH_ACCEPT(cx, rv_node_set_occluder_convex(cx->a, cx->na.mid, &c)); /* replaces the mesh */
+    RVH_ACCEPT(cx, rv_node_clear_occluder(cx->a, cx->na.mid));
+}
+
+void hostile_rv_node_clear_occluder(rvh_ctx *cx) { box_clearer_case(cx, rv_node_clear_occluder); }
 void hostile_rv_node_set_test_box(rvh_ctx *cx) { box_setter_case(cx, rv_node_set_test_box); }
 void hostile_rv_node_clear_test_box(rvh_ctx *cx) { box_clearer_case(cx, rv_node_clear_test_box); }
 

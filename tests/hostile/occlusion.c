@@ -28,10 +28,12 @@ static uint64_t occlusion_digest(const void *object)
     rv_occlusion_stats s = rv_occlusion_get_stats(o);
     rv_alloc_stats a = rv_occlusion_alloc_stats(o);
     rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(o);
-    uint64_t f[21] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
+    uint64_t f[29] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
                        s.skipped_offscreen, s.skipped_cap, s.skipped_degenerate, s.texels_covered, s.tests,
                        s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o),
-                       s.occluders_hidden, fs.feeds_used, fs.feeds_ignored_motion + fs.feeds_ignored_projection,
+                       s.occluders_hidden, s.triangles_submitted, s.triangles_rasterized, s.triangles_hidden,
+                       s.triangles_skipped, s.triangles_degenerate, s.pieces, s.fusion_tests, s.fused_texels,
+                       fs.feeds_used, fs.feeds_ignored_motion + fs.feeds_ignored_projection,
                        fs.feeds_ignored_age, fs.texels_fed, fs.texels_reprojected, fs.texels_invalid,
                        fs.objects_hidden_by_feed };
     return rvi_hash_bytes(11, f, sizeof f);
@@ -164,6 +166,151 @@ void hostile_rv_occlusion_add_occluder(rvh_ctx *cx)
     /* No begin yet. */
     f = setup(cx, false);
     RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_add_occluder(f->o, lo, hi, NULL));
+    teardown(cx, f);
+}
+
+/* A unit cube's planes (outward normals, n . p <= d) at depth 20..21. */
+static void cube_planes(float p[6][4])
+{
+    static const float cube[6][4] = { { -1, 0, 0, 1 }, { 1, 0, 0, 1 }, { 0, -1, 0, 1 },
+                                      { 0, 1, 0, 1 }, { 0, 0, -1, 21 }, { 0, 0, 1, -20 } };
+    memcpy(p, cube, sizeof cube);
+}
+
+void hostile_rv_occlusion_add_convex(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    float p[6][4];
+    cube_planes(p);
+    rv_occluder_convex c = { (const float (*)[4])p, 6, 0 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(NULL, &c, NULL));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, NULL, NULL));
+    rv_occluder_convex bad = c;
+    bad.planes = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &bad, NULL));
+    bad = c;
+    bad.plane_count = 3; /* three planes bound nothing */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &bad, NULL));
+    bad.plane_count = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &bad, NULL));
+    bad.plane_count = RV_OCCLUSION_MAX_PLANES + 1; /* refused before the array is read */
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_add_convex(f->o, &bad, NULL));
+    bad.plane_count = UINT32_MAX;
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_add_convex(f->o, &bad, NULL));
+    bad = c;
+    bad.flags = 1u << 7;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &bad, NULL));
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int k = 0; k < 4; k++) {
+            float q[6][4];
+            cube_planes(q);
+            q[2][k] = rvh_nonfinite[b];
+            rv_occluder_convex nf = { (const float (*)[4])q, 6, 0 };
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_convex(f->o, &nf, NULL));
+            float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+            m[4 * k + 1] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_convex(f->o, &c, m));
+        }
+    /* A zero normal; a set open toward +z (unbounded); x <= -1 and x >= 1 (empty); a slab of
+     * no thickness (flat). */
+    float q[6][4];
+    cube_planes(q);
+    q[3][0] = q[3][1] = q[3][2] = 0;
+    rv_occluder_convex odd = { (const float (*)[4])q, 6, 0 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &odd, NULL));
+    cube_planes(q);
+    odd.plane_count = 5; /* the +z cap left out */
+    memcpy(q[4], q[5], sizeof q[4]);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &odd, NULL));
+    cube_planes(q);
+    q[1][3] = -2; /* x <= -2 with x >= -1 */
+    odd.plane_count = 6;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &odd, NULL));
+    cube_planes(q);
+    q[1][3] = -1; /* x <= -1 with x >= -1: no volume */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &odd, NULL));
+    cube_planes(q);
+    q[0][3] = 2e7f; /* reaches beyond 1e7 local units */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &odd, NULL));
+    float projective[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_convex(f->o, &c, projective));
+    RVH_ACCEPT(cx, rv_occlusion_add_convex(f->o, &c, NULL));
+    bool v;
+    float lo[3] = { -0.5f, -0.5f, -40 }, hi[3] = { 0.5f, 0.5f, -39 };
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, lo, hi, NULL, &v)); /* freezes */
+    RVH_REJECT(cx, RV_ERR_FROZEN, rv_occlusion_add_convex(f->o, &c, NULL));
+    teardown(cx, f);
+    f = setup(cx, false);
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_add_convex(f->o, &c, NULL));
+    teardown(cx, f);
+}
+
+void hostile_rv_occlusion_add_mesh(rvh_ctx *cx)
+{
+    ofix *f = setup(cx, true);
+    float pos[4][3] = { { -1, -1, -20 }, { 1, -1, -20 }, { 1, 1, -20 }, { -1, 1, -20 } };
+    uint32_t idx[6] = { 0, 1, 2, 0, 2, 3 };
+    rv_occluder_mesh m = { (const float (*)[3])pos, 4, idx, 6, 0 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(NULL, &m, NULL));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, NULL, NULL));
+    rv_occluder_mesh bad = m;
+    bad.positions = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.indices = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.vertex_count = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.index_count = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad.index_count = 5;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.vertex_count = 3; /* index 3 out of range */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.vertex_count = RV_OCCLUSION_MAX_MESH_VERTICES + 1; /* refused before the arrays are read */
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.index_count = 3 * (RV_OCCLUSION_MAX_MESH_TRIANGLES + 1);
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad.index_count = UINT32_MAX;
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad = m;
+    bad.flags = 1u << 9;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    bad.flags = RV_OCCLUDER_EXACT; /* exact needs closed */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &bad, NULL));
+    for (int b = 0; b < RVH_NONFINITE; b++)
+        for (int k = 0; k < 3; k++) {
+            float q[4][3];
+            memcpy(q, pos, sizeof q);
+            q[3][k] = rvh_nonfinite[b];
+            rv_occluder_mesh nf = { (const float (*)[3])q, 4, idx, 6, 0 };
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_mesh(f->o, &nf, NULL));
+            float mx[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+            mx[12 + k] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_occlusion_add_mesh(f->o, &m, mx));
+        }
+    float projective[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_occlusion_add_mesh(f->o, &m, projective));
+    /* Degenerate triangles are accepted and counted, not refused. */
+    uint32_t degenerate[6] = { 0, 0, 1, 0, 1, 2 };
+    rv_occluder_mesh some = { (const float (*)[3])pos, 4, degenerate, 6, 0 };
+    rvh_unwatch(cx, f->o);
+    RVH_CHECK(cx, rv_occlusion_add_mesh(f->o, &some, NULL) == RV_OK);
+    rv_occlusion_stats st = rv_occlusion_get_stats(f->o);
+    RVH_CHECK(cx, st.triangles_submitted == 2 && st.triangles_degenerate == 1);
+    rvh_watch(cx, "the occlusion buffer", occlusion_digest, f->o);
+    bool v;
+    float lo[3] = { -0.2f, -0.2f, -40 }, hi[3] = { 0.2f, 0.2f, -39 };
+    RVH_ACCEPT(cx, rv_occlusion_test_box(f->o, lo, hi, NULL, &v)); /* freezes */
+    RVH_REJECT(cx, RV_ERR_FROZEN, rv_occlusion_add_mesh(f->o, &m, NULL));
+    teardown(cx, f);
+    f = setup(cx, false);
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_occlusion_add_mesh(f->o, &m, NULL));
     teardown(cx, f);
 }
 

@@ -1,0 +1,411 @@
+/* Occluders of every shape in a world (suite frame): convex and mesh occluders added per
+ * frame and carried by nodes hide what is behind them, fuse with their neighbours, follow
+ * their node's matrix, are replaced and cleared whatever their shape, free their copies
+ * with the node; steady frames allocate nothing; allocation failures leave the world as
+ * it was. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "support/rvt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct camera {
+    float view[16];
+    float projection[16];
+    rv_view v;
+} camera;
+
+/* A camera at (x, 1.7, 0) looking down -z (OpenGL perspective, 1280 x 720). */
+static void camera_at(camera *c, float x, double time_ms)
+{
+    float v[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -x, -1.7f, 0, 1 };
+    memcpy(c->view, v, sizeof v);
+    float n = 0.1f, fa = 1000.0f, t = 1.0f / tanf(0.6f), aspect = 16.0f / 9.0f;
+    float p[16] = { t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (fa + n) / (n - fa), -1, 0, 0, 2 * fa * n / (n - fa), 0 };
+    memcpy(c->projection, p, sizeof p);
+    memset(&c->v, 0, sizeof c->v);
+    c->v.view = c->view;
+    c->v.projection = c->projection;
+    c->v.viewport_width = 1280;
+    c->v.viewport_height = 720;
+    c->v.time_ms = time_ms;
+}
+
+static rv_world *world_new(const rv_allocator *allocator, uint32_t occlusion_width)
+{
+    rv_world_desc d = { 0 };
+    if (allocator)
+        d.allocator = *allocator;
+    d.occlusion.width = occlusion_width;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    return w;
+}
+
+static rv_node object_at(rv_world *w, float x, float y, float z, float r)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+    float p[3] = { x, y, z }, c[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
+    return n;
+}
+
+static bool view_draws(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return true;
+    return false;
+}
+
+/* A wall 8 m wide and 6 m high, 0.5 m thick, centred on x, its front at z = 0 (local). */
+static uint32_t wall_planes(float x, float planes[6][4])
+{
+    const float p[6][4] = { { -1, 0, 0, 4 - x }, { 1, 0, 0, 4 + x }, { 0, -1, 0, 0 },
+                            { 0, 1, 0, 6 },      { 0, 0, -1, 0.5f }, { 0, 0, 1, 0 } };
+    memcpy(planes, p, sizeof p);
+    return 6;
+}
+
+/* The same wall as a closed mesh (8 corners, 12 triangles wound counter-clockwise seen from
+ * outside). */
+static const uint32_t CUBE_INDICES[36] = { 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                           2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6 };
+
+static void wall_corners(float x0, float x1, float pos[8][3])
+{
+    const float lo[3] = { x0, 0, -0.5f }, hi[3] = { x1, 6, 0 };
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++)
+            pos[k][i] = (k >> i) & 1 ? hi[i] : lo[i];
+}
+
+/* A node placed at (0, 0, -10) carrying nothing yet. */
+static rv_node wall_node(rv_world *w)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+    float p[3] = { 0, 0, -10 };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+    return n;
+}
+
+static void test_node_convex_and_mesh_occluders_hide_what_is_behind(void **state)
+{
+    (void)state;
+    for (int shape = 0; shape < 3; shape++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node wall = wall_node(w);
+        float planes[6][4], pos[8][3];
+        wall_planes(0, planes);
+        wall_corners(-4, 4, pos);
+        rv_occluder_convex c = { (const float (*)[4])planes, 6, shape == 1 ? RV_OCCLUDER_EXACT : 0 };
+        rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+        assert_int_equal(shape == 2 ? rv_node_set_occluder_mesh(w, wall, &m) : rv_node_set_occluder_convex(w, wall, &c),
+                         RV_OK);
+        /* The host's arrays may change at once: the world keeps its own copy. */
+        memset(planes, 0, sizeof planes);
+        memset(pos, 0, sizeof pos);
+        rv_node behind = object_at(w, 0, 2, -20, 0.5f), beside = object_at(w, 9, 2, -20, 0.5f);
+        rv_node front = object_at(w, 0, 2, -5, 0.5f);
+        camera cam;
+        camera_at(&cam, 0, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        assert_false(view_draws(&v, behind));
+        assert_true(view_draws(&v, beside));
+        assert_true(view_draws(&v, front));
+        assert_int_equal(v.counts.occluders_added, 1);
+        assert_int_equal(v.counts.occluders_rasterised, 1);
+        /* The node's matrix moves the occluder: moved aside, it hides nothing there. */
+        float aside[3] = { 30, 0, -10 };
+        assert_int_equal(rv_node_set_position(w, wall, aside), RV_OK);
+        camera_at(&cam, 0, 16);
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        assert_true(view_draws(&v, behind));
+        assert_int_equal(v.counts.occluders_added, 0); /* outside the frustum: not submitted */
+        rv_world_destroy(w);
+    }
+}
+
+static void test_clearing_or_replacing_an_occluder_of_any_shape(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_allocator a = rvt_allocator(&st);
+    rv_world *w = world_new(&a, 256);
+    rv_node wall = wall_node(w);
+    rv_node behind = object_at(w, 0, 2, -20, 0.5f);
+    camera cam;
+    camera_at(&cam, 0, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    int64_t bare = st.live_bytes;
+    float planes[6][4], pos[8][3], lo[3] = { -4, 0, -0.5f }, hi[3] = { 4, 6, 0 };
+    wall_planes(0, planes);
+    wall_corners(-4, 4, pos);
+    rv_occluder_convex c = { (const float (*)[4])planes, 6, 0 };
+    rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+    /* box -> convex -> mesh -> box: each replaces the last; the node hides all along. */
+    for (int step = 0; step < 4; step++) {
+        rv_result r = step == 1   ? rv_node_set_occluder_convex(w, wall, &c)
+                      : step == 2 ? rv_node_set_occluder_mesh(w, wall, &m)
+                                  : rv_node_set_occluder_box(w, wall, lo, hi);
+        assert_int_equal(r, RV_OK);
+        camera_at(&cam, 0, 16.0 * (step + 1));
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        assert_false(view_draws(&v, behind));
+        assert_int_equal(v.counts.occluders_added, 1);
+    }
+    /* Cleared whatever its shape: hides nothing, and the copy is gone. */
+    assert_int_equal(rv_node_set_occluder_mesh(w, wall, &m), RV_OK);
+    assert_true(st.live_bytes > bare);
+    assert_int_equal(rv_node_clear_occluder(w, wall), RV_OK);
+    assert_int_equal(rv_node_clear_occluder(w, wall), RV_OK); /* none: nothing to do */
+    camera_at(&cam, 0, 100);
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    /* The box call clears any shape too; a destroyed node frees its copy. */
+    assert_int_equal(rv_node_set_occluder_convex(w, wall, &c), RV_OK);
+    assert_int_equal(rv_node_clear_occluder_box(w, wall), RV_OK);
+    camera_at(&cam, 0, 116);
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    assert_int_equal(rv_node_set_occluder_mesh(w, wall, &m), RV_OK);
+    assert_int_equal(rv_node_destroy_subtree(w, wall), RV_OK);
+    camera_at(&cam, 0, 132);
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    rv_world_destroy(w);
+    assert_int_equal(st.live_blocks, 0);
+    assert_int_equal(st.live_bytes, 0);
+}
+
+/* Two brushes sharing a face and a mesh wall of many triangles, per frame: what lies
+ * behind the shared face and behind the mesh's inner edges is hidden (fusion in a frame). */
+static void test_per_frame_shapes_fuse_in_a_frame(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(NULL, 256);
+    /* Objects behind x = 0 (the shared face), behind a vertex of the mesh's inner edges at
+     * x = 20 (the mesh 30 m ahead), and where nothing is. */
+    rv_node seam = object_at(w, 0, 2, -25, 0.15f), mesh_seam = object_at(w, 20, 2, -45, 0.2f);
+    rv_node gap_far = object_at(w, 40, 2, -45, 0.3f);
+    float left[6][4], right[6][4];
+    wall_planes(-4, left);
+    wall_planes(4, right);
+    /* A 8 x 6 m mesh wall split into a 4 x 3 grid of quads (24 triangles), centred on x = 20. */
+    float grid[20][3];
+    uint32_t idx[72], n = 0;
+    for (int y = 0; y <= 3; y++)
+        for (int x = 0; x <= 4; x++) {
+            grid[y * 5 + x][0] = 16 + 2.0f * (float)x;
+            grid[y * 5 + x][1] = 2.0f * (float)y;
+            grid[y * 5 + x][2] = 0;
+        }
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 4; x++) {
+            uint32_t a = (uint32_t)(y * 5 + x), c = a + 5;
+            uint32_t t[6] = { a, a + 1, c + 1, a, c + 1, c };
+            memcpy(idx + n, t, sizeof t);
+            n += 6;
+        }
+    float wall_m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -10, 1 };
+    float mesh_m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -30, 1 };
+    camera cam;
+    for (int f = 0; f < 8; f++) {
+        /* The eye slides across: the shared face is seen edge-on at x = 0, and obliquely.
+         * The object behind the mesh stays on the sight line through its vertex at
+         * (20, 2, -30), half as far again. */
+        float ex = (float)f * 0.7f, at[3] = { ex + (20 - ex) * 1.5f, 1.7f + 0.3f * 1.5f, -45 };
+        assert_int_equal(rv_node_set_position(w, mesh_seam, at), RV_OK);
+        camera_at(&cam, ex, 16.0 * f);
+        assert_int_equal(rv_frame_begin(w, &cam.v), RV_OK);
+        rv_occluder_convex l = { (const float (*)[4])left, 6, 0 }, r = { (const float (*)[4])right, 6, 0 };
+        rv_occluder_mesh mesh = { (const float (*)[3])grid, 20, idx, n, 0 };
+        assert_int_equal(rv_frame_add_convex(w, &l, wall_m), RV_OK);
+        assert_int_equal(rv_frame_add_convex(w, &r, wall_m), RV_OK);
+        assert_int_equal(rv_frame_add_mesh(w, &mesh, mesh_m), RV_OK);
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        rv_frame_view v;
+        assert_int_equal(rv_frame_end(w, &v), RV_OK);
+        assert_int_equal(v.counts.occluders_added, 3);
+        assert_false(view_draws(&v, seam));
+        assert_false(view_draws(&v, mesh_seam));
+        assert_true(view_draws(&v, gap_far));
+        rv_occlusion_stats st = rv_occlusion_get_stats(rv_world_occlusion(w));
+        assert_true(st.fused_texels > 0);
+        assert_int_equal(st.triangles_submitted, 24);
+    }
+    rv_world_destroy(w);
+}
+
+/* Convex and mesh occluder nodes all around: once a walk has grown the frame's storage,
+ * walking it again allocates nothing. */
+static void test_steady_frames_with_shapes_allocate_nothing(void **state)
+{
+    (void)state;
+    rvt_alloc st = { 0 };
+    rv_allocator a = rvt_allocator(&st);
+    rv_world *w = world_new(&a, 128);
+    float pos[8][3], planes[6][4];
+    for (int i = 0; i < 40; i++) {
+        rv_node n = wall_node(w);
+        float p[3] = { i == 0 ? 0.0f : -60 + 3.0f * (float)i, 0, i == 0 ? 20.0f : -25.0f };
+        assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+        wall_planes(0, planes);
+        wall_corners(-1, 1, pos);
+        rv_occluder_convex c = { (const float (*)[4])planes, 6, (uint32_t)(i % 4 == 1 ? RV_OCCLUDER_EXACT : 0) };
+        rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36,
+                               RV_OCCLUDER_CLOSED | (i % 4 == 3 ? RV_OCCLUDER_EXACT : 0) };
+        assert_int_equal(i % 2 ? rv_node_set_occluder_mesh(w, n, &m) : rv_node_set_occluder_convex(w, n, &c), RV_OK);
+    }
+    for (int i = 0; i < 200; i++)
+        (void)object_at(w, (float)(i % 40) - 20, 1, -30 - (float)(i / 40), 0.4f);
+    camera cam;
+    rv_frame_view v;
+    /* Looking back first: one occluder in view. */
+    float v_back[16] = { -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, -1.7f, 0, 1 };
+    camera_at(&cam, 0, 0);
+    memcpy(cam.view, v_back, sizeof v_back);
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_int_equal(v.counts.occluders_added, 1);
+    /* A first walk grows the storage; the same walk again allocates nothing. */
+    uint64_t before = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            before = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+        for (int f = 1; f < 60; f++) {
+            camera_at(&cam, 10.0f * sinf((float)f * 0.1f), 16.0 * (f + 60 * pass));
+            assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+            if (f == 1)
+                assert_true(v.counts.occluders_added > 15);
+        }
+    }
+    assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
+    rv_world_destroy(w);
+    assert_int_equal(st.live_blocks, 0);
+}
+
+/* ---- allocation failures ---------------------------------------------------------------- */
+
+typedef struct sweep_world {
+    rv_world *world;
+    rv_node node;
+} sweep_world;
+
+static void *sweep_setup(const rv_allocator *allocator)
+{
+    sweep_world *s = calloc(1, sizeof *s);
+    s->world = world_new(allocator, 128);
+    s->node = wall_node(s->world);
+    return s;
+}
+
+static void *sweep_setup_drawn(const rv_allocator *allocator)
+{
+    sweep_world *s = sweep_setup(allocator);
+    camera cam;
+    camera_at(&cam, 0, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(s->world, &cam.v, &v), RV_OK);
+    return s;
+}
+
+static rv_result sweep_convex(void *o)
+{
+    sweep_world *s = o;
+    float planes[6][4];
+    wall_planes(0, planes);
+    rv_occluder_convex c = { (const float (*)[4])planes, 6, 0 };
+    return rv_node_set_occluder_convex(s->world, s->node, &c);
+}
+
+static rv_result sweep_mesh(void *o)
+{
+    sweep_world *s = o;
+    float pos[8][3];
+    wall_corners(-4, 4, pos);
+    rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+    return rv_node_set_occluder_mesh(s->world, s->node, &m);
+}
+
+/* A frame with both shapes on nodes and per frame, the first to need the buffer's room. */
+static void *sweep_setup_shapes(const rv_allocator *allocator)
+{
+    sweep_world *s = sweep_setup_drawn(allocator);
+    assert_int_equal(sweep_convex(s), RV_OK);
+    rv_node other = wall_node(s->world);
+    float pos[8][3];
+    wall_corners(5, 9, pos);
+    rv_occluder_mesh m = { (const float (*)[3])pos, 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+    assert_int_equal(rv_node_set_occluder_mesh(s->world, other, &m), RV_OK);
+    return s;
+}
+
+static rv_result sweep_frame(void *o)
+{
+    sweep_world *s = o;
+    camera cam;
+    camera_at(&cam, 0, 16);
+    rv_result r = rv_frame_begin(s->world, &cam.v);
+    if (r != RV_OK)
+        return r;
+    float planes[6][4];
+    wall_planes(-12, planes);
+    rv_occluder_convex c = { (const float (*)[4])planes, 6, 0 };
+    float wm[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -10, 1 };
+    r = rv_frame_add_convex(s->world, &c, wm);
+    if (r == RV_OK)
+        r = rv_frame_cull(s->world);
+    rv_frame_view v;
+    if (r == RV_OK)
+        r = rv_frame_end(s->world, &v);
+    if (r != RV_OK)
+        rv_frame_abort(s->world);
+    return r;
+}
+
+static uint64_t sweep_fingerprint(void *o)
+{
+    sweep_world *s = o;
+    return rv_world_scene_stats(s->world).nodes;
+}
+
+static void sweep_free(void *o)
+{
+    sweep_world *s = o;
+    rv_world_destroy(s->world);
+    free(s);
+}
+
+static void test_allocation_failures_leave_the_world_as_it_was(void **state)
+{
+    (void)state;
+    rvt_sweep convex = { "rv_node_set_occluder_convex", sweep_setup_drawn, sweep_convex, sweep_fingerprint, sweep_free };
+    rvt_sweep mesh = { "rv_node_set_occluder_mesh", sweep_setup_drawn, sweep_mesh, sweep_fingerprint, sweep_free };
+    rvt_sweep frame = { "rv_frame with shapes", sweep_setup_shapes, sweep_frame, sweep_fingerprint, sweep_free };
+    assert_true(rvt_run_sweep(&convex) >= 3); /* scratch, block, slot array / vector */
+    assert_true(rvt_run_sweep(&mesh) >= 2);
+    assert_true(rvt_run_sweep(&frame) >= 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_node_convex_and_mesh_occluders_hide_what_is_behind),
+        cmocka_unit_test(test_clearing_or_replacing_an_occluder_of_any_shape),
+        cmocka_unit_test(test_per_frame_shapes_fuse_in_a_frame),
+        cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
+        cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,490 @@
+/* Occluders that touch leave no seam (suite occlusion): two boxes sharing a face hide a
+ * small object wholly behind the shared edge, at 64 sub-texel positions of the seam and 8
+ * rotations (four with the eye in the shared face's plane, where both silhouettes end on
+ * one screen line); the same object behind a gap of 0.1, 0.25 or 0.5 texel between the two
+ * is never hidden. Every configuration is checked against the reference first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "support/occlusion_ref.h"
+#include "support/rvt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WIDTH 256
+#define DEPTH 12.0 /* distance of the pair's front */
+
+/* The pair's frame: T(0, 0, -DEPTH) R_z(roll) R_y(yaw). With yaw 0 the shared face (local
+ * x = 0) contains the eye (the origin) for every roll. */
+static void pair_matrix(double yaw, double roll, float m[16])
+{
+    double cy = cos(yaw), sy = sin(yaw), cr = cos(roll), sr = sin(roll);
+    double ry[3][3] = { { cy, 0, sy }, { 0, 1, 0 }, { -sy, 0, cy } };
+    double rz[3][3] = { { cr, -sr, 0 }, { sr, cr, 0 }, { 0, 0, 1 } };
+    memset(m, 0, 16 * sizeof(float));
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double acc = 0;
+            for (int k = 0; k < 3; k++)
+                acc += rz[r][k] * ry[k][c];
+            m[c * 4 + r] = (float)acc;
+        }
+    m[14] = (float)-DEPTH;
+    m[15] = 1;
+}
+
+typedef struct seam_view {
+    camera cam;
+    float vp[16];
+    ref_view rv;
+    float m[16];
+} seam_view;
+
+static void seam_view_make(seam_view *v, double yaw, double roll, double sx, double sy)
+{
+    v->cam = look(0, 0, 0, 0, 0, -1);
+    v->cam.shift[0] = sx;
+    v->cam.shift[1] = sy;
+    v->cam.shift_w = WIDTH;
+    v->cam.shift_h = round(WIDTH / v->cam.aspect);
+    camera_matrix(&v->cam, v->vp);
+    ref_view_init(&v->rv, v->vp, v->cam.clip);
+    pair_matrix(yaw, roll, v->m);
+}
+
+/* Texel coordinates of a local point under the pair's matrix. */
+static void to_texels(const seam_view *v, const double l[3], double out[2])
+{
+    double w[3], c[4];
+    for (int i = 0; i < 3; i++)
+        w[i] = (double)v->m[i] * l[0] + (double)v->m[4 + i] * l[1] + (double)v->m[8 + i] * l[2] + v->m[12 + i];
+    for (int r = 0; r < 4; r++)
+        c[r] = (double)v->vp[r] * w[0] + (double)v->vp[4 + r] * w[1] + (double)v->vp[8 + r] * w[2] + v->vp[12 + r];
+    out[0] = 0.5 * WIDTH * (c[0] / c[3] + 1);
+    out[1] = 0.5 * v->cam.shift_h * (1 - c[1] / c[3]);
+}
+
+/* Screen direction across the seam: perpendicular to the image of local y (the shared
+ * edge's direction, parallel to the image plane, so its images stay parallel). */
+static void across(const seam_view *v, double dir[2])
+{
+    double a[2], b[2], la[3] = { 0, -1, -0.5 }, lb[3] = { 0, 1, -0.5 };
+    to_texels(v, la, a);
+    to_texels(v, lb, b);
+    double dx = b[0] - a[0], dy = b[1] - a[1], len = sqrt(dx * dx + dy * dy);
+    dir[0] = dy / len;
+    dir[1] = -dx / len;
+    double lx[3] = { 1, 0, -0.5 }, o[3] = { 0, 0, -0.5 }, px[2], po[2];
+    to_texels(v, lx, px);
+    to_texels(v, o, po);
+    if ((px[0] - po[0]) * dir[0] + (px[1] - po[1]) * dir[1] < 0) {
+        dir[0] = -dir[0];
+        dir[1] = -dir[1];
+    }
+}
+
+static double coord_across(const seam_view *v, const double l[3])
+{
+    double t[2], dir[2];
+    to_texels(v, l, t);
+    across(v, dir);
+    return t[0] * dir[0] + t[1] * dir[1];
+}
+
+/* The two occluders: A = [-4, 0] x [-2, 2] x [-1, 0], B the same shifted by gap along x. */
+static const double HALF_W = 4, HALF_H = 2, THICK = 1;
+
+static double extent_across(const seam_view *v, double x0, double x1, bool want_max)
+{
+    double best = want_max ? -INFINITY : INFINITY;
+    for (int k = 0; k < 8; k++) {
+        double l[3] = { k & 1 ? x1 : x0, k & 2 ? HALF_H : -HALF_H, k & 4 ? 0 : -THICK };
+        double u = coord_across(v, l);
+        best = want_max ? fmax(best, u) : fmin(best, u);
+    }
+    return best;
+}
+
+/* The see-through width (texels) between A and B when B is moved by gap. */
+static double slot_width(const seam_view *v, double gap)
+{
+    return extent_across(v, gap, gap + 2 * HALF_W, false) - extent_across(v, -2 * HALF_W, 0, true);
+}
+
+/* Local x at depth z whose image lies at coordinate u across the seam. */
+static double x_at(const seam_view *v, double u, double z)
+{
+    double lo = -2, hi = 2;
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi), l[3] = { mid, 0, z };
+        if (coord_across(v, l) < u)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+typedef enum seam_shape { SEAM_BOXES = 0, SEAM_CONVEX, SEAM_CONVEX_EXACT, SEAM_MESHES } seam_shape;
+
+/* A box's six planes (outward normals, n . p <= d) plus two bevels through its vertical
+ * edges at x = max (they touch the solid along those edges and change nothing, as a level
+ * compiler's bevel planes do). */
+static uint32_t box_planes(const float mn[3], const float mx[3], float planes[8][4])
+{
+    uint32_t n = 0;
+    for (int a = 0; a < 3; a++) {
+        float lo[4] = { 0, 0, 0, -mn[a] }, hi[4] = { 0, 0, 0, mx[a] };
+        lo[a] = -1;
+        hi[a] = 1;
+        memcpy(planes[n++], lo, sizeof lo);
+        memcpy(planes[n++], hi, sizeof hi);
+    }
+    float b0[4] = { 1, 0, 1, mx[0] + mx[2] }, b1[4] = { 1, 0, -1, mx[0] - mn[2] };
+    memcpy(planes[n++], b0, sizeof b0);
+    memcpy(planes[n++], b1, sizeof b1);
+    return n;
+}
+
+/* A closed box mesh: 8 corners (bit 0 x, bit 1 y, bit 2 z), 12 triangles wound
+ * counter-clockwise seen from outside. */
+static const uint32_t CUBE_INDICES[36] = {
+    0, 4, 6, 0, 6, 2, /* -x */ 1, 3, 7, 1, 7, 5, /* +x */
+    0, 1, 5, 0, 5, 4, /* -y */ 2, 6, 7, 2, 7, 3, /* +y */
+    0, 2, 3, 0, 3, 1, /* -z */ 4, 5, 7, 4, 7, 6, /* +z */
+};
+
+static void cube_positions(const float mn[3], const float mx[3], float pos[8][3])
+{
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++)
+            pos[k][i] = (k >> i) & 1 ? mx[i] : mn[i];
+}
+
+static float pair_positions[2][8][3];
+static float pair_planes[2][8][4];
+
+/* Adds the pair (B moved by gap) to the buffer and fills the reference's two occluders. */
+static void add_pair(rv_occlusion *occ, const seam_view *v, seam_shape shape, double gap, ref_box ref[2])
+{
+    for (int k = 0; k < 2; k++) {
+        memset(&ref[k], 0, sizeof ref[k]);
+        double x0 = k ? gap : -2 * HALF_W, x1 = k ? gap + 2 * HALF_W : 0;
+        float mn[3] = { (float)x0, (float)-HALF_H, (float)-THICK }, mx[3] = { (float)x1, (float)HALF_H, 0 };
+        memcpy(ref[k].min, mn, sizeof mn);
+        memcpy(ref[k].max, mx, sizeof mx);
+        memcpy(ref[k].matrix, v->m, sizeof ref[k].matrix);
+        ref[k].has_matrix = true;
+        ref_box_init(&ref[k]);
+        if (shape == SEAM_BOXES) {
+            assert_int_equal(rv_occlusion_add_occluder(occ, mn, mx, v->m), RV_OK);
+        } else if (shape == SEAM_MESHES) {
+            cube_positions(mn, mx, pair_positions[k]);
+            rv_occluder_mesh mesh = { (const float (*)[3])pair_positions[k], 8, CUBE_INDICES, 36, RV_OCCLUDER_CLOSED };
+            assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, v->m), RV_OK);
+            ref[k].kind = REF_MESH;
+            ref[k].positions = (const float (*)[3])pair_positions[k];
+            ref[k].vertex_count = 8;
+            ref[k].indices = CUBE_INDICES;
+            ref[k].index_count = 36;
+        } else {
+            uint32_t n = box_planes(mn, mx, pair_planes[k]);
+            rv_occluder_convex cv = { (const float (*)[4])pair_planes[k], n,
+                                      shape == SEAM_CONVEX_EXACT ? RV_OCCLUDER_EXACT : 0 };
+            assert_int_equal(rv_occlusion_add_convex(occ, &cv, v->m), RV_OK);
+            ref[k].kind = REF_CONVEX;
+            ref[k].plane_count = n;
+            memcpy(ref[k].planes, pair_planes[k], sizeof pair_planes[k]);
+        }
+    }
+}
+
+static const double YAWS[8] = { 0, 0, 0, 0, 2 * PI / 180, -3 * PI / 180, 1.5 * PI / 180, -1 * PI / 180 };
+static const double ROLLS[8] = { 0, 30 * PI / 180, 60 * PI / 180, 100 * PI / 180,
+                                 0, 45 * PI / 180, 80 * PI / 180, 135 * PI / 180 };
+
+/* Runs every rotation and offset; returns how many configurations the library hid. */
+static int run_seam(seam_shape shape, double gap_texels, int *configurations)
+{
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    int hidden = 0, n = 0, per_rotation[8] = { 0 };
+    const double half = 0.1, z_front = -THICK - 0.5, z_back = -THICK - 0.7;
+    for (int r = 0; r < 8; r++)
+        for (int off = 0; off < 64; off++) {
+            seam_view v;
+            seam_view_make(&v, YAWS[r], ROLLS[r], (off % 8) / 8.0, (off / 8) / 8.0);
+            /* B's shift for the asked slot width (0: the shared face). */
+            double gap = 0;
+            if (gap_texels > 0) {
+                double lo = 0, hi = 2;
+                for (int i = 0; i < 80; i++) {
+                    double mid = 0.5 * (lo + hi);
+                    if (slot_width(&v, mid) < gap_texels)
+                        lo = mid;
+                    else
+                        hi = mid;
+                }
+                gap = hi;
+            }
+            /* The object: centred (across the seam) on the middle of A's and B's facing
+             * outlines, at depth z, half size 0.1 (about two texels). */
+            double u_mid = 0.5 * (extent_across(&v, -2 * HALF_W, 0, true) + extent_across(&v, gap, gap + 2 * HALF_W, false));
+            double xc = x_at(&v, u_mid, z_front);
+            ref_box obj;
+            memset(&obj, 0, sizeof obj);
+            float omn[3] = { (float)(xc - half), (float)-half, (float)z_back };
+            float omx[3] = { (float)(xc + half), (float)half, (float)z_front };
+            memcpy(obj.min, omn, sizeof omn);
+            memcpy(obj.max, omx, sizeof omx);
+            memcpy(obj.matrix, v.m, sizeof obj.matrix);
+            obj.has_matrix = true;
+            ref_box_init(&obj);
+
+            assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
+            ref_box pair[2];
+            add_pair(occ, &v, shape, gap, pair);
+            uint64_t seed = 5;
+            if (gap_texels > 0) {
+                /* A witness: the object's point straight behind the middle of the slot. */
+                double l[3] = { xc, 0, z_front }, w[3];
+                ref_local_to_world(&obj, l, w);
+                assert_true(ref_point_seen(&v.rv, pair, 2, w));
+            } else {
+                assert_false(ref_object_seen(&v.rv, pair, 2, &obj, &seed, 8));
+            }
+            bool h = !box_visible(occ, omn, omx, v.m);
+            hidden += h;
+            per_rotation[r] += h;
+            n++;
+        }
+    for (int r = 0; r < 8; r++)
+        printf(" %d", per_rotation[r]);
+    printf("  (hidden of 64 per rotation)\n");
+    rv_occlusion_destroy(occ);
+    *configurations = n;
+    return hidden;
+}
+
+static const char *const SHAPE_NAME[4] = { "boxes", "convex solids", "exact convex solids", "closed meshes" };
+
+static void shared_face(seam_shape shape)
+{
+    int n, hidden = run_seam(shape, 0, &n);
+    printf("%s sharing a face: %d of %d configurations hidden\n", SHAPE_NAME[shape], hidden, n);
+    assert_int_equal(hidden, n);
+}
+
+static void gaps_stay_open(seam_shape shape)
+{
+    static const double gaps[3] = { 0.1, 0.25, 0.5 };
+    for (int g = 0; g < 3; g++) {
+        int n, hidden = run_seam(shape, gaps[g], &n);
+        printf("%s %.2f texel apart: %d of %d configurations hidden\n", SHAPE_NAME[shape], gaps[g], hidden, n);
+        assert_int_equal(hidden, 0);
+    }
+}
+
+static void test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge(void **state)
+{
+    (void)state;
+    shared_face(SEAM_BOXES);
+}
+
+static void test_a_gap_between_boxes_is_never_closed(void **state)
+{
+    (void)state;
+    gaps_stay_open(SEAM_BOXES);
+}
+
+static void test_convex_solids_sharing_a_face_leave_no_seam(void **state)
+{
+    (void)state;
+    shared_face(SEAM_CONVEX);
+    shared_face(SEAM_CONVEX_EXACT);
+    gaps_stay_open(SEAM_CONVEX);
+    gaps_stay_open(SEAM_CONVEX_EXACT);
+}
+
+static void test_closed_meshes_sharing_a_face_leave_no_seam(void **state)
+{
+    (void)state;
+    shared_face(SEAM_MESHES);
+    gaps_stay_open(SEAM_MESHES);
+}
+
+/* ---- two triangles of one mesh ------------------------------------------------------------ */
+
+/* A 4 x 4 quad in its local xy plane split along the diagonal from corner 0 to corner 2 (an
+ * open mesh), placed by T(0, 0, -DEPTH) R_z(roll) R_x(tilt). gap > 0 splits it into two
+ * separate triangles, the second moved by gap across the diagonal within the plane. */
+static const double ROLL8[8] = { 0, 30, 60, 100, 135, 170, 200, 250 };
+static const double TILT8[8] = { 0, 20, -35, 10, 45, -15, 30, -45 };
+
+static void quad_matrix(double roll, double tilt, float m[16])
+{
+    double cr = cos(roll), sr = sin(roll), ct = cos(tilt), st = sin(tilt);
+    double rz[3][3] = { { cr, -sr, 0 }, { sr, cr, 0 }, { 0, 0, 1 } };
+    double rx[3][3] = { { 1, 0, 0 }, { 0, ct, -st }, { 0, st, ct } };
+    memset(m, 0, 16 * sizeof(float));
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double acc = 0;
+            for (int k = 0; k < 3; k++)
+                acc += rz[r][k] * rx[k][c];
+            m[c * 4 + r] = (float)acc;
+        }
+    m[14] = (float)-DEPTH;
+    m[15] = 1;
+}
+
+static float quad_pos[6][3];
+static uint32_t quad_idx[6];
+
+/* The quad's mesh: gap 0, four shared vertices; else six, the second triangle's corners
+ * (copies of 0, 2 and 3) moved across the diagonal. */
+static rv_occluder_mesh quad_mesh(double gap)
+{
+    static const float corner[4][2] = { { -2, -2 }, { 2, -2 }, { 2, 2 }, { -2, 2 } };
+    static const uint32_t shared[6] = { 0, 1, 2, 0, 2, 3 }, split[6] = { 0, 1, 2, 4, 5, 3 };
+    double ux = -sqrt(0.5) * gap, uy = sqrt(0.5) * gap; /* across the diagonal, toward corner 3 */
+    for (int k = 0; k < 4; k++) {
+        quad_pos[k][0] = corner[k][0] + (k == 3 ? (float)ux : 0);
+        quad_pos[k][1] = corner[k][1] + (k == 3 ? (float)uy : 0);
+        quad_pos[k][2] = 0;
+    }
+    rv_occluder_mesh mesh = { (const float (*)[3])quad_pos, 4, quad_idx, 6, 0 };
+    memcpy(quad_idx, gap > 0 ? split : shared, sizeof shared);
+    if (gap > 0) {
+        const int from[2] = { 0, 2 };
+        for (int k = 0; k < 2; k++) {
+            quad_pos[4 + k][0] = (float)(corner[from[k]][0] + ux);
+            quad_pos[4 + k][1] = (float)(corner[from[k]][1] + uy);
+            quad_pos[4 + k][2] = 0;
+        }
+        mesh.vertex_count = 6;
+    }
+    return mesh;
+}
+
+static void quad_texels(const camera *cam, const float vp[16], const float m[16], const double l[3], double out[2])
+{
+    double w[3], c[4];
+    for (int i = 0; i < 3; i++)
+        w[i] = (double)m[i] * l[0] + (double)m[4 + i] * l[1] + (double)m[8 + i] * l[2] + m[12 + i];
+    for (int r = 0; r < 4; r++)
+        c[r] = (double)vp[r] * w[0] + (double)vp[4 + r] * w[1] + (double)vp[8 + r] * w[2] + vp[12 + r];
+    out[0] = 0.5 * WIDTH * (c[0] / c[3] + 1);
+    out[1] = 0.5 * cam->shift_h * (1 - c[1] / c[3]);
+}
+
+/* Texels between the two diagonals, across them, for a gap of g local units. */
+static double quad_slot(const camera *cam, const float vp[16], const float m[16], double g)
+{
+    double a0[3] = { -1, -1, 0 }, a1[3] = { 1, 1, 0 }, b[3] = { -sqrt(0.5) * g, sqrt(0.5) * g, 0 };
+    double p0[2], p1[2], q[2];
+    quad_texels(cam, vp, m, a0, p0);
+    quad_texels(cam, vp, m, a1, p1);
+    quad_texels(cam, vp, m, b, q);
+    double dx = p1[0] - p0[0], dy = p1[1] - p0[1], len = sqrt(dx * dx + dy * dy);
+    double o[3] = { 0, 0, 0 }, po[2];
+    quad_texels(cam, vp, m, o, po);
+    return fabs((q[0] - po[0]) * dy - (q[1] - po[1]) * dx) / len;
+}
+
+static int run_quad(double gap_texels, int *configurations)
+{
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    int hidden = 0, n = 0, per_rotation[8] = { 0 };
+    for (int r = 0; r < 8; r++)
+        for (int off = 0; off < 64; off++) {
+            seam_view v;
+            seam_view_make(&v, 0, 0, (off % 8) / 8.0, (off / 8) / 8.0);
+            quad_matrix(ROLL8[r] * PI / 180, TILT8[r] * PI / 180, v.m);
+            double g = 0;
+            if (gap_texels > 0) {
+                double lo = 0, hi = 1;
+                for (int i = 0; i < 80; i++) {
+                    double mid = 0.5 * (lo + hi);
+                    if (quad_slot(&v.cam, v.vp, v.m, mid) < gap_texels)
+                        lo = mid;
+                    else
+                        hi = mid;
+                }
+                g = hi;
+            }
+            rv_occluder_mesh mesh = quad_mesh(g);
+            ref_box quad;
+            memset(&quad, 0, sizeof quad);
+            quad.kind = REF_MESH;
+            quad.positions = mesh.positions;
+            quad.vertex_count = mesh.vertex_count;
+            quad.indices = mesh.indices;
+            quad.index_count = 6;
+            float qmn[3] = { -3, -2, 0 }, qmx[3] = { 2, 3, 0 };
+            memcpy(quad.min, qmn, sizeof qmn);
+            memcpy(quad.max, qmx, sizeof qmx);
+            memcpy(quad.matrix, v.m, sizeof quad.matrix);
+            quad.has_matrix = true;
+            ref_box_init(&quad);
+            /* The object: a world box straight behind the middle of the diagonal (or of the
+             * slot), half a unit deeper, about two texels across. */
+            double l[3] = { -sqrt(0.5) * g / 2, sqrt(0.5) * g / 2, 0 }, w[3];
+            ref_local_to_world(&quad, l, w);
+            double k = 1 + 0.5 / DEPTH, half = 0.09, centre[3] = { w[0] * k, w[1] * k, w[2] * k };
+            ref_box obj;
+            memset(&obj, 0, sizeof obj);
+            for (int i = 0; i < 3; i++) {
+                obj.min[i] = (float)(centre[i] - half);
+                obj.max[i] = (float)(centre[i] + half);
+            }
+            ref_box_init(&obj);
+            assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
+            assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, v.m), RV_OK);
+            uint64_t seed = 9;
+            if (gap_texels > 0)
+                assert_true(ref_point_seen(&v.rv, &quad, 1, centre));
+            else
+                assert_false(ref_object_seen(&v.rv, &quad, 1, &obj, &seed, 8));
+            bool h = !box_visible(occ, obj.min, obj.max, NULL);
+            hidden += h;
+            per_rotation[r] += h;
+            n++;
+        }
+    for (int r = 0; r < 8; r++)
+        printf(" %d", per_rotation[r]);
+    printf("  (hidden of 64 per rotation)\n");
+    rv_occlusion_destroy(occ);
+    *configurations = n;
+    return hidden;
+}
+
+static void test_triangles_sharing_an_edge_hide_what_is_behind_it(void **state)
+{
+    (void)state;
+    int n, hidden = run_quad(0, &n);
+    printf("two triangles sharing an edge: %d of %d configurations hidden\n", hidden, n);
+    assert_int_equal(hidden, n);
+    static const double gaps[3] = { 0.1, 0.25, 0.5 };
+    for (int g = 0; g < 3; g++) {
+        hidden = run_quad(gaps[g], &n);
+        printf("two triangles %.2f texel apart: %d of %d configurations hidden\n", gaps[g], hidden, n);
+        assert_int_equal(hidden, 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_gap_between_boxes_is_never_closed),
+        cmocka_unit_test(test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge),
+        cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),
+        cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
+        cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

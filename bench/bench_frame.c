@@ -1,6 +1,6 @@
 /* Frame benchmark: frame_city.
  *
- * rv_frame over the benchmark city (../shared/BENCH_CITY.md): the 1,024 buildings are
+ * rv_frame over the benchmark city (docs/bench-city.md): the 1,024 buildings are
  * persistent occluder nodes (occlusion width 256) under one bound-less root; the 100,000
  * objects are nodes (a sphere enclosing the box, and the box itself as a test box) under
  * 1,024 cell groups (30 m, the building grid) under 16 district groups (8 x 8 cells); each

@@ -1,4 +1,4 @@
-/* Occlusion benchmarks on the benchmark city (../shared/BENCH_CITY.md).
+/* Occlusion benchmarks on the benchmark city (docs/bench-city.md).
  *
  * occlusion_city_256 / _512: per frame, frustum-cull the 1,024 buildings and rasterise the
  * visible ones (raster_us, mean per frame), frustum-cull the 100,000 objects (untimed) and

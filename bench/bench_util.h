@@ -1,5 +1,5 @@
 /* rvis-bench support: timing, medians, the JSON case record, and the benchmark city
- * (../shared/BENCH_CITY.md, reproduced exactly; check values verified at start-up). */
+ * (docs/bench-city.md, reproduced exactly; check values verified at start-up). */
 #ifndef RVB_UTIL_H
 #define RVB_UTIL_H
 

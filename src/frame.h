@@ -1,11 +1,12 @@
 /* The frame: the only module that knows every other (docs/design.md, "The frame").
  *   frame.c          begin and end: the stages in order, and the public calls
- *   frame_cull.c     the cull stage: occluders, the main view's walk hooks, the object passes
+ *   frame_cull.c     the cull stage: the main view's walk hooks, the object passes
  *                    (occlusion, LOD, emit)
  *   frame_walk.c     the main view's walk over the host's workers: work items, their record
  *                    streams, rounds, and the job system's parallel-for with its checks
  *   frame_publish.c  arenas, sort, view validity and digest
- *   frame_nodes.c    what nodes carry for the frame (occluders of any shape, test boxes)
+ *   frame_nodes.c    what nodes carry for the frame (occluders of any shape, test boxes), and
+ *                    the node occluders submitted to each frame's buffer
  *   frame_state.c    the frame state and the world-owned modules, created and destroyed together
  *   frame_views.c    extra views (rv_cull_view) */
 #ifndef RVI_FRAME_H
@@ -298,6 +299,11 @@ void rvi_frame_arena_free(rvi_heap *heap, rvi_frame_arena *arena);
 
 /* Removes node's occluder, freeing its block (no-op when it has none). Never allocates. */
 void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
+/* Submits every persistent occluder (of any shape) whose world box meets the frustum and
+ * whose geometry may be drawn this frame (frame_nodes.c). An occluder the buffer refuses (a
+ * matrix gone non-finite) is skipped, which only draws more; running out of memory is
+ * reported. */
+rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
 
 /* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,

@@ -1,5 +1,5 @@
-/* The cull stage of a frame (docs/design.md §8): persistent occluders rasterised (only those
- * whose geometry may be drawn), the main view's walk (frame_walk.c; its hooks are here:
+/* The cull stage of a frame (docs/design.md §8): persistent occluders submitted
+ * (frame_nodes.c), the main view's walk (frame_walk.c; its hooks are here:
  * partition gate, group occlusion, HLOD, candidates), then the object passes over the
  * candidates: occlusion tests, LOD selection, emitting draw items. Each pass is a
  * parallel-for over chunks of candidates whose outputs land at places fixed by their index,
@@ -21,87 +21,6 @@
  * candidate, a cull, a deferral. */
 #define VISIT_RECORDS 4u
 #define F_EPS (1.0f / 16777216.0f)
-
-/* ---- occluders ----------------------------------------------------------------------------- */
-
-/* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
- * included) is flagged hidden or is a partition part the gate hides (padded frustum or
- * slice), and its LOD level is not "nothing". An occluder whose geometry is not
- * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
- * here (a group gated again in the walk keeps its last decision). */
-static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,
-                                   uint32_t *last_gated, bool *out)
-{
-    const rvi_scene *sc = &world->scene;
-    *out = false;
-    for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a]) {
-        uint32_t flags = sc->flags[a];
-        if (flags & RVI_NODE_HIDDEN)
-            return RV_OK;
-        if ((flags & RVI_NODE_PARTITION_PART) && gate) {
-            uint32_t group = sc->parent[a];
-            if (group != RVI_INDEX_NONE && (sc->flags[group] & RVI_NODE_PARTITION_GROUP)) {
-                if (*last_gated != group) {
-                    rv_result r = rvi_partition_gate_group(world, gate, group, &f->cam.frustum);
-                    if (r != RV_OK && r != RV_ERR_NOT_FOUND)
-                        return r;
-                    *last_gated = group;
-                }
-                if (rvi_partition_part_hidden(world, gate, a))
-                    return RV_OK;
-            }
-        }
-    }
-    if (sc->flags[node] & RVI_NODE_HAS_LOD) {
-        uint32_t level, count;
-        if (rvi_lod_level_of(world, node, &f->cam.lod_view, &level, &count) == RV_OK && level >= count)
-            return RV_OK;
-    }
-    *out = true;
-    return RV_OK;
-}
-
-/* Submits every persistent occluder (of any shape) whose world box meets the frustum. An
- * occluder the buffer refuses (a matrix gone non-finite) is skipped, which only draws more;
- * running out of memory is reported. */
-static rv_result rasterise_occluder_nodes(rv_world *world, rvi_frame *f)
-{
-    const rvi_scene *sc = &world->scene;
-    rvi_partition *gate = rvi_partition_find(world);
-    uint32_t last_gated = RVI_INDEX_NONE;
-    /* Room for every persistent occluder at once: a frame that sees more of them than any
-     * before must not allocate occluder by occluder (steady frames allocate nothing). */
-    uint32_t count = f->occluders.records.count;
-    uint64_t items = f->occluder_items, vertices = f->occluder_vertices;
-    rv_result reserved = items > UINT32_MAX || vertices > UINT32_MAX
-                             ? RV_ERR_CAPACITY
-                             : rvi_occlusion_reserve(f->occlusion, count, count, (uint32_t)items, (uint32_t)vertices);
-    if (reserved == RV_ERR_OUT_OF_MEMORY)
-        return reserved;
-    for (uint32_t i = 0; i < count; i++) {
-        const rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
-        /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
-        if (sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
-            continue;
-        const float *m = sc->world_matrix[o->node];
-        float wmin[3], wmax[3];
-        rvi_box_to_world(m, o->min, o->max, wmin, wmax);
-        if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
-            continue;
-        bool drawable;
-        RVI_TRY(occluder_drawable(world, f, gate, o->node, &last_gated, &drawable));
-        if (!drawable)
-            continue;
-        /* A convex solid's or mesh's block is lent to the buffer until the freeze, which
-         * follows at once in rvi_frame_cull. */
-        rv_result r = o->kind == RVI_OCC_BOX ? rv_occlusion_add_occluder(f->occlusion, o->min, o->max, m)
-                                             : rvi_occlusion_add_block(f->occlusion, (rvi_occ_kind)o->kind, o->block, m);
-        if (r == RV_ERR_OUT_OF_MEMORY)
-            return r;
-        f->counts.occluders_added += r == RV_OK;
-    }
-    return RV_OK;
-}
 
 /* ---- occlusion tests ------------------------------------------------------------------------ */
 
@@ -758,7 +677,7 @@ rv_result rvi_frame_cull(rv_world *world)
     bool timed = world->desc.clock_ns != NULL;
     uint64_t t0 = rvi_clock_now(world);
     if (f->occlusion) {
-        RVI_TRY(rasterise_occluder_nodes(world, f));
+        RVI_TRY(rvi_frame_submit_occluders(world, f));
         RVI_TRY(rv_occlusion_freeze(f->occlusion));
         rvi_occ_feed_prepare(f->occlusion); /* before the workers read it */
         f->hz_levels = rvi_hz_levels_of(f->occlusion);

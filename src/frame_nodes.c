@@ -1,10 +1,11 @@
 /* What nodes carry for the frame: persistent occluders of any shape (a box, a convex solid,
  * a mesh: the last two copied into blocks the world owns) and test boxes (a tighter bound
- * than the sphere for the frustum and occlusion tests). Both are side tables by node slot
- * (core/node_table.h). */
+ * than the sphere for the frustum and occlusion tests), both side tables by node slot
+ * (core/node_table.h); and each frame, the node occluders it may use handed to its buffer. */
 #include "frame.h"
 #include "core/check.h"
 #include "occlusion.h"
+#include "partition.h"
 #include "scene.h"
 
 #include <string.h>
@@ -232,3 +233,81 @@ rv_result rv_node_clear_occluder(rv_world *world, rv_node node)
 }
 
 rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return rv_node_clear_occluder(world, node); }
+
+/* ---- submitting node occluders ----------------------------------------------------------------------------- */
+
+/* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
+ * included) is flagged hidden or is a partition part the gate hides (padded frustum or
+ * slice), and its LOD level is not "nothing". An occluder whose geometry is not
+ * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
+ * here (a group gated again in the walk keeps its last decision). */
+static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,
+                                   uint32_t *last_gated, bool *out)
+{
+    const rvi_scene *sc = &world->scene;
+    *out = false;
+    for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a]) {
+        uint32_t flags = sc->flags[a];
+        if (flags & RVI_NODE_HIDDEN)
+            return RV_OK;
+        if ((flags & RVI_NODE_PARTITION_PART) && gate) {
+            uint32_t group = sc->parent[a];
+            if (group != RVI_INDEX_NONE && (sc->flags[group] & RVI_NODE_PARTITION_GROUP)) {
+                if (*last_gated != group) {
+                    rv_result r = rvi_partition_gate_group(world, gate, group, &f->cam.frustum);
+                    if (r != RV_OK && r != RV_ERR_NOT_FOUND)
+                        return r;
+                    *last_gated = group;
+                }
+                if (rvi_partition_part_hidden(world, gate, a))
+                    return RV_OK;
+            }
+        }
+    }
+    if (sc->flags[node] & RVI_NODE_HAS_LOD) {
+        uint32_t level, count;
+        if (rvi_lod_level_of(world, node, &f->cam.lod_view, &level, &count) == RV_OK && level >= count)
+            return RV_OK;
+    }
+    *out = true;
+    return RV_OK;
+}
+
+rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
+{
+    const rvi_scene *sc = &world->scene;
+    rvi_partition *gate = rvi_partition_find(world);
+    uint32_t last_gated = RVI_INDEX_NONE;
+    /* Room for every persistent occluder at once: a frame that sees more of them than any
+     * before must not allocate occluder by occluder (steady frames allocate nothing). */
+    uint32_t count = f->occluders.records.count;
+    uint64_t items = f->occluder_items, vertices = f->occluder_vertices;
+    rv_result reserved = items > UINT32_MAX || vertices > UINT32_MAX
+                             ? RV_ERR_CAPACITY
+                             : rvi_occlusion_reserve(f->occlusion, count, count, (uint32_t)items, (uint32_t)vertices);
+    if (reserved == RV_ERR_OUT_OF_MEMORY)
+        return reserved;
+    for (uint32_t i = 0; i < count; i++) {
+        const rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
+        /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
+        if (sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
+            continue;
+        const float *m = sc->world_matrix[o->node];
+        float wmin[3], wmax[3];
+        rvi_box_to_world(m, o->min, o->max, wmin, wmax);
+        if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
+            continue;
+        bool drawable;
+        RVI_TRY(occluder_drawable(world, f, gate, o->node, &last_gated, &drawable));
+        if (!drawable)
+            continue;
+        /* A convex solid's or mesh's block is lent to the buffer until the freeze, which
+         * follows at once in rvi_frame_cull. */
+        rv_result r = o->kind == RVI_OCC_BOX ? rv_occlusion_add_occluder(f->occlusion, o->min, o->max, m)
+                                             : rvi_occlusion_add_block(f->occlusion, (rvi_occ_kind)o->kind, o->block, m);
+        if (r == RV_ERR_OUT_OF_MEMORY)
+            return r;
+        f->counts.occluders_added += r == RV_OK;
+    }
+    return RV_OK;
+}

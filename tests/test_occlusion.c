@@ -1,5 +1,5 @@
-/* Occlusion buffer (docs/design.md §4): the seed's wall, decals, width 0, freezing,
- * depth conventions, orthographic views, the near plane, hostile input, and a property
+/* Occlusion buffer (docs/design.md §4): the worked example's wall, decals, width 0,
+ * freezing, depth conventions, orthographic views, the near plane, hostile input, and a property
  * test against a slow, obviously-correct reference (rays to sample points of each object's
  * surface against exact ray-box intersection of the occluders). */
 #include <setjmp.h>
@@ -196,7 +196,7 @@ static void test_never_culls_what_the_reference_sees(void **state)
     assert_true(efficiency >= 0.60);
 }
 
-/* ---- the seed's wall ------------------------------------------------------------------- */
+/* ---- the worked example's wall -------------------------------------------------------- */
 
 static const float WALL_MIN[3] = { -6, 0, -0.5f }, WALL_MAX[3] = { 6, 8, 0.5f };
 

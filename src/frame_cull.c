@@ -24,30 +24,10 @@
 
 /* ---- occlusion tests ------------------------------------------------------------------------ */
 
-/* A cheap first look for tests that mostly answer "visible": the texel a point of the
- * object projects to holds nothing nearer than that point, so not every texel the object
- * touches is nearer (an object is hidden only when all are). Only ever answers "visible"
- * (the safe side), so the float error of its projection costs precision at worst, never a
- * wrong cull: the full test decides whatever it does not. */
+/* A cheap first look (rvi_occ_point_seen) anywhere on the buffer. */
 static bool point_seen(const rv_occlusion *occ, const float p[3])
 {
-    const rvi_occ_view *v = &occ->view;
-    float o[3] = { p[0] - v->ref[0], p[1] - v->ref[1], p[2] - v->ref[2] };
-    const float(*r)[4] = v->rows;
-    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
-    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
-    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
-    float tx = xb, ty = yb, nearness = qb;
-    if (v->perspective) {
-        if (!(qb > 0))
-            return false;
-        tx = xb / qb;
-        ty = yb / qb;
-        nearness = 1.0f / qb;
-    }
-    if (!(tx >= 0.0f && tx < (float)occ->width && ty >= 0.0f && ty < (float)occ->height))
-        return false;
-    return occ->texels[(size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx] <= nearness;
+    return rvi_occ_point_seen(occ, p, 0.0f, 0.0f, (float)occ->width, (float)occ->height);
 }
 
 /* The buffer's own tests, read-only (workers test at once; the frame adds the tests to the

@@ -375,6 +375,34 @@ static inline rv_result rvi_occ_check_box(const float min[3], const float max[3]
     return RV_OK;
 }
 
+/* A cheap look for tests that mostly answer "visible": true when world point p projects
+ * inside [x0, x1) x [y0, y1) (texel units) and the level-0 texel there holds nothing nearer
+ * than p. A point of an object seen there means not every texel the object touches is
+ * nearer, so the object is not hidden. False (no answer) when p is behind the eye or
+ * outside the window. Only ever answers "seen" (the safe side): float error costs
+ * precision at worst, never a wrong cull. */
+static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3], float x0, float y0, float x1,
+                                      float y1)
+{
+    const rvi_occ_view *v = &occ->view;
+    float o[3] = { p[0] - v->ref[0], p[1] - v->ref[1], p[2] - v->ref[2] };
+    const float(*r)[4] = v->rows;
+    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
+    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
+    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
+    float tx = xb, ty = yb, nearness = qb;
+    if (v->perspective) {
+        if (!(qb > 0))
+            return false;
+        tx = xb / qb;
+        ty = yb / qb;
+        nearness = 1.0f / qb;
+    }
+    if (!(tx >= x0 && tx < x1 && ty >= y0 && ty < y1))
+        return false;
+    return occ->texels[(size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx] <= nearness;
+}
+
 /* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
  * holds a nearness strictly above v. */
 bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v);

@@ -540,7 +540,6 @@ void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const flo
 static bool centre_texel_sees_the_box(const rv_occlusion *occ, const float min[3], const float max[3],
                                       const float *matrix, const rvi_occ_footprint *fp)
 {
-    const rvi_occ_view *v = &occ->view;
     float c[3];
     for (int i = 0; i < 3; i++)
         c[i] = 0.5f * min[i] + 0.5f * max[i];
@@ -550,23 +549,7 @@ static bool centre_texel_sees_the_box(const rv_occlusion *occ, const float min[3
             w[i] = matrix[i] * c[0] + matrix[4 + i] * c[1] + matrix[8 + i] * c[2] + matrix[12 + i];
         memcpy(c, w, sizeof c);
     }
-    float o[3] = { c[0] - v->ref[0], c[1] - v->ref[1], c[2] - v->ref[2] };
-    const float (*r)[4] = v->rows;
-    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
-    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
-    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
-    float tx = xb, ty = yb, nearness = qb;
-    if (v->perspective) {
-        if (!(qb > 0))
-            return false;
-        tx = xb / qb;
-        ty = yb / qb;
-        nearness = 1.0f / qb;
-    }
-    if (!(tx >= (float)fp->x0 && tx < (float)fp->x1 + 1.0f && ty >= (float)fp->y0 && ty < (float)fp->y1 + 1.0f))
-        return false;
-    int32_t ix = (int32_t)tx, iy = (int32_t)ty;
-    return occ->texels[(size_t)iy * occ->width + (size_t)ix] <= nearness;
+    return rvi_occ_point_seen(occ, c, (float)fp->x0, (float)fp->y0, (float)fp->x1 + 1.0f, (float)fp->y1 + 1.0f);
 }
 
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,

@@ -11,6 +11,7 @@
 #include "rvis.h"
 #include "occlusion.h"
 #include "occlusion_feed.h"
+#include "support/occlusion_ref.h"
 #include "support/rvt.h"
 
 #include <float.h>
@@ -19,42 +20,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
-
 /* ---- cameras (double, handed over as float like a host would) ----------------------------- */
 
-typedef struct camera {
+/* A camera by yaw and pitch, which the feed's small turns and strafes are made of (the
+ * shared reference, support/occlusion_ref.h, gives the boxes, rays and views). */
+typedef struct feed_camera {
     double eye[3];
     double yaw, pitch;        /* forward = (sin yaw cos pitch, sin pitch, -cos yaw cos pitch) */
     double fov_y, aspect, znear, zfar; /* zfar <= 0: infinite */
     double ortho_height;      /* > 0: orthographic */
     rv_clip clip;
-} camera;
+} feed_camera;
 
-static void forward_of(const camera *c, double f[3])
+static void forward_of(const feed_camera *c, double f[3])
 {
     f[0] = sin(c->yaw) * cos(c->pitch);
     f[1] = sin(c->pitch);
     f[2] = -cos(c->yaw) * cos(c->pitch);
 }
 
-static void normalize3(double v[3])
-{
-    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    v[0] /= l;
-    v[1] /= l;
-    v[2] /= l;
-}
-
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 /* Column-major view-projection of the camera in its depth convention. */
-static void camera_matrix(const camera *c, float out[16])
+static void feed_camera_matrix(const feed_camera *c, float out[16])
 {
     double f[3], up[3] = { 0, 1, 0 }, s[3], u[3];
     forward_of(c, f);
@@ -119,44 +105,6 @@ static double far_ndc(rv_clip c)
 
 /* ---- the reference: boxes, rays ------------------------------------------------------------ */
 
-typedef struct ref_box {
-    float min[3], max[3];
-    float matrix[16];
-    bool has_matrix;
-    double inv[12]; /* world -> local, rows of a 3x4 affine map */
-} ref_box;
-
-static void ref_box_init(ref_box *b)
-{
-    double m[3][4];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 4; j++)
-            m[i][j] = b->has_matrix ? b->matrix[j * 4 + i] : (i == j);
-    double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-                 m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    double r[3][3] = {
-        { (m[1][1] * m[2][2] - m[1][2] * m[2][1]) / det, (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det,
-          (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det },
-        { (m[1][2] * m[2][0] - m[1][0] * m[2][2]) / det, (m[0][0] * m[2][2] - m[0][2] * m[2][0]) / det,
-          (m[0][2] * m[1][0] - m[0][0] * m[1][2]) / det },
-        { (m[1][0] * m[2][1] - m[1][1] * m[2][0]) / det, (m[0][1] * m[2][0] - m[0][0] * m[2][1]) / det,
-          (m[0][0] * m[1][1] - m[0][1] * m[1][0]) / det },
-    };
-    for (int i = 0; i < 3; i++) {
-        for (int j = 0; j < 3; j++)
-            b->inv[i * 4 + j] = r[i][j];
-        b->inv[i * 4 + 3] = -(r[i][0] * m[0][3] + r[i][1] * m[1][3] + r[i][2] * m[2][3]);
-    }
-}
-
-static void ref_local_to_world(const ref_box *b, const double l[3], double w[3])
-{
-    for (int i = 0; i < 3; i++)
-        w[i] = b->has_matrix ? (double)b->matrix[i] * l[0] + (double)b->matrix[4 + i] * l[1] +
-                                   (double)b->matrix[8 + i] * l[2] + (double)b->matrix[12 + i]
-                             : l[i];
-}
-
 /* The ray q + t (p - q) against the box's surface (every face drawn, from both sides):
  * the entry and exit parameters, false when it misses. */
 static bool ref_slab(const ref_box *b, const double q[3], const double p[3], double *ta_out, double *tb_out)
@@ -190,61 +138,6 @@ static bool ref_slab(const ref_box *b, const double q[3], const double p[3], dou
     return true;
 }
 
-/* Is the segment q -> p crossed by the box's surface before p? (A point on the surface
- * itself is not hidden by it.) */
-static bool ref_blocks(const ref_box *b, const double q[3], const double p[3])
-{
-    double ta, tb;
-    if (!ref_slab(b, q, p, &ta, &tb))
-        return false;
-    const double end = 1 - 1e-9;
-    return (ta >= 0 && ta < end) || (tb >= 0 && tb < end);
-}
-
-typedef struct ref_view {
-    double vp[16], inv[16];
-    rv_clip clip;
-} ref_view;
-
-static void invert4(const double m[16], double inv[16])
-{
-    double a[4][8];
-    for (int r = 0; r < 4; r++)
-        for (int c = 0; c < 8; c++)
-            a[r][c] = c < 4 ? m[c * 4 + r] : (c - 4 == r);
-    for (int c = 0; c < 4; c++) {
-        int piv = c;
-        for (int r = c + 1; r < 4; r++)
-            if (fabs(a[r][c]) > fabs(a[piv][c]))
-                piv = r;
-        for (int k = 0; k < 8; k++) {
-            double t = a[c][k];
-            a[c][k] = a[piv][k];
-            a[piv][k] = t;
-        }
-        double d = a[c][c];
-        for (int k = 0; k < 8; k++)
-            a[c][k] /= d;
-        for (int r = 0; r < 4; r++)
-            if (r != c) {
-                double f = a[r][c];
-                for (int k = 0; k < 8; k++)
-                    a[r][k] -= f * a[c][k];
-            }
-    }
-    for (int r = 0; r < 4; r++)
-        for (int c = 0; c < 4; c++)
-            inv[c * 4 + r] = a[r][c + 4];
-}
-
-static void ref_view_init(ref_view *v, const float vp[16], rv_clip clip)
-{
-    for (int i = 0; i < 16; i++)
-        v->vp[i] = vp[i];
-    invert4(v->vp, v->inv);
-    v->clip = clip;
-}
-
 static void clip_of(const ref_view *v, const double p[3], double c[4])
 {
     for (int r = 0; r < 4; r++)
@@ -258,67 +151,6 @@ static void unproject(const ref_view *v, double x, double y, double z, double ou
         h[r] = v->inv[r] * c[0] + v->inv[4 + r] * c[1] + v->inv[8 + r] * c[2] + v->inv[12 + r];
     for (int i = 0; i < 3; i++)
         out[i] = h[i] / h[3];
-}
-
-/* Is world point p seen past every box: in the view volume, and no box surface between the
- * near plane and p on the ray through p. */
-static bool ref_point_seen(const ref_view *v, const ref_box *box, int n_box, const double p[3])
-{
-    double c[4];
-    clip_of(v, p, c);
-    double w = c[3];
-    if (!(w > 0) || fabs(c[0]) > w || fabs(c[1]) > w)
-        return false;
-    double z = c[2] / w, zn = near_ndc(v->clip), zf = far_ndc(v->clip);
-    if (v->clip.reversed_z ? (z > zn || z < zf) : (z < zn || z > zf))
-        return false;
-    double q[3];
-    unproject(v, c[0] / w, c[1] / w, zn, q);
-    for (int i = 0; i < n_box; i++)
-        if (ref_blocks(&box[i], q, p))
-            return false;
-    return true;
-}
-
-/* Does the reference see any of the object's surface? Corners, points along the edges and
- * jittered grids on the faces. */
-static bool ref_object_seen(const ref_view *v, const ref_box *box, int n_box, const ref_box *obj, uint64_t *seed,
-                            int grid)
-{
-    double l[3], w[3];
-    for (int k = 0; k < 8; k++) {
-        for (int i = 0; i < 3; i++)
-            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
-        ref_local_to_world(obj, l, w);
-        if (ref_point_seen(v, box, n_box, w))
-            return true;
-    }
-    for (int axis = 0; axis < 3; axis++)
-        for (int k = 0; k < 4; k++)
-            for (int s = 1; s < grid; s++) {
-                int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-                double t = (double)s / grid;
-                l[axis] = obj->min[axis] + t * ((double)obj->max[axis] - obj->min[axis]);
-                l[a1] = k & 1 ? obj->max[a1] : obj->min[a1];
-                l[a2] = k & 2 ? obj->max[a2] : obj->min[a2];
-                ref_local_to_world(obj, l, w);
-                if (ref_point_seen(v, box, n_box, w))
-                    return true;
-            }
-    for (int face = 0; face < 6; face++) {
-        int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-        for (int i = 0; i < grid; i++)
-            for (int j = 0; j < grid; j++) {
-                double u = (i + rvt_uniform(seed, 0, 1)) / grid, t = (j + rvt_uniform(seed, 0, 1)) / grid;
-                l[axis] = face & 1 ? obj->max[axis] : obj->min[axis];
-                l[a1] = obj->min[a1] + u * ((double)obj->max[a1] - obj->min[a1]);
-                l[a2] = obj->min[a2] + t * ((double)obj->max[a2] - obj->min[a2]);
-                ref_local_to_world(obj, l, w);
-                if (ref_point_seen(v, box, n_box, w))
-                    return true;
-            }
-    }
-    return false;
 }
 
 /* ---- the reference's depth image ------------------------------------------------------------ */
@@ -416,7 +248,7 @@ enum { KIND_BOXES, KIND_ROOM, KIND_EDGE, KIND_COUNT };
 
 typedef struct fscene {
     int kind;
-    camera old_cam, new_cam;
+    feed_camera old_cam, new_cam;
     float old_vp[16], new_vp[16];
     ref_view old_rv, new_rv;
     ref_box box[MAX_BOX];
@@ -425,48 +257,6 @@ typedef struct fscene {
 } fscene;
 
 static const rv_clip conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
-
-static void random_rotation(uint64_t *s, double r[3][3])
-{
-    double axis[3] = { rvt_uniform(s, -1, 1), rvt_uniform(s, -1, 1), rvt_uniform(s, -1, 1) };
-    if (fabs(axis[0]) + fabs(axis[1]) + fabs(axis[2]) < 1e-3)
-        axis[1] = 1;
-    normalize3(axis);
-    double a = rvt_uniform(s, 0, 6.2831853f), c = cos(a), sn = sin(a), t = 1 - c;
-    double x = axis[0], y = axis[1], z = axis[2];
-    double m[3][3] = { { t * x * x + c, t * x * y - sn * z, t * x * z + sn * y },
-                       { t * x * y + sn * z, t * y * y + c, t * y * z - sn * x },
-                       { t * x * z - sn * y, t * y * z + sn * x, t * z * z + c } };
-    memcpy(r, m, sizeof m);
-}
-
-/* A box of half sizes h around centre: axis-aligned, or rotated and scaled by a matrix. */
-static void place_box(uint64_t *s, ref_box *b, const double centre[3], const double h[3], bool with_matrix)
-{
-    memset(b, 0, sizeof *b);
-    b->has_matrix = with_matrix;
-    if (!with_matrix) {
-        for (int i = 0; i < 3; i++) {
-            b->min[i] = (float)(centre[i] - h[i]);
-            b->max[i] = (float)(centre[i] + h[i]);
-        }
-    } else {
-        double r[3][3];
-        random_rotation(s, r);
-        double scale[3] = { rvt_uniform(s, 0.5f, 2), rvt_uniform(s, 0.5f, 2), rvt_uniform(s, 0.5f, 2) };
-        for (int i = 0; i < 3; i++) {
-            b->min[i] = (float)(-h[i] / scale[i]);
-            b->max[i] = (float)(h[i] / scale[i]);
-        }
-        for (int col = 0; col < 3; col++)
-            for (int row = 0; row < 3; row++)
-                b->matrix[col * 4 + row] = (float)(r[row][col] * scale[col]);
-        for (int row = 0; row < 3; row++)
-            b->matrix[12 + row] = (float)centre[row];
-        b->matrix[15] = 1;
-    }
-    ref_box_init(b);
-}
 
 /* An axis-aligned box from its corners (walls of rooms and edges). */
 static void aabb(ref_box *b, double x0, double y0, double z0, double x1, double y1, double z1)
@@ -481,7 +271,7 @@ static void aabb(ref_box *b, double x0, double y0, double z0, double x1, double 
     ref_box_init(b);
 }
 
-static void random_camera(uint64_t *s, camera *c)
+static void random_camera(uint64_t *s, feed_camera *c)
 {
     memset(c, 0, sizeof *c);
     c->eye[0] = rvt_uniform(s, -20, 20);
@@ -499,7 +289,7 @@ static void random_camera(uint64_t *s, camera *c)
 
 /* A point ahead of the camera: d along the forward axis, a and b across it (scaled by the
  * view's half extent at that distance). */
-static void ahead(const camera *c, double d, double a, double b, double out[3])
+static void ahead(const feed_camera *c, double d, double a, double b, double out[3])
 {
     double f[3], up[3] = { 0, 1, 0 }, side[3], top[3];
     forward_of(c, f);
@@ -513,7 +303,7 @@ static void ahead(const camera *c, double d, double a, double b, double out[3])
 
 static void scene_boxes(uint64_t *s, fscene *sc)
 {
-    const camera *c = &sc->old_cam;
+    const feed_camera *c = &sc->old_cam;
     sc->n_box = 3 + (int)(rvt_next(s) % 8);
     for (int k = 0; k < sc->n_box; k++) {
         double centre[3], h[3];
@@ -533,7 +323,7 @@ static void scene_boxes(uint64_t *s, fscene *sc)
  * doorway's centre. */
 static void scene_room(uint64_t *s, fscene *sc, double door[3])
 {
-    const camera *c = &sc->old_cam;
+    const feed_camera *c = &sc->old_cam;
     double centre[3];
     ahead(c, rvt_uniform(s, 7, 20), rvt_uniform(s, -0.3f, 0.3f), 0, centre);
     double hx = rvt_uniform(s, 2, 4), hz = rvt_uniform(s, 2, 4), t = rvt_uniform(s, 0.1f, 0.3f);
@@ -564,7 +354,7 @@ static void scene_room(uint64_t *s, fscene *sc, double door[3])
  * a random depth gap: the silhouette the new camera peeks around. */
 static void scene_edge(uint64_t *s, fscene *sc)
 {
-    const camera *c = &sc->old_cam;
+    const feed_camera *c = &sc->old_cam;
     double d = rvt_uniform(s, 3, 25), gap = d * exp(rvt_uniform(s, (float)log(0.008), (float)log(0.5)));
     double f[3];
     forward_of(c, f);
@@ -595,7 +385,7 @@ static void scene_edge(uint64_t *s, fscene *sc)
 
 /* The camera of the frame that uses the feed: a small turn, a strafe, or both, inside the
  * default jump thresholds (2 world units, 0.5 radians). */
-static void move_camera(uint64_t *s, const camera *old, camera *now, const double *look_at)
+static void move_camera(uint64_t *s, const feed_camera *old, feed_camera *now, const double *look_at)
 {
     *now = *old;
     double f[3], up[3] = { 0, 1, 0 }, side[3];
@@ -658,8 +448,8 @@ static double door_texels(const fscene *sc)
 
 static void finish_views(fscene *sc)
 {
-    camera_matrix(&sc->old_cam, sc->old_vp);
-    camera_matrix(&sc->new_cam, sc->new_vp);
+    feed_camera_matrix(&sc->old_cam, sc->old_vp);
+    feed_camera_matrix(&sc->new_cam, sc->new_vp);
     ref_view_init(&sc->old_rv, sc->old_vp, sc->old_cam.clip);
     ref_view_init(&sc->new_rv, sc->new_vp, sc->new_cam.clip);
 }
@@ -784,7 +574,7 @@ static void feed_scene(rv_occlusion *occ, const fscene *sc, rv_depth_format f, b
     assert_int_equal(rv_occlusion_feed_depth(occ, &img->feed), RV_OK);
 }
 
-static bool box_visible(rv_occlusion *occ, const ref_box *b)
+static bool object_visible(rv_occlusion *occ, const ref_box *b)
 {
     bool v = false;
     assert_int_equal(rv_occlusion_test_box(occ, b->min, b->max, b->has_matrix ? b->matrix : NULL, &v), RV_OK);
@@ -841,7 +631,7 @@ static void test_never_hides_what_the_reference_sees(void **state)
             }
         }
         for (int i = 0; i < per_scene; i++) {
-            bool lib = box_visible(o, &obj[i]);
+            bool lib = object_visible(o, &obj[i]);
             single[i] = lib;
             if (crosses_near(&sc, &obj[i])) {
                 assert_true(lib);
@@ -902,7 +692,7 @@ static void test_never_hides_what_the_reference_sees(void **state)
 static void wall_scene(fscene *sc, rv_clip clip, double zfar, double strafe, double yaw)
 {
     memset(sc, 0, sizeof *sc);
-    camera c = { { 0, 1.7, 12 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 1.0, zfar, 0, clip };
+    feed_camera c = { { 0, 1.7, 12 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 1.0, zfar, 0, clip };
     sc->old_cam = c;
     sc->new_cam = c;
     sc->new_cam.eye[0] += strafe;
@@ -935,15 +725,15 @@ static void test_a_wall_in_the_feed_hides_what_is_behind_it_after_a_small_move(v
     ref_box front = crate(0, 1, 3, 0.5), edge = crate(7.6, 2, -3, 0.5);
     assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &behind, &seed, 6));
     assert_true(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &edge, &seed, 6)); /* straddles the wall's edge */
-    assert_false(box_visible(occ, &behind));
-    assert_true(box_visible(occ, &beside));
-    assert_true(box_visible(occ, &above));
-    assert_true(box_visible(occ, &front));
-    assert_true(box_visible(occ, &edge));
+    assert_false(object_visible(occ, &behind));
+    assert_true(object_visible(occ, &beside));
+    assert_true(object_visible(occ, &above));
+    assert_true(object_visible(occ, &front));
+    assert_true(object_visible(occ, &edge));
     ref_box decal;
     aabb(&decal, -1, 1, 0.5, 1, 2, 0.5); /* on the wall's front face */
-    assert_true(box_visible(occ, &decal));
-    assert_true(box_visible(occ, &sc.box[0])); /* the wall itself */
+    assert_true(object_visible(occ, &decal));
+    assert_true(object_visible(occ, &sc.box[0])); /* the wall itself */
     rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
     assert_int_equal(fs.feeds_used, 1);
     assert_int_equal(fs.texels_fed, 160 * 90);
@@ -956,7 +746,7 @@ static void test_a_wall_in_the_feed_hides_what_is_behind_it_after_a_small_move(v
     assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
     assert_int_equal(rv_occlusion_feed_depth(occ, &img.feed), RV_OK);
     assert_int_equal(rv_occlusion_add_occluder(occ, sc.box[0].min, sc.box[0].max, NULL), RV_OK);
-    assert_false(box_visible(occ, &behind));
+    assert_false(object_visible(occ, &behind));
     assert_int_equal(rv_occlusion_get_feed_stats(occ).objects_hidden_by_feed, 0);
     rv_occlusion_destroy(occ);
 }
@@ -970,7 +760,7 @@ static void wall_verdicts(rv_occlusion *occ, uint8_t out[8])
                               { 0, 9.5, -3, 0.5 }, { 0, 1, 3, 0.5 }, { 7.6, 2, -3, 0.5 }, { -2, 6, -1.5, 0.4 } };
     for (int i = 0; i < 8; i++) {
         wall_crates[i] = crate(at[i][0], at[i][1], at[i][2], at[i][3]);
-        out[i] = box_visible(occ, &wall_crates[i]);
+        out[i] = object_visible(occ, &wall_crates[i]);
     }
 }
 
@@ -1022,7 +812,7 @@ static void test_a_camera_jump_is_ignored_and_counted(void **state)
         assert_int_equal(fs.feeds_ignored_motion, 1);
         assert_int_equal(fs.feeds_used, 0);
         assert_int_equal(fs.texels_reprojected, 0);
-        assert_true(box_visible(occ, &behind));
+        assert_true(object_visible(occ, &behind));
     }
     rv_occlusion_destroy(occ);
     /* Thresholds from the desc: a 0.3 strafe is a jump under max_translation 0.1. */
@@ -1039,7 +829,7 @@ static void test_a_camera_jump_is_ignored_and_counted(void **state)
     wall_scene(&sc, (rv_clip){ 0 }, 1000, 0.05, 0.005);
     feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &seed, &img, depth);
     assert_int_equal(rv_occlusion_get_feed_stats(occ).feeds_used, 1);
-    assert_false(box_visible(occ, &behind));
+    assert_false(object_visible(occ, &behind));
     rv_occlusion_destroy(occ);
 }
 
@@ -1058,14 +848,14 @@ static void test_another_projection_or_an_old_feed_is_ignored(void **state)
     finish_views(&sc);
     feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &seed, &img, depth);
     assert_int_equal(rv_occlusion_get_feed_stats(occ).feeds_ignored_projection, 1);
-    assert_true(box_visible(occ, &behind));
+    assert_true(object_visible(occ, &behind));
     /* An orthographic view fed a perspective depth. */
     wall_scene(&sc, (rv_clip){ 0 }, 1000, 0.1, 0);
     sc.new_cam.ortho_height = 10;
     finish_views(&sc);
     feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &seed, &img, depth);
     assert_int_equal(rv_occlusion_get_feed_stats(occ).feeds_ignored_projection, 1);
-    assert_true(box_visible(occ, &behind));
+    assert_true(object_visible(occ, &behind));
     /* Too old (the default limit is 4 frames); age 0 is this frame's own view. */
     wall_scene(&sc, (rv_clip){ 0 }, 1000, 0.1, 0);
     assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
@@ -1075,12 +865,12 @@ static void test_another_projection_or_an_old_feed_is_ignored(void **state)
     img.feed.age = 5;
     assert_int_equal(rv_occlusion_feed_depth(occ, &img.feed), RV_OK);
     assert_int_equal(rv_occlusion_get_feed_stats(occ).feeds_ignored_age, 1);
-    assert_true(box_visible(occ, &behind));
+    assert_true(object_visible(occ, &behind));
     assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
     img.feed.age = 0;
     assert_int_equal(rv_occlusion_feed_depth(occ, &img.feed), RV_OK);
     assert_int_equal(rv_occlusion_get_feed_stats(occ).feeds_used, 1);
-    assert_false(box_visible(occ, &behind));
+    assert_false(object_visible(occ, &behind));
     rv_occlusion_destroy(occ);
 }
 
@@ -1107,7 +897,7 @@ static void test_sky_and_bad_values_hide_nothing(void **state)
         rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
         assert_int_equal(fs.texels_sky, 160 * 90);
         assert_int_equal(fs.texels_reprojected, 0);
-        assert_true(box_visible(occ, &behind));
+        assert_true(object_visible(occ, &behind));
         /* The wall, with a patch of sky, NaN and values outside 0..1 where the crate is. */
         assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
         render_depth(&sc.old_rv, sc.box, sc.n_box, 160, 90, depth);
@@ -1123,8 +913,8 @@ static void test_sky_and_bad_values_hide_nothing(void **state)
         assert_int_equal(rv_occlusion_feed_depth(occ, &img.feed), RV_OK);
         fs = rv_occlusion_get_feed_stats(occ);
         assert_int_equal(fs.texels_invalid, 90);
-        assert_true(box_visible(occ, &behind));
-        assert_false(box_visible(occ, &behind_left));
+        assert_true(object_visible(occ, &behind));
+        assert_false(object_visible(occ, &behind_left));
     }
     rv_occlusion_destroy(occ);
 }
@@ -1137,7 +927,7 @@ static void test_a_missing_sample_breaks_the_plane_on_both_axes(void **state)
 {
     (void)state;
     rv_occlusion *occ = feed_buffer(64, 16, 16, NULL);
-    camera c = { { 0, 0, 10 }, 0, 0, 60 * PI / 180, 1.0, 1.0, 100, 0, { true, true } };
+    feed_camera c = { { 0, 0, 10 }, 0, 0, 60 * PI / 180, 1.0, 1.0, 100, 0, { true, true } };
     fscene sc;
     memset(&sc, 0, sizeof sc);
     sc.old_cam = sc.new_cam = c;
@@ -1167,7 +957,7 @@ static void test_an_edge_never_stretches_into_the_wall_behind(void **state)
     for (int conv = 0; conv < 4; conv++) {
         fscene sc;
         memset(&sc, 0, sizeof sc);
-        camera c = { { 0, 1.7, 10 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 0.3, 500, 0, conventions[conv] };
+        feed_camera c = { { 0, 1.7, 10 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 0.3, 500, 0, conventions[conv] };
         sc.old_cam = c;
         sc.new_cam = c;
         sc.new_cam.eye[0] += 1.0;
@@ -1180,9 +970,9 @@ static void test_an_edge_never_stretches_into_the_wall_behind(void **state)
         feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &seed, &img, depth);
         ref_box in_gap = crate(-0.15, 1.5, -2.0, 0.12), deep = crate(-3, 1.5, -2.0, 0.2);
         assert_true(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &in_gap, &seed, 6));
-        assert_true(box_visible(occ, &in_gap));
+        assert_true(object_visible(occ, &in_gap));
         assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &deep, &seed, 6));
-        assert_false(box_visible(occ, &deep));
+        assert_false(object_visible(occ, &deep));
     }
     rv_occlusion_destroy(occ);
 }
@@ -1197,7 +987,7 @@ static void test_a_room_seen_through_a_door_for_the_first_time_is_drawn(void **s
     uint64_t seed = 7;
     fscene sc;
     memset(&sc, 0, sizeof sc);
-    camera c = { { -2.5, 1.7, 6 }, 0.3, 0, 60 * PI / 180, 16.0 / 9.0, 0.1, 500, 0, { true, true } };
+    feed_camera c = { { -2.5, 1.7, 6 }, 0.3, 0, 60 * PI / 180, 16.0 / 9.0, 0.1, 500, 0, { true, true } };
     sc.old_cam = c;
     sc.new_cam = c;
     sc.new_cam.eye[0] = -0.8;
@@ -1218,7 +1008,7 @@ static void test_a_room_seen_through_a_door_for_the_first_time_is_drawn(void **s
     ref_box inside = crate(-0.3, 0.6, -4, 0.3);
     assert_false(ref_object_seen(&sc.old_rv, sc.box, sc.n_box, &inside, &seed, 6)); /* never seen */
     assert_true(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &inside, &seed, 6));
-    assert_true(box_visible(occ, &inside));
+    assert_true(object_visible(occ, &inside));
     ref_box behind_wall = crate(-3, 1, -2, 0.5);
     assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &behind_wall, &seed, 6));
     rv_occlusion_destroy(occ);
@@ -1306,7 +1096,7 @@ static void test_bad_input_gets_a_specific_code_and_changes_nothing(void **state
         m[col * 4 + 2] = 0.5f * m[col * 4 + 3];
     assert_int_equal(rv_occlusion_feed_depth(occ, &f), RV_ERR_INVALID_ARG);
     assert_int_equal(feed_fingerprint(occ), before);
-    assert_false(box_visible(occ, &behind)); /* the accepted feed still stands (and froze) */
+    assert_false(object_visible(occ, &behind)); /* the accepted feed still stands (and froze) */
     assert_int_equal(rv_occlusion_feed_depth(occ, &good), RV_ERR_FROZEN);
     rv_occlusion_destroy(occ);
 
@@ -1368,7 +1158,7 @@ static void test_steady_frames_allocate_nothing(void **state)
         wall_scene(&sc, (rv_clip){ 0 }, 1000, 0.05 * frame, 0.01 * frame);
         feed_scene(occ, &sc, RV_DEPTH_UNORM16, frame & 1, &seed, &img, depth);
         ref_box behind = crate(0, 2, -3, 0.5);
-        assert_false(box_visible(occ, &behind));
+        assert_false(object_visible(occ, &behind));
     }
     rv_alloc_stats now = rv_occlusion_alloc_stats(occ);
     assert_int_equal(now.allocations, warm.allocations);
@@ -1650,7 +1440,7 @@ static void test_every_block_size_stays_conservative(void **state)
             uint64_t s2 = seed;
             feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &s2, &img, depth);
             for (int i = 0; i < 40; i++) {
-                if (crosses_near(&sc, &obj[i]) || box_visible(occ, &obj[i]))
+                if (crosses_near(&sc, &obj[i]) || object_visible(occ, &obj[i]))
                     continue;
                 culled++;
                 assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &obj[i], &s2, 6));

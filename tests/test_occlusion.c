@@ -38,22 +38,11 @@ typedef struct scene {
     double fwd[3];
 } scene;
 
-static const rv_clip conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
-
 static void random_scene(uint64_t *s, scene *sc)
 {
     camera *c = &sc->cam;
-    *c = look(rvt_uniform(s, -20, 20), rvt_uniform(s, 0, 10), rvt_uniform(s, -20, 20), 0, 0, 0);
-    double dir[3] = { rvt_uniform(s, -1, 1), rvt_uniform(s, -0.4f, 0.4f), rvt_uniform(s, -1, 1) };
-    normalize3(dir);
-    for (int i = 0; i < 3; i++)
-        c->target[i] = c->eye[i] + 10 * dir[i];
-    c->fov_y = rvt_uniform(s, 30, 100) * PI / 180;
-    c->aspect = rvt_uniform(s, 0.5f, 2.5f);
-    c->znear = rvt_uniform(s, 0.05f, 1);
-    c->zfar = rvt_uniform(s, 0, 1) < 0.2f ? 0 : rvt_uniform(s, 100, 2000);
-    c->ortho_height = rvt_uniform(s, 0, 1) < 0.15f ? rvt_uniform(s, 5, 40) : 0;
-    c->clip = conventions[rvt_next(s) % 4];
+    double dir[3];
+    random_camera(s, c, dir);
     camera_matrix(c, sc->vp);
     ref_view_init(&sc->rv, sc->vp, c->clip);
     memcpy(sc->fwd, dir, sizeof dir);
@@ -458,7 +447,7 @@ static void test_every_depth_convention_gives_the_same_verdicts(void **state)
         /* 4 conventions with a far plane, then GL and reversed zero-to-one with an infinite one. */
         for (int variant = 0; variant < 6; variant++) {
             scene v = sc;
-            v.cam.clip = conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
+            v.cam.clip = ref_conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
             v.cam.zfar = variant < 4 ? 5000 : 0;
             camera_matrix(&v.cam, v.vp);
             rv_occlusion *occ = scene_occlusion(&v, 256);

@@ -256,8 +256,6 @@ typedef struct fscene {
     uint32_t feed_w, feed_h;
 } fscene;
 
-static const rv_clip conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
-
 /* An axis-aligned box from its corners (walls of rooms and edges). */
 static void aabb(ref_box *b, double x0, double y0, double z0, double x1, double y1, double z1)
 {
@@ -271,7 +269,7 @@ static void aabb(ref_box *b, double x0, double y0, double z0, double x1, double 
     ref_box_init(b);
 }
 
-static void random_camera(uint64_t *s, feed_camera *c)
+static void random_feed_camera(uint64_t *s, feed_camera *c)
 {
     memset(c, 0, sizeof *c);
     c->eye[0] = rvt_uniform(s, -20, 20);
@@ -284,7 +282,7 @@ static void random_camera(uint64_t *s, feed_camera *c)
     c->znear = rvt_uniform(s, 0.05f, 0.5f);
     c->zfar = rvt_uniform(s, 0, 1) < 0.2f ? 0 : rvt_uniform(s, 200, 2000);
     c->ortho_height = rvt_uniform(s, 0, 1) < 0.08f ? rvt_uniform(s, 8, 30) : 0;
-    c->clip = conventions[rvt_next(s) % 4];
+    c->clip = ref_conventions[rvt_next(s) % 4];
 }
 
 /* A point ahead of the camera: d along the forward axis, a and b across it (scaled by the
@@ -462,7 +460,7 @@ static void random_fscene(uint64_t *s, fscene *sc, uint32_t max_feed_w)
     for (;;) {
         memset(sc, 0, sizeof *sc);
         sc->kind = (int)(rvt_next(s) % KIND_COUNT);
-        random_camera(s, &sc->old_cam);
+        random_feed_camera(s, &sc->old_cam);
         if (sc->kind == KIND_ROOM)
             sc->old_cam.ortho_height = 0;
         uint32_t fw = 32 + (uint32_t)(rvt_next(s) % (max_feed_w - 31));
@@ -777,7 +775,7 @@ static void test_every_clip_convention_and_format_gives_the_same_verdicts(void *
             for (int f = 0; f < RV_DEPTH_FORMAT_COUNT_; f++)
                 for (int flip = 0; flip < 2; flip++) {
                     fscene sc;
-                    wall_scene(&sc, conventions[conv], inf ? 0 : 500, -0.25, -0.015);
+                    wall_scene(&sc, ref_conventions[conv], inf ? 0 : 500, -0.25, -0.015);
                     feed_scene(occ, &sc, (rv_depth_format)f, flip, &seed, &img, depth);
                     uint8_t v[8];
                     wall_verdicts(occ, v);
@@ -886,7 +884,7 @@ static void test_sky_and_bad_values_hide_nothing(void **state)
     ref_box behind = crate(0, 2, -3, 0.5), behind_left = crate(-3, 5, -2, 1);
     for (int conv = 0; conv < 4; conv++) {
         fscene sc;
-        wall_scene(&sc, conventions[conv], 1000, 0.2, 0.01);
+        wall_scene(&sc, ref_conventions[conv], 1000, 0.2, 0.01);
         /* All sky. */
         for (size_t i = 0; i < 160 * 90; i++)
             depth[i] = NAN;
@@ -957,7 +955,7 @@ static void test_an_edge_never_stretches_into_the_wall_behind(void **state)
     for (int conv = 0; conv < 4; conv++) {
         fscene sc;
         memset(&sc, 0, sizeof sc);
-        feed_camera c = { { 0, 1.7, 10 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 0.3, 500, 0, conventions[conv] };
+        feed_camera c = { { 0, 1.7, 10 }, 0, 0, 60 * PI / 180, 16.0 / 9.0, 0.3, 500, 0, ref_conventions[conv] };
         sc.old_cam = c;
         sc.new_cam = c;
         sc.new_cam.eye[0] += 1.0;

@@ -224,23 +224,12 @@ static rv_result add_shape(rv_occlusion *occ, const ref_box *b)
 
 /* ---- scenes --------------------------------------------------------------------------------- */
 
-static const rv_clip conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
-
-/* A random camera (any convention, finite or infinite far plane, sometimes orthographic). */
-static void random_camera(uint64_t *s, scene *sc)
+/* The scene's random camera (random_camera), its matrix and its reference view. */
+static void scene_camera(uint64_t *s, scene *sc)
 {
     camera *c = &sc->cam;
-    *c = look(rvt_uniform(s, -20, 20), rvt_uniform(s, 0, 10), rvt_uniform(s, -20, 20), 0, 0, 0);
-    double dir[3] = { rvt_uniform(s, -1, 1), rvt_uniform(s, -0.4f, 0.4f), rvt_uniform(s, -1, 1) };
-    normalize3(dir);
-    for (int i = 0; i < 3; i++)
-        c->target[i] = c->eye[i] + 10 * dir[i];
-    c->fov_y = rvt_uniform(s, 30, 100) * PI / 180;
-    c->aspect = rvt_uniform(s, 0.5f, 2.5f);
-    c->znear = rvt_uniform(s, 0.05f, 1);
-    c->zfar = rvt_uniform(s, 0, 1) < 0.2f ? 0 : rvt_uniform(s, 100, 2000);
-    c->ortho_height = rvt_uniform(s, 0, 1) < 0.15f ? rvt_uniform(s, 5, 40) : 0;
-    c->clip = conventions[rvt_next(s) % 4];
+    double dir[3];
+    random_camera(s, c, dir);
     camera_matrix(c, sc->vp);
     ref_view_init(&sc->rv, sc->vp, c->clip);
     memcpy(sc->fwd, dir, sizeof dir);
@@ -322,7 +311,7 @@ static void split_wall(uint64_t *s, scene *sc, int only)
 
 static void random_scene(uint64_t *s, scene *sc, int only)
 {
-    random_camera(s, sc);
+    scene_camera(s, sc);
     sc->n_occ = 0;
     int walls = (int)(rvt_next(s) % 3);
     for (int w = 0; w < walls; w++)
@@ -566,7 +555,7 @@ static void test_every_shape_crossing_the_near_plane_still_hides_what_is_behind(
     uint64_t seed = 77;
     for (int conv = 0; conv < 4; conv++) {
         camera c = look(0, 0, 0, 0, 0, -1);
-        c.clip = conventions[conv];
+        c.clip = ref_conventions[conv];
         float vp[16];
         camera_matrix(&c, vp);
         ref_view rv;
@@ -621,7 +610,7 @@ static void test_every_shape_gives_the_same_verdicts_under_every_convention(void
         /* 4 conventions with a far plane, then GL and reversed zero-to-one with an infinite one. */
         for (int variant = 0; variant < 6; variant++) {
             *v = *sc;
-            v->cam.clip = conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
+            v->cam.clip = ref_conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
             v->cam.zfar = variant < 4 ? 5000 : 0;
             camera_matrix(&v->cam, v->vp);
             /* The meshes' arrays live in the scene: point them at this copy's. */

@@ -105,6 +105,25 @@ camera look(double ex, double ey, double ez, double tx, double ty, double tz)
     return c;
 }
 
+const rv_clip ref_conventions[4] = { { false, false }, { true, false }, { false, true }, { true, true } };
+
+void random_camera(uint64_t *s, camera *c, double dir[3])
+{
+    *c = look(rvt_uniform(s, -20, 20), rvt_uniform(s, 0, 10), rvt_uniform(s, -20, 20), 0, 0, 0);
+    dir[0] = rvt_uniform(s, -1, 1);
+    dir[1] = rvt_uniform(s, -0.4f, 0.4f);
+    dir[2] = rvt_uniform(s, -1, 1);
+    normalize3(dir);
+    for (int i = 0; i < 3; i++)
+        c->target[i] = c->eye[i] + 10 * dir[i];
+    c->fov_y = rvt_uniform(s, 30, 100) * PI / 180;
+    c->aspect = rvt_uniform(s, 0.5f, 2.5f);
+    c->znear = rvt_uniform(s, 0.05f, 1);
+    c->zfar = rvt_uniform(s, 0, 1) < 0.2f ? 0 : rvt_uniform(s, 100, 2000);
+    c->ortho_height = rvt_uniform(s, 0, 1) < 0.15f ? rvt_uniform(s, 5, 40) : 0;
+    c->clip = ref_conventions[rvt_next(s) % 4];
+}
+
 rv_occlusion *make_occlusion(uint32_t width)
 {
     rv_occlusion_desc desc = { .width = width };

@@ -32,6 +32,12 @@ void cross3(const double a[3], const double b[3], double out[3]);
 void camera_matrix(const camera *c, float out[16]);
 /* 60 degrees, 16:9, near 0.1, far 1000, OpenGL depth, y up. */
 camera look(double ex, double ey, double ez, double tx, double ty, double tz);
+/* The four depth conventions: OpenGL, zero-to-one, and each reversed. */
+extern const rv_clip ref_conventions[4];
+/* A random camera for the property tests: eye in [-20, 20] x [0, 10] x [-20, 20] looking
+ * along dir (a random unit vector, mostly level), any convention, a finite or infinite far
+ * plane, sometimes orthographic. */
+void random_camera(uint64_t *s, camera *c, double dir[3]);
 rv_occlusion *make_occlusion(uint32_t width);
 void begin_camera(rv_occlusion *occ, const camera *c);
 bool box_visible(rv_occlusion *occ, const float mn[3], const float mx[3], const float *m);

@@ -71,29 +71,7 @@ static void random_scene(uint64_t *s, scene *sc)
 static void random_object(uint64_t *s, const scene *sc, ref_box *obj, bool allow_matrix)
 {
     const ref_box *o = &sc->occ[rvt_next(s) % (uint64_t)sc->n_occ];
-    double lc[3] = { 0.5 * ((double)o->min[0] + o->max[0]), 0.5 * ((double)o->min[1] + o->max[1]),
-                     0.5 * ((double)o->min[2] + o->max[2]) };
-    double oc[3];
-    ref_local_to_world(o, lc, oc);
-    double dir[3];
-    if (sc->cam.ortho_height > 0) {
-        memcpy(dir, sc->fwd, sizeof dir);
-    } else {
-        for (int i = 0; i < 3; i++)
-            dir[i] = oc[i] - sc->cam.eye[i];
-        normalize3(dir);
-    }
-    double size = 0;
-    for (int i = 0; i < 3; i++)
-        size = fmax(size, (double)o->max[i] - o->min[i]);
-    double back = rvt_uniform(s, -2, 15), centre[3], h[3];
-    for (int i = 0; i < 3; i++) {
-        centre[i] = oc[i] + back * dir[i] + rvt_uniform(s, -0.8f, 0.8f) * size;
-        h[i] = rvt_uniform(s, 0.02f, 2);
-    }
-    if (rvt_uniform(s, 0, 1) < 0.05f)
-        h[rvt_next(s) % 3] = 0;
-    place_box(s, obj, centre, h, allow_matrix && rvt_uniform(s, 0, 1) < 0.6f);
+    place_object_near(s, o, &sc->cam, sc->fwd, obj, allow_matrix);
 }
 
 static rv_occlusion *scene_occlusion(const scene *sc, uint32_t width)

@@ -105,39 +105,6 @@ static double far_ndc(rv_clip c)
 
 /* ---- the reference: boxes, rays ------------------------------------------------------------ */
 
-/* The ray q + t (p - q) against the box's surface (every face drawn, from both sides):
- * the entry and exit parameters, false when it misses. */
-static bool ref_slab(const ref_box *b, const double q[3], const double p[3], double *ta_out, double *tb_out)
-{
-    double lq[3], lp[3];
-    for (int i = 0; i < 3; i++) {
-        lq[i] = b->inv[i * 4] * q[0] + b->inv[i * 4 + 1] * q[1] + b->inv[i * 4 + 2] * q[2] + b->inv[i * 4 + 3];
-        lp[i] = b->inv[i * 4] * p[0] + b->inv[i * 4 + 1] * p[1] + b->inv[i * 4 + 2] * p[2] + b->inv[i * 4 + 3];
-    }
-    double ta = -INFINITY, tb = INFINITY;
-    for (int i = 0; i < 3; i++) {
-        double d = lp[i] - lq[i];
-        if (d == 0) {
-            if (lq[i] < b->min[i] || lq[i] > b->max[i])
-                return false;
-            continue;
-        }
-        double t0 = (b->min[i] - lq[i]) / d, t1 = (b->max[i] - lq[i]) / d;
-        if (t0 > t1) {
-            double t = t0;
-            t0 = t1;
-            t1 = t;
-        }
-        ta = t0 > ta ? t0 : ta;
-        tb = t1 < tb ? t1 : tb;
-    }
-    if (ta > tb)
-        return false;
-    *ta_out = ta;
-    *tb_out = tb;
-    return true;
-}
-
 static void clip_of(const ref_view *v, const double p[3], double c[4])
 {
     for (int r = 0; r < 4; r++)
@@ -171,7 +138,7 @@ static void render_depth(const ref_view *v, const ref_box *box, int n_box, uint3
             double best = INFINITY;
             for (int k = 0; k < n_box; k++) {
                 double ta, tb;
-                if (!ref_slab(&box[k], a, b, &ta, &tb))
+                if (!ref_box_slab(&box[k], a, b, &ta, &tb))
                     continue;
                 double t = ta >= 0 ? ta : tb;
                 if (t >= 0 && t < best)

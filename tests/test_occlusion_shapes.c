@@ -334,28 +334,7 @@ static rv_occlusion *scene_occlusion(const scene *sc, uint32_t width)
 static void random_object(uint64_t *s, const scene *sc, ref_box *obj)
 {
     const ref_box *o = &sc->occ[rvt_next(s) % (uint64_t)sc->n_occ];
-    double lc[3] = { 0.5 * ((double)o->min[0] + o->max[0]), 0.5 * ((double)o->min[1] + o->max[1]),
-                     0.5 * ((double)o->min[2] + o->max[2]) };
-    double oc[3], dir[3];
-    ref_local_to_world(o, lc, oc);
-    if (sc->cam.ortho_height > 0) {
-        memcpy(dir, sc->fwd, sizeof dir);
-    } else {
-        for (int i = 0; i < 3; i++)
-            dir[i] = oc[i] - sc->cam.eye[i];
-        normalize3(dir);
-    }
-    double size = 0;
-    for (int i = 0; i < 3; i++)
-        size = fmax(size, (double)o->max[i] - o->min[i]);
-    double back = rvt_uniform(s, -2, 15), centre[3], h[3];
-    for (int i = 0; i < 3; i++) {
-        centre[i] = oc[i] + back * dir[i] + rvt_uniform(s, -0.8f, 0.8f) * size;
-        h[i] = rvt_uniform(s, 0.02f, 2);
-    }
-    if (rvt_uniform(s, 0, 1) < 0.05f)
-        h[rvt_next(s) % 3] = 0;
-    place_box(s, obj, centre, h, rvt_uniform(s, 0, 1) < 0.6f);
+    place_object_near(s, o, &sc->cam, sc->fwd, obj, true);
 }
 
 /* True when some corner of the object is not strictly beyond the near plane. */

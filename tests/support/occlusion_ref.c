@@ -261,17 +261,9 @@ static bool mesh_blocks(const ref_box *b, const double lq[3], const double lp[3]
     return false;
 }
 
-bool ref_blocks(const ref_box *b, const double q[3], const double p[3])
+/* The segment lq -> lp (local) against the box min..max: entry and exit parameters. */
+static bool slab_local(const ref_box *b, const double lq[3], const double lp[3], double *ta_out, double *tb_out)
 {
-    double lq[3], lp[3];
-    for (int i = 0; i < 3; i++) {
-        lq[i] = b->inv[i * 4] * q[0] + b->inv[i * 4 + 1] * q[1] + b->inv[i * 4 + 2] * q[2] + b->inv[i * 4 + 3];
-        lp[i] = b->inv[i * 4] * p[0] + b->inv[i * 4 + 1] * p[1] + b->inv[i * 4 + 2] * p[2] + b->inv[i * 4 + 3];
-    }
-    if (b->kind == REF_CONVEX)
-        return convex_blocks(b, lq, lp);
-    if (b->kind == REF_MESH)
-        return mesh_blocks(b, lq, lp);
     double ta = -INFINITY, tb = INFINITY;
     for (int i = 0; i < 3; i++) {
         double d = lp[i] - lq[i];
@@ -291,10 +283,37 @@ bool ref_blocks(const ref_box *b, const double q[3], const double p[3])
     }
     if (ta > tb)
         return false;
-    return (ta >= 0 && ta < REF_END) || (tb >= 0 && tb < REF_END);
+    *ta_out = ta;
+    *tb_out = tb;
+    return true;
 }
 
+bool ref_box_slab(const ref_box *b, const double q[3], const double p[3], double *ta, double *tb)
+{
+    double lq[3], lp[3];
+    for (int i = 0; i < 3; i++) {
+        lq[i] = b->inv[i * 4] * q[0] + b->inv[i * 4 + 1] * q[1] + b->inv[i * 4 + 2] * q[2] + b->inv[i * 4 + 3];
+        lp[i] = b->inv[i * 4] * p[0] + b->inv[i * 4 + 1] * p[1] + b->inv[i * 4 + 2] * p[2] + b->inv[i * 4 + 3];
+    }
+    return slab_local(b, lq, lp, ta, tb);
+}
 
+bool ref_blocks(const ref_box *b, const double q[3], const double p[3])
+{
+    double lq[3], lp[3];
+    for (int i = 0; i < 3; i++) {
+        lq[i] = b->inv[i * 4] * q[0] + b->inv[i * 4 + 1] * q[1] + b->inv[i * 4 + 2] * q[2] + b->inv[i * 4 + 3];
+        lp[i] = b->inv[i * 4] * p[0] + b->inv[i * 4 + 1] * p[1] + b->inv[i * 4 + 2] * p[2] + b->inv[i * 4 + 3];
+    }
+    if (b->kind == REF_CONVEX)
+        return convex_blocks(b, lq, lp);
+    if (b->kind == REF_MESH)
+        return mesh_blocks(b, lq, lp);
+    double ta, tb;
+    if (!slab_local(b, lq, lp, &ta, &tb))
+        return false;
+    return (ta >= 0 && ta < REF_END) || (tb >= 0 && tb < REF_END);
+}
 
 void invert4(const double m[16], double inv[16])
 {
@@ -471,3 +490,29 @@ void place_box(uint64_t *s, ref_box *b, const double centre[3], const double h[3
     ref_box_init(b);
 }
 
+void place_object_near(uint64_t *s, const ref_box *o, const camera *cam, const double fwd[3], ref_box *obj,
+                       bool allow_matrix)
+{
+    double lc[3] = { 0.5 * ((double)o->min[0] + o->max[0]), 0.5 * ((double)o->min[1] + o->max[1]),
+                     0.5 * ((double)o->min[2] + o->max[2]) };
+    double oc[3], dir[3];
+    ref_local_to_world(o, lc, oc);
+    if (cam->ortho_height > 0) {
+        memcpy(dir, fwd, sizeof dir);
+    } else {
+        for (int i = 0; i < 3; i++)
+            dir[i] = oc[i] - cam->eye[i];
+        normalize3(dir);
+    }
+    double size = 0;
+    for (int i = 0; i < 3; i++)
+        size = fmax(size, (double)o->max[i] - o->min[i]);
+    double back = rvt_uniform(s, -2, 15), centre[3], h[3];
+    for (int i = 0; i < 3; i++) {
+        centre[i] = oc[i] + back * dir[i] + rvt_uniform(s, -0.8f, 0.8f) * size;
+        h[i] = rvt_uniform(s, 0.02f, 2);
+    }
+    if (rvt_uniform(s, 0, 1) < 0.05f)
+        h[rvt_next(s) % 3] = 0;
+    place_box(s, obj, centre, h, allow_matrix && rvt_uniform(s, 0, 1) < 0.6f);
+}

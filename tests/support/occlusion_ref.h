@@ -94,4 +94,13 @@ void random_rotation(uint64_t *s, double r[3][3]);
  * rotated and scaled by a matrix. */
 void place_box(uint64_t *s, ref_box *b, const double centre[3], const double h[3], bool with_matrix);
 
+/* An object somewhere behind, beside or around occluder o as the camera sees it (along fwd
+ * for an orthographic camera, from the eye otherwise): up to 15 of its sizes behind it,
+ * sometimes flat, with a matrix sometimes when allow_matrix. */
+void place_object_near(uint64_t *s, const ref_box *o, const camera *cam, const double fwd[3], ref_box *obj,
+                       bool allow_matrix);
+/* The segment q -> p (world) against a box's surface (kind REF_BOX, every face drawn from
+ * both sides): its entry and exit parameters, false when it misses. */
+bool ref_box_slab(const ref_box *b, const double q[3], const double p[3], double *ta, double *tb);
+
 #endif

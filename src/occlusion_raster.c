@@ -222,6 +222,7 @@ void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t width, uint32_t
                        int32_t *spans, bool wide)
 {
     row_bounds rb;
+    d->inner_y0 = 0;
     d->inner_rows = 0;
     if (!make_rows(d, (double)width, (double)height, false, &rb))
         return;

@@ -14,6 +14,7 @@
 typedef struct scene_array {
     void **ptr;
     size_t elem;
+    int fill;   /* the byte slots never used are filled with: 0xFF for links (NONE), else 0 */
 } scene_array;
 
 /* Every per-node array, in one place so growth and teardown cannot disagree. Each array
@@ -21,20 +22,20 @@ typedef struct scene_array {
 static int scene_arrays(rvi_scene *s, scene_array out[])
 {
     int n = 0;
-    out[n++] = (scene_array){ (void **)&s->parent, 4 };
-    out[n++] = (scene_array){ (void **)&s->first_child, 4 };
-    out[n++] = (scene_array){ (void **)&s->next_sibling, 4 };
-    out[n++] = (scene_array){ (void **)&s->prev_sibling, 4 };
-    out[n++] = (scene_array){ (void **)&s->flags, 4 };
-    out[n++] = (scene_array){ (void **)&s->position, 12 };
-    out[n++] = (scene_array){ (void **)&s->rotation, 16 };
-    out[n++] = (scene_array){ (void **)&s->scale, 12 };
-    out[n++] = (scene_array){ (void **)&s->world_matrix, 64 };
-    out[n++] = (scene_array){ (void **)&s->local_sphere, 16 };
-    out[n++] = (scene_array){ (void **)&s->world_sphere, 16 };
-    out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux) };
-    out[n++] = (scene_array){ (void **)&s->dirty, 4 };
-    out[n++] = (scene_array){ (void **)&s->work, 4 };
+    out[n++] = (scene_array){ (void **)&s->parent, 4, 0xFF };
+    out[n++] = (scene_array){ (void **)&s->first_child, 4, 0xFF };
+    out[n++] = (scene_array){ (void **)&s->next_sibling, 4, 0xFF };
+    out[n++] = (scene_array){ (void **)&s->prev_sibling, 4, 0xFF };
+    out[n++] = (scene_array){ (void **)&s->flags, 4, 0 };
+    out[n++] = (scene_array){ (void **)&s->position, 12, 0 };
+    out[n++] = (scene_array){ (void **)&s->rotation, 16, 0 };
+    out[n++] = (scene_array){ (void **)&s->scale, 12, 0 };
+    out[n++] = (scene_array){ (void **)&s->world_matrix, 64, 0 };
+    out[n++] = (scene_array){ (void **)&s->local_sphere, 16, 0 };
+    out[n++] = (scene_array){ (void **)&s->world_sphere, 16, 0 };
+    out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux), 0 };
+    out[n++] = (scene_array){ (void **)&s->dirty, 4, 0 };
+    out[n++] = (scene_array){ (void **)&s->work, 4, 0 };
     return n;
 }
 enum { LINE = 64 };
@@ -77,6 +78,10 @@ static rv_result scene_grow(rvi_scene *s, rvi_heap *heap, uint32_t capacity)
             memcpy(aligned, *arrays[i].ptr, (size_t)s->capacity * arrays[i].elem);
             rvi_free(heap, s->blocks[i], block_size(s->capacity, arrays[i].elem));
         }
+        /* Slots never used hold defined values: the walk may look one run ahead at a
+         * slot's links before knowing it is a sibling (links NONE, everything else 0). */
+        memset((char *)aligned + (size_t)s->capacity * arrays[i].elem, arrays[i].fill,
+               (size_t)(capacity - s->capacity) * arrays[i].elem);
         s->blocks[i] = fresh[i];
         *arrays[i].ptr = aligned;
     }

@@ -707,12 +707,20 @@ static void test_a_wall_in_the_feed_hides_what_is_behind_it_after_a_small_move(v
     assert_true(fs.texels_reprojected > 1000);
     assert_int_equal(fs.texels_raised, fs.texels_reprojected); /* no occluders this frame */
     assert_int_equal(fs.objects_hidden_by_feed, 1);
+    assert_int_equal(rv_occlusion_get_stats(occ).texels_covered, 0); /* the occluders' own: none */
     /* With the wall as an occluder too, the crate is hidden by both: not by the feed alone. */
     assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
     assert_int_equal(rv_occlusion_feed_depth(occ, &img.feed), RV_OK);
     assert_int_equal(rv_occlusion_add_occluder(occ, sc.box[0].min, sc.box[0].max, NULL), RV_OK);
     assert_false(object_visible(occ, &behind));
     assert_int_equal(rv_occlusion_get_feed_stats(occ).objects_hidden_by_feed, 0);
+    /* texels_covered counts the occluders' texels alone: the same without the feed. */
+    uint32_t covered = rv_occlusion_get_stats(occ).texels_covered;
+    assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, sc.box[0].min, sc.box[0].max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    assert_true(covered > 0);
+    assert_int_equal(rv_occlusion_get_stats(occ).texels_covered, covered);
     rv_occlusion_destroy(occ);
 }
 

@@ -350,7 +350,9 @@ rv_result rv_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
     st->texels_fed = feed->width * feed->height;
     st->texels_invalid = counts.invalid;
     st->texels_sky = counts.sky;
-    st->texels_discontinuous = counts.samples - counts.surface;
+    /* Every valid sample that is not sky and proves no surface: at a discontinuity, or a
+     * depth the format does not resolve finely enough (never a sample: counted here too). */
+    st->texels_discontinuous = st->texels_fed - counts.invalid - counts.sky - counts.surface;
     st->texels_reprojected = written;
     fd->pending = true;
     return RV_OK;

@@ -918,6 +918,33 @@ static void test_a_missing_sample_breaks_the_plane_on_both_axes(void **state)
     rv_occlusion_destroy(occ);
 }
 
+/* A far wall in a 16-bit depth buffer: 65,535 steps over an OpenGL range of 0.1 to 1000
+ * cannot bound a surface 50 units away tightly enough, so no sample proves anything, and
+ * every one is counted (as discontinuous) rather than falling out of the counters. */
+static void test_a_depth_the_format_cannot_resolve_is_counted_and_hides_nothing(void **state)
+{
+    (void)state;
+    rv_occlusion *occ = feed_buffer(64, 16, 16, NULL);
+    feed_camera c = { { 0, 0, 10 }, 0, 0, 60 * PI / 180, 1.0, 0.1, 1000, 0, { false, false } };
+    fscene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.old_cam = sc.new_cam = c;
+    finish_views(&sc);
+    double z = 50, n = 0.1, f = 1000, ndc = (f + n) / (f - n) - 2 * f * n / ((f - n) * z);
+    static uint16_t depth[16 * 16];
+    for (int i = 0; i < 16 * 16; i++)
+        depth[i] = (uint16_t)lround((0.5 * ndc + 0.5) * 65535.0);
+    rv_depth_feed feed = { depth, 16, 16, 0, RV_DEPTH_UNORM16, false, sc.old_vp, { false, false }, 1 };
+    assert_int_equal(rv_occlusion_begin(occ, sc.new_vp, c.clip, 1.0f), RV_OK);
+    assert_int_equal(rv_occlusion_feed_depth(occ, &feed), RV_OK);
+    rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(occ);
+    assert_int_equal(fs.texels_fed, 256);
+    assert_int_equal(fs.texels_invalid + fs.texels_sky, 0);
+    assert_int_equal(fs.texels_discontinuous, 256);
+    assert_int_equal(fs.texels_reprojected, 0);
+    rv_occlusion_destroy(occ);
+}
+
 /* A near wall's edge in front of a far wall 2.6 behind it: after a strafe the camera sees into
  * the gap between them; a crate in the gap was never in the image and must be drawn. */
 static void test_an_edge_never_stretches_into_the_wall_behind(void **state)
@@ -1445,6 +1472,7 @@ int main(void)
         cmocka_unit_test(test_another_projection_or_an_old_feed_is_ignored),
         cmocka_unit_test(test_sky_and_bad_values_hide_nothing),
         cmocka_unit_test(test_a_missing_sample_breaks_the_plane_on_both_axes),
+        cmocka_unit_test(test_a_depth_the_format_cannot_resolve_is_counted_and_hides_nothing),
         cmocka_unit_test(test_an_edge_never_stretches_into_the_wall_behind),
         cmocka_unit_test(test_a_room_seen_through_a_door_for_the_first_time_is_drawn),
         cmocka_unit_test(test_bad_input_gets_a_specific_code_and_changes_nothing),

@@ -217,8 +217,9 @@ typedef struct rv_frame_view {
     double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
 } rv_frame_view;
 
-/* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_cull, rv_frame_end,
- * rv_frame_abort, rv_frame) run host code: a render scene's delta observer while the journal
+/* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_add_convex,
+ * rv_frame_add_mesh, rv_frame_feed_depth, rv_frame_cull, rv_frame_end, rv_frame_abort,
+ * rv_frame) run host code: a render scene's delta observer while the journal
  * is drained, the partition callbacks (request_reprocess, is_update_in_progress), the clock
  * and the allocator. A frame call made from such a callback is refused with
  * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is

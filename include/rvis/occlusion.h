@@ -214,8 +214,9 @@ typedef enum rv_occluder_flag {
  * sides are exactly this): plane k is (a, b, c, d) = planes[k][0..3], outward normal
  * (a, b, c) (any length but zero), and the solid is every local point p with
  * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
- * allowed; the solid must be bounded, non-empty and reach no further than 1e7 local units
- * from the origin. */
+ * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
+ * solid is refused: declare a quad as a box with a zero extent, or as a mesh) and reach no
+ * further than 1e7 local units from the origin. */
 typedef struct rv_occluder_convex {
     const float (*planes)[4];
     uint32_t plane_count; /* 4 .. RV_OCCLUSION_MAX_PLANES */
@@ -234,7 +235,14 @@ typedef struct rv_occluder_convex {
  * face's triangles together, as a fan or strip). A closed mesh of at most
  * RV_OCCLUSION_MAX_PLANES triangles that bounds a convex solid (every edge in exactly two
  * triangles, in opposite directions; every vertex on or inside every triangle's plane) is
- * drawn as that solid, in one piece, like a convex occluder with the same flags. */
+ * drawn as that solid, in one piece, like a convex occluder with the same flags. The
+ * winding of a closed mesh is the host's to get right: wound the other way, its faces
+ * facing the camera are taken for its far side, and it keeps its near side, as if
+ * RV_OCCLUDER_EXACT (safe for a real solid, nothing inside it being visible; not for a
+ * bound around something smaller). Cost follows the pieces drawn: a mesh is an occluder
+ * mesh (a few hundred triangles of large faces), not a render mesh — every triangle of a
+ * dense mesh is projected and drawn, and there is no size below which a triangle is left
+ * out. */
 typedef struct rv_occluder_mesh {
     const float (*positions)[3];
     uint32_t vertex_count; /* 1 .. RV_OCCLUSION_MAX_MESH_VERTICES */
@@ -425,9 +433,11 @@ typedef struct rv_occlusion_feed_stats {
     uint32_t texels_fed;              /* texels of the feed used (width x height) */
     uint32_t texels_invalid;          /* NaN or outside 0..1: treated as nothing */
     uint32_t texels_sky;              /* the clear value: nothing drawn there */
-    uint32_t texels_discontinuous;    /* depth samples left out at discontinuities: a silhouette,
-                                         crease or the image's edge within two texels, or a depth
-                                         the format does not resolve finely enough */
+    uint32_t texels_discontinuous;    /* valid depth samples that prove no surface: at a
+                                         discontinuity (a silhouette, crease or the image's edge
+                                         within two texels), or a depth the format does not
+                                         resolve finely enough; fed = invalid + sky +
+                                         discontinuous + the samples that prove surface */
     uint32_t texels_reprojected;      /* buffer texels the feed proved a depth for */
     uint32_t texels_raised;           /* of those, texels where the feed's depth is nearer than the
                                          occluders' (counted at the freeze) */

@@ -9,6 +9,7 @@
 #include "bsp.h"
 #include "city.h"
 #include "feed.h"
+#include "occluders.h"
 #include "path.h"
 #include "pk3.h"
 #include "reference.h"
@@ -97,7 +98,11 @@ static void test_reader_reads_the_builder_map(void **state)
     free(bytes);
 }
 
-static void test_reader_keeps_only_qualifying_occluders(void **state)
+/* The walk's occluders: the brushes every side of which is drawn (the 100-unit box and the
+ * thin wall; not the floor with its nodraw side, the sky-sided, translucent or all-nodraw
+ * ones), declared exact, and the triangles of planar faces lying on none of them (the
+ * floor quad: its brush has a nodraw side); never patches or soups. No box occluders. */
+static void test_reader_chooses_drawn_brushes_and_faces_off_them(void **state)
 {
     (void)state;
     size_t size;
@@ -107,13 +112,43 @@ static void test_reader_keeps_only_qualifying_occluders(void **state)
     assert_true(l.ok);
     assert_int_equal(l.map.stats.brushes, 6);
     assert_int_equal(l.map.stats.solid_brushes, 6);
-    /* floor (512 x 512 x 16) and the thin wall with one 128 x 128 face; not the sky-sided,
-     * translucent, all-nodraw or 100-unit brushes */
-    assert_int_equal(l.level.occluder_count, 2);
-    assert_vec3(l.level.occluders[0].min, -256, -16, -256);
-    assert_vec3(l.level.occluders[0].max, 256, 0, 256);
-    assert_vec3(l.level.occluders[1].min, 800, 0, -808);
-    assert_vec3(l.level.occluders[1].max, 928, 128, -800);
+    assert_int_equal(l.level.occluder_count, 0);
+    assert_int_equal(l.level.convex_count, 6);
+    for (uint32_t i = 0; i < 6; i++)
+        assert_int_equal((l.level.convexes[i].flags & RVW_CONVEX_OCCLUDER) != 0, i >= 4);
+    assert_int_equal(l.level.mesh_count, 3);
+    assert_true(l.level.meshes[0].flags & RVW_MESH_OCCLUDER);
+    assert_int_equal(l.level.meshes[0].occluder_index_count, 6);
+    assert_memory_equal(l.level.occluder_indices + l.level.meshes[0].occluder_first_index,
+                        l.level.mesh_indices + l.level.meshes[0].first_index, 6 * sizeof(uint32_t));
+    assert_true(l.level.meshes[1].flags & RVW_MESH_PATCH);
+    assert_true(l.level.meshes[2].flags & RVW_MESH_SOUP);
+    for (int m = 1; m < 3; m++) {
+        assert_false(l.level.meshes[m].flags & RVW_MESH_OCCLUDER);
+        assert_int_equal(l.level.meshes[m].occluder_index_count, 0);
+    }
+    uint32_t brushes, meshes, triangles;
+    rvw_level_count_occluders(&l.level, &brushes, &meshes, &triangles);
+    assert_int_equal(brushes, 2);
+    assert_int_equal(meshes, 1);
+    assert_int_equal(triangles, 2);
+    /* were the floor drawn on every side, it would be an occluder and the quad on its top
+     * face redundant: a face lying on a chosen brush is no occluder of its own */
+    l.level.convexes[0].flags &= ~(uint32_t)RVW_CONVEX_NODRAW_SIDE;
+    assert_true(rvw_level_choose_occluders(&l.level));
+    assert_true(l.level.convexes[0].flags & RVW_CONVEX_OCCLUDER);
+    assert_false(l.level.meshes[0].flags & RVW_MESH_OCCLUDER);
+    assert_int_equal(l.level.occluder_index_count, 0);
+    /* the oracle's view of the set: each brush's faces (a box: 12 triangles), then meshes */
+    rvw_occluder_set set = {0};
+    assert_true(rvw_occluders_of_map(&l.level, &set));
+    assert_int_equal(set.count, 3);
+    for (uint32_t k = 0; k < set.count; k++) {
+        assert_string_equal(set.items[k].kind, "brush");
+        assert_int_equal(set.items[k].triangle_count, 12);
+        assert_memory_equal(&set.items[k].bounds, &l.level.convexes[set.items[k].index].bounds, sizeof(rvw_box));
+    }
+    rvw_occluders_free(&set);
     unload(&l);
     free(bytes);
 }
@@ -306,10 +341,11 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     /* candidates: floor, ramp, pillar, cut pillar, glass */
     assert_int_equal(l.level.convex_count, 5);
     const rvw_convex *c = l.level.convexes;
+    /* the ramp and the pillar are drawn on every side: the walk's occluder brushes */
     assert_int_equal(c[0].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_NODRAW_SIDE);
-    assert_int_equal(c[1].flags, 0);
+    assert_int_equal(c[1].flags, RVW_CONVEX_OCCLUDER);
     assert_int_equal(c[1].side_count, 7);
-    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX);
+    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_OCCLUDER);
     assert_int_equal(c[3].flags, RVW_CONVEX_SKY_SIDE);
     assert_int_equal(c[3].side_count, 10);
     assert_int_equal(c[4].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_TRANSLUCENT);
@@ -338,7 +374,11 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     assert_int_equal(m[1].vertex_count, (RVW_PATCH_STEPS + 1) * (RVW_PATCH_STEPS + 1));
     assert_int_equal(m[1].index_count, 3 * 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS);
     assert_int_equal(m[2].object, 3);
+    assert_int_equal(m[2].flags, RVW_MESH_SOUP);
     assert_int_equal(m[2].vertex_count, 3);
+    /* the floor quad lies on the floor brush, which has a nodraw side: it is an occluder */
+    assert_int_equal(m[0].flags, RVW_MESH_OCCLUDER);
+    assert_int_equal(m[0].occluder_index_count, 6);
     /* each mesh's triangles are its object's, to the bit */
     for (uint32_t i = 0; i < l.level.mesh_count; i++) {
         const rvw_object *o = &l.level.objects[m[i].object];
@@ -365,8 +405,8 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     free(bytes);
 }
 
-/* The builder map's six brushes are all exact boxes; its occluder boxes stay as they were. */
-static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void **state)
+/* The builder map's six brushes are all exact boxes, with exact bounds. */
+static void test_reader_keeps_every_solid_brush_as_a_candidate(void **state)
 {
     (void)state;
     size_t size;
@@ -374,14 +414,14 @@ static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void *
     loaded l;
     load(&l, bytes, size);
     assert_true(l.ok);
-    assert_int_equal(l.level.occluder_count, 2);
     assert_int_equal(l.level.convex_count, 6);
     for (uint32_t i = 0; i < 6; i++) {
         assert_true(l.level.convexes[i].flags & RVW_CONVEX_EXACT_BOX);
         assert_int_equal(l.level.convexes[i].side_count, 6);
     }
-    /* the floor slab's candidate bounds are its occluder box */
-    assert_memory_equal(&l.level.convexes[0].bounds, &l.level.occluders[0], sizeof(rvw_box));
+    /* the floor slab, Quake (-256, -256, -16) .. (256, 256, 0) turned Y-up */
+    assert_vec3(l.level.convexes[0].bounds.min, -256, -16, -256);
+    assert_vec3(l.level.convexes[0].bounds.max, 256, 0, 256);
     assert_true(l.level.convexes[1].flags & RVW_CONVEX_SKY_SIDE);
     assert_true(l.level.convexes[2].flags & RVW_CONVEX_TRANSLUCENT);
     assert_true(l.level.convexes[3].flags & RVW_CONVEX_NODRAW_SIDE);
@@ -958,6 +998,16 @@ static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
                                                        boxes_mode, seen), 3);
         assert_int_equal(seen[1], 0);
     }
+    /* the same bound in steps, the wall drawn as triangles: what the walk does for brushes
+     * and surfaces */
+    float wall[108];
+    rvw_box_triangles(&four_wall, wall);
+    uint8_t seen[4] = { 9, 9, 9, 9 };
+    assert_true(rvw_reference_occluders_clear(&ref));
+    rvw_reference_occluders_draw(&ref, view.view_projection, gl, wall, 12);
+    assert_int_equal(rvw_reference_ideal_count(&ref, &level, view.view_projection, gl, NULL, false, seen), 3);
+    assert_int_equal(seen[1], 0);
+    assert_int_equal(rvw_reference_ideal_count(&ref, &level, view.view_projection, gl, NULL, true, seen), 3);
     /* the oracle's frustum test */
     assert_true(rvw_reference_box_in_view(&four_hidden, view.view_projection, gl));
     rvw_box behind_eye = { { -1, -1, 2 }, { 1, 1, 3 } };
@@ -1121,13 +1171,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_reads_the_builder_map),
-        cmocka_unit_test(test_reader_keeps_only_qualifying_occluders),
+        cmocka_unit_test(test_reader_chooses_drawn_brushes_and_faces_off_them),
         cmocka_unit_test(test_reader_refuses_every_truncation),
         cmocka_unit_test(test_reader_survives_random_corruption),
         cmocka_unit_test(test_reader_names_what_is_wrong),
         cmocka_unit_test(test_map_source_splits_pak_and_entry),
         cmocka_unit_test(test_reader_reads_every_solid_brush_and_opaque_surface),
-        cmocka_unit_test(test_reader_keeps_todays_occluder_boxes_beside_the_candidates),
+        cmocka_unit_test(test_reader_keeps_every_solid_brush_as_a_candidate),
         cmocka_unit_test(test_reader_refuses_hostile_brushes),
         cmocka_unit_test(test_brush_shapes_from_planes),
         cmocka_unit_test(test_player_box_test_is_exact_for_bevelled_brushes),

@@ -7,9 +7,9 @@
  *  - every level group becomes a node without geometry, every object a node with its
  *    bounding sphere and its box as a test box (the box encloses its triangles); ungrouped
  *    objects go under one root per kind, grouped spatially;
- *  - occluders: a map's chosen brushes (exact convex solids) and surface triangles (open
- *    meshes) each on a node without geometry (rvw_level_choose_occluders); the city's
- *    buildings carry their shell as occluder box on their own node;
+ *  - occluders: a map's planar opaque surfaces (rvw_level_choose_occluders) as open mesh
+ *    occluders, each on a node without geometry; the city's buildings carry their shell as
+ *    occluder box on their own node;
  *  - city: props get their LOD ladders (a ladder that does not end in "nothing" gets a last
  *    threshold of 1e-7 rad, smaller than anything in the city subtends, so its coarsest level
  *    draws); each district node is an HLOD region (resident) whose geometry is its stand-in
@@ -173,7 +173,7 @@ const char *rvw_drive_stages(bool city)
 {
     if (!city)
         return "rv_frame: transforms, hierarchical frustum (surfaces grouped spatially), "
-               "occlusion (drawn brushes and surfaces as occluders, test boxes)";
+               "occlusion (drawn surfaces as mesh occluders, test boxes)";
     return "rv_frame: transforms, journal (vehicles), hierarchical frustum, partition gate "
            "(towers, committed slice, deferred storeys), occlusion (occluder nodes, test boxes), "
            "LOD ladders, HLOD districts, streaming (terrain grid, residency)";
@@ -299,7 +299,7 @@ static bool build_city(rvw_drive *d, const rvw_level *level, char *err, size_t e
 static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options *opt, char *err, size_t errlen)
 {
     rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count +
-                                          level->mesh_count + level->convex_count + 64 };
+                                          level->mesh_count + 64 };
     desc.occlusion.width = opt->occlusion_width;
     desc.occlusion.feed_max_width = opt->feed_width;
     desc.occlusion.feed_max_height = opt->feed_height;
@@ -384,7 +384,7 @@ bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_
     d->slot_mask = slots - 1;
     /* every node: objects, groups, spatial groups (fewer than objects), occluders */
     uint32_t culls = 16;
-    while (culls < 2 * (2 * level->object_count + level->group_count + level->occluder_count + level->mesh_count + level->convex_count + 64))
+    while (culls < 2 * (2 * level->object_count + level->group_count + level->occluder_count + level->mesh_count + 64))
         culls *= 2;
     d->cull_mask = culls - 1;
     uint32_t parts = 0;

@@ -261,90 +261,28 @@ void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *ou
     }
 }
 
-/* Whether the three corners lie inside convex c, to within a small tolerance (a surface
- * drawn on a brush's face lies in the face's plane, up to the file's rounding). Then the
- * triangle lies on or in the brush, which hides whatever it would. */
-static bool triangle_in_convex(const rvw_level *level, const float *p[3], const rvw_box *bounds,
-                               const rvw_convex *c)
+uint32_t rvw_level_choose_occluders(rvw_level *level)
 {
-    const double slack = 0.05;
-    for (int k = 0; k < 3; k++)
-        if (bounds->min[k] < c->bounds.min[k] - slack || bounds->max[k] > c->bounds.max[k] + slack)
-            return false;
-    for (uint32_t s = 0; s < c->side_count; s++) {
-        const float *pl = level->convex_sides[c->first_side + s].plane;
-        for (int v = 0; v < 3; v++)
-            if ((double)pl[0] * p[v][0] + (double)pl[1] * p[v][1] + (double)pl[2] * p[v][2] > (double)pl[3] + slack)
-                return false;
-    }
-    return true;
-}
-
-/* Mesh m's triangles that lie in no occluder brush, appended to level->occluder_indices as
- * its occluder triangles; false when memory ran out. */
-static bool choose_mesh_triangles(rvw_level *level, rvw_mesh *m)
-{
-    m->occluder_first_index = level->occluder_index_count;
-    m->occluder_index_count = 0;
-    const float *positions = level->mesh_positions + (size_t)m->first_vertex * 3;
-    for (uint32_t t = 0; t < m->index_count; t += 3) {
-        const uint32_t *ix = level->mesh_indices + m->first_index + t;
-        const float *p[3] = { positions + (size_t)ix[0] * 3, positions + (size_t)ix[1] * 3,
-                              positions + (size_t)ix[2] * 3 };
-        rvw_box b;
-        rvw_box_empty(&b);
-        for (int v = 0; v < 3; v++)
-            rvw_box_add_point(&b, p[v]);
-        bool in_brush = false;
-        for (uint32_t j = 0; j < level->convex_count && !in_brush; j++)
-            in_brush = (level->convexes[j].flags & RVW_CONVEX_OCCLUDER) &&
-                       triangle_in_convex(level, p, &b, &level->convexes[j]);
-        if (in_brush)
-            continue;
-        if (level->occluder_index_count > UINT32_MAX - 3 ||
-            !grow((void **)&level->occluder_indices, &level->occluder_index_capacity,
-                  level->occluder_index_count + 3, sizeof(uint32_t)))
-            return false;
-        memcpy(level->occluder_indices + level->occluder_index_count, ix, 3 * sizeof *ix);
-        level->occluder_index_count += 3;
-        m->occluder_index_count += 3;
-    }
-    return true;
-}
-
-bool rvw_level_choose_occluders(rvw_level *level)
-{
-    level->occluder_index_count = 0;
-    for (uint32_t i = 0; i < level->convex_count; i++) {
-        rvw_convex *c = &level->convexes[i];
-        c->flags &= ~(uint32_t)RVW_CONVEX_OCCLUDER;
-        if (!(c->flags & (RVW_CONVEX_NODRAW_SIDE | RVW_CONVEX_SKY_SIDE | RVW_CONVEX_TRANSLUCENT)) &&
-            c->side_count <= RVW_OCCLUDER_MAX_SIDES)
-            c->flags |= RVW_CONVEX_OCCLUDER;
-    }
+    uint32_t count = 0;
     for (uint32_t i = 0; i < level->mesh_count; i++) {
         rvw_mesh *m = &level->meshes[i];
         m->flags &= ~(uint32_t)RVW_MESH_OCCLUDER;
-        m->occluder_first_index = level->occluder_index_count;
-        m->occluder_index_count = 0;
         if (m->flags & (RVW_MESH_PATCH | RVW_MESH_SOUP))
             continue;
-        if (!choose_mesh_triangles(level, m))
-            return false;
-        if (m->occluder_index_count)
-            m->flags |= RVW_MESH_OCCLUDER;
+        m->flags |= RVW_MESH_OCCLUDER;
+        count++;
     }
-    return true;
+    return count;
 }
 
-void rvw_level_count_occluders(const rvw_level *level, uint32_t *brushes, uint32_t *meshes, uint32_t *triangles)
+void rvw_level_count_occluders(const rvw_level *level, uint32_t *meshes, uint32_t *triangles)
 {
-    *brushes = *meshes = 0;
-    *triangles = level->occluder_index_count / 3;
-    for (uint32_t i = 0; i < level->convex_count; i++)
-        *brushes += (level->convexes[i].flags & RVW_CONVEX_OCCLUDER) != 0;
+    *meshes = *triangles = 0;
     for (uint32_t i = 0; i < level->mesh_count; i++)
-        *meshes += (level->meshes[i].flags & RVW_MESH_OCCLUDER) != 0;
+        if (level->meshes[i].flags & RVW_MESH_OCCLUDER) {
+            (*meshes)++;
+            *triangles += level->meshes[i].index_count / 3;
+        }
 }
 
 void rvw_level_free(rvw_level *level)
@@ -358,7 +296,6 @@ void rvw_level_free(rvw_level *level)
     free(level->meshes);
     free(level->mesh_positions);
     free(level->mesh_indices);
-    free(level->occluder_indices);
     free(level->ladders);
     free(level->path);
     memset(level, 0, sizeof *level);

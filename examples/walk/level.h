@@ -85,7 +85,6 @@ enum {
                                          through that side: nothing there draws it) */
     RVW_CONVEX_SKY_SIDE = 1u << 2,    /* a side's shader has SURF_SKY */
     RVW_CONVEX_TRANSLUCENT = 1u << 3, /* the brush's contents are translucent (glass) */
-    RVW_CONVEX_OCCLUDER = 1u << 4,    /* declared to rvis as an occluder (rvw_level_choose_occluders) */
 };
 
 /* A solid convex brush of the world: the intersection of its sides' half-spaces, closed and
@@ -112,9 +111,6 @@ typedef struct rvw_mesh {
                                             vertex_count, relative to first_vertex */
     uint32_t object;                     /* the object whose triangles these are */
     uint32_t flags;                      /* RVW_MESH_* */
-    uint32_t occluder_first_index, occluder_index_count; /* into rvw_level.occluder_indices: the
-                                            triangles declared as its occluder (a subset of its
-                                            own, same vertex numbering; RVW_MESH_OCCLUDER) */
 } rvw_mesh;
 
 struct rvw_city;
@@ -141,8 +137,6 @@ typedef struct rvw_level {
     uint32_t mesh_vertex_count, mesh_vertex_capacity;
     uint32_t *mesh_indices;
     uint32_t mesh_index_count, mesh_index_capacity;
-    uint32_t *occluder_indices; /* the meshes' occluder triangles (rvw_level_choose_occluders) */
-    uint32_t occluder_index_count, occluder_index_capacity;
     rvw_ladder *ladders;
     uint32_t ladder_count;
     rvw_camera *path;           /* one entry per frame */
@@ -187,21 +181,14 @@ typedef struct rvw_candidate_counts {
 
 void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *out);
 
-/* Most sides of a brush the walk declares as an occluder (rvis takes at most 64 planes). */
-#define RVW_OCCLUDER_MAX_SIDES 64u
-
 /* Chooses the occluders the walk declares to rvis from a map's candidates, with no
- * precomputed visibility (docs/walk.md, "Occluders"):
- *  - every solid brush each side of which a drawn opaque surface shows (no SURF_NODRAW
- *    side, no sky side, not translucent, at most RVW_OCCLUDER_MAX_SIDES sides), declared
- *    exact: RVW_CONVEX_OCCLUDER;
- *  - the triangles of planar opaque surfaces (faces, not patches or triangle soups) that do
- *    not lie on or in such a brush: a mesh's occluder triangles, RVW_MESH_OCCLUDER.
- * False when memory ran out. */
-bool rvw_level_choose_occluders(rvw_level *level);
+ * precomputed visibility: the planar opaque surfaces (faces; not patches or triangle soups)
+ * as open meshes, RVW_MESH_OCCLUDER. They are exactly what the oracle draws, so they can
+ * hide nothing it sees (docs/walk.md, "Occluders"). Returns how many it chose. */
+uint32_t rvw_level_choose_occluders(rvw_level *level);
 
-/* How many brushes and meshes rvw_level_choose_occluders chose, and the meshes' triangles. */
-void rvw_level_count_occluders(const rvw_level *level, uint32_t *brushes, uint32_t *meshes, uint32_t *triangles);
+/* How many meshes rvw_level_choose_occluders chose, and their triangles. */
+void rvw_level_count_occluders(const rvw_level *level, uint32_t *meshes, uint32_t *triangles);
 
 /* Computes object bounds, group bounds (bottom-up) and the level bounds. Call once after
  * building, and rvw_level_object_moved after rewriting an object's triangles. */

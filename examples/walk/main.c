@@ -662,12 +662,8 @@ int main(int argc, char **argv)
     snprintf(run.scene, sizeof run.scene, "%s", level.name);
     run.objects = level.object_count;
     run.occluders = level.occluder_count;
-    if (run.has_map) {
-        uint32_t triangles;
-        rvw_level_count_occluders(&level, &run.occluder_brushes, &run.occluder_meshes, &triangles);
-        run.occluders = run.occluder_brushes + run.occluder_meshes;
-        run.occluder_triangles = triangles;
-    }
+    if (run.has_map)
+        rvw_level_count_occluders(&level, &run.occluders, &run.occluder_triangles);
     run.triangles = level.triangle_count;
     run.verified = opt.verify;
     run.verify_width = opt.verify_width;

@@ -1,8 +1,6 @@
 /* rvis-walk: the occluders rvis gets, as triangles (see occluders.h). */
 #include "occluders.h"
 
-#include "brush.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,32 +65,15 @@ bool rvw_occluders_add_box(rvw_occluder_set *set, const rvw_box *box, uint32_t i
     return true;
 }
 
-/* A brush's faces (rvw_brush_triangles over its sides' planes). */
-static bool add_brush(rvw_occluder_set *set, const rvw_level *level, uint32_t index)
-{
-    const rvw_convex *c = &level->convexes[index];
-    float planes[RVW_OCCLUDER_MAX_SIDES * 4];
-    for (uint32_t j = 0; j < c->side_count && j < RVW_OCCLUDER_MAX_SIDES; j++)
-        memcpy(planes + j * 4, level->convex_sides[c->first_side + j].plane, 4 * sizeof(float));
-    uint32_t sides = c->side_count < RVW_OCCLUDER_MAX_SIDES ? c->side_count : RVW_OCCLUDER_MAX_SIDES;
-    uint32_t count = rvw_brush_triangles(planes, sides, NULL, 0);
-    rvw_occluder_ref *o = begin_item(set, index, "brush");
-    if (!o || !reserve(set, count))
-        return false;
-    rvw_brush_triangles(planes, sides, set->triangles + (size_t)set->triangle_count * 9, count);
-    end_item(set, o, count);
-    return true;
-}
-
-/* A mesh's occluder triangles, spelled out. */
+/* A mesh's triangles, spelled out. */
 static bool add_mesh(rvw_occluder_set *set, const rvw_level *level, const rvw_mesh *m)
 {
-    uint32_t count = m->occluder_index_count / 3;
+    uint32_t count = m->index_count / 3;
     rvw_occluder_ref *o = begin_item(set, m->object, "surface");
     if (!o || !reserve(set, count))
         return false;
     float *t = set->triangles + (size_t)set->triangle_count * 9;
-    const uint32_t *ix = level->occluder_indices + m->occluder_first_index;
+    const uint32_t *ix = level->mesh_indices + m->first_index;
     for (uint32_t k = 0; k < count * 3; k++)
         memcpy(t + k * 3, level->mesh_positions + ((size_t)m->first_vertex + ix[k]) * 3, 3 * sizeof(float));
     end_item(set, o, count);
@@ -102,9 +83,6 @@ static bool add_mesh(rvw_occluder_set *set, const rvw_level *level, const rvw_me
 bool rvw_occluders_of_map(const rvw_level *level, rvw_occluder_set *set)
 {
     rvw_occluders_clear(set);
-    for (uint32_t i = 0; i < level->convex_count; i++)
-        if ((level->convexes[i].flags & RVW_CONVEX_OCCLUDER) && !add_brush(set, level, i))
-            return false;
     for (uint32_t i = 0; i < level->mesh_count; i++)
         if ((level->meshes[i].flags & RVW_MESH_OCCLUDER) && !add_mesh(set, level, &level->meshes[i]))
             return false;

@@ -20,11 +20,10 @@ typedef struct rvw_total {
 
 /* A declared occluder in front of a falsely culled object's visible pixels. */
 typedef struct rvw_named_occluder {
-    uint32_t index;                /* a brush: into rvw_level.convexes; a surface or building:
-                                      its object */
+    uint32_t index;                /* its object (a surface or a building) */
     uint32_t pixels;               /* the object's visible pixels it lies in front of */
     rvw_box box;                   /* its bounds */
-    const char *kind;              /* "brush", "surface" or "building" */
+    const char *kind;              /* "surface" or "building" */
 } rvw_named_occluder;
 
 /* What --verify found about one false cull, so a person can tell a culling bug (visible
@@ -60,8 +59,7 @@ typedef struct rvw_run {
     char scene[64];
     bool is_city;
     uint32_t objects, occluders, triangles;
-    uint32_t occluder_brushes, occluder_meshes, occluder_triangles; /* maps: the occluders'
-                                      make-up (brushes, surface meshes, their triangles) */
+    uint32_t occluder_triangles;   /* maps: the occluder meshes' triangles */
     uint32_t frames;               /* frames run */
     uint32_t frame_capacity;
     bool verified;

@@ -98,11 +98,10 @@ static void test_reader_reads_the_builder_map(void **state)
     free(bytes);
 }
 
-/* The walk's occluders: the brushes every side of which is drawn (the 100-unit box and the
- * thin wall; not the floor with its nodraw side, the sky-sided, translucent or all-nodraw
- * ones), declared exact, and the triangles of planar faces lying on none of them (the
- * floor quad: its brush has a nodraw side); never patches or soups. No box occluders. */
-static void test_reader_chooses_drawn_brushes_and_faces_off_them(void **state)
+/* The walk's occluders: the planar opaque surfaces as meshes (the floor quad), never
+ * patches or triangle soups, and no brush or box: the reader keeps every solid brush as a
+ * candidate only. */
+static void test_reader_chooses_the_planar_surfaces(void **state)
 {
     (void)state;
     size_t size;
@@ -113,41 +112,26 @@ static void test_reader_chooses_drawn_brushes_and_faces_off_them(void **state)
     assert_int_equal(l.map.stats.brushes, 6);
     assert_int_equal(l.map.stats.solid_brushes, 6);
     assert_int_equal(l.level.occluder_count, 0);
-    assert_int_equal(l.level.convex_count, 6);
-    for (uint32_t i = 0; i < 6; i++)
-        assert_int_equal((l.level.convexes[i].flags & RVW_CONVEX_OCCLUDER) != 0, i >= 4);
     assert_int_equal(l.level.mesh_count, 3);
-    assert_true(l.level.meshes[0].flags & RVW_MESH_OCCLUDER);
-    assert_int_equal(l.level.meshes[0].occluder_index_count, 6);
-    assert_memory_equal(l.level.occluder_indices + l.level.meshes[0].occluder_first_index,
-                        l.level.mesh_indices + l.level.meshes[0].first_index, 6 * sizeof(uint32_t));
-    assert_true(l.level.meshes[1].flags & RVW_MESH_PATCH);
-    assert_true(l.level.meshes[2].flags & RVW_MESH_SOUP);
-    for (int m = 1; m < 3; m++) {
-        assert_false(l.level.meshes[m].flags & RVW_MESH_OCCLUDER);
-        assert_int_equal(l.level.meshes[m].occluder_index_count, 0);
-    }
-    uint32_t brushes, meshes, triangles;
-    rvw_level_count_occluders(&l.level, &brushes, &meshes, &triangles);
-    assert_int_equal(brushes, 2);
+    assert_int_equal(l.level.meshes[0].flags, RVW_MESH_OCCLUDER);
+    assert_int_equal(l.level.meshes[1].flags, RVW_MESH_PATCH);
+    assert_int_equal(l.level.meshes[2].flags, RVW_MESH_SOUP);
+    uint32_t meshes, triangles;
+    rvw_level_count_occluders(&l.level, &meshes, &triangles);
     assert_int_equal(meshes, 1);
     assert_int_equal(triangles, 2);
-    /* were the floor drawn on every side, it would be an occluder and the quad on its top
-     * face redundant: a face lying on a chosen brush is no occluder of its own */
-    l.level.convexes[0].flags &= ~(uint32_t)RVW_CONVEX_NODRAW_SIDE;
-    assert_true(rvw_level_choose_occluders(&l.level));
-    assert_true(l.level.convexes[0].flags & RVW_CONVEX_OCCLUDER);
-    assert_false(l.level.meshes[0].flags & RVW_MESH_OCCLUDER);
-    assert_int_equal(l.level.occluder_index_count, 0);
-    /* the oracle's view of the set: each brush's faces (a box: 12 triangles), then meshes */
+    assert_int_equal(rvw_level_choose_occluders(&l.level), 1); /* choosing again changes nothing */
+    /* the oracle's view of the set: the quad's object's own triangles, to the bit */
     rvw_occluder_set set = {0};
     assert_true(rvw_occluders_of_map(&l.level, &set));
-    assert_int_equal(set.count, 3);
-    for (uint32_t k = 0; k < set.count; k++) {
-        assert_string_equal(set.items[k].kind, "brush");
-        assert_int_equal(set.items[k].triangle_count, 12);
-        assert_memory_equal(&set.items[k].bounds, &l.level.convexes[set.items[k].index].bounds, sizeof(rvw_box));
-    }
+    assert_int_equal(set.count, 1);
+    assert_string_equal(set.items[0].kind, "surface");
+    const rvw_object *quad = &l.level.objects[l.level.meshes[0].object];
+    assert_int_equal(set.items[0].index, l.level.meshes[0].object);
+    assert_int_equal(set.items[0].triangle_count, quad->triangle_count);
+    assert_memory_equal(set.triangles, l.level.triangles + (size_t)quad->first_triangle * 9,
+                        (size_t)quad->triangle_count * 9 * sizeof(float));
+    assert_memory_equal(&set.items[0].bounds, &quad->bounds, sizeof(rvw_box));
     rvw_occluders_free(&set);
     unload(&l);
     free(bytes);
@@ -341,11 +325,10 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     /* candidates: floor, ramp, pillar, cut pillar, glass */
     assert_int_equal(l.level.convex_count, 5);
     const rvw_convex *c = l.level.convexes;
-    /* the ramp and the pillar are drawn on every side: the walk's occluder brushes */
     assert_int_equal(c[0].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_NODRAW_SIDE);
-    assert_int_equal(c[1].flags, RVW_CONVEX_OCCLUDER);
+    assert_int_equal(c[1].flags, 0);
     assert_int_equal(c[1].side_count, 7);
-    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_OCCLUDER);
+    assert_int_equal(c[2].flags, RVW_CONVEX_EXACT_BOX);
     assert_int_equal(c[3].flags, RVW_CONVEX_SKY_SIDE);
     assert_int_equal(c[3].side_count, 10);
     assert_int_equal(c[4].flags, RVW_CONVEX_EXACT_BOX | RVW_CONVEX_TRANSLUCENT);
@@ -376,9 +359,8 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     assert_int_equal(m[2].object, 3);
     assert_int_equal(m[2].flags, RVW_MESH_SOUP);
     assert_int_equal(m[2].vertex_count, 3);
-    /* the floor quad lies on the floor brush, which has a nodraw side: it is an occluder */
+    /* the floor quad, a planar face, is the walk's occluder */
     assert_int_equal(m[0].flags, RVW_MESH_OCCLUDER);
-    assert_int_equal(m[0].occluder_index_count, 6);
     /* each mesh's triangles are its object's, to the bit */
     for (uint32_t i = 0; i < l.level.mesh_count; i++) {
         const rvw_object *o = &l.level.objects[m[i].object];
@@ -1171,7 +1153,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_reads_the_builder_map),
-        cmocka_unit_test(test_reader_chooses_drawn_brushes_and_faces_off_them),
+        cmocka_unit_test(test_reader_chooses_the_planar_surfaces),
         cmocka_unit_test(test_reader_refuses_every_truncation),
         cmocka_unit_test(test_reader_survives_random_corruption),
         cmocka_unit_test(test_reader_names_what_is_wrong),

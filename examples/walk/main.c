@@ -409,7 +409,8 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
             rvw_reference_occluders_draw(&w->ref, view->view_projection, clip,
                                          w->occluders.triangles + (size_t)o->first_triangle * 9, o->triangle_count);
     }
-    int64_t ideal_boxes = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, true, NULL);
+    int64_t ideal_boxes = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, true,
+                                                    NULL);
     int64_t ideal = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, false,
                                               w->ideal_visible);
     if (ideal < 0 || ideal_boxes < 0)

@@ -209,7 +209,7 @@ def main():
     for row in culled:
         f = row["report"].get("first_false_cull")
         if f:
-            named = ", ".join(f"{o.get('occluder', o.get('building'))} ({o['pixels']} px)"
+            named = ", ".join(f"{o.get('surface', o.get('building'))} ({o['pixels']} px)"
                               for o in f["occluders"])
             print(f"First false cull on {row['map']}: frame {f['frame']}, object {f['object']}, {f['pixels']} px, "
                   f"culled by {f['culled_by']}, {f['pixels_behind_occluders']} px behind occluders "

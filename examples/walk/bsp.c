@@ -310,9 +310,10 @@ static int64_t mesh_vertex(reader *r, uint32_t v, const float p[3])
 }
 
 /* A planar face or a triangle soup: numIndexes / 3 triangles of its own vertices. With mesh,
- * the triangles also become the current mesh (the same floats, the file's indices). */
+ * the triangles also become the current mesh (the same floats, the file's indices), flagged
+ * mesh_flags. */
 static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_t num_verts,
-                         int32_t first_index, int32_t num_indexes, bool mesh)
+                         int32_t first_index, int32_t num_indexes, bool mesh, uint32_t mesh_flags)
 {
     if (!range_ok(first_vert, num_verts, r->count[LUMP_DRAWVERTS]))
         return fail(r, "surface %u: vertices [%d, +%d) outside the %u drawverts", surface,
@@ -323,7 +324,7 @@ static bool read_indexed(reader *r, uint32_t surface, int32_t first_vert, int32_
     if (num_indexes % 3 != 0)
         return fail(r, "surface %u: %d indexes is not a whole number of triangles", surface,
                     (int)num_indexes);
-    if (mesh && !begin_mesh(r, 0))
+    if (mesh && !begin_mesh(r, mesh_flags))
         return false;
     r->stamp++;
     for (int32_t i = 0; i < num_indexes; i += 3) {
@@ -465,7 +466,8 @@ static bool read_surfaces(reader *r, int32_t first, int32_t count)
         bool opaque = !(contents & RVW_CONTENTS_TRANSLUCENT);
         bool ok = type == SURF_PATCH
                       ? read_patch(r, s, first_vert, num_verts, patch_w, patch_h, opaque)
-                      : read_indexed(r, s, first_vert, num_verts, first_index, num_indexes, opaque);
+                      : read_indexed(r, s, first_vert, num_verts, first_index, num_indexes, opaque,
+                                     type == SURF_SOUP ? RVW_MESH_SOUP : 0);
         if (!ok)
             return false;
         if (type == SURF_PATCH)
@@ -556,9 +558,8 @@ static bool read_sides(reader *r, uint32_t b, int32_t first_side, int32_t num_si
 }
 
 /* Model 0's brushes. Solid and player-clip brushes block the camera path (a player's box
- * cannot enter either); solid ones with a volume are also occluder candidates; exact boxes
- * that qualify are today's occluder boxes (not translucent, no sky side, a drawn
- * side, a face of at least 128 x 128 units). */
+ * cannot enter either); solid ones with a volume are also occluder candidates (the walk
+ * declares its drawn surfaces instead: see rvw_level_choose_occluders). */
 static bool read_brushes(reader *r, int32_t first, int32_t count)
 {
     if (!range_ok(first, count, r->count[LUMP_BRUSHES]))
@@ -625,31 +626,15 @@ static bool read_brushes(reader *r, int32_t first, int32_t count)
         float mins[3], maxs[3];
         bool exact = num_sides == 6 && brush_box(r, first_side, mins, maxs);
         uint32_t cflags = exact ? RVW_CONVEX_EXACT_BOX : 0;
-        bool any_drawn_side = false;
         for (int32_t k = 0; k < num_sides; k++) {
             cflags |= sides[k].surface_flags & RVW_SURF_NODRAW ? RVW_CONVEX_NODRAW_SIDE : 0;
             cflags |= sides[k].surface_flags & RVW_SURF_SKY ? RVW_CONVEX_SKY_SIDE : 0;
-            any_drawn_side |= (sides[k].surface_flags & RVW_SURF_NODRAW) == 0;
         }
         cflags |= contents & RVW_CONTENTS_TRANSLUCENT ? RVW_CONVEX_TRANSLUCENT : 0;
         if (!(ok = rvw_level_add_convex(r->level, sides, (uint32_t)num_sides, contents, cflags, &shape_bounds))) {
             fail(r, "out of memory reading brushes");
             break;
         }
-        if (!exact || (cflags & (RVW_CONVEX_TRANSLUCENT | RVW_CONVEX_SKY_SIDE)) || !any_drawn_side)
-            continue;
-        float dx = maxs[0] - mins[0], dy = maxs[1] - mins[1], dz = maxs[2] - mins[2];
-        bool big_face = (dx >= 128 && dy >= 128) || (dx >= 128 && dz >= 128) ||
-                        (dy >= 128 && dz >= 128);
-        rvw_box box;
-        float a[3], c[3];
-        to_y_up(mins, a);
-        to_y_up(maxs, c);
-        rvw_box_empty(&box);
-        rvw_box_add_point(&box, a);
-        rvw_box_add_point(&box, c);
-        if (big_face && !(ok = rvw_level_add_occluder(r->level, &box)))
-            fail(r, "out of memory reading brushes");
     }
     free(sides);
     free(planes);
@@ -699,6 +684,7 @@ bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level
     }
     snprintf(level->name, sizeof level->name, "%s", name ? name : "map");
     rvw_level_finish(level);
+    rvw_level_choose_occluders(level);
     /* Quake's near plane is 4 units; the far plane lies beyond the whole scene so it never
      * cuts anything (some maps hang backdrops far outside their hull). A fov of 60 degrees
      * vertical at 16:9 is Quake's 90 degrees horizontal, near enough. */

@@ -57,10 +57,10 @@ typedef struct rvw_bsp_map {
 } rvw_bsp_map;
 
 /* Reads a map from bytes[0, size) into *level (objects = drawable model-0 surfaces with
- * patches tessellated at 8 steps per 3x3 sub-patch; occluders = solid exact boxes with
- * a face of at least 128 x 128 units; occluder candidates = every solid model-0 brush with a
- * volume, and every opaque drawn surface as a mesh) and *map (points and the brushes that
- * block a player). name (copied) names the level. On failure returns false
+ * patches tessellated at 8 steps per 3x3 sub-patch; occluder candidates = every solid
+ * model-0 brush with a volume, and every opaque drawn surface as a mesh; the occluders the
+ * walk declares chosen among them by rvw_level_choose_occluders) and *map (points and the
+ * brushes that block a player). name (copied) names the level. On failure returns false
  * with a one-line reason in err (errlen bytes) and leaves *level and *map empty. */
 bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level *level,
                   rvw_bsp_map *map, char *err, size_t errlen);

@@ -7,8 +7,9 @@
  *  - every level group becomes a node without geometry, every object a node with its
  *    bounding sphere and its box as a test box (the box encloses its triangles); ungrouped
  *    objects go under one root per kind, grouped spatially;
- *  - occluders: a map's exact-box brushes become occluder nodes (no geometry); the city's
- *    buildings carry their shell as occluder box on their own node;
+ *  - occluders: a map's planar opaque surfaces (rvw_level_choose_occluders) as open mesh
+ *    occluders, each on a node without geometry; the city's buildings carry their shell as
+ *    occluder box on their own node;
  *  - city: props get their LOD ladders (a ladder that does not end in "nothing" gets a last
  *    threshold of 1e-7 rad, smaller than anything in the city subtends, so its coarsest level
  *    draws); each district node is an HLOD region (resident) whose geometry is its stand-in
@@ -31,6 +32,7 @@
 #include "drive.h"
 
 #include "city.h"
+#include "drive_occluders.h"
 #include "rvis.h"
 
 #include <float.h>
@@ -171,7 +173,7 @@ const char *rvw_drive_stages(bool city)
 {
     if (!city)
         return "rv_frame: transforms, hierarchical frustum (surfaces grouped spatially), "
-               "occlusion (exact-box brush occluders, test boxes)";
+               "occlusion (drawn surfaces as mesh occluders, test boxes)";
     return "rv_frame: transforms, journal (vehicles), hierarchical frustum, partition gate "
            "(towers, committed slice, deferred storeys), occlusion (occluder nodes, test boxes), "
            "LOD ladders, HLOD districts, streaming (terrain grid, residency)";
@@ -296,7 +298,8 @@ static bool build_city(rvw_drive *d, const rvw_level *level, char *err, size_t e
 
 static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options *opt, char *err, size_t errlen)
 {
-    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count + 64 };
+    rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count +
+                                          level->mesh_count + 64 };
     desc.occlusion.width = opt->occlusion_width;
     desc.occlusion.feed_max_width = opt->feed_width;
     desc.occlusion.feed_max_height = opt->feed_height;
@@ -351,19 +354,8 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
             !check(rv_node_set_lod_ladder(d->world, node, &ladders[o->ladder - 1]), "a LOD ladder", err, errlen))
             return false;
     }
-    if (!level->city) { /* a map's occluders: nodes without geometry, each with its box */
-        rv_node root;
-        if (level->occluder_count &&
-            !check(rv_node_create(d->world, RV_NODE_NONE, &root), "a root node", err, errlen))
-            return false;
-        for (uint32_t k = 0; k < level->occluder_count; k++) {
-            rv_node n;
-            if (!check(rv_node_create(d->world, root, &n), "an occluder node", err, errlen) ||
-                !check(rv_node_set_occluder_box(d->world, n, level->occluders[k].min, level->occluders[k].max),
-                       "an occluder box", err, errlen))
-                return false;
-        }
-    }
+    if (!level->city && !rvw_drive_map_occluders(d->world, level, err, errlen))
+        return false;
     if (level->city && !build_city(d, level, err, errlen))
         return false;
     if (!check(rv_update_world(d->world), "the first update", err, errlen))
@@ -392,7 +384,7 @@ bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_
     d->slot_mask = slots - 1;
     /* every node: objects, groups, spatial groups (fewer than objects), occluders */
     uint32_t culls = 16;
-    while (culls < 2 * (2 * level->object_count + level->group_count + level->occluder_count + 64))
+    while (culls < 2 * (2 * level->object_count + level->group_count + level->occluder_count + level->mesh_count + 64))
         culls *= 2;
     d->cull_mask = culls - 1;
     uint32_t parts = 0;

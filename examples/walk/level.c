@@ -261,6 +261,30 @@ void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *ou
     }
 }
 
+uint32_t rvw_level_choose_occluders(rvw_level *level)
+{
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < level->mesh_count; i++) {
+        rvw_mesh *m = &level->meshes[i];
+        m->flags &= ~(uint32_t)RVW_MESH_OCCLUDER;
+        if (m->flags & (RVW_MESH_PATCH | RVW_MESH_SOUP))
+            continue;
+        m->flags |= RVW_MESH_OCCLUDER;
+        count++;
+    }
+    return count;
+}
+
+void rvw_level_count_occluders(const rvw_level *level, uint32_t *meshes, uint32_t *triangles)
+{
+    *meshes = *triangles = 0;
+    for (uint32_t i = 0; i < level->mesh_count; i++)
+        if (level->meshes[i].flags & RVW_MESH_OCCLUDER) {
+            (*meshes)++;
+            *triangles += level->meshes[i].index_count / 3;
+        }
+}
+
 void rvw_level_free(rvw_level *level)
 {
     free(level->triangles);

@@ -69,8 +69,8 @@ typedef struct rvw_camera {
 } rvw_camera;
 
 /* Occluder candidates: what a map's own geometry offers to hide things, with no
- * precomputed visibility. The walk declares none of them yet (today's occluders are the
- * boxes in rvw_level.occluders); a host chooses among them by their flags. */
+ * precomputed visibility. A host chooses among them by their flags; the walk declares the
+ * meshes rvw_level_choose_occluders marks (its opaque drawn surfaces). */
 
 /* One side of a convex candidate: its plane and its shader's flags (Quake's bits). */
 typedef struct rvw_convex_side {
@@ -97,7 +97,9 @@ typedef struct rvw_convex {
 } rvw_convex;
 
 enum {
-    RVW_MESH_PATCH = 1u << 0,   /* a curved patch, tessellated exactly as its object */
+    RVW_MESH_PATCH = 1u << 0,    /* a curved patch, tessellated exactly as its object */
+    RVW_MESH_OCCLUDER = 1u << 1, /* declared to rvis as an occluder (rvw_level_choose_occluders) */
+    RVW_MESH_SOUP = 1u << 2,     /* a triangle soup (a model baked into the map), not a face */
 };
 
 /* An opaque drawn surface as an indexed triangle mesh. Its triangles, in order, are exactly
@@ -121,7 +123,8 @@ typedef struct rvw_level {
     uint32_t object_count, object_capacity;
     rvw_group *groups;
     uint32_t group_count, group_capacity;
-    rvw_box *occluders;         /* static occluder boxes, world space */
+    rvw_box *occluders;         /* static occluder boxes, world space (the city's buildings;
+                                   a map's occluders are its meshes marked RVW_MESH_OCCLUDER) */
     uint32_t occluder_count, occluder_capacity;
     /* occluder candidates (maps only; see above) */
     rvw_convex *convexes;
@@ -177,6 +180,15 @@ typedef struct rvw_candidate_counts {
 } rvw_candidate_counts;
 
 void rvw_level_count_candidates(const rvw_level *level, rvw_candidate_counts *out);
+
+/* Chooses the occluders the walk declares to rvis from a map's candidates, with no
+ * precomputed visibility: the planar opaque surfaces (faces; not patches or triangle soups)
+ * as open meshes, RVW_MESH_OCCLUDER. They are exactly what the oracle draws, so they can
+ * hide nothing it sees (docs/walk.md, "Occluders"). Returns how many it chose. */
+uint32_t rvw_level_choose_occluders(rvw_level *level);
+
+/* How many meshes rvw_level_choose_occluders chose, and their triangles. */
+void rvw_level_count_occluders(const rvw_level *level, uint32_t *meshes, uint32_t *triangles);
 
 /* Computes object bounds, group bounds (bottom-up) and the level bounds. Call once after
  * building, and rvw_level_object_moved after rewriting an object's triangles. */

@@ -10,6 +10,7 @@
 #include "feed.h"
 #include "image.h"
 #include "level.h"
+#include "occluders.h"
 #include "path.h"
 #include "pk3.h"
 #include "reference.h"
@@ -300,8 +301,8 @@ typedef struct walk {
     rvw_reference ref;
     uint8_t *include;
     uint8_t *ideal_visible;     /* per object: seen by the ideal-occluder count this frame */
-    rvw_box *occluder_boxes;    /* the city's occluder boxes rvis got this frame (ideal count) */
-    uint32_t *occluder_ids;     /* per occluder this frame: its name in a false cull's report */
+    rvw_occluder_set occluders; /* the occluders rvis gets, as triangles: a map's once, the
+                                   city's buildings per frame (ideal bound, false-cull names) */
     rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
     uint8_t *sabotaged;         /* the verdicts with --sabotage-object applied */
     uint8_t *pvs_verdict;       /* the verdicts after the host's PVS stage (--pvs) */
@@ -319,9 +320,7 @@ static const char *const kind_names[RVW_OBJ_KIND_COUNT] = {
  * pixels (found with the oracle's rasteriser), most pixels first, and how many of its
  * pixels lie behind them all together. Needs the ideal bound of this frame computed first
  * (its occluder buffer holds these occluders). */
-static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint8_t verdict,
-                            const rvw_box *occluders, const uint32_t *occluder_ids, uint32_t occluder_count,
-                            rvw_false_cull *out)
+static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint8_t verdict, rvw_false_cull *out)
 {
     rvw_depth_convention clip = { false, false };
     *out = (rvw_false_cull){ .frame = view->frame, .object = object, .pixels = w->ref.pixels[object],
@@ -330,12 +329,12 @@ static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint
     out->culled_by = verdict == RVW_CULLED_FRUSTUM ? "the frustum"
                      : verdict == RVW_CULLED_PVS   ? "the PVS (--pvs)" : "occlusion";
     out->covered = rvw_reference_covered_by_ideal(&w->ref, object);
-    for (uint32_t k = 0; k < occluder_count; k++) {
-        if (!rvw_reference_box_in_view(&occluders[k], view->view_projection, clip))
+    for (uint32_t k = 0; k < w->occluders.count; k++) {
+        const rvw_occluder_ref *o = &w->occluders.items[k];
+        if (!rvw_reference_box_in_view(&o->bounds, view->view_projection, clip))
             continue;
-        float t[108];
-        rvw_box_triangles(&occluders[k], t);
-        int64_t px = rvw_reference_cover(&w->ref, view->view_projection, clip, object, t, 12);
+        int64_t px = rvw_reference_cover(&w->ref, view->view_projection, clip, object,
+                                         w->occluders.triangles + (size_t)o->first_triangle * 9, o->triangle_count);
         if (px <= 0)
             continue;
         out->occluders_in_front++;
@@ -348,7 +347,7 @@ static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint
         if (n == RVW_NAMED_OCCLUDERS)
             n--;
         memmove(out->occluders + at + 1, out->occluders + at, (n - at) * sizeof out->occluders[0]);
-        out->occluders[at] = (rvw_named_occluder){ occluder_ids[k], (uint32_t)px, occluders[k] };
+        out->occluders[at] = (rvw_named_occluder){ o->index, (uint32_t)px, o->bounds, o->kind };
         out->occluder_count = n + 1;
     }
 }
@@ -367,7 +366,7 @@ static void print_false_cull(const walk *w, const rvw_false_cull *f)
             f->occluder_kind, f->occluders_in_front == 1 ? "" : "s");
     for (uint32_t k = 0; k < f->occluder_count; k++) {
         const rvw_named_occluder *o = &f->occluders[k];
-        fprintf(stderr, "%s %s %u (%u px, box %.0f %.0f %.0f .. %.0f %.0f %.0f)", k ? "," : "", f->occluder_kind,
+        fprintf(stderr, "%s %s %u (%u px, box %.0f %.0f %.0f .. %.0f %.0f %.0f)", k ? "," : "", o->kind,
                 o->index, o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
                 (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
     }
@@ -395,25 +394,25 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         return false;
 
     /* The bounds: a pixel-exact culler with exactly rvis's occluders, and the PVS. */
-    const rvw_box *occluders = level->occluders;
-    uint32_t occluder_count = level->occluder_count;
     if (level->city) { /* buildings carry their shell as occluder box, when not left out */
-        occluders = w->occluder_boxes;
-        occluder_count = 0;
+        rvw_occluders_clear(&w->occluders);
         for (uint32_t i = 0; i < level->object_count; i++)
-            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED) {
-                w->occluder_ids[occluder_count] = i;
-                w->occluder_boxes[occluder_count++] = level->objects[i].bounds;
-            }
-    } else {
-        for (uint32_t k = 0; k < occluder_count; k++)
-            w->occluder_ids[k] = k;
+            if (level->objects[i].kind == RVW_OBJ_BUILDING && r->verdict[i] != RVW_EXCLUDED &&
+                !rvw_occluders_add_box(&w->occluders, &level->objects[i].bounds, i, "building"))
+                return false;
     }
-    int64_t ideal_boxes = rvw_reference_ideal_occluders(&w->ref, level, view->view_projection, clip, w->include,
-                                                        occluders, occluder_count, true, NULL);
-    int64_t ideal = ideal_boxes < 0 ? -1 : rvw_reference_ideal_occluders(&w->ref, level, view->view_projection,
-                                                                          clip, w->include, occluders, occluder_count,
-                                                                          false, w->ideal_visible);
+    if (!rvw_reference_occluders_clear(&w->ref))
+        return false;
+    for (uint32_t k = 0; k < w->occluders.count; k++) {
+        const rvw_occluder_ref *o = &w->occluders.items[k];
+        if (rvw_reference_box_in_view(&o->bounds, view->view_projection, clip))
+            rvw_reference_occluders_draw(&w->ref, view->view_projection, clip,
+                                         w->occluders.triangles + (size_t)o->first_triangle * 9, o->triangle_count);
+    }
+    int64_t ideal_boxes = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, true,
+                                                    NULL);
+    int64_t ideal = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, false,
+                                              w->ideal_visible);
     if (ideal < 0 || ideal_boxes < 0)
         return false;
 
@@ -425,7 +424,7 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         bool first = w->run->false_culls == 0;
         if (first || w->run->false_culls < MAX_FALSE_CULL_LINES) {
             rvw_false_cull f;
-            name_false_cull(w, view, i, r->verdict[i], occluders, w->occluder_ids, occluder_count, &f);
+            name_false_cull(w, view, i, r->verdict[i], &f);
             print_false_cull(w, &f);
             if (first) {
                 w->run->first_false_frame = view->frame;
@@ -605,10 +604,7 @@ static bool walk_alloc(walk *w, const options *opt, const rvw_level *level)
     if (ok && opt->verify) {
         w->include = malloc(objects);
         w->ideal_visible = malloc(objects);
-        w->occluder_boxes = malloc(objects * sizeof *w->occluder_boxes);
-        uint32_t ids = level->object_count > level->occluder_count ? level->object_count : level->occluder_count;
-        w->occluder_ids = malloc((ids ? ids : 1) * sizeof *w->occluder_ids);
-        ok = w->include && w->ideal_visible && w->occluder_boxes && w->occluder_ids &&
+        ok = w->include && w->ideal_visible && (level->city || rvw_occluders_of_map(level, &w->occluders)) &&
              rvw_reference_init(&w->ref, opt->verify_width, opt->verify_height);
     }
     if (ok && opt->depth_feed)
@@ -623,8 +619,7 @@ static void walk_free(walk *w)
     rvw_feed_free(&w->feed);
     free(w->include);
     free(w->ideal_visible);
-    free(w->occluder_boxes);
-    free(w->occluder_ids);
+    rvw_occluders_free(&w->occluders);
     rvw_bsp_pvs_free(&w->pvs);
     free(w->sabotaged);
     free(w->pvs_verdict);
@@ -668,6 +663,8 @@ int main(int argc, char **argv)
     snprintf(run.scene, sizeof run.scene, "%s", level.name);
     run.objects = level.object_count;
     run.occluders = level.occluder_count;
+    if (run.has_map)
+        rvw_level_count_occluders(&level, &run.occluders, &run.occluder_triangles);
     run.triangles = level.triangle_count;
     run.verified = opt.verify;
     run.verify_width = opt.verify_width;

@@ -367,24 +367,28 @@ int64_t rvw_reference_depth(rvw_reference *ref, const rvw_level *level, const fl
     return covered;
 }
 
-int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,
-                                      const float view_projection[16], rvw_depth_convention clip,
-                                      const uint8_t *include, const rvw_box *occluders,
-                                      uint32_t occluder_count, bool boxes, uint8_t *visible)
+bool rvw_reference_occluders_clear(rvw_reference *ref)
 {
     size_t n = (size_t)ref->width * ref->height;
     if (!ref->occluder_inv_w && !(ref->occluder_inv_w = malloc(n * sizeof *ref->occluder_inv_w)))
-        return -1;
+        return false;
     for (size_t p = 0; p < n; p++)
         ref->occluder_inv_w[p] = 0;
-    for (uint32_t k = 0; k < occluder_count; k++) {
-        if (box_outside_one_plane(&occluders[k], view_projection, clip))
-            continue;
-        float t[108];
-        rvw_box_triangles(&occluders[k], t);
-        for (int f = 0; f < 12; f++)
-            draw_triangle(ref, t + f * 9, view_projection, clip, 0, RASTER_OCCLUDER);
-    }
+    return true;
+}
+
+void rvw_reference_occluders_draw(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,
+                                  const float *triangles, uint32_t triangle_count)
+{
+    for (uint32_t k = 0; k < triangle_count; k++)
+        draw_triangle(ref, triangles + (size_t)k * 9, view_projection, clip, 0, RASTER_OCCLUDER);
+}
+
+int64_t rvw_reference_ideal_count(rvw_reference *ref, const rvw_level *level, const float view_projection[16],
+                                  rvw_depth_convention clip, const uint8_t *include, bool boxes, uint8_t *visible)
+{
+    if (!ref->occluder_inv_w)
+        return -1;
     int64_t count = 0;
     for (uint32_t i = 0; i < level->object_count; i++) {
         const rvw_object *o = &level->objects[i];
@@ -406,6 +410,23 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
         count += seen;
     }
     return count;
+}
+
+int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level,
+                                      const float view_projection[16], rvw_depth_convention clip,
+                                      const uint8_t *include, const rvw_box *occluders,
+                                      uint32_t occluder_count, bool boxes, uint8_t *visible)
+{
+    if (!rvw_reference_occluders_clear(ref))
+        return -1;
+    for (uint32_t k = 0; k < occluder_count; k++) {
+        if (box_outside_one_plane(&occluders[k], view_projection, clip))
+            continue;
+        float t[108];
+        rvw_box_triangles(&occluders[k], t);
+        rvw_reference_occluders_draw(ref, view_projection, clip, t, 12);
+    }
+    return rvw_reference_ideal_count(ref, level, view_projection, clip, include, boxes, visible);
 }
 
 int64_t rvw_reference_cover(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,

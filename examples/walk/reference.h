@@ -75,6 +75,16 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
                                       const uint8_t *include, const rvw_box *occluders,
                                       uint32_t occluder_count, bool boxes, uint8_t *visible);
 
+/* The same bound with occluders of any shape, in three steps: clear the occluder buffer
+ * (false when memory ran out), draw occluder triangles into it (9 floats each, world space,
+ * both sides; call once per occluder, or with all at once), then count what a pixel-exact
+ * culler would draw past them (include, boxes and visible as above; -1 without a clear). */
+bool rvw_reference_occluders_clear(rvw_reference *ref);
+void rvw_reference_occluders_draw(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,
+                                  const float *triangles, uint32_t triangle_count);
+int64_t rvw_reference_ideal_count(rvw_reference *ref, const rvw_level *level, const float view_projection[16],
+                                  rvw_depth_convention clip, const uint8_t *include, bool boxes, uint8_t *visible);
+
 /* How many pixels of object (0-based) in the last rvw_reference_render lie behind the
  * given triangles (9 floats each, world space): pixels where one of them is drawn nearer
  * than the object's own fragment by more than rounding (the ideal bound's rule). With an
@@ -83,8 +93,8 @@ int64_t rvw_reference_ideal_occluders(rvw_reference *ref, const rvw_level *level
 int64_t rvw_reference_cover(rvw_reference *ref, const float view_projection[16], rvw_depth_convention clip,
                             uint32_t object, const float *triangles, uint32_t triangle_count);
 
-/* How many pixels of object in the last render lie behind the occluders of the last
- * rvw_reference_ideal_occluders call, all together. */
+/* How many pixels of object in the last render lie behind the occluders drawn since the
+ * last clear (or the last rvw_reference_ideal_occluders call), all together. */
 uint32_t rvw_reference_covered_by_ideal(const rvw_reference *ref, uint32_t object);
 
 #endif

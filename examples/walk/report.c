@@ -324,7 +324,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
         for (uint32_t k = 0; k < f->occluder_count; k++) {
             const rvw_named_occluder *o = &f->occluders[k];
             fprintf(out, "%s{\"%s\": %u, \"pixels\": %u, \"min\": [%.6g, %.6g, %.6g], "
-                         "\"max\": [%.6g, %.6g, %.6g]}", k ? ", " : "", f->occluder_kind, o->index,
+                         "\"max\": [%.6g, %.6g, %.6g]}", k ? ", " : "", o->kind, o->index,
                     o->pixels, (double)o->box.min[0], (double)o->box.min[1], (double)o->box.min[2],
                     (double)o->box.max[0], (double)o->box.max[1], (double)o->box.max[2]);
         }
@@ -348,6 +348,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
                      "\"opaque_triangles\": %u, \"patch_meshes\": %u, \"patch_triangles\": %u}",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side,
                 c->translucent, c->meshes, c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+        fprintf(out, ",\n  \"occluder_triangles\": %u", run->occluder_triangles);
     }
     fputs("\n}\n", out);
 }
@@ -427,5 +428,7 @@ void rvw_report_human(FILE *out, const rvw_run *run)
                      "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,
                 c->mesh_triangles, c->patch_meshes, c->patch_triangles);
+        fprintf(out, "  occluders: %u planar surfaces as open meshes (%u triangles)\n", run->occluders,
+                run->occluder_triangles);
     }
 }

@@ -20,9 +20,10 @@ typedef struct rvw_total {
 
 /* A declared occluder in front of a falsely culled object's visible pixels. */
 typedef struct rvw_named_occluder {
-    uint32_t index;                /* maps: into rvw_level.occluders; city: the building object */
+    uint32_t index;                /* its object (a surface or a building) */
     uint32_t pixels;               /* the object's visible pixels it lies in front of */
-    rvw_box box;
+    rvw_box box;                   /* its bounds */
+    const char *kind;              /* "surface" or "building" */
 } rvw_named_occluder;
 
 /* What --verify found about one false cull, so a person can tell a culling bug (visible
@@ -34,7 +35,7 @@ typedef struct rvw_false_cull {
     const char *culled_by;         /* "the frustum", "occlusion", "the PVS (--pvs)" */
     float eye[3];
     uint32_t covered;              /* of pixels, those behind the declared occluders together */
-    const char *occluder_kind;     /* "occluder" (maps) or "building" (city) */
+    const char *occluder_kind;     /* "occluder" (maps) or "building" (city), for the message */
     uint32_t occluder_count;       /* named below, most pixels first (at most RVW_NAMED_OCCLUDERS) */
     uint32_t occluders_in_front;   /* all occluders in front of some of its pixels */
     rvw_named_occluder occluders[RVW_NAMED_OCCLUDERS];
@@ -58,6 +59,7 @@ typedef struct rvw_run {
     char scene[64];
     bool is_city;
     uint32_t objects, occluders, triangles;
+    uint32_t occluder_triangles;   /* maps: the occluder meshes' triangles */
     uint32_t frames;               /* frames run */
     uint32_t frame_capacity;
     bool verified;

@@ -9,10 +9,9 @@
  *  - surfaces of model 0: a planar quad (2 triangles), a 3x3 patch (128 triangles), a
  *    triangle soup (1 triangle, fog index 7 pointing past the empty fog lump), a sky face
  *    (skipped), a flare (skipped);
- *  - brushes of model 0 (all 6-sided axial boxes): b0 floor 512 x 512 x 16 (an occluder),
- *    b1 with a sky side (not an occluder), b2 translucent (not), b3 all sides nodraw (not),
- *    b4 100 x 100 x 100 (no 128 x 128 face: not), b5 128 x 8 x 128 (an occluder: one
- *    128 x 128 face).
+ *  - brushes of model 0 (all 6-sided axial boxes): b0 floor 512 x 512 x 16 (side 0
+ *    nodraw), b1 with a sky side, b2 translucent, b3 all sides nodraw, b4 100 x 100 x 100,
+ *    b5 128 x 8 x 128 (all occluder candidates; the walk declares the planar quad only).
  *
  * bspb_build_room makes a second map for the player box and the occluder candidates (see
  * there), and bspb_cut cuts a smaller valid map out of any map (the fuzz target's seeds). */

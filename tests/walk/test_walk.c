@@ -9,6 +9,7 @@
 #include "bsp.h"
 #include "city.h"
 #include "feed.h"
+#include "occluders.h"
 #include "path.h"
 #include "pk3.h"
 #include "reference.h"
@@ -97,7 +98,10 @@ static void test_reader_reads_the_builder_map(void **state)
     free(bytes);
 }
 
-static void test_reader_keeps_only_qualifying_occluders(void **state)
+/* The walk's occluders: the planar opaque surfaces as meshes (the floor quad), never
+ * patches or triangle soups, and no brush or box: the reader keeps every solid brush as a
+ * candidate only. */
+static void test_reader_chooses_the_planar_surfaces(void **state)
 {
     (void)state;
     size_t size;
@@ -107,13 +111,28 @@ static void test_reader_keeps_only_qualifying_occluders(void **state)
     assert_true(l.ok);
     assert_int_equal(l.map.stats.brushes, 6);
     assert_int_equal(l.map.stats.solid_brushes, 6);
-    /* floor (512 x 512 x 16) and the thin wall with one 128 x 128 face; not the sky-sided,
-     * translucent, all-nodraw or 100-unit brushes */
-    assert_int_equal(l.level.occluder_count, 2);
-    assert_vec3(l.level.occluders[0].min, -256, -16, -256);
-    assert_vec3(l.level.occluders[0].max, 256, 0, 256);
-    assert_vec3(l.level.occluders[1].min, 800, 0, -808);
-    assert_vec3(l.level.occluders[1].max, 928, 128, -800);
+    assert_int_equal(l.level.occluder_count, 0);
+    assert_int_equal(l.level.mesh_count, 3);
+    assert_int_equal(l.level.meshes[0].flags, RVW_MESH_OCCLUDER);
+    assert_int_equal(l.level.meshes[1].flags, RVW_MESH_PATCH);
+    assert_int_equal(l.level.meshes[2].flags, RVW_MESH_SOUP);
+    uint32_t meshes, triangles;
+    rvw_level_count_occluders(&l.level, &meshes, &triangles);
+    assert_int_equal(meshes, 1);
+    assert_int_equal(triangles, 2);
+    assert_int_equal(rvw_level_choose_occluders(&l.level), 1); /* choosing again changes nothing */
+    /* the oracle's view of the set: the quad's object's own triangles, to the bit */
+    rvw_occluder_set set = {0};
+    assert_true(rvw_occluders_of_map(&l.level, &set));
+    assert_int_equal(set.count, 1);
+    assert_string_equal(set.items[0].kind, "surface");
+    const rvw_object *quad = &l.level.objects[l.level.meshes[0].object];
+    assert_int_equal(set.items[0].index, l.level.meshes[0].object);
+    assert_int_equal(set.items[0].triangle_count, quad->triangle_count);
+    assert_memory_equal(set.triangles, l.level.triangles + (size_t)quad->first_triangle * 9,
+                        (size_t)quad->triangle_count * 9 * sizeof(float));
+    assert_memory_equal(&set.items[0].bounds, &quad->bounds, sizeof(rvw_box));
+    rvw_occluders_free(&set);
     unload(&l);
     free(bytes);
 }
@@ -338,7 +357,10 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     assert_int_equal(m[1].vertex_count, (RVW_PATCH_STEPS + 1) * (RVW_PATCH_STEPS + 1));
     assert_int_equal(m[1].index_count, 3 * 2 * RVW_PATCH_STEPS * RVW_PATCH_STEPS);
     assert_int_equal(m[2].object, 3);
+    assert_int_equal(m[2].flags, RVW_MESH_SOUP);
     assert_int_equal(m[2].vertex_count, 3);
+    /* the floor quad, a planar face, is the walk's occluder */
+    assert_int_equal(m[0].flags, RVW_MESH_OCCLUDER);
     /* each mesh's triangles are its object's, to the bit */
     for (uint32_t i = 0; i < l.level.mesh_count; i++) {
         const rvw_object *o = &l.level.objects[m[i].object];
@@ -365,8 +387,8 @@ static void test_reader_reads_every_solid_brush_and_opaque_surface(void **state)
     free(bytes);
 }
 
-/* The builder map's six brushes are all exact boxes; its occluder boxes stay as they were. */
-static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void **state)
+/* The builder map's six brushes are all exact boxes, with exact bounds. */
+static void test_reader_keeps_every_solid_brush_as_a_candidate(void **state)
 {
     (void)state;
     size_t size;
@@ -374,14 +396,14 @@ static void test_reader_keeps_todays_occluder_boxes_beside_the_candidates(void *
     loaded l;
     load(&l, bytes, size);
     assert_true(l.ok);
-    assert_int_equal(l.level.occluder_count, 2);
     assert_int_equal(l.level.convex_count, 6);
     for (uint32_t i = 0; i < 6; i++) {
         assert_true(l.level.convexes[i].flags & RVW_CONVEX_EXACT_BOX);
         assert_int_equal(l.level.convexes[i].side_count, 6);
     }
-    /* the floor slab's candidate bounds are its occluder box */
-    assert_memory_equal(&l.level.convexes[0].bounds, &l.level.occluders[0], sizeof(rvw_box));
+    /* the floor slab, Quake (-256, -256, -16) .. (256, 256, 0) turned Y-up */
+    assert_vec3(l.level.convexes[0].bounds.min, -256, -16, -256);
+    assert_vec3(l.level.convexes[0].bounds.max, 256, 0, 256);
     assert_true(l.level.convexes[1].flags & RVW_CONVEX_SKY_SIDE);
     assert_true(l.level.convexes[2].flags & RVW_CONVEX_TRANSLUCENT);
     assert_true(l.level.convexes[3].flags & RVW_CONVEX_NODRAW_SIDE);
@@ -958,6 +980,16 @@ static void test_ideal_occluders_hide_only_what_lies_behind_them(void **state)
                                                        boxes_mode, seen), 3);
         assert_int_equal(seen[1], 0);
     }
+    /* the same bound in steps, the wall drawn as triangles: what the walk does for brushes
+     * and surfaces */
+    float wall[108];
+    rvw_box_triangles(&four_wall, wall);
+    uint8_t seen[4] = { 9, 9, 9, 9 };
+    assert_true(rvw_reference_occluders_clear(&ref));
+    rvw_reference_occluders_draw(&ref, view.view_projection, gl, wall, 12);
+    assert_int_equal(rvw_reference_ideal_count(&ref, &level, view.view_projection, gl, NULL, false, seen), 3);
+    assert_int_equal(seen[1], 0);
+    assert_int_equal(rvw_reference_ideal_count(&ref, &level, view.view_projection, gl, NULL, true, seen), 3);
     /* the oracle's frustum test */
     assert_true(rvw_reference_box_in_view(&four_hidden, view.view_projection, gl));
     rvw_box behind_eye = { { -1, -1, 2 }, { 1, 1, 3 } };
@@ -1121,13 +1153,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_reads_the_builder_map),
-        cmocka_unit_test(test_reader_keeps_only_qualifying_occluders),
+        cmocka_unit_test(test_reader_chooses_the_planar_surfaces),
         cmocka_unit_test(test_reader_refuses_every_truncation),
         cmocka_unit_test(test_reader_survives_random_corruption),
         cmocka_unit_test(test_reader_names_what_is_wrong),
         cmocka_unit_test(test_map_source_splits_pak_and_entry),
         cmocka_unit_test(test_reader_reads_every_solid_brush_and_opaque_surface),
-        cmocka_unit_test(test_reader_keeps_todays_occluder_boxes_beside_the_candidates),
+        cmocka_unit_test(test_reader_keeps_every_solid_brush_as_a_candidate),
         cmocka_unit_test(test_reader_refuses_hostile_brushes),
         cmocka_unit_test(test_brush_shapes_from_planes),
         cmocka_unit_test(test_player_box_test_is_exact_for_bevelled_brushes),

@@ -332,6 +332,23 @@ static bool clip_triangle(const rvi_occ_view *v, const rvi_occ_vertex *const p[3
     return *n >= 3;
 }
 
+/* Appends the outline edge a -> b of the draft's piece, facing the piece's centroid
+ * (cx, cy). A segment without length (a cut point on a corner) adds nothing. False when the
+ * piece is too thin there to tell the sides apart: seen edge-on, it covers nothing. */
+static bool add_outline_edge(rvi_occ_draft *d, const double a[2], const double b[2], double cx, double cy)
+{
+    rvi_occ_piece *pc = &d->piece;
+    rvi_occ_edge *e = &d->edge[pc->edge_count];
+    if (!rvi_occ_segment_line(a, b, e))
+        return true;
+    double side = e->line[0] * cx + e->line[1] * cy + e->line[2];
+    if (!(fabs(side) > 4 * e->slack))
+        return false;
+    e->side = side > 0 ? 1 : -1;
+    pc->edge_count++;
+    return true;
+}
+
 rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_input *in,
                                          const rvi_occ_vertex *vert, uint32_t t, rvi_occ_draft *d)
 {
@@ -365,16 +382,9 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
         return RVI_OCC_OFFSCREEN;
     /* Edges, each on the side of the polygon's centroid; a polygon too thin to tell is
      * seen edge-on and covers nothing. */
-    for (int k = 0; k < n; k++) {
-        rvi_occ_edge *e = &d->edge[pc->edge_count];
-        if (!rvi_occ_segment_line(q[k].texel, q[(k + 1) % n].texel, e))
-            continue; /* a cut point on a corner: no length */
-        double s = e->line[0] * cx + e->line[1] * cy + e->line[2];
-        if (!(fabs(s) > 4 * e->slack))
+    for (int k = 0; k < n; k++)
+        if (!add_outline_edge(d, q[k].texel, q[(k + 1) % n].texel, cx, cy))
             return RVI_OCC_SMALL;
-        e->side = s > 0 ? 1 : -1;
-        pc->edge_count++;
-    }
     if (pc->edge_count < 3)
         return RVI_OCC_SMALL;
     pc->floor = rvi_occ_f_down(far - fabs(far) * NEARNESS_ROUNDING - TINY);
@@ -518,16 +528,9 @@ static rvi_occ_prepare prepare_run(const rv_occlusion *occ, const rvi_occ_input 
         miny = dmin(miny, p->texel[1]);
         maxy = dmax(maxy, p->texel[1]);
     }
-    for (uint32_t k = 0; k < o.n; k++) {
-        rvi_occ_edge *e = &d->edge[pc->edge_count];
-        if (!rvi_occ_segment_line(vert[o.v[k]].texel, vert[o.v[(k + 1) % o.n]].texel, e))
-            continue;
-        double s = e->line[0] * cx + e->line[1] * cy + e->line[2];
-        if (!(fabs(s) > 4 * e->slack))
+    for (uint32_t k = 0; k < o.n; k++)
+        if (!add_outline_edge(d, vert[o.v[k]].texel, vert[o.v[(k + 1) % o.n]].texel, cx, cy))
             return RVI_OCC_SMALL;
-        e->side = s > 0 ? 1 : -1;
-        pc->edge_count++;
-    }
     if (pc->edge_count < 3)
         return RVI_OCC_SMALL;
     pc->floor = rvi_occ_f_down(far - fabs(far) * NEARNESS_ROUNDING - TINY);

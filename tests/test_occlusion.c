@@ -85,23 +85,6 @@ static rv_occlusion *scene_occlusion(const scene *sc, uint32_t width)
     return occ;
 }
 
-/* True when some corner of the object is not strictly beyond the near plane. */
-static bool crosses_near(const scene *sc, const ref_box *obj)
-{
-    for (int k = 0; k < 8; k++) {
-        double l[3], w[3], c[4];
-        for (int i = 0; i < 3; i++)
-            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
-        ref_local_to_world(obj, l, w);
-        for (int r = 0; r < 4; r++)
-            c[r] = sc->rv.vp[r] * w[0] + sc->rv.vp[4 + r] * w[1] + sc->rv.vp[8 + r] * w[2] + sc->rv.vp[12 + r];
-        double nv = sc->cam.clip.reversed_z ? c[3] - c[2] : sc->cam.clip.depth_zero_to_one ? c[2] : c[2] + c[3];
-        if (!(nv > 0) || !(c[3] > 0))
-            return true;
-    }
-    return false;
-}
-
 /* ---- the property test ----------------------------------------------------------------- */
 
 static void test_never_culls_what_the_reference_sees(void **state)
@@ -127,7 +110,7 @@ static void test_never_culls_what_the_reference_sees(void **state)
         for (int i = 0; i < per_scene; i++) {
             bool lib = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
             vis[i] = lib;
-            if (crosses_near(&sc, &obj[i])) {
+            if (ref_crosses_near(&sc.rv, &obj[i])) {
                 near_cross++;
                 assert_true(lib);
                 continue;
@@ -460,7 +443,7 @@ static void test_orthographic_views_agree_with_the_reference(void **state)
             ref_box obj;
             random_object(&seed, &sc, &obj, true);
             bool lib = box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL);
-            if (crosses_near(&sc, &obj)) {
+            if (ref_crosses_near(&sc.rv, &obj)) {
                 assert_true(lib);
                 continue;
             }

@@ -498,23 +498,6 @@ static void random_object(uint64_t *s, const fscene *sc, ref_box *obj)
     place_box(s, obj, centre, h, rvt_uniform(s, 0, 1) < 0.5f);
 }
 
-/* True when some corner of the object is not strictly beyond the new view's near plane. */
-static bool crosses_near(const fscene *sc, const ref_box *obj)
-{
-    for (int k = 0; k < 8; k++) {
-        double l[3], w[3], c[4];
-        for (int i = 0; i < 3; i++)
-            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
-        ref_local_to_world(obj, l, w);
-        clip_of(&sc->new_rv, w, c);
-        rv_clip cl = sc->new_cam.clip;
-        double nv = cl.reversed_z ? c[3] - c[2] : cl.depth_zero_to_one ? c[2] : c[2] + c[3];
-        if (!(nv > 0) || !(c[3] > 0))
-            return true;
-    }
-    return false;
-}
-
 /* ---- buffers -------------------------------------------------------------------------------- */
 
 static rv_occlusion *feed_buffer(uint32_t width, uint32_t max_w, uint32_t max_h, rvt_alloc *counter)
@@ -598,7 +581,7 @@ static void test_never_hides_what_the_reference_sees(void **state)
         for (int i = 0; i < per_scene; i++) {
             bool lib = object_visible(o, &obj[i]);
             single[i] = lib;
-            if (crosses_near(&sc, &obj[i])) {
+            if (ref_crosses_near(&sc.new_rv, &obj[i])) {
                 assert_true(lib);
                 continue;
             }
@@ -1440,7 +1423,7 @@ static void test_every_block_size_stays_conservative(void **state)
             uint64_t s2 = seed;
             feed_scene(occ, &sc, RV_DEPTH_FLOAT32, false, &s2, &img, depth);
             for (int i = 0; i < 40; i++) {
-                if (crosses_near(&sc, &obj[i]) || object_visible(occ, &obj[i]))
+                if (ref_crosses_near(&sc.new_rv, &obj[i]) || object_visible(occ, &obj[i]))
                     continue;
                 culled++;
                 assert_false(ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &obj[i], &s2, 6));

@@ -337,23 +337,6 @@ static void random_object(uint64_t *s, const scene *sc, ref_box *obj)
     place_object_near(s, o, &sc->cam, sc->fwd, obj, true);
 }
 
-/* True when some corner of the object is not strictly beyond the near plane. */
-static bool crosses_near(const scene *sc, const ref_box *obj)
-{
-    for (int k = 0; k < 8; k++) {
-        double l[3], w[3], c[4];
-        for (int i = 0; i < 3; i++)
-            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
-        ref_local_to_world(obj, l, w);
-        for (int r = 0; r < 4; r++)
-            c[r] = sc->rv.vp[r] * w[0] + sc->rv.vp[4 + r] * w[1] + sc->rv.vp[8 + r] * w[2] + sc->rv.vp[12 + r];
-        double nv = sc->cam.clip.reversed_z ? c[3] - c[2] : sc->cam.clip.depth_zero_to_one ? c[2] : c[2] + c[3];
-        if (!(nv > 0) || !(c[3] > 0))
-            return true;
-    }
-    return false;
-}
-
 /* ---- against the reference ----------------------------------------------------------------- */
 
 typedef struct tally {
@@ -376,7 +359,7 @@ static tally against_reference(uint64_t seed, int only, int trials, int grid)
             random_object(&seed, sc, &obj);
             bool lib = box_visible(occ, obj.min, obj.max, obj.has_matrix ? obj.matrix : NULL);
             t.objects++;
-            if (crosses_near(sc, &obj)) {
+            if (ref_crosses_near(&sc->rv, &obj)) {
                 t.near_cross++;
                 assert_true(lib);
                 continue;

@@ -516,3 +516,19 @@ void place_object_near(uint64_t *s, const ref_box *o, const camera *cam, const d
         h[rvt_next(s) % 3] = 0;
     place_box(s, obj, centre, h, allow_matrix && rvt_uniform(s, 0, 1) < 0.6f);
 }
+
+bool ref_crosses_near(const ref_view *v, const ref_box *obj)
+{
+    for (int k = 0; k < 8; k++) {
+        double l[3], w[3], c[4];
+        for (int i = 0; i < 3; i++)
+            l[i] = (k >> i) & 1 ? obj->max[i] : obj->min[i];
+        ref_local_to_world(obj, l, w);
+        for (int r = 0; r < 4; r++)
+            c[r] = v->vp[r] * w[0] + v->vp[4 + r] * w[1] + v->vp[8 + r] * w[2] + v->vp[12 + r];
+        double nv = v->clip.reversed_z ? c[3] - c[2] : v->clip.depth_zero_to_one ? c[2] : c[2] + c[3];
+        if (!(nv > 0) || !(c[3] > 0))
+            return true;
+    }
+    return false;
+}

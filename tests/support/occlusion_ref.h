@@ -103,4 +103,8 @@ void place_object_near(uint64_t *s, const ref_box *o, const camera *cam, const d
  * both sides): its entry and exit parameters, false when it misses. */
 bool ref_box_slab(const ref_box *b, const double q[3], const double p[3], double *ta, double *tb);
 
+/* True when some corner of the object (a box) is not strictly beyond the view's near
+ * plane (or is behind the eye): such an object is always drawn. */
+bool ref_crosses_near(const ref_view *v, const ref_box *obj);
+
 #endif

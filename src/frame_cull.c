@@ -557,7 +557,8 @@ static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32
 static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64_t *sort_ns)
 {
     uint64_t total[2] = { 0, 0 };
-    uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
+    /* Without candidates chunk_counts may be NULL: no offset is taken from it. */
+    uint32_t *offsets = p->chunks ? p->chunk_counts + 2 * (size_t)p->chunks : NULL;
     for (uint32_t k = 0; k < 2 * p->chunks; k++) {
         offsets[k] = (uint32_t)total[k & 1];
         total[k & 1] += p->chunk_counts[k];
@@ -604,7 +605,8 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
  * are recorded in candidate order after the walk's records. */
 static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
 {
-    memset(p->state, OBJECT_UNSET, p->count);
+    if (p->count) /* no candidates: the scratch may never have been allocated (NULL) */
+        memset(p->state, OBJECT_UNSET, p->count);
     RVI_TRY(rvi_frame_parallel(f, occlusion_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
     for (uint32_t k = 0; k < p->count; k++) {

@@ -21,7 +21,12 @@
  *    frustum (no false cull); a frame's view lists only live nodes, front to back.
  * An armed allocation failure must give RV_ERR_OUT_OF_MEMORY and leave the world exactly
  * as it was (digest of everything the getters show), and no call that never allocates may
- * report it. The second world must never change. */
+ * report it. The second world must never change.
+ *
+ * Bytes after the marker "JOBS" are a second program (fuzz_world_jobs.c): frames through a
+ * job system the input gives, compared with the same frames without one, with persistent
+ * and per-frame occluders of every shape and a depth feed. */
+#define _GNU_SOURCE /* memmem */
 #include "rvis.h"
 #include "fuzz_support.h"
 
@@ -889,6 +894,7 @@ static void run(fz *f, fz_input *in)
     }
 }
 
+void fzj_run(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -907,12 +913,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     expect(rv_update_world(f.other), RV_OK, "rv_update_world");
     uint64_t other_before = digest(f.other);
 
-    fz_input in = { data, size };
+    /* Bytes after the marker "JOBS" are the job-system section's (fuzz_world_jobs.c); the
+     * program before it runs as it did before that section existed. */
+    const uint8_t *mark = size >= 4 ? memmem(data, size, "JOBS", 4) : NULL;
+    fz_input in = { data, mark ? (size_t)(mark - data) : size };
     run(&f, &in);
     check_structure(&f);
     FZ_ASSERT(digest(f.other) == other_before, "calls on one world changed another");
     rv_world_destroy(f.w);
     rv_world_destroy(f.other);
     FZ_ASSERT(f.alloc.live == 0, "destroying the world left %lld blocks", (long long)f.alloc.live);
+    if (mark)
+        fzj_run(mark + 4, size - (size_t)(mark - data) - 4);
     return 0;
 }

@@ -472,6 +472,148 @@ static rv_result add_shape(fz_input *in, rv_occlusion *occ, fz_box *b, const flo
     return r;
 }
 
+/* The frame's occluders: boxes (some inverted), convex solids and meshes (add_shape), from
+ * the input; each accepted one is set up in boxes for the reference. Returns their count. */
+static int add_occluders(fz_input *in, rv_occlusion *occ, fz_box *boxes)
+{
+    int n_occ = 0, count = u8(in) % (MAX_OCCLUDERS + 1);
+    rv_result r;
+    for (int i = 0; i < count; i++) {
+        int hostile = 0;
+        fz_box *b = &boxes[n_occ];
+        memset(b, 0, sizeof *b);
+        for (int k = 0; k < 3; k++) {
+            double c = num(in, -6, 6, &hostile), e = num(in, 0, 8, &hostile);
+            b->min[k] = c - e;
+            b->max[k] = c + e;
+        }
+        double thick[16];
+        decode_affine(in, b->m, 1, &hostile, thick);
+        float mn[3], mx[3], mf[16];
+        to_float(b->min, mn, 3);
+        to_float(b->max, mx, 3);
+        to_float(b->m, mf, 16);
+        for (int k = 0; k < 3; k++) { /* the reference uses what the library sees */
+            b->min[k] = mn[k];
+            b->max[k] = mx[k];
+        }
+        for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
+            b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
+        uint8_t kb = u8(in);
+        int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
+        b->kind = kind;
+        if (kind != SHAPE_BOX) {
+            r = add_shape(in, occ, b, mn, mx, mf);
+            if (r != RV_OK)
+                continue;
+            n_occ++;
+            continue;
+        }
+        rv_occlusion_stats before = rv_occlusion_get_stats(occ);
+        if (inverted) {
+            float t = mn[0];
+            mn[0] = mx[0] + 1.0f;
+            mx[0] = t;
+        }
+        r = rv_occlusion_add_occluder(occ, mn, mx, mf);
+        int finite = isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+        for (int k = 0; k < 16; k++)
+            finite = finite && isfinite(mf[k]);
+        (void)hostile;
+        if (!finite)
+            FZ_ASSERT(r == RV_ERR_NOT_FINITE || (inverted && r == RV_ERR_INVALID_ARG),
+                      "a non-finite occluder returned %s", rv_result_string(r));
+        else if (inverted && mn[0] > mx[0])
+            FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
+        else
+            FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
+        if (r != RV_OK) { /* refused: not part of the frame, nor of the reference */
+            FZ_ASSERT(rv_occlusion_get_stats(occ).occluders_submitted == before.occluders_submitted,
+                      "a refused box was counted");
+            continue;
+        }
+        b->invertible = mat_inverse(b->m, b->inv);
+        n_occ++;
+    }
+    return n_occ;
+}
+
+/* Objects (boxes and spheres with matrices), tested singly and in batches; each hidden
+ * answer is checked against the reference (boxes, n_occ) unless unchecked (a frame fed
+ * noise), and hostile numbers for their code and a visible answer. */
+static void test_objects(fz_input *in, rv_occlusion *occ, const fz_view *v, const fz_box *boxes, int n_occ,
+                         int unchecked)
+{
+    int n_obj = 1 + u8(in) % MAX_OBJECTS;
+    float bmin[3][MAX_OBJECTS], bmax[3][MAX_OBJECTS], bmat[16 * MAX_OBJECTS];
+    float sc[3][MAX_OBJECTS], sr[MAX_OBJECTS];
+    int obj_hostile[MAX_OBJECTS];
+    double dmat[MAX_OBJECTS][16];
+    for (int i = 0; i < n_obj; i++) {
+        int hostile = 0;
+        for (int k = 0; k < 3; k++) {
+            float c = num(in, -10, 10, &hostile), e = num(in, 0.01f, 6, &hostile);
+            bmin[k][i] = c - e;
+            bmax[k][i] = c + e;
+            sc[k][i] = c;
+        }
+        sr[i] = num(in, 0.0f, 6, &hostile);
+        decode_affine(in, dmat[i], 0, &hostile, NULL);
+        to_float(dmat[i], &bmat[16 * i], 16);
+        for (int k = 0; k < 16; k++)
+            dmat[i][k] = bmat[16 * i + k];
+        obj_hostile[i] = hostile;
+    }
+    int batch_first = 0;
+    rv_occlusion_boxes bx = { { bmin[0], bmin[1], bmin[2] }, { bmax[0], bmax[1], bmax[2] }, bmat };
+    rv_occlusion_spheres sp = { { sc[0], sc[1], sc[2] }, sr, bmat };
+    uint8_t vis_boxes[MAX_OBJECTS], vis_spheres[MAX_OBJECTS];
+    rv_result rb = rv_occlusion_test_boxes(occ, &bx, (uint32_t)batch_first, (uint32_t)n_obj, vis_boxes);
+    rv_result rs = rv_occlusion_test_spheres(occ, &sp, (uint32_t)batch_first, (uint32_t)n_obj, vis_spheres);
+    FZ_ASSERT(rb == RV_OK || rb == RV_ERR_NOT_FINITE || rb == RV_ERR_INVALID_ARG, "test_boxes returned %s",
+              rv_result_string(rb));
+    FZ_ASSERT(rs == RV_OK || rs == RV_ERR_NOT_FINITE || rs == RV_ERR_INVALID_ARG, "test_spheres returned %s",
+              rv_result_string(rs));
+    /* The freeze happened: adds are refused now. */
+    float one[3] = { 1, 1, 1 };
+    FZ_ASSERT(rv_occlusion_add_occluder(occ, one, one, NULL) == RV_ERR_FROZEN, "an add after a test was accepted");
+    for (int i = 0; i < n_obj; i++) {
+        float mn[3] = { bmin[0][i], bmin[1][i], bmin[2][i] }, mx[3] = { bmax[0][i], bmax[1][i], bmax[2][i] };
+        float c[3] = { sc[0][i], sc[1][i], sc[2][i] };
+        bool vb = false, vs = false;
+        rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
+        rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
+        /* Hostile is what the library gets, not how it was decoded. */
+        int mat_ok = 1;
+        for (int k = 0; k < 16; k++)
+            mat_ok = mat_ok && isfinite(bmat[16 * i + k]);
+        int box_ok = mat_ok && isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+        int sphere_ok = mat_ok && isfinite(c[0] + c[1] + c[2] + sr[i]);
+        (void)obj_hostile;
+        double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
+        if (!box_ok)
+            FZ_ASSERT(r1 == RV_ERR_NOT_FINITE && vb && vis_boxes[i] && rb != RV_OK,
+                      "a non-finite box: %s, visible %d/%d", rv_result_string(r1), vb, vis_boxes[i]);
+        else {
+            FZ_ASSERT(r1 == RV_OK, "a valid box returned %s", rv_result_string(r1));
+            if ((!vb || !vis_boxes[i]) && !unchecked)
+                FZ_ASSERT(!box_has_witness(v, boxes, n_occ, dmn, dmx, dmat[i]),
+                          "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb,
+                          !vis_boxes[i]);
+        }
+        if (!sphere_ok)
+            FZ_ASSERT(r2 == RV_ERR_NOT_FINITE && vs && vis_spheres[i] && rs != RV_OK,
+                      "a non-finite sphere: %s, visible %d/%d", rv_result_string(r2), vs, vis_spheres[i]);
+        else {
+            FZ_ASSERT(r2 == RV_OK, "a valid sphere returned %s", rv_result_string(r2));
+            if ((!vs || !vis_spheres[i]) && !unchecked)
+                FZ_ASSERT(!sphere_has_witness(v, boxes, n_occ, dc, sr[i], dmat[i]),
+                          "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
+                          !vis_spheres[i]);
+        }
+    }
+}
+
 /* ---- the target ------------------------------------------------------------------------ */
 
 /* The feed's capacity and settings from the feed section: small capacities (odd sizes),
@@ -553,139 +695,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         }
         fz_box boxes[MAX_OCCLUDERS + 1]; /* and the feed's quad */
-        int n_occ = 0, count = u8(&in) % (MAX_OCCLUDERS + 1);
-        for (int i = 0; i < count; i++) {
-            int hostile = 0;
-            fz_box *b = &boxes[n_occ];
-            memset(b, 0, sizeof *b);
-            for (int k = 0; k < 3; k++) {
-                double c = num(&in, -6, 6, &hostile), e = num(&in, 0, 8, &hostile);
-                b->min[k] = c - e;
-                b->max[k] = c + e;
-            }
-            double thick[16];
-            decode_affine(&in, b->m, 1, &hostile, thick);
-            float mn[3], mx[3], mf[16];
-            to_float(b->min, mn, 3);
-            to_float(b->max, mx, 3);
-            to_float(b->m, mf, 16);
-            for (int k = 0; k < 3; k++) { /* the reference uses what the library sees */
-                b->min[k] = mn[k];
-                b->max[k] = mx[k];
-            }
-            for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
-                b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
-            uint8_t kb = u8(&in);
-            int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
-            b->kind = kind;
-            if (kind != SHAPE_BOX) {
-                r = add_shape(&in, occ, b, mn, mx, mf);
-                if (r != RV_OK)
-                    continue;
-                n_occ++;
-                continue;
-            }
-            rv_occlusion_stats before = rv_occlusion_get_stats(occ);
-            if (inverted) {
-                float t = mn[0];
-                mn[0] = mx[0] + 1.0f;
-                mx[0] = t;
-            }
-            r = rv_occlusion_add_occluder(occ, mn, mx, mf);
-            int finite = isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
-            for (int k = 0; k < 16; k++)
-                finite = finite && isfinite(mf[k]);
-            (void)hostile;
-            if (!finite)
-                FZ_ASSERT(r == RV_ERR_NOT_FINITE || (inverted && r == RV_ERR_INVALID_ARG),
-                          "a non-finite occluder returned %s", rv_result_string(r));
-            else if (inverted && mn[0] > mx[0])
-                FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
-            else
-                FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
-            if (r != RV_OK) { /* refused: not part of the frame, nor of the reference */
-                FZ_ASSERT(rv_occlusion_get_stats(occ).occluders_submitted == before.occluders_submitted,
-                          "a refused box was counted");
-                continue;
-            }
-            b->invertible = mat_inverse(b->m, b->inv);
-            n_occ++;
-        }
-        /* Objects: boxes and spheres; hidden answers are checked against the reference. */
+        int n_occ = add_occluders(&in, occ, boxes);
+        /* The depth feed, before the freeze; a used plane joins the reference as a quad. */
         fzo_feed feed;
         memset(&feed, 0, sizeof feed);
         if (feeding) {
             fzo_feed_frame(&feed_in, occ, &desc, &v, &feed, &boxes[n_occ]);
             n_occ += feed.reference;
         }
-        int n_obj = 1 + u8(&in) % MAX_OBJECTS;
-        float bmin[3][MAX_OBJECTS], bmax[3][MAX_OBJECTS], bmat[16 * MAX_OBJECTS];
-        float sc[3][MAX_OBJECTS], sr[MAX_OBJECTS];
-        int obj_hostile[MAX_OBJECTS];
-        double dmat[MAX_OBJECTS][16];
-        for (int i = 0; i < n_obj; i++) {
-            int hostile = 0;
-            for (int k = 0; k < 3; k++) {
-                float c = num(&in, -10, 10, &hostile), e = num(&in, 0.01f, 6, &hostile);
-                bmin[k][i] = c - e;
-                bmax[k][i] = c + e;
-                sc[k][i] = c;
-            }
-            sr[i] = num(&in, 0.0f, 6, &hostile);
-            decode_affine(&in, dmat[i], 0, &hostile, NULL);
-            to_float(dmat[i], &bmat[16 * i], 16);
-            for (int k = 0; k < 16; k++)
-                dmat[i][k] = bmat[16 * i + k];
-            obj_hostile[i] = hostile;
-        }
-        int batch_first = 0;
-        rv_occlusion_boxes bx = { { bmin[0], bmin[1], bmin[2] }, { bmax[0], bmax[1], bmax[2] }, bmat };
-        rv_occlusion_spheres sp = { { sc[0], sc[1], sc[2] }, sr, bmat };
-        uint8_t vis_boxes[MAX_OBJECTS], vis_spheres[MAX_OBJECTS];
-        rv_result rb = rv_occlusion_test_boxes(occ, &bx, (uint32_t)batch_first, (uint32_t)n_obj, vis_boxes);
-        rv_result rs = rv_occlusion_test_spheres(occ, &sp, (uint32_t)batch_first, (uint32_t)n_obj, vis_spheres);
-        FZ_ASSERT(rb == RV_OK || rb == RV_ERR_NOT_FINITE || rb == RV_ERR_INVALID_ARG, "test_boxes returned %s",
-                  rv_result_string(rb));
-        FZ_ASSERT(rs == RV_OK || rs == RV_ERR_NOT_FINITE || rs == RV_ERR_INVALID_ARG, "test_spheres returned %s",
-                  rv_result_string(rs));
-        /* The freeze happened: adds are refused now. */
-        float one[3] = { 1, 1, 1 };
-        FZ_ASSERT(rv_occlusion_add_occluder(occ, one, one, NULL) == RV_ERR_FROZEN, "an add after a test was accepted");
-        for (int i = 0; i < n_obj; i++) {
-            float mn[3] = { bmin[0][i], bmin[1][i], bmin[2][i] }, mx[3] = { bmax[0][i], bmax[1][i], bmax[2][i] };
-            float c[3] = { sc[0][i], sc[1][i], sc[2][i] };
-            bool vb = false, vs = false;
-            rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
-            rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
-            /* Hostile is what the library gets, not how it was decoded. */
-            int mat_ok = 1;
-            for (int k = 0; k < 16; k++)
-                mat_ok = mat_ok && isfinite(bmat[16 * i + k]);
-            int box_ok = mat_ok && isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
-            int sphere_ok = mat_ok && isfinite(c[0] + c[1] + c[2] + sr[i]);
-            (void)obj_hostile;
-            double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
-            if (!box_ok)
-                FZ_ASSERT(r1 == RV_ERR_NOT_FINITE && vb && vis_boxes[i] && rb != RV_OK,
-                          "a non-finite box: %s, visible %d/%d", rv_result_string(r1), vb, vis_boxes[i]);
-            else {
-                FZ_ASSERT(r1 == RV_OK, "a valid box returned %s", rv_result_string(r1));
-                if ((!vb || !vis_boxes[i]) && !feed.unknown)
-                    FZ_ASSERT(!box_has_witness(&v, boxes, n_occ, dmn, dmx, dmat[i]),
-                              "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb,
-                              !vis_boxes[i]);
-            }
-            if (!sphere_ok)
-                FZ_ASSERT(r2 == RV_ERR_NOT_FINITE && vs && vis_spheres[i] && rs != RV_OK,
-                          "a non-finite sphere: %s, visible %d/%d", rv_result_string(r2), vs, vis_spheres[i]);
-            else {
-                FZ_ASSERT(r2 == RV_OK, "a valid sphere returned %s", rv_result_string(r2));
-                if ((!vs || !vis_spheres[i]) && !feed.unknown)
-                    FZ_ASSERT(!sphere_has_witness(&v, boxes, n_occ, dc, sr[i], dmat[i]),
-                              "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
-                              !vis_spheres[i]);
-            }
-        }
+        test_objects(&in, occ, &v, boxes, n_occ, feed.unknown);
         rv_occlusion_stats st = rv_occlusion_get_stats(occ);
         FZ_ASSERT(st.culled <= st.tests, "more culled than tested");
         FZ_ASSERT(st.occluders_rasterized + st.occluders_hidden + st.occluders_skipped == st.occluders_submitted &&

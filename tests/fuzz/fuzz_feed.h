@@ -135,9 +135,12 @@ static inline unsigned fzf_matrix(fz_input *in, const double vp[16], float out[1
     }
     for (int k = 0; k < 16; k++)
         out[k] = (float)m[k];
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; k < 16; k++) {
         if (!isfinite(out[k]))
             expect |= FZF_BAD_FINITE;
+        else if (fabsf(out[k]) > 1e6f)
+            expect |= FZF_MAYBE_ARG; /* a camera 1e30 away: its depth may not vary within float precision */
+    }
     return expect;
 }
 

@@ -238,6 +238,8 @@ typedef struct rvi_frame {
     rvi_vec object_state;    /* uint8_t per candidate: the object passes' verdicts */
     rvi_vec selections;      /* rvi_object_lod per candidate */
     rvi_vec chunk_counts;    /* uint32_t per chunk and list: items each chunk emits */
+    rvi_vec item_marks;      /* uint8_t per item of the running parallel-for: set by the range
+                                that ran it (the coverage check, frame_walk.c) */
     /* What the walk keeps about subtrees and blocks of leaves between frames, and the
      * scene's change counters its version was last bumped at. */
     rvi_walk_summaries summaries;
@@ -251,8 +253,10 @@ typedef void (*rvi_frame_job)(void *context, rvi_frame_worker *w, uint32_t begin
 
 /* Runs fn over [0, count) on the world's job system (inline on worker 0 without one).
  * RV_ERR_INVARIANT when the job system broke its contract (a worker out of range, items
- * missed or repeated: see rv_job_system); each pass also checks its own outputs. */
-rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count, uint32_t grain);
+ * missed or repeated: see rv_job_system); each pass also checks its own outputs.
+ * RV_ERR_OUT_OF_MEMORY when the coverage marks could not grow to count. */
+rv_result rvi_frame_parallel(rvi_heap *heap, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
+                             uint32_t grain);
 /* The first error a worker met in the last pass (RV_OK: none). */
 rv_result rvi_frame_workers_error(const rvi_frame *f);
 /* The main view's walk (frame_walk.c): items on the workers with jobs_policy, work for the

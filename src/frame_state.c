@@ -51,6 +51,7 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_vec_free(heap, &f->object_state, 1);
     rvi_vec_free(heap, &f->selections, sizeof(rvi_object_lod));
     rvi_vec_free(heap, &f->chunk_counts, sizeof(uint32_t));
+    rvi_vec_free(heap, &f->item_marks, 1);
     rvi_free(heap, f, sizeof *f);
 }
 

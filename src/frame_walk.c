@@ -41,10 +41,11 @@ typedef struct parallel_call {
     rvi_frame_job fn;
     void *context;
     uint32_t count;
+    uint8_t *marks;      /* count bytes: 1 where a range ran the item */
 } parallel_call;
 
 /* The job the host runs. A range or a worker outside the contract is not run (nothing is
- * written for it): the coverage check after the call reports it. */
+ * written for it): the coverage check after the call reports it. Each item run is marked. */
 static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t end)
 {
     parallel_call *c = context;
@@ -52,10 +53,12 @@ static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t e
         return;
     rvi_frame_worker *w = &c->f->workers[worker];
     w->items_run += end - begin;
+    memset(c->marks + begin, 1, end - begin);
     c->fn(c->context, w, begin, end);
 }
 
-rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count, uint32_t grain)
+rv_result rvi_frame_parallel(rvi_heap *heap, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
+                             uint32_t grain)
 {
     if (count == 0)
         return RV_OK;
@@ -63,14 +66,20 @@ rv_result rvi_frame_parallel(rvi_frame *f, rvi_frame_job fn, void *context, uint
         fn(context, &f->workers[0], 0, count);
         return RV_OK;
     }
+    /* Coverage: the ranges run must add up to count AND mark every item. A count alone
+     * misses a host that runs one item twice and skips another; marks alone miss a
+     * repeat. Together: every item ran, count runs in all, so each ran exactly once. */
+    RVI_TRY(rvi_vec_reserve(heap, &f->item_marks, 1, count));
+    uint8_t *marks = f->item_marks.data;
+    memset(marks, 0, count);
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         f->workers[k].items_run = 0;
-    parallel_call c = { f, fn, context, count };
+    parallel_call c = { f, fn, context, count, marks };
     f->jobs.parallel_for(f->jobs.user, run_range, &c, count, grain ? grain : 1);
     uint64_t run = 0;
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         run += f->workers[k].items_run;
-    return run == count ? RV_OK : RV_ERR_INVARIANT;
+    return run == count && !memchr(marks, 0, count) ? RV_OK : RV_ERR_INVARIANT;
 }
 
 rv_result rvi_frame_workers_error(const rvi_frame *f)
@@ -325,7 +334,7 @@ static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
         uint32_t count = tasks->count;
         RVI_TRY(workers_room(world, f));
         walk_round round = { RVI_VEC_PTR(*tasks, uint32_t), f->records_hint > MIN_RECORDS ? f->records_hint : MIN_RECORDS };
-        RVI_TRY(rvi_frame_parallel(f, walk_job, &round, count, 1));
+        RVI_TRY(rvi_frame_parallel(&world->heap, f, walk_job, &round, count, 1));
         RVI_TRY(rvi_frame_workers_error(f));
         bool stack_full = false, yielded = false;
         for (uint32_t t = 0; t < count; t++)

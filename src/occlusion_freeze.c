@@ -552,7 +552,8 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     bool lazy = cap == 0 || occ->item_count <= cap;
     /* No occluder: nothing to order (the vectors may have no storage yet). */
     uint32_t n = occ->inputs.count ? order_items(occ, build_items(occ, lazy)) : 0;
-    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t), *heap = keys + occ->item_count;
+    /* Without occluders keys may be NULL: no offset is taken from it then. */
+    uint64_t *keys = RVI_VEC_PTR(occ->order, uint64_t), *heap = n ? keys + occ->item_count : keys;
     const rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     const rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
     uint32_t next = n, size = 0, round_end = ROUND;

@@ -414,7 +414,10 @@ static void check_scene(fz *f)
  *
  * Tolerance: a forward-error bound of the library's float matrices against these. Each
  * entry of a rotation times a scale is rounded to float (by <= FLT_EPSILON / 2 of it, or
- * half the smallest denormal); each composition with a parent adds three products and
+ * half the smallest denormal), and the rotation itself is the host's quaternion normalised
+ * to float (<= 2 FLT_EPSILON of 1 in each entry of R, taken twice: times |scale|, absolute
+ * in the entry; a tolerance relative to the entry missed entries near 0 by cancellation:
+ * 40 ulps of a 25.8 entry under a parent of scale 52); each composition with a parent adds three products and
  * three sums (<= 2 * FLT_EPSILON of the sum of their magnitudes, plus denormal halves).
  * err carries, per entry and in double, twice that bound along the chain (so it holds with
  * the second-order terms). The centre may then move by err applied to the local centre's
@@ -570,9 +573,15 @@ static void check_node_bounds(fz *f)
             fz_affine l, l_mag, l_err;
             fz_affine_of(chain[c], &l);
             fz_affine_abs(&l, &l_mag);
+            /* Each entry's float rounding, and the rotation's: the node keeps the host's
+             * quaternion normalised to float (rv_node_set_rotation), half an ulp per
+             * component, which turns the rotation by up to 2 ulps of 1 in every entry of R,
+             * an error absolute in R (times the scale), not relative to the entry (an entry
+             * near 0 by cancellation moves as much as the others). */
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++)
-                    l_err.m[i][j] = 2.0 * (0.5 * u * l_mag.m[i][j] + 0.5 * eta);
+                    l_err.m[i][j] = 2.0 * (0.5 * u * l_mag.m[i][j] + 0.5 * eta) +
+                                    4.0 * u * fabs((double)chain[c]->scale[j]);
                 l_err.m[i][3] = 0.0; /* the position is a float already */
             }
             if (c == depth - 1) {

@@ -11,9 +11,11 @@
  * screen position) misses every occluder — each inflated by a small tolerance — is a
  * witness that the object is visible. A witness for a culled object is a hole in the
  * world: abort. Hostile numbers (NaN, infinities, min > max) must get the documented code
- * and a visible answer. */
-#include "rvis.h"
-#include "fuzz_support.h"
+ * and a visible answer.
+ *
+ * Bytes after the marker "FEED" drive the depth feed (fuzz_occlusion_feed.c). */
+#define _GNU_SOURCE /* memmem */
+#include "fuzz_occlusion.h"
 
 #include <float.h>
 #include <math.h>
@@ -22,18 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_ASSERT(cond, ...)                                                               \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_occlusion: %s:%d: ", __FILE__, __LINE__);                \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fprintf(stderr, "\n");                                                         \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
 
-enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9, MAX_PLANES = 10, MAX_VERTS = 8, MAX_TRIS = 12 };
-enum { SHAPE_BOX = 0, SHAPE_CONVEX, SHAPE_CLOSED_MESH, SHAPE_OPEN_MESH };
 
 /* Cube corners (corner k has max[i] where bit i of k is set), wound counter-clockwise seen
  * from outside. */
@@ -53,55 +44,6 @@ static float num(fz_input *in, float lo, float hi, int *hostile)
         return v;
     }
     return lo + (hi - lo) * (float)b / 254.0f;
-}
-
-/* ---- small double-precision linear algebra (column-major 4x4) ------------------------ */
-
-static void mat_mul(const double a[16], const double b[16], double out[16])
-{
-    double r[16];
-    for (int c = 0; c < 4; c++)
-        for (int row = 0; row < 4; row++) {
-            double s = 0;
-            for (int k = 0; k < 4; k++)
-                s += a[k * 4 + row] * b[c * 4 + k];
-            r[c * 4 + row] = s;
-        }
-    memcpy(out, r, sizeof r);
-}
-
-static void mat_apply(const double m[16], const double p[4], double out[4])
-{
-    for (int row = 0; row < 4; row++)
-        out[row] = m[row] * p[0] + m[4 + row] * p[1] + m[8 + row] * p[2] + m[12 + row] * p[3];
-}
-
-/* General 4x4 inverse (cofactors); false when singular. */
-static int mat_inverse(const double m[16], double inv[16])
-{
-    double a[16];
-    a[0] = m[5] * m[10] * m[15] - m[5] * m[11] * m[14] - m[9] * m[6] * m[15] + m[9] * m[7] * m[14] + m[13] * m[6] * m[11] - m[13] * m[7] * m[10];
-    a[4] = -m[4] * m[10] * m[15] + m[4] * m[11] * m[14] + m[8] * m[6] * m[15] - m[8] * m[7] * m[14] - m[12] * m[6] * m[11] + m[12] * m[7] * m[10];
-    a[8] = m[4] * m[9] * m[15] - m[4] * m[11] * m[13] - m[8] * m[5] * m[15] + m[8] * m[7] * m[13] + m[12] * m[5] * m[11] - m[12] * m[7] * m[9];
-    a[12] = -m[4] * m[9] * m[14] + m[4] * m[10] * m[13] + m[8] * m[5] * m[14] - m[8] * m[6] * m[13] - m[12] * m[5] * m[10] + m[12] * m[6] * m[9];
-    a[1] = -m[1] * m[10] * m[15] + m[1] * m[11] * m[14] + m[9] * m[2] * m[15] - m[9] * m[3] * m[14] - m[13] * m[2] * m[11] + m[13] * m[3] * m[10];
-    a[5] = m[0] * m[10] * m[15] - m[0] * m[11] * m[14] - m[8] * m[2] * m[15] + m[8] * m[3] * m[14] + m[12] * m[2] * m[11] - m[12] * m[3] * m[10];
-    a[9] = -m[0] * m[9] * m[15] + m[0] * m[11] * m[13] + m[8] * m[1] * m[15] - m[8] * m[3] * m[13] - m[12] * m[1] * m[11] + m[12] * m[3] * m[9];
-    a[13] = m[0] * m[9] * m[14] - m[0] * m[10] * m[13] - m[8] * m[1] * m[14] + m[8] * m[2] * m[13] + m[12] * m[1] * m[10] - m[12] * m[2] * m[9];
-    a[2] = m[1] * m[6] * m[15] - m[1] * m[7] * m[14] - m[5] * m[2] * m[15] + m[5] * m[3] * m[14] + m[13] * m[2] * m[7] - m[13] * m[3] * m[6];
-    a[6] = -m[0] * m[6] * m[15] + m[0] * m[7] * m[14] + m[4] * m[2] * m[15] - m[4] * m[3] * m[14] - m[12] * m[2] * m[7] + m[12] * m[3] * m[6];
-    a[10] = m[0] * m[5] * m[15] - m[0] * m[7] * m[13] - m[4] * m[1] * m[15] + m[4] * m[3] * m[13] + m[12] * m[1] * m[7] - m[12] * m[3] * m[5];
-    a[14] = -m[0] * m[5] * m[14] + m[0] * m[6] * m[13] + m[4] * m[1] * m[14] - m[4] * m[2] * m[13] - m[12] * m[1] * m[6] + m[12] * m[2] * m[5];
-    a[3] = -m[1] * m[6] * m[11] + m[1] * m[7] * m[10] + m[5] * m[2] * m[11] - m[5] * m[3] * m[10] - m[9] * m[2] * m[7] + m[9] * m[3] * m[6];
-    a[7] = m[0] * m[6] * m[11] - m[0] * m[7] * m[10] - m[4] * m[2] * m[11] + m[4] * m[3] * m[10] + m[8] * m[2] * m[7] - m[8] * m[3] * m[6];
-    a[11] = -m[0] * m[5] * m[11] + m[0] * m[7] * m[9] + m[4] * m[1] * m[11] - m[4] * m[3] * m[9] - m[8] * m[1] * m[7] + m[8] * m[3] * m[5];
-    a[15] = m[0] * m[5] * m[10] - m[0] * m[6] * m[9] - m[4] * m[1] * m[10] + m[4] * m[2] * m[9] + m[8] * m[1] * m[6] - m[8] * m[2] * m[5];
-    double det = m[0] * a[0] + m[1] * a[4] + m[2] * a[8] + m[3] * a[12];
-    if (!(fabs(det) > 1e-12))
-        return 0;
-    for (int i = 0; i < 16; i++)
-        inv[i] = a[i] / det;
-    return 1;
 }
 
 /* An affine matrix from the input: rotation about a random axis, non-uniform scale (a
@@ -157,15 +99,6 @@ static void to_float(const double *d, float *f, int n)
 }
 
 /* ---- the view ------------------------------------------------------------------------ */
-
-typedef struct fz_view {
-    double vp[16], inv_vp[16];
-    float vpf[16];
-    rv_clip clip;
-    float aspect;
-    int ortho, infinite;
-    double near_ndc, far_ndc; /* NDC depth of the near and far planes */
-} fz_view;
 
 static int decode_view(fz_input *in, fz_view *v)
 {
@@ -260,17 +193,6 @@ static void unproject(const fz_view *v, const double ndc[3], double out[3])
 }
 
 /* ---- occluders and the reference ------------------------------------------------------ */
-
-typedef struct fz_box {
-    int kind;
-    double min[3], max[3];
-    double m[16], inv[16];
-    int invertible;
-    uint32_t plane_count; /* convex: local planes, n . p <= d */
-    double planes[MAX_PLANES][4];
-    uint32_t tri_count;   /* meshes: world triangles */
-    double tri[MAX_TRIS][3][3];
-} fz_box;
 
 /* The segment's local parameter range inside a convex solid inflated by a tolerance. */
 static int segment_hits_convex(const fz_box *o, const double la[3], const double lb[3], double t_end)
@@ -550,7 +472,183 @@ static rv_result add_shape(fz_input *in, rv_occlusion *occ, fz_box *b, const flo
     return r;
 }
 
+/* The frame's occluders: boxes (some inverted), convex solids and meshes (add_shape), from
+ * the input; each accepted one is set up in boxes for the reference. Returns their count. */
+static int add_occluders(fz_input *in, rv_occlusion *occ, fz_box *boxes)
+{
+    int n_occ = 0, count = u8(in) % (MAX_OCCLUDERS + 1);
+    rv_result r;
+    for (int i = 0; i < count; i++) {
+        int hostile = 0;
+        fz_box *b = &boxes[n_occ];
+        memset(b, 0, sizeof *b);
+        for (int k = 0; k < 3; k++) {
+            double c = num(in, -6, 6, &hostile), e = num(in, 0, 8, &hostile);
+            b->min[k] = c - e;
+            b->max[k] = c + e;
+        }
+        double thick[16];
+        decode_affine(in, b->m, 1, &hostile, thick);
+        float mn[3], mx[3], mf[16];
+        to_float(b->min, mn, 3);
+        to_float(b->max, mx, 3);
+        to_float(b->m, mf, 16);
+        for (int k = 0; k < 3; k++) { /* the reference uses what the library sees */
+            b->min[k] = mn[k];
+            b->max[k] = mx[k];
+        }
+        for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
+            b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
+        uint8_t kb = u8(in);
+        int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
+        b->kind = kind;
+        if (kind != SHAPE_BOX) {
+            r = add_shape(in, occ, b, mn, mx, mf);
+            if (r != RV_OK)
+                continue;
+            n_occ++;
+            continue;
+        }
+        rv_occlusion_stats before = rv_occlusion_get_stats(occ);
+        if (inverted) {
+            float t = mn[0];
+            mn[0] = mx[0] + 1.0f;
+            mx[0] = t;
+        }
+        r = rv_occlusion_add_occluder(occ, mn, mx, mf);
+        int finite = isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+        for (int k = 0; k < 16; k++)
+            finite = finite && isfinite(mf[k]);
+        (void)hostile;
+        if (!finite)
+            FZ_ASSERT(r == RV_ERR_NOT_FINITE || (inverted && r == RV_ERR_INVALID_ARG),
+                      "a non-finite occluder returned %s", rv_result_string(r));
+        else if (inverted && mn[0] > mx[0])
+            FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
+        else
+            FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
+        if (r != RV_OK) { /* refused: not part of the frame, nor of the reference */
+            FZ_ASSERT(rv_occlusion_get_stats(occ).occluders_submitted == before.occluders_submitted,
+                      "a refused box was counted");
+            continue;
+        }
+        b->invertible = mat_inverse(b->m, b->inv);
+        n_occ++;
+    }
+    return n_occ;
+}
+
+/* Objects (boxes and spheres with matrices), tested singly and in batches; each hidden
+ * answer is checked against the reference (boxes, n_occ) unless unchecked (a frame fed
+ * noise), and hostile numbers for their code and a visible answer. */
+static void test_objects(fz_input *in, rv_occlusion *occ, const fz_view *v, const fz_box *boxes, int n_occ,
+                         int unchecked)
+{
+    int n_obj = 1 + u8(in) % MAX_OBJECTS;
+    float bmin[3][MAX_OBJECTS], bmax[3][MAX_OBJECTS], bmat[16 * MAX_OBJECTS];
+    float sc[3][MAX_OBJECTS], sr[MAX_OBJECTS];
+    int obj_hostile[MAX_OBJECTS];
+    double dmat[MAX_OBJECTS][16];
+    for (int i = 0; i < n_obj; i++) {
+        int hostile = 0;
+        for (int k = 0; k < 3; k++) {
+            float c = num(in, -10, 10, &hostile), e = num(in, 0.01f, 6, &hostile);
+            bmin[k][i] = c - e;
+            bmax[k][i] = c + e;
+            sc[k][i] = c;
+        }
+        sr[i] = num(in, 0.0f, 6, &hostile);
+        decode_affine(in, dmat[i], 0, &hostile, NULL);
+        to_float(dmat[i], &bmat[16 * i], 16);
+        for (int k = 0; k < 16; k++)
+            dmat[i][k] = bmat[16 * i + k];
+        obj_hostile[i] = hostile;
+    }
+    int batch_first = 0;
+    rv_occlusion_boxes bx = { { bmin[0], bmin[1], bmin[2] }, { bmax[0], bmax[1], bmax[2] }, bmat };
+    rv_occlusion_spheres sp = { { sc[0], sc[1], sc[2] }, sr, bmat };
+    uint8_t vis_boxes[MAX_OBJECTS], vis_spheres[MAX_OBJECTS];
+    rv_result rb = rv_occlusion_test_boxes(occ, &bx, (uint32_t)batch_first, (uint32_t)n_obj, vis_boxes);
+    rv_result rs = rv_occlusion_test_spheres(occ, &sp, (uint32_t)batch_first, (uint32_t)n_obj, vis_spheres);
+    FZ_ASSERT(rb == RV_OK || rb == RV_ERR_NOT_FINITE || rb == RV_ERR_INVALID_ARG, "test_boxes returned %s",
+              rv_result_string(rb));
+    FZ_ASSERT(rs == RV_OK || rs == RV_ERR_NOT_FINITE || rs == RV_ERR_INVALID_ARG, "test_spheres returned %s",
+              rv_result_string(rs));
+    /* The freeze happened: adds are refused now. */
+    float one[3] = { 1, 1, 1 };
+    FZ_ASSERT(rv_occlusion_add_occluder(occ, one, one, NULL) == RV_ERR_FROZEN, "an add after a test was accepted");
+    for (int i = 0; i < n_obj; i++) {
+        float mn[3] = { bmin[0][i], bmin[1][i], bmin[2][i] }, mx[3] = { bmax[0][i], bmax[1][i], bmax[2][i] };
+        float c[3] = { sc[0][i], sc[1][i], sc[2][i] };
+        bool vb = false, vs = false;
+        rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
+        rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
+        /* Hostile is what the library gets, not how it was decoded. */
+        int mat_ok = 1;
+        for (int k = 0; k < 16; k++)
+            mat_ok = mat_ok && isfinite(bmat[16 * i + k]);
+        int box_ok = mat_ok && isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
+        int sphere_ok = mat_ok && isfinite(c[0] + c[1] + c[2] + sr[i]);
+        (void)obj_hostile;
+        double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
+        if (!box_ok)
+            FZ_ASSERT(r1 == RV_ERR_NOT_FINITE && vb && vis_boxes[i] && rb != RV_OK,
+                      "a non-finite box: %s, visible %d/%d", rv_result_string(r1), vb, vis_boxes[i]);
+        else {
+            FZ_ASSERT(r1 == RV_OK, "a valid box returned %s", rv_result_string(r1));
+            if ((!vb || !vis_boxes[i]) && !unchecked)
+                FZ_ASSERT(!box_has_witness(v, boxes, n_occ, dmn, dmx, dmat[i]),
+                          "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb,
+                          !vis_boxes[i]);
+        }
+        if (!sphere_ok)
+            FZ_ASSERT(r2 == RV_ERR_NOT_FINITE && vs && vis_spheres[i] && rs != RV_OK,
+                      "a non-finite sphere: %s, visible %d/%d", rv_result_string(r2), vs, vis_spheres[i]);
+        else {
+            FZ_ASSERT(r2 == RV_OK, "a valid sphere returned %s", rv_result_string(r2));
+            if ((!vs || !vis_spheres[i]) && !unchecked)
+                FZ_ASSERT(!sphere_has_witness(v, boxes, n_occ, dc, sr[i], dmat[i]),
+                          "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
+                          !vis_spheres[i]);
+        }
+    }
+}
+
 /* ---- the target ------------------------------------------------------------------------ */
+
+/* The feed's capacity and settings from the feed section: small capacities (odd sizes),
+ * sometimes none; the motion, age and discontinuity settings at their defaults or chosen. A
+ * desc the library refuses must be refused with a documented code; the buffer is then made
+ * without a feed (every feed answers RV_ERR_CAPACITY). */
+static void feed_desc(fz_input *in, rv_occlusion_desc *desc)
+{
+    uint8_t cap = u8(in);
+    desc->feed_max_width = cap < 16 ? 0 : 1 + (cap % 64);
+    desc->feed_max_height = cap < 16 ? 0 : 1 + (u8(in) % 64);
+    if (cap >= 16 && cap < 24)
+        desc->feed_max_height = 0; /* one without the other: refused */
+    uint8_t k = u8(in);
+    desc->feed_max_translation = k & 1 ? (float)u8(in) / 32.0f : 0.0f;
+    desc->feed_max_rotation = k & 2 ? (float)u8(in) / 128.0f : 0.0f;
+    desc->feed_discontinuity = k & 4 ? (float)u8(in) / 2550.0f : 0.0f;
+    desc->feed_max_age = k & 8 ? u8(in) % 8 : 0;
+    if ((k & 0xF0) == 0xF0) { /* hostile settings */
+        static const float bad[4] = { NAN, -1.0f, INFINITY, 0.5f };
+        desc->feed_max_translation = bad[u8(in) % 4];
+        desc->feed_discontinuity = bad[u8(in) % 4];
+    }
+    rv_occlusion *probe = NULL;
+    rv_result r = rv_occlusion_create(desc, &probe);
+    if (r == RV_OK) {
+        rv_occlusion_destroy(probe);
+        return;
+    }
+    FZ_ASSERT(r == RV_ERR_INVALID_ARG || r == RV_ERR_NOT_FINITE, "a feed desc returned %s", rv_result_string(r));
+    FZ_ASSERT(probe == NULL, "a refused create wrote its output");
+    desc->feed_max_width = desc->feed_max_height = 0;
+    desc->feed_max_translation = desc->feed_max_rotation = desc->feed_discontinuity = 0;
+    desc->feed_max_age = 0;
+}
 
 static void *fz_alloc_fn(size_t size, void *user) { (void)user; return malloc(size); }
 static void fz_free_fn(void *p, size_t size, void *user) { (void)user; (void)size; free(p); }
@@ -559,7 +657,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fz_input in = { data, size };
+    /* Bytes after the marker "FEED" are the depth-feed section's (fuzz_occlusion_feed.c):
+     * the buffer's feed capacity, then one image a frame. Inputs without it mean what they
+     * meant before the feed existed. */
+    const uint8_t *mark = size >= 4 ? memmem(data, size, "FEED", 4) : NULL;
+    fz_input in = { data, mark ? (size_t)(mark - data) : size };
+    fz_input feed_in = { mark ? mark + 4 : NULL, mark ? size - (size_t)(mark - data) - 4 : 0 };
+    int feeding = mark != NULL;
     rv_occlusion_desc desc = {0};
     desc.allocator = (rv_allocator){ fz_alloc_fn, NULL, fz_free_fn, NULL };
     uint8_t w = u8(&in);
@@ -567,6 +671,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mins = u8(&in);
     desc.min_occluder_texels = mins < 64 ? -1.0f : (float)(mins % 8);
     desc.max_occluders = u8(&in) % 6;
+    if (feeding)
+        feed_desc(&feed_in, &desc);
     rv_occlusion *occ;
     FZ_ASSERT(rv_occlusion_create(&desc, &occ) == RV_OK, "create failed");
 
@@ -582,136 +688,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool vis = false;
             FZ_ASSERT(rv_occlusion_add_occluder(occ, mn, mx, NULL) == RV_ERR_BAD_STATE, "add after a failed begin");
             FZ_ASSERT(rv_occlusion_test_box(occ, mn, mx, NULL, &vis) == RV_OK && vis, "test after a failed begin");
+            if (feeding) {
+                rv_depth_feed none = { mn, 1, 1, 0, RV_DEPTH_FLOAT32, false, v.vpf, v.clip, 1 };
+                FZ_ASSERT(rv_occlusion_feed_depth(occ, &none) == RV_ERR_BAD_STATE, "a feed after a failed begin");
+            }
             continue;
         }
-        fz_box boxes[MAX_OCCLUDERS];
-        int n_occ = 0, count = u8(&in) % (MAX_OCCLUDERS + 1);
-        for (int i = 0; i < count; i++) {
-            int hostile = 0;
-            fz_box *b = &boxes[n_occ];
-            memset(b, 0, sizeof *b);
-            for (int k = 0; k < 3; k++) {
-                double c = num(&in, -6, 6, &hostile), e = num(&in, 0, 8, &hostile);
-                b->min[k] = c - e;
-                b->max[k] = c + e;
-            }
-            double thick[16];
-            decode_affine(&in, b->m, 1, &hostile, thick);
-            float mn[3], mx[3], mf[16];
-            to_float(b->min, mn, 3);
-            to_float(b->max, mx, 3);
-            to_float(b->m, mf, 16);
-            for (int k = 0; k < 3; k++) { /* the reference uses what the library sees */
-                b->min[k] = mn[k];
-                b->max[k] = mx[k];
-            }
-            for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
-                b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
-            uint8_t kb = u8(&in);
-            int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
-            b->kind = kind;
-            if (kind != SHAPE_BOX) {
-                r = add_shape(&in, occ, b, mn, mx, mf);
-                if (r != RV_OK)
-                    continue;
-                n_occ++;
-                continue;
-            }
-            rv_occlusion_stats before = rv_occlusion_get_stats(occ);
-            if (inverted) {
-                float t = mn[0];
-                mn[0] = mx[0] + 1.0f;
-                mx[0] = t;
-            }
-            r = rv_occlusion_add_occluder(occ, mn, mx, mf);
-            int finite = isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
-            for (int k = 0; k < 16; k++)
-                finite = finite && isfinite(mf[k]);
-            (void)hostile;
-            if (!finite)
-                FZ_ASSERT(r == RV_ERR_NOT_FINITE || (inverted && r == RV_ERR_INVALID_ARG),
-                          "a non-finite occluder returned %s", rv_result_string(r));
-            else if (inverted && mn[0] > mx[0])
-                FZ_ASSERT(r == RV_ERR_INVALID_ARG, "min > max returned %s", rv_result_string(r));
-            else
-                FZ_ASSERT(r == RV_OK, "a valid occluder returned %s", rv_result_string(r));
-            if (r != RV_OK) { /* refused: not part of the frame, nor of the reference */
-                FZ_ASSERT(rv_occlusion_get_stats(occ).occluders_submitted == before.occluders_submitted,
-                          "a refused box was counted");
-                continue;
-            }
-            b->invertible = mat_inverse(b->m, b->inv);
-            n_occ++;
+        fz_box boxes[MAX_OCCLUDERS + 1]; /* and the feed's quad */
+        int n_occ = add_occluders(&in, occ, boxes);
+        /* The depth feed, before the freeze; a used plane joins the reference as a quad. */
+        fzo_feed feed;
+        memset(&feed, 0, sizeof feed);
+        if (feeding) {
+            fzo_feed_frame(&feed_in, occ, &desc, &v, &feed, &boxes[n_occ]);
+            n_occ += feed.reference;
         }
-        /* Objects: boxes and spheres; hidden answers are checked against the reference. */
-        int n_obj = 1 + u8(&in) % MAX_OBJECTS;
-        float bmin[3][MAX_OBJECTS], bmax[3][MAX_OBJECTS], bmat[16 * MAX_OBJECTS];
-        float sc[3][MAX_OBJECTS], sr[MAX_OBJECTS];
-        int obj_hostile[MAX_OBJECTS];
-        double dmat[MAX_OBJECTS][16];
-        for (int i = 0; i < n_obj; i++) {
-            int hostile = 0;
-            for (int k = 0; k < 3; k++) {
-                float c = num(&in, -10, 10, &hostile), e = num(&in, 0.01f, 6, &hostile);
-                bmin[k][i] = c - e;
-                bmax[k][i] = c + e;
-                sc[k][i] = c;
-            }
-            sr[i] = num(&in, 0.0f, 6, &hostile);
-            decode_affine(&in, dmat[i], 0, &hostile, NULL);
-            to_float(dmat[i], &bmat[16 * i], 16);
-            for (int k = 0; k < 16; k++)
-                dmat[i][k] = bmat[16 * i + k];
-            obj_hostile[i] = hostile;
-        }
-        int batch_first = 0;
-        rv_occlusion_boxes bx = { { bmin[0], bmin[1], bmin[2] }, { bmax[0], bmax[1], bmax[2] }, bmat };
-        rv_occlusion_spheres sp = { { sc[0], sc[1], sc[2] }, sr, bmat };
-        uint8_t vis_boxes[MAX_OBJECTS], vis_spheres[MAX_OBJECTS];
-        rv_result rb = rv_occlusion_test_boxes(occ, &bx, (uint32_t)batch_first, (uint32_t)n_obj, vis_boxes);
-        rv_result rs = rv_occlusion_test_spheres(occ, &sp, (uint32_t)batch_first, (uint32_t)n_obj, vis_spheres);
-        FZ_ASSERT(rb == RV_OK || rb == RV_ERR_NOT_FINITE || rb == RV_ERR_INVALID_ARG, "test_boxes returned %s",
-                  rv_result_string(rb));
-        FZ_ASSERT(rs == RV_OK || rs == RV_ERR_NOT_FINITE || rs == RV_ERR_INVALID_ARG, "test_spheres returned %s",
-                  rv_result_string(rs));
-        /* The freeze happened: adds are refused now. */
-        float one[3] = { 1, 1, 1 };
-        FZ_ASSERT(rv_occlusion_add_occluder(occ, one, one, NULL) == RV_ERR_FROZEN, "an add after a test was accepted");
-        for (int i = 0; i < n_obj; i++) {
-            float mn[3] = { bmin[0][i], bmin[1][i], bmin[2][i] }, mx[3] = { bmax[0][i], bmax[1][i], bmax[2][i] };
-            float c[3] = { sc[0][i], sc[1][i], sc[2][i] };
-            bool vb = false, vs = false;
-            rv_result r1 = rv_occlusion_test_box(occ, mn, mx, &bmat[16 * i], &vb);
-            rv_result r2 = rv_occlusion_test_sphere(occ, c, sr[i], &bmat[16 * i], &vs);
-            /* Hostile is what the library gets, not how it was decoded. */
-            int mat_ok = 1;
-            for (int k = 0; k < 16; k++)
-                mat_ok = mat_ok && isfinite(bmat[16 * i + k]);
-            int box_ok = mat_ok && isfinite(mn[0] + mn[1] + mn[2] + mx[0] + mx[1] + mx[2]);
-            int sphere_ok = mat_ok && isfinite(c[0] + c[1] + c[2] + sr[i]);
-            (void)obj_hostile;
-            double dmn[3] = { mn[0], mn[1], mn[2] }, dmx[3] = { mx[0], mx[1], mx[2] }, dc[3] = { c[0], c[1], c[2] };
-            if (!box_ok)
-                FZ_ASSERT(r1 == RV_ERR_NOT_FINITE && vb && vis_boxes[i] && rb != RV_OK,
-                          "a non-finite box: %s, visible %d/%d", rv_result_string(r1), vb, vis_boxes[i]);
-            else {
-                FZ_ASSERT(r1 == RV_OK, "a valid box returned %s", rv_result_string(r1));
-                if (!vb || !vis_boxes[i])
-                    FZ_ASSERT(!box_has_witness(&v, boxes, n_occ, dmn, dmx, dmat[i]),
-                              "box %d was culled (single %d, batch %d) but a point of it is visible", i, !vb,
-                              !vis_boxes[i]);
-            }
-            if (!sphere_ok)
-                FZ_ASSERT(r2 == RV_ERR_NOT_FINITE && vs && vis_spheres[i] && rs != RV_OK,
-                          "a non-finite sphere: %s, visible %d/%d", rv_result_string(r2), vs, vis_spheres[i]);
-            else {
-                FZ_ASSERT(r2 == RV_OK, "a valid sphere returned %s", rv_result_string(r2));
-                if (!vs || !vis_spheres[i])
-                    FZ_ASSERT(!sphere_has_witness(&v, boxes, n_occ, dc, sr[i], dmat[i]),
-                              "sphere %d was culled (single %d, batch %d) but a point of it is visible", i, !vs,
-                              !vis_spheres[i]);
-            }
-        }
+        test_objects(&in, occ, &v, boxes, n_occ, feed.unknown);
         rv_occlusion_stats st = rv_occlusion_get_stats(occ);
         FZ_ASSERT(st.culled <= st.tests, "more culled than tested");
         FZ_ASSERT(st.occluders_rasterized + st.occluders_hidden + st.occluders_skipped == st.occluders_submitted &&
@@ -723,6 +715,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       st.triangles_submitted,
                   "triangle counts do not add up (%u + %u + %u + %u != %u)", st.triangles_rasterized,
                   st.triangles_hidden, st.triangles_skipped, st.triangles_degenerate, st.triangles_submitted);
+        if (feeding) {
+            fzo_feed_check(occ, &desc, &feed);
+            fzf_free(&feed.image);
+        }
     }
     rv_occlusion_destroy(occ);
     return 0;

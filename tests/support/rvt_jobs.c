@@ -145,6 +145,10 @@ static void host_for(void *user, rv_job_fn job, void *context, uint32_t count, u
             uint32_t b = r * grain, e = count - b > grain ? b + grain : count;
             if (faulty && r == 0 && h->fault == RVT_FAULT_SKIP)
                 continue;
+            if (faulty && r == 0 && h->fault == RVT_FAULT_SWAP && count >= 2 * grain) {
+                b = grain;
+                e = 2 * grain;
+            }
             job(context, faulty && r == 0 && h->fault == RVT_FAULT_BAD_WORKER ? workers : 0, b, e);
             if (faulty && r == 0 && h->fault == RVT_FAULT_TWICE)
                 job(context, 0, b, e);

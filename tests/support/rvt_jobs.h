@@ -30,7 +30,8 @@ typedef struct rvt_host {
     uint32_t *scratch;    /* RVT_HOST_SINGLES: room for the largest count (grown with realloc) */
     uint32_t scratch_capacity;
     /* Misbehaviour on call number fault_call (1-based; 0 never): */
-    enum { RVT_FAULT_NONE, RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE } fault;
+    /* SWAP runs the second range in place of the first (the item count still adds up). */
+    enum { RVT_FAULT_NONE, RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE, RVT_FAULT_SWAP } fault;
     uint32_t fault_call;
 } rvt_host;
 

@@ -267,6 +267,9 @@ RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], cons
  * RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY), besides RV_ERR_BAD_STATE. A no-op returning RV_OK
  * when occlusion is off (nothing is checked but NULL). */
 RV_API rv_result rv_frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16]);
+/* The mesh form of rv_frame_add_convex: rv_occluder_mesh's triangles, copied, under matrix
+ * for this frame only; meaning and errors as rv_occlusion_add_mesh, besides
+ * RV_ERR_BAD_STATE. */
 RV_API rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, const float matrix[16]);
 
 /* ---- the depth feed of the main view -------------------------------------------------------- */
@@ -354,6 +357,9 @@ RV_API rv_result rv_node_set_occluder_box(rv_world *world, rv_node node, const f
  * RV_ERR_NOT_FINITE, RV_ERR_CAPACITY), RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node
  * keeps its old occluder on error. */
 RV_API rv_result rv_node_set_occluder_convex(rv_world *world, rv_node node, const rv_occluder_convex *convex);
+/* The mesh form of rv_node_set_occluder_convex: rv_occluder_mesh's positions and indices,
+ * copied into the world; errors as rv_occlusion_add_mesh, RV_ERR_STALE_HANDLE,
+ * RV_ERR_OUT_OF_MEMORY; the node keeps its old occluder on error. */
 RV_API rv_result rv_node_set_occluder_mesh(rv_world *world, rv_node node, const rv_occluder_mesh *mesh);
 /* Removes the node's occluder, whatever its shape (RV_OK when it had none); its copy is
  * freed. Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE. */

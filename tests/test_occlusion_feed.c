@@ -39,58 +39,25 @@ static void forward_of(const feed_camera *c, double f[3])
     f[2] = -cos(c->yaw) * cos(c->pitch);
 }
 
-/* Column-major view-projection of the camera in its depth convention. */
+/* Column-major view-projection of the camera in its depth convention: the shared look-at
+ * camera's (support/occlusion_ref.h) along its forward direction, +Y up. */
 static void feed_camera_matrix(const feed_camera *c, float out[16])
 {
-    double f[3], up[3] = { 0, 1, 0 }, s[3], u[3];
+    double f[3];
     forward_of(c, f);
-    cross3(f, up, s);
-    normalize3(s);
-    cross3(s, f, u);
-    const double *e = c->eye;
-    double view[16] = { s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0,
-                        -(s[0] * e[0] + s[1] * e[1] + s[2] * e[2]), -(u[0] * e[0] + u[1] * e[1] + u[2] * e[2]),
-                        f[0] * e[0] + f[1] * e[1] + f[2] * e[2], 1 };
-    double p[16] = { 0 };
-    double n = c->znear, fa = c->zfar;
-    bool zo = c->clip.depth_zero_to_one, rev = c->clip.reversed_z, inf = fa <= 0;
-    double lo = zo ? 0 : -1, hi = 1;
-    if (rev) {
-        double t = lo;
-        lo = hi;
-        hi = t;
-    }
-    if (c->ortho_height > 0) {
-        double h = c->ortho_height / 2, w = h * c->aspect, far = inf ? 1e4 : fa;
-        p[0] = 1 / w;
-        p[5] = 1 / h;
-        p[10] = -(hi - lo) / (far - n);
-        p[14] = lo - (hi - lo) * n / (far - n);
-        p[15] = 1;
-    } else {
-        double t = 1 / tan(c->fov_y / 2);
-        p[0] = t / c->aspect;
-        p[5] = t;
-        p[11] = -1;
-        /* z_ndc = (A d + B) / d with d = -z_view: lo at d = n, hi at d = far (or d -> inf). */
-        double A, B;
-        if (inf) {
-            A = hi;
-            B = (lo - hi) * n;
-        } else {
-            A = (hi * fa - lo * n) / (fa - n);
-            B = (lo - hi) * fa * n / (fa - n);
-        }
-        p[10] = -A;
-        p[14] = B;
-    }
-    for (int col = 0; col < 4; col++)
-        for (int row = 0; row < 4; row++) {
-            double acc = 0;
-            for (int k = 0; k < 4; k++)
-                acc += p[k * 4 + row] * view[col * 4 + k];
-            out[col * 4 + row] = (float)acc;
-        }
+    camera look_at = { { c->eye[0], c->eye[1], c->eye[2] },
+                       { c->eye[0] + f[0], c->eye[1] + f[1], c->eye[2] + f[2] },
+                       { 0, 1, 0 },
+                       c->fov_y,
+                       c->aspect,
+                       c->znear,
+                       c->zfar,
+                       c->ortho_height,
+                       c->clip,
+                       { 0, 0 },
+                       0,
+                       0 };
+    camera_matrix(&look_at, out);
 }
 
 static double near_ndc(rv_clip c)

@@ -278,13 +278,16 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
     for (int c = 0; c < 3; c++)
         for (int r = 0; r < 3; r++)
             frob2 += (double)m[c * 4 + r] * m[c * 4 + r];
-    /* parent x |scale| bounds the exact product; the float matrix differs from it by
-     * rounding: relative (a few ulps per entry) and, where an entry or a product falls
-     * into the denormals, absolute (half the smallest denormal each, a 43 % error at
-     * 1e-45). Both are added so the bound holds for the matrix as
-     * stored. The Frobenius norm is computed from the stored matrix itself. */
+    /* parent x |scale| bounds the exact product; the float matrices differ from it by
+     * rounding: relative (a few ulps per entry) and, where an entry falls into the
+     * denormals, absolute (half the smallest denormal each, a 43 % error at 1e-45). The
+     * local matrix's absolute error is scaled by the parent (a scale of 1e-45 rounded up
+     * under a parent scale of 1e30 stretches 1.4e-15 as 2e-15), the world matrix's is not;
+     * both are added so the bound holds for the matrices as stored. The Frobenius norm is
+     * computed from the stored matrix itself. */
     double rounding = 16.0 * (double)FLT_EPSILON;
-    double product = (double)parent_scale * ms * (1.0 + rounding) + 16.0 * (double)FLT_TRUE_MIN;
+    double product = (double)parent_scale * (ms + 2.0 * (double)FLT_TRUE_MIN) * (1.0 + rounding) +
+                     16.0 * (double)FLT_TRUE_MIN;
     double root = sqrt(frob2);
     double exact = product < root ? product : root; /* product is NaN for an unbounded parent x 0: root */
     float bound = rvi_float_up(exact);

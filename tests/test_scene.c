@@ -1236,6 +1236,43 @@ static void test_bounds_hold_for_denormal_world_matrices(void **state)
     rv_world_destroy(w);
 }
 
+/* The same rounding in the local matrix, under a large parent scale: a scale of 1.4e-45
+ * turned by 45 degrees rounds to a column 41 % longer, and a parent scale of 1e30 carries
+ * that into a world matrix of ordinary floats (entries 1.4e-15), where no denormal is left
+ * to show it. The child's sphere must bound its geometry under the matrix as stored. */
+static void test_bounds_hold_for_a_denormal_local_matrix_under_a_large_parent_scale(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node root, mid, leaf;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &root), RV_OK);
+    assert_int_equal(rv_node_create(w, root, &mid), RV_OK);
+    assert_int_equal(rv_node_create(w, mid, &leaf), RV_OK);
+    assert_int_equal(rv_node_set_scale(w, root, (float[3]){ 1e30f, 1e30f, 1e30f }), RV_OK);
+    const float tiny = 1.4e-45f;
+    assert_int_equal(rv_node_set_scale(w, mid, (float[3]){ 0, tiny, 0 }), RV_OK);
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, mid, (float[3]){ 1, 0, 0 }, 0.7853982f), RV_OK);
+    const float centre[3] = { 21.25f, 3, 0 }, r = 2;
+    assert_int_equal(rv_node_set_bounds(w, leaf, centre, r), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float m[16], s[4];
+    assert_int_equal(rv_node_world_matrix(w, leaf, m), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, leaf, s), RV_OK);
+    double need = 0, g[3];
+    for (int c = 0; c < 3; c++) {
+        double len = sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
+                          (double)m[c * 4 + 2] * m[c * 4 + 2]);
+        need = fmax(need, len * r);
+    }
+    for (int k = 0; k < 3; k++)
+        g[k] = (double)m[k] * centre[0] + (double)m[4 + k] * centre[1] + (double)m[8 + k] * centre[2] + m[12 + k];
+    assert_true(need > 1e30 * (double)tiny * r * 1.2); /* the rounding did stretch it */
+    double off = sqrt((g[0] - s[0]) * (g[0] - s[0]) + (g[1] - s[1]) * (g[1] - s[1]) + (g[2] - s[2]) * (g[2] - s[2]));
+    assert_true(off + need <= (double)s[3] * (1.0 + 1e-6));
+    rv_world_destroy(w);
+}
+
 /* Cancellation: a bounds centre a million units out on a rotated node whose translation
  * brings it back near the origin. Summed in float, the terms lose ulp(1e6) = 0.06 each;
  * the sphere must still hold the geometry the stored matrix places. */
@@ -1408,6 +1445,7 @@ int main(void)
         cmocka_unit_test(test_node_whose_product_overflows_stays_unbounded_until_it_composes),
         cmocka_unit_test(test_unknown_placement_follows_the_hierarchy_and_leaves_with_destroyed_nodes),
         cmocka_unit_test(test_bounds_hold_for_denormal_world_matrices),
+        cmocka_unit_test(test_bounds_hold_for_a_denormal_local_matrix_under_a_large_parent_scale),
         cmocka_unit_test(test_bounds_hold_when_the_centre_cancels),
         cmocka_unit_test(test_allocation_failure_leaves_world_unchanged),
         cmocka_unit_test(test_world_creation_fails_cleanly_without_memory),

@@ -1201,6 +1201,17 @@ static rv_result call_destroy(void *o)
     return rv_node_destroy_subtree(sc->w, sc->nodes[1]);
 }
 
+/* The longest of a world matrix's three axis columns, in double: a lower bound of its
+ * largest stretch. */
+static double longest_column(const float m[16])
+{
+    double longest = 0;
+    for (int c = 0; c < 3; c++)
+        longest = fmax(longest, sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
+                                     (double)m[c * 4 + 2] * m[c * 4 + 2]));
+    return longest;
+}
+
 /* A node whose world matrix falls into the denormals: rotating a scale of 1.4e-45 (the
  * smallest float) by 45 degrees gives entries of 0.99e-45 that round to 1.4e-45, so the
  * stored matrix stretches 41 % more than parent x scale says. The sphere must bound the
@@ -1223,13 +1234,7 @@ static void test_bounds_hold_for_denormal_world_matrices(void **state)
     float m[16], s[4];
     assert_int_equal(rv_node_world_matrix(w, child, m), RV_OK);
     assert_int_equal(rv_node_world_bounds(w, child, s), RV_OK);
-    /* Each column's length is a lower bound of the matrix's largest stretch. */
-    double need = 0;
-    for (int c = 0; c < 3; c++) {
-        double len = sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
-                          (double)m[c * 4 + 2] * m[c * 4 + 2]);
-        need = fmax(need, len * r);
-    }
+    double need = longest_column(m) * r;
     assert_true(need > (double)tiny * r * 1.2); /* the rounding did stretch it */
     double off = sqrt((double)s[0] * s[0] + (double)s[1] * s[1] + (double)s[2] * s[2]);
     assert_true(off + need <= (double)s[3] * (1.0 + 1e-6));
@@ -1259,12 +1264,7 @@ static void test_bounds_hold_for_a_denormal_local_matrix_under_a_large_parent_sc
     float m[16], s[4];
     assert_int_equal(rv_node_world_matrix(w, leaf, m), RV_OK);
     assert_int_equal(rv_node_world_bounds(w, leaf, s), RV_OK);
-    double need = 0, g[3];
-    for (int c = 0; c < 3; c++) {
-        double len = sqrt((double)m[c * 4] * m[c * 4] + (double)m[c * 4 + 1] * m[c * 4 + 1] +
-                          (double)m[c * 4 + 2] * m[c * 4 + 2]);
-        need = fmax(need, len * r);
-    }
+    double need = longest_column(m) * r, g[3];
     for (int k = 0; k < 3; k++)
         g[k] = (double)m[k] * centre[0] + (double)m[4 + k] * centre[1] + (double)m[8 + k] * centre[2] + m[12 + k];
     assert_true(need > 1e30 * (double)tiny * r * 1.2); /* the rounding did stretch it */

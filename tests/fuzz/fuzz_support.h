@@ -5,7 +5,9 @@
 #define RVIS_FUZZ_SUPPORT_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 
 /* The bytes not read yet; reads past the end give 0, so any input is a whole program. */
@@ -56,6 +58,26 @@ static inline void fz_do_free(void *ptr, size_t size, void *user)
     if (ptr)
         a->live--;
     free(ptr);
+}
+
+/* A look-at camera in OpenGL convention (near 0.1): eye, a unit forward direction, the
+ * tangent of half the vertical field of view and the far distance; column-major. */
+static inline void fz_look_at(const double eye[3], const double f[3], double t, double far, double view[16],
+                              double proj[16])
+{
+    double up[3] = { fabs(f[1]) > 0.9 ? 1 : 0, fabs(f[1]) > 0.9 ? 0 : 1, 0 };
+    double r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
+    double rl = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    for (int k = 0; k < 3; k++)
+        r[k] /= rl;
+    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
+    double n = 0.1;
+    double v[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
+                     -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]), -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
+                     f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
+    double p[16] = { 1 / t, 0, 0, 0, 0, 1 / t, 0, 0, 0, 0, -(far + n) / (far - n), -1, 0, 0, -2 * far * n / (far - n), 0 };
+    memcpy(view, v, sizeof v);
+    memcpy(proj, p, sizeof p);
 }
 
 #endif

@@ -132,18 +132,8 @@ static void decode_view(fz_input *in, float vp[16], float eye_out[3])
     for (int k = 0; k < 3; k++)
         eye_out[k] = (float)eye[k];
     double f[3] = { dir[0] / len, dir[1] / len, dir[2] / len };
-    double up[3] = { fabs(f[1]) > 0.9 ? 1 : 0, fabs(f[1]) > 0.9 ? 0 : 1, 0 };
-    double r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
-    double rl = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-    for (int k = 0; k < 3; k++)
-        r[k] /= rl;
-    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
-    double t = tan(0.2 + (u8(in) % 128) * 0.02), n = 0.1, fa = 1000;
-    double view[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
-                        -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]),
-                        -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
-                        f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
-    double proj[16] = { 1 / t, 0, 0, 0, 0, 1 / t, 0, 0, 0, 0, -(fa + n) / (fa - n), -1, 0, 0, -2 * fa * n / (fa - n), 0 };
+    double view[16], proj[16];
+    fz_look_at(eye, f, tan(0.2 + (u8(in) % 128) * 0.02), 1000, view, proj);
     for (int c = 0; c < 4; c++)
         for (int row = 0; row < 4; row++) {
             double acc = 0;

@@ -377,17 +377,8 @@ static void decode_camera(fz_input *in, float view[16], float proj[16], double v
     }
     for (int k = 0; k < 3; k++)
         f[k] /= len;
-    double up[3] = { fabs(f[1]) > 0.9 ? 1 : 0, fabs(f[1]) > 0.9 ? 0 : 1, 0 };
-    double r[3] = { f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0] };
-    double rl = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-    for (int k = 0; k < 3; k++)
-        r[k] /= rl;
-    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
-    double t = tan(0.3 + (u8(in) % 64) * 0.02), n = 0.1, fa = 500;
-    double v[16] = { r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
-                     -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]), -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]),
-                     f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2], 1 };
-    double p[16] = { 1 / t, 0, 0, 0, 0, 1 / t, 0, 0, 0, 0, -(fa + n) / (fa - n), -1, 0, 0, -2 * fa * n / (fa - n), 0 };
+    double v[16], p[16];
+    fz_look_at(eye, f, tan(0.3 + (u8(in) % 64) * 0.02), 500, v, p);
     for (int k = 0; k < 16; k++) {
         view[k] = (float)v[k];
         proj[k] = (float)p[k];

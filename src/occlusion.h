@@ -272,6 +272,10 @@ typedef struct rvi_occ_fusion {
     uint32_t piece_count, piece_capacity;
     rvi_occ_edge *edges;
     uint32_t edge_count, edge_capacity;
+    /* Shared edges: the pool's edges chained by their line (a hash of its bits). */
+    uint32_t *line_head;     /* per bucket: its newest edge + 1, 0 for none since the flush */
+    uint32_t *edge_next;     /* per pool edge: the bucket's next edge + 1 */
+    uint32_t *edge_owner;    /* per pool edge: its piece */
 } rvi_occ_fusion;
 
 /* A box seen through the float object test: the touched texel rectangle (inclusive,

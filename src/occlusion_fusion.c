@@ -9,7 +9,11 @@
  * one becomes dirty for the round. Every few pieces each dirty texel is tested
  * (occlusion_union.c) with all the pieces on its list and raised when some of them cover
  * it together. Nothing is sorted: a note costs a few stores, a round only its dirty
- * texels. */
+ * texels.
+ *
+ * Before its band is noted, each of the piece's edges is looked up by its line among the
+ * edges drawn since the flush; along each shared edge (the same line, the other side) the
+ * seam is drawn at once (draw_seam), so most seam texels are raised before any test. */
 #include "occlusion.h"
 
 #include <float.h>
@@ -24,6 +28,11 @@
 /* A texel on more lists than this is not tested (where that many bands meet, nothing
  * would cover it). */
 #define MAX_TEXEL_NOTES 64u
+/* Buckets of the shared-edge table (a power of two). */
+#define LINE_BUCKETS 4096u
+/* A texel lies wholly inside an edge's half-plane only this far inside (as the inner
+ * raster's shrink, occlusion_raster.c), beyond the line's own error bound. */
+#define SHRINK 1e-4
 
 static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
 {
@@ -76,10 +85,25 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     return RV_OK;
 }
 
+static uint32_t line_bucket(const double line[3])
+{
+    uint64_t h = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 3; i++) {
+        uint64_t b;
+        memcpy(&b, &line[i], sizeof b);
+        h = (h ^ b) * 0xff51afd7ed558ccdu;
+        h ^= h >> 33;
+    }
+    return (uint32_t)h & (LINE_BUCKETS - 1);
+}
+
 static void flush(rvi_occ_fusion *fu)
 {
     for (uint32_t i = 0; i < fu->touched_count; i++)
         fu->head[fu->touched[i]] = 0;
+    if (fu->line_head)
+        for (uint32_t i = 0; i < fu->edge_count; i++)
+            fu->line_head[line_bucket(fu->edges[i].line)] = 0;
     fu->touched_count = fu->note_count = fu->dirty_count = 0;
     fu->piece_count = fu->edge_count = 0;
 }
@@ -100,6 +124,21 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         fu->edges = e;
         fu->edge_capacity = POOL_EDGES;
     }
+    if (!fu->line_head) {
+        uint32_t *h = rvi_alloc(heap, LINE_BUCKETS * sizeof *h);
+        uint32_t *nx = rvi_alloc(heap, POOL_EDGES * sizeof *nx);
+        uint32_t *ow = rvi_alloc(heap, POOL_EDGES * sizeof *ow);
+        if (!h || !nx || !ow) {
+            rvi_free(heap, h, h ? LINE_BUCKETS * sizeof *h : 0);
+            rvi_free(heap, nx, nx ? POOL_EDGES * sizeof *nx : 0);
+            rvi_free(heap, ow, ow ? POOL_EDGES * sizeof *ow : 0);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        memset(h, 0, LINE_BUCKETS * sizeof *h);
+        fu->line_head = h;
+        fu->edge_next = nx;
+        fu->edge_owner = ow;
+    }
     flush(fu);
     return RV_OK;
 }
@@ -109,6 +148,9 @@ void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu)
     free_notes(heap, fu);
     rvi_free(heap, fu->pieces, (size_t)fu->piece_capacity * sizeof *fu->pieces);
     rvi_free(heap, fu->edges, (size_t)fu->edge_capacity * sizeof *fu->edges);
+    rvi_free(heap, fu->line_head, fu->line_head ? LINE_BUCKETS * sizeof *fu->line_head : 0);
+    rvi_free(heap, fu->edge_next, fu->edge_next ? POOL_EDGES * sizeof *fu->edge_next : 0);
+    rvi_free(heap, fu->edge_owner, fu->edge_owner ? POOL_EDGES * sizeof *fu->edge_owner : 0);
     memset(fu, 0, sizeof *fu);
 }
 
@@ -146,6 +188,90 @@ void rvi_occ_fusion_finish(rv_occlusion *occ)
 {
     rvi_occ_fusion_resolve(occ);
     flush(&occ->fusion);
+}
+
+
+/* ---- shared edges --------------------------------------------------------------------------- */
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* Does texel (x, y) lie wholly inside the half-plane of every edge of the piece but the
+ * pool edge skip (shrunk by each line's error bound)? */
+static bool inside_but(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32_t skip, double x, double y)
+{
+    for (uint32_t k = 0; k < pc->edge_count; k++) {
+        uint32_t i = pc->first_edge + k;
+        const rvi_occ_edge *g = &fu->edges[i];
+        double A = g->side * g->line[0], B = g->side * g->line[1], C = g->side * g->line[2];
+        if (i != skip && !(A * x + B * y + C + dmin(A, 0) + dmin(B, 0) >= SHRINK + g->slack))
+            return false;
+    }
+    return true;
+}
+
+/* Pieces a and b meet along edges ea and eb (the bit-identical line, opposite sides). A
+ * texel inside every other edge's half-plane of a and of b lies in their union: its part on
+ * a's side of the line is inside all of a's half-planes, its part on b's side inside all
+ * of b's. It takes the smaller of their nearness there. The texels tried are those along
+ * the stretch both edges share (any texel would be safe to try). */
+static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, uint32_t eb)
+{
+    rvi_occ_fusion *fu = &occ->fusion;
+    const rvi_occ_edge *e = &fu->edges[ea], *f = &fu->edges[eb];
+    const rvi_occ_piece *pa = &fu->pieces[a], *pb = &fu->pieces[b];
+    double lo = dmax(e->s0, f->s0), hi = dmin(e->s1, f->s1);
+    if (!(lo < hi))
+        return;
+    double la = e->line[0], lb = e->line[1], lc = e->line[2], n2 = la * la + lb * lb, m = 1e-3;
+    double x0 = (lb * lo - la * lc) / n2, y0 = (-la * lo - lb * lc) / n2;
+    double x1 = (lb * hi - la * lc) / n2, y1 = (-la * hi - lb * lc) / n2;
+    double ylo = dmin(y0, y1), yhi = dmax(y0, y1), W = occ->width, H = occ->height;
+    int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
+    for (int32_t iy = r0; iy <= r1; iy++) {
+        double ya = dmax(iy - m, ylo), yb = dmin(iy + 1 + m, yhi), xa, xb;
+        if (yhi - ylo > 1e-9) {
+            double k = (x1 - x0) / (y1 - y0);
+            xa = x0 + (ya - y0) * k;
+            xb = x0 + (yb - y0) * k;
+        } else {
+            xa = x0;
+            xb = x1;
+        }
+        int32_t c0 = (int32_t)floor(dmax(dmin(xa, xb) - m, 0)), c1 = (int32_t)floor(dmin(dmax(xa, xb) + m, W - 1));
+        float *row = occ->texels + (size_t)iy * occ->width;
+        for (int32_t ix = c0; ix <= c1; ix++) {
+            if (!inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))
+                continue;
+            float va = rvi_occ_piece_depth(pa, ix, iy), vb = rvi_occ_piece_depth(pb, ix, iy), v = va < vb ? va : vb;
+            if (v > row[ix]) {
+                row[ix] = v;
+                occ->stats.fused_texels++;
+            }
+        }
+    }
+}
+
+/* Enters piece p's edges in the table of lines, drawing the seam along each edge that an
+ * earlier piece shares (the same line, the other side). */
+static void share_edges(rv_occlusion *occ, uint32_t p)
+{
+    rvi_occ_fusion *fu = &occ->fusion;
+    const rvi_occ_piece *pc = &fu->pieces[p];
+    for (uint32_t k = 0; k < pc->edge_count; k++) {
+        uint32_t i = pc->first_edge + k;
+        const rvi_occ_edge *e = &fu->edges[i];
+        uint32_t bucket = line_bucket(e->line);
+        for (uint32_t j = fu->line_head[bucket]; j; j = fu->edge_next[j - 1]) {
+            const rvi_occ_edge *g = &fu->edges[j - 1];
+            if (g->side != e->side && g->line[0] == e->line[0] && g->line[1] == e->line[1] &&
+                g->line[2] == e->line[2] && fu->edge_owner[j - 1] != p)
+                draw_seam(occ, p, i, fu->edge_owner[j - 1], j - 1);
+        }
+        fu->edge_owner[i] = p;
+        fu->edge_next[i] = fu->line_head[bucket];
+        fu->line_head[bucket] = i + 1;
+    }
 }
 
 /* ---- recording ---------------------------------------------------------------------------- */
@@ -200,6 +326,7 @@ void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d)
     fu->pieces[p].first_edge = first;
     memcpy(fu->edges + first, d->edge, ne * sizeof *d->edge);
     fu->edge_count += ne;
+    share_edges(occ, p);
     float top = d->piece.top;
     noter w = { fu->head, fu->mark, fu->note_piece, fu->note_next, fu->dirty, fu->touched,
                 fu->note_count, fu->dirty_count, fu->touched_count, fu->round };

@@ -152,44 +152,29 @@ static bool centre_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, doub
 
 /* ---- gathering ----------------------------------------------------------------------------- */
 
-/* The pieces recorded at texel t that could raise it (value above now), nearest first, at
- * most UNION_PIECES. False when fewer than two, or more records than one test takes, or
- * when a point just inside one of the texel's corners lies in none of them (then no set
- * covers it: where many outlines meet far away, or two cross, a corner is usually outside
- * all; skipping a test is never wrong, only a lost fusion at worst). */
-static bool gather_pieces(const rv_occlusion *occ, const uint32_t *piece, uint32_t n, float now, texel_union *u)
+/* Does a point just inside each of the texel's corners lie in one of the candidates? When
+ * one lies in none, no set covers the texel (where many outlines meet far away, or two
+ * cross, a corner is usually outside all; skipping a test is never wrong, only a lost
+ * fusion at worst). */
+static bool corners_inside(const rvi_occ_fusion *fu, const uint32_t *piece, uint32_t m, int32_t ix, int32_t iy)
 {
     static const double corner[4][2] = { { 0.02, 0.02 }, { 0.98, 0.02 }, { 0.02, 0.98 }, { 0.98, 0.98 } };
-    const rvi_occ_fusion *fu = &occ->fusion;
-    if (n > UNION_RECORDS)
-        return false;
-    float value[UNION_RECORDS];
-    uint32_t sorted[UNION_RECORDS], m = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        float v = rvi_occ_piece_depth(&fu->pieces[piece[i]], u->ix, u->iy);
-        if (!(v > now))
-            continue; /* could not raise the texel, whatever it fused with */
-        uint32_t j = m++; /* insertion by value, descending */
-        for (; j > 0 && value[j - 1] < v; j--) {
-            value[j] = value[j - 1];
-            sorted[j] = sorted[j - 1];
-        }
-        value[j] = v;
-        sorted[j] = piece[i];
-    }
-    if (m < 2)
-        return false;
     for (int c = 0; c < 4; c++) {
         uint32_t q = 0;
-        while (q < m && !centre_inside(fu, &fu->pieces[sorted[q]], u->ix + corner[c][0], u->iy + corner[c][1]))
+        while (q < m && !centre_inside(fu, &fu->pieces[piece[q]], ix + corner[c][0], iy + corner[c][1]))
             q++;
         if (q == m)
             return false;
     }
+    return true;
+}
+
+/* The nearest UNION_PIECES of the candidates, for the search. */
+static void gather_pieces(const uint32_t *piece, const float *value, uint32_t m, texel_union *u)
+{
     u->pieces = m < UNION_PIECES ? m : UNION_PIECES;
-    memcpy(u->piece, sorted, u->pieces * sizeof *sorted);
+    memcpy(u->piece, piece, u->pieces * sizeof *piece);
     memcpy(u->value, value, u->pieces * sizeof *value);
-    return u->pieces >= 2;
 }
 
 /* The chosen pieces' edge stretches near the texel (every edge of theirs passing within
@@ -335,14 +320,131 @@ static uint32_t prune_whole(const texel_union *u, uint32_t mask)
     }
 }
 
+
+/* ---- the shared-edge path --------------------------------------------------------------------- */
+
+/* Records of the fast path: a texel where pieces only meet along shared edges (a mesh's
+ * triangles, surfaces that share corners) is settled without clipping or searching. */
+#define SHARED_RECORDS 24
+
+typedef struct shared_union {
+    uint32_t pieces;
+    uint32_t piece[UNION_RECORDS];      /* pool index, nearest first */
+    float value[UNION_RECORDS];
+    uint32_t records;
+    uint32_t owner[SHARED_RECORDS];     /* rank of the record's piece */
+    const rvi_occ_edge *edge[SHARED_RECORDS];
+    double lo[SHARED_RECORDS], hi[SHARED_RECORDS]; /* along the line: a stretch holding the edge's part near the texel */
+} shared_union;
+
+/* The pieces that could raise texel t (value above now), nearest first; false when fewer
+ * than two or more than UNION_RECORDS. */
+static bool shared_pieces(const rv_occlusion *occ, const uint32_t *piece, uint32_t n, float now, int32_t ix,
+                          int32_t iy, shared_union *u)
+{
+    const rvi_occ_fusion *fu = &occ->fusion;
+    if (n > UNION_RECORDS)
+        return false;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        float v = rvi_occ_piece_depth(&fu->pieces[piece[i]], ix, iy);
+        if (!(v > now))
+            continue;
+        uint32_t j = m++;
+        for (; j > 0 && u->value[j - 1] < v; j--) {
+            u->value[j] = u->value[j - 1];
+            u->piece[j] = u->piece[j - 1];
+        }
+        u->value[j] = v;
+        u->piece[j] = piece[i];
+    }
+    u->pieces = m;
+    return m >= 2;
+}
+
+/* Every edge of the pieces that may pass near the texel: along the line's normal the texel
+ * spans half a unit either side of its centre, and as far along it (|a| + |b| = 1), so an
+ * edge missing that square, grown by its margin, misses the texel. A superset is safe: an
+ * extra record only needs a twin too. False when too many. */
+static bool shared_records(const rvi_occ_fusion *fu, int32_t ix, int32_t iy, shared_union *u)
+{
+    double cx = ix + 0.5, cy = iy + 0.5;
+    u->records = 0;
+    for (uint32_t q = 0; q < u->pieces; q++) {
+        const rvi_occ_piece *pc = &fu->pieces[u->piece[q]];
+        for (uint32_t k = 0; k < pc->edge_count; k++) {
+            const rvi_occ_edge *e = &fu->edges[pc->first_edge + k];
+            double m = 0.5 + rvi_occ_edge_margin(e);
+            double d = e->line[0] * cx + e->line[1] * cy + e->line[2];
+            double sc = e->line[1] * cx - e->line[0] * cy;
+            if (fabs(d) > m || sc + m < e->s0 || sc - m > e->s1)
+                continue;
+            if (u->records == SHARED_RECORDS)
+                return false;
+            uint32_t r = u->records++;
+            u->owner[r] = q;
+            u->edge[r] = e;
+            u->lo[r] = dmax(e->s0, sc - m);
+            u->hi[r] = dmin(e->s1, sc + m);
+        }
+    }
+    return true;
+}
+
+/* Is every record of the first k pieces cancelled by another of them: an edge on the
+ * bit-identical line, the other side, all along the record's stretch? */
+static bool shared_within(const shared_union *u, uint32_t k)
+{
+    for (uint32_t r = 0; r < u->records; r++) {
+        if (u->owner[r] >= k)
+            continue;
+        const rvi_occ_edge *e = u->edge[r];
+        bool twin = false;
+        for (uint32_t j = 0; j < u->records && !twin; j++) {
+            const rvi_occ_edge *f = u->edge[j];
+            twin = u->owner[j] < k && u->owner[j] != u->owner[r] && f->side != e->side &&
+                   f->line[0] == e->line[0] && f->line[1] == e->line[1] && f->line[2] == e->line[2] &&
+                   f->s0 <= u->lo[r] && f->s1 >= u->hi[r];
+        }
+        if (!twin)
+            return false;
+    }
+    return true;
+}
+
+/* The shared-edge path: the fewest nearest pieces whose every edge near the texel has a
+ * twin among them, and one of which holds the texel's centre, cover it (no boundary of
+ * their union crosses it). 1: covered, *value set; 0: not settled here. */
+static int shared_value(const rvi_occ_fusion *fu, shared_union *u, int32_t ix, int32_t iy, float *value)
+{
+    if (!shared_records(fu, ix, iy, u))
+        return 0;
+    bool centre = false;
+    for (uint32_t k = 0; k < u->pieces; k++) {
+        centre = centre || centre_inside(fu, &fu->pieces[u->piece[k]], ix + 0.5, iy + 0.5);
+        if (k >= 1 && centre && shared_within(u, k + 1)) {
+            *value = u->value[k];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, uint32_t count, float *value)
 {
     const rvi_occ_fusion *fu = &occ->fusion;
     texel_union u;
     u.ix = (int32_t)(t % occ->width);
     u.iy = (int32_t)(t / occ->width);
-    if (!gather_pieces(occ, pieces, count, occ->texels[t], &u))
+    shared_union su;
+    if (!shared_pieces(occ, pieces, count, occ->texels[t], u.ix, u.iy, &su) ||
+        !corners_inside(fu, su.piece, su.pieces, u.ix, u.iy))
         return false;
+    if (shared_value(fu, &su, u.ix, u.iy, value)) {
+        occ->stats.fusion_tests++;
+        return true;
+    }
+    gather_pieces(su.piece, su.value, su.pieces, &u);
     u.centre = 0;
     for (uint32_t q = 0; q < u.pieces; q++)
         if (centre_inside(fu, &fu->pieces[u.piece[q]], u.ix + 0.5, u.iy + 0.5))

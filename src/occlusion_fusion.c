@@ -4,8 +4,8 @@
  *
  * Each drawn piece notes its band: the texels that may meet it but do not lie wholly
  * inside it (those its inner raster already wrote), row by row from the outline's lines,
- * leaving out texels already nearer than the piece's nearest point (whatever it fused with
- * there would be farther still). A note goes on its texel's list; a texel that already had
+ * leaving out texels already as near as the piece's own bound there (whatever it fused
+ * with there would be no nearer). A note goes on its texel's list; a texel that already had
  * one becomes dirty for the round. Every few pieces each dirty texel is tested
  * (occlusion_union.c) with all the pieces on its list and raised when some of them cover
  * it together. Nothing is sorted: a note costs a few stores, a round only its dirty
@@ -285,10 +285,10 @@ typedef struct noter {
 
 /* Notes the piece on the texels [x0, x1] of row iy that it could still raise. */
 static RVI_ALWAYS_INLINE void note_span(noter *w, const float *row, uint32_t base, int32_t x0, int32_t x1,
-                                        uint32_t piece, float top)
+                                        uint32_t piece, const rvi_occ_piece *pc, int32_t iy)
 {
     for (int32_t ix = x0; ix <= x1; ix++) {
-        if (row[ix] > top)
+        if (row[ix] > pc->top || row[ix] >= rvi_occ_piece_depth(pc, ix, iy))
             continue;
         uint32_t t = base + (uint32_t)ix, h = w->head[t];
         w->note_piece[w->notes] = piece;
@@ -327,7 +327,7 @@ void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d)
     memcpy(fu->edges + first, d->edge, ne * sizeof *d->edge);
     fu->edge_count += ne;
     share_edges(occ, p);
-    float top = d->piece.top;
+    const rvi_occ_piece *pc = &fu->pieces[p];
     noter w = { fu->head, fu->mark, fu->note_piece, fu->note_next, fu->dirty, fu->touched,
                 fu->note_count, fu->dirty_count, fu->touched_count, fu->round };
     for (int32_t i = 0; i < ny; i++) {
@@ -337,10 +337,10 @@ void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d)
         uint32_t iy = (uint32_t)(y0 + i), base = iy * occ->width;
         const float *row = occ->texels + base;
         if (il[i] > ir[i] || ir[i] < l || il[i] > r) {
-            note_span(&w, row, base, l, r, p, top);
+            note_span(&w, row, base, l, r, p, pc, (int32_t)iy);
         } else {
-            note_span(&w, row, base, l, il[i] - 1, p, top);
-            note_span(&w, row, base, ir[i] + 1, r, p, top);
+            note_span(&w, row, base, l, il[i] - 1, p, pc, (int32_t)iy);
+            note_span(&w, row, base, ir[i] + 1, r, p, pc, (int32_t)iy);
         }
     }
     fu->note_count = w.notes;

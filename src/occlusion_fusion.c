@@ -28,8 +28,11 @@
 /* A texel on more lists than this is not tested (where that many bands meet, nothing
  * would cover it). */
 #define MAX_TEXEL_NOTES 64u
-/* Buckets of the shared-edge table (a power of two). */
+/* Buckets of the shared-edge table (a power of two), and the edges looked at per lookup
+ * (a dense grid mesh puts hundreds of edges on one line; missing a twin only loses a
+ * seam). */
 #define LINE_BUCKETS 4096u
+#define LINE_LOOKS 32u
 /* A texel lies wholly inside an edge's half-plane only this far inside (as the inner
  * raster's shrink, occlusion_raster.c), beyond the line's own error bound. */
 #define SHRINK 1e-4
@@ -262,7 +265,8 @@ static void share_edges(rv_occlusion *occ, uint32_t p)
         uint32_t i = pc->first_edge + k;
         const rvi_occ_edge *e = &fu->edges[i];
         uint32_t bucket = line_bucket(e->line);
-        for (uint32_t j = fu->line_head[bucket]; j; j = fu->edge_next[j - 1]) {
+        uint32_t looks = 0;
+        for (uint32_t j = fu->line_head[bucket]; j && looks < LINE_LOOKS; j = fu->edge_next[j - 1], looks++) {
             const rvi_occ_edge *g = &fu->edges[j - 1];
             if (g->side != e->side && g->line[0] == e->line[0] && g->line[1] == e->line[1] &&
                 g->line[2] == e->line[2] && fu->edge_owner[j - 1] != p)

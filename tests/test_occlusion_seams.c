@@ -477,6 +477,56 @@ static void test_triangles_sharing_an_edge_hide_what_is_behind_it(void **state)
     }
 }
 
+/* Two triangles folded along a shared edge (not coplanar, so two pieces) fuse along it by
+ * the seam drawn when the second is drawn: the object behind the edge is hidden with no
+ * texel left to the union search. */
+static void test_a_fold_is_fused_along_its_shared_edge_without_a_search(void **state)
+{
+    (void)state;
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    seam_view v;
+    seam_view_make(&v, 0, 0, 0.3, 0.6);
+    /* The edge P-Q in the local plane z = 0, the wings folded back to z = -1. */
+    static const float pos[4][3] = { { 0, -2, 0 }, { 0, 2, 0 }, { -2, 0, -1 }, { 2, 0, -1 } };
+    static const uint32_t idx[6] = { 0, 1, 2, 1, 0, 3 };
+    rv_occluder_mesh mesh = { pos, 4, idx, 6, 0 };
+    ref_box fold;
+    memset(&fold, 0, sizeof fold);
+    fold.kind = REF_MESH;
+    fold.positions = pos;
+    fold.vertex_count = 4;
+    fold.indices = idx;
+    fold.index_count = 6;
+    float fmn[3] = { -2, -2, -1 }, fmx[3] = { 2, 2, 0 };
+    memcpy(fold.min, fmn, sizeof fmn);
+    memcpy(fold.max, fmx, sizeof fmx);
+    memcpy(fold.matrix, v.m, sizeof fold.matrix);
+    fold.has_matrix = true;
+    ref_box_init(&fold);
+    /* Straight behind the middle of the edge, half a unit deeper, about two texels across. */
+    double l[3] = { 0, 0.3, 0 }, w[3];
+    ref_local_to_world(&fold, l, w);
+    double k = 1 + 0.5 / DEPTH, half = 0.09;
+    ref_box obj;
+    memset(&obj, 0, sizeof obj);
+    for (int i = 0; i < 3; i++) {
+        obj.min[i] = (float)(w[i] * k - half);
+        obj.max[i] = (float)(w[i] * k + half);
+    }
+    ref_box_init(&obj);
+    uint64_t seed = 5;
+    assert_false(ref_object_seen(&v.rv, &fold, 1, &obj, &seed, 8));
+    assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, v.m), RV_OK);
+    assert_false(box_visible(occ, obj.min, obj.max, NULL));
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    printf("fold: %u pieces, %u texels fused, %u union tests\n", st.pieces, st.fused_texels, st.fusion_tests);
+    assert_int_equal(st.pieces, 2);
+    assert_true(st.fused_texels >= 20); /* the edge is about 40 texels long */
+    assert_int_equal(st.fusion_tests, 0);
+    rv_occlusion_destroy(occ);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),
+        cmocka_unit_test(test_a_fold_is_fused_along_its_shared_edge_without_a_search),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

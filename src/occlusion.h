@@ -276,6 +276,9 @@ typedef struct rvi_occ_fusion {
     uint32_t *line_head;     /* per bucket: its newest edge + 1, 0 for none since the flush */
     uint32_t *edge_next;     /* per pool edge: the bucket's next edge + 1 */
     uint32_t *edge_owner;    /* per pool edge: its piece */
+    /* Counting fused_texels once per texel: the frame that last raised each texel. */
+    uint32_t *raised;        /* per texel: the frame number that last raised it */
+    uint32_t frame;          /* this frame's number; stamps below it are stale */
 } rvi_occ_fusion;
 
 /* A box seen through the float object test: the touched texel rectangle (inclusive,

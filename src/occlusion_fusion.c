@@ -44,9 +44,10 @@ static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
     rvi_free(heap, fu->mark, t * sizeof *fu->mark);
     rvi_free(heap, fu->dirty, t * sizeof *fu->dirty);
     rvi_free(heap, fu->touched, t * sizeof *fu->touched);
+    rvi_free(heap, fu->raised, t * sizeof *fu->raised);
     rvi_free(heap, fu->note_piece, n * sizeof *fu->note_piece);
     rvi_free(heap, fu->note_next, n * sizeof *fu->note_next);
-    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = NULL;
+    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->raised = NULL;
     fu->texels = fu->note_capacity = 0;
 }
 
@@ -64,11 +65,13 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     grown.mark = rvi_alloc(heap, texels * sizeof *grown.mark);
     grown.dirty = rvi_alloc(heap, texels * sizeof *grown.dirty);
     grown.touched = rvi_alloc(heap, texels * sizeof *grown.touched);
+    grown.raised = rvi_alloc(heap, texels * sizeof *grown.raised);
     grown.note_piece = rvi_alloc(heap, notes * sizeof *grown.note_piece);
     grown.note_next = rvi_alloc(heap, notes * sizeof *grown.note_next);
     grown.texels = (uint32_t)texels;
     grown.note_capacity = (uint32_t)notes;
-    if (!grown.head || !grown.mark || !grown.dirty || !grown.touched || !grown.note_piece || !grown.note_next) {
+    if (!grown.head || !grown.mark || !grown.dirty || !grown.touched || !grown.raised || !grown.note_piece ||
+        !grown.note_next) {
         /* free_notes frees what was made (rvi_free takes NULL) */
         free_notes(heap, &grown);
         return RV_ERR_OUT_OF_MEMORY;
@@ -76,10 +79,13 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     free_notes(heap, fu);
     memset(grown.head, 0, texels * sizeof *grown.head);
     memset(grown.mark, 0, texels * sizeof *grown.mark);
+    memset(grown.raised, 0, texels * sizeof *grown.raised);
     fu->head = grown.head;
     fu->mark = grown.mark;
     fu->dirty = grown.dirty;
     fu->touched = grown.touched;
+    fu->raised = grown.raised;
+    fu->frame = 0;
     fu->note_piece = grown.note_piece;
     fu->note_next = grown.note_next;
     fu->texels = grown.texels;
@@ -142,6 +148,10 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         fu->edge_next = nx;
         fu->edge_owner = ow;
     }
+    if (++fu->frame == 0) { /* wrapped: every stamp stale again */
+        memset(fu->raised, 0, (size_t)fu->texels * sizeof *fu->raised);
+        fu->frame = 1;
+    }
     flush(fu);
     return RV_OK;
 }
@@ -159,6 +169,16 @@ void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu)
 
 /* ---- resolving ------------------------------------------------------------------------------ */
 
+/* Texel t was raised by fusion: counted once a frame however many times it is raised. */
+static void count_raised(rv_occlusion *occ, uint32_t t)
+{
+    rvi_occ_fusion *fu = &occ->fusion;
+    if (fu->raised[t] != fu->frame) {
+        fu->raised[t] = fu->frame;
+        occ->stats.fused_texels++;
+    }
+}
+
 static void resolve_texel(rv_occlusion *occ, uint32_t t)
 {
     const rvi_occ_fusion *fu = &occ->fusion;
@@ -172,7 +192,7 @@ static void resolve_texel(rv_occlusion *occ, uint32_t t)
     if (!rvi_occ_union_value(occ, t, pieces, n, &value))
         return;
     occ->texels[t] = value;
-    occ->stats.fused_texels++;
+    count_raised(occ, t);
 }
 
 void rvi_occ_fusion_resolve(rv_occlusion *occ)
@@ -249,7 +269,7 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
             float va = rvi_occ_piece_depth(pa, ix, iy), vb = rvi_occ_piece_depth(pb, ix, iy), v = va < vb ? va : vb;
             if (v > row[ix]) {
                 row[ix] = v;
-                occ->stats.fused_texels++;
+                count_raised(occ, (uint32_t)iy * occ->width + (uint32_t)ix);
             }
         }
     }

@@ -380,6 +380,10 @@ static tally against_reference(uint64_t seed, int only, int trials, int grid)
                 fprintf(stderr, "false cull: scene seed %llu object %d kind %d\n", (unsigned long long)seed, i, only);
             }
         }
+        /* A texel fusion raised holds an occluder depth, and counts once however often it
+         * was raised (a seam, then a nearer piece's test). */
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        assert_true(st.fused_texels <= st.texels_covered);
         rv_occlusion_destroy(occ);
     }
     free(sc);

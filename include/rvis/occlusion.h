@@ -114,7 +114,8 @@ typedef struct rv_occlusion_stats {
     uint32_t fusion_tests;         /* texels where two or more pieces met and were tested
                                       together */
     uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
-                                      several occluders together, or nearer that way) */
+                                      several occluders together, or nearer that way),
+                                      each counted once however often it was raised */
 } rv_occlusion_stats;
 
 /* Boxes for rv_occlusion_test_boxes, as structure of arrays: min[0][i], min[1][i],

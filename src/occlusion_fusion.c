@@ -251,6 +251,7 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
     double x1 = (lb * hi - la * lc) / n2, y1 = (-la * hi - lb * lc) / n2;
     double ylo = dmin(y0, y1), yhi = dmax(y0, y1), W = occ->width, H = occ->height;
     int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
+    float top = pa->top < pb->top ? pa->top : pb->top;
     for (int32_t iy = r0; iy <= r1; iy++) {
         double ya = dmax(iy - m, ylo), yb = dmin(iy + 1 + m, yhi), xa, xb;
         if (yhi - ylo > 1e-9) {
@@ -264,8 +265,8 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
         int32_t c0 = (int32_t)floor(dmax(dmin(xa, xb) - m, 0)), c1 = (int32_t)floor(dmin(dmax(xa, xb) + m, W - 1));
         float *row = occ->texels + (size_t)iy * occ->width;
         for (int32_t ix = c0; ix <= c1; ix++) {
-            if (!inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))
-                continue;
+            if (row[ix] >= top || !inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))
+                continue; /* (no bound of either piece is nearer than its top) */
             float va = rvi_occ_piece_depth(pa, ix, iy), vb = rvi_occ_piece_depth(pb, ix, iy), v = va < vb ? va : vb;
             if (v > row[ix]) {
                 row[ix] = v;

@@ -250,6 +250,10 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
     double x0 = (lb * lo - la * lc) / n2, y0 = (-la * lo - lb * lc) / n2;
     double x1 = (lb * hi - la * lc) / n2, y1 = (-la * hi - lb * lc) / n2;
     double ylo = dmin(y0, y1), yhi = dmax(y0, y1), W = occ->width, H = occ->height;
+    /* Clamped before any conversion: the stretch may lie far off screen (texel coordinates
+     * reach 1e12), beyond what an int32_t holds. */
+    if (!(ylo - m <= H - 1 && yhi + m >= 0))
+        return;
     int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
     float top = pa->top < pb->top ? pa->top : pb->top;
     for (int32_t iy = r0; iy <= r1; iy++) {
@@ -262,7 +266,10 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
             xa = x0;
             xb = x1;
         }
-        int32_t c0 = (int32_t)floor(dmax(dmin(xa, xb) - m, 0)), c1 = (int32_t)floor(dmin(dmax(xa, xb) + m, W - 1));
+        double xl = dmin(xa, xb) - m, xr = dmax(xa, xb) + m;
+        if (!(xl <= W - 1 && xr >= 0))
+            continue;
+        int32_t c0 = (int32_t)floor(dmax(xl, 0)), c1 = (int32_t)floor(dmin(xr, W - 1));
         float *row = occ->texels + (size_t)iy * occ->width;
         for (int32_t ix = c0; ix <= c1; ix++) {
             if (row[ix] >= top || !inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))

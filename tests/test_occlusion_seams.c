@@ -527,6 +527,72 @@ static void test_a_fold_is_fused_along_its_shared_edge_without_a_search(void **s
     rv_occlusion_destroy(occ);
 }
 
+/* A shared edge whose stretch lies billions of texels off screen (texel coordinates reach
+ * 1e12): the seam draws nothing there and nothing anywhere else. An orthographic view of
+ * 64 x 64 texels at 65536 texels a unit; two meshes share the line y = 10 + x / 2^27 far to
+ * the right; on screen A covers rows 0-9 and B rows 20-44, rows 10-19 hold nothing. */
+static void ortho_64(float vp[16])
+{
+    const float k = 65536;
+    memset(vp, 0, 16 * sizeof(float));
+    vp[0] = 2 * k / 64, vp[12] = -1, vp[5] = -2 * k / 64, vp[13] = 1, vp[10] = -0.02f, vp[14] = -1, vp[15] = 1;
+}
+
+static rv_occlusion *far_seam_pair(const double a[3][2], const double b[][2], uint32_t b_count, const uint32_t *b_idx,
+                                   uint32_t b_indices)
+{
+    const double k = 65536;
+    rv_occlusion_desc d = { 0 };
+    d.width = 64;
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&d, &occ), RV_OK);
+    float vp[16];
+    ortho_64(vp);
+    assert_int_equal(rv_occlusion_begin(occ, vp, (rv_clip){ false, false }, 1.0f), RV_OK);
+    float pa[3][3], pb[4][3];
+    for (int v = 0; v < 3; v++)
+        pa[v][0] = (float)(a[v][0] / k), pa[v][1] = (float)(a[v][1] / k), pa[v][2] = -2;
+    for (uint32_t v = 0; v < b_count; v++)
+        pb[v][0] = (float)(b[v][0] / k), pb[v][1] = (float)(b[v][1] / k), pb[v][2] = -3;
+    static const uint32_t ia[3] = { 0, 1, 2 };
+    rv_occluder_mesh ma = { (const float (*)[3])pa, 3, ia, 3, 0 }, mb = { (const float (*)[3])pb, b_count, b_idx, b_indices, 0 };
+    assert_int_equal(rv_occlusion_add_mesh(occ, &ma, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &mb, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    return occ;
+}
+
+static void test_a_seam_far_off_screen_draws_nothing(void **state)
+{
+    (void)state;
+    const double k = 65536;
+    static const double a[3][2] = { { 0, -1e6 }, { -2048, 10 - 1.0 / 65536 }, { 2801795072.0, 30.875 } };
+    static const double b[4][2] = { { -1900, 20 }, { 2751463424.0, 30.5 }, { 4294967296.0, 42 }, { -1900, 45 } };
+    static const uint32_t ib[6] = { 0, 1, 2, 0, 2, 3 };
+    rv_occlusion *occ = far_seam_pair(a, b, 4, ib, 6);
+    uint8_t img[64 * 64];
+    uint32_t w = 0, h = 0;
+    assert_int_equal(rv_occlusion_debug_image(occ, 0, img, sizeof img, &w, &h), RV_OK);
+    assert_int_equal(w, 64);
+    uint32_t held = 0;
+    for (uint32_t y = 10; y < 20; y++)
+        for (uint32_t x = 0; x < 64; x++)
+            held += img[y * 64 + x] != 0;
+    assert_int_equal(held, 0);
+    /* Wholly behind those empty rows, far back: visible. */
+    float mn[3] = { (float)(30.25 / k), (float)(14.25 / k), -60 }, mx[3] = { (float)(33.75 / k), (float)(15.75 / k), -50 };
+    assert_true(box_visible(occ, mn, mx, NULL));
+    rv_occlusion_destroy(occ);
+
+    /* A stretch running from far left to far right of the screen, below and above it:
+     * nothing is read or written outside the buffer (sanitizer builds check it). */
+    static const double c[3][2] = { { 0, -5e11 }, { -3e9, -20 }, { 3e9, 40 } };
+    static const double e[3][2] = { { -1e11, -90 }, { 2.2e9, 32 }, { 5e9, 60 } };
+    static const uint32_t ie[3] = { 0, 1, 2 };
+    occ = far_seam_pair(c, e, 3, ie, 3);
+    rv_occlusion_destroy(occ);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),
         cmocka_unit_test(test_a_fold_is_fused_along_its_shared_edge_without_a_search),
+        cmocka_unit_test(test_a_seam_far_off_screen_draws_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

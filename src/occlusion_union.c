@@ -337,7 +337,7 @@ typedef struct shared_union {
     double lo[SHARED_RECORDS], hi[SHARED_RECORDS]; /* along the line: a stretch holding the edge's part near the texel */
 } shared_union;
 
-/* The pieces that could raise texel t (value above now), nearest first; false when fewer
+/* The pieces that could raise texel (ix, iy) (value above now), nearest first; false when fewer
  * than two or more than UNION_RECORDS. */
 static bool shared_pieces(const rv_occlusion *occ, const uint32_t *piece, uint32_t n, float now, int32_t ix,
                           int32_t iy, shared_union *u)

@@ -29,7 +29,10 @@
  * Extra fields: frustum_visible_mean (the baseline's box test), baseline_drawn_mean,
  * drawn_mean, occlusion_culled_mean, lod_culled_mean, steady_allocations (allocations and
  * reallocations of the three worlds over every repetition after the first), digests_equal
- * (the three worlds published the same view, by rv_frame_view_digest, in every frame). */
+ * (the three worlds published the same view, by rv_frame_view_digest, in every frame),
+ * stage_*_us (mean per-frame stage times from rv_frame_view.stage_us, median over the
+ * repetitions, of a fourth world: serial, the same frames, given a clock; the clock's
+ * calls stay out of the three timed worlds). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 #include "bench_jobs.h"
@@ -110,7 +113,13 @@ static bool field_make(crate_field *f, uint32_t count)
         }                                                                                          \
     } while (0)
 
-static bool world_make(const crate_field *f, bool grouped, const rv_job_system *jobs, crate_world *out)
+static uint64_t stage_clock_ns(void *user)
+{
+    (void)user;
+    return rvb_wall_ns();
+}
+
+static bool world_make(const crate_field *f, bool grouped, const rv_job_system *jobs, bool clock, crate_world *out)
 {
     rv_world_desc d;
     memset(&d, 0, sizeof d);
@@ -118,6 +127,8 @@ static bool world_make(const crate_field *f, bool grouped, const rv_job_system *
     d.occlusion.width = 256;
     if (jobs)
         d.jobs = *jobs;
+    if (clock)
+        d.clock_ns = stage_clock_ns;
     TRY(rv_world_create(&d, &out->world));
     rv_world *w = out->world;
     rv_node root, crate;
@@ -285,20 +296,23 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
         return 0;
     int status = 1;
     crate_field field = { 0 };
-    crate_world worlds[WORLD_COUNT];
+    crate_world worlds[WORLD_COUNT], timed = { 0 };
     memset(worlds, 0, sizeof worlds);
     rvb_jobs *pools[WORLD_COUNT] = { NULL, rvb_jobs_create(1), rvb_jobs_create(2) };
     host_item *items = malloc(sizeof *items * count);
     double *times = calloc((size_t)reps * (WORLD_COUNT + 1), sizeof *times);
-    if (!field_make(&field, count) || !items || !times || !pools[WORLD_ONE] || !pools[WORLD_TWO]) {
+    double *stage_mean = calloc((size_t)reps * RV_STAGE_COUNT, sizeof *stage_mean);
+    if (!field_make(&field, count) || !items || !times || !stage_mean || !pools[WORLD_ONE] || !pools[WORLD_TWO]) {
         fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
         goto done;
     }
     for (int k = 0; k < WORLD_COUNT; k++) {
         rv_job_system js = pools[k] ? rvb_jobs_system(pools[k]) : (rv_job_system){ 0 };
-        if (!world_make(&field, grouped, pools[k] ? &js : NULL, &worlds[k]))
+        if (!world_make(&field, grouped, pools[k] ? &js : NULL, false, &worlds[k]))
             goto done;
     }
+    if (!world_make(&field, grouped, NULL, true, &timed))
+        goto done;
     float sin_half[LADDER_COUNT];
     for (int t = 0; t < LADDER_COUNT; t++)
         sin_half[t] = sinf(0.5f * ladder_thresholds[t]);
@@ -308,6 +322,7 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
     double time_ms = 0;
     for (int rep = 0; rep < reps; rep++) {
         uint64_t ns[WORLD_COUNT + 1] = { 0 };
+        double stage_sum[RV_STAGE_COUNT] = { 0 };
         if (rep == 1)
             for (int k = 0; k < WORLD_COUNT; k++) {
                 rv_alloc_stats a = rv_world_alloc_stats(worlds[k].world);
@@ -337,6 +352,13 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
                     goto done;
                 }
             }
+            rv_frame_view tv;
+            if (rv_frame(timed.world, &view, &tv) != RV_OK) {
+                fprintf(stderr, "rvis-bench: %s: rv_frame (timed world) failed\n", name);
+                goto done;
+            }
+            for (int k = 0; k < RV_STAGE_COUNT; k++)
+                stage_sum[k] += tv.stage_us[k];
             uint64_t digest = rv_frame_view_digest(&v[WORLD_SERIAL]);
             for (int k = 1; k < WORLD_COUNT; k++)
                 st.digests_equal = st.digests_equal && rv_frame_view_digest(&v[k]) == digest;
@@ -351,6 +373,8 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
         }
         for (int k = 0; k <= WORLD_COUNT; k++)
             times[(size_t)k * reps + rep] = (double)ns[k] / 1e3 / CRATE_FRAMES;
+        for (int k = 0; k < RV_STAGE_COUNT; k++)
+            stage_mean[(size_t)k * reps + rep] = stage_sum[k] / CRATE_FRAMES;
     }
     if (st.wrong) {
         fprintf(stderr, "rvis-bench: %s: %llu drawn items are not crates the frustum keeps\n", name,
@@ -365,8 +389,8 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
     double med[WORLD_COUNT + 1];
     for (int k = 0; k <= WORLD_COUNT; k++)
         med[k] = rvb_median(times + (size_t)k * reps, reps);
-    char extra[768];
-    snprintf(extra, sizeof extra,
+    char extra[1280];
+    int len = snprintf(extra, sizeof extra,
              ", \"workers_1_us\": %.4g, \"workers_2_us\": %.4g, \"workers_2_over_1\": %.3f, "
              "\"frustum_visible_mean\": %.1f, \"baseline_drawn_mean\": %.1f, \"drawn_mean\": %.1f, "
              "\"occlusion_culled_mean\": %.1f, \"lod_culled_mean\": %.1f, \"steady_allocations\": %llu, "
@@ -376,6 +400,12 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
              (double)st.occlusion_culled / CRATE_FRAMES, (double)st.lod_culled / CRATE_FRAMES,
              (unsigned long long)(reps > 1 ? steady_after - steady_before : 0), st.digests_equal ? "true" : "false",
              CRATE_FRAMES, count, grouped ? "true" : "false");
+    static const char *const stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum",
+                                                             "partition", "occlusion", "lod",
+                                                             "streaming", "publish", "feed" };
+    for (int k = 0; k < RV_STAGE_COUNT && len > 0 && (size_t)len < sizeof extra; k++)
+        len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", stage_names[k],
+                        rvb_median(stage_mean + (size_t)k * reps, reps));
     rvb_report(ctx, name, "us/frame", med[WORLD_SERIAL], med[WORLD_COUNT], extra);
     status = st.digests_equal ? 0 : 1;
     if (!st.digests_equal)
@@ -385,9 +415,11 @@ done:
         rv_world_destroy(worlds[k].world);
         rvb_jobs_destroy(pools[k]);
     }
+    rv_world_destroy(timed.world);
     free(field.objects);
     free(items);
     free(times);
+    free(stage_mean);
     return status;
 }
 

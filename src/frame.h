@@ -244,6 +244,9 @@ typedef struct rvi_frame {
      * scene's change counters its version was last bumped at. */
     rvi_walk_summaries summaries;
     uint64_t summary_links, summary_edits;
+    /* Per slot, for nodes with children: 1 + the sequence of the frame whose occlusion test
+     * found the subtree visible, 0 when the last test hid it or none ran (frame_cull.c). */
+    rvi_vec group_seen;
     const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
     rvi_hz_levels hz_levels;
 } rvi_frame;

@@ -188,6 +188,18 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
     return RVI_WALK_DESCEND;
 }
 
+/* Temporal coherence for subtree tests (rv_world_desc.group_retest_frames): a subtree the
+ * last test found visible is tested again on the frames of its own phase, at least every
+ * n frames; in between the walk enters it as if the test had passed. Skipping a test only
+ * ever draws more: the subtree's objects are still tested one by one. */
+static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32_t i)
+{
+    uint32_t n = world->desc.group_retest_frames;
+    uint32_t seen = RVI_VEC_AT(f->group_seen, uint32_t, i);
+    uint32_t now = (uint32_t)f->sequence + 1u; /* this frame's rv_frame_view.frame_sequence */
+    return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
+}
+
 /* A node of the main view that passed the frustum and needs more than that: partition
  * parts and groups, group occlusion, HLOD regions. */
 static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *weight)
@@ -206,11 +218,13 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
     }
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
     bool tested = false;
-    if (f->occlusion && sc->first_child[i] != NONE) {
+    if (f->occlusion && sc->first_child[i] != NONE && !group_test_skipped(world, f, i)) {
         uint64_t t0 = walk_timer_start(world, &w->occlusion_timer, timed);
         w->counts.occlusion_tested++;
         bool hidden = node_hidden(f, sc, i, sc->world_sphere[i], &w->feed_hidden);
         walk_timer_stop(world, &w->occlusion_timer, t0);
+        uint32_t *seen = RVI_VEC_PTR(f->group_seen, uint32_t);
+        seen[i] = hidden ? 0 : (uint32_t)f->sequence + 1u;
         if (hidden) {
             w->counts.occlusion_culled++;
             if (group) {
@@ -630,6 +644,18 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     return RV_OK;
 }
 
+/* Room in group_seen for every slot (new slots 0: tested at once). */
+static rv_result group_seen_begin(rv_world *world, rvi_frame *f)
+{
+    uint32_t n = world->scene.capacity, had = f->group_seen.count;
+    if (n <= had)
+        return RV_OK;
+    RVI_TRY(rvi_vec_reserve(&world->heap, &f->group_seen, sizeof(uint32_t), n));
+    memset(RVI_VEC_PTR(f->group_seen, uint32_t) + had, 0, (size_t)(n - had) * sizeof(uint32_t));
+    f->group_seen.count = n;
+    return RV_OK;
+}
+
 /* Scratch of the object passes for n candidates. */
 static rv_result object_scratch(rv_world *world, rvi_frame *f, object_pass *p)
 {
@@ -671,6 +697,7 @@ rv_result rvi_frame_cull(rv_world *world)
 
     workers_begin(f);
     RVI_TRY(summaries_begin(world, f));
+    RVI_TRY(group_seen_begin(world, f));
     rvi_walk_policy jobs_policy, serial_policy;
     main_policies(world, f, &jobs_policy, &serial_policy);
     rv_result walked = rvi_frame_walk(world, f, &jobs_policy, &serial_policy);

@@ -19,6 +19,10 @@ static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
         return RV_ERR_INVALID_ARG;
     if (d.jobs.max_workers == 0)
         d.jobs.max_workers = 1;
+    if (d.group_retest_frames > RV_MAX_GROUP_RETEST_FRAMES)
+        return RV_ERR_INVALID_ARG;
+    if (d.group_retest_frames == 0)
+        d.group_retest_frames = 4;
     /* Every module desc is checked here, so a bad one is refused at creation rather than
      * at the module's first use. */
     rv_lod_desc lod;

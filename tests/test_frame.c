@@ -134,6 +134,68 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
     rv_world_destroy(w);
 }
 
+/* rv_world_desc.group_retest_frames: a subtree found visible is tested again at least every
+ * n frames, on one frame in n; in between its objects are tested one by one, so a wall put
+ * in front of it hides them at once. A hidden subtree is tested every frame. */
+static void test_visible_subtree_retested_every_n_frames(void **state)
+{
+    (void)state;
+    rv_world_desc bad = { 0 };
+    rv_world *w = NULL;
+    bad.group_retest_frames = RV_MAX_GROUP_RETEST_FRAMES + 1;
+    assert_int_equal(rv_world_create(&bad, &w), RV_ERR_INVALID_ARG);
+    assert_null(w);
+    for (uint32_t n = 1; n <= 4; n += 3) {
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 256;
+        d.group_retest_frames = n;
+        w = rvt_world(&d);
+        /* A wall 10 m aside at first; a group of two crates 30 m ahead. */
+        rv_node wall = wall_ahead(w);
+        float aside[3] = { 40, 0, 0 }, home[3] = { 0, 0, 0 };
+        assert_int_equal(rv_node_set_position(w, wall, aside), RV_OK);
+        rv_node grp = rvt_node(w, RV_NODE_NONE);
+        rv_node g1 = rvt_object(w, grp, -1, 1.5f, -30, 0.5f);
+        rv_node g2 = rvt_object(w, grp, 1, 1.5f, -30, 0.5f);
+        rvt_camera c;
+        rv_frame_view v;
+        uint32_t frame = 0, group_tests = 0;
+        /* Eight frames in view after the first: the group is tested on 8 / n of them. */
+        for (; frame < 9; frame++) {
+            rvt_camera_make(&c, eye0, ahead, 1.2f, 16.0 * frame);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_true(view_draws(&v, g1) && view_draws(&v, g2));
+            assert_int_equal(v.counts.occlusion_culled, 0);
+            assert_true(v.counts.occlusion_tested == 2 || v.counts.occlusion_tested == 3);
+            group_tests += frame > 0 && v.counts.occlusion_tested == 3;
+        }
+        assert_int_equal(group_tests, 8 / n);
+        /* The wall comes back: the crates are hidden from the next frame on, one by one
+         * until the group's own test comes round (within n frames), then as a group. */
+        assert_int_equal(rv_node_set_position(w, wall, home), RV_OK);
+        uint32_t waited = 0;
+        for (;; frame++, waited++) {
+            assert_true(waited < n);
+            rvt_camera_make(&c, eye0, ahead, 1.2f, 16.0 * frame);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_false(view_draws(&v, g1) || view_draws(&v, g2));
+            if (v.counts.occlusion_tested == 1)
+                break;
+            assert_int_equal(v.counts.occlusion_tested, 2);
+            assert_int_equal(v.counts.occlusion_culled, 2);
+        }
+        assert_int_equal(v.counts.occlusion_culled, 1);
+        /* Hidden, it is tested (and pruned) every frame. */
+        for (int k = 0; k < 3; k++) {
+            rvt_camera_make(&c, eye0, ahead, 1.2f, 16.0 * ++frame);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_int_equal(v.counts.occlusion_tested, 1);
+            assert_int_equal(v.counts.occlusion_culled, 1);
+        }
+        rv_world_destroy(w);
+    }
+}
+
 static void test_per_frame_occluder_needs_open_frame(void **state)
 {
     (void)state;
@@ -2631,6 +2693,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
+        cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
         cmocka_unit_test(test_per_frame_occluder_needs_open_frame),
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),

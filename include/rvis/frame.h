@@ -75,7 +75,17 @@ typedef struct rv_world_desc {
     bool record_culls;
     /* The host's parallel-for (see rv_job_system); zero = everything on the calling thread. */
     rv_job_system jobs;
+    /* Frames between occlusion tests of a subtree (a node with children) that its last test
+     * found visible; in between the walk enters it untested and its objects are tested one
+     * by one, so a skipped test never hides anything (temporal coherence, as in CHC++:
+     * Mattausch, Bittner, Wimmer, "CHC++: Coherent Hierarchical Culling Revisited", 2008).
+     * A subtree the last test hid is tested every frame. Each subtree has its own phase, so
+     * the tests spread over the frames. 0 = default 4; 1 = every subtree every frame;
+     * at most RV_MAX_GROUP_RETEST_FRAMES, else RV_ERR_INVALID_ARG. */
+    uint32_t group_retest_frames;
 } rv_world_desc;
+
+#define RV_MAX_GROUP_RETEST_FRAMES 64u
 
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
  * the caller until rv_world_destroy. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc

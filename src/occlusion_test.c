@@ -532,30 +532,38 @@ void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const flo
 /* ---- the refined box test --------------------------------------------------------------- */
 
 /* A cheap early answer for the refined test, which most boxes reaching it (the visible
- * ones) fail: the box's centre lies in the box, so in the texel its centre projects to the
- * box is at least as near as the centre. A texel there holding nothing nearer than the
- * centre makes the refined test fail; saying so without building the bound saves most of
- * its cost. Only ever answers "not hidden" (the safe side), so float error here costs
- * precision at worst, never a wrong cull. */
-static bool centre_texel_sees_the_box(const rv_occlusion *occ, const float min[3], const float max[3],
-                                      const float *matrix, const rvi_occ_footprint *fp)
+ * ones) fail: a point of the box seen (rvi_occ_point_seen) in the texel it projects to
+ * means the box is at least as near as that point there, so that texel does not hide it
+ * and the refined test would fail. The centre is looked at first, then the eight corners:
+ * a box that reaches the refined test with its centre hidden is mostly one that a wall
+ * hides in part, and one of its corners is nearly always seen beyond the wall's outline
+ * (on the crate field, 99.6 % of those reaching the bound). Saying so without building
+ * the bound saves most of its cost. Only ever answers "not hidden" (the safe side), so
+ * float error here costs precision at worst, never a wrong cull. */
+static bool a_point_sees_the_box(const rv_occlusion *occ, const float min[3], const float max[3],
+                                 const float *matrix, const rvi_occ_footprint *fp)
 {
-    float c[3];
-    for (int i = 0; i < 3; i++)
-        c[i] = 0.5f * min[i] + 0.5f * max[i];
-    if (matrix) {
-        float w[3];
+    float x0 = (float)fp->x0, y0 = (float)fp->y0, x1 = (float)fp->x1 + 1.0f, y1 = (float)fp->y1 + 1.0f;
+    for (int k = -1; k < 8; k++) {
+        float p[3];
         for (int i = 0; i < 3; i++)
-            w[i] = matrix[i] * c[0] + matrix[4 + i] * c[1] + matrix[8 + i] * c[2] + matrix[12 + i];
-        memcpy(c, w, sizeof c);
+            p[i] = k < 0 ? 0.5f * min[i] + 0.5f * max[i] : (k >> i) & 1 ? max[i] : min[i];
+        if (matrix) {
+            float w[3];
+            for (int i = 0; i < 3; i++)
+                w[i] = matrix[i] * p[0] + matrix[4 + i] * p[1] + matrix[8 + i] * p[2] + matrix[12 + i];
+            memcpy(p, w, sizeof p);
+        }
+        if (rvi_occ_point_seen(occ, p, x0, y0, x1, y1))
+            return true;
     }
-    return rvi_occ_point_seen(occ, c, (float)fp->x0, (float)fp->y0, (float)fp->x1 + 1.0f, (float)fp->y1 + 1.0f);
+    return false;
 }
 
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                 const rvi_occ_footprint *fp)
 {
-    if (centre_texel_sees_the_box(occ, min, max, matrix, fp))
+    if (a_point_sees_the_box(occ, min, max, matrix, fp))
         return false;
     rvi_occ_box_bound bb;
     rvi_occ_box_bound_make(&occ->view, min, max, matrix, &bb);

@@ -133,6 +133,45 @@ static void test_level_at_each_threshold_and_one_part_in_ten_thousand_around_it(
     }
 }
 
+/* A selector's first selection (no hysteresis) is the scalar level exactly, even one float
+ * step either side of a threshold: the stateful and the scalar forms must never disagree on
+ * the same sphere. Radii are stepped ulp by ulp across each threshold (and across it times
+ * the hysteresis factors), from eyes near and far. */
+static void test_first_selection_equals_scalar_level_at_every_float_step_across_thresholds(void **state)
+{
+    (void)state;
+    rv_lod_ladder l = seed_ladder();
+    const double factors[3] = { 1.0, 1.1, 0.9 };
+    const double distances[4] = { 0.75, 4.0, 37.5, 9000.0 };
+    uint32_t changes = 0, checked = 0;
+    for (int di = 0; di < 4; di++) {
+        rv_lod_view view = { .eye = { 3.0f, -2.0f, 7.0f } };
+        float c[3] = { view.eye[0] + 0.25f, view.eye[1], view.eye[2] + (float)distances[di] };
+        double dx = (double)c[0] - view.eye[0], dz = (double)c[2] - view.eye[2];
+        double d = sqrt(dx * dx + dz * dz);
+        for (uint32_t i = 0; i < 3; i++)
+            for (int f = 0; f < 3; f++) {
+                /* 256 float steps below to 256 above (about 1.5e-5 relative each way) */
+                float r = radius_for_angle(l.thresholds[i] * factors[f], d);
+                for (int k = 0; k < 256; k++)
+                    r = nextafterf(r, 0.0f);
+                uint32_t last = scalar_level(c, r, view.eye, &l);
+                for (int k = 0; k < 512; k++, r = nextafterf(r, INFINITY)) {
+                    rv_lod_selector s = { 0 };
+                    rv_lod_selection sel;
+                    assert_int_equal(rv_lod_selector_update(&s, &l, NULL, &view, c, r, 0, &sel), RV_OK);
+                    uint32_t level = scalar_level(c, r, view.eye, &l);
+                    assert_int_equal(sel.levels[0], level);
+                    changes += level != last;
+                    last = level;
+                    checked++;
+                }
+            }
+    }
+    assert_int_equal(checked, 4 * 3 * 3 * 512);
+    assert_int_equal(changes, 4 * 3); /* each threshold crossed once, at each distance */
+}
+
 static void test_eye_inside_sphere_is_level_zero(void **state)
 {
     (void)state;
@@ -932,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_ladder_make_keeps_strictly_descending_thresholds),
         cmocka_unit_test(test_ladder_make_refuses_unsorted_equal_negative_nan_empty),
         cmocka_unit_test(test_level_at_each_threshold_and_one_part_in_ten_thousand_around_it),
+        cmocka_unit_test(test_first_selection_equals_scalar_level_at_every_float_step_across_thresholds),
         cmocka_unit_test(test_eye_inside_sphere_is_level_zero),
         cmocka_unit_test(test_batch_matches_scalar_and_asin_reference),
         cmocka_unit_test(test_batch_decides_spheres_beyond_float_range_in_double),

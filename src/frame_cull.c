@@ -324,13 +324,15 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
     rv_world *world = p->world;
     const rvi_scene *sc = &world->scene;
     uint32_t last = end * OBJECT_CHUNK < p->count ? end * OBJECT_CHUNK : p->count;
+    /* Selection writes cutoffs in place; it adds no record, so the array stays where it is. */
+    uint32_t count;
+    const float *cutoff = rvi_lod_cutoff(world, &count);
     for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
         rvi_candidate c = p->cands[k];
         object_lod o = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
         if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
             rv_lod_selection sel;
-            uint32_t nothing = 0, count;
-            const float *cutoff = rvi_lod_cutoff(world, &count);
+            uint32_t nothing = 0;
             bool resting = c.node < count && cutoff[c.node] > 0.0f;
             rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms);
             o.forget = resting && !(cutoff[c.node] > 0.0f);

@@ -339,11 +339,24 @@ typedef struct lod_candidates {
 
 static lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder, const rv_lod_desc *config)
 {
-    double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
+    /* level_for_angle for the three factors in one pass: each level counts a prefix of the
+     * descending thresholds, and the finer factor's thresholds are the largest, so once the
+     * angle reaches one of them no level counts any further threshold. The products are
+     * level_for_angle's (t * 1.0 is t). */
+    double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0, up = 1.0 + h, down = 1.0 - h;
+    uint32_t plain = 0, finer = 0, coarser = 0;
+    for (uint32_t i = 0; i < ladder->count; i++) {
+        double t = (double)ladder->thresholds[i];
+        if (!(angle < t * up * RVI_LOD_REACH))
+            break;
+        finer++;
+        plain += angle < t * RVI_LOD_REACH;
+        coarser += angle < t * down * RVI_LOD_REACH;
+    }
     lod_candidates c;
-    c.plain = clamp_finest(level_for_angle(angle, ladder, 1.0), config->finest_level, ladder->count);
-    c.finer = clamp_finest(level_for_angle(angle, ladder, 1.0 + h), config->finest_level, ladder->count);
-    c.coarser = clamp_finest(level_for_angle(angle, ladder, 1.0 - h), config->finest_level, ladder->count);
+    c.plain = clamp_finest(plain, config->finest_level, ladder->count);
+    c.finer = clamp_finest(finer, config->finest_level, ladder->count);
+    c.coarser = clamp_finest(coarser, config->finest_level, ladder->count);
     return c;
 }
 

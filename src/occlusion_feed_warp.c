@@ -463,19 +463,27 @@ static bool store_block(const rvi_feed_warp *wp, float *dest, int32_t x0, int32_
     double corner = gx * ((double)x0 + ox) + gy * ((double)y0 + oy) + plane[2];
     float base = (float)corner - (float)((fabs(corner) + fabs(gx) * n + fabs(gy) * m) * (1.0 / 524288.0) + 1e-30);
     float fgx = (float)gx, fgy = (float)gy;
+    /* The column terms gx k, one product per column for all the rows (blocks are at most
+     * 64 texels wide). */
+    float step[64];
+    for (int32_t k = 0; k < n; k++)
+        step[k] = fgx * (float)k;
     for (int32_t j = 0; j < m; j++) {
         float row = base + fgy * (float)j;
         float *out = dest + (size_t)(y0 + j) * wp->dst_w + x0;
-        int32_t k = 0;
 #if defined(__SSE__) || defined(_M_X64)
-        __m128 vb = _mm_set1_ps(row), vg = _mm_set1_ps(fgx), vk = _mm_setr_ps(0, 1, 2, 3), four = _mm_set1_ps(4);
-        for (; k + 4 <= n; k += 4) {
-            _mm_storeu_ps(out + k, _mm_add_ps(vb, _mm_mul_ps(vg, vk)));
-            vk = _mm_add_ps(vk, four);
+        if (n >= 4) {
+            /* Four at a time, the last four ending at the last texel: where they overlap
+             * the lanes write the same values again. */
+            __m128 vb = _mm_set1_ps(row);
+            for (int32_t k = 0; k + 4 < n; k += 4)
+                _mm_storeu_ps(out + k, _mm_add_ps(vb, _mm_loadu_ps(step + k)));
+            _mm_storeu_ps(out + n - 4, _mm_add_ps(vb, _mm_loadu_ps(step + n - 4)));
+            continue;
         }
 #endif
-        for (; k < n; k++)
-            out[k] = row + fgx * (float)k;
+        for (int32_t k = 0; k < n; k++)
+            out[k] = row + step[k];
     }
     return true;
 }

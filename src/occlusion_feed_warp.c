@@ -228,6 +228,9 @@ typedef enum proof {
 /* A block's four corner rays: (x0, y0), (x1, y0), (x0, y1), (x1, y1). */
 typedef struct corners {
     const warp_ray *r[4];
+#if defined(__SSE__) || defined(_M_X64)
+    __m128 x0, x1, y0, y1; /* the rays' lines a corner per lane (x0 + x1 Q, y0 + y1 Q) */
+#endif
     float mag0, mag1; /* the largest m0 and m1: for the rectangle's margin */
     bool usable;      /* every corner has d > 0 */
 } corners;
@@ -239,6 +242,13 @@ static void corners_of(const warp_ray *const r[4], corners *c)
         c->r[i] = r[i];
         c->usable &= r[i]->d > 0;
     }
+#if defined(__SSE__) || defined(_M_X64)
+    c->x0 = _mm_loadu_ps(r[0]->line);
+    c->x1 = _mm_loadu_ps(r[1]->line);
+    c->y0 = _mm_loadu_ps(r[2]->line);
+    c->y1 = _mm_loadu_ps(r[3]->line);
+    _MM_TRANSPOSE4_PS(c->x0, c->x1, c->y0, c->y1);
+#endif
     c->mag0 = c->mag1 = 0;
 }
 
@@ -292,10 +302,7 @@ static rect_fit prism_rect(const rvi_feed_warp *wp, const corners *c, double qa,
 {
     float fa = (float)qa, fb = (float)qb, b[4]; /* x_lo, y_lo, x_hi, y_hi */
 #if defined(__SSE__) || defined(_M_X64)
-    /* The corners' lines as the columns of a 4 x 4 (x0, x1, y0, y1 per lane). */
-    __m128 r0 = _mm_loadu_ps(c->r[0]->line), r1 = _mm_loadu_ps(c->r[1]->line);
-    __m128 r2 = _mm_loadu_ps(c->r[2]->line), r3 = _mm_loadu_ps(c->r[3]->line);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    __m128 r0 = c->x0, r1 = c->x1, r2 = c->y0, r3 = c->y1;
     __m128 va = _mm_set1_ps(fa), vb = _mm_set1_ps(fb);
     __m128 xa = _mm_add_ps(r0, _mm_mul_ps(r1, va)), xb = _mm_add_ps(r0, _mm_mul_ps(r1, vb));
     __m128 ya = _mm_add_ps(r2, _mm_mul_ps(r3, va)), yb = _mm_add_ps(r2, _mm_mul_ps(r3, vb));
@@ -527,9 +534,7 @@ static bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, 
     int32_t at[8];
 #if defined(__SSE2__) || defined(_M_X64)
     /* A corner per lane; the same float products and sums as prism_rect's. */
-    __m128 x0 = _mm_loadu_ps(c->r[0]->line), x1 = _mm_loadu_ps(c->r[1]->line);
-    __m128 y0 = _mm_loadu_ps(c->r[2]->line), y1 = _mm_loadu_ps(c->r[3]->line);
-    _MM_TRANSPOSE4_PS(x0, x1, y0, y1);
+    __m128 x0 = c->x0, x1 = c->x1, y0 = c->y0, y1 = c->y1;
     __m128 zero = _mm_setzero_ps(), sw = _mm_set1_ps((float)wp->src_w), sh = _mm_set1_ps((float)wp->src_h);
     __m128 w1 = _mm_set1_ps((float)fd->levels.w[1]);
     for (int e = 0; e < 2; e++) {

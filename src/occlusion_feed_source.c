@@ -49,6 +49,14 @@ void rvi_feed_levels_of(uint32_t w, uint32_t h, rvi_feed_levels *lv, size_t *tot
     *total = t;
 }
 
+/* The depth the tolerances scale with, t_n * n + t_0: in perspective (t_n = 1, t_0 = 0, both
+ * constants here) n itself, without the addition of zero the compiler must otherwise keep
+ * (it differs only in the sign of a zero, which no comparison below sees). */
+static RVI_ALWAYS_INLINE float tolerance_depth(float n, float t_n, float t_0)
+{
+    return t_0 == 0.0f ? t_n * n : t_n * n + t_0;
+}
+
 /* ---- 1: decode ------------------------------------------------------------------------------ */
 
 /* A row of the image as window depths (unorm values divide exactly, so the clear value
@@ -85,20 +93,20 @@ static RVI_ALWAYS_INLINE uint32_t decode_row(const float *restrict v, uint32_t w
                                              float t_n, float t_0, float *restrict near, rvi_feed_counts *c)
 {
     const decode_row_k q = *k;
-    uint32_t invalid = 0, sky = 0, samples = 0;
+    uint32_t in_range = 0, sky = 0, samples = 0;
     for (uint32_t i = 0; i < w; i++) {
         float x = v[i], d = x - q.v_c;
         bool in = (x >= 0.0f) & (x <= 1.0f); /* false for NaN */
         bool is_sky = x == q.sky;
         float n = q.a_v * d + (has_x ? q.a_x * (float)(int32_t)i + q.c_row : q.c_row);
-        bool precise = q.k8_row + q.c8_e * fabsf(d) <= q.tau * (t_n * n + t_0);
+        bool precise = q.k8_row + q.c8_e * fabsf(d) <= q.tau * tolerance_depth(n, t_n, t_0);
         bool sample = in & !is_sky & (n > q.min_near) & precise;
         near[i] = sample ? n : NAN;
-        invalid += !in;
+        in_range += in;
         sky += is_sky; /* the clear value (0 or 1) is in range */
         samples += sample;
     }
-    c->invalid += invalid;
+    c->invalid += w - in_range;
     c->sky += sky;
     c->samples += samples;
     return samples;
@@ -115,7 +123,7 @@ static RVI_ALWAYS_INLINE void plane_row(const float *restrict up, const float *r
     for (uint32_t i = 0; i < w; i++) {
         float c = mid[i];
         float dx = fabsf(left[i] - 2.0f * c + right[i]), dy = fabsf(up[i] - 2.0f * c + down[i]);
-        float tol = half_tau * (t_n * c + t_0);
+        float tol = half_tau * tolerance_depth(c, t_n, t_0);
         bool ok = (dx <= tol) & (dy <= tol); /* each false for NaN (a missing neighbour) */
         b[i] = ok ? c : INFINITY;
     }
@@ -142,16 +150,17 @@ static RVI_ALWAYS_INLINE void columns4(const float *restrict a, const float *res
     }
 }
 
-/* Texels of a row whose 3 x 3 neighbourhood is all on planes: m3 holds the column maxima of
- * its three rows, m3[-1] and m3[w] are padding (+inf). */
-static RVI_ALWAYS_INLINE uint32_t count_surface(const float *restrict m3, uint32_t w)
+/* Texels of two rows whose 3 x 3 neighbourhood is all on planes: m3a and m3b hold the
+ * column maxima of each one's three rows, [-1] and [w] are padding (+inf). */
+static RVI_ALWAYS_INLINE uint32_t count_surface(const float *restrict m3a, const float *restrict m3b, uint32_t w)
 {
-    const float *l = m3 - 1, *r = m3 + 1;
+    const float *la = m3a - 1, *ra = m3a + 1, *lb = m3b - 1, *rb = m3b + 1;
     uint32_t n = 0;
     for (uint32_t i = 0; i < w; i++) {
-        float h = l[i] > m3[i] ? l[i] : m3[i];
-        h = h > r[i] ? h : r[i];
-        n += h < INFINITY;
+        float ha = la[i] > m3a[i] ? la[i] : m3a[i], hb = lb[i] > m3b[i] ? lb[i] : m3b[i];
+        ha = ha > ra[i] ? ha : ra[i];
+        hb = hb > rb[i] ? hb : rb[i];
+        n += (uint32_t)(ha < INFINITY) + (uint32_t)(hb < INFINITY);
     }
     return n;
 }
@@ -309,7 +318,8 @@ static RVI_ALWAYS_INLINE uint32_t first_level_row(rvi_occ_feed *fd, float *const
     }
     columns4(b_row(b, rows[ROW_NONE], r - 1, h), b_row(b, rows[ROW_NONE], r, h), b_row(b, rows[ROW_NONE], r + 1, h),
              b_row(b, rows[ROW_NONE], r + 2, h), w, rows[ROW_VMIN], rows[ROW_VMAX], rows[ROW_M3A], rows[ROW_M3B]);
-    uint32_t surface = count_surface(rows[ROW_M3A], w) + (r + 1 < (int64_t)h ? count_surface(rows[ROW_M3B], w) : 0);
+    /* Past the last row its maxima are those of rows beyond the image: +inf, none counted. */
+    uint32_t surface = count_surface(rows[ROW_M3A], r + 1 < (int64_t)h ? rows[ROW_M3B] : rows[ROW_NONE], w);
     level1_row(rows[ROW_VMIN], rows[ROW_VMAX], lv->w[1], tau, t_n, t_0, rows[ROW_PMIN], rows[ROW_PMAX], fd->lo + o,
                fd->hi + o);
     return surface;

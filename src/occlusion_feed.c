@@ -343,7 +343,7 @@ rv_result rv_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
 
     rvi_feed_counts counts;
     rvi_feed_build_source(fd, feed, &dec, occ->desc.feed_discontinuity, occ->wide, &counts);
-    uint32_t written = rvi_feed_reproject(&wp, fd, fd->dest, fd->ranges);
+    uint32_t written = rvi_feed_reproject(&wp, fd, fd->dest, fd->ranges, occ->wide);
 
     rv_occlusion_feed_stats *st = &fd->stats;
     st->feeds_used = 1;

@@ -133,7 +133,7 @@ bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_
 
 /* The buffer-view nearness q = p[0] x + p[1] y + p[2] of the points at old nearness Q (the
  * plane (k2 - Q k3) . (x, y, q, 1) = 0); false when that plane holds whole rays. */
-static bool level_plane(const rvi_feed_warp *wp, double Q, double p[3])
+static RVI_ALWAYS_INLINE bool level_plane(const rvi_feed_warp *wp, double Q, double p[3])
 {
     double r0 = wp->k[2][0] - Q * wp->k[3][0], r1 = wp->k[2][1] - Q * wp->k[3][1];
     double r2 = wp->k[2][2] - Q * wp->k[3][2], r3 = wp->k[2][3] - Q * wp->k[3][3];
@@ -163,7 +163,7 @@ typedef struct warp_ray {
     double a[4], n0;          /* affine in (x, y) */
 } warp_ray;
 
-static void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
+static RVI_ALWAYS_INLINE void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
 {
     const double(*k)[4] = wp->k;
     double b0 = k[0][2], b1 = k[1][2], b2 = k[2][2], b3 = k[3][2];
@@ -190,7 +190,7 @@ static void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
     r->line[3] = (float)r->y1;
 }
 
-static void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)
+static RVI_ALWAYS_INLINE void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)
 {
     const double(*k)[4] = wp->k;
     for (int i = 0; i < 4; i++)
@@ -201,7 +201,7 @@ static void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)
 
 /* The average of two rays, or of a block's four corners: the ray through the average of
  * their points. */
-static void ray_mid(const rvi_feed_warp *wp, const warp_ray *p, const warp_ray *q, warp_ray *out)
+static RVI_ALWAYS_INLINE void ray_mid(const rvi_feed_warp *wp, const warp_ray *p, const warp_ray *q, warp_ray *out)
 {
     for (int i = 0; i < 4; i++)
         out->a[i] = 0.5 * (p->a[i] + q->a[i]);
@@ -209,7 +209,7 @@ static void ray_mid(const rvi_feed_warp *wp, const warp_ray *p, const warp_ray *
     ray_finish(wp, out);
 }
 
-static void ray_centre(const rvi_feed_warp *wp, const warp_ray *const r[4], warp_ray *out)
+static RVI_ALWAYS_INLINE void ray_centre(const rvi_feed_warp *wp, const warp_ray *const r[4], warp_ray *out)
 {
     for (int i = 0; i < 4; i++)
         out->a[i] = 0.25 * (r[0]->a[i] + r[1]->a[i] + (r[2]->a[i] + r[3]->a[i]));
@@ -235,7 +235,7 @@ typedef struct corners {
     bool usable;      /* every corner has d > 0 */
 } corners;
 
-static void corners_of(const warp_ray *const r[4], corners *c)
+static RVI_ALWAYS_INLINE void corners_of(const warp_ray *const r[4], corners *c)
 {
     c->usable = true;
     for (int i = 0; i < 4; i++) {
@@ -253,7 +253,7 @@ static void corners_of(const warp_ray *const r[4], corners *c)
 }
 
 /* The corners' magnitudes, for prism_rect's margin (once a block forms rectangles). */
-static void corner_magnitudes(corners *c)
+static RVI_ALWAYS_INLINE void corner_magnitudes(corners *c)
 {
     double mag0 = 0, mag1 = 0;
     for (int i = 0; i < 4; i++) {
@@ -269,7 +269,7 @@ static void corner_magnitudes(corners *c)
  * point beyond the buffer view's near plane (l . (x, y, q, 1) >= 0, times b2 - Q b3 > 0:
  * n0 (b2 - Q b3) + l2 (Q a3 - a2) >= 0). Each is affine over the block for a fixed Q, so the
  * corners decide it for every ray; each must clear a relative margin far above its rounding. */
-static bool conditions_hold(const rvi_feed_warp *wp, const corners *c, double Q)
+static RVI_ALWAYS_INLINE bool conditions_hold(const rvi_feed_warp *wp, const corners *c, double Q)
 {
     double b2 = wp->k[2][2], b3 = wp->k[3][2], l2 = wp->near_new[2];
     double den = b2 - Q * b3;
@@ -298,7 +298,7 @@ typedef enum rect_fit {
  * old view did not see beyond it). In float: each point x0 + x1 Q is off by a few float
  * roundings of |x0| + |x1 Q| (of the inputs, the product and the sum), and the margin takes
  * 2^-19 of the largest such bound, plus a thousandth of a texel. */
-static rect_fit prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, double qb, int32_t r[4])
+static RVI_ALWAYS_INLINE rect_fit prism_rect(const rvi_feed_warp *wp, const corners *c, double qa, double qb, int32_t r[4])
 {
     float fa = (float)qa, fb = (float)qb, b[4]; /* x_lo, y_lo, x_hi, y_hi */
 #if defined(__SSE__) || defined(_M_X64)
@@ -392,7 +392,7 @@ static warp_span global_span(const rvi_feed_warp *wp, double qmax)
 /* Whether splitting a block whose rectangle failed may find anything: some of the level-1
  * texels under the rectangle's corners and centre prove surface (a cheap look; it only
  * decides how much work is spent, never what is proven). */
-static bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
+static RVI_ALWAYS_INLINE bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 {
     size_t w = fd->levels.w[1], off = fd->levels.offset[1];
     const int32_t xs[3] = { r[0], (r[0] + r[2]) / 2, r[2] }, ys[3] = { r[1], (r[1] + r[3]) / 2, r[3] };
@@ -406,7 +406,7 @@ static bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 /* Tries to prove the block from the range guess (range[0] = Qb <= range[1] = Qa), widening
  * it to what the rectangle holds for up to WARP_ROUNDS rounds. On success range is the
  * final (tightest) range. */
-static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const warp_span *span, corners *c,
+static RVI_ALWAYS_INLINE proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const warp_span *span, corners *c,
                          double range[2])
 {
     if (!c->usable)
@@ -456,7 +456,7 @@ static proof prove_block(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const 
 /* Writes the block's texels [x0, x1) x [y0, y1): the smallest value over each texel of the
  * buffer-view nearness at old nearness Qb (a plane: at the corner its gradient points
  * away from), rounded farther. False when that plane cannot be formed. */
-static bool store_block(const rvi_feed_warp *wp, float *dest, int32_t x0, int32_t y0, int32_t x1, int32_t y1, double qb)
+static RVI_ALWAYS_INLINE bool store_block(const rvi_feed_warp *wp, float *dest, int32_t x0, int32_t y0, int32_t x1, int32_t y1, double qb)
 {
     double plane[3];
     if (!level_plane(wp, qb, plane))
@@ -512,7 +512,7 @@ typedef enum guess_kind {
 } guess_kind;
 
 /* Whether the feed proves surface (its level-1 texel) at old-image point (X, Y). */
-static bool surface_at(const rvi_feed_warp *wp, const rvi_occ_feed *fd, double X, double Y, float *lo, float *hi)
+static RVI_ALWAYS_INLINE bool surface_at(const rvi_feed_warp *wp, const rvi_occ_feed *fd, double X, double Y, float *lo, float *hi)
 {
     if (!(X >= 0 && Y >= 0 && X < (double)wp->src_w && Y < (double)wp->src_h))
         return false;
@@ -526,7 +526,7 @@ static bool surface_at(const rvi_feed_warp *wp, const rvi_occ_feed *fd, double X
  * old nearness qa and qb. prism_rect bounds exactly these points (the same float products
  * and sums) for the range [qb, qa], so when one is outside the image or not over surface,
  * a round at that range leaves the image or meets a texel that proves nothing, and fails. */
-static bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double qb,
+static RVI_ALWAYS_INLINE bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double qb,
                                double qa)
 {
     const float q[2] = { (float)qa, (float)qb };
@@ -570,7 +570,7 @@ static bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, 
  * level-1 texel), a few times, and take that texel's bounds. Without one there, whether a
  * smaller block may still find surface: some corner's position (at depth q0) is over it. A
  * guess only decides where work is spent, never what is proven. */
-static guess_kind centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double q0, double range[2])
+static RVI_ALWAYS_INLINE guess_kind centre_guess(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double q0, double range[2])
 {
     if (!c->usable)
         return GUESS_NONE;
@@ -648,7 +648,7 @@ typedef struct warp_run {
     uint32_t written;
 } warp_run;
 
-static bool proven(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, double qb)
+static RVI_ALWAYS_INLINE bool proven(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, double qb)
 {
     if (!store_block(run->wp, run->dest, x0, y0, x1, y1, qb))
         return false;
@@ -660,8 +660,11 @@ static bool proven(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1
  * in four (when something provable was seen). Every texel was marked as proving nothing
  * beforehand; a proof overwrites its block. On success range holds the block's final range
  * (a guess for its neighbours; after a split, that of its last child proven). */
-static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
-                  double range[2], bool have_guess)
+typedef bool (*block_fn)(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
+                         double range[2], bool have_guess);
+
+static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
+                                    const warp_ray *const r[4], double range[2], bool have_guess, block_fn child)
 {
     corners c;
     corners_of(r, &c);
@@ -733,7 +736,7 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
             int i1 = split_x ? i + 1 : 2, j1 = split_y ? j + 1 : 2;
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
             double rg[2] = { tried[0], tried[1] };
-            if (block(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
+            if (child(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
                 range[0] = rg[0];
                 range[1] = rg[1];
                 any = true;
@@ -742,7 +745,25 @@ static bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
     return any;
 }
 
-static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
+/* The blocks' recursion, in a plain build and (where the buffer picks it) an AVX2 build of
+ * the same source: the same operations in the same order (no contraction), so the same
+ * bits, in fewer instructions. */
+static bool block_generic(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
+                          double range[2], bool have_guess)
+{
+    return block(run, x0, y0, x1, y1, r, range, have_guess, block_generic);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static bool block_avx2(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
+                                       const warp_ray *const r[4], double range[2], bool have_guess)
+{
+    return block(run, x0, y0, x1, y1, r, range, have_guess, block_avx2);
+}
+#endif
+
+static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch,
+                                            block_fn top)
 {
     warp_run run = { wp, fd, { 1, 0 }, dest, 0, 0 };
     clear_all(dest, (size_t)wp->dst_w * wp->dst_h);
@@ -783,7 +804,7 @@ static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_o
                 range[0] = range[1] = run.q0;
             }
             const warp_ray *cs[4] = { &edge[0][c], &edge[0][c + 1], &edge[1][c], &edge[1][c + 1] };
-            if (block(&run, x0, y0, x1, y1, cs, range, have)) {
+            if (top(&run, x0, y0, x1, y1, cs, range, have)) {
                 left[0] = ranges[2 * c] = range[0];
                 left[1] = ranges[2 * c + 1] = range[1];
             } else {
@@ -804,7 +825,25 @@ size_t rvi_feed_scratch_doubles(uint32_t dst_w)
     return 2 * columns + 2 * columns * ray;
 }
 
-uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
+static uint32_t reproject_generic(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch)
 {
-    return reproject(wp, fd, dest, scratch);
+    return reproject(wp, fd, dest, scratch, block_generic);
+}
+
+#if RVI_OCC_X86_WIDE
+RVI_TARGET_AVX2 static uint32_t reproject_avx2(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest,
+                                               double *scratch)
+{
+    return reproject(wp, fd, dest, scratch, block_avx2);
+}
+#endif
+
+uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch, bool wide)
+{
+#if RVI_OCC_X86_WIDE
+    if (wide)
+        return reproject_avx2(wp, fd, dest, scratch);
+#endif
+    (void)wide;
+    return reproject_generic(wp, fd, dest, scratch);
 }

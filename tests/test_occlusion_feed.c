@@ -1341,7 +1341,7 @@ static void test_the_frame_feeds_its_main_view(void **state)
     rv_world_destroy(world);
 }
 
-/* ---- the two builds of the source side ------------------------------------------------------ */
+/* ---- the two builds of the source side and of the reprojection ------------------------------ */
 
 static void test_portable_and_wide_builds_agree_exactly(void **state)
 {

@@ -190,8 +190,9 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
 
 /* Temporal coherence for subtree tests (rv_world_desc.group_retest_frames): a subtree the
  * last test found visible is tested again on the frames of its own phase, at least every
- * n frames; in between the walk enters it as if the test had passed. Skipping a test only
- * ever draws more: the subtree's objects are still tested one by one. */
+ * n frames; in between the walk enters it as if the test had passed (the node's own
+ * geometry untested, as then). Skipping a test only ever draws more: the objects below are
+ * still tested one by one. */
 static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32_t i)
 {
     uint32_t n = world->desc.group_retest_frames;
@@ -218,7 +219,11 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
     }
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
     bool tested = false;
-    if (f->occlusion && sc->first_child[i] != NONE && !group_test_skipped(world, f, i)) {
+    if (f->occlusion && sc->first_child[i] != NONE && group_test_skipped(world, f, i)) {
+        /* As when the test passes: the node's own geometry is not tested on its own either,
+         * so what is drawn does not change between the frames that test and those that skip. */
+        tested = true;
+    } else if (f->occlusion && sc->first_child[i] != NONE) {
         uint64_t t0 = walk_timer_start(world, &w->occlusion_timer, timed);
         w->counts.occlusion_tested++;
         bool hidden = node_hidden(f, sc, i, sc->world_sphere[i], &w->feed_hidden);

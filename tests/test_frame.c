@@ -196,6 +196,36 @@ static void test_visible_subtree_retested_every_n_frames(void **state)
     }
 }
 
+/* A node with geometry of its own and a child: its own geometry behind a wall, the child
+ * beside it in view. A passing subtree test draws the node's own geometry untested, and a
+ * skipped one must do the same: in a still scene the drawn list is the same every frame,
+ * whatever group_retest_frames is. */
+static void test_skipped_subtree_test_draws_what_a_passing_one_does(void **state)
+{
+    (void)state;
+    uint64_t digests[2][9];
+    for (uint32_t k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.occlusion.width = 256;
+        d.group_retest_frames = k ? 4 : 1;
+        rv_world *w = rvt_world(&d);
+        wall_ahead(w);
+        rv_node parent = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+        rv_node child = rvt_object(w, parent, 12, 0, 0, 0.5f);
+        rvt_camera c;
+        rv_frame_view v;
+        for (uint32_t frame = 0; frame < 9; frame++) {
+            rvt_camera_make(&c, eye0, ahead, 1.2f, 16.0 * frame);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_true(view_draws(&v, parent) && view_draws(&v, child));
+            digests[k][frame] = rv_frame_view_digest(&v);
+            assert_int_equal(digests[k][frame], digests[k][0]);
+        }
+        rv_world_destroy(w);
+    }
+    assert_int_equal(digests[0][0], digests[1][0]);
+}
+
 static void test_per_frame_occluder_needs_open_frame(void **state)
 {
     (void)state;
@@ -2694,6 +2724,7 @@ int main(void)
         cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
         cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
+        cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),
         cmocka_unit_test(test_per_frame_occluder_needs_open_frame),
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),

@@ -76,8 +76,9 @@ typedef struct rv_world_desc {
     /* The host's parallel-for (see rv_job_system); zero = everything on the calling thread. */
     rv_job_system jobs;
     /* Frames between occlusion tests of a subtree (a node with children) that its last test
-     * found visible; in between the walk enters it untested and its objects are tested one
-     * by one, so a skipped test never hides anything (temporal coherence, as in CHC++:
+     * found visible; in between the walk enters it as if the test had passed (the node's
+     * own geometry is drawn untested, as then) and the nodes below are tested one by one,
+     * so a skipped test never hides anything (temporal coherence, as in CHC++:
      * Mattausch, Bittner, Wimmer, "CHC++: Coherent Hierarchical Culling Revisited", 2008).
      * A subtree the last test hid is tested every frame. Each subtree has its own phase, so
      * the tests spread over the frames. 0 = default 4; 1 = every subtree every frame;

@@ -218,12 +218,12 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         return RVI_WALK_SKIP;
     }
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
-    bool tested = false;
-    if (f->occlusion && sc->first_child[i] != NONE && group_test_skipped(world, f, i)) {
+    bool tested = false, subtree_test = f->occlusion && sc->first_child[i] != NONE;
+    if (subtree_test && group_test_skipped(world, f, i)) {
         /* As when the test passes: the node's own geometry is not tested on its own either,
          * so what is drawn does not change between the frames that test and those that skip. */
         tested = true;
-    } else if (f->occlusion && sc->first_child[i] != NONE) {
+    } else if (subtree_test) {
         uint64_t t0 = walk_timer_start(world, &w->occlusion_timer, timed);
         w->counts.occlusion_tested++;
         bool hidden = node_hidden(f, sc, i, sc->world_sphere[i], &w->feed_hidden);

@@ -8,6 +8,10 @@
 
 #include <string.h>
 
+/* rv_world_desc.group_retest_frames when zero (CHC++ retests visible nodes on a similar
+ * interval). */
+#define DEFAULT_GROUP_RETEST_FRAMES 4u
+
 static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
 {
     rv_world_desc d = in ? *in : (rv_world_desc){0};
@@ -22,7 +26,7 @@ static rv_result resolve_desc(const rv_world_desc *in, rv_world_desc *out)
     if (d.group_retest_frames > RV_MAX_GROUP_RETEST_FRAMES)
         return RV_ERR_INVALID_ARG;
     if (d.group_retest_frames == 0)
-        d.group_retest_frames = 4;
+        d.group_retest_frames = DEFAULT_GROUP_RETEST_FRAMES;
     /* Every module desc is checked here, so a bad one is refused at creation rather than
      * at the module's first use. */
     rv_lod_desc lod;

@@ -200,6 +200,20 @@ static inline float rvi_occ_piece_depth(const rvi_occ_piece *p, int32_t ix, int3
     return v;
 }
 
+/* A lower bound on the piece's nearness at point (x, y) of a texel it covers, for a quick
+ * look (float; the exact tests are rvi_occ_texel_hides_box's): its planes' values there
+ * with the texel-corner term taken back out. */
+static inline float rvi_occ_piece_nearness_at(const rvi_occ_piece *p, float x, float y)
+{
+    float v = p->entry && p->plane_count ? FLT_MAX : -FLT_MAX;
+    for (uint32_t k = 0; k < p->plane_count; k++) {
+        const float *q = p->plane[k];
+        float t = q[0] * x + q[1] * y + q[2] - (q[0] < 0 ? q[0] : 0) - (q[1] < 0 ? q[1] : 0);
+        v = p->entry ? (t < v ? t : v) : (t > v ? t : v);
+    }
+    return v > p->floor ? v : p->floor;
+}
+
 static inline void rvi_occ_edge_extent(rvi_occ_edge *e)
 {
     double a = e->line[0], b = e->line[1];
@@ -253,11 +267,11 @@ typedef enum rvi_occ_prepare {
 
 /* ---- fusion -------------------------------------------------------------------------------- */
 
-/* Fusion state: drawn pieces with their edges, and the pieces' bands (the texels they may
- * partly cover) as pairs, texel << 32 | piece: those of the current round appended as they
- * come, those of earlier rounds kept sorted by texel. Pools have fixed sizes (set at begin
- * from the buffer size); when one fills, pending pairs are resolved and the pools emptied,
- * which only forgoes fusion between pieces drawn before and after (never wrong). */
+/* Fusion state: drawn pieces with their edges, the pieces' bands (the texels they may
+ * partly cover) as a list of notes per texel, and each texel's covering piece. The pools
+ * stay until the next begin, for the tests (rvi_occ_texel_hides_box), and grow up to caps;
+ * past one, pending texels are resolved and the pools emptied, which only forgoes fusion
+ * and the finer tests between pieces drawn before and after (never wrong). */
 typedef struct rvi_occ_fusion {
     /* Notes: which pieces' bands hold a texel, as a list per texel (newest first). */
     uint32_t *head;          /* per texel: its newest note + 1, 0 for none since the flush */
@@ -278,8 +292,20 @@ typedef struct rvi_occ_fusion {
     uint32_t *edge_owner;    /* per pool edge: its piece */
     /* Counting fused_texels once per texel: the frame that last raised each texel. */
     uint32_t *raised;        /* per texel: the frame number that last raised it */
+    /* Per texel: a piece that wholly covers it (the nearest the inner raster wrote there),
+     * as owner_gen << 16 | its pool index; an older generation means none known. Emptying
+     * the pools starts a new generation (rvi_occ_owner). */
+    uint32_t *owner;
+    uint32_t owner_gen;      /* 1 .. 0xFFFF */
     uint32_t frame;          /* this frame's number; stamps below it are stale */
 } rvi_occ_fusion;
+
+/* The piece that wholly covers texel t, NULL when none is known. */
+static inline const rvi_occ_piece *rvi_occ_owner(const rvi_occ_fusion *fu, size_t t)
+{
+    uint32_t o = fu->owner[t];
+    return o >> 16 == fu->owner_gen ? &fu->pieces[o & 0xFFFFu] : NULL;
+}
 
 /* A box seen through the float object test: the touched texel rectangle (inclusive,
  * clamped to the buffer) and the nearness of its nearest point, rounded nearer. */
@@ -382,10 +408,15 @@ static inline rv_result rvi_occ_check_box(const float min[3], const float max[3]
     return RV_OK;
 }
 
+/* The quick look below gives up (calls the point not seen) past this many pieces partly
+ * covering its texel, and counts a point within this distance (texel units) of a piece as
+ * held by it. */
+#define RVI_OCC_POINT_LOOKS 16u
+#define RVI_OCC_POINT_SLACK 1e-3
 /* A cheap look for tests that mostly answer "visible": true when world point p projects
- * inside [x0, x1) x [y0, y1) (texel units) and the level-0 texel there holds nothing nearer
- * than p. A point of an object seen there means not every texel the object touches is
- * nearer, so the object is not hidden. False (no answer) when p is behind the eye or
+ * inside [x0, x1) x [y0, y1) (texel units), the level-0 texel there holds nothing nearer
+ * than p, and no piece drawn there is nearer at p. A point of an object seen there means
+ * not every texel the object touches hides it, so the object is not hidden. False (no answer) when p is behind the eye or
  * outside the window. Only ever answers "seen" (the safe side): float error costs
  * precision at worst, never a wrong cull. */
 static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3], float x0, float y0, float x1,
@@ -407,7 +438,35 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
     }
     if (!(tx >= x0 && tx < x1 && ty >= y0 && ty < y1))
         return false;
-    return occ->texels[(size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx] <= nearness;
+    size_t t = (size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx;
+    if (!(occ->texels[t] <= nearness))
+        return false;
+    /* The texel's pieces may still hide the point where they are (rvi_occ_texel_hides_box):
+     * the one that wholly covers it, by its planes, or one that partly covers it and holds
+     * the point. The look is in float: it may only call a point seen that the exact tests
+     * would hide (a lost cull), never the other way. */
+    const rvi_occ_fusion *fu = &occ->fusion;
+    if (!fu->owner || !v->perspective)
+        return true;
+    const rvi_occ_piece *own = rvi_occ_owner(fu, t);
+    uint32_t looked = 0;
+    if (own && rvi_occ_piece_nearness_at(own, tx, ty) > nearness)
+        return false;
+    for (uint32_t k = fu->head[t]; k; k = fu->note_next[k - 1]) {
+        const rvi_occ_piece *q = &fu->pieces[fu->note_piece[k - 1]];
+        if (++looked > RVI_OCC_POINT_LOOKS)
+            return false;
+        if (rvi_occ_piece_nearness_at(q, tx, ty) <= nearness)
+            continue;
+        bool holds = true;
+        for (uint32_t e = 0; e < q->edge_count && holds; e++) {
+            const rvi_occ_edge *g = &fu->edges[q->first_edge + e];
+            holds = g->side * (g->line[0] * tx + g->line[1] * ty + g->line[2]) >= -RVI_OCC_POINT_SLACK;
+        }
+        if (holds)
+            return false;
+    }
+    return true;
 }
 
 /* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
@@ -662,19 +721,23 @@ rvi_occ_prepare rvi_occ_prepare_run(const rv_occlusion *occ, const rvi_occ_input
 
 /* Writes the piece's conservative nearness into the texels wholly inside it (max with what
  * is there), and leaves those rows' spans in spans[2 * height ...) for rvi_occ_band
- * (draft->inner_y0, inner_rows). scratch holds 2 * height doubles, spans 4 * height ints;
- * wide picks the AVX2 build. */
-void rvi_occ_rasterize(rvi_occ_draft *draft, float *texels, uint32_t width, uint32_t height, double *scratch,
-                       int32_t *spans, bool wide);
+ * (draft->inner_y0, inner_rows). Where it raises a texel, owner (when not NULL) takes id.
+ * scratch holds 2 * height doubles, spans 4 * height ints; wide picks the AVX2 build. */
+void rvi_occ_rasterize(rvi_occ_draft *draft, float *texels, uint32_t *owner, uint32_t id, uint32_t width,
+                       uint32_t height, double *scratch, int32_t *spans, bool wide);
 
 /* Fusion pools for a buffer of texels texels (begin): RV_OK or RV_ERR_OUT_OF_MEMORY. */
 rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels);
 void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu);
-/* Keeps a drawn piece for fusion: records it at every texel of its band (the texels that
- * may meet it but are not wholly inside) whose depth it could still raise. Resolves and
- * empties the pools first when they are too full to take it. scratch and spans as for
- * rvi_occ_rasterize. */
-void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *draft);
+/* Stores the draft's piece in the pools before it is drawn, growing them up to their caps
+ * (resolving and emptying them beyond); returns the id its inner raster writes as owner
+ * (rvi_occ_fusion.owner), or 0 when it cannot be kept. */
+uint32_t rvi_occ_fusion_keep(rv_occlusion *occ, const rvi_occ_draft *draft);
+/* Keeps a drawn piece (kept: what rvi_occ_fusion_keep returned) for fusion: records it at
+ * every texel of its band (the texels that may meet it but are not wholly inside) whose
+ * depth it could still raise, and draws the seams it shares with earlier pieces. Its inner
+ * spans must still be in the buffer's spans (rvi_occ_rasterize). */
+void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *draft, uint32_t kept);
 /* The band of a piece just rasterised (its inner spans still in spans), row by row from *y0
  * (i-th row: y0 + i): texels spans[i] .. spans[H + i] may meet it, spans[2H + i] ..
  * spans[3H + i] lie wholly inside it (empty when the first exceeds the second), H the
@@ -683,7 +746,7 @@ int32_t rvi_occ_band(const rvi_occ_draft *draft, uint32_t width, uint32_t height
                      int32_t *y0, bool wide);
 /* Tests every texel with new records and raises those the pieces cover together. */
 void rvi_occ_fusion_resolve(rv_occlusion *occ);
-/* Resolves, then empties the pools (end of the freeze). */
+/* Resolves (end of the freeze); the pools stay until the next begin, for the tests. */
 void rvi_occ_fusion_finish(rv_occlusion *occ);
 /* Edges count as near a texel within this distance (texel units) beyond their line's own
  * error bound, and an overlap cancels an edge only this far inside the other piece. */
@@ -713,11 +776,28 @@ typedef struct rvi_occ_box_bound {
      * A * ix + B * iy + C >= 0 for every k (corner and margin folded in). 0 edges: any. */
     uint32_t edge_count;
     double edge[8][3];
+    /* The same lines without the corner: a point (x, y) in texel units may lie in the image
+     * only when A * x + B * y + C >= 0 for every k (margin folded in). */
+    double image[8][3];
+    /* The texels the image's bounding rectangle (margin included) meets, inclusive: no
+     * other texel meets the image. Unbounded when there are no edges. */
+    int32_t ix0, iy0, ix1, iy1;
 } rvi_occ_box_bound;
 /* The bounds above for a box (matrix NULL = identity; inputs valid); both counts 0 when
  * nothing could be bounded safely. */
 void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const float max[3], const float *matrix,
                             rvi_occ_box_bound *out);
+/* Texel (x, y) does not hide the box of bb on its own (its nearness is not above bound, the
+ * box's largest there): true when it hides the box anyway, looking at the part of the texel
+ * the box's image may meet: the piece that wholly covers the texel is strictly nearer there
+ * by its planes, or one of the pieces that partly cover it holds all of that part and is
+ * strictly nearer there. nearness: the box's nearest point. Reads only (the tests run on
+ * workers at once). Perspective views only (false otherwise): an orthographic view's depth
+ * comes from the projection's z row, whose bits differ between depth conventions, and
+ * these comparisons are far closer than a texel's; in perspective every quantity comes
+ * from rows x, y and w, so every convention gives the same verdicts. */
+bool rvi_occ_texel_hides_box(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
+                             int32_t y, float bound);
 /* A box whose rectangle test found a texel not nearer than its nearest point: true when
  * every texel of fp's rectangle is still strictly nearer than the box's per-texel bound
  * (rvi_occ_box_bound_make, capped by fp->nearness); texels the box's image cannot meet

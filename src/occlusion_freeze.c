@@ -359,8 +359,10 @@ static void draw_piece(rv_occlusion *occ)
 {
     rvi_occ_draft *d = occ->draft;
     occ->stats.pieces++;
-    rvi_occ_rasterize(d, occ->texels, occ->width, occ->height, occ->row_scratch, occ->row_spans, occ->wide);
-    rvi_occ_fusion_add(occ, d);
+    uint32_t kept = rvi_occ_fusion_keep(occ, d);
+    rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, kept, occ->width, occ->height, occ->row_scratch,
+                      occ->row_spans, occ->wide);
+    rvi_occ_fusion_add(occ, d, kept);
 }
 
 /* Projects, draws and keeps for fusion one item; the stats say what became of it. */

@@ -20,11 +20,16 @@
 #include <math.h>
 #include <string.h>
 
-/* Pool sizes: pieces and edges per flush; notes per texel of the buffer (at least
+/* First pool sizes: pieces and edges; notes per texel of the buffer (at least
  * MIN_NOTES). */
 #define POOL_PIECES 1024u
 #define POOL_EDGES 8192u
 #define MIN_NOTES 4096u
+/* Caps on growing the pools (the pieces are kept for the tests): beyond them the pools are
+ * emptied and refilled, as before growing. */
+#define MAX_POOL_PIECES (1u << 16) /* a pool index takes 16 bits of an owner */
+#define MAX_POOL_EDGES (1u << 19)
+#define MAX_NOTES_PER_TEXEL 32u
 /* A texel on more lists than this is not tested (where that many bands meet, nothing
  * would cover it). */
 #define MAX_TEXEL_NOTES 64u
@@ -45,9 +50,10 @@ static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
     rvi_free(heap, fu->dirty, t * sizeof *fu->dirty);
     rvi_free(heap, fu->touched, t * sizeof *fu->touched);
     rvi_free(heap, fu->raised, t * sizeof *fu->raised);
+    rvi_free(heap, fu->owner, t * sizeof *fu->owner);
     rvi_free(heap, fu->note_piece, n * sizeof *fu->note_piece);
     rvi_free(heap, fu->note_next, n * sizeof *fu->note_next);
-    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->raised = NULL;
+    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->raised = fu->owner = NULL;
     fu->texels = fu->note_capacity = 0;
 }
 
@@ -66,12 +72,13 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     grown.dirty = rvi_alloc(heap, texels * sizeof *grown.dirty);
     grown.touched = rvi_alloc(heap, texels * sizeof *grown.touched);
     grown.raised = rvi_alloc(heap, texels * sizeof *grown.raised);
+    grown.owner = rvi_alloc(heap, texels * sizeof *grown.owner);
     grown.note_piece = rvi_alloc(heap, notes * sizeof *grown.note_piece);
     grown.note_next = rvi_alloc(heap, notes * sizeof *grown.note_next);
     grown.texels = (uint32_t)texels;
     grown.note_capacity = (uint32_t)notes;
-    if (!grown.head || !grown.mark || !grown.dirty || !grown.touched || !grown.raised || !grown.note_piece ||
-        !grown.note_next) {
+    if (!grown.head || !grown.mark || !grown.dirty || !grown.touched || !grown.raised || !grown.owner ||
+        !grown.note_piece || !grown.note_next) {
         /* free_notes frees what was made (rvi_free takes NULL) */
         free_notes(heap, &grown);
         return RV_ERR_OUT_OF_MEMORY;
@@ -80,11 +87,14 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     memset(grown.head, 0, texels * sizeof *grown.head);
     memset(grown.mark, 0, texels * sizeof *grown.mark);
     memset(grown.raised, 0, texels * sizeof *grown.raised);
+    memset(grown.owner, 0, texels * sizeof *grown.owner);
     fu->head = grown.head;
     fu->mark = grown.mark;
     fu->dirty = grown.dirty;
     fu->touched = grown.touched;
     fu->raised = grown.raised;
+    fu->owner = grown.owner;
+    fu->owner_gen = 1;
     fu->frame = 0;
     fu->note_piece = grown.note_piece;
     fu->note_next = grown.note_next;
@@ -114,11 +124,19 @@ static void flush(rvi_occ_fusion *fu)
         for (uint32_t i = 0; i < fu->edge_count; i++)
             fu->line_head[line_bucket(fu->edges[i].line)] = 0;
     fu->touched_count = fu->note_count = fu->dirty_count = 0;
+    if (fu->piece_count && ++fu->owner_gen > 0xFFFFu) { /* its pieces are gone */
+        memset(fu->owner, 0, (size_t)fu->texels * sizeof *fu->owner);
+        fu->owner_gen = 1;
+    }
     fu->piece_count = fu->edge_count = 0;
 }
 
 rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels)
 {
+    /* The last frame's pools are emptied while its lists still fit them (a larger buffer
+     * replaces the lists below). */
+    if (fu->head)
+        flush(fu);
     RVI_TRY(reserve_notes(heap, fu, texels));
     if (!fu->pieces) {
         rvi_occ_piece *p = rvi_alloc(heap, POOL_PIECES * sizeof *p);
@@ -152,7 +170,6 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         memset(fu->raised, 0, (size_t)fu->texels * sizeof *fu->raised);
         fu->frame = 1;
     }
-    flush(fu);
     return RV_OK;
 }
 
@@ -162,8 +179,8 @@ void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu)
     rvi_free(heap, fu->pieces, (size_t)fu->piece_capacity * sizeof *fu->pieces);
     rvi_free(heap, fu->edges, (size_t)fu->edge_capacity * sizeof *fu->edges);
     rvi_free(heap, fu->line_head, fu->line_head ? LINE_BUCKETS * sizeof *fu->line_head : 0);
-    rvi_free(heap, fu->edge_next, fu->edge_next ? POOL_EDGES * sizeof *fu->edge_next : 0);
-    rvi_free(heap, fu->edge_owner, fu->edge_owner ? POOL_EDGES * sizeof *fu->edge_owner : 0);
+    rvi_free(heap, fu->edge_next, fu->edge_next ? (size_t)fu->edge_capacity * sizeof *fu->edge_next : 0);
+    rvi_free(heap, fu->edge_owner, fu->edge_owner ? (size_t)fu->edge_capacity * sizeof *fu->edge_owner : 0);
     memset(fu, 0, sizeof *fu);
 }
 
@@ -209,8 +226,7 @@ void rvi_occ_fusion_resolve(rv_occlusion *occ)
 
 void rvi_occ_fusion_finish(rv_occlusion *occ)
 {
-    rvi_occ_fusion_resolve(occ);
-    flush(&occ->fusion);
+    rvi_occ_fusion_resolve(occ); /* the pools stay until the next begin, for the tests */
 }
 
 
@@ -306,6 +322,79 @@ static void share_edges(rv_occlusion *occ, uint32_t p)
     }
 }
 
+/* ---- growing -------------------------------------------------------------------------------- */
+
+/* Moves *p (n elements of size) into a block of m elements; false (nothing changed) when the
+ * allocation fails. */
+static bool regrow(rvi_heap *heap, void **p, size_t n, size_t m, size_t size)
+{
+    void *q = rvi_alloc(heap, m * size);
+    if (!q)
+        return false;
+    if (*p) {
+        memcpy(q, *p, n * size);
+        rvi_free(heap, *p, n * size);
+    }
+    *p = q;
+    return true;
+}
+
+/* Grows the pools so pieces more pieces with ne edges and notes more notes fit, up to the
+ * caps: the pieces stay for the whole frame, so the tests can look at what partly covers a
+ * texel (rvi_occ_partly_hidden). False at a cap or when an allocation fails: the caller
+ * resolves and empties the pools instead, which only forgoes fusion and partial tests
+ * between pieces drawn before and after. */
+static bool grow_pools(rvi_heap *heap, rvi_occ_fusion *fu, uint32_t pieces, uint32_t ne, uint64_t notes)
+{
+    if (fu->piece_count + pieces > fu->piece_capacity) {
+        uint32_t m = fu->piece_capacity * 2;
+        if (m > MAX_POOL_PIECES || !regrow(heap, (void **)&fu->pieces, fu->piece_capacity, m, sizeof *fu->pieces))
+            return false;
+        fu->piece_capacity = m;
+    }
+    if (fu->edge_count + ne > fu->edge_capacity) {
+        uint32_t n = fu->edge_capacity, m = n * 2;
+        if (m > MAX_POOL_EDGES)
+            return false;
+        uint32_t *nx = NULL, *ow = NULL;
+        if (!regrow(heap, (void **)&nx, 0, m, sizeof *nx) || !regrow(heap, (void **)&ow, 0, m, sizeof *ow)) {
+            rvi_free(heap, nx, nx ? m * sizeof *nx : 0);
+            return false;
+        }
+        if (!regrow(heap, (void **)&fu->edges, n, m, sizeof *fu->edges)) {
+            rvi_free(heap, nx, m * sizeof *nx);
+            rvi_free(heap, ow, m * sizeof *ow);
+            return false;
+        }
+        memcpy(nx, fu->edge_next, n * sizeof *nx);
+        memcpy(ow, fu->edge_owner, n * sizeof *ow);
+        rvi_free(heap, fu->edge_next, n * sizeof *nx);
+        rvi_free(heap, fu->edge_owner, n * sizeof *ow);
+        fu->edge_next = nx;
+        fu->edge_owner = ow;
+        fu->edge_capacity = m;
+    }
+    if ((uint64_t)fu->note_count + notes > fu->note_capacity) {
+        uint64_t m = (uint64_t)fu->note_capacity * 2;
+        while (m < (uint64_t)fu->note_count + notes)
+            m *= 2;
+        if (m > (uint64_t)fu->texels * MAX_NOTES_PER_TEXEL || m >= UINT32_MAX)
+            return false;
+        uint32_t *np = NULL;
+        if (!regrow(heap, (void **)&np, 0, m, sizeof *np))
+            return false;
+        if (!regrow(heap, (void **)&fu->note_next, fu->note_capacity, m, sizeof *np)) {
+            rvi_free(heap, np, m * sizeof *np);
+            return false;
+        }
+        memcpy(np, fu->note_piece, fu->note_capacity * sizeof *np);
+        rvi_free(heap, fu->note_piece, fu->note_capacity * sizeof *np);
+        fu->note_piece = np;
+        fu->note_capacity = (uint32_t)m;
+    }
+    return true;
+}
+
 /* ---- recording ---------------------------------------------------------------------------- */
 
 /* The note lists while one piece is noted, in locals: stores through the lists cannot then
@@ -335,10 +424,37 @@ static RVI_ALWAYS_INLINE void note_span(noter *w, const float *row, uint32_t bas
     }
 }
 
-void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d)
+/* Stores the draft's piece and edges in the pools (index p at fu->pieces[p]). */
+static uint32_t store(rvi_occ_fusion *fu, const rvi_occ_draft *d)
+{
+    uint32_t ne = d->piece.edge_count, p = fu->piece_count++, first = fu->edge_count;
+    fu->pieces[p] = d->piece;
+    fu->pieces[p].first_edge = first;
+    memcpy(fu->edges + first, d->edge, ne * sizeof *d->edge);
+    fu->edge_count += ne;
+    return p;
+}
+
+uint32_t rvi_occ_fusion_keep(rv_occlusion *occ, const rvi_occ_draft *d)
 {
     rvi_occ_fusion *fu = &occ->fusion;
-    uint32_t ne = d->piece.edge_count, H = occ->height;
+    uint32_t ne = d->piece.edge_count;
+    if (!fu->pieces || ne > fu->edge_capacity)
+        return 0;
+    if ((fu->piece_count == fu->piece_capacity || fu->edge_count + ne > fu->edge_capacity) &&
+        !grow_pools(occ->heap, fu, 1, ne, 0)) {
+        rvi_occ_fusion_resolve(occ);
+        flush(fu);
+    }
+    return fu->owner_gen << 16 | store(fu, d);
+}
+
+void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d, uint32_t kept)
+{
+    rvi_occ_fusion *fu = &occ->fusion;
+    if (!kept)
+        return;
+    uint32_t p = kept & 0xFFFFu, H = occ->height;
     int32_t y0;
     int32_t ny = rvi_occ_band(d, occ->width, H, occ->row_scratch, occ->row_spans, &y0, occ->wide);
     const int32_t *ol = occ->row_spans, *orr = ol + H, *il = ol + 2 * (size_t)H, *ir = ol + 3 * (size_t)H;
@@ -346,18 +462,16 @@ void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d)
     for (int32_t i = 0; i < ny; i++)
         if (ol[i] <= orr[i])
             count += (uint64_t)(orr[i] - ol[i] + 1);
-    if (!count || count > fu->note_capacity || ne > fu->edge_capacity)
+    if (!count || count > (uint64_t)fu->texels * MAX_NOTES_PER_TEXEL)
         return; /* nothing partly covered, or too large to note: drawn without fusion */
-    if (fu->piece_count == fu->piece_capacity || fu->edge_count + ne > fu->edge_capacity ||
-        (uint64_t)fu->note_count + count > fu->note_capacity) {
+    if ((uint64_t)fu->note_count + count > fu->note_capacity && !grow_pools(occ->heap, fu, 0, 0, count)) {
+        /* Emptied, the pools keep this piece alone (its owner marks are gone with the rest). */
         rvi_occ_fusion_resolve(occ);
         flush(fu);
+        if (count > fu->note_capacity)
+            return;
+        p = store(fu, d);
     }
-    uint32_t p = fu->piece_count++, first = fu->edge_count;
-    fu->pieces[p] = d->piece;
-    fu->pieces[p].first_edge = first;
-    memcpy(fu->edges + first, d->edge, ne * sizeof *d->edge);
-    fu->edge_count += ne;
     share_edges(occ, p);
     const rvi_occ_piece *pc = &fu->pieces[p];
     noter w = { fu->head, fu->mark, fu->note_piece, fu->note_next, fu->dirty, fu->touched,

@@ -147,6 +147,16 @@ static int32_t row_spans(const row_bounds *rb, double *scratch, int32_t *xl, int
             float t = a[k] * fx + rc[k];                                                       \
             val = t > val ? t : val;                                                           \
         }                                                                                      \
+        SPAN_STORE                                                                             \
+    }
+
+/* The store: max with what the texel holds; with owners, the raised texels take the id. */
+#define SPAN_STORE                                                                             \
+    if (own) {                                                                                 \
+        bool up = val > span[j];                                                               \
+        own[j] = up ? id : own[j];                                                             \
+        span[j] = up ? val : span[j];                                                          \
+    } else {                                                                                   \
         span[j] = val > span[j] ? val : span[j];                                               \
     }
 
@@ -159,11 +169,12 @@ static int32_t row_spans(const row_bounds *rb, double *scratch, int32_t *xl, int
             val = t < val ? t : val;                                                           \
         }                                                                                      \
         val = val > floor_v ? val : floor_v;                                                   \
-        span[j] = val > span[j] ? val : span[j];                                               \
+        SPAN_STORE                                                                             \
     }
 
-static RVI_ALWAYS_INLINE void fill_rows(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t width,
-                                        const int32_t *xl, const int32_t *xr, int32_t ny)
+static RVI_ALWAYS_INLINE void fill_rows(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t *owner,
+                                        uint32_t id, uint32_t width, const int32_t *xl, const int32_t *xr,
+                                        int32_t ny)
 {
     uint32_t np = o->plane_count;
     bool entry = o->entry && np > 0;
@@ -183,6 +194,7 @@ static RVI_ALWAYS_INLINE void fill_rows(const rvi_occ_piece *o, int32_t y0, floa
             continue;
         int32_t iy = y0 + i;
         float *span = texels + (size_t)iy * width + x_lo;
+        uint32_t *own = owner ? owner + (size_t)iy * width + x_lo : NULL;
         float fy = (float)iy, rc[RVI_OCC_MAX_PLANES];
         for (uint32_t k = 0; k < padded; k++)
             rc[k] = b[k] * fy + c[k];
@@ -204,22 +216,23 @@ static RVI_ALWAYS_INLINE void fill_rows(const rvi_occ_piece *o, int32_t y0, floa
     }
 }
 
-static void fill_rows_generic(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t width, const int32_t *xl,
-                              const int32_t *xr, int32_t ny)
+static void fill_rows_generic(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t *owner, uint32_t id,
+                              uint32_t width, const int32_t *xl, const int32_t *xr, int32_t ny)
 {
-    fill_rows(o, y0, texels, width, xl, xr, ny);
+    fill_rows(o, y0, texels, owner, id, width, xl, xr, ny);
 }
 
 #if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void fill_rows_avx2(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t width,
-                                           const int32_t *xl, const int32_t *xr, int32_t ny)
+RVI_TARGET_AVX2 static void fill_rows_avx2(const rvi_occ_piece *o, int32_t y0, float *texels, uint32_t *owner,
+                                           uint32_t id, uint32_t width, const int32_t *xl, const int32_t *xr,
+                                           int32_t ny)
 {
-    fill_rows(o, y0, texels, width, xl, xr, ny);
+    fill_rows(o, y0, texels, owner, id, width, xl, xr, ny);
 }
 #endif
 
-void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t width, uint32_t height, double *scratch,
-                       int32_t *spans, bool wide)
+void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t *owner, uint32_t id, uint32_t width,
+                       uint32_t height, double *scratch, int32_t *spans, bool wide)
 {
     row_bounds rb;
     d->inner_y0 = 0;
@@ -231,13 +244,15 @@ void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t width, uint32_t
     int32_t ny = row_spans(&rb, scratch, xl, xr, wide);
     d->inner_y0 = rb.y0;
     d->inner_rows = ny;
+    if (!id)
+        owner = NULL; /* a piece not kept leaves the owners as they are (each still covers) */
 #if RVI_OCC_X86_WIDE
     if (wide) {
-        fill_rows_avx2(&d->piece, rb.y0, texels, width, xl, xr, ny);
+        fill_rows_avx2(&d->piece, rb.y0, texels, owner, id, width, xl, xr, ny);
         return;
     }
 #endif
-    fill_rows_generic(&d->piece, rb.y0, texels, width, xl, xr, ny);
+    fill_rows_generic(&d->piece, rb.y0, texels, owner, id, width, xl, xr, ny);
 }
 
 int32_t rvi_occ_band(const rvi_occ_draft *d, uint32_t width, uint32_t height, double *scratch, int32_t *spans,

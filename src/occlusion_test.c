@@ -463,17 +463,31 @@ static void box_image_edges(const rvi_occ_view *v, const double org[3], const do
     double orient = area2 > 0 ? 1.0 : -1.0;
     /* Projection and hull arithmetic in double: far below a thousandth of a texel. */
     double margin = 1e-3 + 1e-9 * coord_mag;
+    double lo[2] = { hull[0][0], hull[0][1] }, hi[2] = { hull[0][0], hull[0][1] };
+    for (int i = 1; i < n; i++)
+        for (int a = 0; a < 2; a++) {
+            lo[a] = hull[i][a] < lo[a] ? hull[i][a] : lo[a];
+            hi[a] = hull[i][a] > hi[a] ? hull[i][a] : hi[a];
+        }
+    /* Texel i spans [i, i + 1]: it meets [lo, hi] (grown by the margin) only from
+     * floor(lo) to floor(hi); the coordinates are below 1e9, inside int32. */
+    out->ix0 = (int32_t)floor(lo[0] - margin);
+    out->iy0 = (int32_t)floor(lo[1] - margin);
+    out->ix1 = (int32_t)floor(hi[0] + margin);
+    out->iy1 = (int32_t)floor(hi[1] + margin);
     for (int i = 0; i < n; i++) {
         const double *p0 = hull[i], *p1 = hull[i + 1 < n ? i + 1 : 0];
         double A = -(p1[1] - p0[1]) * orient, B = (p1[0] - p0[0]) * orient;
         if (A == 0 && B == 0)
             continue;
         double C = -(A * p0[0] + B * p0[1]);
+        double *im = out->image[out->edge_count];
         double *ed = out->edge[out->edge_count++];
-        ed[0] = A;
-        ed[1] = B;
+        ed[0] = im[0] = A;
+        ed[1] = im[1] = B;
+        im[2] = C + margin * (fabs(A) + fabs(B));
         /* The texel's corner farthest inside, then the margin. */
-        ed[2] = C + dmax(A, 0) + dmax(B, 0) + margin * (fabs(A) + fabs(B));
+        ed[2] = im[2] + dmax(A, 0) + dmax(B, 0);
     }
 }
 
@@ -482,6 +496,8 @@ void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const flo
 {
     out->plane_count = 0;
     out->edge_count = 0;
+    out->ix0 = out->iy0 = INT32_MIN;
+    out->ix1 = out->iy1 = INT32_MAX;
     float (*plane)[3] = out->plane;
     double org[3], e[3][3], dir[3][3];
     double ext[3] = { (double)max[0] - min[0], (double)max[1] - min[1], (double)max[2] - min[2] };
@@ -572,12 +588,14 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
         return false; /* the rectangle test already said all it can */
     bool any = false; /* a box whose image meets no texel of the buffer is off screen:
                          the frustum's business, answered visible like any off-screen box */
-    for (int32_t y = fp->y0; y <= fp->y1; y++) {
+    int32_t x0 = fp->x0 > bb.ix0 ? fp->x0 : bb.ix0, x1 = fp->x1 < bb.ix1 ? fp->x1 : bb.ix1;
+    int32_t y0 = fp->y0 > bb.iy0 ? fp->y0 : bb.iy0, y1 = fp->y1 < bb.iy1 ? fp->y1 : bb.iy1;
+    for (int32_t y = y0; y <= y1; y++) {
         const float *row = occ->texels + (size_t)y * occ->width;
         float fy = (float)y, rc[RVI_OCC_MAX_PLANES];
         for (uint32_t k = 0; k < n; k++)
             rc[k] = bb.plane[k][1] * fy + bb.plane[k][2];
-        for (int32_t x = fp->x0; x <= fp->x1; x++) {
+        for (int32_t x = x0; x <= x1; x++) {
             bool meets = true;
             for (uint32_t k = 0; k < bb.edge_count && meets; k++)
                 meets = bb.edge[k][0] * x + bb.edge[k][1] * y + bb.edge[k][2] >= 0;
@@ -588,7 +606,7 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
                 float t = bb.plane[k][0] * fx + rc[k];
                 bound = t < bound ? t : bound;
             }
-            if (!(row[x] > bound))
+            if (!(row[x] > bound) && !rvi_occ_texel_hides_box(occ, &bb, fp->nearness, x, y, bound))
                 return false;
             any = true;
         }

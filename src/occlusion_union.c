@@ -18,7 +18,13 @@
  * What is left covers the texel, or nothing does. Then the farthest pieces are dropped
  * while a covering set remains (far pieces behind a seam never drag the value down). What
  * each piece does for each edge stretch is worked out once, when first needed; every set
- * tried is then a union of intervals. */
+ * tried is then a union of intervals.
+ *
+ * The same pieces serve the object tests (rvi_occ_texel_hides_box; docs/occlusion.md,
+ * "Finer than a texel"): a texel that fails an object on its depth alone may still hide it
+ * over the part of the texel the object's image can meet, by the covering piece's planes,
+ * by one piece holding all of that part, or by several together (the search above, on the
+ * part's bounding rectangle). */
 #include "occlusion.h"
 
 #include <float.h>
@@ -33,6 +39,8 @@
 #define UNION_RECORDS 16
 /* Pieces tried when not every edge is shared. */
 #define UNION_OVERLAP_PIECES 4
+/* Notes looked at per texel by the partial test of an object. */
+#define MAX_PARTLY_LOOKS 64u
 
 static double dmin(double a, double b) { return a < b ? a : b; }
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -43,6 +51,7 @@ typedef struct span {
 
 typedef struct texel_union {
     int32_t ix, iy;
+    double x0, y0, x1, y1;               /* the rectangle tested: the texel, or part of it */
     uint32_t pieces, records;
     uint32_t piece[UNION_PIECES];        /* pool index, nearest first */
     float value[UNION_PIECES];
@@ -177,7 +186,7 @@ static void gather_pieces(const uint32_t *piece, const float *value, uint32_t m,
     memcpy(u->value, value, u->pieces * sizeof *value);
 }
 
-/* The chosen pieces' edge stretches near the texel (every edge of theirs passing within
+/* The chosen pieces' edge stretches near the rectangle (every edge of theirs passing within
  * its margin of it). False when too many. */
 static bool gather_edges(const rv_occlusion *occ, texel_union *u)
 {
@@ -187,8 +196,8 @@ static bool gather_edges(const rv_occlusion *occ, texel_union *u)
         const rvi_occ_piece *pc = &fu->pieces[u->piece[q]];
         for (uint32_t k = 0; k < pc->edge_count; k++) {
             const rvi_occ_edge *e = &fu->edges[pc->first_edge + k];
-            double m = rvi_occ_edge_margin(e), t0, t1, x0 = u->ix - m, x1 = u->ix + 1 + m, y0 = u->iy - m,
-                   y1 = u->iy + 1 + m;
+            double m = rvi_occ_edge_margin(e), t0, t1, x0 = u->x0 - m, x1 = u->x1 + m, y0 = u->y0 - m,
+                   y1 = u->y1 + m;
             if (dmax(e->p0[0], e->p1[0]) < x0 || dmin(e->p0[0], e->p1[0]) > x1 || dmax(e->p0[1], e->p1[1]) < y0 ||
                 dmin(e->p0[1], e->p1[1]) > y1 || !clip_segment(e->p0, e->p1, x0, x1, y0, y1, &t0, &t1))
                 continue; /* does not pass near the texel */
@@ -436,6 +445,10 @@ bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, 
     texel_union u;
     u.ix = (int32_t)(t % occ->width);
     u.iy = (int32_t)(t / occ->width);
+    u.x0 = u.ix;
+    u.y0 = u.iy;
+    u.x1 = u.ix + 1.0;
+    u.y1 = u.iy + 1.0;
     shared_union su;
     if (!shared_pieces(occ, pieces, count, occ->texels[t], u.ix, u.iy, &su) ||
         !corners_inside(fu, su.piece, su.pieces, u.ix, u.iy))
@@ -475,4 +488,184 @@ bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, 
     }
     *value = u.value[rvi_bit_length(mask) - 1];
     return true;
+}
+
+/* ---- a texel that fails an object on its own depth, for the tests ------------------------- */
+
+/* A piece's float plane (a, b, c) lowered to its minimum over each texel
+ * (rvi_occ_plane_texel_min) bounds its nearness from below at a point (x, y) of the buffer
+ * once the corner term is taken back out: the coefficients' rounding is at most one float
+ * ulp of each term, within the 12-ulp allowance already subtracted. An object's plane,
+ * raised to the texel maximum (rvi_occ_box_bound_make), likewise bounds from above. */
+static double lower_at(const float *p, double x, double y)
+{
+    return (double)p[0] * x + (double)p[1] * y + (double)p[2] - dmin(p[0], 0) - dmin(p[1], 0);
+}
+
+static double upper_at(const float *p, double x, double y)
+{
+    return (double)p[0] * x + (double)p[1] * y + (double)p[2] - dmax(p[0], 0) - dmax(p[1], 0);
+}
+
+/* The object's nearness is at most U(v) and the piece's at least O(v) at each vertex of the
+ * region, O and U affine (or O concave): O > U at every vertex puts the piece strictly
+ * nearer everywhere in the region. O: the piece's floor; each plane (a far side: the
+ * nearness is at least their maximum, so at least each) or their minimum (an entry side).
+ * U: the object's nearest point, or one of its front faces' planes (the object's nearness
+ * along a ray is that of the last front face it crosses, at most each one's). */
+static bool region_nearer(const rvi_occ_piece *q, const rvi_occ_box_bound *bb, float nearness,
+                          const double (*r)[2], uint32_t n)
+{
+    double o[16];
+    uint32_t candidates = q->entry ? (q->plane_count ? 2 : 1) : 1 + q->plane_count;
+    for (uint32_t c = 0; c < candidates; c++) {
+        for (uint32_t v = 0; v < n; v++) {
+            if (c == 0) {
+                o[v] = q->floor;
+            } else if (q->entry) {
+                double m = INFINITY;
+                for (uint32_t j = 0; j < q->plane_count; j++)
+                    m = dmin(m, lower_at(q->plane[j], r[v][0], r[v][1]));
+                o[v] = m;
+            } else {
+                o[v] = lower_at(q->plane[c - 1], r[v][0], r[v][1]);
+            }
+        }
+        for (uint32_t k = 0; k <= bb->plane_count; k++) {
+            bool nearer = true;
+            for (uint32_t v = 0; v < n && nearer; v++) {
+                double u = k == 0 ? (double)nearness : upper_at(bb->plane[k - 1], r[v][0], r[v][1]);
+                nearer = o[v] > u + 1e-12 * (fabs(o[v]) + fabs(u));
+            }
+            if (nearer)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Is every point of the region (n vertices) inside piece q, by more than its lines' error? */
+static bool region_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, const double (*r)[2], uint32_t n)
+{
+    for (uint32_t e = 0; e < q->edge_count; e++) {
+        const rvi_occ_edge *g = &fu->edges[q->first_edge + e];
+        double A = g->side * g->line[0], B = g->side * g->line[1], C = g->side * g->line[2];
+        for (uint32_t v = 0; v < n; v++) {
+            double x = r[v][0], y = r[v][1];
+            double m = RVI_OCC_FUSE_MARGIN + g->slack + 8 * DBL_EPSILON * (fabs(x) + fabs(y) + fabs(C));
+            if (!(A * x + B * y + C >= m))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The part of texel (x, y) where the box's image may lie: the texel clipped by the image's
+ * lines (margin included); n = 0 when none. At most 4 + 8 vertices. A line with every
+ * vertex on its inner side (most of them: few pass through one texel) cuts nothing. */
+static uint32_t image_in_texel(const rvi_occ_box_bound *bb, int32_t x, int32_t y, double out[16][2])
+{
+    double poly[2][16][2], d[16];
+    poly[0][0][0] = poly[0][3][0] = x;
+    poly[0][1][0] = poly[0][2][0] = x + 1.0;
+    poly[0][0][1] = poly[0][1][1] = y;
+    poly[0][2][1] = poly[0][3][1] = y + 1.0;
+    uint32_t n = 4, cur = 0;
+    for (uint32_t k = 0; k < bb->edge_count && n; k++) {
+        const double *e = bb->image[k];
+        const double(*in)[2] = poly[cur];
+        bool cuts = false;
+        for (uint32_t i = 0; i < n; i++) {
+            d[i] = e[0] * in[i][0] + e[1] * in[i][1] + e[2];
+            cuts |= !(d[i] >= 0);
+        }
+        if (!cuts)
+            continue;
+        double(*o)[2] = poly[cur ^ 1];
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t j = i + 1 < n ? i + 1 : 0;
+            if (d[i] >= 0) {
+                o[m][0] = in[i][0];
+                o[m][1] = in[i][1];
+                m++;
+            }
+            if ((d[i] >= 0) != (d[j] >= 0)) {
+                double t = d[i] / (d[i] - d[j]);
+                o[m][0] = in[i][0] + t * (in[j][0] - in[i][0]);
+                o[m][1] = in[i][1] + t * (in[j][1] - in[i][1]);
+                m++;
+            }
+        }
+        n = m;
+        cur ^= 1;
+    }
+    memcpy(out, poly[cur], n * sizeof poly[cur][0]);
+    return n;
+}
+
+/* Do the candidates (pool indices) cover the region together? The union test above on the
+ * region's bounding rectangle, from a point inside the region: the argument of
+ * docs/occlusion.md ("Fusion") holds for any convex part of the screen, not only a whole
+ * texel. */
+static bool region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t m, const double (*r)[2], uint32_t n)
+{
+    const rvi_occ_fusion *fu = &occ->fusion;
+    texel_union u;
+    u.ix = u.iy = 0;
+    u.x0 = u.x1 = r[0][0];
+    u.y0 = u.y1 = r[0][1];
+    double cx = 0, cy = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        u.x0 = dmin(u.x0, r[v][0]);
+        u.x1 = dmax(u.x1, r[v][0]);
+        u.y0 = dmin(u.y0, r[v][1]);
+        u.y1 = dmax(u.y1, r[v][1]);
+        cx += r[v][0];
+        cy += r[v][1];
+    }
+    cx /= n;
+    cy /= n;
+    u.pieces = m < UNION_PIECES ? m : UNION_PIECES;
+    memcpy(u.piece, cand, u.pieces * sizeof *cand);
+    u.centre = 0;
+    for (uint32_t q = 0; q < u.pieces; q++)
+        if (centre_inside(fu, &fu->pieces[u.piece[q]], cx, cy))
+            u.centre |= 1u << q;
+    if (!u.centre || !gather_edges(occ, &u))
+        return false;
+    memset(u.known, 0, u.records * sizeof *u.known);
+    shared_edges(&u);
+    return prune(fu, &u, (1u << u.pieces) - 1) != 0;
+}
+
+bool rvi_occ_texel_hides_box(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
+                             int32_t y, float bound)
+{
+    const rvi_occ_fusion *fu = &occ->fusion;
+    if (!fu->owner || !occ->view.perspective)
+        return false; /* perspective only: see rvi_occ_texel_hides_box in occlusion.h */
+    size_t t = (size_t)y * occ->width + (size_t)x;
+    const rvi_occ_piece *o = rvi_occ_owner(fu, t);
+    if (!o && !fu->head[t])
+        return false; /* nothing drawn there could be nearer than its depth says */
+    double r[16][2];
+    uint32_t n = image_in_texel(bb, x, y, r);
+    if (!n)
+        return true; /* no part of the box is seen through this texel */
+    const double(*rc)[2] = (const double(*)[2])r;
+    if (o && region_nearer(o, bb, nearness, rc, n))
+        return true;
+    uint32_t looked = 0, m = 0, cand[UNION_PIECES];
+    for (uint32_t k = fu->head[t]; k && looked < MAX_PARTLY_LOOKS; k = fu->note_next[k - 1], looked++) {
+        uint32_t i = fu->note_piece[k - 1];
+        const rvi_occ_piece *q = &fu->pieces[i];
+        if (!(rvi_occ_piece_depth(q, x, y) > bound || region_nearer(q, bb, nearness, rc, n)))
+            continue;
+        if (region_inside(fu, q, rc, n))
+            return true;
+        if (m < UNION_PIECES)
+            cand[m++] = i;
+    }
+    return m >= 2 && region_union(occ, cand, m, rc, n);
 }

@@ -381,6 +381,33 @@ static void print_false_cull(const walk *w, const rvw_false_cull *f)
 }
 
 /* The oracle's verdict on one frame: counts false culls and names the first few. */
+/* Does the box's image (all of it in front of the eye) hold no pixel centre of a W x H
+ * image? Then the oracle, which samples pixel centres, cannot see the object however
+ * little stands in front of it. False when unsure (a corner at or behind the eye). */
+static bool covers_no_pixel_centre(const rvw_box *b, const float vp[16], uint32_t W, uint32_t H)
+{
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < 8; k++) {
+        double p[3] = { k & 1 ? b->max[0] : b->min[0], k & 2 ? b->max[1] : b->min[1], k & 4 ? b->max[2] : b->min[2] };
+        double c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = (double)vp[r] * p[0] + (double)vp[4 + r] * p[1] + (double)vp[8 + r] * p[2] + vp[12 + r];
+        if (!(c[3] > 1e-6))
+            return false;
+        double px = (c[0] / c[3] * 0.5 + 0.5) * W, py = (0.5 - c[1] / c[3] * 0.5) * H;
+        x0 = fmin(x0, px);
+        x1 = fmax(x1, px);
+        y0 = fmin(y0, py);
+        y1 = fmax(y1, py);
+    }
+    x0 = fmax(x0, 0);
+    y0 = fmax(y0, 0);
+    x1 = fmin(x1, W);
+    y1 = fmin(y1, H);
+    /* Centres sit at i + 0.5. */
+    return !(floor(x1 - 0.5) >= ceil(x0 - 0.5) && floor(y1 - 0.5) >= ceil(y0 - 0.5));
+}
+
 static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *r)
 {
     const rvw_level *level = w->level;
@@ -448,7 +475,13 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
         pvs_frustum += in_pvs && in_frustum;
         pvs_misses += truly && !in_pvs;
     }
-    rvw_run_record_bounds(w->run, (uint32_t)ideal, (uint32_t)ideal_boxes, ideal_misses, pvs_frustum, pvs_misses);
+    uint32_t unsampled = 0;
+    for (uint32_t i = 0; i < level->object_count; i++)
+        unsampled += r->verdict[i] == RVW_DRAWN && w->ref.pixels[i] == 0 &&
+                     covers_no_pixel_centre(&level->objects[i].bounds, view->view_projection, w->ref.width,
+                                            w->ref.height);
+    rvw_run_record_bounds(w->run, (uint32_t)ideal, (uint32_t)ideal_boxes, ideal_misses, pvs_frustum, pvs_misses,
+                          unsampled);
     return true;
 }
 

@@ -109,8 +109,9 @@ void rvw_run_record_feed(rvw_run *run, const rvw_feed_result *f, bool cut, doubl
 }
 
 void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
-                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses)
+                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses, uint32_t drawn_unsampled)
 {
+    run->drawn_unsampled_sum += drawn_unsampled;
     run->ideal_occluder_sum += ideal_occluder_drawn;
     run->ideal_box_sum += ideal_box_drawn;
     run->ideal_occluder_misses += ideal_misses;
@@ -261,6 +262,8 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     json_number(out, truly > 0 ? run->ideal_occluder_sum / truly : 1.0, v);
     fputs(",\n  \"ideal_box_ratio\": ", out);
     json_number(out, truly > 0 ? run->ideal_box_sum / truly : 1.0, v);
+    fputs(",\n  \"drawn_unsampled_mean\": ", out);
+    json_number(out, (double)run->drawn_unsampled_sum / vframes, v);
     fputs(",\n  \"pvs_frustum_mean\": ", out);
     json_number(out, (double)run->pvs_frustum_sum / vframes, v && run->has_pvs);
     fputs(",\n  \"pvs_ratio\": ", out);
@@ -404,6 +407,9 @@ void rvw_report_human(FILE *out, const rvw_run *run)
                     (double)run->pvs_frustum_sum / run->verified_frames, run->pvs_frustum_sum / truly);
         else
             fputc('\n', out);
+        fprintf(out, "  of the objects drawn, %.1f per frame cover no pixel centre of the oracle: too small "
+                     "to be sampled, not hidden (no occlusion culler hides them)\n",
+                (double)run->drawn_unsampled_sum / run->verified_frames);
         if (run->ideal_occluder_misses || run->pvs_misses)
             fprintf(out, "  truly visible objects the bounds would hide: %llu by the ideal occluders, "
                          "%llu by the PVS\n", (unsigned long long)run->ideal_occluder_misses,

@@ -75,6 +75,7 @@ typedef struct rvw_run {
      * truly visible objects either of them would hide (0 unless the bound is wrong) */
     uint64_t ideal_occluder_sum, ideal_occluder_misses;
     uint64_t ideal_box_sum;        /* the same culler testing each object's box, not its triangles */
+    uint64_t drawn_unsampled_sum;  /* drawn objects whose box covers no pixel centre of the oracle */
     uint64_t pvs_frustum_sum, pvs_misses;
     bool has_pvs;                  /* a map with a valid PVS */
     bool pvs_stage;                /* --pvs: the host skipped objects outside the PVS */
@@ -107,7 +108,7 @@ void rvw_run_record_verified(rvw_run *run, uint32_t truly_visible, uint32_t draw
  * walk took to draw the next one (draw_us < 0: none drawn). */
 void rvw_run_record_feed(rvw_run *run, const rvw_feed_result *f, bool cut, double stage_us, double draw_us);
 void rvw_run_record_bounds(rvw_run *run, uint32_t ideal_occluder_drawn, uint32_t ideal_box_drawn,
-                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses);
+                           uint32_t ideal_misses, uint32_t pvs_frustum, uint32_t pvs_misses, uint32_t drawn_unsampled);
 void rvw_run_free(rvw_run *run);
 
 /* The report as one JSON object (docs/walk.md lists the keys; null where a stage is not

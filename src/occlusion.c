@@ -22,6 +22,8 @@ static rv_result resolve_desc(const rv_occlusion_desc *in, rv_occlusion_desc *ou
         return RV_ERR_INVALID_ARG;
     if (!isfinite(d.min_occluder_texels))
         return RV_ERR_NOT_FINITE;
+    if (d.fine_tests > 1)
+        return RV_ERR_INVALID_ARG;
     if (d.min_occluder_texels == 0)
         d.min_occluder_texels = 2;
     else if (d.min_occluder_texels < 0)

@@ -446,7 +446,7 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
      * the point. The look is in float: it may only call a point seen that the exact tests
      * would hide (a lost cull), never the other way. */
     const rvi_occ_fusion *fu = &occ->fusion;
-    if (!fu->owner || !v->perspective)
+    if (!occ->desc.fine_tests || !fu->owner || !v->perspective)
         return true;
     const rvi_occ_piece *own = rvi_occ_owner(fu, t);
     uint32_t looked = 0;
@@ -782,6 +782,15 @@ typedef struct rvi_occ_box_bound {
     /* The texels the image's bounding rectangle (margin included) meets, inclusive: no
      * other texel meets the image. Unbounded when there are no edges. */
     int32_t ix0, iy0, ix1, iy1;
+    /* That rectangle's corners (texel units; valid when edge_count > 0), and a nearness
+     * never above the box's anywhere (its farthest corner's, rounded farther; 0 when not
+     * known): a piece no nearer than it anywhere cannot be nearer than the box. */
+    double rect[4][2];
+    double far;
+    /* The last piece the whole rectangle was tried against (rvi_occ_texel_hides_box), and
+     * whether it was nearer over all of it. */
+    const void *tried;
+    bool tried_nearer;
 } rvi_occ_box_bound;
 /* The bounds above for a box (matrix NULL = identity; inputs valid); both counts 0 when
  * nothing could be bounded safely. */
@@ -791,13 +800,14 @@ void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const 
  * box's largest there): true when it hides the box anyway, looking at the part of the texel
  * the box's image may meet: the piece that wholly covers the texel is strictly nearer there
  * by its planes, or one of the pieces that partly cover it holds all of that part and is
- * strictly nearer there. nearness: the box's nearest point. Reads only (the tests run on
- * workers at once). Perspective views only (false otherwise): an orthographic view's depth
+ * strictly nearer there. nearness: the box's nearest point. Reads the buffer only (the
+ * tests run on workers at once); remembers in bb the last covering piece it tried over the
+ * image's whole rectangle. Perspective views only (false otherwise): an orthographic view's depth
  * comes from the projection's z row, whose bits differ between depth conventions, and
  * these comparisons are far closer than a texel's; in perspective every quantity comes
  * from rows x, y and w, so every convention gives the same verdicts. */
-bool rvi_occ_texel_hides_box(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
-                             int32_t y, float bound);
+bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, float nearness, int32_t x, int32_t y,
+                             float bound);
 /* A box whose rectangle test found a texel not nearer than its nearest point: true when
  * every texel of fp's rectangle is still strictly nearer than the box's per-texel bound
  * (rvi_occ_box_bound_make, capped by fp->nearness); texels the box's image cannot meet

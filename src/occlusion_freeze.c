@@ -360,8 +360,8 @@ static void draw_piece(rv_occlusion *occ)
     rvi_occ_draft *d = occ->draft;
     occ->stats.pieces++;
     uint32_t kept = rvi_occ_fusion_keep(occ, d);
-    rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, kept, occ->width, occ->height, occ->row_scratch,
-                      occ->row_spans, occ->wide);
+    rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, occ->desc.fine_tests ? kept : 0, occ->width, occ->height,
+                      occ->row_scratch, occ->row_spans, occ->wide);
     rvi_occ_fusion_add(occ, d, kept);
 }
 

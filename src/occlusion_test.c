@@ -435,7 +435,7 @@ static bool box_faces(const rvi_occ_view *v, const double org[3], const double e
 static void box_image_edges(const rvi_occ_view *v, const double org[3], const double e[3][3], rvi_occ_box_bound *out)
 {
     out->edge_count = 0;
-    double pts[8][2], hull[17][2], coord_mag = 0; /* the monotone chain writes up to 2n */
+    double pts[8][2], hull[17][2], coord_mag = 0, far = 0; /* the monotone chain writes up to 2n */
     double W = v->texels_w, H = v->texels_h;
     for (int k = 0; k < 8; k++) {
         double p[3];
@@ -446,12 +446,14 @@ static void box_image_edges(const rvi_occ_view *v, const double org[3], const do
             c[r] = m_at(v->vp, r, 0) * p[0] + m_at(v->vp, r, 1) * p[1] + m_at(v->vp, r, 2) * p[2] + m_at(v->vp, r, 3);
         if (!(c[3] > 1e-9 * (fabs(c[0]) + fabs(c[1]) + 1e-300)))
             return; /* not safely in front of the eye: no edges, the whole rectangle counts */
+        far = k == 0 || 1.0 / c[3] < far ? 1.0 / c[3] : far;
         pts[k][0] = 0.5 * W * (c[0] / c[3] + 1.0);
         pts[k][1] = 0.5 * H * (1.0 - c[1] / c[3]);
         if (!(fabs(pts[k][0]) < 1e9 && fabs(pts[k][1]) < 1e9))
             return;
         coord_mag = dmax(coord_mag, fabs(pts[k][0]) + fabs(pts[k][1]));
     }
+    out->far = far * (1 - 1e-9);
     int n = convex_hull(pts, 8, hull);
     if (n < 3)
         return;
@@ -475,6 +477,13 @@ static void box_image_edges(const rvi_occ_view *v, const double org[3], const do
     out->iy0 = (int32_t)floor(lo[1] - margin);
     out->ix1 = (int32_t)floor(hi[0] + margin);
     out->iy1 = (int32_t)floor(hi[1] + margin);
+    /* Clamped to the buffer: the planes' error bounds hold there (and no texel lies beyond). */
+    double rx[2] = { fmin(fmax(lo[0] - margin, 0), W), fmin(fmax(hi[0] + margin, 0), W) };
+    double ry[2] = { fmin(fmax(lo[1] - margin, 0), H), fmin(fmax(hi[1] + margin, 0), H) };
+    for (int k = 0; k < 4; k++) {
+        out->rect[k][0] = rx[(k ^ (k >> 1)) & 1];
+        out->rect[k][1] = ry[k >> 1];
+    }
     for (int i = 0; i < n; i++) {
         const double *p0 = hull[i], *p1 = hull[i + 1 < n ? i + 1 : 0];
         double A = -(p1[1] - p0[1]) * orient, B = (p1[0] - p0[0]) * orient;
@@ -498,6 +507,9 @@ void rvi_occ_box_bound_make(const rvi_occ_view *v, const float min[3], const flo
     out->edge_count = 0;
     out->ix0 = out->iy0 = INT32_MIN;
     out->ix1 = out->iy1 = INT32_MAX;
+    out->tried = NULL;
+    out->tried_nearer = false;
+    out->far = 0;
     float (*plane)[3] = out->plane;
     double org[3], e[3][3], dir[3][3];
     double ext[3] = { (double)max[0] - min[0], (double)max[1] - min[1], (double)max[2] - min[2] };

@@ -639,16 +639,28 @@ static bool region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t
     return prune(fu, &u, (1u << u.pieces) - 1) != 0;
 }
 
-bool rvi_occ_texel_hides_box(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
-                             int32_t y, float bound)
+bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, float nearness, int32_t x, int32_t y,
+                             float bound)
 {
     const rvi_occ_fusion *fu = &occ->fusion;
-    if (!fu->owner || !occ->view.perspective)
+    if (!occ->desc.fine_tests || !fu->owner || !occ->view.perspective)
         return false; /* perspective only: see rvi_occ_texel_hides_box in occlusion.h */
     size_t t = (size_t)y * occ->width + (size_t)x;
     const rvi_occ_piece *o = rvi_occ_owner(fu, t);
     if (!o && !fu->head[t])
         return false; /* nothing drawn there could be nearer than its depth says */
+    /* A covering piece nearer over the image's whole rectangle is nearer over every part
+     * of it: one look serves every texel the piece covers (a wall hiding a box whole). */
+    if (o && !(o->top > bb->far))
+        o = NULL; /* nowhere nearer than the box's farthest point */
+    if (o && bb->edge_count) {
+        if (o != bb->tried) {
+            bb->tried = o;
+            bb->tried_nearer = region_nearer(o, bb, nearness, (const double(*)[2])bb->rect, 4);
+        }
+        if (bb->tried_nearer)
+            return true;
+    }
     double r[16][2];
     uint32_t n = image_in_texel(bb, x, y, r);
     if (!n)
@@ -660,7 +672,8 @@ bool rvi_occ_texel_hides_box(const rv_occlusion *occ, const rvi_occ_box_bound *b
     for (uint32_t k = fu->head[t]; k && looked < MAX_PARTLY_LOOKS; k = fu->note_next[k - 1], looked++) {
         uint32_t i = fu->note_piece[k - 1];
         const rvi_occ_piece *q = &fu->pieces[i];
-        if (!(rvi_occ_piece_depth(q, x, y) > bound || region_nearer(q, bb, nearness, rc, n)))
+        if (!(q->top > bb->far) ||
+            !(rvi_occ_piece_depth(q, x, y) > bound || region_nearer(q, bb, nearness, rc, n)))
             continue;
         if (region_inside(fu, q, rc, n))
             return true;

@@ -97,7 +97,9 @@ static void test_never_culls_what_the_reference_sees(void **state)
     for (int t = 0; t < trials; t += per_scene) {
         scene sc;
         random_scene(&seed, &sc);
+        rvt_fine_tests = (uint32_t)(t / per_scene) & 1; /* every other scene tests finer than a texel */
         rv_occlusion *occ = scene_occlusion(&sc, widths[rvt_next(&seed) % 4]);
+        rvt_fine_tests = 0;
         ref_box obj[100];
         float mn[3][100], mx[3][100];
         for (int i = 0; i < per_scene; i++) {
@@ -411,7 +413,9 @@ static void test_every_depth_convention_gives_the_same_verdicts(void **state)
             v.cam.clip = ref_conventions[variant < 4 ? variant : variant == 4 ? 0 : 3];
             v.cam.zfar = variant < 4 ? 5000 : 0;
             camera_matrix(&v.cam, v.vp);
+            rvt_fine_tests = (uint32_t)t & 1; /* every other scene tests finer than a texel */
             rv_occlusion *occ = scene_occlusion(&v, 256);
+            rvt_fine_tests = 0;
             for (int i = 0; i < 64; i++) {
                 bool vis = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
                 if (variant == 0) {

@@ -22,6 +22,15 @@
 
 #define WIDTH 256
 
+/* A buffer that tests finer than a texel (rv_occlusion_desc.fine_tests), or not. */
+static rv_occlusion *make_fine(uint32_t width, uint32_t fine)
+{
+    rv_occlusion_desc desc = { .width = width, .fine_tests = fine };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    return occ;
+}
+
 typedef struct quad {
     float pos[4][3];
     uint32_t idx[6];
@@ -88,7 +97,7 @@ static bool verdict(rv_occlusion *occ, const ref_view *rv, const ref_box *occlud
 static void test_an_edge_on_wall_hides_what_lies_just_behind_it(void **state)
 {
     (void)state;
-    int hidden = 0, trials = 0;
+    int hidden = 0, trials = 0, coarse_hidden = 0;
     for (int k = 0; k < 16; k++) {
         double yaw = (k - 8) * 0.004;
         camera cam = look(0, 0, 0, sin(yaw), 0, -cos(yaw));
@@ -100,7 +109,7 @@ static void test_an_edge_on_wall_hides_what_lies_just_behind_it(void **state)
         quad q;
         ref_box wall;
         quad_make(&q, corners, &wall);
-        rv_occlusion *occ = make_occlusion(WIDTH);
+        rv_occlusion *occ = make_fine(WIDTH, 1);
         assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
         add_mesh(occ, &wall);
         bool seen;
@@ -108,6 +117,12 @@ static void test_an_edge_on_wall_hides_what_lies_just_behind_it(void **state)
         trials++;
         hidden += !verdict(occ, &rv, &wall, 1, &behind, &seen);
         assert_false(seen);
+        /* Without fine tests, one depth per texel cannot separate the two. */
+        rv_occlusion *coarse = make_fine(WIDTH, 0);
+        assert_int_equal(rv_occlusion_begin(coarse, vp, cam.clip, (float)cam.aspect), RV_OK);
+        add_mesh(coarse, &wall);
+        coarse_hidden += !box_visible(coarse, behind.min, behind.max, NULL);
+        rv_occlusion_destroy(coarse);
         ref_box past = object(1.2f, -2, -90, 1.3f, 2, -10); /* seen beyond the wall's far end */
         assert_true(verdict(occ, &rv, &wall, 1, &past, &seen));
         assert_true(seen);
@@ -116,8 +131,10 @@ static void test_an_edge_on_wall_hides_what_lies_just_behind_it(void **state)
         assert_true(seen);
         rv_occlusion_destroy(occ);
     }
-    printf("edge-on wall: slab behind hidden in %d of %d views\n", hidden, trials);
+    printf("edge-on wall: slab behind hidden in %d of %d views (%d without fine tests)\n", hidden, trials,
+           coarse_hidden);
     assert_int_equal(hidden, trials);
+    assert_int_equal(coarse_hidden, 0);
 }
 
 /* ---- the pieces that partly cover a texel ---------------------------------------------------- */
@@ -149,7 +166,7 @@ static void test_an_object_just_inside_an_outline_is_hidden(void **state)
         quad q;
         ref_box wall;
         quad_make(&q, corners, &wall);
-        rv_occlusion *occ = make_occlusion(WIDTH);
+        rv_occlusion *occ = make_fine(WIDTH, 1);
         assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
         add_mesh(occ, &wall);
         bool seen;
@@ -192,7 +209,7 @@ static void test_two_triangles_together_hide_what_straddles_their_shared_edge(vo
         quad_make(&qa, a, &tri[0]);
         quad_make(&qb, b, &tri[1]);
         tri[0].index_count = tri[1].index_count = 3; /* one triangle each: 0-1-2 */
-        rv_occlusion *occ = make_occlusion(WIDTH);
+        rv_occlusion *occ = make_fine(WIDTH, 1);
         assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
         add_mesh(occ, &tri[0]);
         add_mesh(occ, &tri[1]);
@@ -270,7 +287,7 @@ static void test_slivers_along_outlines_never_cull_what_the_reference_sees(void 
     int trials = RVT_HEAVY(1000000, 100000);
     rv_occlusion *occs[3];
     for (int k = 0; k < 3; k++)
-        occs[k] = make_occlusion(widths[k]);
+        occs[k] = make_fine(widths[k], 1);
     for (int done = 0; done < trials; done += PER_SCENE) {
         camera cam;
         double dir[3];
@@ -315,6 +332,22 @@ static void test_slivers_along_outlines_never_cull_what_the_reference_sees(void 
     assert_true(culled > objects / 50); /* the test reaches culls, not only visible objects */
 }
 
+/* fine_tests takes 0 or 1: anything else is refused, and nothing is made. */
+static void test_fine_tests_takes_zero_or_one(void **state)
+{
+    (void)state;
+    rv_occlusion_desc desc = { .width = 64, .fine_tests = 2 };
+    rv_occlusion *occ = (rv_occlusion *)&desc; /* a value the call must not touch on failure */
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_ERR_INVALID_ARG);
+    assert_ptr_equal(occ, (rv_occlusion *)&desc);
+    rv_world_desc wd = { 0 };
+    wd.occlusion.width = 64;
+    wd.occlusion.fine_tests = 7;
+    rv_world *world = NULL;
+    assert_int_equal(rv_world_create(&wd, &world), RV_ERR_INVALID_ARG);
+    assert_null(world);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_an_object_just_inside_an_outline_is_hidden),
         cmocka_unit_test(test_two_triangles_together_hide_what_straddles_their_shared_edge),
         cmocka_unit_test(test_slivers_along_outlines_never_cull_what_the_reference_sees),
+        cmocka_unit_test(test_fine_tests_takes_zero_or_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

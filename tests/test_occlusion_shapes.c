@@ -353,7 +353,9 @@ static tally against_reference(uint64_t seed, int only, int trials, int grid)
     scene *sc = malloc(sizeof *sc);
     for (int done = 0; done < trials; done += PER_SCENE) {
         random_scene(&seed, sc, only);
+        rvt_fine_tests = (uint32_t)(done / PER_SCENE) & 1; /* every other scene tests finer than a texel */
         rv_occlusion *occ = scene_occlusion(sc, widths[rvt_next(&seed) % 4]);
+        rvt_fine_tests = 0;
         for (int i = 0; i < PER_SCENE; i++) {
             ref_box obj;
             random_object(&seed, sc, &obj);
@@ -585,7 +587,9 @@ static void test_every_shape_gives_the_same_verdicts_under_every_convention(void
                     v->occ[k].positions = (const float (*)[3])v->pos[k];
                     v->occ[k].indices = v->idx[k];
                 }
+            rvt_fine_tests = (uint32_t)t & 1; /* every other scene tests finer than a texel */
             rv_occlusion *occ = scene_occlusion(v, 256);
+            rvt_fine_tests = 0;
             for (int i = 0; i < 64; i++) {
                 bool vis = box_visible(occ, obj[i].min, obj[i].max, obj[i].has_matrix ? obj[i].matrix : NULL);
                 if (variant == 0) {

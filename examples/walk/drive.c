@@ -301,6 +301,7 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
     rv_world_desc desc = { .node_capacity = level->object_count + level->group_count + level->occluder_count +
                                           level->mesh_count + 64 };
     desc.occlusion.width = opt->occlusion_width;
+    desc.occlusion.fine_tests = opt->fine_tests;
     desc.occlusion.feed_max_width = opt->feed_width;
     desc.occlusion.feed_max_height = opt->feed_height;
     desc.occlusion.feed_max_translation = opt->feed_max_translation;

@@ -73,6 +73,7 @@ typedef struct rvw_frame_result {
 /* How the walk configures rvis. */
 typedef struct rvw_drive_options {
     uint32_t occlusion_width;      /* occlusion buffer width in texels; 0 = occlusion off */
+    uint32_t fine_tests;           /* rv_occlusion_desc.fine_tests */
     uint32_t feed_width, feed_height; /* the largest depth feed; 0 = none accepted */
     float feed_max_translation;    /* world units the eye may move between a feed and its use;
                                       0 = rvis's default */

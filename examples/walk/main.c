@@ -41,6 +41,7 @@ typedef struct options {
     bool quiet;
     int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
     uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
+    uint32_t fine_tests;        /* rv_occlusion_desc.fine_tests (default 1) */
     bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
     bool pvs;                   /* maps: the host skips objects outside the compiler's PVS */
     bool depth_feed;            /* hand rvis each frame's depth image one frame late */
@@ -68,6 +69,8 @@ static const char usage[] =
     "  --frames N              stop after N frames\n"
     "  --quiet                 no progress lines\n"
     "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
+    "  --fine-tests 0|1        rvis tests finer than a texel (rv_occlusion_desc.fine_tests;\n"
+    "                          default 1)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
@@ -104,7 +107,7 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
 enum {
     OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
     OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
-    OPT_OCCLUSION_WIDTH, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT, OPT_DEPTH_FEED, OPT_FEED_RES,
+    OPT_OCCLUSION_WIDTH, OPT_FINE_TESTS, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT, OPT_DEPTH_FEED, OPT_FEED_RES,
     OPT_REQUIRE_FEED,
 };
 
@@ -122,6 +125,7 @@ static const struct option long_options[] = {
     { "frames", required_argument, NULL, OPT_FRAMES },
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
+    { "fine-tests", required_argument, NULL, OPT_FINE_TESTS },
     { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
     { "pvs", no_argument, NULL, OPT_PVS },
     { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
@@ -138,7 +142,7 @@ static const struct option long_options[] = {
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
-                    .sabotage_object = -1, .occlusion_width = 256, .feed_width = 320, .feed_height = 180 };
+                    .sabotage_object = -1, .occlusion_width = 256, .fine_tests = 1, .feed_width = 320, .feed_height = 180 };
     opterr = 0;
     optind = 1;
     int c;
@@ -203,6 +207,10 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_OCCLUSION_WIDTH:
             if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
+            break;
+        case OPT_FINE_TESTS:
+            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 1)
+                return bad_input("--fine-tests wants 0 or 1, not '%s'", v);
             break;
         case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
@@ -665,7 +673,7 @@ static void walk_free(walk *w)
  * its 72 km/h). */
 static rvw_drive_options drive_options(const options *opt, const rvw_run *run)
 {
-    rvw_drive_options d = { .occlusion_width = opt->occlusion_width };
+    rvw_drive_options d = { .occlusion_width = opt->occlusion_width, .fine_tests = opt->fine_tests };
     if (opt->depth_feed) {
         d.feed_width = opt->feed_width;
         d.feed_height = opt->feed_height;

@@ -76,6 +76,13 @@ typedef struct rv_occlusion_desc {
                                  depth (and a sample counts only where the format resolves an
                                  eighth of it). 0 = default 0.002; at most 0.05 */
     uint32_t feed_max_age;    /* frames; an older feed is ignored (counted). 0 = default 4 */
+
+    uint32_t fine_tests;      /* 1: a texel that fails an object on its depth alone may still hide
+                                 it, by the depth planes of the occluder covering it or by the
+                                 occluders partly covering it, over the part of the texel the
+                                 object's image meets (perspective views; docs/occlusion.md,
+                                 "Finer than a texel"): more objects culled for more test time.
+                                 0 = off (default); other values RV_ERR_INVALID_ARG */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */

@@ -145,6 +145,22 @@ static double texel_at(double d)
     return 2.0 * d * tan(PI / 6) * (16.0 / 9.0) / WIDTH;
 }
 
+/* The look() camera at the origin looking down -z, its matrix and its reference view. */
+typedef struct front_view {
+    camera cam;
+    float vp[16];
+    ref_view rv;
+} front_view;
+
+static front_view front(void)
+{
+    front_view f;
+    f.cam = look(0, 0, 0, 0, 0, -1);
+    camera_matrix(&f.cam, f.vp);
+    ref_view_init(&f.rv, f.vp, f.cam.clip);
+    return f;
+}
+
 /* A wall facing the eye whose right edge falls anywhere within a texel column, and an
  * object twice as far whose image ends a quarter texel inside that edge: its last column
  * is one the wall only partly covers, with nothing behind. The wall holds all of the
@@ -153,11 +169,7 @@ static double texel_at(double d)
 static void test_an_object_just_inside_an_outline_is_hidden(void **state)
 {
     (void)state;
-    camera cam = look(0, 0, 0, 0, 0, -1);
-    float vp[16];
-    camera_matrix(&cam, vp);
-    ref_view rv;
-    ref_view_init(&rv, vp, cam.clip);
+    front_view f = front();
     double t = texel_at(10);
     int hidden = 0;
     for (int k = 0; k < 16; k++) {
@@ -167,15 +179,15 @@ static void test_an_object_just_inside_an_outline_is_hidden(void **state)
         ref_box wall;
         quad_make(&q, corners, &wall);
         rv_occlusion *occ = make_fine(WIDTH, 1);
-        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
+        assert_int_equal(rv_occlusion_begin(occ, f.vp, f.cam.clip, (float)f.cam.aspect), RV_OK);
         add_mesh(occ, &wall);
         bool seen;
         float inside = (float)(2.0 * (edge - 0.25 * t)), outside = (float)(2.0 * (edge + 0.25 * t));
         ref_box in = object(0, -1, -20, inside, 1, -20);
-        hidden += !verdict(occ, &rv, &wall, 1, &in, &seen);
+        hidden += !verdict(occ, &f.rv, &wall, 1, &in, &seen);
         assert_false(seen);
         ref_box out = object(0, -1, -20, outside, 1, -20);
-        assert_true(verdict(occ, &rv, &wall, 1, &out, &seen));
+        assert_true(verdict(occ, &f.rv, &wall, 1, &out, &seen));
         assert_true(seen);
         rv_occlusion_destroy(occ);
     }
@@ -190,11 +202,7 @@ static void test_an_object_just_inside_an_outline_is_hidden(void **state)
 static void test_two_triangles_together_hide_what_straddles_their_shared_edge(void **state)
 {
     (void)state;
-    camera cam = look(0, 0, 0, 0, 0, -1);
-    float vp[16];
-    camera_matrix(&cam, vp);
-    ref_view rv;
-    ref_view_init(&rv, vp, cam.clip);
+    front_view f = front();
     double t = texel_at(10);
     int hidden = 0;
     for (int k = 0; k < 16; k++) {
@@ -210,7 +218,7 @@ static void test_two_triangles_together_hide_what_straddles_their_shared_edge(vo
         quad_make(&qb, b, &tri[1]);
         tri[0].index_count = tri[1].index_count = 3; /* one triangle each: 0-1-2 */
         rv_occlusion *occ = make_fine(WIDTH, 1);
-        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
+        assert_int_equal(rv_occlusion_begin(occ, f.vp, f.cam.clip, (float)f.cam.aspect), RV_OK);
         add_mesh(occ, &tri[0]);
         add_mesh(occ, &tri[1]);
         /* Along the diagonal, half a texel in from the corner; a square 0.3 texel across. */
@@ -219,12 +227,12 @@ static void test_two_triangles_together_hide_what_straddles_their_shared_edge(vo
         bool seen;
         ref_box in = object((float)(2 * (cx - h)), (float)(2 * (cy - h)), -20, (float)(2 * (cx + h)),
                             (float)(2 * (cy + h)), -20);
-        hidden += !verdict(occ, &rv, tri, 2, &in, &seen);
+        hidden += !verdict(occ, &f.rv, tri, 2, &in, &seen);
         assert_false(seen);
         double ox = ex + 0.33 * t, oy = ey + 0.33 * t;
         ref_box out = object((float)(2 * (ox - h)), (float)(2 * (oy - h)), -20, (float)(2 * (ox + h)),
                              (float)(2 * (oy + h)), -20);
-        assert_true(verdict(occ, &rv, tri, 2, &out, &seen));
+        assert_true(verdict(occ, &f.rv, tri, 2, &out, &seen));
         assert_true(seen);
         rv_occlusion_destroy(occ);
     }

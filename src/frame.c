@@ -114,6 +114,9 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     cam.lod_view.viewport_height_px = (float)view->viewport_height;
     cam.lod_view.orthographic = cam.orthographic;
     cam.lod_view.ortho_height = cam.orthographic ? cam.ortho_height : 1.0f;
+    cam.cull_unsampled = view->cull_unsampled;
+    cam.pixels_per_unit = cam.orthographic ? (float)view->viewport_height / cam.ortho_height
+                                           : 0.5f * (float)view->viewport_height / tanf(0.5f * cam.fov_y);
     (void)world;
     *out = cam;
     return RV_OK;

@@ -102,6 +102,71 @@ static bool node_hidden(const rvi_frame *f, const rvi_scene *sc, uint32_t i, con
     return sphere_hidden(f->occlusion, f->hz, sphere, sphere[3], feed_hidden);
 }
 
+/* ---- sample coverage (rv_view.cull_unsampled) ------------------------------------------------ */
+
+/* The world box min..max under m (NULL: identity) projected by cam's view-projection (in
+ * double, so an eye far from the origin keeps its pixels): true when its image rectangle,
+ * grown by the margin and clipped to the viewport, holds no pixel centre (i + 0.5, j + 0.5).
+ * Every corner must lie in front of the eye (w > 0): the box's image is then the convex hull
+ * of the corners' images, inside that rectangle, and its geometry's image inside the box's. */
+static bool box_unsampled(const rvi_frame_camera *cam, const float min[3], const float max[3], const float *m)
+{
+    const double *vp = cam->view_projection_d;
+    double w_px = cam->viewport_width, h_px = cam->viewport_height;
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < 8; k++) {
+        double l[3] = { k & 1 ? max[0] : min[0], k & 2 ? max[1] : min[1], k & 4 ? max[2] : min[2] }, p[3];
+        for (int r = 0; r < 3; r++)
+            p[r] = m ? (double)m[r] * l[0] + (double)m[4 + r] * l[1] + (double)m[8 + r] * l[2] + m[12 + r] : l[r];
+        double c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = vp[r] * p[0] + vp[4 + r] * p[1] + vp[8 + r] * p[2] + vp[12 + r];
+        if (!(c[3] > 0))
+            return false;
+        /* Rows top-down or bottom-up: centres map to centres, so either is the same. */
+        double x = (0.5 + 0.5 * c[0] / c[3]) * w_px, y = (0.5 + 0.5 * c[1] / c[3]) * h_px;
+        x0 = x < x0 ? x : x0;
+        x1 = x > x1 ? x : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y > y1 ? y : y1;
+    }
+    if (!(x0 <= x1 && y0 <= y1)) /* NaN */
+        return false;
+    x0 = fmax(x0 - RV_UNSAMPLED_MARGIN_PX, 0.0);
+    y0 = fmax(y0 - RV_UNSAMPLED_MARGIN_PX, 0.0);
+    x1 = fmin(x1 + RV_UNSAMPLED_MARGIN_PX, w_px);
+    y1 = fmin(y1 + RV_UNSAMPLED_MARGIN_PX, h_px);
+    return !(floor(x1 - 0.5) >= ceil(x0 - 0.5) && floor(y1 - 0.5) >= ceil(y0 - 0.5));
+}
+
+bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i)
+{
+    float g[4];
+    const float *s = sc->world_sphere[i];
+    if (sc->first_child[i] != NONE) {
+        rvi_scene_geometry_sphere(sc, i, g);
+        s = g;
+    }
+    if (!(s[3] >= 0 && s[3] < INFINITY))
+        return false;
+    /* A filter on cost, not a verdict: the sphere's image diameter, about. */
+    float across = 2.0f * s[3] * cam->pixels_per_unit;
+    if (!cam->orthographic) {
+        float depth = (s[0] - cam->eye[0]) * cam->forward[0] + (s[1] - cam->eye[1]) * cam->forward[1] +
+                      (s[2] - cam->eye[2]) * cam->forward[2];
+        if (!(depth > s[3]))
+            return false;
+        across /= depth - s[3];
+    }
+    if (!(across <= (float)RV_UNSAMPLED_MAX_PX))
+        return false;
+    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    if (b)
+        return box_unsampled(cam, b->min, b->max, sc->world_matrix[i]);
+    float mn[3] = { s[0] - s[3], s[1] - s[3], s[2] - s[3] }, mx[3] = { s[0] + s[3], s[1] + s[3], s[2] + s[3] };
+    return box_unsampled(cam, mn, mx, NULL);
+}
+
 /* ---- the main view's walk hooks --------------------------------------------------------------- */
 
 static inline void put(rvi_frame_worker *w, uint32_t node, uint32_t kind, float weight, uint32_t count)
@@ -309,7 +374,7 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
  * hidden node's level keeps up with the view (revealed, it shows the level it should). */
 
 /* What the occlusion pass decided for a candidate (object_state). */
-enum { OBJECT_UNSET = 0, OBJECT_VISIBLE, OBJECT_HIDDEN, OBJECT_NOTHING };
+enum { OBJECT_UNSET = 0, OBJECT_VISIBLE, OBJECT_HIDDEN, OBJECT_NOTHING, OBJECT_UNSAMPLED };
 
 typedef rvi_object_lod object_lod;
 
@@ -381,6 +446,11 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
             const object_lod *o = &p->lod[k];
             if (o->n == 0) {
                 p->state[k] = OBJECT_NOTHING;
+                continue;
+            }
+            if (p->f->cam.cull_unsampled && rvi_frame_unsampled(&p->f->cam, p->f, sc, c.node)) {
+                p->state[k] = OBJECT_UNSAMPLED;
+                w->counts.unsampled_culled++;
                 continue;
             }
             bool hidden = false;
@@ -533,7 +603,9 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
         if (p->state[k] == OBJECT_UNSET)
             return RV_ERR_INVARIANT; /* the job system skipped it */
         if (p->state[k] != OBJECT_VISIBLE && world->desc.record_culls) {
-            rv_cull_reason why = p->state[k] == OBJECT_HIDDEN ? RV_CULL_OCCLUSION : RV_CULL_LOD_NOTHING;
+            rv_cull_reason why = p->state[k] == OBJECT_HIDDEN      ? RV_CULL_OCCLUSION
+                                 : p->state[k] == OBJECT_UNSAMPLED ? RV_CULL_UNSAMPLED
+                                                                   : RV_CULL_LOD_NOTHING;
             rv_cull_record rec = { rvi_node_handle(&world->scene, p->cands[k].node), why };
             RVI_TRY(rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec));
         }
@@ -578,6 +650,7 @@ static void workers_end(rv_world *world, rvi_frame *f)
         c->partition_culled += w->counts.partition_culled;
         c->occlusion_tested += w->counts.occlusion_tested;
         c->occlusion_culled += w->counts.occlusion_culled;
+        c->unsampled_culled += w->counts.unsampled_culled;
         c->hlod_refined += w->counts.hlod_refined;
         c->hlod_drawn += w->counts.hlod_drawn;
         f->hlod_pass.fading += w->hlod.fading;

@@ -65,6 +65,11 @@ static bool extra_draw(extra_walk *x, uint32_t i)
             return true;
         }
     }
+    const rvi_frame *f = rvi_frame_find(x->world);
+    if (x->cam->cull_unsampled && f && rvi_frame_unsampled(x->cam, f, sc, i)) {
+        x->counts.unsampled_culled++;
+        return true;
+    }
     rvi_vec *dst = (sc->flags[i] & RVI_NODE_TRANSLUCENT) ? &x->list->translucent : &x->list->opaque;
     rv_draw_item *it;
     rv_result r = rvi_vec_extend(&x->world->heap, dst, sizeof *it, 1, (void **)&it);
@@ -72,7 +77,6 @@ static bool extra_draw(extra_walk *x, uint32_t i)
         x->error = r;
         return false;
     }
-    const rvi_frame *f = rvi_frame_find(x->world);
     rvi_frame_emit(x->world, f ? f->render_scene : NULL, it, i, level, 1.0f, x->cam);
     return true;
 }

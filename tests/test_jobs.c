@@ -130,6 +130,7 @@ static void view_at(int frame, float view[16], float projection[16], rv_view *v)
     v->viewport_width = 960;
     v->viewport_height = 640;
     v->time_ms = 16.0 * frame;
+    v->cull_unsampled = frame % 2 == 1; /* the unsampled test runs in the object pass too */
 }
 
 /* Everything a view says but its stage times, hashed. */
@@ -185,6 +186,8 @@ static void churn_frame(job_world *jw, int frame, uint64_t *s)
     }
 }
 
+static uint64_t unsampled_culled; /* over every drive: the flag's frames cull something */
+
 /* Drives a world for FRAMES frames, writing each view's fingerprint. */
 static void drive(const rv_job_system *jobs, uint64_t *prints)
 {
@@ -199,6 +202,7 @@ static void drive(const rv_job_system *jobs, uint64_t *prints)
         rv_frame_view out;
         check(rv_frame(jw.world, &v, &out));
         prints[frame] = view_fingerprint(&out);
+        unsampled_culled += out.counts.unsampled_culled;
     }
     rv_world_destroy(jw.world);
 }
@@ -209,6 +213,7 @@ static int make_reference(void **state)
 {
     (void)state;
     drive(NULL, reference);
+    assert_true(unsampled_culled > 0);
     return 0;
 }
 

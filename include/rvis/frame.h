@@ -117,7 +117,30 @@ typedef struct rv_view {
     float fov_y;                  /* vertical field of view, radians; 0 = read from the
                                      projection (perspective), or 60 degrees for ortho */
     double time_ms;               /* host time in milliseconds; must not go backwards */
+    /* Small-feature culling made exact (Real-Time Rendering's "detail culling" with a
+     * threshold of no sample at all). true: the host rasterises this view with one sample
+     * per pixel at the pixel's centre (no MSAA; with temporal jitter, give this frame's
+     * jittered projection) into a target of viewport_width x viewport_height pixels. A
+     * candidate whose box's image, grown by RV_UNSAMPLED_MARGIN_PX on every side, holds no
+     * pixel centre of the viewport then covers no sample whatever the fill rule, and is
+     * culled as unsampled (RV_CULL_UNSAMPLED, counts.unsampled_culled). The box is the
+     * node's occlusion test box when it has one, else the box around its geometry's world
+     * sphere; only candidates whose sphere's image spans at most about RV_UNSAMPLED_MAX_PX
+     * pixels are looked at, and never one reaching behind the eye. The main view and
+     * rv_cull_view's views alike (a shadow map's texels are its pixels). It hides nothing
+     * that draws a pixel of this view; an object's effects beyond its own pixels (a shadow
+     * it casts, a light it carries) are the host's to keep. false = off (default). */
+    bool cull_unsampled;
 } rv_view;
+
+/* Margin, in pixels, around a box's image when rv_view.cull_unsampled looks for a pixel
+ * centre in it: twice the farthest a rasteriser moves a vertex when it snaps it to its
+ * subpixel grid (1/32 pixel at the coarsest grid Vulkan allows, 1/16 pixel; D3D's is
+ * 1/256), the rest for the float rounding of the host's transforms. */
+#define RV_UNSAMPLED_MARGIN_PX 0.0625
+/* Candidates whose world sphere's image spans more pixels than this are not tested for
+ * rv_view.cull_unsampled (a filter on cost; they are drawn as without it). */
+#define RV_UNSAMPLED_MAX_PX 64.0
 
 /* Stages of a frame, for per-stage times (rv_frame_view.stage_us). */
 typedef enum rv_frame_stage {
@@ -167,6 +190,8 @@ typedef struct rv_frame_counts {
                                     theirs or an ancestor's could not be composed, in this
                                     frame or an earlier one; frustum, occlusion and LOD
                                     draw them (and they occlude nothing) until then */
+    uint32_t unsampled_culled;   /* objects whose box's image holds no pixel centre
+                                    (rv_view.cull_unsampled) */
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
@@ -191,7 +216,9 @@ typedef enum rv_cull_reason {
                                  sight requests its activation, and it is drawn like any part */
     RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
     RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
-    RV_CULL_HIDDEN            /* flagged hidden (a hidden projection) */
+    RV_CULL_HIDDEN,           /* flagged hidden (a hidden projection) */
+    RV_CULL_UNSAMPLED         /* its box's image holds no pixel centre (rv_view.cull_unsampled;
+                                 node only) */
 } rv_cull_reason;
 
 /* One pruned subtree: node and everything below it were not drawn, for reason. */

@@ -1,0 +1,386 @@
+/* rv_view.cull_unsampled (suite frame): an object culled as unsampled has no pixel centre
+ * of the viewport inside its box's image, judged by a slow reference that casts the ray of
+ * every pixel centre against the box (or the sphere of an object without one); the margin
+ * keeps a box whose image ends just short of a centre; a box reaching behind the eye is
+ * kept; the main view and rv_cull_view agree; records and counts name the reason; off by
+ * default. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+#include "support/rvt.h"
+
+#include <cglm/cglm.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A camera given by its eye, its axes and its lens, from which both rvis's matrices and the
+ * reference's rays are made. */
+typedef struct camera {
+    double eye[3], right[3], up[3], forward[3];
+    double tan_half, aspect; /* perspective */
+    double half_h;           /* orthographic: half the view's height in world units */
+    bool ortho;
+    uint32_t width, height;
+    float view[16], projection[16];
+} camera;
+
+static void camera_make(camera *c, const double eye[3], double yaw, double pitch, bool ortho, uint32_t w, uint32_t h,
+                        double fov_or_half_h)
+{
+    memset(c, 0, sizeof *c);
+    memcpy(c->eye, eye, sizeof c->eye);
+    double f[3] = { cos(pitch) * sin(yaw), sin(pitch), -cos(pitch) * cos(yaw) };
+    double r[3] = { cos(yaw), 0, sin(yaw) };
+    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
+    memcpy(c->forward, f, sizeof f);
+    memcpy(c->right, r, sizeof r);
+    memcpy(c->up, u, sizeof u);
+    c->ortho = ortho;
+    c->width = w;
+    c->height = h;
+    c->aspect = (double)w / h;
+    /* View: rows are right, up, -forward; translation -R eye. */
+    float v[16] = { 0 };
+    for (int k = 0; k < 3; k++) {
+        v[k * 4 + 0] = (float)r[k];
+        v[k * 4 + 1] = (float)u[k];
+        v[k * 4 + 2] = (float)-f[k];
+    }
+    v[12] = (float)-(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]);
+    v[13] = (float)-(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]);
+    v[14] = (float)(f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2]);
+    v[15] = 1;
+    memcpy(c->view, v, sizeof v);
+    mat4 p;
+    if (ortho) {
+        c->half_h = fov_or_half_h;
+        float hh = (float)fov_or_half_h, hw = (float)(fov_or_half_h * c->aspect);
+        glm_ortho(-hw, hw, -hh, hh, -500.0f, 500.0f, p);
+    } else {
+        c->tan_half = tan(0.5 * fov_or_half_h);
+        glm_perspective((float)fov_or_half_h, (float)c->aspect, 0.05f, 5000.0f, p);
+    }
+    memcpy(c->projection, p, sizeof p);
+}
+
+static rv_view view_of(const camera *c, bool cull_unsampled, double time_ms)
+{
+    rv_view v = { 0 };
+    v.view = c->view;
+    v.projection = c->projection;
+    v.viewport_width = c->width;
+    v.viewport_height = c->height;
+    v.time_ms = time_ms;
+    v.cull_unsampled = cull_unsampled;
+    return v;
+}
+
+/* The ray of pixel centre (i + 0.5, j + 0.5), rows top-down: origin and direction. */
+static void pixel_ray(const camera *c, uint32_t i, uint32_t j, double o[3], double d[3])
+{
+    double x = (i + 0.5) / c->width * 2.0 - 1.0, y = 1.0 - (j + 0.5) / c->height * 2.0;
+    for (int k = 0; k < 3; k++) {
+        if (c->ortho) {
+            o[k] = c->eye[k] + c->right[k] * x * c->half_h * c->aspect + c->up[k] * y * c->half_h;
+            d[k] = c->forward[k];
+        } else {
+            o[k] = c->eye[k];
+            d[k] = c->forward[k] + c->right[k] * x * c->tan_half * c->aspect + c->up[k] * y * c->tan_half;
+        }
+    }
+}
+
+/* A ray meets the box min..max under the affine m (column-major): the ray taken into the
+ * box's space with m's inverse (in double), then the slab test. Perspective rays start at
+ * the eye (t > 0); orthographic ones run both ways. */
+static bool ray_meets_box(const double o[3], const double d[3], const float m[16], const float mn[3],
+                          const float mx[3], bool both_ways)
+{
+    double a[9] = { m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10] }; /* a[c * 3 + r] */
+#define A(r, c) a[(c) * 3 + (r)]
+    double det = A(0, 0) * (A(1, 1) * A(2, 2) - A(1, 2) * A(2, 1)) - A(0, 1) * (A(1, 0) * A(2, 2) - A(1, 2) * A(2, 0)) +
+                 A(0, 2) * (A(1, 0) * A(2, 1) - A(1, 1) * A(2, 0));
+    double inv[3][3] = {
+        { (A(1, 1) * A(2, 2) - A(1, 2) * A(2, 1)) / det, (A(0, 2) * A(2, 1) - A(0, 1) * A(2, 2)) / det,
+          (A(0, 1) * A(1, 2) - A(0, 2) * A(1, 1)) / det },
+        { (A(1, 2) * A(2, 0) - A(1, 0) * A(2, 2)) / det, (A(0, 0) * A(2, 2) - A(0, 2) * A(2, 0)) / det,
+          (A(0, 2) * A(1, 0) - A(0, 0) * A(1, 2)) / det },
+        { (A(1, 0) * A(2, 1) - A(1, 1) * A(2, 0)) / det, (A(0, 1) * A(2, 0) - A(0, 0) * A(2, 1)) / det,
+          (A(0, 0) * A(1, 1) - A(0, 1) * A(1, 0)) / det },
+    };
+#undef A
+    double q[3] = { o[0] - m[12], o[1] - m[13], o[2] - m[14] }, lo[3], ld[3];
+    for (int r = 0; r < 3; r++) {
+        lo[r] = inv[r][0] * q[0] + inv[r][1] * q[1] + inv[r][2] * q[2];
+        ld[r] = inv[r][0] * d[0] + inv[r][1] * d[1] + inv[r][2] * d[2];
+    }
+    double t0 = both_ways ? -INFINITY : 0.0, t1 = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        if (ld[k] == 0) {
+            if (lo[k] < mn[k] || lo[k] > mx[k])
+                return false;
+            continue;
+        }
+        double ta = (mn[k] - lo[k]) / ld[k], tb = (mx[k] - lo[k]) / ld[k];
+        if (ta > tb) {
+            double s = ta;
+            ta = tb;
+            tb = s;
+        }
+        t0 = ta > t0 ? ta : t0;
+        t1 = tb < t1 ? tb : t1;
+    }
+    return t0 <= t1;
+}
+
+static bool ray_meets_sphere(const double o[3], const double d[3], const float s[4], bool both_ways)
+{
+    double q[3] = { s[0] - o[0], s[1] - o[1], s[2] - o[2] };
+    double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], t = (q[0] * d[0] + q[1] * d[1] + q[2] * d[2]) / dd;
+    if (!both_ways && t < 0)
+        t = 0;
+    double e[3] = { o[0] + t * d[0] - s[0], o[1] + t * d[1] - s[1], o[2] + t * d[2] - s[2] };
+    return e[0] * e[0] + e[1] * e[1] + e[2] * e[2] <= (double)s[3] * s[3];
+}
+
+typedef struct object {
+    rv_node node;
+    bool has_box;
+    float mn[3], mx[3];
+} object;
+
+/* Pixel centres of c whose ray meets the object's box, or its world sphere without one. */
+static uint32_t centres_hit(const rv_world *w, const camera *c, const object *ob)
+{
+    float m[16], s[4];
+    assert_int_equal(rv_node_world_matrix(w, ob->node, m), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, ob->node, s), RV_OK);
+    uint32_t hits = 0;
+    for (uint32_t j = 0; j < c->height; j++)
+        for (uint32_t i = 0; i < c->width; i++) {
+            double o[3], d[3];
+            pixel_ray(c, i, j, o, d);
+            hits += ob->has_box ? ray_meets_box(o, d, m, ob->mn, ob->mx, c->ortho) : ray_meets_sphere(o, d, s, c->ortho);
+        }
+    return hits;
+}
+
+static rv_world *world_new(bool record)
+{
+    rv_world_desc d = { 0 };
+    d.record_culls = record;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    return w;
+}
+
+static float log_uniform(uint64_t *s, float a, float b)
+{
+    return expf(rvt_uniform(s, logf(a), logf(b)));
+}
+
+/* Random objects in and around a random camera's view: small and large, flat boxes (one
+ * axis without thickness), slivers, rotated and scaled, some with only a sphere. */
+static void scatter(rv_world *w, const camera *c, uint64_t *seed, object *obs, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        object *ob = &obs[k];
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &ob->node), RV_OK);
+        double depth = log_uniform(seed, 0.2f, 400.0f), x = rvt_uniform(seed, -1.3f, 1.3f),
+               y = rvt_uniform(seed, -1.3f, 1.3f);
+        float p[3];
+        for (int a = 0; a < 3; a++) {
+            double sx = c->ortho ? c->half_h * c->aspect : depth * c->tan_half * c->aspect;
+            double sy = c->ortho ? c->half_h : depth * c->tan_half;
+            p[a] = (float)(c->eye[a] + c->forward[a] * depth + c->right[a] * x * sx + c->up[a] * y * sy);
+        }
+        float q[4] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1),
+                       rvt_uniform(seed, -1, 1) };
+        float ql = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (!(ql > 1e-3f))
+            q[3] = ql = 1;
+        for (int a = 0; a < 4; a++)
+            q[a] /= ql;
+        float scale[3] = { rvt_uniform(seed, 0.3f, 2), rvt_uniform(seed, 0.3f, 2), rvt_uniform(seed, 0.3f, 2) };
+        assert_int_equal(rv_node_set_position(w, ob->node, p), RV_OK);
+        if (rvt_next(seed) % 3)
+            assert_int_equal(rv_node_set_rotation(w, ob->node, q), RV_OK);
+        if (rvt_next(seed) % 2)
+            assert_int_equal(rv_node_set_scale(w, ob->node, scale), RV_OK);
+        float half[3], off[3], r2 = 0;
+        for (int a = 0; a < 3; a++) {
+            half[a] = log_uniform(seed, 0.002f, 2.0f);
+            off[a] = rvt_uniform(seed, -0.5f, 0.5f) * half[a];
+        }
+        uint32_t shape = (uint32_t)(rvt_next(seed) % 4);
+        if (shape == 1)
+            half[rvt_next(seed) % 3] = 0; /* flat */
+        if (shape == 2)
+            half[rvt_next(seed) % 3] *= 40; /* a sliver */
+        for (int a = 0; a < 3; a++) {
+            ob->mn[a] = off[a] - half[a];
+            ob->mx[a] = off[a] + half[a];
+            r2 += half[a] * half[a];
+        }
+        assert_int_equal(rv_node_set_bounds(w, ob->node, off, sqrtf(r2) * 1.0001f + 1e-6f), RV_OK);
+        ob->has_box = rvt_next(seed) % 5 != 0;
+        if (ob->has_box)
+            assert_int_equal(rv_node_set_test_box(w, ob->node, ob->mn, ob->mx), RV_OK);
+    }
+}
+
+static bool drawn(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t k = 0; k < v->opaque_count; k++)
+        if (v->opaque[k].node.id == n.id)
+            return true;
+    return false;
+}
+
+static void test_unsampled_objects_cover_no_pixel_centre(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5EEDu;
+    uint32_t scenes = RVT_HEAVY(240, 40), n = 120;
+    uint64_t culled = 0, checked_drawn = 0, big_kept = 0;
+    object *obs = calloc(n, sizeof *obs);
+    assert_non_null(obs);
+    for (uint32_t sc = 0; sc < scenes; sc++) {
+        rv_world *w = world_new(true);
+        camera c;
+        double eye[3] = { rvt_uniform(&seed, -50, 50), rvt_uniform(&seed, -5, 5), rvt_uniform(&seed, -50, 50) };
+        bool ortho = sc % 4 == 3;
+        uint32_t width = 16 + (uint32_t)(rvt_next(&seed) % 112), height = 12 + (uint32_t)(rvt_next(&seed) % 84);
+        camera_make(&c, eye, rvt_uniform(&seed, -3.1f, 3.1f), rvt_uniform(&seed, -1.2f, 1.2f), ortho, width, height,
+                    ortho ? rvt_uniform(&seed, 2, 60) : rvt_uniform(&seed, 0.3f, 2.2f));
+        scatter(w, &c, &seed, obs, n);
+        rv_view v = view_of(&c, true, 0.0);
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+        uint32_t records = 0;
+        for (uint32_t k = 0; k < fv.cull_count; k++) {
+            if (fv.culls[k].reason != RV_CULL_UNSAMPLED)
+                continue;
+            records++;
+            const object *ob = NULL;
+            for (uint32_t q = 0; q < n && !ob; q++)
+                ob = obs[q].node.id == fv.culls[k].node.id ? &obs[q] : NULL;
+            assert_non_null(ob);
+            assert_false(drawn(&fv, ob->node));
+            if (centres_hit(w, &c, ob) != 0)
+                fail_msg("scene %u: node %u culled as unsampled covers pixel centres", sc, ob->node.id);
+        }
+        assert_int_equal(records, fv.counts.unsampled_culled);
+        culled += records;
+        /* Off: what was culled as unsampled is drawn, nothing else changes. */
+        rv_frame_view off;
+        v = view_of(&c, false, 1.0);
+        assert_int_equal(rv_frame(w, &v, &off), RV_OK);
+        assert_int_equal(off.counts.unsampled_culled, 0);
+        assert_int_equal(off.opaque_count, fv.opaque_count + fv.counts.unsampled_culled);
+        /* An object drawn with the flag on whose rays meet it: spot-check a few. */
+        for (uint32_t k = 0; k < fv.opaque_count && k < 4; k++)
+            for (uint32_t q = 0; q < n; q++)
+                if (obs[q].node.id == fv.opaque[k].node.id) {
+                    checked_drawn++;
+                    big_kept += centres_hit(w, &c, &obs[q]) > 0;
+                }
+        /* rv_cull_view: what the flag takes out of its list covers no pixel centre either. */
+        rv_view_list *list_on = NULL, *list_off = NULL;
+        assert_int_equal(rv_view_list_create(w, &list_on), RV_OK);
+        assert_int_equal(rv_view_list_create(w, &list_off), RV_OK);
+        rv_frame_view extra_on, extra_off;
+        v = view_of(&c, true, 2.0);
+        assert_int_equal(rv_cull_view(w, &v, list_on, &extra_on), RV_OK);
+        v = view_of(&c, false, 2.0);
+        assert_int_equal(rv_cull_view(w, &v, list_off, &extra_off), RV_OK);
+        assert_int_equal(extra_off.opaque_count, extra_on.opaque_count + extra_on.counts.unsampled_culled);
+        for (uint32_t q = 0; q < n; q++)
+            if (drawn(&extra_off, obs[q].node) && !drawn(&extra_on, obs[q].node))
+                assert_int_equal(centres_hit(w, &c, &obs[q]), 0);
+        rv_view_list_destroy(list_off);
+        rv_view_list *list = list_on;
+        rv_view_list_destroy(list);
+        rv_world_destroy(w);
+    }
+    free(obs);
+    /* The test has teeth: a good share of these scenes' objects are culled, and some drawn
+     * ones really are sampled. */
+    assert_true(culled > (uint64_t)scenes * n / 10);
+    assert_true(big_kept > 0 && checked_drawn > 0);
+    print_message("unsampled: %llu culled over %u scenes of %u objects\n", (unsigned long long)culled, scenes, n);
+}
+
+/* An orthographic view with one world unit per pixel: pixel centres sit at x = i + 0.5 - W/2. */
+static void one_box(rv_world *w, rv_node *n, float x0, float x1, float y0, float y1)
+{
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, n), RV_OK);
+    float c[3] = { 0, 0, 0 }, mn[3] = { x0, y0, -0.5f }, mx[3] = { x1, y1, 0.5f };
+    float r = sqrtf(fmaxf(x0 * x0, x1 * x1) + fmaxf(y0 * y0, y1 * y1) + 0.25f);
+    assert_int_equal(rv_node_set_bounds(w, *n, c, r), RV_OK);
+    assert_int_equal(rv_node_set_test_box(w, *n, mn, mx), RV_OK);
+}
+
+static void test_margin_and_the_eye(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(true);
+    camera c;
+    double eye[3] = { 0, 0, 10 };
+    camera_make(&c, eye, 0, 0, true, 64, 64, 32); /* x, y in [-32, 32]: centres at k + 0.5 */
+    rv_node inside, near_edge, straddles, column;
+    one_box(w, &inside, 3.58f, 4.42f, 3.58f, 4.42f);    /* 0.08 from centres 3.5 and 4.5 */
+    one_box(w, &near_edge, 3.58f, 4.47f, 3.3f, 4.7f);   /* 0.03 short of x = 4.5: the margin keeps it */
+    one_box(w, &straddles, 3.45f, 3.6f, 3.3f, 4.7f);    /* holds (3.5, 3.5) */
+    one_box(w, &column, 3.58f, 4.42f, -10.0f, 10.0f);   /* tall, but between two columns of centres */
+    rv_view v = view_of(&c, true, 0.0);
+    rv_frame_view fv;
+    assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+    assert_false(drawn(&fv, inside));
+    assert_true(drawn(&fv, near_edge));
+    assert_true(drawn(&fv, straddles));
+    assert_false(drawn(&fv, column));
+    assert_int_equal(fv.counts.unsampled_culled, 2);
+    rv_world_destroy(w);
+
+    /* Perspective: a far, small object whose test box reaches behind the eye is drawn (its
+     * box's image is not the hull of its corners' images); the same object with a box
+     * around its geometry alone is culled. */
+    w = world_new(false);
+    double eye2[3] = { 0, 0, 0 };
+    camera_make(&c, eye2, 0, 0, false, 64, 36, 1.0);
+    rv_node behind, far;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &behind), RV_OK);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &far), RV_OK);
+    float origin[3] = { 0, 0, 0 }, far_pos[3] = { 0.3f, 0.3f, -900 };
+    float mn[3] = { -0.01f, -0.01f, -0.01f }, mx[3] = { 0.01f, 0.01f, 0.01f }, long_mx[3] = { 0.01f, 0.01f, 901.0f };
+    assert_int_equal(rv_node_set_position(w, behind, far_pos), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, behind, origin, 0.02f), RV_OK);
+    assert_int_equal(rv_node_set_test_box(w, behind, mn, long_mx), RV_OK);
+    assert_int_equal(rv_node_set_position(w, far, far_pos), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, far, origin, 0.02f), RV_OK);
+    assert_int_equal(rv_node_set_test_box(w, far, mn, mx), RV_OK);
+    v = view_of(&c, true, 0.0);
+    assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+    assert_true(drawn(&fv, behind));
+    assert_false(drawn(&fv, far));
+    assert_int_equal(fv.counts.unsampled_culled, 1);
+    /* Off by default. */
+    v = view_of(&c, false, 1.0);
+    assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+    assert_true(drawn(&fv, far));
+    rv_world_destroy(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unsampled_objects_cover_no_pixel_centre),
+        cmocka_unit_test(test_margin_and_the_eye),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -337,14 +337,33 @@ static void test_margin_and_the_eye(void **state)
     one_box(w, &near_edge, 3.58f, 4.47f, 3.3f, 4.7f);   /* 0.03 short of x = 4.5: the margin keeps it */
     one_box(w, &straddles, 3.45f, 3.6f, 3.3f, 4.7f);    /* holds (3.5, 3.5) */
     one_box(w, &column, 3.58f, 4.42f, -10.0f, 10.0f);   /* tall, but between two columns of centres */
+    /* Diagonal slivers along x - y = 0.5, midway between two diagonals of centres (0.354
+     * pixel from each): their rectangles hold centres, their images do not unless they
+     * reach within the margin of one. */
+    rv_node thin, wide;
+    float q45[4] = { 0, 0, 0.38268343f, 0.92387953f }, at[3] = { 0.5f, 0, 0 }, o[3] = { 0, 0, 0 };
+    float thin_mn[3] = { -5, -0.2f, -0.5f }, thin_mx[3] = { 5, 0.2f, 0.5f };
+    float wide_mn[3] = { -5, -0.3f, -0.5f }, wide_mx[3] = { 5, 0.3f, 0.5f };
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &thin), RV_OK);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wide), RV_OK);
+    rv_node pair[2] = { thin, wide };
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_set_position(w, pair[k], at), RV_OK);
+        assert_int_equal(rv_node_set_rotation(w, pair[k], q45), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, pair[k], o, 5.1f), RV_OK);
+    }
+    assert_int_equal(rv_node_set_test_box(w, thin, thin_mn, thin_mx), RV_OK);
+    assert_int_equal(rv_node_set_test_box(w, wide, wide_mn, wide_mx), RV_OK);
     rv_view v = view_of(&c, true, 0.0);
     rv_frame_view fv;
     assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+    assert_false(drawn(&fv, thin));
+    assert_true(drawn(&fv, wide));
     assert_false(drawn(&fv, inside));
     assert_true(drawn(&fv, near_edge));
     assert_true(drawn(&fv, straddles));
     assert_false(drawn(&fv, column));
-    assert_int_equal(fv.counts.unsampled_culled, 2);
+    assert_int_equal(fv.counts.unsampled_culled, 3);
     rv_world_destroy(w);
 
     /* Perspective: a far, small object whose test box reaches behind the eye is drawn (its

@@ -74,6 +74,7 @@ struct rvw_drive {
     uint8_t *verdict;
     uint32_t object_count;
     uint32_t frame;
+    bool cull_unsampled;      /* rv_view.cull_unsampled */
     /* partition host stub */
     part_ref *parts;
     uint32_t part_count;
@@ -379,6 +380,7 @@ bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_
     }
     d->level = level;
     d->object_count = level->object_count;
+    d->cull_unsampled = opt->cull_unsampled;
     uint32_t slots = 16;
     while (slots < 2 * level->object_count)
         slots *= 2;
@@ -523,6 +525,7 @@ static uint8_t verdict_of(const rvw_drive *d, int reason, rv_node at)
     switch (reason) {
     case RV_CULL_FRUSTUM: return RVW_CULLED_FRUSTUM;
     case RV_CULL_OCCLUSION: return RVW_CULLED_OCCLUSION;
+    case RV_CULL_UNSAMPLED: return RVW_CULLED_UNSAMPLED;
     case RV_CULL_PARTITION: {
         rv_partition_part_info info;
         const part_ref *p = part_of(d, at);
@@ -618,6 +621,7 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
     rv.viewport_height = view->height;
     rv.fov_y = view->fov_y;
     rv.time_ms = view->time_ms;
+    rv.cull_unsampled = d->cull_unsampled;
     rv_frame_view v;
     double t0 = now_us();
     if (!run_frame(d, &rv, &v, &out->feed, err, errlen))
@@ -667,13 +671,15 @@ bool rvw_drive_frame(rvw_drive *d, const rvw_level *level, const rvw_view *view,
         }
     }
     out->unexplained = unexplained;
-    uint32_t occluded = 0;
+    uint32_t occluded = 0, unsampled = 0;
     for (uint32_t i = 0; i < level->object_count; i++) {
         out->drawn += d->verdict[i] == RVW_DRAWN;
         out->excluded += d->verdict[i] == RVW_EXCLUDED;
         occluded += d->verdict[i] == RVW_CULLED_OCCLUSION;
+        unsampled += d->verdict[i] == RVW_CULLED_UNSAMPLED;
     }
-    out->frustum_visible = out->drawn + occluded;
+    out->frustum_visible = out->drawn + occluded + unsampled;
+    out->unsampled_culled = unsampled;
     out->verdict = d->verdict;
     static const rvw_stage map[RV_STAGE_COUNT] = {
         [RV_STAGE_TRANSFORMS] = RVW_STAGE_TRANSFORMS, [RV_STAGE_JOURNAL] = RVW_STAGE_JOURNAL,

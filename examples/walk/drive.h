@@ -23,6 +23,8 @@ typedef enum rvw_verdict {
                                   oracle leaves it out of its scene. */
     RVW_CULLED_PVS,            /* drawn by rvis, then skipped by the host's PVS stage
                                   (rvis-walk --pvs): a cull the oracle checks */
+    RVW_CULLED_UNSAMPLED,      /* its box's image holds no pixel centre (rv_view.cull_unsampled):
+                                  a cull the oracle checks */
     RVW_VERDICT_COUNT
 } rvw_verdict;
 
@@ -53,10 +55,12 @@ typedef struct rvw_feed_result {
 typedef struct rvw_frame_result {
     const uint8_t *verdict;        /* per object (rvw_verdict); borrowed until the next frame */
     uint32_t drawn;                /* objects drawn */
-    uint32_t frustum_visible;      /* objects that passed the frustum (drawn or occluded) */
+    uint32_t frustum_visible;      /* objects that passed the frustum (drawn, occluded or
+                                      unsampled) */
     uint32_t excluded;
     double stage_us[RVW_STAGE_COUNT];
     int64_t occlusion_culled;      /* objects culled by occlusion this frame */
+    int64_t unsampled_culled;      /* objects culled as unsampled this frame */
     int64_t partition_hidden;      /* parts hidden by the partition gate this frame */
     int64_t lod_levels_mask;       /* bit l set: some object drew at LOD level l this frame */
     int64_t hlod_refined;          /* HLOD regions refined into their children this frame */
@@ -74,6 +78,7 @@ typedef struct rvw_frame_result {
 typedef struct rvw_drive_options {
     uint32_t occlusion_width;      /* occlusion buffer width in texels; 0 = occlusion off */
     uint32_t fine_tests;           /* rv_occlusion_desc.fine_tests */
+    bool cull_unsampled;           /* rv_view.cull_unsampled */
     uint32_t feed_width, feed_height; /* the largest depth feed; 0 = none accepted */
     float feed_max_translation;    /* world units the eye may move between a feed and its use;
                                       0 = rvis's default */

@@ -254,6 +254,7 @@ static int pass_of(uint8_t verdict, bool visible, bool verified)
     case RVW_EXCLUDED: return PASS_EXCLUDED;
     case RVW_CULLED_OCCLUSION: return visible ? PASS_FALSE : PASS_OCCLUDED;
     case RVW_CULLED_PVS: return visible ? PASS_FALSE : PASS_PVS;
+    case RVW_CULLED_UNSAMPLED: return visible ? PASS_FALSE : PASS_FRUSTUM; /* too small to show */
     default: return visible ? PASS_FALSE : PASS_FRUSTUM;
     }
 }

@@ -42,6 +42,7 @@ typedef struct options {
     int64_t sabotage_object;    /* -1: none; else this object is marked culled every frame */
     uint32_t occlusion_width;   /* rvis occlusion buffer width; 0 = off */
     uint32_t fine_tests;        /* rv_occlusion_desc.fine_tests (default 1) */
+    uint32_t cull_unsampled;    /* rv_view.cull_unsampled (default 1) */
     bool require_all_stages;    /* city: exit 1 when a module counter stayed 0 */
     bool pvs;                   /* maps: the host skips objects outside the compiler's PVS */
     bool depth_feed;            /* hand rvis each frame's depth image one frame late */
@@ -71,6 +72,8 @@ static const char usage[] =
     "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
     "  --fine-tests 0|1        rvis tests finer than a texel (rv_occlusion_desc.fine_tests;\n"
     "                          default 1)\n"
+    "  --cull-unsampled 0|1    rvis culls objects whose box holds no pixel centre of the\n"
+    "                          viewport (rv_view.cull_unsampled; default 1)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
@@ -108,7 +111,7 @@ enum {
     OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
     OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
     OPT_OCCLUSION_WIDTH, OPT_FINE_TESTS, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT, OPT_DEPTH_FEED, OPT_FEED_RES,
-    OPT_REQUIRE_FEED,
+    OPT_REQUIRE_FEED, OPT_CULL_UNSAMPLED,
 };
 
 static const struct option long_options[] = {
@@ -126,6 +129,7 @@ static const struct option long_options[] = {
     { "quiet", no_argument, NULL, OPT_QUIET },
     { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
     { "fine-tests", required_argument, NULL, OPT_FINE_TESTS },
+    { "cull-unsampled", required_argument, NULL, OPT_CULL_UNSAMPLED },
     { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
     { "pvs", no_argument, NULL, OPT_PVS },
     { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
@@ -142,7 +146,8 @@ static const struct option long_options[] = {
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
-                    .sabotage_object = -1, .occlusion_width = 256, .fine_tests = 1, .feed_width = 320, .feed_height = 180 };
+                    .sabotage_object = -1, .occlusion_width = 256, .fine_tests = 1,
+                    .cull_unsampled = 1, .feed_width = 320, .feed_height = 180 };
     opterr = 0;
     optind = 1;
     int c;
@@ -211,6 +216,10 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_FINE_TESTS:
             if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 1)
                 return bad_input("--fine-tests wants 0 or 1, not '%s'", v);
+            break;
+        case OPT_CULL_UNSAMPLED:
+            if (!parse_u32(v, &o->cull_unsampled, 0) || o->cull_unsampled > 1)
+                return bad_input("--cull-unsampled wants 0 or 1, not '%s'", v);
             break;
         case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
@@ -335,7 +344,8 @@ static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint
                              .occluder_kind = w->level->city ? "building" : "occluder" };
     memcpy(out->eye, view->eye, sizeof out->eye);
     out->culled_by = verdict == RVW_CULLED_FRUSTUM ? "the frustum"
-                     : verdict == RVW_CULLED_PVS   ? "the PVS (--pvs)" : "occlusion";
+                     : verdict == RVW_CULLED_PVS   ? "the PVS (--pvs)"
+                     : verdict == RVW_CULLED_UNSAMPLED ? "the unsampled test (--cull-unsampled)" : "occlusion";
     out->covered = rvw_reference_covered_by_ideal(&w->ref, object);
     for (uint32_t k = 0; k < w->occluders.count; k++) {
         const rvw_occluder_ref *o = &w->occluders.items[k];
@@ -453,7 +463,7 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
 
     for (uint32_t i = 0; i < level->object_count; i++) {
         bool culled = r->verdict[i] == RVW_CULLED_FRUSTUM || r->verdict[i] == RVW_CULLED_OCCLUSION ||
-                      r->verdict[i] == RVW_CULLED_PVS;
+                      r->verdict[i] == RVW_CULLED_PVS || r->verdict[i] == RVW_CULLED_UNSAMPLED;
         if (!culled || w->ref.pixels[i] == 0)
             continue;
         bool first = w->run->false_culls == 0;
@@ -673,7 +683,8 @@ static void walk_free(walk *w)
  * its 72 km/h). */
 static rvw_drive_options drive_options(const options *opt, const rvw_run *run)
 {
-    rvw_drive_options d = { .occlusion_width = opt->occlusion_width, .fine_tests = opt->fine_tests };
+    rvw_drive_options d = { .occlusion_width = opt->occlusion_width, .fine_tests = opt->fine_tests,
+                             .cull_unsampled = opt->cull_unsampled != 0 };
     if (opt->depth_feed) {
         d.feed_width = opt->feed_width;
         d.feed_height = opt->feed_height;

@@ -60,6 +60,7 @@ void rvw_run_record(rvw_run *run, uint32_t frame, const rvw_frame_result *r, dou
     run->drawn_sum += r->drawn;
     run->frustum_visible_sum += r->frustum_visible;
     add_total(&run->occlusion_culled, r->occlusion_culled);
+    add_total(&run->unsampled_culled, r->unsampled_culled);
     add_total(&run->partition_hidden, r->partition_hidden);
     add_total(&run->hlod_refined, r->hlod_refined);
     add_total(&run->journal_deltas, r->journal_deltas);
@@ -287,6 +288,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
             (unsigned long long)(run->frames > WARMUP_FRAMES
                                      ? run->allocations_last - run->allocations_at_warmup : 0));
     json_total(out, "occlusion_culled", &run->occlusion_culled);
+    json_total(out, "unsampled_culled", &run->unsampled_culled);
     if (run->is_city) {
         json_total(out, "partition_hidden", &run->partition_hidden);
         fputs(",\n  \"lod_levels_used\": ", out);

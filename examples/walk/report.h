@@ -85,7 +85,7 @@ typedef struct rvw_run {
     double *oracle_us;             /* per verified frame */
     uint64_t allocations_at_warmup; /* the world's counter after frame 10 */
     uint64_t allocations_last;
-    rvw_total occlusion_culled, partition_hidden, hlod_refined, journal_deltas;
+    rvw_total occlusion_culled, unsampled_culled, partition_hidden, hlod_refined, journal_deltas;
     rvw_total pages_requested, pages_evicted;
     uint64_t lod_mask;
     bool lod_joined;

@@ -149,7 +149,8 @@ typedef enum rv_frame_stage {
     RV_STAGE_FRUSTUM,        /* the hierarchical walk (less what is timed below; with a job
                                 system, the group tests and HLOD decisions made on workers) */
     RV_STAGE_PARTITION,      /* partition gating and flushing */
-    RV_STAGE_OCCLUSION,      /* occluder rasterisation, group tests, the objects' test pass */
+    RV_STAGE_OCCLUSION,      /* occluder rasterisation, group tests, the objects' test pass
+                                (with rv_view.cull_unsampled, its test too) */
     RV_STAGE_LOD,            /* HLOD decisions, the LOD pass, writing the draw items */
     RV_STAGE_STREAMING,      /* grid updates and residency */
     RV_STAGE_PUBLISH,        /* sorting the draw lists and publishing the frame view */

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "support/occlusion_ref.h"
 #include "support/rvt.h"
 
 #include <cglm/cglm.h>
@@ -17,18 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A camera given by its eye, its axes and its lens, from which both rvis's matrices and the
+/* A camera given by its eye, its axes and its field of view, from which both rvis's matrices and the
  * reference's rays are made. */
-typedef struct camera {
+typedef struct lens {
     double eye[3], right[3], up[3], forward[3];
     double tan_half, aspect; /* perspective */
     double half_h;           /* orthographic: half the view's height in world units */
     bool ortho;
     uint32_t width, height;
     float view[16], projection[16];
-} camera;
+} lens;
 
-static void camera_make(camera *c, const double eye[3], double yaw, double pitch, bool ortho, uint32_t w, uint32_t h,
+static void camera_make(lens *c, const double eye[3], double yaw, double pitch, bool ortho, uint32_t w, uint32_t h,
                         double fov_or_half_h)
 {
     memset(c, 0, sizeof *c);
@@ -67,7 +68,7 @@ static void camera_make(camera *c, const double eye[3], double yaw, double pitch
     memcpy(c->projection, p, sizeof p);
 }
 
-static rv_view view_of(const camera *c, bool cull_unsampled, double time_ms)
+static rv_view view_of(const lens *c, bool cull_unsampled, double time_ms)
 {
     rv_view v = { 0 };
     v.view = c->view;
@@ -80,7 +81,7 @@ static rv_view view_of(const camera *c, bool cull_unsampled, double time_ms)
 }
 
 /* The ray of pixel centre (i + 0.5, j + 0.5), rows top-down: origin and direction. */
-static void pixel_ray(const camera *c, uint32_t i, uint32_t j, double o[3], double d[3])
+static void pixel_ray(const lens *c, uint32_t i, uint32_t j, double o[3], double d[3])
 {
     double x = (i + 0.5) / c->width * 2.0 - 1.0, y = 1.0 - (j + 0.5) / c->height * 2.0;
     for (int k = 0; k < 3; k++) {
@@ -94,47 +95,23 @@ static void pixel_ray(const camera *c, uint32_t i, uint32_t j, double o[3], doub
     }
 }
 
-/* A ray meets the box min..max under the affine m (column-major): the ray taken into the
- * box's space with m's inverse (in double), then the slab test. Perspective rays start at
- * the eye (t > 0); orthographic ones run both ways. */
+/* A ray meets the box min..max under the affine m (the reference's slab test, in double):
+ * perspective rays start at the eye (t > 0); orthographic ones run both ways. */
 static bool ray_meets_box(const double o[3], const double d[3], const float m[16], const float mn[3],
                           const float mx[3], bool both_ways)
 {
-    double a[9] = { m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10] }; /* a[c * 3 + r] */
-#define A(r, c) a[(c) * 3 + (r)]
-    double det = A(0, 0) * (A(1, 1) * A(2, 2) - A(1, 2) * A(2, 1)) - A(0, 1) * (A(1, 0) * A(2, 2) - A(1, 2) * A(2, 0)) +
-                 A(0, 2) * (A(1, 0) * A(2, 1) - A(1, 1) * A(2, 0));
-    double inv[3][3] = {
-        { (A(1, 1) * A(2, 2) - A(1, 2) * A(2, 1)) / det, (A(0, 2) * A(2, 1) - A(0, 1) * A(2, 2)) / det,
-          (A(0, 1) * A(1, 2) - A(0, 2) * A(1, 1)) / det },
-        { (A(1, 2) * A(2, 0) - A(1, 0) * A(2, 2)) / det, (A(0, 0) * A(2, 2) - A(0, 2) * A(2, 0)) / det,
-          (A(0, 2) * A(1, 0) - A(0, 0) * A(1, 2)) / det },
-        { (A(1, 0) * A(2, 1) - A(1, 1) * A(2, 0)) / det, (A(0, 1) * A(2, 0) - A(0, 0) * A(2, 1)) / det,
-          (A(0, 0) * A(1, 1) - A(0, 1) * A(1, 0)) / det },
-    };
-#undef A
-    double q[3] = { o[0] - m[12], o[1] - m[13], o[2] - m[14] }, lo[3], ld[3];
-    for (int r = 0; r < 3; r++) {
-        lo[r] = inv[r][0] * q[0] + inv[r][1] * q[1] + inv[r][2] * q[2];
-        ld[r] = inv[r][0] * d[0] + inv[r][1] * d[1] + inv[r][2] * d[2];
-    }
-    double t0 = both_ways ? -INFINITY : 0.0, t1 = INFINITY;
+    ref_box b = { 0 };
+    memcpy(b.min, mn, sizeof b.min);
+    memcpy(b.max, mx, sizeof b.max);
+    memcpy(b.matrix, m, sizeof b.matrix);
+    b.has_matrix = true;
+    ref_box_init(&b);
+    double q[3], p[3], ta, tb, far = 1e7;
     for (int k = 0; k < 3; k++) {
-        if (ld[k] == 0) {
-            if (lo[k] < mn[k] || lo[k] > mx[k])
-                return false;
-            continue;
-        }
-        double ta = (mn[k] - lo[k]) / ld[k], tb = (mx[k] - lo[k]) / ld[k];
-        if (ta > tb) {
-            double s = ta;
-            ta = tb;
-            tb = s;
-        }
-        t0 = ta > t0 ? ta : t0;
-        t1 = tb < t1 ? tb : t1;
+        q[k] = both_ways ? o[k] - far * d[k] : o[k];
+        p[k] = o[k] + far * d[k];
     }
-    return t0 <= t1;
+    return ref_box_slab(&b, q, p, &ta, &tb) && tb >= 0 && ta <= 1;
 }
 
 static bool ray_meets_sphere(const double o[3], const double d[3], const float s[4], bool both_ways)
@@ -154,7 +131,7 @@ typedef struct object {
 } object;
 
 /* Pixel centres of c whose ray meets the object's box, or its world sphere without one. */
-static uint32_t centres_hit(const rv_world *w, const camera *c, const object *ob)
+static uint32_t centres_hit(const rv_world *w, const lens *c, const object *ob)
 {
     float m[16], s[4];
     assert_int_equal(rv_node_world_matrix(w, ob->node, m), RV_OK);
@@ -183,9 +160,9 @@ static float log_uniform(uint64_t *s, float a, float b)
     return expf(rvt_uniform(s, logf(a), logf(b)));
 }
 
-/* Random objects in and around a random camera's view: small and large, flat boxes (one
+/* Random objects in and around a random lens's view: small and large, flat boxes (one
  * axis without thickness), slivers, rotated and scaled, some with only a sphere. */
-static void scatter(rv_world *w, const camera *c, uint64_t *seed, object *obs, uint32_t n)
+static void scatter(rv_world *w, const lens *c, uint64_t *seed, object *obs, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
         object *ob = &obs[k];
@@ -251,7 +228,7 @@ static void test_unsampled_objects_cover_no_pixel_centre(void **state)
     assert_non_null(obs);
     for (uint32_t sc = 0; sc < scenes; sc++) {
         rv_world *w = world_new(true);
-        camera c;
+        lens c;
         double eye[3] = { rvt_uniform(&seed, -50, 50), rvt_uniform(&seed, -5, 5), rvt_uniform(&seed, -50, 50) };
         bool ortho = sc % 4 == 3;
         uint32_t width = 16 + (uint32_t)(rvt_next(&seed) % 112), height = 12 + (uint32_t)(rvt_next(&seed) % 84);
@@ -329,7 +306,7 @@ static void test_margin_and_the_eye(void **state)
 {
     (void)state;
     rv_world *w = world_new(true);
-    camera c;
+    lens c;
     double eye[3] = { 0, 0, 10 };
     camera_make(&c, eye, 0, 0, true, 64, 64, 32); /* x, y in [-32, 32]: centres at k + 0.5 */
     rv_node inside, near_edge, straddles, column;

@@ -29,6 +29,26 @@ static void mat4_mul_d(const float a[16], const float b[16], double out[16])
         }
 }
 
+/* The view direction of a view-projection m (world -> clip). Perspective: the w row is the
+ * view depth, so its xyz is the forward direction (scaled), whatever the view's
+ * handedness. Orthographic (w = 1): the z row grows with depth (shrinks under reversed-Z). */
+static void forward_of(const double m[16], bool orthographic, bool reversed_z, float out[3])
+{
+    double sign = orthographic && reversed_z ? -1.0 : 1.0;
+    for (int k = 0; k < 3; k++)
+        out[k] = (float)(sign * (orthographic ? m[4 * k + 2] : m[4 * k + 3]));
+}
+
+/* Pixels per world unit across the view at unit depth (perspective) or anywhere
+ * (orthographic), the larger of the two axes, read from the matrix itself. */
+static float pixels_per_unit_of(const double m[16], bool orthographic, uint32_t width, uint32_t height)
+{
+    double rx = sqrt(m[0] * m[0] + m[4] * m[4] + m[8] * m[8]), ry = sqrt(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
+    double rw = orthographic ? fabs(m[15]) : sqrt(m[3] * m[3] + m[7] * m[7] + m[11] * m[11]);
+    double ppu = 0.5 * fmax(rx * width, ry * height) / rw;
+    return ppu < 3e38 ? (float)ppu : 3e38f;
+}
+
 rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi_frame_camera *out)
 {
     if (!view || view->viewport_width == 0 || view->viewport_height == 0)
@@ -53,15 +73,17 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         const float *v = view->view;
         for (int k = 0; k < 3; k++)
             cam.eye[k] = -(v[k * 4 + 0] * v[12] + v[k * 4 + 1] * v[13] + v[k * 4 + 2] * v[14]);
-        /* Right-handed views look down -Z: forward is minus the third row of R. */
-        float fwd[3] = { -v[2], -v[6], -v[10] };
+        const float *p = view->projection;
+        cam.orthographic = p[3] == 0 && p[7] == 0 && p[11] == 0 && p[15] != 0;
+        /* Forward from the product, as the view_projection form reads it, so a left-handed
+         * view (looking down +Z) has its forward too. */
+        float fwd[3];
+        forward_of(cam.view_projection_d, cam.orthographic, view->clip.reversed_z, fwd);
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
         if (!(len > 0))
             return RV_ERR_INVALID_ARG;
         for (int k = 0; k < 3; k++)
             cam.forward[k] = fwd[k] / len;
-        const float *p = view->projection;
-        cam.orthographic = p[3] == 0 && p[7] == 0 && p[11] == 0 && p[15] != 0;
         if (cam.orthographic)
             cam.ortho_height = fabsf(p[5]) > 0 ? 2.0f * fabsf(p[15]) / fabsf(p[5]) : 0;
         cam.fov_y = view->fov_y > 0 ? view->fov_y
@@ -79,14 +101,11 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
          * depth (shrinks under reversed-Z), so forward is the z row, negated when reversed. */
         const float *m = view->view_projection;
         cam.orthographic = m[3] == 0 && m[7] == 0 && m[11] == 0;
-        float fwd[3] = { m[3], m[7], m[11] };
+        float fwd[3];
+        forward_of(cam.view_projection_d, cam.orthographic, view->clip.reversed_z, fwd);
         float ry = sqrtf(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]); /* length of the y row */
-        if (cam.orthographic) {
-            fwd[0] = m[2]; fwd[1] = m[6]; fwd[2] = m[10];
-            if (view->clip.reversed_z) { fwd[0] = -fwd[0]; fwd[1] = -fwd[1]; fwd[2] = -fwd[2]; }
-            /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
+        if (cam.orthographic) /* NDC y = row y . p / w spans 2: the world height is 2 |w| / |row y|. */
             cam.ortho_height = ry > 0 ? 2.0f * fabsf(m[15]) / ry : 0;
-        }
         float len = sqrtf(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]);
         if (!(len > 0))
             return RV_ERR_INVALID_ARG;
@@ -115,8 +134,8 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     cam.lod_view.orthographic = cam.orthographic;
     cam.lod_view.ortho_height = cam.orthographic ? cam.ortho_height : 1.0f;
     cam.cull_unsampled = view->cull_unsampled;
-    cam.pixels_per_unit = cam.orthographic ? (float)view->viewport_height / cam.ortho_height
-                                           : 0.5f * (float)view->viewport_height / tanf(0.5f * cam.fov_y);
+    cam.pixels_per_unit = pixels_per_unit_of(cam.view_projection_d, cam.orthographic, view->viewport_width,
+                                             view->viewport_height);
     (void)world;
     *out = cam;
     return RV_OK;

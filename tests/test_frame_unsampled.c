@@ -372,11 +372,56 @@ static void test_margin_and_the_eye(void **state)
     rv_world_destroy(w);
 }
 
+/* A left-handed camera (Direct3D's: identity view looking down +Z, depth 0..1) in the view
+ * + projection form gives what the same matrix gives in the view_projection form: the
+ * same culls, and the opaque list front to back with positive depths. */
+static void test_left_handed_view(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(false);
+    uint64_t seed = 99;
+    for (int k = 0; k < 400; k++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        float z = rvt_uniform(&seed, 5, 55), p[3] = { rvt_uniform(&seed, -0.4f, 0.4f) * z, rvt_uniform(&seed, -0.2f, 0.2f) * z, z };
+        float o[3] = { 0, 0, 0 }, mn[3] = { -0.01f, -0.01f, -0.01f }, mx[3] = { 0.01f, 0.01f, 0.01f };
+        assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, n, o, 0.02f), RV_OK);
+        assert_int_equal(rv_node_set_test_box(w, n, mn, mx), RV_OK);
+    }
+    float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 }, eye[3] = { 0, 0, 0 };
+    float cot = 1.0f / tanf(0.5f), aspect = 16.0f / 9.0f, nz = 0.1f, fz = 1000.0f;
+    float lh[16] = { cot / aspect, 0, 0, 0, 0, cot, 0, 0, 0, 0, fz / (fz - nz), 1, 0, 0, -nz * fz / (fz - nz), 0 };
+    rv_view v = { 0 };
+    v.view = view;
+    v.projection = lh;
+    v.clip.depth_zero_to_one = true;
+    v.viewport_width = 640;
+    v.viewport_height = 360;
+    v.cull_unsampled = true;
+    rv_frame_view a, b;
+    assert_int_equal(rv_frame(w, &v, &a), RV_OK);
+    uint32_t culled = a.counts.unsampled_culled, drawn_count = a.opaque_count;
+    assert_true(culled > 100);
+    assert_true(a.opaque_count > 0 && a.opaque[0].view_depth > 0);
+    for (uint32_t k = 1; k < a.opaque_count; k++)
+        assert_true(a.opaque[k].view_depth >= a.opaque[k - 1].view_depth);
+    v.view = v.projection = NULL;
+    v.view_projection = lh; /* identity view: the product is the projection */
+    v.eye = eye;
+    v.time_ms = 1;
+    assert_int_equal(rv_frame(w, &v, &b), RV_OK);
+    assert_int_equal(b.counts.unsampled_culled, culled);
+    assert_int_equal(b.opaque_count, drawn_count);
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unsampled_objects_cover_no_pixel_centre),
         cmocka_unit_test(test_margin_and_the_eye),
+        cmocka_unit_test(test_left_handed_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,22 +121,24 @@ typedef struct rv_view {
      * threshold of no sample at all). true: the host rasterises this view with one sample
      * per pixel at the pixel's centre (no MSAA; with temporal jitter, give this frame's
      * jittered projection) into a target of viewport_width x viewport_height pixels. A
-     * candidate whose box's image, grown by RV_UNSAMPLED_MARGIN_PX on every side, holds no
-     * pixel centre of the viewport then covers no sample whatever the fill rule, and is
-     * culled as unsampled (RV_CULL_UNSAMPLED, counts.unsampled_culled). The box is the
-     * node's occlusion test box when it has one, else the box around its geometry's world
-     * sphere; only candidates whose sphere's image spans at most about RV_UNSAMPLED_MAX_PX
-     * pixels are looked at, and never one reaching behind the eye. The main view and
-     * rv_cull_view's views alike (a shadow map's texels are its pixels). It hides nothing
-     * that draws a pixel of this view; an object's effects beyond its own pixels (a shadow
-     * it casts, a light it carries) are the host's to keep. false = off (default). */
+     * candidate whose box's image, grown by RV_UNSAMPLED_MARGIN_PX, holds no pixel centre
+     * of the viewport then covers no sample whatever the fill rule, and is culled as
+     * unsampled (RV_CULL_UNSAMPLED, counts.unsampled_culled). The box is the node's
+     * occlusion test box when it has one, else the box around its geometry's world
+     * sphere. Only candidates whose sphere's image spans at most about RV_UNSAMPLED_MAX_PX
+     * pixels (read from the matrices, not fov_y) are looked at, and never one whose box
+     * reaches behind the eye. The main view and rv_cull_view's views alike (a shadow map's
+     * texels are its pixels). It hides nothing that draws a pixel of this view; an
+     * object's effects beyond its own pixels (a shadow it casts, a light it carries) are
+     * the host's to keep. false = off (default). */
     bool cull_unsampled;
 } rv_view;
 
 /* Margin, in pixels, around a box's image when rv_view.cull_unsampled looks for a pixel
- * centre in it: twice the farthest a rasteriser moves a vertex when it snaps it to its
- * subpixel grid (1/32 pixel at the coarsest grid Vulkan allows, 1/16 pixel; D3D's is
- * 1/256), the rest for the float rounding of the host's transforms. */
+ * centre in it (at least this far in every direction: each edge of the image moves out by
+ * it). A rasteriser snapping vertices to its subpixel grid moves an edge by at most 1/32
+ * pixel at the coarsest grid Vulkan allows (1/16 pixel; Direct3D's is 1/256); the margin
+ * is twice that, the other half for the float rounding of the host's transforms. */
 #define RV_UNSAMPLED_MARGIN_PX 0.0625
 /* Candidates whose world sphere's image spans more pixels than this are not tested for
  * rv_view.cull_unsampled (a filter on cost; they are drawn as without it). */
@@ -464,7 +466,8 @@ RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
 /* Destroys a list (NULL ignored). Views it lent become invalid. */
 RV_API void rv_view_list_destroy(rv_view_list *list);
 
-/* Culls an extra view by frustum and LOD only (no occlusion, no partition gate, no
+/* Culls an extra view by frustum and LOD only, and with view->cull_unsampled the unsampled
+ * test (no occlusion, no partition gate, no
  * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
  * residency without fading) into list, and fills *out: opaque and translucent lists and
  * counts; the other fields are empty. Uses the transforms of the last rv_update_world.

@@ -315,7 +315,6 @@ void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
  * reported. */
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
 
-/* Writes the draw item of node i (world matrix copied) at *item. */
 /* rv_view.cull_unsampled's test of node i in the view of cam (frame_cull.c): true when the
  * image of its test box (f's table), else of the box around its geometry's world sphere,
  * grown by RV_UNSAMPLED_MARGIN_PX, holds no pixel centre of cam's viewport. False for a
@@ -323,6 +322,7 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
  * behind the eye. */
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i);
 
+/* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,
                     uint32_t level, float fade, const rvi_frame_camera *cam);
 

@@ -265,6 +265,7 @@ static bool near_frustum(const rv_frustum *fr, const host_object *o)
 
 typedef struct case_stats {
     uint64_t visible, baseline_drawn, drawn, occlusion_culled, lod_culled, wrong;
+    uint64_t visited, frustum_tested, occlusion_tested;
     bool digests_equal;
 } case_stats;
 
@@ -368,6 +369,9 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
                 st.drawn += v[WORLD_SERIAL].opaque_count + v[WORLD_SERIAL].translucent_count;
                 st.occlusion_culled += v[WORLD_SERIAL].counts.occlusion_culled;
                 st.lod_culled += v[WORLD_SERIAL].counts.lod_culled;
+                st.visited += v[WORLD_SERIAL].counts.nodes_visited;
+                st.frustum_tested += v[WORLD_SERIAL].counts.frustum_tested;
+                st.occlusion_tested += v[WORLD_SERIAL].counts.occlusion_tested;
                 check_view(&field, &worlds[WORLD_SERIAL], &c, &v[WORLD_SERIAL], &st);
             }
         }
@@ -393,11 +397,14 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
     int len = snprintf(extra, sizeof extra,
              ", \"workers_1_us\": %.4g, \"workers_2_us\": %.4g, \"workers_2_over_1\": %.3f, "
              "\"frustum_visible_mean\": %.1f, \"baseline_drawn_mean\": %.1f, \"drawn_mean\": %.1f, "
-             "\"occlusion_culled_mean\": %.1f, \"lod_culled_mean\": %.1f, \"steady_allocations\": %llu, "
+             "\"occlusion_culled_mean\": %.1f, \"lod_culled_mean\": %.1f, \"nodes_visited_mean\": %.1f, "
+             "\"frustum_tested_mean\": %.1f, \"occlusion_tested_mean\": %.1f, \"steady_allocations\": %llu, "
              "\"digests_equal\": %s, \"frames\": %d, \"crates\": %u, \"grouped\": %s",
              med[WORLD_ONE], med[WORLD_TWO], med[WORLD_TWO] / med[WORLD_ONE], (double)st.visible / CRATE_FRAMES,
              (double)st.baseline_drawn / CRATE_FRAMES, (double)st.drawn / CRATE_FRAMES,
              (double)st.occlusion_culled / CRATE_FRAMES, (double)st.lod_culled / CRATE_FRAMES,
+             (double)st.visited / CRATE_FRAMES, (double)st.frustum_tested / CRATE_FRAMES,
+             (double)st.occlusion_tested / CRATE_FRAMES,
              (unsigned long long)(reps > 1 ? steady_after - steady_before : 0), st.digests_equal ? "true" : "false",
              CRATE_FRAMES, count, grouped ? "true" : "false");
     static const char *const stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum",

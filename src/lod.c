@@ -337,7 +337,7 @@ typedef struct lod_candidates {
     uint32_t plain, finer, coarser;
 } lod_candidates;
 
-static lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder, const rv_lod_desc *config)
+static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder, const rv_lod_desc *config)
 {
     /* level_for_angle for the three factors in one pass: each level counts a prefix of the
      * descending thresholds, and the finer factor's thresholds are the largest, so once the
@@ -469,6 +469,11 @@ typedef struct lod_record {
     rv_lod_ladder ladder;
     rv_lod_selector selector;
     double last_clock_ms;   /* LOD clock at the node's previous selection */
+    /* The band: while the sphere's radius is band_r, every squared eye distance strictly
+     * between band_lo_sq and band_hi_sq gives the candidates in band (band_update). Empty
+     * (0, 0) until a perspective selection computes one. */
+    float band_lo_sq, band_hi_sq, band_r;
+    uint8_t band[3];        /* candidates_for's plain, finer, coarser there */
 } lod_record;
 
 typedef struct lod_state {
@@ -579,6 +584,7 @@ rv_result rv_lod_set_desc(rv_world *world, const rv_lod_desc *desc)
     lod_record *recs = RVI_VEC_PTR(st->table.records, lod_record);
     for (uint32_t k = 0; k < st->table.records.count; k++) {
         recs[k].nothing_sq = nothing_sq_of(&recs[k].ladder, &config);
+        recs[k].band_lo_sq = recs[k].band_hi_sq = 0.0f;
         update_cutoff(st, &recs[k]);
     }
     return RV_OK;
@@ -695,6 +701,47 @@ rv_result rv_lod_advance(rv_world *world, float dt_ms)
     return rvi_lod_advance(world, dt_ms);
 }
 
+/* The band of the candidates at eye distance d (perspective). For a threshold's angle x
+ * (t f REACH, f = 1, 1 + h or 1 - h as candidates_for forms them), angle < x exactly when
+ * d > D = r / sin(x / (2 bias)) (D = r when x / (2 bias) >= pi / 2), and each candidate
+ * counts the thresholds whose D lies below d. So between the nearest D below d (at least
+ * r) and the nearest above it no candidate changes. The band is that interval shrunk by
+ * 1e-5 of itself at each end, far beyond the rounding of asin, sin, the products and the
+ * squares (about 1e-15 each; the float squares are rounded inward), so a distance inside
+ * it gives candidates_for's answer bit for bit without the arcsine. */
+static void band_update(lod_record *rec, const rv_lod_desc *config, double d, float r, lod_candidates c)
+{
+    rec->band_lo_sq = rec->band_hi_sq = 0.0f;
+    if (!(r >= 0.0f) || !(r < INFINITY) || !(d > r) || !(d < INFINITY))
+        return;
+    double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
+    double factor[3] = { 1.0, 1.0 + h, 1.0 - h }, lo = r, hi = INFINITY;
+    for (int f = 0; f < 3; f++)
+        for (uint32_t i = 0; i < rec->ladder.count; i++) {
+            double x = (double)rec->ladder.thresholds[i] * factor[f] * RVI_LOD_REACH;
+            double half = x / (2.0 * (double)config->bias);
+            double at = half >= LOD_PI / 2 ? (double)r : (double)r / sin(half);
+            if (at < d)
+                lo = at > lo ? at : lo;
+            else
+                hi = at < hi ? at : hi;
+        }
+    lo *= 1.0 + 1e-5;
+    hi *= 1.0 - 1e-5;
+    if (!(lo < d && d < hi))
+        return;
+    float lo_sq = nextafterf((float)(lo * lo), INFINITY);
+    float hi_sq = hi * hi < 3.0e38 ? nextafterf((float)(hi * hi), 0.0f) : INFINITY;
+    if (!(lo_sq < hi_sq))
+        return;
+    rec->band_lo_sq = lo_sq;
+    rec->band_hi_sq = hi_sq;
+    rec->band_r = r;
+    rec->band[0] = (uint8_t)c.plain;
+    rec->band[1] = (uint8_t)c.finer;
+    rec->band[2] = (uint8_t)c.coarser;
+}
+
 rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod_view *view, rv_lod_selection *out,
                               uint32_t *out_count, double *fade_end_ms)
 {
@@ -706,8 +753,24 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
     const float *sphere = world->scene.world_sphere[node_index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    lod_candidates c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config),
-                                      &rec->ladder, &st->config);
+    lod_candidates c;
+    if (view->orthographic) {
+        c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
+    } else {
+        /* biased_angle's distance, to the bit. */
+        double dx = (double)sphere[0] - view->eye[0];
+        double dy = (double)sphere[1] - view->eye[1];
+        double dz = (double)sphere[2] - view->eye[2];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        if (sphere[3] == rec->band_r && d2 > (double)rec->band_lo_sq && d2 < (double)rec->band_hi_sq) {
+            c.plain = rec->band[0];
+            c.finer = rec->band[1];
+            c.coarser = rec->band[2];
+        } else {
+            c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
+            band_update(rec, &st->config, sqrt(d2), sphere[3], c);
+        }
+    }
     float dt = (float)(st->clock_ms - rec->last_clock_ms);
     rec->last_clock_ms = st->clock_ms;
     float crossfade = st->config.crossfade_ms;

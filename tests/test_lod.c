@@ -439,6 +439,84 @@ static void test_desc_resolves_defaults_and_refuses_out_of_range(void **state)
     rv_world_destroy(w);
 }
 
+/* A node's selection caches its candidate levels over a band of eye distances; it must
+ * answer what a host's selector (which recomputes them every step) answers, bit for bit:
+ * eyes that sweep slowly across every threshold and its hysteresis bounds, jumps, radius
+ * changes (scale), a desc change, orthographic steps between perspective ones. */
+static void test_node_selection_matches_a_host_selector_step_by_step(void **state)
+{
+    (void)state;
+    enum { NODES = 24 };
+    uint64_t seed = 0xB4AD5EEDull;
+    const float ladders[3][4] = { { 0.2f, 0.06f, 0.015f, 0 }, { 0.5f, 0.1f, 0, 0 }, { 3.5f, 1.2f, 0.3f, 0.01f } };
+    const uint32_t counts[3] = { 3, 2, 4 };
+    for (int round = 0; round < RVT_HEAVY(40, 8); round++) {
+        rv_lod_desc desc = { .hysteresis = round % 3 == 0 ? 0.25f : (round % 3 == 1 ? -1.0f : 0.0f),
+                             .crossfade_ms = round % 4 == 0 ? -1.0f : rvt_uniform(&seed, 30, 400),
+                             .bias = round % 5 == 0 ? 2.0f : 1.0f,
+                             .finest_level = (uint32_t)(round % 2) };
+        rv_world *w = rvt_world_lod(&desc);
+        rv_node nodes[NODES];
+        rv_lod_ladder lad[NODES];
+        rv_lod_selector host[NODES];
+        memset(host, 0, sizeof host);
+        for (int i = 0; i < NODES; i++) {
+            nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -40, 40), rvt_uniform(&seed, -5, 5),
+                                  rvt_uniform(&seed, -40, 40), rvt_uniform(&seed, 0.2f, 3.0f));
+            assert_int_equal(rv_lod_ladder_make(ladders[i % 3], counts[i % 3], &lad[i]), RV_OK);
+            assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &lad[i]), RV_OK);
+        }
+        assert_int_equal(rv_update_world(w), RV_OK);
+        rv_lod_desc now;
+        assert_int_equal(rv_lod_get_desc(w, &now), RV_OK);
+        float eye[3] = { 0, 0, 0 }, vel[3] = { 0, 0, 0 };
+        uint32_t compared = 0;
+        for (int step = 0; step < 300; step++) {
+            if (step % 60 == 0)
+                for (int a = 0; a < 3; a++)
+                    vel[a] = rvt_uniform(&seed, -0.6f, 0.6f);
+            for (int a = 0; a < 3; a++)
+                eye[a] += vel[a];
+            if (step % 97 == 96) /* a jump */
+                for (int a = 0; a < 3; a++)
+                    eye[a] = rvt_uniform(&seed, -200, 200);
+            if (step == 150) { /* a radius change */
+                float scale[3] = { 1.5f, 1, 1 };
+                assert_int_equal(rv_node_set_scale(w, nodes[3], scale), RV_OK);
+                assert_int_equal(rv_update_world(w), RV_OK);
+            }
+            if (step == 200) { /* a desc change */
+                rv_lod_desc other = desc;
+                other.hysteresis = 0.05f;
+                assert_int_equal(rv_lod_set_desc(w, &other), RV_OK);
+                assert_int_equal(rv_lod_get_desc(w, &now), RV_OK);
+            }
+            float dt = step % 7 == 0 ? 0.0f : 16.0f;
+            assert_int_equal(rv_lod_advance(w, dt), RV_OK);
+            rv_lod_view view = { .eye = { eye[0], eye[1], eye[2] } };
+            if (step % 41 == 40) {
+                view.orthographic = true;
+                view.ortho_height = rvt_uniform(&seed, 5, 200);
+            }
+            for (int i = 0; i < NODES; i++) {
+                float sphere[4];
+                assert_int_equal(rv_node_world_bounds(w, nodes[i], sphere), RV_OK);
+                rv_lod_selection a, b;
+                assert_int_equal(rv_node_lod_select(w, nodes[i], &view, &a), RV_OK);
+                assert_int_equal(rv_lod_selector_update(&host[i], &lad[i], &now, &view, sphere, sphere[3], dt, &b),
+                                 RV_OK);
+                assert_int_equal(a.count, b.count);
+                assert_int_equal(a.levels[0], b.levels[0]);
+                assert_int_equal(a.levels[1], b.levels[1]);
+                assert_memory_equal(a.weights, b.weights, sizeof a.weights);
+                compared++;
+            }
+        }
+        assert_int_equal(compared, 300u * NODES);
+        rv_world_destroy(w);
+    }
+}
+
 /* ---- node form ----------------------------------------------------------------------- */
 
 static void test_node_form_uses_world_bounds_and_scale_counts(void **state)
@@ -987,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_crossfade_retarget_to_a_third_level_never_jumps),
         cmocka_unit_test(test_crossfade_random_targets_never_move_a_weight_faster_than_the_fade),
         cmocka_unit_test(test_node_selection_fades_on_the_world_clock),
+        cmocka_unit_test(test_node_selection_matches_a_host_selector_step_by_step),
         cmocka_unit_test(test_destroyed_node_drops_its_lod_state),
         cmocka_unit_test(test_steady_node_selection_allocates_nothing),
         cmocka_unit_test(test_lod_calls_survive_every_allocation_failure),

@@ -298,7 +298,7 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
 /* The sort key of a view depth: its unsigned order is the depth's (descending when
  * far_to_near; NaN last). */
 uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near);
-/* Sorts n values (order) by their keys, stably (LSD radix, four 8-bit passes: O(n)), with
+/* Sorts n values (order) by their keys, stably (LSD radix, three passes of 11, 11 and 10 bits: O(n)), with
  * keys2 and order2 (n entries each, apart from the first two) for the passes. Returns the
  * sorted values: order or order2. */
 uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2);

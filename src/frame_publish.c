@@ -53,24 +53,36 @@ uint32_t rvi_frame_depth_key(float view_depth, bool far_to_near)
     return depth_key(view_depth, far_to_near);
 }
 
+/* Three passes of 11, 11 and 10 bits; every pass's histogram is counted in one read of
+ * the keys before the first pass. */
+#define SORT_DIGITS 3
+#define SORT_BUCKETS 2048u
+
 uint32_t *rvi_frame_sort_pairs(uint32_t n, uint32_t *keys, uint32_t *order, uint32_t *keys2, uint32_t *order2)
 {
     if (n < 2)
         return order;
-    for (int shift = 0; shift < 32; shift += 8) {
-        uint32_t count[256] = { 0 };
-        for (uint32_t i = 0; i < n; i++)
-            count[(keys[i] >> shift) & 255]++;
-        if (count[(keys[0] >> shift) & 255] == n)
-            continue; /* every key shares this byte: the pass would not move anything */
+    static const int shift[SORT_DIGITS] = { 0, 11, 22 };
+    uint32_t count[SORT_DIGITS][SORT_BUCKETS];
+    memset(count, 0, sizeof count);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = keys[i];
+        count[0][k & 2047u]++;
+        count[1][(k >> 11) & 2047u]++;
+        count[2][k >> 22]++;
+    }
+    for (int d = 0; d < SORT_DIGITS; d++) {
+        uint32_t *c = count[d];
+        if (c[(keys[0] >> shift[d]) & 2047u] == n)
+            continue; /* every key shares this digit: the pass would not move anything */
         uint32_t sum = 0;
-        for (int b = 0; b < 256; b++) {
-            uint32_t c = count[b];
-            count[b] = sum;
-            sum += c;
+        for (uint32_t b = 0; b < SORT_BUCKETS; b++) {
+            uint32_t v = c[b];
+            c[b] = sum;
+            sum += v;
         }
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t dst = count[(keys[i] >> shift) & 255]++;
+            uint32_t dst = c[(keys[i] >> shift[d]) & 2047u]++;
             keys2[dst] = keys[i];
             order2[dst] = order[i];
         }

@@ -334,13 +334,20 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
     const float *cutoff = rvi_lod_cutoff(world, &count);
     for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
         rvi_candidate c = p->cands[k];
-        object_lod o = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
+        /* Written field by field where it lives: built on the stack and copied out, its
+         * narrow fields' stores could not forward to the copy's wide loads, a stall per
+         * candidate. */
+        object_lod *o = &p->lod[k];
+        o->level[0] = o->level[1] = 0;
+        o->fade[0] = o->fade[1] = 0.0f;
+        o->forget = 0;
+        uint32_t n = 0;
         if (sc->flags[c.node] & RVI_NODE_HAS_LOD) {
             rv_lod_selection sel;
             uint32_t nothing = 0;
             bool resting = c.node < count && cutoff[c.node] > 0.0f;
             rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms);
-            o.forget = resting && !(cutoff[c.node] > 0.0f);
+            o->forget = resting && !(cutoff[c.node] > 0.0f);
             if (r != RV_OK) {
                 w->error = r;
                 sel.count = 0;
@@ -348,24 +355,25 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
             /* The level past the ladder means "draw nothing". */
             for (uint32_t s = 0; s < sel.count; s++)
                 if (sel.weights[s] > 0 && sel.levels[s] < nothing) {
-                    o.level[o.n] = sel.levels[s];
-                    o.fade[o.n++] = c.weight * sel.weights[s];
+                    o->level[n] = sel.levels[s];
+                    o->fade[n++] = c.weight * sel.weights[s];
                 }
-            if (r == RV_OK && o.n == 0 && !(sc->world_sphere[c.node][3] < INFINITY) && sel.levels[0] < nothing) {
+            if (r == RV_OK && n == 0 && !(sc->world_sphere[c.node][3] < INFINITY) && sel.levels[0] < nothing) {
                 /* Unbounded (its placement is unknown, RVI_NODE_STALE): its target level
                  * (the finest allowed) may still be fading in from "nothing" with no
                  * weight yet. It is drawn at that level now: LOD must not drop it. */
-                o.level[0] = sel.levels[0];
-                o.fade[0] = c.weight;
-                o.n = 1;
+                o->level[0] = sel.levels[0];
+                o->fade[0] = c.weight;
+                n = 1;
             }
-            o.lod_nothing = o.n == 0;
-            w->counts.lod_culled += o.lod_nothing;
+            w->counts.lod_culled += n == 0;
+            o->lod_nothing = n == 0;
         } else {
-            o.fade[0] = c.weight;
-            o.n = 1;
+            o->fade[0] = c.weight;
+            n = 1;
+            o->lod_nothing = 0;
         }
-        p->lod[k] = o;
+        o->n = n;
     }
 }
 

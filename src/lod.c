@@ -709,15 +709,23 @@ rv_result rv_lod_advance(rv_world *world, float dt_ms)
  * 1e-5 of itself at each end, far beyond the rounding of asin, sin, the products and the
  * squares (about 1e-15 each; the float squares are rounded inward), so a distance inside
  * it gives candidates_for's answer bit for bit without the arcsine. */
-static void band_update(lod_record *rec, const rv_lod_desc *config, double d, float r, lod_candidates c)
+static void band_update(lod_record *rec, const rv_lod_desc *config, double angle, double d, float r,
+                        lod_candidates c)
 {
     rec->band_lo_sq = rec->band_hi_sq = 0.0f;
     if (!(r >= 0.0f) || !(r < INFINITY) || !(d > r) || !(d < INFINITY))
         return;
     double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
     double factor[3] = { 1.0, 1.0 + h, 1.0 - h }, lo = r, hi = INFINITY;
-    for (int f = 0; f < 3; f++)
-        for (uint32_t i = 0; i < rec->ladder.count; i++) {
+    uint32_t n = rec->ladder.count;
+    for (int f = 0; f < 3; f++) {
+        /* D grows with i (the thresholds descend), so only the thresholds on either side
+         * of the count the angle reaches are nearest; should rounding put d on the wrong
+         * side of one, the check below leaves the band empty. */
+        uint32_t reached = 0;
+        while (reached < n && angle < (double)rec->ladder.thresholds[reached] * factor[f] * RVI_LOD_REACH)
+            reached++;
+        for (uint32_t i = reached ? reached - 1 : 0; i < n && i <= reached; i++) {
             double x = (double)rec->ladder.thresholds[i] * factor[f] * RVI_LOD_REACH;
             double half = x / (2.0 * (double)config->bias);
             double at = half >= LOD_PI / 2 ? (double)r : (double)r / sin(half);
@@ -726,6 +734,7 @@ static void band_update(lod_record *rec, const rv_lod_desc *config, double d, fl
             else
                 hi = at < hi ? at : hi;
         }
+    }
     lo *= 1.0 + 1e-5;
     hi *= 1.0 - 1e-5;
     if (!(lo < d && d < hi))
@@ -767,8 +776,9 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
             c.finer = rec->band[1];
             c.coarser = rec->band[2];
         } else {
-            c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
-            band_update(rec, &st->config, sqrt(d2), sphere[3], c);
+            double angle = biased_angle(sphere, sphere[3], view, &st->config);
+            c = candidates_for(angle, &rec->ladder, &st->config);
+            band_update(rec, &st->config, angle, sqrt(d2), sphere[3], c);
         }
     }
     float dt = (float)(st->clock_ms - rec->last_clock_ms);

@@ -740,7 +740,7 @@ static void band_update(lod_record *rec, const rv_lod_desc *config, double angle
     if (!(lo < d && d < hi))
         return;
     float lo_sq = nextafterf((float)(lo * lo), INFINITY);
-    float hi_sq = hi * hi < 3.0e38 ? nextafterf((float)(hi * hi), 0.0f) : INFINITY;
+    float hi_sq = hi == INFINITY ? INFINITY : hi * hi < 3.0e38 ? nextafterf((float)(hi * hi), 0.0f) : 3.0e38f;
     if (!(lo_sq < hi_sq))
         return;
     rec->band_lo_sq = lo_sq;

@@ -515,6 +515,26 @@ static void test_node_selection_matches_a_host_selector_step_by_step(void **stat
         assert_int_equal(compared, 300u * NODES);
         rv_world_destroy(w);
     }
+    /* A threshold crossed beyond the float range of a squared distance (r = 1 and a
+     * threshold of 1e-19 rad: D about 2e19): the band must stop short of it. */
+    rv_lod_desc plain = { .hysteresis = -1.0f, .crossfade_ms = -1.0f };
+    rv_world *w = rvt_world_lod(&plain);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, 0, 1.0f);
+    const float tiny = 1e-19f;
+    rv_lod_ladder l;
+    assert_int_equal(rv_lod_ladder_make(&tiny, 1, &l), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, n, &l), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    const float eyes[3] = { 10.0f, 1e20f, 5.0f };
+    const uint32_t levels[3] = { 0, 1, 0 };
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(rv_lod_advance(w, 16.0f), RV_OK);
+        rv_lod_view view = { .eye = { eyes[k], 0, 0 } };
+        rv_lod_selection sel;
+        assert_int_equal(rv_node_lod_select(w, n, &view, &sel), RV_OK);
+        assert_int_equal(sel.levels[0], levels[k]);
+    }
+    rv_world_destroy(w);
 }
 
 /* ---- node form ----------------------------------------------------------------------- */

@@ -434,13 +434,37 @@ static void build_shadow(rv_occlusion *occ, rvi_occ_feed *fd)
 
 void rvi_occ_feed_prepare(rv_occlusion *occ)
 {
-    if (occ->feed_applied && !occ->feed->shadow_ready)
+    /* With no texel raised, rvi_occ_feed_hidden_alone never reads the pyramid. */
+    if (occ->feed_applied && !occ->feed->shadow_ready && occ->feed->stats.texels_raised > 0)
         build_shadow(occ, occ->feed);
+}
+
+/* True when the feed raised no texel of [x0, x1] x [y0, y1] (level 0, inside the buffer):
+ * there the buffer holds the occluders' own texels, bit for bit. */
+static bool feed_left_alone(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1)
+{
+    const rvi_occ_feed *fd = occ->feed;
+    if (fd->stats.texels_raised == 0)
+        return true;
+    size_t bytes = (size_t)(x1 - x0 + 1) * sizeof(float);
+    for (int32_t y = y0; y <= y1; y++) {
+        size_t at = (size_t)y * occ->width + (size_t)x0;
+        if (memcmp(occ->texels + at, fd->shadow + at, bytes) != 0)
+            return false;
+    }
+    return true;
 }
 
 bool rvi_occ_feed_hidden_alone(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                const rvi_occ_footprint *fp, bool box)
 {
+    /* Every test that answered hidden (the rectangle against the pyramid, the refined test,
+     * its points) reads only level-0 texels inside the footprint, and the pieces, which the
+     * two views share. Where the feed raised none of those texels the occluders' own view
+     * answers what the test did: hidden. Most hidden objects take this way, at the cost of
+     * a comparison of their rows instead of the refined test a second time. */
+    if (feed_left_alone(occ, fp->x0, fp->y0, fp->x1, fp->y1))
+        return true;
     const rv_occlusion *sh = &occ->feed->shadow_view;
     rvi_hz_levels h = rvi_hz_levels_of(sh);
     return rvi_occ_hz_hidden(sh, &h, fp->x0, fp->y0, fp->x1, fp->y1, fp->nearness) ||

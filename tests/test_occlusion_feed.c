@@ -506,9 +506,11 @@ static void test_never_hides_what_the_reference_sees(void **state)
     const uint64_t target = RVT_HEAVY(1000000, 100000);
     const int per_scene = 200, grid = 6;
     static const uint32_t widths[3] = { 64, 128, 256 };
-    rv_occlusion *occ[3];
-    for (int k = 0; k < 3; k++)
+    rv_occlusion *occ[3], *plain[3]; /* plain: the same widths, the occluders alone */
+    for (int k = 0; k < 3; k++) {
         occ[k] = feed_buffer(widths[k], FEED_CAP, FEED_CAP, NULL);
+        plain[k] = feed_buffer(widths[k], 0, 0, NULL);
+    }
     static feed_image img;
     static double depth[FEED_CAP * FEED_CAP];
     uint64_t seed = 0xFEEDu, trials = 0, culled = 0, false_culls = 0, sampled = 0, sampled_hidden = 0, scenes = 0;
@@ -516,19 +518,25 @@ static void test_never_hides_what_the_reference_sees(void **state)
     while (trials < target) {
         fscene sc;
         random_fscene(&seed, &sc, FEED_CAP);
-        rv_occlusion *o = occ[rvt_next(&seed) % 3];
+        uint32_t which = (uint32_t)(rvt_next(&seed) % 3);
+        rv_occlusion *o = occ[which], *alone = plain[which];
         rv_depth_format f = (rv_depth_format)(rvt_next(&seed) % RV_DEPTH_FORMAT_COUNT_);
         feed_scene(o, &sc, f, rvt_next(&seed) & 1, &seed, &img, depth);
         rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(o);
         assert_int_equal(fs.feeds_used, 1); /* every move stays inside the default thresholds */
         assert_int_equal(fs.texels_fed, sc.feed_w * sc.feed_h);
         /* A quarter of the frames also declare the scene's boxes as occluders. */
+        assert_int_equal(rv_occlusion_begin(alone, sc.new_vp, sc.new_cam.clip, (float)sc.new_cam.aspect), RV_OK);
         if (rvt_next(&seed) % 4 == 0) {
             with_occluders++;
-            for (int k = 0; k < sc.n_box; k++)
+            for (int k = 0; k < sc.n_box; k++) {
                 assert_int_equal(rv_occlusion_add_occluder(o, sc.box[k].min, sc.box[k].max,
                                                            sc.box[k].has_matrix ? sc.box[k].matrix : NULL),
                                  RV_OK);
+                assert_int_equal(rv_occlusion_add_occluder(alone, sc.box[k].min, sc.box[k].max,
+                                                           sc.box[k].has_matrix ? sc.box[k].matrix : NULL),
+                                 RV_OK);
+            }
         }
         ref_box obj[200];
         float mn[3][200], mx[3][200];
@@ -567,7 +575,12 @@ static void test_never_hides_what_the_reference_sees(void **state)
                 sampled_hidden += !ref_object_seen(&sc.new_rv, sc.box, sc.n_box, &obj[i], &seed, 4);
             }
         }
-        feed_alone += rv_occlusion_get_feed_stats(o).objects_hidden_by_feed;
+        /* Hidden by the feed alone: hidden here, seen by the same occluders without it. */
+        uint64_t alone_expected = 0, alone_counted = rv_occlusion_get_feed_stats(o).objects_hidden_by_feed;
+        for (int i = 0; i < per_scene; i++)
+            alone_expected += !single[i] && object_visible(alone, &obj[i]);
+        assert_int_equal(alone_counted, alone_expected);
+        feed_alone += alone_counted;
         /* The batch of world boxes answers as the single tests did (and counts through the
          * same hook). */
         uint8_t batch[200];
@@ -578,8 +591,10 @@ static void test_never_hides_what_the_reference_sees(void **state)
                 assert_int_equal(batch[i], single[i]);
         scenes++;
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         rv_occlusion_destroy(occ[k]);
+        rv_occlusion_destroy(plain[k]);
+    }
     /* Of the sampled objects the feed drew, sampled_hidden were hidden: the share of hidden
      * objects the feed finds is culled / (culled + 4 * sampled_hidden), roughly. */
     double found = (double)culled / ((double)culled + 4.0 * (double)sampled_hidden + 1e-9);

@@ -608,11 +608,21 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
         for (uint32_t k = 0; k < n; k++)
             rc[k] = bb.plane[k][1] * fy + bb.plane[k][2];
         for (int32_t x = x0; x <= x1; x++) {
+            /* The bound below never exceeds the box's nearest nearness: a texel nearer than
+             * that hides its part of the box whatever the bound, and only says whether the
+             * box's image meets the buffer at all, which one such texel settles. */
+            bool beyond = row[x] > fp->nearness;
+            if (beyond && any)
+                continue;
             bool meets = true;
             for (uint32_t k = 0; k < bb.edge_count && meets; k++)
                 meets = bb.edge[k][0] * x + bb.edge[k][1] * y + bb.edge[k][2] >= 0;
             if (!meets)
                 continue; /* no part of the box is seen through this texel */
+            if (beyond) {
+                any = true;
+                continue;
+            }
             float fx = (float)x, bound = fp->nearness;
             for (uint32_t k = 0; k < n; k++) {
                 float t = bb.plane[k][0] * fx + rc[k];

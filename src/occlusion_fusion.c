@@ -249,6 +249,46 @@ static bool inside_but(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32
     return true;
 }
 
+/* inside_but's terms for one piece, computed once per seam: the same values, summed in
+ * the same order, so each texel gets inside_but's answer bit for bit. */
+#define SEAM_EDGES 16
+
+typedef struct seam_side {
+    uint32_t n;
+    double a[SEAM_EDGES], b[SEAM_EDGES], c[SEAM_EDGES], da[SEAM_EDGES], db[SEAM_EDGES], bound[SEAM_EDGES];
+} seam_side;
+
+/* False when the piece has more edges than the table holds (use inside_but). */
+static bool seam_side_make(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32_t skip, seam_side *s)
+{
+    s->n = 0;
+    for (uint32_t k = 0; k < pc->edge_count; k++) {
+        uint32_t i = pc->first_edge + k;
+        if (i == skip)
+            continue;
+        if (s->n == SEAM_EDGES)
+            return false;
+        const rvi_occ_edge *g = &fu->edges[i];
+        double A = g->side * g->line[0], B = g->side * g->line[1], C = g->side * g->line[2];
+        s->a[s->n] = A;
+        s->b[s->n] = B;
+        s->c[s->n] = C;
+        s->da[s->n] = dmin(A, 0);
+        s->db[s->n] = dmin(B, 0);
+        s->bound[s->n] = SHRINK + g->slack;
+        s->n++;
+    }
+    return true;
+}
+
+static bool seam_inside(const seam_side *s, double x, double y)
+{
+    for (uint32_t k = 0; k < s->n; k++)
+        if (!(s->a[k] * x + s->b[k] * y + s->c[k] + s->da[k] + s->db[k] >= s->bound[k]))
+            return false;
+    return true;
+}
+
 /* Pieces a and b meet along edges ea and eb (the bit-identical line, opposite sides). A
  * texel inside every other edge's half-plane of a and of b lies in their union: its part on
  * a's side of the line is inside all of a's half-planes, its part on b's side inside all
@@ -272,6 +312,8 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
         return;
     int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
     float top = pa->top < pb->top ? pa->top : pb->top;
+    seam_side sa, sb;
+    bool tables = seam_side_make(fu, pa, ea, &sa) && seam_side_make(fu, pb, eb, &sb);
     for (int32_t iy = r0; iy <= r1; iy++) {
         double ya = dmax(iy - m, ylo), yb = dmin(iy + 1 + m, yhi), xa, xb;
         if (yhi - ylo > 1e-9) {
@@ -288,8 +330,11 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
         int32_t c0 = (int32_t)floor(dmax(xl, 0)), c1 = (int32_t)floor(dmin(xr, W - 1));
         float *row = occ->texels + (size_t)iy * occ->width;
         for (int32_t ix = c0; ix <= c1; ix++) {
-            if (row[ix] >= top || !inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))
+            if (row[ix] >= top)
                 continue; /* (no bound of either piece is nearer than its top) */
+            if (tables ? !seam_inside(&sa, ix, iy) || !seam_inside(&sb, ix, iy)
+                       : !inside_but(fu, pa, ea, ix, iy) || !inside_but(fu, pb, eb, ix, iy))
+                continue; /* part of the texel may lie outside the two pieces */
             float va = rvi_occ_piece_depth(pa, ix, iy), vb = rvi_occ_piece_depth(pb, ix, iy), v = va < vb ? va : vb;
             if (v > row[ix]) {
                 row[ix] = v;

@@ -407,11 +407,8 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
              (double)st.occlusion_tested / CRATE_FRAMES,
              (unsigned long long)(reps > 1 ? steady_after - steady_before : 0), st.digests_equal ? "true" : "false",
              CRATE_FRAMES, count, grouped ? "true" : "false");
-    static const char *const stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum",
-                                                             "partition", "occlusion", "lod",
-                                                             "streaming", "publish", "feed" };
     for (int k = 0; k < RV_STAGE_COUNT && len > 0 && (size_t)len < sizeof extra; k++)
-        len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", stage_names[k],
+        len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", rvb_stage_names[k],
                         rvb_median(stage_mean + (size_t)k * reps, reps));
     rvb_report(ctx, name, "us/frame", med[WORLD_SERIAL], med[WORLD_COUNT], extra);
     status = st.digests_equal ? 0 : 1;

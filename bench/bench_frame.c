@@ -258,9 +258,6 @@ static bool near_tangent(const float vp[16], const float *sphere)
     return true;
 }
 
-static const char *const stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum", "partition",
-                                                         "occlusion", "lod", "streaming", "publish", "feed" };
-
 static bool run_frame(rv_world *world, const rv_view *view, rv_frame_view *out, uint64_t *ns)
 {
     uint64_t t0 = rvb_now_ns();
@@ -383,7 +380,7 @@ static int frame_city(rvb_ctx *ctx, const rvb_city *city)
                        (double)occlusion_culled / CITY_FRAMES, rvb_median(scattered_us, reps), CITY_FRAMES,
                        (unsigned long long)steady);
     for (int k = 0; k < RV_STAGE_COUNT && len > 0 && (size_t)len < sizeof extra; k++)
-        len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", stage_names[k],
+        len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", rvb_stage_names[k],
                         rvb_median(stage_mean + (size_t)k * reps, reps));
     if (len > 0 && (size_t)len < sizeof extra)
         snprintf(extra + len, sizeof extra - (size_t)len, ", \"target_speedup\": 1, \"target_drawn_fraction\": 0.1");

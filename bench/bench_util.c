@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
+#include "rvis.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -202,3 +203,6 @@ void rvb_city_camera(int f, int frames, float eye[3], float vp[16])
             vp[c * 4 + r] = acc;
         }
 }
+
+const char *const rvb_stage_names[RV_STAGE_COUNT] = { "transforms", "journal", "frustum", "partition", "occlusion",
+                                                      "lod",        "streaming", "publish", "feed" };

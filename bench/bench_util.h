@@ -25,6 +25,8 @@ uint64_t rvb_wall_ns(void);
 void rvb_use_cpu_clock(void);
 /* Median of n doubles (sorts in place). */
 double rvb_median(double *v, int n);
+/* The names of rv_frame_view.stage_us's entries, as the reports print them (stage_<name>_us). */
+extern const char *const rvb_stage_names[]; /* RV_STAGE_COUNT of them */
 /* True when the case should run (honours --only); prints progress to stderr. */
 bool rvb_begin_case(rvb_ctx *ctx, const char *name);
 /* Prints one case: {"case", "unit", "ours", "baseline", "speedup", extra...}. baseline < 0

@@ -49,6 +49,11 @@ typedef struct rvi_node_occluder {
     size_t block_size;
     uint32_t items;          /* what the occlusion buffer orders: 1, or a mesh's triangles */
     uint32_t vertices;       /* a mesh's vertices */
+    /* The world box of min, max under the node's matrix as of scene edits world_edits
+     * (world_kept 0: none yet; world_finite 0: a bound not finite, never culled). */
+    float world_min[3], world_max[3];
+    uint64_t world_edits;
+    uint8_t world_kept, world_finite;
 } rvi_node_occluder;
 
 /* A walk candidate: a node whose own geometry passed frustum and partition. */

@@ -4,6 +4,7 @@
  * (core/node_table.h); and each frame, the node occluders it may use handed to its buffer. */
 #include "frame.h"
 #include "core/check.h"
+#include "frustum.h"
 #include "occlusion.h"
 #include "partition.h"
 #include "scene.h"
@@ -273,6 +274,23 @@ static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition 
     return RV_OK;
 }
 
+/* rv_frustum_classify_box(frustum, mn, mx) == RV_OUTSIDE for a finite box with mn <= mx:
+ * the same plane sums in the same order, without the checks and the inside test. */
+static bool box_outside(const rv_frustum *frustum, const float mn[3], const float mx[3])
+{
+    for (int i = 0; i < 6; i++) {
+        if (!(frustum->plane_mask & (1u << i)))
+            continue;
+        const float *pl = frustum->planes[i];
+        float p[3];
+        for (int k = 0; k < 3; k++)
+            p[k] = pl[k] >= 0.0f ? mx[k] : mn[k];
+        if (rvi_plane_distance(pl, p) < 0.0f)
+            return true;
+    }
+    return false;
+}
+
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
@@ -288,14 +306,23 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
     if (reserved == RV_ERR_OUT_OF_MEMORY)
         return reserved;
     for (uint32_t i = 0; i < count; i++) {
-        const rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
+        rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
         /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
         if (sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
             continue;
         const float *m = sc->world_matrix[o->node];
-        float wmin[3], wmax[3];
-        rvi_box_to_world(m, o->min, o->max, wmin, wmax);
-        if (rv_frustum_classify_box(&f->cam.frustum, wmin, wmax) == RV_OUTSIDE)
+        /* Every update that recomputes a matrix bumps the scene's edits: while they stay as
+         * they were, the kept world box is the one this matrix gives. */
+        if (!o->world_kept || o->world_edits != sc->edits) {
+            rvi_box_to_world(m, o->min, o->max, o->world_min, o->world_max);
+            bool ok = rvi_finite_n(o->world_min, 3) && rvi_finite_n(o->world_max, 3);
+            for (int k = 0; k < 3; k++)
+                ok = ok && o->world_min[k] <= o->world_max[k];
+            o->world_finite = ok;
+            o->world_edits = sc->edits;
+            o->world_kept = 1;
+        }
+        if (o->world_finite && box_outside(&f->cam.frustum, o->world_min, o->world_max))
             continue;
         bool drawable;
         RVI_TRY(occluder_drawable(world, f, gate, o->node, &last_gated, &drawable));

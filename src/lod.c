@@ -1,13 +1,11 @@
-/* Apparent-size LOD (docs/design.md §5): ladders, the scalar and batch level functions,
- * hysteresis and crossfade for nodes (world LOD state) and for standalone selectors.
- * HLOD lives in hlod.c. */
+/* Apparent-size LOD (docs/design.md §5): ladders, hysteresis and crossfade for nodes (world
+ * LOD state) and for standalone selectors. The stateless level functions live in
+ * lod_levels.c, HLOD in hlod.c. */
 #include "lod.h"
 #include "core/check.h"
-#include "core/clones.h"
 #include "core/node_table.h"
 #include "core/vec.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,11 +15,10 @@
 #define RVI_ALWAYS_INLINE inline
 #endif
 
-#define LOD_PI 3.14159265358979323846
 #define DEFAULT_HYSTERESIS 0.10f
 #define DEFAULT_CROSSFADE_MS 250.0f
 #define DEFAULT_MAX_SSE 16.0f
-#define DEFAULT_ORTHO_FOV_Y ((float)(LOD_PI / 3.0))
+#define DEFAULT_ORTHO_FOV_Y ((float)(RVI_LOD_PI / 3.0))
 
 enum { SELECTOR_STARTED = 1u, SELECTOR_FADING = 2u };
 
@@ -35,7 +32,7 @@ rv_result rvi_lod_resolve_desc(const rv_lod_desc *in, rv_lod_desc *out)
     if (!rvi_finite_n(numbers, 5))
         return RV_ERR_NOT_FINITE;
     if (d.hysteresis >= 1.0f || d.max_screen_space_error < 0.0f || d.bias < 0.0f ||
-        d.ortho_reference_fov_y < 0.0f || d.ortho_reference_fov_y >= (float)LOD_PI)
+        d.ortho_reference_fov_y < 0.0f || d.ortho_reference_fov_y >= (float)RVI_LOD_PI)
         return RV_ERR_INVALID_ARG;
     if (d.hysteresis == 0.0f)
         d.hysteresis = DEFAULT_HYSTERESIS;
@@ -95,7 +92,7 @@ rv_result rvi_lod_check_view(const rv_lod_view *view)
     return rvi_finite_n(view->eye, 3) ? RV_OK : RV_ERR_NOT_FINITE;
 }
 
-static rv_result check_sphere(const float center[3], float radius)
+rv_result rvi_lod_check_sphere(const float center[3], float radius)
 {
     if (!center)
         return RV_ERR_INVALID_ARG;
@@ -117,217 +114,6 @@ rv_result rv_lod_ladder_make(const float *thresholds, uint32_t count, rv_lod_lad
     return RV_OK;
 }
 
-/* ---- scalar levels ------------------------------------------------------------------- */
-
-/* The apparent angle times bias, radians, in double precision; +inf with the eye inside a
- * perspective view's sphere. Orthographic: projected diameter / view height * reference fov. */
-static double biased_angle(const float center[3], float radius, const rv_lod_view *view,
-                           const rv_lod_desc *config)
-{
-    if (view->orthographic)
-        return 2.0 * (double)radius / (double)view->ortho_height *
-               (double)config->ortho_reference_fov_y * (double)config->bias;
-    double dx = (double)center[0] - view->eye[0];
-    double dy = (double)center[1] - view->eye[1];
-    double dz = (double)center[2] - view->eye[2];
-    double d = sqrt(dx * dx + dy * dy + dz * dz);
-    if (d <= radius)
-        return INFINITY;
-    return 2.0 * asin((double)radius / d) * (double)config->bias;
-}
-
-/* The first level whose threshold * factor the angle reaches (count when none): the number
- * of thresholds not reached, since they descend. */
-static uint32_t level_for_angle(double angle, const rv_lod_ladder *ladder, double factor)
-{
-    uint32_t level = 0;
-    for (uint32_t i = 0; i < ladder->count; i++)
-        level += angle < (double)ladder->thresholds[i] * factor * RVI_LOD_REACH;
-    return level;
-}
-
-/* The finest level a desc allows on a ladder of count thresholds (count >= 1): finest_level,
- * but never past the coarsest drawn level (count - 1). A quality setting coarsens what is
- * drawn; it never turns a drawn object into "nothing" (count), which would hide every object
- * whose ladder is shorter than the setting. */
-static uint32_t finest_allowed(uint32_t finest, uint32_t count)
-{
-    return finest < count ? finest : (count ? count - 1 : 0);
-}
-
-static uint32_t clamp_finest(uint32_t level, uint32_t finest, uint32_t count)
-{
-    uint32_t limit = finest_allowed(finest, count);
-    return level < limit ? limit : level;
-}
-
-rv_result rv_lod_for_sphere(const float center[3], float radius, const float eye[3],
-                            const rv_lod_ladder *ladder, uint32_t *out_level)
-{
-    if (!eye || !out_level)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(check_sphere(center, radius));
-    if (!rvi_finite_n(eye, 3))
-        return RV_ERR_NOT_FINITE;
-    RVI_TRY(rvi_lod_check_ladder(ladder));
-    rv_lod_view view = { .eye = { eye[0], eye[1], eye[2] } };
-    rv_lod_desc config;
-    rvi_lod_resolve_desc(NULL, &config);
-    *out_level = level_for_angle(biased_angle(center, radius, &view, &config), ladder, 1.0);
-    return RV_OK;
-}
-
-/* ---- batch levels -------------------------------------------------------------------- */
-
-/* Perspective kernel for a compile-time threshold count (the switch below instantiates it):
- * level = number of thresholds not reached = sum of (r^2 < d^2 * k_i). A NaN makes every
- * comparison false, so a NaN sphere answers the finest level allowed. */
-static RVI_ALWAYS_INLINE void batch_perspective(const float *restrict cx, const float *restrict cy,
-                                                const float *restrict cz, const float *restrict rad,
-                                                uint32_t n, const float *restrict k, uint32_t nk,
-                                                uint32_t finest, const float eye[3],
-                                                uint8_t *restrict out, uint32_t *restrict bad)
-{
-    const float ex = eye[0], ey = eye[1], ez = eye[2];
-    uint32_t suspect = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        float dx = cx[j] - ex, dy = cy[j] - ey, dz = cz[j] - ez, r = rad[j];
-        float d2 = dx * dx + dy * dy + dz * dz;
-        float r2 = r * r;
-        uint32_t level = 0;
-        for (uint32_t i = 0; i < nk; i++)
-            level += r2 < d2 * k[i];
-        level = level < finest ? finest : level;
-        out[j] = (uint8_t)level;
-        /* Cheap screen: a NaN or infinity makes d^2 + r^2 non-finite (so may a finite
-         * coordinate beyond ~1e19: the caller re-checks exactly when this fires). */
-        suspect |= !(d2 + r2 <= FLT_MAX) | (r < 0.0f);
-    }
-    *bad |= suspect;
-}
-
-/* Orthographic kernel: the angle is linear in the radius, so level = sum of (r * s < t_i). */
-static RVI_ALWAYS_INLINE void batch_orthographic(const float *restrict cx, const float *restrict cy,
-                                                 const float *restrict cz, const float *restrict rad,
-                                                 uint32_t n, const float *restrict t, uint32_t nk,
-                                                 uint32_t finest, float s, uint8_t *restrict out,
-                                                 uint32_t *restrict bad)
-{
-    uint32_t suspect = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        float r = rad[j];
-        float angle = r * s;
-        uint32_t level = 0;
-        for (uint32_t i = 0; i < nk; i++)
-            level += angle < t[i];
-        level = level < finest ? finest : level;
-        out[j] = (uint8_t)level;
-        float probe = (cx[j] - cx[j]) + (cy[j] - cy[j]) + (cz[j] - cz[j]) + (r - r);
-        suspect |= (probe != 0.0f) | (r < 0.0f);
-    }
-    *bad |= suspect;
-}
-
-#define LOD_KERNEL_CASES(CALL) \
-    CALL(1) CALL(2) CALL(3) CALL(4) CALL(5) CALL(6) CALL(7) CALL(8)
-
-/* One batch call's inputs, resolved. */
-typedef struct batch_job {
-    const float *cx, *cy, *cz, *radius;
-    uint32_t count, thresholds, finest;
-    bool orthographic;
-    float ortho_scale;                      /* orthographic: angle * bias = radius * this */
-    float eye[3];
-    float constants[RV_LOD_MAX_THRESHOLDS]; /* sin^2 per threshold, or scaled thresholds */
-    uint8_t *out;
-} batch_job;
-
-/* Writes every level; returns nonzero when some input may be bad (re-checked exactly). The
- * kernels spill registers with SSE2 (16 spheres per iteration): RVI_CLONES. */
-RVI_CLONES
-static uint32_t batch_levels(const batch_job *job)
-{
-    uint32_t suspect = 0;
-    if (job->orthographic) {
-#define ORTHO_CASE(NK) case NK: batch_orthographic(job->cx, job->cy, job->cz, job->radius, job->count, \
-            job->constants, NK, job->finest, job->ortho_scale, job->out, &suspect); break;
-        switch (job->thresholds) { LOD_KERNEL_CASES(ORTHO_CASE) default: break; }
-#undef ORTHO_CASE
-    } else {
-#define PERSP_CASE(NK) case NK: batch_perspective(job->cx, job->cy, job->cz, job->radius, job->count, \
-            job->constants, NK, job->finest, job->eye, job->out, &suspect); break;
-        switch (job->thresholds) { LOD_KERNEL_CASES(PERSP_CASE) default: break; }
-#undef PERSP_CASE
-    }
-    return suspect;
-}
-
-rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *desc,
-                                const rv_lod_view *view, const float *center_x,
-                                const float *center_y, const float *center_z,
-                                const float *radius, uint32_t count, uint8_t *out_levels)
-{
-    RVI_TRY(rvi_lod_check_ladder(ladder));
-    rv_lod_desc config;
-    RVI_TRY(rvi_lod_resolve_desc(desc, &config));
-    RVI_TRY(rvi_lod_check_view(view));
-    if (count == 0)
-        return RV_OK;
-    if (!center_x || !center_y || !center_z || !radius || !out_levels)
-        return RV_ERR_INVALID_ARG;
-    batch_job job;
-    memset(&job, 0, sizeof job);
-    job.cx = center_x;
-    job.cy = center_y;
-    job.cz = center_z;
-    job.radius = radius;
-    job.count = count;
-    job.thresholds = ladder->count;
-    job.finest = finest_allowed(config.finest_level, ladder->count);
-    job.orthographic = view->orthographic;
-    job.out = out_levels;
-    if (view->orthographic) {
-        /* angle * bias >= t  <=>  r * (2 * fov_ref * bias / height) >= t */
-        job.ortho_scale = (float)(2.0 * config.ortho_reference_fov_y * config.bias / view->ortho_height);
-        for (uint32_t i = 0; i < ladder->count; i++)
-            job.constants[i] = (float)(ladder->thresholds[i] * RVI_LOD_REACH);
-    } else {
-        /* angle * bias >= t  <=>  2 asin(r / d) >= t / bias  <=>  r^2 >= d^2 sin^2(t / (2 bias))
-         * for t / bias < pi; from pi on only an eye inside (r >= d) reaches it: k = 1. */
-        memcpy(job.eye, view->eye, sizeof job.eye);
-        for (uint32_t i = 0; i < ladder->count; i++) {
-            double half = ladder->thresholds[i] * RVI_LOD_REACH / (2.0 * config.bias);
-            double s = half >= LOD_PI / 2 ? 1.0 : sin(half);
-            job.constants[i] = (float)(s * s);
-        }
-    }
-    if (!batch_levels(&job))
-        return RV_OK;
-    /* Rare: tell a bad input from a huge finite one exactly, and decide a huge one in
-     * double: a distance beyond ~1e19 overflows the kernel's float d^2, which would answer
-     * "too small to draw" for a sphere that fills the view. */
-    rv_result result = RV_OK;
-    for (uint32_t j = 0; j < count; j++) {
-        float sphere[3] = { center_x[j], center_y[j], center_z[j] };
-        rv_result r = check_sphere(sphere, radius[j]);
-        if (r == RV_ERR_NOT_FINITE)
-            return r;
-        if (r != RV_OK) {
-            result = r;
-            continue;
-        }
-        if (view->orthographic)
-            continue; /* its kernel squares nothing */
-        float dx = sphere[0] - view->eye[0], dy = sphere[1] - view->eye[1], dz = sphere[2] - view->eye[2];
-        float d2 = dx * dx + dy * dy + dz * dz, r2 = radius[j] * radius[j];
-        if (!(d2 + r2 <= 0.25f * FLT_MAX)) /* near the kernel's screen: its answer may be wrong */
-            out_levels[j] = (uint8_t)clamp_finest(
-                level_for_angle(biased_angle(sphere, radius[j], view, &config), ladder, 1.0),
-                config.finest_level, ladder->count);
-    }
-    return result;
-}
-
 /* ---- hysteresis and crossfade -------------------------------------------------------- */
 
 /* The three candidate levels of an angle: plain (no hysteresis, for a first selection),
@@ -337,7 +123,8 @@ typedef struct lod_candidates {
     uint32_t plain, finer, coarser;
 } lod_candidates;
 
-static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder, const rv_lod_desc *config)
+static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lod_ladder *ladder,
+                                                      const rv_lod_desc *config)
 {
     /* level_for_angle for the three factors in one pass: each level counts a prefix of the
      * descending thresholds, and the finer factor's thresholds are the largest, so once the
@@ -354,9 +141,9 @@ static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lo
         coarser += angle < t * down * RVI_LOD_REACH;
     }
     lod_candidates c;
-    c.plain = clamp_finest(plain, config->finest_level, ladder->count);
-    c.finer = clamp_finest(finer, config->finest_level, ladder->count);
-    c.coarser = clamp_finest(coarser, config->finest_level, ladder->count);
+    c.plain = rvi_lod_clamp_finest(plain, config->finest_level, ladder->count);
+    c.finer = rvi_lod_clamp_finest(finer, config->finest_level, ladder->count);
+    c.coarser = rvi_lod_clamp_finest(coarser, config->finest_level, ladder->count);
     return c;
 }
 
@@ -450,12 +237,12 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
     rv_lod_desc config;
     RVI_TRY(rvi_lod_resolve_desc(desc, &config));
     RVI_TRY(rvi_lod_check_view(view));
-    RVI_TRY(check_sphere(center, radius));
+    RVI_TRY(rvi_lod_check_sphere(center, radius));
     if (!isfinite(dt_ms))
         return RV_ERR_NOT_FINITE;
     if (dt_ms < 0.0f)
         return RV_ERR_INVALID_ARG;
-    lod_candidates c = candidates_for(biased_angle(center, radius, view, &config), ladder, &config);
+    lod_candidates c = candidates_for(rvi_lod_biased_angle(center, radius, view, &config), ladder, &config);
     selector_step(selector, c, dt_ms, config.crossfade_ms);
     selector_output(selector, config.crossfade_ms, out);
     return RV_OK;
@@ -500,7 +287,7 @@ static float nothing_sq_of(const rv_lod_ladder *ladder, const rv_lod_desc *confi
 {
     double h = config->hysteresis > 0.0f ? config->hysteresis : 0.0;
     double half = ladder->thresholds[ladder->count - 1] * (1.0 + h) * RVI_LOD_REACH / (2.0 * config->bias);
-    double s = half >= LOD_PI / 2 ? 1.0 : sin(half);
+    double s = half >= RVI_LOD_PI / 2 ? 1.0 : sin(half);
     return (float)(s * s * (1.0 - 1e-5));
 }
 
@@ -611,8 +398,8 @@ rv_result rv_lod_for_node(const rv_world *world, rv_node node, const rv_lod_view
     const float *sphere = world->scene.world_sphere[index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    uint32_t level = level_for_angle(biased_angle(sphere, sphere[3], view, &config), ladder, 1.0);
-    *out_level = clamp_finest(level, config.finest_level, ladder->count);
+    uint32_t level = rvi_lod_level_for_angle(rvi_lod_biased_angle(sphere, sphere[3], view, &config), ladder, 1.0);
+    *out_level = rvi_lod_clamp_finest(level, config.finest_level, ladder->count);
     return RV_OK;
 }
 
@@ -728,7 +515,7 @@ static void band_update(lod_record *rec, const rv_lod_desc *config, double angle
         for (uint32_t i = reached ? reached - 1 : 0; i < n && i <= reached; i++) {
             double x = (double)rec->ladder.thresholds[i] * factor[f] * RVI_LOD_REACH;
             double half = x / (2.0 * (double)config->bias);
-            double at = half >= LOD_PI / 2 ? (double)r : (double)r / sin(half);
+            double at = half >= RVI_LOD_PI / 2 ? (double)r : (double)r / sin(half);
             if (at < d)
                 lo = at > lo ? at : lo;
             else
@@ -764,7 +551,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
         return RV_ERR_BAD_STATE;
     lod_candidates c;
     if (view->orthographic) {
-        c = candidates_for(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
+        c = candidates_for(rvi_lod_biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
     } else {
         /* biased_angle's distance, to the bit. */
         double dx = (double)sphere[0] - view->eye[0];
@@ -776,7 +563,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
             c.finer = rec->band[1];
             c.coarser = rec->band[2];
         } else {
-            double angle = biased_angle(sphere, sphere[3], view, &st->config);
+            double angle = rvi_lod_biased_angle(sphere, sphere[3], view, &st->config);
             c = candidates_for(angle, &rec->ladder, &st->config);
             band_update(rec, &st->config, angle, sqrt(d2), sphere[3], c);
         }
@@ -828,8 +615,9 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     const float *sphere = world->scene.world_sphere[node_index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    uint32_t level = level_for_angle(biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, 1.0);
-    *out_level = clamp_finest(level, st->config.finest_level, rec->ladder.count);
+    double angle = rvi_lod_biased_angle(sphere, sphere[3], view, &st->config);
+    uint32_t level = rvi_lod_level_for_angle(angle, &rec->ladder, 1.0);
+    *out_level = rvi_lod_clamp_finest(level, st->config.finest_level, rec->ladder.count);
     *out_count = rec->ladder.count;
     return RV_OK;
 }

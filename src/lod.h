@@ -19,8 +19,56 @@
 #include "core/alloc.h"
 #include "world.h"
 
+#include <math.h>
+
 /* Angles within this fraction below a threshold count as reaching it (errs toward detail). */
 #define RVI_LOD_REACH (1.0 - 2e-6)
+#define RVI_LOD_PI 3.14159265358979323846
+
+/* The apparent angle times bias, radians, in double precision; +inf with the eye inside a
+ * perspective view's sphere. Orthographic: projected diameter / view height * reference fov. */
+static inline double rvi_lod_biased_angle(const float center[3], float radius, const rv_lod_view *view,
+                                          const rv_lod_desc *config)
+{
+    if (view->orthographic)
+        return 2.0 * (double)radius / (double)view->ortho_height *
+               (double)config->ortho_reference_fov_y * (double)config->bias;
+    double dx = (double)center[0] - view->eye[0];
+    double dy = (double)center[1] - view->eye[1];
+    double dz = (double)center[2] - view->eye[2];
+    double d = sqrt(dx * dx + dy * dy + dz * dz);
+    if (d <= radius)
+        return INFINITY;
+    return 2.0 * asin((double)radius / d) * (double)config->bias;
+}
+
+/* The first level whose threshold * factor the angle reaches (count when none): the number
+ * of thresholds not reached, since they descend. */
+static inline uint32_t rvi_lod_level_for_angle(double angle, const rv_lod_ladder *ladder, double factor)
+{
+    uint32_t level = 0;
+    for (uint32_t i = 0; i < ladder->count; i++)
+        level += angle < (double)ladder->thresholds[i] * factor * RVI_LOD_REACH;
+    return level;
+}
+
+/* The finest level a desc allows on a ladder of count thresholds (count >= 1): finest_level,
+ * but never past the coarsest drawn level (count - 1). A quality setting coarsens what is
+ * drawn; it never turns a drawn object into "nothing" (count), which would hide every object
+ * whose ladder is shorter than the setting. */
+static inline uint32_t rvi_lod_finest_allowed(uint32_t finest, uint32_t count)
+{
+    return finest < count ? finest : (count ? count - 1 : 0);
+}
+
+static inline uint32_t rvi_lod_clamp_finest(uint32_t level, uint32_t finest, uint32_t count)
+{
+    uint32_t limit = rvi_lod_finest_allowed(finest, count);
+    return level < limit ? limit : level;
+}
+
+/* A sphere's centre and radius: RV_ERR_INVALID_ARG (NULL, radius < 0), RV_ERR_NOT_FINITE. */
+rv_result rvi_lod_check_sphere(const float center[3], float radius);
 
 /* Resolves a desc: defaults applied, ranges checked. Idempotent (a resolved desc resolves to
  * itself: hysteresis and crossfade stay negative when off). */

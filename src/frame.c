@@ -167,6 +167,7 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     float dt = have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
     rvi_hlod_pass hlod_pass; /* validated before anything changes */
     RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, dt, &hlod_pass));
+    hlod_pass.own_geometry = true; /* the lists draw a region through its own geometry */
     if (!f)
         RVI_TRY(rvi_frame_state(world, &f));
     RVI_TRY(ensure_occlusion(world, f));

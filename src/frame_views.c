@@ -116,6 +116,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, 0.0f, &pass));
     pass.crossfade_ms = -1.0f; /* no fading state in extra views */
+    pass.own_geometry = true;
 
     rvi_scene *sc = &world->scene;
     rvi_heap *heap = &world->heap;

@@ -269,8 +269,12 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     }
     child_scan children = scan_children(world, st, node_index, false);
     bool want_refine = children.any && sse > pass->max_screen_space_error;
+    /* Drawn as itself, a region without geometry of its own would leave a hole where its
+     * children are: in the frame it is passed through like one that is not loaded. */
+    bool drawable = region->resident &&
+                    (!pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY));
     bool refining;
-    if (!region->resident) {
+    if (!drawable) {
         /* It cannot be drawn: pass through to whatever below is resident. */
         refining = children.any;
         s = children.any ? 0.0f : 1.0f;
@@ -283,16 +287,16 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     } else {
         refining = want_refine;
     }
-    if (refining && settled_self && region->resident)
+    if (refining && settled_self && drawable)
         scan_children(world, st, node_index, true); /* children start as themselves */
-    if (pass->crossfade_ms < 0.0f && region->resident && children.any && children.resident)
+    if (pass->crossfade_ms < 0.0f && drawable && children.any && children.resident)
         s = refining ? 0.0f : 1.0f;
     region->refining = refining;
     region->self_weight = s;
     d.self_weight = s;
-    d.draw_self = region->resident && s > 0.0f;
+    d.draw_self = drawable && s > 0.0f;
     d.refine = children.any && (refining || s < 1.0f);
-    if (region->resident && children.any && (refining ? s > 0.0f : s < 1.0f))
+    if (drawable && children.any && (refining ? s > 0.0f : s < 1.0f))
         pass->fading++;
     return d;
 }

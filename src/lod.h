@@ -115,6 +115,9 @@ typedef struct rvi_hlod_pass {
     double pixels_at_unit;       /* SSE = error * pixels_at_unit / distance (perspective) or
                                     error * pixels_at_unit (orthographic) */
     uint32_t fading;             /* regions with a crossfade running, counted by decide */
+    bool own_geometry;           /* a region draws itself through its own geometry (the frame's
+                                    lists): one without (no rv_node_set_bounds) is passed
+                                    through like a region that is not resident */
 } rvi_hlod_pass;
 
 /* What one region does this frame. */

@@ -587,6 +587,69 @@ static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
     rv_world_destroy(w);
 }
 
+/* A region with no geometry of its own (no rv_node_set_bounds: a grouping node made a
+ * region) has nothing to draw as itself: the lists pass through it to its resident
+ * children from the first frame, near or far, instead of leaving a hole where they are. */
+static void test_hlod_region_without_own_geometry_draws_its_children(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node region, child_a, child_b;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &region), RV_OK);
+    float at[3] = { 0, 1.7f, -300 };
+    assert_int_equal(rv_node_set_position(w, region, at), RV_OK);
+    child_a = rvt_object(w, region, -5, 0, 0, 5);
+    child_b = rvt_object(w, region, 5, 0, 0, 5);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 0.5f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, child_a, 0.01f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, child_b, 0.01f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, child_a, true), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, child_b, true), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    /* Far (a region with geometry would be drawn as itself here), then near, then far. */
+    const float z[4] = { -300, -40, -40, -300 };
+    for (int f = 0; f < 4; f++) {
+        at[2] = z[f];
+        assert_int_equal(rv_node_set_position(w, region, at), RV_OK);
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, child_a));
+        assert_true(view_draws(&v, child_b));
+        assert_false(view_draws(&v, region));
+        for (uint32_t i = 0; i < v.opaque_count; i++)
+            assert_true(v.opaque[i].fade == 1.0f); /* nothing fades against a region with nothing */
+    }
+    /* Not resident below: nothing can be drawn there, and the load is asked for. */
+    assert_int_equal(rv_node_set_hlod_resident(w, child_b, false), RV_OK);
+    c.v.time_ms = 100;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, child_b));
+    assert_int_equal(v.hlod_load_request_count, 1);
+    rv_world_destroy(w);
+    /* The standalone cut keeps its meaning (the host draws a region's proxy by its own
+     * means): far away, the same region without bounds is what it draws. */
+    w = rvt_world_occlusion(0);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &region), RV_OK);
+    at[2] = -300;
+    assert_int_equal(rv_node_set_position(w, region, at), RV_OK);
+    child_a = rvt_object(w, region, -5, 0, 0, 5);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 0.5f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, child_a, 0.01f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, child_a, true), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_lod_view lv = { .eye = { eye0[0], eye0[1], eye0[2] }, .fov_y = 1.0f, .viewport_height_px = 720 };
+    rv_frustum fr = rvt_frustum(eye0, ahead, 1.0f, 1000.0f);
+    rv_hlod_result cut;
+    assert_int_equal(rv_hlod_select(w, region, &lv, &fr, 0.0f, &cut), RV_OK);
+    assert_int_equal(cut.draw_count, 1);
+    assert_true(rv_node_equal(cut.draws[0].region, region));
+    rv_world_destroy(w);
+}
+
 static int reprocess_calls;
 static bool host_busy;
 static bool is_busy(void *user) { (void)user; return host_busy; }
@@ -2733,6 +2796,7 @@ int main(void)
         cmocka_unit_test(test_lod_levels_and_nothing_level),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
+        cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),

@@ -553,11 +553,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
     if (view->orthographic) {
         c = candidates_for(rvi_lod_biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder, &st->config);
     } else {
-        /* biased_angle's distance, to the bit. */
-        double dx = (double)sphere[0] - view->eye[0];
-        double dy = (double)sphere[1] - view->eye[1];
-        double dz = (double)sphere[2] - view->eye[2];
-        double d2 = dx * dx + dy * dy + dz * dz;
+        double d2 = rvi_lod_distance_sq(sphere, view); /* the biased angle's, to the bit */
         if (sphere[3] == rec->band_r && d2 > (double)rec->band_lo_sq && d2 < (double)rec->band_hi_sq) {
             c.plain = rec->band[0];
             c.finer = rec->band[1];

@@ -25,6 +25,15 @@
 #define RVI_LOD_REACH (1.0 - 2e-6)
 #define RVI_LOD_PI 3.14159265358979323846
 
+/* The squared distance of center from a perspective view's eye, in double. */
+static inline double rvi_lod_distance_sq(const float center[3], const rv_lod_view *view)
+{
+    double dx = (double)center[0] - view->eye[0];
+    double dy = (double)center[1] - view->eye[1];
+    double dz = (double)center[2] - view->eye[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
 /* The apparent angle times bias, radians, in double precision; +inf with the eye inside a
  * perspective view's sphere. Orthographic: projected diameter / view height * reference fov. */
 static inline double rvi_lod_biased_angle(const float center[3], float radius, const rv_lod_view *view,
@@ -33,10 +42,7 @@ static inline double rvi_lod_biased_angle(const float center[3], float radius, c
     if (view->orthographic)
         return 2.0 * (double)radius / (double)view->ortho_height *
                (double)config->ortho_reference_fov_y * (double)config->bias;
-    double dx = (double)center[0] - view->eye[0];
-    double dy = (double)center[1] - view->eye[1];
-    double dz = (double)center[2] - view->eye[2];
-    double d = sqrt(dx * dx + dy * dy + dz * dz);
+    double d = sqrt(rvi_lod_distance_sq(center, view));
     if (d <= radius)
         return INFINITY;
     return 2.0 * asin((double)radius / d) * (double)config->bias;

@@ -1,7 +1,7 @@
 /* The depth feed (docs/occlusion.md, "The depth feed"): a host's depth image from an earlier
  * frame, checked, decoded into per-texel bounds on the surface the old view saw, and
- * reprojected (occlusion_feed_warp.c) into this frame's buffer, where the freeze combines
- * it with the occluders by max.
+ * reprojected (occlusion_feed_warp.c, occlusion_feed_reproject.c) into this frame's
+ * buffer, where the freeze combines it with the occluders by max.
  *
  * What the image proves, texel by texel: a sample is the depth at the texel centre, known
  * to within the format's quantum and a few float roundings. Neighbouring samples are one

@@ -454,7 +454,9 @@ static RVI_ALWAYS_INLINE void note_span(noter *w, const float *row, uint32_t bas
                                         uint32_t piece, const rvi_occ_piece *pc, int32_t iy)
 {
     for (int32_t ix = x0; ix <= x1; ix++) {
-        if (row[ix] > pc->top || row[ix] >= rvi_occ_piece_depth(pc, ix, iy))
+        /* Below the piece's floor the texel is farther than anything the piece holds: no
+         * plane needs evaluating to know the piece could raise it. */
+        if (row[ix] > pc->top || (!(row[ix] < pc->floor) && row[ix] >= rvi_occ_piece_depth(pc, ix, iy)))
             continue;
         uint32_t t = base + (uint32_t)ix, h = w->head[t];
         w->note_piece[w->notes] = piece;

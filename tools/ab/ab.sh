@@ -1,0 +1,27 @@
+#!/bin/sh
+# In-process A/B of two release builds of rvis on a bench scene (see README.md).
+#   tools/ab/ab.sh NEW_BUILD_DIR OLD_BUILD_DIR crates|city FRAMES [scene arguments]
+# e.g. tools/ab/ab.sh build-new build-old city 1800 generation
+#      tools/ab/ab.sh build-new build-old crates 1800 100000 1 2
+set -eu
+[ $# -ge 4 ] || { sed -n 2,5p "$0" >&2; exit 2; }
+NEW=$(cd "$1" && pwd); OLD=$(cd "$2" && pwd); SCENE=$3; shift 3
+HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
+case $SCENE in crates|city) ;; *) echo "ab.sh: scene is crates or city" >&2; exit 2 ;; esac
+for b in "$NEW" "$OLD"; do
+    [ -f "$b/src/librvis.a" ] || { echo "ab.sh: $b/src/librvis.a missing (configure with -Ddefault_library=both or static)" >&2; exit 2; }
+done
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+# The old build's every global symbol gets the prefix old_ (and its callers' names with it).
+nm -g --defined-only "$OLD/src/librvis.a" | awk 'NF == 3 { print $3 }' | sort -u > "$T/syms"
+awk '{ print $1 " old_" $1 }' "$T/syms" > "$T/redefine"
+awk '/^rv_/ { print "#define " $1 " old_" $1 }' "$T/syms" > "$T/prefix.h"
+objcopy --redefine-syms="$T/redefine" "$OLD/src/librvis.a" "$T/libold.a"
+CC=${CC:-cc}
+FLAGS="-O2 -std=c11 -D_GNU_SOURCE -I$ROOT/include -I$ROOT/bench -w"
+$CC $FLAGS -c "-DSIDE(x)=new_##x" "$HERE/side_$SCENE.c" -o "$T/new.o"
+$CC $FLAGS -c -include "$T/prefix.h" -Drvb_crates=old_rvb_crates -Drvb_frame=old_rvb_frame "-DSIDE(x)=old_##x" \
+    "$HERE/side_$SCENE.c" -o "$T/old.o"
+$CC $FLAGS "$HERE/main.c" "$T/new.o" "$T/old.o" "$ROOT/bench/bench_util.c" "$ROOT/bench/bench_jobs.c" \
+    "$NEW/src/librvis.a" "$T/libold.a" -lm -lpthread -o "$T/ab"
+"$T/ab" "$@"

@@ -196,6 +196,17 @@ static void camera_of(const crate_field *f, int frame, crate_camera *c)
     memcpy(c->projection, proj, sizeof proj);
 }
 
+/* The frame's view of camera c (which it points into). */
+static void crate_view(const crate_camera *c, double time_ms, rv_view *view)
+{
+    memset(view, 0, sizeof *view);
+    view->view = c->view;
+    view->projection = c->projection;
+    view->viewport_width = 1920;
+    view->viewport_height = 1080;
+    view->time_ms = time_ms;
+}
+
 static int compare_items(const void *a, const void *b)
 {
     float x = ((const host_item *)a)->depth, y = ((const host_item *)b)->depth;
@@ -336,12 +347,7 @@ static int crate_case(rvb_ctx *ctx, const char *name, uint32_t count, bool group
             uint32_t visible = 0, drawn = baseline_frame(&c, field.objects, count, sin_half, items, &visible);
             ns[WORLD_COUNT] += rvb_now_ns() - t0;
             rv_view view;
-            memset(&view, 0, sizeof view);
-            view.view = c.view;
-            view.projection = c.projection;
-            view.viewport_width = 1920;
-            view.viewport_height = 1080;
-            view.time_ms = time_ms;
+            crate_view(&c, time_ms, &view);
             rv_frame_view v[WORLD_COUNT];
             for (int k = 0; k < WORLD_COUNT; k++) {
                 uint64_t (*now)(void) = k == WORLD_SERIAL ? rvb_now_ns : rvb_wall_ns;

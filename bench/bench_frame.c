@@ -268,6 +268,19 @@ static bool run_frame(rv_world *world, const rv_view *view, rv_frame_view *out, 
     return r == RV_OK;
 }
 
+/* The view of frame f of the city's walk (eye and vp hold what it points to). */
+static void city_view(int f, double time_ms, float eye[3], float vp[16], rv_view *view)
+{
+    rvb_city_camera(f, CITY_FRAMES, eye, vp);
+    memset(view, 0, sizeof *view);
+    view->view_projection = vp;
+    view->eye = eye;
+    view->viewport_width = 1920;
+    view->viewport_height = 1080;
+    view->fov_y = 60.0f * 3.14159265f / 180.0f;
+    view->time_ms = time_ms;
+}
+
 static int frame_city(rvb_ctx *ctx, const rvb_city *city)
 {
     const char *name = "frame_city";
@@ -321,15 +334,8 @@ static int frame_city(rvb_ctx *ctx, const rvb_city *city)
         }
         for (int f = 0; f < CITY_FRAMES; f++) {
             float eye[3], vp[16];
-            rvb_city_camera(f, CITY_FRAMES, eye, vp);
             rv_view view;
-            memset(&view, 0, sizeof view);
-            view.view_projection = vp;
-            view.eye = eye;
-            view.viewport_width = 1920;
-            view.viewport_height = 1080;
-            view.fov_y = 60.0f * 3.14159265f / 180.0f;
-            view.time_ms = time_ms;
+            city_view(f, time_ms, eye, vp, &view);
             time_ms += 1000.0 / 60.0;
 
             uint64_t t0 = rvb_now_ns();

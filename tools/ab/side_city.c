@@ -2,18 +2,10 @@
  * cell (argument "cell", the default) or in the generator's order ("generation").
  * Compiled twice by ab.sh, once against each build; SIDE(x) names this side's entry points. */
 #include "bench_frame.c"
-
-#include <time.h>
+#include "side.h"
 
 static rvb_city city_;
 static city_scene scene_;
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 int SIDE(setup)(int argc, char **argv)
 {
@@ -40,20 +32,7 @@ int SIDE(setup)(int argc, char **argv)
 double SIDE(frame)(int frame, double time_ms, uint64_t *digest)
 {
     float eye[3], vp[16];
-    rvb_city_camera(frame % CITY_FRAMES, CITY_FRAMES, eye, vp);
     rv_view view;
-    memset(&view, 0, sizeof view);
-    view.view_projection = vp;
-    view.eye = eye;
-    view.viewport_width = 1920;
-    view.viewport_height = 1080;
-    view.fov_y = 60.0f * 3.14159265f / 180.0f;
-    view.time_ms = time_ms;
-    rv_frame_view v;
-    double t0 = now_ns();
-    if (rv_frame(scene_.world, &view, &v) != RV_OK)
-        return -1;
-    double t = now_ns() - t0;
-    *digest = rv_frame_view_digest(&v);
-    return t;
+    city_view(frame % CITY_FRAMES, time_ms, eye, vp, &view);
+    return timed_frame(scene_.world, &view, false, digest);
 }

@@ -62,7 +62,8 @@ typedef struct rv_job_system {
 /* Everything a world is made from. rv_world_desc desc = {0}; is valid. */
 typedef struct rv_world_desc {
     rv_allocator allocator;        /* every allocation of the world and its modules */
-    uint32_t node_capacity;        /* initial node slots; 0 = default 1024. Grows as needed */
+    uint32_t node_capacity;        /* initial node slots; 0 = default 1024, at most 2^24
+                                      (RV_ERR_INVALID_ARG above). Grows as needed, to 2^24 */
     rv_occlusion_desc occlusion;   /* main-view occlusion buffer; width 0 = off */
     rv_lod_desc lod;
     rv_partition_desc partition;
@@ -413,7 +414,11 @@ RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
  * served by spheres). Occlusion tests use whichever of the two has the smaller world
  * volume; the frustum test, when the sphere straddles a plane, also tries the box, and the
  * node is culled when either lies wholly outside. The box must enclose the node's geometry
- * (and, for a group node, its subtree's). Errors as rv_node_set_occluder_box. */
+ * (and, for a group node, its subtree's): rvis trusts it and cannot check it, so a box
+ * that does not (a leaf's box kept after children were attached to it, a group's box that
+ * did not grow with its members) culls what lies outside it. Set it again, or clear it,
+ * when the subtree changes: rv_node_create and rv_node_attach do not touch it.
+ * Errors as rv_node_set_occluder_box. */
 RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
 /* Removes the node's test box. Errors as rv_node_clear_occluder. */
 RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);

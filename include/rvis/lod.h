@@ -43,7 +43,8 @@ typedef struct rv_lod_desc {
 /* Thresholds of one object's levels, in radians, strictly descending, positive and finite.
  * A plain value (copy it freely); make it with rv_lod_ladder_make, which validates it. Every
  * call that takes a ladder checks it again (cheap) and answers a hand-filled one that breaks
- * the rules like rv_lod_ladder_make would. Entries from count on are zero. */
+ * the rules like rv_lod_ladder_make would. rv_lod_ladder_make zeroes the entries from count
+ * on; every call ignores them. */
 typedef struct rv_lod_ladder {
     uint32_t count;                              /* 1..RV_LOD_MAX_THRESHOLDS */
     float thresholds[RV_LOD_MAX_THRESHOLDS];     /* radians, strictly descending */

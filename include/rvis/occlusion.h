@@ -16,7 +16,9 @@ extern "C" {
  * objects against it, with no frame of latency and no GPU read-back. Per frame:
  * rv_occlusion_begin, any number of rv_occlusion_add_occluder / _add_convex / _add_mesh,
  * then tests. The first test (or rv_occlusion_freeze) freezes the buffer; later adds are
- * refused with RV_ERR_FROZEN until the next begin.
+ * refused with RV_ERR_FROZEN until the next begin. A single test refused for its arguments
+ * changes nothing, the freeze included; a batch freezes the buffer once its arrays are
+ * accepted, whatever its items hold.
  *
  * Occluders fuse: a texel counts as covered when the occluders cover all of it together,
  * so the faces of a mesh, two boxes sharing a face or two brushes overlapping leave no
@@ -396,7 +398,10 @@ RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *
  * who wrote them. Leave out of the pre-pass whatever moves (vehicles, characters, doors that
  * open) and whatever has holes finer than a feed texel (alpha-tested foliage, fences): what
  * lies between two samples is unknown, and rvis takes a gap narrower than a texel between
- * two samples on one plane as closed, as the GPU's own raster of that image would show it. */
+ * two samples on one plane as closed, as the GPU's own raster of that image would show it.
+ * That holds for an opening in the static world too: a window no sample of the old image
+ * looked through hides what is behind it for as long as the feed is used, even as the
+ * camera comes near enough to see through it. */
 
 /* Texel formats of a depth image, as a read-back gives them. Values are window depth in
  * 0..1 (near maps to 0, or to 1 with reversed-Z). */

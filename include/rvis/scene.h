@@ -37,7 +37,8 @@ typedef struct rv_scene_stats {
  * May grow node storage (which invalidates pointers from rv_node_transform_ptrs).
  * Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE (parent),
  * RV_ERR_CAPACITY (2^24 slots in use), RV_ERR_OUT_OF_MEMORY, RV_ERR_BAD_STATE (inside a
- * visit callback). *out and the world are untouched on error. */
+ * visit callback). *out and the world are untouched on error. A test box on parent
+ * (rv_node_set_test_box) must enclose the new node's geometry too: it does not grow. */
 RV_API rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out);
 
 /* Destroys node and its whole subtree; every handle into it goes stale. O(subtree size),
@@ -56,6 +57,8 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * the new parent at the next update). Attaching to the current parent does nothing. Costs
  * O(depth of parent) for the cycle check; never allocates.
  * parent must be a live node: RV_NODE_NONE is refused (use rv_node_detach to make a root).
+ * A test box on parent or above it (rv_node_set_test_box) must enclose child's subtree
+ * too: it does not grow, and what lies outside it is culled with it.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
  * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);

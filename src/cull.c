@@ -58,7 +58,14 @@ bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t i)
         wmin[r] -= pad;
         wmax[r] += pad;
     }
-    return rv_frustum_classify_box(p->frustum, wmin, wmax) == RV_OUTSIDE;
+    if (rv_frustum_classify_box(p->frustum, wmin, wmax) == RV_OUTSIDE)
+        return true;
+    /* A rotated box is smaller than its world box: test it as the oriented box it is. Under
+     * a matrix that keeps the axes (each column one non-zero term) the two are the same box. */
+    bool rotated = false;
+    for (int c = 0; c < 3; c++)
+        rotated |= (m[c * 4] != 0) + (m[c * 4 + 1] != 0) + (m[c * 4 + 2] != 0) > 1;
+    return rotated && rvi_oriented_box_outside(p->frustum, m, b->min, b->max);
 }
 
 /* ---- summaries --------------------------------------------------------------------------- */

@@ -167,3 +167,33 @@ rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float mi
     }
     return inside ? RV_INSIDE : RV_INTERSECTING;
 }
+
+bool rvi_oriented_box_outside(const rv_frustum *f, const float m[16], const float mn[3], const float mx[3])
+{
+    /* The box's centre and half axes in world space, in double. */
+    double c[3], h[3][3];
+    for (int r = 0; r < 3; r++) {
+        c[r] = m[12 + r];
+        for (int k = 0; k < 3; k++) {
+            c[r] += (double)m[k * 4 + r] * (0.5 * ((double)mn[k] + mx[k]));
+            h[k][r] = (double)m[k * 4 + r] * (0.5 * ((double)mx[k] - mn[k]));
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        if (!(f->plane_mask & (1u << i)))
+            continue;
+        const float *pl = f->planes[i];
+        double s = pl[3], reach = 0, mag = fabs(pl[3]);
+        for (int k = 0; k < 3; k++) {
+            s += pl[k] * c[k];
+            mag += fabs(pl[k] * c[k]);
+            reach += fabs(pl[0] * h[k][0] + pl[1] * h[k][1] + pl[2] * h[k][2]);
+        }
+        /* The farthest point along the inward normal is s + reach from the plane. The
+         * margin is far above the rounding of these sums and of the float matrix's own
+         * products, as the world box's widening was. */
+        if (s + reach < -1e-6 * (mag + reach) - 1e-30)
+            return true;
+    }
+    return false;
+}

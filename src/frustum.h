@@ -82,4 +82,10 @@ rv_result rvi_cull_spheres_soa_level(rvi_simd_level level, const rv_frustum *fru
  * RV_ERR_NOT_FINITE, and those of the float form. */
 rv_result rvi_frustum_from_view_projection_d(const double view_projection[16], rv_clip clip, rv_frustum *out);
 
+/* A local box (mn, mx) under the affine matrix m (column-major) against the frustum's
+ * planes as the oriented box it is: true when it lies wholly outside one plane (centre
+ * distance plus the half axes' reach along the plane's normal, in double, with a relative
+ * margin for rounding). Conservative: NaN anywhere answers false. */
+bool rvi_oriented_box_outside(const rv_frustum *frustum, const float m[16], const float mn[3], const float mx[3]);
+
 #endif

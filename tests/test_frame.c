@@ -1670,6 +1670,59 @@ static void test_test_box_outside_the_frustum_culls_a_straddling_sphere(void **s
     rv_world_destroy(w);
 }
 
+/* A rotated test box is tested against the frustum as the oriented box it is: a thin wall
+ * turned to run along the left frustum plane, 1 unit outside it, is culled although its
+ * world box (which reaches back across the plane) and its sphere straddle; 1 unit inside,
+ * it is drawn. */
+static void test_rotated_test_box_outside_the_frustum_is_culled_as_an_oriented_box(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.record_culls = true;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    /* 1 rad vertical at 16:9: the left plane holds the eye and the direction (-t, 0, -1),
+     * t = 16/9 tan(0.5). */
+    double t = 16.0 / 9.0 * tan(0.5), len = sqrt(t * t + 1);
+    double along[3] = { -t / len, 0, -1 / len }, out[3] = { -1 / len, 0, t / len }; /* out: away from the view */
+    float lmn[3] = { -0.05f, -1.5f, -6 }, lmx[3] = { 0.05f, 1.5f, 6 };
+    float r = sqrtf(0.05f * 0.05f + 1.5f * 1.5f + 36.0f);
+    float axis[3] = { 0, 1, 0 };
+    float angle = (float)atan2(along[0], along[2]); /* local z onto along, local x onto out */
+    for (int side = 1; side >= -1; side -= 2) {
+        float c[3];
+        for (int k = 0; k < 3; k++)
+            c[k] = eye0[k] + (float)(10 * along[k] + side * 1.0 * out[k]);
+        rv_node wall = rvt_object(w, RV_NODE_NONE, c[0], c[1], c[2], r);
+        assert_int_equal(rv_node_set_rotation_axis_angle(w, wall, axis, angle), RV_OK);
+        assert_int_equal(rv_node_set_test_box(w, wall, lmn, lmx), RV_OK);
+        rvt_camera cam;
+        rvt_camera_make(&cam, eye0, ahead, 1.0f, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        float m[16], wmn[3] = { INFINITY, INFINITY, INFINITY }, wmx[3] = { -INFINITY, -INFINITY, -INFINITY };
+        assert_int_equal(rv_node_world_matrix(w, wall, m), RV_OK);
+        for (int k = 0; k < 8; k++)
+            for (int a = 0; a < 3; a++) {
+                float p = m[12 + a];
+                for (int b = 0; b < 3; b++)
+                    p += m[b * 4 + a] * ((k >> b) & 1 ? lmx[b] : lmn[b]);
+                wmn[a] = fminf(wmn[a], p);
+                wmx[a] = fmaxf(wmx[a], p);
+            }
+        rv_frustum f = rvt_frustum(eye0, ahead, 1.0f, 1000.0f);
+        assert_int_equal(rv_frustum_classify_box(&f, wmn, wmx), RV_INTERSECTING); /* the world box straddles */
+        if (side > 0) {
+            assert_false(view_draws(&v, wall));
+            assert_int_equal(reason_of(&v, wall), RV_CULL_FRUSTUM);
+        } else {
+            assert_true(view_draws(&v, wall));
+        }
+        assert_int_equal(rv_node_destroy_subtree(w, wall), RV_OK);
+    }
+    rv_world_destroy(w);
+}
+
 static uint64_t fake_clock_ns(void *user)
 {
     uint64_t *now = user;
@@ -2807,6 +2860,7 @@ int main(void)
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
+        cmocka_unit_test(test_rotated_test_box_outside_the_frustum_is_culled_as_an_oriented_box),
         cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
         cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),

@@ -413,7 +413,10 @@ RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
 /* Gives node a local test box besides its bounding sphere (walls and floors are badly
  * served by spheres). Occlusion tests use whichever of the two has the smaller world
  * volume; the frustum test, when the sphere straddles a plane, also tries the box, and the
- * node is culled when either lies wholly outside. The box must enclose the node's geometry
+ * node is culled when either lies wholly outside. Under a rotated world matrix the box is
+ * tested as the oriented box it is, not through a world box around it, so a box in the
+ * frame of a slanted surface (its normal and one edge) can be much tighter than the
+ * world-aligned box of the same geometry. The box must enclose the node's geometry
  * (and, for a group node, its subtree's): rvis trusts it and cannot check it, so a box
  * that does not (a leaf's box kept after children were attached to it, a group's box that
  * did not grow with its members) culls what lies outside it. Set it again, or clear it,

@@ -685,6 +685,7 @@ bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level
     snprintf(level->name, sizeof level->name, "%s", name ? name : "map");
     rvw_level_finish(level);
     rvw_level_choose_occluders(level);
+    rvw_level_orient_boxes(level);
     /* Quake's near plane is 4 units; the far plane lies beyond the whole scene so it never
      * cuts anything (some maps hang backdrops far outside their hull). A fov of 60 degrees
      * vertical at 16:9 is Quake's 90 degrees horizontal, near enough. */

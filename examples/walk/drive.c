@@ -192,6 +192,97 @@ static void box_sphere(const rvw_box *b, float center[3], float *radius)
     *radius = sqrtf(r2);
 }
 
+/* Quaternion (x y z w) of the rotation whose columns are the axes a[0], a[1], a[2]
+ * (orthonormal, right-handed). */
+static void axes_quaternion(const float a[3][3], float q[4])
+{
+    /* m[row][col] = a[col][row] */
+    double m00 = a[0][0], m11 = a[1][1], m22 = a[2][2], tr = m00 + m11 + m22, x, y, z, w;
+    if (tr > 0) {
+        double s = sqrt(tr + 1.0) * 2;
+        w = 0.25 * s;
+        x = ((double)a[1][2] - a[2][1]) / s;
+        y = ((double)a[2][0] - a[0][2]) / s;
+        z = ((double)a[0][1] - a[1][0]) / s;
+    } else if (m00 > m11 && m00 > m22) {
+        double s = sqrt(1.0 + m00 - m11 - m22) * 2;
+        w = ((double)a[1][2] - a[2][1]) / s;
+        x = 0.25 * s;
+        y = ((double)a[1][0] + a[0][1]) / s;
+        z = ((double)a[2][0] + a[0][2]) / s;
+    } else if (m11 > m22) {
+        double s = sqrt(1.0 + m11 - m00 - m22) * 2;
+        w = ((double)a[2][0] - a[0][2]) / s;
+        x = ((double)a[1][0] + a[0][1]) / s;
+        y = 0.25 * s;
+        z = ((double)a[2][1] + a[1][2]) / s;
+    } else {
+        double s = sqrt(1.0 + m22 - m00 - m11) * 2;
+        w = ((double)a[0][1] - a[1][0]) / s;
+        x = ((double)a[2][0] + a[0][2]) / s;
+        y = ((double)a[2][1] + a[1][2]) / s;
+        z = 0.25 * s;
+    }
+    q[0] = (float)x;
+    q[1] = (float)y;
+    q[2] = (float)z;
+    q[3] = (float)w;
+}
+
+/* An oriented object's test box and sphere, in the frame of the world matrix rvis made from
+ * its rotation and position: every vertex taken through the matrix's inverse (in double),
+ * the box widened by a hair and rounded outward, so it encloses the triangles under the
+ * float matrix rvis tests it with. */
+static bool fit_oriented_box(rvw_drive *d, const rvw_level *level, const rvw_object *o, rv_node node, char *err,
+                             size_t errlen)
+{
+    float m[16];
+    if (!check(rv_node_world_matrix(d->world, node, m), "an oriented box's matrix", err, errlen))
+        return false;
+    double a[3][3], inv[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            a[r][c] = m[c * 4 + r];
+    double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                 a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+    inv[0][0] = (a[1][1] * a[2][2] - a[1][2] * a[2][1]) / det;
+    inv[0][1] = (a[0][2] * a[2][1] - a[0][1] * a[2][2]) / det;
+    inv[0][2] = (a[0][1] * a[1][2] - a[0][2] * a[1][1]) / det;
+    inv[1][0] = (a[1][2] * a[2][0] - a[1][0] * a[2][2]) / det;
+    inv[1][1] = (a[0][0] * a[2][2] - a[0][2] * a[2][0]) / det;
+    inv[1][2] = (a[0][2] * a[1][0] - a[0][0] * a[1][2]) / det;
+    inv[2][0] = (a[1][0] * a[2][1] - a[1][1] * a[2][0]) / det;
+    inv[2][1] = (a[0][1] * a[2][0] - a[0][0] * a[2][1]) / det;
+    inv[2][2] = (a[0][0] * a[1][1] - a[0][1] * a[1][0]) / det;
+    double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+    const float *t = level->triangles + 9ull * o->first_triangle;
+    for (uint32_t j = 0; j < o->triangle_count * 3; j++, t += 3) {
+        double p[3] = { (double)t[0] - m[12], (double)t[1] - m[13], (double)t[2] - m[14] };
+        for (int r = 0; r < 3; r++) {
+            double l = inv[r][0] * p[0] + inv[r][1] * p[1] + inv[r][2] * p[2];
+            lo[r] = fmin(lo[r], l);
+            hi[r] = fmax(hi[r], l);
+        }
+    }
+    float mn[3], mx[3], c[3];
+    double r2 = 0;
+    for (int r = 0; r < 3; r++) {
+        double pad = 1e-6 * (1 + fmax(fabs(lo[r]), fabs(hi[r])));
+        mn[r] = nextafterf((float)(lo[r] - pad), -INFINITY);
+        mx[r] = nextafterf((float)(hi[r] + pad), INFINITY);
+        c[r] = 0.5f * mn[r] + 0.5f * mx[r];
+        double e = fmax((double)mx[r] - c[r], (double)c[r] - mn[r]);
+        r2 += e * e;
+    }
+    if (!(det > 0.5 && det < 2) || !(r2 < INFINITY)) {
+        snprintf(err, errlen, "an oriented box's matrix is not a rotation");
+        return false;
+    }
+    float radius = nextafterf((float)sqrt(r2), INFINITY);
+    return check(rv_node_set_test_box(d->world, node, mn, mx), "an oriented test box", err, errlen) &&
+           check(rv_node_set_bounds(d->world, node, c, radius), "an oriented object's bounds", err, errlen);
+}
+
 /* The partition host stub: remembers the leaves of the parts asked for; the next frame
  * commits them for the current view version (a loader one frame behind). */
 static void on_reprocess(const rv_node *parts, uint32_t count, void *user)
@@ -349,6 +440,15 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
         if (!check(rv_node_set_bounds(d->world, node, center, radius), "an object's bounds", err, errlen) ||
             !check(rv_node_set_test_box(d->world, node, o->bounds.min, o->bounds.max), "a test box", err, errlen))
             return false;
+        if (o->oriented) {
+            /* rotated into its box's frame, placed at the world box's centre; the test box
+             * and sphere are fitted to the matrix rvis makes, after the first update */
+            float q[4];
+            axes_quaternion(o->axes, q);
+            if (!check(rv_node_set_rotation(d->world, node, q), "an object's rotation", err, errlen) ||
+                !check(rv_node_set_position(d->world, node, center), "an object's position", err, errlen))
+                return false;
+        }
         if (o->kind == RVW_OBJ_BUILDING &&
             !check(rv_node_set_occluder_box(d->world, node, o->bounds.min, o->bounds.max), "an occluder box", err, errlen))
             return false;
@@ -361,6 +461,15 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
     if (level->city && !build_city(d, level, err, errlen))
         return false;
     if (!check(rv_update_world(d->world), "the first update", err, errlen))
+        return false;
+    bool oriented = false;
+    for (uint32_t i = 0; i < level->object_count; i++)
+        if (level->objects[i].oriented && level->objects[i].kind == RVW_OBJ_SURFACE) {
+            oriented = true;
+            if (!fit_oriented_box(d, level, &level->objects[i], d->object_nodes[i], err, errlen))
+                return false;
+        }
+    if (oriented && !check(rv_update_world(d->world), "the update after oriented boxes", err, errlen))
         return false;
     /* flat static lists cull hierarchically once grouped (docs/scene.md) */
     for (int k = 0; k < RVW_OBJ_KIND_COUNT; k++)

@@ -1,6 +1,7 @@
 #include "level.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,130 @@ void rvw_level_finish(rvw_level *level)
         int32_t p = level->groups[g].parent;
         if (p >= 0)
             rvw_box_add_box(&level->groups[p].bounds, &level->groups[g].bounds);
+    }
+}
+
+/* ab + bc + ca: half a box's surface area, its mean image area up to a constant. */
+static double half_area(const double e[3])
+{
+    return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
+}
+
+/* The box of o's vertices in the frame (u, v, n), in lo..hi; true when it lies inside o's
+ * world box (up to a hair of rounding). */
+static bool frame_box(const rvw_level *level, const rvw_object *o, const double f[3][3], double lo[3], double hi[3])
+{
+    const float *t = level->triangles + 9ull * o->first_triangle;
+    for (int k = 0; k < 3; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (uint32_t j = 0; j < o->triangle_count * 3; j++, t += 3)
+        for (int k = 0; k < 3; k++) {
+            double l = f[k][0] * t[0] + f[k][1] * t[1] + f[k][2] * t[2];
+            lo[k] = fmin(lo[k], l);
+            hi[k] = fmax(hi[k], l);
+        }
+    for (int c = 0; c < 8; c++)
+        for (int r = 0; r < 3; r++) {
+            double w = 0;
+            for (int k = 0; k < 3; k++)
+                w += f[k][r] * ((c >> k) & 1 ? hi[k] : lo[k]);
+            double tol = 0.01 + 1e-5 * fabs(w);
+            if (w < o->bounds.min[r] - tol || w > o->bounds.max[r] + tol)
+                return false;
+        }
+    return true;
+}
+
+static bool orient_box(const rvw_level *level, rvw_object *o)
+{
+    double world[3], best_area, best_lo[3], best_hi[3], best[3][3];
+    for (int k = 0; k < 3; k++)
+        world[k] = (double)o->bounds.max[k] - o->bounds.min[k];
+    double limit = half_area(world);
+    best_area = limit;
+    bool found = false;
+    /* at most about 24 triangles looked at, spread over the object */
+    uint32_t step = o->triangle_count > 24 ? o->triangle_count / 24 : 1;
+    for (uint32_t i = 0; i < o->triangle_count; i += step) {
+        const float *a = level->triangles + 9ull * (o->first_triangle + i);
+        double e1[3], e2[3];
+        for (int k = 0; k < 3; k++) {
+            e1[k] = (double)a[3 + k] - a[k];
+            e2[k] = (double)a[6 + k] - a[k];
+        }
+        double n[3] = { e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0] };
+        double nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(nl > 1e-9))
+            continue;
+        for (int k = 0; k < 3; k++)
+            n[k] /= nl;
+        for (int e = 0; e < 3; e++) {
+            const float *p = a + 3 * e, *q = a + 3 * ((e + 1) % 3);
+            double u[3], d = 0;
+            for (int k = 0; k < 3; k++)
+                d += ((double)q[k] - p[k]) * n[k];
+            for (int k = 0; k < 3; k++)
+                u[k] = (double)q[k] - p[k] - d * n[k];
+            double ul = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            if (!(ul > 1e-9))
+                continue;
+            double f[3][3];
+            for (int k = 0; k < 3; k++) {
+                f[0][k] = u[k] / ul;
+                f[2][k] = n[k];
+            }
+            f[1][0] = n[1] * f[0][2] - n[2] * f[0][1]; /* v = n x u: (u, v, n) right-handed */
+            f[1][1] = n[2] * f[0][0] - n[0] * f[0][2];
+            f[1][2] = n[0] * f[0][1] - n[1] * f[0][0];
+            double lo[3], hi[3];
+            bool inside = frame_box(level, o, (const double (*)[3])f, lo, hi);
+            double ext[3] = { hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2] }, area = half_area(ext);
+            if (area < best_area && (inside || area < 0.7 * limit)) {
+                best_area = area;
+                found = true;
+                memcpy(best, f, sizeof best);
+                memcpy(best_lo, lo, sizeof best_lo);
+                memcpy(best_hi, hi, sizeof best_hi);
+            }
+        }
+    }
+    if (!found || !(best_area < 0.9 * limit))
+        return false;
+    o->oriented = true;
+    for (int k = 0; k < 3; k++) {
+        for (int r = 0; r < 3; r++)
+            o->axes[k][r] = (float)best[k][r];
+        o->box.min[k] = (float)best_lo[k];
+        o->box.max[k] = (float)best_hi[k];
+    }
+    return true;
+}
+
+uint32_t rvw_level_orient_boxes(rvw_level *level)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < level->object_count; i++) {
+        rvw_object *o = &level->objects[i];
+        o->oriented = false;
+        if (o->kind == RVW_OBJ_SURFACE && o->triangle_count > 0)
+            n += orient_box(level, o);
+    }
+    return n;
+}
+
+void rvw_object_box_triangles(const rvw_object *o, float out[108])
+{
+    if (!o->oriented) {
+        rvw_box_triangles(&o->bounds, out);
+        return;
+    }
+    rvw_box_triangles(&o->box, out);
+    for (int i = 0; i < 36; i++) {
+        float l[3] = { out[3 * i], out[3 * i + 1], out[3 * i + 2] };
+        for (int r = 0; r < 3; r++)
+            out[3 * i + r] = o->axes[0][r] * l[0] + o->axes[1][r] * l[1] + o->axes[2][r] * l[2];
     }
 }
 

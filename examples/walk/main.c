@@ -717,6 +717,8 @@ int main(int argc, char **argv)
     run.occluders = level.occluder_count;
     if (run.has_map)
         rvw_level_count_occluders(&level, &run.occluders, &run.occluder_triangles);
+    for (uint32_t i = 0; i < level.object_count; i++)
+        run.oriented_boxes += level.objects[i].oriented;
     run.triangles = level.triangle_count;
     run.verified = opt.verify;
     run.verify_width = opt.verify_width;

@@ -396,7 +396,7 @@ int64_t rvw_reference_ideal_count(rvw_reference *ref, const rvw_level *level, co
         if ((!include || include[i]) && !box_outside_one_plane(&o->bounds, view_projection, clip)) {
             if (boxes) {
                 float t[108];
-                rvw_box_triangles(&o->bounds, t);
+                rvw_object_box_triangles(o, t);
                 for (int f = 0; f < 12 && !seen; f++)
                     seen = draw_triangle(ref, t + f * 9, view_projection, clip, i + 1, RASTER_TEST);
             } else {

@@ -353,7 +353,8 @@ void rvw_report_json(FILE *out, const rvw_run *run)
                      "\"opaque_triangles\": %u, \"patch_meshes\": %u, \"patch_triangles\": %u}",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side,
                 c->translucent, c->meshes, c->mesh_triangles, c->patch_meshes, c->patch_triangles);
-        fprintf(out, ",\n  \"occluder_triangles\": %u", run->occluder_triangles);
+        fprintf(out, ",\n  \"occluder_triangles\": %u,\n  \"oriented_test_boxes\": %u", run->occluder_triangles,
+                run->oriented_boxes);
     }
     fputs("\n}\n", out);
 }
@@ -436,7 +437,7 @@ void rvw_report_human(FILE *out, const rvw_run *run)
                      "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,
                 c->mesh_triangles, c->patch_meshes, c->patch_triangles);
-        fprintf(out, "  occluders: %u planar surfaces as open meshes (%u triangles)\n", run->occluders,
-                run->occluder_triangles);
+        fprintf(out, "  occluders: %u planar surfaces as open meshes (%u triangles); %u objects tested by an oriented box\n",
+                run->occluders, run->occluder_triangles, run->oriented_boxes);
     }
 }

@@ -60,6 +60,7 @@ typedef struct rvw_run {
     bool is_city;
     uint32_t objects, occluders, triangles;
     uint32_t occluder_triangles;   /* maps: the occluder meshes' triangles */
+    uint32_t oriented_boxes;       /* maps: objects tested by an oriented box (rvw_level_orient_boxes) */
     uint32_t frames;               /* frames run */
     uint32_t frame_capacity;
     bool verified;

@@ -160,8 +160,9 @@ typedef struct rvi_occ_shape {
 typedef struct rvi_occ_footprint {
     int32_t x0, y0, x1, y1;
     float nearness;
-    int32_t on;  /* RVI_OCC_ON: usable; RVI_OCC_AWAY: wholly off screen (beyond the near
-                    plane); 0: crosses the near plane, degenerate or not finite */
+    int32_t on;  /* RVI_OCC_ON: usable (for a box reaching before the near plane, its
+                    part in view); RVI_OCC_AWAY: wholly off screen (no part in view); 0:
+                    no answer (degenerate, not finite, too near the eye to bound) */
 } rvi_occ_footprint;
 
 #define RVI_OCC_ON 1

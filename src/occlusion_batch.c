@@ -239,6 +239,33 @@ static block_fn pick_kernel(const rv_occlusion *occ)
     return persp ? block_persp : block_ortho;
 }
 
+/* Lanes the kernel could not place because their box reaches before the near plane get
+ * the footprint of their part in view (project_box's, through rvi_occ_footprint_box), so a
+ * world box is answered the same by the single test, the batch and under an identity
+ * matrix. */
+static void place_near_lanes(const rv_occlusion *occ, const float *const mn[3], const float *const mx[3], uint32_t i0,
+                             uint32_t n, occ_block *blk)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        if (blk->on[j] != 0 || blk->bad[j])
+            continue;
+        float lo[3] = { mn[0][i0 + j], mn[1][i0 + j], mn[2][i0 + j] };
+        float hi[3] = { mx[0][i0 + j], mx[1][i0 + j], mx[2][i0 + j] };
+        rvi_occ_footprint fp;
+        int32_t on = rvi_occ_footprint_box(occ, lo, hi, NULL, &fp);
+        if (on != RVI_OCC_ON) {
+            blk->on[j] = on; /* the lane keeps the kernel's safe rectangle */
+            continue;
+        }
+        blk->x0[j] = fp.x0;
+        blk->y0[j] = fp.y0;
+        blk->x1[j] = fp.x1;
+        blk->y1[j] = fp.y1;
+        blk->nearness[j] = fp.nearness;
+        blk->on[j] = fp.on;
+    }
+}
+
 void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
                         rvi_occ_footprint *out)
 {
@@ -265,6 +292,7 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
                 for (int a = 0; a < 6; a++)
                     pad[a][j] = pad[a][n - 1];
             kernel(&occ->view, fw, fh, pmn, pmx, 0, &blk);
+            place_near_lanes(occ, pmn, pmx, 0, n, &blk);
             for (uint32_t j = 0; j < n; j++) {
                 rvi_occ_footprint *f = &out[idx[j]];
                 f->x0 = blk.x0[j];
@@ -290,6 +318,8 @@ int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3],
         kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, true);
     else
         kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, false);
+    const float *pmn[3] = { &min[0], &min[1], &min[2] }, *pmx[3] = { &max[0], &max[1], &max[2] };
+    place_near_lanes(occ, pmn, pmx, 0, 1, &blk);
     fp->x0 = blk.x0[0];
     fp->y0 = blk.y0[0];
     fp->x1 = blk.x1[0];
@@ -338,6 +368,7 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
         uint32_t n = end - i < 8 ? end - i : 8;
         if (n == 8) {
             kernel(v, fw, fh, boxes->min, boxes->max, i, &blk);
+            place_near_lanes(occ, boxes->min, boxes->max, i, 8, &blk);
         } else {
             /* The tail: pad the lanes with copies of the last box. */
             float pad[6][8];
@@ -349,6 +380,7 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
                 }
             const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
             kernel(v, fw, fh, pmn, pmx, 0, &blk);
+            place_near_lanes(occ, pmn, pmx, 0, n, &blk);
         }
         uint8_t visible[8];
         int32_t any_bad = 0;

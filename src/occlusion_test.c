@@ -160,12 +160,188 @@ static inline int32_t clamp_rect(float fw, float fh, float xmin, float ymin, flo
     return fp->on = RVI_OCC_ON;
 }
 
+/* One Sutherland-Hodgman step: the part of polygon in (n points of the four test rows)
+ * where h . (row values, 1) >= 0, into out; returns its point count. */
+static int clip_polygon(const double (*in)[4], int n, const double h[5], double (*out)[4])
+{
+    int m = 0;
+    double hv[4 + 5];
+    for (int i = 0; i < n; i++)
+        hv[i] = h[0] * in[i][0] + h[1] * in[i][1] + h[2] * in[i][2] + h[3] * in[i][3] + h[4];
+    for (int i = 0; i < n; i++) {
+        int j = i + 1 < n ? i + 1 : 0;
+        const double *a = in[i], *b = in[j];
+        double ha = hv[i], hb = hv[j];
+        if (ha >= 0)
+            memcpy(out[m++], a, sizeof out[0]);
+        if ((ha >= 0) != (hb >= 0)) {
+            double t = ha / (ha - hb);
+            for (int r = 0; r < 4; r++)
+                out[m][r] = a[r] + t * (b[r] - a[r]);
+            m++;
+        }
+    }
+    return m;
+}
+
+/* The footprint of a box that reaches before the near plane (perspective only). The
+ * camera sees only its part in front of the near plane and inside the view, so that part
+ * is projected: each face clipped, in the four test rows (affine in the point, so
+ * clipping there is clipping in space), to the near plane and the buffer's four sides,
+ * each half-space widened by the rows' error bound so the clipped part holds the exact
+ * one. Its rectangle and nearest nearness then come from the clipped points, as
+ * project_box's from the corners. 0 (visible, nothing to test) when the part in view
+ * reaches the near plane, where no occluder can be nearer (they are drawn only beyond
+ * it), or cannot be bounded; RVI_OCC_AWAY when no part is in view. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RVI_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define RVI_COLD __declspec(noinline)
+#else
+#define RVI_COLD
+#endif
+
+/* Kept out of line: the common path through project_box stays small. */
+RVI_COLD static int32_t project_clipped(const rv_occlusion *occ, const float b[4], const float d0[4],
+                                        const float d1[4], const float d2[4], float dist, occ_footprint *fp)
+{
+    const rvi_occ_view *v = &occ->view;
+    if (!v->perspective)
+        return 0;
+    static const int faces[6][4] = { { 0, 2, 6, 4 }, { 1, 5, 7, 3 }, { 0, 4, 5, 1 },
+                                     { 2, 3, 7, 6 }, { 0, 1, 3, 2 }, { 4, 6, 7, 5 } };
+    double W = occ->width, H = occ->height, err[4], corner[8][4];
+    for (int r = 0; r < 4; r++)
+        err[r] = (double)v->err_mul[r] * dist + v->err_add[r];
+    for (int k = 0; k < 8; k++)
+        for (int r = 0; r < 4; r++)
+            corner[k][r] = (double)b[r] + ((k & 1) ? d0[r] : 0.0) + ((k & 2) ? d1[r] : 0.0) + ((k & 4) ? d2[r] : 0.0);
+    /* First the common case, cheaply: a box edge crossing the near plane inside the view
+     * puts the part in view on the near plane (visible). Answering visible is always safe,
+     * so this look needs no error bounds. */
+    for (int k = 0; k < 8; k++)
+        for (int a = 1; a < 8; a <<= 1) {
+            if (k & a)
+                continue;
+            const double *p = corner[k], *q = corner[k | a];
+            if ((p[2] > 0) == (q[2] > 0))
+                continue;
+            double t = p[2] / (p[2] - q[2]), x = p[0] + t * (q[0] - p[0]), y = p[1] + t * (q[1] - p[1]);
+            double w = p[3] + t * (q[3] - p[3]);
+            if (x >= 0 && x <= W * w && y >= 0 && y <= H * w)
+                return 0;
+        }
+    /* near >= 0, x >= 0, x <= W q, y >= 0, y <= H q, each loosened by its error */
+    const double half[5][5] = { { 0, 0, 1, 0, err[2] },
+                                { 1, 0, 0, 0, err[0] },
+                                { -1, 0, 0, W, err[0] + W * err[3] },
+                                { 0, 1, 0, 0, err[1] },
+                                { 0, -1, 0, H, err[1] + H * err[3] } };
+    /* Which corners each half-space keeps: a face all of whose corners one keeps needs no
+     * clipping by it, and one that keeps none of them drops the face. */
+    uint32_t kept[5] = { 0, 0, 0, 0, 0 };
+    for (int h = 0; h < 5; h++)
+        for (int k = 0; k < 8; k++) {
+            const double *c = corner[k];
+            kept[h] |= (uint32_t)(half[h][0] * c[0] + half[h][1] * c[1] + half[h][2] * c[2] + half[h][3] * c[3] +
+                                      half[h][4] >= 0)
+                       << k;
+        }
+    double xmin = INFINITY, ymin = INFINITY, xmax = -INFINITY, ymax = -INFINITY, nearness = 0;
+    bool any = false;
+    for (int f = 0; f < 6; f++) {
+        uint32_t mask = 1u << faces[f][0] | 1u << faces[f][1] | 1u << faces[f][2] | 1u << faces[f][3];
+        bool dropped = false;
+        for (int h = 0; h < 5 && !dropped; h++)
+            dropped = (kept[h] & mask) == 0;
+        if (dropped)
+            continue;
+        double poly[2][4 + 5][4];
+        int n = 4, cur = 0;
+        for (int i = 0; i < 4; i++)
+            memcpy(poly[0][i], corner[faces[f][i]], sizeof poly[0][i]);
+        for (int h = 0; h < 5 && n > 0; h++) {
+            if ((kept[h] & mask) == mask)
+                continue;
+            n = clip_polygon((const double (*)[4])poly[cur], n, half[h], poly[cur ^ 1]);
+            cur ^= 1;
+        }
+        for (int i = 0; i < n; i++) {
+            const double *p = poly[cur][i];
+            if (p[2] <= 2 * err[2])
+                return 0; /* its part in view reaches the near plane: nothing is nearer there */
+            double q = p[3] - err[3];
+            if (!(q > 1e-30 && p[3] < 1e30))
+                return 0; /* at the eye, or not finite */
+            double iq = 1.0 / q, mx = (err[0] + (W + 2) * err[3]) * iq, my = (err[1] + (H + 2) * err[3]) * iq;
+            double tx = p[0] / p[3], ty = p[1] / p[3];
+            xmin = tx - mx < xmin ? tx - mx : xmin;
+            xmax = tx + mx > xmax ? tx + mx : xmax;
+            ymin = ty - my < ymin ? ty - my : ymin;
+            ymax = ty + my > ymax ? ty + my : ymax;
+            nearness = iq > nearness ? iq : nearness;
+            any = true;
+        }
+    }
+    /* The only points of the part in view that lie on no face: the corners of the view's
+     * near rectangle, where three clipping planes meet, when they are inside a box with
+     * volume (a flat box's part in view is its clipped face). One inside means the part in
+     * view reaches the near plane. Each is solved for in the box's edge coordinates s
+     * (corner = b + s0 d0 + s1 d1 + s2 d2); a box too thin to solve for with certainty
+     * gets no answer. */
+    bool flat = false;
+    for (int a = 0; a < 3 && !flat; a++) {
+        const float *d = a == 0 ? d0 : a == 1 ? d1 : d2;
+        flat = d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == 0;
+    }
+    for (int k = 0; k < 4 && !flat; k++) {
+        double xt = (k & 1) ? W : 0, yt = (k & 2) ? H : 0, A[3][3], rhs[3], norm[3] = { 0, 0, 0 };
+        for (int a = 0; a < 3; a++) {
+            const float *d = a == 0 ? d0 : a == 1 ? d1 : d2;
+            A[0][a] = d[2];
+            A[1][a] = d[0] - xt * d[3];
+            A[2][a] = d[1] - yt * d[3];
+            norm[a] = sqrt(A[0][a] * A[0][a] + A[1][a] * A[1][a] + A[2][a] * A[2][a]);
+        }
+        rhs[0] = -(double)b[2];
+        rhs[1] = -((double)b[0] - xt * b[3]);
+        rhs[2] = -((double)b[1] - yt * b[3]);
+        double det = A[0][0] * (A[1][1] * A[2][2] - A[1][2] * A[2][1]) - A[0][1] * (A[1][0] * A[2][2] - A[1][2] * A[2][0]) +
+                     A[0][2] * (A[1][0] * A[2][1] - A[1][1] * A[2][0]);
+        if (!(fabs(det) >= 1e-6 * norm[0] * norm[1] * norm[2] && fabs(det) > 0))
+            return 0;
+        double sv[3];
+        for (int a = 0; a < 3; a++) {
+            double M[3][3];
+            memcpy(M, A, sizeof M);
+            for (int r = 0; r < 3; r++)
+                M[r][a] = rhs[r];
+            sv[a] = (M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
+                     M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0])) / det;
+        }
+        /* Widened: a corner counted inside that is not only loses a cull. */
+        if (sv[0] >= -1e-4 && sv[0] <= 1 + 1e-4 && sv[1] >= -1e-4 && sv[1] <= 1 + 1e-4 && sv[2] >= -1e-4 &&
+            sv[2] <= 1 + 1e-4)
+            return 0; /* the part in view holds a point of the near plane: nothing is nearer there */
+    }
+    if (!any)
+        return fp->on = RVI_OCC_AWAY;
+    if (!(nearness < 1e30))
+        return 0;
+    /* 1e-3 texel and 1e-9 relative for the clipping's own double rounding, then outward to floats */
+    double m = 1e-3;
+    return clamp_rect((float)W, (float)H, rvi_occ_f_down(xmin - m - 1e-9 * fabs(xmin)),
+                      rvi_occ_f_down(ymin - m - 1e-9 * fabs(ymin)), -rvi_occ_f_down(-(xmax + m + 1e-9 * fabs(xmax))),
+                      -rvi_occ_f_down(-(ymax + m + 1e-9 * fabs(ymax))), -rvi_occ_f_down(-nearness * (1 + 1e-9)), fp);
+}
+
 /* Projects a box given, per test row r (texel x, texel y, near, q), the value at the base
  * corner b[r] and the change along the three edges d0/d1/d2[r]; dist bounds the L1
  * distance of any corner (and of the terms that computed it) from the view's ref.
- * Anything but RVI_OCC_ON must be answered visible without a lookup: 0 when it crosses
- * the near plane or its projection is degenerate or not finite, RVI_OCC_AWAY when it is
- * wholly off screen. */
+ * Anything but RVI_OCC_ON must be answered visible without a lookup: 0 when its
+ * projection is degenerate or not finite, RVI_OCC_AWAY when it is wholly off screen. A
+ * box reaching before the near plane is projected by its part in view
+ * (project_clipped). */
 static int32_t project_box(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
                            const float d2[4], float dist, occ_footprint *fp)
 {
@@ -231,7 +407,7 @@ static int32_t project_box(const rv_occlusion *occ, const float b[4], const floa
     }
 #endif
     if (!(mn[2] > v->err_mul[2] * dist + v->err_add[2]))
-        return 0; /* crosses (or lies before) the near plane */
+        return project_clipped(occ, b, d0, d1, d2, dist, fp); /* reaches before the near plane */
     float margin, nearness;
     if (v->perspective) {
         float wc = mn[3] - (v->err_mul[3] * dist + v->err_add[3]);

@@ -34,8 +34,11 @@ extern "C" {
  *    cover);
  *  - an object is hidden only when every texel its screen bounds touch holds a strictly
  *    nearer depth than the object's nearest point;
- *  - an occluder crossing the near plane is clipped against it; an object crossing the near
- *    plane, or whose projection is degenerate, is visible;
+ *  - an occluder crossing the near plane is clipped against it; an object reaching before
+ *    the near plane is judged by its part in view (its box clipped to the near plane and
+ *    the view's sides: a floor running from behind the camera to behind a wall is hidden;
+ *    a box holding part of the near plane in view never is), and an orthographic one, or
+ *    one whose projection is degenerate, is visible;
  *  - depths are compared as linear view depth (clip w for perspective, NDC z for
  *    orthographic), and occluders are clipped at a plane every convention shares (just
  *    beyond the near plane, when it is parallel to the image), so OpenGL, zero-to-one,

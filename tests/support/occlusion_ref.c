@@ -446,6 +446,34 @@ bool ref_object_seen(const ref_view *v, const ref_box *occ, int n_occ, const ref
                     return true;
             }
     }
+    if (!ref_crosses_near(v, obj))
+        return false;
+    /* A box reaching before the near plane also shows its cross-section there (the GPU
+     * clips what is nearer): jittered points of the near plane just beyond it, inside the
+     * box. */
+    double zn = v->clip.reversed_z ? 1 : v->clip.depth_zero_to_one ? 0 : -1;
+    double zf = v->clip.reversed_z ? (v->clip.depth_zero_to_one ? 0 : -1) : 1;
+    int cap = 4 * grid;
+    for (int i = 0; i < cap; i++)
+        for (int j = 0; j < cap; j++) {
+            double cn[4] = { -1 + 2 * (i + rvt_uniform(seed, 0, 1)) / cap, -1 + 2 * (j + rvt_uniform(seed, 0, 1)) / cap,
+                             zn + (zf - zn) * 1e-7, 1 },
+                   h[4];
+            for (int r = 0; r < 4; r++)
+                h[r] = v->inv[r] * cn[0] + v->inv[4 + r] * cn[1] + v->inv[8 + r] * cn[2] + v->inv[12 + r];
+            if (!(h[3] != 0))
+                continue;
+            for (int r = 0; r < 3; r++)
+                w[r] = h[r] / h[3];
+            bool inside = true;
+            for (int r = 0; r < 3 && inside; r++) {
+                double lr = obj->inv[4 * r] * w[0] + obj->inv[4 * r + 1] * w[1] + obj->inv[4 * r + 2] * w[2] +
+                            obj->inv[4 * r + 3];
+                inside = lr >= obj->min[r] && lr <= obj->max[r];
+            }
+            if (inside && ref_point_seen(v, occ, n_occ, w))
+                return true;
+        }
     return false;
 }
 

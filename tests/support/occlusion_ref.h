@@ -87,8 +87,10 @@ void ref_view_init(ref_view *v, const float vp[16], rv_clip clip);
  * float matrix, in double), and no occluder surface between the near plane and p on the
  * ray through p. */
 bool ref_point_seen(const ref_view *v, const ref_box *occ, int n_occ, const double p[3]);
-/* Does the reference see any of the object's (a box) surface? Samples the 8 corners,
- * points along the 12 edges and jittered grids on the 6 faces. */
+/* Does the reference see any of the object (a box)? Samples the 8 corners, points along
+ * the 12 edges and jittered grids on the 6 faces, and for a box reaching before the near
+ * plane a jittered grid of the near plane just beyond it (its cross-section there, which
+ * the camera sees where the rest is clipped away). */
 bool ref_object_seen(const ref_view *v, const ref_box *occ, int n_occ, const ref_box *obj, uint64_t *seed, int grid);
 
 void random_rotation(uint64_t *s, double r[3][3]);
@@ -106,7 +108,7 @@ void place_object_near(uint64_t *s, const ref_box *o, const camera *cam, const d
 bool ref_box_slab(const ref_box *b, const double q[3], const double p[3], double *ta, double *tb);
 
 /* True when some corner of the object (a box) is not strictly beyond the view's near
- * plane (or is behind the eye): such an object is always drawn. */
+ * plane (or is behind the eye). */
 bool ref_crosses_near(const ref_view *v, const ref_box *obj);
 
 #endif

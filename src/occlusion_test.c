@@ -160,18 +160,24 @@ static inline int32_t clamp_rect(float fw, float fh, float xmin, float ymin, flo
     return fp->on = RVI_OCC_ON;
 }
 
+/* Most points a clipped face may hold: four, and one more per clipping plane. */
+#define CLIP_POINTS (4 + 5)
+
 /* One Sutherland-Hodgman step: the part of polygon in (n points of the four test rows)
- * where h . (row values, 1) >= 0, into out; returns its point count. */
+ * where h . (row values, 1) >= 0, into out; returns its point count, or -1 when rounding
+ * would make more than CLIP_POINTS (a convex face never does). */
 static int clip_polygon(const double (*in)[4], int n, const double h[5], double (*out)[4])
 {
     int m = 0;
-    double hv[4 + 5];
+    double hv[CLIP_POINTS];
     for (int i = 0; i < n; i++)
         hv[i] = h[0] * in[i][0] + h[1] * in[i][1] + h[2] * in[i][2] + h[3] * in[i][3] + h[4];
     for (int i = 0; i < n; i++) {
         int j = i + 1 < n ? i + 1 : 0;
         const double *a = in[i], *b = in[j];
         double ha = hv[i], hb = hv[j];
+        if (m + ((ha >= 0) + ((ha >= 0) != (hb >= 0))) > CLIP_POINTS)
+            return -1;
         if (ha >= 0)
             memcpy(out[m++], a, sizeof out[0]);
         if ((ha >= 0) != (hb >= 0)) {
@@ -207,6 +213,16 @@ RVI_COLD static int32_t project_clipped(const rv_occlusion *occ, const float b[4
 {
     const rvi_occ_view *v = &occ->view;
     if (!v->perspective)
+        return 0;
+    /* The part's corners below are complete only when the side planes meet (at the eye)
+     * behind the near plane; a matrix whose rounding puts its near plane behind its own
+     * eye gets no answer. */
+    double at_eye = v->near_row[3] * v->eye[3], at_mag = fabs(at_eye);
+    for (int j = 0; j < 3; j++) {
+        at_eye += v->near_row[j] * v->eye[j];
+        at_mag += fabs(v->near_row[j] * v->eye[j]);
+    }
+    if (!(at_eye < -1e-6 * at_mag))
         return 0;
     static const int faces[6][4] = { { 0, 2, 6, 4 }, { 1, 5, 7, 3 }, { 0, 4, 5, 1 },
                                      { 2, 3, 7, 6 }, { 0, 1, 3, 2 }, { 4, 6, 7, 5 } };
@@ -256,7 +272,7 @@ RVI_COLD static int32_t project_clipped(const rv_occlusion *occ, const float b[4
             dropped = (kept[h] & mask) == 0;
         if (dropped)
             continue;
-        double poly[2][4 + 5][4];
+        double poly[2][CLIP_POINTS][4];
         int n = 4, cur = 0;
         for (int i = 0; i < 4; i++)
             memcpy(poly[0][i], corner[faces[f][i]], sizeof poly[0][i]);
@@ -264,6 +280,8 @@ RVI_COLD static int32_t project_clipped(const rv_occlusion *occ, const float b[4
             if ((kept[h] & mask) == mask)
                 continue;
             n = clip_polygon((const double (*)[4])poly[cur], n, half[h], poly[cur ^ 1]);
+            if (n < 0)
+                return 0;
             cur ^= 1;
         }
         for (int i = 0; i < n; i++) {

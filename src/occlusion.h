@@ -417,6 +417,13 @@ static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_level
  * returns RVI_OCC_ON, RVI_OCC_AWAY or 0 (as rvi_occ_footprint.on). */
 int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                               rvi_occ_footprint *fp);
+/* The footprint of the part in view of a box reaching before the near plane, from its
+ * test rows (project_box's b, d0..d2 and dist; perspective only): RVI_OCC_ON with rect
+ * (x0, y0, x1, y1, texel units, rounded outward, not yet clamped to the buffer) and the
+ * part's nearest nearness, RVI_OCC_AWAY when no part is in view, 0 when there is no answer
+ * (the part reaches the near plane, or cannot be bounded): visible. occlusion_box_image.c. */
+int32_t rvi_occ_part_in_view(const rv_occlusion *occ, const float b[4], const float d0[4], const float d1[4],
+                             const float d2[4], float dist, float rect[4], float *nearness);
 /* A world box through lane 0 of the batch kernel: exactly the batch's answer. */
 int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3], const float max[3],
                                     rvi_occ_footprint *fp);

@@ -258,13 +258,27 @@ typedef struct seam_side {
     double a[SEAM_EDGES], b[SEAM_EDGES], c[SEAM_EDGES], da[SEAM_EDGES], db[SEAM_EDGES], bound[SEAM_EDGES];
 } seam_side;
 
-/* False when the piece has more edges than the table holds (use inside_but). */
-static bool seam_side_make(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32_t skip, seam_side *s)
+/* Does the other piece have edge g's twin (the same line, the other side)? */
+static bool has_twin(const rvi_occ_fusion *fu, const rvi_occ_piece *other, const rvi_occ_edge *g)
+{
+    for (uint32_t k = 0; k < other->edge_count; k++) {
+        const rvi_occ_edge *f = &fu->edges[other->first_edge + k];
+        if (f->side != g->side && f->line[0] == g->line[0] && f->line[1] == g->line[1] && f->line[2] == g->line[2])
+            return true;
+    }
+    return false;
+}
+
+/* False when the piece has more edges than the table holds (use inside_but). The edges
+ * the other piece shares (the seam's, and one that carries it on straight past a vertex
+ * both outlines hold) are left out: see draw_seam. */
+static bool seam_side_make(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32_t skip,
+                           const rvi_occ_piece *other, seam_side *s)
 {
     s->n = 0;
     for (uint32_t k = 0; k < pc->edge_count; k++) {
         uint32_t i = pc->first_edge + k;
-        if (i == skip)
+        if (i == skip || has_twin(fu, other, &fu->edges[i]))
             continue;
         if (s->n == SEAM_EDGES)
             return false;
@@ -293,7 +307,11 @@ static bool seam_inside(const seam_side *s, double x, double y)
  * texel inside every other edge's half-plane of a and of b lies in their union: its part on
  * a's side of the line is inside all of a's half-planes, its part on b's side inside all
  * of b's. It takes the smaller of their nearness there. The texels tried are those along
- * the stretch both edges share (any texel would be safe to try). */
+ * the stretch both edges share (any texel would be safe to try). Where both outlines go on
+ * straight through a vertex of the seam, the pieces share the next edge too, on a line a
+ * rounding away from this one: it is left out of both checks, as the seam itself is (the
+ * texel's points on either side of the path lie in that side's piece; docs/occlusion.md,
+ * "A vertex on the shared path"). */
 static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, uint32_t eb)
 {
     rvi_occ_fusion *fu = &occ->fusion;
@@ -313,7 +331,7 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
     int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
     float top = pa->top < pb->top ? pa->top : pb->top;
     seam_side sa, sb;
-    bool tables = seam_side_make(fu, pa, ea, &sa) && seam_side_make(fu, pb, eb, &sb);
+    bool tables = seam_side_make(fu, pa, ea, pb, &sa) && seam_side_make(fu, pb, eb, pa, &sb);
     for (int32_t iy = r0; iy <= r1; iy++) {
         double ya = dmax(iy - m, ylo), yb = dmin(iy + 1 + m, yhi), xa, xb;
         if (yhi - ylo > 1e-9) {

@@ -2,7 +2,8 @@
  * area) into storage the buffer reuses frame to frame, or borrowed from a node; per frame
  * every vertex is projected once and each triangle becomes a piece, or a few consecutive
  * coplanar triangles that share edges and make a convex polygon on screen (a quad's two
- * halves, a face's fan) become one: the edges between them need no fusion then.
+ * halves, a face's fan, a vertex where the outline goes on straight included) become one:
+ * the edges between them need no fusion then.
  *
  * Which triangles draw: an open mesh's every triangle not seen edge-on (a surface hides
  * from both sides, at its own depth); a closed mesh's back-facing triangles (its far side:
@@ -30,7 +31,10 @@
  * smallest of their planes, so this keeps it tight, not safe: any run would be)... */
 #define RUN_COPLANAR 1e-4
 /* ...and turning the same way at every corner of their outline by at least this fraction
- * of the product of the two edges' lengths (strictly convex, with room for rounding). */
+ * of the product of the two edges' lengths (strictly convex, with room for rounding), or
+ * going on straight to within it at a corner the triangle does not add. Bent inward by
+ * rounding there, the outline's half-planes bound a region inside the triangles: the
+ * piece is that region, and its depth bound holds over all of the triangles. */
 #define RUN_CONVEX 1e-9
 
 static double dmin(double a, double b) { return a < b ? a : b; }
@@ -421,8 +425,20 @@ static bool turns(const rvi_occ_vertex *vert, uint32_t p, uint32_t q, uint32_t r
     return cr > RUN_CONVEX * (fabs(ux) + fabs(uy)) * (fabs(wx) + fabs(wy));
 }
 
+/* Turns p -> q -> r the outline's way, or goes on straight to within rounding (q on the
+ * line from p to r: a corner of a neighbouring surface that the level put on this one's
+ * edge, so that the two share it)? */
+static bool turns_or_straight(const rvi_occ_vertex *vert, uint32_t p, uint32_t q, uint32_t r, double orient)
+{
+    const double *a = vert[p].texel, *b = vert[q].texel, *c = vert[r].texel;
+    double ux = b[0] - a[0], uy = b[1] - a[1], wx = c[0] - b[0], wy = c[1] - b[1];
+    double cr = (ux * wy - uy * wx) * orient, tol = RUN_CONVEX * (fabs(ux) + fabs(uy)) * (fabs(wx) + fabs(wy));
+    return cr > tol || (cr >= -tol && ux * wx + uy * wy > 0);
+}
+
 /* Adds the triangle's third vertex where it shares an outline edge; with check, only when
- * the outline stays strictly convex (so the vertex lies beyond that edge). */
+ * the vertex lies clearly beyond that edge and the outline stays convex, or straight at the
+ * edge's ends. */
 static bool run_insert(const rvi_occ_vertex *vert, run_outline *o, const uint32_t idx[3], bool check)
 {
     for (uint32_t i = 0; i < o->n; i++) {
@@ -439,8 +455,8 @@ static bool run_insert(const rvi_occ_vertex *vert, run_outline *o, const uint32_
             if (o->v[j] == c)
                 return false;
         uint32_t prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
-        if (check && !(turns(vert, prev, a, c, o->orient) && turns(vert, a, c, b, o->orient) &&
-                       turns(vert, c, b, next, o->orient)))
+        if (check && !(turns_or_straight(vert, prev, a, c, o->orient) && turns(vert, a, c, b, o->orient) &&
+                       turns_or_straight(vert, c, b, next, o->orient)))
             return false;
         memmove(&o->v[i + 2], &o->v[i + 1], (o->n - i - 1) * sizeof o->v[0]);
         o->v[i + 1] = c;

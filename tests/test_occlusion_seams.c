@@ -527,6 +527,133 @@ static void test_a_fold_is_fused_along_its_shared_edge_without_a_search(void **s
     rv_occlusion_destroy(occ);
 }
 
+/* ---- a vertex on the edge between two surfaces ----------------------------------------- */
+
+/* Two open meshes meeting along the path A (-2, 0) - B (0, 0) - C (2, 0) in the local
+ * plane z = 0, B a vertex of both (as a level puts the corner of one surface on the edge of
+ * the other, so that they share it): below, the fan {(-2, -2), (2, -2), C, B, A}; above, a
+ * triangle pair folded back to the apex (0, 2, -1), across a gap of gap local units when
+ * gap > 0. Each is one convex polygon with B straight on its outline, so each is drawn as
+ * one piece; the pieces fuse along both halves of the path. */
+static float tj_low[5][3], tj_high[4][3];
+
+static void tjunction_meshes(double gap, rv_occluder_mesh *low, rv_occluder_mesh *high, ref_box out[2])
+{
+    static const float lo[5][3] = { { -2, -2, 0 }, { 2, -2, 0 }, { 2, 0, 0 }, { 0, 0, 0 }, { -2, 0, 0 } };
+    static const float hi[4][3] = { { 2, 0, 0 }, { 0, 0, 0 }, { -2, 0, 0 }, { 0, 2, 0 } };
+    static const uint32_t lo_idx[9] = { 0, 1, 2, 0, 2, 3, 0, 3, 4 }, hi_idx[6] = { 0, 3, 1, 1, 3, 2 };
+    memcpy(tj_low, lo, sizeof lo);
+    memcpy(tj_high, hi, sizeof hi);
+    for (int k = 0; k < 4; k++)
+        tj_high[k][1] += (float)gap;
+    *low = (rv_occluder_mesh){ (const float (*)[3])tj_low, 5, lo_idx, 9, 0 };
+    *high = (rv_occluder_mesh){ (const float (*)[3])tj_high, 4, hi_idx, 6, 0 };
+    const rv_occluder_mesh *m[2] = { low, high };
+    for (int i = 0; i < 2; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].kind = REF_MESH;
+        out[i].positions = m[i]->positions;
+        out[i].vertex_count = m[i]->vertex_count;
+        out[i].indices = m[i]->indices;
+        out[i].index_count = m[i]->index_count;
+        for (int a = 0; a < 3; a++) {
+            out[i].min[a] = INFINITY;
+            out[i].max[a] = -INFINITY;
+            for (uint32_t v = 0; v < m[i]->vertex_count; v++) {
+                out[i].min[a] = fminf(out[i].min[a], m[i]->positions[v][a]);
+                out[i].max[a] = fmaxf(out[i].max[a], m[i]->positions[v][a]);
+            }
+        }
+    }
+}
+
+/* Hidden configurations of 8 rotations x 64 sub-texel offsets, objects behind the path at
+ * B and half-way from B to A; gap_texels > 0 opens a slot of that many texels (at least)
+ * between the two surfaces. pieces receives the most pieces any frame drew. */
+static int run_tjunction(double gap_texels, int *configurations, uint32_t *pieces, uint32_t *searches)
+{
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    int hidden = 0, n = 0;
+    *pieces = *searches = 0;
+    for (int r = 0; r < 8; r++)
+        for (int off = 0; off < 64; off++) {
+            seam_view v;
+            seam_view_make(&v, 0, 0, (off % 8) / 8.0, (off / 8) / 8.0);
+            quad_matrix(ROLL8[r] * PI / 180, TILT8[r] * PI / 180, v.m);
+            double g = 0;
+            if (gap_texels > 0) { /* the smallest gap whose slot is that wide */
+                double lo = 0, hi = 1;
+                for (int i = 0; i < 60; i++) {
+                    double mid = 0.5 * (lo + hi), a[2], b[2], la[3] = { -1, 0, 0 }, lb[3] = { -1, mid, 0 };
+                    quad_texels(&v.cam, v.vp, v.m, la, a);
+                    quad_texels(&v.cam, v.vp, v.m, lb, b);
+                    if (hypot(b[0] - a[0], b[1] - a[1]) < 2 * gap_texels)
+                        lo = mid;
+                    else
+                        hi = mid;
+                }
+                g = hi;
+            }
+            rv_occluder_mesh low, high;
+            ref_box occluders[2];
+            tjunction_meshes(g, &low, &high, occluders);
+            for (int i = 0; i < 2; i++) {
+                memcpy(occluders[i].matrix, v.m, sizeof v.m);
+                occluders[i].has_matrix = true;
+                ref_box_init(&occluders[i]);
+            }
+            assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
+            assert_int_equal(rv_occlusion_add_mesh(occ, &low, v.m), RV_OK);
+            assert_int_equal(rv_occlusion_add_mesh(occ, &high, v.m), RV_OK);
+            static const double at[2] = { 0, -1 };
+            for (int k = 0; k < 2; k++) {
+                double l[3] = { at[k], g / 2, 0 }, w[3];
+                ref_local_to_world(&occluders[0], l, w);
+                double s = 1 + 0.5 / DEPTH, half = 0.09;
+                ref_box obj;
+                memset(&obj, 0, sizeof obj);
+                for (int i = 0; i < 3; i++) {
+                    obj.min[i] = (float)(w[i] * s - half);
+                    obj.max[i] = (float)(w[i] * s + half);
+                }
+                ref_box_init(&obj);
+                uint64_t seed = 11;
+                bool seen = ref_object_seen(&v.rv, occluders, 2, &obj, &seed, 8);
+                bool h = !box_visible(occ, obj.min, obj.max, NULL);
+                assert_false(h && seen); /* never hides what the reference sees */
+                if (gap_texels == 0)
+                    assert_false(seen);
+                hidden += h;
+                n++;
+            }
+            rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+            *pieces = st.pieces > *pieces ? st.pieces : *pieces;
+            *searches = st.fusion_tests > *searches ? st.fusion_tests : *searches;
+        }
+    rv_occlusion_destroy(occ);
+    *configurations = n;
+    return hidden;
+}
+
+static void test_surfaces_sharing_a_vertex_on_an_edge_are_one_piece_each_and_fuse(void **state)
+{
+    (void)state;
+    int n;
+    uint32_t pieces, searches;
+    int hidden = run_tjunction(0, &n, &pieces, &searches);
+    printf("surfaces meeting along A-B-C: %d of %d configurations hidden, at most %u pieces and %u union tests\n",
+           hidden, n, pieces, searches);
+    assert_int_equal(hidden, n);
+    assert_int_equal(pieces, 2);
+    assert_true(searches <= 4); /* the seams are drawn with the pieces, both halves of the path */
+    static const double gaps[3] = { 0.1, 0.25, 0.5 };
+    for (int g = 0; g < 3; g++) {
+        hidden = run_tjunction(gaps[g], &n, &pieces, &searches);
+        printf("the same %.2f texel apart: %d of %d configurations hidden\n", gaps[g], hidden, n);
+        assert_int_equal(hidden, 0);
+    }
+}
+
 /* A shared edge whose stretch lies billions of texels off screen (texel coordinates reach
  * 1e12): the seam draws nothing there and nothing anywhere else. An orthographic view of
  * 64 x 64 texels at 65536 texels a unit; two meshes share the line y = 10 + x / 2^27 far to
@@ -602,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),
         cmocka_unit_test(test_a_fold_is_fused_along_its_shared_edge_without_a_search),
+        cmocka_unit_test(test_surfaces_sharing_a_vertex_on_an_edge_are_one_piece_each_and_fuse),
         cmocka_unit_test(test_a_seam_far_off_screen_draws_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -208,7 +208,7 @@ static rv_result set_mesh(rv_world *world, uint32_t i, const rv_occluder_mesh *m
     o.block = rvi_alloc(&world->heap, o.block_size);
     if (!o.block)
         return RV_ERR_OUT_OF_MEMORY;
-    rvi_occ_mesh_copy(mesh, triangles, o.block);
+    rvi_occ_mesh_copy(mesh, triangles, true, o.block);
     rvi_occ_mesh_data *m = o.block;
     m->flags |= extra;
     o.kind = RVI_OCC_MESH;

@@ -538,8 +538,10 @@ bool rvi_occ_triangle_degenerate(const float (*positions)[3], const uint32_t *in
 
 /* Mesh occluders (occlusion_mesh.c). Checks a mesh; *triangles receives how many have area. */
 rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles);
-/* Copies a checked mesh's triangles with area into out (rvi_occ_mesh_size bytes). */
-void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *out);
+/* Copies a checked mesh's triangles with area into out (rvi_occ_mesh_size bytes); with
+ * order (a node's mesh, copied once), coplanar neighbours that make one convex polygon are
+ * brought next to each other, so the freeze draws them as one piece. */
+void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, bool order, void *out);
 /* Adds a shape block (convex or mesh) this frame without copying it: block must stay
  * unchanged until the freeze (a node's occluder, between rasterise_occluder_nodes and the
  * freeze in rv_frame_cull). matrix is copied. Errors: RV_ERR_INVALID_ARG (matrix not affine),

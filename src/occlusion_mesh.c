@@ -83,7 +83,119 @@ rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles)
     return RV_OK;
 }
 
-void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *out)
+/* ---- the order of a copy: coplanar neighbours next to each other ----------------------- */
+
+/* Triangles looked at ahead of a run for one that joins it: a mesh optimised for a
+ * vertex cache, or a level's surface, keeps a polygon's triangles near one another. */
+#define ORDER_WINDOW 32u
+
+/* The outline of a run being gathered in the copy, in the mesh's own space (the same test
+ * as on screen, rvi_occ_mesh_run: convex, or straight at a corner the triangle does not
+ * add; a projection keeps a polygon in front of the eye convex). */
+typedef struct order_run {
+    uint32_t v[RUN_MAX + 2];
+    uint32_t n;
+    double normal[3], c, mag; /* the first triangle's plane and |normal|_1 */
+} order_run;
+
+static double order_turn(const float (*pos)[3], const order_run *o, uint32_t p, uint32_t q, uint32_t r,
+                         double *scale)
+{
+    double u[3], w[3];
+    for (int i = 0; i < 3; i++) {
+        u[i] = (double)pos[q][i] - pos[p][i];
+        w[i] = (double)pos[r][i] - pos[q][i];
+    }
+    double x[3] = { u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0] };
+    *scale = (fabs(u[0]) + fabs(u[1]) + fabs(u[2])) * (fabs(w[0]) + fabs(w[1]) + fabs(w[2])) * o->mag;
+    return x[0] * o->normal[0] + x[1] * o->normal[1] + x[2] * o->normal[2];
+}
+
+static bool order_straight_ok(const float (*pos)[3], const order_run *o, uint32_t p, uint32_t q, uint32_t r)
+{
+    double scale, t = order_turn(pos, o, p, q, r, &scale), dot = 0;
+    for (int i = 0; i < 3; i++)
+        dot += ((double)pos[q][i] - pos[p][i]) * ((double)pos[r][i] - pos[q][i]);
+    return t > RUN_CONVEX * scale || (t >= -RUN_CONVEX * scale && dot > 0);
+}
+
+/* Joins triangle tri to the run where it shares an outline edge and keeps the outline
+ * convex in the run's plane; false (nothing changed) otherwise. */
+static bool order_join(const float (*pos)[3], order_run *o, const uint32_t tri[3])
+{
+    for (int k = 0; k < 3; k++) {
+        const float *w = pos[tri[k]];
+        double d = o->normal[0] * w[0] + o->normal[1] * w[1] + o->normal[2] * w[2] + o->c;
+        double ext = fabs((double)w[0] - pos[o->v[0]][0]) + fabs((double)w[1] - pos[o->v[0]][1]) +
+                     fabs((double)w[2] - pos[o->v[0]][2]);
+        if (!(fabs(d) <= RUN_COPLANAR * o->mag * ext))
+            return false;
+    }
+    for (uint32_t i = 0; i < o->n; i++) {
+        uint32_t a = o->v[i], b = o->v[(i + 1) % o->n];
+        int ha = -1, hb = -1;
+        for (int k = 0; k < 3; k++) {
+            ha = tri[k] == a ? k : ha;
+            hb = tri[k] == b ? k : hb;
+        }
+        if (ha < 0 || hb < 0)
+            continue;
+        uint32_t c = tri[3 - ha - hb];
+        for (uint32_t j = 0; j < o->n; j++)
+            if (o->v[j] == c)
+                return false;
+        uint32_t prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
+        double scale, mid = order_turn(pos, o, a, c, b, &scale);
+        if (!(mid > RUN_CONVEX * scale) || !order_straight_ok(pos, o, prev, a, c) ||
+            !order_straight_ok(pos, o, c, b, next))
+            return false;
+        memmove(&o->v[i + 2], &o->v[i + 1], (o->n - i - 1) * sizeof o->v[0]);
+        o->v[i + 1] = c;
+        o->n++;
+        return true;
+    }
+    return false;
+}
+
+/* Reorders the n triangles of idx so that each run the freeze can merge lies in
+ * consecutive triangles: after a run's triangles come those (among the next ORDER_WINDOW)
+ * that join it, as long as they do. Only the order changes: the same triangles, each with
+ * its corners in the same order. */
+static void order_runs(const float (*pos)[3], uint32_t *idx, uint32_t n)
+{
+    for (uint32_t t = 0; t < n;) {
+        order_run o;
+        const uint32_t *first = idx + 3 * (size_t)t;
+        double u[3], w[3];
+        for (int i = 0; i < 3; i++) {
+            u[i] = (double)pos[first[1]][i] - pos[first[0]][i];
+            w[i] = (double)pos[first[2]][i] - pos[first[0]][i];
+        }
+        o.normal[0] = u[1] * w[2] - u[2] * w[1];
+        o.normal[1] = u[2] * w[0] - u[0] * w[2];
+        o.normal[2] = u[0] * w[1] - u[1] * w[0];
+        o.mag = fabs(o.normal[0]) + fabs(o.normal[1]) + fabs(o.normal[2]);
+        o.c = -(o.normal[0] * pos[first[0]][0] + o.normal[1] * pos[first[0]][1] + o.normal[2] * pos[first[0]][2]);
+        memcpy(o.v, first, 3 * sizeof *first);
+        o.n = 3;
+        uint32_t run = 1;
+        while (run < RUN_MAX && t + run < n) {
+            uint32_t end = n - (t + run) < ORDER_WINDOW ? n : t + run + ORDER_WINDOW, j = t + run;
+            while (j < end && !order_join(pos, &o, idx + 3 * (size_t)j))
+                j++;
+            if (j == end)
+                break;
+            uint32_t *at = idx + 3 * (size_t)(t + run), *from = idx + 3 * (size_t)j, keep[3];
+            memcpy(keep, from, sizeof keep); /* moved to the run's end, the rest keep their order */
+            memmove(at + 3, at, (size_t)(j - (t + run)) * 3 * sizeof *at);
+            memcpy(at, keep, sizeof keep);
+            run++;
+        }
+        t += run;
+    }
+}
+
+void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, bool order, void *out)
 {
     rvi_occ_mesh_data *d = out;
     d->vertex_count = mesh->vertex_count;
@@ -102,6 +214,8 @@ void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, void *o
             memcpy(idx + 3 * (size_t)n, mesh->indices + t, 3 * sizeof *idx);
             n++;
         }
+    if (order)
+        order_runs((const float (*)[3])pos, idx, n);
     for (int i = 0; i < 3; i++) {
         d->bounds_min[i] = FLT_MAX;
         d->bounds_max[i] = -FLT_MAX;
@@ -134,7 +248,7 @@ static rv_result push_mesh(rv_occlusion *occ, const rvi_occ_mesh_data *block, co
     size_t size = block ? 0 : rvi_occ_mesh_size(mesh->vertex_count, triangles);
     RVI_TRY(rvi_occ_push(occ, &in, matrix, triangles, vertices, block, size, &data));
     if (!block) {
-        rvi_occ_mesh_copy(mesh, triangles, data);
+        rvi_occ_mesh_copy(mesh, triangles, false, data);
         block = data;
     }
     rvi_occ_input *last = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count - 1);

@@ -398,6 +398,47 @@ static void test_allocation_failures_leave_the_world_as_it_was(void **state)
     assert_true(rvt_run_sweep(&frame) >= 1);
 }
 
+/* A node's mesh whose triangles come interleaved (two walls' halves in turn, as a mesh
+ * optimised for a vertex cache may hold them): the node's copy brings each wall's halves
+ * together, so each wall is drawn as one piece, and both hide what is behind them. The same
+ * mesh declared per frame keeps the host's order: four pieces. */
+static void test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons(void **state)
+{
+    (void)state;
+    /* Two 4 x 6 walls in the plane z = 0 (local), 2 m apart. */
+    static const float pos[8][3] = { { -5, 0, 0 }, { -1, 0, 0 }, { -1, 6, 0 }, { -5, 6, 0 },
+                                     { 1, 0, 0 },  { 5, 0, 0 },  { 5, 6, 0 },  { 1, 6, 0 } };
+    static const uint32_t idx[12] = { 0, 1, 2, 4, 5, 6, 0, 2, 3, 4, 6, 7 };
+    rv_occluder_mesh m = { pos, 8, idx, 12, 0 };
+    for (int per_frame = 0; per_frame < 2; per_frame++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node wall = wall_node(w);
+        if (!per_frame)
+            assert_int_equal(rv_node_set_occluder_mesh(w, wall, &m), RV_OK);
+        rv_node left = object_at(w, -3, 3, -20, 0.5f), right = object_at(w, 3, 3, -20, 0.5f);
+        rv_node between = object_at(w, 0, 3, -20, 0.3f);
+        camera cam;
+        camera_at(&cam, 0, 0);
+        rv_frame_view v;
+        if (per_frame) {
+            const float at[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -10, 1 };
+            assert_int_equal(rv_frame_begin(w, &cam.v), RV_OK);
+            assert_int_equal(rv_frame_add_mesh(w, &m, at), RV_OK);
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+            assert_int_equal(rv_frame_end(w, &v), RV_OK);
+        } else {
+            assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        }
+        assert_false(view_draws(&v, left));
+        assert_false(view_draws(&v, right));
+        assert_true(view_draws(&v, between));
+        rv_occlusion_stats st = rv_occlusion_get_stats(rv_world_occlusion(w));
+        assert_int_equal(st.triangles_rasterized, 4);
+        assert_int_equal(st.pieces, per_frame ? 4 : 2);
+        rv_world_destroy(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_per_frame_shapes_fuse_in_a_frame),
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
+        cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,9 +243,12 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit) fuse exactly; zero-area triangles (repeated indices, collinear corners) are
- * skipped and counted in triangles_degenerate. Consecutive triangles that share an edge,
- * lie in one plane and make a convex polygon on screen are drawn as one piece (list a
- * face's triangles together, as a fan or strip). A closed mesh of at most
+ * skipped and counted in triangles_degenerate. Triangles that share an edge, lie in one
+ * plane and make a convex polygon on screen (a vertex on one of its sides included) are
+ * drawn as one piece, up to six of them when consecutive (list a face's triangles
+ * together, as a fan or strip); a node's copy (rv_node_set_occluder_mesh) brings such
+ * neighbours together once, when they lie within 32 triangles of one another (a
+ * cache-optimised list). A closed mesh of at most
  * RV_OCCLUSION_MAX_PLANES triangles that bounds a convex solid (every edge in exactly two
  * triangles, in opposite directions; every vertex on or inside every triangle's plane) is
  * drawn as that solid, in one piece, like a convex occluder with the same flags. The

@@ -83,6 +83,40 @@ rv_result rvi_occ_mesh_check(const rv_occluder_mesh *mesh, uint32_t *triangles)
     return RV_OK;
 }
 
+/* ---- outlines of runs ------------------------------------------------------------------ */
+
+/* The first outline edge (v[*at], v[*at + 1]) that triangle tri shares, and tri's third
+ * corner: false when it shares none, or that corner is on the outline already. */
+static bool outline_edge(const uint32_t *v, uint32_t n, const uint32_t tri[3], uint32_t *at, uint32_t *third)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = v[i], b = v[(i + 1) % n];
+        int ha = -1, hb = -1;
+        for (int k = 0; k < 3; k++) {
+            ha = tri[k] == a ? k : ha;
+            hb = tri[k] == b ? k : hb;
+        }
+        if (ha < 0 || hb < 0)
+            continue;
+        uint32_t c = tri[3 - ha - hb];
+        for (uint32_t j = 0; j < n; j++)
+            if (v[j] == c)
+                return false;
+        *at = i;
+        *third = c;
+        return true;
+    }
+    return false;
+}
+
+/* Puts c into the outline after v[at]. */
+static void outline_insert(uint32_t *v, uint32_t *n, uint32_t at, uint32_t c)
+{
+    memmove(&v[at + 2], &v[at + 1], (*n - at - 1) * sizeof *v);
+    v[at + 1] = c;
+    (*n)++;
+}
+
 /* ---- the order of a copy: coplanar neighbours next to each other ----------------------- */
 
 /* Triangles looked at ahead of a run for one that joins it: a mesh optimised for a
@@ -131,30 +165,15 @@ static bool order_join(const float (*pos)[3], order_run *o, const uint32_t tri[3
         if (!(fabs(d) <= RUN_COPLANAR * o->mag * ext))
             return false;
     }
-    for (uint32_t i = 0; i < o->n; i++) {
-        uint32_t a = o->v[i], b = o->v[(i + 1) % o->n];
-        int ha = -1, hb = -1;
-        for (int k = 0; k < 3; k++) {
-            ha = tri[k] == a ? k : ha;
-            hb = tri[k] == b ? k : hb;
-        }
-        if (ha < 0 || hb < 0)
-            continue;
-        uint32_t c = tri[3 - ha - hb];
-        for (uint32_t j = 0; j < o->n; j++)
-            if (o->v[j] == c)
-                return false;
-        uint32_t prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
-        double scale, mid = order_turn(pos, o, a, c, b, &scale);
-        if (!(mid > RUN_CONVEX * scale) || !order_straight_ok(pos, o, prev, a, c) ||
-            !order_straight_ok(pos, o, c, b, next))
-            return false;
-        memmove(&o->v[i + 2], &o->v[i + 1], (o->n - i - 1) * sizeof o->v[0]);
-        o->v[i + 1] = c;
-        o->n++;
-        return true;
-    }
-    return false;
+    uint32_t i, c;
+    if (!outline_edge(o->v, o->n, tri, &i, &c))
+        return false;
+    uint32_t a = o->v[i], b = o->v[(i + 1) % o->n], prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
+    double scale, mid = order_turn(pos, o, a, c, b, &scale);
+    if (!(mid > RUN_CONVEX * scale) || !order_straight_ok(pos, o, prev, a, c) || !order_straight_ok(pos, o, c, b, next))
+        return false;
+    outline_insert(o->v, &o->n, i, c);
+    return true;
 }
 
 /* Reorders the n triangles of idx so that each run the freeze can merge lies in
@@ -555,29 +574,15 @@ static bool turns_or_straight(const rvi_occ_vertex *vert, uint32_t p, uint32_t q
  * edge's ends. */
 static bool run_insert(const rvi_occ_vertex *vert, run_outline *o, const uint32_t idx[3], bool check)
 {
-    for (uint32_t i = 0; i < o->n; i++) {
-        uint32_t a = o->v[i], b = o->v[(i + 1) % o->n];
-        int ha = -1, hb = -1;
-        for (int k = 0; k < 3; k++) {
-            ha = idx[k] == a ? k : ha;
-            hb = idx[k] == b ? k : hb;
-        }
-        if (ha < 0 || hb < 0)
-            continue;
-        uint32_t c = idx[3 - ha - hb];
-        for (uint32_t j = 0; j < o->n; j++)
-            if (o->v[j] == c)
-                return false;
-        uint32_t prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
-        if (check && !(turns_or_straight(vert, prev, a, c, o->orient) && turns(vert, a, c, b, o->orient) &&
-                       turns_or_straight(vert, c, b, next, o->orient)))
-            return false;
-        memmove(&o->v[i + 2], &o->v[i + 1], (o->n - i - 1) * sizeof o->v[0]);
-        o->v[i + 1] = c;
-        o->n++;
-        return true;
-    }
-    return false;
+    uint32_t i, c;
+    if (!outline_edge(o->v, o->n, idx, &i, &c))
+        return false;
+    uint32_t a = o->v[i], b = o->v[(i + 1) % o->n], prev = o->v[(i + o->n - 1) % o->n], next = o->v[(i + 2) % o->n];
+    if (check && !(turns_or_straight(vert, prev, a, c, o->orient) && turns(vert, a, c, b, o->orient) &&
+                   turns_or_straight(vert, c, b, next, o->orient)))
+        return false;
+    outline_insert(o->v, &o->n, i, c);
+    return true;
 }
 
 static void run_start(const rvi_occ_vertex *vert, const uint32_t idx[3], run_outline *o)

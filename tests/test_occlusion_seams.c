@@ -325,6 +325,22 @@ static void test_closed_meshes_sharing_a_face_leave_no_seam(void **state)
 static const double ROLL8[8] = { 0, 30, 60, 100, 135, 170, 200, 250 };
 static const double TILT8[8] = { 0, 20, -35, 10, 45, -15, 30, -45 };
 
+/* The object the mesh tests look for: a world box about two texels across, straight behind
+ * the point l (local to frame) seen from the eye at the origin, half a unit deeper; its
+ * centre in centre. */
+static void box_behind(const ref_box *frame, const double l[3], ref_box *obj, double centre[3])
+{
+    double w[3], k = 1 + 0.5 / DEPTH, half = 0.09;
+    ref_local_to_world(frame, l, w);
+    memset(obj, 0, sizeof *obj);
+    for (int i = 0; i < 3; i++) {
+        centre[i] = w[i] * k;
+        obj->min[i] = (float)(centre[i] - half);
+        obj->max[i] = (float)(centre[i] + half);
+    }
+    ref_box_init(obj);
+}
+
 static void quad_matrix(double roll, double tilt, float m[16])
 {
     double cr = cos(roll), sr = sin(roll), ct = cos(tilt), st = sin(tilt);
@@ -396,6 +412,13 @@ static double quad_slot(const camera *cam, const float vp[16], const float m[16]
     return fabs((q[0] - po[0]) * dy - (q[1] - po[1]) * dx) / len;
 }
 
+/* Configuration (rotation r of ROLL8 x TILT8, sub-texel offset off of 64) of the mesh tests. */
+static void configuration_view(int r, int off, seam_view *v)
+{
+    seam_view_make(v, 0, 0, (off % 8) / 8.0, (off / 8) / 8.0);
+    quad_matrix(ROLL8[r] * PI / 180, TILT8[r] * PI / 180, v->m);
+}
+
 static int run_quad(double gap_texels, int *configurations)
 {
     rv_occlusion *occ = make_occlusion(WIDTH);
@@ -403,8 +426,7 @@ static int run_quad(double gap_texels, int *configurations)
     for (int r = 0; r < 8; r++)
         for (int off = 0; off < 64; off++) {
             seam_view v;
-            seam_view_make(&v, 0, 0, (off % 8) / 8.0, (off / 8) / 8.0);
-            quad_matrix(ROLL8[r] * PI / 180, TILT8[r] * PI / 180, v.m);
+            configuration_view(r, off, &v);
             double g = 0;
             if (gap_texels > 0) {
                 double lo = 0, hi = 1;
@@ -433,16 +455,9 @@ static int run_quad(double gap_texels, int *configurations)
             ref_box_init(&quad);
             /* The object: a world box straight behind the middle of the diagonal (or of the
              * slot), half a unit deeper, about two texels across. */
-            double l[3] = { -sqrt(0.5) * g / 2, sqrt(0.5) * g / 2, 0 }, w[3];
-            ref_local_to_world(&quad, l, w);
-            double k = 1 + 0.5 / DEPTH, half = 0.09, centre[3] = { w[0] * k, w[1] * k, w[2] * k };
+            double l[3] = { -sqrt(0.5) * g / 2, sqrt(0.5) * g / 2, 0 }, centre[3];
             ref_box obj;
-            memset(&obj, 0, sizeof obj);
-            for (int i = 0; i < 3; i++) {
-                obj.min[i] = (float)(centre[i] - half);
-                obj.max[i] = (float)(centre[i] + half);
-            }
-            ref_box_init(&obj);
+            box_behind(&quad, l, &obj, centre);
             assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
             assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, v.m), RV_OK);
             uint64_t seed = 9;
@@ -504,16 +519,9 @@ static void test_a_fold_is_fused_along_its_shared_edge_without_a_search(void **s
     fold.has_matrix = true;
     ref_box_init(&fold);
     /* Straight behind the middle of the edge, half a unit deeper, about two texels across. */
-    double l[3] = { 0, 0.3, 0 }, w[3];
-    ref_local_to_world(&fold, l, w);
-    double k = 1 + 0.5 / DEPTH, half = 0.09;
+    double l[3] = { 0, 0.3, 0 }, centre[3];
     ref_box obj;
-    memset(&obj, 0, sizeof obj);
-    for (int i = 0; i < 3; i++) {
-        obj.min[i] = (float)(w[i] * k - half);
-        obj.max[i] = (float)(w[i] * k + half);
-    }
-    ref_box_init(&obj);
+    box_behind(&fold, l, &obj, centre);
     uint64_t seed = 5;
     assert_false(ref_object_seen(&v.rv, &fold, 1, &obj, &seed, 8));
     assert_int_equal(rv_occlusion_begin(occ, v.vp, v.cam.clip, (float)v.cam.aspect), RV_OK);
@@ -578,8 +586,7 @@ static int run_tjunction(double gap_texels, int *configurations, uint32_t *piece
     for (int r = 0; r < 8; r++)
         for (int off = 0; off < 64; off++) {
             seam_view v;
-            seam_view_make(&v, 0, 0, (off % 8) / 8.0, (off / 8) / 8.0);
-            quad_matrix(ROLL8[r] * PI / 180, TILT8[r] * PI / 180, v.m);
+            configuration_view(r, off, &v);
             double g = 0;
             if (gap_texels > 0) { /* the smallest gap whose slot is that wide */
                 double lo = 0, hi = 1;
@@ -607,16 +614,9 @@ static int run_tjunction(double gap_texels, int *configurations, uint32_t *piece
             assert_int_equal(rv_occlusion_add_mesh(occ, &high, v.m), RV_OK);
             static const double at[2] = { 0, -1 };
             for (int k = 0; k < 2; k++) {
-                double l[3] = { at[k], g / 2, 0 }, w[3];
-                ref_local_to_world(&occluders[0], l, w);
-                double s = 1 + 0.5 / DEPTH, half = 0.09;
+                double l[3] = { at[k], g / 2, 0 }, centre[3];
                 ref_box obj;
-                memset(&obj, 0, sizeof obj);
-                for (int i = 0; i < 3; i++) {
-                    obj.min[i] = (float)(w[i] * s - half);
-                    obj.max[i] = (float)(w[i] * s + half);
-                }
-                ref_box_init(&obj);
+                box_behind(&occluders[0], l, &obj, centre);
                 uint64_t seed = 11;
                 bool seen = ref_object_seen(&v.rv, occluders, 2, &obj, &seed, 8);
                 bool h = !box_visible(occ, obj.min, obj.max, NULL);

@@ -258,27 +258,50 @@ typedef struct seam_side {
     double a[SEAM_EDGES], b[SEAM_EDGES], c[SEAM_EDGES], da[SEAM_EDGES], db[SEAM_EDGES], bound[SEAM_EDGES];
 } seam_side;
 
-/* Does the other piece have edge g's twin (the same line, the other side)? */
-static bool has_twin(const rvi_occ_fusion *fu, const rvi_occ_piece *other, const rvi_occ_edge *g)
+static bool same_point(const double p[2], const double q[2]) { return p[0] == q[0] && p[1] == q[1]; }
+
+/* The end point edges e and g share (bit for bit), or NULL. */
+static const double *shared_end(const rvi_occ_edge *e, const rvi_occ_edge *g)
 {
+    if (same_point(e->p0, g->p0) || same_point(e->p0, g->p1))
+        return e->p0;
+    if (same_point(e->p1, g->p0) || same_point(e->p1, g->p1))
+        return e->p1;
+    return NULL;
+}
+
+/* Does the seam's path go on through edge g of one piece: g leaves the seam edge e at an
+ * end point P, and the other piece, whose seam edge f also ends at P, has g's twin (the
+ * same line, the other side) between the same two end points? Both outlines then run
+ * along the path e, g, straight through P (two convex pieces on opposite sides of a path
+ * can share its two edges only where it goes on straight). */
+static bool path_goes_on(const rvi_occ_fusion *fu, const rvi_occ_edge *e, const rvi_occ_edge *g,
+                         const rvi_occ_piece *other, const rvi_occ_edge *f)
+{
+    const double *at = shared_end(e, g);
+    if (!at || !(same_point(f->p0, at) || same_point(f->p1, at)))
+        return false;
     for (uint32_t k = 0; k < other->edge_count; k++) {
-        const rvi_occ_edge *f = &fu->edges[other->first_edge + k];
-        if (f->side != g->side && f->line[0] == g->line[0] && f->line[1] == g->line[1] && f->line[2] == g->line[2])
+        const rvi_occ_edge *h = &fu->edges[other->first_edge + k];
+        if (h->side != g->side && h->line[0] == g->line[0] && h->line[1] == g->line[1] &&
+            h->line[2] == g->line[2] &&
+            ((same_point(h->p0, g->p0) && same_point(h->p1, g->p1)) ||
+             (same_point(h->p0, g->p1) && same_point(h->p1, g->p0))))
             return true;
     }
     return false;
 }
 
-/* False when the piece has more edges than the table holds (use inside_but). The edges
- * the other piece shares (the seam's, and one that carries it on straight past a vertex
- * both outlines hold) are left out: see draw_seam. */
+/* False when the piece has more edges than the table holds (use inside_but). Besides the
+ * seam's own edge, an edge that carries the seam's path on through an end point both
+ * outlines hold is left out: see draw_seam. */
 static bool seam_side_make(const rvi_occ_fusion *fu, const rvi_occ_piece *pc, uint32_t skip,
-                           const rvi_occ_piece *other, seam_side *s)
+                           const rvi_occ_piece *other, uint32_t other_skip, seam_side *s)
 {
     s->n = 0;
     for (uint32_t k = 0; k < pc->edge_count; k++) {
         uint32_t i = pc->first_edge + k;
-        if (i == skip || has_twin(fu, other, &fu->edges[i]))
+        if (i == skip || path_goes_on(fu, &fu->edges[skip], &fu->edges[i], other, &fu->edges[other_skip]))
             continue;
         if (s->n == SEAM_EDGES)
             return false;
@@ -308,10 +331,10 @@ static bool seam_inside(const seam_side *s, double x, double y)
  * a's side of the line is inside all of a's half-planes, its part on b's side inside all
  * of b's. It takes the smaller of their nearness there. The texels tried are those along
  * the stretch both edges share (any texel would be safe to try). Where both outlines go on
- * straight through a vertex of the seam, the pieces share the next edge too, on a line a
- * rounding away from this one: it is left out of both checks, as the seam itself is (the
- * texel's points on either side of the path lie in that side's piece; docs/occlusion.md,
- * "A vertex on the shared path"). */
+ * straight through an end point of the seam, the pieces share the next edge too, between
+ * the same two end points, on a line a rounding away from this one: it is left out of both
+ * checks, as the seam itself is (the texel's points on either side of the path lie in that
+ * side's piece; docs/occlusion.md, "A vertex on the shared path"). */
 static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, uint32_t eb)
 {
     rvi_occ_fusion *fu = &occ->fusion;
@@ -331,7 +354,7 @@ static void draw_seam(rv_occlusion *occ, uint32_t a, uint32_t ea, uint32_t b, ui
     int32_t r0 = (int32_t)floor(dmax(ylo - m, 0)), r1 = (int32_t)floor(dmin(yhi + m, H - 1));
     float top = pa->top < pb->top ? pa->top : pb->top;
     seam_side sa, sb;
-    bool tables = seam_side_make(fu, pa, ea, pb, &sa) && seam_side_make(fu, pb, eb, pa, &sb);
+    bool tables = seam_side_make(fu, pa, ea, pb, eb, &sa) && seam_side_make(fu, pb, eb, pa, ea, &sb);
     for (int32_t iy = r0; iy <= r1; iy++) {
         double ya = dmax(iy - m, ylo), yb = dmin(iy + 1 + m, yhi), xa, xb;
         if (yhi - ylo > 1e-9) {

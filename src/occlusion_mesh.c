@@ -33,8 +33,9 @@
 /* ...and turning the same way at every corner of their outline by at least this fraction
  * of the product of the two edges' lengths (strictly convex, with room for rounding), or
  * going on straight to within it at a corner the triangle does not add. Bent inward by
- * rounding there, the outline's half-planes bound a region inside the triangles: the
- * piece is that region, and its depth bound holds over all of the triangles. */
+ * rounding there, the outline's half-planes (each on the side its winding puts inside:
+ * add_outline_edge) bound a region inside the triangles: the piece is that region, and
+ * its depth bound holds over all of the triangles. */
 #define RUN_CONVEX 1e-9
 
 static double dmin(double a, double b) { return a < b ? a : b; }
@@ -472,7 +473,8 @@ static bool clip_triangle(const rvi_occ_view *v, const rvi_occ_vertex *const p[3
 /* Appends the outline edge a -> b of the draft's piece, facing the piece's centroid
  * (cx, cy). A segment without length (a cut point on a corner) adds nothing. False when the
  * piece is too thin there to tell the sides apart: seen edge-on, it covers nothing. */
-static bool add_outline_edge(rvi_occ_draft *d, const double a[2], const double b[2], double cx, double cy)
+static bool add_outline_edge(rvi_occ_draft *d, const double a[2], const double b[2], double cx, double cy,
+                             double orient)
 {
     rvi_occ_piece *pc = &d->piece;
     rvi_occ_edge *e = &d->edge[pc->edge_count];
@@ -480,6 +482,11 @@ static bool add_outline_edge(rvi_occ_draft *d, const double a[2], const double b
         return true;
     double side = e->line[0] * cx + e->line[1] * cy + e->line[2];
     if (!(fabs(side) > 4 * e->slack))
+        return false;
+    /* A run's outline turns orient's way: its inside lies that way of each edge from a to b.
+     * A centre on the other side (a strip thinner than a corner's bend) draws nothing. */
+    double left = e->line[1] * (b[0] - a[0]) - e->line[0] * (b[1] - a[1]);
+    if (orient != 0 && !((left * orient > 0) == (side > 0)))
         return false;
     e->side = side > 0 ? 1 : -1;
     pc->edge_count++;
@@ -520,7 +527,7 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
     /* Edges, each on the side of the polygon's centroid; a polygon too thin to tell is
      * seen edge-on and covers nothing. */
     for (int k = 0; k < n; k++)
-        if (!add_outline_edge(d, q[k].texel, q[(k + 1) % n].texel, cx, cy))
+        if (!add_outline_edge(d, q[k].texel, q[(k + 1) % n].texel, cx, cy, 0))
             return RVI_OCC_SMALL;
     if (pc->edge_count < 3)
         return RVI_OCC_SMALL;
@@ -664,7 +671,7 @@ static rvi_occ_prepare prepare_run(const rv_occlusion *occ, const rvi_occ_input 
         maxy = dmax(maxy, p->texel[1]);
     }
     for (uint32_t k = 0; k < o.n; k++)
-        if (!add_outline_edge(d, vert[o.v[k]].texel, vert[o.v[(k + 1) % o.n]].texel, cx, cy))
+        if (!add_outline_edge(d, vert[o.v[k]].texel, vert[o.v[(k + 1) % o.n]].texel, cx, cy, o.orient))
             return RVI_OCC_SMALL;
     if (pc->edge_count < 3)
         return RVI_OCC_SMALL;

@@ -654,6 +654,154 @@ static void test_surfaces_sharing_a_vertex_on_an_edge_are_one_piece_each_and_fus
     }
 }
 
+/* Two boxes touching only at a corner V, both outlines passing V along the same two lines
+ * (a bowtie on screen): box A = [0, K]^3 under [R | 0], box B = [0, K] x [K, 2K]^2 under
+ * [R | K R e_x]. Their face planes are exact negations, so both silhouette lines through V
+ * are shared bit for bit, but each box rounds V on its own: the stretches along a shared
+ * line may overlap by an ulp. Nothing may be fused there (the texel of V is half empty),
+ * and a small object seen past V in any direction is never hidden when the reference
+ * sees it. R is a shear whose first row spans 60 binary orders, which rounds V. */
+static void test_boxes_touching_at_a_corner_fuse_nothing_there(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    int objects = 0;
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    for (int iter = 0; iter < 400; iter++) {
+        float ma[16] = { 0 }, mb[16];
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < 3; i++)
+                ma[c * 4 + i] = c == i ? (float)rvt_uniform(&seed, 1, 2) : (float)rvt_uniform(&seed, -0.3, 0.3);
+        ma[4] = (float)ldexp(rvt_uniform(&seed, 1, 2), -30);
+        ma[8] = (float)ldexp(rvt_uniform(&seed, 1, 2), -60);
+        ma[15] = 1;
+        memcpy(mb, ma, sizeof mb);
+        const float K = 8192;
+        mb[12] = K * ma[0], mb[13] = K * ma[1], mb[14] = K * ma[2];
+        const float amn[3] = { 0, 0, 0 }, amx[3] = { K, K, K }, bmn[3] = { 0, K, K }, bmx[3] = { K, 2 * K, 2 * K };
+        ref_box ref[2];
+        memset(ref, 0, sizeof ref);
+        memcpy(ref[0].min, amn, sizeof amn), memcpy(ref[0].max, amx, sizeof amx);
+        memcpy(ref[1].min, bmn, sizeof bmn), memcpy(ref[1].max, bmx, sizeof bmx);
+        memcpy(ref[0].matrix, ma, sizeof ma), memcpy(ref[1].matrix, mb, sizeof mb);
+        ref[0].has_matrix = ref[1].has_matrix = true;
+        ref_box_init(&ref[0]);
+        ref_box_init(&ref[1]);
+        /* The eye in A's frame beyond V's x and z faces and before its y face: both
+         * outlines pass V along x = y = K and y = z = K. */
+        double el[3] = { K + rvt_uniform(&seed, 1.5, 3), K - rvt_uniform(&seed, 1.5, 3), K + rvt_uniform(&seed, 1.5, 3) };
+        double lv[3] = { K, K, K }, ew[3], vw[3];
+        ref_local_to_world(&ref[0], el, ew);
+        ref_local_to_world(&ref[0], lv, vw);
+        camera cam = look(ew[0], ew[1], ew[2], vw[0], vw[1], vw[2]);
+        float vp[16];
+        camera_matrix(&cam, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, cam.clip);
+        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
+        assert_int_equal(rv_occlusion_add_occluder(occ, amn, amx, ma), RV_OK);
+        assert_int_equal(rv_occlusion_add_occluder(occ, bmn, bmx, mb), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        assert_int_equal(rv_occlusion_get_stats(occ).fused_texels, 0);
+        /* Small objects far behind V, seen just past it in eight directions. */
+        static const double dirs[8][3] = { { -1, 0, 1 }, { 1, 0, -1 }, { -1, 1, 0 }, { 1, -1, 0 },
+                                           { 0, 1, -1 }, { 0, -1, 1 }, { -1, 1, 1 }, { 1, -1, -1 } };
+        for (int d = 0; d < 8; d++)
+            for (int k = 1; k <= 4; k++) {
+                double lq[3], q[3];
+                for (int i = 0; i < 3; i++)
+                    lq[i] = K + 0.004 * k * dirs[d][i];
+                ref_local_to_world(&ref[0], lq, q);
+                ref_box obj;
+                memset(&obj, 0, sizeof obj);
+                for (int i = 0; i < 3; i++) {
+                    double c = ew[i] + 1.6 * (q[i] - ew[i]);
+                    obj.min[i] = (float)(c - 0.002);
+                    obj.max[i] = (float)(c + 0.002);
+                }
+                ref_box_init(&obj);
+                uint64_t s2 = 7;
+                if (ref_object_seen(&rv, ref, 2, &obj, &s2, 8)) {
+                    assert_true(box_visible(occ, obj.min, obj.max, NULL));
+                    objects++;
+                }
+            }
+    }
+    printf("boxes touching at a corner: 400 configurations, %d objects seen past the corner, none hidden\n", objects);
+    assert_true(objects > 400);
+    rv_occlusion_destroy(occ);
+}
+
+/* A run of three coplanar triangles whose outline goes on straight through a vertex B
+ * bent inward (by less than the run's tolerance), in a strip thinner than that bend: the
+ * average of its corners lies outside the strip, beyond the lines A-B and B-C. The run is
+ * then not drawn, rather than drawn with those edges facing the wrong way: an object seen
+ * below the strip, beside another triangle, stays visible. Orthographic, a texel a unit. */
+static void test_a_strip_thinner_than_its_bend_is_not_drawn_inside_out(void **state)
+{
+    (void)state;
+    const double L = 1048576, y0 = 10.75, bend = 1.0 / 4096, h = 3.0 / 8192;
+    /* B, C', A', C, A; then a far triangle that only widens the mesh's bounds (a mesh under
+     * 2 texels tall is skipped whole) */
+    const double t[8][2] = { { 10.5, y0 + bend }, { 10.5 + L, y0 + h }, { 10.5 - L, y0 + h }, { 10.5 + L, y0 },
+                             { 10.5 - L, y0 },    { 40, 40 },           { 60, 40 },           { 50, 60 } };
+    static float pa[8][3], pd[3][3];
+    for (int v = 0; v < 8; v++)
+        pa[v][0] = (float)t[v][0], pa[v][1] = (float)t[v][1], pa[v][2] = -2;
+    static const uint32_t ia[12] = { 0, 1, 2, 0, 3, 1, 0, 2, 4, 5, 6, 7 }, id[3] = { 0, 1, 2 };
+    const double td[3][2] = { { -200, 10.4 }, { 200, 10.4 }, { 10.5, 300 } }; /* all of y > 10.4 near */
+    for (int v = 0; v < 3; v++)
+        pd[v][0] = (float)td[v][0], pd[v][1] = (float)td[v][1], pd[v][2] = -3;
+    rv_occlusion_desc desc = { 0 };
+    desc.width = 64;
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    float vp[16];
+    memset(vp, 0, sizeof vp);
+    vp[0] = 2.0f / 64, vp[12] = -1, vp[5] = -2.0f / 64, vp[13] = 1, vp[10] = -0.02f, vp[14] = -1, vp[15] = 1;
+    rv_clip clip = { false, false };
+    assert_int_equal(rv_occlusion_begin(occ, vp, clip, 1.0f), RV_OK);
+    rv_occluder_mesh ma = { (const float (*)[3])pa, 8, ia, 12, 0 }, md = { (const float (*)[3])pd, 3, id, 3, 0 };
+    assert_int_equal(rv_occlusion_add_mesh(occ, &ma, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &md, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    ref_view rv;
+    ref_view_init(&rv, vp, clip);
+    ref_box occs[2];
+    memset(occs, 0, sizeof occs);
+    const rv_occluder_mesh *m[2] = { &ma, &md };
+    for (int i = 0; i < 2; i++) {
+        occs[i].kind = REF_MESH;
+        occs[i].positions = m[i]->positions;
+        occs[i].vertex_count = m[i]->vertex_count;
+        occs[i].indices = m[i]->indices;
+        occs[i].index_count = m[i]->index_count;
+        for (int a = 0; a < 3; a++) {
+            occs[i].min[a] = INFINITY;
+            occs[i].max[a] = -INFINITY;
+            for (uint32_t v = 0; v < m[i]->vertex_count; v++) {
+                occs[i].min[a] = fminf(occs[i].min[a], m[i]->positions[v][a]);
+                occs[i].max[a] = fmaxf(occs[i].max[a], m[i]->positions[v][a]);
+            }
+        }
+        ref_box_init(&occs[i]);
+    }
+    /* Far behind, its image in texel (10, 10) below y = 10.4, where nothing is drawn. */
+    ref_box obj;
+    memset(&obj, 0, sizeof obj);
+    const float mn[3] = { 10.3f, 10.1f, -60 }, mx[3] = { 10.7f, 10.3f, -50 };
+    memcpy(obj.min, mn, sizeof mn);
+    memcpy(obj.max, mx, sizeof mx);
+    ref_box_init(&obj);
+    uint64_t seed = 3;
+    assert_true(ref_object_seen(&rv, occs, 2, &obj, &seed, 8));
+    assert_true(box_visible(occ, mn, mx, NULL));
+    /* Behind the other triangle alone, well inside it: hidden. */
+    const float in_mn[3] = { 30, 30, -60 }, in_mx[3] = { 31, 31, -50 };
+    assert_false(box_visible(occ, in_mn, in_mx, NULL));
+    rv_occlusion_destroy(occ);
+}
+
 /* A shared edge whose stretch lies billions of texels off screen (texel coordinates reach
  * 1e12): the seam draws nothing there and nothing anywhere else. An orthographic view of
  * 64 x 64 texels at 65536 texels a unit; two meshes share the line y = 10 + x / 2^27 far to
@@ -730,6 +878,8 @@ int main(void)
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),
         cmocka_unit_test(test_a_fold_is_fused_along_its_shared_edge_without_a_search),
         cmocka_unit_test(test_surfaces_sharing_a_vertex_on_an_edge_are_one_piece_each_and_fuse),
+        cmocka_unit_test(test_boxes_touching_at_a_corner_fuse_nothing_there),
+        cmocka_unit_test(test_a_strip_thinner_than_its_bend_is_not_drawn_inside_out),
         cmocka_unit_test(test_a_seam_far_off_screen_draws_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,6 +260,12 @@ typedef struct seam_side {
 
 static bool same_point(const double p[2], const double q[2]) { return p[0] == q[0] && p[1] == q[1]; }
 
+/* Twin edges: the bit-identical line, the other side. */
+static bool twins(const rvi_occ_edge *e, const rvi_occ_edge *g)
+{
+    return e->side != g->side && e->line[0] == g->line[0] && e->line[1] == g->line[1] && e->line[2] == g->line[2];
+}
+
 /* The end point edges e and g share (bit for bit), or NULL. */
 static const double *shared_end(const rvi_occ_edge *e, const rvi_occ_edge *g)
 {
@@ -283,8 +289,7 @@ static bool path_goes_on(const rvi_occ_fusion *fu, const rvi_occ_edge *e, const 
         return false;
     for (uint32_t k = 0; k < other->edge_count; k++) {
         const rvi_occ_edge *h = &fu->edges[other->first_edge + k];
-        if (h->side != g->side && h->line[0] == g->line[0] && h->line[1] == g->line[1] &&
-            h->line[2] == g->line[2] &&
+        if (twins(h, g) &&
             ((same_point(h->p0, g->p0) && same_point(h->p1, g->p1)) ||
              (same_point(h->p0, g->p1) && same_point(h->p1, g->p0))))
             return true;
@@ -398,8 +403,7 @@ static void share_edges(rv_occlusion *occ, uint32_t p)
         uint32_t looks = 0;
         for (uint32_t j = fu->line_head[bucket]; j && looks < LINE_LOOKS; j = fu->edge_next[j - 1], looks++) {
             const rvi_occ_edge *g = &fu->edges[j - 1];
-            if (g->side != e->side && g->line[0] == e->line[0] && g->line[1] == e->line[1] &&
-                g->line[2] == e->line[2] && fu->edge_owner[j - 1] != p)
+            if (twins(g, e) && fu->edge_owner[j - 1] != p)
                 draw_seam(occ, p, i, fu->edge_owner[j - 1], j - 1);
         }
         fu->edge_owner[i] = p;

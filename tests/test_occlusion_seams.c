@@ -543,6 +543,26 @@ static void test_a_fold_is_fused_along_its_shared_edge_without_a_search(void **s
  * triangle pair folded back to the apex (0, 2, -1), across a gap of gap local units when
  * gap > 0. Each is one convex polygon with B straight on its outline, so each is drawn as
  * one piece; the pieces fuse along both halves of the path. */
+/* The reference's copy of a mesh occluder (positions and indices borrowed), its box the
+ * positions' bounds; the caller sets a matrix, if any, and calls ref_box_init. */
+static void mesh_ref(const rv_occluder_mesh *m, ref_box *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = REF_MESH;
+    out->positions = m->positions;
+    out->vertex_count = m->vertex_count;
+    out->indices = m->indices;
+    out->index_count = m->index_count;
+    for (int a = 0; a < 3; a++) {
+        out->min[a] = INFINITY;
+        out->max[a] = -INFINITY;
+        for (uint32_t v = 0; v < m->vertex_count; v++) {
+            out->min[a] = fminf(out->min[a], m->positions[v][a]);
+            out->max[a] = fmaxf(out->max[a], m->positions[v][a]);
+        }
+    }
+}
+
 static float tj_low[5][3], tj_high[4][3];
 
 static void tjunction_meshes(double gap, rv_occluder_mesh *low, rv_occluder_mesh *high, ref_box out[2])
@@ -556,23 +576,8 @@ static void tjunction_meshes(double gap, rv_occluder_mesh *low, rv_occluder_mesh
         tj_high[k][1] += (float)gap;
     *low = (rv_occluder_mesh){ (const float (*)[3])tj_low, 5, lo_idx, 9, 0 };
     *high = (rv_occluder_mesh){ (const float (*)[3])tj_high, 4, hi_idx, 6, 0 };
-    const rv_occluder_mesh *m[2] = { low, high };
-    for (int i = 0; i < 2; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        out[i].kind = REF_MESH;
-        out[i].positions = m[i]->positions;
-        out[i].vertex_count = m[i]->vertex_count;
-        out[i].indices = m[i]->indices;
-        out[i].index_count = m[i]->index_count;
-        for (int a = 0; a < 3; a++) {
-            out[i].min[a] = INFINITY;
-            out[i].max[a] = -INFINITY;
-            for (uint32_t v = 0; v < m[i]->vertex_count; v++) {
-                out[i].min[a] = fminf(out[i].min[a], m[i]->positions[v][a]);
-                out[i].max[a] = fmaxf(out[i].max[a], m[i]->positions[v][a]);
-            }
-        }
-    }
+    mesh_ref(low, &out[0]);
+    mesh_ref(high, &out[1]);
 }
 
 /* Hidden configurations of 8 rotations x 64 sub-texel offsets, objects behind the path at
@@ -768,24 +773,10 @@ static void test_a_strip_thinner_than_its_bend_is_not_drawn_inside_out(void **st
     ref_view rv;
     ref_view_init(&rv, vp, clip);
     ref_box occs[2];
-    memset(occs, 0, sizeof occs);
-    const rv_occluder_mesh *m[2] = { &ma, &md };
-    for (int i = 0; i < 2; i++) {
-        occs[i].kind = REF_MESH;
-        occs[i].positions = m[i]->positions;
-        occs[i].vertex_count = m[i]->vertex_count;
-        occs[i].indices = m[i]->indices;
-        occs[i].index_count = m[i]->index_count;
-        for (int a = 0; a < 3; a++) {
-            occs[i].min[a] = INFINITY;
-            occs[i].max[a] = -INFINITY;
-            for (uint32_t v = 0; v < m[i]->vertex_count; v++) {
-                occs[i].min[a] = fminf(occs[i].min[a], m[i]->positions[v][a]);
-                occs[i].max[a] = fmaxf(occs[i].max[a], m[i]->positions[v][a]);
-            }
-        }
-        ref_box_init(&occs[i]);
-    }
+    mesh_ref(&ma, &occs[0]);
+    mesh_ref(&md, &occs[1]);
+    ref_box_init(&occs[0]);
+    ref_box_init(&occs[1]);
     /* Far behind, its image in texel (10, 10) below y = 10.4, where nothing is drawn. */
     ref_box obj;
     memset(&obj, 0, sizeof obj);

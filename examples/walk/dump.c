@@ -35,7 +35,7 @@ static void id_list(FILE *out, const char *key, const uint8_t *verdict, uint32_t
 }
 
 void rvw_dump_visibility(FILE *out, const rvw_level *level, const rvw_view *view,
-                         const uint8_t *verdict)
+                         const uint8_t *verdict, const uint8_t *visible, const uint8_t *ideal_box)
 {
     fprintf(out, "{\"frame\": %u, \"eye\": [%.9g, %.9g, %.9g], \"view_projection\": [", view->frame,
             (double)view->eye[0], (double)view->eye[1], (double)view->eye[2]);
@@ -44,6 +44,10 @@ void rvw_dump_visibility(FILE *out, const rvw_level *level, const rvw_view *view
     fputs("], \"clip\": {\"depth_zero_to_one\": false, \"reversed_z\": false}", out);
     id_list(out, "drawn", verdict, level->object_count, RVW_DRAWN);
     id_list(out, "excluded", verdict, level->object_count, RVW_EXCLUDED);
+    if (visible && ideal_box) {
+        id_list(out, "visible", visible, level->object_count, 1);
+        id_list(out, "ideal_box_visible", ideal_box, level->object_count, 1);
+    }
     bool any = false;
     for (uint32_t i = 0; i < level->object_count; i++) {
         if (level->objects[i].kind != RVW_OBJ_VEHICLE)

@@ -19,8 +19,10 @@
 
 void rvw_dump_scene(FILE *out, const rvw_level *level);
 
-/* verdict: per object (rvw_verdict). */
+/* verdict: per object (rvw_verdict). On a verified frame, visible and ideal_box (per
+ * object, 1 = yes) are the oracle's truly visible objects and those the ideal bound drawing
+ * each object's box keeps; both NULL otherwise. */
 void rvw_dump_visibility(FILE *out, const rvw_level *level, const rvw_view *view,
-                         const uint8_t *verdict);
+                         const uint8_t *verdict, const uint8_t *visible, const uint8_t *ideal_box);
 
 #endif

@@ -318,6 +318,8 @@ typedef struct walk {
     rvw_reference ref;
     uint8_t *include;
     uint8_t *ideal_visible;     /* per object: seen by the ideal-occluder count this frame */
+    uint8_t *ideal_box_visible; /* per object: kept by the ideal bound drawing boxes */
+    uint8_t *truly_visible;     /* per object: the oracle saw a pixel of it (for the dump) */
     rvw_occluder_set occluders; /* the occluders rvis gets, as triangles: a map's once, the
                                    city's buildings per frame (ideal bound, false-cull names) */
     rvw_bsp_pvs pvs;            /* maps: the compiler's PVS */
@@ -455,7 +457,7 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
                                          w->occluders.triangles + (size_t)o->first_triangle * 9, o->triangle_count);
     }
     int64_t ideal_boxes = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, true,
-                                                    NULL);
+                                                    w->ideal_box_visible);
     int64_t ideal = rvw_reference_ideal_count(&w->ref, level, view->view_projection, clip, w->include, false,
                                               w->ideal_visible);
     if (ideal < 0 || ideal_boxes < 0)
@@ -485,6 +487,7 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye) : -1;
     for (uint32_t i = 0; i < level->object_count; i++) {
         bool truly = w->ref.pixels[i] > 0;
+        w->truly_visible[i] = truly;
         ideal_misses += truly && !w->ideal_visible[i];
         if (!w->run->has_map)
             continue;
@@ -580,7 +583,8 @@ static bool run_frames(walk *w, uint32_t frames)
             return false;
         }
         if (w->visibility)
-            rvw_dump_visibility(w->visibility, w->level, &view, r.verdict);
+            rvw_dump_visibility(w->visibility, w->level, &view, r.verdict, verified ? w->truly_visible : NULL,
+                                verified ? w->ideal_box_visible : NULL);
         if (w->opt->images && f % w->opt->image_every == 0)
             pictures(w, &view, &r, verified);
         double t = now_us();
@@ -655,7 +659,10 @@ static bool walk_alloc(walk *w, const options *opt, const rvw_level *level)
     if (ok && opt->verify) {
         w->include = malloc(objects);
         w->ideal_visible = malloc(objects);
-        ok = w->include && w->ideal_visible && (level->city || rvw_occluders_of_map(level, &w->occluders)) &&
+        w->ideal_box_visible = malloc(objects);
+        w->truly_visible = malloc(objects);
+        ok = w->include && w->ideal_visible && w->ideal_box_visible && w->truly_visible &&
+             (level->city || rvw_occluders_of_map(level, &w->occluders)) &&
              rvw_reference_init(&w->ref, opt->verify_width, opt->verify_height);
     }
     if (ok && opt->depth_feed)
@@ -670,6 +677,8 @@ static void walk_free(walk *w)
     rvw_feed_free(&w->feed);
     free(w->include);
     free(w->ideal_visible);
+    free(w->ideal_box_visible);
+    free(w->truly_visible);
     rvw_occluders_free(&w->occluders);
     rvw_bsp_pvs_free(&w->pvs);
     free(w->sabotaged);

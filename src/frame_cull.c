@@ -324,6 +324,40 @@ typedef struct object_pass {
     uint32_t *chunk_counts;  /* per chunk: opaque items, translucent items; then their offsets */
 } object_pass;
 
+/* How far ahead the object passes fetch what a candidate's work reads. The LOD pass, the
+ * first to read a candidate, fetches its world sphere, flags, cutoff and the slot's entry
+ * in the LOD record map first, then (half as far ahead, the entry being there by then)
+ * the record; the occlusion pass the slot's entry in the test box map, then the box record
+ * and the world matrix; the place pass, in draw order, the generation, matrix and sphere
+ * an item copies. Where the candidates lie scattered over the scene's arrays (nodes not
+ * created in walk order), each would otherwise wait on those lines from memory. The
+ * helpers are always inline: GCC drops a call to a function that does nothing but
+ * prefetch. */
+#define PREFETCH_MAP 32u
+#define PREFETCH_RECORD 16u
+
+static RVI_ALWAYS_INLINE void prefetch_lod(const object_pass *p, const rvi_scene *sc, const rvi_node_table *records,
+                                           size_t record_bytes, const float *cutoff, uint32_t slots, uint32_t k,
+                                           uint32_t last)
+{
+    if (k + PREFETCH_MAP < last) {
+        uint32_t node = p->cands[k + PREFETCH_MAP].node;
+        RVI_PREFETCH(sc->world_sphere[node]);
+        RVI_PREFETCH(&sc->flags[node]);
+        if (node < slots) {
+            RVI_PREFETCH(&records->record_of[node]);
+            RVI_PREFETCH(&cutoff[node]);
+        }
+    }
+    if (records && k + PREFETCH_RECORD < last) {
+        const char *rec = rvi_node_table_find(records, record_bytes, p->cands[k + PREFETCH_RECORD].node);
+        if (rec) {
+            RVI_PREFETCH(rec);
+            RVI_PREFETCH(rec + record_bytes - 1);
+        }
+    }
+}
+
 static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     object_pass *p = context;
@@ -333,7 +367,10 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
     /* Selection writes cutoffs in place; it adds no record, so the array stays where it is. */
     uint32_t count;
     const float *cutoff = rvi_lod_cutoff(world, &count);
+    size_t record_bytes;
+    const rvi_node_table *records = rvi_lod_records(world, &record_bytes);
     for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
+        prefetch_lod(p, sc, records, record_bytes, cutoff, count, k, last);
         rvi_candidate c = p->cands[k];
         /* Written field by field where it lives: built on the stack and copied out, its
          * narrow fields' stores could not forward to the copy's wide loads, a stall per
@@ -377,16 +414,6 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
         o->n = n;
     }
 }
-
-/* How far ahead the object passes fetch what a candidate's work reads. The occlusion pass
- * fetches the world sphere and the slot's entry in the test box map first, then (half as
- * far ahead, the entry being there by then) the box record and the world matrix; the
- * place pass, in draw order, the generation, matrix and sphere an item copies. Where the
- * candidates lie scattered over the scene's arrays (nodes not created in walk order), each
- * would otherwise wait on those lines from memory. The helper is always inline: GCC drops
- * a call to a function that does nothing but prefetch. */
-#define PREFETCH_MAP 32u
-#define PREFETCH_RECORD 16u
 
 static RVI_ALWAYS_INLINE void prefetch_test(const object_pass *p, const rvi_scene *sc, uint32_t k, uint32_t last)
 {

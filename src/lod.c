@@ -625,6 +625,13 @@ const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)
     return st ? rvi_node_table_slot_data(&st->table) : NULL;
 }
 
+const rvi_node_table *rvi_lod_records(const rv_world *world, size_t *out_record_bytes)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    *out_record_bytes = sizeof(lod_record);
+    return st ? &st->table : NULL;
+}
+
 rv_result rv_node_lod_select(rv_world *world, rv_node node, const rv_lod_view *view,
                              rv_lod_selection *out)
 {

@@ -17,6 +17,7 @@
 
 #include "rvis.h"
 #include "core/alloc.h"
+#include "core/node_table.h"
 #include "world.h"
 
 #include <math.h>
@@ -109,6 +110,9 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
  * leave it there, drawing nothing: the frame's walk drops it without selecting. Valid
  * between frames; written by selections. */
 const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count);
+/* The table of LOD records (NULL before any ladder) and the size of one record, for a pass
+ * that fetches ahead what rvi_lod_select_node will read. Valid between frames. */
+const rvi_node_table *rvi_lod_records(const rv_world *world, size_t *out_record_bytes);
 /* True while some node's crossfade may still be running at the current LOD clock. */
 bool rvi_lod_fading(const rv_world *world);
 

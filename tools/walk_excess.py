@@ -15,7 +15,9 @@ Each such object (per frame) is sorted by
     an edge with one facing the eye is mostly the far side of a solid, behind its near
     faces and touching them along the silhouette, where the two are at the same depth;
   - size: the diagonal of its box, in world units.
-Prints the means per verified frame and the objects most often counted.
+Prints the means per verified frame (the report's drawn_mean is over every frame, so the
+two agree when every frame is verified) and the objects most often counted. Movers (the
+city's vehicles) are sorted by the scene dump's geometry, frame 0's.
 """
 import argparse
 import json
@@ -27,8 +29,8 @@ from collections import Counter, defaultdict
 def load_scene(path):
     tris, edges = {}, defaultdict(set)
     with open(path) as f:
-        head = json.loads(f.readline())
-        if head.get("format") != "rvis-scene-1":
+        head = json.loads(f.readline() or "{}")
+        if not isinstance(head, dict) or head.get("format") != "rvis-scene-1":
             sys.exit(f"{path}: not an rvis-walk scene dump")
         for line in f:
             d = json.loads(line)
@@ -70,8 +72,18 @@ def main():
     a = ap.parse_args()
     # Clockwise seen from the eye: the normal (b - a) x (c - a) points away from it.
     sign = -1.0 if a.front == "cw" else 1.0
-    tris, edges = load_scene(a.scene)
+    try:
+        tris, edges = load_scene(a.scene)
+        report(a, sign, tris, edges)
+    except BrokenPipeError:  # the reader went away (| head)
+        sys.stderr.close()
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"walk_excess.py: {e.__class__.__name__}: {e} (a scene dump and a visibility "
+                 "dump of the same rvis-walk run?)")
 
+
+def report(a, sign, tris, edges):
+    """Reads the visibility dump and prints the sorted means."""
     frames = 0
     sums = Counter()
     kinds, sizes, often = Counter(), Counter(), Counter()

@@ -18,7 +18,8 @@
  *
  * Extra fields: drawn_fraction = objects drawn / objects frustum-visible (by their
  * spheres, the baseline's count) over all frames (target <= 0.10); frustum_visible_mean,
- * drawn_mean, occlusion_culled_mean (groups and objects hidden by occluders, per frame);
+ * drawn_mean, occlusion_culled_mean (groups and objects hidden by occluders, per frame),
+ * occlusion_tested_mean (groups and objects tested), lod_culled_mean, nodes_visited_mean;
  * stage_*_us (median over walks of the mean per-frame stage time from rv_frame_view.stage_us);
  * steady_allocations (allocations and reallocations over every walk after the first). */
 #define _POSIX_C_SOURCE 200809L
@@ -323,6 +324,7 @@ static int frame_city(rvb_ctx *ctx, const rvb_city *city)
         goto done;
 
     uint64_t frustum_visible = 0, drawn = 0, occlusion_culled = 0, drawn_outside = 0;
+    uint64_t occlusion_tested = 0, lod_culled = 0, visited = 0;
     uint64_t steady_before = 0;
     double time_ms = 0;
     for (int rep = 0; rep < reps; rep++) {
@@ -360,6 +362,9 @@ static int frame_city(rvb_ctx *ctx, const rvb_city *city)
                 frustum_visible += visible_count;
                 drawn += v.opaque_count + v.translucent_count;
                 occlusion_culled += v.counts.occlusion_culled;
+                occlusion_tested += v.counts.occlusion_tested;
+                lod_culled += v.counts.lod_culled;
+                visited += v.counts.nodes_visited;
             }
         }
         ours_us[rep] = (double)ours_ns / 1e3 / CITY_FRAMES;
@@ -379,11 +384,14 @@ static int frame_city(rvb_ctx *ctx, const rvb_city *city)
     char extra[1024];
     int len = snprintf(extra, sizeof extra,
                        ", \"drawn_fraction\": %.5f, \"frustum_visible_mean\": %.1f, \"drawn_mean\": %.1f, "
-                       "\"occlusion_culled_mean\": %.1f, \"ours_generation_order_us\": %.4g, \"frames\": %d, "
+                       "\"occlusion_culled_mean\": %.1f, \"occlusion_tested_mean\": %.1f, \"lod_culled_mean\": %.1f, "
+                       "\"nodes_visited_mean\": %.1f, \"ours_generation_order_us\": %.4g, \"frames\": %d, "
                        "\"occlusion_width\": 256, \"steady_allocations\": %llu",
                        frustum_visible ? (double)drawn / (double)frustum_visible : 0.0,
                        (double)frustum_visible / CITY_FRAMES, (double)drawn / CITY_FRAMES,
-                       (double)occlusion_culled / CITY_FRAMES, rvb_median(scattered_us, reps), CITY_FRAMES,
+                       (double)occlusion_culled / CITY_FRAMES, (double)occlusion_tested / CITY_FRAMES,
+                       (double)lod_culled / CITY_FRAMES, (double)visited / CITY_FRAMES,
+                       rvb_median(scattered_us, reps), CITY_FRAMES,
                        (unsigned long long)steady);
     for (int k = 0; k < RV_STAGE_COUNT && len > 0 && (size_t)len < sizeof extra; k++)
         len += snprintf(extra + len, sizeof extra - (size_t)len, ", \"stage_%s_us\": %.4g", rvb_stage_names[k],

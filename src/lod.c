@@ -3,17 +3,12 @@
  * lod_levels.c, HLOD in hlod.c. */
 #include "lod.h"
 #include "core/check.h"
+#include "core/inline.h"
 #include "core/node_table.h"
 #include "core/vec.h"
 
 #include <math.h>
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define RVI_ALWAYS_INLINE inline
-#endif
 
 #define DEFAULT_HYSTERESIS 0.10f
 #define DEFAULT_CROSSFADE_MS 250.0f

@@ -4,16 +4,11 @@
 #include "lod.h"
 #include "core/check.h"
 #include "core/clones.h"
+#include "core/inline.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define RVI_ALWAYS_INLINE inline
-#endif
 
 /* ---- scalar levels ------------------------------------------------------------------- */
 

@@ -25,6 +25,7 @@
 #include "rvis.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/inline.h"
 #include "core/vec.h"
 #include "occlusion_draw.h"
 
@@ -38,11 +39,9 @@
  * ISO C mode forbids contracting them into fused multiply-adds. */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define RVI_OCC_X86_WIDE 1
-#define RVI_ALWAYS_INLINE inline __attribute__((always_inline))
 #define RVI_TARGET_AVX2 __attribute__((target("avx2")))
 #else
 #define RVI_OCC_X86_WIDE 0
-#define RVI_ALWAYS_INLINE inline
 #endif
 
 #define RVI_OCC_MAX_COORD 1e7  /* world units: occluders reaching further are skipped */

@@ -15,9 +15,12 @@ Each such object (per frame) is sorted by
     an edge with one facing the eye is mostly the far side of a solid, behind its near
     faces and touching them along the silhouette, where the two are at the same depth;
   - size: the diagonal of its box, in world units.
-Prints the means per verified frame (the report's drawn_mean is over every frame, so the
-two agree when every frame is verified) and the objects most often counted. Movers (the
-city's vehicles) are sorted by the scene dump's geometry, frame 0's.
+Then the draw ratio over the verified frames, and what it would be were the objects that
+share such an edge (any facing) not drawn: what hiding a face that touches its hider only
+along the silhouette would be worth. Prints the means per verified frame (the report's
+drawn_mean is over every frame, so the two agree when every frame is verified) and the
+objects most often counted. Movers (the city's vehicles) are sorted by the scene dump's
+geometry, frame 0's.
 """
 import argparse
 import json
@@ -129,6 +132,10 @@ def report(a, sign, tris, edges):
     for k in ("<4", "<16", "<64", "<256", ">=256"):
         if sizes[k]:
             print(f"  {k:6s} {sizes[k] / frames:8.2f}")
+    if sums["visible"]:
+        sharing = sum(n for (fc, sh), n in kinds.items() if sh == "shares")
+        print(f"draw ratio over these frames {sums['drawn'] / sums['visible']:.3f}; without the objects "
+              f"that share an edge with a face toward the eye {(sums['drawn'] - sharing) / sums['visible']:.3f}")
     print(f"most often (object: frames): "
           + ", ".join(f"{o}: {n}" for o, n in often.most_common(a.top)))
 

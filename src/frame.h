@@ -276,6 +276,19 @@ rv_result rvi_frame_workers_error(const rvi_frame *f);
 rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *jobs_policy,
                          const rvi_walk_policy *serial_policy);
 
+/* Per-frame state of the walk and the object passes (frame_walk.c), before the walk: each
+ * worker's counts zeroed and this frame's HLOD pass copied in, the walk's summaries sized
+ * for every slot (a new version when the scene changed since the last frame), group_seen
+ * sized for every slot. RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_frame_walk_begin(rv_world *world, rvi_frame *f);
+/* Charges the walk's span [t0, t1] (clock ns) to its stages: the sampled estimates of what
+ * the calling thread timed inside it (scaled down should they exceed the span), the rest
+ * to the frustum. */
+void rvi_frame_charge_walk(rvi_frame *f, uint64_t t0, uint64_t t1);
+/* Adds the workers' counts into the frame's, the occlusion buffer's stats and the LOD
+ * fade end, after the object passes. */
+void rvi_frame_workers_end(rv_world *world, rvi_frame *f);
+
 /* Frees the walk's summaries' arrays (a zero capacity frees nothing). */
 void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s);
 

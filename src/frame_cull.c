@@ -628,126 +628,6 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
 
 /* ---- the stage ---------------------------------------------------------------------------- */
 
-/* Per-worker state for a cull: counts zero, this frame's HLOD pass. */
-static void workers_begin(rvi_frame *f)
-{
-    for (uint32_t k = 0; k < f->worker_count; k++) {
-        rvi_frame_worker *w = &f->workers[k];
-        memset(&w->walk, 0, sizeof w->walk);
-        memset(&w->counts, 0, sizeof w->counts);
-        memset(&w->occlusion_timer, 0, sizeof w->occlusion_timer);
-        memset(&w->partition_timer, 0, sizeof w->partition_timer);
-        memset(&w->lod_timer, 0, sizeof w->lod_timer);
-        w->hlod = f->hlod_pass;
-        w->hlod.fading = 0;
-        w->fade_end_ms = 0.0;
-        w->feed_hidden = 0;
-        w->error = RV_OK;
-        w->stack_full = w->yielded = false;
-    }
-}
-
-/* Adds the workers' counts into the frame's. */
-static void workers_end(rv_world *world, rvi_frame *f)
-{
-    rv_frame_counts *c = &f->counts;
-    double fade_end = 0.0;
-    uint64_t tests = 0, culled = 0, feed_hidden = 0;
-    for (uint32_t k = 0; k < f->worker_count; k++) {
-        const rvi_frame_worker *w = &f->workers[k];
-        c->nodes_visited += w->walk.visited;
-        c->frustum_tested += w->walk.tested;
-        c->frustum_culled += w->walk.outside;
-        c->lod_culled += w->walk.cut + w->counts.lod_culled;
-        c->partition_culled += w->counts.partition_culled;
-        c->occlusion_tested += w->counts.occlusion_tested;
-        c->occlusion_culled += w->counts.occlusion_culled;
-        c->unsampled_culled += w->counts.unsampled_culled;
-        c->hlod_refined += w->counts.hlod_refined;
-        c->hlod_drawn += w->counts.hlod_drawn;
-        f->hlod_pass.fading += w->hlod.fading;
-        fade_end = w->fade_end_ms > fade_end ? w->fade_end_ms : fade_end;
-        tests += w->counts.occlusion_tested;
-        culled += w->counts.occlusion_culled;
-        feed_hidden += w->feed_hidden;
-    }
-    rvi_lod_note_fade_end(world, fade_end);
-    if (f->occlusion) {
-        f->occlusion->stats.tests += tests;
-        f->occlusion->stats.culled += culled;
-        rvi_occ_feed_add_hidden(f->occlusion, feed_hidden);
-    }
-}
-
-/* Charges the walk's span to its stages: the sampled estimates of what the calling thread
- * timed inside it (scaled down should they exceed the span), the rest to the frustum. */
-static void charge_walk(rvi_frame *f, uint64_t t0, uint64_t t1)
-{
-    double occlusion_us = 0, partition_us = 0, lod_us = 0;
-    for (uint32_t k = 0; k < f->worker_count; k++) {
-        occlusion_us += walk_timer_estimate(&f->workers[k].occlusion_timer);
-        partition_us += walk_timer_estimate(&f->workers[k].partition_timer);
-        lod_us += walk_timer_estimate(&f->workers[k].lod_timer);
-    }
-    double span_us = t1 >= t0 ? (double)(t1 - t0) / 1000.0 : 0.0;
-    double inside = occlusion_us + partition_us + lod_us;
-    double scale = inside > span_us ? span_us / inside : 1.0;
-    f->stage_us[RV_STAGE_OCCLUSION] += occlusion_us * scale;
-    f->stage_us[RV_STAGE_PARTITION] += partition_us * scale;
-    f->stage_us[RV_STAGE_LOD] += lod_us * scale;
-    f->stage_us[RV_STAGE_FRUSTUM] += inside > span_us ? 0.0 : span_us - inside;
-}
-
-/* The walk's summaries: room for every slot, and a new version whenever the scene's links,
- * flags or bounds changed since the last frame (every summary kept before goes stale). */
-static rv_result summaries_begin(rv_world *world, rvi_frame *f)
-{
-    rvi_walk_summaries *s = &f->summaries;
-    const rvi_scene *sc = &world->scene;
-    uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
-    if (need > s->capacity) {
-        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version };
-        grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
-        grown.block = grown.node ? rvi_calloc(&world->heap, need / RVI_WALK_BLOCK, sizeof *grown.block) : NULL;
-        grown.group = grown.block ? rvi_calloc(&world->heap, need / RVI_WALK_GROUP, sizeof *grown.group) : NULL;
-        if (!grown.group) {
-            rvi_free(&world->heap, grown.node, (size_t)need * sizeof *grown.node);
-            rvi_free(&world->heap, grown.block, (size_t)(need / RVI_WALK_BLOCK) * sizeof *grown.block);
-            return RV_ERR_OUT_OF_MEMORY;
-        }
-        if (s->capacity) {
-            memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
-            memcpy(grown.block, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
-            memcpy(grown.group, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
-        }
-        rvi_frame_free_summaries(&world->heap, s);
-        *s = grown;
-    }
-    if (s->version == 0 || sc->links_changed != f->summary_links || sc->edits != f->summary_edits) {
-        if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
-            memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
-            memset(s->block, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
-            memset(s->group, 0, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
-            s->version = 1;
-        }
-        f->summary_links = sc->links_changed;
-        f->summary_edits = sc->edits;
-    }
-    return RV_OK;
-}
-
-/* Room in group_seen for every slot (new slots 0: tested at once). */
-static rv_result group_seen_begin(rv_world *world, rvi_frame *f)
-{
-    uint32_t n = world->scene.capacity, had = f->group_seen.count;
-    if (n <= had)
-        return RV_OK;
-    RVI_TRY(rvi_vec_reserve(&world->heap, &f->group_seen, sizeof(uint32_t), n));
-    memset(RVI_VEC_PTR(f->group_seen, uint32_t) + had, 0, (size_t)(n - had) * sizeof(uint32_t));
-    f->group_seen.count = n;
-    return RV_OK;
-}
-
 /* Scratch of the object passes for n candidates. */
 static rv_result object_scratch(rv_world *world, rvi_frame *f, object_pass *p)
 {
@@ -787,15 +667,13 @@ rv_result rvi_frame_cull(rv_world *world)
     if (timed)
         rvi_stage_add(f, RV_STAGE_OCCLUSION, t0, t1);
 
-    workers_begin(f);
-    RVI_TRY(summaries_begin(world, f));
-    RVI_TRY(group_seen_begin(world, f));
+    RVI_TRY(rvi_frame_walk_begin(world, f));
     rvi_walk_policy jobs_policy, serial_policy;
     main_policies(world, f, &jobs_policy, &serial_policy);
     rv_result walked = rvi_frame_walk(world, f, &jobs_policy, &serial_policy);
     uint64_t t2 = rvi_clock_now(world);
     if (timed)
-        charge_walk(f, t1, t2);
+        rvi_frame_charge_walk(f, t1, t2);
     RVI_TRY(walked);
 
     object_pass pass;
@@ -813,7 +691,7 @@ rv_result rvi_frame_cull(rv_world *world)
         rvi_stage_add(f, RV_STAGE_LOD, t4, t5 >= sort_ns ? t5 - sort_ns : t4);
         f->stage_us[RV_STAGE_PUBLISH] += (double)sort_ns / 1000.0;
     }
-    workers_end(world, f);
+    rvi_frame_workers_end(world, f);
     if (f->occlusion) {
         rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
         f->counts.occluders_rasterised = os.occluders_rasterized;

@@ -22,7 +22,7 @@ static rv_result resolve_desc(const rv_occlusion_desc *in, rv_occlusion_desc *ou
         return RV_ERR_INVALID_ARG;
     if (!isfinite(d.min_occluder_texels))
         return RV_ERR_NOT_FINITE;
-    if (d.fine_tests > 1)
+    if (d.fine_tests > 2)
         return RV_ERR_INVALID_ARG;
     if (d.min_occluder_texels == 0)
         d.min_occluder_texels = 2;
@@ -173,6 +173,7 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
         return RV_OK;
     /* Drop the previous frame first: whatever fails below, a stale view never culls. */
     occ->state = RVI_OCC_NO_VIEW;
+    occ->sample_step[0] = occ->sample_step[1] = 0;
     occ->inputs.count = 0;
     occ->matrices.count = 0;
     occ->shapes.count = 0;
@@ -465,4 +466,11 @@ rv_result rv_occlusion_debug_image(rv_occlusion *occ, uint32_t level, uint8_t *p
         pixels[i] = (uint8_t)(32.0 + 223.0 * u + 0.5);
     }
     return RV_OK;
+}
+
+void rvi_occ_set_samples(rv_occlusion *occ, uint32_t viewport_w, uint32_t viewport_h)
+{
+    bool known = occ->desc.fine_tests == 2 && occ->width && occ->height && viewport_w && viewport_h;
+    occ->sample_step[0] = known ? (double)occ->width / viewport_w : 0;
+    occ->sample_step[1] = known ? (double)occ->height / viewport_h : 0;
 }

@@ -209,7 +209,16 @@ struct rv_occlusion {
      * by the freeze when a feed was merged into this frame's buffer. */
     struct rvi_occ_feed *feed;
     bool feed_applied;
+    /* The spacing of the viewport's pixel centres in texel units, x and y, when desc.fine_tests
+     * is 2 and the frame says the host samples each pixel once, at its centre
+     * (rv_view.cull_unsampled); 0 when not known (rvi_occ_set_samples, after each begin). */
+    double sample_step[2];
 };
+
+/* The frame's pixel grid for the finer tests (rvi_occ_texel_hides_box) of a buffer whose
+ * desc.fine_tests is 2: viewport_w x viewport_h pixels, each sampled once at its centre;
+ * 0 x 0 forgets it. Call after begin. */
+void rvi_occ_set_samples(rv_occlusion *occ, uint32_t viewport_w, uint32_t viewport_h);
 
 /* What the freeze orders: a box or convex solid (triangle UINT32_MAX) or one triangle of a
  * mesh, by its occluder's index in inputs. */
@@ -287,7 +296,10 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
     if (!(tx >= x0 && tx < x1 && ty >= y0 && ty < y1))
         return false;
     size_t t = (size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx;
-    if (!(occ->texels[t] <= nearness))
+    /* With the pixel grid known, a point level with what is drawn there (a corner it shares
+     * with a hider) is no sign that the box is seen: the sampled look decides. */
+    float tie = occ->sample_step[0] > 0 ? nearness * (1.0f - 1e-4f) : nearness;
+    if (!(occ->texels[t] <= tie))
         return false;
     /* The texel's pieces may still hide the point where they are (rvi_occ_texel_hides_box):
      * the one that wholly covers it, by its planes, or one that partly covers it and holds
@@ -298,13 +310,13 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
         return true;
     const rvi_occ_piece *own = rvi_occ_owner(fu, t);
     uint32_t looked = 0;
-    if (own && rvi_occ_piece_nearness_at(own, tx, ty) > nearness)
+    if (own && rvi_occ_piece_nearness_at(own, tx, ty) > tie)
         return false;
     for (uint32_t k = fu->head[t]; k; k = fu->note_next[k - 1]) {
         const rvi_occ_piece *q = &fu->pieces[fu->note_piece[k - 1]];
         if (++looked > RVI_OCC_POINT_LOOKS)
             return false;
-        if (rvi_occ_piece_nearness_at(q, tx, ty) <= nearness)
+        if (rvi_occ_piece_nearness_at(q, tx, ty) <= tie)
             continue;
         bool holds = true;
         for (uint32_t e = 0; e < q->edge_count && holds; e++) {

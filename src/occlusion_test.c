@@ -363,7 +363,10 @@ static bool a_point_sees_the_box(const rv_occlusion *occ, const float min[3], co
                                  const float *matrix, const rvi_occ_footprint *fp)
 {
     float x0 = (float)fp->x0, y0 = (float)fp->y0, x1 = (float)fp->x1 + 1.0f, y1 = (float)fp->y1 + 1.0f;
-    for (int k = -1; k < 8; k++) {
+    /* With the pixel grid known a corner seen may lie where no pixel centre shows it (a
+     * sliver beyond an outline, between two rows of centres): only the centre is looked at. */
+    int corners = occ->sample_step[0] > 0 ? 0 : 8;
+    for (int k = -1; k < corners; k++) {
         float p[3];
         for (int i = 0; i < 3; i++)
             p[i] = k < 0 ? 0.5f * min[i] + 0.5f * max[i] : (k >> i) & 1 ? max[i] : min[i];

@@ -639,6 +639,118 @@ static bool region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t
     return prune(fu, &u, (1u << u.pieces) - 1) != 0;
 }
 
+/* ---- pixel centres ----------------------------------------------------------------------- */
+
+/* Most pixel centres one texel's part is looked at by (a texel is about 5 x 5 pixels at the
+ * usual buffer width, and the look reaches a centre beyond each side); past it the look is
+ * skipped, which is never wrong. */
+#define MAX_SAMPLES 144
+
+/* The box's largest nearness anywhere in the region (n vertices): its nearest point, or
+ * each of its front faces' planes at the region's worst vertex, whichever is least. */
+static double box_upper(const rvi_occ_box_bound *bb, float nearness, const double (*r)[2], uint32_t n)
+{
+    double u = nearness;
+    for (uint32_t k = 0; k < bb->plane_count; k++) {
+        double m = -INFINITY;
+        for (uint32_t v = 0; v < n; v++)
+            m = dmax(m, upper_at(bb->plane[k], r[v][0], r[v][1]));
+        u = dmin(u, m);
+    }
+    return u;
+}
+
+/* Is the region (4 vertices, a rectangle of texel units) shown nothing of the box: inside
+ * the texel (x, y) and strictly behind its own depth, or held by one piece strictly nearer
+ * than the box over it (the covering one, or one whose band reaches the texel)? */
+static bool region_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
+                          int32_t y, const rvi_occ_piece *owner, const double (*r)[2])
+{
+    const rvi_occ_fusion *fu = &occ->fusion;
+    size_t t = (size_t)y * occ->width + (size_t)x;
+    bool in_texel = r[0][0] >= x && r[2][0] <= x + 1.0 && r[0][1] >= y && r[2][1] <= y + 1.0;
+    if (in_texel) {
+        double u = box_upper(bb, nearness, r, 4), value = occ->texels[t];
+        if (value > u + 1e-12 * (fabs(value) + fabs(u)))
+            return true;
+    }
+    if (owner && (in_texel || region_inside(fu, owner, r, 4)) && region_nearer(owner, bb, nearness, r, 4))
+        return true;
+    uint32_t looked = 0;
+    for (uint32_t k = fu->head[t]; k && looked < MAX_PARTLY_LOOKS; k = fu->note_next[k - 1], looked++) {
+        const rvi_occ_piece *q = &fu->pieces[fu->note_piece[k - 1]];
+        if (q->top > bb->far && region_inside(fu, q, r, 4) && region_nearer(q, bb, nearness, r, 4))
+            return true;
+    }
+    return false;
+}
+
+/* Texel (x, y) failed the box on every look at its part (n vertices): true when the box is
+ * hidden at each of the viewport's pixel centres the part may show it at (occ->sample_step,
+ * rv_view.cull_unsampled). A centre stands for the square RV_UNSAMPLED_MARGIN_PX around it
+ * each way (where a rasteriser's snapping may move the edges across it). Each square that
+ * meets the part's rectangle and the box's image must be shown nothing of the box
+ * (region_hidden); the rectangle around all of them is tried first, as one region. */
+static bool samples_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb, float nearness, int32_t x,
+                           int32_t y, const rvi_occ_piece *owner, const double (*part)[2], uint32_t n)
+{
+    double sx = occ->sample_step[0], sy = occ->sample_step[1];
+    if (!(sx > 0 && sy > 0))
+        return false;
+    double mx = RV_UNSAMPLED_MARGIN_PX * sx, my = RV_UNSAMPLED_MARGIN_PX * sy;
+    double lo[2] = { INFINITY, INFINITY }, hi[2] = { -INFINITY, -INFINITY };
+    for (uint32_t v = 0; v < n; v++)
+        for (int a = 0; a < 2; a++) {
+            lo[a] = dmin(lo[a], part[v][a]);
+            hi[a] = dmax(hi[a], part[v][a]);
+        }
+    /* Centres (i + 0.5) s, a column and a row more each way than the squares can reach:
+     * each is checked against the part's rectangle below. */
+    double i0 = floor((lo[0] - mx) / sx - 0.5) - 1, i1 = ceil((hi[0] + mx) / sx - 0.5) + 1;
+    double j0 = floor((lo[1] - my) / sy - 0.5) - 1, j1 = ceil((hi[1] + my) / sy - 0.5) + 1;
+    if (!((i1 - i0 + 1) * (j1 - j0 + 1) <= MAX_SAMPLES))
+        return false;
+    double centre[MAX_SAMPLES][2], all[2][2] = { { INFINITY, INFINITY }, { -INFINITY, -INFINITY } };
+    uint32_t m = 0;
+    for (double j = j0; j <= j1; j++)
+        for (double i = i0; i <= i1; i++) {
+            double cx = (i + 0.5) * sx, cy = (j + 0.5) * sy;
+            if (cx + mx < lo[0] || cx - mx > hi[0] || cy + my < lo[1] || cy - my > hi[1])
+                continue; /* its square misses the part */
+            const double sq[4][2] = { { cx - mx, cy - my }, { cx + mx, cy - my }, { cx + mx, cy + my },
+                                      { cx - mx, cy + my } };
+            bool outside = false;
+            for (uint32_t k = 0; k < bb->edge_count && !outside; k++) {
+                const double *e = bb->image[k];
+                outside = true;
+                for (int v = 0; v < 4 && outside; v++)
+                    outside = e[0] * sq[v][0] + e[1] * sq[v][1] + e[2] < 0;
+            }
+            if (outside)
+                continue; /* the box's image does not reach it */
+            centre[m][0] = cx;
+            centre[m++][1] = cy;
+            all[0][0] = dmin(all[0][0], cx - mx);
+            all[0][1] = dmin(all[0][1], cy - my);
+            all[1][0] = dmax(all[1][0], cx + mx);
+            all[1][1] = dmax(all[1][1], cy + my);
+        }
+    if (m == 0)
+        return true; /* no centre can show the box through this texel */
+    const double rect[4][2] = { { all[0][0], all[0][1] }, { all[1][0], all[0][1] }, { all[1][0], all[1][1] },
+                                { all[0][0], all[1][1] } };
+    if (m > 1 && region_hidden(occ, bb, nearness, x, y, owner, rect))
+        return true;
+    for (uint32_t c = 0; c < m; c++) {
+        double cx = centre[c][0], cy = centre[c][1];
+        const double sq[4][2] = { { cx - mx, cy - my }, { cx + mx, cy - my }, { cx + mx, cy + my },
+                                  { cx - mx, cy + my } };
+        if (!region_hidden(occ, bb, nearness, x, y, owner, sq))
+            return false;
+    }
+    return true;
+}
+
 bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, float nearness, int32_t x, int32_t y,
                              float bound)
 {
@@ -653,6 +765,7 @@ bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, flo
      * of it: one look serves every texel the piece covers (a wall hiding a box whole). */
     if (o && !(o->top > bb->far))
         o = NULL; /* nowhere nearer than the box's farthest point */
+    const rvi_occ_piece *owner = o;
     if (o && bb->edge_count) {
         if (o != bb->tried) {
             bb->tried = o;
@@ -680,5 +793,7 @@ bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, flo
         if (m < UNION_PIECES)
             cand[m++] = i;
     }
-    return m >= 2 && region_union(occ, cand, m, rc, n);
+    if (m >= 2 && region_union(occ, cand, m, rc, n))
+        return true;
+    return samples_hidden(occ, bb, nearness, x, y, owner, rc, n);
 }

@@ -6,13 +6,16 @@
  * or straddling the edge two triangles share at a corner). Each case is checked against the
  * reference, with a visible twin that must stay drawn; then random slivers and flat boxes
  * just behind random occluders' outlines and grazing faces never cull what the reference
- * sees. */
+ * sees. With the viewport's pixel grid known (a frame's rv_view.cull_unsampled), a texel
+ * hides what no pixel centre in it can show: checked against a reference that casts a
+ * ray through every pixel centre (and points a rasteriser's snapping away from it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "occlusion.h"
 #include "support/occlusion_ref.h"
 #include "support/rvt.h"
 
@@ -340,11 +343,206 @@ static void test_slivers_along_outlines_never_cull_what_the_reference_sees(void 
     assert_true(culled > objects / 50); /* the test reaches culls, not only visible objects */
 }
 
-/* fine_tests takes 0 or 1: anything else is refused, and nothing is made. */
-static void test_fine_tests_takes_zero_or_one(void **state)
+/* ---- pixel centres ----------------------------------------------------------------------- */
+
+/* The viewport of the sampled tests: 5 pixels a texel across at width 256, 16:9. */
+#define VIEW_W 1280
+#define VIEW_H 720
+
+/* Does a ray through a pixel centre, or a point a rasteriser's snapping may put there
+ * (1/32 pixel away each way), reach the object before any occluder? The ray from the eye
+ * through the point's NDC position meets the box (ref_box_slab) where it enters; that point
+ * is seen when nothing lies between the near plane and it (ref_point_seen: ties are seen).
+ * A perspective camera; offsets: 1 (the centre alone) or 3 (3 x 3 points). */
+static bool ref_seen_at_pixels(const camera *cam, const ref_view *rv, const ref_box *occl, int n, const ref_box *obj,
+                               int offsets)
+{
+    /* The object's pixels: its corners' images (all in front of the eye: objects crossing
+     * the near plane are not asked about), one pixel more each way. */
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < 8; k++) {
+        double l[3] = { k & 1 ? obj->max[0] : obj->min[0], k & 2 ? obj->max[1] : obj->min[1],
+                        k & 4 ? obj->max[2] : obj->min[2] }, c[4];
+        for (int r = 0; r < 4; r++)
+            c[r] = rv->vp[r] * l[0] + rv->vp[4 + r] * l[1] + rv->vp[8 + r] * l[2] + rv->vp[12 + r];
+        if (!(c[3] > 0))
+            return true; /* behind the eye: counted as seen */
+        double px = 0.5 * VIEW_W * (c[0] / c[3] + 1), py = 0.5 * VIEW_H * (1 - c[1] / c[3]);
+        x0 = fmin(x0, px), x1 = fmax(x1, px), y0 = fmin(y0, py), y1 = fmax(y1, py);
+    }
+    int i0 = (int)fmax(floor(x0) - 1, 0), i1 = (int)fmin(ceil(x1) + 1, VIEW_W - 1);
+    int j0 = (int)fmax(floor(y0) - 1, 0), j1 = (int)fmin(ceil(y1) + 1, VIEW_H - 1);
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++)
+            for (int oy = 0; oy < offsets; oy++)
+                for (int ox = 0; ox < offsets; ox++) {
+                    double dx = offsets > 1 ? (ox - 1) / 32.0 : 0, dy = offsets > 1 ? (oy - 1) / 32.0 : 0;
+                    double nx = 2 * (i + 0.5 + dx) / VIEW_W - 1, ny = 1 - 2 * (j + 0.5 + dy) / VIEW_H, h[4];
+                    double cn[4] = { nx, ny, 0, 1 };
+                    for (int r = 0; r < 4; r++)
+                        h[r] = rv->inv[r] * cn[0] + rv->inv[4 + r] * cn[1] + rv->inv[8 + r] * cn[2] + rv->inv[12 + r];
+                    double far[3], ta, tb;
+                    for (int a = 0; a < 3; a++)
+                        far[a] = cam->eye[a] + 1e4 * (h[a] / h[3] - cam->eye[a]);
+                    if (!ref_box_slab(obj, cam->eye, far, &ta, &tb))
+                        continue;
+                    double p[3];
+                    for (int a = 0; a < 3; a++)
+                        p[a] = cam->eye[a] + fmax(ta, 0) * (far[a] - cam->eye[a]);
+                    if (ref_point_seen(rv, occl, n, p))
+                        return true;
+                }
+    return false;
+}
+
+/* Random slivers and flat boxes just behind random quads' outlines (the cases above), now
+ * with the pixel grid known: every object the library culls is shown at no pixel centre
+ * (nor 1/32 pixel from one, in a heavy build), and the grid hides objects the texels alone
+ * cannot (a look that never helps fails the suite). */
+static void test_pixel_centres_never_cull_what_the_reference_sees(void **state)
 {
     (void)state;
-    rv_occlusion_desc desc = { .width = 64, .fine_tests = 2 };
+    enum { QUADS = 4, PER_SCENE = 50 };
+    uint64_t seed = 0x9C51, objects = 0, culled = 0, only_by_centres = 0, false_culls = 0;
+    int trials = RVT_HEAVY(200000, 20000), offsets = RVT_HEAVY(3, 1);
+    rv_occlusion *occ = make_fine(WIDTH, 2);
+    for (int done = 0; done < trials; done += PER_SCENE) {
+        camera cam;
+        double dir[3];
+        do
+            random_camera(&seed, &cam, dir);
+        while (cam.ortho_height > 0); /* pixel centres are looked at in perspective views */
+        cam.aspect = (double)VIEW_W / VIEW_H;
+        float vp[16];
+        camera_matrix(&cam, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, cam.clip);
+        quad q[QUADS];
+        ref_box occl[QUADS];
+        float pos[QUADS][4][3];
+        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
+        for (int k = 0; k < QUADS; k++) {
+            random_quad(&seed, &cam, pos[k]);
+            quad_make(&q[k], (const float (*)[3])pos[k], &occl[k]);
+            add_mesh(occ, &occl[k]);
+        }
+        for (int i = 0; i < PER_SCENE; i++) {
+            ref_box obj;
+            sliver_behind(&seed, &cam, (const float (*)[3])pos[rvt_next(&seed) % QUADS], &obj);
+            rvi_occ_set_samples(occ, 0, 0);
+            bool texels = box_visible(occ, obj.min, obj.max, NULL);
+            rvi_occ_set_samples(occ, VIEW_W, VIEW_H);
+            bool lib = box_visible(occ, obj.min, obj.max, NULL);
+            objects++;
+            if (lib || ref_crosses_near(&rv, &obj))
+                continue;
+            culled++;
+            only_by_centres += texels;
+            if (ref_seen_at_pixels(&cam, &rv, occl, QUADS, &obj, offsets)) {
+                false_culls++;
+                fprintf(stderr, "false cull: scene before seed %llu, object %d\n", (unsigned long long)seed, i);
+            }
+        }
+    }
+    rv_occlusion_destroy(occ);
+    printf("pixel centres: %llu objects, %llu culled (%llu only thanks to the pixel grid), false culls %llu\n",
+           (unsigned long long)objects, (unsigned long long)culled, (unsigned long long)only_by_centres,
+           (unsigned long long)false_culls);
+    assert_int_equal(false_culls, 0);
+    assert_true(only_by_centres > 0);
+}
+
+/* A wall facing the camera (z = -10) and a panel behind it (z = -12) whose image reaches a
+ * tenth of a pixel below the wall's lower edge, between two rows of pixel centres: the
+ * texels along that edge hold the wall only in part, and the panel's part there reaches
+ * beyond it, so every texel-wide look draws the panel; at pixel centres the wall hides it
+ * wherever it shows. The same panel reaching a third of a pixel further, onto the next row
+ * of centres, stays drawn. Sixteen sideways shifts move the texel grid under both. */
+static void test_a_sliver_between_pixel_centres_is_hidden(void **state)
+{
+    (void)state;
+    rv_occlusion *occ = make_fine(WIDTH, 2);
+    int hidden_by_texels = 0, hidden_by_centres = 0;
+    for (int k = 0; k < 16; k++) {
+        double shift = 0.137 * k;
+        camera cam = look(shift, 0, 0, shift, 0, -1);
+        cam.aspect = (double)VIEW_W / VIEW_H;
+        float vp[16];
+        camera_matrix(&cam, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, cam.clip);
+        /* World y at pixel row r (y down) and depth d, for this camera. */
+#define ROW_Y(r, d) ((1 - 2 * (r) / VIEW_H) * (d) / vp[5])
+        float wall_low = (float)ROW_Y(400.2, 10.0), top = (float)ROW_Y(300.0, 10.0);
+        const float wall[4][3] = { { (float)shift - 4, wall_low, -10 }, { (float)shift + 4, wall_low, -10 },
+                                   { (float)shift + 4, top, -10 }, { (float)shift - 4, top, -10 } };
+        quad q;
+        ref_box occl;
+        quad_make(&q, wall, &occl);
+        ref_box panel = object((float)shift - 2, (float)ROW_Y(400.3, 12.0), -12, (float)shift + 2, (float)ROW_Y(350.0, 12.0), -12);
+        ref_box lower = object((float)shift - 2, (float)ROW_Y(400.6, 12.0), -12, (float)shift + 2, (float)ROW_Y(350.0, 12.0), -12);
+#undef ROW_Y
+        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
+        add_mesh(occ, &occl);
+        assert_false(ref_seen_at_pixels(&cam, &rv, &occl, 1, &panel, 3));
+        assert_true(ref_seen_at_pixels(&cam, &rv, &occl, 1, &lower, 1));
+        rvi_occ_set_samples(occ, 0, 0);
+        hidden_by_texels += !box_visible(occ, panel.min, panel.max, NULL);
+        rvi_occ_set_samples(occ, VIEW_W, VIEW_H);
+        hidden_by_centres += !box_visible(occ, panel.min, panel.max, NULL);
+        assert_true(box_visible(occ, lower.min, lower.max, NULL));
+    }
+    rv_occlusion_destroy(occ);
+    assert_int_equal(hidden_by_texels, 0);
+    assert_int_equal(hidden_by_centres, 16);
+}
+
+/* The same wall and panel in a world: its frame hides the panel when the view samples pixel
+ * centres (rv_view.cull_unsampled) and fine_tests is 2, and draws it with either off. */
+static void test_a_frame_judges_at_pixel_centres_when_told_so(void **state)
+{
+    (void)state;
+    camera cam = look(0, 0, 0, 0, 0, -1);
+    cam.aspect = (double)VIEW_W / VIEW_H;
+    float vp[16], eye[3] = { 0, 0, 0 };
+    camera_matrix(&cam, vp);
+#define ROW_Y(r, d) ((float)((1 - 2 * (r) / VIEW_H) * (d) / vp[5]))
+    const float wall[4][3] = { { -4, ROW_Y(400.2, 10.0), -10 }, { 4, ROW_Y(400.2, 10.0), -10 },
+                               { 4, ROW_Y(300.0, 10.0), -10 }, { -4, ROW_Y(300.0, 10.0), -10 } };
+    const float pmin[3] = { -2, ROW_Y(400.3, 12.0), -12 }, pmax[3] = { 2, ROW_Y(350.0, 12.0), -12 };
+#undef ROW_Y
+    static const uint32_t idx[6] = { 0, 1, 2, 0, 2, 3 };
+    for (uint32_t fine = 1; fine <= 2; fine++)
+        for (int sampled = 0; sampled <= 1; sampled++) {
+            rv_world_desc wd = { 0 };
+            wd.occlusion.width = WIDTH;
+            wd.occlusion.fine_tests = fine;
+            rv_world *world = NULL;
+            assert_int_equal(rv_world_create(&wd, &world), RV_OK);
+            rv_node occluder, panel;
+            assert_int_equal(rv_node_create(world, RV_NODE_NONE, &occluder), RV_OK);
+            rv_occluder_mesh mesh = { wall, 4, idx, 6, 0 };
+            assert_int_equal(rv_node_set_occluder_mesh(world, occluder, &mesh), RV_OK);
+            assert_int_equal(rv_node_create(world, RV_NODE_NONE, &panel), RV_OK);
+            float centre[3] = { 0, 0.5f * (pmin[1] + pmax[1]), -12 };
+            assert_int_equal(rv_node_set_bounds(world, panel, centre, 2.5f), RV_OK);
+            assert_int_equal(rv_node_set_test_box(world, panel, pmin, pmax), RV_OK);
+            rv_view view = { .view_projection = vp, .eye = eye, .clip = cam.clip, .viewport_width = VIEW_W,
+                             .viewport_height = VIEW_H, .cull_unsampled = sampled != 0 };
+            rv_frame_view out;
+            assert_int_equal(rv_frame(world, &view, &out), RV_OK);
+            bool hidden = fine == 2 && sampled;
+            assert_int_equal(out.counts.occlusion_culled, hidden ? 1 : 0);
+            assert_int_equal(out.opaque_count, hidden ? 0 : 1);
+            rv_world_destroy(world);
+        }
+}
+
+/* fine_tests takes 0, 1 or 2: anything else is refused, and nothing is made. */
+static void test_fine_tests_takes_zero_to_two(void **state)
+{
+    (void)state;
+    rv_occlusion_desc desc = { .width = 64, .fine_tests = 3 };
     rv_occlusion *occ = (rv_occlusion *)&desc; /* a value the call must not touch on failure */
     assert_int_equal(rv_occlusion_create(&desc, &occ), RV_ERR_INVALID_ARG);
     assert_ptr_equal(occ, (rv_occlusion *)&desc);
@@ -363,7 +561,10 @@ int main(void)
         cmocka_unit_test(test_an_object_just_inside_an_outline_is_hidden),
         cmocka_unit_test(test_two_triangles_together_hide_what_straddles_their_shared_edge),
         cmocka_unit_test(test_slivers_along_outlines_never_cull_what_the_reference_sees),
-        cmocka_unit_test(test_fine_tests_takes_zero_or_one),
+        cmocka_unit_test(test_pixel_centres_never_cull_what_the_reference_sees),
+        cmocka_unit_test(test_a_sliver_between_pixel_centres_is_hidden),
+        cmocka_unit_test(test_a_frame_judges_at_pixel_centres_when_told_so),
+        cmocka_unit_test(test_fine_tests_takes_zero_to_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,8 +70,8 @@ static const char usage[] =
     "  --frames N              stop after N frames\n"
     "  --quiet                 no progress lines\n"
     "  --occlusion-width N     rvis occlusion buffer width in texels (default 256, 0 = off)\n"
-    "  --fine-tests 0|1        rvis tests finer than a texel (rv_occlusion_desc.fine_tests;\n"
-    "                          default 1)\n"
+    "  --fine-tests 0|1|2      rvis tests finer than a texel (rv_occlusion_desc.fine_tests;\n"
+    "                          default 1; 2 also at pixel centres, with --cull-unsampled 1)\n"
     "  --cull-unsampled 0|1    rvis culls objects whose box holds no pixel centre of the\n"
     "                          viewport (rv_view.cull_unsampled; default 1)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
@@ -214,7 +214,7 @@ static int parse_args(int argc, char **argv, options *o)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
             break;
         case OPT_FINE_TESTS:
-            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 1)
+            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
                 return bad_input("--fine-tests wants 0 or 1, not '%s'", v);
             break;
         case OPT_CULL_UNSAMPLED:

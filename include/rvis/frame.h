@@ -129,7 +129,9 @@ typedef struct rv_view {
      * sphere. Only candidates whose sphere's image spans at most about RV_UNSAMPLED_MAX_PX
      * pixels (read from the matrices, not fov_y) are looked at, and never one whose box
      * reaches behind the eye. The main view and rv_cull_view's views alike (a shadow map's
-     * texels are its pixels). It hides nothing that draws a pixel of this view; an
+     * texels are its pixels). With rv_occlusion_desc.fine_tests 2, the main view's
+     * occlusion tests then also judge a texel at the pixel centres in it (docs/occlusion.md,
+     * "At pixel centres"). It hides nothing that draws a pixel of this view; an
      * object's effects beyond its own pixels (a shadow it casts, a light it carries) are
      * the host's to keep. false = off (default). */
     bool cull_unsampled;

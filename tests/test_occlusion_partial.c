@@ -289,44 +289,60 @@ static void random_quad(uint64_t *s, const camera *cam, float pos[4][3])
             pos[k][i] = (float)(c[i] + sign[k][0] * hu * r[0][i] + sign[k][1] * hv * r[1][i]);
 }
 
+enum { QUADS = 4, PER_SCENE = 50 };
+
+/* A random camera (perspective, at the given aspect, when aspect > 0) and QUADS random
+ * quads before it, for the reference and handed to occ after a begin. */
+typedef struct quad_scene {
+    camera cam;
+    float vp[16];
+    ref_view rv;
+    quad q[QUADS];
+    ref_box occl[QUADS];
+    float pos[QUADS][4][3];
+} quad_scene;
+
+static void quad_scene_make(uint64_t *seed, rv_occlusion *occ, double aspect, quad_scene *sc)
+{
+    double dir[3];
+    do
+        random_camera(seed, &sc->cam, dir);
+    while (aspect > 0 && sc->cam.ortho_height > 0);
+    if (aspect > 0)
+        sc->cam.aspect = aspect;
+    camera_matrix(&sc->cam, sc->vp);
+    ref_view_init(&sc->rv, sc->vp, sc->cam.clip);
+    assert_int_equal(rv_occlusion_begin(occ, sc->vp, sc->cam.clip, (float)sc->cam.aspect), RV_OK);
+    for (int k = 0; k < QUADS; k++) {
+        random_quad(seed, &sc->cam, sc->pos[k]);
+        quad_make(&sc->q[k], (const float (*)[3])sc->pos[k], &sc->occl[k]);
+        add_mesh(occ, &sc->occl[k]);
+    }
+}
+
 static void test_slivers_along_outlines_never_cull_what_the_reference_sees(void **state)
 {
     (void)state;
     static const uint32_t widths[3] = { 128, 256, 512 };
-    enum { QUADS = 4, PER_SCENE = 50 };
     uint64_t seed = 0x51175, objects = 0, culled = 0, false_culls = 0, checked_hidden = 0;
     int trials = RVT_HEAVY(1000000, 100000);
     rv_occlusion *occs[3];
     for (int k = 0; k < 3; k++)
         occs[k] = make_fine(widths[k], 1);
+    static quad_scene sc;
     for (int done = 0; done < trials; done += PER_SCENE) {
-        camera cam;
-        double dir[3];
-        random_camera(&seed, &cam, dir);
-        float vp[16];
-        camera_matrix(&cam, vp);
-        ref_view rv;
-        ref_view_init(&rv, vp, cam.clip);
-        quad q[QUADS];
-        ref_box occl[QUADS];
-        float pos[QUADS][4][3];
         rv_occlusion *occ = occs[rvt_next(&seed) % 3];
-        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
-        for (int k = 0; k < QUADS; k++) {
-            random_quad(&seed, &cam, pos[k]);
-            quad_make(&q[k], (const float (*)[3])pos[k], &occl[k]);
-            add_mesh(occ, &occl[k]);
-        }
+        quad_scene_make(&seed, occ, 0, &sc);
         for (int i = 0; i < PER_SCENE; i++) {
             ref_box obj;
-            sliver_behind(&seed, &cam, (const float (*)[3])pos[rvt_next(&seed) % QUADS], &obj);
+            sliver_behind(&seed, &sc.cam, (const float (*)[3])sc.pos[rvt_next(&seed) % QUADS], &obj);
             bool lib = box_visible(occ, obj.min, obj.max, NULL);
             objects++;
-            if (lib || ref_crosses_near(&rv, &obj))
+            if (lib || ref_crosses_near(&sc.rv, &obj))
                 continue;
             culled++;
             uint64_t s2 = seed;
-            if (ref_object_seen(&rv, occl, QUADS, &obj, &s2, 6)) {
+            if (ref_object_seen(&sc.rv, sc.occl, QUADS, &obj, &s2, 6)) {
                 false_culls++;
                 fprintf(stderr, "false cull: scene before seed %llu, object %d\n", (unsigned long long)seed, i);
             } else {
@@ -402,43 +418,26 @@ static bool ref_seen_at_pixels(const camera *cam, const ref_view *rv, const ref_
 static void test_pixel_centres_never_cull_what_the_reference_sees(void **state)
 {
     (void)state;
-    enum { QUADS = 4, PER_SCENE = 50 };
     uint64_t seed = 0x9C51, objects = 0, culled = 0, only_by_centres = 0, false_culls = 0;
     int trials = RVT_HEAVY(200000, 20000), offsets = RVT_HEAVY(3, 1);
     rv_occlusion *occ = make_fine(WIDTH, 2);
+    static quad_scene sc;
     for (int done = 0; done < trials; done += PER_SCENE) {
-        camera cam;
-        double dir[3];
-        do
-            random_camera(&seed, &cam, dir);
-        while (cam.ortho_height > 0); /* pixel centres are looked at in perspective views */
-        cam.aspect = (double)VIEW_W / VIEW_H;
-        float vp[16];
-        camera_matrix(&cam, vp);
-        ref_view rv;
-        ref_view_init(&rv, vp, cam.clip);
-        quad q[QUADS];
-        ref_box occl[QUADS];
-        float pos[QUADS][4][3];
-        assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
-        for (int k = 0; k < QUADS; k++) {
-            random_quad(&seed, &cam, pos[k]);
-            quad_make(&q[k], (const float (*)[3])pos[k], &occl[k]);
-            add_mesh(occ, &occl[k]);
-        }
+        /* pixel centres are looked at in perspective views */
+        quad_scene_make(&seed, occ, (double)VIEW_W / VIEW_H, &sc);
         for (int i = 0; i < PER_SCENE; i++) {
             ref_box obj;
-            sliver_behind(&seed, &cam, (const float (*)[3])pos[rvt_next(&seed) % QUADS], &obj);
+            sliver_behind(&seed, &sc.cam, (const float (*)[3])sc.pos[rvt_next(&seed) % QUADS], &obj);
             rvi_occ_set_samples(occ, 0, 0);
             bool texels = box_visible(occ, obj.min, obj.max, NULL);
             rvi_occ_set_samples(occ, VIEW_W, VIEW_H);
             bool lib = box_visible(occ, obj.min, obj.max, NULL);
             objects++;
-            if (lib || ref_crosses_near(&rv, &obj))
+            if (lib || ref_crosses_near(&sc.rv, &obj))
                 continue;
             culled++;
             only_by_centres += texels;
-            if (ref_seen_at_pixels(&cam, &rv, occl, QUADS, &obj, offsets)) {
+            if (ref_seen_at_pixels(&sc.cam, &sc.rv, sc.occl, QUADS, &obj, offsets)) {
                 false_culls++;
                 fprintf(stderr, "false cull: scene before seed %llu, object %d\n", (unsigned long long)seed, i);
             }

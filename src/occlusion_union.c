@@ -641,9 +641,9 @@ static bool region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t
 
 /* ---- pixel centres ----------------------------------------------------------------------- */
 
-/* Most pixel centres one texel's part is looked at by (a texel is about 5 x 5 pixels at the
- * usual buffer width, and the look reaches a centre beyond each side); past it the look is
- * skipped, which is never wrong. */
+/* Most pixel centres one texel's part is looked at by (a texel is 5 x 5 pixels for a 1280
+ * pixel viewport at width 256, 7.5 x 7.5 for 1920); past it the look is skipped, which is
+ * never wrong. */
 #define MAX_SAMPLES 144
 
 /* The box's largest nearness anywhere in the region (n vertices): its nearest point, or
@@ -704,10 +704,10 @@ static bool samples_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb,
             lo[a] = dmin(lo[a], part[v][a]);
             hi[a] = dmax(hi[a], part[v][a]);
         }
-    /* Centres (i + 0.5) s, a column and a row more each way than the squares can reach:
-     * each is checked against the part's rectangle below. */
-    double i0 = floor((lo[0] - mx) / sx - 0.5) - 1, i1 = ceil((hi[0] + mx) / sx - 0.5) + 1;
-    double j0 = floor((lo[1] - my) / sy - 0.5) - 1, j1 = ceil((hi[1] + my) / sy - 0.5) + 1;
+    /* Centres (i + 0.5) s whose squares can reach the part's rectangle, the range widened
+     * by far more than the rounding of the divisions: each is checked exactly below. */
+    double i0 = ceil((lo[0] - mx) / sx - 0.5 - 1e-6), i1 = floor((hi[0] + mx) / sx - 0.5 + 1e-6);
+    double j0 = ceil((lo[1] - my) / sy - 0.5 - 1e-6), j1 = floor((hi[1] + my) / sy - 0.5 + 1e-6);
     if (!((i1 - i0 + 1) * (j1 - j0 + 1) <= MAX_SAMPLES))
         return false;
     double centre[MAX_SAMPLES][2], all[2][2] = { { INFINITY, INFINITY }, { -INFINITY, -INFINITY } };

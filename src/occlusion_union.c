@@ -642,9 +642,9 @@ static bool region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t
 /* ---- pixel centres ----------------------------------------------------------------------- */
 
 /* Most pixel centres one texel's part is looked at by (a texel is 5 x 5 pixels for a 1280
- * pixel viewport at width 256, 7.5 x 7.5 for 1920); past it the look is skipped, which is
+ * pixel viewport at width 256, 15 x 15 for 3840); past it the look is skipped, which is
  * never wrong. */
-#define MAX_SAMPLES 144
+#define MAX_SAMPLES 289
 
 /* The box's largest nearness anywhere in the region (n vertices): its nearest point, or
  * each of its front faces' planes at the region's worst vertex, whichever is least. */

@@ -371,7 +371,7 @@ static void test_slivers_along_outlines_never_cull_what_the_reference_sees(void 
  * is seen when nothing lies between the near plane and it (ref_point_seen: ties are seen).
  * A perspective camera; offsets: 1 (the centre alone) or 3 (3 x 3 points). */
 static bool ref_seen_at_pixels(const camera *cam, const ref_view *rv, const ref_box *occl, int n, const ref_box *obj,
-                               int offsets)
+                               int offsets, int view_w, int view_h)
 {
     /* The object's pixels: its corners' images (all in front of the eye: objects crossing
      * the near plane are not asked about), one pixel more each way. */
@@ -383,17 +383,17 @@ static bool ref_seen_at_pixels(const camera *cam, const ref_view *rv, const ref_
             c[r] = rv->vp[r] * l[0] + rv->vp[4 + r] * l[1] + rv->vp[8 + r] * l[2] + rv->vp[12 + r];
         if (!(c[3] > 0))
             return true; /* behind the eye: counted as seen */
-        double px = 0.5 * VIEW_W * (c[0] / c[3] + 1), py = 0.5 * VIEW_H * (1 - c[1] / c[3]);
+        double px = 0.5 * view_w * (c[0] / c[3] + 1), py = 0.5 * view_h * (1 - c[1] / c[3]);
         x0 = fmin(x0, px), x1 = fmax(x1, px), y0 = fmin(y0, py), y1 = fmax(y1, py);
     }
-    int i0 = (int)fmax(floor(x0) - 1, 0), i1 = (int)fmin(ceil(x1) + 1, VIEW_W - 1);
-    int j0 = (int)fmax(floor(y0) - 1, 0), j1 = (int)fmin(ceil(y1) + 1, VIEW_H - 1);
+    int i0 = (int)fmax(floor(x0) - 1, 0), i1 = (int)fmin(ceil(x1) + 1, view_w - 1);
+    int j0 = (int)fmax(floor(y0) - 1, 0), j1 = (int)fmin(ceil(y1) + 1, view_h - 1);
     for (int j = j0; j <= j1; j++)
         for (int i = i0; i <= i1; i++)
             for (int oy = 0; oy < offsets; oy++)
                 for (int ox = 0; ox < offsets; ox++) {
                     double dx = offsets > 1 ? (ox - 1) / 32.0 : 0, dy = offsets > 1 ? (oy - 1) / 32.0 : 0;
-                    double nx = 2 * (i + 0.5 + dx) / VIEW_W - 1, ny = 1 - 2 * (j + 0.5 + dy) / VIEW_H, h[4];
+                    double nx = 2 * (i + 0.5 + dx) / view_w - 1, ny = 1 - 2 * (j + 0.5 + dy) / view_h, h[4];
                     double cn[4] = { nx, ny, 0, 1 };
                     for (int r = 0; r < 4; r++)
                         h[r] = rv->inv[r] * cn[0] + rv->inv[4 + r] * cn[1] + rv->inv[8 + r] * cn[2] + rv->inv[12 + r];
@@ -414,30 +414,35 @@ static bool ref_seen_at_pixels(const camera *cam, const ref_view *rv, const ref_
 /* Random slivers and flat boxes just behind random quads' outlines (the cases above), now
  * with the pixel grid known: every object the library culls is shown at no pixel centre
  * (nor 1/32 pixel from one, in a heavy build), and the grid hides objects the texels alone
- * cannot (a look that never helps fails the suite). */
+ * cannot (a look that never helps fails the suite). The viewports vary: a fraction of a
+ * texel's pixels unlike across and down, portrait, smaller than the buffer, and one so large
+ * that a texel holds more centres than the look takes. */
 static void test_pixel_centres_never_cull_what_the_reference_sees(void **state)
 {
     (void)state;
+    static const int views[9][2] = { { 1280, 720 }, { 1000, 561 }, { 333, 777 },  { 100, 57 },  { 1917, 1079 },
+                                     { 257, 143 },  { 77, 311 },   { 3840, 2160 }, { 6000, 3000 } };
     uint64_t seed = 0x9C51, objects = 0, culled = 0, only_by_centres = 0, false_culls = 0;
     int trials = RVT_HEAVY(200000, 20000), offsets = RVT_HEAVY(3, 1);
     rv_occlusion *occ = make_fine(WIDTH, 2);
     static quad_scene sc;
     for (int done = 0; done < trials; done += PER_SCENE) {
+        const int *view = views[rvt_next(&seed) % 9];
         /* pixel centres are looked at in perspective views */
-        quad_scene_make(&seed, occ, (double)VIEW_W / VIEW_H, &sc);
+        quad_scene_make(&seed, occ, (double)view[0] / view[1], &sc);
         for (int i = 0; i < PER_SCENE; i++) {
             ref_box obj;
             sliver_behind(&seed, &sc.cam, (const float (*)[3])sc.pos[rvt_next(&seed) % QUADS], &obj);
             rvi_occ_set_samples(occ, 0, 0);
             bool texels = box_visible(occ, obj.min, obj.max, NULL);
-            rvi_occ_set_samples(occ, VIEW_W, VIEW_H);
+            rvi_occ_set_samples(occ, (uint32_t)view[0], (uint32_t)view[1]);
             bool lib = box_visible(occ, obj.min, obj.max, NULL);
             objects++;
             if (lib || ref_crosses_near(&sc.rv, &obj))
                 continue;
             culled++;
             only_by_centres += texels;
-            if (ref_seen_at_pixels(&sc.cam, &sc.rv, sc.occl, QUADS, &obj, offsets)) {
+            if (ref_seen_at_pixels(&sc.cam, &sc.rv, sc.occl, QUADS, &obj, offsets, view[0], view[1])) {
                 false_culls++;
                 fprintf(stderr, "false cull: scene before seed %llu, object %d\n", (unsigned long long)seed, i);
             }
@@ -483,8 +488,8 @@ static void test_a_sliver_between_pixel_centres_is_hidden(void **state)
 #undef ROW_Y
         assert_int_equal(rv_occlusion_begin(occ, vp, cam.clip, (float)cam.aspect), RV_OK);
         add_mesh(occ, &occl);
-        assert_false(ref_seen_at_pixels(&cam, &rv, &occl, 1, &panel, 3));
-        assert_true(ref_seen_at_pixels(&cam, &rv, &occl, 1, &lower, 1));
+        assert_false(ref_seen_at_pixels(&cam, &rv, &occl, 1, &panel, 3, VIEW_W, VIEW_H));
+        assert_true(ref_seen_at_pixels(&cam, &rv, &occl, 1, &lower, 1, VIEW_W, VIEW_H));
         rvi_occ_set_samples(occ, 0, 0);
         hidden_by_texels += !box_visible(occ, panel.min, panel.max, NULL);
         rvi_occ_set_samples(occ, VIEW_W, VIEW_H);

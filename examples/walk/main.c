@@ -215,7 +215,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case OPT_FINE_TESTS:
             if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
-                return bad_input("--fine-tests wants 0 or 1, not '%s'", v);
+                return bad_input("--fine-tests wants 0, 1 or 2, not '%s'", v);
             break;
         case OPT_CULL_UNSAMPLED:
             if (!parse_u32(v, &o->cull_unsampled, 0) || o->cull_unsampled > 1)

@@ -87,12 +87,13 @@ typedef struct rv_occlusion_desc {
                                  occluders partly covering it, over the part of the texel the
                                  object's image meets (perspective views; docs/occlusion.md,
                                  "Finer than a texel"): more objects culled for more test time.
-                                 2: as 1, and in a frame whose view says the host samples
-                                 each pixel once, at its centre (rv_view.cull_unsampled), a
-                                 texel still failing is judged at the pixel centres in it
-                                 ("At pixel centres"): fewer objects drawn again, for much
-                                 more test time. 0 = off (default); other values
-                                 RV_ERR_INVALID_ARG */
+                                 2: as 1, and in a world's main view that says the host
+                                 samples each pixel once, at its centre (rv_view.cull_unsampled,
+                                 perspective), a texel still failing is judged at the pixel
+                                 centres in it ("At pixel centres"): fewer objects drawn again,
+                                 for much more test time. Only that view knows the pixel
+                                 grid: a standalone buffer tests with 2 as with 1.
+                                 0 = off (default); other values RV_ERR_INVALID_ARG */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */

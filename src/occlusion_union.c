@@ -685,6 +685,13 @@ static bool region_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb, 
     return false;
 }
 
+/* The square of half sides mx, my around (cx, cy), corners in order around it. */
+static void square_at(double cx, double cy, double mx, double my, double sq[4][2])
+{
+    const double c[4][2] = { { cx - mx, cy - my }, { cx + mx, cy - my }, { cx + mx, cy + my }, { cx - mx, cy + my } };
+    memcpy(sq, c, sizeof c);
+}
+
 /* Texel (x, y) failed the box on every look at its part (n vertices): true when the box is
  * hidden at each of the viewport's pixel centres the part may show it at (occ->sample_step,
  * rv_view.cull_unsampled). A centre stands for the square RV_UNSAMPLED_MARGIN_PX around it
@@ -717,8 +724,8 @@ static bool samples_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb,
             double cx = (i + 0.5) * sx, cy = (j + 0.5) * sy;
             if (cx + mx < lo[0] || cx - mx > hi[0] || cy + my < lo[1] || cy - my > hi[1])
                 continue; /* its square misses the part */
-            const double sq[4][2] = { { cx - mx, cy - my }, { cx + mx, cy - my }, { cx + mx, cy + my },
-                                      { cx - mx, cy + my } };
+            double sq[4][2];
+            square_at(cx, cy, mx, my, sq);
             bool outside = false;
             for (uint32_t k = 0; k < bb->edge_count && !outside; k++) {
                 const double *e = bb->image[k];
@@ -742,10 +749,9 @@ static bool samples_hidden(const rv_occlusion *occ, const rvi_occ_box_bound *bb,
     if (m > 1 && region_hidden(occ, bb, nearness, x, y, owner, rect))
         return true;
     for (uint32_t c = 0; c < m; c++) {
-        double cx = centre[c][0], cy = centre[c][1];
-        const double sq[4][2] = { { cx - mx, cy - my }, { cx + mx, cy - my }, { cx + mx, cy + my },
-                                  { cx - mx, cy + my } };
-        if (!region_hidden(occ, bb, nearness, x, y, owner, sq))
+        double sq[4][2];
+        square_at(centre[c][0], centre[c][1], mx, my, sq);
+        if (!region_hidden(occ, bb, nearness, x, y, owner, (const double(*)[2])sq))
             return false;
     }
     return true;

@@ -1,13 +1,18 @@
 #!/bin/sh
 # In-process A/B of two release builds of rvis on a bench scene (see README.md).
-#   tools/ab/ab.sh NEW_BUILD_DIR OLD_BUILD_DIR crates|city FRAMES [scene arguments]
+#   tools/ab/ab.sh NEW_BUILD_DIR OLD_BUILD_DIR crates|city|map FRAMES [scene arguments]
 # e.g. tools/ab/ab.sh build-new build-old city 1800 generation
 #      tools/ab/ab.sh build-new build-old crates 1800 100000 1 2
+#      tools/ab/ab.sh build-new build-old map 1200 oa_dm4 1
 set -eu
 [ $# -ge 4 ] || { sed -n 2,5p "$0" >&2; exit 2; }
 NEW=$(cd "$1" && pwd); OLD=$(cd "$2" && pwd); SCENE=$3; shift 3
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
-case $SCENE in crates|city) ;; *) echo "ab.sh: scene is crates or city" >&2; exit 2 ;; esac
+case $SCENE in crates|city|map) ;; *) echo "ab.sh: scene is crates, city or map" >&2; exit 2 ;; esac
+if [ "$SCENE" = map ]; then
+    [ -f "$NEW/examples/librvis-walk-parts.a" ] ||
+        { echo "ab.sh: $NEW/examples/librvis-walk-parts.a missing (configure with -Dexamples=enabled; needs libzip)" >&2; exit 2; }
+fi
 for b in "$NEW" "$OLD"; do
     [ -f "$b/src/librvis.a" ] || { echo "ab.sh: $b/src/librvis.a missing (configure with -Ddefault_library=both or static)" >&2; exit 2; }
 done
@@ -19,9 +24,25 @@ awk '/^rv_/ { print "#define " $1 " old_" $1 }' "$T/syms" > "$T/prefix.h"
 objcopy --redefine-syms="$T/redefine" "$OLD/src/librvis.a" "$T/libold.a"
 CC=${CC:-cc}
 FLAGS="-O2 -std=c11 -D_GNU_SOURCE -I$ROOT/include -I$ROOT/bench -w"
+EXTRA_NEW= EXTRA_OLD= LIBS=
+if [ "$SCENE" = map ]; then
+    # The walk's drive calls rvis: one copy per side, the old one's names renamed as the
+    # library's. The walk's parts (reading, path, views) do not: both sides share them.
+    WALK="$ROOT/examples/walk"
+    FLAGS="$FLAGS -D_DEFAULT_SOURCE -DRVW_HAVE_ZIP -I$WALK"
+    for f in drive drive_occluders; do
+        $CC $FLAGS -c "$WALK/$f.c" -o "$T/new_$f.o"
+        $CC $FLAGS -c -include "$T/prefix.h" "$WALK/$f.c" -o "$T/old_$f.o"
+    done
+    nm -g --defined-only "$T/old_drive.o" "$T/old_drive_occluders.o" | awk 'NF == 3 { print $3 " old_" $3 }' > "$T/drive_syms"
+    for f in drive drive_occluders; do objcopy --redefine-syms="$T/drive_syms" "$T/old_$f.o"; done
+    awk '{ print "#define " $1 " " $2 }' "$T/drive_syms" >> "$T/prefix.h"
+    EXTRA_NEW="$T/new_drive.o $T/new_drive_occluders.o" EXTRA_OLD="$T/old_drive.o $T/old_drive_occluders.o"
+    LIBS="$NEW/examples/librvis-walk-parts.a -lzip"
+fi
 $CC $FLAGS -c "-DSIDE(x)=new_##x" "$HERE/side_$SCENE.c" -o "$T/new.o"
 $CC $FLAGS -c -include "$T/prefix.h" -Drvb_crates=old_rvb_crates -Drvb_frame=old_rvb_frame "-DSIDE(x)=old_##x" \
     "$HERE/side_$SCENE.c" -o "$T/old.o"
-$CC $FLAGS "$HERE/main.c" "$T/new.o" "$T/old.o" "$ROOT/bench/bench_util.c" "$ROOT/bench/bench_jobs.c" \
-    "$NEW/src/librvis.a" "$T/libold.a" -lm -lpthread -o "$T/ab"
+$CC $FLAGS "$HERE/main.c" "$T/new.o" "$T/old.o" $EXTRA_NEW $EXTRA_OLD "$ROOT/bench/bench_util.c" \
+    "$ROOT/bench/bench_jobs.c" "$NEW/src/librvis.a" "$T/libold.a" $LIBS -lm -lpthread -o "$T/ab"
 "$T/ab" "$@"

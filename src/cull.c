@@ -155,6 +155,55 @@ static bool all_cut_box(const rvi_walk_policy *p, const float lo[3], const float
     return f2 <= 3.4e38f && r * r < g2 * k;
 }
 
+/* True when every sphere inside the box lo..hi lies outside plane q by the walk's float
+ * test. A sphere of radius rho inside the box has its centre rho inside on each axis, so
+ * its distance from the plane is at most the box's farthest point's less
+ * rho * (|a| + |b| + |c|); that must stay below -rho by more than rvi_plane_distance's float
+ * sum can be off (a relative 1e-5 of its terms, the box's float bounds widened by their
+ * rounding). In double; a box reaching 1e30 settles nothing (rvi_outside_plane keeps a
+ * sphere whose float distance overflows). */
+static bool box_outside_plane(const float q[4], const float lo[3], const float hi[3])
+{
+    double c[3], h[3], rho = INFINITY;
+    for (int a = 0; a < 3; a++) {
+        double mag = fmax(fabs((double)lo[a]), fabs((double)hi[a])), pad = 1e-6 * mag;
+        if (!(mag < 1e30))
+            return false;
+        double l = (double)lo[a] - pad, u = (double)hi[a] + pad;
+        c[a] = 0.5 * (l + u);
+        h[a] = 0.5 * (u - l);
+        rho = fmin(rho, h[a]); /* no sphere inside the box is larger */
+    }
+    double n1 = fabs(q[0]) + fabs(q[1]) + fabs(q[2]);
+    double far = q[0] * c[0] + q[1] * c[1] + q[2] * c[2] + q[3] + fabs(q[0]) * h[0] + fabs(q[1]) * h[1] +
+                 fabs(q[2]) * h[2];
+    double terms = fabs(q[0]) * (fabs(c[0]) + h[0]) + fabs(q[1]) * (fabs(c[1]) + h[1]) +
+                   fabs(q[2]) * (fabs(c[2]) + h[2]) + fabs(q[3]);
+    return far + 1e-5 * terms + rho * fmax(0.0, 1.0 - n1) < 0.0;
+}
+
+/* A long row of leaves (a group of a flat list, reaching across the field) has a sphere far
+ * larger than its box, and passes the far plane or a side plane that its sphere crosses.
+ * A float estimate of the box's farthest point picks the planes worth the exact test. */
+bool rvi_walk_box_outside(const rv_frustum *frustum, const float lo[3], const float hi[3], uint32_t in_mask)
+{
+    float c[3], h[3];
+    for (int a = 0; a < 3; a++) {
+        c[a] = 0.5f * lo[a] + 0.5f * hi[a];
+        h[a] = 0.5f * hi[a] - 0.5f * lo[a];
+    }
+    for (int i = 0; i < 6; i++) {
+        const float *q = frustum->planes[i];
+        if (!(in_mask & (1u << i)) ||
+            !(q[0] * c[0] + q[1] * c[1] + q[2] * c[2] + q[3] + fabsf(q[0]) * h[0] + fabsf(q[1]) * h[1] +
+                  fabsf(q[2]) * h[2] < 0.0f))
+            continue;
+        if (box_outside_plane(q, lo, hi))
+            return true;
+    }
+    return false;
+}
+
 void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
 {
     if (node < s->capacity) {
@@ -372,7 +421,10 @@ static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, ui
     if (i + size > s->capacity || (w->depth == 0 && w->left0 < size) || b->version != s->version)
         return false;
     uint32_t m = in_mask;
-    bool outside = m && rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE;
+    /* A group's row of leaves can be far longer than wide: its box is tried too (a block's
+     * sphere is tight enough that the box seldom pays for its test). */
+    bool outside = m && (rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE ||
+                         (size == RVI_WALK_GROUP && rvi_walk_box_outside(p->frustum, b->lo, b->hi, m)));
     if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r)))
         return false;
     acc_fold(level_acc(w), b->k, b->r, b->lod_ok);

@@ -43,9 +43,9 @@ typedef struct rvi_walk_summary {
 
 /* The same for an aligned block of RVI_WALK_BLOCK leaf slots walked as one run (siblings
  * linked in slot order), or a group of such blocks each linked to the next: a sphere and a
- * box around them. One the frustum misses (by its sphere), or whose pieces all stay at
- * "nothing" from the eye (by its box: a row of leaves is long and thin), is passed over
- * unread. */
+ * box around them. One the frustum misses (by its sphere, or by its box: a row of leaves is
+ * long and thin), or whose pieces all stay at "nothing" from the eye (by its box), is passed
+ * over unread. */
 typedef struct rvi_walk_block {
     float sphere[4];
     float lo[3], hi[3];
@@ -199,6 +199,11 @@ void rvi_box_to_world(const float m[16], const float mn[3], const float mx[3], f
 
 /* True when the node's test box (policy.test_boxes) lies wholly outside the frustum. */
 bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t node);
+
+/* True when every sphere inside the box lo..hi (a summary's box, around its leaves'
+ * spheres) is outside a plane of in_mask by rvi_outside_plane's float test: the summary is
+ * then passed over as its sphere would be (see cull.c). */
+bool rvi_walk_box_outside(const rv_frustum *frustum, const float lo[3], const float hi[3], uint32_t in_mask);
 
 /* True when the size cutoff drops the node (see rvi_walk_policy.cutoff_sq). */
 static inline bool rvi_walk_cut(const rvi_walk_policy *p, uint32_t node, const float *sphere)

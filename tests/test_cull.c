@@ -829,6 +829,93 @@ static void test_group_spatially_allocation_failure_leaves_world_unchanged(void 
     assert_true(rvt_run_sweep(&sweep) >= 2); /* scratch and node storage */
 }
 
+/* A summary's box passes a block or group over only where every sphere inside it is
+ * outside a plane by the walk's own float test (rvi_outside_plane): random frustums near
+ * and far from the origin, random spheres, a third of them set tangent to a plane from
+ * outside (the float test may then keep them), the box made around them as a run makes it
+ * (the float minimum of centre - radius, the maximum of centre + radius). */
+static void test_summary_box_passes_over_only_what_every_sphere_test_would(void **state)
+{
+    (void)state;
+    uint64_t seed = 2024;
+    uint32_t trials = RVT_HEAVY(400000u, 40000u), outside = 0, tangent_kept = 0;
+    for (uint32_t t = 0; t < trials; t++) {
+        float scale = powf(10.0f, rvt_uniform(&seed, 0, 5)); /* eyes up to 1e5 from the origin */
+        const float eye[3] = { rvt_uniform(&seed, -scale, scale), rvt_uniform(&seed, -scale, scale),
+                               rvt_uniform(&seed, -scale, scale) };
+        const float target[3] = { eye[0] + rvt_uniform(&seed, -1, 1), eye[1] + rvt_uniform(&seed, -0.5f, 0.5f),
+                                  eye[2] + rvt_uniform(&seed, -1, 1) };
+        rv_frustum f = rvt_frustum(eye, target, glm_rad(rvt_uniform(&seed, 20, 120)), rvt_uniform(&seed, 5, 5000));
+        uint32_t mask = f.plane_mask & RVI_FRUSTUM_ALL_PLANES;
+        int n = 1 + (int)(rvt_next(&seed) % 8);
+        float c[8][3], r[8], lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+        float size = powf(10.0f, rvt_uniform(&seed, -2, 3)), reach = powf(10.0f, rvt_uniform(&seed, 0, 3.7f));
+        for (int k = 0; k < n; k++) {
+            r[k] = rvt_uniform(&seed, 0, size);
+            for (int a = 0; a < 3; a++)
+                c[k][a] = eye[a] + rvt_uniform(&seed, -reach, reach);
+            if (rvt_next(&seed) % 3 == 0) { /* tangent to a plane, from outside */
+                int i = (int)(rvt_next(&seed) % 6);
+                if (mask & (1u << i)) {
+                    float d = rvi_plane_distance(f.planes[i], c[k]) + r[k];
+                    for (int a = 0; a < 3; a++)
+                        c[k][a] -= d * f.planes[i][a];
+                }
+            }
+            for (int a = 0; a < 3; a++) {
+                lo[a] = fminf(lo[a], c[k][a] - r[k]);
+                hi[a] = fmaxf(hi[a], c[k][a] + r[k]);
+            }
+        }
+        if (!rvi_walk_box_outside(&f, lo, hi, mask))
+            continue;
+        outside++;
+        for (int k = 0; k < n; k++) {
+            bool culled = false;
+            for (int i = 0; i < 6 && !culled; i++)
+                culled = (mask & (1u << i)) && rvi_outside_plane(rvi_plane_distance(f.planes[i], c[k]), r[k]);
+            if (!culled)
+                fail_msg("trial %u: the box is outside, sphere %d (radius %g) is not", t, k, (double)r[k]);
+        }
+    }
+    /* The worst case: a sphere moved out, a float step at a time along the axis nearest a
+     * plane's normal, to the last place where the float test still keeps it; a box made
+     * around it must not be passed over. Axis-aligned planes first (no slack between the
+     * box and the sphere along them), then any. */
+    for (uint32_t t = 0; t < 20000; t++) {
+        float s = powf(10.0f, rvt_uniform(&seed, 0, 4));
+        const float eye[3] = { rvt_uniform(&seed, -s, s), rvt_uniform(&seed, -s, s), rvt_uniform(&seed, -s, s) };
+        float target[3] = { eye[0], eye[1], eye[2] - 1 };
+        if (t % 2)
+            for (int a = 0; a < 3; a++)
+                target[a] = eye[a] + rvt_uniform(&seed, -1, 1);
+        rv_frustum f = rvt_frustum(eye, target, glm_rad(rvt_uniform(&seed, 30, 90)), rvt_uniform(&seed, 10, 3000));
+        int i = (int)(rvt_next(&seed) % 6);
+        if (!(f.plane_mask & (1u << i)))
+            continue;
+        const float *q = f.planes[i];
+        int axis = fabsf(q[0]) >= fabsf(q[1]) && fabsf(q[0]) >= fabsf(q[2]) ? 0 : fabsf(q[1]) >= fabsf(q[2]) ? 1 : 2;
+        float c[3] = { eye[0] + rvt_uniform(&seed, -s, s), eye[1] + rvt_uniform(&seed, -s, s), eye[2] + rvt_uniform(&seed, -s, s) };
+        float r = powf(10.0f, rvt_uniform(&seed, -3, 2));
+        float d = rvi_plane_distance(q, c) + r;
+        for (int a = 0; a < 3; a++)
+            c[a] -= d * q[a];
+        float away = q[axis] > 0 ? -INFINITY : INFINITY; /* the way out of the plane */
+        for (int step = 0; step < 64 && !rvi_outside_plane(rvi_plane_distance(q, c), r); step++)
+            c[axis] = nextafterf(c[axis], away);
+        for (int step = 0; step < 64 && rvi_outside_plane(rvi_plane_distance(q, c), r); step++)
+            c[axis] = nextafterf(c[axis], -away);
+        if (rvi_outside_plane(rvi_plane_distance(q, c), r))
+            continue;
+        tangent_kept++;
+        float lo[3] = { c[0] - r, c[1] - r, c[2] - r }, hi[3] = { c[0] + r, c[1] + r, c[2] + r };
+        if (rvi_walk_box_outside(&f, lo, hi, 1u << i))
+            fail_msg("trial %u: a sphere the float test keeps (plane %d) is in a box passed over", t, i);
+    }
+    assert_true(outside > trials / 10);
+    assert_true(tangent_kept > 5000);
+}
+
 /* Runs of leaves (consecutive slots, linked in order) are classified by a vector pass on
  * AVX-512, AVX2 or plain C, whichever the CPU has: every code path gives the same verdicts
  * and, for a walk that keeps summaries, the same summary and box; each lane's verdict is
@@ -947,6 +1034,7 @@ int main(void)
         cmocka_unit_test(test_group_spatially_rejects_bad_children_and_changes_nothing),
         cmocka_unit_test(test_group_spatially_allocation_failure_leaves_world_unchanged),
         cmocka_unit_test(test_runs_of_leaves_classify_alike_on_every_code_path),
+        cmocka_unit_test(test_summary_box_passes_over_only_what_every_sphere_test_would),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2834,10 +2834,57 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
         rv_world_destroy(w[k]);
 }
 
+/* Rows of leaves just past the far plane, inside the side planes: each block's sphere (a
+ * row 150 long) reaches into the frustum, its box does not, so only their boxes let the
+ * walk pass blocks and groups over (there is no LOD here to pass anything over by): what it
+ * draws is what a walk that looks at every node draws, while the camera comes closer and
+ * the rows come into view. */
+static void test_rows_past_the_far_plane_are_passed_over_by_their_boxes(void **state)
+{
+    (void)state;
+    enum { ROWS = 12, PER_ROW = 128 };
+    rv_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.record_culls = k == 1; /* a world keeping cull records keeps no summaries */
+        assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
+        rv_node field;
+        assert_int_equal(rv_node_create(w[k], RV_NODE_NONE, &field), RV_OK);
+        for (int i = 0; i < ROWS * PER_ROW; i++)
+            (void)rvt_object(w[k], field, (float)(i % PER_ROW) * 10.0f - 635, 0.5f,
+                             -1015.0f - 4.0f * (float)(i / PER_ROW), 1.0f);
+        assert_int_equal(rv_update_world(w[k]), RV_OK);
+    }
+    uint64_t dropped = 0, dropped_first = 0;
+    uint32_t drawn_last = 0;
+    for (int f = 0; f < 60; f++) {
+        /* The far plane is 1000 away: the rows start 15 past it and come 1 nearer a frame. */
+        const float eye[3] = { 0, 1.7f, -(float)f }, target[3] = { 0, 1.7f, -(float)f - 50 };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, target, 1.0f, 16.0 * f);
+        rv_frame_view v[2];
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
+        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
+            fail_msg("frame %d: the walk with summaries drew another list", f);
+        const rvi_frame *fs = rvi_frame_find(w[0]);
+        for (uint32_t k = 0; k < fs->worker_count; k++)
+            dropped += fs->workers[k].walk.summarised;
+        if (f == 10)
+            dropped_first = dropped;
+        drawn_last = v[0].opaque_count;
+    }
+    assert_true(dropped_first >= 30); /* while every row is past the far plane */
+    assert_true(drawn_last > 100);   /* and the rows that came into view were drawn */
+    for (int k = 0; k < 2; k++)
+        rv_world_destroy(w[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
+        cmocka_unit_test(test_rows_past_the_far_plane_are_passed_over_by_their_boxes),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
         cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
         cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),

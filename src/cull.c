@@ -411,6 +411,18 @@ static void sphere_of_box(const float lo[3], const float hi[3], float out[4])
     out[3] = radius * (1.0f + 1e-5f) + mag * 1e-6f;
 }
 
+/* A summary without lod_ok (some of its geometry is drawn, fading or was never selected) may
+ * still be passed over: when the box around those leaves lies outside a plane of the
+ * frustum, and every other leaf with geometry (each resting at "nothing", within the whole
+ * box, no larger than r, no cutoff below k) is cut. */
+static bool visit_outside_rest_cut(const rvi_walk_policy *p, const rvi_walk_block *b, const rvi_walk_box *visit,
+                                   uint32_t in_mask)
+{
+    if (b->lod_ok || !(visit->lo[0] <= visit->hi[0]) || !rvi_walk_box_outside(p->frustum, visit->lo, visit->hi, in_mask))
+        return false;
+    return !(b->k < INFINITY) || all_cut_box(p, b->lo, b->hi, b->k, b->r); /* none rests: nothing to cut */
+}
+
 /* True when the summary b (of size slots from i, aligned to size) lets the walk pass it
  * over: valid, and the frustum misses it or every piece of it stays at "nothing". Folded
  * in if so. */
@@ -425,8 +437,11 @@ static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, ui
      * sphere is tight enough that the box seldom pays for its test). */
     bool outside = m && (rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE ||
                          (size == RVI_WALK_GROUP && rvi_walk_box_outside(p->frustum, b->lo, b->hi, m)));
-    if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r)))
-        return false;
+    if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r))) {
+        if (!(size == RVI_WALK_GROUP && visit_outside_rest_cut(p, b, &s->group_visit[i >> RVI_WALK_GROUP_SHIFT], m)))
+            return false;
+        w->c.summarised_visit++;
+    }
     acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
     w->c.summarised++;
     if (w->depth == 0)
@@ -444,8 +459,10 @@ static void keep_group(walk *w, uint32_t i)
     if (g->version == s->version || base + RVI_WALK_GROUP > s->capacity)
         return;
     const rvi_walk_block *b = &s->block[base >> RVI_WALK_BLOCK_SHIFT];
+    const rvi_walk_box *bv = &s->block_visit[base >> RVI_WALK_BLOCK_SHIFT];
     rvi_walk_block sum = { { 0 }, { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY },
                            INFINITY, 0.0f, 1, b[RVI_WALK_GROUP / RVI_WALK_BLOCK - 1].after, s->version };
+    rvi_walk_box visit = { { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
     for (uint32_t j = 0; j < RVI_WALK_GROUP / RVI_WALK_BLOCK; j++) {
         if (b[j].version != s->version ||
             (j + 1 < RVI_WALK_GROUP / RVI_WALK_BLOCK && b[j].after != base + (j + 1) * RVI_WALK_BLOCK))
@@ -453,16 +470,20 @@ static void keep_group(walk *w, uint32_t i)
         for (int a = 0; a < 3; a++) { /* finite: a kept block's box is */
             sum.lo[a] = b[j].lo[a] < sum.lo[a] ? b[j].lo[a] : sum.lo[a];
             sum.hi[a] = b[j].hi[a] > sum.hi[a] ? b[j].hi[a] : sum.hi[a];
+            visit.lo[a] = bv[j].lo[a] < visit.lo[a] ? bv[j].lo[a] : visit.lo[a];
+            visit.hi[a] = bv[j].hi[a] > visit.hi[a] ? bv[j].hi[a] : visit.hi[a];
         }
+        /* k and r over every block's resting leaves: with lod_ok they bound them all, without
+         * it the leaves outside the visit box. */
         sum.lod_ok &= b[j].lod_ok;
-        if (b[j].lod_ok) {
-            sum.k = b[j].k < sum.k ? b[j].k : sum.k;
-            sum.r = b[j].r > sum.r ? b[j].r : sum.r;
-        }
+        sum.k = b[j].k < sum.k ? b[j].k : sum.k;
+        sum.r = b[j].r > sum.r ? b[j].r : sum.r;
     }
     sphere_of_box(sum.lo, sum.hi, sum.sphere);
-    if (isfinite(sum.sphere[3]))
+    if (isfinite(sum.sphere[3])) {
         *g = sum;
+        s->group_visit[base >> RVI_WALK_GROUP_SHIFT] = visit;
+    }
 }
 
 /* The aligned group or block from *at, if its summary lets the walk pass it over: *at moved
@@ -503,8 +524,10 @@ static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
     kept.version = run->bound_ok && isfinite(kept.sphere[3]) ? s->version : 0;
     /* A block kept as it was leaves its group's summary standing; any other is gathered
      * again at the group's end. */
-    if (memcmp(b, &kept, sizeof kept) != 0) {
+    rvi_walk_box *visit = &s->block_visit[i >> RVI_WALK_BLOCK_SHIFT];
+    if (memcmp(b, &kept, sizeof kept) != 0 || memcmp(visit, &run->visit, sizeof *visit) != 0) {
         *b = kept;
+        *visit = run->visit;
         s->group[i >> RVI_WALK_GROUP_SHIFT].version = 0;
     }
     if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)

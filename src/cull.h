@@ -55,6 +55,11 @@ typedef struct rvi_walk_block {
     uint32_t version;
 } rvi_walk_block;
 
+/* A box, lo > hi on an axis when empty. */
+typedef struct rvi_walk_box {
+    float lo[3], hi[3];
+} rvi_walk_box;
+
 /* Summaries of a walk that may drop what they describe: valid only while nothing they read
  * changed (the owner bumps version when the scene's links, flags or bounds changed; a
  * summary of a node whose LOD cutoff drops is cleared by rvi_walk_forget). Written by the
@@ -65,6 +70,12 @@ typedef struct rvi_walk_summaries {
     rvi_walk_block *group;    /* per RVI_WALK_GROUP slots */
     uint32_t capacity;        /* slots covered (a multiple of RVI_WALK_GROUP) */
     uint32_t version;         /* current, >= 1 */
+    /* Per block and per group, valid with its summary: the box around the spheres of the
+     * leaves that keep lod_ok at 0 (geometry not resting at "nothing": drawn, fading, or
+     * never selected), lo > hi when there are none. A group whose such leaves all lie
+     * outside the frustum, and whose other leaves are all cut, is passed over too. */
+    rvi_walk_box *block_visit;
+    rvi_walk_box *group_visit;
 } rvi_walk_summaries;
 
 /* Clears the summaries a change of node's LOD state makes wrong: its block's and those of
@@ -86,6 +97,8 @@ typedef struct rvi_walk_counts {
     uint32_t visible; /* nodes handed to the visible hook */
     uint32_t cut;     /* nodes not handed out because of the size cutoff */
     uint32_t summarised; /* subtrees and blocks dropped whole by their summaries */
+    uint32_t summarised_visit; /* of those, groups with leaves not at rest ("nothing"), dropped
+                                  because those lie outside the frustum and the rest are cut */
 } rvi_walk_counts;
 
 typedef struct rvi_walk_policy {
@@ -177,6 +190,8 @@ typedef struct rvi_walk_run {
     uint32_t n;            /* lanes in the run (the rest of *out is set only from RUN_MIN on) */
     rvi_walk_acc acc;      /* the run's summary (ok: every geometry lane rests at "nothing") */
     float lo[3], hi[3];    /* box around the lanes' spheres */
+    rvi_walk_box visit;    /* box around the spheres of the geometry lanes not resting at
+                              "nothing" (those that make acc.ok 0); empty when none */
     bool bound_ok;         /* every lane's sphere is finite */
     uint64_t outside;      /* bit j: lane j's sphere is outside a plane of the mask */
     uint64_t visit_lane;   /* lanes the walk must still take up (visit_lane: a box to try,

@@ -105,6 +105,7 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
     /* The run's summary and the box around it (empty when nobody reads them). */
     rvi_walk_acc acc = { INFINITY, 0.0f, p->summaries != NULL };
     float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+    rvi_walk_box visit = { { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
     bool bound_ok = true;
     for (uint32_t j = 0; j < n; j++) {
         if (!plain[j]) {
@@ -126,11 +127,16 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
             acc.r = fmaxf(acc.r, ws[j][3]);
         } else {
             acc.ok = 0;
+            for (int a = 0; a < 3; a++) {
+                visit.lo[a] = fminf(visit.lo[a], ws[j][a] - ws[j][3]);
+                visit.hi[a] = fmaxf(visit.hi[a], ws[j][a] + ws[j][3]);
+            }
         }
     }
     out->acc = acc;
     memcpy(out->lo, lo, sizeof lo);
     memcpy(out->hi, hi, sizeof hi);
+    out->visit = visit;
     out->bound_ok = bound_ok;
 }
 
@@ -159,8 +165,10 @@ static inline void tally_block(run_tally *t, uint32_t k, uint32_t lead, uint32_t
 }
 
 static inline void tally_finish(const run_tally *t, float k_min, float r_max, const float lo[3], const float hi[3],
-                                rvi_walk_run *out)
+                                const float vlo[3], const float vhi[3], rvi_walk_run *out)
 {
+    memcpy(out->visit.lo, vlo, 3 * sizeof vlo[0]);
+    memcpy(out->visit.hi, vhi, 3 * sizeof vhi[0]);
     out->n = t->n;
     out->outside = t->outside;
     out->visit_lane = t->lane;
@@ -279,6 +287,7 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     const __m256 keep = p->record_culls ? zero : _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     const __m256 inf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
     __m256 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
+    __m256 vlo_x = inf, vlo_y = inf, vlo_z = inf, vhi_x = ninf, vhi_y = ninf, vhi_z = ninf;
     run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 8) {
         __m256i fl;
@@ -344,6 +353,13 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
             __m256 counted = _mm256_and_ps(boxed_lane, _mm256_and_ps(geometry, resting));
             k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
             r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
+            __m256 visit = _mm256_and_ps(boxed_lane, _mm256_andnot_ps(resting, geometry));
+            vlo_x = _mm256_min_ps(vlo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), visit));
+            vlo_y = _mm256_min_ps(vlo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), visit));
+            vlo_z = _mm256_min_ps(vlo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), visit));
+            vhi_x = _mm256_max_ps(vhi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), visit));
+            vhi_y = _mm256_max_ps(vhi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), visit));
+            vhi_z = _mm256_max_ps(vhi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), visit));
             t.lod_bad |= (valid & ~plain_run) |
                          ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
         }
@@ -358,11 +374,13 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     if (!summarise) { /* nobody reads the summary: leave it empty */
         const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
         t.lod_bad = 1;
-        tally_finish(&t, INFINITY, 0.0f, lo, hi, out);
+        tally_finish(&t, INFINITY, 0.0f, lo, hi, lo, hi, out);
         return;
     }
     const float lo[3] = { hmin8(lo_x), hmin8(lo_y), hmin8(lo_z) }, hi[3] = { hmax8(hi_x), hmax8(hi_y), hmax8(hi_z) };
-    tally_finish(&t, hmin8(k_min), hmax8(r_max), lo, hi, out);
+    const float vlo[3] = { hmin8(vlo_x), hmin8(vlo_y), hmin8(vlo_z) };
+    const float vhi[3] = { hmax8(vhi_x), hmax8(vhi_y), hmax8(vhi_z) };
+    tally_finish(&t, hmin8(k_min), hmax8(r_max), lo, hi, vlo, vhi, out);
 }
 
 /* ---- AVX-512 ------------------------------------------------------------------------------- */
@@ -429,6 +447,7 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     const __mmask16 keep = p->record_culls ? 0 : 0xFFFF;
     const __m512 inf = _mm512_set1_ps(INFINITY), ninf = _mm512_set1_ps(-INFINITY);
     __m512 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
+    __m512 vlo_x = inf, vlo_y = inf, vlo_z = inf, vhi_x = ninf, vhi_y = ninf, vhi_z = ninf;
     run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 16) {
         __mmask16 in_range = (__mmask16)(limit - k >= 16 ? 0xFFFF : (1u << (limit - k)) - 1u);
@@ -504,6 +523,13 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
             __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
             k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
             r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
+            __mmask16 visit = (__mmask16)(boxed_lane & geometry & ~resting);
+            vlo_x = _mm512_mask_min_ps(vlo_x, visit, vlo_x, _mm512_sub_ps(x, r));
+            vlo_y = _mm512_mask_min_ps(vlo_y, visit, vlo_y, _mm512_sub_ps(y, r));
+            vlo_z = _mm512_mask_min_ps(vlo_z, visit, vlo_z, _mm512_sub_ps(z, r));
+            vhi_x = _mm512_mask_max_ps(vhi_x, visit, vhi_x, _mm512_add_ps(x, r));
+            vhi_y = _mm512_mask_max_ps(vhi_y, visit, vhi_y, _mm512_add_ps(y, r));
+            vhi_z = _mm512_mask_max_ps(vhi_z, visit, vhi_z, _mm512_add_ps(z, r));
             t.lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
         }
         tally_block(&t, k, lead, valid, done, out_m, plain, cut_m & geometry,
@@ -514,12 +540,14 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     if (!summarise) { /* nobody reads the summary: leave it empty */
         const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
         t.lod_bad = 1;
-        tally_finish(&t, INFINITY, 0.0f, lo, hi, out);
+        tally_finish(&t, INFINITY, 0.0f, lo, hi, lo, hi, out);
         return;
     }
     const float lo[3] = { _mm512_reduce_min_ps(lo_x), _mm512_reduce_min_ps(lo_y), _mm512_reduce_min_ps(lo_z) };
     const float hi[3] = { _mm512_reduce_max_ps(hi_x), _mm512_reduce_max_ps(hi_y), _mm512_reduce_max_ps(hi_z) };
-    tally_finish(&t, _mm512_reduce_min_ps(k_min), _mm512_reduce_max_ps(r_max), lo, hi, out);
+    const float vlo[3] = { _mm512_reduce_min_ps(vlo_x), _mm512_reduce_min_ps(vlo_y), _mm512_reduce_min_ps(vlo_z) };
+    const float vhi[3] = { _mm512_reduce_max_ps(vhi_x), _mm512_reduce_max_ps(vhi_y), _mm512_reduce_max_ps(vhi_z) };
+    tally_finish(&t, _mm512_reduce_min_ps(k_min), _mm512_reduce_max_ps(r_max), lo, hi, vlo, vhi, out);
 }
 #endif
 

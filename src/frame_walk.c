@@ -525,19 +525,25 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     const rvi_scene *sc = &world->scene;
     uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
     if (need > s->capacity) {
-        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version };
+        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version, NULL, NULL };
+        size_t blocks = need / RVI_WALK_BLOCK, groups = need / RVI_WALK_GROUP;
         grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
-        grown.block = grown.node ? rvi_calloc(&world->heap, need / RVI_WALK_BLOCK, sizeof *grown.block) : NULL;
-        grown.group = grown.block ? rvi_calloc(&world->heap, need / RVI_WALK_GROUP, sizeof *grown.group) : NULL;
-        if (!grown.group) {
-            rvi_free(&world->heap, grown.node, (size_t)need * sizeof *grown.node);
-            rvi_free(&world->heap, grown.block, (size_t)(need / RVI_WALK_BLOCK) * sizeof *grown.block);
+        grown.block = grown.node ? rvi_calloc(&world->heap, blocks, sizeof *grown.block) : NULL;
+        grown.group = grown.block ? rvi_calloc(&world->heap, groups, sizeof *grown.group) : NULL;
+        grown.block_visit = grown.group ? rvi_calloc(&world->heap, blocks, sizeof *grown.block_visit) : NULL;
+        grown.group_visit = grown.block_visit ? rvi_calloc(&world->heap, groups, sizeof *grown.group_visit) : NULL;
+        if (!grown.group_visit) {
+            grown.capacity = need; /* frees what was made (rvi_free takes NULL) */
+            rvi_frame_free_summaries(&world->heap, &grown);
             return RV_ERR_OUT_OF_MEMORY;
         }
         if (s->capacity) {
+            size_t had_blocks = s->capacity / RVI_WALK_BLOCK, had_groups = s->capacity / RVI_WALK_GROUP;
             memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
-            memcpy(grown.block, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
-            memcpy(grown.group, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
+            memcpy(grown.block, s->block, had_blocks * sizeof *s->block);
+            memcpy(grown.group, s->group, had_groups * sizeof *s->group);
+            memcpy(grown.block_visit, s->block_visit, had_blocks * sizeof *s->block_visit);
+            memcpy(grown.group_visit, s->group_visit, had_groups * sizeof *s->group_visit);
         }
         rvi_frame_free_summaries(&world->heap, s);
         *s = grown;

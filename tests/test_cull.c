@@ -965,6 +965,7 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
     rvi_simd_level best = rvi_simd_best_level();
     rvi_walk_summaries kept = { 0 }; /* the kernels only ask whether there are summaries */
     uint32_t first = (uint32_t)(nodes[0].id & 0xFFFFFF), lanes = 0, cut = 0, handed = 0, summarised = 0;
+    uint32_t visit_boxes = 0; /* lanes in a visit box */
     for (uint32_t k = 0; k + 64 < N; k += 7) {
         uint32_t mask = (uint32_t)(rvt_next(&seed) & fr.plane_mask), limit = 1 + (uint32_t)(rvt_next(&seed) % 64);
         p.summaries = (k / 7) % 2 ? &kept : NULL;
@@ -984,14 +985,40 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
             assert_int_equal(got.n_cut, ref.n_cut);
             assert_int_equal(got.acc.ok, ref.acc.ok);
             assert_int_equal(got.bound_ok, ref.bound_ok);
-            if (ref.acc.ok)
+            if (p.summaries)
                 assert_true(got.acc.k == ref.acc.k && got.acc.r == ref.acc.r);
             if (p.summaries && ref.bound_ok)
-                assert_true(memcmp(got.lo, ref.lo, sizeof ref.lo) == 0 && memcmp(got.hi, ref.hi, sizeof ref.hi) == 0);
+                assert_true(memcmp(got.lo, ref.lo, sizeof ref.lo) == 0 && memcmp(got.hi, ref.hi, sizeof ref.hi) == 0 &&
+                            memcmp(&got.visit, &ref.visit, sizeof ref.visit) == 0);
         }
         summarised += p.summaries && ref.n >= RVI_WALK_RUN_MIN && ref.acc.ok && ref.bound_ok;
         if (ref.n < RVI_WALK_RUN_MIN)
             continue;
+        if (p.summaries && ref.bound_ok) {
+            /* The visit box is the box around the geometry lanes that do not rest at
+             * "nothing", exactly; k and r bound the ones that do. */
+            rvi_walk_box want = { { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
+            float k_min = INFINITY, r_max = 0;
+            for (uint32_t j = 0; j < ref.n; j++) {
+                uint32_t i = first + k + j;
+                const float *ws = w->scene.world_sphere[i];
+                if (!(w->scene.flags[i] & RVI_NODE_HAS_GEOMETRY))
+                    continue;
+                float kj = (w->scene.flags[i] & RVI_NODE_HAS_LOD) && i < p.cutoff_count ? p.cutoff_sq[i] : 0.0f;
+                if (kj > 0) {
+                    k_min = fminf(k_min, kj);
+                    r_max = fmaxf(r_max, ws[3]);
+                    continue;
+                }
+                for (int a = 0; a < 3; a++) {
+                    want.lo[a] = fminf(want.lo[a], ws[a] - ws[3]);
+                    want.hi[a] = fmaxf(want.hi[a], ws[a] + ws[3]);
+                }
+                visit_boxes++;
+            }
+            assert_memory_equal(&ref.visit, &want, sizeof want);
+            assert_true(ref.acc.k == k_min && ref.acc.r == r_max);
+        }
         for (uint32_t j = 0; j < ref.n; j++) {
             uint32_t i = first + k + j, m = mask;
             const float *ws = w->scene.world_sphere[i];
@@ -1011,7 +1038,7 @@ static void test_runs_of_leaves_classify_alike_on_every_code_path(void **state)
         }
     }
     /* not vacuous: runs, lanes the cutoff drops, lanes handed out, runs summarised */
-    assert_true(lanes > 1000 && cut > 10 && handed > 10 && summarised > 0);
+    assert_true(lanes > 1000 && cut > 10 && handed > 10 && summarised > 0 && visit_boxes > 10);
     rv_world_destroy(w);
 }
 

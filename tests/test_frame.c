@@ -2880,11 +2880,64 @@ static void test_rows_past_the_far_plane_are_passed_over_by_their_boxes(void **s
         rv_world_destroy(w[k]);
 }
 
+/* Rows reaching from the view out past its right side, with ladders: the part in view rests
+ * at LOD "nothing" (far away), the part beyond the side was never selected, so no group is
+ * at rest as a whole; a group is still passed over when its leaves not at rest lie
+ * outside the frustum and the rest are cut. What the walk draws is what a walk that looks
+ * at every node draws, while the camera walks up to the rows (leaves at rest come near)
+ * and turns toward their far ends (leaves never selected come into view). */
+static void test_groups_with_unselected_leaves_outside_the_view_are_passed_over(void **state)
+{
+    (void)state;
+    enum { ROWS = 8, PER_ROW = 512 };
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+    rv_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.record_culls = k == 1; /* a world keeping cull records keeps no summaries */
+        assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
+        rv_node field;
+        assert_int_equal(rv_node_create(w[k], RV_NODE_NONE, &field), RV_OK);
+        for (int i = 0; i < ROWS * PER_ROW; i++) {
+            rv_node n = rvt_object(w[k], field, (float)(i % PER_ROW) * 5.0f - 150, 0.5f,
+                                   -400.0f - 20.0f * (float)(i / PER_ROW), 1.0f);
+            assert_int_equal(rv_node_set_lod_ladder(w[k], n, &ladder), RV_OK);
+        }
+        assert_int_equal(rv_update_world(w[k]), RV_OK);
+    }
+    uint64_t passed_over = 0;
+    uint32_t drawn_max = 0;
+    for (int f = 0; f < 160; f++) {
+        /* Still for 40 frames, then walking up to the rows (those ahead come near, out of
+         * "nothing"), then turning right toward their far ends. */
+        float turn = f < 110 ? 0.0f : 0.01f * (float)(f - 110), walked = f < 40 ? 0.0f : f < 110 ? 5.0f * (float)(f - 40) : 350.0f;
+        const float eye[3] = { 0, 1.7f, -walked }, target[3] = { 50.0f * sinf(turn), 1.7f, -walked - 50.0f * cosf(turn) };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, target, 1.0f, 16.0 * f);
+        rv_frame_view v[2];
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
+        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
+            fail_msg("frame %d: the walk with summaries drew another list", f);
+        const rvi_frame *fs = rvi_frame_find(w[0]);
+        for (uint32_t k = 0; k < fs->worker_count; k++)
+            passed_over += fs->workers[k].walk.summarised_visit;
+        drawn_max = v[0].opaque_count > drawn_max ? v[0].opaque_count : drawn_max;
+    }
+    assert_true(drawn_max > 50); /* the rows came near enough to be drawn */
+    assert_true(passed_over >= 100);
+    for (int k = 0; k < 2; k++)
+        rv_world_destroy(w[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
         cmocka_unit_test(test_rows_past_the_far_plane_are_passed_over_by_their_boxes),
+        cmocka_unit_test(test_groups_with_unselected_leaves_outside_the_view_are_passed_over),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
         cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
         cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),

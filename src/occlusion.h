@@ -59,6 +59,9 @@ typedef struct rvi_occ_view {
                               nearer than the near plane, and the same under every convention
                               when the near plane is parallel to the image (rvi_occ_view_init) */
     double eye[4];         /* homogeneous eye (w > 0), or the direction toward the viewer (w = 0) */
+    double near_lo[3], near_hi[3]; /* box around the near plane's part in view (the rectangle
+                              the GPU clips at), widened by its rounding; +-infinity when it
+                              cannot be placed */
     double texels_w, texels_h;
     /* Object tests, in floats: four rows (texel x, texel y, near, q), each xyz + the value
      * at ref, applied to (p - ref). q is w (perspective) or nearness (orthographic). The
@@ -70,6 +73,11 @@ typedef struct rvi_occ_view {
     float err_mul[4], err_add[4];
     float rect_mul, rect_add;  /* texel margin of the screen rectangle: (rect_mul * D + rect_add) * nearness */
 } rvi_occ_view;
+
+/* True when a solid inside the world box lo..hi may meet the near plane's part in view:
+ * where the GPU clips the solid's near faces there, its inside shows (from inside, its back
+ * faces are culled), so its far side hides nothing that frame. */
+bool rvi_occ_near_cut(const rvi_occ_view *v, const double lo[3], const double hi[3]);
 
 /* Largest float not above x (|x| < FLT_MAX). */
 float rvi_occ_f_down(double x);
@@ -247,7 +255,7 @@ typedef struct rvi_occ_vertex {
  * others were not drawn. */
 typedef struct rvi_occ_tally {
     uint32_t drawn, hidden;
-    uint8_t capped, offscreen, degenerate;
+    uint8_t capped, offscreen, degenerate, near; /* near: a closed mesh the near plane cuts in view */
 } rvi_occ_tally;
 
 static inline bool rvi_occ_affine_ok(const float *m)

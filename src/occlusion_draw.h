@@ -135,7 +135,8 @@ typedef enum rvi_occ_prepare {
     RVI_OCC_PREPARED = 0,
     RVI_OCC_SMALL,
     RVI_OCC_OFFSCREEN,
-    RVI_OCC_DEGENERATE
+    RVI_OCC_DEGENERATE,
+    RVI_OCC_NEAR            /* a solid the near plane cuts in view (rvi_occ_near_cut) */
 } rvi_occ_prepare;
 
 /* ---- fusion -------------------------------------------------------------------------------- */

@@ -174,6 +174,8 @@ static void count_skip(rv_occlusion_stats *st, rvi_occ_prepare r)
         st->skipped_offscreen++;
     else if (r == RVI_OCC_DEGENERATE)
         st->skipped_degenerate++;
+    else if (r == RVI_OCC_NEAR)
+        st->skipped_near++;
     else
         st->skipped_small++;
 }
@@ -273,6 +275,32 @@ static uint32_t mesh_items(rv_occlusion *occ, uint32_t input, bool merge, rvi_oc
     return n;
 }
 
+/* A closed mesh keeps its far side (its back-facing triangles, or its convex solid's):
+ * true when the near plane may cut it where the view shows (rvi_occ_near_cut), judged by
+ * its bounds, so that it is not drawn this frame. An open mesh is a surface: clipped, it
+ * hides only where it lies beyond the near plane, as the GPU draws it. */
+static bool closed_mesh_cut(const rv_occlusion *occ, const rvi_occ_input *in)
+{
+    if (!(in->flags & RV_OCCLUDER_CLOSED))
+        return false;
+    const float *m = rvi_occ_input_matrix(occ, in);
+    const rvi_occ_view *v = &occ->view;
+    double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+    bool behind = false;
+    for (int k = 0; k < 8; k++) {
+        double l[3] = { k & 1 ? in->max[0] : in->min[0], k & 2 ? in->max[1] : in->min[1],
+                        k & 4 ? in->max[2] : in->min[2] }, w[3];
+        for (int i = 0; i < 3; i++) {
+            w[i] = m ? (double)m[i] * l[0] + (double)m[4 + i] * l[1] + (double)m[8 + i] * l[2] + (double)m[12 + i]
+                     : l[i];
+            lo[i] = fmin(lo[i], w[i]);
+            hi[i] = fmax(hi[i], w[i]);
+        }
+        behind |= v->near_row[0] * w[0] + v->near_row[1] * w[1] + v->near_row[2] * w[2] + v->near_row[3] <= 0;
+    }
+    return behind && rvi_occ_near_cut(v, lo, hi);
+}
+
 /* Every input's footprint (through its box, or its local bounds), then the items: a box or
  * convex solid is one; a mesh is one whole-mesh item (lazy: its triangles become items
  * only if it is not found hidden as a whole), or, when the cap may apply, its triangles. */
@@ -295,6 +323,11 @@ static uint32_t build_items(rv_occlusion *occ, bool lazy)
                 RVI_VEC_AT(occ->tallies, rvi_occ_tally, i).offscreen = 1;
                 occ->stats.triangles_skipped += rvi_occ_input_mesh(occ, &in[i])->triangle_count;
             }
+            continue;
+        }
+        if (in[i].kind == RVI_OCC_MESH && closed_mesh_cut(occ, &in[i])) {
+            RVI_VEC_AT(occ->tallies, rvi_occ_tally, i).near = 1;
+            occ->stats.triangles_skipped += rvi_occ_input_mesh(occ, &in[i])->triangle_count;
             continue;
         }
         if (in[i].kind == RVI_OCC_MESH && !lazy) {
@@ -496,6 +529,7 @@ static bool mesh_solid(rv_occlusion *occ, uint32_t input)
         occ->stats.triangles_skipped += mesh->triangle_count;
         tally->offscreen |= r == RVI_OCC_OFFSCREEN;
         tally->degenerate |= r == RVI_OCC_DEGENERATE;
+        tally->near |= r == RVI_OCC_NEAR;
         return true;
     }
     occ->stats.triangles_rasterized += mesh->triangle_count;
@@ -537,7 +571,10 @@ static void count_meshes(rv_occlusion *occ)
             occ->stats.occluders_skipped++;
             occ->stats.skipped_cap++;
         } else {
-            count_skip(&occ->stats, t->offscreen ? RVI_OCC_OFFSCREEN : t->degenerate ? RVI_OCC_DEGENERATE : RVI_OCC_SMALL);
+            count_skip(&occ->stats, t->near        ? RVI_OCC_NEAR
+                                    : t->offscreen ? RVI_OCC_OFFSCREEN
+                                    : t->degenerate ? RVI_OCC_DEGENERATE
+                                                    : RVI_OCC_SMALL);
         }
     }
 }

@@ -109,8 +109,12 @@ static bool world_planes(const rvi_occ_view *v, const rvi_occ_poly *poly, const 
  * far depth to be bounded safely: a fuzzed 1e30-unit box was rasterised with a wrong
  * silhouette). *clipped: a corner lies before the near plane; *away: all do. */
 static bool transform_corners(const rvi_occ_view *v, const rvi_occ_poly *poly, const float *m, rvi_occ_point *out,
-                              bool *clipped, bool *away)
+                              bool *clipped, bool *away, double lo[3], double hi[3])
 {
+    for (int i = 0; i < 3; i++) {
+        lo[i] = INFINITY;
+        hi[i] = -INFINITY;
+    }
     double rows[5][4];
     for (int r = 0; r < 4; r++)
         for (int j = 0; j < 4; j++)
@@ -126,6 +130,8 @@ static bool transform_corners(const rvi_occ_view *v, const rvi_occ_poly *poly, c
                      : l[i];
             if (!(fabs(w[i]) <= RVI_OCC_MAX_COORD))
                 return false;
+            lo[i] = fmin(lo[i], w[i]);
+            hi[i] = fmax(hi[i], w[i]);
         }
         double *c = out[k].clip;
         for (int r = 0; r < 5; r++)
@@ -403,10 +409,16 @@ rvi_occ_prepare rvi_occ_prepare_poly(const rvi_occ_view *v, const rvi_occ_poly *
     d->x1 = d->y1 = -1;
     d->segment_lines = poly->segment_lines;
     bool clipped, away;
-    if (!transform_corners(v, poly, matrix, d->corners, &clipped, &away))
+    double lo[3], hi[3];
+    if (!transform_corners(v, poly, matrix, d->corners, &clipped, &away, lo, hi))
         return RVI_OCC_DEGENERATE;
     if (away)
         return RVI_OCC_OFFSCREEN;
+    /* A solid wholly beyond the near plane shows its near faces wherever it lies on screen;
+     * one the near plane cuts in view shows its inside there (or all around, with the eye
+     * in it): it hides nothing this frame. */
+    if (clipped && rvi_occ_near_cut(v, lo, hi))
+        return RVI_OCC_NEAR;
     if (!world_planes(v, poly, matrix, d->planes))
         return RVI_OCC_SMALL; /* a flattening matrix: no face to trust, nothing drawn */
     if (clipped && !near_cuts(poly, d))

@@ -236,6 +236,62 @@ static bool test_rows(rvi_occ_view *v, uint32_t width, uint32_t height)
     return true;
 }
 
+/* The box around the near plane's part in view: its four corners, each where the near plane
+ * meets two side planes (w = +-x, w = +-y), widened by a part in 1e6 of their size and
+ * place. Infinite when a corner cannot be solved for (then every solid reaching behind the
+ * near plane counts as cut by it). */
+static void near_box(rvi_occ_view *v)
+{
+    for (int a = 0; a < 3; a++) {
+        v->near_lo[a] = INFINITY;
+        v->near_hi[a] = -INFINITY;
+    }
+    for (int corner = 0; corner < 4; corner++) {
+        double sx = corner & 1 ? 1.0 : -1.0, sy = corner & 2 ? 1.0 : -1.0, r[3][3], inv[3][3], d[3];
+        for (int j = 0; j < 4; j++) {
+            double side_x = m_at(v->vp, 3, j) - sx * m_at(v->vp, 0, j);
+            double side_y = m_at(v->vp, 3, j) - sy * m_at(v->vp, 1, j);
+            if (j < 3) {
+                r[0][j] = v->near_row[j];
+                r[1][j] = side_x;
+                r[2][j] = side_y;
+            } else {
+                d[0] = v->near_row[3];
+                d[1] = side_x;
+                d[2] = side_y;
+            }
+        }
+        if (!invert3(r, inv)) {
+            for (int a = 0; a < 3; a++) {
+                v->near_lo[a] = -INFINITY;
+                v->near_hi[a] = INFINITY;
+            }
+            return;
+        }
+        for (int a = 0; a < 3; a++) {
+            double p = -(inv[a][0] * d[0] + inv[a][1] * d[1] + inv[a][2] * d[2]);
+            v->near_lo[a] = fmin(v->near_lo[a], p);
+            v->near_hi[a] = fmax(v->near_hi[a], p);
+        }
+    }
+    double size = 0;
+    for (int a = 0; a < 3; a++)
+        size = fmax(size, v->near_hi[a] - v->near_lo[a]);
+    for (int a = 0; a < 3; a++) {
+        double pad = 1e-6 * (size + fabs(v->near_lo[a]) + fabs(v->near_hi[a])) + 1e-30;
+        v->near_lo[a] -= pad;
+        v->near_hi[a] += pad;
+    }
+}
+
+bool rvi_occ_near_cut(const rvi_occ_view *v, const double lo[3], const double hi[3])
+{
+    for (int a = 0; a < 3; a++)
+        if (!(lo[a] <= v->near_hi[a] && hi[a] >= v->near_lo[a]))
+            return false;
+    return true;
+}
+
 bool rvi_occ_view_init(rvi_occ_view *v, const double view_projection[16], rv_clip clip, uint32_t width,
                        uint32_t height)
 {
@@ -284,6 +340,7 @@ bool rvi_occ_view_init(rvi_occ_view *v, const double view_projection[16], rv_cli
     if (!locate_eye(v, clip, (const double (*)[3])ainv))
         return false;
     clip_plane(v);
+    near_box(v);
     return test_rows(v, width, height);
 }
 

@@ -455,13 +455,23 @@ static void test_orthographic_views_agree_with_the_reference(void **state)
                 assert_true(lib);
             else if (!ref_object_seen(&sc.rv, NULL, 0, &obj, &seed, 5))
                 continue; /* outside the view volume */
-            hidden += !seen;
-            culled_hidden += !seen && !lib;
+            /* The rate counts what the occluders wholly beyond the near plane hide (one the
+             * near plane cuts in view hides nothing: its inside shows there). */
+            ref_box beyond[8];
+            int n_beyond = 0;
+            for (int k = 0; k < sc.n_occ; k++)
+                if (!ref_crosses_near(&sc.rv, &sc.occ[k]))
+                    beyond[n_beyond++] = sc.occ[k];
+            bool hidden_beyond = !ref_object_seen(&sc.rv, beyond, n_beyond, &obj, &seed, 5);
+            hidden += hidden_beyond;
+            culled_hidden += hidden_beyond && !lib;
         }
         rv_occlusion_destroy(occ);
     }
     assert_true(hidden > 50);
-    assert_true(culled_hidden * 10 >= hidden * 6);
+    /* 65 % before solids cut by the near plane were left undrawn (they also covered texels
+     * at the edges of the others); 61 % over the 300 scenes now, 58 % over the light 30. */
+    assert_true(culled_hidden * 20 >= hidden * 11);
 }
 
 /* ---- the near plane ------------------------------------------------------------------- */
@@ -531,7 +541,9 @@ static void test_near_plane_occluders_are_clipped_and_near_objects_drawn(void **
     ref_view_init(&rv, vp, c.clip);
     uint64_t seed = 3;
 
-    /* A wall crossing the near plane: its far part still hides what is straight behind. */
+    /* A wall the near plane cuts across the whole view: the GPU clips its near face away and
+     * culls its back faces (the camera has walked into it), so it hides nothing; the same
+     * wall a little farther, wholly beyond the near plane, hides what is straight behind. */
     ref_box wall = { .min = { -5, -5, -0.7f }, .max = { 5, 5, -0.3f } };
     ref_box_init(&wall);
     rv_occlusion *occ = make_occlusion(256);
@@ -541,11 +553,21 @@ static void test_near_plane_occluders_are_clipped_and_near_objects_drawn(void **
     ref_box inside = { .min = { -0.2f, -0.2f, -0.65f }, .max = { 0.2f, 0.2f, -0.6f } };
     ref_box_init(&behind);
     ref_box_init(&inside);
-    assert_false(ref_object_seen(&rv, &wall, 1, &behind, &seed, 6));
-    assert_false(box_visible(occ, behind.min, behind.max, NULL));
-    assert_true(ref_object_seen(&rv, &wall, 1, &inside, &seed, 6));
+    assert_true(box_visible(occ, behind.min, behind.max, NULL));
     assert_true(box_visible(occ, inside.min, inside.max, NULL));
-    assert_int_equal(rv_occlusion_get_stats(occ).occluders_rasterized, 1);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.occluders_rasterized, 0);
+    assert_int_equal(st.skipped_near, 1);
+    assert_int_equal(st.occluders_skipped, 1);
+    rv_occlusion_destroy(occ);
+    ref_box farther = { .min = { -5, -5, -0.9f }, .max = { 5, 5, -0.55f } };
+    ref_box_init(&farther);
+    occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, farther.min, farther.max, NULL), RV_OK);
+    assert_false(ref_object_seen(&rv, &farther, 1, &behind, &seed, 6));
+    assert_false(box_visible(occ, behind.min, behind.max, NULL));
+    assert_int_equal(rv_occlusion_get_stats(occ).skipped_near, 0);
     rv_occlusion_destroy(occ);
 
     /* A wall wholly in front of the near plane is never drawn: it hides nothing. */
@@ -554,12 +576,13 @@ static void test_near_plane_occluders_are_clipped_and_near_objects_drawn(void **
     begin_camera(occ, &c);
     assert_int_equal(rv_occlusion_add_occluder(occ, ghost.min, ghost.max, NULL), RV_OK);
     assert_true(box_visible(occ, behind.min, behind.max, NULL));
-    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    st = rv_occlusion_get_stats(occ);
     assert_int_equal(st.skipped_offscreen, 1);
     assert_int_equal(st.occluders_rasterized, 0);
     rv_occlusion_destroy(occ);
 
-    /* The camera inside a box: what is inside is drawn; beyond its back face is hidden. */
+    /* The camera inside a box (a pillar a third-person camera has entered): from inside, a
+     * GPU culls every face of it, so it hides nothing, inside or beyond. */
     ref_box room = { .min = { -5, -5, -5 }, .max = { 5, 5, 5 } };
     ref_box_init(&room);
     occ = make_occlusion(256);
@@ -570,10 +593,16 @@ static void test_near_plane_occluders_are_clipped_and_near_objects_drawn(void **
     ref_box_init(&in_room);
     ref_box_init(&outside);
     assert_true(box_visible(occ, in_room.min, in_room.max, NULL));
-    assert_false(ref_object_seen(&rv, &room, 1, &outside, &seed, 6));
-    assert_false(box_visible(occ, outside.min, outside.max, NULL));
+    assert_true(box_visible(occ, outside.min, outside.max, NULL));
+    assert_int_equal(rv_occlusion_get_stats(occ).skipped_near, 1);
+    rv_occlusion_destroy(occ);
 
-    /* An object crossing the near plane is visible, even one wholly inside an occluder. */
+    /* An object crossing the near plane is visible, even one passing through an occluder
+     * that hides what lies behind it. */
+    occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, farther.min, farther.max, NULL), RV_OK);
+    assert_false(box_visible(occ, behind.min, behind.max, NULL));
     float pole_min[3] = { -0.1f, -0.1f, -20 }, pole_max[3] = { 0.1f, 0.1f, 1 };
     assert_true(box_visible(occ, pole_min, pole_max, NULL));
     float grazing_min[3] = { -0.1f, -0.1f, -0.6f }, grazing_max[3] = { 0.1f, 0.1f, -0.45f };

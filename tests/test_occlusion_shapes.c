@@ -510,11 +510,14 @@ static void test_each_shape_keeps_its_depth(void **state)
 
 /* ---- the near plane, conventions --------------------------------------------------------- */
 
-static void test_every_shape_crossing_the_near_plane_still_hides_what_is_behind(void **state)
+static void test_a_solid_the_near_plane_cuts_in_view_hides_nothing_a_surface_still_does(void **state)
 {
     (void)state;
     /* A slab turned 0.1 rad about y, its near face cutting the near plane's rectangle to
-     * the left of the centre: what is straight ahead lies behind it from 0.5 m. */
+     * the left of the centre: what is straight ahead lies behind it from 0.5 m. A GPU
+     * clipping the slab's near face there shows its inside (its back faces culled), so a
+     * solid of any form hides nothing that frame; the surface alone (an open mesh) is
+     * clipped as the GPU clips it and still hides what lies behind its part in view. */
     const float a = -0.1f, m[16] = { cosf(a), 0, -sinf(a), 0, 0, 1, 0, 0, sinf(a), 0, cosf(a), 0, 0, 0, 0, 1 };
     uint64_t seed = 77;
     for (int conv = 0; conv < 4; conv++) {
@@ -540,9 +543,12 @@ static void test_every_shape_crossing_the_near_plane_still_hides_what_is_behind(
             ref_box behind = flat_box(-0.5f, -0.5f, -20.5f, 0.5f, 0.5f, -19.5f);
             ref_box before = flat_box(0.25f, -0.05f, -1.05f, 0.35f, 0.05f, -0.95f);
             assert_false(ref_object_seen(&rv, &slab, 1, &behind, &seed, 6));
-            assert_false(box_visible(occ, behind.min, behind.max, NULL));
+            bool surface = form == FORM_SURFACE;
+            assert_int_equal(box_visible(occ, behind.min, behind.max, NULL), !surface);
             assert_true(box_visible(occ, before.min, before.max, NULL));
-            assert_int_equal(rv_occlusion_get_stats(occ).occluders_rasterized, 1);
+            rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+            assert_int_equal(st.occluders_rasterized, surface);
+            assert_int_equal(st.skipped_near, !surface);
             /* And nothing the reference sees is hidden, all around. */
             for (int i = 0; i < 400; i++) {
                 double centre[3] = { rvt_uniform(&seed, -6, 6), rvt_uniform(&seed, -3, 3), rvt_uniform(&seed, -15, 0) },
@@ -555,6 +561,63 @@ static void test_every_shape_crossing_the_near_plane_still_hides_what_is_behind(
             }
             rv_occlusion_destroy(occ);
         }
+    }
+}
+
+/* The eye inside an occluder (a third-person camera that has entered a pillar): a GPU culls
+ * every face of it from there, so no solid form hides anything, whatever the convention,
+ * and a closed mesh that is not convex (two pillars in one mesh, the eye in one) neither;
+ * a solid just ahead of the eye, wholly beyond the near plane, still hides. */
+static void test_a_solid_holding_the_eye_hides_nothing(void **state)
+{
+    (void)state;
+    for (int conv = 0; conv < 4; conv++) {
+        camera c = look(0, 0, 0, 0, 0, -1);
+        c.clip = ref_conventions[conv];
+        float vp[16];
+        camera_matrix(&c, vp);
+        ref_box behind = flat_box(-0.5f, -0.5f, -20.5f, 0.5f, 0.5f, -19.5f);
+        for (int form = 0; form < FORM_SURFACE; form++) {
+            for (int held = 0; held < 2; held++) {
+                /* held: the eye at the pillar's centre; else the pillar 1 m ahead. */
+                ref_box pillar = held ? flat_box(-0.6f, -0.6f, -0.6f, 0.6f, 0.6f, 0.6f)
+                                      : flat_box(-0.6f, -0.6f, -2.2f, 0.6f, 0.6f, -1);
+                float pos[8][3];
+                make_form(&pillar, form, pos);
+                rv_occlusion *occ = make_occlusion(256);
+                begin_camera(occ, &c);
+                assert_int_equal(add_shape(occ, &pillar), RV_OK);
+                bool vis = box_visible(occ, behind.min, behind.max, NULL);
+                rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+                if (vis != (held != 0) || st.skipped_near != (uint32_t)held)
+                    fail_msg("%s, convention %d, %s: visible %d, skipped_near %u", FORM_NAME[form], conv,
+                             held ? "eye inside" : "ahead", vis, st.skipped_near);
+                rv_occlusion_destroy(occ);
+            }
+        }
+        /* Two pillars in one closed mesh (not convex: drawn triangle by triangle). */
+        float two[16][3];
+        uint32_t idx[72];
+        for (int p = 0; p < 2; p++) {
+            float x0 = p ? 3.0f : -0.6f;
+            for (int k = 0; k < 8; k++) {
+                two[8 * p + k][0] = (k & 1) ? x0 + 1.2f : x0;
+                two[8 * p + k][1] = (k & 2) ? 0.6f : -0.6f;
+                two[8 * p + k][2] = (k & 4) ? 0.6f : -0.6f;
+            }
+            for (int i = 0; i < 36; i++)
+                idx[36 * p + i] = CUBE_INDICES[i] + 8 * (uint32_t)p;
+        }
+        rv_occluder_mesh mesh = { (const float (*)[3])two, 16, idx, 72, RV_OCCLUDER_CLOSED };
+        rv_occlusion *occ = make_occlusion(256);
+        begin_camera(occ, &c);
+        assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, NULL), RV_OK);
+        assert_true(box_visible(occ, behind.min, behind.max, NULL));
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        assert_int_equal(st.skipped_near, 1);
+        assert_int_equal(st.occluders_skipped, 1);
+        assert_int_equal(st.triangles_rasterized, 0);
+        rv_occlusion_destroy(occ);
     }
 }
 
@@ -774,7 +837,8 @@ int main(void)
         cmocka_unit_test(test_each_shape_against_the_reference),
         cmocka_unit_test(test_mixed_shapes_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_each_shape_keeps_its_depth),
-        cmocka_unit_test(test_every_shape_crossing_the_near_plane_still_hides_what_is_behind),
+        cmocka_unit_test(test_a_solid_the_near_plane_cuts_in_view_hides_nothing_a_surface_still_does),
+        cmocka_unit_test(test_a_solid_holding_the_eye_hides_nothing),
         cmocka_unit_test(test_every_shape_gives_the_same_verdicts_under_every_convention),
         cmocka_unit_test(test_triangle_stats_count_every_triangle_once),
         cmocka_unit_test(test_steady_frames_with_every_shape_allocate_nothing),

@@ -34,7 +34,10 @@ extern "C" {
  *    cover);
  *  - an object is hidden only when every texel its screen bounds touch holds a strictly
  *    nearer depth than the object's nearest point;
- *  - an occluder crossing the near plane is clipped against it; an object reaching before
+ *  - an occluder crossing the near plane is clipped against it, and a solid one (a box, a
+ *    convex solid, a closed mesh) that the near plane may cut where the view shows it, or
+ *    that holds the eye, hides nothing that frame: a GPU clips its near faces there and
+ *    culls its back faces, so its inside shows (skipped_near); an object reaching before
  *    the near plane is judged by its part in view (its box clipped to the near plane and
  *    the view's sides: a floor running from behind the camera to behind a wall is hidden;
  *    a box holding part of the near plane in view never is), and an orthographic one, or
@@ -111,11 +114,15 @@ typedef struct rv_occlusion_stats {
     uint32_t occluders_hidden;     /* found wholly behind nearer occluders at the freeze: not
                                       drawn, since drawing them could not change the buffer
                                       (a mesh: every triangle it would have drawn) */
-    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the four below) */
+    uint32_t occluders_skipped;    /* not drawn for any other reason (sum of the five below) */
     uint32_t skipped_small;        /* screen bounds under min_occluder_texels, or nothing to draw */
     uint32_t skipped_offscreen;    /* wholly outside the view or behind the near plane */
     uint32_t skipped_cap;          /* beyond max_occluders (the smallest on screen go first) */
     uint32_t skipped_degenerate;   /* projection too ill-conditioned to bound safely */
+    uint32_t skipped_near;         /* solids (boxes, convex solids, closed meshes) the near plane
+                                      cuts where the view shows it, or that hold the eye: their
+                                      inside would show there (a GPU culls back faces), so they
+                                      hide nothing that frame */
     uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */

@@ -707,7 +707,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rv_occlusion_stats st = rv_occlusion_get_stats(occ);
         FZ_ASSERT(st.culled <= st.tests, "more culled than tested");
         FZ_ASSERT(st.occluders_rasterized + st.occluders_hidden + st.occluders_skipped == st.occluders_submitted &&
-                      st.skipped_small + st.skipped_offscreen + st.skipped_cap + st.skipped_degenerate ==
+                      st.skipped_small + st.skipped_offscreen + st.skipped_cap + st.skipped_degenerate +
+                              st.skipped_near ==
                           st.occluders_skipped,
                   "occluder counts do not add up (%u + %u + %u != %u)", st.occluders_rasterized, st.occluders_hidden,
                   st.occluders_skipped, st.occluders_submitted);

@@ -237,9 +237,21 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
         return RV_ERR_NOT_FINITE;
     if (dt_ms < 0.0f)
         return RV_ERR_INVALID_ARG;
+    /* The state is the host's memory: one no update can have left is refused. */
+    rv_lod_selector s = *selector;
+    uint32_t known = SELECTOR_STARTED | SELECTOR_FADING;
+    if ((s.flags & ~known) || ((s.flags & SELECTOR_FADING) && !(s.flags & SELECTOR_STARTED)) ||
+        !isfinite(s.fade_ms) || s.fade_ms < 0.0f || s.level > RV_LOD_MAX_THRESHOLDS ||
+        s.from_level > RV_LOD_MAX_THRESHOLDS)
+        return RV_ERR_INVALID_ARG;
+    /* Levels this ladder does not have (the host gave the object another ladder): start
+     * over, as a node does when its ladder is replaced. */
+    if (s.level > ladder->count || s.from_level > ladder->count)
+        s.flags = 0;
     lod_candidates c = candidates_for(rvi_lod_biased_angle(center, radius, view, &config), ladder, &config);
-    selector_step(selector, c, dt_ms, config.crossfade_ms);
-    selector_output(selector, config.crossfade_ms, out);
+    selector_step(&s, c, dt_ms, config.crossfade_ms);
+    selector_output(&s, config.crossfade_ms, out);
+    *selector = s;
     return RV_OK;
 }
 

@@ -1063,6 +1063,52 @@ static void test_lod_calls_survive_every_allocation_failure(void **state)
     assert_int_equal(rvt_run_sweep(&desc), 1);
 }
 
+/* A host that gives an object another ladder between updates gets only levels that ladder
+ * has: the selection starts over (no fade from a level that does not exist), while a
+ * selector whose levels the new ladder has keeps fading as before; a selector no update can
+ * have left is refused and left as it was. */
+static void test_selector_answers_only_levels_of_the_ladder_it_is_given(void **state)
+{
+    (void)state;
+    const float four[4] = { 0.4f, 0.2f, 0.1f, 0.05f }, one[1] = { 0.4f };
+    rv_lod_ladder l4, l1;
+    assert_int_equal(rv_lod_ladder_make(four, 4, &l4), RV_OK);
+    assert_int_equal(rv_lod_ladder_make(one, 1, &l1), RV_OK);
+    rv_lod_view view = { .eye = { 0, 0, 0 } };
+    rv_lod_desc fade = { .crossfade_ms = 100.0f };
+    const float near[3] = { 0, 0, -4 }, mid[3] = { 0, 0, -12 };
+    rv_lod_selector s = {0};
+    rv_lod_selection sel;
+    /* 2 asin(1 / 12) = 0.167: level 2 of four (0.4, 0.2 not reached; 0.1 reached). */
+    assert_int_equal(rv_lod_selector_update(&s, &l4, &fade, &view, mid, 1.0f, 0, &sel), RV_OK);
+    assert_int_equal(sel.levels[0], 2);
+    /* Coming near starts a fade toward 0. */
+    assert_int_equal(rv_lod_selector_update(&s, &l4, &fade, &view, near, 1.0f, 16, &sel), RV_OK);
+    assert_int_equal(sel.count, 2);
+    /* The same object now on one threshold: 0.167 < 0.4, "nothing" (1), nothing else. */
+    for (int f = 0; f < 10; f++) {
+        assert_int_equal(rv_lod_selector_update(&s, &l1, &fade, &view, mid, 1.0f, 16, &sel), RV_OK);
+        for (uint32_t k = 0; k < sel.count; k++)
+            assert_true(sel.levels[k] <= l1.count);
+        assert_int_equal(sel.count, 1);
+        assert_int_equal(sel.levels[0], 1);
+    }
+    /* Back to four: level 1 of the short ladder exists there too, so it fades on from it. */
+    assert_int_equal(rv_lod_selector_update(&s, &l4, &fade, &view, mid, 1.0f, 16, &sel), RV_OK);
+    assert_int_equal(sel.count, 2);
+    assert_true(sel.levels[0] == 2 && sel.levels[1] == 1);
+    /* States no update leaves: refused, nothing written. */
+    const rv_lod_selector bad[4] = { { 2, 2, 0.0f, 0x80u | 1u }, { 2, 1, NAN, 3u }, { 1000000, 1000000, 0.0f, 1u },
+                                     { 2, 1, 5.0f, 2u } };
+    for (int i = 0; i < 4; i++) {
+        rv_lod_selector b = bad[i];
+        rv_lod_selection before = { { 7, 7 }, { 0.5f, 0.5f }, 2 }, got = before;
+        assert_int_equal(rv_lod_selector_update(&b, &l4, &fade, &view, mid, 1.0f, 16, &got), RV_ERR_INVALID_ARG);
+        assert_memory_equal(&b, &bad[i], sizeof b);
+        assert_memory_equal(&got, &before, sizeof got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1087,6 +1133,7 @@ int main(void)
         cmocka_unit_test(test_node_selection_fades_on_the_world_clock),
         cmocka_unit_test(test_node_selection_matches_a_host_selector_step_by_step),
         cmocka_unit_test(test_destroyed_node_drops_its_lod_state),
+        cmocka_unit_test(test_selector_answers_only_levels_of_the_ladder_it_is_given),
         cmocka_unit_test(test_steady_node_selection_allocates_nothing),
         cmocka_unit_test(test_lod_calls_survive_every_allocation_failure),
     };

@@ -124,10 +124,14 @@ RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod
  * at rv_node_lod_select, with time advanced by dt_ms (milliseconds since the previous update
  * of this selector, >= 0) instead of a world clock. The sphere and view as in
  * rv_lod_select_spheres; desc as rv_lod_desc (NULL = defaults). The first update of a zeroed
- * selector picks the level without hysteresis and without a fade.
+ * selector picks the level without hysteresis and without a fade; so does an update whose
+ * ladder lacks a level the selector shows (the host gave the object another ladder: the
+ * selection starts over, as a node's does on rv_node_set_lod_ladder), so every level
+ * answered exists on the ladder passed (0 .. ladder->count, the count being "nothing").
  * Errors (selector and *out unchanged): RV_ERR_INVALID_ARG (NULL, radius < 0, dt_ms < 0,
- * bad ladder/desc/view), RV_ERR_NOT_FINITE, RV_ERR_ORDER / RV_ERR_CAPACITY (a hand-filled
- * ladder). */
+ * bad ladder/desc/view, a selector no update can have left: unknown flag bits, a fade time
+ * NaN, infinite or negative, a level beyond RV_LOD_MAX_THRESHOLDS), RV_ERR_NOT_FINITE,
+ * RV_ERR_ORDER / RV_ERR_CAPACITY (a hand-filled ladder). */
 RV_API rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder *ladder,
                                         const rv_lod_desc *desc, const rv_lod_view *view,
                                         const float center[3], float radius, float dt_ms,

@@ -268,7 +268,10 @@ typedef struct rv_frame_view {
  * and the allocator. A frame call made from such a callback is refused with
  * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
  * a frame call from the delta observer of a render scene bound to the world while the host
- * drains it (rv_render_scene_apply outside a frame): its view would show half a tick. */
+ * drains it (rv_render_scene_apply outside a frame): its view would show half a tick.
+ * Other calls on the world from such a callback are not checked and must not be made:
+ * creating, moving or destroying nodes changes what the running call is walking, and
+ * rv_world_destroy frees the memory it is using. */
 
 /* Starts a frame: validates the view, drains the world's journal into its render scene,
  * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
@@ -289,8 +292,11 @@ typedef struct rv_frame_view {
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
  * neither matrix form given, a view whose forward axis has no length in float (a view
  * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the
- * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE (a matrix, eye
- * or time is NaN/Inf, or projection times view overflows float),
+ * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE, or a projection the occlusion
+ * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
+ * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE
+ * (a matrix, eye or time is NaN/Inf or beyond the float range the frame computes in, or
+ * projection times view overflows float),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it; or called from a callback a
  * frame call is running), RV_ERR_ORDER (time_ms went
  * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */

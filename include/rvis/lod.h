@@ -248,8 +248,8 @@ typedef struct rv_hlod_result {
     uint32_t regions_fading;     /* regions whose parent/children crossfade is running */
 } rv_hlod_result;
 
-/* Selects the HLOD cut under root (any node; regions below it are found through plain
- * nodes) for one view, advancing crossfades by dt_ms (milliseconds since the previous call
+/* Selects the HLOD cut under root (any live node, not RV_NODE_NONE: a world's roots are
+ * walked one call each; regions below it are found through plain nodes) for one view, advancing crossfades by dt_ms (milliseconds since the previous call
  * for this part of the tree, >= 0). Walks from root: a subtree whose world bounds frustum
  * rejects is skipped (frustum NULL: no culling), and a culled region is neither drawn nor
  * refined (it restarts unrefined when it comes back). A visible resident region refines
@@ -263,8 +263,9 @@ typedef struct rv_hlod_result {
  * fade at once. Several levels may fade at once; the weights along a path still sum to 1.
  * Reads world bounds as of the last rv_update_world. Steady calls allocate nothing
  * (storage grows to the world's node and region counts once).
- * Errors (state unchanged): RV_ERR_INVALID_ARG (NULL, bad view, dt_ms < 0),
- * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE (root), RV_ERR_OUT_OF_MEMORY. */
+ * Errors (state unchanged; in this order): RV_ERR_INVALID_ARG (world or out NULL),
+ * RV_ERR_STALE_HANDLE (root, RV_NODE_NONE included), RV_ERR_INVALID_ARG (bad view,
+ * dt_ms < 0), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
                                 const rv_frustum *frustum, float dt_ms, rv_hlod_result *out);
 

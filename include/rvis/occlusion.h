@@ -255,7 +255,9 @@ typedef struct rv_occluder_convex {
  * RV_OCCLUDER_CLOSED); a texel keeps the far side (the back-facing triangles' depth) or,
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
- * bit) fuse exactly; zero-area triangles (repeated indices, collinear corners) are
+ * bit) fuse exactly where a texel meets at most 32 of their outlines (a mesh tessellated
+ * far finer than the buffer, a 20 x 20 wall of 256 x 256 quads at width 256, covers
+ * nothing there and hides nothing: give occluders the detail the buffer can see); zero-area triangles (repeated indices, collinear corners) are
  * skipped and counted in triangles_degenerate. Triangles that share an edge, lie in one
  * plane and make a convex polygon on screen (a vertex on one of its sides included) are
  * drawn as one piece, up to six of them when consecutive (list a face's triangles

@@ -236,6 +236,17 @@ AVX2 static inline uint32_t block_links(const rvi_scene *sc, uint32_t first, uin
     return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
 }
 
+/* Grows the box lo[0..2], hi[0..2] by the spheres of the lanes in mask. */
+AVX2 static inline void grow_box8(__m256 lo[3], __m256 hi[3], __m256 x, __m256 y, __m256 z, __m256 r, __m256 mask)
+{
+    const __m256 inf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 c[3] = { x, y, z };
+    for (int a = 0; a < 3; a++) {
+        lo[a] = _mm256_min_ps(lo[a], _mm256_blendv_ps(inf, _mm256_sub_ps(c[a], r), mask));
+        hi[a] = _mm256_max_ps(hi[a], _mm256_blendv_ps(ninf, _mm256_add_ps(c[a], r), mask));
+    }
+}
+
 AVX2 static inline float hmin8(__m256 v)
 {
     __m128 h = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -286,8 +297,8 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
     const __m256i box_bit = _mm256_set1_epi32(p->test_boxes ? (int32_t)RVI_NODE_HAS_TEST_BOX : 0);
     const __m256 keep = p->record_culls ? zero : _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     const __m256 inf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
-    __m256 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
-    __m256 vlo_x = inf, vlo_y = inf, vlo_z = inf, vhi_x = ninf, vhi_y = ninf, vhi_z = ninf;
+    __m256 lo[3] = { inf, inf, inf }, hi[3] = { ninf, ninf, ninf }, k_min = inf, r_max = zero;
+    __m256 vlo[3] = { inf, inf, inf }, vhi[3] = { ninf, ninf, ninf }; /* the visit box */
     run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 8) {
         __m256i fl;
@@ -343,23 +354,12 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
         if (summarise) { /* the run's summary and box, over the valid lanes */
             __m256 in_run = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)lead), step));
             __m256 boxed_lane = _mm256_and_ps(in_run, plain);
-            lo_x = _mm256_min_ps(lo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), boxed_lane));
-            lo_y = _mm256_min_ps(lo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), boxed_lane));
-            lo_z = _mm256_min_ps(lo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), boxed_lane));
-            hi_x = _mm256_max_ps(hi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), boxed_lane));
-            hi_y = _mm256_max_ps(hi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), boxed_lane));
-            hi_z = _mm256_max_ps(hi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), boxed_lane));
+            grow_box8(lo, hi, x, y, z, r, boxed_lane);
             __m256 resting = _mm256_and_ps(_mm256_castsi256_ps(with_k), _mm256_cmp_ps(kv, zero, _CMP_GT_OQ));
             __m256 counted = _mm256_and_ps(boxed_lane, _mm256_and_ps(geometry, resting));
             k_min = _mm256_min_ps(k_min, _mm256_blendv_ps(inf, kv, counted));
             r_max = _mm256_max_ps(r_max, _mm256_blendv_ps(zero, r, counted));
-            __m256 visit = _mm256_and_ps(boxed_lane, _mm256_andnot_ps(resting, geometry));
-            vlo_x = _mm256_min_ps(vlo_x, _mm256_blendv_ps(inf, _mm256_sub_ps(x, r), visit));
-            vlo_y = _mm256_min_ps(vlo_y, _mm256_blendv_ps(inf, _mm256_sub_ps(y, r), visit));
-            vlo_z = _mm256_min_ps(vlo_z, _mm256_blendv_ps(inf, _mm256_sub_ps(z, r), visit));
-            vhi_x = _mm256_max_ps(vhi_x, _mm256_blendv_ps(ninf, _mm256_add_ps(x, r), visit));
-            vhi_y = _mm256_max_ps(vhi_y, _mm256_blendv_ps(ninf, _mm256_add_ps(y, r), visit));
-            vhi_z = _mm256_max_ps(vhi_z, _mm256_blendv_ps(ninf, _mm256_add_ps(z, r), visit));
+            grow_box8(vlo, vhi, x, y, z, r, _mm256_and_ps(boxed_lane, _mm256_andnot_ps(resting, geometry)));
             t.lod_bad |= (valid & ~plain_run) |
                          ((uint32_t)_mm256_movemask_ps(_mm256_andnot_ps(resting, geometry)) & plain_run);
         }
@@ -372,15 +372,16 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
             break;
     }
     if (!summarise) { /* nobody reads the summary: leave it empty */
-        const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+        const float none_lo[3] = { INFINITY, INFINITY, INFINITY }, none_hi[3] = { -INFINITY, -INFINITY, -INFINITY };
         t.lod_bad = 1;
-        tally_finish(&t, INFINITY, 0.0f, lo, hi, lo, hi, out);
+        tally_finish(&t, INFINITY, 0.0f, none_lo, none_hi, none_lo, none_hi, out);
         return;
     }
-    const float lo[3] = { hmin8(lo_x), hmin8(lo_y), hmin8(lo_z) }, hi[3] = { hmax8(hi_x), hmax8(hi_y), hmax8(hi_z) };
-    const float vlo[3] = { hmin8(vlo_x), hmin8(vlo_y), hmin8(vlo_z) };
-    const float vhi[3] = { hmax8(vhi_x), hmax8(vhi_y), hmax8(vhi_z) };
-    tally_finish(&t, hmin8(k_min), hmax8(r_max), lo, hi, vlo, vhi, out);
+    const float box_lo[3] = { hmin8(lo[0]), hmin8(lo[1]), hmin8(lo[2]) };
+    const float box_hi[3] = { hmax8(hi[0]), hmax8(hi[1]), hmax8(hi[2]) };
+    const float visit_lo[3] = { hmin8(vlo[0]), hmin8(vlo[1]), hmin8(vlo[2]) };
+    const float visit_hi[3] = { hmax8(vhi[0]), hmax8(vhi[1]), hmax8(vhi[2]) };
+    tally_finish(&t, hmin8(k_min), hmax8(r_max), box_lo, box_hi, visit_lo, visit_hi, out);
 }
 
 /* ---- AVX-512 ------------------------------------------------------------------------------- */
@@ -427,6 +428,17 @@ AVX512 static inline int planes16(const rv_frustum *fr, uint32_t in_mask, __m512
     return planes;
 }
 
+/* Grows the box lo[0..2], hi[0..2] by the spheres of the lanes in mask. */
+AVX512 static inline void grow_box16(__m512 lo[3], __m512 hi[3], __m512 x, __m512 y, __m512 z, __m512 r,
+                                     __mmask16 mask)
+{
+    const __m512 c[3] = { x, y, z };
+    for (int a = 0; a < 3; a++) {
+        lo[a] = _mm512_mask_min_ps(lo[a], mask, lo[a], _mm512_sub_ps(c[a], r));
+        hi[a] = _mm512_mask_max_ps(hi[a], mask, hi[a], _mm512_add_ps(c[a], r));
+    }
+}
+
 AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32_t first, uint32_t limit,
                               uint32_t special, rvi_walk_run *out)
 {
@@ -446,8 +458,8 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
     const __m512i box_bit = _mm512_set1_epi32(p->test_boxes ? (int32_t)RVI_NODE_HAS_TEST_BOX : 0);
     const __mmask16 keep = p->record_culls ? 0 : 0xFFFF;
     const __m512 inf = _mm512_set1_ps(INFINITY), ninf = _mm512_set1_ps(-INFINITY);
-    __m512 lo_x = inf, lo_y = inf, lo_z = inf, hi_x = ninf, hi_y = ninf, hi_z = ninf, k_min = inf, r_max = zero;
-    __m512 vlo_x = inf, vlo_y = inf, vlo_z = inf, vhi_x = ninf, vhi_y = ninf, vhi_z = ninf;
+    __m512 lo[3] = { inf, inf, inf }, hi[3] = { ninf, ninf, ninf }, k_min = inf, r_max = zero;
+    __m512 vlo[3] = { inf, inf, inf }, vhi[3] = { ninf, ninf, ninf }; /* the visit box */
     run_tally t = { 0 };
     for (uint32_t k = 0; k < limit; k += 16) {
         __mmask16 in_range = (__mmask16)(limit - k >= 16 ? 0xFFFF : (1u << (limit - k)) - 1u);
@@ -513,23 +525,12 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
         uint32_t valid = lead >= 16 ? 0xFFFFu : (1u << lead) - 1u;
         if (summarise) { /* the run's summary and box, over the valid lanes */
             __mmask16 boxed_lane = (__mmask16)(plain & valid);
-            lo_x = _mm512_mask_min_ps(lo_x, boxed_lane, lo_x, _mm512_sub_ps(x, r));
-            lo_y = _mm512_mask_min_ps(lo_y, boxed_lane, lo_y, _mm512_sub_ps(y, r));
-            lo_z = _mm512_mask_min_ps(lo_z, boxed_lane, lo_z, _mm512_sub_ps(z, r));
-            hi_x = _mm512_mask_max_ps(hi_x, boxed_lane, hi_x, _mm512_add_ps(x, r));
-            hi_y = _mm512_mask_max_ps(hi_y, boxed_lane, hi_y, _mm512_add_ps(y, r));
-            hi_z = _mm512_mask_max_ps(hi_z, boxed_lane, hi_z, _mm512_add_ps(z, r));
+            grow_box16(lo, hi, x, y, z, r, boxed_lane);
             __mmask16 resting = (__mmask16)(with_k & _mm512_cmp_ps_mask(kv, zero, _CMP_GT_OQ));
             __mmask16 counted = (__mmask16)(boxed_lane & geometry & resting);
             k_min = _mm512_mask_min_ps(k_min, counted, k_min, kv);
             r_max = _mm512_mask_max_ps(r_max, counted, r_max, r);
-            __mmask16 visit = (__mmask16)(boxed_lane & geometry & ~resting);
-            vlo_x = _mm512_mask_min_ps(vlo_x, visit, vlo_x, _mm512_sub_ps(x, r));
-            vlo_y = _mm512_mask_min_ps(vlo_y, visit, vlo_y, _mm512_sub_ps(y, r));
-            vlo_z = _mm512_mask_min_ps(vlo_z, visit, vlo_z, _mm512_sub_ps(z, r));
-            vhi_x = _mm512_mask_max_ps(vhi_x, visit, vhi_x, _mm512_add_ps(x, r));
-            vhi_y = _mm512_mask_max_ps(vhi_y, visit, vhi_y, _mm512_add_ps(y, r));
-            vhi_z = _mm512_mask_max_ps(vhi_z, visit, vhi_z, _mm512_add_ps(z, r));
+            grow_box16(vlo, vhi, x, y, z, r, (__mmask16)(boxed_lane & geometry & ~resting));
             t.lod_bad |= (valid & ~(uint32_t)plain) | ((uint32_t)(geometry & ~resting) & plain & valid);
         }
         tally_block(&t, k, lead, valid, done, out_m, plain, cut_m & geometry,
@@ -538,16 +539,17 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
             break;
     }
     if (!summarise) { /* nobody reads the summary: leave it empty */
-        const float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+        const float none_lo[3] = { INFINITY, INFINITY, INFINITY }, none_hi[3] = { -INFINITY, -INFINITY, -INFINITY };
         t.lod_bad = 1;
-        tally_finish(&t, INFINITY, 0.0f, lo, hi, lo, hi, out);
+        tally_finish(&t, INFINITY, 0.0f, none_lo, none_hi, none_lo, none_hi, out);
         return;
     }
-    const float lo[3] = { _mm512_reduce_min_ps(lo_x), _mm512_reduce_min_ps(lo_y), _mm512_reduce_min_ps(lo_z) };
-    const float hi[3] = { _mm512_reduce_max_ps(hi_x), _mm512_reduce_max_ps(hi_y), _mm512_reduce_max_ps(hi_z) };
-    const float vlo[3] = { _mm512_reduce_min_ps(vlo_x), _mm512_reduce_min_ps(vlo_y), _mm512_reduce_min_ps(vlo_z) };
-    const float vhi[3] = { _mm512_reduce_max_ps(vhi_x), _mm512_reduce_max_ps(vhi_y), _mm512_reduce_max_ps(vhi_z) };
-    tally_finish(&t, _mm512_reduce_min_ps(k_min), _mm512_reduce_max_ps(r_max), lo, hi, vlo, vhi, out);
+    const float box_lo[3] = { _mm512_reduce_min_ps(lo[0]), _mm512_reduce_min_ps(lo[1]), _mm512_reduce_min_ps(lo[2]) };
+    const float box_hi[3] = { _mm512_reduce_max_ps(hi[0]), _mm512_reduce_max_ps(hi[1]), _mm512_reduce_max_ps(hi[2]) };
+    const float visit_lo[3] = { _mm512_reduce_min_ps(vlo[0]), _mm512_reduce_min_ps(vlo[1]), _mm512_reduce_min_ps(vlo[2]) };
+    const float visit_hi[3] = { _mm512_reduce_max_ps(vhi[0]), _mm512_reduce_max_ps(vhi[1]), _mm512_reduce_max_ps(vhi[2]) };
+    tally_finish(&t, _mm512_reduce_min_ps(k_min), _mm512_reduce_max_ps(r_max), box_lo, box_hi, visit_lo, visit_hi,
+                 out);
 }
 #endif
 

@@ -2762,6 +2762,28 @@ static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* Both worlds (summaries kept by w[0]; w[1] keeps cull records, so none) through one
+ * frame: their views must be the same. */
+static void frame_pair(rv_world *w[2], const rvt_camera *c, int f, rv_frame_view v[2])
+{
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(rv_frame(w[k], &c->v, &v[k]), RV_OK);
+    if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
+        fail_msg("frame %d: the walk with summaries drew another list", f);
+}
+
+/* What the last frame's walk passed over by summaries in w, over every worker. */
+static rvi_walk_counts walk_counts(rv_world *w)
+{
+    const rvi_frame *fs = rvi_frame_find(w);
+    rvi_walk_counts sum = { 0 };
+    for (uint32_t k = 0; k < fs->worker_count; k++) {
+        sum.summarised += fs->workers[k].walk.summarised;
+        sum.summarised_visit += fs->workers[k].walk.summarised_visit;
+    }
+    return sum;
+}
+
 /* The walk drops whole subtrees and blocks of leaves whose every piece rests at LOD
  * "nothing" and stays there: what it draws is what a walk that looks at every node draws
  * (a world keeping cull records keeps no summaries), while the camera comes and goes, nodes
@@ -2811,13 +2833,9 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
                 (void)rvt_object(w[k], field[k], 1, 0.5f, -30, 0.87f);
         }
         rv_frame_view v[2];
-        for (int k = 0; k < 2; k++)
-            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
-        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
-            fail_msg("frame %d: the walk with summaries drew another list", f);
+        frame_pair(w, &c, f, v);
+        dropped += walk_counts(w[0]).summarised;
         const rvi_frame *fs = rvi_frame_find(w[0]);
-        for (uint32_t k = 0; k < fs->worker_count; k++)
-            dropped += fs->workers[k].walk.summarised;
         if (f == 75) {
             drawn_far = (int)v[0].opaque_count;
             const rvi_walk_summaries *s = &fs->summaries;
@@ -2863,13 +2881,8 @@ static void test_rows_past_the_far_plane_are_passed_over_by_their_boxes(void **s
         rvt_camera c;
         rvt_camera_make(&c, eye, target, 1.0f, 16.0 * f);
         rv_frame_view v[2];
-        for (int k = 0; k < 2; k++)
-            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
-        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
-            fail_msg("frame %d: the walk with summaries drew another list", f);
-        const rvi_frame *fs = rvi_frame_find(w[0]);
-        for (uint32_t k = 0; k < fs->worker_count; k++)
-            dropped += fs->workers[k].walk.summarised;
+        frame_pair(w, &c, f, v);
+        dropped += walk_counts(w[0]).summarised;
         if (f == 10)
             dropped_first = dropped;
         drawn_last = v[0].opaque_count;
@@ -2917,13 +2930,8 @@ static void test_groups_with_unselected_leaves_outside_the_view_are_passed_over(
         rvt_camera c;
         rvt_camera_make(&c, eye, target, 1.0f, 16.0 * f);
         rv_frame_view v[2];
-        for (int k = 0; k < 2; k++)
-            assert_int_equal(rv_frame(w[k], &c.v, &v[k]), RV_OK);
-        if (rv_frame_view_digest(&v[0]) != rv_frame_view_digest(&v[1]))
-            fail_msg("frame %d: the walk with summaries drew another list", f);
-        const rvi_frame *fs = rvi_frame_find(w[0]);
-        for (uint32_t k = 0; k < fs->worker_count; k++)
-            passed_over += fs->workers[k].walk.summarised_visit;
+        frame_pair(w, &c, f, v);
+        passed_over += walk_counts(w[0]).summarised_visit;
         drawn_max = v[0].opaque_count > drawn_max ? v[0].opaque_count : drawn_max;
     }
     assert_true(drawn_max > 50); /* the rows came near enough to be drawn */

@@ -1,6 +1,6 @@
-/* The hierarchy walk (cull.c), one for every caller: rv_visit_visible and
- * rv_collect_visible, the frame's main view (frame_walk.c, on the host's workers too) and
- * extra views (frame_views.c). What differs between them is passed as data: an
+/* The hierarchy walk (cull.c; its run kernels in cull_simd.c, its box tests in cull_box.c),
+ * one for every caller: rv_visit_visible and rv_collect_visible, the frame's main view
+ * (frame_walk.c, on the host's workers too) and extra views (frame_views.c). What differs between them is passed as data: an
  * rvi_walk_policy says which tests run and which nodes go to the caller's hooks. Spatial
  * grouping (group.c) shares this header.
  *
@@ -217,7 +217,7 @@ bool rvi_walk_test_box_outside(const rvi_walk_policy *p, uint32_t node);
 
 /* True when every sphere inside the box lo..hi (a summary's box, around its leaves'
  * spheres) is outside a plane of in_mask by rvi_outside_plane's float test: the summary is
- * then passed over as its sphere would be (see cull.c). */
+ * then passed over as its sphere would be (cull_box.c). */
 bool rvi_walk_box_outside(const rv_frustum *frustum, const float lo[3], const float hi[3], uint32_t in_mask);
 
 /* True when the size cutoff drops the node (see rvi_walk_policy.cutoff_sq). */

@@ -238,8 +238,10 @@ static bool test_rows(rvi_occ_view *v, uint32_t width, uint32_t height)
 
 /* The box around the near plane's part in view: its four corners, each where the near plane
  * meets two side planes (w = +-x, w = +-y), widened by a part in 1e6 of their size and
- * place. Infinite when a corner cannot be solved for (then every solid reaching behind the
- * near plane counts as cut by it). */
+ * place. Infinite when a corner cannot be solved for, or lies at w <= 0 (an oblique near
+ * plane, a mirror's or portal's, that does not cut all four edges of the view in front of
+ * the eye: its part in view then reaches out to the far plane): every solid reaching
+ * behind the near plane then counts as cut by it. */
 static void near_box(rvi_occ_view *v)
 {
     for (int a = 0; a < 3; a++) {
@@ -261,7 +263,13 @@ static void near_box(rvi_occ_view *v)
                 d[2] = side_y;
             }
         }
-        if (!invert3(r, inv)) {
+        double p[3];
+        bool placed = invert3(r, inv);
+        for (int a = 0; a < 3 && placed; a++)
+            p[a] = -(inv[a][0] * d[0] + inv[a][1] * d[1] + inv[a][2] * d[2]);
+        if (!placed || !(m_at(v->vp, 3, 0) * p[0] + m_at(v->vp, 3, 1) * p[1] + m_at(v->vp, 3, 2) * p[2] +
+                             m_at(v->vp, 3, 3) >
+                         0)) {
             for (int a = 0; a < 3; a++) {
                 v->near_lo[a] = -INFINITY;
                 v->near_hi[a] = INFINITY;
@@ -269,9 +277,8 @@ static void near_box(rvi_occ_view *v)
             return;
         }
         for (int a = 0; a < 3; a++) {
-            double p = -(inv[a][0] * d[0] + inv[a][1] * d[1] + inv[a][2] * d[2]);
-            v->near_lo[a] = fmin(v->near_lo[a], p);
-            v->near_hi[a] = fmax(v->near_hi[a], p);
+            v->near_lo[a] = fmin(v->near_lo[a], p[a]);
+            v->near_hi[a] = fmax(v->near_hi[a], p[a]);
         }
     }
     double size = 0;

@@ -621,6 +621,43 @@ static void test_a_solid_holding_the_eye_hides_nothing(void **state)
     }
 }
 
+/* An oblique near plane (Lengyel's, for a mirror's or a portal's view) cutting a solid in
+ * view where its part in view reaches out to the far plane: the solid hides nothing (the
+ * GPU clips its near faces there and culls its back faces); the same solid under the plain
+ * projection, wholly beyond its near plane, hides what lies behind it. */
+static void test_an_oblique_near_plane_cutting_a_solid_leaves_it_undrawn(void **state)
+{
+    (void)state;
+    for (int oblique = 0; oblique < 2; oblique++) {
+        double n = 0.1, f = 1000;
+        double P[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, (f + n) / (n - f), -1, 0, 0, 2 * f * n / (n - f), 0 };
+        if (oblique) { /* keep only y < -1 (view space): the eye lies on the clipped side */
+            const double C[4] = { 0, -1, 0, -1 };
+            double q[4] = { P[8] / P[0], (-1.0 + P[9]) / P[5], -1.0, (1.0 + P[10]) / P[14] };
+            double s = 2.0 / (C[0] * q[0] + C[1] * q[1] + C[2] * q[2] + C[3] * q[3]);
+            P[2] = C[0] * s;
+            P[6] = C[1] * s;
+            P[10] = C[2] * s + 1.0;
+            P[14] = C[3] * s;
+        }
+        float vp[16]; /* the view is the identity: the eye at the origin, looking down -z */
+        for (int i = 0; i < 16; i++)
+            vp[i] = (float)P[i];
+        rv_occlusion *occ = make_occlusion(256);
+        assert_int_equal(rv_occlusion_begin(occ, vp, (rv_clip){ 0 }, 1.0f), RV_OK);
+        const float lo[3] = { -3, -6, -40 }, hi[3] = { 3, 0.5f, -10 };
+        assert_int_equal(rv_occlusion_add_occluder(occ, lo, hi, NULL), RV_OK);
+        const float centre[3] = { 0, -4, -80 };
+        bool visible = false;
+        assert_int_equal(rv_occlusion_test_sphere(occ, centre, 0.3f, NULL, &visible), RV_OK);
+        rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+        assert_int_equal(visible, oblique);
+        assert_int_equal(st.skipped_near, oblique);
+        assert_int_equal(st.occluders_rasterized, !oblique);
+        rv_occlusion_destroy(occ);
+    }
+}
+
 static void test_every_shape_gives_the_same_verdicts_under_every_convention(void **state)
 {
     (void)state;
@@ -839,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_each_shape_keeps_its_depth),
         cmocka_unit_test(test_a_solid_the_near_plane_cuts_in_view_hides_nothing_a_surface_still_does),
         cmocka_unit_test(test_a_solid_holding_the_eye_hides_nothing),
+        cmocka_unit_test(test_an_oblique_near_plane_cutting_a_solid_leaves_it_undrawn),
         cmocka_unit_test(test_every_shape_gives_the_same_verdicts_under_every_convention),
         cmocka_unit_test(test_triangle_stats_count_every_triangle_once),
         cmocka_unit_test(test_steady_frames_with_every_shape_allocate_nothing),

@@ -266,7 +266,7 @@ typedef void (*rvi_frame_job)(void *context, rvi_frame_worker *w, uint32_t begin
  * RV_ERR_INVARIANT when the job system broke its contract (a worker out of range, items
  * missed or repeated: see rv_job_system); each pass also checks its own outputs.
  * RV_ERR_OUT_OF_MEMORY when the coverage marks could not grow to count. */
-rv_result rvi_frame_parallel(rvi_heap *heap, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
+rv_result rvi_frame_parallel(rv_world *world, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
                              uint32_t grain);
 /* The first error a worker met in the last pass (RV_OK: none). */
 rv_result rvi_frame_workers_error(const rvi_frame *f);

@@ -579,7 +579,7 @@ static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64
                        ((uint32_t)total[1] + OBJECT_CHUNK - 1) / OBJECT_CHUNK } };
     if (total[0] + total[1] == 0)
         return RV_OK;
-    RVI_TRY(rvi_frame_parallel(&world->heap, f, key_job, &l, p->chunks, 1));
+    RVI_TRY(rvi_frame_parallel(world, f, key_job, &l, p->chunks, 1));
     /* Each list sorted where its keys are, with the scratch's second halves beside them
      * for the passes. */
     uint64_t t0 = rvi_clock_now(world);
@@ -587,14 +587,14 @@ static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64
     l.sorted[0] = rvi_frame_sort_pairs(n0, l.keys, l.refs, l.keys + n, l.refs + n);
     l.sorted[1] = rvi_frame_sort_pairs(l.count[1], l.keys + n0, l.refs + n0, l.keys + n + n0, l.refs + n + n0);
     *sort_ns += rvi_clock_now(world) - t0;
-    return rvi_frame_parallel(&world->heap, f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
+    return rvi_frame_parallel(world, f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
 }
 
 /* LOD selection (hysteresis, crossfade) of every candidate. A node that stops resting at
  * "nothing" makes the walk's summaries over it stale: they are cleared. */
 static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
 {
-    RVI_TRY(rvi_frame_parallel(&world->heap, f, lod_job, p, p->chunks, 1));
+    RVI_TRY(rvi_frame_parallel(world, f, lod_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
     for (uint32_t k = 0; k < p->count; k++)
         if (p->lod[k].forget)
@@ -609,7 +609,7 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
 {
     if (p->count) /* no candidates: the scratch may never have been allocated (NULL) */
         memset(p->state, OBJECT_UNSET, p->count);
-    RVI_TRY(rvi_frame_parallel(&world->heap, f, occlusion_job, p, p->chunks, 1));
+    RVI_TRY(rvi_frame_parallel(world, f, occlusion_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
     for (uint32_t k = 0; k < p->count; k++) {
         if (p->state[k] == OBJECT_UNSET)

@@ -59,7 +59,7 @@ static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t e
     c->fn(c->context, w, begin, end);
 }
 
-rv_result rvi_frame_parallel(rvi_heap *heap, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
+rv_result rvi_frame_parallel(rv_world *world, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,
                              uint32_t grain)
 {
     if (count == 0)
@@ -71,13 +71,19 @@ rv_result rvi_frame_parallel(rvi_heap *heap, rvi_frame *f, rvi_frame_job fn, voi
     /* Coverage: the ranges run must add up to count AND mark every item. A count alone
      * misses a host that runs one item twice and skips another; marks alone miss a
      * repeat. Together: every item ran, count runs in all, so each ran exactly once. */
-    RVI_TRY(rvi_vec_reserve(heap, &f->item_marks, 1, count));
+    RVI_TRY(rvi_vec_reserve(&world->heap, &f->item_marks, 1, count));
     uint8_t *marks = f->item_marks.data;
     memset(marks, 0, count);
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         f->workers[k].items_run = 0;
     parallel_call c = { f, fn, context, count, marks };
+    /* The jobs read the scene's links while the host's code runs: a structural call it
+     * makes meanwhile is refused, as from a visit callback. */
+    rvi_scene *sc = &world->scene;
+    bool visiting = sc->visiting;
+    sc->visiting = true;
     f->jobs.parallel_for(f->jobs.user, run_range, &c, count, grain ? grain : 1);
+    sc->visiting = visiting;
     uint64_t run = 0;
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         run += f->workers[k].items_run;
@@ -341,7 +347,7 @@ static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
          * and each worker's chunks land far apart. Which worker walks what never changes
          * what is drawn. */
         uint32_t grain = count / (4u * f->jobs.max_workers);
-        RVI_TRY(rvi_frame_parallel(&world->heap, f, walk_job, &round, count, grain ? grain : 1));
+        RVI_TRY(rvi_frame_parallel(world, f, walk_job, &round, count, grain ? grain : 1));
         RVI_TRY(rvi_frame_workers_error(f));
         bool stack_full = false, yielded = false;
         for (uint32_t t = 0; t < count; t++)

@@ -331,6 +331,61 @@ static void test_a_job_system_that_breaks_its_contract_is_reported(void **state)
     }
 }
 
+/* A host whose parallel_for edits the world's hierarchy before running the jobs: every
+ * structural call is refused while the jobs may be reading the links, and the frames equal
+ * those of a world without a job system. */
+typedef struct meddler {
+    rv_world *world;
+    rv_node victim;
+    uint32_t calls, refused, accepted;
+} meddler;
+
+static void meddle(void *user, rv_job_fn job, void *context, uint32_t count, uint32_t grain)
+{
+    meddler *m = user;
+    m->calls++;
+    rv_node n = RV_NODE_NONE;
+    const rv_result tries[5] = { rv_node_create(m->world, RV_NODE_NONE, &n),
+                                 rv_node_destroy_subtree(m->world, m->victim), rv_node_detach(m->world, m->victim),
+                                 rv_update_world(m->world), rv_group_spatially(m->world, m->victim, NULL, 0, 0, NULL) };
+    for (int k = 0; k < 5; k++) {
+        m->refused += tries[k] == RV_ERR_BAD_STATE;
+        m->accepted += tries[k] == RV_OK;
+    }
+    for (uint32_t b = 0; b < count; b += grain)
+        job(context, 0, b, count - b > grain ? b + grain : count);
+}
+
+static void test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs(void **state)
+{
+    (void)state;
+    meddler m = { 0 };
+    rv_job_system js = { meddle, &m, 2 };
+    job_world served = { .seed = 11 }, plain = { .seed = 11 };
+    build(&served, &js, false);
+    build(&plain, NULL, false);
+    m.world = served.world;
+    check(rv_node_create(served.world, RV_NODE_NONE, &m.victim));
+    rv_node twin;
+    check(rv_node_create(plain.world, RV_NODE_NONE, &twin));
+    for (int frame = 0; frame < 8; frame++) {
+        float view[16], projection[16];
+        rv_view v;
+        view_at(frame, view, projection, &v);
+        rv_frame_view a, b;
+        check(rv_frame(served.world, &v, &a));
+        check(rv_frame(plain.world, &v, &b));
+        assert_int_equal(view_fingerprint(&a), view_fingerprint(&b));
+    }
+    assert_true(m.calls > 8);
+    assert_int_equal(m.accepted, 0);
+    assert_int_equal(m.refused, 5 * m.calls);
+    /* Outside the frame the same calls are taken again. */
+    check(rv_node_detach(served.world, m.victim));
+    rv_world_destroy(served.world);
+    rv_world_destroy(plain.world);
+}
+
 static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
 {
     (void)state;
@@ -352,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_views_equal_whatever_the_order_or_split_of_ranges),
         cmocka_unit_test(test_steady_frames_with_workers_allocate_nothing),
         cmocka_unit_test(test_a_job_system_that_breaks_its_contract_is_reported),
+        cmocka_unit_test(test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs),
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
     };
     return cmocka_run_group_tests(tests, make_reference, NULL);

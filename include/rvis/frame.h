@@ -201,7 +201,10 @@ typedef struct rv_frame_counts {
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
- * region and its children) with fade weights summing to 1. */
+ * region and its children) with fade weights summing to 1. A fade to or from the level past
+ * the ladder ("nothing") lists the node once, at its drawn level, with the weight that
+ * level has (below 1): the other side draws nothing. Draw such an item blended or
+ * dithered by fade, as the two items of any crossfade. */
 typedef struct rv_draw_item {
     rv_node node;
     uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise
@@ -269,6 +272,11 @@ typedef struct rv_frame_view {
  * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
  * a frame call from the delta observer of a render scene bound to the world while the host
  * drains it (rv_render_scene_apply outside a frame): its view would show half a tick.
+ * The host's parallel_for (rv_job_system) is host code too: while it runs, a frame call is
+ * refused with RV_ERR_BAD_STATE, and so are the structural calls a visit refuses
+ * (rv_node_create, rv_node_destroy_subtree, rv_node_destroy_reroot, rv_node_attach,
+ * rv_node_detach, rv_update_world, rv_group_spatially, registering projections); it should
+ * run the jobs it was given and nothing else of rvis's.
  * Other calls on the world from such a callback are not checked and must not be made:
  * creating, moving or destroying nodes changes what the running call is walking, and
  * rv_world_destroy frees the memory it is using. */

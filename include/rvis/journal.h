@@ -50,7 +50,9 @@ typedef enum rv_projection_class {
 
 /* Projection flag bits (channel flags). Other bits are RV_ERR_INVALID_ARG. */
 enum {
-    RV_PROJECTION_HIDDEN = 1u << 0,          /* never drawn (its node gets the hidden flag) */
+    RV_PROJECTION_HIDDEN = 1u << 0,          /* never drawn (its node gets the hidden flag), nor
+                                                is anything under its node: its equipped
+                                                children are pruned with it */
     RV_PROJECTION_TRANSLUCENT = 1u << 1,     /* the translucent index; drawn far to near */
     RV_PROJECTION_SELECTABLE = 1u << 2,      /* the selectable index (picking) */
     RV_PROJECTION_LIGHT_CANDIDATE = 1u << 3, /* the light-candidate index */

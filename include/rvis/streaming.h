@@ -41,7 +41,8 @@ typedef enum rv_page_state {
     RV_PAGE_REQUESTED,   /* queued for loading (or waiting out a failed load's backoff) */
     RV_PAGE_LOADING,     /* handed to the host by rv_residency_take_requests, not yet answered */
     RV_PAGE_RESIDENT,    /* placed; its bytes count against the budget */
-    RV_PAGE_EVICTED      /* evicted this frame (the host was told); absent from the next frame */
+    RV_PAGE_EVICTED      /* evicted this frame (the host was told); absent from the next frame.
+                            A page evicted with a reload in flight is RV_PAGE_LOADING instead */
 } rv_page_state;
 
 /* Page residency configuration (standalone, or the world's residency inside rv_world_desc). */
@@ -195,7 +196,10 @@ RV_API rv_result rv_residency_fail(rv_residency *residency, rv_page_key key);
  * stays resident, and is drawn, until the new one is placed; the request is flagged
  * RV_PAGE_REQUEST_REFRESH and is never dropped as stale. A page queued but not yet loading
  * needs nothing (it will load the new data); a page loading now is queued again once it is
- * placed. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND (the page is absent or evicted). */
+ * placed. A page whose reload is loading can still be evicted (rv_residency_take_evictions):
+ * the host frees the old copy and the page is RV_PAGE_LOADING; the reload, once placed,
+ * makes it resident again. Errors: RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND (the page is absent
+ * or evicted). */
 RV_API rv_result rv_residency_refresh(rv_residency *residency, rv_page_key key);
 
 /* Evicts least-recently-wanted resident pages (placing counts as wanted) until the
@@ -205,7 +209,9 @@ RV_API rv_result rv_residency_refresh(rv_residency *residency, rv_page_key key);
  * remain, the loads of pages in use take the budget past its limit rather than thrash
  * (over_budget once they land). Call it after the frame's updates and after
  * rv_residency_take_requests; call again while it fills out entirely. An evicted page's
- * queued refresh is cancelled. Intrusive LRU list: O(1) per page. Errors:
+ * queued refresh is cancelled; one already handed out stays in flight: the page goes from
+ * resident to RV_PAGE_LOADING (not RV_PAGE_EVICTED), the host frees the old copy now and
+ * places or fails the reload when it lands, which counts its whole size as a new page. Intrusive LRU list: O(1) per page. Errors:
  * RV_ERR_INVALID_ARG (residency or out_count NULL, out NULL with max > 0). */
 RV_API rv_result rv_residency_take_evictions(rv_residency *residency, rv_page_eviction *out, uint32_t max,
                                              uint32_t *out_count);

@@ -212,7 +212,8 @@ RV_API rv_result rv_residency_refresh(rv_residency *residency, rv_page_key key);
  * queued refresh is cancelled; one already handed out stays in flight: the page goes from
  * resident to RV_PAGE_LOADING (not RV_PAGE_EVICTED), the host frees the old copy now and
  * places or fails the reload when it lands, which counts its whole size as a new page.
- * Intrusive LRU list: O(1) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count NULL, out NULL with max > 0). */
+ * Intrusive LRU list: O(1) per page. Errors: RV_ERR_INVALID_ARG (residency or out_count
+ * NULL, out NULL with max > 0). */
 RV_API rv_result rv_residency_take_evictions(rv_residency *residency, rv_page_eviction *out, uint32_t max,
                                              uint32_t *out_count);
 

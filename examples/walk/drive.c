@@ -398,6 +398,8 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
     desc.occlusion.feed_max_height = opt->feed_height;
     desc.occlusion.feed_max_translation = opt->feed_max_translation;
     desc.record_culls = true;
+    if (opt->jobs)
+        desc.jobs = *opt->jobs;
     desc.clock_ns = clock_ns;
     desc.partition.request_reprocess = on_reprocess;
     desc.partition.user = d;

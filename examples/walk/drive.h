@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rv_job_system;
+
 /* What rvis decided for one object this frame. */
 typedef enum rvw_verdict {
     RVW_DRAWN = 0,             /* in the draw list */
@@ -82,6 +84,7 @@ typedef struct rvw_drive_options {
     uint32_t feed_width, feed_height; /* the largest depth feed; 0 = none accepted */
     float feed_max_translation;    /* world units the eye may move between a feed and its use;
                                       0 = rvis's default */
+    const struct rv_job_system *jobs; /* the host's job system (rv_world_desc.jobs); NULL: none */
 } rvw_drive_options;
 
 typedef struct rvw_drive rvw_drive;

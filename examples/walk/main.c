@@ -16,6 +16,7 @@
 #include "reference.h"
 #include "report.h"
 #include "view.h"
+#include "bench_jobs.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +28,9 @@
 #include <time.h>
 
 #define MAX_FALSE_CULL_LINES 20
+
+#define WALK_STR_(x) #x
+#define WALK_STR(x) WALK_STR_(x)
 
 typedef struct options {
     const char *map;
@@ -50,6 +54,7 @@ typedef struct options {
     bool feed_res_given;
     bool require_feed;          /* exit 1 unless the feed hid something and every cut's feed
                                    was ignored */
+    uint32_t workers;           /* a pthread job system of this many workers; 0 = none */
 } options;
 
 static const char usage[] =
@@ -74,6 +79,8 @@ static const char usage[] =
     "                          default 1; 2 also at pixel centres, with --cull-unsampled 1)\n"
     "  --cull-unsampled 0|1    rvis culls objects whose box holds no pixel centre of the\n"
     "                          viewport (rv_view.cull_unsampled; default 1)\n"
+    "  --workers N             hand rvis a job system of N workers (pthreads, the calling\n"
+    "                          thread one of them; default 0: none, rvis runs serially)\n"
     "  --require-all-stages    city: fail (exit 1) when a module counter stays 0\n"
     "  --pvs                   maps: after rvis, skip objects outside the compiler's PVS\n"
     "                          (as a Quake III engine would); the oracle still checks them\n"
@@ -111,7 +118,7 @@ enum {
     OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
     OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
     OPT_OCCLUSION_WIDTH, OPT_FINE_TESTS, OPT_REQUIRE_ALL_STAGES, OPT_PVS, OPT_SABOTAGE_OBJECT, OPT_DEPTH_FEED, OPT_FEED_RES,
-    OPT_REQUIRE_FEED, OPT_CULL_UNSAMPLED,
+    OPT_REQUIRE_FEED, OPT_CULL_UNSAMPLED, OPT_WORKERS,
 };
 
 static const struct option long_options[] = {
@@ -130,6 +137,7 @@ static const struct option long_options[] = {
     { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
     { "fine-tests", required_argument, NULL, OPT_FINE_TESTS },
     { "cull-unsampled", required_argument, NULL, OPT_CULL_UNSAMPLED },
+    { "workers", required_argument, NULL, OPT_WORKERS },
     { "require-all-stages", no_argument, NULL, OPT_REQUIRE_ALL_STAGES },
     { "pvs", no_argument, NULL, OPT_PVS },
     { "sabotage-object", required_argument, NULL, OPT_SABOTAGE_OBJECT },
@@ -220,6 +228,10 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_CULL_UNSAMPLED:
             if (!parse_u32(v, &o->cull_unsampled, 0) || o->cull_unsampled > 1)
                 return bad_input("--cull-unsampled wants 0 or 1, not '%s'", v);
+            break;
+        case OPT_WORKERS:
+            if (!parse_u32(v, &o->workers, 0) || o->workers > RV_MAX_WORKERS)
+                return bad_input("--workers wants an integer 0.." WALK_STR(RV_MAX_WORKERS) ", not '%s'", v);
             break;
         case OPT_FRAMES:
             if (!parse_u32(v, &o->frames, 1))
@@ -747,7 +759,19 @@ int main(int argc, char **argv)
         code = bad_input("%s", "--pvs needs a map (the city has no PVS)");
     }
     run.pvs_stage = opt.pvs;
+    run.workers = opt.workers;
     rvw_drive_options dopt = drive_options(&opt, &run);
+    rvb_jobs *pool = NULL;
+    rv_job_system jobs;
+    if (!code && opt.workers) {
+        if ((pool = rvb_jobs_create(opt.workers)) != NULL) {
+            jobs = rvb_jobs_system(pool);
+            dopt.jobs = &jobs;
+        } else {
+            fprintf(stderr, "rvis-walk: cannot start %u worker threads\n", opt.workers);
+            code = 2;
+        }
+    }
     if (code) {
         /* refused above */
     } else if (!rvw_run_init(&run, frames) || !walk_alloc(&w, &opt, &level)) {
@@ -798,6 +822,7 @@ int main(int argc, char **argv)
     if (!close_out(w.visibility, opt.dump_visibility, "the visibility dump"))
         code = 2;
     walk_free(&w);
+    rvb_jobs_destroy(pool);
     rvw_run_free(&run);
     rvw_level_free(&level);
     rvw_city_free(&city);

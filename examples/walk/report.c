@@ -304,6 +304,7 @@ void rvw_report_json(FILE *out, const rvw_run *run)
     feed_json(out, run);
     /* what the run was, so a reader can judge the figures */
     fprintf(out, ",\n  \"pvs_stage\": %s", run->pvs_stage ? "true" : "false");
+    fprintf(out, ",\n  \"workers\": %u", run->workers);
     fprintf(out, ",\n  \"triangles\": %u,\n  \"stages_joined\": ", run->triangles);
     rvw_json_string(out, run->stages);
     fprintf(out, ",\n  \"verify\": {\"width\": %u, \"height\": %u, \"every\": %u, \"frames\": %u, "

@@ -58,6 +58,7 @@ typedef struct rvw_feed_totals {
 typedef struct rvw_run {
     char scene[64];
     bool is_city;
+    uint32_t workers;              /* the host's job system handed to rvis: its workers (0: none) */
     uint32_t objects, occluders, triangles;
     uint32_t occluder_triangles;   /* maps: the occluder meshes' triangles */
     uint32_t oriented_boxes;       /* maps: objects tested by an oriented box (rvw_level_orient_boxes) */

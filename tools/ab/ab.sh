@@ -45,4 +45,5 @@ $CC $FLAGS -c -include "$T/prefix.h" -Drvb_crates=old_rvb_crates -Drvb_frame=old
     "$HERE/side_$SCENE.c" -o "$T/old.o"
 $CC $FLAGS "$HERE/main.c" "$T/new.o" "$T/old.o" $EXTRA_NEW $EXTRA_OLD "$ROOT/bench/bench_util.c" \
     "$ROOT/bench/bench_jobs.c" "$NEW/src/librvis.a" "$T/libold.a" $LIBS -lm -lpthread -o "$T/ab"
+[ -n "${AB_KEEP:-}" ] && cp "$T/ab" "$AB_KEEP"
 "$T/ab" "$@"

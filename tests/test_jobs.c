@@ -16,10 +16,12 @@
 
 #include "rvis.h"
 #include "core/hash.h"
+#include "occlusion.h"
 #include "support/rvt.h"
 #include "support/rvt_jobs.h"
 #include "support/rvt_scene.h"
 
+#include <cglm/cglm.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +33,17 @@ typedef struct job_world {
     rv_journal *journal;
     rv_node loose[LOOSE];
     uint64_t seed;
+    bool feed;               /* the world takes a depth feed (FEED_W x FEED_H) */
 } job_world;
+
+enum { FEED_W = 96, FEED_H = 54 };
+
+/* Wall k of the world (an occluder box). */
+static void wall_box(uint32_t k, float mn[3], float mx[3])
+{
+    mn[0] = -8 + 3.0f * (float)k, mn[1] = 0, mn[2] = -5.0f * (float)k;
+    mx[0] = -4 + 3.0f * (float)k, mx[1] = 6, mx[2] = 0.5f - 5.0f * (float)k;
+}
 
 static void check(rv_result r)
 {
@@ -45,6 +57,11 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
     desc.occlusion.width = 64;
     desc.record_culls = true;
     desc.partition.frustum_margin = 1.0f;
+    if (jw->feed) {
+        desc.occlusion.feed_max_width = FEED_W;
+        desc.occlusion.feed_max_height = FEED_H;
+        desc.occlusion.feed_max_translation = 4.0f; /* the camera moves 2.25 a frame */
+    }
     if (jobs)
         desc.jobs = *jobs;
     check(rv_world_create(&desc, &jw->world));
@@ -109,7 +126,8 @@ static void build(job_world *jw, const rv_job_system *jobs, bool churn)
     /* Walls. */
     for (uint32_t k = 0; k < 6; k++) {
         rv_node wall;
-        const float mn[3] = { -8 + 3.0f * (float)k, 0, -5.0f * (float)k }, mx[3] = { -4 + 3.0f * (float)k, 6, 0.5f - 5.0f * (float)k };
+        float mn[3], mx[3];
+        wall_box(k, mn, mx);
         check(rv_node_create(w, RV_NODE_NONE, &wall));
         check(rv_node_set_occluder_box(w, wall, mn, mx));
     }
@@ -386,6 +404,148 @@ static void test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs(void **
     rv_world_destroy(plain.world);
 }
 
+/* ---- a world with a depth feed -------------------------------------------------------------- */
+
+/* What a depth pre-pass of frame `frame`'s camera holds: the ground (y = 0) and the walls,
+ * ray-cast through each texel's centre (OpenGL clip, window depth, 1 where nothing is hit).
+ * vp receives the camera's view-projection. */
+static void render_feed(int frame, float *depth, float vp_out[16])
+{
+    float view[16], projection[16];
+    rv_view v;
+    view_at(frame, view, projection, &v);
+    mat4 p, vw, vp, inv;
+    memcpy(p, projection, sizeof p);
+    memcpy(vw, view, sizeof vw);
+    glm_mat4_mul(p, vw, vp);
+    glm_mat4_inv(vp, inv);
+    memcpy(vp_out, vp, 16 * sizeof(float));
+    for (int j = 0; j < FEED_H; j++)
+        for (int i = 0; i < FEED_W; i++) {
+            float x = -1.0f + (2.0f * (float)i + 1.0f) / FEED_W, y = 1.0f - (2.0f * (float)j + 1.0f) / FEED_H;
+            vec4 a = { x, y, -1, 1 }, b = { x, y, 1, 1 }, pa, pb;
+            glm_mat4_mulv(inv, a, pa);
+            glm_mat4_mulv(inv, b, pb);
+            double o[3], d[3], t_hit = INFINITY;
+            for (int k = 0; k < 3; k++) {
+                o[k] = (double)pa[k] / pa[3];
+                d[k] = (double)pb[k] / pb[3] - o[k];
+            }
+            if (d[1] != 0) {
+                double t = -o[1] / d[1];
+                if (t >= 0 && t <= 1)
+                    t_hit = t;
+            }
+            for (uint32_t k = 0; k < 6; k++) { /* slabs */
+                float mn[3], mx[3];
+                wall_box(k, mn, mx);
+                double t0 = 0, t1 = 1;
+                for (int c = 0; c < 3 && t0 <= t1; c++) {
+                    if (d[c] == 0) {
+                        if (o[c] < mn[c] || o[c] > mx[c])
+                            t0 = 2;
+                        continue;
+                    }
+                    double u = (mn[c] - o[c]) / d[c], w = (mx[c] - o[c]) / d[c];
+                    t0 = fmax(t0, fmin(u, w));
+                    t1 = fmin(t1, fmax(u, w));
+                }
+                if (t0 <= t1 && t0 < t_hit)
+                    t_hit = t0;
+            }
+            float z = 1.0f;
+            if (t_hit <= 1) {
+                vec4 hit = { (float)(o[0] + t_hit * d[0]), (float)(o[1] + t_hit * d[1]), (float)(o[2] + t_hit * d[2]), 1 },
+                     clip;
+                glm_mat4_mulv(vp, hit, clip);
+                z = fminf(1.0f, fmaxf(0.0f, 0.5f * clip[2] / clip[3] + 0.5f));
+            }
+            depth[j * FEED_W + i] = z;
+        }
+}
+
+typedef struct fed_run {
+    uint64_t prints[FRAMES];
+    uint64_t reprojected, hidden_by_feed, feeds_used;
+} fed_run;
+
+/* Drives the fed world: each frame takes the depth of the frame before (age 1). A frame's
+ * print adds the buffer's level-0 texels and the feed's counters to the view's. */
+static void drive_fed(const rv_job_system *jobs, fed_run *run)
+{
+    static float depth[FEED_W * FEED_H];
+    float feed_vp[16];
+    job_world jw = { .seed = 77, .feed = true };
+    build(&jw, jobs, false);
+    memset(run, 0, sizeof *run);
+    for (int frame = 0; frame < FRAMES; frame++) {
+        float view[16], projection[16];
+        rv_view v;
+        view_at(frame, view, projection, &v);
+        check(rv_frame_begin(jw.world, &v));
+        if (frame > 0) {
+            rv_depth_feed feed = { .texels = depth, .width = FEED_W, .height = FEED_H,
+                                   .format = RV_DEPTH_FLOAT32, .view_projection = feed_vp, .age = 1 };
+            check(rv_frame_feed_depth(jw.world, &feed));
+        }
+        check(rv_frame_cull(jw.world));
+        rv_frame_view out;
+        check(rv_frame_end(jw.world, &out));
+        const rv_occlusion *occ = rv_world_occlusion(jw.world);
+        rv_occlusion_feed_stats st = rv_occlusion_get_feed_stats(occ);
+        uint64_t h = view_fingerprint(&out);
+        h = rvi_hash_bytes(h, occ->texels, (size_t)occ->width * occ->height * sizeof(float));
+        h = rvi_hash_bytes(h, &st, sizeof st);
+        run->prints[frame] = h;
+        run->reprojected += st.texels_reprojected;
+        run->hidden_by_feed += st.objects_hidden_by_feed;
+        run->feeds_used += st.feeds_used;
+        render_feed(frame, depth, feed_vp);
+    }
+    rv_world_destroy(jw.world);
+}
+
+static void expect_fed(const fed_run *got, const fed_run *want, const char *what)
+{
+    for (int f = 0; f < FRAMES; f++)
+        if (got->prints[f] != want->prints[f])
+            fail_msg("%s: frame %d (buffer, feed counters or view) differs from the frame without a job system", what,
+                     f);
+}
+
+/* With a depth feed the buffer, the feed's counters (objects hidden by the feed alone are
+ * counted by the workers' tests) and the view are those of the world without a job system,
+ * whatever the worker count or the host's order. */
+static void test_the_feed_is_the_same_on_any_workers(void **state)
+{
+    (void)state;
+    static fed_run want, got;
+    drive_fed(NULL, &want);
+    /* Not vacuous: the feed is used, proves texels and hides objects the walls alone do not. */
+    assert_true(want.feeds_used > FRAMES / 2);
+    assert_true(want.reprojected > 0);
+    assert_true(want.hidden_by_feed > 0);
+    const uint32_t counts[3] = { 1, 2, 8 };
+    for (int k = 0; k < 3; k++) {
+        rvt_pool *pool = rvt_pool_create(counts[k]);
+        assert_non_null(pool);
+        rv_job_system js = rvt_pool_jobs(pool);
+        drive_fed(&js, &got);
+        char what[32];
+        snprintf(what, sizeof what, "%u workers", counts[k]);
+        expect_fed(&got, &want, what);
+        rvt_pool_destroy(pool);
+    }
+    const rvt_host_order orders[2] = { RVT_HOST_REVERSE, RVT_HOST_SINGLES };
+    for (int k = 0; k < 2; k++) {
+        rvt_host host = { .order = orders[k], .max_workers = 3, .seed = 21 + (uint64_t)k };
+        rv_job_system js = rvt_host_jobs(&host);
+        drive_fed(&js, &got);
+        expect_fed(&got, &want, k == 0 ? "ranges in reverse order" : "ranges of one item, shuffled");
+        rvt_host_free(&host);
+    }
+}
+
 static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
 {
     (void)state;
@@ -409,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_a_job_system_that_breaks_its_contract_is_reported),
         cmocka_unit_test(test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs),
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
+        cmocka_unit_test(test_the_feed_is_the_same_on_any_workers),
     };
     return cmocka_run_group_tests(tests, make_reference, NULL);
 }

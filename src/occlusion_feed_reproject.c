@@ -446,9 +446,9 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
     return any;
 }
 
-/* The blocks' recursion, in a plain build and (where the buffer picks it) an AVX2 build of
- * the same source: the same operations in the same order (no contraction), so the same
- * bits, in fewer instructions. */
+/* The blocks' recursion, in a plain build and (where the buffer picks it) AVX2 and AVX-512
+ * builds of the same source: the same operations in the same order (no contraction), so
+ * the same bits, in fewer instructions. */
 static bool block_generic(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
                           double range[2], bool have_guess)
 {
@@ -537,11 +537,29 @@ RVI_TARGET_AVX2 static uint32_t reproject_avx2(const rvi_feed_warp *wp, const rv
 {
     return reproject(wp, fd, dest, scratch, block_avx2);
 }
+
+/* For AVX-512 CPUs (fd->avx512): no wider arithmetic, but 32 vector registers, so fewer of
+ * the recursion's live doubles go through the stack. FMA stays off (a contraction would
+ * change the bits). */
+#define RVI_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
+RVI_TARGET_AVX512 static bool block_avx512(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
+                                           const warp_ray *const r[4], double range[2], bool have_guess)
+{
+    return block(run, x0, y0, x1, y1, r, range, have_guess, block_avx512);
+}
+
+RVI_TARGET_AVX512 static uint32_t reproject_avx512(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest,
+                                                   double *scratch)
+{
+    return reproject(wp, fd, dest, scratch, block_avx512);
+}
 #endif
 
 uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch, bool wide)
 {
 #if RVI_OCC_X86_WIDE
+    if (wide && fd->avx512)
+        return reproject_avx512(wp, fd, dest, scratch);
     if (wide)
         return reproject_avx2(wp, fd, dest, scratch);
 #endif

@@ -1364,19 +1364,28 @@ static void test_portable_and_wide_builds_agree_exactly(void **state)
     for (int t = 0; t < RVT_HEAVY(60, 12); t++) {
         fscene sc;
         random_fscene(&seed, &sc, FEED_CAP);
+        /* a: the widest build this CPU runs (AVX-512 where it has it); c: AVX2; b: portable */
         rv_occlusion *a = feed_buffer(128, FEED_CAP, FEED_CAP, NULL), *b = feed_buffer(128, FEED_CAP, FEED_CAP, NULL);
+        rv_occlusion *c = feed_buffer(128, FEED_CAP, FEED_CAP, NULL);
         b->wide = false;
+        c->feed->avx512 = false;
         rv_depth_format f = (rv_depth_format)(t % RV_DEPTH_FORMAT_COUNT_);
-        uint64_t s2 = seed;
+        uint64_t s2 = seed, s3 = seed;
         feed_scene(a, &sc, f, false, &seed, &img, depth);
         feed_scene(b, &sc, f, false, &s2, &img, depth);
+        feed_scene(c, &sc, f, false, &s3, &img, depth);
         assert_int_equal(rv_occlusion_freeze(a), RV_OK);
         assert_int_equal(rv_occlusion_freeze(b), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(c), RV_OK);
         assert_memory_equal(a->texels, b->texels, (size_t)a->width * a->height * sizeof(float));
-        rv_occlusion_feed_stats sa = rv_occlusion_get_feed_stats(a), sb = rv_occlusion_get_feed_stats(b);
+        assert_memory_equal(c->texels, b->texels, (size_t)a->width * a->height * sizeof(float));
+        rv_occlusion_feed_stats sa = rv_occlusion_get_feed_stats(a), sb = rv_occlusion_get_feed_stats(b),
+                                sc3 = rv_occlusion_get_feed_stats(c);
         assert_memory_equal(&sa, &sb, sizeof sa);
+        assert_memory_equal(&sc3, &sb, sizeof sb);
         rv_occlusion_destroy(a);
         rv_occlusion_destroy(b);
+        rv_occlusion_destroy(c);
     }
 }
 

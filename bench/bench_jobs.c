@@ -27,7 +27,9 @@ struct rvb_jobs {
     /* The current call: written by the caller before it publishes the call's number. */
     rv_job_fn job;
     void *context;
-    uint32_t count, grain;
+    /* Read before a claim succeeds, also by a helper still looking at the previous call:
+     * atomic, and written only after the claim word has left that call (see parallel_for). */
+    atomic_uint count, grain;
     atomic_uint_fast64_t claim; /* call << 32 | next item */
     atomic_uint done;           /* items done in the current call */
     atomic_uint calls;          /* number of the current call */
@@ -45,13 +47,13 @@ static inline void pause_briefly(void)
 static void run_ranges(rvb_jobs *p, uint32_t call, uint32_t worker)
 {
     for (;;) {
-        uint_fast64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
-        uint32_t begin = (uint32_t)c;
-        if ((uint32_t)(c >> 32) != call || begin >= p->count)
+        uint_fast64_t c = atomic_load(&p->claim);
+        uint32_t begin = (uint32_t)c, count = atomic_load(&p->count), grain = atomic_load(&p->grain);
+        if ((uint32_t)(c >> 32) != call || begin >= count)
             return;
-        uint32_t end = p->count - begin > p->grain ? begin + p->grain : p->count;
+        uint32_t end = count - begin > grain ? begin + grain : count;
         uint_fast64_t want = ((uint_fast64_t)call << 32) | end;
-        if (!atomic_compare_exchange_weak_explicit(&p->claim, &c, want, memory_order_acq_rel, memory_order_acquire))
+        if (!atomic_compare_exchange_weak(&p->claim, &c, want))
             continue;
         p->job(p->context, worker, begin, end);
         atomic_fetch_add_explicit(&p->done, end - begin, memory_order_release);
@@ -93,10 +95,14 @@ static void parallel_for(void *user, rv_job_fn job, void *context, uint32_t coun
         return;
     }
     uint32_t call = atomic_load_explicit(&p->calls, memory_order_relaxed) + 1;
+    /* First take the claim word off the previous call (no item left in it whatever the
+     * count): a helper that read it before and then reads the new count fails its claim,
+     * instead of taking items of the new call under the old call's number. */
+    atomic_store(&p->claim, ((uint_fast64_t)(call - 1) << 32) | UINT32_MAX);
     p->job = job;
     p->context = context;
-    p->count = count;
-    p->grain = grain;
+    atomic_store(&p->count, count);
+    atomic_store(&p->grain, grain);
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
     atomic_store_explicit(&p->claim, (uint_fast64_t)call << 32, memory_order_release);
     atomic_store_explicit(&p->calls, call, memory_order_release);

@@ -539,8 +539,8 @@ RVI_TARGET_AVX2 static uint32_t reproject_avx2(const rvi_feed_warp *wp, const rv
 }
 
 /* For AVX-512 CPUs (fd->avx512): no wider arithmetic, but 32 vector registers, so fewer of
- * the recursion's live doubles go through the stack. FMA stays off (a contraction would
- * change the bits). */
+ * the recursion's live doubles go through the stack. Nothing is contracted into an FMA (the
+ * build's -ffp-contract=off): that would change the bits. */
 #define RVI_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
 RVI_TARGET_AVX512 static bool block_avx512(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
                                            const warp_ray *const r[4], double range[2], bool have_guess)

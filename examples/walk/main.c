@@ -108,7 +108,8 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > UINT32_MAX || v < min)
+    /* strtoul would take leading blanks, a sign and "-0": digits only */
+    if (!(s[0] >= '0' && s[0] <= '9') || errno || end == s || *end || v > UINT32_MAX || v < min)
         return false;
     *out = (uint32_t)v;
     return true;

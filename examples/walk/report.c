@@ -391,9 +391,11 @@ void rvw_report_human(FILE *out, const rvw_run *run)
             run->pvs_stage ? "; then the host skips objects outside the PVS (--pvs)" : "");
     fprintf(out, "  drawn %.1f of %u objects per frame on average; %.1f passed the frustum\n",
             (double)run->drawn_sum / frames, run->objects, (double)run->frustum_visible_sum / frames);
-    fprintf(out, "  frame time p50 %.1f us, p95 %.1f us, p99 %.1f us\n",
-            rvw_percentile(run->frame_us, run->frames, 50), rvw_percentile(run->frame_us, run->frames, 95),
-            rvw_percentile(run->frame_us, run->frames, 99));
+    fprintf(out, "  frame time p50 %.1f us, p95 %.1f us, p99 %.1f us", rvw_percentile(run->frame_us, run->frames, 50),
+            rvw_percentile(run->frame_us, run->frames, 95), rvw_percentile(run->frame_us, run->frames, 99));
+    if (run->workers)
+        fprintf(out, " (a job system of %u workers)", run->workers);
+    fputc('\n', out);
     feed_human(out, run);
     if (run->verified && run->verified_frames) {
         uint32_t nv = run->verified_frames < run->frame_capacity ? run->verified_frames : run->frame_capacity;

@@ -174,7 +174,8 @@ bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_
  * nearness, rounded farther, or -FLT_MAX), in blocks of fd->block texels a side, each
  * split down to fd->min_block when it cannot be proven. scratch holds
  * rvi_feed_scratch_doubles(dst_w) doubles (enough for any block size); wide: the AVX2
- * build, AVX-512 where fd->avx512 (the same result). Returns the number of texels given a depth. */
+ * build, AVX-512 where fd->avx512 (the same result). Returns the number of texels given a
+ * depth. */
 uint32_t rvi_feed_reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch, bool wide);
 size_t rvi_feed_scratch_doubles(uint32_t dst_w);
 

@@ -3,8 +3,8 @@
  * target_clones). For plain C loops written for the compiler to vectorise: with SSE2's
  * two-operand forms and 4 lanes they are often compute bound, and the AVX2 clone runs
  * them about twice as fast. Both give the same results: the same operations in the same
- * order, and the build contracts nothing into fused multiply-adds (-ffp-contract=off). Define
- * RVIS_NO_MULTIVERSION to build one version. */
+ * order, and the build contracts nothing into fused multiply-adds (-ffp-contract=off).
+ * Define RVIS_NO_MULTIVERSION to build one version. */
 #ifndef RVI_CLONES_H
 #define RVI_CLONES_H
 

@@ -162,6 +162,10 @@ static int parse_args(int argc, char **argv, options *o)
     int c;
     while ((c = getopt_long(argc, argv, "+:h", long_options, NULL)) != -1) {
         const char *v = optarg;
+        /* A value that is the next option ("--map --quiet") is a value left out. */
+        if (v && v[0] == '-' && v[1] == '-')
+            return bad_input("%s needs a value, not an option (see --help)",
+                             optind >= 2 && argv[optind - 1] == v ? argv[optind - 2] : argv[optind - 1]);
         switch (c) {
         case 'h':
             fputs(usage, stdout);
@@ -248,6 +252,8 @@ static int parse_args(int argc, char **argv, options *o)
         return bad_input("unexpected argument '%s' (see --help)", argv[optind]);
     if ((o->feed_res_given || o->require_feed) && !o->depth_feed)
         return bad_input("%s", "--feed-res and --require-feed need --depth-feed");
+    if ((o->max_draw_ratio > 0 || o->sabotage_object >= 0) && !o->verify)
+        return bad_input("%s", "--max-draw-ratio and --sabotage-object need --verify (nothing checks them without it)");
     if (o->images && !rvw_have_images())
         return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
     return 0;

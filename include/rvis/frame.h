@@ -378,9 +378,13 @@ RV_API rv_result rv_frame_cull(rv_world *world);
 RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
 
 /* Abandons an open frame: nothing is published and its arena is recycled (any view that
- * lived in it was already invalid). The last published view stays valid. RV_OK also when no
- * frame is open. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_BAD_STATE (called from a
- * callback a frame call is running, e.g. request_reprocess: see rv_frame_begin). */
+ * lived in it was already invalid). The last published view stays valid. What
+ * rv_frame_begin did stays done: the journal drained into the render scene, world
+ * transforms updated, the LOD and residency clocks advanced to the view's time_ms (so
+ * the next frame's time_ms may not be earlier: RV_ERR_ORDER), the partition gate's frame
+ * closed. RV_OK also when no frame is open. Errors: RV_ERR_INVALID_ARG (world NULL),
+ * RV_ERR_BAD_STATE (called from a callback a frame call is running, e.g. request_reprocess:
+ * see rv_frame_begin). */
 RV_API rv_result rv_frame_abort(rv_world *world);
 
 /* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is

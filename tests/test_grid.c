@@ -8,6 +8,7 @@
 #include "rvis.h"
 #include "support/rvt.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,8 @@ static void test_create_refuses_each_bad_field_and_makes_nothing(void **state)
         { desc_of(1, NAN, 0, 10, 8, 8, 0), RV_ERR_NOT_FINITE },
         { desc_of(1, 0, -INFINITY, 10, 8, 8, 0), RV_ERR_NOT_FINITE },
         { desc_of(1, 3e38f, 0, 1e37f, 1000, 1, 0), RV_ERR_NOT_FINITE }, /* far corner overflows */
+        { desc_of(1, FLT_MAX, 0, 10, 100, 100, 0), RV_ERR_INVALID_ARG }, /* cells below float's spacing */
+        { desc_of(1, 0, 3.3e7f, 1, 8, 8, 0), RV_ERR_INVALID_ARG },      /* spacing 2 from 2^24 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         g = sentinel;
@@ -89,6 +92,15 @@ static void test_create_refuses_each_bad_field_and_makes_nothing(void **state)
     bad_eye.eye_radius = NAN;
     assert_int_equal(rv_grid_create(&bad_eye, &g), RV_ERR_NOT_FINITE);
     assert_ptr_equal(g, sentinel);
+
+    /* Cells exactly as wide as float's spacing there still have bounds of their own. */
+    rv_grid_desc coarse = desc_of(1, 8388608.0f, 0, 1, 8, 8, 0); /* 2^23: spacing 1 */
+    g = make_grid(coarse);
+    float lo0[2], hi0[2], lo1[2], hi1[2];
+    assert_int_equal(rv_grid_bounds_of(g, 6, 0, lo0, hi0), RV_OK);
+    assert_int_equal(rv_grid_bounds_of(g, 7, 0, lo1, hi1), RV_OK);
+    assert_true(lo0[0] < lo1[0] && hi0[0] <= lo1[0]);
+    rv_grid_destroy(g);
 
     /* The largest grid that fits: 2^32 - 1 cells. */
     rv_grid_desc biggest = desc_of(1, 0, 0, 1, 65535, 65537, 0);

@@ -277,9 +277,10 @@ typedef struct rv_grid rv_grid;
 
 /* Creates a grid. *out receives it, owned by the caller until rv_grid_destroy; creation is
  * its only allocation. Errors: RV_ERR_INVALID_ARG (desc or out NULL, cell_size <= 0, a count
- * of 0, lead < 0), RV_ERR_NOT_FINITE (a NaN/Inf field, or a far corner that overflows
- * float), RV_ERR_CAPACITY (count_x * count_z above 2^32 - 1), RV_ERR_OUT_OF_MEMORY. Nothing is
- * made on error. */
+ * of 0, lead < 0, or cells narrower than float's spacing at the grid's largest coordinate:
+ * neighbouring cells would share their bounds), RV_ERR_NOT_FINITE (a NaN/Inf field, or a far
+ * corner that overflows float), RV_ERR_CAPACITY (count_x * count_z above 2^32 - 1),
+ * RV_ERR_OUT_OF_MEMORY. Nothing is made on error. */
 RV_API rv_result rv_grid_create(const rv_grid_desc *desc, rv_grid **out);
 
 /* Destroys a grid (its pages in a residency are untouched). NULL is ignored. */

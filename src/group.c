@@ -8,7 +8,7 @@
 
 #define NONE RVI_INDEX_NONE
 
-enum { DEFAULT_LEAF_SIZE = 8, RANGE_STACK = 80 };
+enum { DEFAULT_LEAF_SIZE = 32, RANGE_STACK = 80 };
 
 /* Groups a median split of n items creates below the top (the parent is the top). */
 static uint64_t count_groups(uint32_t n, uint32_t leaf)

@@ -67,7 +67,7 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * children: count distinct handles, each a direct child of parent; NULL selects every
  * current child of parent (count is then ignored). Groups are identity nodes without
  * geometry, so no child's world matrix changes; the children keep their relative order
- * within a group. leaf_size: 0 = default 8; otherwise >= 2. Nothing happens when there are
+ * within a group. leaf_size: 0 = default 32; otherwise >= 2. Nothing happens when there are
  * at most leaf_size children. *out_groups (optional) receives the number of groups created.
  * Call rv_update_world before: the split reads the children's world spheres as of the last
  * update. The groups' world spheres are computed by the call itself, so the result culls

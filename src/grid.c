@@ -39,8 +39,8 @@ static rv_result resolve_desc(const rv_grid_desc *in, rv_grid_desc *out)
     double far_z = (double)d.origin[1] + (double)d.count_z * d.cell_size;
     if (fabs(far_x) > FLT_MAX || fabs(far_z) > FLT_MAX)
         return RV_ERR_NOT_FINITE;
-    /* Cells wider than float's spacing at the grid's largest coordinate, or neighbouring
-     * cells would share their float bounds (rv_grid_bounds_of). */
+    /* A cell must be at least as wide as float's spacing at the grid's largest coordinate,
+     * or neighbouring cells would share their float bounds (rv_grid_bounds_of). */
     double reach = fmax(fmax(fabs((double)d.origin[0]), fabs(far_x)), fmax(fabs((double)d.origin[1]), fabs(far_z)));
     float top = (float)reach;
     if ((double)nextafterf(top, INFINITY) - (double)top > (double)d.cell_size)

@@ -143,11 +143,13 @@ static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lo
 }
 
 /* One step of a selector: advance a running fade by dt_ms, then move toward the level the
- * candidates allow. */
-static void selector_step(rv_lod_selector *s, lod_candidates c, float dt_ms, float crossfade_ms)
+ * candidates allow. c comes by pointer: by value, gcc stores its three words separately
+ * and reloads two of them as one 8-byte register, a load no store can forward (a stall
+ * of the LOD pass on every selection). */
+static void selector_step(rv_lod_selector *s, const lod_candidates *c, float dt_ms, float crossfade_ms)
 {
     if (!(s->flags & SELECTOR_STARTED)) {
-        s->level = s->from_level = c.plain;
+        s->level = s->from_level = c->plain;
         s->fade_ms = 0.0f;
         s->flags = SELECTOR_STARTED;
         return;
@@ -161,10 +163,10 @@ static void selector_step(rv_lod_selector *s, lod_candidates c, float dt_ms, flo
         }
     }
     uint32_t target = s->level;
-    if (c.finer < s->level)
-        target = c.finer;
-    else if (c.coarser > s->level)
-        target = c.coarser;
+    if (c->finer < s->level)
+        target = c->finer;
+    else if (c->coarser > s->level)
+        target = c->coarser;
     if (target == s->level)
         return;
     if (crossfade_ms < 0.0f) {
@@ -249,7 +251,7 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
     if (s.level > ladder->count || s.from_level > ladder->count)
         s.flags = 0;
     lod_candidates c = candidates_for(rvi_lod_biased_angle(center, radius, view, &config), ladder, &config);
-    selector_step(&s, c, dt_ms, config.crossfade_ms);
+    selector_step(&s, &c, dt_ms, config.crossfade_ms);
     selector_output(&s, config.crossfade_ms, out);
     *selector = s;
     return RV_OK;
@@ -574,7 +576,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
     float dt = (float)(st->clock_ms - rec->last_clock_ms);
     rec->last_clock_ms = st->clock_ms;
     float crossfade = st->config.crossfade_ms;
-    selector_step(&rec->selector, c, dt, crossfade);
+    selector_step(&rec->selector, &c, dt, crossfade);
     selector_output(&rec->selector, crossfade, out);
     update_cutoff(st, rec);
     if (out->count == 2) {

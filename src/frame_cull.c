@@ -25,28 +25,15 @@
 
 /* ---- occlusion tests ------------------------------------------------------------------------ */
 
-/* A cheap first look (rvi_occ_point_seen) anywhere on the buffer. */
-static bool point_seen(const rv_occlusion *occ, const float p[3])
-{
-    return rvi_occ_point_seen(occ, p, 0.0f, 0.0f, (float)occ->width, (float)occ->height);
-}
-
 /* The buffer's own tests, read-only (workers test at once; the frame adds the tests to the
  * buffer's stats afterwards): a box under a matrix, then a sphere through its world box
  * rounded outward, as rvi_occlusion_box_visible and rvi_occlusion_sphere_visible, each
- * after the first look at its centre. */
+ * after a first look at its centre (rvi_occ_box_look). */
 static bool box_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float min[3], const float max[3],
                        const float *m, uint64_t *feed_hidden)
 {
-    float c[3], centre[3];
-    for (int i = 0; i < 3; i++)
-        c[i] = 0.5f * min[i] + 0.5f * max[i];
-    for (int i = 0; i < 3; i++)
-        centre[i] = m[i] * c[0] + m[4 + i] * c[1] + m[8 + i] * c[2] + m[12 + i];
-    if (point_seen(occ, centre))
-        return false;
     rvi_occ_footprint fp;
-    if (rvi_occ_footprint_box(occ, min, max, m, &fp) != RVI_OCC_ON)
+    if (rvi_occ_box_look(occ, min, max, m, &fp) != RVI_OCC_ON)
         return false;
     bool hidden = rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness) ||
                   rvi_occ_box_refined_hidden(occ, min, max, m, &fp);
@@ -58,7 +45,7 @@ static bool box_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const fl
 static bool sphere_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float c[3], float r,
                           uint64_t *feed_hidden)
 {
-    if (!(r >= 0) || point_seen(occ, c))
+    if (!(r >= 0))
         return false;
     float mn[3], mx[3];
     for (int i = 0; i < 3; i++) {
@@ -68,7 +55,7 @@ static bool sphere_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const
         mx[i] += fabsf(mx[i]) * (2 * F_EPS);
     }
     rvi_occ_footprint fp;
-    bool hidden = rvi_occ_footprint_box(occ, mn, mx, NULL, &fp) == RVI_OCC_ON &&
+    bool hidden = rvi_occ_box_look(occ, mn, mx, NULL, &fp) == RVI_OCC_ON &&
                   rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
     if (hidden && occ->feed_applied)
         *feed_hidden += !rvi_occ_feed_hidden_alone(occ, NULL, NULL, NULL, &fp, false);

@@ -278,21 +278,13 @@ static inline rv_result rvi_occ_check_box(const float min[3], const float max[3]
  * held by it. */
 #define RVI_OCC_POINT_LOOKS 16u
 #define RVI_OCC_POINT_SLACK 1e-3
-/* A cheap look for tests that mostly answer "visible": true when world point p projects
- * inside [x0, x1) x [y0, y1) (texel units), the level-0 texel there holds nothing nearer
- * than p, and no piece drawn there is nearer at p. A point of an object seen there means
- * not every texel the object touches hides it, so the object is not hidden. False (no answer) when p is behind the eye or
- * outside the window. Only ever answers "seen" (the safe side): float error costs
- * precision at worst, never a wrong cull. */
-static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3], float x0, float y0, float x1,
-                                      float y1)
+
+/* rvi_occ_point_seen's look for a point already through the view's test rows: xb, yb and qb
+ * are its texel x, texel y and q rows (before the perspective divide). */
+static inline bool rvi_occ_seen_at(const rv_occlusion *occ, float xb, float yb, float qb, float x0, float y0,
+                                   float x1, float y1)
 {
     const rvi_occ_view *v = &occ->view;
-    float o[3] = { p[0] - v->ref[0], p[1] - v->ref[1], p[2] - v->ref[2] };
-    const float(*r)[4] = v->rows;
-    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
-    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
-    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
     float tx = xb, ty = yb, nearness = qb;
     if (v->perspective) {
         if (!(qb > 0))
@@ -335,6 +327,24 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
             return false;
     }
     return true;
+}
+
+/* A cheap look for tests that mostly answer "visible": true when world point p projects
+ * inside [x0, x1) x [y0, y1) (texel units), the level-0 texel there holds nothing nearer
+ * than p, and no piece drawn there is nearer at p. A point of an object seen there means
+ * not every texel the object touches hides it, so the object is not hidden. False (no answer) when p is behind the eye or
+ * outside the window. Only ever answers "seen" (the safe side): float error costs
+ * precision at worst, never a wrong cull. */
+static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3], float x0, float y0, float x1,
+                                      float y1)
+{
+    const rvi_occ_view *v = &occ->view;
+    float o[3] = { p[0] - v->ref[0], p[1] - v->ref[1], p[2] - v->ref[2] };
+    const float(*r)[4] = v->rows;
+    float xb = r[0][0] * o[0] + r[0][1] * o[1] + r[0][2] * o[2] + r[0][3];
+    float yb = r[1][0] * o[0] + r[1][1] * o[1] + r[1][2] * o[2] + r[1][3];
+    float qb = r[3][0] * o[0] + r[3][1] * o[1] + r[3][2] * o[2] + r[3][3];
+    return rvi_occ_seen_at(occ, xb, yb, qb, x0, y0, x1, y1);
 }
 
 /* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
@@ -436,6 +446,11 @@ static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_level
  * returns RVI_OCC_ON, RVI_OCC_AWAY or 0 (as rvi_occ_footprint.on). */
 int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                               rvi_occ_footprint *fp);
+/* rvi_occ_footprint_box after a first look at the box's centre: 0 (visible) when the
+ * centre is seen (rvi_occ_point_seen anywhere on the buffer), else the footprint's answer.
+ * The look reuses the footprint's terms, so it costs little beside it. */
+int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                         rvi_occ_footprint *fp);
 /* The footprint of the part in view of a box reaching before the near plane, from its
  * test rows (project_box's b, d0..d2 and dist; perspective only): RVI_OCC_ON with rect
  * (x0, y0, x1, y1, texel units, rounded outward, not yet clamped to the buffer) and the

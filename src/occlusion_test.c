@@ -256,9 +256,13 @@ static int32_t project_box(const rv_occlusion *occ, const float b[4], const floa
                       mx[1] + margin, nearness, fp);
 }
 
-/* A local box under an affine matrix (column-major); NULL = world space. */
-int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
-                              occ_footprint *fp)
+/* A local box under an affine matrix (column-major); NULL = world space. With look, the
+ * box's centre is looked at first (rvi_occ_seen_at, anywhere on the buffer), from the same
+ * terms: seen there, the box is answered visible (0) before its footprint is made. The
+ * centre is base + (e0 + e1 + e2) / 2 in float, a point of the box up to rounding; the look
+ * only ever answers visible, so rounding costs a cull at worst. */
+static RVI_ALWAYS_INLINE int32_t footprint_box(const rv_occlusion *occ, const float min[3], const float max[3],
+                                               const float *m, occ_footprint *fp, bool look)
 {
     static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
     const rvi_occ_view *v = &occ->view;
@@ -291,6 +295,13 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
                                      _mm_mul_ps(r1, _mm_shuffle_ps(V, V, 0x55))),                          \
                           _mm_mul_ps(r2, _mm_shuffle_ps(V, V, 0xAA))),                                     \
                EXTRA)
+    if (look) {
+        __m128 c = _mm_add_ps(base, _mm_mul_ps(_mm_set1_ps(0.5f), _mm_add_ps(_mm_add_ps(e0, e1), e2)));
+        float q[4];
+        _mm_storeu_ps(q, RVI_ROWS(c, _mm_loadu_ps(v->cols[3])));
+        if (rvi_occ_seen_at(occ, q[0], q[1], q[3], 0.0f, 0.0f, (float)occ->width, (float)occ->height))
+            return fp->on = 0;
+    }
     _mm_storeu_ps(b, RVI_ROWS(base, _mm_loadu_ps(v->cols[3])));
     _mm_storeu_ps(d[0], RVI_ROWS(e0, _mm_setzero_ps()));
     _mm_storeu_ps(d[1], RVI_ROWS(e1, _mm_setzero_ps()));
@@ -307,6 +318,17 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
                   fabsf(e[2][i]);
     }
     dist = (lane[0] + lane[1]) + lane[2];
+    if (look) {
+        float c[3], q[4];
+        for (int i = 0; i < 3; i++)
+            c[i] = base[i] + 0.5f * ((e[0][i] + e[1][i]) + e[2][i]);
+        for (int r = 0; r < 4; r++) {
+            const float *row = v->rows[r];
+            q[r] = ((row[0] * c[0] + row[1] * c[1]) + row[2] * c[2]) + row[3];
+        }
+        if (rvi_occ_seen_at(occ, q[0], q[1], q[3], 0.0f, 0.0f, (float)occ->width, (float)occ->height))
+            return fp->on = 0;
+    }
     for (int r = 0; r < 4; r++) {
         const float *row = v->rows[r];
         b[r] = (((row[0] * base[0] + row[1] * base[1]) + row[2] * base[2]) + row[3]);
@@ -315,6 +337,18 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
     }
 #endif
     return project_box(occ, b, d[0], d[1], d[2], dist, fp);
+}
+
+int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
+                              occ_footprint *fp)
+{
+    return footprint_box(occ, min, max, m, fp, false);
+}
+
+int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const float max[3], const float *m,
+                         occ_footprint *fp)
+{
+    return footprint_box(occ, min, max, m, fp, true);
 }
 
 /* A sphere, through its world-space bounding box. */

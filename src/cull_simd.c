@@ -73,7 +73,7 @@ static void run_portable(const rvi_walk_policy *p, uint32_t in_mask, uint32_t fi
     out->n = n;
     if (n < RVI_WALK_RUN_MIN)
         return;
-    const float(*ws)[4] = sc->world_sphere + first;
+    const float(*ws)[4] = (const float(*)[4])(sc->world_sphere + first);
     const uint32_t *flags = sc->flags + first;
     int32_t outside[RVI_WALK_RUN_MAX], straddle[RVI_WALK_RUN_MAX], cut[RVI_WALK_RUN_MAX], plain[RVI_WALK_RUN_MAX];
     uint32_t m = 0; /* lanes with a cutoff: slots past cutoff_count have no ladder */
@@ -309,7 +309,7 @@ AVX2 static void run_avx2(const rvi_walk_policy *p, uint32_t in_mask, uint32_t f
         /* Spheres past the run's end are read but not used: keep the reads inside the array. */
         __m256 x, y, z, r;
         if (first + k + 8 <= sc->capacity) {
-            load_spheres(sc->world_sphere + first + k, &x, &y, &z, &r);
+            load_spheres((const float(*)[4])(sc->world_sphere + first + k), &x, &y, &z, &r);
         } else {
             float tmp[8][4] = { { 0 } };
             memcpy(tmp, sc->world_sphere + first + k, (size_t)lead * sizeof tmp[0]);
@@ -484,7 +484,7 @@ AVX512 static void run_avx512(const rvi_walk_policy *p, uint32_t in_mask, uint32
             break;
         __m512 x, y, z, r;
         if (first + k + 16 <= sc->capacity) {
-            load_spheres16(sc->world_sphere + first + k, &x, &y, &z, &r);
+            load_spheres16((const float(*)[4])(sc->world_sphere + first + k), &x, &y, &z, &r);
         } else {
             float tmp[16][4] = { { 0 } };
             memcpy(tmp, sc->world_sphere + first + k, (size_t)lead * sizeof tmp[0]);

@@ -67,7 +67,7 @@ rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_cl
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 4; k++)
             rows[i][k] = (double)view_projection[k * 4 + i];
-    return frustum_from_rows(rows, clip, out);
+    return frustum_from_rows((const double(*)[4])rows, clip, out);
 }
 
 rv_result rvi_frustum_from_view_projection_d(const double view_projection[16], rv_clip clip, rv_frustum *out)
@@ -79,7 +79,7 @@ rv_result rvi_frustum_from_view_projection_d(const double view_projection[16], r
             if (!isfinite(rows[i][k]))
                 return RV_ERR_NOT_FINITE;
         }
-    return frustum_from_rows(rows, clip, out);
+    return frustum_from_rows((const double(*)[4])rows, clip, out);
 }
 
 static rv_result frustum_from_rows(const double rows[4][4], rv_clip clip, rv_frustum *out)

@@ -80,7 +80,7 @@ bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_
     double o[4][4], n[4][4], ninv[4][4];
     view_rows(old_view, src_w, src_h, o);
     view_rows(new_view, dst_w, dst_h, n);
-    if (!invert4(n, ninv))
+    if (!invert4((const double(*)[4])n, ninv))
         return false;
     memset(wp, 0, sizeof *wp);
     /* new space (x, y, q, 1) = n * P / (row 3 of n) P: ninv * (x, y, q, 1) is P over the

@@ -573,7 +573,7 @@ static uint32_t image_in_texel(const rvi_occ_box_bound *bb, int32_t x, int32_t y
     uint32_t n = 4, cur = 0;
     for (uint32_t k = 0; k < bb->edge_count && n; k++) {
         const double *e = bb->image[k];
-        const double(*in)[2] = poly[cur];
+        const double(*in)[2] = (const double(*)[2])poly[cur];
         bool cuts = false;
         for (uint32_t i = 0; i < n; i++) {
             d[i] = e[0] * in[i][0] + e[1] * in[i][1] + e[2];

@@ -264,7 +264,7 @@ static void near_box(rvi_occ_view *v)
             }
         }
         double p[3];
-        bool placed = invert3(r, inv);
+        bool placed = invert3((const double(*)[3])r, inv);
         for (int a = 0; a < 3 && placed; a++)
             p[a] = -(inv[a][0] * d[0] + inv[a][1] * d[1] + inv[a][2] * d[2]);
         if (!placed || !(m_at(v->vp, 3, 0) * p[0] + m_at(v->vp, 3, 1) * p[1] + m_at(v->vp, 3, 2) * p[2] +
@@ -339,7 +339,7 @@ bool rvi_occ_view_init(rvi_occ_view *v, const double view_projection[16], rv_cli
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             a[i][j] = m_at(v->vp, rows[i], j);
-    if (!invert3(a, ainv))
+    if (!invert3((const double(*)[3])a, ainv))
         return false;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)

@@ -176,7 +176,7 @@ static void gate_parts(const rvi_scene *s, rvi_partition *p, uint32_t group, con
     const float margin = p->margin;
     const uint32_t *part_of_node = p->part_of_node, *next_sibling = s->next_sibling;
     const uint32_t node_span = p->node_span;
-    const float(*world_sphere)[4] = s->world_sphere;
+    const float(*world_sphere)[4] = (const float(*)[4])s->world_sphere;
     uint8_t *states = RVI_VEC_PTR(p->part_state, uint8_t);
     uint32_t *gated_now = RVI_VEC_PTR(p->gated_now, uint32_t);
     uint32_t gated = p->gated_now.count, tested = 0;

@@ -28,14 +28,22 @@ needs() { readelf -d "$1" | grep "NEEDED.*\[$2" >/dev/null || fail "$1 does not 
 needs_not() { if readelf -d "$1" | grep "NEEDED.*\[$2" >/dev/null; then fail "$1 loads $2"; fi; }
 
 say "install rvis into $prefix"
+# As a strict host builds its dependencies: every warning of warning_level 3 (-Wpedantic
+# included) is an error.
 quiet "$work/rvis.log" meson setup "$work/rvis" "$src" --prefix="$prefix" --libdir=lib --buildtype=release \
-    -Dtests=disabled -Dexamples=disabled -Dbench=disabled -Dfuzz=disabled
+    -Dwarning_level=3 -Dwerror=true -Dtests=disabled -Dexamples=disabled -Dbench=disabled -Dfuzz=disabled
 quiet "$work/rvis.log" ninja -j 2 -C "$work/rvis"
 quiet "$work/rvis.log" meson install -C "$work/rvis"
 for f in include/rvis.h include/rvis/core.h lib/librvis.a lib/librvis.so lib/pkgconfig/rvis.pc \
-         lib/cmake/rvis/rvisConfig.cmake lib/cmake/rvis/rvisConfigVersion.cmake; do
+         lib/cmake/rvis/rvisConfig.cmake lib/cmake/rvis/rvisConfigVersion.cmake share/licenses/rvis/LICENSE; do
     [ -e "$prefix/$f" ] || fail "meson install did not install $f"
 done
+# Before 1.0 the soname carries major.minor: a library of another minor version (another
+# ABI) is refused by the loader.
+version="$(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/rvis.pc")"
+soname="librvis.so.${version%.*}"
+readelf -d "$prefix/lib/librvis.so" | grep "SONAME.*\[$soname\]" >/dev/null ||
+    fail "librvis.so's soname is not $soname: $(readelf -d "$prefix/lib/librvis.so" | grep SONAME)"
 
 # pkg-config sees only this prefix: a Requires on anything else (cglm) would fail here.
 export PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig"
@@ -93,18 +101,20 @@ subproject() {
     (cd "$dir/build" && ./consumer)
 }
 
-say "meson subproject, defaults: links the shared library, installs only the consumer"
+say "meson subproject, defaults: links the archive, installs only the consumer, which runs installed"
 subproject default
-needs "$work/sub-default/build/consumer" librvis.so
+needs_not "$work/sub-default/build/consumer" librvis
 leaked="$(cd "$work/sub-default/installed" && find . -type f -o -type l | grep -v '/consumer$' || true)"
 [ -z "$leaked" ] || fail "the subproject installed files its parent did not ask for: $leaked"
+"$(find "$work/sub-default/installed" -name consumer -type f)"
 
 say "meson subproject, -Drvis:default_library=static: links the archive"
 subproject static -Drvis:default_library=static
 needs_not "$work/sub-static/build/consumer" librvis
 
-say "meson subproject, -Drvis:install=enabled: installs the library, headers and rvis.pc"
+say "meson subproject, -Drvis:install=enabled: links the shared library it installs, with headers and rvis.pc"
 subproject install -Drvis:install=enabled
+needs "$work/sub-install/build/consumer" librvis.so
 for f in rvis.h rvis/core.h librvis.so rvis.pc rvisConfig.cmake; do
     [ -n "$(find "$work/sub-install/installed" -name "$(basename "$f")")" ] || fail "-Drvis:install=enabled did not install $f"
 done

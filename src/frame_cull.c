@@ -26,41 +26,23 @@
 /* ---- occlusion tests ------------------------------------------------------------------------ */
 
 /* The buffer's own tests, read-only (workers test at once; the frame adds the tests to the
- * buffer's stats afterwards): a box under a matrix, then a sphere through its world box
+ * buffer's stats afterwards): a box under a matrix, or a sphere through its world box
  * rounded outward, as rvi_occlusion_box_visible and rvi_occlusion_sphere_visible, each
- * after a first look at its centre (rvi_occ_box_look). */
-static bool box_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float min[3], const float max[3],
-                       const float *m, uint64_t *feed_hidden)
-{
-    rvi_occ_footprint fp;
-    if (rvi_occ_box_look(occ, min, max, m, &fp) != RVI_OCC_ON)
-        return false;
-    bool hidden = rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness) ||
-                  rvi_occ_box_refined_hidden(occ, min, max, m, &fp);
-    if (hidden && occ->feed_applied)
-        *feed_hidden += !rvi_occ_feed_hidden_alone(occ, min, max, m, &fp, true);
-    return hidden;
-}
+ * after a first look at its centre (rvi_occ_box_look). The object pass makes the looks
+ * and footprints of eight at a time (rvi_occ_box_look_batch, the same answers). */
 
-static bool sphere_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, const float c[3], float r,
-                          uint64_t *feed_hidden)
-{
-    if (!(r >= 0))
-        return false;
-    float mn[3], mx[3];
-    for (int i = 0; i < 3; i++) {
-        mn[i] = c[i] - r;
-        mx[i] = c[i] + r;
-        mn[i] -= fabsf(mn[i]) * (2 * F_EPS);
-        mx[i] += fabsf(mx[i]) * (2 * F_EPS);
-    }
-    rvi_occ_footprint fp;
-    bool hidden = rvi_occ_box_look(occ, mn, mx, NULL, &fp) == RVI_OCC_ON &&
-                  rvi_occ_hz_hidden(occ, h, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
-    if (hidden && occ->feed_applied)
-        *feed_hidden += !rvi_occ_feed_hidden_alone(occ, NULL, NULL, NULL, &fp, false);
-    return hidden;
-}
+/* Up to eight tests waiting for their look (or, once not seen, for their footprint): lane
+ * j tests min[j]..max[j] under m[j] (NULL: world space), the node's test box (box[j]) or
+ * the world box around its sphere (kept in sphere_box[j]); lanes holds the same boxes for
+ * the vectorised kernels. */
+typedef struct test_lanes {
+    rvi_occ_lanes lanes;
+    const float *min[8], *max[8], *m[8];
+    float sphere_box[8][6];
+    bool box[8];
+    uint32_t k[8]; /* the object pass's candidate of each lane */
+    uint32_t n;
+} test_lanes;
 
 /* Volume of a local box under m (|det| of the linear part times the box volume). */
 static float box_world_volume(const float m[16], const float mn[3], const float mx[3])
@@ -70,24 +52,72 @@ static float box_world_volume(const float m[16], const float mn[3], const float 
     return fabsf(det) * (mx[0] - mn[0]) * (mx[1] - mn[1]) * (mx[2] - mn[2]);
 }
 
-/* Occlusion verdict for node i: its test box or its sphere, whichever is smaller. sphere
- * is the world sphere to test (subtree for groups, own geometry for objects). */
-static bool node_hidden(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4],
-                        uint64_t *feed_hidden)
+/* What tests node i, in lane j: its test box or its sphere, whichever is smaller. sphere
+ * is the world sphere to test (subtree for groups, own geometry for objects). False when
+ * nothing can hide the node: its sphere is unbounded (an unknown placement,
+ * RVI_NODE_STALE, at or below the node, or an overflow: it covers the whole view, and the
+ * test box under a stale matrix must not be trusted either) or not a number. */
+static bool lane_of(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4], test_lanes *t,
+                    uint32_t j)
 {
-    /* Unbounded (an unknown placement, RVI_NODE_STALE, at or below the node, or an
-     * overflow): it covers the whole view and nothing can hide it; the test box under a
-     * stale matrix must not be trusted either. */
     if (!(sphere[3] < INFINITY))
         return false;
     const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
     if (b) {
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
-        if (box_world_volume(m, b->min, b->max) <= sphere_volume)
-            return box_hidden(f->occlusion, f->hz, b->min, b->max, m, feed_hidden);
+        if (box_world_volume(m, b->min, b->max) <= sphere_volume) {
+            t->min[j] = b->min;
+            t->max[j] = b->max;
+            t->m[j] = m;
+            t->box[j] = true;
+            return true;
+        }
     }
-    return sphere_hidden(f->occlusion, f->hz, sphere, sphere[3], feed_hidden);
+    float r = sphere[3];
+    if (!(r >= 0))
+        return false;
+    float *mn = t->sphere_box[j], *mx = mn + 3;
+    for (int a = 0; a < 3; a++) {
+        mn[a] = sphere[a] - r;
+        mx[a] = sphere[a] + r;
+        mn[a] -= fabsf(mn[a]) * (2 * F_EPS);
+        mx[a] += fabsf(mx[a]) * (2 * F_EPS);
+    }
+    t->min[j] = mn;
+    t->max[j] = mx;
+    t->m[j] = NULL;
+    t->box[j] = false;
+    return true;
+}
+
+/* The verdict on lane j once its look and footprint are made: the pyramid, then for a
+ * test box the refined test. */
+static bool lane_hidden(const rvi_frame *f, const test_lanes *t, uint32_t j, const rvi_occ_footprint *fp,
+                        uint64_t *feed_hidden)
+{
+    const rv_occlusion *occ = f->occlusion;
+    if (fp->on != RVI_OCC_ON)
+        return false;
+    bool box = t->box[j];
+    bool hidden = rvi_occ_hz_hidden(occ, f->hz, fp->x0, fp->y0, fp->x1, fp->y1, fp->nearness) ||
+                  (box && rvi_occ_box_refined_hidden(occ, t->min[j], t->max[j], t->m[j], fp));
+    if (hidden && occ->feed_applied)
+        *feed_hidden += !rvi_occ_feed_hidden_alone(occ, box ? t->min[j] : NULL, box ? t->max[j] : NULL,
+                                                   box ? t->m[j] : NULL, fp, box);
+    return hidden;
+}
+
+/* Occlusion verdict for node i, on its own (the walk's groups and subtrees). */
+static bool node_hidden(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4],
+                        uint64_t *feed_hidden)
+{
+    test_lanes t;
+    if (!lane_of(f, sc, i, sphere, &t, 0))
+        return false;
+    rvi_occ_footprint fp;
+    rvi_occ_box_look(f->occlusion, t.min[0], t.max[0], t.m[0], &fp);
+    return lane_hidden(f, &t, 0, &fp, feed_hidden);
 }
 
 /* ---- the main view's walk hooks --------------------------------------------------------------- */
@@ -422,11 +452,63 @@ static RVI_ALWAYS_INLINE void prefetch_test(const object_pass *p, const rvi_scen
     }
 }
 
+static void visible_item(const object_pass *p, uint32_t k, uint32_t counts[2])
+{
+    const rvi_scene *sc = &p->world->scene;
+    p->state[k] = OBJECT_VISIBLE;
+    counts[(sc->flags[p->cands[k].node] & RVI_NODE_TRANSLUCENT) != 0] += p->lod[k].n;
+}
+
+/* The verdicts of the lanes in t: the looks at their centres, then, where one is not seen,
+ * the footprints and the lookups. counts: the chunk's visible items (opaque, translucent).
+ * *fused: make the footprints in the same pass as the looks (cheaper when most lanes need
+ * them) rather than after them (when few do); set for the next lanes from how many these
+ * needed. Either way the same answers. */
+static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *t, bool *fused, uint32_t counts[2])
+{
+    if (t->n == 0)
+        return;
+    for (uint32_t j = 0; j < 8; j++) { /* spare lanes repeat the last */
+        uint32_t s = j < t->n ? j : t->n - 1;
+        rvi_occ_lanes_set(&t->lanes, j, t->min[s], t->max[s], t->m[s]);
+    }
+    const rv_occlusion *occ = p->f->occlusion;
+    rvi_occ_footprint fp[8];
+    uint32_t seen, all = (1u << t->n) - 1;
+    if (*fused) {
+        seen = rvi_occ_lanes_look_footprint(occ, &t->lanes, t->n, fp);
+    } else {
+        seen = rvi_occ_lanes_look(occ, &t->lanes, t->n);
+        if (seen != all)
+            rvi_occ_lanes_footprint(occ, &t->lanes, t->n, fp);
+    }
+    uint32_t needed = 0;
+    for (uint32_t j = 0; j < t->n; j++) {
+        uint32_t k = t->k[j];
+        if ((seen >> j) & 1u) {
+            visible_item(p, k, counts);
+            continue;
+        }
+        needed++;
+        bool hidden = lane_hidden(p->f, t, j, &fp[j], &w->feed_hidden);
+        w->counts.occlusion_culled += hidden;
+        if (hidden)
+            p->state[k] = OBJECT_HIDDEN;
+        else
+            visible_item(p, k, counts);
+    }
+    *fused = needed > 1;
+    t->n = 0;
+}
+
 static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     object_pass *p = context;
     const rvi_scene *sc = &p->world->scene;
     bool prefetch = p->f->occlusion != NULL;
+    test_lanes t;
+    t.n = 0;
+    bool fused = true;
     for (uint32_t chunk = begin; chunk < end; chunk++) {
         uint32_t counts[2] = { 0, 0 };
         uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
@@ -444,7 +526,6 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
                 w->counts.unsampled_culled++;
                 continue;
             }
-            bool hidden = false;
             if (p->f->occlusion && !c.tested) {
                 /* A leaf's world sphere encloses exactly its own geometry; a node with
                  * children needs its own geometry's sphere. */
@@ -455,13 +536,16 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
                     sphere = g;
                 }
                 w->counts.occlusion_tested++;
-                hidden = node_hidden(p->f, sc, c.node, sphere, &w->feed_hidden);
-                w->counts.occlusion_culled += hidden;
+                if (lane_of(p->f, sc, c.node, sphere, &t, t.n)) {
+                    t.k[t.n++] = k;
+                    if (t.n == 8)
+                        settle_lanes(p, w, &t, &fused, counts);
+                    continue;
+                }
             }
-            p->state[k] = hidden ? OBJECT_HIDDEN : OBJECT_VISIBLE;
-            if (!hidden)
-                counts[(sc->flags[c.node] & RVI_NODE_TRANSLUCENT) != 0] += o->n;
+            visible_item(p, k, counts);
         }
+        settle_lanes(p, w, &t, &fused, counts);
         p->chunk_counts[2 * chunk] = counts[0];
         p->chunk_counts[2 * chunk + 1] = counts[1];
     }

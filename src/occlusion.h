@@ -279,22 +279,11 @@ static inline rv_result rvi_occ_check_box(const float min[3], const float max[3]
 #define RVI_OCC_POINT_LOOKS 16u
 #define RVI_OCC_POINT_SLACK 1e-3
 
-/* rvi_occ_point_seen's look for a point already through the view's test rows: xb, yb and qb
- * are its texel x, texel y and q rows (before the perspective divide). */
-static inline bool rvi_occ_seen_at(const rv_occlusion *occ, float xb, float yb, float qb, float x0, float y0,
-                                   float x1, float y1)
+/* rvi_occ_seen_at's look once the point is placed: (tx, ty) inside the buffer (texel
+ * units), nearness its depth there. */
+static inline bool rvi_occ_seen_texel(const rv_occlusion *occ, float tx, float ty, float nearness)
 {
     const rvi_occ_view *v = &occ->view;
-    float tx = xb, ty = yb, nearness = qb;
-    if (v->perspective) {
-        if (!(qb > 0))
-            return false;
-        tx = xb / qb;
-        ty = yb / qb;
-        nearness = 1.0f / qb;
-    }
-    if (!(tx >= x0 && tx < x1 && ty >= y0 && ty < y1))
-        return false;
     size_t t = (size_t)(int32_t)ty * occ->width + (size_t)(int32_t)tx;
     /* With the pixel grid known, a point level with what is drawn there (a corner it shares
      * with a hider) is no sign that the box is seen: the sampled look decides. */
@@ -327,6 +316,25 @@ static inline bool rvi_occ_seen_at(const rv_occlusion *occ, float xb, float yb, 
             return false;
     }
     return true;
+}
+
+/* rvi_occ_point_seen's look for a point already through the view's test rows: xb, yb and qb
+ * are its texel x, texel y and q rows (before the perspective divide). */
+static inline bool rvi_occ_seen_at(const rv_occlusion *occ, float xb, float yb, float qb, float x0, float y0,
+                                   float x1, float y1)
+{
+    const rvi_occ_view *v = &occ->view;
+    float tx = xb, ty = yb, nearness = qb;
+    if (v->perspective) {
+        if (!(qb > 0))
+            return false;
+        tx = xb / qb;
+        ty = yb / qb;
+        nearness = 1.0f / qb;
+    }
+    if (!(tx >= x0 && tx < x1 && ty >= y0 && ty < y1))
+        return false;
+    return rvi_occ_seen_texel(occ, tx, ty, nearness);
 }
 
 /* A cheap look for tests that mostly answer "visible": true when world point p projects
@@ -451,6 +459,34 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
  * The look reuses the footprint's terms, so it costs little beside it. */
 int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                          rvi_occ_footprint *fp);
+/* Eight boxes for the vectorised look and footprint: lane j is the box lo..hi (columns
+ * [.][j]) under the affine matrix whose first three rows are m[3c + i][j] (element 4c + i of
+ * the column-major matrix). Lanes past the ones asked about must still hold some box (their
+ * answers are dropped). */
+typedef struct rvi_occ_lanes {
+    float m[12][8];
+    float lo[3][8], hi[3][8];
+} rvi_occ_lanes;
+
+/* Lane j := the box min..max under m (NULL = world space). */
+void rvi_occ_lanes_set(rvi_occ_lanes *l, uint32_t j, const float min[3], const float max[3], const float *m);
+/* Lane tj of to := lane fj of from. */
+void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj);
+/* The look at the centres of lanes 0 .. n - 1 (n <= 8): bit j set when lane j's centre is
+ * seen, where rvi_occ_box_look answers 0 (visible) before making the footprint. */
+uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n);
+/* fp[j] for lanes 0 .. n - 1: exactly rvi_occ_footprint_box's answer for each. Lanes that
+ * are not finite or reach before the near plane go through it one by one. */
+void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n, rvi_occ_footprint fp[]);
+/* Both at once, in one pass over the lanes: the looks' bits, and fp[j] for the lanes not
+ * seen. */
+uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n,
+                                      rvi_occ_footprint fp[]);
+/* rvi_occ_box_look for n boxes at once (1 <= n <= 8; box j is min[j]..max[j] under m[j],
+ * NULL = world space), through the two above: fp[j] is exactly what rvi_occ_box_look gives
+ * box j (fp[j].on its result). */
+void rvi_occ_box_look_batch(const rv_occlusion *occ, uint32_t n, const float *const min[], const float *const max[],
+                            const float *const m[], rvi_occ_footprint fp[]);
 /* The footprint of the part in view of a box reaching before the near plane, from its
  * test rows (project_box's b, d0..d2 and dist; perspective only): RVI_OCC_ON with rect
  * (x0, y0, x1, y1, texel units, rounded outward, not yet clamped to the buffer) and the

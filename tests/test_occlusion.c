@@ -1179,6 +1179,83 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
     }
 }
 
+/* The frame's batched look (rvi_occ_box_look_batch) gives every box exactly what the
+ * one-at-a-time look gives it: boxes under matrices and in world space, orthographic and
+ * perspective views, boxes reaching before the near plane, lanes that are not finite, every
+ * batch size, the portable and the wide kernel. */
+static void test_the_batched_look_answers_as_the_single_one(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xB0C5;
+    uint32_t looked_on = 0, seen = 0, slow = 0;
+    for (int t = 0; t < RVT_HEAVY(2000, 200); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        rvt_fine_tests = (uint32_t)t & 1;
+        rv_occlusion *occ = scene_occlusion(&sc, 64u << (t % 4));
+        rvt_fine_tests = 0;
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        for (int wide = 0; wide < 2; wide++) {
+            bool had = occ->wide;
+            occ->wide = wide ? had : false;
+            ref_box obj[8];
+            const float *mn[8], *mx[8], *m[8];
+            uint32_t n = 1 + (uint32_t)(rvt_next(&seed) % 8);
+            for (uint32_t j = 0; j < n; j++) {
+                random_object(&seed, &sc, &obj[j], true);
+                uint64_t odd = rvt_next(&seed) % 16;
+                if (odd == 0)
+                    obj[j].min[rvt_next(&seed) % 3] = NAN;
+                else if (odd == 1)
+                    obj[j].max[rvt_next(&seed) % 3] = INFINITY;
+                else if (odd == 2)
+                    obj[j].max[rvt_next(&seed) % 3] = 3e38f;
+                mn[j] = obj[j].min;
+                mx[j] = obj[j].max;
+                m[j] = obj[j].has_matrix ? obj[j].matrix : NULL;
+            }
+            rvi_occ_footprint batch[8], fused[8];
+            rvi_occ_box_look_batch(occ, n, mn, mx, m, batch);
+            /* the frame's other way: looks and footprints in one pass */
+            rvi_occ_lanes lanes;
+            for (uint32_t j = 0; j < 8; j++)
+                rvi_occ_lanes_set(&lanes, j, mn[j < n ? j : n - 1], mx[j < n ? j : n - 1], m[j < n ? j : n - 1]);
+            uint32_t seen_bits = rvi_occ_lanes_look_footprint(occ, &lanes, n, fused);
+            for (uint32_t j = 0; j < n; j++)
+                if ((seen_bits >> j) & 1u)
+                    fused[j].on = 0;
+            for (uint32_t j = 0; j < n; j++) {
+                rvi_occ_footprint one;
+                int32_t on = rvi_occ_box_look(occ, mn[j], mx[j], m[j], &one);
+                assert_int_equal(batch[j].on, on);
+                assert_int_equal(fused[j].on, on);
+                if (on == RVI_OCC_ON)
+                    assert_memory_equal(&fused[j], &batch[j], sizeof fused[j]);
+                if (on == RVI_OCC_ON) {
+                    looked_on++;
+                    assert_int_equal(batch[j].x0, one.x0);
+                    assert_int_equal(batch[j].y0, one.y0);
+                    assert_int_equal(batch[j].x1, one.x1);
+                    assert_int_equal(batch[j].y1, one.y1);
+                    assert_true(batch[j].nearness == one.nearness);
+                } else {
+                    rvi_occ_footprint plain;
+                    if (on == 0 && rvi_occ_footprint_box(occ, mn[j], mx[j], m[j], &plain) == RVI_OCC_ON)
+                        seen++; /* answered by the look at its centre */
+                    slow += !(isfinite(mn[j][0]) && isfinite(mx[j][0]) && isfinite(mn[j][1]) &&
+                              isfinite(mx[j][1]) && isfinite(mn[j][2]) && isfinite(mx[j][2]));
+                }
+            }
+            occ->wide = had;
+        }
+        rv_occlusion_destroy(occ);
+    }
+    /* Each kind of answer came up, so the comparisons above meant something. */
+    assert_true(looked_on > 100);
+    assert_true(seen > 100);
+    assert_true(slow > 10);
+}
+
 static void test_world_buffer_is_created_once_with_the_world_allocator(void **state)
 {
     (void)state;
@@ -1229,6 +1306,7 @@ int main(void)
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
         cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
         cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
+        cmocka_unit_test(test_the_batched_look_answers_as_the_single_one),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

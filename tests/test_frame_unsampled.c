@@ -249,7 +249,8 @@ static void test_unsampled_objects_cover_no_pixel_centre(void **state)
             assert_non_null(ob);
             assert_false(drawn(&fv, ob->node));
             if (centres_hit(w, &c, ob) != 0)
-                fail_msg("scene %u: node %u culled as unsampled covers pixel centres", sc, ob->node.id);
+                fail_msg("scene %u: node %llu culled as unsampled covers pixel centres", sc,
+                         (unsigned long long)ob->node.id);
         }
         assert_int_equal(records, fv.counts.unsampled_culled);
         culled += records;

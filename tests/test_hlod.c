@@ -557,7 +557,6 @@ static void test_flythrough_never_leaves_a_hole(void **state)
     static float weight[MAX_TREE];
     static bool drawn[MAX_TREE];
     int refined_frames = 0, loads_seen = 0, fades_seen = 0, deep_settled = 0, settled = 0;
-    uint64_t drawn_total = 0;
     for (int t = 0; t < trees; t++) {
         build_tree(&seed, RVT_HEAVY(MAX_TREE, 800));
         float max_sse = 16.0f;
@@ -575,7 +574,6 @@ static void test_flythrough_never_leaves_a_hole(void **state)
             refined_frames += weight[0] <= 0.0f;
             loads_seen += out.load_count > 0;
             fades_seen += out.regions_fading > 0;
-            drawn_total += out.draw_count;
             /* The host: answers requests a few frames later, evicts now and then. */
             for (uint32_t k = 0; k < out.load_count; k++) {
                 int i = tree_index_of(out.loads[k].region);

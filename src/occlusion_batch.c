@@ -275,11 +275,26 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
     const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
     uint32_t idx[8], n = 0;
     occ_block blk;
+    /* Boxes under matrices eight at a time through the frame's lanes (the same answers as
+     * rvi_occ_footprint_box). */
+    rvi_occ_lanes lanes;
+    rvi_occ_footprint fp[8];
+    uint32_t lane_idx[8], lane_n = 0;
     for (uint32_t i = 0; i <= count; i++) {
         if (i < count && in[i].matrix >= 0) {
-            rvi_occ_footprint_box(occ, in[i].min, in[i].max, matrices + (size_t)16 * (uint32_t)in[i].matrix, &out[i]);
-            continue;
+            rvi_occ_lanes_set(&lanes, lane_n, in[i].min, in[i].max, matrices + (size_t)16 * (uint32_t)in[i].matrix);
+            lane_idx[lane_n++] = i;
         }
+        if (lane_n == 8 || (i == count && lane_n > 0)) {
+            for (uint32_t j = lane_n; j < 8; j++)
+                rvi_occ_lanes_move(&lanes, j, &lanes, lane_n - 1);
+            rvi_occ_lanes_footprint(occ, &lanes, lane_n, fp);
+            for (uint32_t j = 0; j < lane_n; j++)
+                out[lane_idx[j]] = fp[j];
+            lane_n = 0;
+        }
+        if (i < count && in[i].matrix >= 0)
+            continue;
         if (i < count) {
             for (int a = 0; a < 3; a++) {
                 pad[a][n] = in[i].min[a];

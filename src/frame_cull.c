@@ -29,7 +29,8 @@
  * buffer's stats afterwards): a box under a matrix, or a sphere through its world box
  * rounded outward, as rvi_occlusion_box_visible and rvi_occlusion_sphere_visible, each
  * after a first look at its centre (rvi_occ_box_look). The object pass makes the looks
- * and footprints of eight at a time (rvi_occ_box_look_batch, the same answers). */
+ * and footprints of eight at a time (rvi_occ_lanes_look_footprint, or rvi_occ_lanes_look
+ * then rvi_occ_lanes_footprint: the same answers). */
 
 /* Up to eight tests waiting for their look (or, once not seen, for their footprint): lane
  * j tests min[j]..max[j] under m[j] (NULL: world space), the node's test box (box[j]) or
@@ -480,7 +481,7 @@ static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *
     } else {
         seen = rvi_occ_lanes_look(occ, &t->lanes, t->n);
         if (seen != all)
-            rvi_occ_lanes_footprint(occ, &t->lanes, t->n, fp);
+            rvi_occ_lanes_footprint(occ, &t->lanes, ~seen & all, fp);
     }
     uint32_t needed = 0;
     for (uint32_t j = 0; j < t->n; j++) {
@@ -536,7 +537,14 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
                     sphere = g;
                 }
                 w->counts.occlusion_tested++;
-                if (lane_of(p->f, sc, c.node, sphere, &t, t.n)) {
+                if (!RVI_OCC_LANES) {
+                    bool hidden = node_hidden(p->f, sc, c.node, sphere, &w->feed_hidden);
+                    w->counts.occlusion_culled += hidden;
+                    if (hidden) {
+                        p->state[k] = OBJECT_HIDDEN;
+                        continue;
+                    }
+                } else if (lane_of(p->f, sc, c.node, sphere, &t, t.n)) {
                     t.k[t.n++] = k;
                     if (t.n == 8)
                         settle_lanes(p, w, &t, &fused, counts);

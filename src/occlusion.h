@@ -35,8 +35,9 @@
 
 /* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
  * Clang an AVX2 build of the same source is also compiled and picked at run time
- * (rv_occlusion.wide). Both give identical results: same operations in the same order, and
- * ISO C mode forbids contracting them into fused multiply-adds. */
+ * (rv_occlusion.wide). Both give identical results: the same operations in the same order,
+ * none fused into a multiply-add (the build passes -ffp-contract=off; occlusion_test.c and
+ * occlusion_batch.c, whose paths must agree bit for bit, also say so themselves). */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define RVI_OCC_X86_WIDE 1
 #define RVI_TARGET_AVX2 __attribute__((target("avx2")))
@@ -459,6 +460,16 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
  * The look reuses the footprint's terms, so it costs little beside it. */
 int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                          rvi_occ_footprint *fp);
+/* Whether the frame and the freeze use the eight-lane look and footprint below. Their
+ * expressions round exactly as the one-at-a-time test's only where float arithmetic is
+ * evaluated in float (FLT_EVAL_METHOD 0; x87 code keeps excess precision): elsewhere
+ * every box goes through the one-at-a-time test. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define RVI_OCC_LANES 1
+#else
+#define RVI_OCC_LANES 0
+#endif
+
 /* Eight boxes for the vectorised look and footprint: lane j is the box lo..hi (columns
  * [.][j]) under the affine matrix whose first three rows are m[3c + i][j] (element 4c + i of
  * the column-major matrix). Lanes past the ones asked about must still hold some box (their
@@ -475,9 +486,10 @@ void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *fro
 /* The look at the centres of lanes 0 .. n - 1 (n <= 8): bit j set when lane j's centre is
  * seen, where rvi_occ_box_look answers 0 (visible) before making the footprint. */
 uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n);
-/* fp[j] for lanes 0 .. n - 1: exactly rvi_occ_footprint_box's answer for each. Lanes that
- * are not finite or reach before the near plane go through it one by one. */
-void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n, rvi_occ_footprint fp[]);
+/* fp[j] for the lanes whose bit is set in need (lanes 0 .. 7): exactly
+ * rvi_occ_footprint_box's answer for each; the others' fp untouched. Lanes that are not
+ * finite or reach before the near plane go through it one by one. */
+void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t need, rvi_occ_footprint fp[]);
 /* Both at once, in one pass over the lanes: the looks' bits, and fp[j] for the lanes not
  * seen. */
 uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n,

@@ -16,6 +16,14 @@
 
 #define F_EPS (1.0f / 16777216.0f)
 
+/* The batch kernel must round exactly as the single test: no multiply-add fused, whatever
+ * the host's build flags. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 typedef rvi_occ_footprint occ_footprint;
 
 typedef struct occ_block {
@@ -269,30 +277,38 @@ static void place_near_lanes(const rv_occlusion *occ, const float *const mn[3], 
 void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
                         rvi_occ_footprint *out)
 {
+    /* Boxes under matrices eight at a time through the frame's lanes (the same answers as
+     * rvi_occ_footprint_box). */
+    rvi_occ_lanes lanes;
+    uint32_t idx[8], n = 0;
+    for (uint32_t i = 0; i <= count; i++) {
+        if (i < count && in[i].matrix >= 0) {
+            const float *m = matrices + (size_t)16 * (uint32_t)in[i].matrix;
+            if (!RVI_OCC_LANES) {
+                rvi_occ_footprint_box(occ, in[i].min, in[i].max, m, &out[i]);
+                continue;
+            }
+            rvi_occ_lanes_set(&lanes, n, in[i].min, in[i].max, m);
+            idx[n++] = i;
+        }
+        if (n == 8 || (i == count && n > 0)) {
+            rvi_occ_footprint fp[8];
+            for (uint32_t j = n; j < 8; j++)
+                rvi_occ_lanes_move(&lanes, j, &lanes, n - 1);
+            rvi_occ_lanes_footprint(occ, &lanes, (1u << n) - 1, fp);
+            for (uint32_t j = 0; j < n; j++)
+                out[idx[j]] = fp[j];
+            n = 0;
+        }
+    }
+    /* World boxes through the batch kernel, eight at a time. */
     block_fn kernel = pick_kernel(occ);
     float fw = (float)occ->width, fh = (float)occ->height;
     float pad[6][8];
     const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
-    uint32_t idx[8], n = 0;
     occ_block blk;
-    /* Boxes under matrices eight at a time through the frame's lanes (the same answers as
-     * rvi_occ_footprint_box). */
-    rvi_occ_lanes lanes;
-    rvi_occ_footprint fp[8];
-    uint32_t lane_idx[8], lane_n = 0;
+    n = 0;
     for (uint32_t i = 0; i <= count; i++) {
-        if (i < count && in[i].matrix >= 0) {
-            rvi_occ_lanes_set(&lanes, lane_n, in[i].min, in[i].max, matrices + (size_t)16 * (uint32_t)in[i].matrix);
-            lane_idx[lane_n++] = i;
-        }
-        if (lane_n == 8 || (i == count && lane_n > 0)) {
-            for (uint32_t j = lane_n; j < 8; j++)
-                rvi_occ_lanes_move(&lanes, j, &lanes, lane_n - 1);
-            rvi_occ_lanes_footprint(occ, &lanes, lane_n, fp);
-            for (uint32_t j = 0; j < lane_n; j++)
-                out[lane_idx[j]] = fp[j];
-            lane_n = 0;
-        }
         if (i < count && in[i].matrix >= 0)
             continue;
         if (i < count) {

@@ -26,6 +26,14 @@
 
 #define F_EPS (1.0f / 16777216.0f)
 
+/* The eight-lane look and footprint must round exactly as the one-at-a-time test: no
+ * multiply-add fused, whatever the host's build flags. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 /* ---- the pyramid lookups --------------------------------------------------------------- */
 
 /* Refines the texels of level k that failed: descends only into failing texels. */
@@ -384,6 +392,20 @@ void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *fro
     }
 }
 
+/* Lane j's box and matrix as given (the matrix's last row never counts), for
+ * footprint_box. */
+static void lane_box(const rvi_occ_lanes *l, uint32_t j, float lo[3], float hi[3], float m[16])
+{
+    static const float last_row[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+    memcpy(m, last_row, sizeof last_row);
+    for (int i = 0; i < 3; i++) {
+        lo[i] = l->lo[i][j];
+        hi[i] = l->hi[i][j];
+        for (int col = 0; col < 4; col++)
+            m[4 * col + i] = l->m[3 * col + i][j];
+    }
+}
+
 /* Lane j's base corner relative to the view's ref and its three edges in world space, as
  * footprint_box makes them (lane i of its vectors is axis i here). */
 static RVI_ALWAYS_INLINE void lane_terms(const rvi_occ_view *v, const rvi_occ_lanes *in, int j, float base[3],
@@ -443,8 +465,11 @@ static RVI_ALWAYS_INLINE void look_lane(const rv_occlusion *occ, const rvi_occ_l
 
 /* Lane j's footprint (project_box and clamp_rect), and slow when the lane must go through
  * footprint_box instead: something not finite, or a box reaching before the near plane.
- * Wherever slow is 0, the same floats as footprint_box (signed zeros aside, which no
- * comparison here tells apart). */
+ * Wherever slow is 0, the same floats as footprint_box, but for the sign of a zero row
+ * extreme (the extremes are taken in another order): that never reaches a result, since
+ * the margin (>= 1e-3) and the error terms (> 0) are added to every extreme used. A lane
+ * that answers 0 still gets a rectangle, never read; its bounds are clamped at 0 first so
+ * that the conversions stay defined. */
 typedef struct foot_result {
     int32_t x0[8], y0[8], x1[8], y1[8];
     float nearness[8];
@@ -607,7 +632,7 @@ uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uin
     return seen;
 }
 
-void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n, rvi_occ_footprint fp[])
+void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t need, rvi_occ_footprint fp[])
 {
     foot_result r;
 #if RVI_OCC_X86_WIDE
@@ -616,16 +641,12 @@ void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, ui
     else
 #endif
         foot_generic(occ, l, &r);
-    for (uint32_t j = 0; j < n; j++) {
+    for (uint32_t j = 0; j < 8; j++) {
+        if (!((need >> j) & 1u))
+            continue;
         if (r.slow[j]) {
-            /* The lane's box and matrix as given (the matrix's last row never counts). */
-            float lo[3], hi[3], m[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
-            for (int i = 0; i < 3; i++) {
-                lo[i] = l->lo[i][j];
-                hi[i] = l->hi[i][j];
-                for (int col = 0; col < 4; col++)
-                    m[4 * col + i] = l->m[3 * col + i][j];
-            }
+            float lo[3], hi[3], m[16];
+            lane_box(l, j, lo, hi, m);
             footprint_box(occ, lo, hi, m, &fp[j], false);
             continue;
         }
@@ -658,13 +679,8 @@ uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lan
             continue;
         }
         if (f.slow[j]) {
-            float lo[3], hi[3], m[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
-            for (int i = 0; i < 3; i++) {
-                lo[i] = l->lo[i][j];
-                hi[i] = l->hi[i][j];
-                for (int col = 0; col < 4; col++)
-                    m[4 * col + i] = l->m[3 * col + i][j];
-            }
+            float lo[3], hi[3], m[16];
+            lane_box(l, j, lo, hi, m);
             footprint_box(occ, lo, hi, m, &fp[j], false);
             continue;
         }
@@ -681,6 +697,8 @@ uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lan
 void rvi_occ_box_look_batch(const rv_occlusion *occ, uint32_t n, const float *const min[], const float *const max[],
                             const float *const m[], rvi_occ_footprint fp[])
 {
+    if (n == 0)
+        return;
     rvi_occ_lanes all, rest;
     uint32_t at[8], left = 0;
     for (uint32_t j = 0; j < 8; j++) /* lanes past n repeat the last box */
@@ -699,7 +717,7 @@ void rvi_occ_box_look_batch(const rv_occlusion *occ, uint32_t n, const float *co
     for (uint32_t j = left; j < 8; j++)
         rvi_occ_lanes_move(&rest, j, &rest, left - 1);
     rvi_occ_footprint out[8];
-    rvi_occ_lanes_footprint(occ, &rest, left, out);
+    rvi_occ_lanes_footprint(occ, &rest, (1u << left) - 1, out);
     for (uint32_t j = 0; j < left; j++)
         fp[at[j]] = out[j];
 }

@@ -1179,7 +1179,9 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
     }
 }
 
-/* The frame's batched look (rvi_occ_box_look_batch) gives every box exactly what the
+/* The eight-lane look and footprint, in each of the three ways they are used
+ * (rvi_occ_box_look_batch; rvi_occ_lanes_look_footprint; rvi_occ_lanes_look, then
+ * rvi_occ_lanes_footprint for the lanes not seen), give every box exactly what the
  * one-at-a-time look gives it: boxes under matrices and in world space, orthographic and
  * perspective views, boxes reaching before the near plane, lanes that are not finite, every
  * batch size, the portable and the wide kernel. */
@@ -1224,13 +1226,24 @@ static void test_the_batched_look_answers_as_the_single_one(void **state)
             for (uint32_t j = 0; j < n; j++)
                 if ((seen_bits >> j) & 1u)
                     fused[j].on = 0;
+            /* and its third: the looks alone, then the footprints of the lanes not seen */
+            rvi_occ_footprint split[8];
+            uint32_t looked = rvi_occ_lanes_look(occ, &lanes, n);
+            assert_int_equal(looked, seen_bits);
+            rvi_occ_lanes_footprint(occ, &lanes, ~looked & ((1u << n) - 1), split);
+            for (uint32_t j = 0; j < n; j++)
+                if ((looked >> j) & 1u)
+                    split[j].on = 0;
             for (uint32_t j = 0; j < n; j++) {
                 rvi_occ_footprint one;
                 int32_t on = rvi_occ_box_look(occ, mn[j], mx[j], m[j], &one);
                 assert_int_equal(batch[j].on, on);
                 assert_int_equal(fused[j].on, on);
-                if (on == RVI_OCC_ON)
+                assert_int_equal(split[j].on, on);
+                if (on == RVI_OCC_ON) {
                     assert_memory_equal(&fused[j], &batch[j], sizeof fused[j]);
+                    assert_memory_equal(&split[j], &batch[j], sizeof split[j]);
+                }
                 if (on == RVI_OCC_ON) {
                     looked_on++;
                     assert_int_equal(batch[j].x0, one.x0);

@@ -460,6 +460,28 @@ int32_t rvi_occ_footprint_box(const rv_occlusion *occ, const float min[3], const
  * The look reuses the footprint's terms, so it costs little beside it. */
 int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                          rvi_occ_footprint *fp);
+/* clamp_rect for the vectorised kernels, branch-free: the rectangle (already widened by its
+ * margin) clamped to the buffer (fw x fh texels) into x0..y1, and the lane's answer:
+ * RVI_OCC_ON, RVI_OCC_AWAY (off screen) or 0 (ok false, or nearness not finite). The
+ * bounds are clamped at 0 before converting, which also turns NaN into 0, so the
+ * conversions stay defined for every lane. */
+static RVI_ALWAYS_INLINE int32_t rvi_occ_lane_rect(float fw, float fh, float xmin, float ymin, float xmax, float ymax,
+                                                   float nearness, int32_t ok, int32_t *x0, int32_t *y0, int32_t *x1,
+                                                   int32_t *y1)
+{
+    ok &= (nearness < FLT_MAX) & (nearness > -FLT_MAX);
+    int32_t seen = (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh);
+    xmin = xmin > 0 ? xmin : 0;
+    ymin = ymin > 0 ? ymin : 0;
+    xmax = xmax > 0 ? xmax : 0;
+    ymax = ymax > 0 ? ymax : 0;
+    *x0 = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
+    *y0 = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
+    *x1 = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
+    *y1 = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+    return ok * (2 - seen);
+}
+
 /* Whether the frame and the freeze use the eight-lane look and footprint below. Their
  * expressions round exactly as the one-at-a-time test's only where float arithmetic is
  * evaluated in float (FLT_EVAL_METHOD 0; x87 code keeps excess precision): elsewhere

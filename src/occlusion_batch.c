@@ -124,19 +124,9 @@ static RVI_ALWAYS_INLINE void kernel_lane(const kernel_consts kc, float lx, floa
     ymin -= margin;
     xmax += margin;
     ymax += margin;
-    ok &= (nearness < FLT_MAX) & (nearness > -FLT_MAX);
-    int32_t seen = (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh);
-    /* Clamp (this also turns NaN into 0) before converting. */
-    xmin = xmin > 0 ? xmin : 0;
-    ymin = ymin > 0 ? ymin : 0;
-    xmax = xmax > 0 ? xmax : 0;
-    ymax = ymax > 0 ? ymax : 0;
-    out->x0[j] = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
-    out->y0[j] = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
-    out->x1[j] = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
-    out->y1[j] = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+    out->on[j] = rvi_occ_lane_rect(fw, fh, xmin, ymin, xmax, ymax, nearness, ok, &out->x0[j], &out->y0[j],
+                                   &out->x1[j], &out->y1[j]);
     out->nearness[j] = nearness;
-    out->on[j] = ok * (2 - seen); /* RVI_OCC_ON, RVI_OCC_AWAY or 0, branch-free */
 }
 
 static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],

@@ -545,18 +545,10 @@ static RVI_ALWAYS_INLINE void foot_lane(const rv_occlusion *occ, const rvi_occ_l
         margin = v->rect_mul * dist + v->rect_add + 1e-3f;
     }
     float xmin = mn[0] - margin, ymin = mn[1] - margin, xmax = mx[0] + margin, ymax = mx[1] + margin;
-    ok &= (nearness < FLT_MAX) & (nearness > -FLT_MAX) & (xmin <= xmax) & (ymin <= ymax);
-    int32_t seen = (xmax >= 0) & (xmin <= fw) & (ymax >= 0) & (ymin <= fh);
-    xmin = xmin > 0 ? xmin : 0;
-    ymin = ymin > 0 ? ymin : 0;
-    xmax = xmax > 0 ? xmax : 0;
-    ymax = ymax > 0 ? ymax : 0;
-    out->x0[j] = (int32_t)(xmin < fw - 1 ? xmin : fw - 1);
-    out->y0[j] = (int32_t)(ymin < fh - 1 ? ymin : fh - 1);
-    out->x1[j] = (int32_t)(xmax < fw - 1 ? xmax : fw - 1);
-    out->y1[j] = (int32_t)(ymax < fh - 1 ? ymax : fh - 1);
+    ok &= (xmin <= xmax) & (ymin <= ymax);
+    out->on[j] = rvi_occ_lane_rect(fw, fh, xmin, ymin, xmax, ymax, nearness, ok, &out->x0[j], &out->y0[j],
+                                   &out->x1[j], &out->y1[j]);
     out->nearness[j] = nearness;
-    out->on[j] = ok * (2 - seen); /* RVI_OCC_ON, RVI_OCC_AWAY or 0 */
     out->slow[j] = bad;
 }
 
@@ -616,6 +608,25 @@ LANE_KERNELS(avx2, RVI_TARGET_AVX2)
 #endif
 #undef LANE_KERNELS
 
+/* Lane j's footprint from the kernel's results, or through footprint_box where the lane is
+ * slow. */
+static void lane_answer(const rv_occlusion *occ, const rvi_occ_lanes *l, const foot_result *r, uint32_t j,
+                        rvi_occ_footprint *fp)
+{
+    if (r->slow[j]) {
+        float lo[3], hi[3], m[16];
+        lane_box(l, j, lo, hi, m);
+        footprint_box(occ, lo, hi, m, fp, false);
+        return;
+    }
+    fp->x0 = r->x0[j];
+    fp->y0 = r->y0[j];
+    fp->x1 = r->x1[j];
+    fp->y1 = r->y1[j];
+    fp->nearness = r->nearness[j];
+    fp->on = r->on[j];
+}
+
 uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n)
 {
     look_result r;
@@ -644,18 +655,7 @@ void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, ui
     for (uint32_t j = 0; j < 8; j++) {
         if (!((need >> j) & 1u))
             continue;
-        if (r.slow[j]) {
-            float lo[3], hi[3], m[16];
-            lane_box(l, j, lo, hi, m);
-            footprint_box(occ, lo, hi, m, &fp[j], false);
-            continue;
-        }
-        fp[j].x0 = r.x0[j];
-        fp[j].y0 = r.y0[j];
-        fp[j].x1 = r.x1[j];
-        fp[j].y1 = r.y1[j];
-        fp[j].nearness = r.nearness[j];
-        fp[j].on = r.on[j];
+        lane_answer(occ, l, &r, j, &fp[j]);
     }
 }
 
@@ -678,18 +678,7 @@ uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lan
             seen |= 1u << j;
             continue;
         }
-        if (f.slow[j]) {
-            float lo[3], hi[3], m[16];
-            lane_box(l, j, lo, hi, m);
-            footprint_box(occ, lo, hi, m, &fp[j], false);
-            continue;
-        }
-        fp[j].x0 = f.x0[j];
-        fp[j].y0 = f.y0[j];
-        fp[j].x1 = f.x1[j];
-        fp[j].y1 = f.y1[j];
-        fp[j].nearness = f.nearness[j];
-        fp[j].on = f.on[j];
+        lane_answer(occ, l, &f, j, &fp[j]);
     }
     return seen;
 }

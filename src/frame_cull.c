@@ -32,10 +32,9 @@
  * and footprints of eight at a time (rvi_occ_lanes_look_footprint, or rvi_occ_lanes_look
  * then rvi_occ_lanes_footprint: the same answers). */
 
-/* Up to eight tests waiting for their look (or, once not seen, for their footprint): lane
- * j tests min[j]..max[j] under m[j] (NULL: world space), the node's test box (box[j]) or
- * the world box around its sphere (kept in sphere_box[j]); lanes holds the same boxes for
- * the vectorised kernels. */
+/* Up to eight tests waiting to be settled: lane j tests min[j]..max[j] under m[j] (NULL:
+ * world space), the node's test box (box[j]) or the world box around its sphere (kept in
+ * sphere_box[j]); settle_lanes copies the boxes into lanes for the vectorised kernels. */
 typedef struct test_lanes {
     rvi_occ_lanes lanes;
     const float *min[8], *max[8], *m[8];

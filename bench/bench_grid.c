@@ -100,7 +100,9 @@ static bool run_walk(uint32_t count, walk_result *out)
 static bool run_evict_drain(double *ns_per_evict)
 {
     enum { PAGES = 65536 };
-    rv_residency_desc rd = { .budget_bytes = UINT64_MAX, .page_capacity = PAGES };
+    /* The page size is given up front: prefetch (pages not in use) is handed out only once
+     * a size is known. */
+    rv_residency_desc rd = { .budget_bytes = UINT64_MAX, .page_capacity = PAGES, .page_bytes_estimate = PAGE_BYTES };
     rv_residency *res = NULL;
     if (rv_residency_create(&rd, &res) != RV_OK)
         return false;

@@ -500,8 +500,13 @@ void rvv_app_report_json(const rvv_app *app, FILE *out)
     double frames = app->frame_count ? app->frame_count : 1;
     fprintf(out, "{\n  \"program\": \"rvis-view\",\n  \"scene\": ");
     rvw_json_string(out, level->name);
+    /* A map's occluders are its surfaces, declared as meshes (as rvis-walk counts them). */
+    uint32_t occluders = level->occluder_count, meshes, mesh_triangles;
+    rvw_level_count_occluders(level, &meshes, &mesh_triangles);
+    if (meshes)
+        occluders = meshes;
     fprintf(out, ",\n  \"frames\": %u,\n  \"objects\": %u,\n  \"triangles\": %u,\n  \"occluders\": %u,\n",
-            app->frame_count, level->object_count, level->triangle_count, level->occluder_count);
+            app->frame_count, level->object_count, level->triangle_count, occluders);
     fprintf(out, "  \"width\": %u,\n  \"height\": %u,\n  \"occlusion_width\": %u,\n", app->opt->width,
             app->opt->height, app->occlusion_width);
     fprintf(out, "  \"context\": ");

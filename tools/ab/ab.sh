@@ -5,7 +5,7 @@
 #      tools/ab/ab.sh build-new build-old crates 1800 100000 1 2
 #      tools/ab/ab.sh build-new build-old map 1200 oa_dm4 1
 set -eu
-[ $# -ge 4 ] || { sed -n 2,5p "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n 2,6p "$0" >&2; exit 2; }
 NEW=$(cd "$1" && pwd); OLD=$(cd "$2" && pwd); SCENE=$3; shift 3
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
 case $SCENE in crates|city|map) ;; *) echo "ab.sh: scene is crates, city or map" >&2; exit 2 ;; esac

@@ -9,9 +9,7 @@
  *   occlusion_prepare.c  a convex polytope (box or convex solid) as a piece
  *   occlusion_convex.c   convex occluders: validation, corners and edges from planes
  *   occlusion_mesh.c     mesh occluders: validation, copies, triangles as pieces
- *   occlusion_test.c, occlusion_batch.c, occlusion_lanes.c  object tests (one, a batch,
- *                        eight at a time)
- *   occlusion_texel.c    the finer look at a texel that fails an object on its depth
+ *   occlusion_test.c, occlusion_batch.c, occlusion_lanes.c, occlusion_texel.c  object tests
  *
  * Included by every occlusion*.c (the feed's through occlusion_feed.h), by the frame files
  * (frame.h, frame.c, frame_cull.c, frame_nodes.c, frame_state.c), world.c, and the
@@ -729,13 +727,6 @@ void rvi_occ_box_bound_make(const rvi_occ_view *view, const float min[3], const 
  * from rows x, y and w, so every convention gives the same verdicts. */
 bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, float nearness, int32_t x, int32_t y,
                              float bound);
-/* The most pieces the union search takes at once (the nearest that could raise a texel). */
-#define RVI_OCC_UNION_PIECES 8
-/* Whether some of the pieces cand[0..m) (fusion pool indices; the first
- * RVI_OCC_UNION_PIECES of them) cover together the convex region r (n vertices, texel
- * units): the union test of a texel (occlusion_union.c) on the region's bounding rectangle,
- * from a point inside it. Reads the buffer only. */
-bool rvi_occ_region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t m, const double (*r)[2], uint32_t n);
 /* A box whose rectangle test found a texel not nearer than its nearest point: true when
  * every texel of fp's rectangle is still strictly nearer than the box's per-texel bound
  * (rvi_occ_box_bound_make, capped by fp->nearness); texels the box's image cannot meet

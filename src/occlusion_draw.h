@@ -225,5 +225,11 @@ static inline double rvi_occ_edge_margin(const rvi_occ_edge *e)
  * (fusion pool indices) whose band holds it cover it together and would raise it; *value
  * receives the nearness they guarantee. */
 bool rvi_occ_union_value(rv_occlusion *occ, uint32_t t, const uint32_t *pieces, uint32_t count, float *value);
+/* The most pieces the union search takes at once (the nearest that could raise a texel). */
+#define RVI_OCC_UNION_PIECES 8
+/* The same search for the object tests (occlusion_texel.c): whether some of the pieces
+ * cand[0..m) (pool indices; the first RVI_OCC_UNION_PIECES of them) cover together the
+ * convex region r (n vertices, texel units), from a point inside it. Reads the buffer only. */
+bool rvi_occ_region_union(const rv_occlusion *occ, const uint32_t *cand, uint32_t m, const double (*r)[2], uint32_t n);
 
 #endif

@@ -8,11 +8,7 @@
 
 /* The sphere test here must round exactly as rv_cull_spheres does (frustum_simd.c), so a
  * host build that fuses multiply-adds (GNU mode with FMA targets) must not fuse them. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "core/no_contract.h"
 
 enum { PLANE_LEFT, PLANE_RIGHT, PLANE_BOTTOM, PLANE_TOP, PLANE_NEAR, PLANE_FAR };
 

@@ -16,11 +16,7 @@
 
 /* Keep a * b + c two roundings in every path: GCC in GNU mode would fuse it inside the
  * AVX-512 functions (their target implies FMA) and the levels would then disagree. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "core/no_contract.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define RVI_CULL_X86 1

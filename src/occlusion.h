@@ -36,8 +36,9 @@
 /* The hot loops are plain C written for the compiler to vectorise; on x86 with GCC or
  * Clang an AVX2 build of the same source is also compiled and picked at run time
  * (rv_occlusion.wide). Both give identical results: the same operations in the same order,
- * none fused into a multiply-add (the build passes -ffp-contract=off; occlusion_test.c and
- * occlusion_batch.c, whose paths must agree bit for bit, also say so themselves). */
+ * none fused into a multiply-add (the build passes -ffp-contract=off; occlusion_batch.c and
+ * occlusion_lanes.c, whose paths must agree bit for bit, also say so themselves through
+ * core/no_contract.h). */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define RVI_OCC_X86_WIDE 1
 #define RVI_TARGET_AVX2 __attribute__((target("avx2")))

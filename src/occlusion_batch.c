@@ -18,11 +18,7 @@
 
 /* The batch kernel must round exactly as the single test: no multiply-add fused, whatever
  * the host's build flags. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "core/no_contract.h"
 
 typedef rvi_occ_footprint occ_footprint;
 

@@ -16,11 +16,7 @@
 
 /* The eight-lane look and footprint must round exactly as the one-at-a-time test: no
  * multiply-add fused, whatever the host's build flags. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "core/no_contract.h"
 
 /* ---- the look and the footprint, eight boxes at a time ---------------------------------- */
 

@@ -417,6 +417,65 @@ static bool a_point_sees_the_box(const rv_occlusion *occ, const float min[3], co
     return false;
 }
 
+/* Edge k of the box's image at texel (x, y), as every test of the texel reads it: row is
+ * B * y, formed once per row (the same product the texel's own sum would form). */
+static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int32_t x)
+{
+    return e[0] * x + row + e[2] >= 0;
+}
+
+/* The texels of row y in [x0, x1] on the inner side of every edge of the box's image, as
+ * [*lo, *hi] (empty when *lo > *hi). Along a row an edge's value A x + (B y) + C, rounded
+ * as edge_meets rounds it, never falls as x grows when A > 0 and never rises when A < 0
+ * (each rounding is monotone), so each edge keeps a run of the row: its end is found by
+ * evaluating the edge near its root, and the texels kept are the runs' intersection, the
+ * same texels a test of each would keep. Values that could overflow (never, for images
+ * within 1e9 texels) would break that order: such an edge keeps the whole row, which only
+ * keeps more texels. */
+static void meets_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
+{
+    double reach = fabs((double)x0) > fabs((double)x1) ? fabs((double)x0) : fabs((double)x1);
+    for (uint32_t k = 0; k < bb->edge_count && x0 <= x1; k++) {
+        const double *e = bb->edge[k];
+        double row = e[1] * y;
+        if (!(fabs(e[0]) * reach + fabs(row) + fabs(e[2]) < 1e300))
+            continue;
+        if (e[0] == 0) {
+            if (!edge_meets(e, row, x0))
+                x1 = x0 - 1;
+            continue;
+        }
+        /* Start at the root (a guess: the walk below decides), inside [x0, x1]. */
+        double r = -(row + e[2]) / e[0];
+        int32_t s = r <= (double)x0 ? x0 : r >= (double)x1 ? x1 : (int32_t)r;
+        if (e[0] > 0) { /* kept: [first x that meets, x1] */
+            if (edge_meets(e, row, s)) {
+                while (s > x0 && edge_meets(e, row, s - 1))
+                    s--;
+            } else {
+                while (s < x1 && !edge_meets(e, row, s))
+                    s++;
+                if (!edge_meets(e, row, s))
+                    s = x1 + 1;
+            }
+            x0 = s;
+        } else { /* kept: [x0, last x that meets] */
+            if (edge_meets(e, row, s)) {
+                while (s < x1 && edge_meets(e, row, s + 1))
+                    s++;
+            } else {
+                while (s > x0 && !edge_meets(e, row, s))
+                    s--;
+                if (!edge_meets(e, row, s))
+                    s = x0 - 1;
+            }
+            x1 = s;
+        }
+    }
+    *lo = x0;
+    *hi = x1;
+}
+
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                 const rvi_occ_footprint *fp)
 {
@@ -432,26 +491,20 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
     int32_t x0 = fp->x0 > bb.ix0 ? fp->x0 : bb.ix0, x1 = fp->x1 < bb.ix1 ? fp->x1 : bb.ix1;
     int32_t y0 = fp->y0 > bb.iy0 ? fp->y0 : bb.iy0, y1 = fp->y1 < bb.iy1 ? fp->y1 : bb.iy1;
     for (int32_t y = y0; y <= y1; y++) {
+        int32_t lo, hi;
+        meets_run(&bb, y, x0, x1, &lo, &hi);
+        if (lo > hi)
+            continue; /* no part of the box is seen through this row */
+        any = true;
         const float *row = occ->texels + (size_t)y * occ->width;
         float fy = (float)y, rc[RVI_OCC_MAX_PLANES];
         for (uint32_t k = 0; k < n; k++)
             rc[k] = bb.plane[k][1] * fy + bb.plane[k][2];
-        for (int32_t x = x0; x <= x1; x++) {
+        for (int32_t x = lo; x <= hi; x++) {
             /* The bound below never exceeds the box's nearest nearness: a texel nearer than
-             * that hides its part of the box whatever the bound, and only says whether the
-             * box's image meets the buffer at all, which one such texel settles. */
-            bool beyond = row[x] > fp->nearness;
-            if (beyond && any)
+             * that hides its part of the box whatever the bound. */
+            if (row[x] > fp->nearness)
                 continue;
-            bool meets = true;
-            for (uint32_t k = 0; k < bb.edge_count && meets; k++)
-                meets = bb.edge[k][0] * x + bb.edge[k][1] * y + bb.edge[k][2] >= 0;
-            if (!meets)
-                continue; /* no part of the box is seen through this texel */
-            if (beyond) {
-                any = true;
-                continue;
-            }
             float fx = (float)x, bound = fp->nearness;
             for (uint32_t k = 0; k < n; k++) {
                 float t = bb.plane[k][0] * fx + rc[k];
@@ -459,7 +512,6 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
             }
             if (!(row[x] > bound) && !rvi_occ_texel_hides_box(occ, &bb, fp->nearness, x, y, bound))
                 return false;
-            any = true;
         }
     }
     return any;

@@ -432,7 +432,7 @@ static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int32_t 
  * same texels a test of each would keep. Values that could overflow (never, for images
  * within 1e9 texels) would break that order: such an edge keeps the whole row, which only
  * keeps more texels. */
-static void meets_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
+void rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
 {
     double reach = fabs((double)x0) > fabs((double)x1) ? fabs((double)x0) : fabs((double)x1);
     for (uint32_t k = 0; k < bb->edge_count && x0 <= x1; k++) {
@@ -492,7 +492,7 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
     int32_t y0 = fp->y0 > bb.iy0 ? fp->y0 : bb.iy0, y1 = fp->y1 < bb.iy1 ? fp->y1 : bb.iy1;
     for (int32_t y = y0; y <= y1; y++) {
         int32_t lo, hi;
-        meets_run(&bb, y, x0, x1, &lo, &hi);
+        rvi_occ_box_row_run(&bb, y, x0, x1, &lo, &hi);
         if (lo > hi)
             continue; /* no part of the box is seen through this row */
         any = true;

@@ -1179,6 +1179,77 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
     }
 }
 
+/* A random double for an edge coefficient: ordinary, tiny, zero or large, either sign. */
+static double edge_coefficient(uint64_t *seed)
+{
+    double sign = rvt_next(seed) & 1 ? -1.0 : 1.0, u = (double)(rvt_next(seed) >> 11) / 9007199254740992.0;
+    switch (rvt_next(seed) % 6) {
+    case 0: return 0.0;
+    case 1: return sign * u * 1e-12;
+    case 2: return sign * u * 1e6;
+    case 3: return sign * ldexp(1.0, (int)(rvt_next(seed) % 40) - 20); /* a power of two */
+    default: return sign * u;
+    }
+}
+
+/* The refined box test walks, on each row, only the run rvi_occ_box_row_run finds: it must
+ * be exactly the texels every edge's own test keeps (A x + B y + C >= 0, evaluated as it
+ * is written), never fewer (a texel skipped is a texel whose depth is never looked at)
+ * and never more. Random edges, with roots in and around the row and at half-texel and
+ * whole-texel positions, where rounding decides; and an edge whose values could
+ * overflow, which must keep the whole row. */
+static void test_the_refined_rows_keep_what_each_edge_keeps(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5EED0;
+    uint32_t empty = 0, partial = 0, whole = 0;
+    for (int t = 0; t < RVT_HEAVY(400000, 40000); t++) {
+        rvi_occ_box_bound bb;
+        memset(&bb, 0, sizeof bb);
+        bb.edge_count = (uint32_t)(rvt_next(&seed) % 9);
+        int32_t x0 = (int32_t)(rvt_next(&seed) % 300) - 20, x1 = x0 + (int32_t)(rvt_next(&seed) % 80) - 3;
+        int32_t y = (int32_t)(rvt_next(&seed) % 300) - 20;
+        for (uint32_t k = 0; k < bb.edge_count; k++) {
+            double A = edge_coefficient(&seed), B = edge_coefficient(&seed);
+            /* The root on this row: a texel, half-way, or anywhere near the run. */
+            double root = x0 - 4 + (double)(rvt_next(&seed) % (uint64_t)(x1 - x0 + 9 > 1 ? x1 - x0 + 9 : 1));
+            root += (rvt_next(&seed) % 3) * 0.5 + (rvt_next(&seed) & 1 ? ldexp(1.0, -50) : 0.0);
+            bb.edge[k][0] = A;
+            bb.edge[k][1] = B;
+            bb.edge[k][2] = -(A * root + B * y) + (rvt_next(&seed) % 4 == 0 ? edge_coefficient(&seed) * 1e-9 : 0.0);
+        }
+        int32_t lo, hi;
+        rvi_occ_box_row_run(&bb, y, x0, x1, &lo, &hi);
+        for (int32_t x = x0; x <= x1; x++) {
+            bool meets = true;
+            for (uint32_t k = 0; k < bb.edge_count; k++)
+                meets = meets && bb.edge[k][0] * x + bb.edge[k][1] * y + bb.edge[k][2] >= 0;
+            if (meets != (x >= lo && x <= hi))
+                fail_msg("trial %d, row %d, texel %d of [%d, %d]: edges say %d, run [%d, %d]", t, y, x, x0, x1,
+                         meets, lo, hi);
+        }
+        if (lo > hi)
+            empty++;
+        else if (lo == x0 && hi == x1)
+            whole++;
+        else
+            partial++;
+    }
+    /* The trials reach every case, so the comparison above was made where it matters. */
+    assert_true(empty > 1000 && partial > 1000 && whole > 1000);
+
+    /* Values past the overflow guard: that edge keeps the whole row, the others still cut. */
+    rvi_occ_box_bound bb;
+    memset(&bb, 0, sizeof bb);
+    bb.edge_count = 2;
+    bb.edge[0][0] = 1e300, bb.edge[0][1] = 1e300, bb.edge[0][2] = -1e308; /* would say none */
+    bb.edge[1][0] = 1.0, bb.edge[1][1] = 0.0, bb.edge[1][2] = -10.0;       /* x >= 10 */
+    int32_t lo, hi;
+    rvi_occ_box_row_run(&bb, 3, 0, 40, &lo, &hi);
+    assert_int_equal(lo, 10);
+    assert_int_equal(hi, 40);
+}
+
 /* The eight-lane look and footprint, in each of the three ways they are used
  * (rvi_occ_box_look_batch; rvi_occ_lanes_look_footprint; rvi_occ_lanes_look, then
  * rvi_occ_lanes_footprint for the lanes not seen), give every box exactly what the
@@ -1320,6 +1391,7 @@ int main(void)
         cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
         cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
         cmocka_unit_test(test_the_batched_look_answers_as_the_single_one),
+        cmocka_unit_test(test_the_refined_rows_keep_what_each_edge_keeps),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,6 +45,37 @@ static int hull_of(double (*pt)[2], int n, double (*hull)[2])
     return k < 1 ? 1 : k;
 }
 
+/* Most boxes this is asked about do show a pixel centre; one near the middle of the image
+ * usually says so before the hull is made. True when the centre nearest the corners'
+ * average, inside the rows and columns of centres [row0, row1] x [col0, col1], lies in the
+ * image of one of the box's faces (each face's corners pt[] in the order of their bits,
+ * split in two triangles; every point of the image lies in some face's). Such a centre
+ * lies inside the hull up to the orientation sums' rounding, far less than the margin the
+ * row walk grows the hull by, so the walk would find it too: the answer is the same. */
+static bool centre_near_middle_seen(double (*pt)[2], double row0, double row1, double col0, double col1)
+{
+    static const int face[6][4] = { { 0, 2, 6, 4 }, { 1, 3, 7, 5 }, { 0, 1, 5, 4 },
+                                    { 2, 3, 7, 6 }, { 0, 1, 3, 2 }, { 4, 5, 7, 6 } };
+    double cx = 0, cy = 0;
+    for (int k = 0; k < 8; k++) {
+        cx += pt[k][0];
+        cy += pt[k][1];
+    }
+    double col = floor(cx / 8), row = floor(cy / 8);
+    if (!(col >= col0 && col <= col1 && row >= row0 && row <= row1))
+        return false;
+    const double q[2] = { col + 0.5, row + 0.5 };
+    for (int f = 0; f < 6; f++)
+        for (int t = 0; t < 2; t++) {
+            const double *a = pt[face[f][0]], *b = pt[face[f][t + 1]], *c = pt[face[f][t + 2]];
+            double d0 = hull_turn(a, b, q), d1 = hull_turn(b, c, q), d2 = hull_turn(c, a, q);
+            bool in = (d0 >= 0 && d1 >= 0 && d2 >= 0) || (d0 <= 0 && d1 <= 0 && d2 <= 0);
+            if (in && (d0 != 0 || d1 != 0 || d2 != 0))
+                return true;
+        }
+    return false;
+}
+
 /* The world box min..max under m (NULL: identity) projected by cam's view-projection (in
  * double, so an eye far from the origin keeps its pixels): true when its image, grown by
  * the margin and clipped to the viewport, holds no pixel centre (i + 0.5, j + 0.5). Every
@@ -86,6 +117,8 @@ static bool box_unsampled(const rvi_frame_camera *cam, const float min[3], const
     if (!(row1 >= row0 && col1 >= col0))
         return true;
     if (row1 - row0 >= 2 * RV_UNSAMPLED_MAX_PX)
+        return false;
+    if (centre_near_middle_seen(pt, row0, row1, col0, col1))
         return false;
     double hull[17][2];
     int n = hull_of(pt, 8, hull);

@@ -735,8 +735,8 @@ bool rvi_occ_texel_hides_box(const rv_occlusion *occ, rvi_occ_box_bound *bb, flo
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
                                 const rvi_occ_footprint *fp);
 /* The texels of row y in [x0, x1] that may meet bb's image (every edge's test holds) form
- * one run, [*lo, *hi] (empty when *lo > *hi): the refined test walks only that. */
-void rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi);
+ * one run, [*lo, *hi] (empty when *lo > *hi); false when an edge cannot be evaluated safely. */
+bool rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi);
 
 /* ---- adding occluders (occlusion.c) ------------------------------------------------------ */
 

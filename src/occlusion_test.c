@@ -418,10 +418,10 @@ static bool a_point_sees_the_box(const rv_occlusion *occ, const float min[3], co
 }
 
 /* Edge k of the box's image at texel (x, y), as every test of the texel reads it: row is
- * B * y, formed once per row (the same product the texel's own sum would form). */
-static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int32_t x)
+ * B * y, formed once per row. */
+static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int64_t x)
 {
-    return e[0] * x + row + e[2] >= 0;
+    return e[0] * (double)x + row + e[2] >= 0;
 }
 
 /* The texels of row y in [x0, x1] on the inner side of every edge of the box's image, as
@@ -429,51 +429,63 @@ static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int32_t 
  * as edge_meets rounds it, never falls as x grows when A > 0 and never rises when A < 0
  * (each rounding is monotone), so each edge keeps a run of the row: its end is found by
  * evaluating the edge near its root, and the texels kept are the runs' intersection, the
- * same texels a test of each would keep. Values that could overflow (never, for images
- * within 1e9 texels) would break that order: such an edge keeps the whole row, which only
- * keeps more texels. */
-void rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
+ * same texels a test of each would keep. Where double arithmetic is evaluated in double
+ * (FLT_EVAL_METHOD 0) these are the sums the per-texel test formed before; with excess
+ * precision the run is still exactly where edge_meets holds, and the margin folded into
+ * the edges (1e-3 texel) is far wider than the difference. False (and the whole range) when an
+ * edge's values could overflow, which would break that order: never for an image within
+ * 1e9 texels, and then nothing is proven from the row. */
+bool rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
 {
+    *lo = x0;
+    *hi = x1;
+    int64_t a = x0, b = x1; /* the run so far; one past either end marks it empty */
     double reach = fabs((double)x0) > fabs((double)x1) ? fabs((double)x0) : fabs((double)x1);
-    for (uint32_t k = 0; k < bb->edge_count && x0 <= x1; k++) {
+    for (uint32_t k = 0; k < bb->edge_count && a <= b; k++) {
         const double *e = bb->edge[k];
         double row = e[1] * y;
         if (!(fabs(e[0]) * reach + fabs(row) + fabs(e[2]) < 1e300))
-            continue;
+            return false;
         if (e[0] == 0) {
-            if (!edge_meets(e, row, x0))
-                x1 = x0 - 1;
+            if (!edge_meets(e, row, a))
+                b = a - 1;
             continue;
         }
-        /* Start at the root (a guess: the walk below decides), inside [x0, x1]. */
+        /* Start at the root (a guess: the walk below decides), inside [a, b]. */
         double r = -(row + e[2]) / e[0];
-        int32_t s = r <= (double)x0 ? x0 : r >= (double)x1 ? x1 : (int32_t)r;
-        if (e[0] > 0) { /* kept: [first x that meets, x1] */
+        int64_t s = r <= (double)a ? a : r >= (double)b ? b : (int64_t)r;
+        if (e[0] > 0) { /* kept: [first x that meets, b] */
             if (edge_meets(e, row, s)) {
-                while (s > x0 && edge_meets(e, row, s - 1))
+                while (s > a && edge_meets(e, row, s - 1))
                     s--;
             } else {
-                while (s < x1 && !edge_meets(e, row, s))
+                while (s < b && !edge_meets(e, row, s))
                     s++;
                 if (!edge_meets(e, row, s))
-                    s = x1 + 1;
+                    s = b + 1;
             }
-            x0 = s;
-        } else { /* kept: [x0, last x that meets] */
+            a = s;
+        } else { /* kept: [a, last x that meets] */
             if (edge_meets(e, row, s)) {
-                while (s < x1 && edge_meets(e, row, s + 1))
+                while (s < b && edge_meets(e, row, s + 1))
                     s++;
             } else {
-                while (s > x0 && !edge_meets(e, row, s))
+                while (s > a && !edge_meets(e, row, s))
                     s--;
                 if (!edge_meets(e, row, s))
-                    s = x0 - 1;
+                    s = a - 1;
             }
-            x1 = s;
+            b = s;
         }
     }
-    *lo = x0;
-    *hi = x1;
+    if (a > b) {
+        *lo = 1;
+        *hi = 0;
+    } else {
+        *lo = (int32_t)a;
+        *hi = (int32_t)b;
+    }
+    return true;
 }
 
 bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
@@ -492,7 +504,8 @@ bool rvi_occ_box_refined_hidden(const rv_occlusion *occ, const float min[3], con
     int32_t y0 = fp->y0 > bb.iy0 ? fp->y0 : bb.iy0, y1 = fp->y1 < bb.iy1 ? fp->y1 : bb.iy1;
     for (int32_t y = y0; y <= y1; y++) {
         int32_t lo, hi;
-        rvi_occ_box_row_run(&bb, y, x0, x1, &lo, &hi);
+        if (!rvi_occ_box_row_run(&bb, y, x0, x1, &lo, &hi))
+            return false; /* an edge that cannot be evaluated safely: nothing is proven */
         if (lo > hi)
             continue; /* no part of the box is seen through this row */
         any = true;

@@ -432,9 +432,9 @@ static RVI_ALWAYS_INLINE bool edge_meets(const double e[3], double row, int64_t 
  * same texels a test of each would keep. Where double arithmetic is evaluated in double
  * (FLT_EVAL_METHOD 0) these are the sums the per-texel test formed before; with excess
  * precision the run is still exactly where edge_meets holds, and the margin folded into
- * the edges (1e-3 texel) is far wider than the difference. False (and the whole range) when an
- * edge's values could overflow, which would break that order: never for an image within
- * 1e9 texels, and then nothing is proven from the row. */
+ * the edges (1e-3 texel) is far wider than the difference. False, with the whole range,
+ * when an edge's values could overflow and break that order (never for an image within
+ * 1e9 texels): the row then proves nothing. */
 bool rvi_occ_box_row_run(const rvi_occ_box_bound *bb, int32_t y, int32_t x0, int32_t x1, int32_t *lo, int32_t *hi)
 {
     *lo = x0;

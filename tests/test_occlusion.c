@@ -1196,8 +1196,8 @@ static double edge_coefficient(uint64_t *seed)
  * be exactly the texels every edge's own test keeps (A x + B y + C >= 0, evaluated as it
  * is written), never fewer (a texel skipped is a texel whose depth is never looked at)
  * and never more. Random edges, with roots in and around the row and at half-texel and
- * whole-texel positions, where rounding decides; and an edge whose values could
- * overflow, which must keep the whole row. */
+ * whole-texel positions, where rounding decides; an edge whose values could overflow,
+ * from which nothing may be proven; and empty runs at the ends of the int32 range. */
 static void test_the_refined_rows_keep_what_each_edge_keeps(void **state)
 {
     (void)state;

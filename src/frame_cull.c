@@ -468,11 +468,8 @@ static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *
 {
     if (t->n == 0)
         return;
-    for (uint32_t j = 0; j < 8; j++) { /* spare lanes repeat the last */
-        uint32_t s = j < t->n ? j : t->n - 1;
-        rvi_occ_lanes_set(&t->lanes, j, t->min[s], t->max[s], t->m[s]);
-    }
     const rv_occlusion *occ = p->f->occlusion;
+    rvi_occ_lanes_set_all(occ, &t->lanes, t->n, t->min, t->max, t->m);
     rvi_occ_footprint fp[8];
     uint32_t seen, all = (1u << t->n) - 1;
     if (*fused) {

@@ -498,12 +498,15 @@ static RVI_ALWAYS_INLINE int32_t rvi_occ_lane_rect(float fw, float fh, float xmi
  * the column-major matrix). Lanes past the ones asked about must still hold some box (their
  * answers are dropped). */
 typedef struct rvi_occ_lanes {
-    float m[12][8];
+    _Alignas(32) float m[12][8]; /* each row one AVX vector */
     float lo[3][8], hi[3][8];
 } rvi_occ_lanes;
 
 /* Lane j := the box min..max under m (NULL = world space). */
 void rvi_occ_lanes_set(rvi_occ_lanes *l, uint32_t j, const float min[3], const float max[3], const float *m);
+/* Lanes 0..7 := boxes 0..n - 1 as rvi_occ_lanes_set makes each (1 <= n <= 8; the rest repeat the last). */
+void rvi_occ_lanes_set_all(const rv_occlusion *occ, rvi_occ_lanes *l, uint32_t n, const float *const min[],
+                           const float *const max[], const float *const m[]);
 /* Lane tj of to := lane fj of from. */
 void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj);
 /* The look at the centres of lanes 0 .. n - 1 (n <= 8): bit j set when lane j's centre is

@@ -266,6 +266,7 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
     /* Boxes under matrices eight at a time through the frame's lanes (the same answers as
      * rvi_occ_footprint_box). */
     rvi_occ_lanes lanes;
+    const float *lo[8], *hi[8], *ms[8];
     uint32_t idx[8], n = 0;
     for (uint32_t i = 0; i <= count; i++) {
         if (i < count && in[i].matrix >= 0) {
@@ -274,13 +275,14 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
                 rvi_occ_footprint_box(occ, in[i].min, in[i].max, m, &out[i]);
                 continue;
             }
-            rvi_occ_lanes_set(&lanes, n, in[i].min, in[i].max, m);
+            lo[n] = in[i].min;
+            hi[n] = in[i].max;
+            ms[n] = m;
             idx[n++] = i;
         }
         if (n == 8 || (i == count && n > 0)) {
             rvi_occ_footprint fp[8];
-            for (uint32_t j = n; j < 8; j++)
-                rvi_occ_lanes_move(&lanes, j, &lanes, n - 1);
+            rvi_occ_lanes_set_all(occ, &lanes, n, lo, hi, ms);
             rvi_occ_lanes_footprint(occ, &lanes, (1u << n) - 1, fp);
             for (uint32_t j = 0; j < n; j++)
                 out[idx[j]] = fp[j];

@@ -11,6 +11,9 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if RVI_OCC_X86_WIDE
+#include <immintrin.h>
+#endif
 
 #define F_EPS (1.0f / 16777216.0f)
 
@@ -39,6 +42,80 @@ void rvi_occ_lanes_set(rvi_occ_lanes *l, uint32_t j, const float min[3], const f
         l->lo[i][j] = min[i];
         l->hi[i][j] = max[i];
     }
+}
+
+#if RVI_OCC_X86_WIDE
+/* Eight rows of eight floats (row j: lane j's, from load(j)), transposed: store(k, v) gets v
+ * holding element i of each row, for i = 0, 1, 2, 4, 5, 6 (k = 0 .. 5). */
+#define TRANSPOSE8(load, store)                                                                             \
+    do {                                                                                                  \
+        __m256 r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);                                   \
+        __m256 r4 = load(4), r5 = load(5), r6 = load(6), r7 = load(7);                                   \
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                         \
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                         \
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                         \
+        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                         \
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));                                  \
+        __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));                                  \
+        __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));                                  \
+        __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));                                  \
+        __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));                                  \
+        __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));                                  \
+        store(0, _mm256_permute2f128_ps(u0, u4, 0x20));                                                  \
+        store(1, _mm256_permute2f128_ps(u1, u5, 0x20));                                                  \
+        store(2, _mm256_permute2f128_ps(u2, u6, 0x20));                                                  \
+        store(3, _mm256_permute2f128_ps(u0, u4, 0x31));                                                  \
+        store(4, _mm256_permute2f128_ps(u1, u5, 0x31));                                                  \
+        store(5, _mm256_permute2f128_ps(u2, u6, 0x31));                                                  \
+    } while (0)
+
+/* rvi_occ_lanes_set_all by transposition: elements 0, 1, 2 and 4, 5, 6 of eight floats are
+ * two of a matrix's columns, or a box's min and max. The boxes' three floats are loaded
+ * under a mask: nothing past them is read. */
+RVI_TARGET_AVX2 static void set_all_avx2(rvi_occ_lanes *l, const float *const min[8], const float *const max[8],
+                                         const float *const m[8])
+{
+    const __m128i three = _mm_set_epi32(0, -1, -1, -1);
+#define LOAD_COLUMNS01(j) _mm256_loadu_ps(m[j])
+#define LOAD_COLUMNS23(j) _mm256_loadu_ps(m[j] + 8)
+#define LOAD_BOX(j)                                                                                       \
+    _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_maskload_ps(min[j], three)), _mm_maskload_ps(max[j], three), 1)
+#define STORE_COLUMNS01(k, v) _mm256_store_ps(l->m[k], v)     /* m[0..2], then m[4..6] */
+#define STORE_COLUMNS23(k, v) _mm256_store_ps(l->m[6 + k], v) /* m[8..10], then m[12..14] */
+#define STORE_BOX(k, v) _mm256_store_ps(k < 3 ? l->lo[k] : l->hi[k - 3], v)
+    TRANSPOSE8(LOAD_COLUMNS01, STORE_COLUMNS01);
+    TRANSPOSE8(LOAD_COLUMNS23, STORE_COLUMNS23);
+    TRANSPOSE8(LOAD_BOX, STORE_BOX);
+#undef LOAD_COLUMNS01
+#undef LOAD_COLUMNS23
+#undef LOAD_BOX
+#undef STORE_COLUMNS01
+#undef STORE_COLUMNS23
+#undef STORE_BOX
+}
+#undef TRANSPOSE8
+#endif
+
+void rvi_occ_lanes_set_all(const rv_occlusion *occ, rvi_occ_lanes *l, uint32_t n, const float *const min[],
+                           const float *const max[], const float *const m[])
+{
+    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const float *lo[8], *hi[8], *mat[8];
+    for (uint32_t j = 0; j < 8; j++) { /* lanes past n repeat the last */
+        uint32_t s = j < n ? j : n - 1;
+        lo[j] = min[s];
+        hi[j] = max[s];
+        mat[j] = m[s] ? m[s] : identity;
+    }
+#if RVI_OCC_X86_WIDE
+    if (occ->wide) {
+        set_all_avx2(l, lo, hi, mat);
+        return;
+    }
+#endif
+    (void)occ;
+    for (uint32_t j = 0; j < 8; j++)
+        rvi_occ_lanes_set(l, j, lo[j], hi[j], mat[j]);
 }
 
 void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj)
@@ -349,8 +426,7 @@ void rvi_occ_box_look_batch(const rv_occlusion *occ, uint32_t n, const float *co
         return;
     rvi_occ_lanes all, rest;
     uint32_t at[8], left = 0;
-    for (uint32_t j = 0; j < 8; j++) /* lanes past n repeat the last box */
-        rvi_occ_lanes_set(&all, j, min[j < n ? j : n - 1], max[j < n ? j : n - 1], m[j < n ? j : n - 1]);
+    rvi_occ_lanes_set_all(occ, &all, n, min, max, m);
     uint32_t seen = rvi_occ_lanes_look(occ, &all, n);
     for (uint32_t j = 0; j < n; j++) {
         if ((seen >> j) & 1u) {

@@ -498,7 +498,7 @@ static RVI_ALWAYS_INLINE int32_t rvi_occ_lane_rect(float fw, float fh, float xmi
  * the column-major matrix). Lanes past the ones asked about must still hold some box (their
  * answers are dropped). */
 typedef struct rvi_occ_lanes {
-    _Alignas(32) float m[12][8]; /* each row one AVX vector */
+    float m[12][8];
     float lo[3][8], hi[3][8];
 } rvi_occ_lanes;
 

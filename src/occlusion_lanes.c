@@ -80,9 +80,9 @@ RVI_TARGET_AVX2 static void set_all_avx2(rvi_occ_lanes *l, const float *const mi
 #define LOAD_COLUMNS23(j) _mm256_loadu_ps(m[j] + 8)
 #define LOAD_BOX(j)                                                                                       \
     _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_maskload_ps(min[j], three)), _mm_maskload_ps(max[j], three), 1)
-#define STORE_COLUMNS01(k, v) _mm256_store_ps(l->m[k], v)     /* m[0..2], then m[4..6] */
-#define STORE_COLUMNS23(k, v) _mm256_store_ps(l->m[6 + k], v) /* m[8..10], then m[12..14] */
-#define STORE_BOX(k, v) _mm256_store_ps(k < 3 ? l->lo[k] : l->hi[k - 3], v)
+#define STORE_COLUMNS01(k, v) _mm256_storeu_ps(l->m[k], v)     /* m[0..2], then m[4..6] */
+#define STORE_COLUMNS23(k, v) _mm256_storeu_ps(l->m[6 + k], v) /* m[8..10], then m[12..14] */
+#define STORE_BOX(k, v) _mm256_storeu_ps(k < 3 ? l->lo[k] : l->hi[k - 3], v)
     TRANSPOSE8(LOAD_COLUMNS01, STORE_COLUMNS01);
     TRANSPOSE8(LOAD_COLUMNS23, STORE_COLUMNS23);
     TRANSPOSE8(LOAD_BOX, STORE_BOX);

@@ -288,49 +288,42 @@ static RVI_ALWAYS_INLINE void foot_lane(const rv_occlusion *occ, const rvi_occ_l
     out->slow[j] = bad;
 }
 
-/* The results are built locally, then copied: their stores cannot alias the inputs. */
+/* The results are written through restrict pointers: their stores cannot alias the
+ * inputs, so the loops over the lanes vectorise. */
 #define LANE_KERNELS(SUFFIX, TARGET)                                                                             \
-    TARGET static void look_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, look_result *out)          \
+    TARGET static void look_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, look_result *restrict out) \
     {                                                                                                            \
-        look_result r;                                                                                           \
         if (occ->view.perspective)                                                                               \
             for (int j = 0; j < 8; j++)                                                                          \
-                look_lane(occ, in, &r, j, true);                                                                 \
+                look_lane(occ, in, out, j, true);                                                                \
         else                                                                                                     \
             for (int j = 0; j < 8; j++)                                                                          \
-                look_lane(occ, in, &r, j, false);                                                                \
-        *out = r;                                                                                                \
+                look_lane(occ, in, out, j, false);                                                               \
     }                                                                                                            \
-    TARGET static void foot_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, foot_result *out)          \
+    TARGET static void foot_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, foot_result *restrict out) \
     {                                                                                                            \
-        foot_result r;                                                                                           \
         if (occ->view.perspective)                                                                               \
             for (int j = 0; j < 8; j++)                                                                          \
-                foot_lane(occ, in, &r, j, true);                                                                 \
+                foot_lane(occ, in, out, j, true);                                                                \
         else                                                                                                     \
             for (int j = 0; j < 8; j++)                                                                          \
-                foot_lane(occ, in, &r, j, false);                                                                \
-        *out = r;                                                                                                \
+                foot_lane(occ, in, out, j, false);                                                               \
     }
 
 #define LANE_BOTH(SUFFIX, TARGET)                                                                                \
-    TARGET static void both_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, look_result *lo,           \
-                                     foot_result *fo)                                                            \
+    TARGET static void both_##SUFFIX(const rv_occlusion *occ, const rvi_occ_lanes *in, look_result *restrict lo,  \
+                                     foot_result *restrict fo)                                                   \
     {                                                                                                            \
-        look_result r;                                                                                           \
-        foot_result f;                                                                                           \
         if (occ->view.perspective)                                                                               \
             for (int j = 0; j < 8; j++) {                                                                        \
-                look_lane(occ, in, &r, j, true);                                                                 \
-                foot_lane(occ, in, &f, j, true);                                                                 \
+                look_lane(occ, in, lo, j, true);                                                                 \
+                foot_lane(occ, in, fo, j, true);                                                                 \
             }                                                                                                    \
         else                                                                                                     \
             for (int j = 0; j < 8; j++) {                                                                        \
-                look_lane(occ, in, &r, j, false);                                                                \
-                foot_lane(occ, in, &f, j, false);                                                                \
+                look_lane(occ, in, lo, j, false);                                                                \
+                foot_lane(occ, in, fo, j, false);                                                                \
             }                                                                                                    \
-        *lo = r;                                                                                                 \
-        *fo = f;                                                                                                 \
     }
 LANE_BOTH(generic, )
 #if RVI_OCC_X86_WIDE

@@ -132,10 +132,8 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
     const float *restrict ax = mn[0] + i0, *restrict ay = mn[1] + i0, *restrict az = mn[2] + i0;
     const float *restrict bx = mx[0] + i0, *restrict by = mx[1] + i0, *restrict bz = mx[2] + i0;
     const kernel_consts kc = kernel_setup(v, fw, fh);
-    occ_block blk; /* built locally, then copied: the stores cannot alias the inputs */
-    for (int j = 0; j < 8; j++)
-        kernel_lane(kc, ax[j], ay[j], az[j], bx[j], by[j], bz[j], &blk, j, persp);
-    *out = blk;
+    for (int j = 0; j < 8; j++) /* out is restrict: the stores cannot alias the inputs */
+        kernel_lane(kc, ax[j], ay[j], az[j], bx[j], by[j], bz[j], out, j, persp);
 }
 
 typedef void (*block_fn)(const rvi_occ_view *, float, float, const float *const[3], const float *const[3], uint32_t,

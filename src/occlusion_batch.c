@@ -132,8 +132,19 @@ static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, floa
     const float *restrict ax = mn[0] + i0, *restrict ay = mn[1] + i0, *restrict az = mn[2] + i0;
     const float *restrict bx = mx[0] + i0, *restrict by = mx[1] + i0, *restrict bz = mx[2] + i0;
     const kernel_consts kc = kernel_setup(v, fw, fh);
-    for (int j = 0; j < 8; j++) /* out is restrict: the stores cannot alias the inputs */
-        kernel_lane(kc, ax[j], ay[j], az[j], bx[j], by[j], bz[j], out, j, persp);
+    /* The inputs copied first: the lanes' stores into out then cannot alias them, and the
+     * loop vectorises without a check. */
+    float in[6][8];
+    for (int j = 0; j < 8; j++) {
+        in[0][j] = ax[j];
+        in[1][j] = ay[j];
+        in[2][j] = az[j];
+        in[3][j] = bx[j];
+        in[4][j] = by[j];
+        in[5][j] = bz[j];
+    }
+    for (int j = 0; j < 8; j++)
+        kernel_lane(kc, in[0][j], in[1][j], in[2][j], in[3][j], in[4][j], in[5][j], out, j, persp);
 }
 
 typedef void (*block_fn)(const rvi_occ_view *, float, float, const float *const[3], const float *const[3], uint32_t,

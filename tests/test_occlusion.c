@@ -1269,6 +1269,61 @@ static void test_the_refined_rows_keep_what_each_edge_keeps(void **state)
     assert_int_equal(hi, INT32_MIN + 2);
 }
 
+/* Filling the eight lanes at once (rvi_occ_lanes_set_all: a transposition in the wide
+ * build) sets the same bits as setting them one by one, lanes past n repeating the last,
+ * NULL matrices as the identity. Each box's three floats end a heap block of their own, so
+ * a read past them fails under AddressSanitizer. */
+static void test_the_lanes_filled_at_once_match_one_by_one(void **state)
+{
+    (void)state;
+    rv_occlusion_desc desc = { .width = 64 };
+    rv_occlusion *occ = NULL;
+    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
+    uint64_t seed = 0x1A9E5;
+    uint32_t differ_from_last = 0;
+    for (int t = 0; t < RVT_HEAVY(20000, 2000); t++) {
+        uint32_t n = 1 + (uint32_t)(rvt_next(&seed) % 8);
+        float *mn[8], *mx[8], mats[8][16];
+        const float *cmn[8], *cmx[8], *m[8];
+        for (uint32_t j = 0; j < n; j++) {
+            mn[j] = malloc(3 * sizeof(float));
+            mx[j] = malloc(3 * sizeof(float));
+            assert_non_null(mn[j]);
+            assert_non_null(mx[j]);
+            for (int a = 0; a < 3; a++) {
+                mn[j][a] = (float)(int64_t)(rvt_next(&seed) % 2001) - 1000.0f;
+                mx[j][a] = mn[j][a] + (float)(rvt_next(&seed) % 100) * 0.25f;
+            }
+            for (int e = 0; e < 16; e++)
+                mats[j][e] = (float)(int64_t)(rvt_next(&seed) % 201) * 0.01f - 1.0f;
+            cmn[j] = mn[j];
+            cmx[j] = mx[j];
+            m[j] = rvt_next(&seed) % 3 == 0 ? NULL : mats[j];
+        }
+        for (int wide = 0; wide < 2; wide++) {
+            bool had = occ->wide;
+            occ->wide = wide ? had : false;
+            rvi_occ_lanes at_once, one_by_one;
+            memset(&at_once, 0xA5, sizeof at_once);
+            memset(&one_by_one, 0x5A, sizeof one_by_one);
+            rvi_occ_lanes_set_all(occ, &at_once, n, cmn, cmx, m);
+            for (uint32_t j = 0; j < 8; j++) {
+                uint32_t s = j < n ? j : n - 1;
+                rvi_occ_lanes_set(&one_by_one, j, cmn[s], cmx[s], m[s]);
+            }
+            assert_memory_equal(&at_once, &one_by_one, sizeof at_once);
+            occ->wide = had;
+        }
+        differ_from_last += n > 1 && memcmp(mn[0], mn[n - 1], 3 * sizeof(float)) != 0;
+        for (uint32_t j = 0; j < n; j++) {
+            free(mn[j]);
+            free(mx[j]);
+        }
+    }
+    assert_true(differ_from_last > 100); /* the lanes held different boxes */
+    rv_occlusion_destroy(occ);
+}
+
 /* The eight-lane look and footprint, in each of the three ways they are used
  * (rvi_occ_box_look_batch; rvi_occ_lanes_look_footprint; rvi_occ_lanes_look, then
  * rvi_occ_lanes_footprint for the lanes not seen), give every box exactly what the
@@ -1409,6 +1464,7 @@ int main(void)
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
         cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
         cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
+        cmocka_unit_test(test_the_lanes_filled_at_once_match_one_by_one),
         cmocka_unit_test(test_the_batched_look_answers_as_the_single_one),
         cmocka_unit_test(test_the_refined_rows_keep_what_each_edge_keeps),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),

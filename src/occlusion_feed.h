@@ -35,6 +35,9 @@ typedef struct rvi_feed_levels {
 typedef struct rvi_feed_warp {
     double k[4][4];
     double near_new[4];    /* near_new . (x, y, q, 1) >= 0: beyond the buffer view's near plane */
+    /* With b = k's third column, the pairs a ray's old-image lines multiply:
+     * (b2, b0), (b0, b3), (b2, b1), (b1, b3) (occlusion_feed_warp.h, ray_finish). */
+    double ray_b[4][2];
     bool new_perspective;  /* the buffer's view: q > 0 in front of its eye */
     uint32_t src_w, src_h; /* the feed's texels */
     uint32_t dst_w, dst_h; /* the buffer's texels */

@@ -102,6 +102,9 @@ bool rvi_feed_warp_init(rvi_feed_warp *wp, const rvi_occ_view *old_view, uint32_
         for (int j = 0; j < 4; j++)
             if (!isfinite(wp->k[i][j]) || !isfinite(wp->near_new[j]))
                 return false;
+    const double b0 = wp->k[0][2], b1 = wp->k[1][2], b2 = wp->k[2][2], b3 = wp->k[3][2];
+    const double ray_b[4][2] = { { b2, b0 }, { b0, b3 }, { b2, b1 }, { b1, b3 } };
+    memcpy(wp->ray_b, ray_b, sizeof ray_b);
     wp->new_perspective = new_view->perspective;
     wp->src_w = src_w;
     wp->src_h = src_h;

@@ -11,8 +11,9 @@
 #include "occlusion_feed.h"
 
 #include <math.h>
-#if defined(__SSE__) || defined(_M_X64)
-#include <xmmintrin.h>
+#include <stddef.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
 #endif
 
 /* ---- rays ------------------------------------------------------------------------------ */
@@ -49,10 +50,16 @@ typedef struct warp_ray {
     double a[4], n0;          /* affine in (x, y) */
 } warp_ray;
 
+/* ray_finish stores x0 and x1, y0 and y1, m0 and m1 in pairs. */
+_Static_assert(offsetof(warp_ray, x1) == offsetof(warp_ray, x0) + sizeof(double) &&
+                   offsetof(warp_ray, y1) == offsetof(warp_ray, y0) + sizeof(double) &&
+                   offsetof(warp_ray, m1) == offsetof(warp_ray, m0) + sizeof(double),
+               "warp_ray's pairs are adjacent");
+
 static RVI_ALWAYS_INLINE void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
 {
     const double(*k)[4] = wp->k;
-    double b0 = k[0][2], b1 = k[1][2], b2 = k[2][2], b3 = k[3][2];
+    double b2 = k[2][2], b3 = k[3][2];
     const double *a = r->a;
     r->d = a[3] * b2 - a[2] * b3;
     /* d must clear its own rounding by far; otherwise the ray counts as not moving away
@@ -64,6 +71,23 @@ static RVI_ALWAYS_INLINE void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
         return;
     }
     double inv = 1.0 / r->d;
+#if defined(__SSE2__) || defined(_M_X64)
+    /* (x0, x1) and (y0, y1) two lanes at a time, each lane the same products, difference
+     * and scaling as the scalar form below. */
+    __m128d a01 = _mm_loadu_pd(a), a23 = _mm_loadu_pd(a + 2), vinv = _mm_set1_pd(inv);
+    __m128d x = _mm_mul_pd(_mm_sub_pd(_mm_mul_pd(_mm_shuffle_pd(a01, a23, 2), _mm_loadu_pd(wp->ray_b[0])),
+                                      _mm_mul_pd(_mm_shuffle_pd(a23, a01, 0), _mm_loadu_pd(wp->ray_b[1]))),
+                           vinv);
+    __m128d y = _mm_mul_pd(_mm_sub_pd(_mm_mul_pd(_mm_unpackhi_pd(a01, a23), _mm_loadu_pd(wp->ray_b[2])),
+                                      _mm_mul_pd(_mm_shuffle_pd(a23, a01, 2), _mm_loadu_pd(wp->ray_b[3]))),
+                           vinv);
+    __m128d sign = _mm_set1_pd(-0.0);
+    _mm_storeu_pd(&r->x0, x);
+    _mm_storeu_pd(&r->y0, y);
+    _mm_storeu_pd(&r->m0, _mm_add_pd(_mm_andnot_pd(sign, x), _mm_andnot_pd(sign, y)));
+    _mm_storeu_ps(r->line, _mm_movelh_ps(_mm_cvtpd_ps(x), _mm_cvtpd_ps(y)));
+#else
+    double b0 = k[0][2], b1 = k[1][2];
     r->x0 = (a[0] * b2 - a[2] * b0) * inv;
     r->x1 = (a[3] * b0 - a[0] * b3) * inv;
     r->y0 = (a[1] * b2 - a[2] * b1) * inv;
@@ -74,6 +98,7 @@ static RVI_ALWAYS_INLINE void ray_finish(const rvi_feed_warp *wp, warp_ray *r)
     r->line[1] = (float)r->x1;
     r->line[2] = (float)r->y0;
     r->line[3] = (float)r->y1;
+#endif
 }
 
 static RVI_ALWAYS_INLINE void ray_at(const rvi_feed_warp *wp, double x, double y, warp_ray *r)

@@ -250,19 +250,22 @@ static RVI_ALWAYS_INLINE bool surface_at(const rvi_feed_warp *wp, const rvi_occ_
     return *hi < INFINITY;
 }
 
-/* Whether the feed proves surface (level 1) under each of the block's corner points at
- * old nearness qa and qb. prism_rect bounds exactly these points (the same float products
- * and sums) for the range [qb, qa], so when one is outside the image or not over surface,
- * a round at that range leaves the image or meets a texel that proves nothing, and fails. */
-static RVI_ALWAYS_INLINE bool corners_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const corners *c, double qb,
-                               double qa)
+/* Whether the feed proves surface (level 1) under four rays' points at old nearness q[0]
+ * and q[1]: bit i is set when both of ray i's lie in the image over such texels. A block's
+ * first rectangle for the range [q[1], q[0]] bounds exactly its corners' points (prism_rect
+ * forms them with the same float products and sums), so when one of them is off the image
+ * or not over surface, a round at that range leaves the image or meets a texel that proves
+ * nothing, and fails. */
+static RVI_ALWAYS_INLINE unsigned rays_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd,
+                                                  const warp_ray *const r[4], const float q[2])
 {
-    const float q[2] = { (float)qa, (float)qb };
     const float *hi = fd->hi + fd->levels.offset[1];
     int32_t at[8];
+    unsigned on = 15;
 #if defined(__SSE2__) || defined(_M_X64)
-    /* A corner per lane; the same float products and sums as prism_rect's. */
-    __m128 x0 = c->x0, x1 = c->x1, y0 = c->y0, y1 = c->y1;
+    __m128 x0 = _mm_loadu_ps(r[0]->line), x1 = _mm_loadu_ps(r[1]->line);
+    __m128 y0 = _mm_loadu_ps(r[2]->line), y1 = _mm_loadu_ps(r[3]->line);
+    _MM_TRANSPOSE4_PS(x0, x1, y0, y1);
     __m128 zero = _mm_setzero_ps(), sw = _mm_set1_ps((float)wp->src_w), sh = _mm_set1_ps((float)wp->src_h);
     __m128 w1 = _mm_set1_ps((float)fd->levels.w[1]);
     for (int e = 0; e < 2; e++) {
@@ -270,27 +273,25 @@ static RVI_ALWAYS_INLINE bool corners_on_surface(const rvi_feed_warp *wp, const 
         __m128 X = _mm_add_ps(x0, _mm_mul_ps(x1, vq)), Y = _mm_add_ps(y0, _mm_mul_ps(y1, vq));
         __m128 in = _mm_and_ps(_mm_and_ps(_mm_cmpge_ps(X, zero), _mm_cmpge_ps(Y, zero)),
                                _mm_and_ps(_mm_cmplt_ps(X, sw), _mm_cmplt_ps(Y, sh)));
-        if (_mm_movemask_ps(in) != 15)
-            return false;
-        /* the level-1 texel's index, exact in float (below 2^24) */
+        on &= (unsigned)_mm_movemask_ps(in);
+        /* the level-1 texel's index (exact in float), texel 0 for points off the image */
         __m128i xi = _mm_srai_epi32(_mm_cvttps_epi32(X), 1), yi = _mm_srai_epi32(_mm_cvttps_epi32(Y), 1);
         __m128 i = _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(yi), w1), _mm_cvtepi32_ps(xi));
-        _mm_storeu_si128((__m128i *)(void *)(at + 4 * e), _mm_cvttps_epi32(i));
+        _mm_storeu_si128((__m128i *)(void *)(at + 4 * e), _mm_and_si128(_mm_cvttps_epi32(i), _mm_castps_si128(in)));
     }
 #else
     for (int e = 0; e < 2; e++)
         for (int i = 0; i < 4; i++) {
-            const float *l = c->r[i]->line;
+            const float *l = r[i]->line;
             float X = l[0] + l[1] * q[e], Y = l[2] + l[3] * q[e];
-            if (!(X >= 0 && Y >= 0 && X < (float)wp->src_w && Y < (float)wp->src_h))
-                return false;
-            at[4 * e + i] = ((int32_t)Y >> 1) * (int32_t)fd->levels.w[1] + ((int32_t)X >> 1);
+            bool in = X >= 0 && Y >= 0 && X < (float)wp->src_w && Y < (float)wp->src_h;
+            on &= ~((unsigned)!in << i);
+            at[4 * e + i] = in ? ((int32_t)Y >> 1) * (int32_t)fd->levels.w[1] + ((int32_t)X >> 1) : 0;
         }
 #endif
-    bool all = true;
     for (int k = 0; k < 8; k++)
-        all &= hi[at[k]] < INFINITY;
-    return all;
+        on &= ~((unsigned)!(hi[at[k]] < INFINITY) << (k & 3));
+    return on;
 }
 
 /* A range for the block from the feed itself: follow its centre's old-image position (the
@@ -385,6 +386,26 @@ static RVI_ALWAYS_INLINE bool proven(warp_run *run, int32_t x0, int32_t y0, int3
     return true;
 }
 
+/* Whether every one of a block's corner rays moves away from the old eye (corners.usable). */
+static RVI_ALWAYS_INLINE bool usable(const warp_ray *const r[4])
+{
+    return r[0]->d > 0 && r[1]->d > 0 && r[2]->d > 0 && r[3]->d > 0;
+}
+
+/* Whether a block of the smallest size given a guess would give up at once: its rays are
+ * usable and a corner point of the guess's first rectangle is off the image or over a texel
+ * that proves nothing (rays_on_surface), so that it cannot be proven from the guess and is
+ * not split. Its callers look, before calling it: a split looks at its nine rays at once. */
+static RVI_ALWAYS_INLINE bool gives_up(const warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
+                                       const warp_ray *const r[4], const double range[2], bool have_guess)
+{
+    int32_t mb = run->fd->min_block;
+    if (!have_guess || x1 - x0 > mb || y1 - y0 > mb || !(range[0] <= range[1]) || !usable(r))
+        return false;
+    const float q[2] = { (float)range[1], (float)range[0] };
+    return rays_on_surface(run->wp, run->fd, r, q) != 15;
+}
+
 /* Proves a block from a guess, else from the feed's own guess at its centre, else splits it
  * in four (when something provable was seen). Every texel was marked as proving nothing
  * beforehand; a proof overwrites its block. On success range holds the block's final range
@@ -402,9 +423,6 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
     proof p = PROOF_NOTHING;
     int32_t mb = run->fd->min_block;
     bool smallest = x1 - x0 <= mb && y1 - y0 <= mb;
-    if (have_guess && smallest && c.usable && range[0] <= range[1] &&
-        !corners_on_surface(run->wp, run->fd, &c, range[0], range[1]))
-        return false; /* the guess's first rectangle meets a texel that proves nothing */
     if (have_guess) {
         p = prove_block(run->wp, run->fd, &run->span, &c, range);
         if (p == PROOF_DONE && proven(run, x0, y0, x1, y1, range[0], wide))
@@ -457,6 +475,21 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
     }
     const warp_ray *g[3][3] = { { r[0], &mid[0], r[1] }, { &mid[1], &mid[2], &mid[3] }, { r[2], &mid[4], r[3] } };
     const int32_t xs[3] = { x0, xm, x1 }, ys[3] = { y0, ym, y1 };
+    /* Children of the smallest size given up at once (gives_up), their corners being this
+     * block's nine rays: each is looked at once here (bit 3 j + i for g[j][i]; rays a
+     * one-way split does not form stand in as copies of a corner). */
+    bool look = have_guess && tried[0] <= tried[1] && (split_x ? xm - x0 : x1 - x0) <= mb &&
+                (split_y ? ym - y0 : y1 - y0) <= mb;
+    unsigned on = 0;
+    if (look) {
+        const float q[2] = { (float)tried[1], (float)tried[0] };
+        const warp_ray *row0[4] = { r[0], split_x ? &mid[0] : r[0], r[1], split_y ? &mid[1] : r[0] };
+        const warp_ray *row1[4] = { split_x && split_y ? &mid[2] : r[0], split_y ? &mid[3] : r[0], r[2],
+                                    split_x ? &mid[4] : r[0] };
+        const warp_ray *last[4] = { r[3], r[3], r[3], r[3] };
+        on = rays_on_surface(run->wp, run->fd, row0, q) | rays_on_surface(run->wp, run->fd, row1, q) << 4 |
+             (rays_on_surface(run->wp, run->fd, last, q) & 1u) << 8;
+    }
     /* Every child starts from the guess this block was given, not from a sibling's result,
      * so that the children's proofs do not wait on one another. */
     bool any = false;
@@ -465,6 +498,9 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
             /* A side not split runs from its first corner to its last. */
             int i1 = split_x ? i + 1 : 2, j1 = split_y ? j + 1 : 2;
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
+            unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
+            if (look && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && (on & bits) != bits && usable(sub))
+                continue;
             double rg[2] = { tried[0], tried[1] };
             if (child(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
                 range[0] = rg[0];
@@ -534,7 +570,7 @@ static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_o
                 range[0] = range[1] = run.q0;
             }
             const warp_ray *cs[4] = { &edge[0][c], &edge[0][c + 1], &edge[1][c], &edge[1][c + 1] };
-            if (top(&run, x0, y0, x1, y1, cs, range, have)) {
+            if (!gives_up(&run, x0, y0, x1, y1, cs, range, have) && top(&run, x0, y0, x1, y1, cs, range, have)) {
                 left[0] = ranges[2 * c] = range[0];
                 left[1] = ranges[2 * c + 1] = range[1];
             } else {

@@ -160,6 +160,14 @@ static RVI_ALWAYS_INLINE void corners_of(const warp_ray *const r[4], corners *c)
 /* The corners' magnitudes, for prism_rect's margin (once a block forms rectangles). */
 static RVI_ALWAYS_INLINE void corner_magnitudes(corners *c)
 {
+#if defined(__SSE2__) || defined(_M_X64)
+    /* (m0, m1) a pair per ray; maxpd(a, b) is a > b ? a : b in each lane, as below. */
+    __m128d mag = _mm_setzero_pd();
+    for (int i = 0; i < 4; i++)
+        mag = _mm_max_pd(_mm_loadu_pd(&c->r[i]->m0), mag);
+    c->mag0 = (float)_mm_cvtsd_f64(mag);
+    c->mag1 = (float)_mm_cvtsd_f64(_mm_unpackhi_pd(mag, mag));
+#else
     double mag0 = 0, mag1 = 0;
     for (int i = 0; i < 4; i++) {
         mag0 = c->r[i]->m0 > mag0 ? c->r[i]->m0 : mag0;
@@ -167,6 +175,7 @@ static RVI_ALWAYS_INLINE void corner_magnitudes(corners *c)
     }
     c->mag0 = (float)mag0;
     c->mag1 = (float)mag1;
+#endif
 }
 
 /* The corners' conditions at old nearness Q: b2 - Q b3 > 0 (with d > 0: in front of the old

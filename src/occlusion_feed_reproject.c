@@ -498,9 +498,11 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
             /* A side not split runs from its first corner to its last. */
             int i1 = split_x ? i + 1 : 2, j1 = split_y ? j + 1 : 2;
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
-            unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
-            if (look && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && (on & bits) != bits && usable(sub))
-                continue;
+            if (look) {
+                unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
+                if ((on & bits) != bits && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && usable(sub))
+                    continue;
+            }
             double rg[2] = { tried[0], tried[1] };
             if (child(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
                 range[0] = rg[0];

@@ -507,8 +507,6 @@ void rvi_occ_lanes_set(rvi_occ_lanes *l, uint32_t j, const float min[3], const f
 /* Lanes 0..7 := boxes 0..n - 1 as rvi_occ_lanes_set makes each (1 <= n <= 8; the rest repeat the last). */
 void rvi_occ_lanes_set_all(const rv_occlusion *occ, rvi_occ_lanes *l, uint32_t n, const float *const min[],
                            const float *const max[], const float *const m[]);
-/* Lane tj of to := lane fj of from. */
-void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj);
 /* The look at the centres of lanes 0 .. n - 1 (n <= 8): bit j set when lane j's centre is
  * seen, where rvi_occ_box_look answers 0 (visible) before making the footprint. */
 uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n);
@@ -516,8 +514,7 @@ uint32_t rvi_occ_lanes_look(const rv_occlusion *occ, const rvi_occ_lanes *l, uin
  * rvi_occ_footprint_box's answer for each; the others' fp untouched. Lanes that are not
  * finite or reach before the near plane go through it one by one. */
 void rvi_occ_lanes_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t need, rvi_occ_footprint fp[]);
-/* Both at once, in one pass over the lanes: the looks' bits, and fp[j] for the lanes not
- * seen. */
+/* Both at once, in one pass over the lanes: the looks' bits, and fp[j] for the lanes not seen. */
 uint32_t rvi_occ_lanes_look_footprint(const rv_occlusion *occ, const rvi_occ_lanes *l, uint32_t n,
                                       rvi_occ_footprint fp[]);
 /* rvi_occ_box_look for n boxes at once (1 <= n <= 8; box j is min[j]..max[j] under m[j],

@@ -118,7 +118,8 @@ void rvi_occ_lanes_set_all(const rv_occlusion *occ, rvi_occ_lanes *l, uint32_t n
         rvi_occ_lanes_set(l, j, lo[j], hi[j], mat[j]);
 }
 
-void rvi_occ_lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj)
+/* Lane tj of to := lane fj of from. */
+static void lanes_move(rvi_occ_lanes *to, uint32_t tj, const rvi_occ_lanes *from, uint32_t fj)
 {
     for (int i = 0; i < 12; i++)
         to->m[i][tj] = from->m[i][fj];
@@ -425,14 +426,14 @@ void rvi_occ_box_look_batch(const rv_occlusion *occ, uint32_t n, const float *co
         if ((seen >> j) & 1u) {
             fp[j].on = 0;
         } else {
-            rvi_occ_lanes_move(&rest, left, &all, j);
+            lanes_move(&rest, left, &all, j);
             at[left++] = j;
         }
     }
     if (left == 0)
         return;
     for (uint32_t j = left; j < 8; j++)
-        rvi_occ_lanes_move(&rest, j, &rest, left - 1);
+        lanes_move(&rest, j, &rest, left - 1);
     rvi_occ_footprint out[8];
     rvi_occ_lanes_footprint(occ, &rest, (1u << left) - 1, out);
     for (uint32_t j = 0; j < left; j++)

@@ -47,26 +47,26 @@ void rvi_occ_lanes_set(rvi_occ_lanes *l, uint32_t j, const float min[3], const f
 #if RVI_OCC_X86_WIDE
 /* Eight rows of eight floats (row j: lane j's, from load(j)), transposed: store(k, v) gets v
  * holding element i of each row, for i = 0, 1, 2, 4, 5, 6 (k = 0 .. 5). */
-#define TRANSPOSE8(load, store)                                                                             \
-    do {                                                                                                  \
-        __m256 r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);                                   \
-        __m256 r4 = load(4), r5 = load(5), r6 = load(6), r7 = load(7);                                   \
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                         \
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                         \
-        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                         \
-        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                         \
-        __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));                                  \
-        __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));                                  \
-        __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));                                  \
-        __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));                                  \
-        __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));                                  \
-        __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));                                  \
-        store(0, _mm256_permute2f128_ps(u0, u4, 0x20));                                                  \
-        store(1, _mm256_permute2f128_ps(u1, u5, 0x20));                                                  \
-        store(2, _mm256_permute2f128_ps(u2, u6, 0x20));                                                  \
-        store(3, _mm256_permute2f128_ps(u0, u4, 0x31));                                                  \
-        store(4, _mm256_permute2f128_ps(u1, u5, 0x31));                                                  \
-        store(5, _mm256_permute2f128_ps(u2, u6, 0x31));                                                  \
+#define TRANSPOSE8(load, store)                                                                         \
+    do {                                                                                                \
+        __m256 r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);                                  \
+        __m256 r4 = load(4), r5 = load(5), r6 = load(6), r7 = load(7);                                  \
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                        \
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                        \
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                        \
+        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                        \
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));                                 \
+        __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));                                 \
+        __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));                                 \
+        __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));                                 \
+        __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));                                 \
+        __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));                                 \
+        store(0, _mm256_permute2f128_ps(u0, u4, 0x20));                                                 \
+        store(1, _mm256_permute2f128_ps(u1, u5, 0x20));                                                 \
+        store(2, _mm256_permute2f128_ps(u2, u6, 0x20));                                                 \
+        store(3, _mm256_permute2f128_ps(u0, u4, 0x31));                                                 \
+        store(4, _mm256_permute2f128_ps(u1, u5, 0x31));                                                 \
+        store(5, _mm256_permute2f128_ps(u2, u6, 0x31));                                                 \
     } while (0)
 
 /* rvi_occ_lanes_set_all by transposition: elements 0, 1, 2 and 4, 5, 6 of eight floats are

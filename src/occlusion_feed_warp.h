@@ -12,8 +12,11 @@
 
 #include <math.h>
 #include <stddef.h>
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h> /* the corners' four-lane floats */
+#endif
 #if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
+#include <emmintrin.h> /* the rays' pairs of doubles */
 #endif
 
 /* ---- rays ------------------------------------------------------------------------------ */

@@ -386,12 +386,6 @@ static RVI_ALWAYS_INLINE bool proven(warp_run *run, int32_t x0, int32_t y0, int3
     return true;
 }
 
-/* Whether every one of a block's corner rays moves away from the old eye (corners.usable). */
-static RVI_ALWAYS_INLINE bool usable(const warp_ray *const r[4])
-{
-    return r[0]->d > 0 && r[1]->d > 0 && r[2]->d > 0 && r[3]->d > 0;
-}
-
 /* Whether a block of the smallest size given a guess would give up at once: its rays are
  * usable and a corner point of the guess's first rectangle is off the image or over a texel
  * that proves nothing (rays_on_surface), so that it cannot be proven from the guess and is
@@ -400,7 +394,7 @@ static RVI_ALWAYS_INLINE bool gives_up(const warp_run *run, int32_t x0, int32_t 
                                        const warp_ray *const r[4], const double range[2], bool have_guess)
 {
     int32_t mb = run->fd->min_block;
-    if (!have_guess || x1 - x0 > mb || y1 - y0 > mb || !(range[0] <= range[1]) || !usable(r))
+    if (!have_guess || x1 - x0 > mb || y1 - y0 > mb || !(range[0] <= range[1]) || !rays_usable(r))
         return false;
     const float q[2] = { (float)range[1], (float)range[0] };
     return rays_on_surface(run->wp, run->fd, r, q) != 15;
@@ -500,7 +494,7 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
             if (look) {
                 unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
-                if ((on & bits) != bits && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && usable(sub))
+                if ((on & bits) != bits && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && rays_usable(sub))
                     continue;
             }
             double rg[2] = { tried[0], tried[1] };

@@ -143,13 +143,17 @@ typedef struct corners {
     bool usable;      /* every corner has d > 0 */
 } corners;
 
+/* Whether every one of a block's corner rays moves away from the old eye. */
+static RVI_ALWAYS_INLINE bool rays_usable(const warp_ray *const r[4])
+{
+    return r[0]->d > 0 && r[1]->d > 0 && r[2]->d > 0 && r[3]->d > 0;
+}
+
 static RVI_ALWAYS_INLINE void corners_of(const warp_ray *const r[4], corners *c)
 {
-    c->usable = true;
-    for (int i = 0; i < 4; i++) {
+    c->usable = rays_usable(r);
+    for (int i = 0; i < 4; i++)
         c->r[i] = r[i];
-        c->usable &= r[i]->d > 0;
-    }
 #if defined(__SSE__) || defined(_M_X64)
     c->x0 = _mm_loadu_ps(r[0]->line);
     c->x1 = _mm_loadu_ps(r[1]->line);

@@ -56,13 +56,13 @@ static RVI_ALWAYS_INLINE kernel_consts kernel_setup(const rvi_occ_view *v, float
     return k;
 }
 
-static RVI_ALWAYS_INLINE void kernel_lane(const kernel_consts kc, float lx, float ly, float lz, float hx, float hy,
+static RVI_ALWAYS_INLINE void kernel_lane(const kernel_consts *kc, float lx, float ly, float lz, float hx, float hy,
                                           float hz, occ_block *restrict out, int j, const bool persp)
 {
-    const float *r = kc.r;
-    const float ref0 = kc.ref0, ref1 = kc.ref1, ref2 = kc.ref2, fw = kc.fw, fh = kc.fh;
-    const float en_m = kc.en_m, en_a = kc.en_a, eq_m = kc.eq_m, eq_a = kc.eq_a;
-    const float rect_m = kc.rect_m, rect_a = kc.rect_a;
+    const float *r = kc->r;
+    const float ref0 = kc->ref0, ref1 = kc->ref1, ref2 = kc->ref2, fw = kc->fw, fh = kc->fh;
+    const float en_m = kc->en_m, en_a = kc->en_a, eq_m = kc->eq_m, eq_a = kc->eq_a;
+    const float rect_m = kc->rect_m, rect_a = kc->rect_a;
     int32_t fin = (fabsf(lx) <= FLT_MAX) & (fabsf(ly) <= FLT_MAX) & (fabsf(lz) <= FLT_MAX) &
                   (fabsf(hx) <= FLT_MAX) & (fabsf(hy) <= FLT_MAX) & (fabsf(hz) <= FLT_MAX);
     int32_t ord = (lx <= hx) & (ly <= hy) & (lz <= hz);
@@ -125,58 +125,34 @@ static RVI_ALWAYS_INLINE void kernel_lane(const kernel_consts kc, float lx, floa
     out->nearness[j] = nearness;
 }
 
-static RVI_ALWAYS_INLINE void block_kernel(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
-                                           const float *const mx[3], uint32_t i0, occ_block *restrict out,
-                                           const bool persp)
-{
-    const float *restrict ax = mn[0] + i0, *restrict ay = mn[1] + i0, *restrict az = mn[2] + i0;
-    const float *restrict bx = mx[0] + i0, *restrict by = mx[1] + i0, *restrict bz = mx[2] + i0;
-    const kernel_consts kc = kernel_setup(v, fw, fh);
-    /* The inputs copied first: the lanes' stores into out then cannot alias them, and the
-     * loop vectorises without a check. */
-    float in[6][8];
-    for (int j = 0; j < 8; j++) {
-        in[0][j] = ax[j];
-        in[1][j] = ay[j];
-        in[2][j] = az[j];
-        in[3][j] = bx[j];
-        in[4][j] = by[j];
-        in[5][j] = bz[j];
-    }
-    for (int j = 0; j < 8; j++)
-        kernel_lane(kc, in[0][j], in[1][j], in[2][j], in[3][j], in[4][j], in[5][j], out, j, persp);
-}
+/* Eight boxes: ax[j] .. bz[j] are box j's minimum and maximum corners. The pointers are
+ * restrict parameters of each (not inlined) block function, so the loop vectorises with
+ * whole-row loads and no alias check; a local copy of the rows would be written in halves
+ * and read back whole, a load no store can forward. */
+#define BLOCK_PARAMS                                                                           \
+    const kernel_consts *restrict kc, const float *restrict ax, const float *restrict ay,    \
+        const float *restrict az, const float *restrict bx, const float *restrict by,        \
+        const float *restrict bz, occ_block *restrict out
+#define BLOCK_LANES(PERSP)                                                                     \
+    for (int j = 0; j < 8; j++)                                                                \
+        kernel_lane(kc, ax[j], ay[j], az[j], bx[j], by[j], bz[j], out, j, PERSP);
 
-typedef void (*block_fn)(const rvi_occ_view *, float, float, const float *const[3], const float *const[3], uint32_t,
-                         occ_block *);
+typedef void (*block_fn)(const kernel_consts *, const float *, const float *, const float *, const float *,
+                         const float *, const float *, occ_block *);
 
-static void block_persp(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
-                        const float *const mx[3], uint32_t i0, occ_block *out)
-{
-    block_kernel(v, fw, fh, mn, mx, i0, out, true);
-}
-
-static void block_ortho(const rvi_occ_view *v, float fw, float fh, const float *const mn[3],
-                        const float *const mx[3], uint32_t i0, occ_block *out)
-{
-    block_kernel(v, fw, fh, mn, mx, i0, out, false);
-}
-
+static void block_persp(BLOCK_PARAMS) { BLOCK_LANES(true) }
+static void block_ortho(BLOCK_PARAMS) { BLOCK_LANES(false) }
 #if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static void block_persp_avx2(const rvi_occ_view *v, float fw, float fh,
-                                                             const float *const mn[3], const float *const mx[3],
-                                                             uint32_t i0, occ_block *out)
-{
-    block_kernel(v, fw, fh, mn, mx, i0, out, true);
-}
-
-RVI_TARGET_AVX2 static void block_ortho_avx2(const rvi_occ_view *v, float fw, float fh,
-                                                             const float *const mn[3], const float *const mx[3],
-                                                             uint32_t i0, occ_block *out)
-{
-    block_kernel(v, fw, fh, mn, mx, i0, out, false);
-}
+RVI_TARGET_AVX2 static void block_persp_avx2(BLOCK_PARAMS) { BLOCK_LANES(true) }
+RVI_TARGET_AVX2 static void block_ortho_avx2(BLOCK_PARAMS) { BLOCK_LANES(false) }
 #endif
+
+/* Boxes i0 .. i0 + 7 of the rows mn, mx through the kernel. */
+static void run_block(block_fn kernel, const kernel_consts *kc, const float *const mn[3], const float *const mx[3],
+                      uint32_t i0, occ_block *out)
+{
+    kernel(kc, mn[0] + i0, mn[1] + i0, mn[2] + i0, mx[0] + i0, mx[1] + i0, mx[2] + i0, out);
+}
 
 #if RVI_OCC_X86_WIDE
 /* hz_hidden for the eight lanes of a block at once (AVX2 gathers); lanes whose coarse
@@ -221,6 +197,31 @@ RVI_TARGET_AVX2 static uint32_t block_lookup_avx2(const rv_occlusion *occ, const
     }
     return ~hidden & 0xFFu;
 }
+
+/* Bit j of *on: lane j is usable (RVI_OCC_ON); of *near: lane j is valid but unplaced (its
+ * box reaches before the near plane); of *bad: lane j's box is not finite or disordered. */
+RVI_TARGET_AVX2 static void lane_masks_avx2(const occ_block *blk, uint32_t *on, uint32_t *near, uint32_t *bad)
+{
+    __m256i o = _mm256_loadu_si256((const __m256i *)blk->on), b = _mm256_loadu_si256((const __m256i *)blk->bad);
+    __m256i zero = _mm256_setzero_si256();
+    __m256i good = _mm256_cmpeq_epi32(b, zero);
+    *on = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(o, _mm256_set1_epi32(RVI_OCC_ON))));
+    *near = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpeq_epi32(o, zero), good)));
+    *bad = ~(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(good)) & 0xFFu;
+}
+
+/* Eight bits as eight bytes of 0 or 1 (byte j = bit j); returns how many are set. The
+ * multiplication puts bit j of the low seven at bit 8j with no two partial products
+ * overlapping (so nothing carries), bit 7 is placed by a shift, and the bytes are summed
+ * into the top one by a second multiplication (at most 8: no carry either). */
+static uint32_t bytes_of_bits(uint32_t bits, uint8_t out[8])
+{
+    uint64_t spread = (((uint64_t)(bits & 0x7Fu) * 0x0002040810204081ull) & 0x0101010101010101ull) |
+                      (uint64_t)(bits >> 7 & 1u) << 56;
+    for (int j = 0; j < 8; j++)
+        out[j] = (uint8_t)(spread >> (8 * j));
+    return (uint32_t)((spread * 0x0101010101010101ull) >> 56);
+}
 #endif
 
 bool rvi_occ_cpu_wide(void)
@@ -246,27 +247,31 @@ static block_fn pick_kernel(const rv_occlusion *occ)
  * the footprint of their part in view (project_box's, through rvi_occ_footprint_box), so a
  * world box is answered the same by the single test, the batch and under an identity
  * matrix. */
+static void place_lane(const rv_occlusion *occ, const float *const mn[3], const float *const mx[3], uint32_t i0,
+                       uint32_t j, occ_block *blk)
+{
+    float lo[3] = { mn[0][i0 + j], mn[1][i0 + j], mn[2][i0 + j] };
+    float hi[3] = { mx[0][i0 + j], mx[1][i0 + j], mx[2][i0 + j] };
+    rvi_occ_footprint fp;
+    int32_t on = rvi_occ_footprint_box(occ, lo, hi, NULL, &fp);
+    if (on != RVI_OCC_ON) {
+        blk->on[j] = on; /* the lane keeps the kernel's safe rectangle */
+        return;
+    }
+    blk->x0[j] = fp.x0;
+    blk->y0[j] = fp.y0;
+    blk->x1[j] = fp.x1;
+    blk->y1[j] = fp.y1;
+    blk->nearness[j] = fp.nearness;
+    blk->on[j] = fp.on;
+}
+
 static void place_near_lanes(const rv_occlusion *occ, const float *const mn[3], const float *const mx[3], uint32_t i0,
                              uint32_t n, occ_block *blk)
 {
-    for (uint32_t j = 0; j < n; j++) {
-        if (blk->on[j] != 0 || blk->bad[j])
-            continue;
-        float lo[3] = { mn[0][i0 + j], mn[1][i0 + j], mn[2][i0 + j] };
-        float hi[3] = { mx[0][i0 + j], mx[1][i0 + j], mx[2][i0 + j] };
-        rvi_occ_footprint fp;
-        int32_t on = rvi_occ_footprint_box(occ, lo, hi, NULL, &fp);
-        if (on != RVI_OCC_ON) {
-            blk->on[j] = on; /* the lane keeps the kernel's safe rectangle */
-            continue;
-        }
-        blk->x0[j] = fp.x0;
-        blk->y0[j] = fp.y0;
-        blk->x1[j] = fp.x1;
-        blk->y1[j] = fp.y1;
-        blk->nearness[j] = fp.nearness;
-        blk->on[j] = fp.on;
-    }
+    for (uint32_t j = 0; j < n; j++)
+        if (blk->on[j] == 0 && !blk->bad[j])
+            place_lane(occ, mn, mx, i0, j, blk);
 }
 
 void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32_t count, const float *matrices,
@@ -300,7 +305,7 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
     }
     /* World boxes through the batch kernel, eight at a time. */
     block_fn kernel = pick_kernel(occ);
-    float fw = (float)occ->width, fh = (float)occ->height;
+    const kernel_consts kc = kernel_setup(&occ->view, (float)occ->width, (float)occ->height);
     float pad[6][8];
     const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
     occ_block blk;
@@ -319,7 +324,7 @@ void rvi_occ_footprints(const rv_occlusion *occ, const rvi_occ_input *in, uint32
             for (uint32_t j = n; j < 8; j++)
                 for (int a = 0; a < 6; a++)
                     pad[a][j] = pad[a][n - 1];
-            kernel(&occ->view, fw, fh, pmn, pmx, 0, &blk);
+            run_block(kernel, &kc, pmn, pmx, 0, &blk);
             place_near_lanes(occ, pmn, pmx, 0, n, &blk);
             for (uint32_t j = 0; j < n; j++) {
                 rvi_occ_footprint *f = &out[idx[j]];
@@ -340,12 +345,11 @@ int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3],
                                     occ_footprint *fp)
 {
     occ_block blk;
-    float fw = (float)occ->width, fh = (float)occ->height;
-    const kernel_consts kc = kernel_setup(&occ->view, fw, fh);
+    const kernel_consts kc = kernel_setup(&occ->view, (float)occ->width, (float)occ->height);
     if (occ->view.perspective)
-        kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, true);
+        kernel_lane(&kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, true);
     else
-        kernel_lane(kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, false);
+        kernel_lane(&kc, min[0], min[1], min[2], max[0], max[1], max[2], &blk, 0, false);
     const float *pmn[3] = { &min[0], &min[1], &min[2] }, *pmx[3] = { &max[0], &max[1], &max[2] };
     place_near_lanes(occ, pmn, pmx, 0, 1, &blk);
     fp->x0 = blk.x0[0];
@@ -384,58 +388,65 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
     RVI_TRY(rvi_occ_batch_prologue(occ, first, count, out_visible, &active));
     if (!active)
         return RV_OK;
-    const rvi_occ_view *v = &occ->view;
     block_fn kernel = pick_kernel(occ);
-    float fw = (float)occ->width, fh = (float)occ->height;
+    const kernel_consts kc = kernel_setup(&occ->view, (float)occ->width, (float)occ->height);
     int32_t first_bad = 0;
     uint64_t culled = 0;
     occ_block blk;
     const rvi_hz_levels levels = rvi_hz_levels_of(occ);
+    float pad[6][8];
+    const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
     uint32_t end = first + count;
     for (uint32_t i = first; i < end; i += 8) {
-        uint32_t n = end - i < 8 ? end - i : 8;
-        if (n == 8) {
-            kernel(v, fw, fh, boxes->min, boxes->max, i, &blk);
-            place_near_lanes(occ, boxes->min, boxes->max, i, 8, &blk);
-        } else {
+        uint32_t n = end - i < 8 ? end - i : 8, i0 = i, lanes = (1u << n) - 1, bad = 0;
+        const float *const *lo = boxes->min, *const *hi = boxes->max;
+        if (n < 8) {
             /* The tail: pad the lanes with copies of the last box. */
-            float pad[6][8];
             for (int a = 0; a < 3; a++)
                 for (uint32_t j = 0; j < 8; j++) {
                     uint32_t s = i + (j < n ? j : n - 1);
                     pad[a][j] = boxes->min[a][s];
                     pad[3 + a][j] = boxes->max[a][s];
                 }
-            const float *pmn[3] = { pad[0], pad[1], pad[2] }, *pmx[3] = { pad[3], pad[4], pad[5] };
-            kernel(v, fw, fh, pmn, pmx, 0, &blk);
-            place_near_lanes(occ, pmn, pmx, 0, n, &blk);
+            lo = pmn;
+            hi = pmx;
+            i0 = 0;
         }
+        run_block(kernel, &kc, lo, hi, i0, &blk);
         uint8_t visible[8];
-        int32_t any_bad = 0;
 #if RVI_OCC_X86_WIDE
         if (occ->wide && use_pyramid) {
-            uint32_t bits = block_lookup_avx2(occ, &levels, &blk);
-            for (uint32_t j = 0; j < n; j++) {
-                visible[j] = (uint8_t)((bits >> j) & 1u);
-                if (visible[j] && blk.on[j] == RVI_OCC_ON)
-                    visible[j] = !refined_hidden(occ, boxes, i + j, &blk, j);
-                culled += visible[j] ^ 1u;
-                any_bad |= blk.bad[j];
+            uint32_t on, near;
+            lane_masks_avx2(&blk, &on, &near, &bad);
+            if (near & lanes) {
+                for (uint32_t m = near & lanes; m; m &= m - 1)
+                    place_lane(occ, lo, hi, i0, (uint32_t)__builtin_ctz(m), &blk);
+                lane_masks_avx2(&blk, &on, &near, &bad);
             }
+            uint32_t seen = block_lookup_avx2(occ, &levels, &blk) & lanes;
+            for (uint32_t m = seen & on; m; m &= m - 1) {
+                uint32_t j = (uint32_t)__builtin_ctz(m);
+                if (refined_hidden(occ, boxes, i + j, &blk, j))
+                    seen &= ~(1u << j);
+            }
+            culled += n - bytes_of_bits(seen, visible);
         } else
 #endif
-        for (uint32_t j = 0; j < n; j++) {
-            bool hidden = false;
-            if (blk.on[j] == RVI_OCC_ON)
-                hidden = use_pyramid ? rvi_occ_hz_hidden(occ, &levels, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
-                                                 blk.nearness[j])
-                                     : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
-                                                           blk.nearness[j]);
-            if (blk.on[j] == RVI_OCC_ON && !hidden)
-                hidden = refined_hidden(occ, boxes, i + j, &blk, j);
-            visible[j] = !hidden;
-            culled += hidden;
-            any_bad |= blk.bad[j];
+        {
+            place_near_lanes(occ, lo, hi, i0, n, &blk);
+            for (uint32_t j = 0; j < n; j++) {
+                bool hidden = false;
+                if (blk.on[j] == RVI_OCC_ON)
+                    hidden = use_pyramid ? rvi_occ_hz_hidden(occ, &levels, blk.x0[j], blk.y0[j], blk.x1[j],
+                                                             blk.y1[j], blk.nearness[j])
+                                         : rvi_occ_flat_hidden(occ, blk.x0[j], blk.y0[j], blk.x1[j], blk.y1[j],
+                                                               blk.nearness[j]);
+                if (blk.on[j] == RVI_OCC_ON && !hidden)
+                    hidden = refined_hidden(occ, boxes, i + j, &blk, j);
+                visible[j] = !hidden;
+                culled += hidden;
+                bad |= (uint32_t)(blk.bad[j] != 0) << j;
+            }
         }
         if (occ->feed_applied)
             for (uint32_t j = 0; j < n; j++)
@@ -449,9 +460,8 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
             memcpy(out_visible + i, visible, 8);
         else
             memcpy(out_visible + i, visible, n);
-        if (any_bad && !first_bad)
-            for (uint32_t j = 0; j < n && !first_bad; j++)
-                first_bad = blk.bad[j];
+        if (bad & lanes && !first_bad)
+            first_bad = blk.bad[__builtin_ctz(bad & lanes)];
     }
     occ->stats.tests += count;
     occ->stats.culled += culled;

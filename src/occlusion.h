@@ -413,7 +413,7 @@ bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t 
 typedef struct rvi_hz_levels {
     const float *level[RV_OCCLUSION_MAX_LEVELS];
     size_t width[RV_OCCLUSION_MAX_LEVELS];
-    int32_t offset32[16], width32[16]; /* the same as indices, for the AVX2 gathers */
+    int32_t offset32[16], width32[16]; /* the same as indices, for the AVX2 lookups */
     uint32_t top;
 } rvi_hz_levels;
 

@@ -175,7 +175,15 @@ RVI_TARGET_AVX2 static uint32_t block_lookup_avx2(const rv_occlusion *occ, const
     k = _mm256_min_epi32(k, _mm256_set1_epi32((int32_t)h->top));
     __m256i ax = _mm256_srav_epi32(x0, k), bx = _mm256_srav_epi32(x1, k);
     __m256i ay = _mm256_srav_epi32(y0, k), by = _mm256_srav_epi32(y1, k);
-    __m256i off = _mm256_i32gather_epi32(h->offset32, k, 4), lw = _mm256_i32gather_epi32(h->width32, k, 4);
+    /* The level's offset and width from the 16-entry tables by two in-register permutes
+     * each (k <= top < 16), not gathers. */
+    __m256i upper = _mm256_cmpgt_epi32(k, _mm256_set1_epi32(7));
+    __m256i off = _mm256_blendv_epi8(
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)h->offset32), k),
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(h->offset32 + 8)), k), upper);
+    __m256i lw = _mm256_blendv_epi8(
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)h->width32), k),
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(h->width32 + 8)), k), upper);
     __m256i i00 = _mm256_add_epi32(_mm256_add_epi32(off, _mm256_mullo_epi32(ay, lw)), ax);
     __m256i dx = _mm256_sub_epi32(bx, ax), dyw = _mm256_mullo_epi32(_mm256_sub_epi32(by, ay), lw);
     __m256i i01 = _mm256_add_epi32(i00, dx), i10 = _mm256_add_epi32(i00, dyw), i11 = _mm256_add_epi32(i10, dx);

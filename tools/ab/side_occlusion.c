@@ -10,20 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plain "wholly outside one plane" box test against the six planes of the OpenGL-clip
- * matrix (Gribb & Hartmann), as the bench's host does before adding or testing. */
-static bool box_in_frustum(const float vp[16], const rvb_box *b)
+/* The six planes of the OpenGL-clip matrix (Gribb & Hartmann) and a plain "wholly outside
+ * one plane" box test, as the bench's host does before adding or testing. */
+typedef struct planes6 { float p[6][4]; } planes6;
+
+static void planes_of(const float vp[16], planes6 *out)
 {
-    for (int p = 0; p < 6; p++) {
-        float pl[4];
+    for (int p = 0; p < 6; p++)
         for (int j = 0; j < 4; j++) {
             float w = vp[j * 4 + 3], a = vp[j * 4 + p / 2];
-            pl[j] = p % 2 ? w - a : w + a;
+            out->p[p][j] = p % 2 ? w - a : w + a;
         }
-        float x = pl[0] >= 0 ? b->max[0] : b->min[0];
-        float y = pl[1] >= 0 ? b->max[1] : b->min[1];
-        float z = pl[2] >= 0 ? b->max[2] : b->min[2];
-        if (pl[0] * x + pl[1] * y + pl[2] * z + pl[3] < 0)
+}
+
+static bool box_in_frustum(const planes6 *pl, const rvb_box *b)
+{
+    for (int p = 0; p < 6; p++) {
+        const float *q = pl->p[p];
+        float x = q[0] >= 0 ? b->max[0] : b->min[0];
+        float y = q[1] >= 0 ? b->max[1] : b->min[1];
+        float z = q[2] >= 0 ? b->max[2] : b->min[2];
+        if (q[0] * x + q[1] * y + q[2] * z + q[3] < 0)
             return false;
     }
     return true;
@@ -60,10 +67,12 @@ double SIDE(frame)(int frame, double time_ms, uint64_t *digest)
     (void)time_ms;
     float eye[3], vp[16];
     rvb_city_camera(frame % CITY_FRAMES, CITY_FRAMES, eye, vp);
+    planes6 pl;
+    planes_of(vp, &pl);
     uint32_t n = 0;
     for (uint32_t i = 0; i < RVB_CITY_OBJECTS; i++) { /* the host's frustum pass, untimed */
         const rvb_box *b = &city_.objects[i];
-        if (!box_in_frustum(vp, b))
+        if (!box_in_frustum(&pl, b))
             continue;
         for (int a = 0; a < 3; a++) {
             rows_[a][n] = b->min[a];
@@ -77,7 +86,7 @@ double SIDE(frame)(int frame, double time_ms, uint64_t *digest)
     if (rv_occlusion_begin(occ_, vp, gl, 16.0f / 9.0f) != RV_OK)
         return -1;
     for (int i = 0; i < RVB_CITY_BUILDINGS; i++)
-        if (box_in_frustum(vp, &city_.buildings[i]))
+        if (box_in_frustum(&pl, &city_.buildings[i]))
             rv_occlusion_add_occluder(occ_, city_.buildings[i].min, city_.buildings[i].max, NULL);
     if (rv_occlusion_freeze(occ_) != RV_OK)
         return -1;

@@ -10,10 +10,10 @@
 #include "lod.h"
 #include "core/check.h"
 #include "core/node_table.h"
+#include "core/sort.h"
 #include "core/vec.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* A self weight this close to 0 or 1 is taken as 0 or 1 (a millionth of a fade). */
@@ -434,7 +434,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
             push_children(sc, &st->stack, e.node_index, e.plane_mask, e.weight * (1.0f - d.self_weight));
     }
     if (st->loads.count > 1)
-        qsort(st->loads.data, st->loads.count, sizeof(rv_hlod_load), compare_loads);
+        rvi_sort(st->loads.data, st->loads.count, sizeof(rv_hlod_load), compare_loads);
     result.draws = RVI_VEC_PTR(st->draws, rv_hlod_draw);
     result.draw_count = st->draws.count;
     result.loads = RVI_VEC_PTR(st->loads, rv_hlod_load);

@@ -6,8 +6,8 @@
  * never allocate. */
 #include "partition_state.h"
 #include "core/check.h"
+#include "core/sort.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- creation ------------------------------------------------------------------------ */
@@ -280,7 +280,7 @@ static rv_result check_distinct(rvi_heap *heap, const uint64_t *leaves, uint32_t
     if (!sorted)
         return RV_ERR_OUT_OF_MEMORY;
     memcpy(sorted, leaves, (size_t)count * sizeof *sorted);
-    qsort(sorted, count, sizeof *sorted, compare_u64);
+    rvi_sort(sorted, count, sizeof *sorted, compare_u64);
     rv_result r = RV_OK;
     for (uint32_t i = 1; i < count && r == RV_OK; i++)
         if (sorted[i] == sorted[i - 1])

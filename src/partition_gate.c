@@ -10,10 +10,10 @@
  * leaf reports there and again at the flush, never inferred from a callback having fired. */
 #include "partition_state.h"
 #include "core/check.h"
+#include "core/sort.h"
 #include "frustum.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- gating ---------------------------------------------------------------------------- */
@@ -485,7 +485,7 @@ static void build_requests(rv_world *world, rvi_partition *p, double now_ms)
             keys[n++] = (uint64_t)s->parent[w[i]] << 32 | i;
         *state &= (uint8_t)~PART_WAITING;
     }
-    qsort(keys, n, sizeof *keys, compare_u64);
+    rvi_sort(keys, n, sizeof *keys, compare_u64);
     rv_node *out_parts = RVI_VEC_PTR(p->out_parts, rv_node);
     rv_partition_request *out_requests = RVI_VEC_PTR(p->out_requests, rv_partition_request);
     uint32_t requests = 0;

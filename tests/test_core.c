@@ -8,6 +8,7 @@
 #include "core/map.h"
 #include "core/round_up.h"
 #include "core/pool.h"
+#include "core/sort.h"
 #include "core/vec.h"
 #include "support/rvt.h"
 
@@ -367,6 +368,76 @@ static void test_world_create_survives_every_allocation_failure(void **state)
 }
 
 /* The library, the header's macros and meson's project version are one version. */
+/* rvi_sort against a reference (insertion sort) on random arrays of every small size and
+ * some large ones, elements of 4, 16 and 72 bytes (72: wider than the swap's chunk), keys
+ * with many repeats; the order by key must match and every element must survive. */
+typedef struct wide72 {
+    uint32_t key, id;
+    unsigned char pad[64];
+} wide72;
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_key_id(const void *a, const void *b)
+{
+    const wide72 *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static void test_sort_matches_reference(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5027u;
+    static uint32_t a[3000], ref[3000];
+    static wide72 w[700], wref[700];
+    size_t sizes[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 100, 255, 256, 1000, 2999, 3000 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        uint32_t range = (uint32_t)(s % 3 == 0 ? 4 : s % 3 == 1 ? 1000 : 0xFFFFFFFFu);
+        for (size_t i = 0; i < n; i++)
+            a[i] = ref[i] = range == 0xFFFFFFFFu ? (uint32_t)rvt_next(&seed) : (uint32_t)(rvt_next(&seed) % range);
+        rvi_sort(a, n, sizeof *a, cmp_u32);
+        for (size_t i = 1; i < n; i++) { /* the reference: insertion sort */
+            uint32_t k = ref[i];
+            size_t j = i;
+            for (; j > 0 && ref[j - 1] > k; j--)
+                ref[j] = ref[j - 1];
+            ref[j] = k;
+        }
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(a[i], ref[i]);
+    }
+    /* Wide elements with a total order (key, then a unique id): the exact permutation. */
+    for (size_t n = 0; n <= 700; n += 233) {
+        for (size_t i = 0; i < n; i++) {
+            memset(&w[i], 0, sizeof w[i]);
+            w[i].key = (uint32_t)(rvt_next(&seed) % 50);
+            w[i].id = (uint32_t)i;
+            memset(w[i].pad, (int)(i & 0xFF), sizeof w[i].pad);
+            wref[i] = w[i];
+        }
+        rvi_sort(w, n, sizeof *w, cmp_key_id);
+        for (size_t i = 1; i < n; i++) {
+            wide72 k = wref[i];
+            size_t j = i;
+            for (; j > 0 && cmp_key_id(&wref[j - 1], &k) > 0; j--)
+                wref[j] = wref[j - 1];
+            wref[j] = k;
+        }
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(w[i].key, wref[i].key);
+            assert_int_equal(w[i].id, wref[i].id);
+            assert_int_equal(w[i].pad[63], (unsigned char)(w[i].id & 0xFF)); /* moved whole */
+        }
+    }
+}
+
 static void test_version_matches_header_and_project(void **state)
 {
     (void)state;
@@ -399,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_pool_retires_slot_before_generation_wraps),
         cmocka_unit_test(test_world_create_defaults_and_counts_allocations),
         cmocka_unit_test(test_world_create_survives_every_allocation_failure),
+        cmocka_unit_test(test_sort_matches_reference),
         cmocka_unit_test(test_version_matches_header_and_project),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,8 @@ RV_API uint32_t rv_version(void);
  * NULL rvis uses libc's malloc/realloc/free for both (a lone alloc is never called). alloc
  * returns memory aligned for any C type (like malloc) or NULL on failure; realloc may be
  * NULL, in which case rvis uses alloc + copy + free. free(NULL) must be harmless.
- * rvis never calls these from more than one thread for one world at a time. */
+ * rvis never calls these from more than one thread for one world at a time. Every block
+ * rvis holds comes from these; it calls no libc function that allocates behind them. */
 typedef struct rv_allocator {
     void *(*alloc)(size_t size, void *user);
     void *(*realloc)(void *ptr, size_t old_size, size_t new_size, void *user);

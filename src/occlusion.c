@@ -63,7 +63,9 @@ static rv_result create_with(rvi_heap *borrowed, const rv_occlusion_desc *desc, 
     }
     occ->desc = resolved;
     occ->width = resolved.width;
-    occ->wide = rvi_occ_cpu_wide();
+    uint32_t wide = rvi_occ_cpu_wide();
+    occ->wide = wide >= 1;
+    occ->wide_vl = wide >= 2;
     rv_result fed = rvi_occ_feed_create(occ);
     if (fed != RV_OK) {
         rvi_free(borrowed ? borrowed : &local, occ, sizeof *occ); /* not through the heap inside occ */

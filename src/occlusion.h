@@ -214,7 +214,7 @@ struct rv_occlusion {
     rvi_occ_fusion fusion;
     rvi_occ_view view;
     rv_occlusion_stats stats;
-    bool wide;               /* the CPU runs the 8-lane (AVX2) test kernel */
+    bool wide, wide_vl;      /* the CPU runs the 8-lane (AVX2) test kernel; and AVX-512VL */
     /* The depth feed (occlusion_feed.c): NULL without a feed capacity. feed_applied is set
      * by the freeze when a feed was merged into this frame's buffer. */
     struct rvi_occ_feed *feed;
@@ -537,8 +537,9 @@ bool rvi_occ_ready(rv_occlusion *occ);
 /* Common checks of the batch tests; *active false: out[first .. first + count) set to 1. */
 rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active);
 
-/* True when this CPU runs the AVX2 build of the batch test kernel (x86 with AVX2). */
-bool rvi_occ_cpu_wide(void);
+/* 1 when this CPU runs the AVX2 builds of the hot loops, 2 when it also runs AVX-512VL
+ * (the batch kernel's build with 32 vector registers), else 0. */
+uint32_t rvi_occ_cpu_wide(void);
 
 /* Footprints of count declared occluders through the float object test (8 lanes at a
  * time for those without a matrix): the freeze's sort keys and hidden test. */
@@ -608,8 +609,7 @@ typedef struct rvi_occ_poly {
  * computed from the end points in a canonical order (by their clip rows), so every piece
  * sharing the segment cuts it at the same point bit for bit. */
 void rvi_occ_cut(const double a[5], const double b[5], double out[5]);
-/* The polytope of a box (static topology; planes and corners written into the caller's
- * arrays). */
+/* The polytope of a box (static topology; planes and corners into the caller's arrays). */
 void rvi_occ_box_poly(const float min[3], const float max[3], double planes[6][4], double vertices[8][3],
                       rvi_occ_poly *out);
 /* Projects a polytope under matrix (NULL = identity) for the view: its silhouette (the

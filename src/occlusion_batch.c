@@ -145,6 +145,12 @@ static void block_ortho(BLOCK_PARAMS) { BLOCK_LANES(false) }
 #if RVI_OCC_X86_WIDE
 RVI_TARGET_AVX2 static void block_persp_avx2(BLOCK_PARAMS) { BLOCK_LANES(true) }
 RVI_TARGET_AVX2 static void block_ortho_avx2(BLOCK_PARAMS) { BLOCK_LANES(false) }
+/* The same eight lanes where AVX-512VL runs: its 32 vector registers hold the kernel's
+ * constants and temporaries that AVX2's 16 spill to the stack. Still 256 bits wide, the
+ * same operations in the same order (no multiply-add fused: core/no_contract.h). */
+#define TARGET_AVX512VL __attribute__((target("avx2,avx512f,avx512vl")))
+TARGET_AVX512VL static void block_persp_avx512vl(BLOCK_PARAMS) { BLOCK_LANES(true) }
+TARGET_AVX512VL static void block_ortho_avx512vl(BLOCK_PARAMS) { BLOCK_LANES(false) }
 #endif
 
 /* Boxes i0 .. i0 + 7 of the rows mn, mx through the kernel. */
@@ -232,12 +238,14 @@ static uint32_t bytes_of_bits(uint32_t bits, uint8_t out[8])
 }
 #endif
 
-bool rvi_occ_cpu_wide(void)
+uint32_t rvi_occ_cpu_wide(void)
 {
 #if RVI_OCC_X86_WIDE
-    return __builtin_cpu_supports("avx2");
+    if (!__builtin_cpu_supports("avx2"))
+        return 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") ? 2 : 1;
 #else
-    return false;
+    return 0;
 #endif
 }
 
@@ -245,6 +253,8 @@ static block_fn pick_kernel(const rv_occlusion *occ)
 {
     bool persp = occ->view.perspective;
 #if RVI_OCC_X86_WIDE
+    if (occ->wide && occ->wide_vl)
+        return persp ? block_persp_avx512vl : block_ortho_avx512vl;
     if (occ->wide)
         return persp ? block_persp_avx2 : block_ortho_avx2;
 #endif

@@ -1133,15 +1133,16 @@ static void test_world_entry_points_count_in_the_borrowed_heap(void **state)
     assert_int_equal(st.live_blocks, 0);
 }
 
-/* The portable build of the hot loops and the AVX2 one give the same buffers and answers
- * (on a machine without AVX2 both buffers run the portable one and this is trivially true). */
+/* The portable build of the hot loops and the AVX2 one give the same buffers and answers,
+ * and the batch kernel's AVX-512VL build the same answers as its AVX2 one (on a machine
+ * without AVX2 or AVX-512VL the buffers run the same build and this is trivially true). */
 static void test_portable_and_wide_kernels_agree_exactly(void **state)
 {
     (void)state;
     uint64_t seed = 0x51D;
     enum { N = 77 };
     float mn[3][N], mx[3][N];
-    uint8_t out_a[N], out_b[N];
+    uint8_t out_a[N], out_b[N], out_c[N];
     for (int t = 0; t < RVT_HEAVY(200, 30); t++) {
         scene sc;
         random_scene(&seed, &sc);
@@ -1151,6 +1152,8 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
         rv_occlusion *b = NULL;
         assert_int_equal(rv_occlusion_create(&desc, &b), RV_OK);
         b->wide = false;
+        rv_occlusion *c = scene_occlusion(&sc, width);
+        c->wide_vl = false;
         assert_int_equal(rv_occlusion_begin(b, sc.vp, sc.cam.clip, (float)sc.cam.aspect), RV_OK);
         for (int k = 0; k < sc.n_occ; k++)
             assert_int_equal(rv_occlusion_add_occluder(b, sc.occ[k].min, sc.occ[k].max,
@@ -1171,11 +1174,16 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
         rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
         assert_int_equal(rv_occlusion_test_boxes(a, &boxes, 0, N, out_a), RV_OK);
         assert_int_equal(rv_occlusion_test_boxes(b, &boxes, 0, N, out_b), RV_OK);
+        assert_int_equal(rv_occlusion_test_boxes(c, &boxes, 0, N, out_c), RV_OK);
         assert_memory_equal(out_a, out_b, N);
-        rv_occlusion_stats sa = rv_occlusion_get_stats(a), sb = rv_occlusion_get_stats(b);
+        assert_memory_equal(out_a, out_c, N);
+        rv_occlusion_stats sa = rv_occlusion_get_stats(a), sb = rv_occlusion_get_stats(b),
+                           sc_ = rv_occlusion_get_stats(c);
         assert_memory_equal(&sa, &sb, sizeof sa);
+        assert_memory_equal(&sa, &sc_, sizeof sa);
         rv_occlusion_destroy(a);
         rv_occlusion_destroy(b);
+        rv_occlusion_destroy(c);
     }
 }
 

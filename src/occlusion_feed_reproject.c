@@ -294,6 +294,58 @@ static RVI_ALWAYS_INLINE unsigned rays_on_surface(const rvi_feed_warp *wp, const
     return on;
 }
 
+/* rays_on_surface for a single ray: bit 0 as that function gives it for a lane. */
+static RVI_ALWAYS_INLINE unsigned ray_on_surface(const rvi_feed_warp *wp, const rvi_occ_feed *fd, const warp_ray *r,
+                                                 const float q[2])
+{
+    const float *hi = fd->hi + fd->levels.offset[1], *l = r->line;
+    for (int e = 0; e < 2; e++) {
+        float X = l[0] + l[1] * q[e], Y = l[2] + l[3] * q[e];
+        if (!(X >= 0 && Y >= 0 && X < (float)wp->src_w && Y < (float)wp->src_h))
+            return 0;
+        if (!(hi[((int32_t)Y >> 1) * (int32_t)fd->levels.w[1] + ((int32_t)X >> 1)] < INFINITY))
+            return 0;
+    }
+    return 1;
+}
+
+#if RVI_OCC_X86_WIDE
+/* rays_on_surface for eight rays at once (bit i for ray i), in the AVX2 and AVX-512
+ * builds: each lane the same float products, sums and comparisons as the four-lane form. */
+RVI_TARGET_AVX2 static inline unsigned rays_on_surface_eight(const rvi_feed_warp *wp, const rvi_occ_feed *fd,
+                                                             const warp_ray *const r[8], const float q[2])
+{
+    __m256 a = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r[0]->line)), _mm_loadu_ps(r[4]->line), 1);
+    __m256 b = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r[1]->line)), _mm_loadu_ps(r[5]->line), 1);
+    __m256 c = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r[2]->line)), _mm_loadu_ps(r[6]->line), 1);
+    __m256 d = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r[3]->line)), _mm_loadu_ps(r[7]->line), 1);
+    /* the four-by-four transposition in each half: lane i of x0 is ray i's line[0], ... */
+    __m256 ab_lo = _mm256_unpacklo_ps(a, b), ab_hi = _mm256_unpackhi_ps(a, b);
+    __m256 cd_lo = _mm256_unpacklo_ps(c, d), cd_hi = _mm256_unpackhi_ps(c, d);
+    __m256 x0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(ab_lo), _mm256_castps_pd(cd_lo)));
+    __m256 x1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(ab_lo), _mm256_castps_pd(cd_lo)));
+    __m256 y0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(ab_hi), _mm256_castps_pd(cd_hi)));
+    __m256 y1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(ab_hi), _mm256_castps_pd(cd_hi)));
+    __m256 zero = _mm256_setzero_ps(), sw = _mm256_set1_ps((float)wp->src_w), sh = _mm256_set1_ps((float)wp->src_h);
+    __m256i w1 = _mm256_set1_epi32((int32_t)fd->levels.w[1]);
+    __m256 inf = _mm256_set1_ps(INFINITY);
+    const float *hi = fd->hi + fd->levels.offset[1];
+    unsigned on = 255;
+    for (int e = 0; e < 2; e++) {
+        __m256 vq = _mm256_set1_ps(q[e]);
+        __m256 X = _mm256_add_ps(x0, _mm256_mul_ps(x1, vq)), Y = _mm256_add_ps(y0, _mm256_mul_ps(y1, vq));
+        __m256 in = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(X, zero, _CMP_GE_OQ), _mm256_cmp_ps(Y, zero, _CMP_GE_OQ)),
+                                  _mm256_and_ps(_mm256_cmp_ps(X, sw, _CMP_LT_OQ), _mm256_cmp_ps(Y, sh, _CMP_LT_OQ)));
+        /* the level-1 texel's index, texel 0 for points off the image */
+        __m256i xi = _mm256_srai_epi32(_mm256_cvttps_epi32(X), 1), yi = _mm256_srai_epi32(_mm256_cvttps_epi32(Y), 1);
+        __m256i at = _mm256_and_si256(_mm256_add_epi32(_mm256_mullo_epi32(yi, w1), xi), _mm256_castps_si256(in));
+        __m256 h = _mm256_i32gather_ps(hi, at, 4);
+        on &= (unsigned)_mm256_movemask_ps(_mm256_and_ps(in, _mm256_cmp_ps(h, inf, _CMP_LT_OQ)));
+    }
+    return on;
+}
+#endif
+
 /* A range for the block from the feed itself: follow its centre's old-image position (the
  * corners' average: a guess need not be exact) to the depth the feed holds there (its
  * level-1 texel), a few times, and take that texel's bounds. Without one there, whether a
@@ -477,12 +529,16 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
     unsigned on = 0;
     if (look) {
         const float q[2] = { (float)tried[1], (float)tried[0] };
-        const warp_ray *row0[4] = { r[0], split_x ? &mid[0] : r[0], r[1], split_y ? &mid[1] : r[0] };
-        const warp_ray *row1[4] = { split_x && split_y ? &mid[2] : r[0], split_y ? &mid[3] : r[0], r[2],
-                                    split_x ? &mid[4] : r[0] };
-        const warp_ray *last[4] = { r[3], r[3], r[3], r[3] };
-        on = rays_on_surface(run->wp, run->fd, row0, q) | rays_on_surface(run->wp, run->fd, row1, q) << 4 |
-             (rays_on_surface(run->wp, run->fd, last, q) & 1u) << 8;
+        const warp_ray *nine[9] = { r[0], split_x ? &mid[0] : r[0], r[1],
+                                    split_y ? &mid[1] : r[0], split_x && split_y ? &mid[2] : r[0], split_y ? &mid[3] : r[0],
+                                    r[2], split_x ? &mid[4] : r[0], r[3] };
+#if RVI_OCC_X86_WIDE
+        if (wide)
+            on = rays_on_surface_eight(run->wp, run->fd, nine, q);
+        else
+#endif
+            on = rays_on_surface(run->wp, run->fd, nine, q) | rays_on_surface(run->wp, run->fd, nine + 4, q) << 4;
+        on |= ray_on_surface(run->wp, run->fd, r[3], q) << 8;
     }
     /* Every child starts from the guess this block was given, not from a sibling's result,
      * so that the children's proofs do not wait on one another. */

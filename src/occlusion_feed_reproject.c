@@ -194,8 +194,15 @@ static RVI_ALWAYS_INLINE bool store_block(const rvi_feed_warp *wp, float *dest, 
     /* The column terms gx k, one product per column for all the rows (blocks are at most
      * 64 texels wide). */
     float step[64];
+#if defined(__SSE__) || defined(_M_X64)
+    /* four columns at a time, up to n rounded up (at most 64) */
+    __m128 vgx = _mm_set1_ps(fgx), vk = _mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f);
+    for (int32_t k = 0; k < n; k += 4, vk = _mm_add_ps(vk, _mm_set1_ps(4.0f)))
+        _mm_storeu_ps(step + k, _mm_mul_ps(vgx, vk));
+#else
     for (int32_t k = 0; k < n; k++)
         step[k] = fgx * (float)k;
+#endif
 #if RVI_OCC_X86_WIDE
     if (wide && n >= 8) {
         store_rows_eight(dest + (size_t)y0 * wp->dst_w + x0, wp->dst_w, n, m, base, fgy, step);

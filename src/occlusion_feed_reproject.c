@@ -468,14 +468,14 @@ typedef bool (*block_fn)(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int3
 
 static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
                                     const warp_ray *const r[4], double range[2], bool have_guess, block_fn child,
-                                    bool wide)
+                                    block_fn leaf, bool smallest_only, bool wide)
 {
     corners c;
     corners_of(r, &c);
     double tried[2] = { range[0], range[1] };
     proof p = PROOF_NOTHING;
     int32_t mb = run->fd->min_block;
-    bool smallest = x1 - x0 <= mb && y1 - y0 <= mb;
+    bool smallest = smallest_only || (x1 - x0 <= mb && y1 - y0 <= mb);
     if (have_guess) {
         p = prove_block(run->wp, run->fd, &run->span, &c, range);
         if (p == PROOF_DONE && proven(run, x0, y0, x1, y1, range[0], wide))
@@ -561,7 +561,8 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
                     continue;
             }
             double rg[2] = { tried[0], tried[1] };
-            if (child(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
+            block_fn f = xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb ? leaf : child;
+            if (f(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
                 range[0] = rg[0];
                 range[1] = rg[1];
                 any = true;
@@ -572,19 +573,25 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
 
 /* The blocks' recursion, in a plain build and (where the buffer picks it) AVX2 and AVX-512
  * builds of the same source: the same operations in the same order (no contraction), so
- * the same bits, in fewer instructions. */
-static bool block_generic(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
-                          double range[2], bool have_guess)
-{
-    return block(run, x0, y0, x1, y1, r, range, have_guess, block_generic, false);
-}
+ * the same bits, in fewer instructions. Each has a copy for blocks of the smallest size,
+ * which are never split: without the split's code, a call to it saves and restores less. */
+#define RVI_FEED_BLOCK_BUILD(name, leaf_name, attributes, wide)                                                      \
+    attributes static bool leaf_name(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,                 \
+                                     const warp_ray *const r[4], double range[2], bool have_guess);                  \
+    attributes static bool name(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,                      \
+                                const warp_ray *const r[4], double range[2], bool have_guess)                        \
+    {                                                                                                                \
+        return block(run, x0, y0, x1, y1, r, range, have_guess, name, leaf_name, false, wide);                       \
+    }                                                                                                                \
+    attributes static bool leaf_name(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,                 \
+                                     const warp_ray *const r[4], double range[2], bool have_guess)                   \
+    {                                                                                                                \
+        return block(run, x0, y0, x1, y1, r, range, have_guess, name, leaf_name, true, wide);                        \
+    }
 
+RVI_FEED_BLOCK_BUILD(block_generic, leaf_generic, , false)
 #if RVI_OCC_X86_WIDE
-RVI_TARGET_AVX2 static bool block_avx2(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
-                                       const warp_ray *const r[4], double range[2], bool have_guess)
-{
-    return block(run, x0, y0, x1, y1, r, range, have_guess, block_avx2, true);
-}
+RVI_FEED_BLOCK_BUILD(block_avx2, leaf_avx2, RVI_TARGET_AVX2, true)
 #endif
 
 static RVI_ALWAYS_INLINE uint32_t reproject(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest, double *scratch,
@@ -666,11 +673,7 @@ RVI_TARGET_AVX2 static uint32_t reproject_avx2(const rvi_feed_warp *wp, const rv
  * the recursion's live doubles go through the stack. Nothing is contracted into an FMA (the
  * build's -ffp-contract=off): that would change the bits. */
 #define RVI_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
-RVI_TARGET_AVX512 static bool block_avx512(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
-                                           const warp_ray *const r[4], double range[2], bool have_guess)
-{
-    return block(run, x0, y0, x1, y1, r, range, have_guess, block_avx512, true);
-}
+RVI_FEED_BLOCK_BUILD(block_avx512, leaf_avx512, RVI_TARGET_AVX512, true)
 
 RVI_TARGET_AVX512 static uint32_t reproject_avx512(const rvi_feed_warp *wp, const rvi_occ_feed *fd, float *dest,
                                                    double *scratch)

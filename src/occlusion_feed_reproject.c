@@ -466,6 +466,8 @@ static RVI_ALWAYS_INLINE bool gives_up(const warp_run *run, int32_t x0, int32_t 
 typedef bool (*block_fn)(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
                          double range[2], bool have_guess);
 
+/* child and leaf: the same build for children that may split and for children of the
+ * smallest size; smallest_only: this block is one of the latter (its caller checked). */
 static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
                                     const warp_ray *const r[4], double range[2], bool have_guess, block_fn child,
                                     block_fn leaf, bool smallest_only, bool wide)
@@ -536,9 +538,15 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
     unsigned on = 0;
     if (look) {
         const float q[2] = { (float)tried[1], (float)tried[0] };
-        const warp_ray *nine[9] = { r[0], split_x ? &mid[0] : r[0], r[1],
-                                    split_y ? &mid[1] : r[0], split_x && split_y ? &mid[2] : r[0], split_y ? &mid[3] : r[0],
-                                    r[2], split_x ? &mid[4] : r[0], r[3] };
+        const warp_ray *nine[9] = { r[0],
+                                    split_x ? &mid[0] : r[0],
+                                    r[1],
+                                    split_y ? &mid[1] : r[0],
+                                    split_x && split_y ? &mid[2] : r[0],
+                                    split_y ? &mid[3] : r[0],
+                                    r[2],
+                                    split_x ? &mid[4] : r[0],
+                                    r[3] };
 #if RVI_OCC_X86_WIDE
         if (wide)
             on = rays_on_surface_eight(run->wp, run->fd, nine, q);

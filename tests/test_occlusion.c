@@ -1161,6 +1161,7 @@ static void test_portable_and_wide_kernels_agree_exactly(void **state)
                              RV_OK);
         assert_int_equal(rv_occlusion_freeze(a), RV_OK);
         assert_int_equal(rv_occlusion_freeze(b), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(c), RV_OK);
         size_t texels = a->level_offset[a->level_count - 1] + 1;
         assert_memory_equal(a->texels, b->texels, texels * sizeof(float));
         for (int i = 0; i < N; i++) {

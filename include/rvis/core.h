@@ -75,7 +75,8 @@ RV_API uint32_t rv_version(void);
  * returns memory aligned for any C type (like malloc) or NULL on failure; realloc may be
  * NULL, in which case rvis uses alloc + copy + free. free(NULL) must be harmless.
  * rvis never calls these from more than one thread for one world at a time. Every block
- * rvis holds comes from these; it calls no libc function that allocates behind them. */
+ * rvis holds comes from these; it calls no libc function that allocates behind them (one
+ * thread-local byte aside, whose per-thread storage some platforms' loaders allocate). */
 typedef struct rv_allocator {
     void *(*alloc)(size_t size, void *user);
     void *(*realloc)(void *ptr, size_t old_size, size_t new_size, void *user);

@@ -52,7 +52,7 @@ rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world)
     memset(world, 0, sizeof *world);
     world->heap = heap;
     world->desc = resolved;
-    world->tag = rvi_pool_tag_for(world);
+    world->tag = rvi_pool_tag_next();
     rv_result r = rvi_scene_init(&world->scene, &world->heap, resolved.node_capacity, world->tag);
     if (r != RV_OK) {
         rvi_heap h = world->heap;

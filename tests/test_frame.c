@@ -292,6 +292,85 @@ static void test_view_stays_valid_until_its_arena_is_reused(void **state)
     rv_world_destroy(w);
 }
 
+/* A host allocator that hands a freed block back to the next request of its size, as pool
+ * allocators do: the next world is then made at the address of the one destroyed. */
+typedef struct recycler {
+    void *block[64];
+    size_t size[64];
+    uint32_t count;
+} recycler;
+
+static void *recycle_alloc(size_t size, void *user)
+{
+    recycler *r = user;
+    for (uint32_t i = r->count; i-- > 0;)
+        if (r->size[i] == size) {
+            void *p = r->block[i];
+            r->block[i] = r->block[--r->count];
+            r->size[i] = r->size[r->count];
+            return p;
+        }
+    return malloc(size);
+}
+
+static void recycle_free(void *ptr, size_t size, void *user)
+{
+    recycler *r = user;
+    if (!ptr)
+        return;
+    if (r->count == 64) {
+        free(ptr);
+        return;
+    }
+    r->block[r->count] = ptr;
+    r->size[r->count++] = size;
+}
+
+static void *recycle_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
+{
+    void *p = recycle_alloc(new_size, user);
+    if (p && ptr)
+        memcpy(p, ptr, old_size < new_size ? old_size : new_size);
+    if (p)
+        recycle_free(ptr, old_size, user);
+    return p;
+}
+
+static void test_handles_and_views_of_a_destroyed_world_fail_in_the_next_one(void **state)
+{
+    (void)state;
+    recycler r = { .count = 0 };
+    rv_world_desc desc = { 0 };
+    desc.allocator = (rv_allocator){ recycle_alloc, recycle_realloc, recycle_free, &r };
+    desc.occlusion.width = 64;
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_world *a = rvt_world(&desc);
+    rv_node old = rvt_object(a, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_frame_view va;
+    assert_int_equal(rv_frame(a, &c.v, &va), RV_OK);
+    assert_true(view_draws(&va, old));
+    rv_world_destroy(a);
+    rv_world *b = rvt_world(&desc);
+    assert_ptr_equal(b, a); /* the case under test: the old address, reused */
+    rv_node mine = rvt_object(b, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    assert_int_equal(mine.id & 0xFFFFFFFFFFFFull, old.id & 0xFFFFFFFFFFFFull); /* same slot and generation */
+    rv_frame_view vb;
+    assert_int_equal(rv_frame(b, &c.v, &vb), RV_OK);
+    assert_false(rv_node_is_valid(b, old));
+    float p[3] = { 100, 200, 300 }, m[16];
+    assert_int_equal(rv_node_set_position(b, old, p), RV_ERR_STALE_HANDLE);
+    assert_int_equal(rv_node_destroy_subtree(b, old), RV_ERR_STALE_HANDLE);
+    assert_true(rv_node_is_valid(b, mine));
+    assert_int_equal(rv_node_world_matrix(b, mine, m), RV_OK);
+    assert_float_equal(m[14], -20.0f, 0.0f);
+    assert_false(rv_frame_view_is_valid(b, &va));
+    assert_true(rv_frame_view_is_valid(b, &vb));
+    rv_world_destroy(b);
+    for (uint32_t i = 0; i < r.count; i++)
+        free(r.block[i]);
+}
+
 static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
 {
     (void)state;
@@ -2951,6 +3030,7 @@ int main(void)
         cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),
         cmocka_unit_test(test_per_frame_occluder_needs_open_frame),
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
+        cmocka_unit_test(test_handles_and_views_of_a_destroyed_world_fail_in_the_next_one),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),

@@ -1,16 +1,18 @@
 #include "core/pool.h"
-#include "core/hash.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define LIVE_BIT 0x80000000u
 #define GEN_MASK 0x00FFFFFFu
 
-uint16_t rvi_pool_tag_for(const void *owner)
+/* The owners made so far in this process, on any thread. */
+static atomic_uint_fast32_t owners_made;
+
+uint16_t rvi_pool_tag_next(void)
 {
-    uint64_t h = rvi_mix64((uint64_t)(uintptr_t)owner);
-    uint16_t tag = (uint16_t)(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
-    return tag ? tag : 1;
+    uint32_t n = (uint32_t)atomic_fetch_add_explicit(&owners_made, 1, memory_order_relaxed);
+    return (uint16_t)(n % 65535u + 1u);
 }
 
 void rvi_pool_init(rvi_pool *pool, uint16_t tag)

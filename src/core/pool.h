@@ -20,9 +20,11 @@ typedef struct rvi_pool {
     uint16_t tag;         /* nonzero */
 } rvi_pool;
 
-/* A tag for an owner: derived from its address (two live owners never share an address);
- * never zero. */
-uint16_t rvi_pool_tag_for(const void *owner);
+/* A tag for a new owner: 1 .. 65535 in turn over the process, whatever thread asks, so an
+ * owner never shares its tag with one made fewer than 65,535 owners before or after it. Not
+ * from the owner's address: an allocator hands a destroyed owner's address to the next
+ * one, and with it the old owner's handles would pass. */
+uint16_t rvi_pool_tag_next(void);
 void rvi_pool_init(rvi_pool *pool, uint16_t tag);
 /* Grows slot storage to at least capacity slots (<= RVI_POOL_MAX_SLOTS). */
 rv_result rvi_pool_reserve(rvi_heap *heap, rvi_pool *pool, uint32_t capacity);

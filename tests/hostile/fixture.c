@@ -81,9 +81,10 @@ void rvh_fixture_init(rvh_ctx *cx)
     cx->a = make_world(&cx->alloc_a);
     rv_node stale_free, stale_reused, ignore_free, ignore_reused;
     cx->na = build(cx->a, &stale_free, &stale_reused);
-    /* World tags come from a 16-bit hash of the world's address: two live worlds may
-     * share one (1 in 65536). A foreign handle is only foreign under different tags, so
-     * remake b (keeping the old one alive, at another address) until the tags differ. */
+    /* World tags are 16 bits, taken in turn over the process: two live worlds share one
+     * only 65,535 worlds apart, which a long test process could reach. A foreign handle is
+     * only foreign under different tags, so remake b (keeping the old one alive) until the
+     * tags differ. */
     rvt_alloc spare_alloc = {0};
     rv_world *spare = NULL;
     for (int attempt = 0;; attempt++) {

@@ -64,7 +64,10 @@ typedef struct rv_occlusion rv_occlusion;
 typedef struct rv_occlusion_desc {
     rv_allocator allocator;   /* standalone buffers only; a world uses its own allocator */
     uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended.
-                                 At most RV_OCCLUSION_MAX_SIZE */
+                                 At most RV_OCCLUSION_MAX_SIZE. Memory: about 38 bytes a texel
+                                 (the buffer, its pyramid, per-texel fusion lists) plus pools
+                                 that grow with the occluders drawn: 2.3 MB at 256 x 144 with
+                                 one occluder, 23 MB at 1024 x 576 */
     float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
                                  in either direction are skipped. 0 = default 2; negative = keep all */
     uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
@@ -179,7 +182,7 @@ RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
  * round(width / aspect) texels, row 0 at the top of the screen.
  * The buffer grows (allocates) only when the aspect asks for more rows than ever before;
  * steady frames allocate nothing.
- * With width 0 this is a no-op returning RV_OK (only NULL pointers are refused).
+ * With width 0 this is a no-op returning RV_OK (only a NULL buffer or matrix is refused).
  * Errors: RV_ERR_INVALID_ARG (NULL, aspect <= 0, a height outside 1..RV_OCCLUSION_MAX_SIZE,
  * a matrix whose screen rows do not locate the eye: the x, y and w rows of a perspective,
  * the x, y and z rows of an orthographic one, not invertible; an orthographic one with
@@ -332,8 +335,9 @@ RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
 
 /* Tests a box: local min/max (float[3]) and matrix (float[16], NULL = identity).
  * *out_visible is false only when the box is certainly hidden by this frame's occluders
- * (rules in the preamble); it is true for anything outside the view (frustum culling is the
- * host's or rv_frustum's job). Freezes the buffer. Width 0 or no view: true, RV_OK.
+ * (rules in the preamble); it is true for anything beyond the view's four sides (frustum
+ * culling is the host's or rv_frustum's job). Beyond the far plane, where a GPU draws
+ * nothing, the occluders decide as anywhere else. Freezes the buffer. Width 0 or no view: true, RV_OK.
  * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose
  * last row is not 0 0 0 1), RV_ERR_NOT_FINITE. out_visible must not be NULL. */
 RV_API rv_result rv_occlusion_test_box(rv_occlusion *occlusion, const float min[3], const float max[3],
@@ -350,7 +354,7 @@ RV_API rv_result rv_occlusion_test_sphere(rv_occlusion *occlusion, const float c
  * rv_occlusion_boxes), writing out_visible[i] = 1 (draw) or 0 (hidden) for each, at the
  * same index (the array must hold first + count bytes). Ranges let a job system split a
  * batch, but one buffer is used from one thread at a time. An invalid item (non-finite,
- * min > max) is answered 1 and the call returns the code of the first one (RV_ERR_NOT_FINITE
+ * min > max, a matrix whose last row is not 0 0 0 1) is answered 1 and the call returns the code of the first one (RV_ERR_NOT_FINITE
  * or RV_ERR_INVALID_ARG) after answering every item. Width 0 or no view: all 1, RV_OK.
  * Errors: RV_ERR_INVALID_ARG (NULL arrays or out_visible, first + count overflowing). */
 RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlusion_boxes *boxes,
@@ -377,7 +381,8 @@ RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
  * brighter: covered texels span 32..255 linearly in view depth over the frame's covered
  * range (the same scale at every level); 0 means no occluder. Each pyramid texel shows the
  * farthest depth of the texels it covers. out_width / out_height (either may be NULL)
- * receive the level's size; pixels may be NULL to ask only the size. Freezes the buffer.
+ * receive the level's size; pixels may be NULL to ask only the size. With pixels it freezes
+ * the buffer (a call for the size alone does not).
  * Width 0: sizes 0, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL occlusion, level >= count,
  * pixels_size < width * height), RV_ERR_BAD_STATE (no successful begin this frame). */
 RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t level, uint8_t *pixels,
@@ -483,7 +488,8 @@ typedef struct rv_occlusion_feed_stats {
  * view and combined with this frame's occluders at the freeze. Call it after
  * rv_occlusion_begin and before the freeze (the first test); a second call in a frame
  * replaces the first (one refused or ignored leaves it). The image is decoded and reprojected during the call; nothing of
- * feed is kept. With desc.width 0: no-op, RV_OK (only NULL pointers are refused).
+ * feed is kept. With desc.width 0: no-op, RV_OK (only a NULL buffer or feed is refused; the
+ * feed's fields are not read).
  * The feed is IGNORED for the frame (RV_OK, counted in rv_occlusion_feed_stats, the buffer
  * as if no feed came) when it is older than feed_max_age, when its projection differs from
  * this frame's (perspective against orthographic, or fields of view or centres more than

@@ -234,11 +234,16 @@ static inline bool rvi_walk_cut(const rvi_walk_policy *p, uint32_t node, const f
     return r2 < d2 * k && d2 <= 3.4e38f;
 }
 
-/* A node box attached to a node (occluder or test box), local space; first: its slot. */
+/* A node's test box, local space; first: its slot. The frame's occlusion tests keep the
+ * volume of its world image (the frame's box_world_volume) with the scene's edits it was
+ * made at: no matrix changes while those stay as they were. volume_edits is UINT64_MAX
+ * while none is kept. */
 typedef struct rvi_node_box {
     uint32_t node;
     float min[3];
     float max[3];
+    float world_volume;
+    uint64_t volume_edits;
 } rvi_node_box;
 
 #endif

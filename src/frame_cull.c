@@ -62,11 +62,17 @@ static bool lane_of(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const f
 {
     if (!(sphere[3] < INFINITY))
         return false;
-    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
     if (b) {
         const float *m = sc->world_matrix[i];
         float sphere_volume = 4.18879f * sphere[3] * sphere[3] * sphere[3];
-        if (box_world_volume(m, b->min, b->max) <= sphere_volume) {
+        /* Kept between frames while no matrix changes: a node is tested at most once a
+         * pass, so no two workers write the same record. */
+        if (b->volume_edits != sc->edits) {
+            b->world_volume = box_world_volume(m, b->min, b->max);
+            b->volume_edits = sc->edits;
+        }
+        if (b->world_volume <= sphere_volume) {
             t->min[j] = b->min;
             t->max[j] = b->max;
             t->m[j] = m;

@@ -31,7 +31,7 @@ rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3]
     RVI_TRY(rvi_node_index(&world->scene, node, &i));
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
-    rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] } };
+    rvi_node_box b = { i, { min[0], min[1], min[2] }, { max[0], max[1], max[2] }, 0.0f, UINT64_MAX };
     rvi_node_box *existing = rvi_node_table_find(&f->test_boxes, sizeof b, i);
     if (existing) {
         *existing = b;

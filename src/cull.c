@@ -203,8 +203,8 @@ static bool straddles(const rvi_walk_policy *p, uint32_t i, uint32_t mask)
 /* visit() for a leaf (its mask and weight are its own: a leaf passes none on). Inline in
  * the walk's loops: a leaf of a scattered level costs about a hundred instructions, a call
  * a fifth of that. */
-static RVI_ALWAYS_INLINE rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t i, uint32_t mask, float weight,
-                                  rvi_walk_counts *c)
+static RVI_ALWAYS_INLINE rvi_walk_action visit_leaf(const rvi_walk_policy *p, void *user, uint32_t i,
+                                                    uint32_t mask, float weight, rvi_walk_counts *c)
 {
     return visit(p, user, i, &mask, &weight, c);
 }

@@ -37,6 +37,11 @@ typedef struct rvi_occ_edge {
     double s0, s1;           /* extent along the line: s = b x - a y at the ends, s0 <= s1 */
     double slack;            /* bound on the line's error over the buffer, texel units */
     int32_t side;            /* the piece lies where side * (a x + b y + c) >= 0 */
+    /* Set when the fusion pool keeps the edge (rvi_occ_fusion_keep), for the union tests:
+     * the line times side (negating is exact, so inward . (x, y, 1) is side * (a x + b y + c)
+     * bit for bit) and rvi_occ_edge_margin of the edge. */
+    double inward[3];
+    double margin;
 } rvi_occ_edge;
 
 /* A convex region of the screen with a conservative per-texel nearness: what an occluder

@@ -523,6 +523,12 @@ static uint32_t store(rvi_occ_fusion *fu, const rvi_occ_draft *d)
     fu->pieces[p] = d->piece;
     fu->pieces[p].first_edge = first;
     memcpy(fu->edges + first, d->edge, ne * sizeof *d->edge);
+    for (uint32_t k = 0; k < ne; k++) {
+        rvi_occ_edge *e = &fu->edges[first + k];
+        for (int i = 0; i < 3; i++)
+            e->inward[i] = e->side * e->line[i];
+        e->margin = rvi_occ_edge_margin(e);
+    }
     fu->edge_count += ne;
     return p;
 }

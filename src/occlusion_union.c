@@ -102,8 +102,8 @@ static span inside_piece(const rvi_occ_fusion *fu, const rvi_occ_piece *q, const
     for (uint32_t k = 0; k < q->edge_count && a <= b; k++) {
         const rvi_occ_edge *g = &fu->edges[q->first_edge + k];
         double m = RVI_OCC_FUSE_MARGIN + g->slack;
-        double v0 = g->side * (g->line[0] * e->p0[0] + g->line[1] * e->p0[1] + g->line[2]) - m;
-        double v1 = g->side * (g->line[0] * e->p1[0] + g->line[1] * e->p1[1] + g->line[2]) - m;
+        double v0 = g->inward[0] * e->p0[0] + g->inward[1] * e->p0[1] + g->inward[2] - m;
+        double v1 = g->inward[0] * e->p1[0] + g->inward[1] * e->p1[1] + g->inward[2] - m;
         if (v0 < 0 && v1 < 0)
             return none;
         if (v0 >= 0 && v1 >= 0)
@@ -146,11 +146,9 @@ static bool spans_cover(span *s, uint32_t n, double lo, double hi)
 
 static bool centre_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, double cx, double cy)
 {
-    for (uint32_t k = 0; k < q->edge_count; k++) {
-        const rvi_occ_edge *g = &fu->edges[q->first_edge + k];
-        if (!(g->side * (g->line[0] * cx + g->line[1] * cy + g->line[2]) >= 0))
+    for (const rvi_occ_edge *g = fu->edges + q->first_edge, *end = g + q->edge_count; g < end; g++)
+        if (!(g->inward[0] * cx + g->inward[1] * cy + g->inward[2] >= 0))
             return false;
-    }
     return true;
 }
 
@@ -191,7 +189,7 @@ static bool gather_edges(const rv_occlusion *occ, texel_union *u)
         const rvi_occ_piece *pc = &fu->pieces[u->piece[q]];
         for (uint32_t k = 0; k < pc->edge_count; k++) {
             const rvi_occ_edge *e = &fu->edges[pc->first_edge + k];
-            double m = rvi_occ_edge_margin(e), t0, t1, x0 = u->x0 - m, x1 = u->x1 + m, y0 = u->y0 - m,
+            double m = e->margin, t0, t1, x0 = u->x0 - m, x1 = u->x1 + m, y0 = u->y0 - m,
                    y1 = u->y1 + m;
             if (dmax(e->p0[0], e->p1[0]) < x0 || dmin(e->p0[0], e->p1[0]) > x1 || dmax(e->p0[1], e->p1[1]) < y0 ||
                 dmin(e->p0[1], e->p1[1]) > y1 || !clip_segment(e->p0, e->p1, x0, x1, y0, y1, &t0, &t1))
@@ -378,7 +376,7 @@ static bool shared_records(const rvi_occ_fusion *fu, int32_t ix, int32_t iy, sha
         const rvi_occ_piece *pc = &fu->pieces[u->piece[q]];
         for (uint32_t k = 0; k < pc->edge_count; k++) {
             const rvi_occ_edge *e = &fu->edges[pc->first_edge + k];
-            double m = 0.5 + rvi_occ_edge_margin(e);
+            double m = 0.5 + e->margin;
             double d = e->line[0] * cx + e->line[1] * cy + e->line[2];
             double sc = e->line[1] * cx - e->line[0] * cy;
             if (fabs(d) > m || sc + m < e->s0 || sc - m > e->s1)

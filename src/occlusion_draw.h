@@ -37,11 +37,7 @@ typedef struct rvi_occ_edge {
     double s0, s1;           /* extent along the line: s = b x - a y at the ends, s0 <= s1 */
     double slack;            /* bound on the line's error over the buffer, texel units */
     int32_t side;            /* the piece lies where side * (a x + b y + c) >= 0 */
-    /* Set when the fusion pool keeps the edge (rvi_occ_fusion_keep), for the union tests:
-     * the line times side (negating is exact, so inward . (x, y, 1) is side * (a x + b y + c)
-     * bit for bit) and rvi_occ_edge_margin of the edge. */
-    double inward[3];
-    double margin;
+    double margin;           /* rvi_occ_edge_margin, set when the fusion pool keeps the edge */
 } rvi_occ_edge;
 
 /* A convex region of the screen with a conservative per-texel nearness: what an occluder
@@ -169,6 +165,10 @@ typedef struct rvi_occ_fusion {
     uint32_t *line_head;     /* per bucket: its newest edge + 1, 0 for none since the flush */
     uint32_t *edge_next;     /* per pool edge: the bucket's next edge + 1 */
     uint32_t *edge_owner;    /* per pool edge: its piece */
+    /* Per pool edge: its line times side (negating is exact, so inward . (x, y, 1) is
+     * side * (a x + b y + c) bit for bit), apart from the edges so that the union tests'
+     * inside checks read 24 bytes an edge. */
+    double (*inward)[3];
     /* Counting fused_texels once per texel: the frame that last raised each texel. */
     uint32_t *raised;        /* per texel: the frame number that last raised it */
     /* Per texel: a piece that wholly covers it (the nearest the inner raster wrote there),

@@ -155,16 +155,19 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         uint32_t *h = rvi_alloc(heap, LINE_BUCKETS * sizeof *h);
         uint32_t *nx = rvi_alloc(heap, POOL_EDGES * sizeof *nx);
         uint32_t *ow = rvi_alloc(heap, POOL_EDGES * sizeof *ow);
-        if (!h || !nx || !ow) {
+        double(*in)[3] = rvi_alloc(heap, POOL_EDGES * sizeof *in);
+        if (!h || !nx || !ow || !in) {
             rvi_free(heap, h, h ? LINE_BUCKETS * sizeof *h : 0);
             rvi_free(heap, nx, nx ? POOL_EDGES * sizeof *nx : 0);
             rvi_free(heap, ow, ow ? POOL_EDGES * sizeof *ow : 0);
+            rvi_free(heap, in, in ? POOL_EDGES * sizeof *in : 0);
             return RV_ERR_OUT_OF_MEMORY;
         }
         memset(h, 0, LINE_BUCKETS * sizeof *h);
         fu->line_head = h;
         fu->edge_next = nx;
         fu->edge_owner = ow;
+        fu->inward = in;
     }
     if (++fu->frame == 0) { /* wrapped: every stamp stale again */
         memset(fu->raised, 0, (size_t)fu->texels * sizeof *fu->raised);
@@ -181,6 +184,7 @@ void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu)
     rvi_free(heap, fu->line_head, fu->line_head ? LINE_BUCKETS * sizeof *fu->line_head : 0);
     rvi_free(heap, fu->edge_next, fu->edge_next ? (size_t)fu->edge_capacity * sizeof *fu->edge_next : 0);
     rvi_free(heap, fu->edge_owner, fu->edge_owner ? (size_t)fu->edge_capacity * sizeof *fu->edge_owner : 0);
+    rvi_free(heap, fu->inward, fu->inward ? (size_t)fu->edge_capacity * sizeof *fu->inward : 0);
     memset(fu, 0, sizeof *fu);
 }
 
@@ -447,21 +451,28 @@ static bool grow_pools(rvi_heap *heap, rvi_occ_fusion *fu, uint32_t pieces, uint
         if (m > MAX_POOL_EDGES)
             return false;
         uint32_t *nx = NULL, *ow = NULL;
-        if (!regrow(heap, (void **)&nx, 0, m, sizeof *nx) || !regrow(heap, (void **)&ow, 0, m, sizeof *ow)) {
+        double(*in)[3] = NULL;
+        if (!regrow(heap, (void **)&nx, 0, m, sizeof *nx) || !regrow(heap, (void **)&ow, 0, m, sizeof *ow) ||
+            !regrow(heap, (void **)&in, 0, m, sizeof *in)) {
             rvi_free(heap, nx, nx ? m * sizeof *nx : 0);
+            rvi_free(heap, ow, ow ? m * sizeof *ow : 0);
             return false;
         }
         if (!regrow(heap, (void **)&fu->edges, n, m, sizeof *fu->edges)) {
             rvi_free(heap, nx, m * sizeof *nx);
             rvi_free(heap, ow, m * sizeof *ow);
+            rvi_free(heap, in, m * sizeof *in);
             return false;
         }
         memcpy(nx, fu->edge_next, n * sizeof *nx);
         memcpy(ow, fu->edge_owner, n * sizeof *ow);
+        memcpy(in, fu->inward, n * sizeof *in);
         rvi_free(heap, fu->edge_next, n * sizeof *nx);
         rvi_free(heap, fu->edge_owner, n * sizeof *ow);
+        rvi_free(heap, fu->inward, n * sizeof *in);
         fu->edge_next = nx;
         fu->edge_owner = ow;
+        fu->inward = in;
         fu->edge_capacity = m;
     }
     if ((uint64_t)fu->note_count + notes > fu->note_capacity) {
@@ -526,7 +537,7 @@ static uint32_t store(rvi_occ_fusion *fu, const rvi_occ_draft *d)
     for (uint32_t k = 0; k < ne; k++) {
         rvi_occ_edge *e = &fu->edges[first + k];
         for (int i = 0; i < 3; i++)
-            e->inward[i] = e->side * e->line[i];
+            fu->inward[first + k][i] = e->side * e->line[i];
         e->margin = rvi_occ_edge_margin(e);
     }
     fu->edge_count += ne;
@@ -537,7 +548,7 @@ uint32_t rvi_occ_fusion_keep(rv_occlusion *occ, const rvi_occ_draft *d)
 {
     rvi_occ_fusion *fu = &occ->fusion;
     uint32_t ne = d->piece.edge_count;
-    if (!fu->pieces || ne > fu->edge_capacity)
+    if (!fu->pieces || !fu->inward || ne > fu->edge_capacity)
         return 0;
     if ((fu->piece_count == fu->piece_capacity || fu->edge_count + ne > fu->edge_capacity) &&
         !grow_pools(occ->heap, fu, 1, ne, 0)) {

@@ -101,9 +101,10 @@ static span inside_piece(const rvi_occ_fusion *fu, const rvi_occ_piece *q, const
     double a = 0, b = 1;
     for (uint32_t k = 0; k < q->edge_count && a <= b; k++) {
         const rvi_occ_edge *g = &fu->edges[q->first_edge + k];
+        const double *in = fu->inward[q->first_edge + k];
         double m = RVI_OCC_FUSE_MARGIN + g->slack;
-        double v0 = g->inward[0] * e->p0[0] + g->inward[1] * e->p0[1] + g->inward[2] - m;
-        double v1 = g->inward[0] * e->p1[0] + g->inward[1] * e->p1[1] + g->inward[2] - m;
+        double v0 = in[0] * e->p0[0] + in[1] * e->p0[1] + in[2] - m;
+        double v1 = in[0] * e->p1[0] + in[1] * e->p1[1] + in[2] - m;
         if (v0 < 0 && v1 < 0)
             return none;
         if (v0 >= 0 && v1 >= 0)
@@ -146,8 +147,8 @@ static bool spans_cover(span *s, uint32_t n, double lo, double hi)
 
 static bool centre_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, double cx, double cy)
 {
-    for (const rvi_occ_edge *g = fu->edges + q->first_edge, *end = g + q->edge_count; g < end; g++)
-        if (!(g->inward[0] * cx + g->inward[1] * cy + g->inward[2] >= 0))
+    for (const double(*in)[3] = fu->inward + q->first_edge, (*end)[3] = in + q->edge_count; in < end; in++)
+        if (!((*in)[0] * cx + (*in)[1] * cy + (*in)[2] >= 0))
             return false;
     return true;
 }

@@ -42,6 +42,9 @@
  * raster's shrink, occlusion_raster.c), beyond the line's own error bound. */
 #define SHRINK 1e-4
 
+/* Words of the raised bits of a buffer of texels texels. */
+static size_t raised_words(size_t texels) { return (texels + 63) / 64; }
+
 static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
 {
     size_t t = fu->texels, n = fu->note_capacity;
@@ -49,11 +52,12 @@ static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
     rvi_free(heap, fu->mark, t * sizeof *fu->mark);
     rvi_free(heap, fu->dirty, t * sizeof *fu->dirty);
     rvi_free(heap, fu->touched, t * sizeof *fu->touched);
-    rvi_free(heap, fu->raised, t * sizeof *fu->raised);
+    rvi_free(heap, fu->raised, raised_words(t) * sizeof *fu->raised);
     rvi_free(heap, fu->owner, t * sizeof *fu->owner);
     rvi_free(heap, fu->note_piece, n * sizeof *fu->note_piece);
     rvi_free(heap, fu->note_next, n * sizeof *fu->note_next);
-    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->raised = fu->owner = NULL;
+    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->owner = NULL;
+    fu->raised = NULL;
     fu->texels = fu->note_capacity = 0;
 }
 
@@ -71,7 +75,7 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     grown.mark = rvi_alloc(heap, texels * sizeof *grown.mark);
     grown.dirty = rvi_alloc(heap, texels * sizeof *grown.dirty);
     grown.touched = rvi_alloc(heap, texels * sizeof *grown.touched);
-    grown.raised = rvi_alloc(heap, texels * sizeof *grown.raised);
+    grown.raised = rvi_alloc(heap, raised_words(texels) * sizeof *grown.raised);
     grown.owner = rvi_alloc(heap, texels * sizeof *grown.owner);
     grown.note_piece = rvi_alloc(heap, notes * sizeof *grown.note_piece);
     grown.note_next = rvi_alloc(heap, notes * sizeof *grown.note_next);
@@ -86,7 +90,7 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     free_notes(heap, fu);
     memset(grown.head, 0, texels * sizeof *grown.head);
     memset(grown.mark, 0, texels * sizeof *grown.mark);
-    memset(grown.raised, 0, texels * sizeof *grown.raised);
+    memset(grown.raised, 0, raised_words(texels) * sizeof *grown.raised);
     memset(grown.owner, 0, texels * sizeof *grown.owner);
     fu->head = grown.head;
     fu->mark = grown.mark;
@@ -95,7 +99,6 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     fu->raised = grown.raised;
     fu->owner = grown.owner;
     fu->owner_gen = 1;
-    fu->frame = 0;
     fu->note_piece = grown.note_piece;
     fu->note_next = grown.note_next;
     fu->texels = grown.texels;
@@ -169,10 +172,7 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         fu->edge_owner = ow;
         fu->inward = in;
     }
-    if (++fu->frame == 0) { /* wrapped: every stamp stale again */
-        memset(fu->raised, 0, (size_t)fu->texels * sizeof *fu->raised);
-        fu->frame = 1;
-    }
+    memset(fu->raised, 0, raised_words(fu->texels) * sizeof *fu->raised);
     return RV_OK;
 }
 
@@ -194,8 +194,9 @@ void rvi_occ_fusion_free(rvi_heap *heap, rvi_occ_fusion *fu)
 static void count_raised(rv_occlusion *occ, uint32_t t)
 {
     rvi_occ_fusion *fu = &occ->fusion;
-    if (fu->raised[t] != fu->frame) {
-        fu->raised[t] = fu->frame;
+    uint64_t bit = (uint64_t)1 << (t & 63);
+    if (!(fu->raised[t >> 6] & bit)) {
+        fu->raised[t >> 6] |= bit;
         occ->stats.fused_texels++;
     }
 }

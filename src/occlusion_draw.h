@@ -150,13 +150,14 @@ typedef enum rvi_occ_prepare {
 typedef struct rvi_occ_fusion {
     /* Notes: which pieces' bands hold a texel, as a list per texel (newest first). */
     uint32_t *head;          /* per texel: its newest note + 1, 0 for none since the flush */
-    uint32_t *mark;          /* per texel: the last round that listed it as dirty */
     uint32_t *note_piece, *note_next; /* per note: the piece, the texel's next note + 1 */
     uint32_t note_count, note_capacity;
     uint32_t *dirty;         /* this round: texels with a new note and an older one */
     uint32_t *touched;       /* since the flush: texels with notes */
     uint32_t dirty_count, touched_count, texels;
-    uint32_t round;          /* marks below it are stale */
+    /* Notes 1 .. round_first were made before this round began: a texel whose newest note
+     * is later and has an older one after it is on this round's dirty list already. */
+    uint32_t round_first;
     rvi_occ_piece *pieces;
     uint32_t piece_count, piece_capacity;
     rvi_occ_edge *edges;

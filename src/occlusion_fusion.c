@@ -49,14 +49,13 @@ static void free_notes(rvi_heap *heap, rvi_occ_fusion *fu)
 {
     size_t t = fu->texels, n = fu->note_capacity;
     rvi_free(heap, fu->head, t * sizeof *fu->head);
-    rvi_free(heap, fu->mark, t * sizeof *fu->mark);
     rvi_free(heap, fu->dirty, t * sizeof *fu->dirty);
     rvi_free(heap, fu->touched, t * sizeof *fu->touched);
     rvi_free(heap, fu->raised, raised_words(t) * sizeof *fu->raised);
     rvi_free(heap, fu->owner, t * sizeof *fu->owner);
     rvi_free(heap, fu->note_piece, n * sizeof *fu->note_piece);
     rvi_free(heap, fu->note_next, n * sizeof *fu->note_next);
-    fu->head = fu->mark = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->owner = NULL;
+    fu->head = fu->dirty = fu->touched = fu->note_piece = fu->note_next = fu->owner = NULL;
     fu->raised = NULL;
     fu->texels = fu->note_capacity = 0;
 }
@@ -72,7 +71,6 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     rvi_occ_fusion grown;
     memset(&grown, 0, sizeof grown);
     grown.head = rvi_alloc(heap, texels * sizeof *grown.head);
-    grown.mark = rvi_alloc(heap, texels * sizeof *grown.mark);
     grown.dirty = rvi_alloc(heap, texels * sizeof *grown.dirty);
     grown.touched = rvi_alloc(heap, texels * sizeof *grown.touched);
     grown.raised = rvi_alloc(heap, raised_words(texels) * sizeof *grown.raised);
@@ -81,7 +79,7 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     grown.note_next = rvi_alloc(heap, notes * sizeof *grown.note_next);
     grown.texels = (uint32_t)texels;
     grown.note_capacity = (uint32_t)notes;
-    if (!grown.head || !grown.mark || !grown.dirty || !grown.touched || !grown.raised || !grown.owner ||
+    if (!grown.head || !grown.dirty || !grown.touched || !grown.raised || !grown.owner ||
         !grown.note_piece || !grown.note_next) {
         /* free_notes frees what was made (rvi_free takes NULL) */
         free_notes(heap, &grown);
@@ -89,11 +87,9 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     }
     free_notes(heap, fu);
     memset(grown.head, 0, texels * sizeof *grown.head);
-    memset(grown.mark, 0, texels * sizeof *grown.mark);
     memset(grown.raised, 0, raised_words(texels) * sizeof *grown.raised);
     memset(grown.owner, 0, texels * sizeof *grown.owner);
     fu->head = grown.head;
-    fu->mark = grown.mark;
     fu->dirty = grown.dirty;
     fu->touched = grown.touched;
     fu->raised = grown.raised;
@@ -103,7 +99,6 @@ static rv_result reserve_notes(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels
     fu->note_next = grown.note_next;
     fu->texels = grown.texels;
     fu->note_capacity = grown.note_capacity;
-    fu->round = 1;
     return RV_OK;
 }
 
@@ -126,7 +121,7 @@ static void flush(rvi_occ_fusion *fu)
     if (fu->line_head)
         for (uint32_t i = 0; i < fu->edge_count; i++)
             fu->line_head[line_bucket(fu->edges[i].line)] = 0;
-    fu->touched_count = fu->note_count = fu->dirty_count = 0;
+    fu->touched_count = fu->note_count = fu->dirty_count = fu->round_first = 0;
     if (fu->piece_count && ++fu->owner_gen > 0xFFFFu) { /* its pieces are gone */
         memset(fu->owner, 0, (size_t)fu->texels * sizeof *fu->owner);
         fu->owner_gen = 1;
@@ -223,10 +218,7 @@ void rvi_occ_fusion_resolve(rv_occlusion *occ)
     for (uint32_t i = 0; i < fu->dirty_count; i++)
         resolve_texel(occ, fu->dirty[i]);
     fu->dirty_count = 0;
-    if (++fu->round == 0) { /* marks wrapped: all stale again */
-        memset(fu->mark, 0, (size_t)fu->texels * sizeof *fu->mark);
-        fu->round = 1;
-    }
+    fu->round_first = fu->note_count;
 }
 
 void rvi_occ_fusion_finish(rv_occlusion *occ)
@@ -502,8 +494,8 @@ static bool grow_pools(rvi_heap *heap, rvi_occ_fusion *fu, uint32_t pieces, uint
 /* The note lists while one piece is noted, in locals: stores through the lists cannot then
  * be taken for writes to the counts. */
 typedef struct noter {
-    uint32_t *head, *mark, *note_piece, *note_next, *dirty, *touched;
-    uint32_t notes, dirty_count, touched_count, round;
+    uint32_t *head, *note_piece, *note_next, *dirty, *touched;
+    uint32_t notes, dirty_count, touched_count, round_first;
 } noter;
 
 /* Notes the piece on the texels [x0, x1] of row iy that it could still raise. */
@@ -521,8 +513,8 @@ static RVI_ALWAYS_INLINE void note_span(noter *w, const float *row, uint32_t bas
         w->head[t] = ++w->notes;
         if (!h) {
             w->touched[w->touched_count++] = t;
-        } else if (w->mark[t] != w->round) {
-            w->mark[t] = w->round;
+        } else if (h <= w->round_first || !w->note_next[h - 1]) {
+            /* h is from an earlier round, or was the texel's first note: not listed yet */
             w->dirty[w->dirty_count++] = t;
         }
     }
@@ -584,8 +576,8 @@ void rvi_occ_fusion_add(rv_occlusion *occ, const rvi_occ_draft *d, uint32_t kept
     }
     share_edges(occ, p);
     const rvi_occ_piece *pc = &fu->pieces[p];
-    noter w = { fu->head, fu->mark, fu->note_piece, fu->note_next, fu->dirty, fu->touched,
-                fu->note_count, fu->dirty_count, fu->touched_count, fu->round };
+    noter w = { fu->head, fu->note_piece, fu->note_next, fu->dirty, fu->touched,
+                fu->note_count, fu->dirty_count, fu->touched_count, fu->round_first };
     for (int32_t i = 0; i < ny; i++) {
         int32_t l = ol[i], r = orr[i];
         if (l > r)

@@ -167,7 +167,8 @@ rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texe
         fu->edge_owner = ow;
         fu->inward = in;
     }
-    memset(fu->raised, 0, raised_words(fu->texels) * sizeof *fu->raised);
+    if (fu->raised)
+        memset(fu->raised, 0, raised_words(fu->texels) * sizeof *fu->raised);
     return RV_OK;
 }
 

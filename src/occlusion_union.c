@@ -147,8 +147,9 @@ static bool spans_cover(span *s, uint32_t n, double lo, double hi)
 
 static bool centre_inside(const rvi_occ_fusion *fu, const rvi_occ_piece *q, double cx, double cy)
 {
-    for (const double(*in)[3] = fu->inward + q->first_edge, (*end)[3] = in + q->edge_count; in < end; in++)
-        if (!((*in)[0] * cx + (*in)[1] * cy + (*in)[2] >= 0))
+    const double *in = fu->inward[q->first_edge];
+    for (uint32_t k = 0; k < q->edge_count; k++, in += 3)
+        if (!(in[0] * cx + in[1] * cy + in[2] >= 0))
             return false;
     return true;
 }

@@ -212,19 +212,20 @@ static uint64_t res_fingerprint(void *obj)
     return h;
 }
 
-/* 24 pages: 0..11 resident (1 KiB each), 12..17 loading, 18..23 queued; frame 1. Pages 0..17
- * are in use (handed out whatever the budget), 18..23 prefetch. */
+/* 32 pages, as many as the records reserved: 0..11 resident (1 KiB each), 12..17 loading,
+ * 18..31 queued; frame 1. Pages 0..17 are in use (handed out whatever the budget), 18..31
+ * prefetch. */
 static void *res_setup(const rv_allocator *a)
 {
     res_env *e = calloc(1, sizeof *e);
     assert_non_null(e);
     rv_residency_desc d = {0};
     d.allocator = *a;
-    d.page_capacity = 1;
+    d.page_capacity = 32;
     d.budget_bytes = 8 * 1024;
     assert_int_equal(rv_residency_create(&d, &e->r), RV_OK);
     assert_int_equal(rv_residency_begin_frame(e->r, 0.0), RV_OK);
-    for (uint32_t i = 0; i < 24; i++)
+    for (uint32_t i = 0; i < 32; i++)
         assert_int_equal(rv_residency_request(e->r, key(i), (float)i, i < 18), RV_OK);
     rv_page_request reqs[18];
     uint32_t n;
@@ -283,9 +284,9 @@ static rv_result call_take_evictions(void *obj)
     return rv_residency_take_evictions(e->r, ev, 8, &n);
 }
 
-static rv_result call_request_many(void *obj)
+static rv_result call_request_new(void *obj)
 {
-    /* New pages beyond the records reserved so far. */
+    /* A new page beyond the records reserved (setup fills them). */
     res_env *e = obj;
     return rv_residency_request(e->r, key(39), 9.0f, false);
 }
@@ -293,18 +294,25 @@ static rv_result call_request_many(void *obj)
 static void test_residency_calls_survive_every_allocation_failure(void **state)
 {
     (void)state;
-    const rvt_sweep sweeps[] = {
-        { "refresh", res_setup, call_refresh, res_fingerprint, res_teardown },
-        { "place", res_setup, call_place, res_fingerprint, res_teardown },
-        { "fail", res_setup, call_fail, res_fingerprint, res_teardown },
-        { "begin_frame", res_setup, call_begin_frame, res_fingerprint, res_teardown },
-        { "take_requests", res_setup, call_take_requests, res_fingerprint, res_teardown },
-        { "take_evictions", res_setup, call_take_evictions, res_fingerprint, res_teardown },
-        { "request of a new page", res_setup, call_request_many, res_fingerprint, res_teardown },
+    /* Only a request may allocate (the header lists RV_ERR_OUT_OF_MEMORY for it alone): the
+     * others must allocate nothing, and a new page past the reserved records must, or its
+     * sweep would prove nothing. */
+    const struct { rvt_sweep sweep; bool allocates; } sweeps[] = {
+        { { "refresh", res_setup, call_refresh, res_fingerprint, res_teardown }, false },
+        { { "place", res_setup, call_place, res_fingerprint, res_teardown }, false },
+        { { "fail", res_setup, call_fail, res_fingerprint, res_teardown }, false },
+        { { "begin_frame", res_setup, call_begin_frame, res_fingerprint, res_teardown }, false },
+        { { "take_requests", res_setup, call_take_requests, res_fingerprint, res_teardown }, false },
+        { { "take_evictions", res_setup, call_take_evictions, res_fingerprint, res_teardown }, false },
+        { { "request of a new page", res_setup, call_request_new, res_fingerprint, res_teardown }, true },
     };
     for (size_t i = 0; i < sizeof sweeps / sizeof sweeps[0]; i++) {
-        uint64_t n = rvt_run_sweep(&sweeps[i]); /* each failure must be clean */
-        print_message("residency %s: %llu allocation(s) swept\n", sweeps[i].name, (unsigned long long)n);
+        uint64_t n = rvt_run_sweep(&sweeps[i].sweep); /* each failure must be clean */
+        print_message("residency %s: %llu allocation(s) swept\n", sweeps[i].sweep.name, (unsigned long long)n);
+        if (sweeps[i].allocates)
+            assert_true(n > 0);
+        else
+            assert_int_equal(n, 0);
     }
 }
 

@@ -9,20 +9,56 @@
 /* ---- extra views --------------------------------------------------------------------------- */
 
 struct rv_view_list {
-    rv_world *world;
+    rv_world *world;           /* NULL once its world is destroyed */
+    rv_allocator allocator;    /* the world's (resolved): frees a list that outlived it */
+    rv_view_list *prev, *next; /* the world's lists (view_lists) */
     rvi_vec opaque, translucent;
     rvi_walk_scratch scratch;
     uint64_t generation;
 };
 
+/* The world's lists (module RVI_MODULE_VIEW_LISTS, made with the first list): when the
+ * world is destroyed they learn it, so each is then refused by rv_cull_view and freed
+ * through its own copy of the allocator, in whatever order the host tears down. */
+typedef struct view_lists {
+    rv_view_list *first;
+} view_lists;
+
+static void view_lists_destroy(rv_world *world, void *state)
+{
+    view_lists *vl = state;
+    for (rv_view_list *l = vl->first, *next; l; l = next) {
+        next = l->next;
+        l->world = NULL;
+        l->prev = l->next = NULL;
+    }
+    rvi_free(&world->heap, vl, sizeof *vl);
+}
+
 rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list)
 {
     if (!world || !out_list)
         return RV_ERR_INVALID_ARG;
-    rv_view_list *l = rvi_calloc(&world->heap, 1, sizeof *l);
-    if (!l)
+    view_lists *vl = rvi_world_module(world, RVI_MODULE_VIEW_LISTS);
+    bool fresh = !vl;
+    if (fresh && !(vl = rvi_calloc(&world->heap, 1, sizeof *vl)))
         return RV_ERR_OUT_OF_MEMORY;
+    rv_view_list *l = rvi_calloc(&world->heap, 1, sizeof *l);
+    if (!l) {
+        if (fresh)
+            rvi_free(&world->heap, vl, sizeof *vl);
+        return RV_ERR_OUT_OF_MEMORY;
+    }
+    if (fresh) {
+        rvi_module_hooks hooks = { vl, view_lists_destroy, NULL };
+        rvi_world_register_module(world, RVI_MODULE_VIEW_LISTS, &hooks);
+    }
     l->world = world;
+    l->allocator = world->heap.allocator;
+    l->next = vl->first;
+    if (vl->first)
+        vl->first->prev = l;
+    vl->first = l;
     *out_list = l;
     return RV_OK;
 }
@@ -31,7 +67,21 @@ void rv_view_list_destroy(rv_view_list *l)
 {
     if (!l)
         return;
-    rvi_heap *heap = &l->world->heap;
+    /* While the world lives its heap frees the list (and counts it); after, the allocator. */
+    rvi_heap orphan;
+    rvi_heap *heap = &orphan;
+    if (l->world) {
+        view_lists *vl = rvi_world_module(l->world, RVI_MODULE_VIEW_LISTS);
+        if (l->prev)
+            l->prev->next = l->next;
+        else
+            vl->first = l->next;
+        if (l->next)
+            l->next->prev = l->prev;
+        heap = &l->world->heap;
+    } else {
+        rvi_heap_init(&orphan, &l->allocator);
+    }
     rvi_vec_free(heap, &l->opaque, sizeof(rv_draw_item));
     rvi_vec_free(heap, &l->translucent, sizeof(rv_draw_item));
     rvi_walk_scratch_free(heap, &l->scratch);

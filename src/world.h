@@ -18,6 +18,7 @@ typedef enum rvi_module_id {
     RVI_MODULE_JOURNAL,
     RVI_MODULE_PROJECTION,
     RVI_MODULE_FRAME,
+    RVI_MODULE_VIEW_LISTS,
     RVI_MODULE_COUNT
 } rvi_module_id;
 

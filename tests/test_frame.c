@@ -300,11 +300,13 @@ typedef struct recycler {
     void *block[RECYCLER_BLOCKS];
     size_t size[RECYCLER_BLOCKS];
     uint32_t count;
+    int64_t live; /* blocks handed out and not given back */
 } recycler;
 
 static void *recycle_alloc(size_t size, void *user)
 {
     recycler *r = user;
+    r->live++;
     for (uint32_t i = r->count; i-- > 0;)
         if (r->size[i] == size) {
             void *p = r->block[i];
@@ -320,6 +322,7 @@ static void recycle_free(void *ptr, size_t size, void *user)
     recycler *r = user;
     if (!ptr)
         return;
+    r->live--;
     if (r->count == RECYCLER_BLOCKS) {
         free(ptr);
         return;
@@ -370,6 +373,56 @@ static void test_handles_and_views_of_a_destroyed_world_fail_in_the_next_one(voi
     assert_false(rv_frame_view_is_valid(b, &va));
     assert_true(rv_frame_view_is_valid(b, &vb));
     rv_world_destroy(b);
+    for (uint32_t i = 0; i < r.count; i++)
+        free(r.block[i]);
+}
+
+/* A view list may be destroyed before or after its world. One that outlives its world keeps
+ * its last view readable, is refused by every later world (one made at the old address
+ * included), and gives its memory back to the host's allocator when destroyed. */
+static void test_view_lists_may_outlive_their_world(void **state)
+{
+    (void)state;
+    static recycler r;
+    r.count = 0;
+    r.live = 0;
+    rv_world_desc desc = { 0 };
+    desc.allocator = (rv_allocator){ recycle_alloc, recycle_realloc, recycle_free, &r };
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_world *a = rvt_world(&desc);
+    rv_node obj = rvt_object(a, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_view_list *list[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rv_view_list_create(a, &list[i]), RV_OK);
+    /* The newest, a middle one and the oldest: each place in the world's chain. */
+    rv_view_list_destroy(list[4]);
+    rv_view_list_destroy(list[2]);
+    rv_view_list_destroy(list[0]);
+    rv_frame_view va, extra[2];
+    assert_int_equal(rv_frame(a, &c.v, &va), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_cull_view(a, &c.v, list[1 + 2 * k], &extra[k]), RV_OK);
+        assert_true(view_draws(&extra[k], obj));
+    }
+    rv_world_destroy(a);
+    assert_true(r.live > 0);                 /* the two lists keep their memory */
+    assert_true(view_draws(&extra[0], obj)); /* and their last views */
+    rv_world *b = rvt_world(&desc);
+    assert_ptr_equal(b, a); /* a list matched by address would pass here */
+    rvt_object(b, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_frame_view vb, e;
+    assert_int_equal(rv_frame(b, &c.v, &vb), RV_OK);
+    assert_int_equal(rv_cull_view(b, &c.v, list[1], &e), RV_ERR_BAD_STATE);
+    rv_view_list *mine;
+    assert_int_equal(rv_view_list_create(b, &mine), RV_OK);
+    assert_int_equal(rv_cull_view(b, &c.v, mine, &e), RV_OK);
+    assert_int_equal(e.opaque_count + e.translucent_count, 1);
+    rv_view_list_destroy(list[1]);
+    rv_world_destroy(b); /* mine outlives b too */
+    rv_view_list_destroy(mine);
+    rv_view_list_destroy(list[3]);
+    assert_int_equal(r.live, 0);
     for (uint32_t i = 0; i < r.count; i++)
         free(r.block[i]);
 }
@@ -3034,6 +3087,7 @@ int main(void)
         cmocka_unit_test(test_per_frame_occluder_needs_open_frame),
         cmocka_unit_test(test_view_stays_valid_until_its_arena_is_reused),
         cmocka_unit_test(test_handles_and_views_of_a_destroyed_world_fail_in_the_next_one),
+        cmocka_unit_test(test_view_lists_may_outlive_their_world),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),

@@ -95,7 +95,8 @@ typedef struct rv_world_desc {
 RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world);
 
 /* Destroys a world and everything it owns; every handle and borrowed view of it becomes
- * invalid. NULL is ignored. */
+ * invalid, and its extra views' lists stop culling (the host still destroys them). NULL is
+ * ignored. */
 RV_API void rv_world_destroy(rv_world *world);
 
 /* The world's allocation counters (every module's allocations included). */
@@ -487,11 +488,14 @@ RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 /* An extra view's own output list (shadow, reflection). Opaque. */
 typedef struct rv_view_list rv_view_list;
 
-/* Creates an extra view's list: one arena, reused by each rv_cull_view with it; owned by the
- * caller (rv_view_list_destroy), and by the world's lifetime. Errors: RV_ERR_INVALID_ARG,
+/* Creates an extra view's list: one arena, reused by each rv_cull_view with it, allocated
+ * with the world's allocator. Owned by the caller until rv_view_list_destroy, before or
+ * after rv_world_destroy: a list whose world is destroyed keeps its memory (and its last
+ * view) until then, and rv_cull_view refuses it. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
-/* Destroys a list (NULL ignored). Views it lent become invalid. */
+/* Destroys a list (NULL ignored), before or after its world. Views it lent become
+ * invalid. */
 RV_API void rv_view_list_destroy(rv_view_list *list);
 
 /* Culls an extra view by frustum and LOD only, and with view->cull_unsampled the unsampled
@@ -500,7 +504,8 @@ RV_API void rv_view_list_destroy(rv_view_list *list);
  * residency without fading) into list, and fills *out: opaque and translucent lists and
  * counts; the other fields are empty. Uses the transforms of the last rv_update_world.
  * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (list of another world), RV_ERR_OUT_OF_MEMORY. */
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
+ * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
 
 #ifdef __cplusplus

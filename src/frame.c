@@ -216,7 +216,7 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     RVI_TRY(rvi_lod_advance(world, dt));
     rvi_partition *gate = rvi_partition_find(world);
     if (gate)
-        RVI_TRY(rvi_partition_frame_begin(world, gate, NULL));
+        RVI_TRY(rvi_partition_frame_begin(world, gate, NULL, true));
     f->hlod_pass = hlod_pass;
 
     f->cam = cam;

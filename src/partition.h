@@ -39,9 +39,12 @@ static inline rvi_partition *rvi_partition_find(const rv_world *world)
 float rvi_partition_margin(const rvi_partition *gate);
 
 /* Starts a frame. gate_all: gate every visible group now (the standalone begin_frame);
- * NULL when the caller's walk gates groups as it reaches them. RV_ERR_BAD_STATE when a
- * frame is already open or a request callback is running. */
-rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *gate, const rv_frustum *gate_all);
+ * NULL when the caller's walk gates groups as it reaches them. world_frame: the world's
+ * frame opens it, so the host's gate calls (rv_partition_gate_group, group_hidden,
+ * end_frame) are refused until it ends. RV_ERR_BAD_STATE when a frame is already open or
+ * a request callback is running. */
+rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *gate, const rv_frustum *gate_all,
+                                    bool world_frame);
 
 /* Gates one group (its node index): tests each part against the padded frustum and the
  * committed slice and sets the part's hidden flag for this frame. RV_ERR_NOT_FOUND when the

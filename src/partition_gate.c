@@ -329,12 +329,14 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
     }
 }
 
-rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_frustum *gate_all)
+rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_frustum *gate_all,
+                                    bool world_frame)
 {
     if (p->in_frame || p->in_callback)
         return RV_ERR_BAD_STATE;
     p->frame++;
     p->in_frame = true;
+    p->world_frame = world_frame;
     p->begin_links = world->scene.links_changed;
     p->begin_parts = p->parts_made;
     memset(&p->counts, 0, sizeof p->counts);
@@ -559,6 +561,7 @@ rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *p, const rv_fr
             build_requests(world, p, now_ms);
     }
     p->in_frame = false;
+    p->world_frame = false;
     if (p->request_reprocess && p->out_requests.count) {
         /* Every state change is done: the callback may report leaves (or destroy nodes,
          * which never touches the out arrays) without disturbing the flush. */
@@ -584,7 +587,7 @@ rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum)
         return RV_ERR_INVALID_ARG;
     rvi_partition *p;
     RVI_TRY(rvi_partition_state(world, &p));
-    return rvi_partition_frame_begin(world, p, frustum);
+    return rvi_partition_frame_begin(world, p, frustum, false);
 }
 
 static rv_result group_entry(rv_world *world, rv_node group, uint32_t *index, rvi_partition **p)
@@ -593,7 +596,8 @@ static rv_result group_entry(rv_world *world, rv_node group, uint32_t *index, rv
         return RV_ERR_INVALID_ARG;
     RVI_TRY(rvi_node_index(&world->scene, group, index));
     *p = rvi_partition_find(world);
-    return *p ? RV_OK : RV_ERR_BAD_STATE; /* no gate: no frame was begun */
+    /* No gate: no frame was begun. The world's frame gates its groups itself. */
+    return *p && !(*p)->world_frame ? RV_OK : RV_ERR_BAD_STATE;
 }
 
 rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frustum *frustum)
@@ -620,7 +624,7 @@ rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, dou
     if (!world || !out)
         return RV_ERR_INVALID_ARG;
     rvi_partition *p = rvi_partition_find(world);
-    if (!p)
+    if (!p || p->world_frame) /* the world's frame ends its own gate frame */
         return RV_ERR_BAD_STATE;
     return rvi_partition_frame_end(world, p, frustum, now_ms, out);
 }

@@ -88,6 +88,8 @@ struct rvi_partition {
                                           appeared under a group gated since */
     double wake_at_ms;     /* earliest expiry of a visible asked part this frame; INFINITY = none */
     bool in_frame;
+    bool world_frame;      /* the open frame is the world's (rv_frame_begin .. end): the
+                              walk gates it, and the host's gate calls are refused */
     bool in_callback;      /* request_reprocess is running */
     rv_partition_counts counts;
 };

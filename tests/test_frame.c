@@ -1061,6 +1061,44 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     rv_world_destroy(w);
 }
 
+/* Between rv_frame_begin and rv_frame_end the world's walk gates the partition groups: the
+ * host's own gate calls are refused and leave the frame to finish; outside it they work. */
+static void test_gate_calls_are_refused_inside_the_worlds_frame(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 0, -20, 0.1f);
+    rv_node left = rvt_object(w, building, -15, 0, 0, 1);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves[1] = { 100 };
+    assert_int_equal(rv_partition_set_part(w, left, leaves, 1, false), RV_OK);
+    rvt_camera c;
+    float look[3] = { 0, 1.7f, -20 };
+    rvt_camera_make(&c, eye0, look, 2.0f, 0);
+    rv_frustum fr = rvt_frustum(eye0, look, 2.0f, 1000.0f);
+    rv_partition_result pr;
+    rv_frame_view v;
+    for (int culled = 0; culled < 2; culled++) {
+        c.v.time_ms = 8.0 * culled;
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        if (culled)
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_partition_gate_group(w, building, &fr), RV_ERR_BAD_STATE);
+        assert_int_equal(rv_partition_group_hidden(w, building), RV_ERR_BAD_STATE);
+        assert_int_equal(rv_partition_end_frame(w, &fr, c.v.time_ms, &pr), RV_ERR_BAD_STATE);
+        assert_int_equal(rv_partition_begin_frame(w, &fr), RV_ERR_BAD_STATE);
+        if (!culled)
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &v), RV_OK);
+        assert_true(view_draws(&v, left));
+    }
+    /* Outside the world's frame the host may run the gate by hand. */
+    assert_int_equal(rv_partition_begin_frame(w, NULL), RV_OK);
+    assert_int_equal(rv_partition_gate_group(w, building, &fr), RV_OK);
+    assert_int_equal(rv_partition_end_frame(w, NULL, 20.0, &pr), RV_OK);
+    rv_world_destroy(w);
+}
+
 static void test_journal_projections_are_drawn_with_their_keys(void **state)
 {
     (void)state;
@@ -3096,6 +3134,7 @@ int main(void)
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
+        cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_streaming_budget_holds_after_every_placement_through_a_teleport),

@@ -169,7 +169,8 @@ RV_API rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *fru
  * Within a frame the last gate or group_hidden call of a group decides; re-entries are
  * judged at rv_partition_end_frame against the previous frame's outcome.
  * Errors: RV_ERR_INVALID_ARG (world or frustum NULL), RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND
- * (not a group), RV_ERR_BAD_STATE (outside begin/end, or inside request_reprocess). */
+ * (not a group), RV_ERR_BAD_STATE (outside begin/end, inside request_reprocess, or between
+ * rv_frame_begin and rv_frame_end or rv_frame_abort, whose walk gates the groups itself). */
 RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frustum *frustum);
 
 /* Reports a group culled as a whole this frame (by the host's frustum walk or occlusion):
@@ -188,8 +189,9 @@ RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
  * waits and request_reprocess is wired; else RV_TICK_WAKE_AT the earliest activation expiry
  * of a visible deferred part; else RV_TICK_IDLE. Without request_reprocess a host that reads
  * the requests wakes itself. Allocates nothing. Errors: RV_ERR_INVALID_ARG (world or out
- * NULL), RV_ERR_NOT_FINITE (now_ms), RV_ERR_BAD_STATE (no frame begun, or inside
- * request_reprocess); on error the frame stays open and *out is untouched. */
+ * NULL), RV_ERR_NOT_FINITE (now_ms), RV_ERR_BAD_STATE (no frame begun, inside
+ * request_reprocess, or inside the world's frame, which rv_frame_end or rv_frame_abort
+ * ends); on error the frame stays open and *out is untouched. */
 RV_API rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, double now_ms,
                                         rv_partition_result *out);
 

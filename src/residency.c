@@ -204,6 +204,8 @@ static rv_result resolve_desc(const rv_residency_desc *in, rv_residency_desc *ou
         d.retry_cap_ms = 10000;
     if (d.retry_cap_ms < d.retry_ms)
         return RV_ERR_ORDER;
+    if (d.page_capacity > UINT32_MAX - 1) /* records are indexed below UINT32_MAX */
+        return RV_ERR_CAPACITY;
     if (d.requests_per_frame == 0)
         d.requests_per_frame = 64;
     if (d.page_capacity == 0)

@@ -107,11 +107,18 @@ static void test_create_applies_defaults_and_refuses_bad_desc(void **state)
         { { .retry_cap_ms = NAN }, RV_ERR_NOT_FINITE },
         { { .retry_ms = 500, .retry_cap_ms = 200 }, RV_ERR_ORDER },
         { { .retry_ms = 20000 }, RV_ERR_ORDER }, /* above the default cap */
+        { { .page_capacity = UINT32_MAX }, RV_ERR_CAPACITY },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         r = sentinel;
         assert_int_equal(rv_residency_create(&cases[i].d, &r), cases[i].expect);
         assert_ptr_equal(r, sentinel);
+        /* A world refuses the same desc at once, not at its first grid. */
+        rv_world_desc wd = { 0 };
+        wd.residency = cases[i].d;
+        rv_world *w = (rv_world *)(uintptr_t)0x77;
+        assert_int_equal(rv_world_create(&wd, &w), cases[i].expect);
+        assert_ptr_equal(w, (rv_world *)(uintptr_t)0x77);
     }
     assert_int_equal(rv_residency_create(NULL, NULL), RV_ERR_INVALID_ARG);
     rv_residency_desc one = { .retry_backoff = 1 }; /* constant retry delay is allowed */

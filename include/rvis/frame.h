@@ -90,8 +90,10 @@ typedef struct rv_world_desc {
 #define RV_MAX_GROUP_RETEST_FRAMES 64u
 
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
- * the caller until rv_world_destroy. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc
- * field out of range), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
+ * the caller until rv_world_destroy. The module descs are checked as their own create calls
+ * check them. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc field out of range),
+ * RV_ERR_NOT_FINITE, RV_ERR_ORDER and RV_ERR_CAPACITY (as rv_residency_create),
+ * RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
 RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world);
 
 /* Destroys a world and everything it owns; every handle and borrowed view of it becomes
@@ -116,8 +118,9 @@ typedef struct rv_view {
     rv_clip clip;                 /* the projection's depth convention */
     uint32_t viewport_width;      /* pixels, > 0 */
     uint32_t viewport_height;     /* pixels, > 0 */
-    float fov_y;                  /* vertical field of view, radians; 0 = read from the
-                                     projection (perspective), or 60 degrees for ortho */
+    float fov_y;                  /* vertical field of view, radians, in [0, pi) (else
+                                     RV_ERR_INVALID_ARG); 0 = read from the projection
+                                     (perspective), or 60 degrees for ortho */
     double time_ms;               /* host time in milliseconds; must not go backwards */
     /* Small-feature culling made exact (Real-Time Rendering's "detail culling" with a
      * threshold of no sample at all). true: the host rasterises this view with one sample
@@ -313,7 +316,9 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 
 /* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
  * (float[16], column-major, affine; NULL = identity), between rv_frame_begin and
- * rv_frame_cull. A no-op returning RV_OK when occlusion is off (desc.occlusion.width 0).
+ * rv_frame_cull. With occlusion off (desc.occlusion.width 0) a call in that window does
+ * nothing and returns RV_OK (only NULL and the frame's state are checked: outside the
+ * window it is RV_ERR_BAD_STATE either way).
  * Declare only what really hides (docs/design.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
  * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after cull, or from a
  * callback a frame call is running). */
@@ -323,8 +328,8 @@ RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], cons
  * occluder (rv_occluder_mesh: indexed triangles, copied) under matrix for this frame only;
  * as rv_frame_add_occluder, and as rv_occlusion_add_convex / rv_occlusion_add_mesh for what
  * they mean and the errors of the shape (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE,
- * RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY), besides RV_ERR_BAD_STATE. A no-op returning RV_OK
- * when occlusion is off (nothing is checked but NULL). */
+ * RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY), besides RV_ERR_BAD_STATE. With occlusion off, a
+ * no-op returning RV_OK in the frame's window (nothing is checked but NULL and the state). */
 RV_API rv_result rv_frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16]);
 /* The mesh form of rv_frame_add_convex: rv_occluder_mesh's triangles, copied, under matrix
  * for this frame only; meaning and errors as rv_occlusion_add_mesh, besides
@@ -341,8 +346,9 @@ RV_API rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh
  * rv_world_desc.occlusion (feed_max_width and feed_max_height: 0 refuses every feed with
  * RV_ERR_CAPACITY). A feed the buffer ignores (a camera jump, another projection, too old)
  * returns RV_OK and is counted in rv_occlusion_get_feed_stats(rv_world_occlusion(world)).
- * The call's time is reported as stage_us[RV_STAGE_FEED]. A no-op returning RV_OK when
- * occlusion is off (desc.occlusion.width 0). Errors (nothing changes): those of
+ * The call's time is reported as stage_us[RV_STAGE_FEED]. With occlusion off
+ * (desc.occlusion.width 0), a no-op returning RV_OK in the frame's window (outside it:
+ * RV_ERR_BAD_STATE). Errors (nothing changes): those of
  * rv_occlusion_feed_depth, and RV_ERR_INVALID_ARG (world or feed NULL, age 0: this frame's
  * depth cannot exist before its own cull), RV_ERR_BAD_STATE (no frame open, after the cull,
  * or from a callback a frame call is running). */
@@ -389,7 +395,9 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
 RV_API rv_result rv_frame_abort(rv_world *world);
 
 /* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is
- * aborted and *out is untouched. Errors: those of the three. */
+ * aborted and *out is untouched, except rv_frame_end's RV_ERR_INVARIANT (deltas left in the
+ * journal at publication), where the view is published in *out as rv_frame_end says.
+ * Errors: those of the three. */
 RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);
 
 /* True while view (published by this world's rv_frame_end) may be read: its arena has not

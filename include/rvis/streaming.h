@@ -136,7 +136,8 @@ typedef struct rv_residency rv_residency;
  * before the first request.
  * Errors: RV_ERR_INVALID_ARG (out NULL; retry_ms or retry_cap_ms negative; retry_backoff
  * below 1), RV_ERR_NOT_FINITE (a NaN/Inf retry setting), RV_ERR_ORDER (retry_cap_ms below
- * retry_ms after defaults), RV_ERR_OUT_OF_MEMORY. *out untouched on error. */
+ * retry_ms after defaults), RV_ERR_CAPACITY (page_capacity above 2^32 - 2),
+ * RV_ERR_OUT_OF_MEMORY (page_capacity's records among others). *out untouched on error. */
 RV_API rv_result rv_residency_create(const rv_residency_desc *desc, rv_residency **out);
 
 /* Destroys the service; every page is forgotten (the host still owns what it loaded).

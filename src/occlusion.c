@@ -125,6 +125,7 @@ void rv_occlusion_destroy(rv_occlusion *occ)
     rvi_free(heap, occ->texels, occ->texel_capacity * sizeof(float));
     rvi_free(heap, occ->row_scratch, occ->row_capacity * sizeof(double));
     rvi_free(heap, occ->row_spans, occ->span_capacity * sizeof(int32_t));
+    rvi_free(heap, occ->tile_lo, occ->tile_capacity * sizeof(float));
     rvi_vec_free(heap, &occ->inputs, sizeof(rvi_occ_input));
     rvi_vec_free(heap, &occ->matrices, 16 * sizeof(float));
     rvi_vec_free(heap, &occ->shapes, sizeof(rvi_occ_shape));
@@ -237,6 +238,16 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
         occ->row_spans = t;
         occ->span_capacity = rows;
     }
+    uint32_t tiles_w = (occ->width + RVI_OCC_TILE - 1) / RVI_OCC_TILE;
+    uint32_t tiles_h = (height + RVI_OCC_TILE - 1) / RVI_OCC_TILE;
+    if ((size_t)tiles_w * tiles_h > occ->tile_capacity) {
+        size_t tiles = (size_t)tiles_w * tiles_h;
+        float *t = rvi_realloc(occ->heap, occ->tile_lo, occ->tile_capacity * sizeof(float), tiles * sizeof(float));
+        if (!t)
+            return RV_ERR_OUT_OF_MEMORY;
+        occ->tile_lo = t;
+        occ->tile_capacity = tiles;
+    }
     if (!occ->draft) {
         occ->draft = rvi_alloc(occ->heap, sizeof *occ->draft);
         if (!occ->draft)
@@ -244,6 +255,8 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     }
     RVI_TRY(rvi_occ_fusion_reserve(occ->heap, &occ->fusion, (size_t)occ->width * height));
     occ->height = height;
+    occ->tiles_w = tiles_w;
+    occ->tiles_h = tiles_h;
     occ->level_count = levels;
     memcpy(occ->level_w, level_w, sizeof(uint32_t) * levels);
     memcpy(occ->level_h, level_h, sizeof(uint32_t) * levels);

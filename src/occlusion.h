@@ -9,6 +9,7 @@
  *   occlusion_prepare.c  a convex polytope (box or convex solid) as a piece
  *   occlusion_convex.c   convex occluders: validation, corners and edges from planes
  *   occlusion_mesh.c     mesh occluders: validation, copies, triangles as pieces
+ *   occlusion_tiles.c    the freeze's per-tile lower bounds and its hidden-item test
  *   occlusion_test.c, occlusion_batch.c, occlusion_lanes.c, occlusion_texel.c  object tests
  *
  * Included by every occlusion*.c (the feed's through occlusion_feed.h), by the frame files
@@ -198,6 +199,11 @@ struct rv_occlusion {
     size_t row_capacity;
     int32_t *row_spans;      /* 4 * height ints: the rows' texel spans (outer and inner) */
     size_t span_capacity;
+    /* Per tile of RVI_OCC_TILE x RVI_OCC_TILE level-0 texels (row-major, tiles_w a row): a
+     * lower bound on its texels' nearness, kept by the freeze (occlusion_tiles.c). */
+    float *tile_lo;
+    size_t tile_capacity;
+    uint32_t tiles_w, tiles_h;
     rvi_vec inputs;          /* rvi_occ_input: this frame's occluders, as declared */
     rvi_vec matrices;        /* float[16] of the occluders that came with a matrix */
     rvi_vec shapes;          /* rvi_occ_shape: convex solids and meshes */
@@ -360,6 +366,15 @@ static inline bool rvi_occ_point_seen(const rv_occlusion *occ, const float p[3],
 /* True when every level-0 texel of [x0, x1] x [y0, y1] (inclusive, inside the buffer)
  * holds a nearness strictly above v. */
 bool rvi_occ_flat_hidden(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v);
+
+/* The freeze's tile bounds (occlusion_tiles.c): per tile of RVI_OCC_TILE x RVI_OCC_TILE
+ * texels of level 0 (tiles_w x tiles_h of them), a lower bound on its texels' nearness,
+ * true from rvi_occ_tiles_clear (with the texels' clear) to the depth feed: in between
+ * texels only rise. */
+void rvi_occ_tiles_clear(rv_occlusion *occ);
+/* rvi_occ_flat_hidden's answer during the freeze, from the tile bounds where they suffice;
+ * the tiles it scans get their exact minimum as bound. */
+bool rvi_occ_tiles_hidden(rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v);
 
 /* Creates a buffer whose allocations go through heap (borrowed; it must outlive the
  * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */

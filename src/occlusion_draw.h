@@ -23,6 +23,7 @@
 
 #define RVI_OCC_MAX_PLANES 6   /* depth planes of one piece (a box shows at most 3 back faces) */
 #define RVI_OCC_MAX_EDGES 64   /* outline edges of one piece */
+#define RVI_OCC_TILE 8         /* texels across and down a tile of level 0 (rv_occlusion.tile_lo) */
 
 /* ---- pieces -------------------------------------------------------------------------------- */
 
@@ -195,7 +196,7 @@ static inline const rvi_occ_piece *rvi_occ_owner(const rvi_occ_fusion *fu, size_
  * (draft->inner_y0, inner_rows). Where it raises a texel, owner (when not NULL) takes id.
  * scratch holds 2 * height doubles, spans 4 * height ints; wide picks the AVX2 build. */
 void rvi_occ_rasterize(rvi_occ_draft *draft, float *texels, uint32_t *owner, uint32_t id, uint32_t width,
-                       uint32_t height, double *scratch, int32_t *spans, bool wide);
+                       uint32_t height, float *tile_lo, uint32_t tiles_w, double *scratch, int32_t *spans, bool wide);
 
 /* Fusion pools for a buffer of texels texels (begin): RV_OK or RV_ERR_OUT_OF_MEMORY. */
 rv_result rvi_occ_fusion_reserve(rvi_heap *heap, rvi_occ_fusion *fu, size_t texels);

@@ -394,7 +394,7 @@ static void draw_piece(rv_occlusion *occ)
     occ->stats.pieces++;
     uint32_t kept = rvi_occ_fusion_keep(occ, d);
     rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, occ->desc.fine_tests ? kept : 0, occ->width, occ->height,
-                      occ->row_scratch, occ->row_spans, occ->wide);
+                      occ->tile_lo, occ->tiles_w, occ->row_scratch, occ->row_spans, occ->wide);
     rvi_occ_fusion_add(occ, d, kept);
 }
 
@@ -586,6 +586,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
         return RV_OK;
     clear_level0(occ);
+    rvi_occ_tiles_clear(occ);
     /* Meshes open lazily unless the cap may apply (it ranks every triangle). */
     uint32_t cap = occ->desc.max_occluders;
     bool lazy = cap == 0 || occ->item_count <= cap;
@@ -600,7 +601,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
         uint64_t key = size && (k == n || heap[0] > keys[k]) ? heap_pop(heap, &size) : keys[k++];
         uint32_t i = UINT32_MAX - (uint32_t)key;
         const rvi_occ_footprint *f = &fp[i];
-        if (f->on == RVI_OCC_ON && rvi_occ_flat_hidden(occ, f->x0, f->y0, f->x1, f->y1, f->nearness)) {
+        if (f->on == RVI_OCC_ON && rvi_occ_tiles_hidden(occ, f->x0, f->y0, f->x1, f->y1, f->nearness)) {
             hidden_item(occ, &items[i]);
             continue;
         }

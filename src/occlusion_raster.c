@@ -231,8 +231,38 @@ RVI_TARGET_AVX2 static void fill_rows_avx2(const rvi_occ_piece *o, int32_t y0, f
 }
 #endif
 
+/* Raises the bound of every tile the spans cover whole (texel columns xl[i] .. xr[i] of
+ * rows y0 + i, i < ny): the fill left each of its texels at least the piece's value there,
+ * which is never below the piece's floor. */
+static void raise_tile_bounds(const rvi_occ_piece *o, int32_t y0, const int32_t *xl, const int32_t *xr, int32_t ny,
+                              uint32_t width, uint32_t height, float *tile_lo, uint32_t tiles_w)
+{
+    const float floor_v = o->floor;
+    /* The first row of tiles that starts at or after y0 and the rows of tiles that end
+     * within the spans (the bottom row of the buffer ends a row of tiles too). */
+    int32_t ty = (y0 + RVI_OCC_TILE - 1) / RVI_OCC_TILE;
+    for (;; ty++) {
+        int32_t first = ty * RVI_OCC_TILE - y0, last = (ty + 1) * RVI_OCC_TILE - 1;
+        last = (last < (int32_t)height - 1 ? last : (int32_t)height - 1) - y0;
+        if (last >= ny || first > last)
+            break;
+        int32_t cl = INT32_MIN, cr = INT32_MAX;
+        for (int32_t i = first; i <= last; i++) {
+            cl = xl[i] > cl ? xl[i] : cl;
+            cr = xr[i] < cr ? xr[i] : cr;
+        }
+        /* Tiles wholly within [cl, cr] (the last tile of a row may be narrower). */
+        int32_t t0 = (cl + RVI_OCC_TILE - 1) / RVI_OCC_TILE, t1 = (cr + 1) / RVI_OCC_TILE - 1;
+        if (cr == (int32_t)width - 1)
+            t1 = (int32_t)tiles_w - 1;
+        float *lo = tile_lo + (size_t)ty * tiles_w;
+        for (int32_t t = t0; t <= t1; t++)
+            lo[t] = floor_v > lo[t] ? floor_v : lo[t];
+    }
+}
+
 void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t *owner, uint32_t id, uint32_t width,
-                       uint32_t height, double *scratch, int32_t *spans, bool wide)
+                       uint32_t height, float *tile_lo, uint32_t tiles_w, double *scratch, int32_t *spans, bool wide)
 {
     row_bounds rb;
     d->inner_y0 = 0;
@@ -247,12 +277,12 @@ void rvi_occ_rasterize(rvi_occ_draft *d, float *texels, uint32_t *owner, uint32_
     if (!id)
         owner = NULL; /* a piece not kept leaves the owners as they are (each still covers) */
 #if RVI_OCC_X86_WIDE
-    if (wide) {
+    if (wide)
         fill_rows_avx2(&d->piece, rb.y0, texels, owner, id, width, xl, xr, ny);
-        return;
-    }
+    else
 #endif
-    fill_rows_generic(&d->piece, rb.y0, texels, owner, id, width, xl, xr, ny);
+        fill_rows_generic(&d->piece, rb.y0, texels, owner, id, width, xl, xr, ny);
+    raise_tile_bounds(&d->piece, rb.y0, xl, xr, ny, width, height, tile_lo, tiles_w);
 }
 
 int32_t rvi_occ_band(const rvi_occ_draft *d, uint32_t width, uint32_t height, double *scratch, int32_t *spans,

@@ -1133,6 +1133,56 @@ static void test_world_entry_points_count_in_the_borrowed_heap(void **state)
     assert_int_equal(st.live_blocks, 0);
 }
 
+/* The freeze's tile bounds stay below every texel of their tile, and its hidden test from
+ * the bounds answers as the per-texel one does, in both builds, on buffers whose sides are
+ * not multiples of the tile. */
+static void test_tile_bounds_hold_and_answer_as_texels_do(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x711E5;
+    for (int t = 0; t < RVT_HEAVY(120, 20); t++) {
+        scene sc;
+        random_scene(&seed, &sc);
+        uint32_t width = (60u << (t % 4)) + (uint32_t)(t % 7);
+        rv_occlusion *occ = scene_occlusion(&sc, width);
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        uint32_t w = occ->width, h = occ->height;
+        assert_int_equal(occ->tiles_w, (w + RVI_OCC_TILE - 1) / RVI_OCC_TILE);
+        assert_int_equal(occ->tiles_h, (h + RVI_OCC_TILE - 1) / RVI_OCC_TILE);
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++)
+                assert_true(occ->tile_lo[(y / RVI_OCC_TILE) * occ->tiles_w + x / RVI_OCC_TILE] <=
+                            occ->texels[(size_t)y * w + x]);
+        bool had = occ->wide;
+        for (int i = 0; i < 400; i++) {
+            int32_t xa = (int32_t)(rvt_next(&seed) % w), xb = (int32_t)(rvt_next(&seed) % w);
+            int32_t ya = (int32_t)(rvt_next(&seed) % h), yb = (int32_t)(rvt_next(&seed) % h);
+            if (i % 2) { /* small rectangles, as most items' */
+                xb = xa + (int32_t)(rvt_next(&seed) % 12);
+                yb = ya + (int32_t)(rvt_next(&seed) % 12);
+                xb = xb < (int32_t)w ? xb : (int32_t)w - 1;
+                yb = yb < (int32_t)h ? yb : (int32_t)h - 1;
+            }
+            int32_t x0 = xa < xb ? xa : xb, x1 = xa < xb ? xb : xa, y0 = ya < yb ? ya : yb, y1 = ya < yb ? yb : ya;
+            /* A texel's own value (the answer turns on it), a neighbour of it, or the empty value. */
+            float v = occ->texels[(size_t)(y0 + (y1 - y0) / 2) * w + (uint32_t)(x0 + (x1 - x0) / 2)];
+            if (i % 3 == 1)
+                v = nextafterf(v, -FLT_MAX);
+            else if (i % 5 == 2)
+                v = -FLT_MAX;
+            bool want = rvi_occ_flat_hidden(occ, x0, y0, x1, y1, v);
+            occ->wide = (i & 4) ? had : false;
+            assert_int_equal(rvi_occ_tiles_hidden(occ, x0, y0, x1, y1, v), want);
+            occ->wide = had;
+        }
+        for (uint32_t y = 0; y < h; y++) /* the scans' refreshed bounds too */
+            for (uint32_t x = 0; x < w; x++)
+                assert_true(occ->tile_lo[(y / RVI_OCC_TILE) * occ->tiles_w + x / RVI_OCC_TILE] <=
+                            occ->texels[(size_t)y * w + x]);
+        rv_occlusion_destroy(occ);
+    }
+}
+
 /* The portable build of the hot loops and the AVX2 one give the same buffers and answers,
  * and the batch kernel's AVX-512VL build the same answers as its AVX2 one (on a machine
  * without AVX2 or AVX-512VL the buffers run the same build and this is trivially true). */
@@ -1473,6 +1523,7 @@ int main(void)
         cmocka_unit_test(test_world_entry_points_count_in_the_borrowed_heap),
         cmocka_unit_test(test_world_buffer_is_created_once_with_the_world_allocator),
         cmocka_unit_test(test_portable_and_wide_kernels_agree_exactly),
+        cmocka_unit_test(test_tile_bounds_hold_and_answer_as_texels_do),
         cmocka_unit_test(test_the_lanes_filled_at_once_match_one_by_one),
         cmocka_unit_test(test_the_batched_look_answers_as_the_single_one),
         cmocka_unit_test(test_the_refined_rows_keep_what_each_edge_keeps),

@@ -466,6 +466,29 @@ static RVI_ALWAYS_INLINE bool gives_up(const warp_run *run, int32_t x0, int32_t 
 typedef bool (*block_fn)(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1, const warp_ray *const r[4],
                          double range[2], bool have_guess);
 
+/* One child of a split, [x0, x1) x [y0, y1) with corner rays r, from the guess its parent
+ * was given (tried); on success range takes its final range. A child of the smallest size
+ * is skipped when the parent's look (on; bits: its four corners' bits there) finds a corner
+ * point of the guess off the image or over a texel that proves nothing: with usable rays
+ * it would give up at once (gives_up), and with rays not all usable it proves nothing from
+ * a guess and is not split, so the call would return false either way. */
+static RVI_ALWAYS_INLINE bool child_block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
+                                          const warp_ray *const r[4], const double tried[2], double range[2],
+                                          bool have_guess, bool look, unsigned on, unsigned bits, block_fn child,
+                                          block_fn leaf)
+{
+    int32_t mb = run->fd->min_block;
+    bool smallest = x1 - x0 <= mb && y1 - y0 <= mb;
+    if (look && (on & bits) != bits && smallest)
+        return false;
+    double rg[2] = { tried[0], tried[1] };
+    if (!(smallest ? leaf : child)(run, x0, y0, x1, y1, r, rg, have_guess))
+        return false;
+    range[0] = rg[0];
+    range[1] = rg[1];
+    return true;
+}
+
 /* child and leaf: the same build for children that may split and for children of the
  * smallest size; smallest_only: this block is one of the latter (its caller checked). */
 static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32_t x1, int32_t y1,
@@ -556,25 +579,28 @@ static RVI_ALWAYS_INLINE bool block(warp_run *run, int32_t x0, int32_t y0, int32
         on |= ray_on_surface(run->wp, run->fd, r[3], q) << 8;
     }
     /* Every child starts from the guess this block was given, not from a sibling's result,
-     * so that the children's proofs do not wait on one another. */
+     * so that the children's proofs do not wait on one another. The four-way split (the
+     * common one) is written out, its children's corner bits constants; a side not split
+     * runs from its first corner to its last. */
     bool any = false;
+    if (split_x && split_y) {
+        const warp_ray *s00[4] = { g[0][0], g[0][1], g[1][0], g[1][1] };
+        const warp_ray *s01[4] = { g[0][1], g[0][2], g[1][1], g[1][2] };
+        const warp_ray *s10[4] = { g[1][0], g[1][1], g[2][0], g[2][1] };
+        const warp_ray *s11[4] = { g[1][1], g[1][2], g[2][1], g[2][2] };
+        any |= child_block(run, x0, y0, xm, ym, s00, tried, range, have_guess, look, on, 0x1Bu, child, leaf);
+        any |= child_block(run, xm, y0, x1, ym, s01, tried, range, have_guess, look, on, 0x36u, child, leaf);
+        any |= child_block(run, x0, ym, xm, y1, s10, tried, range, have_guess, look, on, 0xD8u, child, leaf);
+        any |= child_block(run, xm, ym, x1, y1, s11, tried, range, have_guess, look, on, 0x1B0u, child, leaf);
+        return any;
+    }
     for (int j = 0; j < (split_y ? 2 : 1); j++)
         for (int i = 0; i < (split_x ? 2 : 1); i++) {
-            /* A side not split runs from its first corner to its last. */
             int i1 = split_x ? i + 1 : 2, j1 = split_y ? j + 1 : 2;
             const warp_ray *sub[4] = { g[j][i], g[j][i1], g[j1][i], g[j1][i1] };
-            if (look) {
-                unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
-                if ((on & bits) != bits && xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb && rays_usable(sub))
-                    continue;
-            }
-            double rg[2] = { tried[0], tried[1] };
-            block_fn f = xs[i1] - xs[i] <= mb && ys[j1] - ys[j] <= mb ? leaf : child;
-            if (f(run, xs[i], ys[j], xs[i1], ys[j1], sub, rg, have_guess)) {
-                range[0] = rg[0];
-                range[1] = rg[1];
-                any = true;
-            }
+            unsigned bits = 1u << (3 * j + i) | 1u << (3 * j + i1) | 1u << (3 * j1 + i) | 1u << (3 * j1 + i1);
+            any |= child_block(run, xs[i], ys[j], xs[i1], ys[j1], sub, tried, range, have_guess, look, on, bits, child,
+                               leaf);
         }
     return any;
 }

@@ -482,7 +482,10 @@ static RVI_ALWAYS_INLINE bool child_block(warp_run *run, int32_t x0, int32_t y0,
     if (look && (on & bits) != bits && smallest)
         return false;
     double rg[2] = { tried[0], tried[1] };
-    if (!(smallest ? leaf : child)(run, x0, y0, x1, y1, r, rg, have_guess))
+    /* Two direct calls (leaf and child are constants here) rather than one through the
+     * pointer chosen per child: an indirect call whose target the CPU must predict. */
+    bool done = smallest ? leaf(run, x0, y0, x1, y1, r, rg, have_guess) : child(run, x0, y0, x1, y1, r, rg, have_guess);
+    if (!done)
         return false;
     range[0] = rg[0];
     range[1] = rg[1];

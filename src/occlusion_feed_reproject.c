@@ -95,16 +95,17 @@ static warp_span global_span(const rvi_feed_warp *wp, double qmax)
 
 /* Whether splitting a block whose rectangle failed may find anything: some of the level-1
  * texels under the rectangle's corners and centre prove surface (a cheap look; it only
- * decides how much work is spent, never what is proven). */
+ * decides how much work is spent, never what is proven). All nine are read, without a
+ * branch on each: which of them proves surface is data the CPU predicts badly. */
 static RVI_ALWAYS_INLINE bool some_surface(const rvi_occ_feed *fd, const int32_t r[4])
 {
     size_t w = fd->levels.w[1], off = fd->levels.offset[1];
     const int32_t xs[3] = { r[0], (r[0] + r[2]) / 2, r[2] }, ys[3] = { r[1], (r[1] + r[3]) / 2, r[3] };
+    bool any = false;
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < 3; i++)
-            if (fd->hi[off + (size_t)(ys[j] >> 1) * w + (size_t)(xs[i] >> 1)] < INFINITY)
-                return true;
-    return false;
+            any |= fd->hi[off + (size_t)(ys[j] >> 1) * w + (size_t)(xs[i] >> 1)] < INFINITY;
+    return any;
 }
 
 /* Tries to prove the block from the range guess (range[0] = Qb <= range[1] = Qa), widening

@@ -10,6 +10,7 @@
  *   occlusion_convex.c   convex occluders: validation, corners and edges from planes
  *   occlusion_mesh.c     mesh occluders: validation, copies, triangles as pieces
  *   occlusion_tiles.c    the freeze's per-tile lower bounds and its hidden-item test
+ *   occlusion_feed_hooks.h  the buffer's calls into the depth feed (included at the end)
  *   occlusion_test.c, occlusion_batch.c, occlusion_lanes.c, occlusion_texel.c  object tests
  *
  * Included by every occlusion*.c (the feed's through occlusion_feed.h), by the frame files
@@ -777,39 +778,11 @@ rv_result rvi_occ_add_checks(rv_occlusion *occ, const float *matrix);
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_occlusion_check_desc(const rv_occlusion_desc *desc);
 
-/* ---- the depth feed (occlusion_feed*.c, internals in occlusion_feed.h) --------------------
- * The buffer calls these at creation, destruction, begin and freeze; the tests report the
- * objects they hide so that those hidden by the feed alone are counted. */
+/* ---- the depth feed (occlusion_feed*.c): the buffer's hooks in occlusion_feed_hooks.h,
+ * the feed's internals in occlusion_feed.h -------------------------------------------------- */
 
 typedef struct rvi_occ_feed rvi_occ_feed;
 
-/* Checks and resolves the feed fields of a desc (defaults applied). */
-rv_result rvi_occ_feed_resolve_desc(rv_occlusion_desc *desc);
-/* Allocates the feed's source side (desc.feed_max_width x feed_max_height); no-op without
- * a capacity. RV_OK or RV_ERR_OUT_OF_MEMORY (nothing kept). */
-rv_result rvi_occ_feed_create(rv_occlusion *occ);
-void rvi_occ_feed_destroy(rv_occlusion *occ);
-/* A new frame: forgets the previous frame's feed and its counters. */
-void rvi_occ_feed_begin(rv_occlusion *occ);
-/* At the freeze, after the occluders are drawn into level 0 and before the pyramid is
- * built: keeps a copy of the occluders' level 0 and raises each texel to the feed's depth
- * where that is nearer (max of the two nearness proofs). Sets occ->feed_applied. */
-void rvi_occ_feed_apply(rv_occlusion *occ);
-/* After a feed was applied: the texels of level 0 the occluders alone cover (the copy). */
-uint32_t rvi_occ_feed_own_covered(const rv_occlusion *occ);
-/* A test answered hidden (fp as the test used it): counts it when this frame's occluders
- * alone would not hide it. Boxes with box = true (min, max, matrix as tested; the refined
- * test runs too), spheres through their rectangle (min, max, matrix unused). */
-void rvi_occ_feed_note_hidden(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
-                              const rvi_occ_footprint *fp, bool box);
-/* The same split for tests running on several threads at once (the frame's workers):
- * rvi_occ_feed_prepare once after the freeze on the calling thread (builds the occluders'
- * own pyramid when a feed was applied); then rvi_occ_feed_hidden_alone, read-only, says
- * whether the occluders alone hide a test answered hidden; rvi_occ_feed_add_hidden adds
- * the workers' counts of those they did not. */
-void rvi_occ_feed_prepare(rv_occlusion *occ);
-bool rvi_occ_feed_hidden_alone(const rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
-                               const rvi_occ_footprint *fp, bool box);
-void rvi_occ_feed_add_hidden(rv_occlusion *occ, uint64_t objects);
+#include "occlusion_feed_hooks.h"
 
 #endif

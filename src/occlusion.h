@@ -118,6 +118,10 @@ typedef struct rvi_occ_convex_data {
 /* Internal flag of a node's mesh block: a closed mesh found not to bound a convex solid
  * when set (the freeze does not look again). */
 #define RVI_OCC_NOT_CONVEX (1u << 9)
+/* Internal flag of a mesh input (rvi_occ_input.flags, beside RV_OCCLUDER_*): its matrix
+ * mirrors (a negative determinant reverses the world winding of the host's triangles, so a
+ * closed mesh's far side is then its front-facing triangles). */
+#define RVI_OCC_INPUT_MIRRORED (1u << 6)
 
 /* A mesh, as copied by rv_occlusion_add_mesh or a node: only triangles with area. Laid
  * out as one block: this header, positions (float[3]), indices (uint32_t[3] each). */

@@ -257,6 +257,24 @@ void rvi_occ_mesh_copy(const rv_occluder_mesh *mesh, uint32_t triangles, bool or
             d->bounds_min[i] = d->bounds_max[i] = 0;
 }
 
+/* RVI_OCC_INPUT_MIRRORED when matrix's linear part has a negative determinant (NULL:
+ * identity). Worked out in double from the float entries, whose rounding errs by under 5e-15
+ * of the product of the columns' lengths: a sign it could flip belongs to a matrix that
+ * flattens the solid to within float precision of its size, where its near and far sides
+ * are one surface to the precision of its own corners. */
+static uint8_t matrix_handedness(const float *m)
+{
+    if (!m)
+        return 0;
+    double c[3][3];
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            c[j][i] = m[4 * j + i];
+    double det = c[0][0] * (c[1][1] * c[2][2] - c[1][2] * c[2][1]) - c[1][0] * (c[0][1] * c[2][2] - c[0][2] * c[2][1]) +
+                 c[2][0] * (c[0][1] * c[1][2] - c[0][2] * c[1][1]);
+    return det < 0 ? RVI_OCC_INPUT_MIRRORED : 0;
+}
+
 static rv_result push_mesh(rv_occlusion *occ, const rvi_occ_mesh_data *block, const rv_occluder_mesh *mesh,
                            uint32_t triangles, const float *matrix)
 {
@@ -272,7 +290,7 @@ static rv_result push_mesh(rv_occlusion *occ, const rvi_occ_mesh_data *block, co
         block = data;
     }
     rvi_occ_input *last = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count - 1);
-    last->flags = (uint8_t)block->flags;
+    last->flags = (uint8_t)(block->flags & (RV_OCCLUDER_EXACT | RV_OCCLUDER_CLOSED)) | matrix_handedness(matrix);
     memcpy(last->min, block->bounds_min, sizeof last->min);
     memcpy(last->max, block->bounds_max, sizeof last->max);
     occ->stats.triangles_submitted += block->triangle_count + block->degenerate_count;
@@ -377,15 +395,16 @@ static bool triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, const
 }
 
 /* Is the triangle drawn this frame (not edge-on; for a closed mesh's far side, facing
- * away)? An exact closed mesh is its surface, like an open mesh: every triangle draws at its
- * own depth, the front ones nearest (the back ones behind them are then skipped as hidden),
- * and where the near plane cuts the front away the back ones still cover. */
+ * away)? The plane's side is the world winding's, which a mirroring matrix reverses. An
+ * exact closed mesh is its surface, like an open mesh: every triangle draws at its own
+ * depth, the front ones nearest (the back ones behind them are then skipped as hidden), and
+ * where the near plane cuts the front away the back ones still cover. */
 static bool drawn_side(const rvi_occ_input *in, const rvi_occ_plane *pl)
 {
     double tol = RVI_OCC_EDGE_ON * pl->pe_mag;
     bool front = pl->pe > tol, back = pl->pe < -tol;
     if ((in->flags & RV_OCCLUDER_CLOSED) && !(in->flags & RV_OCCLUDER_EXACT))
-        return back;
+        return (in->flags & RVI_OCC_INPUT_MIRRORED) ? front : back;
     return front || back;
 }
 

@@ -136,6 +136,37 @@ static void test_node_convex_and_mesh_occluders_hide_what_is_behind(void **state
     }
 }
 
+/* A node that mirrors (a negative scale) reverses the world winding of its closed mesh; the
+ * mesh still keeps its far side, so what stands inside the wall is drawn. The mesh's
+ * triangles share no corners, so it is drawn triangle by triangle, not as a convex solid. */
+static void test_a_mirrored_node_keeps_its_closed_mesh_s_far_side(void **state)
+{
+    (void)state;
+    float corners[8][3], pos[36][3];
+    uint32_t idx[36];
+    wall_corners(-4, 4, corners);
+    for (uint32_t i = 0; i < 36; i++) {
+        memcpy(pos[i], corners[CUBE_INDICES[i]], sizeof pos[i]);
+        idx[i] = i;
+    }
+    rv_occluder_mesh m = { (const float (*)[3])pos, 36, idx, 36, RV_OCCLUDER_CLOSED };
+    for (int mirror = 0; mirror < 2; mirror++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node wall = wall_node(w);
+        const float scale[3] = { mirror ? -1.0f : 1.0f, 1, 1 }; /* the wall is symmetric in x */
+        assert_int_equal(rv_node_set_scale(w, wall, scale), RV_OK);
+        assert_int_equal(rv_node_set_occluder_mesh(w, wall, &m), RV_OK);
+        rv_node inside = object_at(w, 0, 2, -10.25f, 0.1f), behind = object_at(w, 0, 2, -20, 0.5f);
+        camera cam;
+        camera_at(&cam, 0, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        assert_true(view_draws(&v, inside));
+        assert_false(view_draws(&v, behind));
+        rv_world_destroy(w);
+    }
+}
+
 static void test_clearing_or_replacing_an_occluder_of_any_shape(void **state)
 {
     (void)state;
@@ -443,6 +474,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_convex_and_mesh_occluders_hide_what_is_behind),
+        cmocka_unit_test(test_a_mirrored_node_keeps_its_closed_mesh_s_far_side),
         cmocka_unit_test(test_clearing_or_replacing_an_occluder_of_any_shape),
         cmocka_unit_test(test_per_frame_shapes_fuse_in_a_frame),
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),

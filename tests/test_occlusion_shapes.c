@@ -248,6 +248,19 @@ static void ahead(const scene *sc, double d, double a, double b, double out[3])
         out[i] = c->eye[i] + d * sc->fwd[i] + a * spread * side[i] + b * spread * top[i];
 }
 
+/* Sometimes a mirror: one column of b's matrix negated (a negative determinant, as an engine's
+ * mirrored instance has). The local shape is unchanged, so a closed mesh's winding is then
+ * reversed in the world. */
+static void maybe_mirror(uint64_t *s, ref_box *b)
+{
+    if (!b->has_matrix || rvt_uniform(s, 0, 1) >= 0.3f)
+        return;
+    int col = (int)(rvt_next(s) % 3);
+    for (int i = 0; i < 3; i++)
+        b->matrix[4 * col + i] = -b->matrix[4 * col + i];
+    ref_box_init(b);
+}
+
 static shape_kind pick_kind(uint64_t *s, int only)
 {
     return only >= 0 ? (shape_kind)only : (shape_kind)(rvt_next(s) % SHAPE_KINDS);
@@ -266,6 +279,7 @@ static void random_occluder(uint64_t *s, scene *sc, int only)
     if (kind == SHAPE_BOX && rvt_uniform(s, 0, 1) < 0.1f)
         h[rvt_next(s) % 3] = 0; /* a flat box: a quad */
     place_box(s, &sc->occ[k], centre, h, rvt_uniform(s, 0, 1) < 0.5f);
+    maybe_mirror(s, &sc->occ[k]);
     make_shape(s, sc, k, kind);
     ref_box_init(&sc->occ[k]); /* a shape may reach beyond the box */
 }
@@ -285,6 +299,7 @@ static void split_wall(uint64_t *s, scene *sc, int only)
     h[rvt_next(s) % 3] = rvt_uniform(s, 0.05f, 1); /* thin across */
     ref_box whole;
     place_box(s, &whole, centre, h, rvt_uniform(s, 0, 1) < 0.6f);
+    maybe_mirror(s, &whole);
     int axis = (int)(rvt_next(s) % 3);
     float gap = rvt_uniform(s, 0, 1) < 0.3f ? (whole.max[axis] - whole.min[axis]) * rvt_uniform(s, 1e-4f, 0.02f) : 0;
     float cut[5];
@@ -505,6 +520,69 @@ static void test_each_shape_keeps_its_depth(void **state)
             }
             rv_occlusion_destroy(occ);
         }
+    }
+}
+
+/* A mirroring matrix (a negative determinant) reverses the world winding of a closed mesh's
+ * triangles; the mesh still keeps the side its flags say. The slab of the test above, under
+ * matrices that map it onto itself, as a closed mesh whose triangles share corners (drawn as
+ * its convex solid) and as one whose triangles share none (drawn triangle by triangle). */
+static void test_a_mirroring_matrix_keeps_a_closed_mesh_s_side(void **state)
+{
+    (void)state;
+    const ref_box objects[4] = { flat_box(-0.5f, -0.5f, -10.8f, 0.5f, 0.5f, -10.2f),
+                                 flat_box(-0.5f, -0.5f, -10, 0.5f, 0.5f, -10),
+                                 flat_box(-0.5f, -0.5f, -11, 0.5f, 0.5f, -11),
+                                 flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12) };
+    static const float mirrors[3][16] = {
+        { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, 0, -21, 1 }, /* z -> -21 - z: front and back swap */
+        { -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 },   /* x -> -x */
+        { 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 },    /* x and y swapped */
+    };
+    /* The far side keeps what is inside and on the back face; the entry side hides them. */
+    static const int expect[2][4] = { { 1, 1, 1, 0 }, { 0, 1, 0, 0 } };
+    uint64_t seed = 22;
+    for (int view = 0; view < 2; view++) {
+        camera c = view == 1 ? look(3, 2, 0, 0, 0, -10.5) : look(0, 0, 0, 0, 0, -1);
+        float vp[16];
+        camera_matrix(&c, vp);
+        ref_view rv;
+        ref_view_init(&rv, vp, c.clip);
+        for (int m = 0; m < 3; m++)
+            for (int shared = 0; shared < 2; shared++)
+                for (int exact = 0; exact < 2; exact++) {
+                    ref_box slab = { .min = { -5, -5, -11 }, .max = { 5, 5, -10 } };
+                    memcpy(slab.matrix, mirrors[m], sizeof slab.matrix);
+                    slab.has_matrix = true;
+                    float pos[36][3];
+                    uint32_t idx[36];
+                    make_form(&slab, exact ? FORM_EXACT_CLOSED : FORM_CLOSED, pos);
+                    if (!shared) { /* every triangle its own three corners */
+                        float corners[8][3];
+                        memcpy(corners, pos, sizeof corners);
+                        for (uint32_t i = 0; i < 36; i++) {
+                            memcpy(pos[i], corners[CUBE_INDICES[i]], sizeof pos[i]);
+                            idx[i] = i;
+                        }
+                        slab.positions = (const float (*)[3])pos;
+                        slab.vertex_count = 36;
+                        slab.indices = idx;
+                        ref_box_init(&slab);
+                    }
+                    rv_occlusion *occ = make_occlusion(256);
+                    begin_camera(occ, &c);
+                    assert_int_equal(add_shape(occ, &slab), RV_OK);
+                    for (int o = 0; o < 4; o++) {
+                        bool lib = box_visible(occ, objects[o].min, objects[o].max, NULL);
+                        if (lib != (expect[exact][o] != 0))
+                            fprintf(stderr, "view %d, mirror %d, shared %d, exact %d, object %d: visible %d\n", view,
+                                    m, shared, exact, o, lib);
+                        assert_int_equal(lib, expect[exact][o] != 0);
+                        if (!lib)
+                            assert_false(ref_object_seen(&rv, &slab, 1, &objects[o], &seed, 6));
+                    }
+                    rv_occlusion_destroy(occ);
+                }
     }
 }
 
@@ -874,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_each_shape_against_the_reference),
         cmocka_unit_test(test_mixed_shapes_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_each_shape_keeps_its_depth),
+        cmocka_unit_test(test_a_mirroring_matrix_keeps_a_closed_mesh_s_side),
         cmocka_unit_test(test_a_solid_the_near_plane_cuts_in_view_hides_nothing_a_surface_still_does),
         cmocka_unit_test(test_a_solid_holding_the_eye_hides_nothing),
         cmocka_unit_test(test_an_oblique_near_plane_cutting_a_solid_leaves_it_undrawn),

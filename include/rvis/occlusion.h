@@ -270,6 +270,8 @@ typedef struct rv_occluder_convex {
  * RV_OCCLUSION_MAX_PLANES triangles that bounds a convex solid (every edge in exactly two
  * triangles, in opposite directions; every vertex on or inside every triangle's plane) is
  * drawn as that solid, in one piece, like a convex occluder with the same flags. The
+ * winding is read in the mesh's local space: under a matrix that mirrors (a negative
+ * determinant, a node scaled by -1 on one axis) the mesh keeps the same side. The
  * winding of a closed mesh is the host's to get right: wound the other way, its faces
  * facing the camera are taken for its far side, and it keeps its near side, as if
  * RV_OCCLUDER_EXACT (safe for a real solid, nothing inside it being visible; not for a

@@ -201,8 +201,9 @@ RV_API rv_result rv_node_lod_select(rv_world *world, rv_node node, const rv_lod_
  * descendants is a leaf and never refines. Screen-space error in pixels (Cesium 3D Tiles):
  *   perspective:  error * viewport_height_px / (2 * distance * tan(fov_y / 2)),
  *   orthographic: error * viewport_height_px / ortho_height,
- * distance measured from the eye to the surface of the region's world bounds; an eye
- * inside them makes the error infinite. */
+ * distance measured from the eye to the surface of the region's world bounds; in
+ * perspective an eye inside them makes the error infinite (an orthographic error does not
+ * depend on distance). */
 
 /* Makes node an HLOD region with geometric_error (world units, >= 0) or updates its error.
  * A new region is not resident. Errors (nothing changed): RV_ERR_INVALID_ARG (world NULL,
@@ -220,7 +221,7 @@ RV_API rv_result rv_node_set_hlod_resident(rv_world *world, rv_node node, bool r
 
 /* One region of the cut. weight in [0, 1]: along any path from a top region down to a
  * leaf, the weights of the drawn regions sum to 1 (a crossfade draws parent and children
- * at once). screen_space_error in pixels (+infinity with the eye inside). */
+ * at once). screen_space_error in pixels (+infinity with the eye inside, in perspective). */
 typedef struct rv_hlod_draw {
     rv_node region;
     float weight;

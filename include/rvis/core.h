@@ -46,7 +46,8 @@ typedef enum rv_result {
     RV_OK = 0,
     RV_ERR_INVALID_ARG,   /* a NULL where one is not allowed, a size <= 0, min > max, ... */
     RV_ERR_NOT_FINITE,    /* a NaN or an infinity where a finite number is required */
-    RV_ERR_STALE_HANDLE,  /* a handle whose object is gone, or that belongs to another world */
+    RV_ERR_STALE_HANDLE,  /* a handle whose object is gone, or that belongs to another world
+                           * (told by a 16-bit world tag: see rvis/scene.h) */
     RV_ERR_CYCLE,         /* attach would make a node its own ancestor */
     RV_ERR_OUT_OF_MEMORY, /* the allocator returned NULL; state is as before the call
                              (storage a call reserved before the failure may stay reserved,

@@ -244,7 +244,8 @@ typedef enum rv_occluder_flag {
  * (a, b, c) (any length but zero), and the solid is every local point p with
  * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
  * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
- * solid is refused: declare a quad as a box with a zero extent, or as a mesh) and reach no
+ * solid, thinner than about 1e-7 of its size, is refused: declare a quad as a box with a
+ * zero extent, or as a mesh) and reach no
  * further than 1e7 local units from the origin. */
 typedef struct rv_occluder_convex {
     const float (*planes)[4];

@@ -476,15 +476,21 @@ static ref_box flat_box(float x0, float y0, float z0, float x1, float y1, float 
     return b;
 }
 
+/* Four objects around a slab 1 m thick whose front (+z) face is 10 m ahead: inside it, on
+ * its front face, on its back face (outside), and behind it. */
+static void slab_objects(ref_box out[4])
+{
+    out[0] = flat_box(-0.5f, -0.5f, -10.8f, 0.5f, 0.5f, -10.2f);
+    out[1] = flat_box(-0.5f, -0.5f, -10, 0.5f, 0.5f, -10);
+    out[2] = flat_box(-0.5f, -0.5f, -11, 0.5f, 0.5f, -11);
+    out[3] = flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12);
+}
+
 static void test_each_shape_keeps_its_depth(void **state)
 {
     (void)state;
-    /* A slab 1 m thick, its front (+z) face 10 m ahead. Inside it, on its front face, on
-     * its back face (outside), and behind it. */
-    const ref_box objects[4] = { flat_box(-0.5f, -0.5f, -10.8f, 0.5f, 0.5f, -10.2f),
-                                 flat_box(-0.5f, -0.5f, -10, 0.5f, 0.5f, -10),
-                                 flat_box(-0.5f, -0.5f, -11, 0.5f, 0.5f, -11),
-                                 flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12) };
+    ref_box objects[4];
+    slab_objects(objects);
     /* Visible (1) or hidden (0) per form: a far side keeps what is inside the solid and on
      * its back face; an entry side or a surface hides them; nothing hides the front decal. */
     static const int expect[FORMS][4] = { { 1, 1, 1, 0 }, { 1, 1, 1, 0 }, { 0, 1, 0, 0 },
@@ -530,10 +536,8 @@ static void test_each_shape_keeps_its_depth(void **state)
 static void test_a_mirroring_matrix_keeps_a_closed_mesh_s_side(void **state)
 {
     (void)state;
-    const ref_box objects[4] = { flat_box(-0.5f, -0.5f, -10.8f, 0.5f, 0.5f, -10.2f),
-                                 flat_box(-0.5f, -0.5f, -10, 0.5f, 0.5f, -10),
-                                 flat_box(-0.5f, -0.5f, -11, 0.5f, 0.5f, -11),
-                                 flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12) };
+    ref_box objects[4];
+    slab_objects(objects);
     static const float mirrors[3][16] = {
         { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, 0, -21, 1 }, /* z -> -21 - z: front and back swap */
         { -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 },   /* x -> -x */

@@ -179,7 +179,9 @@ RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
  * view_projection: column-major float[16], clip = M * world point, perspective or
  * orthographic (recognised from the matrix), any depth convention (clip; an infinite far
  * plane works). aspect: viewport width / height (> 0); the buffer is width x
- * round(width / aspect) texels, row 0 at the top of the screen.
+ * round(width / aspect) texels, row 0 at clip-space y = +w (the top of the screen in GL's
+ * and D3D's conventions; the bottom of a y-down framebuffer drawn with a y-flipped
+ * projection, as Vulkan's often is).
  * The buffer grows (allocates) only when the aspect asks for more rows than ever before;
  * steady frames allocate nothing.
  * With width 0 this is a no-op returning RV_OK (only a NULL buffer or matrix is refused).
@@ -379,8 +381,9 @@ RV_API rv_alloc_stats rv_occlusion_alloc_stats(const rv_occlusion *occlusion);
  * halves both sizes rounding up, down to 1 x 1); 0 when width is 0 or before a begin. */
 RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
 
-/* Debug read-out: level (0 = the buffer) as an 8-bit grey image, row 0 at the top of the
- * screen, width * height bytes written to pixels (row-major, no padding). Nearer =
+/* Debug read-out: level (0 = the buffer) as an 8-bit grey image, row 0 at clip-space
+ * y = +w (see rv_occlusion_begin: flip it to show it over a y-down framebuffer whose
+ * projection flips y), width * height bytes written to pixels (row-major, no padding). Nearer =
  * brighter: covered texels span 32..255 linearly in view depth over the frame's covered
  * range (the same scale at every level); 0 means no occluder. Each pyramid texel shows the
  * farthest depth of the texels it covers. out_width / out_height (either may be NULL)

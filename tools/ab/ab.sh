@@ -1,16 +1,17 @@
 #!/bin/sh
 # In-process A/B of two release builds of rvis on a bench scene (see README.md).
-#   tools/ab/ab.sh NEW_BUILD_DIR OLD_BUILD_DIR crates|city|map|occlusion FRAMES [scene arguments]
+#   tools/ab/ab.sh NEW_BUILD_DIR OLD_BUILD_DIR crates|city|map|mapfeed|occlusion FRAMES [scene arguments]
 # e.g. tools/ab/ab.sh build-new build-old city 1800 generation
 #      tools/ab/ab.sh build-new build-old crates 1800 100000 1 2
 #      tools/ab/ab.sh build-new build-old map 1200 oa_dm4 1
 #      tools/ab/ab.sh build-new build-old occlusion 1800 256 tests
+#      tools/ab/ab.sh build-new build-old mapfeed 916 oa_dm5
 set -eu
 [ $# -ge 4 ] || { sed -n 2,6p "$0" >&2; exit 2; }
 NEW=$(cd "$1" && pwd); OLD=$(cd "$2" && pwd); SCENE=$3; shift 3
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
-case $SCENE in crates|city|map|occlusion) ;; *) echo "ab.sh: scene is crates, city, map or occlusion" >&2; exit 2 ;; esac
-if [ "$SCENE" = map ]; then
+case $SCENE in crates|city|map|mapfeed|occlusion) ;; *) echo "ab.sh: scene is crates, city, map, mapfeed or occlusion" >&2; exit 2 ;; esac
+if [ "$SCENE" = map ] || [ "$SCENE" = mapfeed ]; then
     [ -f "$NEW/examples/librvis-walk-parts.a" ] ||
         { echo "ab.sh: $NEW/examples/librvis-walk-parts.a missing (configure with -Dexamples=enabled; needs libzip)" >&2; exit 2; }
 fi
@@ -26,7 +27,7 @@ objcopy --redefine-syms="$T/redefine" "$OLD/src/librvis.a" "$T/libold.a"
 CC=${CC:-cc}
 FLAGS="-O2 -std=c11 -D_GNU_SOURCE -I$ROOT/include -I$ROOT/bench -w"
 EXTRA_NEW= EXTRA_OLD= LIBS=
-if [ "$SCENE" = map ]; then
+if [ "$SCENE" = map ] || [ "$SCENE" = mapfeed ]; then
     # The walk's drive calls rvis: one copy per side, the old one's names renamed as the
     # library's. The walk's parts (reading, path, views) do not: both sides share them.
     WALK="$ROOT/examples/walk"

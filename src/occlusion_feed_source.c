@@ -23,6 +23,7 @@
  * texel's whole footprint (half-way to each neighbour, corners included) lies between
  * joined samples. */
 #include "occlusion_feed.h"
+#include "core/prefetch.h"
 
 #include <float.h>
 #include <math.h>
@@ -261,6 +262,10 @@ static void decode_constants(const rvi_feed_decode *dec, float tau, uint32_t w, 
     k->min_near = dec->min_near;
 }
 
+/* How many rows ahead the decode asks for the image's lines (1, 2 and 4 rows do about
+ * alike on an image not in cache; docs/history/occlusion.md). */
+enum { PREFETCH_ROWS = 2 };
+
 /* Row j of the image into its ring slot; returns its samples. */
 static RVI_ALWAYS_INLINE uint32_t decode_into(source_args *sa, decode_row_k *k, uint32_t j, bool has_x, float t_n,
                                           float t_0, float *near, float *convert)
@@ -274,6 +279,24 @@ static RVI_ALWAYS_INLINE uint32_t decode_into(source_args *sa, decode_row_k *k, 
     k->c_row = (float)c_row;
     float k_base = k->k8_row;
     k->k8_row += (float)(8 * fabs(c_row) / 2097152.0);
+    /* The lines of the row PREFETCH_ROWS ahead asked for now (at the first row, those of
+     * every row up to it): a GPU read-back's image comes from memory (the copy's DMA leaves
+     * nothing in the CPU's caches), and its misses then overlap the decode of the rows
+     * before. Only a hint: nothing read changes. */
+    size_t row_bytes = (size_t)w * dec->texel_size;
+    for (uint32_t a = j == 0 ? 1 : j + PREFETCH_ROWS; a <= j + PREFETCH_ROWS && a < h; a++) {
+        const char *ahead = (const char *)feed->texels + (size_t)(feed->rows_bottom_up ? h - 1 - a : a) * pitch;
+        size_t b = 0;
+        for (; b + 256 <= row_bytes; b += 256) { /* four lines a step: a loop step costs as much as a hint */
+            RVI_PREFETCH(ahead + b);
+            RVI_PREFETCH(ahead + b + 64);
+            RVI_PREFETCH(ahead + b + 128);
+            RVI_PREFETCH(ahead + b + 192);
+        }
+        for (; b < row_bytes; b += 64)
+            RVI_PREFETCH(ahead + b);
+        RVI_PREFETCH(ahead + row_bytes - 1); /* the last line when the row starts mid-line */
+    }
     const float *v = row_depths(src, feed->format, w, convert);
     uint32_t samples = decode_row(v, w, k, has_x, t_n, t_0, near, &sa->counts);
     k->k8_row = k_base;

@@ -247,8 +247,7 @@ typedef enum rv_occluder_flag {
  * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
  * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
  * solid, thinner than about 1e-7 of its size, is refused: declare a quad as a box with a
- * zero extent, or as a mesh) and reach no
- * further than 1e7 local units from the origin. */
+ * zero extent, or as a mesh) and reach no further than 1e7 local units from the origin. */
 typedef struct rv_occluder_convex {
     const float (*planes)[4];
     uint32_t plane_count; /* 4 .. RV_OCCLUSION_MAX_PLANES */
@@ -383,8 +382,8 @@ RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
 
 /* Debug read-out: level (0 = the buffer) as an 8-bit grey image, row 0 at clip-space
  * y = +w (see rv_occlusion_begin: flip it to show it over a y-down framebuffer whose
- * projection flips y), width * height bytes written to pixels (row-major, no padding). Nearer =
- * brighter: covered texels span 32..255 linearly in view depth over the frame's covered
+ * projection flips y), width * height bytes written to pixels (row-major, no padding).
+ * Nearer = brighter: covered texels span 32..255 linearly in view depth over the frame's covered
  * range (the same scale at every level); 0 means no occluder. Each pyramid texel shows the
  * farthest depth of the texels it covers. out_width / out_height (either may be NULL)
  * receive the level's size; pixels may be NULL to ask only the size. With pixels it freezes

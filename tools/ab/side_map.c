@@ -6,9 +6,7 @@
  * walk's parts (which do not call rvis). The digest is the frame's per-object verdicts. */
 #include "drive.h"
 #include "level.h"
-#include "path.h"
-#include "pk3.h"
-#include "bsp.h"
+#include "map_load.h"
 #include "view.h"
 
 #include <stdio.h>
@@ -26,26 +24,12 @@ int SIDE(setup)(int argc, char **argv)
         fprintf(stderr, "ab: map: the map's name is missing (e.g. oa_dm4)\n");
         return 0;
     }
-    rvw_map_source src;
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    bool pak_missing;
-    rvw_bsp_map map;
-    if (!rvw_map_source_parse(argv[0], &src, err, sizeof err) ||
-        !rvw_map_source_read(&src, &bytes, &size, &pak_missing, err, sizeof err) ||
-        !rvw_bsp_read(bytes, size, src.name, &level_, &map, err, sizeof err)) {
-        fprintf(stderr, "ab: %s: %s\n", argv[0], err);
-        free(bytes);
+    if (!ab_map_load(argv[0], &level_))
         return 0;
-    }
-    free(bytes);
-    rvw_path_stats stats;
-    bool ok = rvw_path_build(&level_, &map, &stats);
-    rvw_bsp_map_free(&map);
     rvw_drive_options opt = { .occlusion_width = 256, .fine_tests = argc > 1 ? (uint32_t)atoi(argv[1]) : 1,
                               .cull_unsampled = true };
-    if (!ok || !rvw_drive_create(&level_, &opt, &drive_, err, sizeof err)) {
-        fprintf(stderr, "ab: %s: %s\n", argv[0], ok ? err : "the camera path");
+    if (!rvw_drive_create(&level_, &opt, &drive_, err, sizeof err)) {
+        fprintf(stderr, "ab: %s: %s\n", argv[0], err);
         return 0;
     }
     return 1;

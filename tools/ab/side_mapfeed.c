@@ -11,9 +11,7 @@
 #include "drive.h"
 #include "feed.h"
 #include "level.h"
-#include "path.h"
-#include "pk3.h"
-#include "bsp.h"
+#include "map_load.h"
 #include "view.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -35,28 +33,14 @@ int SIDE(setup)(int argc, char **argv)
         fprintf(stderr, "ab: mapfeed: the map's name is missing (e.g. oa_dm5)\n");
         return 0;
     }
-    rvw_map_source src;
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    bool pak_missing;
-    rvw_bsp_map map;
-    if (!rvw_map_source_parse(argv[0], &src, err, sizeof err) ||
-        !rvw_map_source_read(&src, &bytes, &size, &pak_missing, err, sizeof err) ||
-        !rvw_bsp_read(bytes, size, src.name, &level_, &map, err, sizeof err)) {
-        fprintf(stderr, "ab: %s: %s\n", argv[0], err);
-        free(bytes);
+    if (!ab_map_load(argv[0], &level_))
         return 0;
-    }
-    free(bytes);
     cold_ = argc > 1 && strcmp(argv[1], "cold") == 0;
-    rvw_path_stats stats;
-    bool ok = rvw_path_build(&level_, &map, &stats);
-    rvw_bsp_map_free(&map);
     /* rvis-walk's options for --map M --depth-feed */
     rvw_drive_options opt = { .occlusion_width = 256, .fine_tests = 1, .cull_unsampled = true,
                               .feed_width = 320, .feed_height = 180, .feed_max_translation = 32.0f };
-    if (!ok || !rvw_drive_create(&level_, &opt, &drive_, err, sizeof err) || !rvw_feed_init(&feed_, &level_, 320, 180)) {
-        fprintf(stderr, "ab: %s: %s\n", argv[0], ok ? err : "the camera path");
+    if (!rvw_drive_create(&level_, &opt, &drive_, err, sizeof err) || !rvw_feed_init(&feed_, &level_, 320, 180)) {
+        fprintf(stderr, "ab: %s: %s\n", argv[0], err);
         return 0;
     }
     return 1;

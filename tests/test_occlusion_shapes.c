@@ -486,6 +486,26 @@ static void slab_objects(ref_box out[4])
     out[3] = flat_box(-0.5f, -0.5f, -14, 0.5f, 0.5f, -12);
 }
 
+/* The slab (one occluder) alone in a buffer seen by camera c: each of slab_objects' four is
+ * visible or hidden as expect says, and the reference sees nothing of those hidden. what
+ * names the case in a failure's message. */
+static void check_slab(const camera *c, const ref_view *rv, const ref_box *slab, const ref_box objects[4],
+                       const int expect[4], uint64_t *seed, const char *what)
+{
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, c);
+    assert_int_equal(add_shape(occ, slab), RV_OK);
+    for (int o = 0; o < 4; o++) {
+        bool lib = box_visible(occ, objects[o].min, objects[o].max, NULL);
+        if (lib != (expect[o] != 0))
+            fprintf(stderr, "%s, object %d: visible %d\n", what, o, lib);
+        assert_int_equal(lib, expect[o] != 0);
+        if (!lib) /* the reference agrees that nothing of it is seen */
+            assert_false(ref_object_seen(rv, slab, 1, &objects[o], seed, 6));
+    }
+    rv_occlusion_destroy(occ);
+}
+
 static void test_each_shape_keeps_its_depth(void **state)
 {
     (void)state;
@@ -513,18 +533,9 @@ static void test_each_shape_keeps_its_depth(void **state)
             }
             float pos[8][3];
             make_form(&slab, form, pos);
-            rv_occlusion *occ = make_occlusion(256);
-            begin_camera(occ, &c);
-            assert_int_equal(add_shape(occ, &slab), RV_OK);
-            for (int o = 0; o < 4; o++) {
-                bool lib = box_visible(occ, objects[o].min, objects[o].max, NULL);
-                if (lib != (expect[form][o] != 0))
-                    fprintf(stderr, "%s, view %d, object %d: visible %d\n", FORM_NAME[form], view, o, lib);
-                assert_int_equal(lib, expect[form][o] != 0);
-                if (!lib) /* the reference agrees that nothing of it is seen */
-                    assert_false(ref_object_seen(&rv, &slab, 1, &objects[o], &seed, 6));
-            }
-            rv_occlusion_destroy(occ);
+            char what[64];
+            snprintf(what, sizeof what, "%s, view %d", FORM_NAME[form], view);
+            check_slab(&c, &rv, &slab, objects, expect[form], &seed, what);
         }
     }
 }
@@ -573,19 +584,9 @@ static void test_a_mirroring_matrix_keeps_a_closed_mesh_s_side(void **state)
                         slab.indices = idx;
                         ref_box_init(&slab);
                     }
-                    rv_occlusion *occ = make_occlusion(256);
-                    begin_camera(occ, &c);
-                    assert_int_equal(add_shape(occ, &slab), RV_OK);
-                    for (int o = 0; o < 4; o++) {
-                        bool lib = box_visible(occ, objects[o].min, objects[o].max, NULL);
-                        if (lib != (expect[exact][o] != 0))
-                            fprintf(stderr, "view %d, mirror %d, shared %d, exact %d, object %d: visible %d\n", view,
-                                    m, shared, exact, o, lib);
-                        assert_int_equal(lib, expect[exact][o] != 0);
-                        if (!lib)
-                            assert_false(ref_object_seen(&rv, &slab, 1, &objects[o], &seed, 6));
-                    }
-                    rv_occlusion_destroy(occ);
+                    char what[64];
+                    snprintf(what, sizeof what, "view %d, mirror %d, shared %d, exact %d", view, m, shared, exact);
+                    check_slab(&c, &rv, &slab, objects, expect[exact], &seed, what);
                 }
     }
 }

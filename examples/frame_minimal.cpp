@@ -5,12 +5,11 @@
 
 #include <cstdio>
 
-// The host's draw call (it finds its mesh by node); here it prints.
-static void draw(rv_node node, uint32_t lod_level, const float world_matrix[16])
+// The host's draw call (it finds its mesh by the key it gave the node); here it prints.
+static void draw(uint64_t key, uint32_t lod_level, const float world_matrix[16])
 {
-    (void)node;
-    std::printf("  draw LOD %u at (%.1f, %.1f, %.1f)\n", lod_level, world_matrix[12], world_matrix[13],
-                world_matrix[14]);
+    std::printf("  draw mesh %u LOD %u at (%.1f, %.1f, %.1f)\n", static_cast<unsigned>(key), lod_level,
+                world_matrix[12], world_matrix[13], world_matrix[14]);
 }
 
 int main()
@@ -26,6 +25,7 @@ int main()
     rv_node_create(world, RV_NODE_NONE, &crate);
     rv_node_set_position(world, crate, crate_position);
     rv_node_set_bounds(world, crate, crate_centre, 0.87f);   // local sphere
+    rv_node_set_key(world, crate, 7);     // the host's own id: its mesh 7
 
     const float wall_min[3] = { -6, 0, -5.2f }, wall_max[3] = { 6, 8, -5 };
     rv_node wall;                         // something that hides things
@@ -51,7 +51,7 @@ int main()
             break;
         std::printf("frame %d: %u to draw\n", frame, out.opaque_count);
         for (uint32_t i = 0; i < out.opaque_count; i++)
-            draw(out.opaque[i].node, out.opaque[i].lod_level, out.opaque[i].world_matrix);
+            draw(out.opaque[i].key, out.opaque[i].lod_level, out.opaque[i].world_matrix);
         // out stays valid until the frame after next; rv_frame_view_is_valid() tells
     }
     rv_world_destroy(world);

@@ -1,12 +1,11 @@
 #include <rvis.h>
 #include <stdio.h>
 
-/* The host's draw call (it finds its mesh by node); here it prints. */
-static void draw(rv_node node, uint32_t lod_level, const float world_matrix[16])
+/* The host's draw call (it finds its mesh by the key it gave the node); here it prints. */
+static void draw(uint64_t key, uint32_t lod_level, const float world_matrix[16])
 {
-    (void)node;
-    printf("  draw LOD %u at (%.1f, %.1f, %.1f)\n", lod_level, world_matrix[12], world_matrix[13],
-           world_matrix[14]);
+    printf("  draw mesh %u LOD %u at (%.1f, %.1f, %.1f)\n", (unsigned)key, lod_level, world_matrix[12],
+           world_matrix[13], world_matrix[14]);
 }
 
 int main(void)
@@ -21,6 +20,7 @@ int main(void)
     rv_node_create(world, RV_NODE_NONE, &crate);
     rv_node_set_position(world, crate, (float[3]){ 0, 0.5f, -10 });
     rv_node_set_bounds(world, crate, (float[3]){ 0, 0, 0 }, 0.87f);   /* local sphere */
+    rv_node_set_key(world, crate, 7);     /* the host's own id: its mesh 7 */
 
     rv_node wall;                         /* something that hides things */
     rv_node_create(world, RV_NODE_NONE, &wall);
@@ -41,7 +41,7 @@ int main(void)
             break;
         printf("frame %d: %u to draw\n", frame, out.opaque_count);
         for (uint32_t i = 0; i < out.opaque_count; i++)
-            draw(out.opaque[i].node, out.opaque[i].lod_level, out.opaque[i].world_matrix);
+            draw(out.opaque[i].key, out.opaque[i].lod_level, out.opaque[i].world_matrix);
         /* out stays valid until the frame after next; rv_frame_view_is_valid() tells */
     }
     rv_world_destroy(world);

@@ -709,6 +709,7 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     p.visible = visible;
     p.visible_run = visible_run;
     p.own_geometry = true;
+    p.hidden_prunes = true;
     /* The scene's scratch holds one entry per slot: deeper than any hierarchy can be. */
     rvi_walk_stack stack = { s->work, NULL, NULL, s->capacity, false };
     rvi_walk_counts c = { 0 };

@@ -341,8 +341,8 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i);
 
 /* Writes the draw item of node i (world matrix copied) at *item. */
-void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *item, uint32_t node,
-                    uint32_t level, float fade, const rvi_frame_camera *cam);
+void rvi_frame_emit(const rv_world *world, rv_draw_item *item, uint32_t node, uint32_t level, float fade,
+                    const rvi_frame_camera *cam);
 
 static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
 {

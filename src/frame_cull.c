@@ -629,7 +629,7 @@ static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32
             }
             uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
             const object_lod *o = &p->lod[k];
-            rvi_frame_emit(p->world, f->render_scene, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+            rvi_frame_emit(p->world, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
         }
     }
 }

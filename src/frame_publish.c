@@ -124,17 +124,12 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
     }
 }
 
-void rvi_frame_emit(const rv_world *world, const rv_render_scene *render_scene, rv_draw_item *it, uint32_t node,
-                    uint32_t level, float fade, const rvi_frame_camera *cam)
+void rvi_frame_emit(const rv_world *world, rv_draw_item *it, uint32_t node, uint32_t level, float fade,
+                    const rvi_frame_camera *cam)
 {
     const rvi_scene *sc = &world->scene;
     it->node = rvi_node_handle(sc, node);
-    it->projection_key = 0;
-    if ((sc->flags[node] & RVI_NODE_PROJECTION) && render_scene) {
-        uint64_t key;
-        if (rv_render_scene_node_key(render_scene, it->node, &key, NULL) == RV_OK)
-            it->projection_key = key;
-    }
+    it->key = sc->key[node];
     it->lod_level = level;
     it->fade = fade > 1.0f ? 1.0f : fade;
     const float *ws = sc->world_sphere[node];
@@ -165,7 +160,7 @@ static uint64_t digest_list(uint64_t h, const rv_draw_item *items, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         const rv_draw_item *it = &items[i];
         /* Slot and generation, not the tag: two worlds built alike digest alike. */
-        uint64_t words[4] = { it->node.id & 0xFFFFFFFFFFFFull, it->projection_key, it->lod_level, 0 };
+        uint64_t words[4] = { it->node.id & 0xFFFFFFFFFFFFull, it->key, it->lod_level, 0 };
         float fade = it->fade;
         memcpy(&words[3], &fade, sizeof fade);
         h = rvi_hash_bytes(h, words, sizeof words);

@@ -127,7 +127,7 @@ static bool extra_draw(extra_walk *x, uint32_t i)
         x->error = r;
         return false;
     }
-    rvi_frame_emit(x->world, f ? f->render_scene : NULL, it, i, level, 1.0f, x->cam);
+    rvi_frame_emit(x->world, it, i, level, 1.0f, x->cam);
     return true;
 }
 

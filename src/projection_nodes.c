@@ -191,6 +191,7 @@ void rvi_node_bind(rv_render_scene *s, uint32_t slot)
     uint32_t i = rvi_scene_create_reserved(sc, RVI_INDEX_NONE);
     rvi_projection_row *row = &s->rows[slot];
     row->node = rvi_node_handle(sc, i).id;
+    sc->key[i] = row->key;
     rv_result r = rvi_map_put(&s->heap, &s->node_lookup, i, slot); /* reserved */
     (void)r;
     rvi_node_write_flags(s, slot);

@@ -33,6 +33,7 @@ static int scene_arrays(rvi_scene *s, scene_array out[])
     out[n++] = (scene_array){ (void **)&s->world_matrix, 64, 0 };
     out[n++] = (scene_array){ (void **)&s->local_sphere, 16, 0 };
     out[n++] = (scene_array){ (void **)&s->world_sphere, 16, 0 };
+    out[n++] = (scene_array){ (void **)&s->key, 8, 0 };
     out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux), 0 };
     out[n++] = (scene_array){ (void **)&s->dirty, 4, 0 };
     out[n++] = (scene_array){ (void **)&s->work, 4, 0 };
@@ -209,6 +210,7 @@ uint32_t rvi_scene_create_reserved(rvi_scene *s, uint32_t parent)
      * A never-used slot's flags are uninitialised memory. */
     s->flags[i] = i < never_used ? (s->flags[i] & RVI_NODE_LISTED) : 0;
     s->first_child[i] = NONE;
+    s->key[i] = 0;
     s->aux[i].child_count = 0;
     s->aux[i].loose = 0;
     memset(s->position[i], 0, sizeof s->position[i]);
@@ -483,6 +485,73 @@ rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3
     }
     rvi_scene_mark(s, i, RVI_NODE_BOUNDS_DIRTY);
     s->edits++;
+    return RV_OK;
+}
+
+/* The node flags the host may set, as scene flags. */
+static const struct {
+    uint32_t public_bit, scene_bit;
+} NODE_FLAGS[] = {
+    { RV_NODE_FLAG_HIDDEN, RVI_NODE_HIDDEN },
+    { RV_NODE_FLAG_TRANSLUCENT, RVI_NODE_TRANSLUCENT },
+};
+
+rv_result rv_node_set_flags(rv_world *world, rv_node node, uint32_t flags)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    rvi_scene *s = &world->scene;
+    uint32_t known = 0, bits = 0;
+    for (size_t k = 0; k < sizeof NODE_FLAGS / sizeof NODE_FLAGS[0]; k++) {
+        known |= NODE_FLAGS[k].public_bit;
+        if (flags & NODE_FLAGS[k].public_bit)
+            bits |= NODE_FLAGS[k].scene_bit;
+    }
+    if (flags & ~known)
+        return RV_ERR_INVALID_ARG;
+    /* A projection's flags are its journal's to set; the walks read flags while a visit
+     * callback or the host's parallel_for runs. */
+    if ((s->flags[i] & RVI_NODE_PROJECTION) || s->visiting)
+        return RV_ERR_BAD_STATE;
+    uint32_t kept = s->flags[i] & ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT);
+    if ((kept | bits) != s->flags[i]) {
+        s->flags[i] = kept | bits;
+        s->edits++; /* what the frame keeps about subtrees reads these flags */
+    }
+    return RV_OK;
+}
+
+rv_result rv_node_get_flags(const rv_world *world, rv_node node, uint32_t *out_flags)
+{
+    uint32_t i;
+    if (!out_flags)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    uint32_t flags = 0;
+    for (size_t k = 0; k < sizeof NODE_FLAGS / sizeof NODE_FLAGS[0]; k++)
+        if (world->scene.flags[i] & NODE_FLAGS[k].scene_bit)
+            flags |= NODE_FLAGS[k].public_bit;
+    *out_flags = flags;
+    return RV_OK;
+}
+
+rv_result rv_node_set_key(rv_world *world, rv_node node, uint64_t key)
+{
+    uint32_t i;
+    RVI_TRY(resolve(world, node, &i));
+    if (world->scene.flags[i] & RVI_NODE_PROJECTION)
+        return RV_ERR_BAD_STATE;
+    world->scene.key[i] = key;
+    return RV_OK;
+}
+
+rv_result rv_node_get_key(const rv_world *world, rv_node node, uint64_t *out_key)
+{
+    uint32_t i;
+    if (!out_key)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    *out_key = world->scene.key[i];
     return RV_OK;
 }
 

@@ -41,8 +41,8 @@ enum {
     RVI_NODE_PARTITION_GROUP= 1u << 12,
     RVI_NODE_PARTITION_PART = 1u << 13,
     RVI_NODE_PROJECTION     = 1u << 14, /* backed by a journal projection */
-    RVI_NODE_TRANSLUCENT    = 1u << 15,
-    RVI_NODE_HIDDEN         = 1u << 16, /* never drawn (projection flag hidden) */
+    RVI_NODE_TRANSLUCENT    = 1u << 15, /* RV_NODE_FLAG_TRANSLUCENT, or the projection's */
+    RVI_NODE_HIDDEN         = 1u << 16, /* RV_NODE_FLAG_HIDDEN, or the projection's */
     RVI_NODE_STALE          = 1u << 17, /* world placement unknown: the node's transform, or
                                            an ancestor's, could not be composed at its last
                                            update (it keeps its previous matrix); its world
@@ -59,7 +59,7 @@ typedef struct rvi_node_aux {
     uint32_t pending;     /* update only: changed children the node still waits for */
 } rvi_node_aux;
 
-#define RVI_SCENE_ARRAYS 14 /* per-node arrays (scene.c lists them) */
+#define RVI_SCENE_ARRAYS 15 /* per-node arrays (scene.c lists them) */
 
 typedef struct rvi_scene {
     rvi_pool pool;            /* slot allocation, generations, tag */
@@ -78,6 +78,8 @@ typedef struct rvi_scene {
     float (*local_sphere)[4]; /* own geometry, local space: x, y, z, radius */
     float (*world_sphere)[4]; /* world space, encloses own geometry and every descendant's;
                                  radius < 0 = empty subtree */
+    uint64_t *key;            /* the host's key (rv_node_set_key), or a projection's source
+                                 key; 0 when none */
     uint32_t capacity;
     /* scene.c's additions */
     rvi_node_aux *aux;        /* per node, one cache line shared by four fields */

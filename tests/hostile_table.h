@@ -37,6 +37,10 @@
     X(rv_node_transform_ptrs)                                                              \
     X(rv_node_mark_moved)                                                                  \
     X(rv_node_set_bounds)                                                                  \
+    X(rv_node_set_flags)                                                                   \
+    X(rv_node_get_flags)                                                                   \
+    X(rv_node_set_key)                                                                     \
+    X(rv_node_get_key)                                                                     \
     X(rv_update_world)                                                                     \
     X(rv_node_world_matrix)                                                                \
     X(rv_node_world_bounds)                                                                \

@@ -1099,6 +1099,119 @@ static void test_gate_calls_are_refused_inside_the_worlds_frame(void **state)
     rv_world_destroy(w);
 }
 
+/* The item of node n in v (NULL when it is not listed); *translucent says which list. */
+static const rv_draw_item *view_item(const rv_frame_view *v, rv_node n, bool *translucent)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n)) {
+            *translucent = false;
+            return &v->opaque[i];
+        }
+    for (uint32_t i = 0; i < v->translucent_count; i++)
+        if (rv_node_equal(v->translucent[i].node, n)) {
+            *translucent = true;
+            return &v->translucent[i];
+        }
+    return NULL;
+}
+
+/* rv_node_set_flags: a hidden node is drawn in no view, nor is anything under it, and an
+ * occluder on it or under it hides nothing; a translucent node goes to the translucent
+ * list. rv_node_set_key: each draw item carries its node's key. */
+static void test_node_flags_and_keys_reach_every_view(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(256);
+    rv_node wall = wall_ahead(w);
+    rv_node behind = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+    rv_node parent = rvt_object(w, RV_NODE_NONE, -2, 1.5f, -5, 0.5f);
+    rv_node child = rvt_object(w, parent, 0.5f, 0, 0, 0.25f);
+    rv_node glass = rvt_object(w, RV_NODE_NONE, 2, 1.5f, -5, 0.5f);
+    rv_node nodes[4] = { behind, parent, child, glass };
+    for (uint64_t k = 0; k < 4; k++)
+        assert_int_equal(rv_node_set_key(w, nodes[k], 0xC0FFEE00ull + k), RV_OK);
+    assert_int_equal(rv_node_set_flags(w, glass, RV_NODE_FLAG_TRANSLUCENT), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    rv_frame_view v, extra;
+    bool translucent;
+    /* Both views list every node with its key, the glass as translucent; the crate behind
+     * the wall is hidden in the main view only (extra views have no occlusion). */
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    for (uint64_t k = 0; k < 4; k++) {
+        const rv_frame_view *views[2] = { &v, &extra };
+        for (int which = 0; which < 2; which++) {
+            const rv_draw_item *it = view_item(views[which], nodes[k], &translucent);
+            if (which == 0 && k == 0) {
+                assert_null(it);
+                continue;
+            }
+            assert_non_null(it);
+            assert_true(it->key == 0xC0FFEE00ull + k);
+            assert_int_equal(translucent, k == 3);
+        }
+    }
+    /* The parent hidden: neither it nor its child is drawn, in either view or by the host's
+     * own walk; the frame records why. */
+    assert_int_equal(rv_node_set_flags(w, parent, RV_NODE_FLAG_HIDDEN), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    assert_false(view_draws(&v, parent) || view_draws(&v, child));
+    assert_false(view_draws(&extra, parent) || view_draws(&extra, child));
+    assert_true(view_draws(&v, glass) && view_draws(&extra, glass));
+    rv_frustum fr = rvt_frustum(eye0, ahead, 1.2f, 1000);
+    rv_node seen[16];
+    uint32_t seen_count;
+    assert_int_equal(rv_collect_visible(w, RV_NODE_NONE, &fr, seen, 16, &seen_count, NULL), RV_OK);
+    for (uint32_t i = 0; i < seen_count; i++)
+        assert_false(rv_node_equal(seen[i], parent) || rv_node_equal(seen[i], child));
+    assert_true(seen_count >= 2); /* behind and glass (the wall has no geometry) */
+    /* The wall hidden: it hides nothing, so the crate behind it is drawn. The same when
+     * the wall sits under a hidden node (at the origin, so the wall stays where it was). */
+    assert_int_equal(rv_node_set_flags(w, wall, RV_NODE_FLAG_HIDDEN), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    assert_int_equal(v.counts.occluders_added, 0);
+    assert_int_equal(rv_node_set_flags(w, wall, 0), RV_OK);
+    rv_node holder = rvt_node(w, RV_NODE_NONE);
+    assert_int_equal(rv_node_attach(w, holder, wall), RV_OK);
+    assert_int_equal(rv_node_set_flags(w, holder, RV_NODE_FLAG_HIDDEN), RV_OK);
+    c.v.time_ms = 48;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, behind));
+    assert_int_equal(v.counts.occluders_added, 0);
+    /* Flags cleared: everything as at first. */
+    assert_int_equal(rv_node_set_flags(w, holder, 0), RV_OK);
+    assert_int_equal(rv_node_set_flags(w, parent, 0), RV_OK);
+    c.v.time_ms = 64;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, behind));
+    assert_int_equal(v.counts.occluders_added, 1);
+    assert_true(view_draws(&v, parent) && view_draws(&v, child));
+    uint32_t flags;
+    assert_int_equal(rv_node_get_flags(w, glass, &flags), RV_OK);
+    assert_int_equal(flags, RV_NODE_FLAG_TRANSLUCENT);
+    /* A slot reused by a new node starts with no key and no flags. */
+    assert_int_equal(rv_node_destroy_subtree(w, glass), RV_OK);
+    rv_node fresh = rvt_object(w, RV_NODE_NONE, 2, 1.5f, -5, 0.5f);
+    uint64_t key;
+    assert_int_equal(rv_node_get_key(w, fresh, &key), RV_OK);
+    assert_int_equal(rv_node_get_flags(w, fresh, &flags), RV_OK);
+    assert_true(key == 0 && flags == 0);
+    c.v.time_ms = 80;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    const rv_draw_item *it = view_item(&v, fresh, &translucent);
+    assert_non_null(it);
+    assert_true(it->key == 0 && !translucent);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_journal_projections_are_drawn_with_their_keys(void **state)
 {
     (void)state;
@@ -1125,8 +1238,20 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     assert_int_equal(v.counts.journal_applied, 3);
     assert_int_equal(v.opaque_count, 2);
     assert_int_equal(v.translucent_count, 1);
-    assert_true(v.translucent[0].projection_key == 3);
-    assert_true(v.opaque[0].projection_key == 1 || v.opaque[0].projection_key == 2);
+    assert_true(v.translucent[0].key == 3);
+    assert_true(v.opaque[0].key == 1 || v.opaque[0].key == 2);
+    /* The journal owns a projection's flags and key: the node refuses the host's. */
+    rv_node projected = v.translucent[0].node;
+    uint32_t flags = 0;
+    uint64_t key = 0;
+    assert_int_equal(rv_node_get_key(w, projected, &key), RV_OK);
+    assert_int_equal(rv_node_get_flags(w, projected, &flags), RV_OK);
+    assert_true(key == 3 && flags == RV_NODE_FLAG_TRANSLUCENT);
+    assert_int_equal(rv_node_set_flags(w, projected, 0), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_set_key(w, projected, 9), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_get_key(w, projected, &key), RV_OK);
+    assert_int_equal(rv_node_get_flags(w, projected, &flags), RV_OK);
+    assert_true(key == 3 && flags == RV_NODE_FLAG_TRANSLUCENT);
     /* Move key 1 far away through the journal: it leaves the view next frame. */
     rv_projection_transform t = p.transform;
     t.position[0] = 500;
@@ -1134,7 +1259,7 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     c.v.time_ms = 16;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_int_equal(v.opaque_count, 1);
-    assert_true(v.opaque[0].projection_key == 2);
+    assert_true(v.opaque[0].key == 2);
     rv_world_destroy(w);
 }
 
@@ -1396,8 +1521,8 @@ static void test_translucent_list_is_far_to_near(void **state)
     assert_int_equal(v.translucent_count, 6);
     for (uint32_t i = 1; i < v.translucent_count; i++)
         assert_true(v.translucent[i - 1].view_depth >= v.translucent[i].view_depth - 1e-3f);
-    assert_true(v.translucent[0].projection_key == 2);
-    assert_true(v.translucent[5].projection_key == 5);
+    assert_true(v.translucent[0].key == 2);
+    assert_true(v.translucent[5].key == 5);
     rv_world_destroy(w);
 }
 
@@ -3135,6 +3260,7 @@ int main(void)
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
+        cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_streaming_budget_holds_after_every_placement_through_a_teleport),

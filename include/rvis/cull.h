@@ -27,8 +27,8 @@ typedef struct rv_cull_counts {
  * (column-major float[16]) points into the world and is valid during the call. Return
  * true to continue, false to stop the walk. The callback may read the world and use the
  * transform and bounds setters; calls that change the hierarchy or update it (create,
- * destroy, attach, detach, rv_group_spatially, rv_update_world, a nested visit) return
- * RV_ERR_BAD_STATE while it runs. */
+ * destroy, attach, detach, rv_group_spatially, rv_update_world, a nested visit) or its
+ * flags (rv_node_set_flags) return RV_ERR_BAD_STATE while it runs. */
 typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *user);
 
 /* Walks the hierarchy under root (RV_NODE_NONE: every root, in root order) depth-first,
@@ -38,8 +38,9 @@ typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *us
  * in one test; once a sphere is wholly inside a plane, that plane is not tested again
  * below it (plane masking, Assarsson & Möller 2000). A node with children is handed out
  * only when its own geometry sphere (not just its subtree's) meets the frustum.
- * Conservative: a node is never skipped when its own geometry's world sphere, or its world
- * bounds, meets the frustum (up to float rounding at tangency).
+ * A node flagged hidden (RV_NODE_FLAG_HIDDEN, or a hidden projection) is skipped with its
+ * whole subtree. Conservative: any other node is never skipped when its own geometry's
+ * world sphere, or its world bounds, meets the frustum (up to float rounding at tangency).
  * Iterative (any depth); never allocates; O(visited nodes).
  * counts: optional (NULL), filled on return, also when the callback stopped the walk.
  * Returns RV_OK whether or not the callback stopped the walk.

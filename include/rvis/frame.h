@@ -211,9 +211,8 @@ typedef struct rv_frame_counts {
  * dithered by fade, as the two items of any crossfade. */
 typedef struct rv_draw_item {
     rv_node node;
-    uint64_t projection_key;  /* the journal source key of a projection-backed node; 0 otherwise
-                                 (a projection registered with key 0 cannot be told from a
-                                 plain node here: give projections nonzero keys) */
+    uint64_t key;             /* the host's key of the node (rv_node_set_key; 0 until set), or
+                                 a projection-backed node's journal source key */
     uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
     float fade;               /* weight in (0, 1]; 1 when not fading */
     float view_depth;         /* distance of the world-sphere centre along the view direction */
@@ -229,7 +228,7 @@ typedef enum rv_cull_reason {
                                  sight requests its activation, and it is drawn like any part */
     RV_CULL_LOD_NOTHING,      /* its LOD level is past the ladder: draw nothing (node only) */
     RV_CULL_HLOD_REPLACED,    /* a child of an HLOD region drawn as itself: the region stands in */
-    RV_CULL_HIDDEN,           /* flagged hidden (a hidden projection) */
+    RV_CULL_HIDDEN,           /* flagged hidden (RV_NODE_FLAG_HIDDEN, or a hidden projection) */
     RV_CULL_UNSAMPLED         /* its box's image holds no pixel centre (rv_view.cull_unsampled;
                                  node only) */
 } rv_cull_reason;

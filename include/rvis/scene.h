@@ -99,9 +99,11 @@ RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, floa
 /* Pointers to the node's local position (float[3]), rotation (float[4], x y z w) and scale
  * (float[3]) for allocation-free writes (animation). Any output may be NULL. After writing,
  * call rv_node_mark_moved: the node cannot see the write. The pointers are owned by the
- * world and stay valid until the next call that creates nodes in this world
- * (rv_node_create, rv_group_spatially: storage may grow) or destroys this node; re-fetch
- * them after either. A rotation written here need not be normalised (rv_update_world
+ * world and stay valid until the next call that may create nodes in this world
+ * (rv_node_create, rv_group_spatially, and every call that drains a journal holding
+ * registrations into the world: rv_frame, rv_frame_begin, rv_render_scene_apply; storage
+ * may grow) or destroys this node; re-fetch them after any of those (per frame, after
+ * rv_frame_begin, is the safe habit). A rotation written here need not be normalised (rv_update_world
  * divides by its length). Values must be finite and the quaternion nonzero: otherwise
  * rv_update_world reports it and the node keeps its previous world matrix.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE. */
@@ -118,6 +120,39 @@ RV_API rv_result rv_node_mark_moved(rv_world *world, rv_node node);
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf, node unchanged),
  * RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3], float radius);
+
+/* Node flags (rv_node_set_flags). */
+enum {
+    RV_NODE_FLAG_HIDDEN = 1u << 0,      /* not drawn, nor is anything under it, in every view
+                                           (rv_frame, rv_cull_view, rv_visit_visible,
+                                           rv_collect_visible); an occluder on it or under
+                                           it hides nothing */
+    RV_NODE_FLAG_TRANSLUCENT = 1u << 1  /* listed with the frame's translucent items (far to
+                                           near) instead of the opaque ones */
+};
+
+/* Replaces the node's flags (RV_NODE_FLAG_*); they take effect at the next frame or walk,
+ * without an update. A node backed by a journal projection takes them from its projection
+ * (RV_PROJECTION_HIDDEN, RV_PROJECTION_TRANSLUCENT) and refuses this call. Never allocates.
+ * Errors: RV_ERR_INVALID_ARG (world NULL, an unknown bit), RV_ERR_STALE_HANDLE,
+ * RV_ERR_BAD_STATE (a projection-backed node; inside a visit callback or the host's
+ * parallel_for); the node is unchanged on error. */
+RV_API rv_result rv_node_set_flags(rv_world *world, rv_node node, uint32_t flags);
+/* Reads the node's flags (a projection-backed node's, as its projection set them).
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_get_flags(const rv_world *world, rv_node node, uint32_t *out_flags);
+
+/* Sets the host's key of the node, any 64-bit value (an entity id, an index, a pointer cast
+ * to uintptr_t): rv_frame and rv_cull_view hand it back in each rv_draw_item of the node,
+ * so the host finds its object without a map from handles. 0 until set, and again once the
+ * slot is reused by a new node. A projection-backed node's key is its journal source key
+ * and refuses this call. Never allocates. Errors: RV_ERR_INVALID_ARG (world NULL),
+ * RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a projection-backed node); nothing changes on
+ * error. */
+RV_API rv_result rv_node_set_key(rv_world *world, rv_node node, uint64_t key);
+/* Reads the node's key (a projection-backed node's journal source key).
+ * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_get_key(const rv_world *world, rv_node node, uint64_t *out_key);
 
 /* Recomputes world matrices and world bounds of what changed since the last call: moved
  * nodes and their descendants (matrices and exact spheres), then each affected ancestor's

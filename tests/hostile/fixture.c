@@ -164,6 +164,12 @@ uint64_t rvh_world_digest(const rv_world *w)
         h = rvi_hash_bytes(h, s, sizeof s);
         h = rvi_hash_bytes(h, m, sizeof m);
         h = rvi_hash_bytes(h, b, sizeof b);
+        uint32_t flags;
+        uint64_t key;
+        must(rv_node_get_flags(w, n, &flags), "rv_node_get_flags");
+        must(rv_node_get_key(w, n, &key), "rv_node_get_key");
+        h = rvi_hash_bytes(h, &flags, sizeof flags);
+        h = rvi_hash_bytes(h, &key, sizeof key);
         visited++;
         rv_node next;
         must(rv_node_first_child(w, n, &next), "rv_node_first_child");

@@ -309,6 +309,86 @@ void hostile_rv_node_mark_moved(rvh_ctx *cx)
         RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_mark_moved(cx->a, cx->bad[i]));
 }
 
+/* A visit callback that tries to change the flags of the node it is handed. */
+typedef struct flags_visit {
+    rv_world *world;
+    rv_node node;
+    rv_result got;
+} flags_visit;
+
+static bool set_flags_in_visit(rv_node node, const float world_matrix[16], void *user)
+{
+    (void)world_matrix;
+    flags_visit *v = user;
+    v->node = node;
+    v->got = rv_node_set_flags(v->world, node, RV_NODE_FLAG_HIDDEN);
+    return false;
+}
+
+void hostile_rv_node_set_flags(rvh_ctx *cx)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_flags(NULL, cx->na.mid, 0));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_flags(cx->a, RV_NODE_NONE, 0));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_flags(cx->a, cx->bad[i], RV_NODE_FLAG_HIDDEN));
+    /* Every bit beyond the two known ones is refused, alone and beside known ones. */
+    for (int bit = 2; bit < 32; bit++) {
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_flags(cx->a, cx->na.mid, 1u << bit));
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_flags(cx->a, cx->na.mid, RV_NODE_FLAG_HIDDEN | (1u << bit)));
+    }
+    /* A visit callback may not change flags the walk reads. */
+    float ortho[16] = { 1e-4f, 0, 0, 0, 0, 1e-4f, 0, 0, 0, 0, -1e-4f, 0, 0, 0, 0, 1 };
+    rv_frustum frustum;
+    assert_int_equal(rv_frustum_from_view_projection(ortho, (rv_clip){ 0 }, &frustum), RV_OK);
+    flags_visit v = { cx->a, RV_NODE_NONE, RV_OK };
+    uint32_t flags = 0xFFu;
+    RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &frustum, set_flags_in_visit, &v, NULL));
+    RVH_CHECK(cx, v.node.id != 0 && v.got == RV_ERR_BAD_STATE);
+    RVH_ACCEPT(cx, rv_node_get_flags(cx->a, v.node, &flags));
+    RVH_CHECK(cx, flags == 0);
+    RVH_ACCEPT(cx, rv_node_set_flags(cx->a, cx->na.mid, RV_NODE_FLAG_HIDDEN | RV_NODE_FLAG_TRANSLUCENT));
+    RVH_ACCEPT(cx, rv_node_get_flags(cx->a, cx->na.mid, &flags));
+    RVH_CHECK(cx, flags == (RV_NODE_FLAG_HIDDEN | RV_NODE_FLAG_TRANSLUCENT));
+}
+
+void hostile_rv_node_get_flags(rvh_ctx *cx)
+{
+    uint32_t flags = 0x5a5a5a5au;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_flags(NULL, cx->na.mid, &flags));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_flags(cx->a, cx->na.mid, NULL));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_flags(cx->a, RV_NODE_NONE, &flags));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_flags(cx->a, cx->bad[i], &flags));
+    RVH_CHECK(cx, flags == 0x5a5a5a5au);
+    RVH_ACCEPT(cx, rv_node_get_flags(cx->a, cx->na.mid, &flags));
+    RVH_CHECK(cx, flags == 0);
+}
+
+void hostile_rv_node_set_key(rvh_ctx *cx)
+{
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_key(NULL, cx->na.mid, 7));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_key(cx->a, RV_NODE_NONE, 7));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_key(cx->a, cx->bad[i], 7));
+    uint64_t key = 0;
+    RVH_ACCEPT(cx, rv_node_set_key(cx->a, cx->na.mid, UINT64_MAX));
+    RVH_ACCEPT(cx, rv_node_get_key(cx->a, cx->na.mid, &key));
+    RVH_CHECK(cx, key == UINT64_MAX);
+}
+
+void hostile_rv_node_get_key(rvh_ctx *cx)
+{
+    uint64_t key = 0x5a5a5a5a5a5aull;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_key(NULL, cx->na.mid, &key));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_key(cx->a, cx->na.mid, NULL));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_key(cx->a, RV_NODE_NONE, &key));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_key(cx->a, cx->bad[i], &key));
+    RVH_CHECK(cx, key == 0x5a5a5a5a5a5aull);
+    RVH_ACCEPT(cx, rv_node_get_key(cx->a, cx->na.mid, &key));
+    RVH_CHECK(cx, key == 0);
+}
+
 void hostile_rv_node_set_bounds(rvh_ctx *cx)
 {
     float c[3] = { 0, 0, 0 };

@@ -469,11 +469,15 @@ rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass
     d.distance = distance > 0.0 ? (float)distance : 0.0f;
     d.screen_space_error = (float)sse;
     child_scan children = scan_children(world, st, node_index, false);
-    if (!region->resident)
-        d.refine = children.any; /* cannot be drawn: whatever below is resident stands in */
+    /* As rvi_hlod_decide: a region that is not resident, or has no geometry of its own to
+     * draw in the view's lists, cannot stand in for its children. */
+    bool drawable = region->resident &&
+                    (!pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY));
+    if (!drawable)
+        d.refine = children.any; /* whatever below is resident stands in */
     else
         d.refine = children.any && children.resident && sse > pass->max_screen_space_error;
-    d.draw_self = region->resident && !d.refine;
+    d.draw_self = drawable && !d.refine;
     d.self_weight = d.draw_self ? 1.0f : 0.0f;
     return d;
 }

@@ -743,20 +743,28 @@ static void test_hlod_region_without_own_geometry_draws_its_children(void **stat
     assert_int_equal(rv_node_set_hlod_resident(w, child_b, true), RV_OK);
     rvt_camera c;
     rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
-    rv_frame_view v;
-    /* Far (a region with geometry would be drawn as itself here), then near, then far. */
+    rv_frame_view v, extra;
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    /* Far (a region with geometry would be drawn as itself here), then near, then far; an
+     * extra view with the same camera passes through the region alike. */
     const float z[4] = { -300, -40, -40, -300 };
     for (int f = 0; f < 4; f++) {
         at[2] = z[f];
         assert_int_equal(rv_node_set_position(w, region, at), RV_OK);
         c.v.time_ms = 16.0 * f;
         assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-        assert_true(view_draws(&v, child_a));
-        assert_true(view_draws(&v, child_b));
-        assert_false(view_draws(&v, region));
-        for (uint32_t i = 0; i < v.opaque_count; i++)
-            assert_true(v.opaque[i].fade == 1.0f); /* nothing fades against a region with nothing */
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        const rv_frame_view *views[2] = { &v, &extra };
+        for (int k = 0; k < 2; k++) {
+            assert_true(view_draws(views[k], child_a));
+            assert_true(view_draws(views[k], child_b));
+            assert_false(view_draws(views[k], region));
+            for (uint32_t i = 0; i < views[k]->opaque_count; i++)
+                assert_true(views[k]->opaque[i].fade == 1.0f); /* nothing fades against a region with nothing */
+        }
     }
+    rv_view_list_destroy(list);
     /* Not resident below: nothing can be drawn there, and the load is asked for. */
     assert_int_equal(rv_node_set_hlod_resident(w, child_b, false), RV_OK);
     c.v.time_ms = 100;

@@ -8,6 +8,7 @@
 #include "occlusion.h"
 #include "partition.h"
 #include "projection.h"
+#include "residency.h"
 #include "scene.h"
 
 #include <math.h>
@@ -301,10 +302,12 @@ static rv_result frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
 
 /* ---- end ------------------------------------------------------------------------------- */
 
-static rv_result streaming(rv_world *world, rvi_frame *f, rvi_frame_arena *a)
+/* The grids' updates, and room in the arena for every page request and eviction the
+ * residency can hand out now (*out_max requests, *out_evictable evictions). Everything here
+ * may fail; nothing is handed out yet. */
+static rv_result streaming_prepare(rv_world *world, rvi_frame *f, rvi_frame_arena *a, uint32_t *out_max,
+                                   uint32_t *out_evictable)
 {
-    if (!f->residency)
-        return RV_OK;
     rvi_heap *heap = &world->heap;
     for (uint32_t g = 0; g < f->grids.count; g++) {
         rvi_frame_grid *fg = &RVI_VEC_AT(f->grids, rvi_frame_grid, g);
@@ -319,21 +322,27 @@ static rv_result streaming(rv_world *world, rvi_frame *f, rvi_frame_arena *a)
     }
     f->sources.count = f->host_source_count;
     uint32_t max = world->desc.residency.requests_per_frame ? world->desc.residency.requests_per_frame : 64;
+    uint32_t evictable = rvi_residency_evictable(f->residency);
     RVI_TRY(rvi_vec_reserve(heap, &a->page_requests, sizeof(rv_page_request), max));
+    RVI_TRY(rvi_vec_reserve(heap, &a->page_evictions, sizeof(rv_page_eviction), evictable));
+    *out_max = max;
+    *out_evictable = evictable;
+    return RV_OK;
+}
+
+/* Hands out the page requests and evictions into the room streaming_prepare made. Cannot
+ * fail: taken pages always reach the view. */
+static void streaming_take(rvi_frame *f, rvi_frame_arena *a, uint32_t max, uint32_t evictable)
+{
     uint32_t n = 0;
-    RVI_TRY(rv_residency_take_requests(f->residency, RVI_VEC_PTR(a->page_requests, rv_page_request), max, &n));
+    (void)rv_residency_take_requests(f->residency, RVI_VEC_PTR(a->page_requests, rv_page_request), max, &n);
     a->page_requests.count = n;
-    for (;;) {
-        RVI_TRY(rvi_vec_reserve(heap, &a->page_evictions, sizeof(rv_page_eviction), a->page_evictions.count + 64));
-        rv_page_eviction *dst = RVI_VEC_PTR(a->page_evictions, rv_page_eviction) + a->page_evictions.count;
-        RVI_TRY(rv_residency_take_evictions(f->residency, dst, 64, &n));
-        a->page_evictions.count += n;
-        if (n < 64)
-            break;
-    }
+    n = 0;
+    (void)rv_residency_take_evictions(f->residency, RVI_VEC_PTR(a->page_evictions, rv_page_eviction), evictable,
+                                      &n);
+    a->page_evictions.count = n;
     f->counts.pages_requested = a->page_requests.count;
     f->counts.pages_evicted = a->page_evictions.count;
-    return RV_OK;
 }
 
 void rvi_frame_count_drawn(const rvi_vec *opaque, const rvi_vec *translucent, rv_frame_counts *counts)
@@ -375,8 +384,24 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     bool timed = world->desc.clock_ns != NULL;
     rv_tick_demand tick = { RV_TICK_IDLE, 0 };
 
+    /* Every step that can fail comes before the first that hands something out (the
+     * partition gate's requests, the residency's pages): a failure then loses nothing, and
+     * the frame stays open for a retry or an abort. */
     uint64_t t0 = rvi_clock_now(world);
     rvi_partition *gate = rvi_partition_find(world);
+    if (gate) {
+        uint32_t gate_parts, gate_requests;
+        rvi_partition_request_bounds(gate, &gate_parts, &gate_requests);
+        RVI_TRY(rvi_vec_reserve(heap, &a->resync_parts, sizeof(rv_node), gate_parts));
+        RVI_TRY(rvi_vec_reserve(heap, &a->resync_requests, sizeof(rv_partition_request), gate_requests));
+    }
+    uint32_t max_requests = 0, evictable = 0;
+    if (f->residency)
+        RVI_TRY(streaming_prepare(world, f, a, &max_requests, &evictable));
+    uint64_t t1 = rvi_clock_now(world);
+    if (timed)
+        rvi_stage_add(f, RV_STAGE_STREAMING, t0, t1);
+
     if (gate) {
         rv_partition_result pr;
         RVI_TRY(rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr));
@@ -384,8 +409,6 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
         uint32_t parts = 0;
         for (uint32_t k = 0; k < pr.request_count; k++)
             parts += pr.requests[k].part_count;
-        RVI_TRY(rvi_vec_reserve(heap, &a->resync_parts, sizeof(rv_node), parts));
-        RVI_TRY(rvi_vec_reserve(heap, &a->resync_requests, sizeof(rv_partition_request), pr.request_count));
         rv_node *dst = RVI_VEC_PTR(a->resync_parts, rv_node);
         for (uint32_t k = 0; k < pr.request_count; k++) {
             rv_partition_request q = pr.requests[k];
@@ -398,21 +421,21 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
         a->resync_requests.count = pr.request_count;
         combine_tick(&tick, pr.tick);
     }
-    uint64_t t1 = rvi_clock_now(world);
+    uint64_t t2 = rvi_clock_now(world);
     if (timed)
-        rvi_stage_add(f, RV_STAGE_PARTITION, t0, t1);
+        rvi_stage_add(f, RV_STAGE_PARTITION, t1, t2);
 
-    RVI_TRY(streaming(world, f, a));
     if (f->residency) {
+        streaming_take(f, a, max_requests, evictable);
         if (rv_residency_loads_in_flight(f->residency) > 0)
             combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
         double wake;
         if (rv_residency_next_wake_ms(f->residency, &wake))
             combine_tick(&tick, (rv_tick_demand){ RV_TICK_WAKE_AT, wake });
     }
-    uint64_t t2 = rvi_clock_now(world);
+    uint64_t t3 = rvi_clock_now(world);
     if (timed)
-        rvi_stage_add(f, RV_STAGE_STREAMING, t1, t2);
+        rvi_stage_add(f, RV_STAGE_STREAMING, t2, t3);
     if (rvi_lod_fading(world) || f->hlod_pass.fading > 0)
         combine_tick(&tick, (rv_tick_demand){ RV_TICK_CONTINUOUS, 0 });
 
@@ -425,7 +448,7 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
 
     rvi_frame_count_drawn(&a->opaque, &a->translucent, &f->counts);
     if (timed)
-        rvi_stage_add(f, RV_STAGE_PUBLISH, t2, rvi_clock_now(world));
+        rvi_stage_add(f, RV_STAGE_PUBLISH, t3, rvi_clock_now(world));
 
     rv_frame_view v;
     memset(&v, 0, sizeof v);

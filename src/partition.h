@@ -66,6 +66,10 @@ bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *gate,
 rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *gate, const rv_frustum *regate,
                                   double now_ms, rv_partition_result *out);
 
+/* At most how many parts and requests rvi_partition_frame_end can hand out (the room its
+ * own result arrays keep). */
+void rvi_partition_request_bounds(const rvi_partition *gate, uint32_t *parts, uint32_t *requests);
+
 /* Validates a desc as creation would (defaults applied), creating nothing. */
 rv_result rvi_partition_check_desc(const rv_partition_desc *desc);
 

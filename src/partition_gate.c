@@ -579,6 +579,12 @@ rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *p, const rv_fr
     return RV_OK;
 }
 
+void rvi_partition_request_bounds(const rvi_partition *p, uint32_t *parts, uint32_t *requests)
+{
+    *parts = p->out_parts.capacity;
+    *requests = p->out_requests.capacity;
+}
+
 /* ---- public frame API: thin layers over the hooks -------------------------------------- */
 
 rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum)

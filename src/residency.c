@@ -281,6 +281,11 @@ void rv_residency_destroy(rv_residency *r)
     }
 }
 
+uint32_t rvi_residency_evictable(const rv_residency *r)
+{
+    return r->lru.count;
+}
+
 rv_residency_desc rvi_residency_desc(const rv_residency *r)
 {
     return r->desc;

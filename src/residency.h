@@ -32,6 +32,10 @@ uint64_t rvi_residency_next_serial(rv_residency *residency);
 void rvi_residency_want_cell(rv_residency *residency, rv_page_key key, float distance, bool touched,
                              uint64_t serial, bool *new_request, bool *new_touch);
 
+/* At most how many pages rv_residency_take_evictions can hand out now: the resident pages
+ * not in use this frame (it evicts only those). */
+uint32_t rvi_residency_evictable(const rv_residency *residency);
+
 /* The resolved desc (defaults applied). */
 rv_residency_desc rvi_residency_desc(const rv_residency *residency);
 

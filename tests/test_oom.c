@@ -445,12 +445,127 @@ static void test_world_joins_survive_every_allocation_failure(void **state)
     }
 }
 
+/* ---- a frame's streaming under allocation failure --------------------------------------- */
+
+/* The host's side of streaming: every page handed out is loaded and placed at once, every
+ * eviction freed. A page the frame takes from the residency and does not publish would stay
+ * loading (or stay in the host's memory) for ever. */
+typedef struct stream_host {
+    rvt_alloc alloc;
+    rv_world *world;
+    bool held[1024];      /* by the grid's page index */
+    uint32_t held_count;
+    uint32_t evictions;   /* announced so far */
+} stream_host;
+
+static void stream_host_init(stream_host *h)
+{
+    memset(h, 0, sizeof *h);
+    rv_world_desc d = {0};
+    d.allocator = rvt_allocator(&h->alloc);
+    d.residency.budget_bytes = 120 * 1000;  /* room for 120 pages of 1,000 bytes */
+    d.residency.page_bytes_estimate = 1000;
+    d.residency.requests_per_frame = 256;
+    assert_int_equal(rv_world_create(&d, &h->world), RV_OK);
+    rv_grid_desc g = {0};
+    g.cell_size = 4.0f;
+    g.count_x = g.count_z = 32;
+    g.lead = 4.0f;
+    g.eye_radius = 20.0f;
+    assert_int_equal(rv_world_add_grid(h->world, &g, NULL), RV_OK);
+}
+
+/* One frame with the eye at (x, 1, z): RV_OK (and the host answers it) or an allocation
+ * failure (the frame aborted). */
+static rv_result stream_host_frame(stream_host *h, float x, float z, double time_ms)
+{
+    float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -x, -1, -z, 1 };
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view = view;
+    v.projection = JOIN_PROJ;
+    v.viewport_width = 64;
+    v.viewport_height = 64;
+    v.time_ms = time_ms;
+    rv_frame_view out;
+    rv_result r = rv_frame(h->world, &v, &out);
+    if (r != RV_OK)
+        return r;
+    rv_residency *res = rv_world_residency(h->world);
+    for (uint32_t i = 0; i < out.page_eviction_count; i++) {
+        uint32_t page = (uint32_t)out.page_evictions[i].key.index;
+        assert_true(page < 1024 && h->held[page]);
+        h->held[page] = false;
+        h->held_count--;
+        h->evictions++;
+    }
+    for (uint32_t i = 0; i < out.page_request_count; i++) {
+        uint32_t page = (uint32_t)out.page_requests[i].key.index;
+        assert_true(page < 1024);
+        assert_int_equal(rv_residency_place(res, out.page_requests[i].key, 1000), RV_OK);
+        if (!h->held[page]) {
+            h->held[page] = true;
+            h->held_count++;
+        }
+    }
+    return RV_OK;
+}
+
+/* The eye walks along x, then jumps: the jump evicts more pages at once than any frame
+ * before (so its list grows) and requests as many new ones. */
+static const float STREAM_X[] = { 24, 28, 32, 36, 100, 104, 104, 104, 104, 104 };
+enum { STREAM_FRAMES = sizeof STREAM_X / sizeof STREAM_X[0], STREAM_JUMP = 4 };
+
+static void test_a_frame_out_of_memory_loses_no_page_request_or_eviction(void **state)
+{
+    (void)state;
+    /* How many allocations the jump's frame makes when none fails. */
+    stream_host h;
+    stream_host_init(&h);
+    uint64_t made = 0;
+    uint32_t evicted_at_jump = 0;
+    for (int f = 0; f < STREAM_FRAMES; f++) {
+        uint64_t calls = h.alloc.calls;
+        uint32_t evictions = h.evictions;
+        assert_int_equal(stream_host_frame(&h, STREAM_X[f], 64, 16.0 * f), RV_OK);
+        if (f == STREAM_JUMP) {
+            made = h.alloc.calls - calls;
+            evicted_at_jump = h.evictions - evictions;
+        }
+    }
+    assert_true(evicted_at_jump > 64); /* more than the frame's first room for evictions */
+    rv_residency_stats st;
+    rv_world_destroy(h.world);
+    assert_true(made >= 1); /* the jump's frame really allocates */
+    /* Each of them failing: the frame fails, the host keeps walking, and in the end every
+     * page loading was handed out (and so placed) and every page evicted was announced. */
+    for (uint64_t k = 1; k <= made; k++) {
+        stream_host_init(&h);
+        for (int f = 0; f < STREAM_FRAMES; f++) {
+            if (f == STREAM_JUMP)
+                h.alloc.fail_at = h.alloc.calls + k;
+            rv_result r = stream_host_frame(&h, STREAM_X[f], 64, 16.0 * f);
+            h.alloc.fail_at = 0;
+            assert_true(r == RV_OK || (f == STREAM_JUMP && r == RV_ERR_OUT_OF_MEMORY));
+        }
+        rv_residency *res = rv_world_residency(h.world);
+        st = rv_residency_get_stats(res);
+        assert_int_equal(rv_residency_loads_in_flight(res), 0);
+        assert_int_equal(st.pages_resident, h.held_count);
+        rv_world_destroy(h.world);
+        assert_true(h.alloc.live_blocks == 0);
+    }
+    print_message("the jump's frame (%u evictions): %llu allocation(s) swept\n", evicted_at_jump,
+                  (unsigned long long)made);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_and_scene_calls_survive_every_allocation_failure),
         cmocka_unit_test(test_residency_calls_survive_every_allocation_failure),
         cmocka_unit_test(test_world_joins_survive_every_allocation_failure),
+        cmocka_unit_test(test_a_frame_out_of_memory_loses_no_page_request_or_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -379,8 +379,11 @@ RV_API rv_result rv_frame_cull(rv_world *world);
  * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
  * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.
  * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled, or from a callback a frame call
- * is running), RV_ERR_INVARIANT (deltas were left in the journal at publication: the view is
- * still published and counted). */
+ * is running), RV_ERR_OUT_OF_MEMORY (room for the view's lists could not be made: it is made
+ * before the partition gate and the residency hand anything out, so no resync, page request
+ * or eviction is lost; the frame stays open: call rv_frame_end again, or rv_frame_abort),
+ * RV_ERR_INVARIANT (deltas were left in the journal at publication: the view is still
+ * published and counted). */
 RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
 
 /* Abandons an open frame: nothing is published and its arena is recycled (any view that

@@ -50,6 +50,47 @@ static float pixels_per_unit_of(const double m[16], bool orthographic, uint32_t 
     return ppu < 3e38 ? (float)ppu : 3e38f;
 }
 
+/* True when the view matrix's 3 x 3 part is a rotation, possibly with a reflection (its
+ * columns orthonormal to 1e-4): its inverse is its transpose. */
+static bool view_is_rigid(const float v[16])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++) {
+            double dot = (double)v[i * 4] * v[j * 4] + (double)v[i * 4 + 1] * v[j * 4 + 1] +
+                         (double)v[i * 4 + 2] * v[j * 4 + 2];
+            if (!(fabs(dot - (i == j ? 1.0 : 0.0)) <= 1e-4))
+                return false;
+        }
+    return true;
+}
+
+/* The eye of any invertible affine view matrix: -A^-1 t, A its 3 x 3 part (Cramer's rule in
+ * double). False when A is singular or the eye is not finite in float. */
+static bool affine_view_eye(const float v[16], float eye[3])
+{
+    double a[3][3]; /* a[r][c] */
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            a[r][c] = v[c * 4 + r];
+    double cof[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+            cof[r][c] = a[r1][c1] * a[r2][c2] - a[r1][c2] * a[r2][c1];
+        }
+    double det = a[0][0] * cof[0][0] + a[0][1] * cof[0][1] + a[0][2] * cof[0][2];
+    if (!(fabs(det) > 0) || !isfinite(det))
+        return false;
+    for (int k = 0; k < 3; k++) {
+        /* (A^-1)[k][j] = cof[j][k] / det */
+        double e = -(cof[0][k] * v[12] + cof[1][k] * v[13] + cof[2][k] * v[14]) / det;
+        if (!(fabs(e) < 3e38))
+            return false;
+        eye[k] = (float)e;
+    }
+    return true;
+}
+
 rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi_frame_camera *out)
 {
     if (!view || view->viewport_width == 0 || view->viewport_height == 0)
@@ -70,10 +111,16 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         if (!rvi_finite_n(cam.view_projection, 16))
             return RV_ERR_NOT_FINITE;
         have_double = true;
-        /* Eye from the inverse of the view's rigid part: eye = -R^T t. */
+        /* Eye from the inverse of the view's 3 x 3 part: -R^T t for a rigid view, the general
+         * inverse for one that also scales (a view in other units than the world's). */
         const float *v = view->view;
-        for (int k = 0; k < 3; k++)
-            cam.eye[k] = -(v[k * 4 + 0] * v[12] + v[k * 4 + 1] * v[13] + v[k * 4 + 2] * v[14]);
+        bool rigid = view_is_rigid(v);
+        if (rigid) {
+            for (int k = 0; k < 3; k++)
+                cam.eye[k] = -(v[k * 4 + 0] * v[12] + v[k * 4 + 1] * v[13] + v[k * 4 + 2] * v[14]);
+        } else if (!affine_view_eye(v, cam.eye)) {
+            return RV_ERR_INVALID_ARG;
+        }
         const float *p = view->projection;
         cam.orthographic = p[3] == 0 && p[7] == 0 && p[11] == 0 && p[15] != 0;
         /* Forward from the product, as the view_projection form reads it, so a left-handed
@@ -85,11 +132,25 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
             return RV_ERR_INVALID_ARG;
         for (int k = 0; k < 3; k++)
             cam.forward[k] = fwd[k] / len;
-        if (cam.orthographic)
-            cam.ortho_height = fabsf(p[5]) > 0 ? 2.0f * fabsf(p[15]) / fabsf(p[5]) : 0;
-        cam.fov_y = view->fov_y > 0 ? view->fov_y
-                    : (!cam.orthographic && fabsf(p[5]) > 0 ? 2.0f * atanf(1.0f / fabsf(p[5]))
-                                                            : 60.0f * 3.14159265f / 180.0f);
+        /* The lens in world units: from the projection for a rigid view, else from the
+         * product, as the view_projection form reads it (a scaled view's projection
+         * measures view units). */
+        float lens_fov = 60.0f * 3.14159265f / 180.0f;
+        if (rigid) {
+            if (cam.orthographic)
+                cam.ortho_height = fabsf(p[5]) > 0 ? 2.0f * fabsf(p[15]) / fabsf(p[5]) : 0;
+            else if (fabsf(p[5]) > 0)
+                lens_fov = 2.0f * atanf(1.0f / fabsf(p[5]));
+        } else {
+            const double *m = cam.view_projection_d;
+            double ry = sqrt(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
+            double rw = sqrt(m[3] * m[3] + m[7] * m[7] + m[11] * m[11]);
+            if (cam.orthographic)
+                cam.ortho_height = ry > 0 ? (float)(2.0 * fabs(m[15]) / ry) : 0;
+            else if (ry > 0)
+                lens_fov = (float)(2.0 * atan(rw / ry));
+        }
+        cam.fov_y = view->fov_y > 0 ? view->fov_y : lens_fov;
     } else if (view->view_projection && view->eye) {
         if (!rvi_finite_n(view->view_projection, 16) || !rvi_finite_n(view->eye, 3))
             return RV_ERR_NOT_FINITE;

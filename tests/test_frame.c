@@ -27,6 +27,22 @@ static bool view_draws(const rv_frame_view *v, rv_node n)
     return false;
 }
 
+/* The item of node n in v (NULL when it is not listed); *translucent says which list. */
+static const rv_draw_item *view_item(const rv_frame_view *v, rv_node n, bool *translucent)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n)) {
+            *translucent = false;
+            return &v->opaque[i];
+        }
+    for (uint32_t i = 0; i < v->translucent_count; i++)
+        if (rv_node_equal(v->translucent[i].node, n)) {
+            *translucent = true;
+            return &v->translucent[i];
+        }
+    return NULL;
+}
+
 static const float eye0[3] = { 0, 1.7f, 0 };
 static const float ahead[3] = { 0, 1.7f, -10 };
 
@@ -619,6 +635,68 @@ static void test_lod_levels_and_nothing_level(void **state)
  * move a level's weight by more than dt / crossfade_ms in a frame, whatever the level it
  * is retargeted to mid-fade, and the level past the ladder (drawn as nothing) takes the
  * rest of the weight. */
+/* A view matrix that also scales (a view in centimetres of a world in metres) with the
+ * projection scaled back: the same camera, so the same frustum, LOD levels and view depths
+ * as the rigid view (the eye is the inverse of the whole 3 x 3 part, the lens read from the
+ * product). An orthographic camera alike. */
+static void test_a_scaled_view_matrix_is_the_same_camera(void **state)
+{
+    (void)state;
+    rv_lod_ladder ladder;
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    const float scales[4] = { 1, 2, 100, 0.01f };
+    for (int ortho = 0; ortho < 2; ortho++) {
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+        if (ortho) {
+            const float o[16] = { 0.05f, 0, 0, 0, 0, 0.08f, 0, 0, 0, 0, -0.002f, 0, 0, 0, -1.0f, 1 };
+            memcpy(c.projection, o, sizeof o);
+        }
+        uint32_t levels[4][64], drawn[4];
+        float depth[4][64];
+        for (int k = 0; k < 4; k++) {
+            rv_world *w = rvt_world_occlusion(0);
+            rv_node nodes[64];
+            uint64_t seed = 11;
+            for (int i = 0; i < 64; i++) {
+                nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -30, 30), rvt_uniform(&seed, -3, 6),
+                                      rvt_uniform(&seed, -300, -2), 1);
+                assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+            }
+            float view[16], projection[16];
+            memcpy(view, c.view, sizeof view);
+            memcpy(projection, c.projection, sizeof projection);
+            for (int i = 0; i < 15; i++)
+                if (i % 4 != 3)
+                    view[i] *= scales[k]; /* the 3 x 3 part and the translation */
+            for (int i = 0; i < 12; i++)
+                projection[i] /= scales[k]; /* the first three columns */
+            rv_view v = c.v;
+            v.view = view;
+            v.projection = projection;
+            rv_frame_view out;
+            assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+            drawn[k] = out.opaque_count;
+            for (int i = 0; i < 64; i++) {
+                bool translucent;
+                const rv_draw_item *it = view_item(&out, nodes[i], &translucent);
+                levels[k][i] = it ? it->lod_level : 99u;
+                depth[k][i] = it ? it->view_depth : 0.0f;
+            }
+            rv_world_destroy(w);
+        }
+        assert_true(drawn[0] >= 10 && drawn[0] < 64);
+        for (int k = 1; k < 4; k++) {
+            assert_int_equal(drawn[k], drawn[0]);
+            for (int i = 0; i < 64; i++) {
+                assert_int_equal(levels[k][i], levels[0][i]);
+                assert_true(fabsf(depth[k][i] - depth[0][i]) <= 1e-4f * (1.0f + fabsf(depth[0][i])));
+            }
+        }
+    }
+}
+
 static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
 {
     (void)state;
@@ -1105,22 +1183,6 @@ static void test_gate_calls_are_refused_inside_the_worlds_frame(void **state)
     assert_int_equal(rv_partition_gate_group(w, building, &fr), RV_OK);
     assert_int_equal(rv_partition_end_frame(w, NULL, 20.0, &pr), RV_OK);
     rv_world_destroy(w);
-}
-
-/* The item of node n in v (NULL when it is not listed); *translucent says which list. */
-static const rv_draw_item *view_item(const rv_frame_view *v, rv_node n, bool *translucent)
-{
-    for (uint32_t i = 0; i < v->opaque_count; i++)
-        if (rv_node_equal(v->opaque[i].node, n)) {
-            *translucent = false;
-            return &v->opaque[i];
-        }
-    for (uint32_t i = 0; i < v->translucent_count; i++)
-        if (rv_node_equal(v->translucent[i].node, n)) {
-            *translucent = true;
-            return &v->translucent[i];
-        }
-    return NULL;
 }
 
 /* rv_node_set_flags: a hidden node is drawn in no view, nor is anything under it, and an
@@ -3263,6 +3325,7 @@ int main(void)
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
+        cmocka_unit_test(test_a_scaled_view_matrix_is_the_same_camera),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),

@@ -111,7 +111,10 @@ RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
  * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
  * are read during the call only. */
 typedef struct rv_view {
-    const float *view;            /* world -> view matrix */
+    const float *view;            /* world -> view matrix: affine (last row 0 0 0 1); rigid
+                                     (a rotation, mirrored or not, and a translation), or
+                                     scaled too (a view in other units than the world's,
+                                     with its projection to match: the same camera) */
     const float *projection;      /* view -> clip matrix */
     const float *view_projection; /* world -> clip; used when view/projection are NULL */
     const float *eye;             /* world position, required with view_projection */
@@ -302,7 +305,7 @@ typedef struct rv_frame_view {
  * double and take the float rounding of an eye far from the origin into account.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
  * neither matrix form given, a view whose forward axis has no length in float (a view
- * matrix scaled by 1e-30, say), or, with occlusion on, a viewport so wide or tall that the
+ * matrix scaled by 1e-30, say) or whose 3 x 3 part is singular, or, with occlusion on, a viewport so wide or tall that the
  * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE, or a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE

@@ -334,8 +334,8 @@ void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
 
 /* rv_view.cull_unsampled's test of node i in the view of cam (frame_unsampled.c): true when the
- * image of its test box (f's table), else of the box around its geometry's world sphere,
- * grown by RV_UNSAMPLED_MARGIN_PX, holds no pixel centre of cam's viewport. False for a
+ * image of its test box (f's table; f NULL: none), else of the box around its geometry's
+ * world sphere, grown by RV_UNSAMPLED_MARGIN_PX, holds no pixel centre of cam's viewport. False for a
  * node whose sphere's image is larger than RV_UNSAMPLED_MAX_PX, is unbounded, or reaches
  * behind the eye. */
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i);

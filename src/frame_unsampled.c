@@ -163,7 +163,8 @@ bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const 
     }
     if (!(across <= (float)RV_UNSAMPLED_MAX_PX))
         return false;
-    const rvi_node_box *b = rvi_node_table_find(&f->test_boxes, sizeof *b, i);
+    /* No frame state yet (an extra view before the first frame): no test box either. */
+    const rvi_node_box *b = f ? rvi_node_table_find(&f->test_boxes, sizeof *b, i) : NULL;
     if (b)
         return box_unsampled(cam, b->min, b->max, sc->world_matrix[i]);
     float mn[3] = { s[0] - s[3], s[1] - s[3], s[2] - s[3] }, mx[3] = { s[0] + s[3], s[1] + s[3], s[2] + s[3] };

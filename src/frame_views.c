@@ -116,7 +116,7 @@ static bool extra_draw(extra_walk *x, uint32_t i)
         }
     }
     const rvi_frame *f = rvi_frame_find(x->world);
-    if (x->cam->cull_unsampled && f && rvi_frame_unsampled(x->cam, f, sc, i)) {
+    if (x->cam->cull_unsampled && rvi_frame_unsampled(x->cam, f, sc, i)) {
         x->counts.unsampled_culled++;
         return true;
     }

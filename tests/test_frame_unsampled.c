@@ -12,6 +12,7 @@
 #include "rvis.h"
 #include "support/occlusion_ref.h"
 #include "support/rvt.h"
+#include "support/rvt_scene.h"
 
 #include <cglm/cglm.h>
 #include <math.h>
@@ -417,12 +418,42 @@ static void test_left_handed_view(void **state)
     rv_world_destroy(w);
 }
 
+/* An extra view culls unsampled objects from the world's first moment: before any frame
+ * (no frame state yet) as after one. */
+static void test_extra_view_culls_unsampled_before_the_first_frame(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(false);
+    lens c;
+    double eye[3] = { 0, 0, 0 };
+    camera_make(&c, eye, 0, 0, false, 64, 48, 1.0);
+    uint64_t seed = 0xF1257;
+    for (int i = 0; i < 100; i++) /* specks 1 mm across, 20 to 60 m ahead */
+        rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -5, 5), rvt_uniform(&seed, -3, 3),
+                   rvt_uniform(&seed, -60, -20), 0.0005f);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    rv_frame_view before, after, main_view;
+    assert_int_equal(rv_update_world(w), RV_OK); /* extra views use the last update's bounds */
+    rv_view v = view_of(&c, true, 0.0);
+    assert_int_equal(rv_cull_view(w, &v, list, &before), RV_OK);
+    uint32_t culled_before = before.counts.unsampled_culled, drawn_before = before.opaque_count;
+    assert_int_equal(rv_frame(w, &v, &main_view), RV_OK);
+    assert_int_equal(rv_cull_view(w, &v, list, &after), RV_OK);
+    assert_true(culled_before > 50);
+    assert_int_equal(culled_before, after.counts.unsampled_culled);
+    assert_int_equal(drawn_before, after.opaque_count);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unsampled_objects_cover_no_pixel_centre),
         cmocka_unit_test(test_margin_and_the_eye),
         cmocka_unit_test(test_left_handed_view),
+        cmocka_unit_test(test_extra_view_culls_unsampled_before_the_first_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,15 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     cam.lod_view.orthographic = cam.orthographic;
     cam.lod_view.ortho_height = cam.orthographic ? cam.ortho_height : 1.0f;
     cam.cull_unsampled = view->cull_unsampled;
+    if (view->lod_camera) {
+        /* LOD from another camera: its own resolution, without its lod_camera. */
+        rv_view reference = *view->lod_camera;
+        reference.lod_camera = NULL;
+        reference.time_ms = view->time_ms;
+        rvi_frame_camera ref;
+        RVI_TRY(rvi_frame_resolve_view(world, &reference, &ref));
+        cam.lod_view = ref.lod_view;
+    }
     cam.pixels_per_unit = pixels_per_unit_of(cam.view_projection_d, cam.orthographic, view->viewport_width,
                                              view->viewport_height);
     (void)world;

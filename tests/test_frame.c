@@ -697,6 +697,64 @@ static void test_a_scaled_view_matrix_is_the_same_camera(void **state)
     }
 }
 
+/* rv_view.lod_camera: a shadow view (orthographic, from above) chooses each caster's level
+ * as the main camera sees it, not as the light does. */
+static void test_a_shadow_view_takes_its_levels_from_the_main_camera(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_lod_ladder ladder;
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    enum { N = 48 };
+    rv_node nodes[N];
+    uint64_t seed = 5;
+    for (int i = 0; i < N; i++) {
+        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -20, 20), 1, rvt_uniform(&seed, -120, -2), 0.5f);
+        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+    }
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view main_view;
+    assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
+    /* The sun straight above, an orthographic box 400 m across over the whole field. */
+    const float sun_view[16] = { 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 60, 0, 1 };
+    const float sun_projection[16] = { 0.005f, 0, 0, 0, 0, 0.005f, 0, 0, 0, 0, -0.02f, 0, 0, 0, -1, 1 };
+    rv_view sun = { 0 };
+    sun.view = sun_view;
+    sun.projection = sun_projection;
+    sun.viewport_width = sun.viewport_height = 2048;
+    sun.time_ms = c.v.time_ms;
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    rv_frame_view own, shadow;
+    assert_int_equal(rv_cull_view(w, &sun, list, &own), RV_OK);
+    assert_true(own.counts.lod_culled > N / 2); /* from the light's side most are too small */
+    sun.lod_camera = &c.v;
+    assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
+    /* Every caster the camera draws casts, at the camera's level; none is drawn finer. */
+    uint32_t matched = 0;
+    for (int i = 0; i < N; i++) {
+        bool t1, t2;
+        const rv_draw_item *seen = view_item(&main_view, nodes[i], &t1);
+        const rv_draw_item *cast = view_item(&shadow, nodes[i], &t2);
+        if (seen) {
+            assert_non_null(cast);
+            assert_int_equal(cast->lod_level, seen->lod_level);
+            matched++;
+        }
+    }
+    assert_true(matched >= 10);
+    assert_true(shadow.opaque_count > own.opaque_count);
+    /* A bad reference camera is refused as a view is. */
+    rv_view bad = c.v;
+    bad.viewport_width = 0;
+    sun.lod_camera = &bad;
+    assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_ERR_INVALID_ARG);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
 {
     (void)state;
@@ -3326,6 +3384,7 @@ int main(void)
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
         cmocka_unit_test(test_a_scaled_view_matrix_is_the_same_camera),
+        cmocka_unit_test(test_a_shadow_view_takes_its_levels_from_the_main_camera),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),

@@ -142,6 +142,15 @@ typedef struct rv_view {
      * object's effects beyond its own pixels (a shadow it casts, a light it carries) are
      * the host's to keep. false = off (default). */
     bool cull_unsampled;
+    /* The camera LOD and HLOD are chosen for. NULL (default): this view's own. Else that
+     * view's (its eye, lens and viewport height; its time_ms, cull_unsampled and lod_camera
+     * are ignored): give a shadow view the main view, so each caster casts at the level
+     * the camera sees it at, not one picked from the light's side (an orthographic shadow
+     * view would otherwise drop small casters as too small to see). An extra view picks
+     * that level without the main view's hysteresis and crossfade, so right at a threshold
+     * the two may differ by one level for the length of a fade. Read during the call only;
+     * checked as a view (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE). */
+    const struct rv_view *lod_camera;
 } rv_view;
 
 /* Margin, in pixels, around a box's image when rv_view.cull_unsampled looks for a pixel
@@ -313,7 +322,9 @@ typedef struct rv_frame_view {
  * projection times view overflows float),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it; or called from a callback a
  * frame call is running), RV_ERR_ORDER (time_ms went
- * backwards), RV_ERR_INVARIANT (the journal could not be drained), RV_ERR_OUT_OF_MEMORY. */
+ * backwards), RV_ERR_INVARIANT (the journal could not be drained: most often it is owned by
+ * another thread, the one that appends to it; the frame drains it from the calling thread,
+ * so claim it back first, see rv_journal_claim_thread), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 
 /* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix

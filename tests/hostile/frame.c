@@ -589,7 +589,22 @@ void hostile_rv_cull_view(rvh_ctx *cx)
     bad.view = m;
     RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_cull_view(cx->a, &bad, la, &out));
     RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_cull_view(cx->a, &v, lb, &out)); /* another world's list */
+    /* A LOD camera is checked as a view: NaN, zero viewport, no matrices. */
+    rv_view ref = bad; /* the NaN view */
+    bad = v;
+    bad.lod_camera = &ref;
+    RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_cull_view(cx->a, &bad, la, &out));
+    ref = v;
+    ref.viewport_width = 0;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, &bad, la, &out));
+    ref = v;
+    ref.view = ref.projection = NULL;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_cull_view(cx->a, &bad, la, &out));
     RVH_CHECK(cx, rvh_is_poisoned(&out, sizeof out));
+    ref = v;
+    ref.lod_camera = &ref; /* a LOD camera's own lod_camera is ignored */
+    RVH_ACCEPT(cx, rv_cull_view(cx->a, &bad, la, &out));
+    RVH_CHECK(cx, out.opaque_count == 3);
     RVH_ACCEPT(cx, rv_cull_view(cx->a, &v, la, &out));
     RVH_CHECK(cx, out.opaque_count == 3);
     rv_view_list_destroy(la);

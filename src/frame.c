@@ -542,6 +542,7 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     v.tick = tick;
     v.counts = f->counts;
     memcpy(v.stage_us, f->stage_us, sizeof v.stage_us);
+    v.frustum = f->cam.frustum;
     *out = v;
     f->lent = f->building;
     f->building = -1;

@@ -87,6 +87,18 @@ static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
     }
     assert_true(expected > 10 && expected < N);
     assert_int_equal(v.opaque_count, expected);
+    /* The view hands out the frustum it was culled with; an extra view with the same camera
+     * alike. */
+    rv_view_list *list;
+    rv_frame_view extra;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(rv_frustum_classify_sphere(&v.frustum, pos[i], 0.5f) != RV_OUTSIDE, view_draws(&v, nodes[i]));
+        assert_int_equal(rv_frustum_classify_sphere(&extra.frustum, pos[i], 0.5f) != RV_OUTSIDE,
+                         view_draws(&extra, nodes[i]));
+    }
+    rv_view_list_destroy(list);
     assert_true(v.counts.frustum_culled > 0);
     assert_int_equal(v.counts.opaque, expected);
     /* Front to back. */
@@ -130,6 +142,18 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
     assert_true(v.counts.occlusion_culled >= 2);
     assert_int_equal(v.counts.occluders_added, 1);
     assert_int_equal(v.counts.occluders_rasterised, 1);
+    /* After the frame the host tests its own things against the world's buffer: a crate
+     * behind the wall is hidden, one in front and one beside it are not. */
+    rv_occlusion *occ = rv_world_occlusion(w);
+    assert_non_null(occ);
+    const float cmin[3] = { -0.5f, 1, -0.5f }, cmax[3] = { 0.5f, 2, 0.5f };
+    const float at[3][3] = { { 0, 0, -25 }, { 0, 0, -5 }, { 10, 0, -25 } };
+    for (int k = 0; k < 3; k++) {
+        float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, at[k][0], at[k][1], at[k][2], 1 };
+        bool visible = false;
+        assert_int_equal(rv_occlusion_test_box(occ, cmin, cmax, m, &visible), RV_OK);
+        assert_int_equal(visible, k != 0);
+    }
     /* The extra view has no occlusion: it draws what the frustum sees. */
     rv_view_list *list;
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);

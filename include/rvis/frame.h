@@ -277,6 +277,10 @@ typedef struct rv_frame_view {
     rv_tick_demand tick;               /* what an on-demand loop must do next */
     rv_frame_counts counts;
     double stage_us[RV_STAGE_COUNT];   /* microseconds per stage; -1 without desc.clock_ns */
+    rv_frustum frustum;                /* the frustum this view was culled with (extracted from
+                                          the view-projection in double): cull what rvis does
+                                          not hold by the same planes, e.g. instance batches
+                                          with rv_cull_spheres */
 } rv_frame_view;
 
 /* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_add_convex,
@@ -506,7 +510,12 @@ RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_so
 RV_API rv_residency *rv_world_residency(rv_world *world);
 
 /* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
- * or before the first frame). Borrowed; owned by the world. */
+ * or before the first frame). Borrowed; owned by the world. From rv_frame_end (or rv_frame)
+ * until the next rv_frame_begin it holds that frame's occluders, frozen: the host may test
+ * what rvis does not hold against it (rv_occlusion_test_box, _sphere, _boxes, _spheres:
+ * an instance batch's clusters, particles), by the same rules as the frame's own tests.
+ * Calls that change it (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth,
+ * rv_occlusion_destroy) must not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
 /* An extra view's own output list (shadow, reflection). Opaque. */

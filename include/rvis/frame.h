@@ -409,7 +409,10 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
  * rv_frame_begin did stays done: the journal drained into the render scene, world
  * transforms updated, the LOD and residency clocks advanced to the view's time_ms (so
  * the next frame's time_ms may not be earlier: RV_ERR_ORDER), the partition gate's frame
- * closed. RV_OK also when no frame is open. Errors: RV_ERR_INVALID_ARG (world NULL),
+ * closed; so does what an aborted cull noted about its subtrees' occlusion tests
+ * (rv_world_desc.group_retest_frames: a test it made counts as made, so the next frame's
+ * counts may differ from a frame that never aborted; a skipped test never hides anything).
+ * RV_OK also when no frame is open. Errors: RV_ERR_INVALID_ARG (world NULL),
  * RV_ERR_BAD_STATE (called from a callback a frame call is running, e.g. request_reprocess:
  * see rv_frame_begin). */
 RV_API rv_result rv_frame_abort(rv_world *world);

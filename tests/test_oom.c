@@ -394,6 +394,19 @@ static rv_result call_view_list_create(void *obj)
 static const float JOIN_VIEW[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -20, 1 };
 static const float JOIN_PROJ[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
 
+/* A 64 x 64 view through JOIN_PROJ with this view matrix, at time_ms. */
+static rv_view join_view(const float *view_matrix, double time_ms)
+{
+    rv_view v;
+    memset(&v, 0, sizeof v);
+    v.view = view_matrix;
+    v.projection = JOIN_PROJ;
+    v.viewport_width = 64;
+    v.viewport_height = 64;
+    v.time_ms = time_ms;
+    return v;
+}
+
 static void *join_setup_with_list(const rv_allocator *a)
 {
     join_world *j = join_setup(a);
@@ -405,12 +418,7 @@ static rv_result call_cull_view(void *obj)
 {
     /* The list's first use grows its arena. */
     join_world *j = obj;
-    rv_view v;
-    memset(&v, 0, sizeof v);
-    v.view = JOIN_VIEW;
-    v.projection = JOIN_PROJ;
-    v.viewport_width = 64;
-    v.viewport_height = 64;
+    rv_view v = join_view(JOIN_VIEW, 0.0);
     rv_frame_view out;
     return rv_cull_view(j->world, &v, j->list, &out);
 }
@@ -418,12 +426,7 @@ static rv_result call_cull_view(void *obj)
 static rv_result call_first_frame(void *obj)
 {
     join_world *j = obj;
-    rv_view v;
-    memset(&v, 0, sizeof v);
-    v.view = JOIN_VIEW;
-    v.projection = JOIN_PROJ;
-    v.viewport_width = 64;
-    v.viewport_height = 64;
+    rv_view v = join_view(JOIN_VIEW, 0.0);
     rv_frame_view out;
     return rv_frame(j->world, &v, &out);
 }
@@ -480,13 +483,7 @@ static void stream_host_init(stream_host *h)
 static rv_result stream_host_frame(stream_host *h, float x, float z, double time_ms)
 {
     float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -x, -1, -z, 1 };
-    rv_view v;
-    memset(&v, 0, sizeof v);
-    v.view = view;
-    v.projection = JOIN_PROJ;
-    v.viewport_width = 64;
-    v.viewport_height = 64;
-    v.time_ms = time_ms;
+    rv_view v = join_view(view, time_ms);
     rv_frame_view out;
     rv_result r = rv_frame(h->world, &v, &out);
     if (r != RV_OK)

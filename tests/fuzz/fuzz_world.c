@@ -62,6 +62,8 @@ typedef struct fz_node {
     int has_geometry;
     float local_sphere[4]; /* as last set (rvis has no getter for it) */
     int has_ladder;        /* a LOD ladder may make the frame draw nothing for it */
+    uint32_t flags;        /* RV_NODE_FLAG_* as last set */
+    uint64_t key;          /* rv_node_set_key's, as last set */
 } fz_node;
 
 typedef struct fz {
@@ -193,6 +195,12 @@ static uint64_t digest(const rv_world *w)
         h = mix(h, s, sizeof s);
         h = mix(h, m, sizeof m);
         h = mix(h, b, sizeof b);
+        uint32_t flags;
+        uint64_t key;
+        expect(rv_node_get_flags(w, n, &flags), RV_OK, "rv_node_get_flags");
+        expect(rv_node_get_key(w, n, &key), RV_OK, "rv_node_get_key");
+        h = mix(h, &flags, sizeof flags);
+        h = mix(h, &key, sizeof key);
         expect(rv_node_first_child(w, n, &next), RV_OK, "rv_node_first_child");
         while (!next.id && n.id) {
             expect(rv_node_next_sibling(w, n, &next), RV_OK, "rv_node_next_sibling");
@@ -325,6 +333,15 @@ static bool record_visit(rv_node node, const float world_matrix[16], void *user)
     return true;
 }
 
+/* True when node i or an ancestor is flagged hidden: nothing under it is drawn or visited. */
+static int hidden_in_model(const fz *f, int i)
+{
+    for (; i >= 0; i = f->nodes[i].parent)
+        if (f->nodes[i].flags & RV_NODE_FLAG_HIDDEN)
+            return 1;
+    return 0;
+}
+
 /* Visits and collects with a random frustum; every node whose own geometry sphere (in
  * double, radius times the largest singular value) robustly meets the frustum must be
  * handed out, and both forms must agree. */
@@ -343,9 +360,13 @@ static void check_visit(fz *f, fz_input *in)
     expect(r, RV_OK, "rv_collect_visible");
     FZ_ASSERT(count == v.count && memcmp(collected, v.seen, count * sizeof *collected) == 0,
               "rv_collect_visible and rv_visit_visible disagree");
+    for (uint32_t k = 0; k < v.count && k < FZ_MAX_HANDLES; k++) {
+        int i = find(f, v.seen[k]);
+        FZ_ASSERT(i < 0 || !hidden_in_model(f, i), "the walk handed out node %d under a hidden node", i);
+    }
     for (int i = 0; i < f->count; i++) {
         fz_node *n = &f->nodes[i];
-        if (!n->alive || !n->has_geometry)
+        if (!n->alive || !n->has_geometry || hidden_in_model(f, i))
             continue;
         float m[16];
         expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
@@ -498,11 +519,25 @@ static void frame(fz *f, fz_input *in, int armed)
         FZ_ASSERT(it->fade > 0.0f && it->fade <= 1.0f, "a fade weight outside (0, 1]");
         FZ_ASSERT(k == 0 || !(it->view_depth < out.opaque[k - 1].view_depth), "opaque items are not front to back");
     }
+    /* Each item carries its node's key, sits in the list its flags say, and is not under a
+     * hidden node. */
+    for (int list = 0; list < 2; list++) {
+        const rv_draw_item *items = list ? out.translucent : out.opaque;
+        uint32_t count = list ? out.translucent_count : out.opaque_count;
+        for (uint32_t k = 0; k < count; k++) {
+            int i = find(f, items[k].node);
+            FZ_ASSERT(i >= 0, "the view draws a node that is not live");
+            FZ_ASSERT(items[k].key == f->nodes[i].key, "node %d drawn with key %llu, set %llu", i,
+                      (unsigned long long)items[k].key, (unsigned long long)f->nodes[i].key);
+            FZ_ASSERT(!(f->nodes[i].flags & RV_NODE_FLAG_TRANSLUCENT) == !list, "node %d in the wrong list", i);
+            FZ_ASSERT(!hidden_in_model(f, i), "node %d drawn under a hidden node", i);
+        }
+    }
     rv_frustum fr;
     expect(rv_frustum_from_view_projection(vp, (rv_clip){0}, &fr), RV_OK, "rv_frustum_from_view_projection");
     for (int i = 0; i < f->count; i++) {
         fz_node *n = &f->nodes[i];
-        if (!n->alive || !n->has_geometry || n->has_ladder)
+        if (!n->alive || !n->has_geometry || n->has_ladder || hidden_in_model(f, i))
             continue;
         float m[16];
         expect(rv_node_world_matrix(f->w, n->h, m), RV_OK, "rv_node_world_matrix");
@@ -530,6 +565,41 @@ static void frame(fz *f, fz_input *in, int armed)
         for (uint32_t k = 0; k < out.translucent_count && !drawn; k++)
             drawn = out.translucent[k].node.id == n->h.id;
         FZ_ASSERT(drawn, "node %d meets the frustum but rv_frame did not draw it", i);
+    }
+}
+
+/* Sets a node's flags (any bits: unknown ones are refused) or its key, and reads both back. */
+static void flags_or_key(fz *f, fz_input *in, rv_node h)
+{
+    int i = find(f, h);
+    uint8_t how = u8(in);
+    if (how & 1) {
+        uint32_t flags = (uint32_t)(how >> 2) & 3u;
+        if (how & 2) { /* any bits, unknown ones among them */
+            uint32_t bits = u8(in);
+            flags = bits << (u8(in) % 25);
+        }
+        rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
+                         : flags & ~(uint32_t)(RV_NODE_FLAG_HIDDEN | RV_NODE_FLAG_TRANSLUCENT)
+                             ? RV_ERR_INVALID_ARG
+                             : RV_OK;
+        expect(rv_node_set_flags(f->w, h, flags), want, "rv_node_set_flags");
+        if (want == RV_OK)
+            f->nodes[i].flags = flags;
+    } else {
+        uint64_t key = 0;
+        for (int b = 0; b < 8; b++)
+            key = key << 8 | u8(in);
+        expect(rv_node_set_key(f->w, h, key), i < 0 ? RV_ERR_STALE_HANDLE : RV_OK, "rv_node_set_key");
+        if (i >= 0)
+            f->nodes[i].key = key;
+    }
+    if (i >= 0) {
+        uint32_t flags;
+        uint64_t key;
+        expect(rv_node_get_flags(f->w, h, &flags), RV_OK, "rv_node_get_flags");
+        expect(rv_node_get_key(f->w, h, &key), RV_OK, "rv_node_get_key");
+        FZ_ASSERT(flags == f->nodes[i].flags && key == f->nodes[i].key, "node %d's flags or key read back wrong", i);
     }
 }
 
@@ -738,12 +808,13 @@ static void run(fz *f, fz_input *in)
         case 19:
             frame(f, in, armed);
             break;
-        default: /* 13 after 13: a getter with a hostile handle */
+        default: /* 13 after 13: a getter with a hostile handle, then its flags or key */
         {
             rv_node h = pick(f, in);
             float m[16];
             expect(rv_node_world_matrix(f->w, h, m), find(f, h) >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
                    "rv_node_world_matrix");
+            flags_or_key(f, in, h);
             break;
         }
         }

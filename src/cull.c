@@ -703,6 +703,13 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     uint32_t r = NONE;
     if (root.id != 0)
         RVI_TRY(rvi_node_index(s, root, &r));
+    /* A root under a hidden node: its whole subtree is hidden, nothing is handed out. */
+    for (uint32_t a = r == NONE ? NONE : s->parent[r]; a != NONE; a = s->parent[a])
+        if (s->flags[a] & RVI_NODE_HIDDEN) {
+            if (counts)
+                *counts = (rv_cull_counts){ 0 };
+            return RV_OK;
+        }
     rvi_walk_policy p = { 0 };
     p.scene = s;
     p.frustum = frustum;

@@ -1322,6 +1322,11 @@ static void test_node_flags_and_keys_reach_every_view(void **state)
     for (uint32_t i = 0; i < seen_count; i++)
         assert_false(rv_node_equal(seen[i], parent) || rv_node_equal(seen[i], child));
     assert_true(seen_count >= 2); /* behind and glass (the wall has no geometry) */
+    /* A walk from inside the hidden subtree hands out nothing either. */
+    rv_cull_counts walk_counts;
+    assert_int_equal(rv_collect_visible(w, child, &fr, seen, 16, &seen_count, &walk_counts), RV_OK);
+    assert_int_equal(seen_count, 0);
+    assert_int_equal(walk_counts.visible, 0);
     /* The wall hidden: it hides nothing, so the crate behind it is drawn. The same when
      * the wall sits under a hidden node (at the origin, so the wall stays where it was). */
     assert_int_equal(rv_node_set_flags(w, wall, RV_NODE_FLAG_HIDDEN), RV_OK);

@@ -537,8 +537,8 @@ RV_API void rv_view_list_destroy(rv_view_list *list);
 /* Culls an extra view by frustum and LOD only, and with view->cull_unsampled the unsampled
  * test (no occlusion, no partition gate, no
  * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
- * residency without fading) into list, and fills *out: opaque and translucent lists and
- * counts; the other fields are empty. Uses the transforms of the last rv_update_world.
+ * residency without fading) into list, and fills *out: opaque and translucent lists,
+ * counts and the frustum; the other fields are empty. Uses the transforms of the last rv_update_world.
  * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
  * RV_ERR_OUT_OF_MEMORY. */

@@ -223,6 +223,31 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
     return scan;
 }
 
+rv_result rv_hlod_children(const rv_world *world, rv_node region, rv_node *out_children, uint32_t capacity,
+                           uint32_t *out_count)
+{
+    if (!world || !out_count || (!out_children && capacity > 0))
+        return RV_ERR_INVALID_ARG;
+    uint32_t top;
+    RVI_TRY(rvi_node_index(&world->scene, region, &top));
+    hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
+    if (!region_of(st, top))
+        return RV_ERR_NOT_FOUND;
+    const rvi_scene *sc = &world->scene;
+    uint32_t n = 0;
+    for (uint32_t node = sc->first_child[top]; node != RVI_INDEX_NONE;) {
+        bool is_region = region_of(st, node) != NULL;
+        if (is_region) {
+            if (n < capacity)
+                out_children[n] = rvi_node_handle(sc, node);
+            n++;
+        }
+        node = scan_next(sc, top, node, !is_region);
+    }
+    *out_count = n;
+    return n > capacity ? RV_ERR_CAPACITY : RV_OK;
+}
+
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
                                   bool culled)
 {

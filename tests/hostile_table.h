@@ -70,6 +70,7 @@
     X(rv_node_clear_hlod_region)                                                           \
     X(rv_node_set_hlod_resident)                                                           \
     X(rv_hlod_select)                                                                      \
+    X(rv_hlod_children)                                                                    \
     /* journal and render scene: tests/hostile/journal.c */                                \
     X(rv_journal_create)                                                                   \
     X(rv_journal_destroy)                                                                  \

@@ -182,6 +182,56 @@ static void test_eye_inside_region_refines(void **state)
     rv_world_destroy(f.w);
 }
 
+/* rv_hlod_children: what a load request for a region asks the host to load, its nearest
+ * region descendants through plain nodes, in walk order; loading exactly those lets the
+ * region refine. */
+static void test_a_regions_children_are_its_nearest_region_descendants(void **state)
+{
+    (void)state;
+    rv_lod_desc nofade = { .crossfade_ms = -1 };
+    rv_world *w = rvt_world_lod(&nofade);
+    rv_node top = make_region(w, RV_NODE_NONE, 0, 0, -100, 40, 8.0f, true);
+    rv_node plain = rvt_node(w, top);
+    rv_node a = make_region(w, plain, -20, 0, -100, 9, 0.5f, false);
+    rv_node b = make_region(w, plain, -5, 0, -100, 9, 0.5f, false);
+    rv_node c = make_region(w, top, 5, 0, -100, 9, 0.5f, false);
+    rv_node d = make_region(w, c, 5, 0, -100, 4, 0.1f, false); /* c's child, not top's */
+    rv_node e = make_region(w, rvt_node(w, rvt_node(w, top)), 20, 0, -100, 9, 0.5f, false);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_node out[8];
+    uint32_t n = 0;
+    assert_int_equal(rv_hlod_children(w, top, out, 8, &n), RV_OK);
+    assert_int_equal(n, 4);
+    const rv_node want[4] = { a, b, c, e };
+    for (int k = 0; k < 4; k++)
+        assert_true(rv_node_equal(out[k], want[k]));
+    /* Too small an array: the first ones and the count. */
+    rv_node two[2];
+    assert_int_equal(rv_hlod_children(w, top, two, 2, &n), RV_ERR_CAPACITY);
+    assert_int_equal(n, 4);
+    assert_true(rv_node_equal(two[0], a) && rv_node_equal(two[1], b));
+    assert_int_equal(rv_hlod_children(w, c, out, 8, &n), RV_OK);
+    assert_true(n == 1 && rv_node_equal(out[0], d));
+    assert_int_equal(rv_hlod_children(w, e, out, 8, &n), RV_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(rv_hlod_children(w, plain, out, 8, &n), RV_ERR_NOT_FOUND);
+    /* Near, the top region wants to refine and asks for its children; loaded, it refines. */
+    rv_lod_view near = view_at(0, 0, -40);
+    rv_hlod_result res;
+    assert_int_equal(rv_hlod_select(w, top, &near, NULL, 0, &res), RV_OK);
+    assert_true(res.load_count >= 1 && rv_node_equal(res.loads[0].region, top));
+    assert_true(find_draw(&res, top) != NULL);
+    assert_int_equal(rv_hlod_children(w, res.loads[0].region, out, 8, &n), RV_OK);
+    for (uint32_t k = 0; k < n; k++)
+        assert_int_equal(rv_node_set_hlod_resident(w, out[k], true), RV_OK);
+    assert_int_equal(rv_hlod_select(w, top, &near, NULL, 0, &res), RV_OK);
+    assert_null(find_draw(&res, top));
+    assert_non_null(find_draw(&res, a));
+    assert_non_null(find_draw(&res, b));
+    assert_non_null(find_draw(&res, e));
+    rv_world_destroy(w);
+}
+
 static void test_non_resident_region_is_never_drawn_and_passes_through(void **state)
 {
     (void)state;
@@ -855,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_screen_space_error_matches_hand_computed_value),
         cmocka_unit_test(test_region_refines_only_when_every_child_is_resident),
         cmocka_unit_test(test_eye_inside_region_refines),
+        cmocka_unit_test(test_a_regions_children_are_its_nearest_region_descendants),
         cmocka_unit_test(test_non_resident_region_is_never_drawn_and_passes_through),
         cmocka_unit_test(test_frustum_culled_regions_are_not_refined),
         cmocka_unit_test(test_load_list_orders_by_error_then_distance),

@@ -270,7 +270,8 @@ typedef struct rv_frame_view {
     const rv_page_eviction *page_evictions;     /* pages to free, before placing this view's
                                                    requests: they make room for them */
     uint32_t page_eviction_count;
-    const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent first */
+    const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent
+                                          first (rv_hlod_children names the children) */
     uint32_t hlod_load_request_count;
     const rv_cull_record *culls;       /* with desc.record_culls: every pruned subtree top */
     uint32_t cull_count;

@@ -219,6 +219,18 @@ RV_API rv_result rv_node_clear_hlod_region(rv_world *world, rv_node node);
  * RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (not a region). */
 RV_API rv_result rv_node_set_hlod_resident(rv_world *world, rv_node node, bool resident);
 
+/* The region's children, the regions a load request for it asks the host to load: its
+ * nearest region descendants (plain nodes between are looked through), in walk order
+ * (depth first, children in attach order), resident or not, with bounds or not. Writes the
+ * first capacity of them to out_children and their number to *out_count; more than
+ * capacity is RV_ERR_CAPACITY (the first capacity written: grow the array to *out_count
+ * and call again). out_children may be NULL when capacity is 0 (a count). O(the subtree
+ * down to those regions); never allocates. Errors (nothing written): RV_ERR_INVALID_ARG
+ * (world or out_count NULL, out_children NULL with capacity > 0), RV_ERR_STALE_HANDLE,
+ * RV_ERR_NOT_FOUND (not a region). */
+RV_API rv_result rv_hlod_children(const rv_world *world, rv_node region, rv_node *out_children, uint32_t capacity,
+                                  uint32_t *out_count);
+
 /* One region of the cut. weight in [0, 1]: along any path from a top region down to a
  * leaf, the weights of the drawn regions sum to 1 (a crossfade draws parent and children
  * at once). screen_space_error in pixels (+infinity with the eye inside, in perspective). */

@@ -461,6 +461,29 @@ void hostile_rv_node_set_hlod_resident(rvh_ctx *cx)
     RVH_REJECT(cx, RV_ERR_NOT_FOUND, rv_node_set_hlod_resident(cx->a, cx->na.mid, true));
 }
 
+void hostile_rv_hlod_children(rvh_ctx *cx)
+{
+    setup(cx); /* root a region, leaf (under the plain mid) a region */
+    rv_node out[2];
+    uint32_t count = 77;
+    rvh_poison(out, sizeof out);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_hlod_children(NULL, cx->na.root, out, 2, &count));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_hlod_children(cx->a, cx->na.root, out, 2, NULL));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_hlod_children(cx->a, cx->na.root, NULL, 2, &count));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_hlod_children(cx->a, RV_NODE_NONE, out, 2, &count));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_hlod_children(cx->a, cx->bad[i], out, 2, &count));
+    RVH_REJECT(cx, RV_ERR_NOT_FOUND, rv_hlod_children(cx->a, cx->na.mid, out, 2, &count));
+    RVH_CHECK(cx, count == 77 && rvh_is_poisoned(out, sizeof out));
+    /* Through the plain mid to the leaf; a count alone says there is one. */
+    RVH_REJECT(cx, RV_ERR_CAPACITY, rv_hlod_children(cx->a, cx->na.root, NULL, 0, &count));
+    RVH_CHECK(cx, count == 1);
+    RVH_ACCEPT(cx, rv_hlod_children(cx->a, cx->na.root, out, 2, &count));
+    RVH_CHECK(cx, count == 1 && rv_node_equal(out[0], cx->na.leaf));
+    RVH_ACCEPT(cx, rv_hlod_children(cx->a, cx->na.leaf, out, 2, &count));
+    RVH_CHECK(cx, count == 0);
+}
+
 void hostile_rv_hlod_select(rvh_ctx *cx)
 {
     setup(cx);

@@ -37,6 +37,8 @@ static int scene_arrays(rvi_scene *s, scene_array out[])
     out[n++] = (scene_array){ (void **)&s->aux, sizeof(rvi_node_aux), 0 };
     out[n++] = (scene_array){ (void **)&s->dirty, 4, 0 };
     out[n++] = (scene_array){ (void **)&s->work, 4, 0 };
+    if (s->local_linear) /* last: only once a node took a matrix (enable_local_linear) */
+        out[n++] = (scene_array){ (void **)&s->local_linear, sizeof s->local_linear[0], 0 };
     return n;
 }
 enum { LINE = 64 };
@@ -112,6 +114,22 @@ void rvi_scene_fini(rvi_scene *s, rvi_heap *heap)
     rvi_pool_free(heap, &s->pool);
     memset(s, 0, sizeof *s);
     s->first_root = NONE;
+}
+
+/* Allocates local_linear at the scene's capacity the first time a node takes a matrix;
+ * scene_grow carries it from then on. Nothing changes on failure. */
+static rv_result enable_local_linear(rvi_scene *s, rvi_heap *heap)
+{
+    if (s->local_linear)
+        return RV_OK;
+    size_t elem = sizeof s->local_linear[0];
+    void *block = rvi_alloc(heap, block_size(s->capacity, elem));
+    if (!block)
+        return RV_ERR_OUT_OF_MEMORY;
+    memset(line_aligned(block), 0, (size_t)s->capacity * elem);
+    s->blocks[RVI_SCENE_ARRAYS - 1] = block;
+    s->local_linear = line_aligned(block);
+    return RV_OK;
 }
 
 rv_result rvi_scene_reserve(rvi_scene *s, rvi_heap *heap, uint32_t extra)
@@ -377,6 +395,7 @@ rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
     memcpy(s->scale[i], scale, 12);
+    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
 }
@@ -405,6 +424,7 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
     normalise_quat(quaternion, q);
     rvi_scene *s = &world->scene;
     memcpy(s->rotation[i], q, 16);
+    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
 }
@@ -424,7 +444,108 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
     float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
     rvi_scene *s = &world->scene;
     memcpy(s->rotation[i], q, 16);
+    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+/* A rotation (quaternion x, y, z, w, unit) and signed scales whose product is the linear
+ * part a (column-major 3 x 3): exact up to rounding when a's columns are orthogonal; under
+ * shear the columns' directions are taken as they are and the quaternion normalised, an
+ * approximation (the node's transform stays the matrix itself). A zero column takes its
+ * direction from the other two; with fewer than two nonzero columns the rotation is the
+ * identity. */
+static void decompose_linear(const float a[9], float q[4], float scale[3])
+{
+    double e[3][3], len[3];
+    int nonzero = 0;
+    for (int c = 0; c < 3; c++) {
+        len[c] = sqrt((double)a[c * 3] * a[c * 3] + (double)a[c * 3 + 1] * a[c * 3 + 1] +
+                      (double)a[c * 3 + 2] * a[c * 3 + 2]);
+        for (int r = 0; r < 3; r++)
+            e[c][r] = len[c] > 0.0 ? a[c * 3 + r] / len[c] : 0.0;
+        nonzero += len[c] > 0.0;
+    }
+    double det = e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) - e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+                 e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+    if (det < 0.0) { /* a mirror: the x axis takes the sign, as a negative x scale would */
+        len[0] = -len[0];
+        for (int r = 0; r < 3; r++)
+            e[0][r] = -e[0][r];
+    }
+    if (nonzero == 2) {
+        int k = len[0] == 0.0 ? 0 : len[1] == 0.0 ? 1 : 2, u = (k + 1) % 3, v = (k + 2) % 3;
+        double x[3] = { e[u][1] * e[v][2] - e[u][2] * e[v][1], e[u][2] * e[v][0] - e[u][0] * e[v][2],
+                        e[u][0] * e[v][1] - e[u][1] * e[v][0] };
+        double n = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+        nonzero = n > 0.0 ? 3 : 0;
+        for (int r = 0; r < 3; r++)
+            e[k][r] = n > 0.0 ? x[r] / n : 0.0;
+    }
+    double w = 1.0, x = 0.0, y = 0.0, z = 0.0;
+    if (nonzero == 3) { /* Shepperd's method on m[row][col] = e[col][row] */
+        double m00 = e[0][0], m11 = e[1][1], m22 = e[2][2], t = m00 + m11 + m22;
+        if (t > 0.0) {
+            double k = 2.0 * sqrt(t + 1.0);
+            w = 0.25 * k, x = (e[1][2] - e[2][1]) / k, y = (e[2][0] - e[0][2]) / k, z = (e[0][1] - e[1][0]) / k;
+        } else if (m00 > m11 && m00 > m22) {
+            double k = 2.0 * sqrt(1.0 + m00 - m11 - m22);
+            w = (e[1][2] - e[2][1]) / k, x = 0.25 * k, y = (e[1][0] + e[0][1]) / k, z = (e[2][0] + e[0][2]) / k;
+        } else if (m11 > m22) {
+            double k = 2.0 * sqrt(1.0 + m11 - m00 - m22);
+            w = (e[2][0] - e[0][2]) / k, x = (e[1][0] + e[0][1]) / k, y = 0.25 * k, z = (e[2][1] + e[1][2]) / k;
+        } else {
+            double k = 2.0 * sqrt(1.0 + m22 - m00 - m11);
+            w = (e[0][1] - e[1][0]) / k, x = (e[2][0] + e[0][2]) / k, y = (e[2][1] + e[1][2]) / k, z = 0.25 * k;
+        }
+        double n = sqrt(w * w + x * x + y * y + z * z);
+        if (n > 0.0 && isfinite(n))
+            w /= n, x /= n, y /= n, z /= n;
+        else
+            w = 1.0, x = y = z = 0.0;
+    }
+    q[0] = (float)x, q[1] = (float)y, q[2] = (float)z, q[3] = (float)w;
+    for (int c = 0; c < 3; c++)
+        scale[c] = (float)len[c];
+}
+
+rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16])
+{
+    uint32_t i;
+    if (!matrix)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    if (!rvi_finite_n(matrix, 16))
+        return RV_ERR_NOT_FINITE;
+    if (matrix[3] != 0.0f || matrix[7] != 0.0f || matrix[11] != 0.0f || matrix[15] != 1.0f)
+        return RV_ERR_INVALID_ARG; /* not affine */
+    rvi_scene *s = &world->scene;
+    if (s->flags[i] & RVI_NODE_PROJECTION)
+        return RV_ERR_BAD_STATE;
+    RVI_TRY(enable_local_linear(s, &world->heap));
+    float *a = s->local_linear[i];
+    for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++)
+            a[c * 3 + r] = matrix[c * 4 + r];
+    memcpy(s->position[i], &matrix[12], 12);
+    decompose_linear(a, s->rotation[i], s->scale[i]);
+    s->flags[i] |= RVI_NODE_LOCAL_MATRIX;
+    rvi_scene_mark(s, i, RVI_NODE_MOVED);
+    return RV_OK;
+}
+
+rv_result rv_node_get_local_matrix(const rv_world *world, rv_node node, float out[16])
+{
+    uint32_t i;
+    if (!out)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(resolve(world, node, &i));
+    float l[12];
+    rvi_scene_local_affine(&world->scene, i, l);
+    for (int c = 0; c < 4; c++) {
+        memcpy(&out[c * 4], &l[c * 3], 12);
+        out[c * 4 + 3] = c == 3 ? 1.0f : 0.0f;
+    }
     return RV_OK;
 }
 
@@ -449,6 +570,8 @@ rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position
     uint32_t i;
     RVI_TRY(resolve(world, node, &i));
     rvi_scene *s = &world->scene;
+    if ((quaternion || scale) && (s->flags[i] & RVI_NODE_LOCAL_MATRIX))
+        return RV_ERR_BAD_STATE; /* the node's rotation and scale are its matrix's */
     if (position)
         *position = s->position[i];
     if (quaternion)

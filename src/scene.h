@@ -48,6 +48,9 @@ enum {
                                            update (it keeps its previous matrix); its world
                                            sphere is unbounded (radius +inf) until it composes
                                            again, so no culling stage can drop it */
+    RVI_NODE_LOCAL_MATRIX   = 1u << 18, /* the local transform is a host's matrix: its linear
+                                           part in local_linear, its translation in position
+                                           (rv_node_set_local_matrix) */
 };
 
 /* Scene-only per-node fields touched together by an update (packed: a moved node's update
@@ -59,7 +62,8 @@ typedef struct rvi_node_aux {
     uint32_t pending;     /* update only: changed children the node still waits for */
 } rvi_node_aux;
 
-#define RVI_SCENE_ARRAYS 15 /* per-node arrays (scene.c lists them) */
+#define RVI_SCENE_ARRAYS 16 /* per-node arrays at most (scene.c lists them; the last,
+                               local_linear, only once a node took a matrix) */
 
 typedef struct rvi_scene {
     rvi_pool pool;            /* slot allocation, generations, tag */
@@ -80,6 +84,10 @@ typedef struct rvi_scene {
                                  radius < 0 = empty subtree */
     uint64_t *key;            /* the host's key (rv_node_set_key), or a projection's source
                                  key; 0 when none */
+    float (*local_linear)[9]; /* column-major 3 x 3 linear part of a node's local matrix, read
+                                 only where RVI_NODE_LOCAL_MATRIX is set; NULL until the first
+                                 rv_node_set_local_matrix (a world that never uses it pays
+                                 nothing), then grown with the other arrays */
     uint32_t capacity;
     /* scene.c's additions */
     rvi_node_aux *aux;        /* per node, one cache line shared by four fields */
@@ -139,6 +147,10 @@ static inline void rvi_scene_force_exact_ancestors(rvi_scene *s, uint32_t p)
     for (; p != RVI_INDEX_NONE; p = s->parent[p])
         s->aux[p].loose = RVI_LOOSE_FORCE_EXACT;
 }
+
+/* Node i's local matrix as 12 floats, column-major (linear part, then translation): the
+ * host's matrix (RVI_NODE_LOCAL_MATRIX) or T * R * S, computed as rv_update_world does. */
+void rvi_scene_local_affine(const rvi_scene *scene, uint32_t i, float out[12]);
 
 /* The node's own geometry as a world sphere (radius < 0 when it has none; +inf when its
  * world placement is unknown, RVI_NODE_STALE). */

@@ -196,37 +196,100 @@ static inline void set_stale(rvi_scene *s, uint32_t i, bool stale, update_counts
 /* World matrix of node i from its local transform and its parent's matrix (T * R * S,
  * column-major). False, with nothing written, when the local transform is not finite, its
  * quaternion is zero, or the product overflows: the node then keeps its previous matrix. */
-static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
+/* The linear part (columns 0-2) and translation (column 3) of a rotation from quaternion q
+ * (finite, with a normal component; need not be unit) and scales sc, times translation t:
+ * T * R * S as 12 floats, column-major. */
+static inline void trs_affine(const float t[3], const float q[4], const float sc[3], float l[12])
 {
-    const float *t = s->position[i], *q = s->rotation[i], *sc = s->scale[i];
-    if (!all_finite(t, 3) || !all_finite(sc, 3) || !all_finite(q, 4)) {
-        uc->not_finite = 1;
-        return false;
-    }
     /* The rotation in double: float squares of a tiny quaternion's components underflow
      * (some to 0, some to imprecise denormals), which left |q|^2 too small and the
      * "rotation" a stretch the scale bound below did not know of — a sphere smaller than its
      * geometry. Squares of floats never underflow in double. */
     double x = q[0], y = q[1], z = q[2], w = q[3];
     double n2 = x * x + y * y + z * z + w * w;
-    /* A quaternion without a normal component is zero (as the setters refuse it): under DAZ
-     * its subnormals read as zero, so any other verdict would depend on the host's mode. With
-     * a normal component, n2 > 0. */
-    if (rvi_negligible_n(q, 4)) {
-        uc->zero_quat = 1;
-        return false;
-    }
     /* Dividing by |q|^2 makes an unnormalised quaternion (written in place) a rotation. */
     double k = 2.0 / n2;
     double xx = x * x * k, yy = y * y * k, zz = z * z * k;
     double xy = x * y * k, xz = x * z * k, yz = y * z * k;
     double wx = w * x * k, wy = w * y * k, wz = w * z * k;
-    float l[12] = {
+    float m[12] = {
         (float)((1.0 - yy - zz) * sc[0]), (float)((xy + wz) * sc[0]), (float)((xz - wy) * sc[0]),
         (float)((xy - wz) * sc[1]), (float)((1.0 - xx - zz) * sc[1]), (float)((yz + wx) * sc[1]),
         (float)((xz + wy) * sc[2]), (float)((yz - wx) * sc[2]), (float)((1.0 - xx - yy) * sc[2]),
         t[0], t[1], t[2],
     };
+    memcpy(l, m, sizeof m);
+}
+
+void rvi_scene_local_affine(const rvi_scene *s, uint32_t i, float out[12])
+{
+    if (s->flags[i] & RVI_NODE_LOCAL_MATRIX) {
+        memcpy(out, s->local_linear[i], 36);
+        memcpy(&out[9], s->position[i], 12);
+    } else if (rvi_negligible_n(s->rotation[i], 4)) { /* written in place; the update refuses it */
+        const float unit[4] = { 0, 0, 0, 1 };
+        trs_affine(s->position[i], unit, s->scale[i], out);
+    } else {
+        trs_affine(s->position[i], s->rotation[i], s->scale[i], out);
+    }
+}
+
+/* An upper bound of the spectral norm (largest stretch) of the column-major 3 x 3 matrix a:
+ * the square root of the largest absolute row sum of a^T a (Gershgorin's bound on its
+ * largest eigenvalue), in double. Equal to the largest column length, up to rounding, when
+ * the columns are orthogonal (a rotation times a scale), so a host's rigid matrix is not
+ * taken for a stretch; any shear only raises it. */
+static double stretch_bound(const float a[9])
+{
+    double g[3][3];
+    for (int c = 0; c < 3; c++)
+        for (int d = 0; d < 3; d++)
+            g[c][d] = (double)a[c * 3] * a[d * 3] + (double)a[c * 3 + 1] * a[d * 3 + 1] + (double)a[c * 3 + 2] * a[d * 3 + 2];
+    double most = 0.0;
+    for (int c = 0; c < 3; c++) {
+        double row = fabs(g[c][0]) + fabs(g[c][1]) + fabs(g[c][2]);
+        most = row > most ? row : most;
+    }
+    /* The sums' relative rounding (a few DBL_EPSILON) is far inside the caller's float padding. */
+    return sqrt(most) * (1.0 + 8.0 * DBL_EPSILON);
+}
+
+/* World matrix of node i from its local transform and its parent's matrix (T * R * S, or
+ * the host's local matrix; column-major). False, with nothing written, when the local
+ * transform is not finite, its quaternion is zero, or the product overflows: the node then
+ * keeps its previous matrix. */
+static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
+{
+    const float *t = s->position[i], *q = s->rotation[i], *sc = s->scale[i];
+    float l[12];
+    double ms; /* the local matrix's largest stretch (an upper bound) */
+    if (s->flags[i] & RVI_NODE_LOCAL_MATRIX) {
+        /* The linear part was checked finite when set; only the position is written in place. */
+        if (!all_finite(t, 3)) {
+            uc->not_finite = 1;
+            return false;
+        }
+        memcpy(l, s->local_linear[i], 36);
+        memcpy(&l[9], t, 12);
+        ms = stretch_bound(l);
+    } else {
+        if (!all_finite(t, 3) || !all_finite(sc, 3) || !all_finite(q, 4)) {
+            uc->not_finite = 1;
+            return false;
+        }
+        /* A quaternion without a normal component is zero (as the setters refuse it): under
+         * DAZ its subnormals read as zero, so any other verdict would depend on the host's
+         * mode. With a normal component, |q|^2 > 0. */
+        if (rvi_negligible_n(q, 4)) {
+            uc->zero_quat = 1;
+            return false;
+        }
+        trs_affine(t, q, sc, l);
+        ms = fabs((double)sc[0]); /* finite; exact for a rotation times a scale */
+        double ms1 = fabs((double)sc[1]), ms2 = fabs((double)sc[2]);
+        ms = ms1 > ms ? ms1 : ms;
+        ms = ms2 > ms ? ms2 : ms;
+    }
     float m[16];
     float parent_scale = 1.0f;
     uint32_t p = s->parent[i];
@@ -265,15 +328,12 @@ static bool compose(rvi_scene *s, uint32_t i, update_counts *uc)
         uc->not_finite = 1;
         return false;
     }
-    /* Stretch bound: the smaller of (parent's bound x largest |scale|), which is exact
-     * without shear, and the Frobenius norm, which bounds the spectral norm under shear
-     * (a non-uniform scale rotated beneath another). */
+    /* Stretch bound: the smaller of (parent's bound x the local stretch ms), which is exact
+     * for a rotation times a scale without shear, and the Frobenius norm, which bounds the
+     * spectral norm under shear (a non-uniform scale rotated beneath another). */
     /* In double, rounded up into float: float squares and products underflow for tiny
      * matrices (entries below ~1e-19), which made the bound 0 and a sphere smaller than
      * its geometry. */
-    double ms = fabs((double)sc[0]), ms1 = fabs((double)sc[1]), ms2 = fabs((double)sc[2]); /* finite */
-    ms = ms1 > ms ? ms1 : ms;
-    ms = ms2 > ms ? ms2 : ms;
     double frob2 = 0.0;
     for (int c = 0; c < 3; c++)
         for (int r = 0; r < 3; r++)
@@ -476,7 +536,7 @@ rv_result rv_update_world(rv_world *world)
         uint32_t f = flags[d];
         flags[d] = f & ~(uint32_t)RVI_NODE_LISTED;
         if (!(f & RVI_NODE_MOVED)) {
-            if (f & RVI_NODE_BOUNDS_DIRTY)
+            if (f & (RVI_NODE_BOUNDS_DIRTY))
                 dirty[starts++] = d; /* unless a moved ancestor's recompute clears it */
             continue;                /* destroyed since it was listed, or already recomputed */
         }

@@ -39,6 +39,8 @@
     X(rv_node_set_bounds)                                                                  \
     X(rv_node_set_flags)                                                                   \
     X(rv_node_get_flags)                                                                   \
+    X(rv_node_set_local_matrix)                                                            \
+    X(rv_node_get_local_matrix)                                                            \
     X(rv_node_set_key)                                                                     \
     X(rv_node_get_key)                                                                     \
     X(rv_update_world)                                                                     \

@@ -1406,6 +1406,12 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     assert_true(key == 3 && flags == RV_NODE_FLAG_TRANSLUCENT);
     assert_int_equal(rv_node_set_flags(w, projected, 0), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_set_key(w, projected, 9), RV_ERR_BAD_STATE);
+    const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    float local_before[16], local_after[16];
+    assert_int_equal(rv_node_get_local_matrix(w, projected, local_before), RV_OK);
+    assert_int_equal(rv_node_set_local_matrix(w, projected, identity), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_get_local_matrix(w, projected, local_after), RV_OK);
+    assert_memory_equal(local_before, local_after, sizeof local_after);
     assert_int_equal(rv_node_get_key(w, projected, &key), RV_OK);
     assert_int_equal(rv_node_get_flags(w, projected, &flags), RV_OK);
     assert_true(key == 3 && flags == RV_NODE_FLAG_TRANSLUCENT);

@@ -69,6 +69,8 @@ static uint64_t scene_digest(const rv_world *w)
         h = rvi_hash_bytes(h, s->world_matrix[i], 64);
         h = rvi_hash_bytes(h, s->world_sphere[i], 16);
         h = rvi_hash_bytes(h, s->local_sphere[i], 16);
+        if (s->flags[i] & RVI_NODE_LOCAL_MATRIX)
+            h = rvi_hash_bytes(h, s->local_linear[i], 36);
     }
     return h;
 }
@@ -501,10 +503,17 @@ typedef struct ref_node {
     rv_node h;
     int parent; /* index into the array, -1 for a root */
     double m[16];
+    bool has_matrix;  /* given by rv_node_set_local_matrix: local holds it */
+    double local[16];
 } ref_node;
 
-static void ref_local(rv_world *w, rv_node n, double out[16])
+static void ref_local(rv_world *w, const ref_node *rn, double out[16])
 {
+    if (rn->has_matrix) {
+        memcpy(out, rn->local, sizeof rn->local);
+        return;
+    }
+    rv_node n = rn->h;
     float t[3], q[4], s[3];
     assert_int_equal(rv_node_get_transform(w, n, t, q, s), RV_OK);
     double x = q[0], y = q[1], z = q[2], qw = q[3];
@@ -566,7 +575,7 @@ static void check_against_reference(rv_world *w, ref_node *nodes, int count, con
         if (!alive[i])
             continue;
         double local[16];
-        ref_local(w, nodes[i].h, local);
+        ref_local(w, &nodes[i], local);
         /* parents come before children in the array (creation order) */
         if (nodes[i].parent < 0)
             memcpy(nodes[i].m, local, sizeof local);
@@ -628,8 +637,12 @@ static void check_against_reference(rv_world *w, ref_node *nodes, int count, con
     }
 }
 
-static void random_local(rv_world *w, rv_node n, uint64_t *seed)
+/* A random local transform: a position, rotation and scale (non-uniform, sometimes
+ * mirrored), or one time in four a matrix with a random shear on top, given with
+ * rv_node_set_local_matrix. */
+static void random_local(rv_world *w, ref_node *rn, uint64_t *seed)
 {
+    rv_node n = rn->h;
     rvt_set_position(w, n, rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10), rvt_uniform(seed, -10, 10));
     float q[4] = { rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1), rvt_uniform(seed, -1, 1),
                    rvt_uniform(seed, -1, 1) };
@@ -641,6 +654,23 @@ static void random_local(rv_world *w, rv_node n, uint64_t *seed)
     if ((rvt_next(seed) & 7) == 0)
         s[1] = -s[1];
     assert_int_equal(rv_node_set_scale(w, n, s), RV_OK);
+    rn->has_matrix = false;
+    if (rvt_next(seed) % 4)
+        return;
+    double trs[16], shear[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 }, m[16];
+    rn->has_matrix = false;
+    ref_local(w, rn, trs);
+    shear[4] = rvt_uniform(seed, -1, 1);  /* x += k y */
+    shear[8] = rvt_uniform(seed, -1, 1);  /* x += k z */
+    shear[9] = rvt_uniform(seed, -1, 1);  /* y += k z */
+    mul4(trs, shear, m);
+    float mf[16];
+    for (int k = 0; k < 16; k++)
+        mf[k] = (float)m[k];
+    assert_int_equal(rv_node_set_local_matrix(w, n, mf), RV_OK);
+    for (int k = 0; k < 16; k++)
+        rn->local[k] = mf[k];
+    rn->has_matrix = true;
 }
 
 static void test_world_bounds_enclose_every_descendant_geometry(void **state)
@@ -660,7 +690,7 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
             nodes[i].parent = parent;
             nodes[i].h = rvt_node(w, parent < 0 ? RV_NODE_NONE : nodes[parent].h);
             alive[i] = true;
-            random_local(w, nodes[i].h, &seed);
+            random_local(w, &nodes[i], &seed);
             if (rvt_next(&seed) % 3)
                 set_sphere(w, nodes[i].h, rvt_uniform(&seed, -2, 2), rvt_uniform(&seed, -2, 2),
                            rvt_uniform(&seed, -2, 2), rvt_uniform(&seed, 0, 3));
@@ -674,7 +704,7 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
                 int i = (int)(rvt_next(&seed) % (uint64_t)count);
                 uint64_t what = rvt_next(&seed) % 8;
                 if (what < 5) {
-                    random_local(w, nodes[i].h, &seed);
+                    random_local(w, &nodes[i], &seed);
                 } else if (what < 7) {
                     float r = (what == 6 && (rvt_next(&seed) & 1)) ? -1.0f : rvt_uniform(&seed, 0, 5);
                     set_sphere(w, nodes[i].h, rvt_uniform(&seed, -3, 3), 0, 0, r);
@@ -692,6 +722,155 @@ static void test_world_bounds_enclose_every_descendant_geometry(void **state)
         free(alive);
         rv_world_destroy(w);
     }
+}
+
+/* T * R * S of position t, unit quaternion q and scales sc, in double (column-major). */
+static void trs_double(const float t[3], const float q[4], const float sc[3], double out[16])
+{
+    double x = q[0], y = q[1], z = q[2], qw = q[3];
+    double r[9] = { 1 - 2 * (y * y + z * z), 2 * (x * y + qw * z), 2 * (x * z - qw * y),
+                    2 * (x * y - qw * z), 1 - 2 * (x * x + z * z), 2 * (y * z + qw * x),
+                    2 * (x * z + qw * y), 2 * (y * z - qw * x), 1 - 2 * (x * x + y * y) };
+    memset(out, 0, 16 * sizeof *out);
+    for (int c = 0; c < 3; c++)
+        for (int row = 0; row < 3; row++)
+            out[c * 4 + row] = r[c * 3 + row] * sc[c];
+    for (int k = 0; k < 3; k++)
+        out[12 + k] = t[k];
+    out[15] = 1;
+}
+
+static void test_a_local_matrix_is_the_node_transform(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world(NULL);
+    rv_node parent = rvt_node(w, RV_NODE_NONE), n = rvt_node(w, RV_NODE_NONE), child = rvt_node(w, n);
+    set_sphere(w, n, 0, 0, 0, 1);
+    /* A rigid matrix (a turn of 0.7 about a tilted axis, then a move) on a root: its world
+     * matrix is the host's, bit for bit, and its sphere is not inflated by the bound. */
+    float q[4] = { 0.2f, 0.5f, -0.3f, 0.78f }, unit[3] = { 1, 1, 1 }, t[3] = { 3, -2, 7 };
+    double qn = sqrt(0.2 * 0.2 + 0.5 * 0.5 + 0.3 * 0.3 + 0.78 * 0.78);
+    for (int k = 0; k < 4; k++)
+        q[k] = (float)(q[k] / qn);
+    double md[16];
+    trs_double(t, q, unit, md);
+    float m[16], got[16];
+    for (int k = 0; k < 16; k++)
+        m[k] = (float)md[k];
+    assert_int_equal(rv_node_set_local_matrix(w, n, m), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_matrix(w, n, got), RV_OK);
+    assert_memory_equal(got, m, sizeof m);
+    assert_int_equal(rv_node_get_local_matrix(w, n, got), RV_OK);
+    assert_memory_equal(got, m, sizeof m);
+    float ws[4];
+    assert_int_equal(rv_node_world_bounds(w, n, ws), RV_OK);
+    assert_true(ws[3] >= 1.0f && ws[3] < 1.0f + 1e-5f);
+    assert_true(fabsf(ws[0] - 3) < 1e-6f && fabsf(ws[1] + 2) < 1e-6f && fabsf(ws[2] - 7) < 1e-6f);
+
+    /* The decomposition the getters give back is the same transform: a mirror in y comes
+     * back as a negative x scale, and T * R * S of what is read is the matrix. */
+    float sc[3] = { 2, -0.5f, 3 };
+    trs_double(t, q, sc, md);
+    for (int k = 0; k < 16; k++)
+        m[k] = (float)md[k];
+    assert_int_equal(rv_node_set_local_matrix(w, n, m), RV_OK);
+    float rt[3], rq[4], rs[3];
+    assert_int_equal(rv_node_get_transform(w, n, rt, rq, rs), RV_OK);
+    assert_memory_equal(rt, t, sizeof t);
+    assert_true(rs[0] < 0 && rs[1] > 0 && rs[2] > 0);
+    assert_true(fabsf(fabsf(rs[0]) - 2) < 1e-5f && fabsf(rs[1] - 0.5f) < 1e-5f && fabsf(rs[2] - 3) < 1e-5f);
+    double back[16];
+    trs_double(rt, rq, rs, back);
+    for (int k = 0; k < 16; k++)
+        assert_true(fabs(back[k] - m[k]) < 1e-5);
+
+    /* set_position replaces the translation only; the linear part stays the matrix's. */
+    float p2[3] = { -1, 0, 4 };
+    assert_int_equal(rv_node_set_position(w, n, p2), RV_OK);
+    assert_int_equal(rv_node_get_local_matrix(w, n, got), RV_OK);
+    assert_memory_equal(got, m, 12 * sizeof(float));
+    assert_memory_equal(&got[12], p2, sizeof p2);
+
+    /* In-place writes: the position is there, rotation and scale belong to the matrix. */
+    float *pp = NULL, *qp = NULL, *sp = NULL;
+    assert_int_equal(rv_node_transform_ptrs(w, n, NULL, &qp, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_transform_ptrs(w, n, NULL, NULL, &sp), RV_ERR_BAD_STATE);
+    assert_null(qp);
+    assert_null(sp);
+    assert_int_equal(rv_node_transform_ptrs(w, n, &pp, NULL, NULL), RV_OK);
+    pp[0] = 10;
+    assert_int_equal(rv_node_mark_moved(w, n), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_matrix(w, n, got), RV_OK);
+    assert_true(got[12] == 10 && got[13] == 0 && got[14] == 4);
+    assert_memory_equal(got, m, 3 * sizeof(float));
+
+    /* The child is placed under the matrix: its world matrix is the parent's times its own. */
+    rvt_set_position(w, child, 1, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    float cm[16];
+    assert_int_equal(rv_node_world_matrix(w, child, cm), RV_OK);
+    for (int k = 0; k < 3; k++)
+        assert_true(fabsf(cm[12 + k] - (got[k] + got[12 + k])) < 1e-5f);
+
+    /* set_scale makes it a rotation and scale again: the rotation read back, the new scale. */
+    assert_int_equal(rv_node_set_scale(w, n, unit), RV_OK);
+    assert_int_equal(rv_node_transform_ptrs(w, n, NULL, &qp, &sp), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_get_local_matrix(w, n, got), RV_OK);
+    double rigid[16];
+    float pos[3] = { 10, 0, 4 };
+    trs_double(pos, rq, unit, rigid);
+    for (int k = 0; k < 16; k++)
+        assert_true(fabs(got[k] - rigid[k]) < 1e-5);
+    (void)parent;
+    rv_world_destroy(w);
+}
+
+static void test_a_bad_local_matrix_is_refused_and_changes_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world(NULL);
+    rv_node n = rvt_node(w, RV_NODE_NONE), gone = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, n, 1, 2, 3);
+    assert_int_equal(rv_node_destroy_subtree(w, gone), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t before = scene_digest(w);
+    float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    assert_int_equal(rv_node_set_local_matrix(NULL, n, m), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_set_local_matrix(w, n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_set_local_matrix(w, gone, m), RV_ERR_STALE_HANDLE);
+    const int projective[4] = { 3, 7, 11, 15 };
+    for (int k = 0; k < 4; k++) {
+        float bad[16];
+        memcpy(bad, m, sizeof m);
+        bad[projective[k]] = k == 3 ? 2.0f : 0.25f;
+        assert_int_equal(rv_node_set_local_matrix(w, n, bad), RV_ERR_INVALID_ARG);
+    }
+    for (int k = 0; k < 16; k++) {
+        float bad[16];
+        memcpy(bad, m, sizeof m);
+        bad[k] = (k & 1) ? NAN : -INFINITY;
+        assert_int_equal(rv_node_set_local_matrix(w, n, bad), RV_ERR_NOT_FINITE);
+    }
+    assert_int_equal(scene_digest(w), before);
+    assert_null(w->scene.local_linear); /* nothing was set: nothing allocated */
+    float out[16];
+    assert_int_equal(rv_node_get_local_matrix(w, n, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_get_local_matrix(NULL, n, out), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_node_get_local_matrix(w, gone, out), RV_ERR_STALE_HANDLE);
+    assert_int_equal(rv_node_get_local_matrix(w, n, out), RV_OK);
+    m[12] = 1, m[13] = 2, m[14] = 3;
+    assert_memory_equal(out, m, sizeof m);
+    /* A singular matrix is a placement (as a zero scale is): it collapses the node. */
+    float flat[16] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 5, 5, 5, 1 };
+    assert_int_equal(rv_node_set_local_matrix(w, n, flat), RV_OK);
+    float ts[3];
+    assert_int_equal(rv_node_get_transform(w, n, NULL, NULL, ts), RV_OK);
+    assert_true(ts[0] == 1 && ts[1] == 0 && ts[2] == 1);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_world_destroy(w);
 }
 
 static void test_set_bounds_negative_radius_clears_geometry(void **state)
@@ -1200,6 +1379,20 @@ static rv_result call_destroy(void *o)
     sweep_scene *sc = o;
     return rv_node_destroy_subtree(sc->w, sc->nodes[1]);
 }
+static const float SHEARED[16] = { 2, 0, 0, 0, 0.5f, 1, 0, 0, 0, 0, -1, 0, 4, 5, 6, 1 };
+static rv_result call_set_local_matrices(void *o)
+{
+    sweep_scene *sc = o;
+    rv_result r = rv_node_set_local_matrix(sc->w, sc->nodes[3], SHEARED); /* the world's first */
+    return r != RV_OK ? r : rv_node_set_local_matrix(sc->w, sc->nodes[4], SHEARED);
+}
+static void *setup_world_with_a_matrix(const rv_allocator *allocator)
+{
+    sweep_scene *sc = setup_full_world(allocator);
+    if (sc)
+        assert_int_equal(rv_node_set_local_matrix(sc->w, sc->nodes[6], SHEARED), RV_OK);
+    return sc;
+}
 
 /* The longest of a world matrix's three axis columns, in double: a lower bound of its
  * largest stretch. */
@@ -1327,6 +1520,12 @@ static void test_allocation_failure_leaves_world_unchanged(void **state)
     assert_int_equal(rvt_run_sweep(&update), 0);
     rvt_sweep destroy = { "destroy", setup_full_world, call_destroy, fingerprint_scene, teardown_scene };
     assert_int_equal(rvt_run_sweep(&destroy), 0);
+    /* a world's first matrix allocates its matrices' storage once; growth then carries it */
+    rvt_sweep matrix = { "matrix", setup_full_world, call_set_local_matrices, fingerprint_scene, teardown_scene };
+    assert_int_equal(rvt_run_sweep(&matrix), 1);
+    rvt_sweep grow = { "grow with matrices", setup_world_with_a_matrix, call_create_growing, fingerprint_scene,
+                       teardown_scene };
+    assert_true(rvt_run_sweep(&grow) > rvt_run_sweep(&create));
 }
 
 static void test_world_creation_fails_cleanly_without_memory(void **state)
@@ -1433,6 +1632,8 @@ int main(void)
         cmocka_unit_test(test_merge_of_disjoint_spheres_has_radius_half_of_d_plus_radii),
         cmocka_unit_test(test_merge_encloses_spheres_closer_than_a_float_step),
         cmocka_unit_test(test_world_bounds_enclose_every_descendant_geometry),
+        cmocka_unit_test(test_a_local_matrix_is_the_node_transform),
+        cmocka_unit_test(test_a_bad_local_matrix_is_refused_and_changes_nothing),
         cmocka_unit_test(test_set_bounds_negative_radius_clears_geometry),
         cmocka_unit_test(test_parent_bounds_shrink_after_child_destroyed),
         cmocka_unit_test(test_loose_parent_is_tightened_after_enough_child_moves),

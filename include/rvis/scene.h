@@ -91,13 +91,42 @@ RV_API rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float
  * as rv_node_set_position. */
 RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians);
 
-/* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]).
+/* Sets the local transform from a host's matrix: column-major float[16], affine (row 3 is
+ * 0 0 0 1), any invertible or singular linear part, shear and mirrors included, e.g. an
+ * engine's own transform or a matrix from a file. The node's world matrix is then
+ * parent world * matrix in float (a root's is the matrix, bit for bit), and its bounds are
+ * scaled by an upper bound of the matrix's largest stretch (exact up to rounding for a
+ * rotation times a scale). Marks the node moved; the node holds
+ * the matrix until rv_node_set_rotation, rv_node_set_rotation_axis_angle or
+ * rv_node_set_scale makes it a position, rotation and scale again (rv_node_set_position
+ * only replaces the matrix's translation). rv_node_get_transform then reads the translation
+ * and a rotation and scale decomposed from the matrix (signed scales, x negative for a
+ * mirror), exact up to rounding when the columns are orthogonal; a setter that returns
+ * the node to a decomposed transform loses any shear. The matrix is copied. The first call
+ * in a world allocates 36 bytes per node slot for every node's matrix (grown with the
+ * world); no later call allocates.
+ * Errors: RV_ERR_INVALID_ARG (world or matrix NULL, row 3 not 0 0 0 1), RV_ERR_NOT_FINITE
+ * (a NaN/Inf element), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a node backed by a journal
+ * projection, which takes its transform from its projection), RV_ERR_OUT_OF_MEMORY (the
+ * first call in a world); the node is unchanged on every error. */
+RV_API rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16]);
+/* The node's local matrix (column-major float[16], row 3 = 0 0 0 1) as the next
+ * rv_update_world composes it: the host's matrix, or translate * rotate * scale.
+ * Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE. */
+RV_API rv_result rv_node_get_local_matrix(const rv_world *world, rv_node node, float out[16]);
+
+/* Reads the local transform into any non-NULL outputs (float[3], float[4], float[3]); for a
+ * node holding a matrix (rv_node_set_local_matrix), its translation and decomposition.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, float position[3],
                                        float quaternion[4], float scale[3]);
 
 /* Pointers to the node's local position (float[3]), rotation (float[4], x y z w) and scale
- * (float[3]) for allocation-free writes (animation). Any output may be NULL. After writing,
+ * (float[3]) for allocation-free writes (animation). Any output may be NULL. A node holding
+ * a matrix (rv_node_set_local_matrix) gives only its position, the matrix's translation:
+ * asking it for rotation or scale is RV_ERR_BAD_STATE, nothing written (writes through
+ * pointers fetched before it took the matrix are ignored until a setter makes it a
+ * rotation and scale again). After writing,
  * call rv_node_mark_moved: the node cannot see the write. The pointers are owned by the
  * world and stay valid until the next call that may create nodes in this world
  * (rv_node_create, rv_group_spatially, and every call that drains a journal holding
@@ -106,7 +135,7 @@ RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, floa
  * rv_frame_begin, is the safe habit). A rotation written here need not be normalised (rv_update_world
  * divides by its length). Values must be finite and the quaternion nonzero: otherwise
  * rv_update_world reports it and the node keeps its previous world matrix.
- * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE. */
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (above). */
 RV_API rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
                                         float **quaternion, float **scale);
 

@@ -1,7 +1,8 @@
 /* Fuzz target: random API call sequences on a world.
  *
  * The input is a program: each op byte picks a call (create, destroy either way, attach,
- * detach, every setter, in-place writes through rv_node_transform_ptrs, mark_moved,
+ * detach, every setter (a host's local matrix among them), in-place writes through
+ * rv_node_transform_ptrs, mark_moved,
  * update, a frustum walk, rv_group_spatially, LOD ladders and selection, an armed
  * allocation failure, a structure check), and the following bytes pick
  * its handles (live, destroyed, forged, from a second world, none) and its numbers (small
@@ -15,7 +16,8 @@
  *    every child's world sphere, checked in double precision (culling must never lose
  *    geometry);
  *  - while every update so far succeeded, every world matrix equals its parent's times
- *    its local translate * rotate * scale, checked in double precision;
+ *    its local translate * rotate * scale (or the host's matrix), checked in double
+ *    precision;
  *  - a frustum walk (rv_visit_visible, rv_collect_visible: the same list) and a whole
  *    rv_frame hand out every node whose own geometry sphere robustly meets a random
  *    frustum (no false cull); a frame's view lists only live nodes, front to back.
@@ -64,6 +66,8 @@ typedef struct fz_node {
     int has_ladder;        /* a LOD ladder may make the frame draw nothing for it */
     uint32_t flags;        /* RV_NODE_FLAG_* as last set */
     uint64_t key;          /* rv_node_set_key's, as last set */
+    int has_matrix;        /* holds rv_node_set_local_matrix's matrix */
+    float linear[9];       /* its linear part, column-major (the translation is the position) */
 } fz_node;
 
 typedef struct fz {
@@ -74,6 +78,7 @@ typedef struct fz {
     int first_root, last_root;
     rv_node foreign[3];
     int clean; /* every update so far returned RV_OK */
+    int matrices; /* a node of this world took a matrix: its storage is there */
     double time_ms;
 } fz;
 
@@ -201,6 +206,9 @@ static uint64_t digest(const rv_world *w)
         expect(rv_node_get_key(w, n, &key), RV_OK, "rv_node_get_key");
         h = mix(h, &flags, sizeof flags);
         h = mix(h, &key, sizeof key);
+        float local[16];
+        expect(rv_node_get_local_matrix(w, n, local), RV_OK, "rv_node_get_local_matrix");
+        h = mix(h, local, sizeof local);
         expect(rv_node_first_child(w, n, &next), RV_OK, "rv_node_first_child");
         while (!next.id && n.id) {
             expect(rv_node_next_sibling(w, n, &next), RV_OK, "rv_node_next_sibling");
@@ -294,6 +302,10 @@ static void check_after_update(fz *f, rv_result r)
         expect(rv_node_get_transform(f->w, n->h, p, q, sc), RV_OK, "rv_node_get_transform");
         double l[16], want[16], parent[16];
         local_matrix(p, q, sc, l);
+        if (n->has_matrix)
+            for (int c = 0; c < 3; c++)
+                for (int row = 0; row < 3; row++)
+                    l[c * 4 + row] = n->linear[c * 3 + row];
         if (n->parent >= 0) {
             expect(rv_node_world_matrix(f->w, f->nodes[n->parent].h, pm), RV_OK, "rv_node_world_matrix");
             for (int k = 0; k < 16; k++)
@@ -410,7 +422,8 @@ static void resync_links(fz *f)
         if (i < 0) { /* a new group node */
             FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
             i = f->count++;
-            f->nodes[i] = (fz_node){ n, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 }, 0 };
+            f->nodes[i] = (fz_node){ .h = n, .alive = 1, .parent = -1, .first = -1, .last = -1, .next = -1, .prev = -1,
+                           .local_sphere = { 0, 0, 0, -1 } };
             f->live++;
         }
         rv_node p;
@@ -603,6 +616,47 @@ static void flags_or_key(fz *f, fz_input *in, rv_node h)
     }
 }
 
+/* rv_node_set_local_matrix with a matrix from the input (any elements: NaN, infinities, a
+ * projective row, shear, singular), checked against the header's codes; read back with
+ * rv_node_get_local_matrix. A world's first matrix allocates, so an armed failure may
+ * refuse it, changing nothing. */
+static void local_matrix_op(fz *f, fz_input *in, rv_node h, int armed)
+{
+    int i = find(f, h);
+    uint8_t how = u8(in);
+    float m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    for (int k = 0; k < 16; k++)
+        if (k % 4 != 3 || (how & 1)) /* the bottom row stays 0 0 0 1 unless the input says */
+            m[k] = f32(in);
+    rv_result want = i < 0 ? RV_ERR_STALE_HANDLE
+                   : !finite_n(m, 16) ? RV_ERR_NOT_FINITE
+                   : m[3] != 0.0f || m[7] != 0.0f || m[11] != 0.0f || m[15] != 1.0f ? RV_ERR_INVALID_ARG
+                   : RV_OK;
+    uint64_t before = digest(f->w);
+    rv_result got = rv_node_set_local_matrix(f->w, h, m);
+    if (armed && want == RV_OK && !f->matrices && got == RV_ERR_OUT_OF_MEMORY) {
+        FZ_ASSERT(digest(f->w) == before, "a matrix that ran out of memory changed the world");
+        return;
+    }
+    expect(got, want, "rv_node_set_local_matrix");
+    if (got != RV_OK) {
+        FZ_ASSERT(digest(f->w) == before, "a refused matrix changed the world");
+        return;
+    }
+    f->matrices = 1;
+    f->nodes[i].has_matrix = 1;
+    for (int c = 0; c < 3; c++)
+        for (int row = 0; row < 3; row++)
+            f->nodes[i].linear[c * 3 + row] = m[c * 4 + row];
+    float back[16];
+    expect(rv_node_get_local_matrix(f->w, h, back), RV_OK, "rv_node_get_local_matrix");
+    for (int k = 0; k < 16; k++) /* ==: a -0 in the bottom row reads back as 0 */
+        FZ_ASSERT(back[k] == m[k], "node %d's local matrix element %d reads back %g, set %g", i, k, back[k], m[k]);
+    float p[3];
+    expect(rv_node_get_transform(f->w, h, p, NULL, NULL), RV_OK, "rv_node_get_transform");
+    FZ_ASSERT(memcmp(p, &m[12], sizeof p) == 0, "node %d's position is not its matrix's translation", i);
+}
+
 /* ---- the program --------------------------------------------------------------------- */
 
 static int fz_create(fz *f, rv_node parent_h, int armed)
@@ -622,7 +676,8 @@ static int fz_create(fz *f, rv_node parent_h, int armed)
         return -1;
     FZ_ASSERT(f->count < FZ_MAX_HANDLES, "handle table full");
     int i = f->count++;
-    f->nodes[i] = (fz_node){ out, 1, -1, -1, -1, -1, -1, 0, { 0, 0, 0, -1 }, 0 };
+    f->nodes[i] = (fz_node){ .h = out, .alive = 1, .parent = -1, .first = -1, .last = -1, .next = -1, .prev = -1,
+                           .local_sphere = { 0, 0, 0, -1 } };
     f->live++;
     link_last(f, parent, i);
     return i;
@@ -715,6 +770,8 @@ static void run(fz *f, fz_input *in)
                 expect(rv_node_set_position(f->w, h, v), want, "rv_node_set_position");
             else
                 expect(rv_node_set_scale(f->w, h, v), want, "rv_node_set_scale");
+            if (want == RV_OK && op % NOPS == 6)
+                f->nodes[i].has_matrix = 0;
             if (want == RV_OK) {
                 float p[3], s[3];
                 expect(rv_node_get_transform(f->w, h, p, NULL, s), RV_OK, "rv_node_get_transform");
@@ -731,6 +788,8 @@ static void run(fz *f, fz_input *in)
                            : !finite_n(q, 4) ? RV_ERR_NOT_FINITE
                            : zero ? RV_ERR_INVALID_ARG : RV_OK;
             expect(rv_node_set_rotation(f->w, h, q), want, "rv_node_set_rotation");
+            if (want == RV_OK)
+                f->nodes[i].has_matrix = 0;
             break;
         }
         case 8: {
@@ -742,6 +801,8 @@ static void run(fz *f, fz_input *in)
                            : !finite_n(axis, 3) || !isfinite(angle) ? RV_ERR_NOT_FINITE
                            : zero ? RV_ERR_INVALID_ARG : RV_OK;
             expect(rv_node_set_rotation_axis_angle(f->w, h, axis, angle), want, "rv_node_set_rotation_axis_angle");
+            if (want == RV_OK)
+                f->nodes[i].has_matrix = 0;
             break;
         }
         case 9: {
@@ -764,11 +825,15 @@ static void run(fz *f, fz_input *in)
             float v = f32(in);
             int i = find(f, h);
             float *p = NULL, *q = NULL, *s = NULL;
-            expect(rv_node_transform_ptrs(f->w, h, &p, &q, &s), i >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
+            int matrix = i >= 0 && f->nodes[i].has_matrix;
+            expect(rv_node_transform_ptrs(f->w, h, &p, &q, &s), i < 0 ? RV_ERR_STALE_HANDLE : matrix ? RV_ERR_BAD_STATE : RV_OK,
                    "rv_node_transform_ptrs");
-            if (i < 0) {
+            if (i < 0 || matrix) {
                 FZ_ASSERT(!p && !q && !s, "a refused transform_ptrs wrote its outputs");
-                break;
+                if (!matrix)
+                    break;
+                expect(rv_node_transform_ptrs(f->w, h, &p, NULL, NULL), RV_OK, "rv_node_transform_ptrs");
+                which = (uint8_t)(which / 3 * 3); /* the position is all a matrix node hands out */
             }
             float *target = which % 3 == 0 ? p : which % 3 == 1 ? q : s;
             target[(which / 3) % (which % 3 == 1 ? 4 : 3)] = v;
@@ -814,7 +879,10 @@ static void run(fz *f, fz_input *in)
             float m[16];
             expect(rv_node_world_matrix(f->w, h, m), find(f, h) >= 0 ? RV_OK : RV_ERR_STALE_HANDLE,
                    "rv_node_world_matrix");
-            flags_or_key(f, in, h);
+            if (u8(in) >= 0xA0)
+                local_matrix_op(f, in, h, armed);
+            else
+                flags_or_key(f, in, h);
             break;
         }
         }

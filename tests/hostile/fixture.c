@@ -170,6 +170,9 @@ uint64_t rvh_world_digest(const rv_world *w)
         must(rv_node_get_key(w, n, &key), "rv_node_get_key");
         h = rvi_hash_bytes(h, &flags, sizeof flags);
         h = rvi_hash_bytes(h, &key, sizeof key);
+        float local[16];
+        must(rv_node_get_local_matrix(w, n, local), "rv_node_get_local_matrix");
+        h = rvi_hash_bytes(h, local, sizeof local);
         visited++;
         rv_node next;
         must(rv_node_first_child(w, n, &next), "rv_node_first_child");

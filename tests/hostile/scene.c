@@ -364,6 +364,44 @@ void hostile_rv_node_get_flags(rvh_ctx *cx)
     RVH_CHECK(cx, flags == 0);
 }
 
+void hostile_rv_node_set_local_matrix(rvh_ctx *cx)
+{
+    float m[16] = { 0, 0, -2, 0, 0, 3, 0, 0, 1, 0.5f, 0, 0, 4, 5, 6, 1 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_local_matrix(NULL, cx->na.mid, m));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_local_matrix(cx->a, cx->na.mid, NULL));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_local_matrix(cx->a, RV_NODE_NONE, m));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_set_local_matrix(cx->a, cx->bad[i], m));
+    const float specials[3] = { NAN, INFINITY, -INFINITY };
+    for (int k = 0; k < 16; k++) {
+        float bad[16];
+        memcpy(bad, m, sizeof m);
+        bad[k] = specials[k % 3];
+        RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_node_set_local_matrix(cx->a, cx->na.mid, bad));
+        if (k % 4 == 3) { /* a projective row */
+            bad[k] = k == 15 ? 0.0f : 1e-30f;
+            RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_local_matrix(cx->a, cx->na.mid, bad));
+        }
+    }
+    RVH_ACCEPT(cx, rv_node_set_local_matrix(cx->a, cx->na.mid, m));
+    float out[16];
+    RVH_ACCEPT(cx, rv_node_get_local_matrix(cx->a, cx->na.mid, out));
+    RVH_CHECK(cx, memcmp(out, m, sizeof m) == 0);
+}
+
+void hostile_rv_node_get_local_matrix(rvh_ctx *cx)
+{
+    float out[16] = { 7 };
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_local_matrix(NULL, cx->na.mid, out));
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_get_local_matrix(cx->a, cx->na.mid, NULL));
+    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_local_matrix(cx->a, RV_NODE_NONE, out));
+    for (int i = 0; i < RVH_BAD_HANDLES; i++)
+        RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_node_get_local_matrix(cx->a, cx->bad[i], out));
+    RVH_CHECK(cx, out[0] == 7);
+    RVH_ACCEPT(cx, rv_node_get_local_matrix(cx->a, cx->na.mid, out));
+    RVH_CHECK(cx, out[3] == 0 && out[7] == 0 && out[11] == 0 && out[15] == 1);
+}
+
 void hostile_rv_node_set_key(rvh_ctx *cx)
 {
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_node_set_key(NULL, cx->na.mid, 7));

@@ -197,10 +197,13 @@ static void unlink_node(rvi_scene *s, uint32_t i)
     }
     if (parent != NONE) {
         s->aux[parent].child_count--;
-        /* A parent that lost a child may shrink: recompute it exactly at the next update.
-         * A child whose sphere was unbounded (a node of unknown placement below it) had
-         * made every ancestor's unbounded too: they all are recomputed exactly. */
-        rvi_scene_mark(s, parent, RVI_NODE_BOUNDS_DIRTY);
+        /* A parent that lost a child still encloses the rest: the loss is one loose change
+         * (recomputed exactly once as many changes as children accumulated), so losing one
+         * of a million children does not merge the other million spheres. A child whose
+         * sphere was unbounded (a node of unknown placement below it) had made every
+         * ancestor's unbounded too: they all are recomputed exactly. */
+        s->aux[parent].loose++;
+        rvi_scene_mark(s, parent, RVI_NODE_LOST_CHILD);
         if (!(s->world_sphere[i][3] < INFINITY))
             rvi_scene_force_exact_ancestors(s, parent);
     }

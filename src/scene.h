@@ -51,6 +51,9 @@ enum {
     RVI_NODE_LOCAL_MATRIX   = 1u << 18, /* the local transform is a host's matrix: its linear
                                            part in local_linear, its translation in position
                                            (rv_node_set_local_matrix) */
+    RVI_NODE_LOST_CHILD     = 1u << 19, /* update: lost a child since the last update (a
+                                           climb start; its sphere still encloses the rest,
+                                           and the loss counts as one loose change) */
 };
 
 /* Scene-only per-node fields touched together by an update (packed: a moved node's update

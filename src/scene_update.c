@@ -9,7 +9,8 @@
  *     on the way down, spheres on the way up of a link-following walk, no stack), and its
  *     sphere is folded into its parent, which becomes a climb start.
  *  2. Climb starts (those parents, and nodes whose own bounds changed under no moved node:
- *     set_bounds, a lost child) and their ancestors count the changed children they wait for.
+ *     set_bounds; or that lost a child) and their ancestors count the changed children they
+ *     wait for.
  *  3. Starts climb: a finished node folds its sphere into its parent, and a parent whose
  *     last changed child has arrived is finished exactly once.
  * The moved nodes themselves are touched in pass 1 only (their cache lines are fetched
@@ -17,8 +18,8 @@
  *
  * Parent-bounds policy (why a 1 % update is not a full recompute): a finished parent grows
  * by merging each changed child's sphere at once (O(1) per child, always enclosing), and is
- * recomputed exactly from all its children only when its own geometry changed, it lost a
- * child, or as many child changes have accumulated as it has children, so exact
+ * recomputed exactly from all its children only when its own geometry changed or as many
+ * child changes (a lost child counts as one) have accumulated as it has children, so exact
  * recomputes cost O(1) amortised per change and a grown sphere does not stay loose for
  * long. A loose sphere is larger than minimal, never smaller: culling stays conservative. */
 #include "core/check.h"
@@ -372,7 +373,7 @@ static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
         placed = placed && (parent == NONE || !(s->flags[parent] & RVI_NODE_STALE));
         set_stale(s, n, !placed, uc);
         rvi_scene_geometry_sphere(s, n, s->world_sphere[n]);
-        s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY);
+        s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY | RVI_NODE_LOST_CHILD);
         s->aux[n].loose = 0;
         uc->matrices++;
         uc->bounds++;
@@ -437,7 +438,7 @@ static void climb(rvi_scene *s, uint32_t n, update_counts *uc)
             a->loose = 0;
         }
         uc->bounds++;
-        s->flags[n] = f & ~(uint32_t)(RVI_NODE_MARK | RVI_NODE_ENTERED | RVI_NODE_BOUNDS_DIRTY);
+        s->flags[n] = f & ~(uint32_t)(RVI_NODE_MARK | RVI_NODE_ENTERED | RVI_NODE_BOUNDS_DIRTY | RVI_NODE_LOST_CHILD);
         uint32_t p = s->parent[n];
         if (p == NONE)
             return;
@@ -536,7 +537,7 @@ rv_result rv_update_world(rv_world *world)
         uint32_t f = flags[d];
         flags[d] = f & ~(uint32_t)RVI_NODE_LISTED;
         if (!(f & RVI_NODE_MOVED)) {
-            if (f & (RVI_NODE_BOUNDS_DIRTY))
+            if (f & (RVI_NODE_BOUNDS_DIRTY | RVI_NODE_LOST_CHILD))
                 dirty[starts++] = d; /* unless a moved ancestor's recompute clears it */
             continue;                /* destroyed since it was listed, or already recomputed */
         }
@@ -571,7 +572,7 @@ rv_result rv_update_world(rv_world *world)
      * bounds-dirty entry that a recompute covered has lost the flag and is no start. */
     for (uint32_t j = 0; j < starts; j++) {
         uint32_t e = dirty[j];
-        if (flags[e] & (RVI_NODE_MARK | RVI_NODE_BOUNDS_DIRTY))
+        if (flags[e] & (RVI_NODE_MARK | RVI_NODE_BOUNDS_DIRTY | RVI_NODE_LOST_CHILD))
             enter_chain(s, e);
     }
     /* Pass 3: climb from every start that waits for nothing; the others are finished by

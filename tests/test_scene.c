@@ -189,7 +189,13 @@ static void test_attach_moves_child_from_old_parent(void **state)
     assert_float_equal(m[12], 0.0f, 0.0f);
     assert_float_equal(m[13], 5.0f, 0.0f);
     assert_float_equal(m[14], 20.0f, 0.0f);
-    /* the old parent's sphere shrank back to its two remaining unit spheres */
+    /* The old parent still encloses its two remaining unit spheres; losing one of three
+     * children is one loose change, so it is not recomputed from the other two yet... */
+    assert_int_equal(rv_node_world_bounds(w, p1, s1b), RV_OK);
+    assert_memory_equal(s1b, s1, sizeof s1);
+    /* ...and is, exactly, once as many changes as it has children have accumulated. */
+    rvt_set_position(w, kids[0], 0, 0, 0);
+    assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_node_world_bounds(w, p1, s1b), RV_OK);
     assert_true(s1b[3] < s1[3]);
     assert_float_equal(s1b[3], 1.0f, 1e-5f);

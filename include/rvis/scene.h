@@ -191,8 +191,9 @@ RV_API rv_result rv_node_get_key(const rv_world *world, rv_node node, uint64_t *
  * radius times an upper bound of the world matrix's largest axis scale) and every child's
  * world sphere, merged pairwise with the exact smallest sphere enclosing two spheres. An
  * ancestor grows at once to enclose a changed child and is recomputed exactly when its own
- * bounds changed, it lost a child, or as many child changes accumulated as it has
- * children: a sphere may be larger than minimal, never smaller (culling stays conservative).
+ * bounds changed or as many child changes (a child lost counts as one) accumulated as it
+ * has children: a sphere may be larger than minimal, never smaller (culling stays
+ * conservative), and losing one of many children does not merge all the others.
  * Errors: RV_ERR_INVALID_ARG (world NULL; or a zero quaternion written in place, one
  * without a normal component counting as zero, as for rv_node_set_rotation),
  * RV_ERR_NOT_FINITE (a transform written in place was not finite, or a world matrix

@@ -278,6 +278,7 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
 
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
+        f->occlusion_empty = false;
         RVI_TRY(rvi_occlusion_begin_d(f->occlusion, cam.view_projection_d, cam.clip, aspect));
         if (cam.cull_unsampled && !cam.orthographic) /* the looks are made in perspective only */
             rvi_occ_set_samples(f->occlusion, cam.viewport_width, cam.viewport_height);

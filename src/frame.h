@@ -256,6 +256,8 @@ typedef struct rvi_frame {
      * found the subtree visible, 0 when the last test hid it or none ran (frame_cull.c). */
     rvi_vec group_seen;
     const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
+    bool occlusion_empty;    /* the frozen buffer hides nothing (rvi_occ_nothing_drawn): no
+                                object or subtree is tested against it */
     rvi_hz_levels hz_levels;
 } rvi_frame;
 

@@ -114,6 +114,14 @@ static bool lane_hidden(const rvi_frame *f, const test_lanes *t, uint32_t j, con
     return hidden;
 }
 
+/* Whether this frame tests anything against its buffer: there is one, and it can hide
+ * something (a frame whose occluders all fall outside the view, or that has none, tests
+ * nothing and walks as without occlusion). */
+static inline bool occlusion_tests(const rvi_frame *f)
+{
+    return f->occlusion && !f->occlusion_empty;
+}
+
 /* Occlusion verdict for node i, on its own (the walk's groups and subtrees). */
 static bool node_hidden(const rvi_frame *f, const rvi_scene *sc, uint32_t i, const float sphere[4],
                         uint64_t *feed_hidden)
@@ -242,7 +250,7 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         return RVI_WALK_SKIP;
     }
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
-    bool tested = false, subtree_test = f->occlusion && sc->first_child[i] != NONE;
+    bool tested = false, subtree_test = occlusion_tests(f) && sc->first_child[i] != NONE;
     if (subtree_test && group_test_skipped(world, f, i)) {
         /* As when the test passes: the node's own geometry is not tested on its own either,
          * so what is drawn does not change between the frames that test and those that skip. */
@@ -300,7 +308,7 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
     p.culled = main_culled;
     p.defer = main_defer;
     p.hook_flags = RVI_NODE_HAS_HLOD | (gate ? RVI_NODE_PARTITION_PART | RVI_NODE_PARTITION_GROUP : 0);
-    p.hook_parents = f->occlusion != NULL;
+    p.hook_parents = occlusion_tests(f);
     p.node_cost = VISIT_RECORDS;
     p.children_cost = world->desc.record_culls ? RVI_NODE_HAS_HLOD : 0;
     p.culled_flags = RVI_NODE_HAS_HLOD;
@@ -508,7 +516,7 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
 {
     object_pass *p = context;
     const rvi_scene *sc = &p->world->scene;
-    bool prefetch = p->f->occlusion != NULL;
+    bool tests = occlusion_tests(p->f);
     test_lanes t;
     t.n = 0;
     bool fused = true;
@@ -516,7 +524,7 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
         uint32_t counts[2] = { 0, 0 };
         uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
         for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
-            if (prefetch)
+            if (tests)
                 prefetch_test(p, sc, k, last);
             rvi_candidate c = p->cands[k];
             const object_lod *o = &p->lod[k];
@@ -529,7 +537,7 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
                 w->counts.unsampled_culled++;
                 continue;
             }
-            if (p->f->occlusion && !c.tested) {
+            if (tests && !c.tested) {
                 /* A leaf's world sphere encloses exactly its own geometry; a node with
                  * children needs its own geometry's sphere. */
                 float g[4];
@@ -743,6 +751,7 @@ rv_result rvi_frame_cull(rv_world *world)
         rvi_occ_feed_prepare(f->occlusion); /* before the workers read it */
         f->hz_levels = rvi_hz_levels_of(f->occlusion);
         f->hz = &f->hz_levels;
+        f->occlusion_empty = rvi_occ_nothing_drawn(f->occlusion);
     }
     uint64_t t1 = rvi_clock_now(world);
     if (timed)

@@ -554,6 +554,14 @@ int32_t rvi_occ_footprint_world_box(const rv_occlusion *occ, const float min[3],
                                     rvi_occ_footprint *fp);
 /* False when tests must answer visible (width 0, no view); freezes an open buffer. */
 bool rvi_occ_ready(rv_occlusion *occ);
+
+/* True when the frozen buffer can hide nothing: no piece drawn (so no texel partly covered
+ * for the finer tests either), no texel covered and no depth feed. */
+static inline bool rvi_occ_nothing_drawn(const rv_occlusion *occ)
+{
+    return occ->state == RVI_OCC_FROZEN && occ->stats.pieces == 0 && occ->stats.texels_covered == 0 &&
+           !occ->feed_applied;
+}
 /* Common checks of the batch tests; *active false: out[first .. first + count) set to 1. */
 rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active);
 

@@ -177,6 +177,44 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
 /* rv_world_desc.group_retest_frames: a subtree found visible is tested again at least every
  * n frames, on one frame in n; in between its objects are tested one by one, so a wall put
  * in front of it hides them at once. A hidden subtree is tested every frame. */
+/* A frame whose buffer hides nothing (no occluder in view, or none at all) tests nothing
+ * against it and draws what a world without occlusion draws; the next frame with a wall
+ * in view tests and hides again. */
+static void test_a_buffer_that_hides_nothing_tests_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(256), *plain = rvt_world(NULL);
+    rv_node wall = wall_ahead(w);
+    float away[3] = { 0, 0, 40 }, home[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_position(w, wall, away), RV_OK); /* behind the eye */
+    rv_node grp = rvt_node(w, RV_NODE_NONE), pgrp = rvt_node(plain, RV_NODE_NONE);
+    rv_node behind = rvt_object(w, grp, 0, 1.5f, -20, 0.5f);
+    rvt_object(w, grp, 2, 1.5f, -25, 0.5f);
+    rvt_object(plain, pgrp, 0, 1.5f, -20, 0.5f);
+    rvt_object(plain, pgrp, 2, 1.5f, -25, 0.5f);
+    rvt_camera c;
+    rv_frame_view v, pv;
+    for (int frame = 0; frame < 3; frame++) {
+        rvt_camera_make(&c, eye0, ahead, 1.2f, 16.0 * frame);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.counts.occlusion_tested, 0);
+        assert_int_equal(v.counts.occlusion_culled, 0);
+        assert_int_equal(v.opaque_count, 2);
+        assert_int_equal(rv_frame(plain, &c.v, &pv), RV_OK);
+        assert_int_equal(pv.opaque_count, 2);
+        for (uint32_t k = 0; k < 2; k++)
+            assert_memory_equal(v.opaque[k].world_matrix, pv.opaque[k].world_matrix, sizeof pv.opaque[k].world_matrix);
+    }
+    /* The wall comes back in front: tested and hidden on the next frame. */
+    assert_int_equal(rv_node_set_position(w, wall, home), RV_OK);
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 48.0);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.counts.occlusion_tested > 0);
+    assert_false(view_draws(&v, behind));
+    rv_world_destroy(w);
+    rv_world_destroy(plain);
+}
+
 static void test_visible_subtree_retested_every_n_frames(void **state)
 {
     (void)state;
@@ -190,9 +228,11 @@ static void test_visible_subtree_retested_every_n_frames(void **state)
         d.occlusion.width = 256;
         d.group_retest_frames = n;
         w = rvt_world(&d);
-        /* A wall 10 m aside at first; a group of two crates 30 m ahead. */
+        /* A wall in view but off to the side at first (a buffer that hides nothing is not
+         * tested against: see test_a_buffer_that_hides_nothing_tests_nothing); a group of
+         * two crates 30 m ahead. */
         rv_node wall = wall_ahead(w);
-        float aside[3] = { 40, 0, 0 }, home[3] = { 0, 0, 0 };
+        float aside[3] = { 6.5f, 0, 0 }, home[3] = { 0, 0, 0 };
         assert_int_equal(rv_node_set_position(w, wall, aside), RV_OK);
         rv_node grp = rvt_node(w, RV_NODE_NONE);
         rv_node g1 = rvt_object(w, grp, -1, 1.5f, -30, 0.5f);
@@ -3408,6 +3448,7 @@ int main(void)
         cmocka_unit_test(test_rows_past_the_far_plane_are_passed_over_by_their_boxes),
         cmocka_unit_test(test_groups_with_unselected_leaves_outside_the_view_are_passed_over),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
+        cmocka_unit_test(test_a_buffer_that_hides_nothing_tests_nothing),
         cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
         cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),
         cmocka_unit_test(test_per_frame_occluder_needs_open_frame),

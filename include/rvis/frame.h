@@ -189,7 +189,8 @@ typedef struct rv_frame_counts {
     uint32_t frustum_tested;     /* sphere tests against the frustum */
     uint32_t frustum_culled;     /* subtrees the frustum rejected */
     uint32_t partition_culled;   /* part subtrees hidden by the partition gate */
-    uint32_t occlusion_tested;   /* occlusion tests (groups and objects) */
+    uint32_t occlusion_tested;   /* occlusion tests (groups and objects); 0 in a frame whose
+                                    buffer can hide nothing (no occluder drawn, no feed) */
     uint32_t occlusion_culled;   /* groups and objects hidden by occluders */
     uint32_t occluders_added;    /* occluders submitted (per-frame and persistent nodes) */
     uint32_t occluders_rasterised;

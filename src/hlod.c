@@ -295,14 +295,17 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     child_scan children = scan_children(world, st, node_index, false);
     bool want_refine = children.any && sse > pass->max_screen_space_error;
     /* Drawn as itself, a region without geometry of its own would leave a hole where its
-     * children are: in the frame it is passed through like one that is not loaded. */
-    bool drawable = region->resident &&
-                    (!pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY));
+     * children are: in the frame it is passed through like one that is not loaded, and
+     * more: being resident, all of its subtree is what stands there, plain nodes and
+     * regions alike, whether it has region children or not. */
+    bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
+    bool drawable = region->resident && own;
+    bool pass_through = region->resident && !own;
     bool refining;
     if (!drawable) {
         /* It cannot be drawn: pass through to whatever below is resident. */
-        refining = children.any;
-        s = children.any ? 0.0f : 1.0f;
+        refining = children.any || pass_through;
+        s = refining ? 0.0f : 1.0f;
         d.wants_load = children.any && !children.resident;
     } else if (!children.any || !children.resident) {
         /* Never a hole: with a child missing the region is drawn fully, at once. */
@@ -320,7 +323,7 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     region->self_weight = s;
     d.self_weight = s;
     d.draw_self = drawable && s > 0.0f;
-    d.refine = children.any && (refining || s < 1.0f);
+    d.refine = (children.any || pass_through) && (refining || s < 1.0f);
     if (drawable && children.any && (refining ? s > 0.0f : s < 1.0f))
         pass->fading++;
     return d;
@@ -495,11 +498,12 @@ rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass
     d.screen_space_error = (float)sse;
     child_scan children = scan_children(world, st, node_index, false);
     /* As rvi_hlod_decide: a region that is not resident, or has no geometry of its own to
-     * draw in the view's lists, cannot stand in for its children. */
-    bool drawable = region->resident &&
-                    (!pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY));
+     * draw in the view's lists, cannot stand in for its children; a resident one without
+     * geometry passes its whole subtree through. */
+    bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
+    bool drawable = region->resident && own;
     if (!drawable)
-        d.refine = children.any; /* whatever below is resident stands in */
+        d.refine = children.any || region->resident; /* whatever below is resident stands in */
     else
         d.refine = children.any && children.resident && sse > pass->max_screen_space_error;
     d.draw_self = drawable && !d.refine;

@@ -993,6 +993,54 @@ static void test_hlod_region_without_own_geometry_draws_its_children(void **stat
     rv_world_destroy(w);
 }
 
+/* The same with no region below: a resident region without geometry of its own, over
+ * plain nodes only, passes all of them through (it used to draw nothing and stop the walk,
+ * recording its children replaced). And one whose bounds the host clears stops standing
+ * in for its subtree from that frame on. */
+static void test_hlod_leaf_region_without_own_geometry_draws_its_plain_children(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node region;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &region), RV_OK);
+    float at[3] = { 0, 1.7f, -30 };
+    assert_int_equal(rv_node_set_position(w, region, at), RV_OK);
+    rv_node crate = rvt_object(w, region, 0, 0, 0, 1);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 1.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v, extra;
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    for (int f = 0; f < 3; f++) {
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        assert_true(view_draws(&v, crate));
+        assert_true(view_draws(&extra, crate));
+        assert_int_equal(v.counts.hlod_drawn, 0);
+    }
+    /* Given bounds, the region is a proxy: drawn in the crate's place... */
+    float zero[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_bounds(w, region, zero, 2.0f), RV_OK);
+    c.v.time_ms = 48;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region));
+    assert_false(view_draws(&v, crate));
+    /* ...and once they are cleared, the crate is drawn again, in both views. */
+    assert_int_equal(rv_node_set_bounds(w, region, zero, -1.0f), RV_OK);
+    for (int f = 4; f < 7; f++) {
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        assert_true(view_draws(&v, crate));
+        assert_true(view_draws(&extra, crate));
+    }
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static int reprocess_calls;
 static bool host_busy;
 static bool is_busy(void *user) { (void)user; return host_busy; }
@@ -3464,6 +3512,7 @@ int main(void)
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
+        cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),

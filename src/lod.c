@@ -576,6 +576,12 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
     float dt = (float)(st->clock_ms - rec->last_clock_ms);
     rec->last_clock_ms = st->clock_ms;
     float crossfade = st->config.crossfade_ms;
+    /* An unbounded sphere (placement unknown, RVI_NODE_STALE, at or below the node) is
+     * drawn whole at the level it targets, the finest allowed, for as long as it lasts:
+     * a fade in from a coarser level or "nothing" would draw it faint. The selector snaps
+     * there, so once placed again it fades from a level it was drawn at. */
+    if (!(sphere[3] < INFINITY))
+        crossfade = -1.0f;
     selector_step(&rec->selector, &c, dt, crossfade);
     selector_output(&rec->selector, crossfade, out);
     update_cutoff(st, rec);

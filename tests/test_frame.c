@@ -1041,6 +1041,56 @@ static void test_hlod_leaf_region_without_own_geometry_draws_its_plain_children(
     rv_world_destroy(w);
 }
 
+/* A laddered node whose placement becomes unknown (a NaN written in place into its
+ * parent) is drawn whole, at its finest level, for every frame it stays unknown: it used
+ * to be listed at weight 1 on the first frame and then fade in from "nothing" (16/250,
+ * 32/250, ...). Once placed again it fades out from there, never faster than the fade. */
+static void test_a_node_of_unknown_placement_is_drawn_whole_until_placed(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world(NULL); /* crossfade 250 ms */
+    rv_node parent = rvt_node(w, RV_NODE_NONE);
+    rvt_set_position(w, parent, 0, 1.7f, -80);
+    rv_node crate = rvt_object(w, parent, 0, 0, 0, 0.5f); /* 2 asin(0.5 / 80) = 0.0125 rad */
+    rv_lod_ladder ladder;
+    const float threshold = 0.05f;                        /* below it: nothing */
+    assert_int_equal(rv_lod_ladder_make(&threshold, 1, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, crate, &ladder), RV_OK);
+    rvt_camera c;
+    rv_frame_view v;
+    float last = 0.0f;
+    for (int f = 0; f < 14; f++) {
+        float *p = NULL;
+        if (f == 3 || f == 8) {
+            assert_int_equal(rv_node_transform_ptrs(w, parent, &p, NULL, NULL), RV_OK);
+            p[0] = f == 3 ? NAN : 0.0f;
+            assert_int_equal(rv_node_mark_moved(w, parent), RV_OK);
+        }
+        rvt_camera_make(&c, eye0, ahead, 1.0f, 16.0 * f);
+        rv_result r = rv_frame(w, &c.v, &v);
+        assert_true(r == RV_OK);
+        bool translucent;
+        const rv_draw_item *it = view_item(&v, crate, &translucent);
+        if (f < 3) {
+            assert_null(it); /* too small: nothing */
+        } else if (f < 8) {
+            assert_true(v.counts.transform_stale > 0);
+            assert_non_null(it);
+            assert_int_equal(it->lod_level, 0);
+            assert_true(it->fade == 1.0f);
+        } else {
+            float now = it ? it->fade : 0.0f;
+            assert_true(now <= last + 1e-6f);
+            assert_true(last - now <= 16.0f / 250.0f + 1e-4f); /* no faster than the fade */
+            last = now;
+            continue;
+        }
+        last = it ? it->fade : 0.0f;
+    }
+    assert_true(last < 1.0f); /* it did fade out once placed */
+    rv_world_destroy(w);
+}
+
 static int reprocess_calls;
 static bool host_busy;
 static bool is_busy(void *user) { (void)user; return host_busy; }
@@ -3513,6 +3563,7 @@ int main(void)
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
+        cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),

@@ -311,7 +311,9 @@ typedef struct rv_frame_view {
  * says so in the frame where it happens. From that frame until a transform of the node
  * composes again, the node and its subtree are counted in counts.transform_stale in every
  * frame and are not culled by frustum, occlusion or LOD (their world bounds are unbounded,
- * see rv_update_world; an occluder node among them hides nothing); the hidden flag,
+ * see rv_update_world; an occluder node among them hides nothing; a laddered one is drawn
+ * whole at its finest allowed level, without a fade in, and fades from there once placed
+ * again); the hidden flag,
  * inactive deferred partition parts and HLOD regions standing in for children that are not
  * resident still apply. The view-projection of the view + projection form is multiplied
  * in double, and the frustum and the occlusion buffer both use that product (a camera far

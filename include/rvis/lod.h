@@ -184,7 +184,9 @@ RV_API rv_result rv_lod_advance(rv_world *world, float dt_ms);
  * boundary does not flicker. Crossfade: on a change the selection lists the new and the old
  * level, the new one's weight rising linearly from 0 to 1 over crossfade_ms of LOD clock
  * (rv_lod_advance); once that much time accumulated the old level is gone. No level's
- * weight ever moves by more than dt / crossfade_ms in one selection, retargets included:
+ * weight ever moves by more than dt / crossfade_ms in one selection, retargets included
+ * (one exception: a node whose world bounds are unbounded, its placement unknown, snaps to
+ * its finest allowed level at weight 1, since a fade in would draw it faint):
  * turning back to the outgoing level reverses the fade from the weights it has; a third
  * level waits until the lighter of the two fading levels has faded out (at most
  * crossfade_ms / 2; the heavier one takes its weight), then fades in from the heavier.

@@ -562,6 +562,12 @@ static inline bool rvi_occ_nothing_drawn(const rv_occlusion *occ)
     return occ->state == RVI_OCC_FROZEN && occ->stats.pieces == 0 && occ->stats.texels_covered == 0 &&
            !occ->feed_applied;
 }
+
+/* A batch of boxes against a buffer that hides nothing (rvi_occ_nothing_drawn): every item
+ * answered 1, counted as tested, and only checked (the code of the first invalid one, as
+ * the batch test returns it). */
+rv_result rvi_occ_boxes_unhidden(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first, uint32_t count,
+                                 uint8_t *out_visible);
 /* Common checks of the batch tests; *active false: out[first .. first + count) set to 1. */
 rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t count, uint8_t *out, bool *active);
 

@@ -406,6 +406,8 @@ rv_result rvi_occlusion_test_world_boxes(rv_occlusion *occ, const rv_occlusion_b
     RVI_TRY(rvi_occ_batch_prologue(occ, first, count, out_visible, &active));
     if (!active)
         return RV_OK;
+    if (rvi_occ_nothing_drawn(occ))
+        return rvi_occ_boxes_unhidden(occ, boxes, first, count, out_visible);
     block_fn kernel = pick_kernel(occ);
     const kernel_consts kc = kernel_setup(&occ->view, (float)occ->width, (float)occ->height);
     int32_t first_bad = 0;

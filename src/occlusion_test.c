@@ -353,8 +353,10 @@ int32_t rvi_occ_box_look(const rv_occlusion *occ, const float min[3], const floa
 }
 
 /* A sphere, through its world-space bounding box. */
-static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], float radius, const float *m,
-                             occ_footprint *fp)
+/* A sphere's world box (centre under m when given, +- the radius times m's largest axis
+ * scale, rounded up, plus the centre's own rounding; corners rounded outward): what every
+ * sphere test tests. False when it does not fit in float (the sphere is then visible). */
+static bool sphere_world_box(const float center[3], float radius, const float *m, float mn[3], float mx[3])
 {
     float c[3], r = radius;
     if (m) {
@@ -373,14 +375,13 @@ static int32_t footprint_sphere(const rv_occlusion *occ, const float center[3], 
     } else {
         memcpy(c, center, sizeof c);
     }
-    float mn[3], mx[3];
     for (int i = 0; i < 3; i++) { /* outward rounding of the box's own corners */
         mn[i] = c[i] - r;
         mx[i] = c[i] + r;
         mn[i] -= fabsf(mn[i]) * (2 * F_EPS);
         mx[i] += fabsf(mx[i]) * (2 * F_EPS);
     }
-    return rvi_occ_footprint_box(occ, mn, mx, NULL, fp);
+    return rvi_finite_n(mn, 3) && rvi_finite_n(mx, 3);
 }
 
 /* ---- the refined box test --------------------------------------------------------------- */
@@ -554,6 +555,8 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
     if (!rvi_occ_ready(occ))
         return true;
     occ->stats.tests++;
+    if (rvi_occ_nothing_drawn(occ))
+        return true;
     occ_footprint fp;
     int32_t on = matrix ? rvi_occ_footprint_box(occ, min, max, matrix, &fp) : rvi_occ_footprint_world_box(occ, min, max, &fp);
     if (on != RVI_OCC_ON || !box_hidden(occ, min, max, matrix, &fp))
@@ -566,17 +569,13 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
 
 bool rvi_occlusion_sphere_visible(rv_occlusion *occ, const float center[3], float radius, const float *matrix)
 {
-    if (!rvi_occ_ready(occ))
+    float mn[3], mx[3];
+    if (!(radius >= 0) || !sphere_world_box(center, radius, matrix, mn, mx)) {
+        if (rvi_occ_ready(occ))
+            occ->stats.tests++;
         return true;
-    occ->stats.tests++;
-    occ_footprint fp;
-    if (!(radius >= 0) || footprint_sphere(occ, center, radius, matrix, &fp) != RVI_OCC_ON ||
-        !hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness))
-        return true;
-    occ->stats.culled++;
-    if (occ->feed_applied)
-        rvi_occ_feed_note_hidden(occ, NULL, NULL, NULL, &fp, false);
-    return false;
+    }
+    return rvi_occlusion_box_visible(occ, mn, mx, NULL);
 }
 
 rv_result rv_occlusion_test_box(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16],
@@ -622,6 +621,20 @@ rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t cou
     return RV_OK;
 }
 
+rv_result rvi_occ_boxes_unhidden(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first, uint32_t count,
+                                 uint8_t *out_visible)
+{
+    rv_result first_error = RV_OK;
+    for (uint32_t i = first; i < first + count && first_error == RV_OK; i++) {
+        float lo[3] = { boxes->min[0][i], boxes->min[1][i], boxes->min[2][i] };
+        float hi[3] = { boxes->max[0][i], boxes->max[1][i], boxes->max[2][i] };
+        first_error = rvi_occ_check_box(lo, hi, boxes->matrices ? boxes->matrices + (size_t)16 * i : NULL);
+    }
+    memset(out_visible + first, 1, count);
+    occ->stats.tests += count;
+    return first_error;
+}
+
 /* Boxes with matrices one at a time; world boxes go to the batch kernel (occlusion_batch.c). */
 rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *boxes, uint32_t first, uint32_t count,
                                   uint8_t *out_visible)
@@ -634,6 +647,8 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
     RVI_TRY(rvi_occ_batch_prologue(occ, first, count, out_visible, &active));
     if (!active)
         return RV_OK;
+    if (rvi_occ_nothing_drawn(occ))
+        return rvi_occ_boxes_unhidden(occ, boxes, first, count, out_visible);
     rv_result first_error = RV_OK;
     uint64_t culled = 0;
     for (uint32_t i = first; i < first + count; i++) {
@@ -656,6 +671,9 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
     return first_error;
 }
 
+/* Spheres go through their world boxes to the batch box kernel, a chunk at a time. */
+enum { SPHERE_CHUNK = 64 };
+
 rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_spheres *spheres, uint32_t first,
                                     uint32_t count, uint8_t *out_visible)
 {
@@ -666,7 +684,12 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
     if (!active)
         return RV_OK;
     rv_result first_error = RV_OK;
-    uint64_t culled = 0;
+    float lo[3][SPHERE_CHUNK], hi[3][SPHERE_CHUNK];
+    uint32_t at[SPHERE_CHUNK];
+    uint8_t seen[SPHERE_CHUNK];
+    rv_occlusion_boxes chunk = { { lo[0], lo[1], lo[2] }, { hi[0], hi[1], hi[2] }, NULL };
+    uint32_t n = 0, untested = 0;
+    bool unhidden = rvi_occ_nothing_drawn(occ); /* only the checks are left to make */
     for (uint32_t i = first; i < first + count; i++) {
         float c[3] = { spheres->center[0][i], spheres->center[1][i], spheres->center[2][i] };
         float radius = spheres->radius[i];
@@ -676,17 +699,30 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
             e = RV_ERR_NOT_FINITE;
         else if (radius < 0 || (m && !rvi_occ_affine_ok(m)))
             e = RV_ERR_INVALID_ARG;
-        occ_footprint fp;
-        bool hidden = e == RV_OK && footprint_sphere(occ, c, radius, m, &fp) == RVI_OCC_ON &&
-                      hz_hidden_once(occ, fp.x0, fp.y0, fp.x1, fp.y1, fp.nearness);
-        if (hidden && occ->feed_applied)
-            rvi_occ_feed_note_hidden(occ, NULL, NULL, NULL, &fp, false);
-        out_visible[i] = !hidden;
-        culled += hidden;
-        if (e != RV_OK && first_error == RV_OK)
-            first_error = e;
+        float mn[3], mx[3];
+        out_visible[i] = 1;
+        if (e != RV_OK || unhidden || !sphere_world_box(c, radius, m, mn, mx)) {
+            untested++;
+            if (e != RV_OK && first_error == RV_OK)
+                first_error = e;
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            lo[a][n] = mn[a];
+            hi[a][n] = mx[a];
+        }
+        at[n++] = i;
+        if (n == SPHERE_CHUNK || i + 1 == first + count) {
+            (void)rvi_occlusion_test_world_boxes(occ, &chunk, 0, n, seen, true); /* finite boxes: no item error */
+            for (uint32_t j = 0; j < n; j++)
+                out_visible[at[j]] = seen[j];
+            n = 0;
+        }
     }
-    occ->stats.tests += count;
-    occ->stats.culled += culled;
+    if (n) /* the last items were untested ones */
+        (void)rvi_occlusion_test_world_boxes(occ, &chunk, 0, n, seen, true);
+    for (uint32_t j = 0; j < n; j++)
+        out_visible[at[j]] = seen[j];
+    occ->stats.tests += untested;
     return first_error;
 }

@@ -210,6 +210,80 @@ static void test_wall_hides_crates_behind_it_and_draws_the_rest(void **state)
     rv_occlusion_destroy(occ);
 }
 
+/* Spheres are tested as their world boxes, through the same tests as boxes: every sphere
+ * the batch hides is hidden singly too, and a sphere is hidden only where the reference
+ * sees no point of its box; spheres wholly behind the wall are hidden. */
+static void test_spheres_are_tested_as_their_world_boxes(void **state)
+{
+    (void)state;
+    camera c;
+    ref_view rv;
+    ref_box wall;
+    rv_occlusion *occ = wall_scene(&c, &rv, &wall);
+    enum { N = 400 };
+    float x[N], y[N], z[N], r[N];
+    uint8_t batch[N];
+    uint64_t seed = 41;
+    for (int i = 0; i < N; i++) {
+        x[i] = rvt_uniform(&seed, -9, 9);
+        y[i] = rvt_uniform(&seed, -1, 9);
+        z[i] = rvt_uniform(&seed, -8, 2);
+        r[i] = rvt_uniform(&seed, 0, 1.5f);
+    }
+    rv_occlusion_spheres sp = { { x, y, z }, r, NULL };
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, N, batch), RV_OK);
+    int hidden = 0;
+    for (int i = 0; i < N; i++) {
+        float centre[3] = { x[i], y[i], z[i] };
+        bool single = true;
+        assert_int_equal(rv_occlusion_test_sphere(occ, centre, r[i], NULL, &single), RV_OK);
+        assert_int_equal(single, batch[i] != 0);
+        if (batch[i])
+            continue;
+        hidden++;
+        ref_box box = { .min = { x[i] - r[i], y[i] - r[i], z[i] - r[i] }, .max = { x[i] + r[i], y[i] + r[i], z[i] + r[i] } };
+        ref_box_init(&box);
+        uint64_t s2 = 9;
+        assert_false(ref_object_seen(&rv, &wall, 1, &box, &s2, 8));
+    }
+    assert_true(hidden > 20);
+    rv_occlusion_destroy(occ);
+}
+
+/* A buffer with nothing drawn (its one occluder behind the eye) hides nothing and answers
+ * every test at once, still checking the items and counting the tests. */
+static void test_a_buffer_with_nothing_drawn_answers_every_test_visible(void **state)
+{
+    (void)state;
+    camera c = look(0, 1.7, 20, 0, 1.7, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    float bmin[3] = { -5, 0, 30 }, bmax[3] = { 5, 5, 31 }; /* behind the eye */
+    assert_int_equal(rv_occlusion_add_occluder(occ, bmin, bmax, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    float mnx[4] = { -1, NAN, 2, -1 }, mny[4] = { 1, 1, 1, 1 }, mnz[4] = { -4, -4, -4, -4 };
+    float mxx[4] = { 1, 1, 3, 1 }, mxy[4] = { 2, 2, 2, 2 }, mxz[4] = { -3, -3, -3, -3 };
+    uint8_t out[4] = { 7, 7, 7, 7 };
+    rv_occlusion_boxes bx = { { mnx, mny, mnz }, { mxx, mxy, mxz }, NULL };
+    assert_int_equal(rv_occlusion_test_boxes(occ, &bx, 0, 4, out), RV_ERR_NOT_FINITE);
+    assert_true(out[0] == 1 && out[1] == 1 && out[2] == 1 && out[3] == 1);
+    float rad[4] = { 0.5f, 0.5f, -1, 0.5f };
+    rv_occlusion_spheres sp = { { mxx, mny, mnz }, rad, NULL };
+    memset(out, 7, sizeof out);
+    assert_int_equal(rv_occlusion_test_spheres(occ, &sp, 0, 4, out), RV_ERR_INVALID_ARG);
+    assert_true(out[0] == 1 && out[1] == 1 && out[2] == 1 && out[3] == 1);
+    assert_true(crate_visible(occ, 0, 1, -3));
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.pieces, 0);
+    assert_int_equal(st.tests, 9);
+    assert_int_equal(st.culled, 0);
+    /* The same buffer with a wall in front hides again. */
+    begin_camera(occ, &c);
+    assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+    assert_false(crate_visible(occ, 0, 1, -3));
+    rv_occlusion_destroy(occ);
+}
+
 static void test_decal_on_the_front_face_is_never_culled(void **state)
 {
     (void)state;
@@ -1501,6 +1575,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wall_hides_crates_behind_it_and_draws_the_rest),
+        cmocka_unit_test(test_spheres_are_tested_as_their_world_boxes),
+        cmocka_unit_test(test_a_buffer_with_nothing_drawn_answers_every_test_visible),
         cmocka_unit_test(test_decal_on_the_front_face_is_never_culled),
         cmocka_unit_test(test_slanted_face_behind_two_walls_is_culled_texel_by_texel),
         cmocka_unit_test(test_width_zero_turns_every_call_into_a_visible_no_op),

@@ -5,6 +5,7 @@
 #include "world.h"
 #include "core/check.h"
 
+#include <float.h>
 #include <string.h>
 
 #define NONE RVI_INDEX_NONE
@@ -508,8 +509,9 @@ static void decompose_linear(const float a[9], float q[4], float scale[3])
             w = 1.0, x = y = z = 0.0;
     }
     q[0] = (float)x, q[1] = (float)y, q[2] = (float)z, q[3] = (float)w;
-    for (int c = 0; c < 3; c++)
-        scale[c] = (float)len[c];
+    for (int c = 0; c < 3; c++) /* a column longer than FLT_MAX reads as FLT_MAX: the scale
+                                   setters' own range, so a rotation set later composes */
+        scale[c] = (float)(len[c] > FLT_MAX ? FLT_MAX : len[c] < -FLT_MAX ? -FLT_MAX : len[c]);
 }
 
 rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16])

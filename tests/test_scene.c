@@ -876,6 +876,16 @@ static void test_a_bad_local_matrix_is_refused_and_changes_nothing(void **state)
     assert_int_equal(rv_node_get_transform(w, n, NULL, NULL, ts), RV_OK);
     assert_true(ts[0] == 1 && ts[1] == 0 && ts[2] == 1);
     assert_int_equal(rv_update_world(w), RV_OK);
+    /* Columns longer than FLT_MAX (finite elements, 3e38 on two axes) decompose to scales
+     * of FLT_MAX, so a rotation set afterwards still composes. */
+    float vast[16] = { 3e38f, 3e38f, 0, 0, -3e38f, 3e38f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    assert_int_equal(rv_node_set_local_matrix(w, n, vast), RV_OK);
+    assert_int_equal(rv_node_get_transform(w, n, NULL, NULL, ts), RV_OK);
+    assert_true(ts[0] == FLT_MAX && ts[1] == FLT_MAX && ts[2] == 1);
+    const float unit_q[4] = { 0, 0, 0, 1 };
+    assert_int_equal(rv_node_set_rotation(w, n, unit_q), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_world_scene_stats(w).transform_stale, 0);
     rv_world_destroy(w);
 }
 

@@ -94,15 +94,17 @@ RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, 
 /* Sets the local transform from a host's matrix: column-major float[16], affine (row 3 is
  * 0 0 0 1), any invertible or singular linear part, shear and mirrors included, e.g. an
  * engine's own transform or a matrix from a file. The node's world matrix is then
- * parent world * matrix in float (a root's is the matrix, bit for bit), and its bounds are
+ * parent world * matrix in float (a root's is the matrix, bit for bit, its bottom row
+ * stored as 0 0 0 1 even when given with -0), and its bounds are
  * scaled by an upper bound of the matrix's largest stretch (exact up to rounding for a
  * rotation times a scale). Marks the node moved; the node holds
  * the matrix until rv_node_set_rotation, rv_node_set_rotation_axis_angle or
  * rv_node_set_scale makes it a position, rotation and scale again (rv_node_set_position
  * only replaces the matrix's translation). rv_node_get_transform then reads the translation
  * and a rotation and scale decomposed from the matrix (signed scales, x negative for a
- * mirror), exact up to rounding when the columns are orthogonal; a setter that returns
- * the node to a decomposed transform loses any shear. The matrix is copied. The first call
+ * mirror), exact up to rounding when the columns are orthogonal, a column longer than
+ * FLT_MAX read as FLT_MAX; a setter that returns the node to a decomposed transform loses
+ * any shear. The matrix is copied. The first call
  * in a world allocates 36 bytes per node slot for every node's matrix (grown with the
  * world); no later call allocates.
  * Errors: RV_ERR_INVALID_ARG (world or matrix NULL, row 3 not 0 0 0 1), RV_ERR_NOT_FINITE

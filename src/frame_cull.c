@@ -427,14 +427,6 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
                     o->level[n] = sel.levels[s];
                     o->fade[n++] = c.weight * sel.weights[s];
                 }
-            if (r == RV_OK && n == 0 && !(sc->world_sphere[c.node][3] < INFINITY) && sel.levels[0] < nothing) {
-                /* Unbounded (its placement is unknown, RVI_NODE_STALE): its target level
-                 * (the finest allowed) may still be fading in from "nothing" with no
-                 * weight yet. It is drawn at that level now: LOD must not drop it. */
-                o->level[0] = sel.levels[0];
-                o->fade[0] = c.weight;
-                n = 1;
-            }
             w->counts.lod_culled += n == 0;
             o->lod_nothing = n == 0;
         } else {

@@ -138,6 +138,7 @@ void rv_occlusion_destroy(rv_occlusion *occ)
     rvi_free(heap, occ->convex_scratch, occ->convex_scratch ? rvi_occ_convex_scratch_size() : 0);
     rvi_free(heap, occ->draft, occ->draft ? sizeof *occ->draft : 0);
     rvi_occ_fusion_free(heap, &occ->fusion);
+    rvi_occ_outline_free(occ);
     rvi_free(heap, occ, sizeof *occ);
 }
 
@@ -184,6 +185,7 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     occ->item_count = 0;
     occ->vertex_count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
+    occ->outline.meshes = 0;
     rvi_occ_feed_begin(occ);
     bool finite = isfinite(aspect);
     for (int i = 0; i < 16; i++)

@@ -189,6 +189,29 @@ typedef enum rvi_occ_state {
     RVI_OCC_FROZEN       /* rasterised; tests read the pyramid */
 } rvi_occ_state;
 
+/* Meshes of at least this many triangles may be drawn by their outline. */
+#define RVI_OCC_OUTLINE_MIN_TRIANGLES 32u
+
+/* Scratch of the outline path, sized by rvi_occ_outline_reserve for the largest mesh and
+ * the buffer's texels; the freeze only uses it. mode: 0 automatic, 1 every mesh it can
+ * take, 2 never (tests compare the two paths). */
+typedef struct rvi_occ_outline {
+    uint32_t *weld;           /* open addressing: vertex index + 1, 0 empty */
+    uint32_t *id;             /* per vertex: the first vertex with the same position */
+    uint32_t vertex_capacity; /* vertices id holds; weld holds twice that, rounded up */
+    uint32_t *start;          /* vertex_capacity + 1: where each vertex's edge list starts */
+    uint32_t *edge;           /* 3 per triangle: edges listed at their lower welded end */
+    int8_t *side;             /* per triangle: +1 or -1 its winding on screen, 0 not drawn */
+    uint32_t triangle_capacity; /* triangles side holds */
+    uint32_t *state;          /* per texel: generation << 2 | centre inside (2) | on the outline (1) */
+    float *value;             /* per texel: the farthest bound of the triangles touching it */
+    uint32_t *touched;        /* texels given a value this mesh */
+    size_t texel_capacity;
+    uint32_t generation;
+    uint32_t mode;
+    uint32_t meshes;          /* meshes drawn this way this frame */
+} rvi_occ_outline;
+
 struct rv_occlusion {
     rvi_heap own_heap;
     rvi_heap *heap;          /* own_heap, or a world's heap (rvi_occlusion_create_in) */
@@ -223,6 +246,7 @@ struct rv_occlusion {
     void *convex_scratch;    /* rvi_occ_convex_scratch, made by the first add_convex */
     rvi_occ_draft *draft;    /* one piece being drawn (made by begin) */
     rvi_occ_fusion fusion;
+    rvi_occ_outline outline;
     rvi_occ_view view;
     rv_occlusion_stats stats;
     bool wide, wide_vl;      /* the CPU runs the 8-lane (AVX2) test kernel; and AVX-512VL */
@@ -697,6 +721,22 @@ static inline const float *rvi_occ_input_matrix(const rv_occlusion *occ, const r
 }
 /* Projects every vertex of a mesh occluder into vertices[shape.vertex_base ...]. */
 void rvi_occ_mesh_project(const rv_occlusion *occ, const rvi_occ_input *in, rvi_occ_vertex *vertices);
+/* The triangle's world plane (outward for a closed mesh's winding) with its value at the eye;
+ * false when it has no area in world space or a corner reaches beyond RVI_OCC_MAX_COORD. */
+bool rvi_occ_triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, const rvi_occ_vertex *b,
+                            const rvi_occ_vertex *c, rvi_occ_plane *pl);
+
+/* ---- dense meshes by their outline (occlusion_outline.c) ---------------------------------- */
+
+
+/* Grows the scratch for a mesh of that many triangles and vertices in this frame's buffer
+ * (a no-op for smaller meshes than the path takes). RV_ERR_OUT_OF_MEMORY. */
+rv_result rvi_occ_outline_reserve(rv_occlusion *occ, uint32_t triangles, uint32_t vertices);
+void rvi_occ_outline_free(rv_occlusion *occ);
+/* Draws a projected mesh by its outline; false (nothing done, nothing counted) when the
+ * path does not take it: too few triangles or too large on screen for it to pay, a vertex
+ * before the near plane or not projected, or no scratch. */
+bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vertices);
 /* The footprint of triangle t of a projected mesh, or false when it is not drawn this
  * frame (facing away from what the mesh keeps, edge-on or degenerate: *degenerate tells). */
 bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices,

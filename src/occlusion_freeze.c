@@ -262,17 +262,22 @@ static uint32_t mesh_item(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
 
 /* A mesh's triangles as items (each through its own footprint, coplanar neighbours as one
  * when merge), appended from n on; a mesh smaller than min_occluder_texels draws none. */
-static uint32_t mesh_items(rv_occlusion *occ, uint32_t input, bool merge, rvi_occ_item *items,
-                           rvi_occ_footprint *fp, uint32_t n)
+static uint32_t projected_items(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vert, bool merge,
+                                rvi_occ_item *items, rvi_occ_footprint *fp, uint32_t n)
 {
-    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
-    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
-    const rvi_occ_vertex *vert;
-    if (!project_mesh(occ, input, &vert))
-        return n;
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, &RVI_VEC_AT(occ->inputs, rvi_occ_input, input));
     for (uint32_t t = 0; t < mesh->triangle_count;)
         t += mesh_item(occ, input, vert, t, merge, items, fp, &n);
     return n;
+}
+
+static uint32_t mesh_items(rv_occlusion *occ, uint32_t input, bool merge, rvi_occ_item *items,
+                           rvi_occ_footprint *fp, uint32_t n)
+{
+    const rvi_occ_vertex *vert;
+    if (!project_mesh(occ, input, &vert))
+        return n;
+    return projected_items(occ, input, vert, merge, items, fp, n);
 }
 
 /* A closed mesh keeps its far side (its back-facing triangles, or its convex solid's):
@@ -538,17 +543,20 @@ static bool mesh_solid(rv_occlusion *occ, uint32_t input)
     return true;
 }
 
-/* A whole-mesh item not found hidden: a convex solid drawn at once, or its triangles
- * (coplanar neighbours merged) join the order through the heap, each at its own
- * nearness. */
+/* A whole-mesh item not found hidden: a convex solid drawn at once, a dense mesh drawn at
+ * once by its outline (occlusion_outline.c), or its triangles (coplanar neighbours merged)
+ * join the order through the heap, each at its own nearness. */
 static void open_mesh(rv_occlusion *occ, const rvi_occ_item *whole, uint32_t *next, uint64_t *heap, uint32_t *size)
 {
     if (mesh_solid(occ, whole->input))
         return;
+    const rvi_occ_vertex *vert;
+    if (!project_mesh(occ, whole->input, &vert) || rvi_occ_outline_draw(occ, whole->input, vert))
+        return;
     rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
     uint32_t first = *next;
-    *next = mesh_items(occ, whole->input, true, items, fp, first);
+    *next = projected_items(occ, whole->input, vert, true, items, fp, first);
     for (uint32_t i = first; i < *next; i++)
         heap_push(heap, size, order_key(&fp[i], i));
 }

@@ -284,6 +284,7 @@ static rv_result push_mesh(rv_occlusion *occ, const rvi_occ_mesh_data *block, co
     void *data = NULL;
     uint32_t vertices = block ? block->vertex_count : mesh->vertex_count;
     size_t size = block ? 0 : rvi_occ_mesh_size(mesh->vertex_count, triangles);
+    RVI_TRY(rvi_occ_outline_reserve(occ, triangles, vertices));
     RVI_TRY(rvi_occ_push(occ, &in, matrix, triangles, vertices, block, size, &data));
     if (!block) {
         rvi_occ_mesh_copy(mesh, triangles, false, data);
@@ -373,8 +374,8 @@ void rvi_occ_mesh_project(const rv_occlusion *occ, const rvi_occ_input *in, rvi_
 /* The triangle's world plane (outward for a closed mesh's winding) at the eye. False when
  * it has no area in world space (a flattening matrix) or a corner reaches beyond
  * RVI_OCC_MAX_COORD. */
-static bool triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, const rvi_occ_vertex *b,
-                           const rvi_occ_vertex *c, rvi_occ_plane *pl)
+bool rvi_occ_triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, const rvi_occ_vertex *b,
+                            const rvi_occ_vertex *c, rvi_occ_plane *pl)
 {
     double u[3], w[3];
     for (int i = 0; i < 3; i++) {
@@ -414,7 +415,7 @@ bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in
     const uint32_t *idx = rvi_occ_mesh_indices(rvi_occ_input_mesh(occ, in)) + 3 * (size_t)t;
     const rvi_occ_vertex *p[3] = { &vert[idx[0]], &vert[idx[1]], &vert[idx[2]] };
     rvi_occ_plane pl;
-    *degen = !triangle_plane(&occ->view, p[0], p[1], p[2], &pl);
+    *degen = !rvi_occ_triangle_plane(&occ->view, p[0], p[1], p[2], &pl);
     if (*degen || !drawn_side(in, &pl))
         return false;
     int behind = 0;
@@ -523,7 +524,7 @@ rvi_occ_prepare rvi_occ_prepare_triangle(const rv_occlusion *occ, const rvi_occ_
     d->x0 = d->y0 = 0;
     d->x1 = d->y1 = -1;
     rvi_occ_plane pl;
-    if (!triangle_plane(v, p[0], p[1], p[2], &pl))
+    if (!rvi_occ_triangle_plane(v, p[0], p[1], p[2], &pl))
         return RVI_OCC_DEGENERATE;
     poly_point q[4];
     int n;
@@ -634,7 +635,7 @@ uint32_t rvi_occ_mesh_run(const rv_occlusion *occ, const rvi_occ_input *in, cons
     const uint32_t *idx = rvi_occ_mesh_indices(rvi_occ_input_mesh(occ, in));
     const uint32_t *first = idx + 3 * (size_t)t;
     rvi_occ_plane pl;
-    if (!triangle_plane(&occ->view, &vert[first[0]], &vert[first[1]], &vert[first[2]], &pl))
+    if (!rvi_occ_triangle_plane(&occ->view, &vert[first[0]], &vert[first[1]], &vert[first[2]], &pl))
         return 1;
     run_outline o;
     run_start(vert, first, &o);
@@ -701,7 +702,7 @@ static rvi_occ_prepare prepare_run(const rv_occlusion *occ, const rvi_occ_input 
         const uint32_t *tri = idx + 3 * ((size_t)t + k);
         rvi_occ_plane pl;
         float *out = pc->plane[pc->plane_count];
-        if (!triangle_plane(v, &vert[tri[0]], &vert[tri[1]], &vert[tri[2]], &pl) ||
+        if (!rvi_occ_triangle_plane(v, &vert[tri[0]], &vert[tri[1]], &vert[tri[2]], &pl) ||
             !rvi_occ_plane_texel_min(v, &pl, out)) {
             pc->plane_count = 0; /* one triangle unbounded: the floor alone bounds them all */
             break;

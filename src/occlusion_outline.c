@@ -1,0 +1,453 @@
+/* A dense mesh drawn by its outline (docs/occlusion.md, "Dense meshes"). A mesh whose
+ * triangles are small on screen is not drawn piece by piece, where every triangle's edges
+ * would meet at texels that only fusion can settle: its triangles are drawn together, and
+ * only the texels the outline of their union passes through are left out.
+ *
+ * S is the set of triangles the mesh draws this frame: every triangle of an open mesh seen
+ * not edge-on; a closed mesh's back faces, or with RV_OCCLUDER_EXACT its front faces (the
+ * side is the world plane's, as the piece path reads it). An edge is INTERIOR when exactly
+ * two triangles of S hold it (its end points the same positions, bit for bit) and they lie
+ * on opposite sides of it on screen. The boundary of U, the union of S's images, lies on
+ * the other edges: a point inside an interior edge has a neighbourhood covered by its two
+ * triangles, and around a vertex whose every edge is interior the triangles form closed
+ * fans whose angles turn one way, so they cover a disc around it. A texel that no other
+ * edge touches and whose centre lies inside a triangle of S therefore lies wholly inside
+ * U (a path from its centre to an uncovered point of it would cross the boundary inside
+ * the texel). Each of its points lies in a triangle of S that touches the texel, so the
+ * smallest of those triangles' bounds there (each the larger of its plane's minimum over
+ * the texel and its nearest vertex's nearness, rounded farther) is never nearer than the
+ * mesh anywhere in the texel.
+ *
+ * Margins: the projected vertices are the mesh's screen geometry, as for pieces; every
+ * test below errs by more than its own rounding toward "touches" for the outline and for
+ * the triangles a texel's bound takes, and toward "outside" for the centre. */
+#include "occlusion.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* A mesh pays for this path when its screen bounds hold fewer texels than this per
+ * triangle; larger triangles are drawn as pieces, whose seams fuse with other occluders. */
+#define AREA_PER_TRIANGLE 16.0
+/* Triangles wider or taller than this many texels bound a texel by their plane too. */
+#define PLANE_EXTENT 4.0
+#define NEARNESS_ROUNDING 1e-9
+#define TINY 1e-300
+
+#define STATE_OUTLINE 1u
+#define STATE_CENTRE 2u
+
+static uint32_t round_pow2(uint64_t n)
+{
+    uint32_t p = 16;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+static uint32_t weld_slots(uint32_t vertices) { return round_pow2(2 * (uint64_t)vertices); }
+
+void rvi_occ_outline_free(rv_occlusion *occ)
+{
+    rvi_occ_outline *o = &occ->outline;
+    rvi_heap *heap = occ->heap;
+    if (o->vertex_capacity) {
+        rvi_free(heap, o->weld, (size_t)weld_slots(o->vertex_capacity) * sizeof *o->weld);
+        rvi_free(heap, o->id, (size_t)o->vertex_capacity * sizeof *o->id);
+        rvi_free(heap, o->start, ((size_t)o->vertex_capacity + 1) * sizeof *o->start);
+    }
+    if (o->triangle_capacity) {
+        rvi_free(heap, o->edge, 3 * (size_t)o->triangle_capacity * sizeof *o->edge);
+        rvi_free(heap, o->side, (size_t)o->triangle_capacity * sizeof *o->side);
+    }
+    rvi_free(heap, o->state, o->texel_capacity * sizeof *o->state);
+    rvi_free(heap, o->value, o->texel_capacity * sizeof *o->value);
+    rvi_free(heap, o->touched, o->texel_capacity * sizeof *o->touched);
+    uint32_t mode = o->mode;
+    memset(o, 0, sizeof *o);
+    o->mode = mode;
+}
+
+rv_result rvi_occ_outline_reserve(rv_occlusion *occ, uint32_t triangles, uint32_t vertices)
+{
+    rvi_occ_outline *o = &occ->outline;
+    if (o->mode == 2 || (triangles < RVI_OCC_OUTLINE_MIN_TRIANGLES && o->mode != 1))
+        return RV_OK;
+    rvi_heap *heap = occ->heap;
+    size_t texels = (size_t)occ->width * occ->height;
+    if (vertices > o->vertex_capacity) {
+        size_t nw = (size_t)weld_slots(vertices) * sizeof(uint32_t), ni = (size_t)vertices * sizeof(uint32_t);
+        size_t ns = ((size_t)vertices + 1) * sizeof(uint32_t);
+        uint32_t *w = rvi_alloc(heap, nw), *id = rvi_alloc(heap, ni), *st = rvi_alloc(heap, ns);
+        if (!w || !id || !st) {
+            rvi_free(heap, w, w ? nw : 0);
+            rvi_free(heap, id, id ? ni : 0);
+            rvi_free(heap, st, st ? ns : 0);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        if (o->vertex_capacity) {
+            rvi_free(heap, o->weld, (size_t)weld_slots(o->vertex_capacity) * sizeof *o->weld);
+            rvi_free(heap, o->id, (size_t)o->vertex_capacity * sizeof *o->id);
+            rvi_free(heap, o->start, ((size_t)o->vertex_capacity + 1) * sizeof *o->start);
+        }
+        o->weld = w;
+        o->id = id;
+        o->start = st;
+        o->vertex_capacity = vertices;
+    }
+    if (triangles > o->triangle_capacity) {
+        size_t ne = 3 * (size_t)triangles * sizeof(uint32_t), nd = (size_t)triangles * sizeof(int8_t);
+        uint32_t *e = rvi_alloc(heap, ne);
+        int8_t *sd = rvi_alloc(heap, nd);
+        if (!e || !sd) {
+            rvi_free(heap, e, e ? ne : 0);
+            rvi_free(heap, sd, sd ? nd : 0);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        if (o->triangle_capacity) {
+            rvi_free(heap, o->edge, 3 * (size_t)o->triangle_capacity * sizeof *o->edge);
+            rvi_free(heap, o->side, (size_t)o->triangle_capacity * sizeof *o->side);
+        }
+        o->edge = e;
+        o->side = sd;
+        o->triangle_capacity = triangles;
+    }
+    if (texels > o->texel_capacity) {
+        uint32_t *st = rvi_alloc(heap, texels * sizeof *st);
+        float *v = rvi_alloc(heap, texels * sizeof *v);
+        uint32_t *t = rvi_alloc(heap, texels * sizeof *t);
+        if (!st || !v || !t) {
+            rvi_free(heap, st, st ? texels * sizeof *st : 0);
+            rvi_free(heap, v, v ? texels * sizeof *v : 0);
+            rvi_free(heap, t, t ? texels * sizeof *t : 0);
+            return RV_ERR_OUT_OF_MEMORY;
+        }
+        rvi_free(heap, o->state, o->texel_capacity * sizeof *o->state);
+        rvi_free(heap, o->value, o->texel_capacity * sizeof *o->value);
+        rvi_free(heap, o->touched, o->texel_capacity * sizeof *o->touched);
+        memset(st, 0, texels * sizeof *st);
+        o->state = st;
+        o->value = v;
+        o->touched = t;
+        o->texel_capacity = texels;
+        o->generation = 0;
+    }
+    return RV_OK;
+}
+
+/* ---- welding and edges ------------------------------------------------------------------ */
+
+static uint32_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return (uint32_t)h;
+}
+
+/* id[k]: the first vertex with vertex k's position, bit for bit. */
+static void weld(rvi_occ_outline *o, const float (*pos)[3], uint32_t n)
+{
+    uint32_t slots = weld_slots(n), mask = slots - 1;
+    memset(o->weld, 0, (size_t)slots * sizeof *o->weld);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t b[3];
+        memcpy(b, pos[k], sizeof b);
+        uint32_t h = mix(((uint64_t)b[0] << 32 | b[1]) ^ ((uint64_t)b[2] * 0x9e3779b97f4a7c15ull)) & mask;
+        for (;; h = (h + 1) & mask) {
+            uint32_t at = o->weld[h];
+            if (!at) {
+                o->weld[h] = k + 1;
+                o->id[k] = k;
+                break;
+            }
+            if (memcmp(pos[at - 1], pos[k], sizeof pos[k]) == 0) {
+                o->id[k] = at - 1;
+                break;
+            }
+        }
+    }
+}
+
+/* An edge record at its lower welded end: the higher end, and in the top bit whether the
+ * triangle lies to the left of lower -> higher on screen. */
+#define EDGE_LEFT 0x80000000u
+
+static uint32_t edge_record(uint32_t a, uint32_t b, int left, uint32_t *lower)
+{
+    *lower = a < b ? a : b;
+    int side = a < b ? left : -left;
+    return (a < b ? b : a) | (side > 0 ? EDGE_LEFT : 0);
+}
+
+/* Is record k of the list the first of its edge, and is that edge interior (exactly two
+ * triangles, one on each side)? */
+static bool first_of_edge(const uint32_t *list, uint32_t n, uint32_t k, bool *inner)
+{
+    uint32_t end = list[k] & ~EDGE_LEFT, count = 0, left = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        if ((list[j] & ~EDGE_LEFT) != end)
+            continue;
+        if (j < k)
+            return false;
+        count++;
+        left += (list[j] & EDGE_LEFT) != 0;
+    }
+    *inner = count == 2 && left == 1;
+    return true;
+}
+
+/* ---- the outline's texels ----------------------------------------------------------------- */
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* Marks every texel the segment p -> q comes within m of (closed texels). */
+static void mark_segment(rv_occlusion *occ, const double p[2], const double q[2], uint32_t gen)
+{
+    rvi_occ_outline *o = &occ->outline;
+    double x0 = p[0], y0 = p[1], x1 = q[0], y1 = q[1];
+    if (y0 > y1) {
+        double t = x0;
+        x0 = x1;
+        x1 = t;
+        t = y0;
+        y0 = y1;
+        y1 = t;
+    }
+    double W = occ->width, H = occ->height;
+    double m = 1e-6 + 1e-12 * (fabs(x0) + fabs(y0) + fabs(x1) + fabs(y1));
+    double xl = dmin(x0, x1), xh = dmax(x0, x1), dx = x1 - x0, dy = y1 - y0;
+    if (y1 + m < 0 || y0 - m > H || xh + m < 0 || xl - m > W)
+        return;
+    int32_t r0 = (int32_t)floor(dmax(y0 - m, 0)), r1 = (int32_t)floor(dmin(y1 + m, H - 1));
+    bool level = !(fabs(dx) < 1e6 * dy); /* too flat to interpolate: its whole x extent */
+    for (int32_t r = r0; r <= r1; r++) {
+        double lo = xl, hi = xh;
+        if (!level) {
+            double ya = dmax(r - m, y0), yb = dmin(r + 1 + m, y1);
+            double xa = x0 + (ya - y0) * dx / dy, xb = x0 + (yb - y0) * dx / dy;
+            lo = dmax(dmin(xa, xb), xl);
+            hi = dmin(dmax(xa, xb), xh);
+        }
+        lo -= m;
+        hi += m;
+        if (hi < 0 || lo > W)
+            continue;
+        int32_t c0 = (int32_t)floor(dmax(lo, 0)), c1 = (int32_t)floor(dmin(hi, W - 1));
+        uint32_t *row = o->state + (size_t)r * occ->width;
+        for (int32_t c = c0; c <= c1; c++)
+            row[c] = gen << 2 | STATE_OUTLINE;
+    }
+}
+
+/* ---- the triangles' texels ---------------------------------------------------------------- */
+
+/* One triangle's bound into every texel it comes within its margin of; its centre flag
+ * where the texel's centre lies inside it by more than the margin. */
+static void draw_triangle(rv_occlusion *occ, const rvi_occ_vertex *const v[3], int side, const float plane[3],
+                          bool has_plane, float floor_value, uint32_t gen, uint32_t *touched)
+{
+    rvi_occ_outline *o = &occ->outline;
+    double A[3], B[3], C[3], marg[3];
+    double minx = INFINITY, miny = INFINITY, maxx = -INFINITY, maxy = -INFINITY;
+    for (int i = 0; i < 3; i++) {
+        const double *p = v[i]->texel, *q = v[(i + 1) % 3]->texel;
+        double dx = q[0] - p[0], dy = q[1] - p[1];
+        /* Inside: A x + B y + C >= 0. */
+        A[i] = -side * dy;
+        B[i] = side * dx;
+        C[i] = side * (dy * p[0] - dx * p[1]);
+        double reach = 1e-6 + 1e-12 * (fabs(p[0]) + fabs(p[1]) + fabs(q[0]) + fabs(q[1]) + occ->width + occ->height);
+        marg[i] = (fabs(A[i]) + fabs(B[i])) * reach;
+        minx = dmin(minx, p[0]);
+        maxx = dmax(maxx, p[0]);
+        miny = dmin(miny, p[1]);
+        maxy = dmax(maxy, p[1]);
+    }
+    double m = 1e-6 + 1e-12 * (fabs(minx) + fabs(maxx) + fabs(miny) + fabs(maxy));
+    double W = occ->width, H = occ->height;
+    if (maxx + m < 0 || minx - m > W || maxy + m < 0 || miny - m > H)
+        return;
+    int32_t x0 = (int32_t)floor(dmax(minx - m, 0)), x1 = (int32_t)floor(dmin(maxx + m, W - 1));
+    int32_t y0 = (int32_t)floor(dmax(miny - m, 0)), y1 = (int32_t)floor(dmin(maxy + m, H - 1));
+    for (int32_t y = y0; y <= y1; y++) {
+        uint32_t *row = o->state + (size_t)y * occ->width;
+        for (int32_t x = x0; x <= x1; x++) {
+            uint32_t s = row[x];
+            bool mine = (s >> 2) == gen;
+            if (mine && (s & STATE_OUTLINE))
+                continue;
+            bool touches = true, centre = true;
+            for (int i = 0; i < 3 && touches; i++) {
+                /* The texel's corner farthest inside, and its centre. */
+                double cx = x + (A[i] > 0), cy = y + (B[i] > 0);
+                touches = A[i] * cx + B[i] * cy + C[i] >= -marg[i];
+                centre = centre && A[i] * (x + 0.5) + B[i] * (y + 0.5) + C[i] >= marg[i];
+            }
+            if (!touches)
+                continue;
+            float value = floor_value;
+            if (has_plane) {
+                float p = plane[0] * (float)x + (plane[1] * (float)y + plane[2]);
+                value = p > value ? p : value;
+            }
+            size_t t = (size_t)y * occ->width + (size_t)x;
+            if (!mine) {
+                o->value[t] = value;
+                o->touched[(*touched)++] = (uint32_t)t;
+                row[x] = gen << 2 | (centre ? STATE_CENTRE : 0);
+            } else {
+                o->value[t] = value < o->value[t] ? value : o->value[t];
+                row[x] = s | (centre ? STATE_CENTRE : 0);
+            }
+        }
+    }
+}
+
+/* ---- the mesh ----------------------------------------------------------------------------- */
+
+/* Which triangles S holds: +1 or -1 (the winding on screen), 0 not drawn; the stats and
+ * tally of the others are counted. */
+static int8_t triangle_side(rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *const v[3],
+                            rvi_occ_plane *pl, rvi_occ_tally *tally)
+{
+    if (!rvi_occ_triangle_plane(&occ->view, v[0], v[1], v[2], pl)) {
+        occ->stats.triangles_degenerate++;
+        tally->degenerate = 1;
+        return 0;
+    }
+    double tol = RVI_OCC_EDGE_ON * pl->pe_mag;
+    bool front = pl->pe > tol, back = pl->pe < -tol, mirrored = (in->flags & RVI_OCC_INPUT_MIRRORED) != 0;
+    bool drawn = front || back;
+    if (in->flags & RV_OCCLUDER_CLOSED)
+        drawn = (in->flags & RV_OCCLUDER_EXACT) ? (mirrored ? back : front) : (mirrored ? front : back);
+    double ux = v[1]->texel[0] - v[0]->texel[0], uy = v[1]->texel[1] - v[0]->texel[1];
+    double wx = v[2]->texel[0] - v[0]->texel[0], wy = v[2]->texel[1] - v[0]->texel[1];
+    double a = ux * wy, b = uy * wx, orient = a - b;
+    /* Seen too nearly edge-on on screen to tell its sides: not drawn (its edges become
+     * outline for its neighbours). */
+    if (!drawn || !(fabs(orient) > 1e-9 * (fabs(a) + fabs(b)))) {
+        occ->stats.triangles_skipped++;
+        return 0;
+    }
+    return orient > 0 ? 1 : -1;
+}
+
+bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vert)
+{
+    rvi_occ_outline *o = &occ->outline;
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
+    uint32_t nt = mesh->triangle_count, nv = mesh->vertex_count;
+    if (o->mode == 2 || nt > o->triangle_capacity || nv > o->vertex_capacity ||
+        (size_t)occ->width * occ->height > o->texel_capacity || (nt < RVI_OCC_OUTLINE_MIN_TRIANGLES && o->mode != 1))
+        return false;
+    double box[4] = { INFINITY, INFINITY, -INFINITY, -INFINITY };
+    for (uint32_t k = 0; k < nv; k++) {
+        if (!(vert[k].clip[4] >= 0) || !(vert[k].nearness == vert[k].nearness))
+            return false; /* before the near plane, or not projected: pieces clip it */
+        box[0] = dmin(box[0], vert[k].texel[0]);
+        box[1] = dmin(box[1], vert[k].texel[1]);
+        box[2] = dmax(box[2], vert[k].texel[0]);
+        box[3] = dmax(box[3], vert[k].texel[1]);
+    }
+    if (o->mode != 1 && !((box[2] - box[0]) * (box[3] - box[1]) < AREA_PER_TRIANGLE * nt))
+        return false;
+
+    if (++o->generation >= (1u << 30)) {
+        memset(o->state, 0, o->texel_capacity * sizeof *o->state);
+        o->generation = 1;
+    }
+    uint32_t gen = o->generation;
+    o->meshes++;
+    const float (*pos)[3] = rvi_occ_mesh_positions(mesh);
+    const uint32_t *idx = rvi_occ_mesh_indices(mesh);
+    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
+    weld(o, pos, nv);
+
+    /* S, and its edges listed at their lower welded end (a counting sort). */
+    uint32_t drawn = 0;
+    memset(o->start, 0, ((size_t)nv + 1) * sizeof *o->start);
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint32_t *tri = idx + 3 * (size_t)t;
+        const rvi_occ_vertex *v[3] = { &vert[tri[0]], &vert[tri[1]], &vert[tri[2]] };
+        rvi_occ_plane pl;
+        int8_t side = triangle_side(occ, in, v, &pl, tally);
+        o->side[t] = side;
+        if (!side)
+            continue;
+        drawn++;
+        for (int i = 0; i < 3; i++) {
+            uint32_t a = o->id[tri[i]], b = o->id[tri[(i + 1) % 3]];
+            o->start[(a < b ? a : b) + 1]++;
+        }
+    }
+    occ->stats.triangles_rasterized += drawn;
+    tally->drawn += drawn;
+    if (!drawn)
+        return true;
+    for (uint32_t k = 0; k < nv; k++)
+        o->start[k + 1] += o->start[k];
+    for (uint32_t t = 0; t < nt; t++) {
+        if (!o->side[t])
+            continue;
+        const uint32_t *tri = idx + 3 * (size_t)t;
+        for (int i = 0; i < 3; i++) {
+            uint32_t lower, r = edge_record(o->id[tri[i]], o->id[tri[(i + 1) % 3]], o->side[t], &lower);
+            o->edge[o->start[lower]++] = r; /* start[lower] ends at the next list's start */
+        }
+    }
+
+    /* The outline: every edge that is not interior. */
+    for (uint32_t a = 0, first = 0; a < nv; first = o->start[a++]) {
+        const uint32_t *list = o->edge + first;
+        uint32_t n = o->start[a] - first;
+        for (uint32_t k = 0; k < n; k++) {
+            bool inner;
+            if (first_of_edge(list, n, k, &inner) && !inner)
+                mark_segment(occ, vert[a].texel, vert[list[k] & ~EDGE_LEFT].texel, gen);
+        }
+    }
+
+    /* Every triangle's bound into the texels it touches. */
+    uint32_t count = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        if (!o->side[t])
+            continue;
+        const uint32_t *tri = idx + 3 * (size_t)t;
+        const rvi_occ_vertex *v[3] = { &vert[tri[0]], &vert[tri[1]], &vert[tri[2]] };
+        /* A triangle a few texels across bounds the texels it touches by its nearest
+         * vertex alone: its plane's minimum over a whole texel is rarely much nearer, and
+         * the plane costs as much as the rest of the triangle's work. */
+        float plane[3];
+        bool has_plane = false;
+        double ex = dmax(v[0]->texel[0], dmax(v[1]->texel[0], v[2]->texel[0])) -
+                    dmin(v[0]->texel[0], dmin(v[1]->texel[0], v[2]->texel[0]));
+        double ey = dmax(v[0]->texel[1], dmax(v[1]->texel[1], v[2]->texel[1])) -
+                    dmin(v[0]->texel[1], dmin(v[1]->texel[1], v[2]->texel[1]));
+        if (!(ex <= PLANE_EXTENT && ey <= PLANE_EXTENT)) {
+            rvi_occ_plane pl;
+            rvi_occ_triangle_plane(&occ->view, v[0], v[1], v[2], &pl);
+            has_plane = rvi_occ_plane_texel_min(&occ->view, &pl, plane);
+        }
+        double far = dmin(v[0]->nearness, dmin(v[1]->nearness, v[2]->nearness));
+        float floor_value = rvi_occ_f_down(far - fabs(far) * NEARNESS_ROUNDING - TINY);
+        draw_triangle(occ, v, o->side[t], plane, has_plane, floor_value, gen, &count);
+    }
+
+    /* Texels wholly inside: off the outline, centre inside a triangle. */
+    float *texels = occ->texels;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t t = o->touched[k];
+        uint32_t s = o->state[t];
+        if ((s & STATE_OUTLINE) || !(s & STATE_CENTRE))
+            continue;
+        if (o->value[t] > texels[t])
+            texels[t] = o->value[t];
+    }
+    return true;
+}

@@ -15,6 +15,13 @@
  * test_ns the object tests against each buffer (tests per frame as the city cases), and
  * each buffer's cull rate.
  *
+ * occlusion_dense_mesh: a terrain of 128 x 128 quads (32,768 triangles over 400 m, heights
+ * from a few waves) as one open mesh, flown over at 14 m looking a little down, 60 frames,
+ * width 256: ours = begin, add and freeze with the mesh drawn by its outline (the path a
+ * dense mesh takes), baseline = the same frames with it drawn as pieces, triangle by
+ * triangle, in turns frame by frame; ns_per_triangle, each buffer's texels covered and the
+ * cull rate of 4,096 boxes standing on the terrain.
+ *
  * occlusion_city_verify (only when --only names it, e.g. --only occlusion_city_verify):
  * renders every 10th frame exactly at 1920 x 1080 (every triangle of every box, pixel
  * centres, near-plane clipping, perspective-correct depth) and counts false culls of both
@@ -753,11 +760,166 @@ static int feed_case(rvb_ctx *ctx, const rvb_city *city)
     return 0;
 }
 
+/* ---- a dense mesh ------------------------------------------------------------------------- */
+
+#define DENSE_QUADS 128
+#define DENSE_FRAMES 60
+#define DENSE_OBJECTS 4096
+#define PI_D 3.14159265358979323846
+
+static float terrain_height(double x, double z)
+{
+    return (float)(6 * sin(x / 23) * cos(z / 31) + 3 * sin((x + z) / 11));
+}
+
+/* Column-major OpenGL view-projection of an eye looking along yaw (radians about +y, 0 =
+ * +x) pitched down by pitch: 60 degrees, 16:9, near 0.1, far 2000. */
+static void dense_camera(int f, float vp[16])
+{
+    double t = (double)f / DENSE_FRAMES, eye[3] = { -150 + 260 * t, 0, -120 + 60 * sin(6 * t) };
+    eye[1] = terrain_height(eye[0], eye[2]) + 14;
+    double yaw = 0.6 * sin(4 * t), pitch = 0.12;
+    double fw[3] = { cos(yaw) * cos(pitch), -sin(pitch), sin(yaw) * cos(pitch) };
+    double up0[3] = { 0, 1, 0 }, rt[3], up[3];
+    rt[0] = fw[1] * up0[2] - fw[2] * up0[1];
+    rt[1] = fw[2] * up0[0] - fw[0] * up0[2];
+    rt[2] = fw[0] * up0[1] - fw[1] * up0[0];
+    double l = sqrt(rt[0] * rt[0] + rt[1] * rt[1] + rt[2] * rt[2]);
+    for (int i = 0; i < 3; i++)
+        rt[i] /= l;
+    up[0] = rt[1] * fw[2] - rt[2] * fw[1];
+    up[1] = rt[2] * fw[0] - rt[0] * fw[2];
+    up[2] = rt[0] * fw[1] - rt[1] * fw[0];
+    double view[16] = { rt[0], up[0], -fw[0], 0, rt[1], up[1], -fw[1], 0, rt[2], up[2], -fw[2], 0, 0, 0, 0, 1 };
+    for (int i = 0; i < 3; i++)
+        view[12 + i] = -(view[i] * eye[0] + view[4 + i] * eye[1] + view[8 + i] * eye[2]);
+    double n = 0.1, fa = 2000, fy = 1 / tan(PI_D / 6), asp = 16.0 / 9.0;
+    double proj[16] = { fy / asp, 0, 0, 0, 0, fy, 0, 0, 0, 0, (fa + n) / (n - fa), -1, 0, 0, 2 * fa * n / (n - fa), 0 };
+    for (int c = 0; c < 4; c++)
+        for (int r = 0; r < 4; r++) {
+            double sum = 0;
+            for (int k = 0; k < 4; k++)
+                sum += proj[k * 4 + r] * view[c * 4 + k];
+            vp[c * 4 + r] = (float)sum;
+        }
+}
+
+typedef struct dense_figures {
+    double *us, *cpu;
+    uint64_t covered, culled, tests, outlined;
+} dense_figures;
+
+static int dense_case(rvb_ctx *ctx)
+{
+    const char *name = "occlusion_dense_mesh";
+    if (!rvb_begin_case(ctx, name))
+        return 0;
+    enum { N = DENSE_QUADS, V = (N + 1) * (N + 1), T = 2 * N * N };
+    float (*pos)[3] = malloc(sizeof(float[3]) * V);
+    uint32_t *idx = malloc(sizeof(uint32_t) * 3 * T);
+    float *obj = malloc(sizeof(float) * 6 * DENSE_OBJECTS);
+    uint8_t *visible = malloc(DENSE_OBJECTS);
+    double *fig = calloc((size_t)ctx->reps * 4, sizeof(double));
+    rv_occlusion *occ[2] = { NULL, NULL };
+    rv_occlusion_desc desc = { .width = 256 };
+    if (!pos || !idx || !obj || !visible || !fig || rv_occlusion_create(&desc, &occ[0]) != RV_OK ||
+        rv_occlusion_create(&desc, &occ[1]) != RV_OK) {
+        fprintf(stderr, "rvis-bench: %s: out of memory\n", name);
+        rv_occlusion_destroy(occ[0]);
+        rv_occlusion_destroy(occ[1]);
+        free(pos), free(idx), free(obj), free(visible), free(fig);
+        return 1;
+    }
+    occ[1]->outline.mode = 2; /* the baseline: pieces */
+    for (int z = 0; z <= N; z++)
+        for (int x = 0; x <= N; x++) {
+            float *p = pos[z * (N + 1) + x];
+            p[0] = -200 + 400.0f * (float)x / N;
+            p[2] = -200 + 400.0f * (float)z / N;
+            p[1] = terrain_height(p[0], p[2]);
+        }
+    for (uint32_t z = 0, k = 0; z < N; z++)
+        for (uint32_t x = 0; x < N; x++) {
+            uint32_t a = z * (N + 1) + x, c = a + N + 1;
+            uint32_t t[6] = { a, c, a + 1, a + 1, c, c + 1 };
+            memcpy(idx + k, t, sizeof t);
+            k += 6;
+        }
+    rvb_rng rng = { 0xDE45E };
+    float *o[6];
+    for (int k = 0; k < 6; k++)
+        o[k] = obj + (size_t)k * DENSE_OBJECTS;
+    for (int i = 0; i < DENSE_OBJECTS; i++) {
+        float x = rvb_uniform(&rng, -190, 190), z = rvb_uniform(&rng, -190, 190), y = terrain_height(x, z);
+        o[0][i] = x - 0.5f, o[1][i] = y, o[2][i] = z - 0.5f;
+        o[3][i] = x + 0.5f, o[4][i] = y + 2, o[5][i] = z + 0.5f;
+    }
+    rv_occlusion_boxes boxes = { { o[0], o[1], o[2] }, { o[3], o[4], o[5] }, NULL };
+    rv_occluder_mesh mesh = { (const float (*)[3])pos, V, idx, 3 * T, 0 };
+    dense_figures fg[2];
+    memset(fg, 0, sizeof fg);
+    for (int p = 0; p < 2; p++) {
+        fg[p].us = fig + (size_t)ctx->reps * (2 * p);
+        fg[p].cpu = fig + (size_t)ctx->reps * (2 * p + 1);
+    }
+    for (int rep = 0; rep < ctx->reps; rep++) {
+        uint64_t t[2][2] = { { 0, 0 }, { 0, 0 } };
+        for (int f = 0; f < DENSE_FRAMES; f++) {
+            float vp[16];
+            dense_camera(f, vp);
+            for (int p = 0; p < 2; p++) { /* the paths take turns, frame by frame */
+                uint64_t c0 = cpu_now_ns(), t0 = rvb_now_ns();
+                rv_occlusion_begin(occ[p], vp, (rv_clip){ 0 }, 16.0f / 9.0f);
+                rv_occlusion_add_mesh(occ[p], &mesh, NULL);
+                rv_occlusion_freeze(occ[p]);
+                t[p][0] += rvb_now_ns() - t0;
+                t[p][1] += cpu_now_ns() - c0;
+                if (rep)
+                    continue;
+                rv_occlusion_test_boxes(occ[p], &boxes, 0, DENSE_OBJECTS, visible);
+                fg[p].covered += rv_occlusion_get_stats(occ[p]).texels_covered;
+                fg[p].outlined += occ[p]->outline.meshes;
+                fg[p].tests += DENSE_OBJECTS;
+                for (int i = 0; i < DENSE_OBJECTS; i++)
+                    fg[p].culled += !visible[i];
+            }
+        }
+        for (int p = 0; p < 2; p++) {
+            fg[p].us[rep] = (double)t[p][0] / 1e3 / DENSE_FRAMES;
+            fg[p].cpu[rep] = (double)t[p][1] / 1e3 / DENSE_FRAMES;
+        }
+    }
+    double us[2], cpu[2];
+    for (int p = 0; p < 2; p++) {
+        us[p] = rvb_median(fg[p].us, ctx->reps);
+        cpu[p] = rvb_median(fg[p].cpu, ctx->reps);
+    }
+    char extra[768];
+    snprintf(extra, sizeof extra,
+             ", \"triangles\": %d, \"ns_per_triangle\": %.4g, \"baseline_ns_per_triangle\": %.4g, "
+             "\"outlined_frames\": %llu, \"texels_covered\": %.1f, \"baseline_texels_covered\": %.1f, "
+             "\"cull_rate\": %.5f, \"baseline_cull_rate\": %.5f, \"us_cpu\": %.4g, \"baseline_us_cpu\": %.4g, "
+             "\"frames\": %d, \"width\": 256",
+             T, us[0] * 1e3 / T, us[1] * 1e3 / T, (unsigned long long)fg[0].outlined,
+             (double)fg[0].covered / DENSE_FRAMES, (double)fg[1].covered / DENSE_FRAMES,
+             fg[0].tests ? (double)fg[0].culled / (double)fg[0].tests : 0.0,
+             fg[1].tests ? (double)fg[1].culled / (double)fg[1].tests : 0.0, cpu[0], cpu[1], DENSE_FRAMES);
+    rvb_report(ctx, name, "us/frame", us[0], us[1], extra);
+    int failed = fg[0].outlined != DENSE_FRAMES;
+    if (failed)
+        fprintf(stderr, "rvis-bench: %s: the mesh was drawn by its outline in %llu of %d frames\n", name,
+                (unsigned long long)fg[0].outlined, DENSE_FRAMES);
+    rv_occlusion_destroy(occ[0]);
+    rv_occlusion_destroy(occ[1]);
+    free(pos), free(idx), free(obj), free(visible), free(fig);
+    return failed;
+}
+
 int rvb_occlusion(rvb_ctx *ctx);
 int rvb_occlusion(rvb_ctx *ctx)
 {
     bool want = !ctx->only || strstr("occlusion_city_256 occlusion_city_512 occlusion_mesh occlusion_city_verify "
-                                     "occlusion_feed_320x180",
+                                     "occlusion_feed_320x180 occlusion_dense_mesh",
                                      ctx->only);
     if (!want)
         return 0;
@@ -770,6 +932,7 @@ int rvb_occlusion(rvb_ctx *ctx)
     failures += mesh_case(ctx, &city, 256);
     failures += verify_case(ctx, &city);
     failures += feed_case(ctx, &city);
+    failures += dense_case(ctx);
     rvb_city_free(&city);
     return failures;
 }

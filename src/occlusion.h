@@ -200,9 +200,14 @@ typedef struct rvi_occ_outline {
     uint32_t *id;             /* per vertex: the first vertex with the same position */
     uint32_t vertex_capacity; /* vertices id holds; weld holds twice that, rounded up */
     uint32_t *start;          /* vertex_capacity + 1: where each vertex's edge list starts */
+    /* Per triangle, one block (edge is its start): */
     uint32_t *edge;           /* 3 per triangle: edges listed at their lower welded end */
-    int8_t *side;             /* per triangle: +1 or -1 its winding on screen, 0 not drawn */
-    uint32_t triangle_capacity; /* triangles side holds */
+    uint32_t *edge_triangle;  /* 3 per triangle: each record's triangle << 2 | its edge */
+    uint32_t *parent, *head, *next; /* connected parts: union-find, then lists */
+    int8_t *side;             /* +1 or -1 its winding on screen, 0 not drawn, or
+                                 RVI_OCC_OUTLINE_LEFT */
+    uint8_t *inner;           /* bit i: edge i (corner i to i + 1) is interior */
+    uint32_t triangle_capacity;
     uint32_t *state;          /* per texel: generation << 2 | centre inside (2) | on the outline (1) */
     float *value;             /* per texel: the farthest bound of the triangles touching it */
     uint32_t *touched;        /* texels given a value this mesh */
@@ -734,9 +739,11 @@ bool rvi_occ_triangle_plane(const rvi_occ_view *v, const rvi_occ_vertex *a, cons
 rv_result rvi_occ_outline_reserve(rv_occlusion *occ, uint32_t triangles, uint32_t vertices);
 void rvi_occ_outline_free(rv_occlusion *occ);
 /* Draws a projected mesh by its outline; false (nothing done, nothing counted) when the
- * path does not take it: too few triangles or too large on screen for it to pay, a vertex
- * before the near plane or not projected, or no scratch. */
+ * path does not take it: too few triangles or too large on screen for it to pay, or no
+ * scratch. A triangle with a vertex before the near plane or not projected is left to the
+ * pieces: outline.side[t] is RVI_OCC_OUTLINE_LEFT, and it is not counted. */
 bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vertices);
+#define RVI_OCC_OUTLINE_LEFT 2
 /* The footprint of triangle t of a projected mesh, or false when it is not drawn this
  * frame (facing away from what the mesh keeps, edge-on or degenerate: *degenerate tells). */
 bool rvi_occ_triangle_footprint(const rv_occlusion *occ, const rvi_occ_input *in, const rvi_occ_vertex *vertices,

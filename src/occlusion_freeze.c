@@ -551,12 +551,21 @@ static void open_mesh(rv_occlusion *occ, const rvi_occ_item *whole, uint32_t *ne
     if (mesh_solid(occ, whole->input))
         return;
     const rvi_occ_vertex *vert;
-    if (!project_mesh(occ, whole->input, &vert) || rvi_occ_outline_draw(occ, whole->input, vert))
+    if (!project_mesh(occ, whole->input, &vert))
         return;
     rvi_occ_item *items = RVI_VEC_PTR(occ->items, rvi_occ_item);
     rvi_occ_footprint *fp = RVI_VEC_PTR(occ->footprints, rvi_occ_footprint);
     uint32_t first = *next;
-    *next = projected_items(occ, whole->input, vert, true, items, fp, first);
+    if (rvi_occ_outline_draw(occ, whole->input, vert)) {
+        /* What the outline left (triangles the near plane cuts) is drawn as pieces. */
+        const int8_t *side = occ->outline.side;
+        uint32_t nt = rvi_occ_input_mesh(occ, &RVI_VEC_AT(occ->inputs, rvi_occ_input, whole->input))->triangle_count;
+        for (uint32_t t = 0; t < nt; t++)
+            if (side[t] == RVI_OCC_OUTLINE_LEFT)
+                mesh_item(occ, whole->input, vert, t, false, items, fp, next);
+    } else {
+        *next = projected_items(occ, whole->input, vert, true, items, fp, first);
+    }
     for (uint32_t i = first; i < *next; i++)
         heap_push(heap, size, order_key(&fp[i], i));
 }

@@ -48,6 +48,23 @@ static uint32_t round_pow2(uint64_t n)
 
 static uint32_t weld_slots(uint32_t vertices) { return round_pow2(2 * (uint64_t)vertices); }
 
+/* The per-triangle arrays, one block: edge and edge_triangle (three each), parent, head,
+ * next (one each), then side and inner (a byte each). */
+static size_t triangle_bytes(uint32_t n) { return (size_t)n * (3 * 4 + 3 * 4 + 3 * 4 + 2); }
+
+static void carve(rvi_occ_outline *o, void *block)
+{
+    size_t n = o->triangle_capacity;
+    uint32_t *w = block;
+    o->edge = w;
+    o->edge_triangle = w + 3 * n;
+    o->parent = w + 6 * n;
+    o->head = w + 7 * n;
+    o->next = w + 8 * n;
+    o->side = (int8_t *)(void *)(w + 9 * n);
+    o->inner = (uint8_t *)(void *)(w + 9 * n) + n;
+}
+
 void rvi_occ_outline_free(rv_occlusion *occ)
 {
     rvi_occ_outline *o = &occ->outline;
@@ -57,10 +74,8 @@ void rvi_occ_outline_free(rv_occlusion *occ)
         rvi_free(heap, o->id, (size_t)o->vertex_capacity * sizeof *o->id);
         rvi_free(heap, o->start, ((size_t)o->vertex_capacity + 1) * sizeof *o->start);
     }
-    if (o->triangle_capacity) {
-        rvi_free(heap, o->edge, 3 * (size_t)o->triangle_capacity * sizeof *o->edge);
-        rvi_free(heap, o->side, (size_t)o->triangle_capacity * sizeof *o->side);
-    }
+    if (o->triangle_capacity)
+        rvi_free(heap, o->edge, triangle_bytes(o->triangle_capacity));
     rvi_free(heap, o->state, o->texel_capacity * sizeof *o->state);
     rvi_free(heap, o->value, o->texel_capacity * sizeof *o->value);
     rvi_free(heap, o->touched, o->texel_capacity * sizeof *o->touched);
@@ -97,21 +112,13 @@ rv_result rvi_occ_outline_reserve(rv_occlusion *occ, uint32_t triangles, uint32_
         o->vertex_capacity = vertices;
     }
     if (triangles > o->triangle_capacity) {
-        size_t ne = 3 * (size_t)triangles * sizeof(uint32_t), nd = (size_t)triangles * sizeof(int8_t);
-        uint32_t *e = rvi_alloc(heap, ne);
-        int8_t *sd = rvi_alloc(heap, nd);
-        if (!e || !sd) {
-            rvi_free(heap, e, e ? ne : 0);
-            rvi_free(heap, sd, sd ? nd : 0);
+        void *block = rvi_alloc(heap, triangle_bytes(triangles));
+        if (!block)
             return RV_ERR_OUT_OF_MEMORY;
-        }
-        if (o->triangle_capacity) {
-            rvi_free(heap, o->edge, 3 * (size_t)o->triangle_capacity * sizeof *o->edge);
-            rvi_free(heap, o->side, (size_t)o->triangle_capacity * sizeof *o->side);
-        }
-        o->edge = e;
-        o->side = sd;
+        if (o->triangle_capacity)
+            rvi_free(heap, o->edge, triangle_bytes(o->triangle_capacity));
         o->triangle_capacity = triangles;
+        carve(o, block);
     }
     if (texels > o->texel_capacity) {
         uint32_t *st = rvi_alloc(heap, texels * sizeof *st);
@@ -183,27 +190,44 @@ static uint32_t edge_record(uint32_t a, uint32_t b, int left, uint32_t *lower)
     return (a < b ? b : a) | (side > 0 ? EDGE_LEFT : 0);
 }
 
-/* Is record k of the list the first of its edge, and is that edge interior (exactly two
- * triangles, one on each side)? */
-static bool first_of_edge(const uint32_t *list, uint32_t n, uint32_t k, bool *inner)
+/* Is record k of the list the first of its edge? If so, *other is the index of a second
+ * record of it when the edge is interior (exactly two triangles, one on each side), else
+ * UINT32_MAX. */
+static bool first_of_edge(const uint32_t *list, uint32_t n, uint32_t k, uint32_t *other)
 {
-    uint32_t end = list[k] & ~EDGE_LEFT, count = 0, left = 0;
+    uint32_t end = list[k] & ~EDGE_LEFT, count = 0, left = 0, second = UINT32_MAX;
     for (uint32_t j = 0; j < n; j++) {
         if ((list[j] & ~EDGE_LEFT) != end)
             continue;
         if (j < k)
             return false;
+        if (j > k)
+            second = j;
         count++;
         left += (list[j] & EDGE_LEFT) != 0;
     }
-    *inner = count == 2 && left == 1;
+    *other = count == 2 && left == 1 ? second : UINT32_MAX;
     return true;
+}
+
+/* Union-find over triangles (path halving). */
+static uint32_t find(uint32_t *parent, uint32_t t)
+{
+    while (parent[t] != t) {
+        parent[t] = parent[parent[t]];
+        t = parent[t];
+    }
+    return t;
 }
 
 /* ---- the outline's texels ----------------------------------------------------------------- */
 
 static double dmin(double a, double b) { return a < b ? a : b; }
 static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* A vertex beyond the near plane, projected: a triangle of three is drawn here; one with
+ * another is left to the pieces, which clip it. */
+static bool valid(const rvi_occ_vertex *v) { return v->clip[4] >= 0 && v->nearness == v->nearness; }
 
 /* Marks every texel the segment p -> q comes within m of (closed texels). */
 static void mark_segment(rv_occlusion *occ, const double p[2], const double q[2], uint32_t gen)
@@ -337,87 +361,25 @@ static int8_t triangle_side(rv_occlusion *occ, const rvi_occ_input *in, const rv
     return orient > 0 ? 1 : -1;
 }
 
-bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vert)
+/* One connected part, its triangles listed from first through next: its outline (the
+ * edges of its triangles that are not interior) marked, every triangle's bound into the
+ * texels it touches, then the texels wholly inside written. */
+static void draw_part(rv_occlusion *occ, const uint32_t *idx, const rvi_occ_vertex *vert, uint32_t first)
 {
     rvi_occ_outline *o = &occ->outline;
-    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
-    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
-    uint32_t nt = mesh->triangle_count, nv = mesh->vertex_count;
-    if (o->mode == 2 || nt > o->triangle_capacity || nv > o->vertex_capacity ||
-        (size_t)occ->width * occ->height > o->texel_capacity || (nt < RVI_OCC_OUTLINE_MIN_TRIANGLES && o->mode != 1))
-        return false;
-    double box[4] = { INFINITY, INFINITY, -INFINITY, -INFINITY };
-    for (uint32_t k = 0; k < nv; k++) {
-        if (!(vert[k].clip[4] >= 0) || !(vert[k].nearness == vert[k].nearness))
-            return false; /* before the near plane, or not projected: pieces clip it */
-        box[0] = dmin(box[0], vert[k].texel[0]);
-        box[1] = dmin(box[1], vert[k].texel[1]);
-        box[2] = dmax(box[2], vert[k].texel[0]);
-        box[3] = dmax(box[3], vert[k].texel[1]);
-    }
-    if (o->mode != 1 && !((box[2] - box[0]) * (box[3] - box[1]) < AREA_PER_TRIANGLE * nt))
-        return false;
-
     if (++o->generation >= (1u << 30)) {
         memset(o->state, 0, o->texel_capacity * sizeof *o->state);
         o->generation = 1;
     }
     uint32_t gen = o->generation;
-    o->meshes++;
-    const float (*pos)[3] = rvi_occ_mesh_positions(mesh);
-    const uint32_t *idx = rvi_occ_mesh_indices(mesh);
-    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
-    weld(o, pos, nv);
-
-    /* S, and its edges listed at their lower welded end (a counting sort). */
-    uint32_t drawn = 0;
-    memset(o->start, 0, ((size_t)nv + 1) * sizeof *o->start);
-    for (uint32_t t = 0; t < nt; t++) {
+    for (uint32_t t = first; t != UINT32_MAX; t = o->next[t]) {
         const uint32_t *tri = idx + 3 * (size_t)t;
-        const rvi_occ_vertex *v[3] = { &vert[tri[0]], &vert[tri[1]], &vert[tri[2]] };
-        rvi_occ_plane pl;
-        int8_t side = triangle_side(occ, in, v, &pl, tally);
-        o->side[t] = side;
-        if (!side)
-            continue;
-        drawn++;
-        for (int i = 0; i < 3; i++) {
-            uint32_t a = o->id[tri[i]], b = o->id[tri[(i + 1) % 3]];
-            o->start[(a < b ? a : b) + 1]++;
-        }
+        for (uint32_t i = 0; i < 3; i++)
+            if (!(o->inner[t] & (1u << i)))
+                mark_segment(occ, vert[tri[i]].texel, vert[tri[(i + 1) % 3]].texel, gen);
     }
-    occ->stats.triangles_rasterized += drawn;
-    tally->drawn += drawn;
-    if (!drawn)
-        return true;
-    for (uint32_t k = 0; k < nv; k++)
-        o->start[k + 1] += o->start[k];
-    for (uint32_t t = 0; t < nt; t++) {
-        if (!o->side[t])
-            continue;
-        const uint32_t *tri = idx + 3 * (size_t)t;
-        for (int i = 0; i < 3; i++) {
-            uint32_t lower, r = edge_record(o->id[tri[i]], o->id[tri[(i + 1) % 3]], o->side[t], &lower);
-            o->edge[o->start[lower]++] = r; /* start[lower] ends at the next list's start */
-        }
-    }
-
-    /* The outline: every edge that is not interior. */
-    for (uint32_t a = 0, first = 0; a < nv; first = o->start[a++]) {
-        const uint32_t *list = o->edge + first;
-        uint32_t n = o->start[a] - first;
-        for (uint32_t k = 0; k < n; k++) {
-            bool inner;
-            if (first_of_edge(list, n, k, &inner) && !inner)
-                mark_segment(occ, vert[a].texel, vert[list[k] & ~EDGE_LEFT].texel, gen);
-        }
-    }
-
-    /* Every triangle's bound into the texels it touches. */
     uint32_t count = 0;
-    for (uint32_t t = 0; t < nt; t++) {
-        if (!o->side[t])
-            continue;
+    for (uint32_t t = first; t != UINT32_MAX; t = o->next[t]) {
         const uint32_t *tri = idx + 3 * (size_t)t;
         const rvi_occ_vertex *v[3] = { &vert[tri[0]], &vert[tri[1]], &vert[tri[2]] };
         /* A triangle a few texels across bounds the texels it touches by its nearest
@@ -438,8 +400,6 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         float floor_value = rvi_occ_f_down(far - fabs(far) * NEARNESS_ROUNDING - TINY);
         draw_triangle(occ, v, o->side[t], plane, has_plane, floor_value, gen, &count);
     }
-
-    /* Texels wholly inside: off the outline, centre inside a triangle. */
     float *texels = occ->texels;
     for (uint32_t k = 0; k < count; k++) {
         uint32_t t = o->touched[k];
@@ -449,5 +409,108 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         if (o->value[t] > texels[t])
             texels[t] = o->value[t];
     }
+}
+
+bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_vertex *vert)
+{
+    rvi_occ_outline *o = &occ->outline;
+    const rvi_occ_input *in = &RVI_VEC_AT(occ->inputs, rvi_occ_input, input);
+    const rvi_occ_mesh_data *mesh = rvi_occ_input_mesh(occ, in);
+    uint32_t nt = mesh->triangle_count, nv = mesh->vertex_count;
+    if (o->mode == 2 || nt > o->triangle_capacity || nv > o->vertex_capacity ||
+        (size_t)occ->width * occ->height > o->texel_capacity || (nt < RVI_OCC_OUTLINE_MIN_TRIANGLES && o->mode != 1))
+        return false;
+    /* Density from the valid vertices' screen bounds, clipped to the buffer. */
+    double box[4] = { INFINITY, INFINITY, -INFINITY, -INFINITY };
+    for (uint32_t k = 0; k < nv; k++) {
+        if (!valid(&vert[k]))
+            continue;
+        box[0] = dmin(box[0], vert[k].texel[0]);
+        box[1] = dmin(box[1], vert[k].texel[1]);
+        box[2] = dmax(box[2], vert[k].texel[0]);
+        box[3] = dmax(box[3], vert[k].texel[1]);
+    }
+    double area = (dmin(box[2], occ->width) - dmax(box[0], 0)) * (dmin(box[3], occ->height) - dmax(box[1], 0));
+    if (o->mode != 1 && !(area < AREA_PER_TRIANGLE * nt))
+        return false;
+
+    o->meshes++;
+    const float (*pos)[3] = rvi_occ_mesh_positions(mesh);
+    const uint32_t *idx = rvi_occ_mesh_indices(mesh);
+    rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
+    weld(o, pos, nv);
+
+    /* S, and its edges listed at their lower welded end (a counting sort). */
+    uint32_t drawn = 0;
+    memset(o->start, 0, ((size_t)nv + 1) * sizeof *o->start);
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint32_t *tri = idx + 3 * (size_t)t;
+        const rvi_occ_vertex *v[3] = { &vert[tri[0]], &vert[tri[1]], &vert[tri[2]] };
+        if (!valid(v[0]) || !valid(v[1]) || !valid(v[2])) {
+            o->side[t] = RVI_OCC_OUTLINE_LEFT;
+            continue;
+        }
+        rvi_occ_plane pl;
+        int8_t side = triangle_side(occ, in, v, &pl, tally);
+        o->side[t] = side;
+        if (!side)
+            continue;
+        drawn++;
+        for (int i = 0; i < 3; i++) {
+            uint32_t a = o->id[tri[i]], b = o->id[tri[(i + 1) % 3]];
+            o->start[(a < b ? a : b) + 1]++;
+        }
+    }
+    occ->stats.triangles_rasterized += drawn;
+    tally->drawn += drawn;
+    if (!drawn)
+        return true; /* the caller still draws what was left to the pieces */
+    for (uint32_t k = 0; k < nv; k++)
+        o->start[k + 1] += o->start[k];
+    for (uint32_t t = 0; t < nt; t++) {
+        o->parent[t] = t;
+        o->inner[t] = 0;
+        if (o->side[t] != 1 && o->side[t] != -1)
+            continue;
+        const uint32_t *tri = idx + 3 * (size_t)t;
+        for (uint32_t i = 0; i < 3; i++) {
+            uint32_t lower, r = edge_record(o->id[tri[i]], o->id[tri[(i + 1) % 3]], o->side[t], &lower);
+            o->edge_triangle[o->start[lower]] = t << 2 | i;
+            o->edge[o->start[lower]++] = r; /* start[lower] ends at the next list's start */
+        }
+    }
+
+    /* Interior edges join their two triangles into one connected part. */
+    for (uint32_t a = 0, first = 0; a < nv; first = o->start[a++]) {
+        const uint32_t *list = o->edge + first, *owner = o->edge_triangle + first;
+        uint32_t n = o->start[a] - first;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t j;
+            if (!first_of_edge(list, n, k, &j) || j == UINT32_MAX)
+                continue;
+            uint32_t t0 = owner[k] >> 2, t1 = owner[j] >> 2;
+            o->inner[t0] |= (uint8_t)(1u << (owner[k] & 3));
+            o->inner[t1] |= (uint8_t)(1u << (owner[j] & 3));
+            uint32_t r0 = find(o->parent, t0), r1 = find(o->parent, t1);
+            if (r0 != r1)
+                o->parent[r0 < r1 ? r1 : r0] = r0 < r1 ? r0 : r1;
+        }
+    }
+
+    /* Each connected part on its own: its outline, its triangles' bounds, its texels. A
+     * part lying behind another on screen (a valley behind a crest) then leaves the nearer
+     * part's texels to that part's depth. */
+    for (uint32_t t = 0; t < nt; t++)
+        o->head[t] = UINT32_MAX;
+    for (uint32_t t = nt; t-- > 0;) {
+        if (o->side[t] != 1 && o->side[t] != -1)
+            continue;
+        uint32_t r = find(o->parent, t);
+        o->next[t] = o->head[r];
+        o->head[r] = t;
+    }
+    for (uint32_t root = 0; root < nt; root++)
+        if (o->head[root] != UINT32_MAX)
+            draw_part(occ, idx, vert, o->head[root]);
     return true;
 }

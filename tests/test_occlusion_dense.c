@@ -2,8 +2,8 @@
  * random bumpy, folded, holed and split surfaces and tessellated closed solids, many
  * triangles to a texel, against the reference (support/occlusion_ref.c); a dense wall
  * hides what is behind it while a slit in it of any width stays open; vertices repeated at
- * one position (a render mesh's seams) still join; the path and the pieces agree on what
- * they may hide; stats; steady frames; allocation failures. */
+ * one position (a render mesh's seams) still join; a part behind another keeps the nearer
+ * one's depth; stats; steady frames; allocation failures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -359,8 +359,8 @@ static void test_dense_meshes_never_cull_what_the_reference_sees(void **state)
  * slit left out (< 0: none), whose width is narrowed to gap texels by moving the column's
  * right edge; with seam, the vertices of column n / 2 repeated for the quads to its right. */
 typedef struct wall {
-    float pos[(64 + 2) * (64 + 1)][3];
-    uint32_t idx[6 * 64 * 64];
+    float pos[2 * (64 + 2) * (64 + 1)][3];
+    uint32_t idx[2 * 6 * 64 * 64];
     uint32_t nv, ni;
 } wall;
 
@@ -474,6 +474,34 @@ static void test_repeated_vertices_join_like_shared_ones(void **state)
     free(w);
 }
 
+/* One mesh of two walls, one behind the other (two connected parts): what lies between
+ * them, behind the near one, is hidden by the near one's depth, not the far one's. */
+static void test_a_part_behind_another_leaves_it_its_depth(void **state)
+{
+    (void)state;
+    wall *w = malloc(sizeof *w);
+    make_wall(w, 48, -1, 0, false);
+    uint32_t nv = w->nv, ni = w->ni;
+    for (uint32_t k = 0; k < nv; k++) { /* the far wall: twice as far, twice as large */
+        for (int i = 0; i < 3; i++)
+            w->pos[nv + k][i] = w->pos[k][i] * 2;
+    }
+    for (uint32_t k = 0; k < ni; k++)
+        w->idx[ni + k] = w->idx[k] + nv;
+    w->nv = 2 * nv;
+    w->ni = 2 * ni;
+    float vp[16];
+    rv_occlusion *occ = wall_occlusion(w, 0, vp);
+    assert_int_equal(occ->outline.meshes, 1);
+    float mn[3] = { -1.0f, -0.5f, -16 }, mx[3] = { 1.0f, 0.5f, -14 };
+    assert_false(box_visible(occ, mn, mx, NULL));
+    /* Beside the near wall, in front of the far one: seen. */
+    float bmn[3] = { 5.0f, -0.5f, -16 }, bmx[3] = { 6.0f, 0.5f, -14 };
+    assert_true(box_visible(occ, bmn, bmx, NULL));
+    rv_occlusion_destroy(occ);
+    free(w);
+}
+
 /* ---- frames --------------------------------------------------------------------------------- */
 
 static void test_steady_frames_with_dense_meshes_allocate_nothing(void **state)
@@ -565,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_dense_meshes_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_a_dense_wall_hides_what_is_behind_it_and_a_slit_stays_open),
         cmocka_unit_test(test_repeated_vertices_join_like_shared_ones),
+        cmocka_unit_test(test_a_part_behind_another_leaves_it_its_depth),
         cmocka_unit_test(test_steady_frames_with_dense_meshes_allocate_nothing),
         cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),
     };

@@ -68,7 +68,7 @@ typedef struct rv_occlusion_desc {
                                  (the buffer, its pyramid, per-texel fusion lists) plus pools
                                  that grow with the occluders drawn: 2.3 MB at 256 x 144 with
                                  one occluder, 23 MB at 1024 x 576; the first dense mesh
-                                 (rv_occluder_mesh) adds 12 bytes a texel, and 13 bytes a
+                                 (rv_occluder_mesh) adds 12 bytes a texel, and 38 bytes a
                                  triangle and up to 24 a vertex of the largest one */
     float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
                                  in either direction are skipped. 0 = default 2; negative = keep all */
@@ -263,13 +263,14 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit, whatever their indices) fuse exactly where a texel meets at most 32 of their
- * outlines. A dense mesh (at least 32 triangles, its screen bounds holding fewer than 16
- * texels a triangle, every vertex beyond the near plane) is drawn at once by its outline
- * instead (docs/occlusion.md, "Dense meshes"): a texel wholly inside the union of its
- * drawn triangles, with no edge of that union's outline through it, keeps the farthest of
- * those triangles' depths there; its edges shared by two triangles on opposite sides on
- * screen leave no seam, texels on its outline (its border, holes, silhouette folds) hide
- * nothing, and it fuses with no other occluder. Zero-area triangles (repeated indices, collinear corners) are
+ * outlines. A dense mesh (at least 32 triangles, the screen part of its bounds holding
+ * fewer than 16 texels a triangle) is drawn at once by its outline instead
+ * (docs/occlusion.md, "Dense meshes"): its triangles joined through edges shared by two
+ * triangles on opposite sides on screen form parts, and a texel wholly inside a part,
+ * with no edge of the part's outline through it, keeps the farthest of the part's depths
+ * there; such edges leave no seam, texels on an outline (a border, a hole, a silhouette
+ * fold) hide nothing by that part, triangles the near plane cuts are drawn as pieces, and
+ * it fuses with no other occluder. Zero-area triangles (repeated indices, collinear corners) are
  * skipped and counted in triangles_degenerate. Triangles that share an edge, lie in one
  * plane and make a convex polygon on screen (a vertex on one of its sides included) are
  * drawn as one piece, up to six of them when consecutive (list a face's triangles

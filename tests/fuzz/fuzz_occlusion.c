@@ -253,7 +253,7 @@ static int segment_hits_triangle(const double tri[3][3], const double a[3], cons
 static int segment_hits_box(const fz_box *o, const double a[3], const double b[3], double t_end)
 {
     double la[3], lb[3];
-    if (o->kind == SHAPE_CLOSED_MESH || o->kind == SHAPE_OPEN_MESH) {
+    if (o->kind == SHAPE_CLOSED_MESH || o->kind == SHAPE_OPEN_MESH || o->kind == SHAPE_GRID_MESH) {
         for (uint32_t k = 0; k < o->tri_count; k++)
             if (segment_hits_triangle(o->tri[k], a, b, t_end))
                 return 1;
@@ -415,9 +415,55 @@ static rv_result add_shape(fz_input *in, rv_occlusion *occ, fz_box *b, const flo
             b->invertible = mat_inverse(b->m, b->inv);
         }
     } else {
-        float pos[MAX_VERTS][3];
-        uint32_t idx[3 * MAX_TRIS], nv = 8, ni = 36, flags = RV_OCCLUDER_CLOSED;
-        if (b->kind == SHAPE_CLOSED_MESH) {
+        float pos[MAX_GRID_VERTS][3];
+        uint32_t idx[3 * MAX_MESH_TRIS], nv = 8, ni = 36, flags = RV_OCCLUDER_CLOSED;
+        if (b->kind == SHAPE_GRID_MESH) {
+            /* nx x ny quads over the box's xy extent, heights from the input (flat, or each
+             * vertex its own: folds), a column left out (a slit) or repeated (the same
+             * positions under other indices), either diagonal; any flags but EXACT alone. */
+            uint32_t nx = 1 + u8(in) % MAX_GRID, ny = 1 + u8(in) % MAX_GRID, row = nx + 1;
+            uint8_t style = u8(in), gap = u8(in);
+            nv = 0;
+            for (uint32_t y = 0; y <= ny; y++)
+                for (uint32_t x = 0; x <= nx; x++) {
+                    float h = style & 1 ? num(in, 0, 1, &hostile) : 0.5f;
+                    pos[nv][0] = mn[0] + (mx[0] - mn[0]) * (float)x / (float)nx;
+                    pos[nv][1] = mn[1] + (mx[1] - mn[1]) * (float)y / (float)ny;
+                    pos[nv][2] = mn[2] + (mx[2] - mn[2]) * h;
+                    finite = finite && isfinite(pos[nv][0]) && isfinite(pos[nv][1]) && isfinite(pos[nv][2]);
+                    nv++;
+                }
+            uint32_t column = gap % (nx + 1), twin = nv;
+            bool slit = (gap >> 4) == 1, seam = (gap >> 4) == 2 && column > 0;
+            if (seam)
+                for (uint32_t y = 0; y <= ny; y++)
+                    memcpy(pos[nv++], pos[y * row + column], sizeof pos[0]);
+            ni = 0;
+            for (uint32_t y = 0; y < ny; y++)
+                for (uint32_t x = 0; x < nx; x++) {
+                    if (slit && x == column)
+                        continue;
+                    uint32_t a = y * row + x, c = a + row, a1 = a + 1, c1 = c + 1;
+                    if (seam && x == column) {
+                        a = twin + y;
+                        c = a + 1;
+                    }
+                    uint32_t t[6] = { a, a1, c1, a, c1, c };
+                    if ((style >> 1) & 1) {
+                        uint32_t u[6] = { a, a1, c, a1, c1, c };
+                        memcpy(t, u, sizeof t);
+                    }
+                    memcpy(idx + ni, t, sizeof t);
+                    ni += 6;
+                }
+            if (!ni) {
+                uint32_t t[3] = { 0, 1, row };
+                memcpy(idx, t, sizeof t);
+                ni = 3;
+            }
+            flags = (style >> 2) % 3 == 0 ? 0 : (style >> 2) % 3 == 1 ? RV_OCCLUDER_CLOSED
+                                                                        : RV_OCCLUDER_CLOSED | RV_OCCLUDER_EXACT;
+        } else if (b->kind == SHAPE_CLOSED_MESH) {
             for (int k = 0; k < 8; k++)
                 for (int i = 0; i < 3; i++)
                     pos[k][i] = (k >> i) & 1 ? mx[i] : mn[i];
@@ -500,7 +546,7 @@ static int add_occluders(fz_input *in, rv_occlusion *occ, fz_box *boxes)
         for (int k = 0; k < 16; k++) /* thickened where the library's box is flat */
             b->m[k] = thick[k] == b->m[k] ? (double)mf[k] : thick[k];
         uint8_t kb = u8(in);
-        int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_OPEN_MESH ? (kb & 63) : SHAPE_BOX;
+        int inverted = (kb & 63) == 0, kind = (kb & 63) <= SHAPE_GRID_MESH ? (kb & 63) : SHAPE_BOX;
         b->kind = kind;
         if (kind != SHAPE_BOX) {
             r = add_shape(in, occ, b, mn, mx, mf);

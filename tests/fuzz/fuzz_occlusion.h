@@ -23,7 +23,10 @@
     } while (0)
 
 enum { MAX_OCCLUDERS = 8, MAX_OBJECTS = 8, SAMPLES_PER_AXIS = 9, MAX_PLANES = 10, MAX_VERTS = 8, MAX_TRIS = 12 };
-enum { SHAPE_BOX = 0, SHAPE_CONVEX, SHAPE_CLOSED_MESH, SHAPE_OPEN_MESH };
+/* A grid mesh: up to 10 x 10 quads (dense on a small buffer: drawn by its outline), plus a
+ * repeated seam column. */
+enum { MAX_GRID = 10, MAX_GRID_VERTS = (MAX_GRID + 1) * (MAX_GRID + 2), MAX_MESH_TRIS = 2 * MAX_GRID * MAX_GRID };
+enum { SHAPE_BOX = 0, SHAPE_CONVEX, SHAPE_CLOSED_MESH, SHAPE_OPEN_MESH, SHAPE_GRID_MESH };
 
 /* ---- small double-precision linear algebra (column-major 4x4) ------------------------ */
 
@@ -91,7 +94,7 @@ typedef struct fz_box {
     uint32_t plane_count; /* convex: local planes, n . p <= d */
     double planes[MAX_PLANES][4];
     uint32_t tri_count;   /* meshes: world triangles */
-    double tri[MAX_TRIS][3][3];
+    double tri[MAX_MESH_TRIS][3][3];
 } fz_box;
 
 /* The depth-feed section (fuzz_occlusion_feed.c). */

@@ -30,6 +30,10 @@
 /* A mesh pays for this path when its screen bounds hold fewer texels than this per
  * triangle; larger triangles are drawn as pieces, whose seams fuse with other occluders. */
 #define AREA_PER_TRIANGLE 16.0
+/* Nor does a mesh this small on screen (texels of its bounds' screen part): the ring of
+ * texels its outline leaves out, which pieces would fuse with their neighbours, would be
+ * most of it. */
+#define MIN_AREA 4096.0
 /* Triangles wider or taller than this many texels bound a texel by their plane too. */
 #define PLANE_EXTENT 4.0
 #define NEARNESS_ROUNDING 1e-9
@@ -431,7 +435,7 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         box[3] = dmax(box[3], vert[k].texel[1]);
     }
     double area = (dmin(box[2], occ->width) - dmax(box[0], 0)) * (dmin(box[3], occ->height) - dmax(box[1], 0));
-    if (o->mode != 1 && !(area < AREA_PER_TRIANGLE * nt))
+    if (o->mode != 1 && !(area < AREA_PER_TRIANGLE * nt && area >= MIN_AREA))
         return false;
 
     o->meshes++;

@@ -544,7 +544,7 @@ static void *sweep_setup(const rv_allocator *a)
 {
     sweep_wall *s = calloc(1, sizeof *s);
     make_wall(&s->w, 32, -1, 0, true);
-    rv_occlusion_desc desc = { .allocator = *a, .width = 128 };
+    rv_occlusion_desc desc = { .allocator = *a, .width = 256 };
     assert_int_equal(rv_occlusion_create(&desc, &s->occ), RV_OK);
     camera c = look(0, 0, 0, 0, 0, -1);
     begin_camera(s->occ, &c);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
+#include "occlusion.h"
 #include "support/rvt.h"
 
 #include <math.h>
@@ -326,6 +327,53 @@ static void test_steady_frames_with_shapes_allocate_nothing(void **state)
     assert_int_equal(st.live_blocks, 0);
 }
 
+/* A node carrying a dense mesh (a wall of 64 x 64 quads): drawn by its outline in the
+ * world's buffer, it hides what is behind it and not what is beside it, and steady frames
+ * allocate nothing. */
+static void test_a_node_s_dense_mesh_is_drawn_by_its_outline(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    rvt_alloc st = { 0 };
+    rv_allocator a = rvt_allocator(&st);
+    rv_world *w = world_new(&a, 256);
+    rv_node wall = wall_node(w);
+    float (*pos)[3] = malloc(sizeof(float[3]) * (N + 1) * (N + 1));
+    uint32_t *idx = malloc(sizeof(uint32_t) * 6 * N * N), k = 0;
+    for (int y = 0; y <= N; y++)
+        for (int x = 0; x <= N; x++) {
+            pos[y * (N + 1) + x][0] = -4 + 8.0f * (float)x / N;
+            pos[y * (N + 1) + x][1] = 6.0f * (float)y / N;
+            pos[y * (N + 1) + x][2] = 0;
+        }
+    for (uint32_t y = 0; y < N; y++)
+        for (uint32_t x = 0; x < N; x++) {
+            uint32_t q = y * (N + 1) + x, t[6] = { q, q + 1, q + N + 2, q, q + N + 2, q + N + 1 };
+            memcpy(idx + k, t, sizeof t);
+            k += 6;
+        }
+    rv_occluder_mesh m = { (const float (*)[3])pos, (N + 1) * (N + 1), idx, 6 * N * N, 0 };
+    assert_int_equal(rv_node_set_occluder_mesh(w, wall, &m), RV_OK);
+    free(pos);
+    free(idx);
+    rv_node behind = object_at(w, 0, 2, -20, 0.5f), beside = object_at(w, 9, 2, -20, 0.5f);
+    camera cam;
+    rv_frame_view v;
+    uint64_t before = 0;
+    for (int f = 0; f < 20; f++) {
+        if (f == 10)
+            before = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+        camera_at(&cam, 0.05f * (float)(f % 10), 16.0 * f);
+        assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+        assert_false(view_draws(&v, behind));
+        assert_true(view_draws(&v, beside));
+        assert_int_equal(rv_world_occlusion(w)->outline.meshes, 1);
+    }
+    assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
+    rv_world_destroy(w);
+    assert_int_equal(st.live_blocks, 0);
+}
+
 /* ---- allocation failures ---------------------------------------------------------------- */
 
 typedef struct sweep_world {
@@ -478,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_clearing_or_replacing_an_occluder_of_any_shape),
         cmocka_unit_test(test_per_frame_shapes_fuse_in_a_frame),
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
+        cmocka_unit_test(test_a_node_s_dense_mesh_is_drawn_by_its_outline),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
         cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),
     };

@@ -39,6 +39,12 @@
 #define NEARNESS_ROUNDING 1e-9
 #define TINY 1e-300
 
+/* A texel is written when its centre, or this point of it, lies inside a triangle of the
+ * part: any point of the texel in the part's union would do, and a second one, off the
+ * dyadic lines a mesh on a regular grid puts through texel centres, keeps such a grid's
+ * seams from leaving texels unwritten. */
+#define WITNESS_X 0.6713
+#define WITNESS_Y 0.5631
 #define STATE_OUTLINE 1u
 #define STATE_CENTRE 2u
 
@@ -194,24 +200,50 @@ static uint32_t edge_record(uint32_t a, uint32_t b, int left, uint32_t *lower)
     return (a < b ? b : a) | (side > 0 ? EDGE_LEFT : 0);
 }
 
-/* Is record k of the list the first of its edge? If so, *other is the index of a second
- * record of it when the edge is interior (exactly two triangles, one on each side), else
- * UINT32_MAX. */
-static bool first_of_edge(const uint32_t *list, uint32_t n, uint32_t k, uint32_t *other)
+/* Sorts a vertex's list by the records' higher end (the owners move with them): insertion
+ * for short lists, heapsort for long ones (a fan around one vertex), so an edge's records
+ * are consecutive. */
+static uint32_t record_end(uint32_t r) { return r & ~EDGE_LEFT; }
+
+static void sift(uint32_t *list, uint32_t *owner, uint32_t at, uint32_t n)
 {
-    uint32_t end = list[k] & ~EDGE_LEFT, count = 0, left = 0, second = UINT32_MAX;
-    for (uint32_t j = 0; j < n; j++) {
-        if ((list[j] & ~EDGE_LEFT) != end)
-            continue;
-        if (j < k)
-            return false;
-        if (j > k)
-            second = j;
-        count++;
-        left += (list[j] & EDGE_LEFT) != 0;
+    for (;;) {
+        uint32_t c = 2 * at + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && record_end(list[c + 1]) > record_end(list[c]))
+            c++;
+        if (record_end(list[c]) <= record_end(list[at]))
+            return;
+        uint32_t t = list[c], u = owner[c];
+        list[c] = list[at], owner[c] = owner[at];
+        list[at] = t, owner[at] = u;
+        at = c;
     }
-    *other = count == 2 && left == 1 ? second : UINT32_MAX;
-    return true;
+}
+
+static void sort_list(uint32_t *list, uint32_t *owner, uint32_t n)
+{
+    if (n <= 32) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t r = list[i], w = owner[i], j = i;
+            for (; j > 0 && record_end(list[j - 1]) > record_end(r); j--) {
+                list[j] = list[j - 1];
+                owner[j] = owner[j - 1];
+            }
+            list[j] = r;
+            owner[j] = w;
+        }
+        return;
+    }
+    for (uint32_t i = n / 2; i-- > 0;)
+        sift(list, owner, i, n);
+    for (uint32_t end = n; end-- > 1;) {
+        uint32_t t = list[0], u = owner[0];
+        list[0] = list[end], owner[0] = owner[end];
+        list[end] = t, owner[end] = u;
+        sift(list, owner, 0, end);
+    }
 }
 
 /* Union-find over triangles (path halving). */
@@ -303,19 +335,36 @@ static void draw_triangle(rv_occlusion *occ, const rvi_occ_vertex *const v[3], i
     int32_t x0 = (int32_t)floor(dmax(minx - m, 0)), x1 = (int32_t)floor(dmin(maxx + m, W - 1));
     int32_t y0 = (int32_t)floor(dmax(miny - m, 0)), y1 = (int32_t)floor(dmin(maxy + m, H - 1));
     for (int32_t y = y0; y <= y1; y++) {
+        /* The row's span: where each edge's test can pass, widened by a texel (the test
+         * below decides; the span only keeps a long thin triangle from costing its
+         * bounding box). */
+        double lo = x0, hi = x1;
+        for (int i = 0; i < 3; i++) {
+            double r = -marg[i] - C[i] - B[i] * (y + (B[i] > 0));
+            if (A[i] > 0)
+                lo = dmax(lo, r / A[i] - 2);
+            else if (A[i] < 0)
+                hi = dmin(hi, r / A[i] + 1);
+        }
+        if (!(lo <= hi))
+            continue;
+        int32_t xa = (int32_t)lo, xb = (int32_t)hi;
         uint32_t *row = o->state + (size_t)y * occ->width;
-        for (int32_t x = x0; x <= x1; x++) {
+        for (int32_t x = xa; x <= xb; x++) {
             uint32_t s = row[x];
             bool mine = (s >> 2) == gen;
             if (mine && (s & STATE_OUTLINE))
                 continue;
-            bool touches = true, centre = true;
+            bool touches = true, centre = true, witness = true;
             for (int i = 0; i < 3 && touches; i++) {
-                /* The texel's corner farthest inside, and its centre. */
+                /* The texel's corner farthest inside; its centre, and a second point off
+                 * the lines a grid through texel centres or corners would put there. */
                 double cx = x + (A[i] > 0), cy = y + (B[i] > 0);
                 touches = A[i] * cx + B[i] * cy + C[i] >= -marg[i];
                 centre = centre && A[i] * (x + 0.5) + B[i] * (y + 0.5) + C[i] >= marg[i];
+                witness = witness && A[i] * (x + WITNESS_X) + B[i] * (y + WITNESS_Y) + C[i] >= marg[i];
             }
+            centre = centre || witness;
             if (!touches)
                 continue;
             float value = floor_value;
@@ -484,17 +533,21 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         }
     }
 
-    /* Interior edges join their two triangles into one connected part. */
+    /* Interior edges (exactly two records, one on each side) join their two triangles
+     * into one connected part. */
     for (uint32_t a = 0, first = 0; a < nv; first = o->start[a++]) {
-        const uint32_t *list = o->edge + first, *owner = o->edge_triangle + first;
+        uint32_t *list = o->edge + first, *owner = o->edge_triangle + first;
         uint32_t n = o->start[a] - first;
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t j;
-            if (!first_of_edge(list, n, k, &j) || j == UINT32_MAX)
+        sort_list(list, owner, n);
+        for (uint32_t k = 0, j; k < n; k = j) {
+            uint32_t end = record_end(list[k]), left = 0;
+            for (j = k; j < n && record_end(list[j]) == end; j++)
+                left += (list[j] & EDGE_LEFT) != 0;
+            if (j - k != 2 || left != 1)
                 continue;
-            uint32_t t0 = owner[k] >> 2, t1 = owner[j] >> 2;
+            uint32_t t0 = owner[k] >> 2, t1 = owner[k + 1] >> 2;
             o->inner[t0] |= (uint8_t)(1u << (owner[k] & 3));
-            o->inner[t1] |= (uint8_t)(1u << (owner[j] & 3));
+            o->inner[t1] |= (uint8_t)(1u << (owner[k + 1] & 3));
             uint32_t r0 = find(o->parent, t0), r1 = find(o->parent, t1);
             if (r0 != r1)
                 o->parent[r0 < r1 ? r1 : r0] = r0 < r1 ? r0 : r1;

@@ -474,6 +474,70 @@ static void test_repeated_vertices_join_like_shared_ones(void **state)
     free(w);
 }
 
+/* An orthographic view of one world unit a texel and a wall of unit quads whose grid lines
+ * fall on texel corners, centres or between: every texel inside the wall is covered (a
+ * texel whose centre lies on a shared edge is still written), and a fan of 20,000
+ * triangles around one vertex (its edges all listed there) covers its disc. */
+static void test_a_grid_on_texel_centres_leaves_no_seam(void **state)
+{
+    (void)state;
+    static const float offsets[3] = { 0, 0.5f, 0.25f };
+    const float vp[16] = { 1.f / 128, 0, 0, 0, 0, 1.f / 72, 0, 0, 0, 0, -2.f / 99, 0, 0, 0, -101.f / 99, 1 };
+    enum { N = 64 };
+    wall *w = malloc(sizeof *w);
+    for (int k = 0; k < 3; k++) {
+        w->nv = w->ni = 0;
+        for (int j = 0; j <= N; j++)
+            for (int i = 0; i <= N; i++) {
+                float *q = w->pos[w->nv++];
+                q[0] = offsets[k] + (float)(i - N / 2);
+                q[1] = offsets[k] + (float)(j - N / 2);
+                q[2] = -10;
+            }
+        for (uint32_t j = 0; j < N; j++)
+            for (uint32_t i = 0; i < N; i++) {
+                uint32_t a = j * (N + 1) + i, t[6] = { a, a + 1, a + N + 1, a + 1, a + N + 2, a + N + 1 };
+                memcpy(w->idx + w->ni, t, sizeof t);
+                w->ni += 6;
+            }
+        rv_occlusion *occ = make_occlusion(256);
+        assert_int_equal(rv_occlusion_begin(occ, vp, (rv_clip){ 0 }, 256.f / 144.f), RV_OK);
+        rv_occluder_mesh m = { (const float (*)[3])w->pos, w->nv, w->idx, w->ni, 0 };
+        assert_int_equal(rv_occlusion_add_mesh(occ, &m, NULL), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        assert_int_equal(occ->outline.meshes, 1);
+        /* The texels wholly inside the wall, less the ring its outline marks. */
+        assert_true(rv_occlusion_get_stats(occ).texels_covered >= (N - 2) * (N - 2));
+        float mn[3] = { -5, -5, -50 }, mx[3] = { 5, 5, -40 };
+        assert_false(box_visible(occ, mn, mx, NULL));
+        rv_occlusion_destroy(occ);
+    }
+    free(w);
+
+    enum { FAN = 20000 };
+    float (*p)[3] = malloc(sizeof(float[3]) * (FAN + 1));
+    uint32_t *ix = malloc(sizeof(uint32_t) * 3 * FAN);
+    p[0][0] = 0, p[0][1] = 0, p[0][2] = -10;
+    for (int i = 0; i < FAN; i++) {
+        double a = 2 * PI * i / FAN;
+        p[1 + i][0] = (float)(4 * cos(a)), p[1 + i][1] = (float)(4 * sin(a)), p[1 + i][2] = -10;
+        ix[3 * i] = 0, ix[3 * i + 1] = 1 + (uint32_t)i, ix[3 * i + 2] = 1 + (uint32_t)((i + 1) % FAN);
+    }
+    camera c = look(0, 0, 0, 0, 0, -1);
+    float fvp[16];
+    camera_matrix(&c, fvp);
+    rv_occlusion *occ = make_occlusion(256);
+    assert_int_equal(rv_occlusion_begin(occ, fvp, c.clip, (float)c.aspect), RV_OK);
+    rv_occluder_mesh m = { (const float (*)[3])p, FAN + 1, ix, 3 * FAN, 0 };
+    assert_int_equal(rv_occlusion_add_mesh(occ, &m, NULL), RV_OK);
+    float mn[3] = { -1, -1, -30 }, mx[3] = { 1, 1, -29 };
+    assert_false(box_visible(occ, mn, mx, NULL));
+    assert_int_equal(occ->outline.meshes, 1);
+    rv_occlusion_destroy(occ);
+    free(p);
+    free(ix);
+}
+
 /* One mesh of two walls, one behind the other (two connected parts): what lies between
  * them, behind the near one, is hidden by the near one's depth, not the far one's. */
 static void test_a_part_behind_another_leaves_it_its_depth(void **state)
@@ -593,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_dense_meshes_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_a_dense_wall_hides_what_is_behind_it_and_a_slit_stays_open),
         cmocka_unit_test(test_repeated_vertices_join_like_shared_ones),
+        cmocka_unit_test(test_a_grid_on_texel_centres_leaves_no_seam),
         cmocka_unit_test(test_a_part_behind_another_leaves_it_its_depth),
         cmocka_unit_test(test_steady_frames_with_dense_meshes_allocate_nothing),
         cmocka_unit_test(test_allocation_failures_leave_the_buffer_as_it_was),

@@ -13,9 +13,12 @@
  * world: abort. Hostile numbers (NaN, infinities, min > max) must get the documented code
  * and a visible answer.
  *
- * Bytes after the marker "FEED" drive the depth feed (fuzz_occlusion_feed.c). */
+ * Bit 3 of the second byte draws every mesh by its outline (docs/occlusion.md, "Dense
+ * meshes"), whatever its size. Bytes after the marker "FEED" drive the depth feed
+ * (fuzz_occlusion_feed.c). */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz_occlusion.h"
+#include "occlusion.h"
 
 #include <float.h>
 #include <math.h>
@@ -721,6 +724,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         feed_desc(&feed_in, &desc);
     rv_occlusion *occ;
     FZ_ASSERT(rv_occlusion_create(&desc, &occ) == RV_OK, "create failed");
+    /* Half the inputs draw every mesh they can by its outline, whatever its size (the
+     * path otherwise takes only meshes larger than these small buffers mostly hold). */
+    occ->outline.mode = (mins >> 3) & 1;
 
     for (int frame = 0; frame < 3 && in.n; frame++) {
         fz_view v;

@@ -339,7 +339,7 @@ static void draw_triangle(rv_occlusion *occ, const rvi_occ_vertex *const v[3], i
          * below decides; the span only keeps a long thin triangle from costing its
          * bounding box). */
         double lo = x0, hi = x1;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3 && x1 - x0 > 4; i++) {
             double r = -marg[i] - C[i] - B[i] * (y + (B[i] > 0));
             if (A[i] > 0)
                 lo = dmax(lo, r / A[i] - 2);

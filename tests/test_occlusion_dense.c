@@ -115,52 +115,18 @@ static void make_solid(uint64_t *s, ref_box *b, float (*pos)[3], uint32_t *idx)
     uint32_t flags = RV_OCCLUDER_CLOSED | (rvt_uniform(s, 0, 1) < 0.5f ? RV_OCCLUDER_EXACT : 0);
     if (rvt_next(s) % 2) {
         int n = 3 + (int)(rvt_next(s) % 8);
-        static int32_t at[12][12][12];
-        for (int z = 0; z <= n; z++)
-            for (int y = 0; y <= n; y++)
-                for (int x = 0; x <= n; x++) {
-                    at[x][y][z] = -1;
-                    if (x == 0 || y == 0 || z == 0 || x == n || y == n || z == n) {
-                        int l[3] = { x, y, z };
-                        for (int i = 0; i < 3; i++)
-                            pos[nv][i] = l[i] == 0 ? b->min[i] : l[i] == n ? b->max[i]
-                                                      : b->min[i] + (b->max[i] - b->min[i]) * (float)l[i] / (float)n;
-                        at[x][y][z] = (int32_t)nv++;
-                    }
-                }
+        nv = ref_lattice_box(b->min, b->max, n, pos, idx, &ni);
+        /* Sometimes every face's inner points move along its normal (no longer convex). */
         float dent = rvt_uniform(s, 0, 1) < 0.4f ? rvt_uniform(s, -0.2f, 0.2f) : 0;
-        for (int a = 0; a < 3; a++)
-            for (int side = 0; side < 2; side++) {
+        float lo[3], hi[3];
+        memcpy(lo, b->min, sizeof lo);
+        memcpy(hi, b->max, sizeof hi);
+        for (uint32_t k = 0; k < nv && dent != 0; k++)
+            for (int a = 0; a < 3; a++) {
                 int u = (a + 1) % 3, v = (a + 2) % 3;
-                for (int i = 0; i < n; i++)
-                    for (int j = 0; j < n; j++) {
-                        uint32_t q[4];
-                        for (int k = 0; k < 4; k++) {
-                            int l[3];
-                            l[a] = side * n;
-                            l[u] = i + (k == 1 || k == 2);
-                            l[v] = j + (k >= 2);
-                            q[k] = (uint32_t)at[l[0]][l[1]][l[2]];
-                        }
-                        uint32_t t[6] = { q[0], q[1], q[2], q[0], q[2], q[3] };
-                        if (!side) {
-                            t[1] = q[2];
-                            t[2] = q[1];
-                            t[4] = q[3];
-                            t[5] = q[2];
-                        }
-                        memcpy(idx + ni, t, sizeof t);
-                        ni += 6;
-                    }
-                if (dent != 0) /* the face's inner points move along its normal */
-                    for (int i = 1; i < n; i++)
-                        for (int j = 1; j < n; j++) {
-                            int l[3];
-                            l[a] = side * n;
-                            l[u] = i;
-                            l[v] = j;
-                            pos[at[l[0]][l[1]][l[2]]][a] += (side ? 1.0f : -1.0f) * dent * (b->max[a] - b->min[a]);
-                        }
+                bool inner = pos[k][u] > lo[u] && pos[k][u] < hi[u] && pos[k][v] > lo[v] && pos[k][v] < hi[v];
+                if (inner && (pos[k][a] == lo[a] || pos[k][a] == hi[a]))
+                    pos[k][a] += (pos[k][a] == hi[a] ? 1.0f : -1.0f) * dent * (hi[a] - lo[a]);
             }
     } else {
         int lat = 4 + (int)(rvt_next(s) % 20), lon = 4 + (int)(rvt_next(s) % 24);

@@ -90,56 +90,19 @@ static void make_convex(uint64_t *s, ref_box *b)
 static void make_closed_mesh(uint64_t *s, ref_box *b, float (*pos)[3], uint32_t *idx)
 {
     int n = 1 + (int)(rvt_next(s) % 2);
-    uint32_t nv = 0, ni = 0;
-    /* Vertices on a (n + 1)^3 lattice, only those on the surface, by lattice index. */
-    int32_t at[4][4][4];
-    for (int z = 0; z <= n; z++)
-        for (int y = 0; y <= n; y++)
-            for (int x = 0; x <= n; x++) {
-                at[x][y][z] = -1;
-                if (x == 0 || y == 0 || z == 0 || x == n || y == n || z == n) {
-                    int l[3] = { x, y, z };
-                    for (int i = 0; i < 3; i++)
-                        pos[nv][i] = l[i] == 0 ? b->min[i] : l[i] == n ? b->max[i]
-                                                  : b->min[i] + (b->max[i] - b->min[i]) * (float)l[i] / (float)n;
-                    at[x][y][z] = (int32_t)nv++;
-                }
-            }
-    /* Faces: axis a, side (0 min, 1 max); (u, v) the other axes so that u x v = +a. */
-    for (int a = 0; a < 3; a++)
-        for (int side = 0; side < 2; side++) {
-            int u = (a + 1) % 3, v = (a + 2) % 3;
-            for (int i = 0; i < n; i++)
-                for (int j = 0; j < n; j++) {
-                    uint32_t q[4];
-                    for (int k = 0; k < 4; k++) {
-                        int l[3];
-                        l[a] = side * n;
-                        l[u] = i + (k == 1 || k == 2);
-                        l[v] = j + (k >= 2);
-                        q[k] = (uint32_t)at[l[0]][l[1]][l[2]];
-                    }
-                    /* q0 (0,0) q1 (1,0) q2 (1,1) q3 (0,1) in (u, v): counter-clockwise about
-                     * +a; the min side winds the other way. */
-                    uint32_t t[6] = { q[0], q[1], q[2], q[0], q[2], q[3] };
-                    if (!side) {
-                        t[1] = q[2];
-                        t[2] = q[1];
-                        t[4] = q[3];
-                        t[5] = q[2];
-                    }
-                    memcpy(idx + ni, t, sizeof t);
-                    ni += 6;
-                }
-        }
+    uint32_t ni, nv = ref_lattice_box(b->min, b->max, n, pos, idx, &ni);
     /* With n = 2, sometimes one face's centre moves: inward (a dent: no longer convex, drawn
      * triangle by triangle) or outward (a pyramid: still convex, drawn as one solid). */
     if (n == 2 && rvt_next(s) % 3) {
         int a = (int)(rvt_next(s) % 3), side = (int)(rvt_next(s) % 2);
-        int l[3] = { 1, 1, 1 };
-        l[a] = side * 2;
         float depth = (b->max[a] - b->min[a]) * rvt_uniform(s, 0.05f, 0.45f), out = side ? 1.0f : -1.0f;
-        pos[at[l[0]][l[1]][l[2]]][a] += rvt_next(s) % 2 ? out * depth : -out * depth;
+        float plane = side ? b->max[a] : b->min[a], move = rvt_next(s) % 2 ? out * depth : -out * depth;
+        for (uint32_t k = 0; k < nv; k++) { /* the face's centre: on its plane, inside on both other axes */
+            int u = (a + 1) % 3, v = (a + 2) % 3;
+            if (pos[k][a] == plane && pos[k][u] > b->min[u] && pos[k][u] < b->max[u] && pos[k][v] > b->min[v] &&
+                pos[k][v] < b->max[v])
+                pos[k][a] += move;
+        }
         for (uint32_t k = 0; k < nv; k++) /* the bounds grow with a pyramid */
             for (int i = 0; i < 3; i++) {
                 b->min[i] = fminf(b->min[i], pos[k][i]);

@@ -562,3 +562,51 @@ bool ref_crosses_near(const ref_view *v, const ref_box *obj)
     }
     return false;
 }
+
+uint32_t ref_lattice_box(const float min[3], const float max[3], int n, float (*pos)[3], uint32_t *idx,
+                         uint32_t *index_count)
+{
+    static int32_t at[REF_LATTICE_MAX + 1][REF_LATTICE_MAX + 1][REF_LATTICE_MAX + 1];
+    uint32_t nv = 0, ni = 0;
+    for (int z = 0; z <= n; z++)
+        for (int y = 0; y <= n; y++)
+            for (int x = 0; x <= n; x++) {
+                at[x][y][z] = -1;
+                if (x == 0 || y == 0 || z == 0 || x == n || y == n || z == n) {
+                    int l[3] = { x, y, z };
+                    for (int i = 0; i < 3; i++)
+                        pos[nv][i] = l[i] == 0 ? min[i] : l[i] == n ? max[i]
+                                                : min[i] + (max[i] - min[i]) * (float)l[i] / (float)n;
+                    at[x][y][z] = (int32_t)nv++;
+                }
+            }
+    /* Faces: axis a, side (0 min, 1 max); (u, v) the other axes so that u x v = +a. */
+    for (int a = 0; a < 3; a++)
+        for (int side = 0; side < 2; side++) {
+            int u = (a + 1) % 3, v = (a + 2) % 3;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    uint32_t q[4];
+                    for (int k = 0; k < 4; k++) {
+                        int l[3];
+                        l[a] = side * n;
+                        l[u] = i + (k == 1 || k == 2);
+                        l[v] = j + (k >= 2);
+                        q[k] = (uint32_t)at[l[0]][l[1]][l[2]];
+                    }
+                    /* q0 (0,0) q1 (1,0) q2 (1,1) q3 (0,1) in (u, v): counter-clockwise about
+                     * +a; the min side winds the other way. */
+                    uint32_t t[6] = { q[0], q[1], q[2], q[0], q[2], q[3] };
+                    if (!side) {
+                        t[1] = q[2];
+                        t[2] = q[1];
+                        t[4] = q[3];
+                        t[5] = q[2];
+                    }
+                    memcpy(idx + ni, t, sizeof t);
+                    ni += 6;
+                }
+        }
+    *index_count = ni;
+    return nv;
+}

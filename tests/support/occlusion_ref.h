@@ -111,4 +111,12 @@ bool ref_box_slab(const ref_box *b, const double q[3], const double p[3], double
  * plane (or is behind the eye). */
 bool ref_crosses_near(const ref_view *v, const ref_box *obj);
 
+/* The surface of the box min..max as a closed mesh: each face n x n quads (1 <= n <=
+ * REF_LATTICE_MAX), corners shared along the box's edges, wound counter-clockwise seen from
+ * outside. pos holds 6 n^2 + 2 vertices at most, idx 36 n^2 indices; returns the vertex
+ * count and sets *index_count. */
+#define REF_LATTICE_MAX 10
+uint32_t ref_lattice_box(const float min[3], const float max[3], int n, float (*pos)[3], uint32_t *idx,
+                         uint32_t *index_count);
+
 #endif

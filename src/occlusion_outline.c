@@ -246,6 +246,39 @@ static void sort_list(uint32_t *list, uint32_t *owner, uint32_t n)
     }
 }
 
+/* Triangle t's welded corners, sorted. */
+static void corners_of(const rvi_occ_outline *o, const uint32_t *idx, uint32_t t, uint32_t c[3])
+{
+    const uint32_t *tri = idx + 3 * (size_t)t;
+    uint32_t a = o->id[tri[0]], b = o->id[tri[1]], d = o->id[tri[2]], x;
+    if (a > b)
+        x = a, a = b, b = x;
+    if (b > d)
+        x = b, b = d, d = x;
+    if (a > b)
+        x = a, a = b, b = x;
+    c[0] = a, c[1] = b, c[2] = d;
+}
+
+/* Does triangle t have the welded corners of one entered before it (the table, slots a
+ * power of two, holds triangle + 1, 0 empty)? If not, it is entered. */
+static bool repeated(rvi_occ_outline *o, const uint32_t *idx, uint32_t t, uint32_t slots)
+{
+    uint32_t c[3], d[3];
+    corners_of(o, idx, t, c);
+    uint32_t mask = slots - 1;
+    for (uint32_t h = mix(((uint64_t)c[0] << 40) ^ ((uint64_t)c[1] << 20) ^ c[2]) & mask;; h = (h + 1) & mask) {
+        uint32_t at = o->edge[h];
+        if (!at) {
+            o->edge[h] = t + 1;
+            return false;
+        }
+        corners_of(o, idx, at - 1, d);
+        if (c[0] == d[0] && c[1] == d[1] && c[2] == d[2])
+            return true;
+    }
+}
+
 /* Union-find over triangles (path halving). */
 static uint32_t find(uint32_t *parent, uint32_t t)
 {
@@ -493,8 +526,14 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
     rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);
     weld(o, pos, nv);
 
-    /* S, and its edges listed at their lower welded end (a counting sort). */
-    uint32_t drawn = 0;
+    /* S, and its edges listed at their lower welded end (a counting sort). The edge array
+     * is free until the listing: it first holds a table of S's triangles by their welded
+     * corners, so a triangle repeating another (a double-sided surface listed twice, one
+     * wound each way) is drawn once and its edges stay interior. */
+    uint32_t drawn = 0, slots = 1, repeats = 0;
+    while (2 * (uint64_t)slots <= 3 * (uint64_t)nt)
+        slots *= 2;
+    memset(o->edge, 0, (size_t)slots * sizeof *o->edge);
     memset(o->start, 0, ((size_t)nv + 1) * sizeof *o->start);
     for (uint32_t t = 0; t < nt; t++) {
         const uint32_t *tri = idx + 3 * (size_t)t;
@@ -508,6 +547,11 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         o->side[t] = side;
         if (!side)
             continue;
+        if (repeated(o, idx, t, slots)) {
+            o->side[t] = 0;
+            repeats++;
+            continue;
+        }
         drawn++;
         for (int i = 0; i < 3; i++) {
             uint32_t a = o->id[tri[i]], b = o->id[tri[(i + 1) % 3]];
@@ -515,6 +559,7 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
         }
     }
     occ->stats.triangles_rasterized += drawn;
+    occ->stats.triangles_skipped += repeats;
     tally->drawn += drawn;
     if (!drawn)
         return true; /* the caller still draws what was left to the pieces */

@@ -440,6 +440,65 @@ static void test_repeated_vertices_join_like_shared_ones(void **state)
     free(w);
 }
 
+/* A double-sided wall (every triangle listed again, wound the other way) covers what the
+ * one-sided wall does; a triangle listed 65,536 times covers what it covers once, and the
+ * repeats are counted skipped. */
+static void test_repeated_triangles_are_drawn_once(void **state)
+{
+    (void)state;
+    wall *w = malloc(sizeof *w);
+    float vp[16];
+    make_wall(w, 48, -1, 0, false);
+    rv_occlusion *one = wall_occlusion(w, 0, vp);
+    uint32_t covered = rv_occlusion_get_stats(one).texels_covered;
+    rv_occlusion_destroy(one);
+    uint32_t ni = w->ni;
+    for (uint32_t k = 0; k < ni; k += 3) {
+        w->idx[ni + k] = w->idx[k];
+        w->idx[ni + k + 1] = w->idx[k + 2];
+        w->idx[ni + k + 2] = w->idx[k + 1];
+    }
+    w->ni = 2 * ni;
+    rv_occlusion *two = wall_occlusion(w, 0, vp);
+    rv_occlusion_stats st = rv_occlusion_get_stats(two);
+    assert_int_equal(two->outline.meshes, 1);
+    assert_int_equal(st.texels_covered, covered);
+    assert_int_equal(st.triangles_rasterized, ni / 3);
+    assert_int_equal(st.triangles_skipped, ni / 3);
+    float mn[3] = { -1.0f, -0.5f, -30 }, mx[3] = { 1.0f, 0.5f, -29 };
+    assert_false(box_visible(two, mn, mx, NULL));
+    rv_occlusion_destroy(two);
+    free(w);
+
+    enum { COPIES = 65536 };
+    const float pos[3][3] = { { -6, -4, -10 }, { 6, -4, -10 }, { 0, 5, -10 } };
+    uint32_t *idx = malloc(sizeof(uint32_t) * 3 * COPIES);
+    for (uint32_t k = 0; k < 3 * COPIES; k++)
+        idx[k] = k % 3;
+    uint32_t once = 0;
+    static const uint32_t counts[2] = { 1, COPIES };
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t copies = counts[pass];
+        rv_occlusion *occ = make_occlusion(256);
+        occ->outline.mode = 1;
+        camera c = look(0, 0, 0, 0, 0, -1);
+        camera_matrix(&c, vp);
+        assert_int_equal(rv_occlusion_begin(occ, vp, c.clip, (float)c.aspect), RV_OK);
+        rv_occluder_mesh m = { pos, 3, idx, 3 * copies, 0 };
+        assert_int_equal(rv_occlusion_add_mesh(occ, &m, NULL), RV_OK);
+        assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+        st = rv_occlusion_get_stats(occ);
+        assert_int_equal(st.triangles_rasterized, 1);
+        assert_int_equal(st.triangles_skipped, copies - 1);
+        if (copies == 1)
+            once = st.texels_covered;
+        assert_true(once > 1000);
+        assert_int_equal(st.texels_covered, once);
+        rv_occlusion_destroy(occ);
+    }
+    free(idx);
+}
+
 /* An orthographic view of one world unit a texel and a wall of unit quads whose grid lines
  * fall on texel corners, centres or between: every texel inside the wall is covered (a
  * texel whose centre lies on a shared edge is still written), and a fan of 20,000
@@ -623,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_dense_meshes_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_a_dense_wall_hides_what_is_behind_it_and_a_slit_stays_open),
         cmocka_unit_test(test_repeated_vertices_join_like_shared_ones),
+        cmocka_unit_test(test_repeated_triangles_are_drawn_once),
         cmocka_unit_test(test_a_grid_on_texel_centres_leaves_no_seam),
         cmocka_unit_test(test_a_part_behind_another_leaves_it_its_depth),
         cmocka_unit_test(test_steady_frames_with_dense_meshes_allocate_nothing),

@@ -136,7 +136,8 @@ typedef struct rv_occlusion_stats {
     uint32_t triangles_hidden;     /* wholly behind nearer occluders at the freeze (all of a
                                       mesh found hidden as a whole) */
     uint32_t triangles_skipped;    /* facing away (closed meshes), off screen, in a small
-                                      mesh, or beyond max_occluders */
+                                      mesh, beyond max_occluders, or (a dense mesh drawn by
+                                      its outline) repeating another's corners */
     uint32_t triangles_degenerate; /* zero area, or a projection too ill-conditioned to bound */
     uint32_t pieces;               /* convex pieces drawn: a box or convex solid is one, a
                                       triangle one, and so is a run of coplanar triangles

@@ -878,7 +878,7 @@ static int dense_case(rvb_ctx *ctx)
                     continue;
                 rv_occlusion_test_boxes(occ[p], &boxes, 0, DENSE_OBJECTS, visible);
                 fg[p].covered += rv_occlusion_get_stats(occ[p]).texels_covered;
-                fg[p].outlined += occ[p]->outline.meshes;
+                fg[p].outlined += rv_occlusion_get_stats(occ[p]).meshes_outlined;
                 fg[p].tests += DENSE_OBJECTS;
                 for (int i = 0; i < DENSE_OBJECTS; i++)
                     fg[p].culled += !visible[i];

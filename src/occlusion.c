@@ -185,7 +185,6 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     occ->item_count = 0;
     occ->vertex_count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
-    occ->outline.meshes = 0;
     rvi_occ_feed_begin(occ);
     bool finite = isfinite(aspect);
     for (int i = 0; i < 16; i++)

@@ -214,7 +214,6 @@ typedef struct rvi_occ_outline {
     size_t texel_capacity;
     uint32_t generation;
     uint32_t mode;
-    uint32_t meshes;          /* meshes drawn this way this frame */
 } rvi_occ_outline;
 
 struct rv_occlusion {

@@ -520,7 +520,7 @@ bool rvi_occ_outline_draw(rv_occlusion *occ, uint32_t input, const rvi_occ_verte
     if (o->mode != 1 && !(area < AREA_PER_TRIANGLE * nt && area >= MIN_AREA))
         return false;
 
-    o->meshes++;
+    occ->stats.meshes_outlined++;
     const float (*pos)[3] = rvi_occ_mesh_positions(mesh);
     const uint32_t *idx = rvi_occ_mesh_indices(mesh);
     rvi_occ_tally *tally = &RVI_VEC_AT(occ->tallies, rvi_occ_tally, input);

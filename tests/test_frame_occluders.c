@@ -9,7 +9,6 @@
 #include <cmocka.h>
 
 #include "rvis.h"
-#include "occlusion.h"
 #include "support/rvt.h"
 
 #include <math.h>
@@ -367,7 +366,7 @@ static void test_a_node_s_dense_mesh_is_drawn_by_its_outline(void **state)
         assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
         assert_false(view_draws(&v, behind));
         assert_true(view_draws(&v, beside));
-        assert_int_equal(rv_world_occlusion(w)->outline.meshes, 1);
+        assert_int_equal(rv_occlusion_get_stats(rv_world_occlusion(w)).meshes_outlined, 1);
     }
     assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, before);
     rv_world_destroy(w);

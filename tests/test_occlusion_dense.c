@@ -284,7 +284,7 @@ static tally against_reference(uint64_t seed, uint32_t mode, int trials)
         rv_occlusion_stats st = rv_occlusion_get_stats(occ);
         assert_int_equal(st.triangles_submitted,
                          st.triangles_rasterized + st.triangles_hidden + st.triangles_skipped + st.triangles_degenerate);
-        t.outlined += occ->outline.meshes;
+        t.outlined += rv_occlusion_get_stats(occ).meshes_outlined;
         for (int k = 0; k < sc->n_occ; k++)
             t.meshes += sc->occ[k].kind == REF_MESH;
         rv_occlusion_destroy(occ);
@@ -390,7 +390,7 @@ static void test_a_dense_wall_hides_what_is_behind_it_and_a_slit_stays_open(void
     /* Whole: a thin object far behind it, anywhere, is hidden; drawn by its outline. */
     make_wall(w, 64, -1, 0, false);
     rv_occlusion *occ = wall_occlusion(w, 0, vp);
-    assert_int_equal(occ->outline.meshes, 1);
+    assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 1);
     rv_occlusion_stats st = rv_occlusion_get_stats(occ);
     assert_int_equal(st.triangles_rasterized, 2 * 64 * 64);
     assert_int_equal(st.pieces, 0);
@@ -406,7 +406,7 @@ static void test_a_dense_wall_hides_what_is_behind_it_and_a_slit_stays_open(void
             make_wall(w, 64, column, gap, false);
             for (uint32_t mode = 0; mode < 3; mode += 1) {
                 occ = wall_occlusion(w, mode, vp);
-                assert_int_equal(occ->outline.meshes, mode == 2 ? 0 : 1);
+                assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, mode == 2 ? 0 : 1);
                 /* Behind the slit at z = -20: twice as far, so twice the slit's world width. */
                 float x0 = (float)(-4 + 8.0 * column / 64) * 2;
                 float g = (float)gap * 2;
@@ -428,7 +428,7 @@ static void test_repeated_vertices_join_like_shared_ones(void **state)
     float vp[16];
     make_wall(w, 64, -1, 0, true);
     rv_occlusion *occ = wall_occlusion(w, 0, vp);
-    assert_int_equal(occ->outline.meshes, 1);
+    assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 1);
     /* A sliver behind the seam (x = 0), narrower than a texel: the two halves join there. */
     double t = texel_at_wall() * 2;
     for (int k = -4; k <= 4; k++) {
@@ -461,7 +461,7 @@ static void test_repeated_triangles_are_drawn_once(void **state)
     w->ni = 2 * ni;
     rv_occlusion *two = wall_occlusion(w, 0, vp);
     rv_occlusion_stats st = rv_occlusion_get_stats(two);
-    assert_int_equal(two->outline.meshes, 1);
+    assert_int_equal(rv_occlusion_get_stats(two).meshes_outlined, 1);
     assert_int_equal(st.texels_covered, covered);
     assert_int_equal(st.triangles_rasterized, ni / 3);
     assert_int_equal(st.triangles_skipped, ni / 3);
@@ -530,7 +530,7 @@ static void test_a_grid_on_texel_centres_leaves_no_seam(void **state)
         rv_occluder_mesh m = { (const float (*)[3])w->pos, w->nv, w->idx, w->ni, 0 };
         assert_int_equal(rv_occlusion_add_mesh(occ, &m, NULL), RV_OK);
         assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
-        assert_int_equal(occ->outline.meshes, 1);
+        assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 1);
         /* The texels wholly inside the wall, less the ring its outline marks. */
         assert_true(rv_occlusion_get_stats(occ).texels_covered >= (N - 2) * (N - 2));
         float mn[3] = { -5, -5, -50 }, mx[3] = { 5, 5, -40 };
@@ -557,7 +557,7 @@ static void test_a_grid_on_texel_centres_leaves_no_seam(void **state)
     assert_int_equal(rv_occlusion_add_mesh(occ, &m, NULL), RV_OK);
     float mn[3] = { -1, -1, -30 }, mx[3] = { 1, 1, -29 };
     assert_false(box_visible(occ, mn, mx, NULL));
-    assert_int_equal(occ->outline.meshes, 1);
+    assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 1);
     rv_occlusion_destroy(occ);
     free(p);
     free(ix);
@@ -581,7 +581,7 @@ static void test_a_part_behind_another_leaves_it_its_depth(void **state)
     w->ni = 2 * ni;
     float vp[16];
     rv_occlusion *occ = wall_occlusion(w, 0, vp);
-    assert_int_equal(occ->outline.meshes, 1);
+    assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 1);
     float mn[3] = { -1.0f, -0.5f, -16 }, mx[3] = { 1.0f, 0.5f, -14 };
     assert_false(box_visible(occ, mn, mx, NULL));
     /* Beside the near wall, in front of the far one: seen. */
@@ -613,7 +613,7 @@ static void test_steady_frames_with_dense_meshes_allocate_nothing(void **state)
             assert_int_equal(rv_occlusion_add_mesh(occ, &m, mat), RV_OK);
         }
         assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
-        assert_int_equal(occ->outline.meshes, 3);
+        assert_int_equal(rv_occlusion_get_stats(occ).meshes_outlined, 3);
     }
     rv_alloc_stats after = rv_occlusion_alloc_stats(occ);
     assert_int_equal(after.allocations, before.allocations);
@@ -650,7 +650,7 @@ static rv_result sweep_add(void *o)
         r = rv_occlusion_freeze(s->occ);
         rv_alloc_stats after = rv_occlusion_alloc_stats(s->occ);
         assert_int_equal(after.allocations, before.allocations);
-        assert_int_equal(s->occ->outline.meshes, 1);
+        assert_int_equal(rv_occlusion_get_stats(s->occ).meshes_outlined, 1);
     }
     return r;
 }

@@ -147,6 +147,8 @@ typedef struct rv_occlusion_stats {
     uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
                                       several occluders together, or nearer that way),
                                       each counted once however often it was raised */
+    uint32_t meshes_outlined;      /* dense meshes drawn by their outline (docs/occlusion.md,
+                                      "Dense meshes"), not piece by piece */
 } rv_occlusion_stats;
 
 /* Boxes for rv_occlusion_test_boxes, as structure of arrays: min[0][i], min[1][i],

@@ -28,14 +28,14 @@ static uint64_t occlusion_digest(const void *object)
     rv_occlusion_stats s = rv_occlusion_get_stats(o);
     rv_alloc_stats a = rv_occlusion_alloc_stats(o);
     rv_occlusion_feed_stats fs = rv_occlusion_get_feed_stats(o);
-    uint64_t f[29] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
+    uint64_t f[30] = { s.occluders_submitted, s.occluders_rasterized, s.occluders_skipped, s.skipped_small,
                        s.skipped_offscreen, s.skipped_cap, s.skipped_degenerate, s.texels_covered, s.tests,
                        s.culled, a.allocations - a.frees, a.bytes_live, rv_occlusion_level_count(o),
                        s.occluders_hidden, s.triangles_submitted, s.triangles_rasterized, s.triangles_hidden,
                        s.triangles_skipped, s.triangles_degenerate, s.pieces, s.fusion_tests, s.fused_texels,
                        fs.feeds_used, fs.feeds_ignored_motion + fs.feeds_ignored_projection,
                        fs.feeds_ignored_age, fs.texels_fed, fs.texels_reprojected, fs.texels_invalid,
-                       fs.objects_hidden_by_feed };
+                       fs.objects_hidden_by_feed, s.meshes_outlined };
     return rvi_hash_bytes(11, f, sizeof f);
 }
 

@@ -18,7 +18,8 @@
 #include "core/vec.h"
 #include "lod.h"
 #include "cull.h"
-#include "occlusion.h"
+#include "occlusion_shape.h"
+#include "occlusion_test.h"
 
 typedef enum rvi_frame_state {
     RVI_FRAME_IDLE = 0,  /* no frame open */

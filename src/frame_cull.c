@@ -8,7 +8,7 @@
 #include "core/check.h"
 #include "core/prefetch.h"
 #include "frustum.h"
-#include "occlusion.h"
+#include "occlusion_test.h"
 #include "partition.h"
 #include "scene.h"
 

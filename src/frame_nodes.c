@@ -5,7 +5,7 @@
 #include "frame.h"
 #include "core/check.h"
 #include "frustum.h"
-#include "occlusion.h"
+#include "occlusion_shape.h"
 #include "partition.h"
 #include "scene.h"
 

@@ -2,7 +2,8 @@
  * occluders: boxes here, convex solids in occlusion_convex.c, meshes in occlusion_mesh.c,
  * all through rvi_occ_push), stats and debug images. The freeze lives in
  * occlusion_freeze.c, the object tests in occlusion_test.c. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
+#include "occlusion_test.h"
 #include "core/check.h"
 #include "world.h"
 

@@ -5,7 +5,7 @@
  * Every path gives the same answers as rv_occlusion_test_box: the single world-box test
  * runs lane 0 of this very kernel. Also projects the freeze's occluders for its sort and
  * hidden test. */
-#include "occlusion.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

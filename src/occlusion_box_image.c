@@ -3,7 +3,7 @@
  * test's bound), and, for a box reaching before the near plane, the rectangle and nearest
  * depth of its part in view (rvi_occ_part_in_view; docs/occlusion.md, "Objects reaching
  * before the near plane"). */
-#include "occlusion.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

@@ -11,7 +11,7 @@
  * III map stores a shared side as plane i and its flip i ^ 1) share the corner bit for bit.
  * Corners closer than a part in 1e7 of the solid's size are one corner. Edges come from
  * the windings: the two faces whose windings hold the same pair of corners. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
 
 #include <float.h>
 #include <math.h>

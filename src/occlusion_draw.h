@@ -8,10 +8,11 @@
  *   occlusion_union.c    fusion: the union test of one texel
  *
  * Included by occlusion.h (rv_occlusion holds a draft and the fusion state, and the quick
- * point look reads the pieces), so files include occlusion.h, not this. The files that
- * prepare and draw pieces (occlusion_view.c, occlusion_prepare.c, occlusion_convex.c,
- * occlusion_mesh.c, occlusion_freeze.c and the three above) are its readers; the frame
- * and the object tests need only the buffer's side, in occlusion.h. */
+ * point look in occlusion_test.h reads the pieces), so files include occlusion.h (or
+ * occlusion_shape.h, occlusion_test.h), not this. The files that prepare and draw pieces
+ * (occlusion_view.c, occlusion_prepare.c, occlusion_convex.c, occlusion_mesh.c,
+ * occlusion_outline.c, occlusion_freeze.c and the three above) are its readers; the frame
+ * and the object tests need only the buffer's side. */
 #ifndef RVI_OCCLUSION_DRAW_H
 #define RVI_OCCLUSION_DRAW_H
 

@@ -12,6 +12,7 @@
  * the neighbourhood's depth range, widened by the same tolerance. Everything else (sky, bad
  * values, silhouettes, creases, the image's edge) proves nothing. */
 #include "occlusion_feed.h"
+#include "occlusion_test.h"
 #include "core/check.h"
 
 #include <float.h>

@@ -6,7 +6,8 @@
  * double, drawn (inner raster) and kept for fusion, whose texels are resolved every few
  * pieces so that later items see fused seams; then the pyramid. The freeze never
  * allocates: add and begin reserved everything. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  * rvi_occ_seen_at), so the same answers bit for bit; a lane that is not finite or reaches
  * before the near plane goes through rvi_occ_footprint_box itself. Used by the frame's
  * object pass (frame_cull.c) and the freeze's occluder footprints (occlusion_batch.c). */
-#include "occlusion.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

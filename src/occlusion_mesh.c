@@ -12,7 +12,7 @@
  * their two projected end points (rvi_occ_segment_line, in canonical order) and a
  * near-clipped edge is cut at a canonical point (rvi_occ_cut), so triangles sharing an
  * edge, in one mesh or two, see it on the same line bit for bit and fuse without a seam. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
 
 #include <float.h>
 #include <math.h>

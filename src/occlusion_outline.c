@@ -21,7 +21,7 @@
  * Margins: the projected vertices are the mesh's screen geometry, as for pieces; every
  * test below errs by more than its own rounding toward "touches" for the outline and for
  * the triangles a texel's bound takes, and toward "outside" for the centre. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
 
 #include <float.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  * edge on the same line bit for bit and fusion can cancel it exactly. A corner is
  * transformed by the matrix directly (never as an origin plus edge vectors): two boxes
  * under one matrix that share a corner share its projection bit for bit. */
-#include "occlusion.h"
+#include "occlusion_shape.h"
 
 #include <float.h>
 #include <math.h>

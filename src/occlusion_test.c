@@ -13,7 +13,7 @@
  * tests so that both agree exactly. A box's image beyond
  * its rectangle (front faces, outline, the part in view of one reaching before the near
  * plane) is worked out in occlusion_box_image.c. */
-#include "occlusion.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

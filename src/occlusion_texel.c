@@ -3,7 +3,7 @@
  * the covering piece's planes, by one piece holding all of that part, or by several together
  * (the union search of occlusion_union.c, on the part's bounding rectangle), and, with
  * rv_view.cull_unsampled, at each pixel centre the part may show the object at. */
-#include "occlusion.h"
+#include "occlusion_test.h"
 
 #include <float.h>
 #include <math.h>

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "rvis.h"
-#include "occlusion.h"
+#include "occlusion_test.h"
 #include "support/occlusion_ref.h"
 #include "support/rvt.h"
 

@@ -71,17 +71,8 @@ bool rvi_occ_hz_refine(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t 
  * (building the whole level table costs more than the lookup). */
 static bool hz_hidden_once(const rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1, int32_t y1, float v)
 {
-    int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
-    uint32_t k = rvi_bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0)), top = occ->level_count - 1;
-    k = k < top ? k : top;
-    const float *lv = occ->texels + occ->level_offset[k];
-    size_t lw = occ->level_w[k];
-    const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
-    int32_t ax = x0 >> k, bx = x1 >> k;
-    float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
-    if ((m0 < m1 ? m0 : m1) > v)
-        return true;
-    return k > 0 && rvi_occ_hz_refine(occ, x0, y0, x1, y1, v, k);
+    uint32_t k = rvi_occ_hz_level(x0, y0, x1, y1, occ->level_count - 1);
+    return rvi_occ_hz_look(occ, occ->texels + occ->level_offset[k], occ->level_w[k], k, x0, y0, x1, y1, v);
 }
 
 /* Smallest of n floats (n >= 1): SSE2 with an overlapping tail load. */

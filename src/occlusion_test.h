@@ -127,24 +127,35 @@ static inline rvi_hz_levels rvi_hz_levels_of(const rv_occlusion *occ)
     return h;
 }
 
-/* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
- * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
-static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, int32_t x0, int32_t y0, int32_t x1,
-                             int32_t y1, float v)
+/* The finest level (at most top) where both spans of [x0, x1] x [y0, y1] touch at most two
+ * texels: a span of d texel steps does at level k whenever d <= 2^k. */
+static inline uint32_t rvi_occ_hz_level(int32_t x0, int32_t y0, int32_t x1, int32_t y1, uint32_t top)
 {
-    /* The finest level where both spans touch at most two texels: a span of d texel steps
-     * does at level k whenever d <= 2^k. */
     int32_t dx = x1 - x0 - 1, dy = y1 - y0 - 1;
     uint32_t k = rvi_bit_length((uint32_t)(dx > 0 ? dx : 0) | (uint32_t)(dy > 0 ? dy : 0));
-    k = k < h->top ? k : h->top;
-    const float *lv = h->level[k];
-    size_t lw = h->width[k];
+    return k < top ? k : top;
+}
+
+/* rvi_occ_hz_hidden's look at level k (lv, lw texels a row): the four texels the rectangle
+ * meets there, then the refinement where they fail. */
+static inline bool rvi_occ_hz_look(const rv_occlusion *occ, const float *lv, size_t lw, uint32_t k, int32_t x0,
+                                   int32_t y0, int32_t x1, int32_t y1, float v)
+{
     const float *r0 = lv + (size_t)(y0 >> k) * lw, *r1 = lv + (size_t)(y1 >> k) * lw;
     int32_t ax = x0 >> k, bx = x1 >> k;
     float m0 = r0[ax] < r0[bx] ? r0[ax] : r0[bx], m1 = r1[ax] < r1[bx] ? r1[ax] : r1[bx];
     if ((m0 < m1 ? m0 : m1) > v)
         return true;
     return k > 0 && rvi_occ_hz_refine(occ, x0, y0, x1, y1, v, k);
+}
+
+/* True when every texel of [x0, x1] x [y0, y1] (level 0, inclusive) is strictly nearer
+ * than v: at most four reads at the level where the rectangle spans 2 x 2 texels. */
+static inline bool rvi_occ_hz_hidden(const rv_occlusion *occ, const rvi_hz_levels *h, int32_t x0, int32_t y0, int32_t x1,
+                                     int32_t y1, float v)
+{
+    uint32_t k = rvi_occ_hz_level(x0, y0, x1, y1, h->top);
+    return rvi_occ_hz_look(occ, h->level[k], h->width[k], k, x0, y0, x1, y1, v);
 }
 
 /* A box (matrix NULL = world space) through the float test: rect and nearest nearness;

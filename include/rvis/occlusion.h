@@ -64,10 +64,10 @@ typedef struct rv_occlusion rv_occlusion;
 typedef struct rv_occlusion_desc {
     rv_allocator allocator;   /* standalone buffers only; a world uses its own allocator */
     uint32_t width;           /* texels; 0 = occlusion off (tests answer visible). 256 recommended.
-                                 At most RV_OCCLUSION_MAX_SIZE. Memory: about 38 bytes a texel
-                                 (the buffer, its pyramid, per-texel fusion lists) plus pools
-                                 that grow with the occluders drawn: 2.3 MB at 256 x 144 with
-                                 one occluder, 23 MB at 1024 x 576; the first dense mesh
+                                 At most RV_OCCLUSION_MAX_SIZE. Memory: about 30 bytes a texel
+                                 (the buffer, its pyramid, per-texel fusion lists) plus about
+                                 1 MB of pools that grow with the occluders drawn: 2.3 MB at
+                                 256 x 144 with one occluder, 19 MB at 1024 x 576; the first dense mesh
                                  (rv_occluder_mesh) adds 12 bytes a texel, and 38 bytes a
                                  triangle and up to 24 a vertex of the largest one */
     float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels

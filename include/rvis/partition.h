@@ -106,7 +106,8 @@ RV_API rv_result rv_partition_make_group(rv_world *world, rv_node node);
  * activation again. A new part starts never seen. A part with no leaves never needs a
  * resync. Give the part node bounds (rv_node_set_bounds, e.g. from the model's index)
  * so it can be culled before its leaves load: a part whose world bounds are empty counts
- * as visible. Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
+ * as visible while its group is in view (a group culled whole, by the sphere of its bounded
+ * parts, hides it too). Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
  * RV_ERR_STALE_HANDLE, RV_ERR_DUPLICATE (a leaf twice, or a leaf of another part),
  * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code; on
  * any error the world's state is unchanged (it may keep capacity it reserved before failing,

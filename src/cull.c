@@ -173,8 +173,11 @@ static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_wal
         uint32_t own_mask = *mask;
         rvi_scene_geometry_sphere(sc, i, g);
         c->tested++;
-        if (rvi_classify_sphere_masked(p->frustum, g, g[3], &own_mask) == RV_OUTSIDE)
+        if (rvi_classify_sphere_masked(p->frustum, g, g[3], &own_mask) == RV_OUTSIDE) {
+            if (p->record_culls)
+                p->culled(user, i, RV_CULL_FRUSTUM);
             return RVI_WALK_DESCEND;
+        }
     }
     if ((flags & RVI_NODE_HAS_LOD) && p->cutoff_sq && rvi_walk_cut(p, i, ws)) {
         c->cut++;

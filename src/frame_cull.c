@@ -233,6 +233,25 @@ static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32
     return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
 }
 
+/* A node with children passed the frustum by its subtree's sphere; its own geometry is
+ * drawn only where that geometry's sphere meets the frustum too (as the walk's policy
+ * own_geometry does for the nodes it hands out without a hook). */
+static bool own_geometry_seen(rvi_frame_worker *w, uint32_t i)
+{
+    const rvi_scene *sc = &w->world->scene;
+    const rv_frustum *f = &w->frame->cam.frustum;
+    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    if (sc->first_child[i] == NONE || !mask)
+        return true;
+    float g[4];
+    rvi_scene_geometry_sphere(sc, i, g);
+    if (rvi_classify_sphere_masked(f, g, g[3], &mask) != RV_OUTSIDE)
+        return true;
+    if (w->world->desc.record_culls)
+        put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
+    return false;
+}
+
 /* A node of the main view that passed the frustum and needs more than that: partition
  * parts and groups, group occlusion, HLOD regions. */
 static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *weight)
@@ -289,7 +308,7 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         if (d.is_region)
             return hook_region(w, i, flags, &d, weight);
     }
-    if (flags & RVI_NODE_HAS_GEOMETRY)
+    if ((flags & RVI_NODE_HAS_GEOMETRY) && own_geometry_seen(w, i))
         hook_candidate(w, i, flags, *weight, tested);
     return RVI_WALK_DESCEND;
 }
@@ -314,6 +333,7 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
     p.culled_flags = RVI_NODE_HAS_HLOD;
     p.record_culls = world->desc.record_culls;
     p.hidden_prunes = true;
+    p.own_geometry = true;
     p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP : 0;
     p.pad = gate ? rvi_partition_margin(gate) : 0.0f;
     p.test_boxes = &f->test_boxes;

@@ -178,6 +178,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     p.visible = extra_visible;
     p.hook_flags = RVI_NODE_HAS_HLOD;
     p.hidden_prunes = true;
+    p.own_geometry = true;
     extra_walk x;
     rvi_walk_counts c;
     for (;;) {

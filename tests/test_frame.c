@@ -2119,6 +2119,64 @@ static rv_cull_reason reason_of(const rv_frame_view *v, rv_node n)
     return (rv_cull_reason)0;
 }
 
+/* A node with children is drawn only where its own geometry meets the frustum, as leaves
+ * are: the subtree's sphere takes the walk into it, not into drawing the node. With
+ * occlusion on (an occluder drawn, so subtrees are tested through the frame's own hook)
+ * and off, in the frame and in an extra view; a recorded frame says why. */
+static void test_a_parent_is_drawn_only_where_its_own_geometry_is_in_view(void **state)
+{
+    (void)state;
+    for (uint32_t width = 0; width <= 256; width += 256) {
+        rv_world_desc d = { 0 };
+        d.record_culls = true;
+        d.occlusion.width = width;
+        rv_world *w = rvt_world(&d);
+        if (width) { /* an occluder to the side, so the frame tests subtrees */
+            rv_node wall;
+            assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+            float wmin[3] = { 20, 0, -40.5f }, wmax[3] = { 30, 10, -40 };
+            assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+        }
+        enum { N = 64 };
+        rv_node parent[N], child[N];
+        float pos[N][3];
+        uint64_t seed = 11;
+        for (int i = 0; i < N; i++) {
+            pos[i][0] = rvt_uniform(&seed, -100, 100);
+            pos[i][1] = rvt_uniform(&seed, -5, 5);
+            pos[i][2] = rvt_uniform(&seed, -100, 100);
+            parent[i] = rvt_object(w, RV_NODE_NONE, pos[i][0], pos[i][1], pos[i][2], 0.5f);
+            /* the child straight ahead of the eye, 8 to 12 m away: always in view */
+            float cx = rvt_uniform(&seed, -1, 1), cz = rvt_uniform(&seed, -12, -8);
+            child[i] = rvt_object(w, parent[i], cx - pos[i][0], 1.7f - pos[i][1], cz - pos[i][2], 0.25f);
+        }
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        rv_view_list *list;
+        rv_frame_view extra;
+        assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        uint32_t in_view = 0;
+        for (int i = 0; i < N; i++) {
+            bool inside = rv_frustum_classify_sphere(&v.frustum, pos[i], 0.5f) != RV_OUTSIDE;
+            in_view += inside;
+            assert_int_equal(view_draws(&v, parent[i]), inside);
+            assert_int_equal(view_draws(&extra, parent[i]), inside);
+            assert_true(view_draws(&v, child[i]));
+            assert_true(view_draws(&extra, child[i]));
+            if (!inside)
+                assert_int_equal(reason_of(&v, parent[i]), RV_CULL_FRUSTUM);
+        }
+        assert_true(in_view > 0 && in_view < N);
+        if (width)
+            assert_true(v.counts.occlusion_tested > 0);
+        rv_view_list_destroy(list);
+        rv_world_destroy(w);
+    }
+}
+
 static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
 {
     (void)state;
@@ -3574,6 +3632,7 @@ int main(void)
         cmocka_unit_test(test_streaming_budget_smaller_than_one_source_is_passed_only_by_pages_in_use),
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
+        cmocka_unit_test(test_a_parent_is_drawn_only_where_its_own_geometry_is_in_view),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
         cmocka_unit_test(test_rotated_test_box_outside_the_frustum_is_culled_as_an_oriented_box),

@@ -234,7 +234,8 @@ typedef struct rv_draw_item {
 
 /* Why a subtree was not drawn (rv_frame_view.culls, with desc.record_culls). */
 typedef enum rv_cull_reason {
-    RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum */
+    RV_CULL_FRUSTUM = 1,      /* its world sphere is outside the frustum (a node with children:
+                                 its own geometry's sphere; its children are walked) */
     RV_CULL_OCCLUSION,        /* hidden by occluders (a group prunes its whole subtree) */
     RV_CULL_PARTITION,        /* a part hidden by the partition gate (padded frustum or committed
                                  slice). An inactive deferred part is not culled: its first

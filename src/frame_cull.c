@@ -176,6 +176,28 @@ static void main_defer(void *user, uint32_t first, uint32_t count, uint32_t mask
     w->defers++;
 }
 
+bool rvi_frame_own_geometry_in_view(const rvi_scene *sc, const rv_frustum *f, uint32_t i)
+{
+    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    if (sc->first_child[i] == NONE || !mask)
+        return true;
+    float g[4];
+    rvi_scene_geometry_sphere(sc, i, g);
+    return rvi_classify_sphere_masked(f, g, g[3], &mask) != RV_OUTSIDE;
+}
+
+/* The main view's side of it (as the walk's policy own_geometry does for the nodes it
+ * hands out without a hook): a node left out is named RV_CULL_FRUSTUM when culls are
+ * recorded. */
+static bool own_geometry_seen(rvi_frame_worker *w, uint32_t i)
+{
+    if (rvi_frame_own_geometry_in_view(&w->world->scene, &w->frame->cam.frustum, i))
+        return true;
+    if (w->world->desc.record_culls)
+        put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
+    return false;
+}
+
 /* A candidate from the hook, past the size cutoff as the walk's own candidates are. */
 static void hook_candidate(rvi_frame_worker *w, uint32_t i, uint32_t flags, float weight, bool tested)
 {
@@ -200,7 +222,7 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
         put(w, i, RVI_REC_LOAD, 0.0f, 0);
     if (d->draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
         float self = *weight * d->self_weight;
-        if (self > 0)
+        if (self > 0 && own_geometry_seen(w, i))
             hook_candidate(w, i, flags, self, false);
         w->counts.hlod_drawn++;
     }
@@ -231,25 +253,6 @@ static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32
     uint32_t seen = RVI_VEC_AT(f->group_seen, uint32_t, i);
     uint32_t now = (uint32_t)f->sequence + 1u; /* this frame's rv_frame_view.frame_sequence */
     return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
-}
-
-/* A node with children passed the frustum by its subtree's sphere; its own geometry is
- * drawn only where that geometry's sphere meets the frustum too (as the walk's policy
- * own_geometry does for the nodes it hands out without a hook). */
-static bool own_geometry_seen(rvi_frame_worker *w, uint32_t i)
-{
-    const rvi_scene *sc = &w->world->scene;
-    const rv_frustum *f = &w->frame->cam.frustum;
-    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    if (sc->first_child[i] == NONE || !mask)
-        return true;
-    float g[4];
-    rvi_scene_geometry_sphere(sc, i, g);
-    if (rvi_classify_sphere_masked(f, g, g[3], &mask) != RV_OUTSIDE)
-        return true;
-    if (w->world->desc.record_culls)
-        put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
-    return false;
 }
 
 /* A node of the main view that passed the frustum and needs more than that: partition

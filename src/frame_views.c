@@ -150,6 +150,7 @@ static rvi_walk_action extra_node(void *user, uint32_t i, uint32_t flags, float 
         x->counts.hlod_refined += d.refine;
         x->counts.hlod_drawn += d.draw_self;
     }
+    draw = draw && rvi_frame_own_geometry_in_view(&x->world->scene, &x->cam->frustum, i);
     if (draw && !extra_draw(x, i))
         return RVI_WALK_STOP;
     return descend ? RVI_WALK_DESCEND : RVI_WALK_SKIP;

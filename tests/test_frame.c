@@ -2177,6 +2177,46 @@ static void test_a_parent_is_drawn_only_where_its_own_geometry_is_in_view(void *
     }
 }
 
+/* An HLOD region drawn as itself whose own geometry is wholly out of view is not listed
+ * (its children stay replaced: nothing of the region shows there), in the frame and in an
+ * extra view; in view it is. */
+static void test_hlod_region_drawn_as_itself_out_of_view_is_not_listed(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.record_culls = true;
+    rv_world *w = rvt_world(&d);
+    rv_node region = rvt_node(w, RV_NODE_NONE);
+    float behind[3] = { 0, 1.7f, 50 };
+    assert_int_equal(rv_node_set_bounds(w, region, behind, 1.0f), RV_OK);
+    rv_node child = rvt_object(w, region, 0, 1.7f, -10, 1);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 0.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    for (int in_view = 0; in_view < 2; in_view++) {
+        if (in_view) {
+            float front[3] = { 0, 1.7f, -20 };
+            assert_int_equal(rv_node_set_bounds(w, region, front, 1.0f), RV_OK);
+        }
+        rv_frame_view v, extra;
+        c.v.time_ms += 16;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        assert_int_equal(v.counts.hlod_drawn, 1);
+        assert_int_equal(view_draws(&v, region), in_view);
+        assert_int_equal(view_draws(&extra, region), in_view);
+        assert_false(view_draws(&v, child));
+        assert_false(view_draws(&extra, child));
+        assert_int_equal(reason_of(&v, child), RV_CULL_HLOD_REPLACED);
+        assert_int_equal(reason_of(&v, region), in_view ? (rv_cull_reason)0 : RV_CULL_FRUSTUM);
+    }
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
 {
     (void)state;
@@ -3633,6 +3673,7 @@ int main(void)
         cmocka_unit_test(test_translucent_far_to_near_stable_and_digest_reproducible),
         cmocka_unit_test(test_translucent_list_is_far_to_near),
         cmocka_unit_test(test_a_parent_is_drawn_only_where_its_own_geometry_is_in_view),
+        cmocka_unit_test(test_hlod_region_drawn_as_itself_out_of_view_is_not_listed),
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
         cmocka_unit_test(test_rotated_test_box_outside_the_frustum_is_culled_as_an_oriented_box),

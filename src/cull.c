@@ -168,12 +168,8 @@ static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_wal
     if ((flags & (RVI_NODE_HAS_GEOMETRY | RVI_NODE_HIDDEN)) != RVI_NODE_HAS_GEOMETRY)
         return RVI_WALK_DESCEND;
     if (p->own_geometry && *mask && sc->first_child[i] != NONE) {
-        /* the subtree's sphere met the frustum; the node's own geometry may not */
-        float g[4];
-        uint32_t own_mask = *mask;
-        rvi_scene_geometry_sphere(sc, i, g);
         c->tested++;
-        if (rvi_classify_sphere_masked(p->frustum, g, g[3], &own_mask) == RV_OUTSIDE) {
+        if (!rvi_walk_own_geometry_in_view(sc, p->frustum, i, *mask)) {
             if (p->record_culls)
                 p->culled(user, i, RV_CULL_FRUSTUM);
             return RVI_WALK_DESCEND;
@@ -187,6 +183,15 @@ static inline __attribute__((always_inline)) rvi_walk_action visit(const rvi_wal
     }
     c->visible++;
     return p->visible(user, i, *weight) ? RVI_WALK_DESCEND : RVI_WALK_STOP;
+}
+
+bool rvi_walk_own_geometry_in_view(const rvi_scene *sc, const rv_frustum *f, uint32_t i, uint32_t mask)
+{
+    if (sc->first_child[i] == NONE || !mask)
+        return true;
+    float g[4];
+    rvi_scene_geometry_sphere(sc, i, g);
+    return rvi_classify_sphere_masked(f, g, g[3], &mask) != RV_OUTSIDE;
 }
 
 rvi_walk_action rvi_walk_node(const rvi_walk_policy *p, void *user, uint32_t node, uint32_t *mask, float *weight,

@@ -175,6 +175,11 @@ rvi_walk_action rvi_walk_siblings(const rvi_walk_policy *p, void *user, rvi_walk
                                   uint32_t count, uint32_t mask, float weight, const uint32_t *budget,
                                   rvi_walk_counts *counts);
 
+/* For node i, reached by a walk (its subtree's sphere meets f, straddling the planes of
+ * mask): true when its own geometry's sphere meets f too; always for a leaf (its sphere is
+ * its geometry's) or an empty mask. A node with children is drawn only then, in every view. */
+bool rvi_walk_own_geometry_in_view(const rvi_scene *sc, const rv_frustum *f, uint32_t i, uint32_t mask);
+
 /* One node without its subtree (a deferred node, the frame's serial top): the tests and
  * hooks rvi_walk_siblings runs on it. RVI_WALK_DESCEND: its children are to be walked with
  * *mask and *weight, as the caller arranges. */

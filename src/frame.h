@@ -343,11 +343,6 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
  * behind the eye. */
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i);
 
-/* For node i, reached by the walk (its subtree's sphere meets frustum f): true when its own
- * geometry's sphere meets f too, always for a leaf (its sphere is its geometry's). A node
- * with children is drawn only then, in every view (frame_cull.c). */
-bool rvi_frame_own_geometry_in_view(const rvi_scene *sc, const rv_frustum *f, uint32_t i);
-
 /* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, rv_draw_item *item, uint32_t node, uint32_t level, float fade,
                     const rvi_frame_camera *cam);

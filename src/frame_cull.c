@@ -176,22 +176,13 @@ static void main_defer(void *user, uint32_t first, uint32_t count, uint32_t mask
     w->defers++;
 }
 
-bool rvi_frame_own_geometry_in_view(const rvi_scene *sc, const rv_frustum *f, uint32_t i)
-{
-    uint32_t mask = f->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    if (sc->first_child[i] == NONE || !mask)
-        return true;
-    float g[4];
-    rvi_scene_geometry_sphere(sc, i, g);
-    return rvi_classify_sphere_masked(f, g, g[3], &mask) != RV_OUTSIDE;
-}
-
-/* The main view's side of it (as the walk's policy own_geometry does for the nodes it
- * hands out without a hook): a node left out is named RV_CULL_FRUSTUM when culls are
- * recorded. */
+/* rvi_walk_own_geometry_in_view for the main view's hooks (the walk's policy own_geometry
+ * covers the nodes handed out without one): a node left out is named RV_CULL_FRUSTUM when
+ * culls are recorded. */
 static bool own_geometry_seen(rvi_frame_worker *w, uint32_t i)
 {
-    if (rvi_frame_own_geometry_in_view(&w->world->scene, &w->frame->cam.frustum, i))
+    const rv_frustum *f = &w->frame->cam.frustum;
+    if (rvi_walk_own_geometry_in_view(&w->world->scene, f, i, f->plane_mask & RVI_FRUSTUM_ALL_PLANES))
         return true;
     if (w->world->desc.record_culls)
         put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);

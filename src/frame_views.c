@@ -1,6 +1,7 @@
 /* Extra views (shadows, reflections): frustum and LOD only, each into a list of its own. */
 #include "frame.h"
 #include "core/check.h"
+#include "frustum.h"
 #include "scene.h"
 
 #include <math.h>
@@ -150,7 +151,8 @@ static rvi_walk_action extra_node(void *user, uint32_t i, uint32_t flags, float 
         x->counts.hlod_refined += d.refine;
         x->counts.hlod_drawn += d.draw_self;
     }
-    draw = draw && rvi_frame_own_geometry_in_view(&x->world->scene, &x->cam->frustum, i);
+    draw = draw && rvi_walk_own_geometry_in_view(&x->world->scene, &x->cam->frustum, i,
+                                                  x->cam->frustum.plane_mask & RVI_FRUSTUM_ALL_PLANES);
     if (draw && !extra_draw(x, i))
         return RVI_WALK_STOP;
     return descend ? RVI_WALK_DESCEND : RVI_WALK_SKIP;

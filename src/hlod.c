@@ -195,12 +195,14 @@ static uint32_t scan_next(const rvi_scene *sc, uint32_t top, uint32_t node, bool
 }
 
 typedef struct child_scan {
-    bool any;       /* at least one child region with geometry */
+    bool any;       /* at least one child region with geometry, or not resident yet */
     bool resident;  /* every such child is resident */
 } child_scan;
 
-/* Looks at the nearest region descendants of top (children with empty bounds cover
- * nothing and are ignored); with reset, puts each back to "drawn as itself". */
+/* Looks at the nearest region descendants of top; with reset, puts each back to "drawn as
+ * itself". A resident child with empty bounds covers nothing and is ignored; one that is
+ * not resident may have empty bounds only because its data has not arrived, so it counts
+ * (and holds top as itself) until it is. */
 static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool reset)
 {
     const rvi_scene *sc = &world->scene;
@@ -210,7 +212,7 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
     uint32_t node = sc->first_child[top];
     while (node != RVI_INDEX_NONE) {
         hlod_region *child = region_of(st, node);
-        if (child && sc->world_sphere[node][3] >= 0.0f) {
+        if (child && (sc->world_sphere[node][3] >= 0.0f || !child->resident)) {
             scan.any = true;
             scan.resident = scan.resident && child->resident;
             if (reset) {

@@ -164,6 +164,52 @@ static void test_region_refines_only_when_every_child_is_resident(void **state)
     rv_world_destroy(f.w);
 }
 
+/* A child region whose data has not arrived may have no bounds yet: not resident, it holds
+ * its parent as itself and is asked for, as one with bounds is. Resident with empty bounds
+ * it draws nothing, and the parent refines without waiting for it. */
+static void test_a_child_without_bounds_is_waited_for_until_resident(void **state)
+{
+    (void)state;
+    rv_lod_desc nofade = { .crossfade_ms = -1 };
+    rv_world *w = rvt_world_lod(&nofade);
+    rv_node parent = make_region(w, RV_NODE_NONE, 0, 0, -100, 20, 10.0f, true);
+    rv_node a, b;
+    assert_int_equal(rv_node_create(w, parent, &a), RV_OK); /* no bounds: its tile is loading */
+    assert_int_equal(rv_node_set_hlod_region(w, a, 1.0f), RV_OK);
+    b = make_region(w, parent, 10, 0, -100, 10, 1.0f, true);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_lod_view near = view_at(0, 0, -50); /* 30 m from the parent's surface: 167 px */
+    rv_hlod_result out;
+    assert_int_equal(rv_hlod_select(w, parent, &near, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.draw_count, 1);
+    assert_float_equal(weight_of(&out, parent), 1.0f, 0);
+    assert_int_equal(out.load_count, 1);
+    assert_true(rv_node_equal(out.loads[0].region, parent));
+    /* The frame agrees: the parent's geometry is listed, the loaded child's is not. */
+    mat4 view, proj;
+    glm_lookat((vec3){ 0, 0, -50 }, (vec3){ 0, 0, -100 }, (vec3){ 0, 1, 0 }, view);
+    glm_perspective(PI_F / 2, 1.0f, 0.1f, 1000.0f, proj);
+    rv_view fv = { .view = (const float *)view, .projection = (const float *)proj, .viewport_width = 1000,
+                   .viewport_height = 1000 };
+    rv_frame_view fo;
+    assert_int_equal(rv_frame(w, &fv, &fo), RV_OK);
+    bool parent_listed = false, b_listed = false;
+    for (uint32_t i = 0; i < fo.opaque_count; i++) {
+        parent_listed = parent_listed || rv_node_equal(fo.opaque[i].node, parent);
+        b_listed = b_listed || rv_node_equal(fo.opaque[i].node, b);
+    }
+    assert_true(parent_listed);
+    assert_false(b_listed);
+    assert_int_equal(fo.hlod_load_request_count, 1);
+    /* Loaded, still without bounds (the tile is empty): refined into the other child. */
+    assert_int_equal(rv_node_set_hlod_resident(w, a, true), RV_OK);
+    assert_int_equal(rv_hlod_select(w, parent, &near, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.draw_count, 1);
+    assert_float_equal(weight_of(&out, b), 1.0f, 0);
+    assert_int_equal(out.load_count, 0);
+    rv_world_destroy(w);
+}
+
 static void test_eye_inside_region_refines(void **state)
 {
     (void)state;
@@ -904,6 +950,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screen_space_error_matches_hand_computed_value),
         cmocka_unit_test(test_region_refines_only_when_every_child_is_resident),
+        cmocka_unit_test(test_a_child_without_bounds_is_waited_for_until_resident),
         cmocka_unit_test(test_eye_inside_region_refines),
         cmocka_unit_test(test_a_regions_children_are_its_nearest_region_descendants),
         cmocka_unit_test(test_non_resident_region_is_never_drawn_and_passes_through),

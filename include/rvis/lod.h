@@ -200,7 +200,9 @@ RV_API rv_result rv_node_lod_select(rv_world *world, rv_node node, const rv_lod_
  * its own simplified geometry strays from the full detail) and a resident flag the host
  * sets when the region's geometry is loaded. A region's children are its nearest region
  * descendants (plain nodes between them are transparent); a region without region
- * descendants is a leaf and never refines. Screen-space error in pixels (Cesium 3D Tiles):
+ * descendants is a leaf and never refines. A child that is resident with empty world
+ * bounds draws nothing and is left out of the cut; one that is not resident counts whatever
+ * its bounds (they may be empty only because its data has not arrived). Screen-space error in pixels (Cesium 3D Tiles):
  *   perspective:  error * viewport_height_px / (2 * distance * tan(fov_y / 2)),
  *   orthographic: error * viewport_height_px / ortho_height,
  * distance measured from the eye to the surface of the region's world bounds; in

@@ -146,13 +146,22 @@ static RVI_ALWAYS_INLINE lod_candidates candidates_for(double angle, const rv_lo
  * candidates allow. c comes by pointer: by value, gcc stores its three words separately
  * and reloads two of them as one 8-byte register, a load no store can forward (a stall
  * of the LOD pass on every selection). */
-static void selector_step(rv_lod_selector *s, const lod_candidates *c, float dt_ms, float crossfade_ms)
+static void selector_step(rv_lod_selector *s, const lod_candidates *c, uint32_t last, float dt_ms,
+                          float crossfade_ms)
 {
     if (!(s->flags & SELECTOR_STARTED)) {
         s->level = s->from_level = c->plain;
         s->fade_ms = 0.0f;
         s->flags = SELECTOR_STARTED;
         return;
+    }
+    /* Fading toward nothing while a drawn level is wanted: the drawn one turns back before
+     * this step's time passes, so what is drawn never thins while it should be drawn. */
+    if ((s->flags & SELECTOR_FADING) && crossfade_ms > 0.0f && s->level == last && s->from_level != last &&
+        c->finer < last) {
+        s->level = s->from_level;
+        s->from_level = last;
+        s->fade_ms = crossfade_ms - s->fade_ms;
     }
     if (s->flags & SELECTOR_FADING) {
         s->fade_ms += dt_ms;
@@ -185,10 +194,14 @@ static void selector_step(rv_lod_selector *s, const lod_candidates *c, float dt_
          * the target at once would be a jump; so the two settle first: the lighter one
          * fades out at the fade's own rate (the heavier one takes its weight), then the
          * target fades in from the heavier. The target is derived again every step, so it
-         * starts once the settling ends, at most crossfade_ms / 2 later. */
+         * starts once the settling ends, at most crossfade_ms / 2 later. A drawn level
+         * fading in from the last one (nothing, in the frame) goes on fading in however
+         * light, when the target is drawn too (one fading out toward nothing has turned
+         * back above): the target then starts at most crossfade_ms later. */
+        bool keep_drawn = target != last && s->from_level == last;
         if (s->fade_ms <= 0.0f) {
             s->level = target; /* the incoming level has no weight yet: nothing to settle */
-        } else if (s->fade_ms < crossfade_ms - s->fade_ms) {
+        } else if (!keep_drawn && s->fade_ms < crossfade_ms - s->fade_ms) {
             /* The outgoing level is the heavier one: it turns back, as in a reversal. */
             uint32_t lighter = s->level;
             s->level = s->from_level;
@@ -251,7 +264,7 @@ rv_result rv_lod_selector_update(rv_lod_selector *selector, const rv_lod_ladder 
     if (s.level > ladder->count || s.from_level > ladder->count)
         s.flags = 0;
     lod_candidates c = candidates_for(rvi_lod_biased_angle(center, radius, view, &config), ladder, &config);
-    selector_step(&s, &c, dt_ms, config.crossfade_ms);
+    selector_step(&s, &c, ladder->count, dt_ms, config.crossfade_ms);
     selector_output(&s, config.crossfade_ms, out);
     *selector = s;
     return RV_OK;
@@ -582,7 +595,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
      * there, so once placed again it fades from a level it was drawn at. */
     if (!(sphere[3] < INFINITY))
         crossfade = -1.0f;
-    selector_step(&rec->selector, &c, dt, crossfade);
+    selector_step(&rec->selector, &c, rec->ladder.count, dt, crossfade);
     selector_output(&rec->selector, crossfade, out);
     update_cutoff(st, rec);
     if (out->count == 2) {

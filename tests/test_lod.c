@@ -728,6 +728,15 @@ static void weights_by_level(const rv_lod_selection *sel, float out[5])
         out[sel->levels[1]] += sel->weights[1];
 }
 
+/* The weight of the levels of a selection other than `last` (nothing, in the frame). */
+static float drawn_weight(const rv_lod_selection *sel, uint32_t last)
+{
+    float w = sel->levels[0] != last ? sel->weights[0] : 0.0f;
+    if (sel->count == 2 && sel->levels[1] != last)
+        w += sel->weights[1];
+    return w;
+}
+
 /* One selector update at dt_ms toward `angle`; asserts that no level's weight moved by more
  * than dt_ms / crossfade_ms (plus rounding) and that the weights sum to 1. */
 static void step_checked(rv_lod_selector *s, const rv_lod_ladder *l, const rv_lod_desc *desc, double angle,
@@ -790,6 +799,44 @@ static void test_crossfade_retarget_to_a_third_level_never_jumps(void **state)
     step_checked(&u, &l, NULL, angle_of[0], 125, 250, &sel);
     assert_selection(&sel, 2, 0, 2, 0.5f);
 
+    /* Fading 2 -> nothing (3) with nothing at 0.64 when level 0 is wanted: nothing is the
+     * heavier one, but settling toward it would leave the object undrawn while it should be
+     * drawn. 2 turns back from 0.36 instead, then 0 fades in from 2. */
+    rv_lod_selector x = {0};
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&x, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&x, &l, NULL, angle_of[3], 0, 250, &sel);
+    step_checked(&x, &l, NULL, angle_of[3], 160, 250, &sel);
+    assert_selection(&sel, 2, 3, 2, 0.64f);
+    step_checked(&x, &l, NULL, angle_of[0], 16, 250, &sel); /* it turns, then the step's time passes */
+    assert_selection(&sel, 2, 2, 3, 0.424f);
+    for (int k = 1; k <= 8; k++) {
+        step_checked(&x, &l, NULL, angle_of[0], 16, 250, &sel);
+        assert_selection(&sel, 2, 2, 3, 0.424f + 0.064f * (float)k);
+    }
+    step_checked(&x, &l, NULL, angle_of[0], 16, 250, &sel); /* nothing is gone: 0 enters */
+    assert_selection(&sel, 2, 0, 2, 0.0f);
+    /* Fading nothing (3) -> 2, 40 % in, when level 0 is wanted: 2 keeps fading in, then 0
+     * from 2 (settling would have sent 2 back out, nothing being the heavier). */
+    rv_lod_selector y = {0};
+    sel = (rv_lod_selection){ { 3, 3 }, { 1, 0 }, 1 };
+    step_checked(&y, &l, NULL, angle_of[3], 0, 250, &sel);
+    step_checked(&y, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&y, &l, NULL, angle_of[2], 100, 250, &sel);
+    assert_selection(&sel, 2, 2, 3, 0.4f);
+    step_checked(&y, &l, NULL, angle_of[0], 50, 250, &sel);
+    assert_selection(&sel, 2, 2, 3, 0.6f);
+    step_checked(&y, &l, NULL, angle_of[0], 100, 250, &sel);
+    assert_selection(&sel, 2, 0, 2, 0.0f);
+    /* Wanted nothing while fading 2 -> 1: the usual settling (1 is heavier at 0.64). */
+    rv_lod_selector z = {0};
+    sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
+    step_checked(&z, &l, NULL, angle_of[2], 0, 250, &sel);
+    step_checked(&z, &l, NULL, angle_of[1], 0, 250, &sel);
+    step_checked(&z, &l, NULL, angle_of[1], 160, 250, &sel);
+    step_checked(&z, &l, NULL, angle_of[3], 16, 250, &sel);
+    assert_selection(&sel, 2, 1, 2, 0.704f);
+
     /* A fade that has not moved yet (its level still at weight 0) is simply redirected. */
     rv_lod_selector v = {0};
     sel = (rv_lod_selection){ { 2, 2 }, { 1, 0 }, 1 };
@@ -840,12 +887,17 @@ static void test_crossfade_random_targets_never_move_a_weight_faster_than_the_fa
                 assert_int_equal(rv_lod_selector_update(&s, &l, &desc, &view, c, 1, dt, &sel), RV_OK);
                 continue;
             }
+            float drawn_before = drawn_weight(&sel, 3);
             step_checked(&s, &l, &desc, angle_of[wanted], dt, fades[run], &sel);
             held_ms += dt;
             assert_true(sel.count == 1 || sel.levels[0] != sel.levels[1]);
-            /* And it gets there: settling takes at most half a fade and the fade one more,
-             * each ending on a frame boundary (up to one step late). */
-            if (held_ms >= 1.5 * fades[run] + 2 * 40) {
+            /* While a drawn level is wanted, what is drawn never fades toward nothing. */
+            if (wanted != 3)
+                assert_true(drawn_weight(&sel, 3) >= drawn_before - 1e-5f);
+            /* And it gets there: settling takes at most a fade (half a fade between two
+             * drawn levels) and the fade one more, each ending on a frame boundary (up to
+             * one step late). */
+            if (held_ms >= 2.0 * fades[run] + 2 * 40) {
                 assert_int_equal(sel.count, 1);
                 assert_int_equal(sel.levels[0], wanted);
                 settled++;

@@ -190,6 +190,9 @@ RV_API rv_result rv_lod_advance(rv_world *world, float dt_ms);
  * turning back to the outgoing level reverses the fade from the weights it has; a third
  * level waits until the lighter of the two fading levels has faded out (at most
  * crossfade_ms / 2; the heavier one takes its weight), then fades in from the heavier.
+ * When one of the two is "nothing" (ladder->count) and the third is not, the drawn one is
+ * kept however light (what is drawn never fades toward nothing while a level is wanted),
+ * so the third waits up to crossfade_ms.
  * Allocates nothing. Errors (state and *out unchanged): RV_ERR_INVALID_ARG (NULL, bad view),
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (no ladder), RV_ERR_BAD_STATE
  * (empty world bounds). */

@@ -126,10 +126,13 @@ void rvi_node_write_transform(rv_render_scene *s, uint32_t slot)
     /* Validated on append (or replay) by the setters' own rules (finite numbers, a
      * quaternion with a normal component, read from bits so the host's DAZ mode changes
      * nothing): these cannot fail. */
+    rvi_scene *sc = nodes_of(s);
+    sc->projection_writes = true;
     rv_node_set_position(s->world, node, t->position);
     rv_node_set_rotation(s->world, node, t->rotation);
     rv_node_set_scale(s->world, node, t->scale);
     rv_node_set_bounds(s->world, node, sphere, sphere[3]);
+    sc->projection_writes = false;
 }
 
 void rvi_node_write_flags(rv_render_scene *s, uint32_t slot)

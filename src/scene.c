@@ -282,6 +282,13 @@ static rv_result resolve(const rv_world *world, rv_node node, uint32_t *out)
     return rvi_node_index(&world->scene, node, out);
 }
 
+/* A projection-backed node takes its transform and bounds from its projection: the host's
+ * setters are refused (the render scene writes them with projection_writes set). */
+static rv_result host_may_move(const rvi_scene *s, uint32_t i)
+{
+    return (s->flags[i] & RVI_NODE_PROJECTION) && !s->projection_writes ? RV_ERR_BAD_STATE : RV_OK;
+}
+
 rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out)
 {
     if (!world || !out)
@@ -384,6 +391,7 @@ rv_result rv_node_set_position(rv_world *world, rv_node node, const float positi
     if (!rvi_finite_n(position, 3))
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     memcpy(s->position[i], position, 12);
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
@@ -398,6 +406,7 @@ rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
     if (!rvi_finite_n(scale, 3))
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     memcpy(s->scale[i], scale, 12);
     s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
@@ -427,6 +436,7 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
     float q[4];
     normalise_quat(quaternion, q);
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     memcpy(s->rotation[i], q, 16);
     s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
@@ -447,6 +457,7 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
     double half = 0.5 * (double)radians, k = sin(half) / len;
     float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     memcpy(s->rotation[i], q, 16);
     s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
@@ -525,8 +536,7 @@ rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float ma
     if (matrix[3] != 0.0f || matrix[7] != 0.0f || matrix[11] != 0.0f || matrix[15] != 1.0f)
         return RV_ERR_INVALID_ARG; /* not affine */
     rvi_scene *s = &world->scene;
-    if (s->flags[i] & RVI_NODE_PROJECTION)
-        return RV_ERR_BAD_STATE;
+    RVI_TRY(host_may_move(s, i));
     RVI_TRY(enable_local_linear(s, &world->heap));
     float *a = s->local_linear[i];
     for (int c = 0; c < 3; c++)
@@ -575,6 +585,7 @@ rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position
     uint32_t i;
     RVI_TRY(resolve(world, node, &i));
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     if ((quaternion || scale) && (s->flags[i] & RVI_NODE_LOCAL_MATRIX))
         return RV_ERR_BAD_STATE; /* the node's rotation and scale are its matrix's */
     if (position)
@@ -603,6 +614,7 @@ rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3
     if (!rvi_finite_n(center, 3) || !isfinite(radius))
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
+    RVI_TRY(host_may_move(s, i));
     memcpy(s->local_sphere[i], center, 12);
     if (radius < 0.0f) {
         s->local_sphere[i][3] = -1.0f;

@@ -110,6 +110,8 @@ typedef struct rvi_scene {
     uint32_t matrices_recomputed; /* by the last update */
     uint32_t bounds_recomputed;
     bool visiting;            /* a visit callback is running: structural calls are refused */
+    bool projection_writes;   /* the render scene is writing a projection-backed node's
+                                 transform and bounds (the host's setters are refused) */
     bool prefetchw;           /* the CPU has PREFETCHW (rvi_cpu_has_prefetchw, asked at init) */
 } rvi_scene;
 

@@ -1548,6 +1548,20 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     float local_before[16], local_after[16];
     assert_int_equal(rv_node_get_local_matrix(w, projected, local_before), RV_OK);
     assert_int_equal(rv_node_set_local_matrix(w, projected, identity), RV_ERR_BAD_STATE);
+    /* Its transform and bounds too, by every setter. */
+    const float far[3] = { 300, 0, 0 }, two[3] = { 2, 2, 2 }, turn[4] = { 0, 1, 0, 0 }, up[3] = { 0, 1, 0 };
+    float *pos = NULL, *rot = NULL, *scl = NULL, sphere_before[4], sphere_after[4];
+    assert_int_equal(rv_node_world_bounds(w, projected, sphere_before), RV_OK);
+    assert_int_equal(rv_node_set_position(w, projected, far), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_set_scale(w, projected, two), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_set_rotation(w, projected, turn), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_set_rotation_axis_angle(w, projected, up, 1.0f), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_set_bounds(w, projected, far, 5.0f), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_transform_ptrs(w, projected, &pos, &rot, &scl), RV_ERR_BAD_STATE);
+    assert_null(pos);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_node_world_bounds(w, projected, sphere_after), RV_OK);
+    assert_memory_equal(sphere_before, sphere_after, sizeof sphere_after);
     assert_int_equal(rv_node_get_local_matrix(w, projected, local_after), RV_OK);
     assert_memory_equal(local_before, local_after, sizeof local_after);
     assert_int_equal(rv_node_get_key(w, projected, &key), RV_OK);

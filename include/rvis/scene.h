@@ -79,8 +79,9 @@ RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
  * quaternion or axis with no normal component (each zero or subnormal) is refused as zero,
  * so the verdict does not depend on whether the host flushes subnormals to zero (DAZ).
  * Never allocate. Errors: RV_ERR_INVALID_ARG (world or array NULL, a zero quaternion or
- * axis), RV_ERR_NOT_FINITE (a NaN/Inf component), RV_ERR_STALE_HANDLE; the node is
- * unchanged on every error. */
+ * axis), RV_ERR_NOT_FINITE (a NaN/Inf component), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a
+ * node backed by a journal projection, which takes its transform from its projection); the
+ * node is unchanged on every error. */
 RV_API rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3]);
 /* Sets the local scale (float[3] factors); errors as rv_node_set_position. */
 RV_API rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3]);
@@ -137,7 +138,8 @@ RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, floa
  * rv_frame_begin, is the safe habit). A rotation written here need not be normalised (rv_update_world
  * divides by its length). Values must be finite and the quaternion nonzero: otherwise
  * rv_update_world reports it and the node keeps its previous world matrix.
- * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (above). */
+ * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (above,
+ * or a node backed by a journal projection). */
 RV_API rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
                                         float **quaternion, float **scale);
 
@@ -149,7 +151,8 @@ RV_API rv_result rv_node_mark_moved(rv_world *world, rv_node node);
  * radius in local units, >= 0), e.g. the mesh's measured bounds. radius < 0 clears it (the
  * node has no geometry of its own and only groups others). Takes effect at the next update.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE (NaN/Inf, node unchanged),
- * RV_ERR_STALE_HANDLE. */
+ * RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a node backed by a journal projection, whose
+ * bounds are its projection's). */
 RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3], float radius);
 
 /* Node flags (rv_node_set_flags). */

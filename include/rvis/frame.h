@@ -217,8 +217,11 @@ typedef struct rv_frame_counts {
                                     (rv_view.cull_unsampled) */
 } rv_frame_counts;
 
-/* One thing to draw. During a LOD or HLOD crossfade a node appears twice (two levels, or a
- * region and its children) with fade weights summing to 1. A fade to or from the level past
+/* One thing to draw. During a LOD crossfade a node appears twice (two levels) with fade
+ * weights summing to 1; during an HLOD crossfade a region and its children are listed, their
+ * fades summing to 1 along every path from a top region down to a leaf. A region that also
+ * crossfades its LOD levels is listed twice with fades summing to its HLOD weight (each is
+ * the product of the two weights, so it may move faster than either). A fade to or from the level past
  * the ladder ("nothing") lists the node once, at its drawn level, with the weight that
  * level has (below 1): the other side draws nothing. Draw such an item blended or
  * dithered by fade, as the two items of any crossfade. */

@@ -104,8 +104,9 @@ RV_API rv_result rv_lod_for_sphere(const float center[3], float radius, const fl
 
 /* Batch form, the hot loop: levels of count spheres given as structure of arrays
  * (center_x/y/z and radius: float[count] each, world units) into out_levels (uint8_t[count]).
- * desc supplies bias, finest_level and ortho_reference_fov_y (NULL = defaults; its other
- * fields are ignored); view supplies eye or, when orthographic, ortho_height. No asin per
+ * desc supplies bias, finest_level and ortho_reference_fov_y (NULL = defaults; the whole
+ * desc is checked as rv_lod_set_desc checks it, its other fields unused); view supplies eye
+ * or, when orthographic, ortho_height. No asin per
  * sphere: "angle*bias >= t" is tested as r^2 >= d^2 * sin^2(t / (2*bias)) against constants
  * computed once per call (for t / bias < pi; larger thresholds are reached only inside).
  * Agrees with rv_lod_for_sphere except within ~2e-6 relative of a threshold. To split the

@@ -146,7 +146,8 @@ RV_API void rv_residency_destroy(rv_residency *residency);
 
 /* Starts a frame at host time now_ms (milliseconds, any origin, never decreasing). Pages
  * touched last frame stop being protected from eviction; queued pages not requested for
- * more than drop_after_frames frames are dropped (not loaded late); failed pages whose
+ * more than drop_after_frames frames are dropped (not loaded late; for a failed page the
+ * frames count from its failure); failed pages whose
  * backoff ended by now_ms go back to the queue; the per-frame counters restart; pages
  * evicted last frame become RV_PAGE_ABSENT. Cost: proportional to the pages it changes.
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_NOT_FINITE, RV_ERR_ORDER (now_ms earlier than

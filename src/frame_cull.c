@@ -246,6 +246,18 @@ static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32
     return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
 }
 
+/* A partition part passed the walk's frustum test padded by the gate's margin (so that the
+ * groups nested in it are gated as the gate's own walk would): is it in the view itself? */
+static bool part_in_view(const rvi_frame_worker *w, const rvi_scene *sc, uint32_t i, uint32_t flags)
+{
+    const rvi_walk_policy *p = w->policy;
+    const float *ws = sc->world_sphere[i];
+    uint32_t mask = RVI_FRUSTUM_ALL_PLANES;
+    if (rvi_classify_sphere_masked(p->frustum, ws, ws[3], &mask) == RV_OUTSIDE)
+        return false;
+    return !(mask && p->test_boxes && (flags & RVI_NODE_HAS_TEST_BOX) && rvi_walk_test_box_outside(p, i));
+}
+
 /* A node of the main view that passed the frustum and needs more than that: partition
  * parts and groups, group occlusion, HLOD regions. */
 static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *weight)
@@ -261,6 +273,13 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         if (world->desc.record_culls)
             put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_PARTITION << 8, 0.0f, 0);
         return RVI_WALK_SKIP;
+    }
+    if ((flags & RVI_NODE_PARTITION_PART) && gate && !part_in_view(w, sc, i, flags)) {
+        /* Within the margin, out of view: walked on only for the groups nested in it (its
+         * other nodes meet the frustum's own test), and not drawn. */
+        if (world->desc.record_culls && (flags & RVI_NODE_HAS_GEOMETRY))
+            put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
+        return sc->first_child[i] != NONE ? RVI_WALK_DESCEND : RVI_WALK_SKIP;
     }
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
     bool tested = false, subtree_test = occlusion_tests(f) && sc->first_child[i] != NONE;
@@ -328,7 +347,9 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
     p.record_culls = world->desc.record_culls;
     p.hidden_prunes = true;
     p.own_geometry = true;
-    p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP : 0;
+    /* Groups and parts within the gate's margin are walked (parts out of view not drawn),
+     * so every group the gate would see is gated: the nested ones too. */
+    p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP | RVI_NODE_PARTITION_PART : 0;
     p.pad = gate ? rvi_partition_margin(gate) : 0.0f;
     p.test_boxes = &f->test_boxes;
     /* The cutoff is the perspective LOD's (an orthographic view's angle does not fall

@@ -1367,6 +1367,53 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     rv_world_destroy(w);
 }
 
+/* A model just outside the view but within the gate's margin: the world's walk gates the
+ * group nested in its part as the gate's own walk does (the part is frustum-visible, so is
+ * the nested part), and draws neither part. */
+static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **state)
+{
+    (void)state;
+    /* 0: rv_frame, margin 5; 1: the gate's own walk, margin 5; 2: the same, margin 0. */
+    for (int run = 0; run < 3; run++) {
+        rv_world_desc d = { 0 };
+        d.partition.frustum_margin = run == 2 ? 0.0f : 5.0f;
+        rv_world *w = NULL;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        /* Eye at eye0 looking down -Z, 90 degrees high, 16:9: the model (1 m) at x = -26,
+         * 10 m ahead, lies about 3.5 m beyond the left plane. */
+        rv_node outer = rvt_object(w, RV_NODE_NONE, -26, 1.7f, -10, 0.1f);
+        rv_node part = rvt_object(w, outer, 0, 0, 0, 0.5f);
+        rv_node inner = rvt_object(w, part, 0, 0, 0, 0.1f);
+        rv_node nested = rvt_object(w, inner, 0, 0, 0, 1.0f);
+        assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
+        assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
+        uint64_t leaf_outer = 1, leaf_nested = 2;
+        assert_int_equal(rv_partition_set_part(w, part, &leaf_outer, 1, false), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, nested, &leaf_nested, 1, false), RV_OK);
+        float look[3] = { eye0[0], eye0[1], eye0[2] - 10 }, quarter = 1.5707963f;
+        if (run == 0) {
+            rvt_camera c;
+            rvt_camera_make(&c, eye0, look, quarter, 0);
+            rv_frame_view v;
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_false(view_draws(&v, part));
+            assert_false(view_draws(&v, nested));
+        } else {
+            assert_int_equal(rv_update_world(w), RV_OK);
+            rv_frustum fr = rvt_frustum(eye0, look, quarter, 1000);
+            rv_partition_result res;
+            assert_int_equal(rv_partition_begin_frame(w, &fr), RV_OK);
+            assert_int_equal(rv_partition_end_frame(w, &fr, 0, &res), RV_OK);
+        }
+        bool part_visible = false, nested_visible = false;
+        assert_int_equal(rv_partition_part_frustum_visible(w, part, &part_visible), RV_OK);
+        assert_int_equal(rv_partition_part_frustum_visible(w, nested, &nested_visible), RV_OK);
+        assert_true(part_visible == (run < 2));
+        assert_true(nested_visible == (run < 2));
+        rv_world_destroy(w);
+    }
+}
+
 /* Between rv_frame_begin and rv_frame_end the world's walk gates the partition groups: the
  * host's own gate calls are refused and leave the frame to finish; outside it they work. */
 static void test_gate_calls_are_refused_inside_the_worlds_frame(void **state)
@@ -3677,6 +3724,7 @@ int main(void)
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
+        cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),

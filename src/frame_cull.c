@@ -274,15 +274,14 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
             put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_PARTITION << 8, 0.0f, 0);
         return RVI_WALK_SKIP;
     }
-    if ((flags & RVI_NODE_PARTITION_PART) && gate && !part_in_view(w, sc, i, flags)) {
-        /* Within the margin, out of view: walked on only for the groups nested in it (its
-         * other nodes meet the frustum's own test), and not drawn. */
-        if (world->desc.record_culls && (flags & RVI_NODE_HAS_GEOMETRY))
-            put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
-        return sc->first_child[i] != NONE ? RVI_WALK_DESCEND : RVI_WALK_SKIP;
-    }
+    /* A part within the margin but out of view is walked on only for the groups in it (the
+     * part itself, when it is one, and those nested in it; its other nodes meet the
+     * frustum's own test), and not drawn. */
+    bool out_of_view = (flags & RVI_NODE_PARTITION_PART) && gate && !part_in_view(w, sc, i, flags);
+    if (out_of_view && world->desc.record_culls && (flags & RVI_NODE_HAS_GEOMETRY))
+        put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;
-    bool tested = false, subtree_test = occlusion_tests(f) && sc->first_child[i] != NONE;
+    bool tested = false, subtree_test = !out_of_view && occlusion_tests(f) && sc->first_child[i] != NONE;
     if (subtree_test && group_test_skipped(world, f, i)) {
         /* As when the test passes: the node's own geometry is not tested on its own either,
          * so what is drawn does not change between the frames that test and those that skip. */
@@ -314,6 +313,8 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         if (r != RV_OK && r != RV_ERR_NOT_FOUND)
             w->error = r;
     }
+    if (out_of_view)
+        return sc->first_child[i] != NONE ? RVI_WALK_DESCEND : RVI_WALK_SKIP;
     if (flags & RVI_NODE_HAS_HLOD) {
         uint64_t t0 = walk_timer_start(world, &w->lod_timer, timed);
         rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false);

@@ -1385,11 +1385,14 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         rv_node part = rvt_object(w, outer, 0, 0, 0, 0.5f);
         rv_node inner = rvt_object(w, part, 0, 0, 0, 0.1f);
         rv_node nested = rvt_object(w, inner, 0, 0, 0, 1.0f);
+        rv_node own = rvt_object(w, part, 0, 0, 0, 0.5f); /* a part of the part, itself a group */
         assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
         assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
-        uint64_t leaf_outer = 1, leaf_nested = 2;
+        assert_int_equal(rv_partition_make_group(w, part), RV_OK);
+        uint64_t leaf_outer = 1, leaf_nested = 2, leaf_own = 3;
         assert_int_equal(rv_partition_set_part(w, part, &leaf_outer, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, nested, &leaf_nested, 1, false), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, own, &leaf_own, 1, false), RV_OK);
         float look[3] = { eye0[0], eye0[1], eye0[2] - 10 }, quarter = 1.5707963f;
         if (run == 0) {
             rvt_camera c;
@@ -1398,6 +1401,7 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
             assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
             assert_false(view_draws(&v, part));
             assert_false(view_draws(&v, nested));
+            assert_false(view_draws(&v, own));
         } else {
             assert_int_equal(rv_update_world(w), RV_OK);
             rv_frustum fr = rvt_frustum(eye0, look, quarter, 1000);
@@ -1405,11 +1409,13 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
             assert_int_equal(rv_partition_begin_frame(w, &fr), RV_OK);
             assert_int_equal(rv_partition_end_frame(w, &fr, 0, &res), RV_OK);
         }
-        bool part_visible = false, nested_visible = false;
+        bool part_visible = false, nested_visible = false, own_visible = false;
         assert_int_equal(rv_partition_part_frustum_visible(w, part, &part_visible), RV_OK);
         assert_int_equal(rv_partition_part_frustum_visible(w, nested, &nested_visible), RV_OK);
+        assert_int_equal(rv_partition_part_frustum_visible(w, own, &own_visible), RV_OK);
         assert_true(part_visible == (run < 2));
         assert_true(nested_visible == (run < 2));
+        assert_true(own_visible == (run < 2));
         rv_world_destroy(w);
     }
 }

@@ -343,6 +343,29 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
  * behind the eye. */
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i);
 
+/* The object passes (frame_cull.c, frame_emit.c) work on chunks of this many candidates. */
+#define RVI_OBJECT_CHUNK 256u
+
+/* What the occlusion pass decided for a candidate (rvi_frame.object_state). */
+enum { RVI_OBJECT_UNSET = 0, RVI_OBJECT_VISIBLE, RVI_OBJECT_HIDDEN, RVI_OBJECT_NOTHING, RVI_OBJECT_UNSAMPLED };
+
+/* The object passes' view of the frame's candidates and their per-candidate outputs. */
+typedef struct rvi_object_pass {
+    rv_world *world;
+    rvi_frame *f;
+    const rvi_candidate *cands;
+    uint32_t count, chunks;
+    uint8_t *state;          /* RVI_OBJECT_* per candidate */
+    rvi_object_lod *lod;
+    uint32_t *chunk_counts;  /* per chunk: opaque items, translucent items; then their offsets */
+} rvi_object_pass;
+
+/* The visible candidates' draw items into the building arena's lists, in draw order: each
+ * chunk writes its keys at the places the chunks before it end, each list is sorted
+ * (stable: equal depths keep walk order), then the items are written in sorted order
+ * (frame_emit.c). Adds the sort's time to *sort_ns. */
+rv_result rvi_frame_emit_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p, uint64_t *sort_ns);
+
 /* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, rv_draw_item *item, uint32_t node, uint32_t level, float fade,
                     const rvi_frame_camera *cam);

@@ -1,7 +1,7 @@
 /* The cull stage of a frame (docs/design.md §8): persistent occluders submitted
  * (frame_nodes.c), the main view's walk (frame_walk.c; its hooks are here:
  * partition gate, group occlusion, HLOD, candidates), then the object passes over the
- * candidates: occlusion tests, LOD selection, emitting draw items. Each pass is a
+ * candidates: LOD selection, occlusion tests, then the draw items (frame_emit.c). Each pass is a
  * parallel-for over chunks of candidates whose outputs land at places fixed by their index,
  * so the result does not depend on which worker ran what. */
 #include "frame.h"
@@ -17,7 +17,6 @@
 
 #define NONE RVI_INDEX_NONE
 /* Candidates per job of an object pass. */
-#define OBJECT_CHUNK 256u
 /* The most records one visit writes besides its HLOD children's culls: a load, a
  * candidate, a cull, a deferral. */
 #define VISIT_RECORDS 4u
@@ -376,34 +375,20 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
  * the occluders, then drawn: a candidate at "nothing" costs no occlusion test, and a
  * hidden node's level keeps up with the view (revealed, it shows the level it should). */
 
-/* What the occlusion pass decided for a candidate (object_state). */
-enum { OBJECT_UNSET = 0, OBJECT_VISIBLE, OBJECT_HIDDEN, OBJECT_NOTHING, OBJECT_UNSAMPLED };
-
 typedef rvi_object_lod object_lod;
-
-typedef struct object_pass {
-    rv_world *world;
-    rvi_frame *f;
-    const rvi_candidate *cands;
-    uint32_t count, chunks;
-    uint8_t *state;
-    object_lod *lod;
-    uint32_t *chunk_counts;  /* per chunk: opaque items, translucent items; then their offsets */
-} object_pass;
 
 /* How far ahead the object passes fetch what a candidate's work reads. The LOD pass, the
  * first to read a candidate, fetches its world sphere, flags, cutoff and the slot's entry
  * in the LOD record map first, then (half as far ahead, the entry being there by then)
  * the record; the occlusion pass the slot's entry in the test box map, then the box record
- * and the world matrix; the place pass, in draw order, the generation, matrix and sphere
- * an item copies. Where the candidates lie scattered over the scene's arrays (nodes not
+ * and the world matrix (the place pass fetches its own: frame_emit.c). Where the candidates lie scattered over the scene's arrays (nodes not
  * created in walk order), each would otherwise wait on those lines from memory. The
  * helpers are always inline: GCC drops a call to a function that does nothing but
  * prefetch. */
 #define PREFETCH_MAP 32u
 #define PREFETCH_RECORD 16u
 
-static RVI_ALWAYS_INLINE void prefetch_lod(const object_pass *p, const rvi_scene *sc, const rvi_node_table *records,
+static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_scene *sc, const rvi_node_table *records,
                                            size_t record_bytes, const float *cutoff, uint32_t slots, uint32_t k,
                                            uint32_t last)
 {
@@ -427,16 +412,16 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const object_pass *p, const rvi_scene
 
 static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
-    object_pass *p = context;
+    rvi_object_pass *p = context;
     rv_world *world = p->world;
     const rvi_scene *sc = &world->scene;
-    uint32_t last = end * OBJECT_CHUNK < p->count ? end * OBJECT_CHUNK : p->count;
+    uint32_t last = end * RVI_OBJECT_CHUNK < p->count ? end * RVI_OBJECT_CHUNK : p->count;
     /* Selection writes cutoffs in place; it adds no record, so the array stays where it is. */
     uint32_t count;
     const float *cutoff = rvi_lod_cutoff(world, &count);
     size_t record_bytes;
     const rvi_node_table *records = rvi_lod_records(world, &record_bytes);
-    for (uint32_t k = begin * OBJECT_CHUNK; k < last; k++) {
+    for (uint32_t k = begin * RVI_OBJECT_CHUNK; k < last; k++) {
         prefetch_lod(p, sc, records, record_bytes, cutoff, count, k, last);
         rvi_candidate c = p->cands[k];
         /* Written field by field where it lives: built on the stack and copied out, its
@@ -474,7 +459,7 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
     }
 }
 
-static RVI_ALWAYS_INLINE void prefetch_test(const object_pass *p, const rvi_scene *sc, uint32_t k, uint32_t last)
+static RVI_ALWAYS_INLINE void prefetch_test(const rvi_object_pass *p, const rvi_scene *sc, uint32_t k, uint32_t last)
 {
     const rvi_node_table *boxes = &p->f->test_boxes;
     if (k + PREFETCH_MAP < last) {
@@ -494,10 +479,10 @@ static RVI_ALWAYS_INLINE void prefetch_test(const object_pass *p, const rvi_scen
     }
 }
 
-static void visible_item(const object_pass *p, uint32_t k, uint32_t counts[2])
+static void visible_item(const rvi_object_pass *p, uint32_t k, uint32_t counts[2])
 {
     const rvi_scene *sc = &p->world->scene;
-    p->state[k] = OBJECT_VISIBLE;
+    p->state[k] = RVI_OBJECT_VISIBLE;
     counts[(sc->flags[p->cands[k].node] & RVI_NODE_TRANSLUCENT) != 0] += p->lod[k].n;
 }
 
@@ -506,7 +491,7 @@ static void visible_item(const object_pass *p, uint32_t k, uint32_t counts[2])
  * *fused: make the footprints in the same pass as the looks (cheaper when most lanes need
  * them) rather than after them (when few do); set for the next lanes from how many these
  * needed. Either way the same answers. */
-static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *t, bool *fused, uint32_t counts[2])
+static void settle_lanes(const rvi_object_pass *p, rvi_frame_worker *w, test_lanes *t, bool *fused, uint32_t counts[2])
 {
     if (t->n == 0)
         return;
@@ -532,7 +517,7 @@ static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *
         bool hidden = lane_hidden(p->f, t, j, &fp[j], &w->feed_hidden);
         w->counts.occlusion_culled += hidden;
         if (hidden)
-            p->state[k] = OBJECT_HIDDEN;
+            p->state[k] = RVI_OBJECT_HIDDEN;
         else
             visible_item(p, k, counts);
     }
@@ -542,7 +527,7 @@ static void settle_lanes(const object_pass *p, rvi_frame_worker *w, test_lanes *
 
 static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
-    object_pass *p = context;
+    rvi_object_pass *p = context;
     const rvi_scene *sc = &p->world->scene;
     bool tests = occlusion_tests(p->f);
     test_lanes t;
@@ -550,18 +535,18 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
     bool fused = true;
     for (uint32_t chunk = begin; chunk < end; chunk++) {
         uint32_t counts[2] = { 0, 0 };
-        uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
-        for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
+        uint32_t last = (chunk + 1) * RVI_OBJECT_CHUNK < p->count ? (chunk + 1) * RVI_OBJECT_CHUNK : p->count;
+        for (uint32_t k = chunk * RVI_OBJECT_CHUNK; k < last; k++) {
             if (tests)
                 prefetch_test(p, sc, k, last);
             rvi_candidate c = p->cands[k];
             const object_lod *o = &p->lod[k];
             if (o->n == 0) {
-                p->state[k] = OBJECT_NOTHING;
+                p->state[k] = RVI_OBJECT_NOTHING;
                 continue;
             }
             if (p->f->cam.cull_unsampled && rvi_frame_unsampled(&p->f->cam, p->f, sc, c.node)) {
-                p->state[k] = OBJECT_UNSAMPLED;
+                p->state[k] = RVI_OBJECT_UNSAMPLED;
                 w->counts.unsampled_culled++;
                 continue;
             }
@@ -579,7 +564,7 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
                     bool hidden = node_hidden(p->f, sc, c.node, sphere, &w->feed_hidden);
                     w->counts.occlusion_culled += hidden;
                     if (hidden) {
-                        p->state[k] = OBJECT_HIDDEN;
+                        p->state[k] = RVI_OBJECT_HIDDEN;
                         continue;
                     }
                 } else if (lane_of(p->f, sc, c.node, sphere, &t, t.n)) {
@@ -597,119 +582,9 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
     }
 }
 
-/* The emit pass: both lists' sort keys (opaque first, then translucent, in one array),
- * then their items in sorted order. */
-typedef struct emit_lists {
-    object_pass *p;
-    uint32_t *keys, *refs;   /* in emit order: a candidate's items, candidate after candidate */
-    const uint32_t *sorted[2]; /* refs in draw order: candidate index << 1 | item */
-    uint32_t count[2];
-    uint32_t chunks[2];      /* place_job's chunks of each list */
-} emit_lists;
-
-static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
-{
-    const float *ws = sc->world_sphere[node];
-    const rvi_frame_camera *cam = &f->cam;
-    return (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
-           (ws[2] - cam->eye[2]) * cam->forward[2];
-}
-
-/* Each visible candidate's items: a key and a reference, at the place the chunks before it
- * end in its list (the translucent list's keys after the opaque list's). */
-static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
-{
-    (void)w;
-    emit_lists *l = context;
-    object_pass *p = l->p;
-    const rvi_scene *sc = &p->world->scene;
-    const uint32_t *offsets = p->chunk_counts + 2 * (size_t)p->chunks;
-    for (uint32_t chunk = begin; chunk < end; chunk++) {
-        uint32_t at[2] = { offsets[2 * chunk], l->count[0] + offsets[2 * chunk + 1] };
-        uint32_t last = (chunk + 1) * OBJECT_CHUNK < p->count ? (chunk + 1) * OBJECT_CHUNK : p->count;
-        for (uint32_t k = chunk * OBJECT_CHUNK; k < last; k++) {
-            uint32_t node = p->cands[k].node;
-            if (p->state[k] != OBJECT_VISIBLE)
-                continue;
-            uint32_t list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
-            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), list == 1);
-            for (uint32_t s = 0; s < p->lod[k].n; s++, at[list]++) {
-                l->keys[at[list]] = key;
-                l->refs[at[list]] = k << 1 | s;
-            }
-        }
-    }
-}
-
-/* The items at sorted places, OBJECT_CHUNK places a job: the opaque list's chunks, then
- * the translucent list's. */
-static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
-{
-    (void)w;
-    emit_lists *l = context;
-    object_pass *p = l->p;
-    rvi_frame *f = p->f;
-    const rvi_scene *sc = &p->world->scene;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    for (uint32_t chunk = begin; chunk < end; chunk++) {
-        uint32_t list = chunk >= l->chunks[0], c = chunk - (list ? l->chunks[0] : 0);
-        rv_draw_item *items = RVI_VEC_PTR(list ? a->translucent : a->opaque, rv_draw_item);
-        uint32_t last = (c + 1) * OBJECT_CHUNK < l->count[list] ? (c + 1) * OBJECT_CHUNK : l->count[list];
-        for (uint32_t q = c * OBJECT_CHUNK; q < last; q++) {
-            if (q + PREFETCH_RECORD < last) {
-                /* In draw order the nodes come at random: fetch what an item copies ahead. */
-                uint32_t ahead = p->cands[l->sorted[list][q + PREFETCH_RECORD] >> 1].node;
-                RVI_PREFETCH(&sc->pool.generation[ahead]);
-                RVI_PREFETCH(sc->world_matrix[ahead]);
-                RVI_PREFETCH(sc->world_sphere[ahead]);
-            }
-            uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
-            const object_lod *o = &p->lod[k];
-            rvi_frame_emit(p->world, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
-        }
-    }
-}
-
-/* The visible candidates' draw items into the building arena's lists, in draw order: each
- * chunk writes its keys at the places the chunks before it end, each list is sorted
- * (stable: equal depths keep walk order), then the items are written in sorted order. */
-static rv_result emit_pass(rv_world *world, rvi_frame *f, object_pass *p, uint64_t *sort_ns)
-{
-    uint64_t total[2] = { 0, 0 };
-    /* Without candidates chunk_counts may be NULL: no offset is taken from it. */
-    uint32_t *offsets = p->chunks ? p->chunk_counts + 2 * (size_t)p->chunks : NULL;
-    for (uint32_t k = 0; k < 2 * p->chunks; k++) {
-        offsets[k] = (uint32_t)total[k & 1];
-        total[k & 1] += p->chunk_counts[k];
-    }
-    if (total[0] + total[1] > UINT32_MAX / 2)
-        return RV_ERR_CAPACITY;
-    rvi_frame_arena *a = &f->arenas[f->building];
-    RVI_TRY(rvi_vec_reserve(&world->heap, &a->opaque, sizeof(rv_draw_item), (uint32_t)total[0]));
-    RVI_TRY(rvi_vec_reserve(&world->heap, &a->translucent, sizeof(rv_draw_item), (uint32_t)total[1]));
-    RVI_TRY(rvi_frame_reserve_sort(&world->heap, &f->scratch, (uint32_t)(total[0] + total[1])));
-    a->opaque.count = (uint32_t)total[0];
-    a->translucent.count = (uint32_t)total[1];
-    emit_lists l = { p, RVI_VEC_PTR(f->scratch.sort_keys, uint32_t), RVI_VEC_PTR(f->scratch.sort_order, uint32_t),
-                     { NULL, NULL }, { (uint32_t)total[0], (uint32_t)total[1] },
-                     { ((uint32_t)total[0] + OBJECT_CHUNK - 1) / OBJECT_CHUNK,
-                       ((uint32_t)total[1] + OBJECT_CHUNK - 1) / OBJECT_CHUNK } };
-    if (total[0] + total[1] == 0)
-        return RV_OK;
-    RVI_TRY(rvi_frame_parallel(world, f, key_job, &l, p->chunks, 1));
-    /* Each list sorted where its keys are, with the scratch's second halves beside them
-     * for the passes. */
-    uint64_t t0 = rvi_clock_now(world);
-    uint32_t n = l.count[0] + l.count[1], n0 = l.count[0];
-    l.sorted[0] = rvi_frame_sort_pairs(n0, l.keys, l.refs, l.keys + n, l.refs + n);
-    l.sorted[1] = rvi_frame_sort_pairs(l.count[1], l.keys + n0, l.refs + n0, l.keys + n + n0, l.refs + n + n0);
-    *sort_ns += rvi_clock_now(world) - t0;
-    return rvi_frame_parallel(world, f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
-}
-
 /* LOD selection (hysteresis, crossfade) of every candidate. A node that stops resting at
  * "nothing" makes the walk's summaries over it stale: they are cleared. */
-static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
+static rv_result lod_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p)
 {
     RVI_TRY(rvi_frame_parallel(world, f, lod_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
@@ -722,18 +597,18 @@ static rv_result lod_pass(rv_world *world, rvi_frame *f, object_pass *p)
 /* Occlusion tests of the candidates that draw something and that the walk did not test
  * (groups it did), with each chunk's item counts. Hidden ones, and those at "nothing",
  * are recorded in candidate order after the walk's records. */
-static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
+static rv_result occlusion_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p)
 {
     if (p->count) /* no candidates: the scratch may never have been allocated (NULL) */
-        memset(p->state, OBJECT_UNSET, p->count);
+        memset(p->state, RVI_OBJECT_UNSET, p->count);
     RVI_TRY(rvi_frame_parallel(world, f, occlusion_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
     for (uint32_t k = 0; k < p->count; k++) {
-        if (p->state[k] == OBJECT_UNSET)
+        if (p->state[k] == RVI_OBJECT_UNSET)
             return RV_ERR_INVARIANT; /* the job system skipped it */
-        if (p->state[k] != OBJECT_VISIBLE && world->desc.record_culls) {
-            rv_cull_reason why = p->state[k] == OBJECT_HIDDEN      ? RV_CULL_OCCLUSION
-                                 : p->state[k] == OBJECT_UNSAMPLED ? RV_CULL_UNSAMPLED
+        if (p->state[k] != RVI_OBJECT_VISIBLE && world->desc.record_culls) {
+            rv_cull_reason why = p->state[k] == RVI_OBJECT_HIDDEN      ? RV_CULL_OCCLUSION
+                                 : p->state[k] == RVI_OBJECT_UNSAMPLED ? RV_CULL_UNSAMPLED
                                                                    : RV_CULL_LOD_NOTHING;
             rv_cull_record rec = { rvi_node_handle(&world->scene, p->cands[k].node), why };
             RVI_TRY(rvi_vec_push(&world->heap, &f->arenas[f->building].culls, sizeof rec, &rec));
@@ -746,10 +621,10 @@ static rv_result occlusion_pass(rv_world *world, rvi_frame *f, object_pass *p)
 /* ---- the stage ---------------------------------------------------------------------------- */
 
 /* Scratch of the object passes for n candidates. */
-static rv_result object_scratch(rv_world *world, rvi_frame *f, object_pass *p)
+static rv_result object_scratch(rv_world *world, rvi_frame *f, rvi_object_pass *p)
 {
     rvi_heap *heap = &world->heap;
-    uint32_t n = f->scratch.candidates.count, chunks = (n + OBJECT_CHUNK - 1) / OBJECT_CHUNK;
+    uint32_t n = f->scratch.candidates.count, chunks = (n + RVI_OBJECT_CHUNK - 1) / RVI_OBJECT_CHUNK;
     RVI_TRY(rvi_vec_reserve(heap, &f->object_state, 1, n));
     RVI_TRY(rvi_vec_reserve(heap, &f->selections, sizeof(object_lod), n));
     RVI_TRY(rvi_vec_reserve(heap, &f->chunk_counts, sizeof(uint32_t), 4 * chunks));
@@ -794,14 +669,14 @@ rv_result rvi_frame_cull(rv_world *world)
         rvi_frame_charge_walk(f, t1, t2);
     RVI_TRY(walked);
 
-    object_pass pass;
+    rvi_object_pass pass;
     RVI_TRY(object_scratch(world, f, &pass));
     RVI_TRY(lod_pass(world, f, &pass));
     uint64_t t3 = rvi_clock_now(world);
     RVI_TRY(occlusion_pass(world, f, &pass));
     uint64_t t4 = rvi_clock_now(world);
     uint64_t sort_ns = 0;
-    RVI_TRY(emit_pass(world, f, &pass, &sort_ns));
+    RVI_TRY(rvi_frame_emit_pass(world, f, &pass, &sort_ns));
     if (timed) {
         uint64_t t5 = rvi_clock_now(world);
         rvi_stage_add(f, RV_STAGE_LOD, t2, t3);

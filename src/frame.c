@@ -105,6 +105,9 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     if (view->view && view->projection) {
         if (!rvi_finite_n(view->view, 16) || !rvi_finite_n(view->projection, 16))
             return RV_ERR_NOT_FINITE;
+        const float *v = view->view;
+        if (v[3] != 0 || v[7] != 0 || v[11] != 0 || v[15] != 1)
+            return RV_ERR_INVALID_ARG; /* not affine: the eye and view depths are not defined */
         mat4_mul_d(view->projection, view->view, cam.view_projection_d);
         for (int k = 0; k < 16; k++)
             cam.view_projection[k] = (float)cam.view_projection_d[k];
@@ -113,7 +116,6 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         have_double = true;
         /* Eye from the inverse of the view's 3 x 3 part: -R^T t for a rigid view, the general
          * inverse for one that also scales (a view in other units than the world's). */
-        const float *v = view->view;
         bool rigid = view_is_rigid(v);
         if (rigid) {
             for (int k = 0; k < 3; k++)

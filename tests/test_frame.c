@@ -534,12 +534,35 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     bad = c;
     bad.v.time_ms = INFINITY;
     assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
+    bad = c;
+    bad.v.fov_y = NAN;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
+    bad.v.fov_y = 3.2f;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
+    /* A view matrix whose last row is not 0 0 0 1: no eye, no view depth. */
+    for (int k = 0; k < 4; k++) {
+        bad = c;
+        bad.v.view = bad.view;
+        bad.view[k * 4 + 3] += 0.5f;
+        assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
+    }
     assert_int_equal(rv_frame(w, NULL, &v), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_frame(NULL, &c.v, &v), RV_ERR_INVALID_ARG);
     assert_memory_equal(&v, &before, sizeof v);
     rv_alloc_stats after = rv_world_alloc_stats(w);
     assert_int_equal(after.allocations, held.allocations);
     assert_int_equal(after.bytes_live, held.bytes_live);
+    /* An extra view refuses a view matrix that is not affine too. */
+    rv_view_list *list;
+    rv_frame_view extra;
+    memset(&extra, 0x5a, sizeof extra);
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    bad = c;
+    bad.v.view = bad.view;
+    bad.view[15] = 2;
+    assert_int_equal(rv_cull_view(w, &bad.v, list, &extra), RV_ERR_INVALID_ARG);
+    assert_memory_equal(&extra, &before, sizeof extra);
+    rv_view_list_destroy(list);
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     c.v.time_ms = 50; /* backwards */
     assert_int_equal(rv_frame(w, &c.v, &v), RV_ERR_ORDER);

@@ -111,7 +111,8 @@ RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
  * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
  * are read during the call only. */
 typedef struct rv_view {
-    const float *view;            /* world -> view matrix: affine (last row 0 0 0 1); rigid
+    const float *view;            /* world -> view matrix: affine (last row 0 0 0 1, else
+                                     RV_ERR_INVALID_ARG); rigid
                                      (a rotation, mirrored or not, and a translation), or
                                      scaled too (a view in other units than the world's,
                                      with its projection to match: the same camera) */
@@ -121,7 +122,8 @@ typedef struct rv_view {
     rv_clip clip;                 /* the projection's depth convention */
     uint32_t viewport_width;      /* pixels, > 0 */
     uint32_t viewport_height;     /* pixels, > 0 */
-    float fov_y;                  /* vertical field of view, radians, in [0, pi) (else
+    float fov_y;                  /* vertical field of view, radians, in [0, pi) (NaN or
+                                     infinite: RV_ERR_NOT_FINITE; else outside:
                                      RV_ERR_INVALID_ARG); 0 = read from the projection
                                      (perspective), or 60 degrees for ortho */
     double time_ms;               /* host time in milliseconds; must not go backwards */
@@ -325,8 +327,9 @@ typedef struct rv_frame_view {
  * the view_projection form is used as given, so a host passing it should build it in
  * double and take the float rounding of an eye far from the origin into account.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
- * neither matrix form given, a view whose forward axis has no length in float (a view
- * matrix scaled by 1e-30, say) or whose 3 x 3 part is singular, or, with occlusion on, a viewport so wide or tall that the
+ * neither matrix form given, a fov_y outside [0, pi), a view matrix that is not affine,
+ * a view whose forward axis has no length in float (a view matrix scaled by 1e-30, say) or
+ * whose 3 x 3 part is singular, or, with occlusion on, a viewport so wide or tall that the
  * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE, or a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE

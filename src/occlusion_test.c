@@ -541,6 +541,20 @@ bool rvi_occ_ready(rv_occlusion *occ)
     return true;
 }
 
+/* An identity matrix is no matrix: the box is its world box, and NULL's test (the world
+ * box's, usually tighter than the oriented box's) gives the same verdict for both forms. */
+static const float *unless_identity(const float *m)
+{
+    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    return m && memcmp(m, identity, sizeof identity) == 0 ? NULL : m;
+}
+
+static int32_t box_footprint(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
+                             occ_footprint *fp)
+{
+    return matrix ? rvi_occ_footprint_box(occ, min, max, matrix, fp) : rvi_occ_footprint_world_box(occ, min, max, fp);
+}
+
 bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix)
 {
     if (!rvi_occ_ready(occ))
@@ -549,7 +563,7 @@ bool rvi_occlusion_box_visible(rv_occlusion *occ, const float min[3], const floa
     if (rvi_occ_nothing_drawn(occ))
         return true;
     occ_footprint fp;
-    int32_t on = matrix ? rvi_occ_footprint_box(occ, min, max, matrix, &fp) : rvi_occ_footprint_world_box(occ, min, max, &fp);
+    int32_t on = box_footprint(occ, min, max, matrix, &fp);
     if (on != RVI_OCC_ON || !box_hidden(occ, min, max, matrix, &fp))
         return true;
     occ->stats.culled++;
@@ -580,7 +594,7 @@ rv_result rv_occlusion_test_box(rv_occlusion *occ, const float min[3], const flo
     if (occ->width == 0)
         return RV_OK;
     RVI_TRY(rvi_occ_check_box(min, max, matrix));
-    *out_visible = rvi_occlusion_box_visible(occ, min, max, matrix);
+    *out_visible = rvi_occlusion_box_visible(occ, min, max, unless_identity(matrix));
     return RV_OK;
 }
 
@@ -645,11 +659,10 @@ rv_result rv_occlusion_test_boxes(rv_occlusion *occ, const rv_occlusion_boxes *b
     for (uint32_t i = first; i < first + count; i++) {
         float lo[3] = { boxes->min[0][i], boxes->min[1][i], boxes->min[2][i] };
         float hi[3] = { boxes->max[0][i], boxes->max[1][i], boxes->max[2][i] };
-        const float *m = boxes->matrices + (size_t)16 * i;
+        const float *m = unless_identity(boxes->matrices + (size_t)16 * i);
         rv_result e = rvi_occ_check_box(lo, hi, m);
         occ_footprint fp;
-        bool hidden = e == RV_OK && rvi_occ_footprint_box(occ, lo, hi, m, &fp) == RVI_OCC_ON &&
-                      box_hidden(occ, lo, hi, m, &fp);
+        bool hidden = e == RV_OK && box_footprint(occ, lo, hi, m, &fp) == RVI_OCC_ON && box_hidden(occ, lo, hi, m, &fp);
         if (hidden && occ->feed_applied)
             rvi_occ_feed_note_hidden(occ, lo, hi, m, &fp, true);
         out_visible[i] = !hidden;

@@ -147,6 +147,81 @@ static void test_never_culls_what_the_reference_sees(void **state)
     assert_true(efficiency >= 0.60);
 }
 
+/* NULL = identity: a box under an identity matrix gets its world box's verdict, one at a
+ * time and in a batch, also far from the origin, where the oriented box's corners round
+ * otherwise than the world box's. */
+static void test_an_identity_matrix_is_no_matrix(void **state)
+{
+    (void)state;
+    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    enum { N = 200 };
+    static float mn[3][N], mx[3][N], identities[N * 16];
+    for (int i = 0; i < N; i++)
+        memcpy(identities + 16 * i, identity, sizeof identity);
+    uint64_t seed = 0x1D3u, tested = 0, hidden = 0;
+    for (int sc = 0; sc < 24; sc++) {
+        double off = sc % 2 ? pow(10.0, rvt_uniform(&seed, 4, 6)) : 0;
+        double eye[3], dir[3] = { rvt_uniform(&seed, -1, 1), rvt_uniform(&seed, -0.3f, 0.3f), rvt_uniform(&seed, -1, 1) };
+        normalize3(dir);
+        for (int a = 0; a < 3; a++)
+            eye[a] = off * rvt_uniform(&seed, -1, 1);
+        camera c = look(eye[0], eye[1], eye[2], eye[0] + dir[0], eye[1] + dir[1], eye[2] + dir[2]);
+        c.clip = ref_conventions[sc % 4];
+        rv_occlusion *occ = make_occlusion(sc % 3 == 0 ? 64 : 256);
+        begin_camera(occ, &c);
+        double up[3] = { 0, 1, 0 }, side[3], top[3];
+        cross3(dir, up, side);
+        normalize3(side);
+        cross3(side, dir, top);
+        double centres[6][3], halves[6];
+        int n_occ = 1 + (int)(rvt_next(&seed) % 6);
+        for (int k = 0; k < n_occ; k++) {
+            double d = rvt_uniform(&seed, 2, 30), spread = d * tan(c.fov_y / 2);
+            double a = rvt_uniform(&seed, -0.8f, 0.8f) * spread, b = rvt_uniform(&seed, -0.8f, 0.8f) * spread;
+            halves[k] = spread * rvt_uniform(&seed, 0.05f, 0.5f);
+            float lo[3], hi[3];
+            for (int i = 0; i < 3; i++) {
+                centres[k][i] = eye[i] + d * dir[i] + a * side[i] + b * top[i];
+                lo[i] = (float)(centres[k][i] - halves[k]);
+                hi[i] = (float)(centres[k][i] + halves[k]);
+            }
+            assert_int_equal(rv_occlusion_add_occluder(occ, lo, hi, NULL), RV_OK);
+        }
+        /* Objects behind and around the occluders, from a ten-thousandth of their distance
+         * across to a twentieth. */
+        for (int j = 0; j < N; j++) {
+            int k = (int)(rvt_next(&seed) % (uint64_t)n_occ);
+            double p[3], d2 = 0;
+            for (int i = 0; i < 3; i++) {
+                p[i] = centres[k][i] + halves[k] * rvt_uniform(&seed, -1.3f, 1.3f);
+                d2 += (p[i] - eye[i]) * (p[i] - eye[i]);
+            }
+            double d = sqrt(d2), back = d * pow(10.0, rvt_uniform(&seed, -3, 0));
+            double h = (d + back) * pow(10.0, rvt_uniform(&seed, -4, -1.3f));
+            for (int i = 0; i < 3; i++) {
+                double q = p[i] + (p[i] - eye[i]) / d * back;
+                mn[i][j] = (float)(q - h * rvt_uniform(&seed, 0.2f, 1));
+                mx[i][j] = (float)(q + h * rvt_uniform(&seed, 0.2f, 1));
+            }
+        }
+        uint8_t world[N], under_identity[N];
+        rv_occlusion_boxes boxes = { { mn[0], mn[1], mn[2] }, { mx[0], mx[1], mx[2] }, NULL };
+        assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 0, N, world), RV_OK);
+        boxes.matrices = identities;
+        assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 0, N, under_identity), RV_OK);
+        for (int j = 0; j < N; j++) {
+            float lo[3] = { mn[0][j], mn[1][j], mn[2][j] }, hi[3] = { mx[0][j], mx[1][j], mx[2][j] };
+            assert_int_equal(under_identity[j], world[j]);
+            assert_int_equal(box_visible(occ, lo, hi, identity), world[j]);
+            assert_int_equal(box_visible(occ, lo, hi, NULL), world[j]);
+            hidden += !world[j];
+        }
+        tested += N;
+        rv_occlusion_destroy(occ);
+    }
+    assert_true(hidden > tested / 10);
+}
+
 /* ---- the worked example's wall -------------------------------------------------------- */
 
 static const float WALL_MIN[3] = { -6, 0, -0.5f }, WALL_MAX[3] = { 6, 8, 0.5f };
@@ -1604,6 +1679,7 @@ int main(void)
         cmocka_unit_test(test_the_batched_look_answers_as_the_single_one),
         cmocka_unit_test(test_the_refined_rows_keep_what_each_edge_keeps),
         cmocka_unit_test(test_never_culls_what_the_reference_sees),
+        cmocka_unit_test(test_an_identity_matrix_is_no_matrix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

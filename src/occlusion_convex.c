@@ -68,6 +68,7 @@ typedef struct rvi_occ_convex_scratch {
     uint8_t edge[RVI_OCC_MAX_POLY_EDGES][4];
     uint32_t edges;
     wedge wedges[RECORDS];
+    bool inexact;          /* its corners and edges bound more than its planes (corners_hold) */
 } rvi_occ_convex_scratch;
 
 size_t rvi_occ_convex_scratch_size(void) { return sizeof(rvi_occ_convex_scratch); }
@@ -450,10 +451,57 @@ static bool axial_box(rvi_occ_convex_scratch *s, double scale)
     return true;
 }
 
+/* How far p lies outside plane u (normalised) beyond slack, less the rounding of that very
+ * sum: > 0 only when p is certainly outside by more than slack. */
+static double plane_excess(const double u[4], const double p[3], double slack)
+{
+    double a = u[0] * p[0], b = u[1] * p[1], c = u[2] * p[2];
+    return a + b + c - u[3] - slack - 64 * DBL_EPSILON * (fabs(a) + fabs(b) + fabs(c) + fabs(u[3]));
+}
+
+/* A corner may stand off a plane by this fraction of the solid's own size (corners merged
+ * within MERGE of the scale of a solid near its origin, a bevel's plane rounded to float). */
+#define OFF_PLANE 1e-6
+
+/* Whether the corners and edges bound the planes' solid to within OFF_PLANE of its size:
+ * every corner inside every plane, and the two corners of each edge on both of its faces'
+ * planes (the freeze draws a silhouette from the edges' planes and its depth from the
+ * corners). The tolerances above are fractions of the distance from the local origin, so a
+ * solid thin next to that distance can lose a short edge to a merge, a sliver face or a
+ * corner placed at its winding point (three planes nearly dependent), and its silhouette
+ * then reaches past the solid: such a solid is kept, and drawn as nothing. */
+static bool corners_hold(const rvi_occ_convex_scratch *s)
+{
+    double size = 0;
+    for (int a = 0; a < 3; a++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (uint32_t v = 0; v < s->verts; v++) {
+            lo = dmin(lo, s->vert[v][a]);
+            hi = dmax(hi, s->vert[v][a]);
+        }
+        size = dmax(size, hi - lo);
+    }
+    double slack = OFF_PLANE * size;
+    for (uint32_t v = 0; v < s->verts; v++)
+        for (uint32_t j = 0; j < s->planes; j++)
+            if (plane_excess(s->unit[j], s->vert[v], slack) > 0)
+                return false;
+    for (uint32_t e = 0; e < s->edges; e++)
+        for (int k = 0; k < 2; k++)
+            for (int f = 2; f < 4; f++) {
+                const double *u = s->unit[s->edge[e][f]], *p = s->vert[s->edge[e][k]];
+                double on[4] = { -u[0], -u[1], -u[2], -u[3] }; /* inside the flipped plane too */
+                if (plane_excess(on, p, slack) > 0)
+                    return false;
+            }
+    return true;
+}
+
 rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, size_t *size)
 {
     RVI_TRY(rvi_occ_convex_check(convex));
     rvi_occ_convex_scratch *s = scratch;
+    s->inexact = false;
     double scale = load_planes(convex, s);
     if (axial_box(s, scale)) {
         *size = rvi_occ_convex_size(s->planes, s->verts, s->edges);
@@ -464,6 +512,7 @@ rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, 
     if (s->verts < 4)
         return RV_ERR_INVALID_ARG;
     RVI_TRY(build_edges(s));
+    s->inexact = !corners_hold(s);
     *size = rvi_occ_convex_size(s->planes, s->verts, s->edges);
     return RV_OK;
 }
@@ -475,7 +524,7 @@ void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out)
     d->plane_count = s->planes;
     d->vertex_count = s->verts;
     d->edge_count = s->edges;
-    d->flags = flags;
+    d->flags = flags | (s->inexact ? RVI_OCC_INEXACT : 0);
     d->triangle_count = d->degenerate_count = 0;
     double *pl = (double *)(void *)(d + 1);
     memcpy(pl, s->plane, sizeof(double) * 4 * s->planes);
@@ -650,6 +699,7 @@ static bool mesh_pairs(const uint8_t (*tri)[3], uint32_t nt, uint32_t verts, mes
 bool rvi_occ_mesh_convex(const rv_occluder_mesh *mesh, uint32_t triangles, void *scratch, size_t *size)
 {
     rvi_occ_convex_scratch *s = scratch;
+    s->inexact = false;
     if (!(mesh->flags & RV_OCCLUDER_CLOSED) || triangles < 4 || triangles > MAXP)
         return false;
     uint8_t tri[MAXP][3], parent[MAXP], face[MAXP];

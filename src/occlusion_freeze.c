@@ -436,6 +436,10 @@ static void draw_item(rv_occlusion *occ, const rvi_occ_item *item)
             poly.segment_lines = false;
         } else {
             const rvi_occ_convex_data *c = rvi_occ_input_convex(occ, in);
+            if (c->flags & RVI_OCC_INEXACT) {
+                count_skip(&occ->stats, RVI_OCC_DEGENERATE);
+                return;
+            }
             poly.plane_count = c->plane_count;
             poly.vertex_count = c->vertex_count;
             poly.edge_count = c->edge_count;

@@ -32,6 +32,10 @@ typedef struct rvi_occ_convex_data {
 /* Internal flag of a node's mesh block: a closed mesh found not to bound a convex solid
  * when set (the freeze does not look again). */
 #define RVI_OCC_NOT_CONVEX (1u << 9)
+/* Internal flag of a convex block whose corners and edges, as rounded, bound more than its
+ * planes (a solid thin next to its distance from the local origin): drawn as nothing
+ * (skipped_degenerate). */
+#define RVI_OCC_INEXACT (1u << 10)
 /* Internal flag of a mesh input (rvi_occ_input.flags, beside RV_OCCLUDER_*): its matrix
  * mirrors (a negative determinant reverses the world winding of the host's triangles, so a
  * closed mesh's far side is then its front-facing triangles). */

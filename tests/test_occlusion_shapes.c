@@ -469,6 +469,98 @@ static void check_slab(const camera *c, const ref_view *rv, const ref_box *slab,
     rv_occlusion_destroy(occ);
 }
 
+/* Two thin convex solids written far from their local origin (a fresh user's random brushes,
+ * minimised), each with an object a ray from the eye reaches past the solid (checked in
+ * exact rational arithmetic): their corners, merged within a part in 1e7 of that distance,
+ * drew a silhouette past the solid and hid the object. Such a solid is drawn as nothing. The
+ * first one moved to its local origin (its planes' d and the matrix's translation moved in
+ * double) is drawn, and still leaves the object visible. */
+typedef struct far_solid {
+    float planes[7][4];
+    uint32_t plane_count;
+    float matrix[16], view_projection[16], min[3], max[3], aspect;
+    uint32_t width, fine_tests;
+    rv_clip clip;
+} far_solid;
+
+static const far_solid far_solids[2] = {
+    { { { -0x1.2245d4p-21f, -0x1.dda26ep-18f, 0x1p+0f, 0x1.87de14p+12f },
+        { 0x1.e1baecp-2f, -0x1.c27376p-1f, -0x1.17a4e4p-4f, 0x1.34a36cp+15f },
+        { 0x0p+0f, -0x1p+0f, 0x0p+0f, -0x1.e852f4p+12f },
+        { 0x0p+0f, 0x0p+0f, 0x1p+0f, 0x1.87dfd4p+12f },
+        { 0x0p+0f, 0x0p+0f, -0x1p+0f, -0x1.87de3cp+12f },
+        { -0x1p+0f, 0x0p+0f, 0x0p+0f, -0x1.84a74ap+16f },
+        { 0x0p+0f, 0x1p+0f, 0x0p+0f, 0x1.e85308p+12f } },
+      7,
+      { -0x1.64e9b2p-1f, -0x1.ba90f2p-2f, -0x1.24e6a8p-1f, 0, -0x1.6f0a46p-1f, 0x1.a060d8p-2f, 0x1.21f86ap-1f, 0,
+        -0x1.8e5782p-7f, 0x1.9c1c4ap-1f, -0x1.2fc294p-1f, 0, 0x1.25178cp+16f, 0x1.0fb9dep+15f, 0x1.b7365p+15f, 1 },
+      { -0x1.38cb0ap-1f, -0x1.234066p-4f, -0x1.1de74ep-1f, -0x1.1d711ep-1f, 0x1.4229b8p-5f, -0x1.b7358ap+0f,
+        -0x1.58c54ep-8f, -0x1.5836c8p-8f, 0x1.a3ddb2p-2f, 0x1.e01c18p-5f, -0x1.a9ba72p-1f, -0x1.a90a74p-1f,
+        -0x1.6e0da6p+2f, 0x1.15529p+2f, 0x1.c63d9cp+3f, 0x1.cfd786p+3f },
+      { -0x1.235178p+3f, 0x1.080e2ep+1f, -0x1.18e09ep+1f },
+      { -0x1.22d8cp+3f, 0x1.0a50b4p+1f, -0x1.15063ap+1f },
+      0x1.2a79bcp+1f, 512, 1, { false, false } },
+    { { { -0x1.7f6bfep-3f, 0x1.f66988p-1f, -0x1.7302cp-5f, -0x1.7fa47ap+11f },
+        { 0x0p+0f, 0x0p+0f, 0x1.6ac652p+2f, 0x1.6a9d24p+15f },
+        { 0x1.400e78p-1f, -0x1.09105cp-3f, 0x1.8a1a32p-1f, 0x1.36f8dep+13f },
+        { -0x1.b3abf4p-11f, -0x1.3a7926p-12f, -0x1.fffff2p-1f, -0x1.00034p+13f },
+        { -0x1.f7c9f2p-1f, -0x1.770a5ep-5f, 0x1.611328p-3f, -0x1.e7d4eap+11f } },
+      5,
+      { 0x1.4ee262p+0f, -0x1.ef61b6p-1f, 0x1.127d72p+0f, 0, -0x1.7c745cp+0f, -0x1.3c645ep+1f, -0x1.ab5c66p-2f, 0,
+        0x1.50b3d4p-1f, -0x1.cdf1acp-3f, -0x1.017f76p+0f, 0, -0x1.d78134p+13f, 0x1.6ea508p+11f, 0x1.9ca1f4p+10f, 1 },
+      { -0x1.e33da2p-6f, -0x1.a0952ap-1f, 0x1.30288ap-16f, -0x1.d4cd2ap-3f, -0x1.084bb2p-1f, -0x1.01566cp-4f,
+        -0x1.4ea67cp-15f, 0x1.01e642p-1f, 0x1.3756b8p-2f, -0x1.7c1a4p-3f, -0x1.14b55cp-14f, 0x1.aa7e1cp-1f,
+        -0x1.9c845p-1f, 0x1.0b31aep+1f, 0x1.d9274ap-7f, 0x1.1ae6a4p+4f },
+      { -0x1.65f9dep+1f, -0x1.958d58p+0f, 0x1.029f08p+2f },
+      { -0x1.32aba6p+1f, -0x1.3ea332p+0f, 0x1.10fd44p+2f },
+      0x1.65301ep+0f, 256, 0, { true, true } },
+};
+
+static bool far_solid_hides(const far_solid *f, const float (*planes)[4], const float *matrix, uint32_t *rasterized)
+{
+    rv_occlusion_desc d = { 0 };
+    d.width = f->width;
+    d.fine_tests = f->fine_tests;
+    d.min_occluder_texels = -1;
+    rv_occlusion *occ;
+    assert_int_equal(rv_occlusion_create(&d, &occ), RV_OK);
+    assert_int_equal(rv_occlusion_begin(occ, f->view_projection, f->clip, f->aspect), RV_OK);
+    rv_occluder_convex c = { planes, f->plane_count, 0 };
+    assert_int_equal(rv_occlusion_add_convex(occ, &c, matrix), RV_OK);
+    bool visible = false;
+    assert_int_equal(rv_occlusion_test_box(occ, f->min, f->max, NULL, &visible), RV_OK);
+    *rasterized = rv_occlusion_get_stats(occ).occluders_rasterized;
+    rv_occlusion_destroy(occ);
+    return !visible;
+}
+
+static void test_a_thin_solid_far_from_its_local_origin_hides_nothing_it_does_not_cover(void **state)
+{
+    (void)state;
+    uint32_t rasterized;
+    for (int k = 0; k < 2; k++) {
+        const far_solid *f = &far_solids[k];
+        assert_false(far_solid_hides(f, (const float (*)[4])f->planes, f->matrix, &rasterized));
+        assert_int_equal(rasterized, 0);
+    }
+    const far_solid *f = &far_solids[0];
+    static const double centre[3] = { 99497.0, 7813.187, 6269.94 };
+    float planes[7][4], matrix[16];
+    for (uint32_t k = 0; k < f->plane_count; k++) {
+        for (int c = 0; c < 3; c++)
+            planes[k][c] = f->planes[k][c];
+        planes[k][3] = (float)((double)f->planes[k][3] - ((double)f->planes[k][0] * centre[0] +
+                                                         (double)f->planes[k][1] * centre[1] +
+                                                         (double)f->planes[k][2] * centre[2]));
+    }
+    memcpy(matrix, f->matrix, sizeof matrix);
+    for (int r = 0; r < 3; r++)
+        matrix[12 + r] = (float)((double)f->matrix[12 + r] + f->matrix[r] * centre[0] + f->matrix[4 + r] * centre[1] +
+                                 f->matrix[8 + r] * centre[2]);
+    assert_false(far_solid_hides(f, (const float (*)[4])planes, matrix, &rasterized));
+    assert_int_equal(rasterized, 1);
+}
+
 static void test_each_shape_keeps_its_depth(void **state)
 {
     (void)state;
@@ -919,6 +1011,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_shape_against_the_reference),
         cmocka_unit_test(test_mixed_shapes_never_cull_what_the_reference_sees),
+        cmocka_unit_test(test_a_thin_solid_far_from_its_local_origin_hides_nothing_it_does_not_cover),
         cmocka_unit_test(test_each_shape_keeps_its_depth),
         cmocka_unit_test(test_a_mirroring_matrix_keeps_a_closed_mesh_s_side),
         cmocka_unit_test(test_a_solid_the_near_plane_cuts_in_view_hides_nothing_a_surface_still_does),

@@ -685,7 +685,7 @@ static bool walk_alloc(walk *w, const options *opt, const rvw_level *level)
              rvw_reference_init(&w->ref, opt->verify_width, opt->verify_height);
     }
     if (ok && opt->depth_feed)
-        ok = rvw_feed_init(&w->feed, level, opt->feed_width, opt->feed_height);
+        ok = rvw_feed_init(&w->feed, level, opt->feed_width, opt->feed_height, opt->verify_width, opt->verify_height);
     return ok;
 }
 

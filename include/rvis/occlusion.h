@@ -449,7 +449,12 @@ RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *
  * two samples on one plane as closed, as the GPU's own raster of that image would show it.
  * That holds for an opening in the static world too: a window no sample of the old image
  * looked through hides what is behind it for as long as the feed is used, even as the
- * camera comes near enough to see through it. */
+ * camera comes near enough to see through it. A feed smaller than the view: draw the
+ * pre-pass at the view's resolution and give each feed texel the farthest depth of the
+ * pixels in it (the largest; the smallest with reversed-Z), as a hierarchical-Z level is
+ * built, never one pixel of each block or their average: an opening the view's own pixels
+ * see through, narrower than a feed texel (a crack where two surfaces fail to meet), then
+ * reaches the feed as a far texel, which breaks the plane and proves nothing. */
 
 /* Texel formats of a depth image, as a read-back gives them. Values are window depth in
  * 0..1 (near maps to 0, or to 1 with reversed-Z). */

@@ -900,18 +900,33 @@ static void test_depth_feed_keeps_only_what_stays_put(void **state)
     level.mesh_count = level.mesh_capacity = 1;
     level.meshes[0].object = 0; /* the wall is opaque; the other surfaces are translucent */
     rvw_feed feed;
-    assert_true(rvw_feed_init(&feed, &level, 32, 18));
+    assert_true(rvw_feed_init(&feed, &level, 32, 18, 96, 54));
     assert_true(rvw_feed_keeps(&feed, &level, 0, 0));
     assert_false(rvw_feed_keeps(&feed, &level, 1, 0));
     uint8_t verdict[4] = { RVW_DRAWN, RVW_DRAWN, RVW_CULLED_OCCLUSION, RVW_DRAWN };
     assert_true(rvw_feed_draw(&feed, &level, &view, verdict));
     assert_true(feed.ready && feed.include[0] && !feed.include[1] && !feed.include[2]);
+    /* Drawn at 96 x 54 and reduced 3 x 3 to 32 x 18: each texel the farthest of its nine
+     * pixels, so a texel the wall's outline crosses keeps the clear value behind it. */
+    uint32_t mixed = 0;
+    for (uint32_t ty = 0; ty < 18; ty++)
+        for (uint32_t tx = 0; tx < 32; tx++) {
+            float far = 0, near = 1;
+            for (uint32_t y = ty * 3; y < ty * 3 + 3; y++)
+                for (uint32_t x = tx * 3; x < tx * 3 + 3; x++) {
+                    far = fmaxf(far, feed.full[y * 96 + x]);
+                    near = fminf(near, feed.full[y * 96 + x]);
+                }
+            assert_true(feed.depth[ty * 32 + tx] == far);
+            mixed += near < far;
+        }
+    assert_true(mixed > 0);
     rvw_feed_free(&feed);
     rvw_level_free(&level);
 
     rvw_city city;
     assert_true(rvw_city_generate(&city, &level));
-    assert_true(rvw_feed_init(&feed, &level, 32, 18));
+    assert_true(rvw_feed_init(&feed, &level, 32, 18, 32, 18));
     uint32_t seen[RVW_OBJ_KIND_COUNT] = {0}, kept[RVW_OBJ_KIND_COUNT] = {0};
     for (uint32_t i = 0; i < level.object_count; i++) {
         seen[level.objects[i].kind]++;

@@ -39,7 +39,7 @@ int SIDE(setup)(int argc, char **argv)
     /* rvis-walk's options for --map M --depth-feed */
     rvw_drive_options opt = { .occlusion_width = 256, .fine_tests = 1, .cull_unsampled = true,
                               .feed_width = 320, .feed_height = 180, .feed_max_translation = 32.0f };
-    if (!rvw_drive_create(&level_, &opt, &drive_, err, sizeof err) || !rvw_feed_init(&feed_, &level_, 320, 180)) {
+    if (!rvw_drive_create(&level_, &opt, &drive_, err, sizeof err) || !rvw_feed_init(&feed_, &level_, 320, 180, 1280, 720)) {
         fprintf(stderr, "ab: %s: %s\n", argv[0], err);
         return 0;
     }

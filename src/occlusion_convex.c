@@ -462,15 +462,21 @@ static double plane_excess(const double u[4], const double p[3], double slack)
 /* A corner may stand off a plane by this fraction of the solid's own size (corners merged
  * within MERGE of the scale of a solid near its origin, a bevel's plane rounded to float). */
 #define OFF_PLANE 1e-6
+/* The corners are checked against the planes only for a solid whose scale (its planes'
+ * distance from the local origin) is more than this many times its size: there MERGE of the
+ * scale is more than 1e-5 of the solid. */
+#define FAR_SCALE 100.0
 
 /* Whether the corners and edges bound the planes' solid to within OFF_PLANE of its size:
  * every corner inside every plane, and the two corners of each edge on both of its faces'
  * planes (the freeze draws a silhouette from the edges' planes and its depth from the
  * corners). The tolerances above are fractions of the distance from the local origin, so a
- * solid thin next to that distance can lose a short edge to a merge, a sliver face or a
+ * solid small next to that distance can lose a short edge to a merge, a sliver face or a
  * corner placed at its winding point (three planes nearly dependent), and its silhouette
- * then reaches past the solid: such a solid is kept, and drawn as nothing. */
-static bool corners_hold(const rvi_occ_convex_scratch *s)
+ * then reaches past the solid: such a solid is kept, and drawn as nothing. A solid near
+ * its origin passes untested (its bevels, rounded to float, would fail the test without
+ * losing an edge). */
+static bool corners_hold(const rvi_occ_convex_scratch *s, double scale)
 {
     double size = 0;
     for (int a = 0; a < 3; a++) {
@@ -481,6 +487,8 @@ static bool corners_hold(const rvi_occ_convex_scratch *s)
         }
         size = dmax(size, hi - lo);
     }
+    if (scale <= FAR_SCALE * size)
+        return true;
     double slack = OFF_PLANE * size;
     for (uint32_t v = 0; v < s->verts; v++)
         for (uint32_t j = 0; j < s->planes; j++)
@@ -512,7 +520,7 @@ rv_result rvi_occ_convex_build(const rv_occluder_convex *convex, void *scratch, 
     if (s->verts < 4)
         return RV_ERR_INVALID_ARG;
     RVI_TRY(build_edges(s));
-    s->inexact = !corners_hold(s);
+    s->inexact = !corners_hold(s, scale);
     *size = rvi_occ_convex_size(s->planes, s->verts, s->edges);
     return RV_OK;
 }

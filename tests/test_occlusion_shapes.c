@@ -559,6 +559,25 @@ static void test_a_thin_solid_far_from_its_local_origin_hides_nothing_it_does_no
                                  f->matrix[8 + r] * centre[2]);
     assert_false(far_solid_hides(f, (const float (*)[4])planes, matrix, &rasterized));
     assert_int_equal(rasterized, 1);
+
+    /* An ordinary solid about its own origin is drawn: a rotated box cut by a plane through
+     * two of its opposite edges (its corners on that plane only to float rounding). */
+    static const float wedge[7][4] = {
+        { -0x1.ef4abep-2f, -0x1.605948p-10f, -0x1.c01fb6p-1f, 0x1.a50ea2p-3f },
+        { 0x1.ef4abep-2f, 0x1.605948p-10f, 0x1.c01fb6p-1f, 0x1.a50ea2p-3f },
+        { -0x1.56b1fap-1f, -0x1.499d7p-1f, 0x1.7bc752p-2f, 0x1.961a78p-3f },
+        { 0x1.56b1fap-1f, 0x1.499d7p-1f, -0x1.7bc752p-2f, 0x1.961a78p-3f },
+        { 0x1.20bf84p-1f, -0x1.87c99cp-1f, -0x1.3deffep-2f, 0x1.fb747cp-3f },
+        { -0x1.20bf84p-1f, 0x1.87c99cp-1f, 0x1.3deffep-2f, 0x1.fb747cp-3f },
+        { -0x1.76f6b8p-1f, 0x1.f34b5cp-2f, -0x1.e6b69ap-2f, 0x0p+0f } };
+    camera c = look(3, -2, 1.5, 0, 0, 0);
+    rv_occlusion *occ = make_occlusion(256);
+    begin_camera(occ, &c);
+    rv_occluder_convex solid = { wedge, 7, 0 };
+    assert_int_equal(rv_occlusion_add_convex(occ, &solid, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    assert_int_equal(rv_occlusion_get_stats(occ).occluders_rasterized, 1);
+    rv_occlusion_destroy(occ);
 }
 
 static void test_each_shape_keeps_its_depth(void **state)

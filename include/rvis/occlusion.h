@@ -254,10 +254,11 @@ typedef enum rv_occluder_flag {
  * solid, thinner than about 1e-7 of its size, is refused: declare a quad as a box with a
  * zero extent, or as a mesh) and reach no further than 1e7 local units from the origin.
  * Corners closer than about 1e-7 of the planes' distance from the local origin are taken
- * as one; a solid whose corners and edges, so rounded, stand off its planes by more than
- * 1e-6 of its own size (a solid thin next to that distance: a 1 cm sliver written 1 km
- * from its origin) is accepted and drawn as nothing (skipped_degenerate). Write a brush's
- * planes about its own centre and place it with the matrix to keep it drawn. */
+ * as one; a solid more than 100 times smaller than that distance whose corners and edges,
+ * so rounded, stand off its planes by more than 1e-6 of its own size (a 1 cm sliver
+ * written 1 km from its origin) is accepted and drawn as nothing (skipped_degenerate).
+ * Write a brush's planes about its own centre and place it with the matrix to keep it
+ * drawn. */
 typedef struct rv_occluder_convex {
     const float (*planes)[4];
     uint32_t plane_count; /* 4 .. RV_OCCLUSION_MAX_PLANES */

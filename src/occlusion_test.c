@@ -545,8 +545,12 @@ bool rvi_occ_ready(rv_occlusion *occ)
  * box's, usually tighter than the oriented box's) gives the same verdict for both forms. */
 static const float *unless_identity(const float *m)
 {
-    static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
-    return m && memcmp(m, identity, sizeof identity) == 0 ? NULL : m;
+    if (!m)
+        return NULL;
+    for (int i = 0; i < 16; i++)
+        if (m[i] != (i % 5 == 0 ? 1.0f : 0.0f)) /* -0 is 0 */
+            return m;
+    return NULL;
 }
 
 static int32_t box_footprint(rv_occlusion *occ, const float min[3], const float max[3], const float *matrix,
@@ -612,7 +616,7 @@ rv_result rv_occlusion_test_sphere(rv_occlusion *occ, const float center[3], flo
         return RV_ERR_NOT_FINITE;
     if (radius < 0 || (matrix && !rvi_occ_affine_ok(matrix)))
         return RV_ERR_INVALID_ARG;
-    *out_visible = rvi_occlusion_sphere_visible(occ, center, radius, matrix);
+    *out_visible = rvi_occlusion_sphere_visible(occ, center, radius, unless_identity(matrix));
     return RV_OK;
 }
 
@@ -697,7 +701,7 @@ rv_result rv_occlusion_test_spheres(rv_occlusion *occ, const rv_occlusion_sphere
     for (uint32_t i = first; i < first + count; i++) {
         float c[3] = { spheres->center[0][i], spheres->center[1][i], spheres->center[2][i] };
         float radius = spheres->radius[i];
-        const float *m = spheres->matrices ? spheres->matrices + (size_t)16 * i : NULL;
+        const float *m = unless_identity(spheres->matrices ? spheres->matrices + (size_t)16 * i : NULL);
         rv_result e = RV_OK;
         if (!rvi_finite_n(c, 3) || !isfinite(radius) || (m && !rvi_finite_n(m, 16)))
             e = RV_ERR_NOT_FINITE;

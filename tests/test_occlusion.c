@@ -154,10 +154,11 @@ static void test_an_identity_matrix_is_no_matrix(void **state)
 {
     (void)state;
     static const float identity[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    static const float signed_zeros[16] = { 1, -0.0f, 0, 0, -0.0f, 1, -0.0f, 0, 0, -0.0f, 1, 0, -0.0f, 0, -0.0f, 1 };
     enum { N = 200 };
-    static float mn[3][N], mx[3][N], identities[N * 16];
+    static float mn[3][N], mx[3][N], identities[N * 16], centre[3][N], radius[N];
     for (int i = 0; i < N; i++)
-        memcpy(identities + 16 * i, identity, sizeof identity);
+        memcpy(identities + 16 * i, i % 2 ? signed_zeros : identity, sizeof identity);
     uint64_t seed = 0x1D3u, tested = 0, hidden = 0;
     for (int sc = 0; sc < 24; sc++) {
         double off = sc % 2 ? pow(10.0, rvt_uniform(&seed, 4, 6)) : 0;
@@ -213,8 +214,30 @@ static void test_an_identity_matrix_is_no_matrix(void **state)
             float lo[3] = { mn[0][j], mn[1][j], mn[2][j] }, hi[3] = { mx[0][j], mx[1][j], mx[2][j] };
             assert_int_equal(under_identity[j], world[j]);
             assert_int_equal(box_visible(occ, lo, hi, identity), world[j]);
+            assert_int_equal(box_visible(occ, lo, hi, signed_zeros), world[j]);
             assert_int_equal(box_visible(occ, lo, hi, NULL), world[j]);
             hidden += !world[j];
+            float half = 0;
+            for (int i = 0; i < 3; i++) {
+                centre[i][j] = 0.5f * (mn[i][j] + mx[i][j]);
+                half = fmaxf(half, 0.5f * (mx[i][j] - mn[i][j]));
+            }
+            radius[j] = half;
+        }
+        /* Spheres too. */
+        uint8_t sphere_world[N], sphere_identity[N];
+        rv_occlusion_spheres spheres = { { centre[0], centre[1], centre[2] }, radius, NULL };
+        assert_int_equal(rv_occlusion_test_spheres(occ, &spheres, 0, N, sphere_world), RV_OK);
+        spheres.matrices = identities;
+        assert_int_equal(rv_occlusion_test_spheres(occ, &spheres, 0, N, sphere_identity), RV_OK);
+        for (int j = 0; j < N; j++) {
+            float at[3] = { centre[0][j], centre[1][j], centre[2][j] };
+            bool with_null, with_identity;
+            assert_int_equal(rv_occlusion_test_sphere(occ, at, radius[j], NULL, &with_null), RV_OK);
+            assert_int_equal(rv_occlusion_test_sphere(occ, at, radius[j], identities + 16 * j, &with_identity), RV_OK);
+            assert_int_equal(with_identity, with_null);
+            assert_int_equal(sphere_identity[j], sphere_world[j]);
+            assert_int_equal(sphere_world[j], with_null);
         }
         tested += N;
         rv_occlusion_destroy(occ);

@@ -106,8 +106,11 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         if (!rvi_finite_n(view->view, 16) || !rvi_finite_n(view->projection, 16))
             return RV_ERR_NOT_FINITE;
         const float *v = view->view;
-        if (v[3] != 0 || v[7] != 0 || v[11] != 0 || v[15] != 1)
-            return RV_ERR_INVALID_ARG; /* not affine: the eye and view depths are not defined */
+        /* Affine, to within what a float 4 x 4 inverse of a camera matrix leaves there (a
+         * general inverse gives 1 - 2^-22 for its last 1): else the eye and view depths are
+         * not defined. */
+        if (fabsf(v[3]) > 1e-5f || fabsf(v[7]) > 1e-5f || fabsf(v[11]) > 1e-5f || fabsf(v[15] - 1) > 1e-5f)
+            return RV_ERR_INVALID_ARG;
         mat4_mul_d(view->projection, view->view, cam.view_projection_d);
         for (int k = 0; k < 16; k++)
             cam.view_projection[k] = (float)cam.view_projection_d[k];

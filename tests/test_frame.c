@@ -546,12 +546,19 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
         bad.view[k * 4 + 3] += 0.5f;
         assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
     }
+    /* What a float inverse of a camera matrix leaves there is affine enough (checked
+     * below, with the first good frame). */
+    rvt_camera inverted = c;
+    inverted.v.view = inverted.view;
+    inverted.view[15] = 0x1.fffffcp-1f;
     assert_int_equal(rv_frame(w, NULL, &v), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_frame(NULL, &c.v, &v), RV_ERR_INVALID_ARG);
     assert_memory_equal(&v, &before, sizeof v);
     rv_alloc_stats after = rv_world_alloc_stats(w);
     assert_int_equal(after.allocations, held.allocations);
     assert_int_equal(after.bytes_live, held.bytes_live);
+    assert_int_equal(rv_frame(w, &inverted.v, &v), RV_OK);
+    c.v.time_ms = inverted.v.time_ms + 1;
     /* An extra view refuses a view matrix that is not affine too. */
     rv_view_list *list;
     rv_frame_view extra;

@@ -111,8 +111,9 @@ RV_API rv_alloc_stats rv_world_alloc_stats(const rv_world *world);
  * view_projection (float[16]) + eye (float[3]) with view and projection NULL. All pointers
  * are read during the call only. */
 typedef struct rv_view {
-    const float *view;            /* world -> view matrix: affine (last row 0 0 0 1, else
-                                     RV_ERR_INVALID_ARG); rigid
+    const float *view;            /* world -> view matrix: affine (last row 0 0 0 1 to
+                                     within 1e-5, as a float inverse of the camera's
+                                     matrix leaves it; else RV_ERR_INVALID_ARG); rigid
                                      (a rotation, mirrored or not, and a translation), or
                                      scaled too (a view in other units than the world's,
                                      with its projection to match: the same camera) */

@@ -367,6 +367,44 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
     return rvi_occ_push(occ, &in, matrix, 1, 0, NULL, 0, NULL);
 }
 
+rv_result rv_occlusion_add_convex(rv_occlusion *occ, const rv_occluder_convex *convex, const float matrix[16])
+{
+    if (!occ || !convex)
+        return RV_ERR_INVALID_ARG;
+    if (occ->width == 0)
+        return RV_OK;
+    RVI_TRY(rvi_occ_add_checks(occ, matrix));
+    RVI_TRY(rvi_occ_convex_check(convex));
+    bool made = !occ->convex_scratch;
+    if (made) {
+        occ->convex_scratch = rvi_alloc(occ->heap, rvi_occ_convex_scratch_size());
+        if (!occ->convex_scratch)
+            return RV_ERR_OUT_OF_MEMORY;
+    }
+    size_t size;
+    rvi_occ_input in;
+    memset(&in, 0, sizeof in);
+    in.kind = RVI_OCC_CONVEX;
+    in.flags = (uint8_t)convex->flags;
+    void *data = NULL;
+    rv_result r = rvi_occ_convex_build(convex, occ->convex_scratch, &size);
+    if (r == RV_OK)
+        r = rvi_occ_push(occ, &in, matrix, 1, 0, NULL, size, &data);
+    if (r != RV_OK) {
+        if (made) { /* a refused call keeps no memory */
+            rvi_free(occ->heap, occ->convex_scratch, rvi_occ_convex_scratch_size());
+            occ->convex_scratch = NULL;
+        }
+        return r;
+    }
+    rvi_occ_convex_write(occ->convex_scratch, convex->flags, data);
+    rvi_occ_input *last = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count - 1);
+    const rvi_occ_convex_data *c = data;
+    memcpy(last->min, c->bounds_min, sizeof last->min);
+    memcpy(last->max, c->bounds_max, sizeof last->max);
+    return RV_OK;
+}
+
 const rvi_occ_mesh_data *rvi_occ_input_mesh(const rv_occlusion *occ, const rvi_occ_input *in)
 {
     const rvi_occ_shape *sh = &RVI_VEC_AT(occ->shapes, rvi_occ_shape, in->shape);

@@ -459,13 +459,11 @@ static double plane_excess(const double u[4], const double p[3], double slack)
     return a + b + c - u[3] - slack - 64 * DBL_EPSILON * (fabs(a) + fabs(b) + fabs(c) + fabs(u[3]));
 }
 
-/* A corner may stand off a plane by this fraction of the solid's own size (corners merged
- * within MERGE of the scale of a solid near its origin, a bevel's plane rounded to float). */
-#define OFF_PLANE 1e-6
-/* The corners are checked against the planes only for a solid whose scale (its planes'
- * distance from the local origin) is more than this many times its size: there MERGE of the
- * scale is more than 1e-5 of the solid. */
+/* Only a solid whose scale (its planes' distance from the local origin) is more than
+ * FAR_SCALE times its size is checked (MERGE of the scale then spans more than 1e-5 of the
+ * solid); a corner may stand off a plane by OFF_PLANE of the solid's size. */
 #define FAR_SCALE 100.0
+#define OFF_PLANE 1e-6
 
 /* Whether the corners and edges bound the planes' solid to within OFF_PLANE of its size:
  * every corner inside every plane, and the two corners of each edge on both of its faces'
@@ -476,17 +474,23 @@ static double plane_excess(const double u[4], const double p[3], double slack)
  * then reaches past the solid: such a solid is kept, and drawn as nothing. A solid near
  * its origin passes untested (its bevels, rounded to float, would fail the test without
  * losing an edge). */
+static void corner_bounds(const rvi_occ_convex_scratch *s, double lo[3], double hi[3])
+{
+    for (int a = 0; a < 3; a++) {
+        lo[a] = INFINITY;
+        hi[a] = -INFINITY;
+        for (uint32_t v = 0; v < s->verts; v++) {
+            lo[a] = dmin(lo[a], s->vert[v][a]);
+            hi[a] = dmax(hi[a], s->vert[v][a]);
+        }
+    }
+}
+
 static bool corners_hold(const rvi_occ_convex_scratch *s, double scale)
 {
-    double size = 0;
-    for (int a = 0; a < 3; a++) {
-        double lo = INFINITY, hi = -INFINITY;
-        for (uint32_t v = 0; v < s->verts; v++) {
-            lo = dmin(lo, s->vert[v][a]);
-            hi = dmax(hi, s->vert[v][a]);
-        }
-        size = dmax(size, hi - lo);
-    }
+    double lo[3], hi[3];
+    corner_bounds(s, lo, hi);
+    double size = dmax(hi[0] - lo[0], dmax(hi[1] - lo[1], hi[2] - lo[2]));
     if (scale <= FAR_SCALE * size)
         return true;
     double slack = OFF_PLANE * size;
@@ -539,14 +543,11 @@ void rvi_occ_convex_write(const void *scratch, uint32_t flags, void *out)
     double *vt = pl + 4 * (size_t)s->planes;
     memcpy(vt, s->vert, sizeof(double) * 3 * s->verts);
     memcpy(vt + 3 * (size_t)s->verts, s->edge, 4 * (size_t)s->edges);
+    double lo[3], hi[3];
+    corner_bounds(s, lo, hi);
     for (int i = 0; i < 3; i++) {
-        double lo = INFINITY, hi = -INFINITY;
-        for (uint32_t v = 0; v < s->verts; v++) {
-            lo = dmin(lo, s->vert[v][i]);
-            hi = dmax(hi, s->vert[v][i]);
-        }
-        d->bounds_min[i] = rvi_occ_f_down(lo);
-        d->bounds_max[i] = -rvi_occ_f_down(-hi);
+        d->bounds_min[i] = rvi_occ_f_down(lo[i]);
+        d->bounds_max[i] = -rvi_occ_f_down(-hi[i]);
     }
 }
 
@@ -765,44 +766,4 @@ void rvi_occ_mesh_convex_write(const void *scratch, const rv_occluder_mesh *mesh
     rvi_occ_convex_data *d = out;
     d->triangle_count = triangles;
     d->degenerate_count = mesh->index_count / 3 - triangles;
-}
-
-/* ---- adding ----------------------------------------------------------------------------- */
-
-rv_result rv_occlusion_add_convex(rv_occlusion *occ, const rv_occluder_convex *convex, const float matrix[16])
-{
-    if (!occ || !convex)
-        return RV_ERR_INVALID_ARG;
-    if (occ->width == 0)
-        return RV_OK;
-    RVI_TRY(rvi_occ_add_checks(occ, matrix));
-    RVI_TRY(rvi_occ_convex_check(convex));
-    bool made = !occ->convex_scratch;
-    if (made) {
-        occ->convex_scratch = rvi_alloc(occ->heap, rvi_occ_convex_scratch_size());
-        if (!occ->convex_scratch)
-            return RV_ERR_OUT_OF_MEMORY;
-    }
-    size_t size;
-    rvi_occ_input in;
-    memset(&in, 0, sizeof in);
-    in.kind = RVI_OCC_CONVEX;
-    in.flags = (uint8_t)convex->flags;
-    void *data = NULL;
-    rv_result r = rvi_occ_convex_build(convex, occ->convex_scratch, &size);
-    if (r == RV_OK)
-        r = rvi_occ_push(occ, &in, matrix, 1, 0, NULL, size, &data);
-    if (r != RV_OK) {
-        if (made) { /* a refused call keeps no memory */
-            rvi_free(occ->heap, occ->convex_scratch, rvi_occ_convex_scratch_size());
-            occ->convex_scratch = NULL;
-        }
-        return r;
-    }
-    rvi_occ_convex_write(occ->convex_scratch, convex->flags, data);
-    rvi_occ_input *last = &RVI_VEC_AT(occ->inputs, rvi_occ_input, occ->inputs.count - 1);
-    const rvi_occ_convex_data *c = data;
-    memcpy(last->min, c->bounds_min, sizeof last->min);
-    memcpy(last->max, c->bounds_max, sizeof last->max);
-    return RV_OK;
 }

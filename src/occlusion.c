@@ -1,7 +1,8 @@
 /* The occlusion buffer object (docs/design.md §4): lifecycle, the frame (begin, adding
- * occluders: boxes here, convex solids in occlusion_convex.c, meshes in occlusion_mesh.c,
- * all through rvi_occ_push), stats and debug images. The freeze lives in
- * occlusion_freeze.c, the object tests in occlusion_test.c. */
+ * occluders: boxes and convex solids here, their corners and edges worked out in
+ * occlusion_convex.c, meshes in occlusion_mesh.c, all through rvi_occ_push), stats and
+ * debug images. The freeze lives in occlusion_freeze.c, the object tests in
+ * occlusion_test.c. */
 #include "occlusion_shape.h"
 #include "occlusion_test.h"
 #include "core/check.h"

@@ -465,15 +465,7 @@ static double plane_excess(const double u[4], const double p[3], double slack)
 #define FAR_SCALE 100.0
 #define OFF_PLANE 1e-6
 
-/* Whether the corners and edges bound the planes' solid to within OFF_PLANE of its size:
- * every corner inside every plane, and the two corners of each edge on both of its faces'
- * planes (the freeze draws a silhouette from the edges' planes and its depth from the
- * corners). The tolerances above are fractions of the distance from the local origin, so a
- * solid small next to that distance can lose a short edge to a merge, a sliver face or a
- * corner placed at its winding point (three planes nearly dependent), and its silhouette
- * then reaches past the solid: such a solid is kept, and drawn as nothing. A solid near
- * its origin passes untested (its bevels, rounded to float, would fail the test without
- * losing an edge). */
+/* The box around the corners. */
 static void corner_bounds(const rvi_occ_convex_scratch *s, double lo[3], double hi[3])
 {
     for (int a = 0; a < 3; a++) {
@@ -486,6 +478,15 @@ static void corner_bounds(const rvi_occ_convex_scratch *s, double lo[3], double 
     }
 }
 
+/* Whether the corners and edges bound the planes' solid to within OFF_PLANE of its size:
+ * every corner inside every plane, and the two corners of each edge on both of its faces'
+ * planes (the freeze draws a silhouette from the edges' planes and its depth from the
+ * corners). The tolerances above are fractions of the distance from the local origin, so a
+ * solid small next to that distance can lose a short edge to a merge, a sliver face or a
+ * corner placed at its winding point (three planes nearly dependent), and its silhouette
+ * then reaches past the solid: such a solid is kept, and drawn as nothing. A solid near
+ * its origin passes untested (its bevels, rounded to float, would fail the test without
+ * losing an edge). */
 static bool corners_hold(const rvi_occ_convex_scratch *s, double scale)
 {
     double lo[3], hi[3];

@@ -1349,6 +1349,13 @@ static void test_the_frame_feeds_its_main_view(void **state)
     assert_int_equal(rv_world_create(&wd, &world), RV_OK);
     assert_int_equal(rv_frame_begin(world, &view), RV_OK);
     assert_int_equal(rv_frame_feed_depth(world, &img.feed), RV_OK);
+    rv_depth_feed age0 = img.feed; /* the age is checked even then; the other fields are not read */
+    age0.age = 0;
+    assert_int_equal(rv_frame_feed_depth(world, &age0), RV_ERR_INVALID_ARG);
+    rv_depth_feed unread = img.feed;
+    unread.texels = NULL;
+    unread.width = 0;
+    assert_int_equal(rv_frame_feed_depth(world, &unread), RV_OK);
     assert_int_equal(rv_frame_abort(world), RV_OK);
     rv_world_destroy(world);
 }

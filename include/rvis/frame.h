@@ -376,7 +376,8 @@ RV_API rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh
  * RV_ERR_CAPACITY). A feed the buffer ignores (a camera jump, another projection, too old)
  * returns RV_OK and is counted in rv_occlusion_get_feed_stats(rv_world_occlusion(world)).
  * The call's time is reported as stage_us[RV_STAGE_FEED]. With occlusion off
- * (desc.occlusion.width 0), a no-op returning RV_OK in the frame's window (outside it:
+ * (desc.occlusion.width 0), a no-op returning RV_OK in the frame's window once world, feed
+ * and age pass the checks below (the feed's other fields are not read; outside the window:
  * RV_ERR_BAD_STATE). Errors (nothing changes): those of
  * rv_occlusion_feed_depth, and RV_ERR_INVALID_ARG (world or feed NULL, age 0: this frame's
  * depth cannot exist before its own cull), RV_ERR_BAD_STATE (no frame open, after the cull,

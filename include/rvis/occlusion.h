@@ -173,8 +173,12 @@ typedef struct rv_occlusion_spheres {
 /* Creates a standalone occlusion buffer. desc may be NULL (width 0: off). The buffer
  * itself is allocated by the first rv_occlusion_begin (its height follows the aspect).
  * *out receives the object, owned by the caller until rv_occlusion_destroy.
- * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE), RV_ERR_NOT_FINITE
- * (min_occluder_texels NaN/Inf), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
+ * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE, fine_tests > 2,
+ * feed_max_width and feed_max_height not both 0 or both set, either above
+ * RV_OCCLUSION_MAX_SIZE, feed_max_translation, feed_max_rotation or feed_discontinuity
+ * negative, feed_discontinuity above 0.05), RV_ERR_NOT_FINITE (min_occluder_texels,
+ * feed_max_translation, feed_max_rotation or feed_discontinuity NaN/Inf),
+ * RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
 RV_API rv_result rv_occlusion_create(const rv_occlusion_desc *desc, rv_occlusion **out);
 
 /* Destroys a buffer and everything it holds. NULL is ignored. */
@@ -429,7 +433,10 @@ RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *
  * the host's side of the contract below. Guide: docs/occlusion.md, "The depth feed".
  *
  * How the image is read: every texel is the depth at its centre (a single-sample image, as
- * a GPU's rasteriser writes it), trusted to the format's step and 2 float ulps. Neighbouring
+ * a GPU's rasteriser writes it), trusted to the format's step and 2 float ulps of what the
+ * feed's matrix gives for the true surface point (far from the origin, render
+ * camera-relative: a GPU multiplying world positions of 1e5 by the whole matrix in float
+ * writes depths far off that, yet locally planar, which the feed cannot tell). Neighbouring
  * samples are taken as one piece of surface only where four samples in a row and in a
  * column lie on a common plane to within feed_discontinuity of their depth (a silhouette, a
  * crease, a step is never bridged), and only samples the format resolves to an eighth of
@@ -520,8 +527,10 @@ typedef struct rv_occlusion_feed_stats {
  * feed's fields are not read).
  * The feed is IGNORED for the frame (RV_OK, counted in rv_occlusion_feed_stats, the buffer
  * as if no feed came) when it is older than feed_max_age, when its projection differs from
- * this frame's (perspective against orthographic, or fields of view or centres more than
- * about 1 % apart), or when the eye moved more than feed_max_translation or the view turned
+ * this frame's (perspective against orthographic, or, the views' rotations taken out, their
+ * screen rows' Gram matrices K K^T more than 1 % of their largest entry apart: a field of
+ * view about 0.5 % wider, or a centre moved about 1.7 % of the image's width; a sub-pixel
+ * jitter passes), or when the eye moved more than feed_max_translation or the view turned
  * more than feed_max_rotation since it was drawn.
  * Allocates only when the buffer has more rows than at any earlier feed (a steady frame
  * allocates nothing): the source side is sized at creation by feed_max_width x

@@ -64,7 +64,10 @@ bool rvv_app_init(rvv_app *app, const rvv_options *opt, rvw_level *level, const 
         app->reference_ready = true;
     }
     app->occlusion_width = opt->occlusion_width;
-    if (!rvw_drive_create(level, &(rvw_drive_options){ .occlusion_width = app->occlusion_width }, &app->drive, err, errlen))
+    if (!rvw_drive_create(level, &(rvw_drive_options){ .occlusion_width = app->occlusion_width,
+                                                        .fine_tests = opt->fine_tests,
+                                                        .cull_unsampled = opt->cull_unsampled },
+                          &app->drive, err, errlen))
         return false;
     if (!rvv_renderer_init(&app->renderer, level, err, errlen) || !rvv_overlay_init(&app->overlay, err, errlen))
         return false;
@@ -99,7 +102,10 @@ void rvv_app_free(rvv_app *app)
 bool rvv_app_set_occlusion(rvv_app *app, uint32_t width, char *err, size_t errlen)
 {
     rvw_drive *fresh;
-    if (!rvw_drive_create(app->level, &(rvw_drive_options){ .occlusion_width = width }, &fresh, err, errlen))
+    if (!rvw_drive_create(app->level, &(rvw_drive_options){ .occlusion_width = width,
+                                                             .fine_tests = app->opt->fine_tests,
+                                                             .cull_unsampled = app->opt->cull_unsampled },
+                          &fresh, err, errlen))
         return false;
     rvw_drive_destroy(app->drive);
     app->drive = fresh;
@@ -145,7 +151,8 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
         app->draws = fresh;
         app->draw_capacity = list.count;
     }
-    memcpy(app->draws, list.draws, (size_t)list.count * sizeof *list.draws);
+    if (list.count) /* an empty list may have no array */
+        memcpy(app->draws, list.draws, (size_t)list.count * sizeof *list.draws);
     app->draw_count = list.count;
     memcpy(app->verdict, r.verdict, level->object_count);
     app->occluders_added = list.occluders_added;

@@ -32,6 +32,8 @@ typedef struct rvv_options {
     int64_t sabotage;             /* object index, RVV_SABOTAGE_NONE or RVV_SABOTAGE_AUTO */
     uint32_t width, height;       /* viewport (rvis culls for it) */
     uint32_t occlusion_width;     /* rvis's occlusion buffer width; 0 = off */
+    uint32_t fine_tests;          /* rv_occlusion_desc.fine_tests */
+    bool cull_unsampled;          /* rv_view.cull_unsampled */
     bool oracle;                  /* compare the GPU's visibility with the walk's oracle */
     rvv_colouring colouring;
     int64_t freeze_at;            /* headless: freeze culling at this frame; -1 = never */

@@ -10,6 +10,7 @@
 #include "level.h"
 #include "path.h"
 #include "pk3.h"
+#include "rvis.h"
 #include "window.h"
 
 #include <errno.h>
@@ -40,6 +41,10 @@ static const char usage[] =
     "  --json FILE|-           the JSON report (- = stdout, which then holds only it)\n"
     "  --size WxH              viewport rvis culls for and the GL draws (default 1280x720)\n"
     "  --occlusion-width N     rvis's occlusion buffer width in texels (default 256, 0 = off)\n"
+    "  --fine-tests 0|1|2      rvis tests finer than a texel (rv_occlusion_desc.fine_tests;\n"
+    "                          default 1, as rvis-walk)\n"
+    "  --cull-unsampled 0|1    rvis may cull objects no pixel centre of the viewport can show\n"
+    "                          (rv_view.cull_unsampled; default 1, as rvis-walk)\n"
     "  --colour MODE           shaded (default), lod (by LOD level), verdict (culled objects\n"
     "                          filled red/blue behind a strict depth test: visible = wrong)\n"
     "  --freeze F              headless: freeze culling at frame F; later frames show what that\n"
@@ -47,7 +52,8 @@ static const char usage[] =
     "  --no-overlay            screenshots without the figures panel\n"
     "  --sabotage-object ID|auto\n"
     "                          checks the judge: force rvis's verdict for object ID (auto: the\n"
-    "                          first object each frame draws) to culled; --gpu-verify must catch it\n"
+    "                          first object in draw order the walk's oracle finds visible) to\n"
+    "                          culled; needs --gpu-verify (headless), which must catch it\n"
     "  --quiet                 no progress lines\n"
     "  --help                  this text\n"
     "window keys: mouse + WASD fly (Space/E up, Q/C down, Shift faster), Tab releases the mouse,\n"
@@ -57,7 +63,7 @@ static const char usage[] =
 
 enum {
     OPT_HEADLESS = 256, OPT_MAP, OPT_CITY, OPT_FRAMES, OPT_GPU_VERIFY, OPT_ORACLE, OPT_SCREENSHOT, OPT_EVERY,
-    OPT_JSON, OPT_SIZE, OPT_START, OPT_OCCLUSION_WIDTH, OPT_COLOUR, OPT_FREEZE, OPT_NO_OVERLAY, OPT_SABOTAGE, OPT_QUIET,
+    OPT_JSON, OPT_SIZE, OPT_START, OPT_OCCLUSION_WIDTH, OPT_FINE_TESTS, OPT_CULL_UNSAMPLED, OPT_COLOUR, OPT_FREEZE, OPT_NO_OVERLAY, OPT_SABOTAGE, OPT_QUIET,
 };
 
 static const struct option long_options[] = {
@@ -73,6 +79,8 @@ static const struct option long_options[] = {
     { "json", required_argument, NULL, OPT_JSON },
     { "size", required_argument, NULL, OPT_SIZE },
     { "occlusion-width", required_argument, NULL, OPT_OCCLUSION_WIDTH },
+    { "fine-tests", required_argument, NULL, OPT_FINE_TESTS },
+    { "cull-unsampled", required_argument, NULL, OPT_CULL_UNSAMPLED },
     { "colour", required_argument, NULL, OPT_COLOUR },
     { "color", required_argument, NULL, OPT_COLOUR },
     { "freeze", required_argument, NULL, OPT_FREEZE },
@@ -106,7 +114,8 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
 static int parse_args(int argc, char **argv, rvv_options *o)
 {
     *o = (rvv_options){ .width = 1280, .height = 720, .every = 60, .sabotage = RVV_SABOTAGE_NONE,
-                        .occlusion_width = 256, .freeze_at = -1, .overlay = true };
+                        .occlusion_width = 256, .fine_tests = RVW_DEFAULT_FINE_TESTS,
+                        .cull_unsampled = RVW_DEFAULT_CULL_UNSAMPLED, .freeze_at = -1, .overlay = true };
     bool city = false;
     opterr = 0;
     int c;
@@ -149,6 +158,15 @@ static int parse_args(int argc, char **argv, rvv_options *o)
             if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
             break;
+        case OPT_FINE_TESTS:
+            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
+                return bad_input("--fine-tests wants 0, 1 or 2, not '%s'", v);
+            break;
+        case OPT_CULL_UNSAMPLED:
+            if (!parse_u32(v, &n, 0) || n > 1)
+                return bad_input("--cull-unsampled wants 0 or 1, not '%s'", v);
+            o->cull_unsampled = n != 0;
+            break;
         case OPT_COLOUR: {
             bool found = false;
             for (int m = 0; m < RVV_COLOUR_COUNT && !found; m++)
@@ -190,6 +208,17 @@ static int parse_args(int argc, char **argv, rvv_options *o)
         return bad_input("%s", "--freeze is for --headless runs (press F in the window)");
     if (o->oracle && !o->headless)
         return bad_input("%s", "--oracle is for --headless runs (the oracle draws at a fixed size)");
+    if (o->headless && o->sabotage != RVV_SABOTAGE_NONE && !o->gpu_verify)
+        return bad_input("%s", "--sabotage-object checks the GPU judge: add --gpu-verify");
+    if (o->headless && o->freeze_at >= 0 && o->freeze_at < (int64_t)o->start)
+        return bad_input("%s", "--freeze is before --start: no frame would be culled");
+    uint32_t rows;
+    if (!rvw_occlusion_rows(o->occlusion_width, o->width, o->height, &rows)) {
+        fprintf(stderr, "rvis-view: --size %ux%u with --occlusion-width %u makes an occlusion buffer %u rows tall; "
+                        "rvis takes 1..%u\n",
+                o->width, o->height, o->occlusion_width, rows, RV_OCCLUSION_MAX_SIZE);
+        return 2;
+    }
     return 0;
 }
 
@@ -259,6 +288,14 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
     uint32_t end = level->frame_count;
     if (opt->frames && opt->frames < end - opt->start)
         end = opt->start + opt->frames;
+    FILE *json = NULL; /* opened before the run: a report that cannot be written fails at once */
+    if (!code && opt->json) {
+        json = strcmp(opt->json, "-") ? fopen(opt->json, "w") : stdout;
+        if (!json) {
+            fprintf(stderr, "rvis-view: cannot write %s: %s\n", opt->json, strerror(errno));
+            code = 2;
+        }
+    }
     if (!code) {
         rvw_view first;
         rvw_view_make(level, opt->start, opt->width, opt->height, &first);
@@ -322,23 +359,18 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
         code = 1;
     }
     if (code != 2 && code != 3) {
-        FILE *json = NULL;
-        if (opt->json) {
-            json = strcmp(opt->json, "-") ? fopen(opt->json, "w") : stdout;
-            if (!json) {
-                fprintf(stderr, "rvis-view: cannot write %s: %s\n", opt->json, strerror(errno));
+        if (json) {
+            rvv_app_report_json(&app, json);
+            bool ok = !ferror(json);
+            ok = (json == stdout ? fflush(json) == 0 : fclose(json) == 0) && ok;
+            if (!ok) {
+                fprintf(stderr, "rvis-view: writing %s failed\n", opt->json);
                 code = 2;
-            } else {
-                rvv_app_report_json(&app, json);
-                bool ok = !ferror(json);
-                ok = (json == stdout ? fflush(json) == 0 : fclose(json) == 0) && ok;
-                if (!ok) {
-                    fprintf(stderr, "rvis-view: writing %s failed\n", opt->json);
-                    code = 2;
-                }
             }
         }
         rvv_app_report_human(&app, json == stdout ? stderr : stdout);
+    } else if (json && json != stdout) {
+        fclose(json);
     }
     rvv_app_free(&app);
     rvv_target_free(&target);
@@ -352,8 +384,11 @@ int main(int argc, char **argv)
     int code = parse_args(argc, argv, &opt);
     if (code)
         return code < 0 ? 0 : code;
+    struct stat shot_dir;
     if (opt.screenshot_dir && mkdir(opt.screenshot_dir, 0777) != 0 && errno != EEXIST)
         return bad_input("cannot create the screenshot directory %s", opt.screenshot_dir);
+    if (opt.screenshot_dir && (stat(opt.screenshot_dir, &shot_dir) != 0 || !S_ISDIR(shot_dir.st_mode)))
+        return bad_input("the screenshot directory %s is not a directory", opt.screenshot_dir);
     rvw_level level = { 0 };
     rvw_city city = { 0 };
     code = load_scene(&opt, &level, &city);

@@ -77,6 +77,12 @@ typedef struct rvw_frame_result {
 } rvw_frame_result;
 
 /* How the walk configures rvis. */
+/* What rvis-walk and rvis-view cull with unless told otherwise: finer-than-a-texel tests
+ * and the cull of objects no pixel centre can show (the walk's oracle and the GPU sample
+ * each pixel once, at its centre). */
+#define RVW_DEFAULT_FINE_TESTS 1u
+#define RVW_DEFAULT_CULL_UNSAMPLED true
+
 typedef struct rvw_drive_options {
     uint32_t occlusion_width;      /* occlusion buffer width in texels; 0 = occlusion off */
     uint32_t fine_tests;           /* rv_occlusion_desc.fine_tests */
@@ -88,6 +94,12 @@ typedef struct rvw_drive_options {
 } rvw_drive_options;
 
 typedef struct rvw_drive rvw_drive;
+
+/* The rows of the occlusion buffer rvis makes for a viewport (rv_occlusion_begin's
+ * round(width / aspect)); false when that is outside 1..RV_OCCLUSION_MAX_SIZE, a viewport
+ * rvis refuses with occlusion on. occlusion_width 0 (off) is always true. */
+bool rvw_occlusion_rows(uint32_t occlusion_width, uint32_t viewport_width, uint32_t viewport_height,
+                        uint32_t *rows);
 
 /* Builds the rvis world for level (nodes, bounds, occluders, ...). False with a one-line
  * reason in err when rvis refuses the scene or memory ran out. */

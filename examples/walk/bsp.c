@@ -621,6 +621,10 @@ static bool read_brushes(reader *r, int32_t first, int32_t count)
             }
         }
         r->map->brush_count++;
+        for (int a = 0; a < 3 && shape != RVW_BRUSH_UNBOUNDED; a++) {
+            r->map->extent.min[a] = fminf(r->map->extent.min[a], shape_bounds.min[a]);
+            r->map->extent.max[a] = fmaxf(r->map->extent.max[a], shape_bounds.max[a]);
+        }
         if (!solid || shape != RVW_BRUSH_SOLID)
             continue;
         float mins[3], maxs[3];
@@ -665,6 +669,7 @@ bool rvw_bsp_read(const uint8_t *bytes, size_t size, const char *name, rvw_level
 {
     memset(level, 0, sizeof *level);
     memset(map, 0, sizeof *map);
+    map->extent = (rvw_box){ { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
     reader r = { .bytes = bytes, .size = size, .err = err, .errlen = errlen, .level = level,
                  .map = map };
     bool ok = bytes ? read_header(&r) : fail(&r, "no data");

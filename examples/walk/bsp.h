@@ -54,6 +54,8 @@ typedef struct rvw_bsp_map {
     uint32_t plane_count, plane_capacity;
     rvw_bsp_stats stats;
     rvw_bsp_pvs pvs;
+    rvw_box extent;             /* the bounds of the bounded brushes: a sealed map's playable
+                                   space lies inside; min > max when there are none */
 } rvw_bsp_map;
 
 /* Reads a map from bytes[0, size) into *level (objects = drawable model-0 surfaces with

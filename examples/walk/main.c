@@ -6,6 +6,7 @@
 #include "bsp.h"
 #include "city.h"
 #include "drive.h"
+#include "rvis.h"
 #include "dump.h"
 #include "feed.h"
 #include "image.h"
@@ -155,8 +156,8 @@ static const struct option long_options[] = {
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){ .verify_width = 1280, .verify_height = 720, .verify_every = 1, .image_every = 60,
-                    .sabotage_object = -1, .occlusion_width = 256, .fine_tests = 1,
-                    .cull_unsampled = 1, .feed_width = 320, .feed_height = 180 };
+                    .sabotage_object = -1, .occlusion_width = 256, .fine_tests = RVW_DEFAULT_FINE_TESTS,
+                    .cull_unsampled = RVW_DEFAULT_CULL_UNSAMPLED, .feed_width = 320, .feed_height = 180 };
     opterr = 0;
     optind = 1;
     int c;
@@ -256,6 +257,14 @@ static int parse_args(int argc, char **argv, options *o)
         return bad_input("%s", "--max-draw-ratio and --sabotage-object need --verify (nothing checks them without it)");
     if (o->images && !rvw_have_images())
         return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
+    uint32_t rows;
+    if (!rvw_occlusion_rows(o->occlusion_width, o->verify_width, o->verify_height, &rows)) {
+        fprintf(stderr,
+                "rvis-walk: --verify-res %ux%u with --occlusion-width %u makes an occlusion buffer %u rows tall; "
+                "rvis takes 1..%u\n",
+                o->verify_width, o->verify_height, o->occlusion_width, rows, RV_OCCLUSION_MAX_SIZE);
+        return 2;
+    }
     return 0;
 }
 
@@ -525,25 +534,27 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     return true;
 }
 
-static void pictures(walk *w, const rvw_view *view, const rvw_frame_result *r, bool verified)
+/* Writes the frame's pictures. False, with a message, when one cannot be written (the run
+ * then stops and exits 2, as for any output that fails). */
+static bool pictures(walk *w, const rvw_view *view, const rvw_frame_result *r, bool verified)
 {
     char path[1100], err[512];
     snprintf(path, sizeof path, "%s/topdown_%05u.png", w->opt->images, view->frame);
-    if (!rvw_image_top_down(path, w->level, view, r->verdict, verified ? w->ref.pixels : NULL, err, sizeof err))
-        fprintf(stderr, "rvis-walk: %s\n", err);
-    if (verified) {
+    bool ok = rvw_image_top_down(path, w->level, view, r->verdict, verified ? w->ref.pixels : NULL, err, sizeof err);
+    if (ok && verified) {
         snprintf(path, sizeof path, "%s/reference_%05u.png", w->opt->images, view->frame);
-        if (!rvw_image_reference(path, w->level, view, &w->ref, err, sizeof err))
-            fprintf(stderr, "rvis-walk: %s\n", err);
+        ok = rvw_image_reference(path, w->level, view, &w->ref, err, sizeof err);
     }
     const uint8_t *gray;
     uint32_t gw, gh;
     float depths[2];
-    if (rvw_drive_occlusion_image(w->drive, &gray, &gw, &gh, depths)) {
+    if (ok && rvw_drive_occlusion_image(w->drive, &gray, &gw, &gh, depths)) {
         snprintf(path, sizeof path, "%s/occlusion_%05u.png", w->opt->images, view->frame);
-        if (!rvw_image_occlusion(path, w->level, view, gray, gw, gh, depths[0], depths[1], err, sizeof err))
-            fprintf(stderr, "rvis-walk: %s\n", err);
+        ok = rvw_image_occlusion(path, w->level, view, gray, gw, gh, depths[0], depths[1], err, sizeof err);
     }
+    if (!ok)
+        fprintf(stderr, "rvis-walk: %s\n", err);
+    return ok;
 }
 
 /* Runs every frame. Returns false when something outside the input failed (memory, rvis). */
@@ -604,8 +615,8 @@ static bool run_frames(walk *w, uint32_t frames)
         if (w->visibility)
             rvw_dump_visibility(w->visibility, w->level, &view, r.verdict, verified ? w->truly_visible : NULL,
                                 verified ? w->ideal_box_visible : NULL);
-        if (w->opt->images && f % w->opt->image_every == 0)
-            pictures(w, &view, &r, verified);
+        if (w->opt->images && f % w->opt->image_every == 0 && !pictures(w, &view, &r, verified))
+            return false;
         double t = now_us();
         if (!w->opt->quiet && t - last_progress >= 1e6) {
             last_progress = t;
@@ -727,8 +738,11 @@ int main(int argc, char **argv)
     int code = parse_args(argc, argv, &opt);
     if (code)
         return code < 0 ? 0 : code;
+    struct stat images_dir;
     if (opt.images && mkdir(opt.images, 0777) != 0 && errno != EEXIST)
         return bad_input("cannot create the images directory %s", opt.images);
+    if (opt.images && (stat(opt.images, &images_dir) != 0 || !S_ISDIR(images_dir.st_mode)))
+        return bad_input("the images directory %s is not a directory", opt.images);
 
     rvw_level level = {0};
     rvw_city city = {0};

@@ -72,14 +72,17 @@ bool rvw_path_box_blocked(const rvw_bsp_map *map, const float origin[3])
     return sweep(map, origin, origin, RVW_PATH_TOLERANCE) < 1;
 }
 
-/* The eye of a box at origin stays inside the map: in a leaf of some cluster, not in the
- * void around a sealed map (cluster -1), when the map has a PVS to tell. */
+/* The eye of a box at origin stays inside the map: within the bounds of its brushes (the
+ * tree sends a point far outside them to whatever leaf its planes lead to, a cluster's
+ * too), and in a leaf of some cluster, not in the void around a sealed map (cluster -1),
+ * when the map has a PVS to tell. */
 static bool eye_in_map(const rvw_bsp_map *map, const float origin[3])
 {
-    if (!map->pvs.valid)
-        return true;
     float eye[3] = { origin[0], origin[1] + RVW_PATH_EYE_HEIGHT, origin[2] };
-    return rvw_bsp_pvs_cluster(&map->pvs, eye) >= 0;
+    for (int a = 0; a < 3; a++)
+        if (!(eye[a] >= map->extent.min[a] && eye[a] <= map->extent.max[a]))
+            return false;
+    return !map->pvs.valid || rvw_bsp_pvs_cluster(&map->pvs, eye) >= 0;
 }
 
 static bool can_stand(const rvw_bsp_map *map, const float origin[3])

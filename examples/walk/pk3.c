@@ -1,11 +1,13 @@
 #include "pk3.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef RVW_HAVE_ZIP
 #include <zip.h>
@@ -75,15 +77,23 @@ bool rvw_map_source_parse(const char *spec, rvw_map_source *out, char *err, size
 
 static bool read_file(const char *path, uint8_t **bytes, size_t *size, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* Opened without blocking (a FIFO would wait for a writer), then refused unless it is
+     * a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return false;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s is not a regular file", path);
-        fclose(f);
+        close(fd);
+        return false;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        close(fd);
         return false;
     }
     if ((uint64_t)st.st_size > RVW_MAX_MAP_BYTES) {
@@ -166,6 +176,10 @@ bool rvw_map_source_read(const rvw_map_source *src, uint8_t **bytes, size_t *siz
         snprintf(err, errlen, "%s not found%s", src->pak,
                  strcmp(src->pak, RVW_DEFAULT_PAK) ? ""
                                                    : " (Debian: apt-get install openarena-081-maps)");
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file", src->pak);
         return false;
     }
 #ifdef RVW_HAVE_ZIP

@@ -33,6 +33,14 @@ static bool push(double **values, uint32_t *count, uint32_t *capacity, double v)
     return true;
 }
 
+/* The walk's driver for app's scene, with the options' culling settings. */
+static bool make_drive(const rvv_app *app, uint32_t occlusion_width, rvw_drive **out, char *err, size_t errlen)
+{
+    rvw_drive_options d = { .occlusion_width = occlusion_width, .fine_tests = app->opt->fine_tests,
+                            .cull_unsampled = app->opt->cull_unsampled };
+    return rvw_drive_create(app->level, &d, out, err, errlen);
+}
+
 bool rvv_app_init(rvv_app *app, const rvv_options *opt, rvw_level *level, const rvw_city *city,
                   const char *context, char *err, size_t errlen)
 {
@@ -64,10 +72,7 @@ bool rvv_app_init(rvv_app *app, const rvv_options *opt, rvw_level *level, const 
         app->reference_ready = true;
     }
     app->occlusion_width = opt->occlusion_width;
-    if (!rvw_drive_create(level, &(rvw_drive_options){ .occlusion_width = app->occlusion_width,
-                                                        .fine_tests = opt->fine_tests,
-                                                        .cull_unsampled = opt->cull_unsampled },
-                          &app->drive, err, errlen))
+    if (!make_drive(app, app->occlusion_width, &app->drive, err, errlen))
         return false;
     if (!rvv_renderer_init(&app->renderer, level, err, errlen) || !rvv_overlay_init(&app->overlay, err, errlen))
         return false;
@@ -102,10 +107,7 @@ void rvv_app_free(rvv_app *app)
 bool rvv_app_set_occlusion(rvv_app *app, uint32_t width, char *err, size_t errlen)
 {
     rvw_drive *fresh;
-    if (!rvw_drive_create(app->level, &(rvw_drive_options){ .occlusion_width = width,
-                                                             .fine_tests = app->opt->fine_tests,
-                                                             .cull_unsampled = app->opt->cull_unsampled },
-                          &fresh, err, errlen))
+    if (!make_drive(app, width, &fresh, err, errlen))
         return false;
     rvw_drive_destroy(app->drive);
     app->drive = fresh;

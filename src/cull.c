@@ -362,12 +362,17 @@ static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, ui
     return true;
 }
 
-/* A group whose blocks are all kept, each linked to the next, gets their summary; tried
- * when the walk passes the group's last block. */
-static void keep_group(walk *w, uint32_t i)
+/* What a job saw of the group holding slot i (RVI_WALK_GROUP_* bits), for
+ * rvi_walk_settle_groups. */
+static inline void mark_group(const walk *w, uint32_t i, uint8_t bits)
 {
-    rvi_walk_summaries *s = w->p->summaries;
-    uint32_t base = i & ~(RVI_WALK_GROUP - 1);
+    atomic_fetch_or_explicit(&w->p->summaries->group_marks[i >> RVI_WALK_GROUP_SHIFT], bits, memory_order_relaxed);
+}
+
+/* A group whose blocks are all kept, each linked to the next, gets their summary; tried
+ * after a walk that passed the group's last block. */
+static void keep_group(rvi_walk_summaries *s, uint32_t base)
+{
     rvi_walk_block *g = &s->group[base >> RVI_WALK_GROUP_SHIFT];
     if (g->version == s->version || base + RVI_WALK_GROUP > s->capacity)
         return;
@@ -414,7 +419,7 @@ static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
         if (!skip_summary(w, b, i, RVI_WALK_BLOCK, in_mask))
             return false;
         if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
-            keep_group(w, i);
+            mark_group(w, i, RVI_WALK_GROUP_ENDED);
     }
     *at = w->depth == 0 && w->left0 == 0 ? NONE : b->after;
     return true;
@@ -438,13 +443,31 @@ static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
     /* A block kept as it was leaves its group's summary standing; any other is gathered
      * again at the group's end. */
     rvi_walk_box *visit = &s->block_visit[i >> RVI_WALK_BLOCK_SHIFT];
+    uint8_t bits = 0;
     if (memcmp(b, &kept, sizeof kept) != 0 || memcmp(visit, &run->visit, sizeof *visit) != 0) {
         *b = kept;
         *visit = run->visit;
-        s->group[i >> RVI_WALK_GROUP_SHIFT].version = 0;
+        bits |= RVI_WALK_GROUP_STALE;
     }
     if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
-        keep_group(w, i);
+        bits |= RVI_WALK_GROUP_ENDED;
+    if (bits)
+        mark_group(w, i, bits);
+}
+
+void rvi_walk_settle_groups(rvi_walk_summaries *s)
+{
+    uint32_t groups = s->capacity / RVI_WALK_GROUP;
+    for (uint32_t g = 0; g < groups; g++) {
+        uint8_t bits = atomic_load_explicit(&s->group_marks[g], memory_order_relaxed);
+        if (!bits)
+            continue;
+        atomic_store_explicit(&s->group_marks[g], 0, memory_order_relaxed);
+        if (bits & RVI_WALK_GROUP_STALE)
+            s->group[g].version = 0;
+        if (bits & RVI_WALK_GROUP_ENDED)
+            keep_group(s, g << RVI_WALK_GROUP_SHIFT);
+    }
 }
 
 /* A run of leaves from i: the pass settles most lanes, the rest are taken up in order.

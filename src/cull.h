@@ -12,6 +12,9 @@
 #ifndef RVI_CULL_H
 #define RVI_CULL_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "rvis.h"
 #include "scene.h"
 #include "core/node_table.h"
@@ -76,7 +79,20 @@ typedef struct rvi_walk_summaries {
      * outside the frustum, and whose other leaves are all cut, is passed over too. */
     rvi_walk_box *block_visit;
     rvi_walk_box *group_visit;
+    /* Per group, what the walk saw of it (RVI_WALK_GROUP_* bits), settled after the walk by
+     * rvi_walk_settle_groups: a group's blocks may be walked by several jobs at once (its
+     * slots split between chunks of a long list, or shared by the children of different
+     * parents), so no job writes a group's summary; each marks what it saw, atomically. */
+    _Atomic(uint8_t) *group_marks;
 } rvi_walk_summaries;
+
+#define RVI_WALK_GROUP_STALE 1u /* a block of it changed: its summary no longer holds */
+#define RVI_WALK_GROUP_ENDED 2u /* the walk kept or passed over its last block: try to keep it */
+
+/* After every job of a walk has returned: drops the summaries of the groups marked stale,
+ * and keeps those of the groups marked ended whose blocks are all kept and linked in slot
+ * order. What the walk leaves is the same whichever jobs ran first. */
+void rvi_walk_settle_groups(rvi_walk_summaries *s);
 
 /* Clears the summaries a change of node's LOD state makes wrong: its block's and those of
  * node and every ancestor. */

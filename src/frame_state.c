@@ -63,6 +63,7 @@ void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s)
     rvi_free(heap, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
     rvi_free(heap, s->block_visit, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block_visit);
     rvi_free(heap, s->group_visit, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_visit);
+    rvi_free(heap, s->group_marks, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_marks);
 }
 
 static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_index)

@@ -454,8 +454,13 @@ rv_result rvi_frame_walk(rv_world *world, rvi_frame *f, const rvi_walk_policy *j
     uint32_t top;
     RVI_TRY(add_item(world, f, world->scene.first_root, UINT32_MAX, f->cam.frustum.plane_mask, 1.0f, &top));
     uint32_t next = 0;
-    while (next < f->items.count)
-        RVI_TRY(walk_round_run(world, f, &next));
+    rv_result r = RV_OK;
+    while (r == RV_OK && next < f->items.count)
+        r = walk_round_run(world, f, &next);
+    /* Every job has returned (a failed round too): the groups' summaries, from the marks. */
+    if (f->summaries.capacity)
+        rvi_walk_settle_groups(&f->summaries);
+    RVI_TRY(r);
     return gather(world, f);
 }
 
@@ -536,14 +541,15 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     const rvi_scene *sc = &world->scene;
     uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
     if (need > s->capacity) {
-        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version, NULL, NULL };
+        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version, NULL, NULL, NULL };
         size_t blocks = need / RVI_WALK_BLOCK, groups = need / RVI_WALK_GROUP;
         grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
         grown.block = grown.node ? rvi_calloc(&world->heap, blocks, sizeof *grown.block) : NULL;
         grown.group = grown.block ? rvi_calloc(&world->heap, groups, sizeof *grown.group) : NULL;
         grown.block_visit = grown.group ? rvi_calloc(&world->heap, blocks, sizeof *grown.block_visit) : NULL;
         grown.group_visit = grown.block_visit ? rvi_calloc(&world->heap, groups, sizeof *grown.group_visit) : NULL;
-        if (!grown.group_visit) {
+        grown.group_marks = grown.group_visit ? rvi_calloc(&world->heap, groups, sizeof *grown.group_marks) : NULL;
+        if (!grown.group_marks) {
             grown.capacity = need; /* frees what was made (rvi_free takes NULL) */
             rvi_frame_free_summaries(&world->heap, &grown);
             return RV_ERR_OUT_OF_MEMORY;
@@ -555,6 +561,7 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
             memcpy(grown.group, s->group, had_groups * sizeof *s->group);
             memcpy(grown.block_visit, s->block_visit, had_blocks * sizeof *s->block_visit);
             memcpy(grown.group_visit, s->group_visit, had_groups * sizeof *s->group_visit);
+            /* marks are settled after every walk: none to carry over */
         }
         rvi_frame_free_summaries(&world->heap, s);
         *s = grown;

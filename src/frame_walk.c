@@ -21,6 +21,7 @@
 #include "core/check.h"
 #include "scene.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define NONE RVI_INDEX_NONE
@@ -44,15 +45,19 @@ typedef struct parallel_call {
     void *context;
     uint32_t count;
     uint8_t *marks;      /* count bytes: 1 where a range ran the item */
+    atomic_bool refused; /* a range or worker outside the contract was handed over */
 } parallel_call;
 
 /* The job the host runs. A range or a worker outside the contract is not run (nothing is
- * written for it): the coverage check after the call reports it. Each item run is marked. */
+ * written for it) and is reported after the call, as is a gap or a repeat in the coverage.
+ * Each item run is marked. */
 static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t end)
 {
     parallel_call *c = context;
-    if (worker >= c->f->jobs.max_workers || begin >= end || end > c->count)
+    if (worker >= c->f->jobs.max_workers || begin >= end || end > c->count) {
+        atomic_store_explicit(&c->refused, true, memory_order_relaxed);
         return;
+    }
     rvi_frame_worker *w = &c->f->workers[worker];
     w->items_run += end - begin;
     memset(c->marks + begin, 1, end - begin);
@@ -76,7 +81,7 @@ rv_result rvi_frame_parallel(rv_world *world, rvi_frame *f, rvi_frame_job fn, vo
     memset(marks, 0, count);
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         f->workers[k].items_run = 0;
-    parallel_call c = { f, fn, context, count, marks };
+    parallel_call c = { f, fn, context, count, marks, false };
     /* The jobs read the scene's links while the host's code runs: a structural call it
      * makes meanwhile is refused, as from a visit callback. */
     rvi_scene *sc = &world->scene;
@@ -87,7 +92,8 @@ rv_result rvi_frame_parallel(rv_world *world, rvi_frame *f, rvi_frame_job fn, vo
     uint64_t run = 0;
     for (uint32_t k = 0; k < f->jobs.max_workers; k++)
         run += f->workers[k].items_run;
-    return run == count && !memchr(marks, 0, count) ? RV_OK : RV_ERR_INVARIANT;
+    bool refused = atomic_load_explicit(&c.refused, memory_order_relaxed);
+    return !refused && run == count && !memchr(marks, 0, count) ? RV_OK : RV_ERR_INVARIANT;
 }
 
 rv_result rvi_frame_workers_error(const rvi_frame *f)

@@ -483,12 +483,14 @@ static void test_steady_frames_with_workers_allocate_nothing(void **state)
 
 /* A host that breaks the contract once: that frame answers RV_ERR_INVARIANT (rv_frame
  * aborts it), and the next frames run. SWAP runs one item twice and skips another, so the
- * number of items run still adds up: only the per-item coverage sees it. */
+ * number of items run still adds up: only the per-item coverage sees it. The EXTRA_ faults
+ * cover every item once and hand over one range more that is not run: it is reported too. */
 static void test_a_job_system_that_breaks_its_contract_is_reported(void **state)
 {
     (void)state;
-    const int faults[4] = { RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE, RVT_FAULT_SWAP };
-    for (int k = 0; k < 4; k++) {
+    const int faults[7] = { RVT_FAULT_BAD_WORKER,       RVT_FAULT_SKIP,        RVT_FAULT_TWICE,       RVT_FAULT_SWAP,
+                            RVT_FAULT_EXTRA_BAD_WORKER, RVT_FAULT_EXTRA_EMPTY, RVT_FAULT_EXTRA_BEYOND };
+    for (int k = 0; k < 7; k++) {
         for (uint32_t call = 1; call <= 4; call++) {
             rvt_host host = { .order = RVT_HOST_FORWARD, .max_workers = 2 };
             host.fault = faults[k];

@@ -47,7 +47,8 @@ typedef void (*rv_job_fn)(void *context, uint32_t worker, uint32_t begin, uint32
  * grown with the scene like the rest of the frame's scratch.
  *
  * A job system that breaks this contract (a worker index at or above max_workers, ranges
- * that miss or repeat items) is detected, never followed out of bounds: the frame call
+ * that miss or repeat items, an empty range or one beyond count, even beside ranges that
+ * cover every item once) is detected, never followed out of bounds: the frame call
  * answers RV_ERR_INVARIANT and its frame must be aborted (rv_frame aborts it).
  *
  * Zero (parallel_for NULL): every stage runs on the calling thread, exactly as with a job

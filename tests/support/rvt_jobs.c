@@ -152,6 +152,12 @@ static void host_for(void *user, rv_job_fn job, void *context, uint32_t count, u
             job(context, faulty && r == 0 && h->fault == RVT_FAULT_BAD_WORKER ? workers : 0, b, e);
             if (faulty && r == 0 && h->fault == RVT_FAULT_TWICE)
                 job(context, 0, b, e);
+            if (faulty && r == 0 && h->fault == RVT_FAULT_EXTRA_BAD_WORKER)
+                job(context, workers, b, e);
+            if (faulty && r == 0 && h->fault == RVT_FAULT_EXTRA_EMPTY)
+                job(context, 0, b, b);
+            if (faulty && r == 0 && h->fault == RVT_FAULT_EXTRA_BEYOND)
+                job(context, 0, count, count + 7);
         }
         break;
     case RVT_HOST_REVERSE:

@@ -30,8 +30,12 @@ typedef struct rvt_host {
     uint32_t *scratch;    /* RVT_HOST_SINGLES: room for the largest count (grown with realloc) */
     uint32_t scratch_capacity;
     /* Misbehaviour on call number fault_call (1-based; 0 never): */
-    /* SWAP runs the second range in place of the first (the item count still adds up). */
-    enum { RVT_FAULT_NONE, RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE, RVT_FAULT_SWAP } fault;
+    /* SWAP runs the second range in place of the first (the item count still adds up).
+     * The EXTRA_ faults run every range right and hand over one more that breaks the
+     * contract: the first range again on a worker at max_workers, an empty range, a range
+     * beyond count. */
+    enum { RVT_FAULT_NONE, RVT_FAULT_BAD_WORKER, RVT_FAULT_SKIP, RVT_FAULT_TWICE, RVT_FAULT_SWAP,
+           RVT_FAULT_EXTRA_BAD_WORKER, RVT_FAULT_EXTRA_EMPTY, RVT_FAULT_EXTRA_BEYOND } fault;
     uint32_t fault_call;
 } rvt_host;
 

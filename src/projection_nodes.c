@@ -160,19 +160,22 @@ void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
     if (!s->world || !row->node)
         return;
     rv_node node = { row->node };
+    rvi_scene *sc = nodes_of(s);
+    sc->projection_writes = true; /* the host's attach and detach refuse a projection's node */
     uint64_t parent_value;
+    rv_result r = RV_ERR_NOT_FOUND;
     if (s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
         rvi_map_get(&s->key_lookup, row->parent_key, &parent_value) &&
         s->rows[(uint32_t)parent_value].node) {
         rv_node parent = { s->rows[(uint32_t)parent_value].node };
-        rv_result r = rv_node_attach(s->world, parent, node);
+        r = rv_node_attach(s->world, parent, node);
         rvi_set_blocked(s, slot, r != RV_OK);
-        if (r == RV_OK)
-            return;
     } else {
         rvi_set_blocked(s, slot, false);
     }
-    rv_node_detach(s->world, node);
+    if (r != RV_OK)
+        rv_node_detach(s->world, node);
+    sc->projection_writes = false;
 }
 
 /* Retries the blocked children. Attaching only adds ancestry, so one pass reaches the

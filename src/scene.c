@@ -357,6 +357,7 @@ rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
+    RVI_TRY(host_may_move(s, c)); /* a projection's node: its render scene places it */
     /* Refuse a cycle now: parent must not be child or one of its descendants. */
     for (uint32_t a = p; a != NONE; a = s->parent[a])
         if (a == c)
@@ -374,6 +375,7 @@ rv_result rv_node_detach(rv_world *world, rv_node node)
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
+    RVI_TRY(host_may_move(s, i));
     if (s->parent[i] == NONE)
         return RV_OK;
     rvi_scene_relink(s, NONE, i, false);

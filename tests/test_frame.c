@@ -1642,6 +1642,15 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     assert_int_equal(rv_node_set_bounds(w, projected, far, 5.0f), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_transform_ptrs(w, projected, &pos, &rot, &scl), RV_ERR_BAD_STATE);
     assert_null(pos);
+    /* And its place in the hierarchy: under a host node far away, or detached. */
+    rv_node elsewhere, parent_before, parent_after;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &elsewhere), RV_OK);
+    assert_int_equal(rv_node_set_position(w, elsewhere, far), RV_OK);
+    assert_int_equal(rv_node_parent(w, projected, &parent_before), RV_OK);
+    assert_int_equal(rv_node_attach(w, elsewhere, projected), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_detach(w, projected), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_parent(w, projected, &parent_after), RV_OK);
+    assert_true(parent_after.id == parent_before.id);
     assert_int_equal(rv_update_world(w), RV_OK);
     assert_int_equal(rv_node_world_bounds(w, projected, sphere_after), RV_OK);
     assert_memory_equal(sphere_before, sphere_after, sizeof sphere_after);

@@ -436,8 +436,8 @@ static void test_summaries_the_same_whatever_runs_first(void **state)
     const rvt_host_order orders[2] = { RVT_HOST_FORWARD, RVT_HOST_REVERSE };
     for (int k = 0; k < 2; k++) {
         rvt_host host = { .order = orders[k], .max_workers = 1 };
-        rv_job_system js = rvt_host_jobs(&host);
-        drive_row(&js, row_got);
+        rv_job_system row_js = rvt_host_jobs(&host);
+        drive_row(&row_js, row_got);
         for (int f = 0; f < 2; f++)
             if (row_got[f] != row_want[f])
                 fail_msg("the row, %s: frame %d (view or counts) differs from the frame without a job system",

@@ -63,12 +63,13 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * A test box on parent or above it (rv_node_set_test_box) must enclose child's subtree
  * too: it does not grow, and what lies outside it is culled with it.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
- * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE. */
+ * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE (during a visit, see above, or child is a
+ * journal projection's node, which its render scene places). */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
 /* Makes node a root, appended to the root list (its local transform becomes its world
  * transform at the next update). A root stays where it is. Never allocates.
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE. */
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (as rv_node_attach). */
 RV_API rv_result rv_node_detach(rv_world *world, rv_node node);
 
 /* Local transform setters; each marks the node moved. The local matrix is

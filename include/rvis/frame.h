@@ -486,7 +486,8 @@ RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
  * (and, for a group node, its subtree's): rvis trusts it and cannot check it, so a box
  * that does not (a leaf's box kept after children were attached to it, a group's box that
  * did not grow with its members) culls what lies outside it. Set it again, or clear it,
- * when the subtree changes: rv_node_create and rv_node_attach do not touch it.
+ * when the subtree changes: rv_node_create and rv_node_attach do not touch it. The frame's
+ * main view uses it; extra views, rv_visit_visible and rv_collect_visible test spheres only.
  * Errors as rv_node_set_occluder_box. */
 RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
 /* Removes the node's test box. Errors as rv_node_clear_occluder. */

@@ -413,15 +413,17 @@ static void share_edges(rv_occlusion *occ, uint32_t p)
 /* ---- growing -------------------------------------------------------------------------------- */
 
 /* Moves *p (n elements of size) into a block of m elements; false (nothing changed) when the
- * allocation fails. */
-static bool regrow(rvi_heap *heap, void **p, size_t n, size_t m, size_t size)
+ * allocation fails or its size does not fit a size_t (a 32-bit target). */
+static bool regrow(rvi_heap *heap, void **p, uint64_t n, uint64_t m, size_t size)
 {
-    void *q = rvi_alloc(heap, m * size);
+    if (m > SIZE_MAX / size)
+        return false;
+    void *q = rvi_alloc(heap, (size_t)m * size);
     if (!q)
         return false;
     if (*p) {
-        memcpy(q, *p, n * size);
-        rvi_free(heap, *p, n * size);
+        memcpy(q, *p, (size_t)n * size);
+        rvi_free(heap, *p, (size_t)n * size);
     }
     *p = q;
     return true;
@@ -479,7 +481,7 @@ static bool grow_pools(rvi_heap *heap, rvi_occ_fusion *fu, uint32_t pieces, uint
         if (!regrow(heap, (void **)&np, 0, m, sizeof *np))
             return false;
         if (!regrow(heap, (void **)&fu->note_next, fu->note_capacity, m, sizeof *np)) {
-            rvi_free(heap, np, m * sizeof *np);
+            rvi_free(heap, np, (size_t)m * sizeof *np);
             return false;
         }
         memcpy(np, fu->note_piece, fu->note_capacity * sizeof *np);

@@ -119,6 +119,10 @@ static rv_result check_children(rvi_scene *s, uint32_t p, const rv_node *childre
             r = RV_ERR_INVALID_ARG;
             break;
         }
+        if (s->flags[c] & RVI_NODE_PROJECTION) { /* its render scene places it */
+            r = RV_ERR_BAD_STATE;
+            break;
+        }
         s->flags[c] |= RVI_NODE_MARK; /* temporary "seen" mark */
     }
     for (uint32_t j = 0; j < k; j++) {
@@ -147,8 +151,13 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
     uint32_t p;
     RVI_TRY(rvi_node_index(s, parent, &p));
     uint32_t n = children ? count : s->aux[p].child_count;
-    if (children)
+    if (children) {
         RVI_TRY(check_children(s, p, children, count));
+    } else {
+        for (uint32_t c = s->first_child[p]; c != NONE; c = s->next_sibling[c])
+            if (s->flags[c] & RVI_NODE_PROJECTION)
+                return RV_ERR_BAD_STATE; /* a journal projection's node: its render scene places it */
+    }
     if (out_groups)
         *out_groups = 0;
     if (n <= leaf)

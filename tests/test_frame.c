@@ -1590,6 +1590,72 @@ static void test_node_flags_and_keys_reach_every_view(void **state)
     rv_world_destroy(w);
 }
 
+/* rv_group_spatially leaves a projection's equipped children where its render scene put
+ * them: grouping them under host-made nodes is refused, and the world is unchanged (so
+ * when the body leaves, its children become roots, as the journal's header says). */
+static rv_projection group_test_projection(rv_projection_class c, uint64_t parent, float x)
+{
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.position[0] = x;
+    p.transform.position[2] = -10;
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 0.5f;
+    p.bucket.projection_class = c;
+    p.bucket.parent_key = parent;
+    return p;
+}
+
+static rv_node group_test_node(rv_render_scene *s, uint64_t key)
+{
+    uint32_t slot;
+    rv_projection_record rec;
+    assert_int_equal(rv_render_scene_find(s, key, &slot), RV_OK);
+    assert_int_equal(rv_render_scene_read(s, slot, &rec), RV_OK);
+    return rec.node;
+}
+
+static void test_grouping_leaves_projection_nodes_to_their_scene(void **state)
+{
+    (void)state;
+    rv_world *w;
+    rv_journal *j;
+    rv_render_scene *s;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    assert_int_equal(rv_world_render_scene(w, &s), RV_OK);
+    rv_projection body = group_test_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    assert_int_equal(rv_journal_register(j, 0, 100, 1, &body, NULL), RV_OK);
+    for (int i = 0; i < 8; i++) {
+        rv_projection c = group_test_projection(RV_PROJECTION_EQUIPPED_CHILD, 100, (float)i);
+        assert_int_equal(rv_journal_register(j, 0, 1000 + (uint64_t)i, 1, &c, NULL), RV_OK);
+    }
+    float projection[16], view[16];
+    rvt_perspective(1.2f, 4.0f / 3.0f, 0.1f, 100.0f, projection);
+    const float eye[3] = { 0, 1.7f, 0 }, target[3] = { 0, 1.7f, -1 };
+    rvt_look_at(eye, target, view);
+    rv_view v = { .view = view, .projection = projection, .viewport_width = 640, .viewport_height = 480 };
+    rv_frame_view out;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    rv_node b = group_test_node(s, 100), c = group_test_node(s, 1003), parent;
+    uint32_t nodes = rv_world_scene_stats(w).nodes, groups = 99;
+    assert_int_equal(rv_group_spatially(w, b, NULL, 0, 2, &groups), RV_ERR_BAD_STATE);
+    rv_node first;
+    assert_int_equal(rv_node_first_child(w, b, &first), RV_OK);
+    assert_int_equal(rv_group_spatially(w, b, &first, 1, 0, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_world_scene_stats(w).nodes, nodes);
+    assert_int_equal(rv_node_parent(w, c, &parent), RV_OK);
+    assert_true(parent.id == b.id);
+    /* The body leaves: its children become roots. */
+    assert_int_equal(rv_journal_unregister(j, 0, 100, 1, NULL), RV_OK);
+    v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    assert_int_equal(rv_node_parent(w, c, &parent), RV_OK);
+    assert_true(parent.id == RV_NODE_NONE.id);
+    rv_world_destroy(w);
+}
+
 static void test_journal_projections_are_drawn_with_their_keys(void **state)
 {
     (void)state;
@@ -3773,6 +3839,7 @@ int main(void)
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
+        cmocka_unit_test(test_grouping_leaves_projection_nodes_to_their_scene),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_streaming_budget_holds_after_every_placement_through_a_teleport),
         cmocka_unit_test(test_streaming_cold_start_prefetch_fits_the_budget),

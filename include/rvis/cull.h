@@ -78,7 +78,9 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * storage. Errors: RV_ERR_INVALID_ARG (world NULL, a child that is not a direct child of
  * parent, a repeated child, leaf_size 1),
  * RV_ERR_STALE_HANDLE (parent or a child), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY,
- * RV_ERR_BAD_STATE (inside a visit). On every error the world is unchanged. */
+ * RV_ERR_BAD_STATE (inside a visit, or a child to group is a journal projection's node,
+ * which its render scene places: pass the host's own children instead). On every error the
+ * world is unchanged. */
 RV_API rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *children,
                                     uint32_t count, uint32_t leaf_size, uint32_t *out_groups);
 

@@ -425,7 +425,10 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
  * the next frame's time_ms may not be earlier: RV_ERR_ORDER), the partition gate's frame
  * closed; so does what an aborted cull noted about its subtrees' occlusion tests
  * (rv_world_desc.group_retest_frames: a test it made counts as made, so the next frame's
- * counts may differ from a frame that never aborted; a skipped test never hides anything).
+ * counts may differ from a frame that never aborted; a skipped test never hides anything),
+ * and the LOD selections it made (each node's level and crossfade as that cull left them:
+ * the next frame continues from there, so its levels and fades, and its view, may differ
+ * from a frame after one that was never culled).
  * RV_OK also when no frame is open. Errors: RV_ERR_INVALID_ARG (world NULL),
  * RV_ERR_BAD_STATE (called from a callback a frame call is running, e.g. request_reprocess:
  * see rv_frame_begin). */

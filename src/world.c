@@ -46,17 +46,23 @@ rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world)
     RVI_TRY(resolve_desc(desc, &resolved));
     rvi_heap heap;
     rvi_heap_init(&heap, &resolved.allocator);
+    uint16_t tag;
+    if (!rvi_pool_tag_claim(&tag))
+        return RV_ERR_CAPACITY;
     rv_world *world = rvi_alloc(&heap, sizeof *world);
-    if (!world)
+    if (!world) {
+        rvi_pool_tag_release(tag);
         return RV_ERR_OUT_OF_MEMORY;
+    }
     memset(world, 0, sizeof *world);
     world->heap = heap;
     world->desc = resolved;
-    world->tag = rvi_pool_tag_next();
+    world->tag = tag;
     rv_result r = rvi_scene_init(&world->scene, &world->heap, resolved.node_capacity, world->tag);
     if (r != RV_OK) {
         rvi_heap h = world->heap;
         rvi_free(&h, world, sizeof *world);
+        rvi_pool_tag_release(tag);
         return r;
     }
     *out_world = world;
@@ -74,8 +80,10 @@ void rv_world_destroy(rv_world *world)
         m->state = NULL;
     }
     rvi_scene_fini(&world->scene, &world->heap);
+    uint16_t tag = world->tag;
     rvi_heap heap = world->heap;
     rvi_free(&heap, world, sizeof *world);
+    rvi_pool_tag_release(tag);
 }
 
 rv_alloc_stats rv_world_alloc_stats(const rv_world *world)

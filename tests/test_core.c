@@ -326,6 +326,62 @@ static void test_pool_retires_slot_before_generation_wraps(void **state)
     rvi_pool_free(&heap, &p);
 }
 
+/* A live world's tag is never handed to another world, however many are made meanwhile:
+ * the node of a world kept alive stays foreign to every later world, also to the ones
+ * whose node has its slot and generation. */
+static void test_a_live_worlds_tag_is_never_handed_to_another(void **state)
+{
+    (void)state;
+    rv_world_desc desc = {0};
+    desc.node_capacity = 1;
+    rv_world *a = NULL;
+    assert_int_equal(rv_world_create(&desc, &a), RV_OK);
+    rv_node old;
+    assert_int_equal(rv_node_create(a, RV_NODE_NONE, &old), RV_OK);
+    for (uint32_t i = 0; i < 65536u + 64u; i++) {
+        rv_world *c = NULL;
+        assert_int_equal(rv_world_create(&desc, &c), RV_OK);
+        rv_node mine;
+        assert_int_equal(rv_node_create(c, RV_NODE_NONE, &mine), RV_OK);
+        assert_int_equal(mine.id & 0xFFFFFFFFFFFFull, old.id & 0xFFFFFFFFFFFFull); /* same slot and generation */
+        if (rv_node_is_valid(c, old))
+            fail_msg("world %u of the churn took the live world's tag", i);
+        rv_world_destroy(c);
+    }
+    assert_true(rv_node_is_valid(a, old));
+    rv_world_destroy(a);
+}
+
+/* With every tag held, a new world is refused (RV_ERR_CAPACITY) and nothing is made; a tag
+ * given back is handed out again. */
+static void test_world_create_refuses_when_every_tag_is_held(void **state)
+{
+    (void)state;
+    static uint16_t held[65535];
+    uint32_t n = 0;
+    while (n < 65535u && rvi_pool_tag_claim(&held[n]))
+        n++;
+    /* Worlds other tests of this program left alive hold the rest. */
+    assert_true(n > 65000u);
+    uint16_t extra;
+    assert_false(rvi_pool_tag_claim(&extra));
+    rvt_alloc st = {0};
+    rv_world_desc desc = {0};
+    desc.allocator = rvt_allocator(&st);
+    rv_world *w = (rv_world *)&extra; /* untouched on error */
+    assert_int_equal(rv_world_create(&desc, &w), RV_ERR_CAPACITY);
+    assert_ptr_equal(w, (rv_world *)&extra);
+    assert_int_equal(st.live_blocks, 0);
+    rvi_pool_tag_release(held[n / 2]);
+    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
+    rv_world_destroy(w);
+    assert_int_equal(st.live_blocks, 0);
+    for (uint32_t i = 0; i < n; i++)
+        rvi_pool_tag_release(held[i]);
+    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
+    rv_world_destroy(w);
+}
+
 static void test_world_create_defaults_and_counts_allocations(void **state)
 {
     (void)state;
@@ -470,6 +526,8 @@ int main(void)
         cmocka_unit_test(test_pool_retires_slot_before_generation_wraps),
         cmocka_unit_test(test_world_create_defaults_and_counts_allocations),
         cmocka_unit_test(test_world_create_survives_every_allocation_failure),
+        cmocka_unit_test(test_a_live_worlds_tag_is_never_handed_to_another),
+        cmocka_unit_test(test_world_create_refuses_when_every_tag_is_held),
         cmocka_unit_test(test_sort_matches_reference),
         cmocka_unit_test(test_version_matches_header_and_project),
     };

@@ -93,8 +93,9 @@ typedef struct rv_world_desc {
 /* Creates a world. desc may be NULL (all defaults). *out_world receives the world, owned by
  * the caller until rv_world_destroy. The module descs are checked as their own create calls
  * check them. Errors: RV_ERR_INVALID_ARG (out_world NULL, a desc field out of range),
- * RV_ERR_NOT_FINITE, RV_ERR_ORDER and RV_ERR_CAPACITY (as rv_residency_create),
- * RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
+ * RV_ERR_NOT_FINITE, RV_ERR_ORDER and RV_ERR_CAPACITY (as rv_residency_create; also when
+ * 65,535 worlds are alive in the process, each holding one of the handle tags of
+ * include/rvis/scene.h), RV_ERR_OUT_OF_MEMORY; *out_world untouched on error. */
 RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world);
 
 /* Destroys a world and everything it owns; every handle and borrowed view of it becomes

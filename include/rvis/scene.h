@@ -14,9 +14,10 @@ extern "C" {
  * geometry and every descendant's. Nodes are created in a world and named by rv_node
  * handles; every function rejects a stale or foreign handle (one of another world) with
  * RV_ERR_STALE_HANDLE and changes nothing. A foreign handle is told by the world's 16-bit
- * tag: two worlds share one only when 65,535 other worlds were created between them, and
- * then one's handles can pass as the other's (docs/reliability.md). A world is used from
- * one thread at a time.
+ * tag: no two live worlds share one, and a world takes a destroyed world's tag only after
+ * at least 65,534 other tags were handed out between them (a handle kept past its world's
+ * destruction is then no longer refused by that world; docs/reliability.md). A world is
+ * used from one thread at a time.
  *
  * Changes (setters, attach, set_bounds, create, destroy) take effect in world matrices and
  * world bounds at the next rv_update_world; until then the getters answer as of the last

@@ -6,13 +6,29 @@
 #define LIVE_BIT 0x80000000u
 #define GEN_MASK 0x00FFFFFFu
 
-/* The owners made so far in this process, on any thread. */
+/* The tags handed out so far in this process, on any thread. */
 static atomic_uint_fast32_t owners_made;
+/* Bit t % 32 of word t / 32: tag t is held by a live owner. Zero-initialised static
+ * atomics are valid (C11 7.17.2.1). */
+static atomic_uint tags_held[65536 / 32];
 
-uint16_t rvi_pool_tag_next(void)
+bool rvi_pool_tag_claim(uint16_t *out_tag)
 {
-    uint32_t n = (uint32_t)atomic_fetch_add_explicit(&owners_made, 1, memory_order_relaxed);
-    return (uint16_t)(n % 65535u + 1u);
+    for (uint32_t tries = 0; tries < 65535u; tries++) {
+        uint32_t n = (uint32_t)atomic_fetch_add_explicit(&owners_made, 1, memory_order_relaxed);
+        uint16_t tag = (uint16_t)(n % 65535u + 1u);
+        unsigned bit = 1u << (tag & 31u);
+        if (!(atomic_fetch_or_explicit(&tags_held[tag >> 5], bit, memory_order_relaxed) & bit)) {
+            *out_tag = tag;
+            return true;
+        }
+    }
+    return false;
+}
+
+void rvi_pool_tag_release(uint16_t tag)
+{
+    atomic_fetch_and_explicit(&tags_held[tag >> 5], ~(1u << (tag & 31u)), memory_order_relaxed);
 }
 
 void rvi_pool_init(rvi_pool *pool, uint16_t tag)

@@ -20,11 +20,14 @@ typedef struct rvi_pool {
     uint16_t tag;         /* nonzero */
 } rvi_pool;
 
-/* A tag for a new owner: 1 .. 65535 in turn over the process, whatever thread asks, so an
- * owner never shares its tag with one made fewer than 65,535 owners before or after it. Not
- * from the owner's address: an allocator hands a destroyed owner's address to the next
- * one, and with it the old owner's handles would pass. */
-uint16_t rvi_pool_tag_next(void);
+/* Claims a tag for a new owner: the next of 1 .. 65535 in turn over the process (whatever
+ * thread asks) that no live owner holds, so two live owners never share a tag, and an
+ * owner shares one with a destroyed owner only when at least 65,534 tags were handed out
+ * between them. Not from the owner's address: an allocator hands a destroyed owner's
+ * address to the next one, and with it the old owner's handles would pass. False when all
+ * 65,535 are held. The owner gives it back with rvi_pool_tag_release when destroyed. */
+bool rvi_pool_tag_claim(uint16_t *out_tag);
+void rvi_pool_tag_release(uint16_t tag);
 void rvi_pool_init(rvi_pool *pool, uint16_t tag);
 /* Grows slot storage to at least capacity slots (<= RVI_POOL_MAX_SLOTS). */
 rv_result rvi_pool_reserve(rvi_heap *heap, rvi_pool *pool, uint32_t capacity);

@@ -309,6 +309,8 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     a->hlod_loads.count = 0;
     a->culls.count = 0;
     f->state = RVI_FRAME_BEGUN;
+    if (f->occlusion)
+        f->occlusion->held = true;
     return RV_OK;
 }
 
@@ -567,6 +569,8 @@ static rv_result frame_abort(rv_world *world)
     bool walked = f->state == RVI_FRAME_CULLED;
     f->building = -1;
     f->state = RVI_FRAME_IDLE;
+    if (f->occlusion)
+        f->occlusion->held = false;
     rvi_partition *gate = rvi_partition_find(world);
     if (gate) {
         /* Close the gate's frame. Before the walk no group was gated: gate them by the

@@ -650,6 +650,7 @@ rv_result rvi_frame_cull(rv_world *world)
     uint64_t t0 = rvi_clock_now(world);
     if (f->occlusion) {
         RVI_TRY(rvi_frame_submit_occluders(world, f));
+        f->occlusion->held = false;
         RVI_TRY(rv_occlusion_freeze(f->occlusion));
         rvi_occ_feed_prepare(f->occlusion); /* before the workers read it */
         f->hz_levels = rvi_hz_levels_of(f->occlusion);

@@ -466,7 +466,7 @@ rv_result rv_occlusion_debug_depth_range(rv_occlusion *occ, float *out_near, flo
         return RV_ERR_INVALID_ARG;
     double nearest = 0, farthest = 0;
     if (occ->width != 0) {
-        if (occ->state == RVI_OCC_NO_VIEW)
+        if (occ->state == RVI_OCC_NO_VIEW || occ->held)
             return RV_ERR_BAD_STATE;
         rv_occlusion_freeze(occ);
         if (!debug_depth_range(occ, &nearest, &farthest))
@@ -498,6 +498,8 @@ rv_result rv_occlusion_debug_image(rv_occlusion *occ, uint32_t level, uint8_t *p
     uint32_t w = occ->level_w[level], h = occ->level_h[level];
     if (pixels && pixels_size < (size_t)w * h)
         return RV_ERR_INVALID_ARG;
+    if (pixels && occ->held)
+        return RV_ERR_BAD_STATE;
     if (out_width)
         *out_width = w;
     if (out_height)

@@ -196,6 +196,10 @@ struct rv_occlusion {
      * by the freeze when a feed was merged into this frame's buffer. */
     struct rvi_occ_feed *feed;
     bool feed_applied;
+    /* A world's buffer between rv_frame_begin and its cull's freeze: the frame is still
+     * adding occluders, so the public calls that would freeze it (tests, freeze, debug
+     * read-outs) answer RV_ERR_BAD_STATE instead. */
+    bool held;
     /* The spacing of the viewport's pixel centres in texel units, x and y, when desc.fine_tests
      * is 2 and the frame says the host samples each pixel once, at its centre
      * (rv_view.cull_unsampled); 0 when not known (rvi_occ_set_samples, after each begin). */

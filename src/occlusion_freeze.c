@@ -605,6 +605,8 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
 {
     if (!occ)
         return RV_ERR_INVALID_ARG;
+    if (occ->held)
+        return RV_ERR_BAD_STATE;
     if (occ->width == 0 || occ->state != RVI_OCC_OPEN)
         return RV_OK;
     clear_level0(occ);

@@ -597,6 +597,8 @@ rv_result rv_occlusion_test_box(rv_occlusion *occ, const float min[3], const flo
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0)
         return RV_OK;
+    if (occ->held)
+        return RV_ERR_BAD_STATE;
     RVI_TRY(rvi_occ_check_box(min, max, matrix));
     *out_visible = rvi_occlusion_box_visible(occ, min, max, unless_identity(matrix));
     return RV_OK;
@@ -612,6 +614,8 @@ rv_result rv_occlusion_test_sphere(rv_occlusion *occ, const float center[3], flo
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0)
         return RV_OK;
+    if (occ->held)
+        return RV_ERR_BAD_STATE;
     if (!rvi_finite_n(center, 3) || !isfinite(radius) || (matrix && !rvi_finite_n(matrix, 16)))
         return RV_ERR_NOT_FINITE;
     if (radius < 0 || (matrix && !rvi_occ_affine_ok(matrix)))
@@ -624,6 +628,10 @@ rv_result rvi_occ_batch_prologue(rv_occlusion *occ, uint32_t first, uint32_t cou
 {
     if (!occ || !out || count > UINT32_MAX - first)
         return RV_ERR_INVALID_ARG;
+    if (occ->held) {
+        memset(out + first, 1, count);
+        return RV_ERR_BAD_STATE;
+    }
     *active = rvi_occ_ready(occ);
     if (!*active)
         memset(out + first, 1, count);

@@ -465,6 +465,112 @@ static void sweep_free(void *o)
     free(s);
 }
 
+/* What the host asks of the world's buffer between rv_frame_begin and the cull (a debug
+ * overlay, an early test, a clock callback) is refused and freezes nothing: the frame keeps
+ * every occluder, persistent and per-frame, and culls as a frame nobody asked. */
+static uint32_t clock_peeks;
+static rv_world *clock_world;
+static uint64_t peeking_clock(void *user)
+{
+    (void)user;
+    rv_occlusion *occ = rv_world_occlusion(clock_world);
+    if (occ) {
+        bool visible = false;
+        const float mn[3] = { -1, 0, -30 }, mx[3] = { 1, 2, -29 };
+        rv_result r = rv_occlusion_test_box(occ, mn, mx, NULL, &visible);
+        clock_peeks += r == RV_ERR_BAD_STATE && visible;
+    }
+    return 0;
+}
+
+static void open_frame_scene(rv_world *w, rv_node *crate, rv_node *behind_door)
+{
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    const float wmin[3] = { -20, -1, -21 }, wmax[3] = { 20, 12, -20 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    *crate = object_at(w, 0, 1.5f, -25, 0.87f);      /* behind the persistent wall */
+    *behind_door = object_at(w, 0, 1.5f, -12, 0.5f); /* behind the per-frame door only */
+}
+
+static void test_the_buffer_is_held_while_the_frame_is_open(void **state)
+{
+    (void)state;
+    for (int peek = 0; peek < 2; peek++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node crate, behind;
+        open_frame_scene(w, &crate, &behind);
+        camera c;
+        camera_at(&c, 0, 0);
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        camera_at(&c, 0, 16);
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        rv_occlusion *occ = rv_world_occlusion(w);
+        assert_non_null(occ);
+        if (peek) {
+            bool visible = false;
+            const float mn[3] = { -1, 0, -30 }, mx[3] = { 1, 2, -29 }, ctr[3] = { 0, 1, -30 };
+            assert_int_equal(rv_occlusion_test_box(occ, mn, mx, NULL, &visible), RV_ERR_BAD_STATE);
+            assert_true(visible);
+            visible = false;
+            assert_int_equal(rv_occlusion_test_sphere(occ, ctr, 1, NULL, &visible), RV_ERR_BAD_STATE);
+            assert_true(visible);
+            float bx0[1] = { -1 }, by0[1] = { 0 }, bz0[1] = { -30 }, bx1[1] = { 1 }, by1[1] = { 2 }, bz1[1] = { -29 };
+            rv_occlusion_boxes boxes = { { bx0, by0, bz0 }, { bx1, by1, bz1 }, NULL };
+            uint8_t out = 0;
+            assert_int_equal(rv_occlusion_test_boxes(occ, &boxes, 0, 1, &out), RV_ERR_BAD_STATE);
+            assert_int_equal(out, 1);
+            assert_int_equal(rv_occlusion_freeze(occ), RV_ERR_BAD_STATE);
+            uint32_t iw = 0, ih = 0;
+            assert_int_equal(rv_occlusion_debug_image(occ, 0, NULL, 0, &iw, &ih), RV_OK); /* size only */
+            uint8_t *pixels = malloc((size_t)iw * ih);
+            assert_non_null(pixels);
+            assert_int_equal(rv_occlusion_debug_image(occ, 0, pixels, (size_t)iw * ih, NULL, NULL), RV_ERR_BAD_STATE);
+            free(pixels);
+            float dn = -1, df = -1;
+            assert_int_equal(rv_occlusion_debug_depth_range(occ, &dn, &df), RV_ERR_BAD_STATE);
+            assert_true(dn == -1 && df == -1);
+        }
+        const float dmin[3] = { -5, 0, -10 }, dmax[3] = { 5, 5, -9.8f };
+        assert_int_equal(rv_frame_add_occluder(w, dmin, dmax, NULL), RV_OK);
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &fv), RV_OK);
+        assert_int_equal(fv.counts.occluders_added, 2);
+        assert_false(view_draws(&fv, crate));
+        assert_false(view_draws(&fv, behind));
+        /* After the frame the host's tests are answered again. */
+        bool visible = true;
+        const float mn[3] = { -1, 0, -30 }, mx[3] = { 1, 2, -29 };
+        assert_int_equal(rv_occlusion_test_box(occ, mn, mx, NULL, &visible), RV_OK);
+        assert_false(visible);
+        rv_world_destroy(w);
+    }
+
+    /* A clock callback inside rv_frame that tests the buffer is refused at the times it
+     * runs before the cull, and the frame keeps its occluders. */
+    rv_world_desc d = { 0 };
+    d.occlusion.width = 256;
+    d.clock_ns = peeking_clock;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    clock_world = w;
+    rv_node crate, behind;
+    open_frame_scene(w, &crate, &behind);
+    camera c;
+    rv_frame_view fv;
+    for (int i = 0; i < 3; i++) {
+        camera_at(&c, 0, 16.0 * i);
+        clock_peeks = 0;
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        assert_int_equal(fv.counts.occluders_added, 1);
+        assert_false(view_draws(&fv, crate));
+        if (i > 0)
+            assert_true(clock_peeks > 0);
+    }
+    rv_world_destroy(w);
+}
+
 static void test_allocation_failures_leave_the_world_as_it_was(void **state)
 {
     (void)state;
@@ -526,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_per_frame_shapes_fuse_in_a_frame),
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
         cmocka_unit_test(test_a_node_s_dense_mesh_is_drawn_by_its_outline),
+        cmocka_unit_test(test_the_buffer_is_held_while_the_frame_is_open),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
         cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),
     };

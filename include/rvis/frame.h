@@ -535,9 +535,17 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * or before the first frame). Borrowed; owned by the world. From rv_frame_end (or rv_frame)
  * until the next rv_frame_begin it holds that frame's occluders, frozen: the host may test
  * what rvis does not hold against it (rv_occlusion_test_box, _sphere, _boxes, _spheres:
- * an instance batch's clusters, particles), by the same rules as the frame's own tests.
- * Calls that change it (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth,
- * rv_occlusion_destroy) must not be made on it. */
+ * an instance batch's clusters, particles). A box with a matrix gets the frame's own test
+ * of a node's test box; a sphere is tested through its world box with the finer look at
+ * texels the frame keeps for test boxes, so the host may hide a sphere that the frame,
+ * testing a node without a test box, draws (never the reverse). From rv_frame_begin until
+ * its cull the frame is still adding occluders: the calls that would freeze the buffer (the
+ * tests, rv_occlusion_freeze, rv_occlusion_debug_image with pixels,
+ * rv_occlusion_debug_depth_range) answer RV_ERR_BAD_STATE and change nothing (tests answer
+ * visible), also from a clock_ns callback inside rv_frame. After rv_frame_abort it holds
+ * the aborted frame's view and occluders, not the published frame's. Calls that change it
+ * (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth, rv_occlusion_destroy) must
+ * not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
 /* An extra view's own output list (shadow, reflection). Opaque. */

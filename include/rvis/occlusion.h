@@ -356,7 +356,9 @@ RV_API rv_result rv_occlusion_add_mesh(rv_occlusion *occlusion, const rv_occlude
 /* Rasterises this frame's occluders (the largest on screen first when max_occluders caps
  * them; ties in submission order) and builds the pyramid. Called implicitly by the first
  * test; calling it twice is harmless. After it, tests only read the buffer.
- * Width 0 or no begin yet: no-op, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL). */
+ * Width 0 or no begin yet: no-op, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL),
+ * RV_ERR_BAD_STATE (a world's buffer while its frame is open, before the cull: see
+ * rv_world_occlusion; nothing changes). */
 RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
 
 /* Tests a box: local min/max (float[3]) and matrix (float[16], NULL = identity).
@@ -365,7 +367,8 @@ RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
  * culling is the host's or rv_frustum's job). Beyond the far plane, where a GPU draws
  * nothing, the occluders decide as anywhere else. Freezes the buffer. Width 0 or no view: true, RV_OK.
  * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose
- * last row is not 0 0 0 1), RV_ERR_NOT_FINITE. out_visible must not be NULL. */
+ * last row is not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a world's buffer while its
+ * frame is open, before the cull: see rv_world_occlusion). out_visible must not be NULL. */
 RV_API rv_result rv_occlusion_test_box(rv_occlusion *occlusion, const float min[3], const float max[3],
                                        const float matrix[16], bool *out_visible);
 
@@ -382,7 +385,9 @@ RV_API rv_result rv_occlusion_test_sphere(rv_occlusion *occlusion, const float c
  * batch, but one buffer is used from one thread at a time. An invalid item (non-finite,
  * min > max, a matrix whose last row is not 0 0 0 1) is answered 1 and the call returns the code of the first one (RV_ERR_NOT_FINITE
  * or RV_ERR_INVALID_ARG) after answering every item. Width 0 or no view: all 1, RV_OK.
- * Errors: RV_ERR_INVALID_ARG (NULL arrays or out_visible, first + count overflowing). */
+ * Errors: RV_ERR_INVALID_ARG (NULL arrays or out_visible, first + count overflowing),
+ * RV_ERR_BAD_STATE (a world's buffer while its frame is open, before the cull: see
+ * rv_world_occlusion; every item answered 1). */
 RV_API rv_result rv_occlusion_test_boxes(rv_occlusion *occlusion, const rv_occlusion_boxes *boxes,
                                          uint32_t first, uint32_t count, uint8_t *out_visible);
 
@@ -411,7 +416,9 @@ RV_API uint32_t rv_occlusion_level_count(const rv_occlusion *occlusion);
  * receive the level's size; pixels may be NULL to ask only the size. With pixels it freezes
  * the buffer (a call for the size alone does not).
  * Width 0: sizes 0, RV_OK. Errors: RV_ERR_INVALID_ARG (NULL occlusion, level >= count,
- * pixels_size < width * height), RV_ERR_BAD_STATE (no successful begin this frame). */
+ * pixels_size < width * height), RV_ERR_BAD_STATE (no successful begin this frame; with
+ * pixels, a world's buffer while its frame is open, before the cull: see
+ * rv_world_occlusion). */
 RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t level, uint8_t *pixels,
                                           size_t pixels_size, uint32_t *out_width, uint32_t *out_height);
 
@@ -421,7 +428,8 @@ RV_API rv_result rv_occlusion_debug_image(rv_occlusion *occlusion, uint32_t leve
  * rigid view matrix) or NDC z for an orthographic one. Both 0 when no texel is covered or
  * width is 0. Either output may be NULL. Freezes the buffer.
  * Errors: RV_ERR_INVALID_ARG (NULL occlusion), RV_ERR_BAD_STATE (no successful begin this
- * frame); the outputs are untouched on error. */
+ * frame, or a world's buffer while its frame is open, before the cull: see
+ * rv_world_occlusion); the outputs are untouched on error. */
 RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *out_near, float *out_far);
 
 /* ---- the depth feed: an earlier frame's GPU depth, reprojected ---------------------------

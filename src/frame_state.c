@@ -176,19 +176,15 @@ rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid *
 {
     if (!world || !desc)
         return RV_ERR_INVALID_ARG;
-    /* The grid first: it validates the desc, so a refused desc leaves no frame state. */
+    /* Every frame updates the grid with the host's sources and the eye: refuse now, before
+     * anything is allocated, a desc or a reach that would make every frame fail (the host
+     * could not shrink a world's grid afterwards). */
+    const rvi_frame *known = rvi_frame_find(world);
+    float eye;
+    RVI_TRY(rvi_grid_check_for_world(desc, known ? RVI_VEC_PTR(known->sources, rv_stream_source) : NULL,
+                                     known ? known->host_source_count : 0, &eye));
     rv_grid *grid;
     RVI_TRY(rvi_grid_create_in(&world->heap, desc, &grid));
-    rv_grid_desc resolved = rv_grid_get_desc(grid);
-    float eye = resolved.eye_radius < 0 ? -1.0f : resolved.eye_radius;
-    /* Every frame updates the grid with the host's sources and the eye: refuse now what
-     * would make every frame fail (the host could not shrink a world's grid afterwards). */
-    const rvi_frame *known = rvi_frame_find(world);
-    if (!rvi_grid_sources_fit(grid, known ? RVI_VEC_PTR(known->sources, rv_stream_source) : NULL,
-                              known ? known->host_source_count : 0, eye)) {
-        rv_grid_destroy(grid);
-        return RV_ERR_CAPACITY;
-    }
     rvi_frame *f;
     rv_result r = rvi_frame_state(world, &f);
     if (r != RV_OK) {

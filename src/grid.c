@@ -51,6 +51,16 @@ static rv_result resolve_desc(const rv_grid_desc *in, rv_grid_desc *out)
     return RV_OK;
 }
 
+/* A grid's geometry from a resolved desc (no heap). */
+static void set_geometry(rv_grid *g, const rv_grid_desc *d)
+{
+    memset(g, 0, sizeof *g);
+    g->desc = *d;
+    g->origin_x = d->origin[0];
+    g->origin_z = d->origin[1];
+    g->cell = d->cell_size;
+}
+
 static rv_result create(rvi_heap *external, const rv_grid_desc *desc, rv_grid **out)
 {
     if (!desc || !out)
@@ -62,13 +72,9 @@ static rv_result create(rvi_heap *external, const rv_grid_desc *desc, rv_grid **
     rv_grid *g = rvi_alloc(external ? external : &own, sizeof *g);
     if (!g)
         return RV_ERR_OUT_OF_MEMORY;
-    memset(g, 0, sizeof *g);
+    set_geometry(g, &d);
     g->own_heap = own;
     g->heap = external ? external : &g->own_heap;
-    g->desc = d;
-    g->origin_x = d.origin[0];
-    g->origin_z = d.origin[1];
-    g->cell = d.cell_size;
     *out = g;
     return RV_OK;
 }
@@ -76,6 +82,22 @@ static rv_result create(rvi_heap *external, const rv_grid_desc *desc, rv_grid **
 rv_result rvi_grid_create_in(rvi_heap *heap, const rv_grid_desc *desc, rv_grid **out)
 {
     return create(heap, desc, out);
+}
+
+rv_result rvi_grid_check_for_world(const rv_grid_desc *desc, const rv_stream_source *sources, uint32_t n,
+                                   float *out_eye_radius)
+{
+    if (!desc)
+        return RV_ERR_INVALID_ARG;
+    rv_grid_desc d;
+    RVI_TRY(resolve_desc(desc, &d));
+    rv_grid g;
+    set_geometry(&g, &d);
+    float eye = d.eye_radius < 0 ? -1.0f : d.eye_radius;
+    if (!rvi_grid_sources_fit(&g, sources, n, eye))
+        return RV_ERR_CAPACITY;
+    *out_eye_radius = eye;
+    return RV_OK;
 }
 
 rv_result rv_grid_create(const rv_grid_desc *desc, rv_grid **out)

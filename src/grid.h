@@ -22,4 +22,11 @@ rv_result rvi_grid_create_in(rvi_heap *heap, const rv_grid_desc *desc, rv_grid *
  * frames never fail on them. */
 bool rvi_grid_sources_fit(const rv_grid *grid, const rv_stream_source *sources, uint32_t n, float eye_radius);
 
+/* The checks of rv_world_add_grid, made before anything is allocated: the desc as
+ * rv_grid_create checks it, and RV_ERR_CAPACITY when the world's n sources and the eye
+ * source would not fit (rvi_grid_sources_fit). *out_eye_radius receives the eye source's
+ * radius the world keeps for the grid (negative: none). */
+rv_result rvi_grid_check_for_world(const rv_grid_desc *desc, const rv_stream_source *sources, uint32_t n,
+                                   float *out_eye_radius);
+
 #endif

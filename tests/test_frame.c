@@ -1176,10 +1176,14 @@ static void test_world_refuses_a_stream_reach_every_frame_would_fail_on(void **s
     gd.count_x = gd.count_z = 60000;
     gd.origin[0] = gd.origin[1] = -30000;
     gd.eye_radius = 5000; /* a square of ~10,000 x 10,000 cells */
-    uint64_t before = rv_world_alloc_stats(w).bytes_live;
+    rv_alloc_stats before = rv_world_alloc_stats(w);
     assert_int_equal(rv_world_add_grid(w, &gd, NULL), RV_ERR_CAPACITY);
     assert_null(rv_world_residency(w));
-    assert_int_equal(rv_world_alloc_stats(w).bytes_live, before);
+    /* Refused before anything is allocated: the counters do not move. */
+    rv_alloc_stats after = rv_world_alloc_stats(w);
+    assert_int_equal(after.bytes_live, before.bytes_live);
+    assert_int_equal(after.allocations, before.allocations);
+    assert_int_equal(after.bytes_peak, before.bytes_peak);
     /* A radius of 100 (a square of 203 x 203 cells) fits, and its frames succeed. */
     gd.eye_radius = 100;
     rv_grid *grid = NULL;

@@ -100,7 +100,7 @@ RV_API rv_result rv_world_create(const rv_world_desc *desc, rv_world **out_world
 
 /* Destroys a world and everything it owns; every handle and borrowed view of it becomes
  * invalid, and its extra views' lists stop culling (the host still destroys them). NULL is
- * ignored. */
+ * ignored; a world destroyed twice is undefined behaviour, as free is. */
 RV_API void rv_world_destroy(rv_world *world);
 
 /* The world's allocation counters (every module's allocations included). */
@@ -443,7 +443,11 @@ RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *o
 
 /* True while view (published by this world's rv_frame_end) may be read: its arena has not
  * been reused since. False for NULL, for another world's view, and for views from
- * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked). */
+ * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked).
+ * A call on the world (it reads the world's arenas, which rv_frame_begin changes): make it
+ * on the thread that runs the world's frames. A thread that only reads views (a render
+ * thread drawing frame N - 1 while frame N is built) learns from that thread how long a
+ * view lasts, as above, rather than asking here. */
 RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
 
 /* A 64-bit digest of what the view says to draw (node handles' slot and generation,
@@ -499,7 +503,11 @@ RV_API rv_result rv_node_clear_test_box(rv_world *world, rv_node node);
 
 /* The world's journal and render scene (created on first call, bound to the world: every
  * live projection is backed by a node). The host appends to the journal; rv_frame_begin
- * drains it. Owned by the world: never destroy them. Errors: RV_ERR_INVALID_ARG,
+ * drains it. Owned by the world: never destroy them. The first call (this or
+ * rv_world_render_scene) makes the calling thread the journal's owner
+ * (rv_journal_claim_thread): from then on rv_frame_begin on another thread answers
+ * RV_ERR_INVARIANT, pending deltas or not, until that thread claims the journal. Make the
+ * first call on the thread that runs the frames. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_BAD_STATE (a render scene the host created is bound to the world: at most one
  * render scene binds a world), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_world_journal(rv_world *world, rv_journal **out_journal);
@@ -558,7 +566,8 @@ typedef struct rv_view_list rv_view_list;
  * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
 /* Destroys a list (NULL ignored), before or after its world. Views it lent become
- * invalid. */
+ * invalid. While its world lives this is a call on the world (the list's memory goes back
+ * through the world's heap and counters): make it on the world's thread. */
 RV_API void rv_view_list_destroy(rv_view_list *list);
 
 /* Culls an extra view by frustum and LOD only, and with view->cull_unsampled the unsampled

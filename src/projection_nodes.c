@@ -214,7 +214,10 @@ void rvi_node_drop(rv_render_scene *s, uint32_t slot)
         return;
     rv_node node = { s->rows[slot].node };
     node_forget(s, slot); /* first: the destroy notification then finds nothing of ours */
+    rvi_scene *sc = &s->world->scene;
+    sc->projection_writes = true; /* its equipped children become roots; the scene places them */
     rv_node_destroy_reroot(s->world, node);
+    sc->projection_writes = false;
 }
 
 /* World hooks: the host destroyed a node (forget it), or the world itself (unbind). */

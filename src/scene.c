@@ -342,6 +342,10 @@ rv_result rv_node_destroy_reroot(rv_world *world, rv_node node)
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
+    /* A projection's node under it (an equipped child) would keep its transform relative
+     * to the body as a root's: its render scene places it, so the host may not move it. */
+    for (uint32_t c = s->first_child[i]; c != NONE; c = s->next_sibling[c])
+        RVI_TRY(host_may_move(s, c));
     while (s->first_child[i] != NONE)
         rvi_scene_relink(s, NONE, s->first_child[i], false);
     unlink_node(s, i);

@@ -1620,7 +1620,7 @@ static rv_node group_test_node(rv_render_scene *s, uint64_t key)
     return rec.node;
 }
 
-static void test_grouping_leaves_projection_nodes_to_their_scene(void **state)
+static void test_grouping_and_rerooting_leave_projection_nodes_to_their_scene(void **state)
 {
     (void)state;
     rv_world *w;
@@ -1648,6 +1648,13 @@ static void test_grouping_leaves_projection_nodes_to_their_scene(void **state)
     rv_node first;
     assert_int_equal(rv_node_first_child(w, b, &first), RV_OK);
     assert_int_equal(rv_group_spatially(w, b, &first, 1, 0, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_world_scene_stats(w).nodes, nodes);
+    assert_int_equal(rv_node_parent(w, c, &parent), RV_OK);
+    assert_true(parent.id == b.id);
+    /* Nor may the host destroy the body and make its equipped children roots: they would
+     * keep their transforms relative to the body as a root's. */
+    assert_int_equal(rv_node_destroy_reroot(w, b), RV_ERR_BAD_STATE);
+    assert_true(rv_node_is_valid(w, b));
     assert_int_equal(rv_world_scene_stats(w).nodes, nodes);
     assert_int_equal(rv_node_parent(w, c, &parent), RV_OK);
     assert_true(parent.id == b.id);
@@ -3843,7 +3850,7 @@ int main(void)
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),
-        cmocka_unit_test(test_grouping_leaves_projection_nodes_to_their_scene),
+        cmocka_unit_test(test_grouping_and_rerooting_leave_projection_nodes_to_their_scene),
         cmocka_unit_test(test_streaming_hands_out_requests_and_ticks_while_loading),
         cmocka_unit_test(test_streaming_budget_holds_after_every_placement_through_a_teleport),
         cmocka_unit_test(test_streaming_cold_start_prefetch_fits_the_budget),

@@ -249,7 +249,8 @@ RV_API rv_alloc_stats rv_journal_alloc_stats(const rv_journal *journal);
 
 /* The projection table and its indices. Opaque; standalone (its own allocator), or bound
  * to a world, where every live projection is backed by a scene node. That node belongs to
- * the scene: if the host destroys it anyway, the projection lives on in the table (its
+ * the scene: if the host destroys it anyway (rv_node_destroy_subtree; rv_node_destroy_reroot
+ * of a body with equipped children is refused), the projection lives on in the table (its
  * updates still apply) but is never drawn again until it is registered anew. */
 typedef struct rv_render_scene rv_render_scene;
 

@@ -52,7 +52,10 @@ RV_API rv_result rv_node_destroy_subtree(rv_world *world, rv_node node);
 
 /* Destroys node only; its children become roots (appended to the root list in their
  * order), keeping their local transforms, so their world placement changes unless the node
- * was identity under an identity chain. O(children). Errors as rv_node_destroy_subtree. */
+ * was identity under an identity chain. O(children). Errors as rv_node_destroy_subtree,
+ * and RV_ERR_BAD_STATE when a child is a journal projection's node (an equipped child,
+ * which its render scene places: rerooted it would keep its transform relative to the
+ * body; nothing changes). */
 RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
 
 /* Makes child the last child of parent, moving it from wherever it was (another parent or

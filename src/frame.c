@@ -226,7 +226,7 @@ static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
     return rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion);
 }
 
-static rv_result frame_begin(rv_world *world, const rv_view *view)
+static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -284,6 +284,9 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     if (f->occlusion) {
         float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
         f->occlusion_empty = false;
+        /* Held from the moment it opens: the host's allocator, called by the steps below,
+         * must not freeze it either. */
+        f->occlusion->held = true;
         RVI_TRY(rvi_occlusion_begin_d(f->occlusion, cam.view_projection_d, cam.clip, aspect));
         if (cam.cull_unsampled && !cam.orthographic) /* the looks are made in perspective only */
             rvi_occ_set_samples(f->occlusion, cam.viewport_width, cam.viewport_height);
@@ -309,17 +312,27 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
     a->hlod_loads.count = 0;
     a->culls.count = 0;
     f->state = RVI_FRAME_BEGUN;
-    if (f->occlusion)
-        f->occlusion->held = true;
     return RV_OK;
+}
+
+static rv_result frame_begin(rv_world *world, const rv_view *view)
+{
+    rv_result r = frame_begin_steps(world, view);
+    rvi_frame *f = r != RV_OK && world ? rvi_frame_find(world) : NULL;
+    if (f && f->state == RVI_FRAME_IDLE && f->occlusion)
+        f->occlusion->held = false; /* no frame opened */
+    return r;
 }
 
 /* The frame's buffer for an add, or NULL with *r set (RV_OK when occlusion is off). */
 static rv_occlusion *frame_buffer(rv_world *world, rv_result *r)
 {
     rvi_frame *f = rvi_frame_find(world);
-    *r = !f || f->state != RVI_FRAME_BEGUN ? RV_ERR_BAD_STATE : RV_OK;
-    return *r == RV_OK ? f->occlusion : NULL;
+    /* A cull that failed after its freeze leaves the frame open (to abort) and the buffer
+     * frozen: no occluder or feed joins it any more. */
+    bool open = f && f->state == RVI_FRAME_BEGUN && !(f->occlusion && !f->occlusion->held);
+    *r = open ? RV_OK : RV_ERR_BAD_STATE;
+    return open ? f->occlusion : NULL;
 }
 
 static rv_result counted(rv_world *world, rv_result r)
@@ -364,8 +377,8 @@ static rv_result frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
     if (!world || !feed)
         return RV_ERR_INVALID_ARG;
     rvi_frame *f = rvi_frame_find(world);
-    if (!f || f->state != RVI_FRAME_BEGUN)
-        return RV_ERR_BAD_STATE;
+    if (!f || f->state != RVI_FRAME_BEGUN || (f->occlusion && !f->occlusion->held))
+        return RV_ERR_BAD_STATE; /* no frame open, or a failed cull froze its buffer */
     /* This frame's own depth is drawn from what its cull decides: it cannot be fed yet. */
     if (feed->age == 0)
         return RV_ERR_INVALID_ARG;

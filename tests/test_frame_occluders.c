@@ -571,6 +571,86 @@ static void test_the_buffer_is_held_while_the_frame_is_open(void **state)
     rv_world_destroy(w);
 }
 
+/* The host's allocator, which the frame's first begin calls after it has opened the
+ * buffer (the LOD state is made then), is such a callback too; and an allocation that
+ * fails after the cull's freeze leaves the frame open (to abort) with its buffer frozen:
+ * occluders and feeds are refused there, not lost. */
+static uint32_t alloc_peeks;
+static int alloc_failing;
+static rv_world *alloc_world;
+static void *peeking_alloc(size_t size, void *user)
+{
+    (void)user;
+    if (alloc_world && rv_world_occlusion(alloc_world))
+        (void)peeking_clock(NULL), alloc_peeks += clock_peeks, clock_peeks = 0;
+    return alloc_failing ? NULL : malloc(size);
+}
+static void *peeking_realloc(void *p, size_t old_size, size_t size, void *user)
+{
+    (void)old_size;
+    (void)user;
+    return alloc_failing ? NULL : realloc(p, size);
+}
+static void peeking_free(void *p, size_t size, void *user)
+{
+    (void)size;
+    (void)user;
+    free(p);
+}
+
+static void test_the_buffer_is_held_from_the_allocator_and_after_a_failed_cull(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.occlusion.width = 256;
+    d.node_capacity = 16;
+    d.allocator = (rv_allocator){ peeking_alloc, peeking_realloc, peeking_free, NULL };
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node crate, behind;
+    open_frame_scene(w, &crate, &behind);
+    camera c;
+    rv_frame_view fv;
+    clock_world = alloc_world = w;
+    alloc_peeks = clock_peeks = 0;
+    for (int i = 0; i < 4; i++) {
+        /* New nodes each frame make the frame allocate (the first makes its LOD state). */
+        for (int k = 0; k < 200 * i; k++)
+            (void)object_at(w, (float)(k % 40) - 20, 1, -3, 0.05f);
+        camera_at(&c, 0, 16.0 * i);
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        assert_int_equal(fv.counts.occluders_added, 1);
+        assert_false(view_draws(&fv, crate));
+    }
+    alloc_world = NULL;
+    assert_true(alloc_peeks > 0); /* the allocator did test the buffer while it was held */
+    /* A cull that runs out of memory after its freeze (3,000 new nodes: the walk's scratch
+     * grows): the frame stays open, and refuses occluders and feeds. */
+    for (int k = 0; k < 3000; k++)
+        (void)object_at(w, (float)(k % 40) - 20, 1, -3, 0.05f);
+    camera_at(&c, 0, 100);
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    const float dmin[3] = { -5, 0, -10 }, dmax[3] = { 5, 5, -9.8f };
+    assert_int_equal(rv_frame_add_occluder(w, dmin, dmax, NULL), RV_OK);
+    alloc_failing = 1;
+    assert_int_equal(rv_frame_cull(w), RV_ERR_OUT_OF_MEMORY);
+    alloc_failing = 0;
+    assert_int_equal(rv_frame_add_occluder(w, dmin, dmax, NULL), RV_ERR_BAD_STATE);
+    float depth[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
+    rv_depth_feed feed = { 0 };
+    feed.width = feed.height = 2;
+    feed.format = RV_DEPTH_FLOAT32;
+    feed.texels = depth;
+    feed.view_projection = c.projection;
+    feed.age = 1;
+    assert_int_equal(rv_frame_feed_depth(w, &feed), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_frame_abort(w), RV_OK);
+    camera_at(&c, 0, 116);
+    assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+    assert_false(view_draws(&fv, crate));
+    rv_world_destroy(w);
+}
+
 static void test_allocation_failures_leave_the_world_as_it_was(void **state)
 {
     (void)state;
@@ -633,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
         cmocka_unit_test(test_a_node_s_dense_mesh_is_drawn_by_its_outline),
         cmocka_unit_test(test_the_buffer_is_held_while_the_frame_is_open),
+        cmocka_unit_test(test_the_buffer_is_held_from_the_allocator_and_after_a_failed_cull),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
         cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),
     };

@@ -351,8 +351,8 @@ RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
  * nothing and returns RV_OK (only NULL and the frame's state are checked: outside the
  * window it is RV_ERR_BAD_STATE either way).
  * Declare only what really hides (docs/design.md §4). Errors: RV_ERR_INVALID_ARG (inverted box,
- * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after cull, or from a
- * callback a frame call is running). */
+ * non-affine matrix), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no frame open, after the cull, a
+ * failed one included, or from a callback a frame call is running). */
 RV_API rv_result rv_frame_add_occluder(rv_world *world, const float min[3], const float max[3],
                                        const float matrix[16]);
 /* Adds a convex occluder (rv_occluder_convex: planes with outward normals, copied) or a mesh
@@ -383,7 +383,7 @@ RV_API rv_result rv_frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh
  * RV_ERR_BAD_STATE). Errors (nothing changes): those of
  * rv_occlusion_feed_depth, and RV_ERR_INVALID_ARG (world or feed NULL, age 0: this frame's
  * depth cannot exist before its own cull), RV_ERR_BAD_STATE (no frame open, after the cull,
- * or from a callback a frame call is running). */
+ * a failed one included, or from a callback a frame call is running). */
 RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed);
 
 /* Culls: rasterises the persistent occluder nodes inside the frustum, then walks the
@@ -547,11 +547,12 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * of a node's test box; a sphere is tested through its world box with the finer look at
  * texels the frame keeps for test boxes, so the host may hide a sphere that the frame,
  * testing a node without a test box, draws (never the reverse). From rv_frame_begin until
- * its cull the frame is still adding occluders: the calls that would freeze the buffer (the
- * tests, rv_occlusion_freeze, rv_occlusion_debug_image with pixels,
+ * its cull freezes the buffer the frame is still adding occluders: the calls that would
+ * freeze it (the tests, rv_occlusion_freeze, rv_occlusion_debug_image with pixels,
  * rv_occlusion_debug_depth_range) answer RV_ERR_BAD_STATE and change nothing (tests answer
- * visible), also from a clock_ns callback inside rv_frame. After rv_frame_abort it holds
- * the aborted frame's view and occluders, not the published frame's. Calls that change it
+ * visible), also from a host callback the frame calls (the allocator, clock_ns). After
+ * rv_frame_abort, or a cull or begin that failed, it holds that frame's view and whatever
+ * occluders it took, not the published frame's (tests then err toward drawing). Calls that change it
  * (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth, rv_occlusion_destroy) must
  * not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);

@@ -23,6 +23,18 @@ bool rvi_pool_tag_claim(uint16_t *out_tag)
             return true;
         }
     }
+    /* Other threads claimed and gave back tags meanwhile: a last pass over every word. */
+    for (uint32_t w = 0; w < 65536u / 32u; w++) {
+        unsigned never = w == 0 ? 1u : 0u; /* tag 0 is never handed out */
+        unsigned held;
+        while ((held = atomic_load_explicit(&tags_held[w], memory_order_relaxed) | never) != ~0u) {
+            unsigned bit = ~held & (held + 1u); /* the lowest free one */
+            if (!(atomic_fetch_or_explicit(&tags_held[w], bit, memory_order_relaxed) & bit)) {
+                *out_tag = (uint16_t)(w * 32u + (uint32_t)__builtin_ctz(bit));
+                return true;
+            }
+        }
+    }
     return false;
 }
 

@@ -125,7 +125,26 @@ rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, cons
 {
     if (frustum == NULL || center == NULL || mask == NULL)
         return RV_INTERSECTING;
-    return rvi_classify_sphere_masked(frustum, center, radius, mask);
+    uint32_t in_mask = *mask & frustum->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    /* A NaN anywhere, or a negative radius, cannot be placed: draw it and keep testing. */
+    if (!(radius >= 0.0f) || !rvi_finite_n(center, 3))
+        return RV_INTERSECTING;
+    float reach, t = radius + rvi_point_slack(center, &reach);
+    bool placed = reach <= RVI_PLANE_REACH;
+    uint32_t out_mask = in_mask;
+    for (int i = 0; i < 6; i++) {
+        if (!(in_mask & (1u << i)))
+            continue;
+        const float *pl = frustum->planes[i];
+        float d = rvi_plane_distance(pl, center);
+        /* The same sums as rv_cull_spheres: outside exactly where it culls. */
+        if (placed && d + (t + RVI_PLANE_SLACK * fabsf(pl[3])) < 0.0f)
+            return RV_OUTSIDE;
+        if (d >= radius)
+            out_mask &= ~(1u << i);
+    }
+    *mask = out_mask;
+    return out_mask == 0 ? RV_INSIDE : RV_INTERSECTING;
 }
 
 rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius)
@@ -156,7 +175,8 @@ rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float mi
             p[k] = pl[k] >= 0.0f ? max[k] : min[k];
             n[k] = pl[k] >= 0.0f ? min[k] : max[k];
         }
-        if (rvi_plane_distance(pl, p) < 0.0f)
+        float reach, t = rvi_point_slack(p, &reach);
+        if (reach <= RVI_PLANE_REACH && rvi_plane_distance(pl, p) + (t + RVI_PLANE_SLACK * fabsf(pl[3])) < 0.0f)
             return RV_OUTSIDE;
         if (!(rvi_plane_distance(pl, n) >= 0.0f))
             inside = false;

@@ -12,11 +12,32 @@
 #define RVI_FRUSTUM_ALL_PLANES 0x3Fu
 
 /* Signed distance of a point from a plane: the float expression every sphere test of rvis
- * uses (frustum_simd.c repeats it lane for lane; partition gating uses it too), so every
- * path keeps exactly the spheres rv_frustum_classify_sphere keeps. */
+ * uses (frustum_simd.c repeats it lane for lane; partition gating uses it too). */
 static inline float rvi_plane_distance(const float plane[4], const float p[3])
 {
     return ((plane[0] * p[0] + plane[1] * p[1]) + plane[2] * p[2]) + plane[3];
+}
+
+/* The rounding of rvi_plane_distance at a point p against the exact distance of p from the
+ * exact plane of the frustum's matrix is below 5 units of float rounding (2^-24) of
+ * (|p.x| + |p.y| + |p.z| + |w|): four products and three sums, and the plane's own rounding
+ * to float (its normal is unit length, so |a|, |b|, |c| <= 1). The calls hosts make with a
+ * frustum (rv_cull_spheres, rv_frustum_classify_*) add this slack, 8 units, to what must
+ * lie outside, so nothing that meets the exact frustum is called outside however far from
+ * the origin; the frame's walk tests its nodes' spheres, padded when they are made
+ * (scene_update.c), as they are. */
+#define RVI_PLANE_SLACK 4.76837158203125e-7f /* 8 * 2^-24 */
+/* Points whose |x| + |y| + |z| passes this are never called outside by those calls: their
+ * distances come near the float range's end. */
+#define RVI_PLANE_REACH 1e18f
+
+/* RVI_PLANE_SLACK times |p.x| + |p.y| + |p.z|, the point's part of the slack, in the order
+ * every path of rv_cull_spheres computes it. */
+static inline float rvi_point_slack(const float p[3], float *out_reach)
+{
+    float m = (fabsf(p[0]) + fabsf(p[1])) + fabsf(p[2]);
+    *out_reach = m;
+    return RVI_PLANE_SLACK * m;
 }
 
 /* True when a sphere at plane distance d (rvi_plane_distance) with this radius lies wholly
@@ -28,8 +49,8 @@ static inline bool rvi_outside_plane(float d, float radius)
     return (d < -radius) & (d > -INFINITY);
 }
 
-/* rv_frustum_classify_sphere_masked for pointers known valid, inlined into the walks that
- * test a sphere per node. */
+/* The walks' sphere test per node, for pointers known valid: rv_frustum_classify_sphere_masked
+ * without RVI_PLANE_SLACK, for spheres padded when they were made. */
 static inline rv_containment rvi_classify_sphere_masked(const rv_frustum *frustum, const float center[3],
                                                         float radius, uint32_t *mask)
 {

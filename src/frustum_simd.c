@@ -1,9 +1,12 @@
 /* rv_cull_spheres: in-place compaction of the instance spheres that meet a frustum, in a
  * scalar path and SSE2 / AVX2 / AVX-512 paths picked at run time (docs/design.md §2).
  *
- * Every path computes, per sphere and valid plane, d = ((a*x + b*y) + c*z) + w with
- * separate float multiplies and adds (never fused), and culls the sphere when r >= 0 and
- * d < -r for some plane. The comparisons are ordered, so a NaN anywhere keeps the sphere.
+ * Every path computes, per sphere, m = (|x| + |y|) + |z| and t = r + RVI_PLANE_SLACK * m,
+ * and per valid plane d = ((a*x + b*y) + c*z) + w with separate float multiplies and adds
+ * (never fused), and culls the sphere when r >= 0, m <= RVI_PLANE_REACH and
+ * d + (t + s) < 0 for some plane, s = RVI_PLANE_SLACK * |w| (the rounding bound of
+ * rvi_plane_slack: a sphere that meets the exact frustum is never culled). The comparisons
+ * are ordered, so a NaN anywhere keeps the sphere.
  * Identical arithmetic lane for lane is what makes every level keep exactly the same set:
  * the SIMD functions carry target attributes so the library builds with default flags,
  * and the C11 (ISO) mode the library is built in keeps the compiler from contracting the
@@ -12,6 +15,7 @@
 
 #include "core/check.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Keep a * b + c two roundings in every path: GCC in GNU mode would fuse it inside the
@@ -29,6 +33,7 @@
 typedef struct cull_planes {
     uint32_t count;
     float a[6], b[6], c[6], w[6];
+    float s[6]; /* RVI_PLANE_SLACK * |w| */
 } cull_planes;
 
 /* Where payload items go: count items of stride bytes; NULL base when there is none. */
@@ -61,13 +66,14 @@ static inline uint32_t payload_compact_group(const cull_payload *payload, uint32
  * evaluated (unused ones never cull), so the loop unrolls and nothing branches. */
 static inline bool sphere_culled(const cull_planes *planes, float x, float y, float z, float r)
 {
-    float neg_r = -r;
+    float m = (fabsf(x) + fabsf(y)) + fabsf(z);
+    float t = r + RVI_PLANE_SLACK * m;
     bool culled = false;
     for (int k = 0; k < 6; k++) {
         float d = ((planes->a[k] * x + planes->b[k] * y) + planes->c[k] * z) + planes->w[k];
-        culled |= d < neg_r;
+        culled |= d + (t + planes->s[k]) < 0.0f;
     }
-    return culled && r >= 0.0f;
+    return culled && r >= 0.0f && m <= RVI_PLANE_REACH;
 }
 
 /* The scalar path over [first, count), compacting to kept onwards; also finishes every
@@ -114,7 +120,7 @@ __attribute__((noinline)) static uint32_t cull_aos_tail(const cull_planes *plane
 /* ---- SSE2: 4 lanes ----------------------------------------------------------------------- */
 
 typedef struct planes_sse2 {
-    __m128 a[6], b[6], c[6], w[6];
+    __m128 a[6], b[6], c[6], w[6], s[6];
 } planes_sse2;
 
 __attribute__((target("sse2"))) static inline void broadcast_sse2(const cull_planes *planes, planes_sse2 *out)
@@ -124,6 +130,7 @@ __attribute__((target("sse2"))) static inline void broadcast_sse2(const cull_pla
         out->b[k] = _mm_set1_ps(planes->b[k]);
         out->c[k] = _mm_set1_ps(planes->c[k]);
         out->w[k] = _mm_set1_ps(planes->w[k]);
+        out->s[k] = _mm_set1_ps(planes->s[k]);
     }
 }
 
@@ -132,14 +139,18 @@ __attribute__((target("sse2"))) static inline void broadcast_sse2(const cull_pla
 __attribute__((target("sse2"))) static inline uint32_t keep_sse2(const planes_sse2 *p, __m128 x, __m128 y,
                                                                 __m128 z, __m128 r)
 {
-    __m128 neg_r = _mm_xor_ps(r, _mm_set1_ps(-0.0f));
+    __m128 sign = _mm_set1_ps(-0.0f), zero = _mm_setzero_ps();
+    __m128 m = _mm_add_ps(_mm_add_ps(_mm_andnot_ps(sign, x), _mm_andnot_ps(sign, y)), _mm_andnot_ps(sign, z));
+    __m128 t = _mm_add_ps(r, _mm_mul_ps(_mm_set1_ps(RVI_PLANE_SLACK), m));
     __m128 culled = _mm_setzero_ps();
     for (int k = 0; k < 6; k++) {
         __m128 d = _mm_add_ps(_mm_mul_ps(p->a[k], x), _mm_mul_ps(p->b[k], y));
         d = _mm_add_ps(_mm_add_ps(d, _mm_mul_ps(p->c[k], z)), p->w[k]);
-        culled = _mm_or_ps(culled, _mm_cmplt_ps(d, neg_r)); /* ordered: NaN never culls */
+        d = _mm_add_ps(d, _mm_add_ps(t, p->s[k]));
+        culled = _mm_or_ps(culled, _mm_cmplt_ps(d, zero)); /* ordered: NaN never culls */
     }
-    culled = _mm_and_ps(culled, _mm_cmpge_ps(r, _mm_setzero_ps()));
+    culled = _mm_and_ps(culled, _mm_cmpge_ps(r, zero));
+    culled = _mm_and_ps(culled, _mm_cmple_ps(m, _mm_set1_ps(RVI_PLANE_REACH)));
     return ~(uint32_t)_mm_movemask_ps(culled) & 0xFu;
 }
 
@@ -293,7 +304,7 @@ static const uint64_t compact_lut[256] = {
 };
 
 typedef struct planes_avx2 {
-    __m256 a[6], b[6], c[6], w[6];
+    __m256 a[6], b[6], c[6], w[6], s[6];
 } planes_avx2;
 
 __attribute__((target("avx2"))) static inline void broadcast_avx2(const cull_planes *planes, planes_avx2 *out)
@@ -303,20 +314,26 @@ __attribute__((target("avx2"))) static inline void broadcast_avx2(const cull_pla
         out->b[k] = _mm256_set1_ps(planes->b[k]);
         out->c[k] = _mm256_set1_ps(planes->c[k]);
         out->w[k] = _mm256_set1_ps(planes->w[k]);
+        out->s[k] = _mm256_set1_ps(planes->s[k]);
     }
 }
 
 __attribute__((target("avx2"))) static inline uint32_t keep_avx2(const planes_avx2 *p, __m256 x, __m256 y,
                                                                 __m256 z, __m256 r)
 {
-    __m256 neg_r = _mm256_xor_ps(r, _mm256_set1_ps(-0.0f));
+    __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
+    __m256 m = _mm256_add_ps(_mm256_add_ps(_mm256_andnot_ps(sign, x), _mm256_andnot_ps(sign, y)),
+                             _mm256_andnot_ps(sign, z));
+    __m256 t = _mm256_add_ps(r, _mm256_mul_ps(_mm256_set1_ps(RVI_PLANE_SLACK), m));
     __m256 culled = _mm256_setzero_ps();
     for (int k = 0; k < 6; k++) {
         __m256 d = _mm256_add_ps(_mm256_mul_ps(p->a[k], x), _mm256_mul_ps(p->b[k], y));
         d = _mm256_add_ps(_mm256_add_ps(d, _mm256_mul_ps(p->c[k], z)), p->w[k]);
-        culled = _mm256_or_ps(culled, _mm256_cmp_ps(d, neg_r, _CMP_LT_OQ));
+        d = _mm256_add_ps(d, _mm256_add_ps(t, p->s[k]));
+        culled = _mm256_or_ps(culled, _mm256_cmp_ps(d, zero, _CMP_LT_OQ));
     }
-    culled = _mm256_and_ps(culled, _mm256_cmp_ps(r, _mm256_setzero_ps(), _CMP_GE_OQ));
+    culled = _mm256_and_ps(culled, _mm256_cmp_ps(r, zero, _CMP_GE_OQ));
+    culled = _mm256_and_ps(culled, _mm256_cmp_ps(m, _mm256_set1_ps(RVI_PLANE_REACH), _CMP_LE_OQ));
     return ~(uint32_t)_mm256_movemask_ps(culled) & 0xFFu;
 }
 
@@ -404,7 +421,7 @@ __attribute__((target("avx2"))) static uint32_t cull_aos_avx2(const cull_planes 
 /* ---- AVX-512F: 16 lanes ------------------------------------------------------------------ */
 
 typedef struct planes_avx512 {
-    __m512 a[6], b[6], c[6], w[6];
+    __m512 a[6], b[6], c[6], w[6], s[6];
 } planes_avx512;
 
 __attribute__((target("avx512f"))) static inline void broadcast_avx512(const cull_planes *planes,
@@ -415,22 +432,29 @@ __attribute__((target("avx512f"))) static inline void broadcast_avx512(const cul
         out->b[k] = _mm512_set1_ps(planes->b[k]);
         out->c[k] = _mm512_set1_ps(planes->c[k]);
         out->w[k] = _mm512_set1_ps(planes->w[k]);
+        out->s[k] = _mm512_set1_ps(planes->s[k]);
     }
 }
 
 __attribute__((target("avx512f"))) static inline uint32_t keep_avx512(const planes_avx512 *p, __m512 x,
                                                                      __m512 y, __m512 z, __m512 r)
 {
-    /* AVX-512F has no float xor: flip the sign bit as integers, as -r does. */
-    __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-    __m512 neg_r = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(r), sign));
+    /* AVX-512F has no float and-not: clear the sign bits as integers, as fabsf does. */
+    __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), magnitude));
+    __m512 ay = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(y), magnitude));
+    __m512 az = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(z), magnitude));
+    __m512 m = _mm512_add_ps(_mm512_add_ps(ax, ay), az), zero = _mm512_setzero_ps();
+    __m512 t = _mm512_add_ps(r, _mm512_mul_ps(_mm512_set1_ps(RVI_PLANE_SLACK), m));
     __mmask16 culled = 0;
     for (int k = 0; k < 6; k++) {
         __m512 d = _mm512_add_ps(_mm512_mul_ps(p->a[k], x), _mm512_mul_ps(p->b[k], y));
         d = _mm512_add_ps(_mm512_add_ps(d, _mm512_mul_ps(p->c[k], z)), p->w[k]);
-        culled |= _mm512_cmp_ps_mask(d, neg_r, _CMP_LT_OQ);
+        d = _mm512_add_ps(d, _mm512_add_ps(t, p->s[k]));
+        culled |= _mm512_cmp_ps_mask(d, zero, _CMP_LT_OQ);
     }
-    culled &= _mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_GE_OQ);
+    culled &= _mm512_cmp_ps_mask(r, zero, _CMP_GE_OQ);
+    culled &= _mm512_cmp_ps_mask(m, _mm512_set1_ps(RVI_PLANE_REACH), _CMP_LE_OQ);
     return ~(uint32_t)culled & 0xFFFFu;
 }
 
@@ -567,11 +591,12 @@ static rv_result cull_prepare(rvi_simd_level level, const rv_frustum *frustum, u
         planes->b[n] = pl[1];
         planes->c[n] = pl[2];
         planes->w[n] = pl[3];
+        planes->s[n] = RVI_PLANE_SLACK * fabsf(pl[3]);
         n++;
     }
     planes->count = n;
     for (uint32_t i = n; i < 6; i++) {
-        planes->a[i] = planes->b[i] = planes->c[i] = 0.0f;
+        planes->a[i] = planes->b[i] = planes->c[i] = planes->s[i] = 0.0f;
         planes->w[i] = INFINITY;
     }
     moved->base = payload;

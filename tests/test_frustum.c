@@ -879,6 +879,72 @@ static void test_cull_spheres_rejects_bad_arguments_unchanged(void **state)
     assert_int_equal(pay[0], 1);
 }
 
+/* Far from the origin a plane distance in float is off by a good part of a float step of
+ * the coordinates (1e5 units: about a centimetre, several pixels for a sphere near the
+ * eye). Every call a host makes with a frustum adds that rounding to what must lie
+ * outside: a sphere, or the cube around it, that meets a plane's half-space in exact
+ * arithmetic is never culled or called outside, on any SIMD level. Planes as the frame
+ * publishes them (unit normals through an eye at 1e3 .. 1e6), centres within 20 units of
+ * the eye, radii the smallest float reaching the plane. */
+static void test_a_sphere_meeting_the_exact_plane_is_never_culled_far_from_the_origin(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    static float spheres[N * 4], copy[N * 4];
+    uint64_t seed = 77;
+    uint32_t bare_culls = 0, checked = 0;
+    for (int round = 0; round < RVT_HEAVY(200, 24); round++) {
+        double offset = pow(10.0, 3.0 + (round % 4)); /* 1e3 .. 1e6 */
+        float eye[3];
+        for (int a = 0; a < 3; a++)
+            eye[a] = (float)(offset * rvt_uniform(&seed, -1, 1));
+        double n[3], len = 0;
+        for (int a = 0; a < 3; a++) {
+            n[a] = rvt_uniform(&seed, -1, 1);
+            len += n[a] * n[a];
+        }
+        rv_frustum f = { .plane_mask = 1 };
+        for (int a = 0; a < 3; a++)
+            f.planes[0][a] = (float)(n[a] / sqrt(len));
+        f.planes[0][3] = (float)-((double)f.planes[0][0] * eye[0] + (double)f.planes[0][1] * eye[1] +
+                                  (double)f.planes[0][2] * eye[2]);
+        const float *pl = f.planes[0];
+        for (int i = 0; i < N; i++) {
+            float c[3];
+            for (int a = 0; a < 3; a++)
+                c[a] = eye[a] + rvt_uniform(&seed, -20, 20);
+            long double d = (long double)pl[0] * c[0] + (long double)pl[1] * c[1] + (long double)pl[2] * c[2] +
+                            (long double)pl[3];
+            float r = d < 0 ? (float)-d : 0.0f;
+            if ((long double)r < -d)
+                r = nextafterf(r, INFINITY); /* the smallest float that reaches the plane */
+            float *sp = spheres + 4 * i;
+            sp[0] = c[0];
+            sp[1] = c[1];
+            sp[2] = c[2];
+            sp[3] = r;
+            bare_culls += rvi_plane_distance(pl, c) < -r; /* the test without the slack */
+            if (rv_frustum_classify_sphere(&f, c, r) == RV_OUTSIDE)
+                fail_msg("classify_sphere: centre (%g %g %g), radius %g reaches the plane", c[0], c[1], c[2], r);
+            float mn[3] = { c[0] - r, c[1] - r, c[2] - r }, mx[3] = { c[0] + r, c[1] + r, c[2] + r };
+            if (rv_frustum_classify_box(&f, mn, mx) == RV_OUTSIDE)
+                fail_msg("classify_box: the cube around centre (%g %g %g), radius %g reaches the plane", c[0], c[1],
+                         c[2], r);
+        }
+        for (int level = 0; level <= (int)rvi_simd_best_level(); level++) {
+            memcpy(copy, spheres, sizeof spheres);
+            uint32_t kept = 0;
+            assert_int_equal(rvi_cull_spheres_level((rvi_simd_level)level, &f, copy, N, NULL, 0, &kept), RV_OK);
+            if (kept != N)
+                fail_msg("level %s culled %u of %u spheres that reach the plane (offset %g)",
+                         rvi_simd_level_name((rvi_simd_level)level), N - kept, N, offset);
+        }
+        checked += N;
+    }
+    /* The case is real: without the slack the same float sums cull some of them. */
+    assert_true(bare_culls > checked / 100);
+}
+
 static void test_simd_level_names(void **state)
 {
     (void)state;
@@ -910,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_cull_spheres_with_no_planes_keeps_everything),
         cmocka_unit_test(test_cull_spheres_ranges_join_to_whole_result),
         cmocka_unit_test(test_cull_spheres_rejects_bad_arguments_unchanged),
+        cmocka_unit_test(test_a_sphere_meeting_the_exact_plane_is_never_culled_far_from_the_origin),
         cmocka_unit_test(test_simd_level_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

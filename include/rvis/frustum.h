@@ -36,10 +36,10 @@ typedef struct rv_frustum {
 RV_API rv_result rv_frustum_from_view_projection(const float view_projection[16], rv_clip clip, rv_frustum *out);
 
 /* Classifies a world-space sphere (centre float[3], radius >= 0, world units). Conservative:
- * RV_OUTSIDE only when the sphere lies wholly outside one valid plane (plane distance
- * d < -radius, d in float as rv_cull_spheres computes it; a d that overflows to -infinity,
- * for a centre near FLT_MAX, is not outside), RV_INSIDE when d >= radius for every valid
- * plane. A NaN/Inf centre, a NaN or negative radius, or a NULL frustum/centre answers
+ * RV_OUTSIDE only when the sphere lies wholly outside one valid plane by more than the
+ * float rounding of its plane distance (the test of rv_cull_spheres, below: exactly the
+ * spheres it culls), so a sphere that meets the exact frustum is never outside, however far
+ * from the origin; RV_INSIDE when d >= radius for every valid plane. A NaN/Inf centre, a NaN or negative radius, or a NULL frustum/centre answers
  * RV_INTERSECTING (draw). A frustum with plane_mask 0 (e.g. from a zero matrix) answers
  * RV_INSIDE for every valid sphere. */
 RV_API rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius);
@@ -54,8 +54,10 @@ RV_API rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustu
                                                         float radius, uint32_t *mask);
 
 /* Classifies an axis-aligned world box (min float[3] <= max float[3], world units) with the
- * nearest/farthest-vertex test (Greene 1994; Haines & Wallace). Conservative as above: a
- * NaN/Inf corner, min > max on an axis, or a NULL argument answers RV_INTERSECTING. */
+ * nearest/farthest-vertex test (Greene 1994; Haines & Wallace). Conservative as above: the
+ * farthest vertex along a plane's normal is outside only by more than the same rounding
+ * slack (a radius 0 sphere there), so a box that meets the exact frustum is never outside;
+ * a NaN/Inf corner, min > max on an axis, or a NULL argument answers RV_INTERSECTING. */
 RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float min[3], const float max[3]);
 
 /* Culls instance spheres against a frustum, compacting the kept ones in place: the first
@@ -68,16 +70,17 @@ RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const f
  *   instance, stride 64), moved with their spheres; it must not overlap spheres.
  * out_kept: receives the number kept.
  *
- * The test, exactly, in every code path: for each plane in frustum->plane_mask,
- * d = ((a*x + b*y) + c*z) + w in float with separate multiplies and adds; the sphere is
- * culled when radius >= 0 and d < -radius for some plane. So a sphere with a NaN anywhere
- * or a negative radius is kept (drawn). Against exact arithmetic, only a sphere within
- * float rounding of tangency (|d + radius| below about 2.5e-7 * (|a*x| + |b*y| + |c*z| +
- * |w|), i.e. a fraction of a float step of its coordinates) may go either way. A sphere
- * whose |a*x| + |b*y| + |c*z| + |w| exceeds FLT_MAX (a centre near 1e38) may get
- * d = -infinity and be culled whatever its true distance: keep coordinates well inside
- * the float range (rv_frustum_classify_sphere keeps such a sphere). A plane_mask of 0
- * keeps everything.
+ * The test, exactly, in every code path, in float with separate multiplies and adds (never
+ * fused): per sphere m = (|x| + |y|) + |z| and t = radius + 4.76837158203125e-7f * m; for
+ * each plane in frustum->plane_mask, d = ((a*x + b*y) + c*z) + w and
+ * s = 4.76837158203125e-7f * |w|; the sphere is culled when radius >= 0, m <= 1e18 and
+ * d + (t + s) < 0 for some plane. The constant is 8 units of float rounding (8 * 2^-24):
+ * the rounding of d, and of the planes to float, stays below 5 of them times
+ * (|x| + |y| + |z| + |w|) (the normals are unit length), so a sphere that meets the exact
+ * frustum is never culled, even a metre from an eye 1e6 units from the origin, where d is
+ * off by several centimetres; the price is spheres within that slack of a plane, outside
+ * it, kept. A sphere with a NaN anywhere, a negative radius or |x| + |y| + |z| beyond 1e18
+ * is kept (drawn). A plane_mask of 0 keeps everything.
  * Runs the widest path the CPU offers (AVX-512F, AVX2, SSE2 or scalar, chosen per call
  * from the CPU's feature bits); every path keeps exactly the same spheres.
  *

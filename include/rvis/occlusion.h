@@ -255,8 +255,11 @@ typedef enum rv_occluder_flag {
  * (a, b, c) (any length but zero), and the solid is every local point p with
  * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
  * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
- * solid, thinner than about 1e-7 of its size, is refused: declare a quad as a box with a
- * zero extent, or as a mesh) and reach no further than 1e7 local units from the origin.
+ * solid, thinner than about 1e-7 of its size or of its planes' distance from the local
+ * origin, whichever is larger, is refused: declare a quad as a box with a zero extent, or
+ * as a mesh; a 10 cm wall written 1e6 units from its origin is refused, the same wall
+ * written about its centre and placed by the matrix is not) and reach no further than 1e7
+ * local units from the origin.
  * Corners closer than about 1e-7 of the planes' distance from the local origin are taken
  * as one; a solid more than 100 times smaller than that distance whose corners and edges,
  * so rounded, stand off its planes by more than 1e-6 of its own size (a 1 cm sliver

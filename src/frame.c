@@ -188,9 +188,11 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
     if (cam.orthographic && !(cam.ortho_height > 0 && isfinite(cam.ortho_height)))
         return RV_ERR_INVALID_ARG;
     if (have_double)
-        RVI_TRY(rvi_frustum_from_view_projection_d(cam.view_projection_d, view->clip, &cam.frustum));
+        RVI_TRY(rvi_frustum_from_view_projection_d(cam.view_projection_d, view->clip, &cam.published_frustum));
     else
-        RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.frustum));
+        RVI_TRY(rv_frustum_from_view_projection(cam.view_projection, view->clip, &cam.published_frustum));
+    cam.frustum = cam.published_frustum;
+    rvi_frustum_widen(&cam.frustum);
     cam.clip = view->clip;
     cam.viewport_width = view->viewport_width;
     cam.viewport_height = view->viewport_height;
@@ -563,7 +565,7 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     v.tick = tick;
     v.counts = f->counts;
     memcpy(v.stage_us, f->stage_us, sizeof v.stage_us);
-    v.frustum = f->cam.frustum;
+    v.frustum = f->cam.published_frustum;
     *out = v;
     f->lent = f->building;
     f->building = -1;

@@ -188,7 +188,9 @@ typedef struct rvi_frame_camera {
                                      product, else the host's float matrix */
     float eye[3];
     float forward[3];        /* unit view direction (world) */
-    rv_frustum frustum;
+    rv_frustum frustum;      /* what the frame culls with: published_frustum's planes moved
+                                out by their share of the rounding slack (rvi_frustum_widen) */
+    rv_frustum published_frustum; /* the view's planes, as rv_frame_view.frustum gives them */
     rv_clip clip;
     uint32_t viewport_width, viewport_height;
     float fov_y;

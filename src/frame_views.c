@@ -225,7 +225,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     v.counts = counts;
     for (int s = 0; s < RV_STAGE_COUNT; s++)
         v.stage_us[s] = -1.0;
-    v.frustum = cam.frustum;
+    v.frustum = cam.published_frustum;
     *out = v;
     return RV_OK;
 }

@@ -147,6 +147,13 @@ rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, cons
     return out_mask == 0 ? RV_INSIDE : RV_INTERSECTING;
 }
 
+void rvi_frustum_widen(rv_frustum *f)
+{
+    for (int i = 0; i < 6; i++)
+        if (f->plane_mask & (1u << i))
+            f->planes[i][3] += RVI_PLANE_SLACK * fabsf(f->planes[i][3]);
+}
+
 rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius)
 {
     if (frustum == NULL)

@@ -49,6 +49,12 @@ static inline bool rvi_outside_plane(float d, float radius)
     return (d < -radius) & (d > -INFINITY);
 }
 
+/* Moves each valid plane of f outward by RVI_PLANE_SLACK * |w|, its constant's share of the
+ * rounding slack: the frame's walks test node spheres padded for the rest (scene_update.c:
+ * 4 FLT_EPSILON of |x| + |y| + |z| + r) against these planes, so a node that meets the
+ * exact frustum is never culled however far from the origin. */
+void rvi_frustum_widen(rv_frustum *f);
+
 /* The walks' sphere test per node, for pointers known valid: rv_frustum_classify_sphere_masked
  * without RVI_PLANE_SLACK, for spheres padded when they were made. */
 static inline rv_containment rvi_classify_sphere_masked(const rv_frustum *frustum, const float center[3],

@@ -392,9 +392,14 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * region drawn as itself stops the walk) — then, for each object the walk reached, selects
  * its LOD level (hysteresis, crossfade), tests against the occluders those that draw
  * something, and lists the visible ones. An object whose level means "nothing" is not
- * occlusion-tested (counted in lod_culled, not occlusion_culled), and a hidden object's
- * level keeps up with the view (revealed, it shows the level it should); an object resting
- * at "nothing" that stays there is dropped by the walk without a selection. With a job
+ * occlusion-tested (counted in lod_culled, not occlusion_culled), and an object the
+ * occlusion test hid keeps its level up with the view (revealed, it shows the level it
+ * should); an object resting at "nothing" that stays there is dropped by the walk without
+ * a selection. Objects the walk did not reach (under a group node the occlusion test hid,
+ * outside the frustum) are not selected meanwhile: one whose last level was "nothing"
+ * fades in from nothing when it is reached again, so its first frame lists nothing and
+ * the next ones list it with a rising fade (a group hidden while its objects came near:
+ * they appear crossfade_ms late). With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),

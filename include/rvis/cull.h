@@ -73,7 +73,12 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * at most leaf_size children. *out_groups (optional) receives the number of groups created.
  * Call rv_update_world before: the split reads the children's world spheres as of the last
  * update. The groups' world spheres are computed by the call itself, so the result culls
- * at once; the parent's own sphere is made exact again at the next update.
+ * at once; the parent's own sphere is made exact again at the next update. The groups are
+ * ordinary nodes the host then owns: they stay when their children die, and grouping the
+ * same parent again (children NULL) groups the old groups with the rest rather than
+ * replacing them. A host that regroups a churning list destroys the old groups first
+ * (rv_node_destroy_reroot each: their children go back to being roots, then attach them
+ * to parent), or it keeps every empty group it ever made.
  * Cost O(count log count); allocates a scratch array (freed before return) and node
  * storage. Errors: RV_ERR_INVALID_ARG (world NULL, a child that is not a direct child of
  * parent, a repeated child, leaf_size 1),

@@ -240,7 +240,9 @@ RV_API bool rv_residency_next_wake_ms(const rv_residency *residency, double *out
  * 0 for NULL. */
 RV_API uint32_t rv_residency_loads_in_flight(const rv_residency *residency);
 
-/* The service's allocation counters (zeroes for NULL). Steady frames leave them unchanged. */
+/* The service's allocation counters (zeroes for NULL). Steady frames leave them unchanged.
+ * A world's residency (rv_world_residency) allocates through the world's heap: for it
+ * this returns the world's counters, as rv_world_alloc_stats does, not its own share. */
 RV_API rv_alloc_stats rv_residency_alloc_stats(const rv_residency *residency);
 
 /* Everything a grid is made from. Unlike most descs, cell_size and both counts are

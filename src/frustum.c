@@ -138,7 +138,7 @@ rv_containment rv_frustum_classify_sphere_masked(const rv_frustum *frustum, cons
         const float *pl = frustum->planes[i];
         float d = rvi_plane_distance(pl, center);
         /* The same sums as rv_cull_spheres: outside exactly where it culls. */
-        if (placed && d + (t + RVI_PLANE_SLACK * fabsf(pl[3])) < 0.0f)
+        if (placed && d + (t + rvi_plane_slack(pl[3])) < 0.0f)
             return RV_OUTSIDE;
         if (d >= radius)
             out_mask &= ~(1u << i);
@@ -151,7 +151,7 @@ void rvi_frustum_widen(rv_frustum *f)
 {
     for (int i = 0; i < 6; i++)
         if (f->plane_mask & (1u << i))
-            f->planes[i][3] += RVI_PLANE_SLACK * fabsf(f->planes[i][3]);
+            f->planes[i][3] += rvi_plane_slack(f->planes[i][3]);
 }
 
 rv_containment rv_frustum_classify_sphere(const rv_frustum *frustum, const float center[3], float radius)
@@ -183,7 +183,7 @@ rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const float mi
             n[k] = pl[k] >= 0.0f ? min[k] : max[k];
         }
         float reach, t = rvi_point_slack(p, &reach);
-        if (reach <= RVI_PLANE_REACH && rvi_plane_distance(pl, p) + (t + RVI_PLANE_SLACK * fabsf(pl[3])) < 0.0f)
+        if (reach <= RVI_PLANE_REACH && rvi_plane_distance(pl, p) + (t + rvi_plane_slack(pl[3])) < 0.0f)
             return RV_OUTSIDE;
         if (!(rvi_plane_distance(pl, n) >= 0.0f))
             inside = false;

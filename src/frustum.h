@@ -30,6 +30,17 @@ static inline float rvi_plane_distance(const float plane[4], const float p[3])
 /* Points whose |x| + |y| + |z| passes this are never called outside by those calls: their
  * distances come near the float range's end. */
 #define RVI_PLANE_REACH 1e18f
+/* Below the normal range rounding is absolute: a product of subnormals is off by up to
+ * 2^-150, and flushed to zero (FTZ/DAZ, which engines set) by up to FLT_MIN each. Four
+ * FLT_MIN cover the three products and the constant. */
+#define RVI_PLANE_FLOOR 0x1p-124f /* 4 * FLT_MIN */
+
+/* A plane's own part of the slack, from its constant w, in the order every path computes
+ * it: RVI_PLANE_SLACK * |w| + RVI_PLANE_FLOOR. */
+static inline float rvi_plane_slack(float w)
+{
+    return RVI_PLANE_SLACK * fabsf(w) + RVI_PLANE_FLOOR;
+}
 
 /* RVI_PLANE_SLACK times |p.x| + |p.y| + |p.z|, the point's part of the slack, in the order
  * every path of rv_cull_spheres computes it. */
@@ -49,7 +60,7 @@ static inline bool rvi_outside_plane(float d, float radius)
     return (d < -radius) & (d > -INFINITY);
 }
 
-/* Moves each valid plane of f outward by RVI_PLANE_SLACK * |w|, its constant's share of the
+/* Moves each valid plane of f outward by rvi_plane_slack(w), its constant's share of the
  * rounding slack: the frame's walks test node spheres padded for the rest (scene_update.c:
  * 4 FLT_EPSILON of |x| + |y| + |z| + r) against these planes, so a node that meets the
  * exact frustum is never culled however far from the origin. */

@@ -4,8 +4,8 @@
  * Every path computes, per sphere, m = (|x| + |y|) + |z| and t = r + RVI_PLANE_SLACK * m,
  * and per valid plane d = ((a*x + b*y) + c*z) + w with separate float multiplies and adds
  * (never fused), and culls the sphere when r >= 0, m <= RVI_PLANE_REACH and
- * d + (t + s) < 0 for some plane, s = RVI_PLANE_SLACK * |w| (the rounding bound of
- * rvi_plane_slack: a sphere that meets the exact frustum is never culled). The comparisons
+ * d + (t + s) < 0 for some plane, s = rvi_plane_slack(w) (with t, the bound on the
+ * rounding: a sphere that meets the exact frustum is never culled). The comparisons
  * are ordered, so a NaN anywhere keeps the sphere.
  * Identical arithmetic lane for lane is what makes every level keep exactly the same set:
  * the SIMD functions carry target attributes so the library builds with default flags,
@@ -33,7 +33,7 @@
 typedef struct cull_planes {
     uint32_t count;
     float a[6], b[6], c[6], w[6];
-    float s[6]; /* RVI_PLANE_SLACK * |w| */
+    float s[6]; /* rvi_plane_slack(w) */
 } cull_planes;
 
 /* Where payload items go: count items of stride bytes; NULL base when there is none. */
@@ -591,7 +591,7 @@ static rv_result cull_prepare(rvi_simd_level level, const rv_frustum *frustum, u
         planes->b[n] = pl[1];
         planes->c[n] = pl[2];
         planes->w[n] = pl[3];
-        planes->s[n] = RVI_PLANE_SLACK * fabsf(pl[3]);
+        planes->s[n] = rvi_plane_slack(pl[3]);
         n++;
     }
     planes->count = n;

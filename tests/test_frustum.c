@@ -943,6 +943,30 @@ static void test_a_sphere_meeting_the_exact_plane_is_never_culled_far_from_the_o
     }
     /* The case is real: without the slack the same float sums cull some of them. */
     assert_true(bare_culls > checked / 100);
+
+    /* Below the normal range rounding is absolute: points with subnormal coordinates just
+     * inside a plane through the origin (a rotated orthographic view) stay inside. */
+    rv_frustum g = { .plane_mask = 1 };
+    const float n[3] = { 0.48f, 0.6f, -0.64f };
+    memcpy(g.planes[0], n, sizeof n);
+    const float unit = 0x1p-149f;
+    uint32_t inside = 0, bare = 0;
+    for (int X = -6; X <= 6; X++)
+        for (int Y = -6; Y <= 6; Y++)
+            for (int Z = -6; Z <= 6; Z++) {
+                float c[3] = { X * unit, Y * unit, Z * unit }, sp[4] = { c[0], c[1], c[2], 0.0f };
+                long double d = (long double)n[0] * X + (long double)n[1] * Y + (long double)n[2] * Z;
+                if (!(d >= 0))
+                    continue;
+                inside++;
+                bare += rvi_plane_distance(g.planes[0], c) < 0.0f;
+                uint32_t kept = 0;
+                assert_int_equal(rv_cull_spheres(&g, sp, 1, NULL, 0, &kept), RV_OK);
+                assert_int_equal(kept, 1);
+                assert_int_not_equal(rv_frustum_classify_sphere(&g, c, 0.0f), RV_OUTSIDE);
+                assert_int_not_equal(rv_frustum_classify_box(&g, c, c), RV_OUTSIDE);
+            }
+    assert_true(inside > 1000 && bare > 0);
 }
 
 static void test_simd_level_names(void **state)

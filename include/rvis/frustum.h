@@ -73,13 +73,14 @@ RV_API rv_containment rv_frustum_classify_box(const rv_frustum *frustum, const f
  * The test, exactly, in every code path, in float with separate multiplies and adds (never
  * fused): per sphere m = (|x| + |y|) + |z| and t = radius + 4.76837158203125e-7f * m; for
  * each plane in frustum->plane_mask, d = ((a*x + b*y) + c*z) + w and
- * s = 4.76837158203125e-7f * |w|; the sphere is culled when radius >= 0, m <= 1e18 and
- * d + (t + s) < 0 for some plane. The constant is 8 units of float rounding (8 * 2^-24):
- * the rounding of d, and of the planes to float, stays below 5 of them times
- * (|x| + |y| + |z| + |w|) (the normals are unit length), so a sphere that meets the exact
- * frustum is never culled, even a metre from an eye 1e6 units from the origin, where d is
- * off by several centimetres; the price is spheres within that slack of a plane, outside
- * it, kept. A sphere with a NaN anywhere, a negative radius or |x| + |y| + |z| beyond 1e18
+ * s = 4.76837158203125e-7f * |w| + 0x1p-124f; the sphere is culled when radius >= 0,
+ * m <= 1e18 and d + (t + s) < 0 for some plane. The factor is 8 units of float rounding
+ * (8 * 2^-24): the rounding of d, and of the planes to float, stays below 5 of them times
+ * (|x| + |y| + |z| + |w|) (the normals are unit length); the last term, 4 FLT_MIN, covers
+ * rounding below the normal range, which is absolute (subnormal coordinates, and FTZ/DAZ
+ * modes that flush them to zero). So a sphere that meets the exact frustum is never
+ * culled, even a metre from an eye 1e6 units from the origin, where d is off by several
+ * centimetres; the price is spheres within that slack of a plane, outside it, kept. A sphere with a NaN anywhere, a negative radius or |x| + |y| + |z| beyond 1e18
  * is kept (drawn). A plane_mask of 0 keeps everything.
  * Runs the widest path the CPU offers (AVX-512F, AVX2, SSE2 or scalar, chosen per call
  * from the CPU's feature bits); every path keeps exactly the same spheres.

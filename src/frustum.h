@@ -60,6 +60,16 @@ static inline bool rvi_outside_plane(float d, float radius)
     return (d < -radius) & (d > -INFINITY);
 }
 
+/* True when every plane in f's plane_mask is finite: the walks that take a host's frustum
+ * refuse one that is not (RV_ERR_NOT_FINITE), where a per-object test would only draw. */
+static inline bool rvi_frustum_planes_finite(const rv_frustum *f)
+{
+    for (int i = 0; i < 6; i++)
+        if ((f->plane_mask & (1u << i)) && !rvi_finite_n(f->planes[i], 4))
+            return false;
+    return true;
+}
+
 /* Moves each valid plane of f outward by rvi_plane_slack(w), its constant's share of the
  * rounding slack: the frame's walks test node spheres padded for the rest (scene_update.c:
  * 4 FLT_EPSILON of |x| + |y| + |z| + r) against these planes, so a node that meets the

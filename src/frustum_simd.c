@@ -580,13 +580,13 @@ static rv_result cull_prepare(rvi_simd_level level, const rv_frustum *frustum, u
     if ((size_t)count > SIZE_MAX / (4 * sizeof(float)))
         return RV_ERR_INVALID_ARG; /* 32-bit hosts: 4 * count floats must be addressable */
 #endif
+    if (!rvi_frustum_planes_finite(frustum))
+        return RV_ERR_NOT_FINITE;
     uint32_t n = 0;
     for (int i = 0; i < 6; i++) {
         if (!(frustum->plane_mask & (1u << i)))
             continue;
         const float *pl = frustum->planes[i];
-        if (!rvi_finite_n(pl, 4))
-            return RV_ERR_NOT_FINITE;
         planes->a[n] = pl[0];
         planes->b[n] = pl[1];
         planes->c[n] = pl[2];

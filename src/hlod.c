@@ -7,6 +7,7 @@
  * 1) the drawn weights telescope to exactly 1: s0 + (1 - s0)(s1 + (1 - s1)(...)). Each s
  * moves linearly toward its target at 1 / crossfade_ms, independently, and the sum stays 1
  * however fades overlap or reverse. */
+#include "frustum.h"
 #include "lod.h"
 #include "core/check.h"
 #include "core/node_table.h"
@@ -388,6 +389,8 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     RVI_TRY(rvi_node_index(&world->scene, root, &root_index));
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, view, dt_ms, &pass));
+    if (frustum && !rvi_frustum_planes_finite(frustum))
+        return RV_ERR_NOT_FINITE;
 
     /* Get every block first (the walk pushes each node at most once and lists each region
      * at most once), as fresh blocks adopted only when all were obtained: a failure changes

@@ -46,7 +46,8 @@ typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *us
  * counts: optional (NULL), filled on return, also when the callback stopped the walk.
  * Returns RV_OK whether or not the callback stopped the walk.
  * Errors: RV_ERR_INVALID_ARG (world, frustum or callback NULL), RV_ERR_STALE_HANDLE (root),
- * RV_ERR_BAD_STATE (called from inside a visit callback). */
+ * RV_ERR_BAD_STATE (called from inside a visit callback), RV_ERR_NOT_FINITE (a plane in
+ * frustum->plane_mask holds a NaN or an infinity); nothing is visited. */
 RV_API rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                                   rv_visit_fn callback, void *user, rv_cull_counts *counts);
 
@@ -56,7 +57,8 @@ RV_API rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustu
  * (grow the array to *out_count and call again). out_nodes may be NULL when capacity is 0
  * (a count-only walk: *out_count is set, and the call returns RV_ERR_CAPACITY when
  * anything is visible, as for any array too small). Errors: RV_ERR_INVALID_ARG (world, frustum or out_count NULL, or
- * out_nodes NULL with capacity > 0), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE, RV_ERR_CAPACITY. */
+ * out_nodes NULL with capacity > 0), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE, RV_ERR_NOT_FINITE
+ * (nothing written), RV_ERR_CAPACITY. */
 RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                                     rv_node *out_nodes, uint32_t capacity, uint32_t *out_count,
                                     rv_cull_counts *counts);

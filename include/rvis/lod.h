@@ -286,7 +286,8 @@ typedef struct rv_hlod_result {
  * (storage grows to the world's node and region counts once).
  * Errors (state unchanged; in this order): RV_ERR_INVALID_ARG (world or out NULL),
  * RV_ERR_STALE_HANDLE (root, RV_NODE_NONE included), RV_ERR_INVALID_ARG (bad view,
- * dt_ms < 0), RV_ERR_NOT_FINITE, RV_ERR_OUT_OF_MEMORY. */
+ * dt_ms < 0), RV_ERR_NOT_FINITE (a NaN/Inf in view or dt_ms, or in a plane of frustum's
+ * plane_mask), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
                                 const rv_frustum *frustum, float dt_ms, rv_hlod_result *out);
 

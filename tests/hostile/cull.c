@@ -63,18 +63,27 @@ void hostile_rv_visit_visible(rvh_ctx *cx)
     rvh_after(cx, "visit with a meddling callback", __LINE__, r, RV_OK);
     for (int i = 0; i < 4; i++)
         RVH_CHECK(cx, log.nested[i] == RV_ERR_BAD_STATE);
-    /* A frustum a host filled with NaN planes (or garbage mask bits) culls nothing. */
+    /* A NaN or an infinity in a plane the mask uses is refused before anything is visited;
+     * one in a plane the mask leaves out is never read. */
     rv_frustum all = box_frustum(1e6f), bad = f;
-    for (int i = 0; i < 6; i++)
-        bad.planes[i][3] = NAN;
-    uint32_t expected = 0, got = 0;
+    uint32_t expected = 0;
     log.calls = 0;
     RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &all, count_visit, &log, NULL));
     expected = log.calls;
-    log.calls = 0;
-    RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
-    got = log.calls;
-    RVH_CHECK(cx, expected == 3 && got == expected); /* root, mid and leaf have geometry */
+    RVH_CHECK(cx, expected == 3); /* root, mid and leaf have geometry */
+    const float poison[2] = { NAN, -INFINITY };
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 2; k++) {
+            bad = f;
+            bad.planes[i][(i + k) % 4] = poison[k];
+            log.calls = 0;
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
+            RVH_CHECK(cx, log.calls == 0);
+            bad.plane_mask &= ~(1u << i);
+            RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
+            RVH_CHECK(cx, log.calls == expected);
+        }
+    /* Mask bits above the six planes are ignored. */
     bad = f;
     bad.plane_mask = UINT32_MAX;
     log.calls = 0;
@@ -94,7 +103,10 @@ void hostile_rv_collect_visible(rvh_ctx *cx)
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_collect_visible(cx->a, RV_NODE_NONE, &f, NULL, 8, &count, NULL));
     for (int i = 0; i < RVH_BAD_HANDLES; i++)
         RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_collect_visible(cx->a, cx->bad[i], &f, out, 8, &count, NULL));
-    RVH_CHECK(cx, rvh_is_poisoned(out, sizeof out));
+    rv_frustum bad = f;
+    bad.planes[2][1] = NAN;
+    RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_collect_visible(cx->a, RV_NODE_NONE, &bad, out, 8, &count, NULL));
+    RVH_CHECK(cx, rvh_is_poisoned(out, sizeof out) && count == 0xA5A5A5A5u);
     /* Too small an array: the first entries, the full count, RV_ERR_CAPACITY. */
     RVH_CHECK(cx, rv_collect_visible(cx->a, RV_NODE_NONE, &f, out, 1, &count, NULL) == RV_ERR_CAPACITY);
     RVH_CHECK(cx, count == 3 && rv_node_equal(out[0], cx->na.root) && rvh_is_poisoned(&out[1], sizeof out[1]));

@@ -505,5 +505,15 @@ void hostile_rv_hlod_select(rvh_ctx *cx)
     int nv = bad_views(bv, bc, 1);
     for (int i = 0; i < nv; i++)
         RVH_REJECT(cx, bc[i], rv_hlod_select(cx->a, cx->na.root, &bv[i], NULL, 16.0f, &res));
+    /* A frustum with a NaN or an infinity in a plane its mask uses. */
+    float ortho[16] = { 0.01f, 0, 0, 0, 0, 0.01f, 0, 0, 0, 0, -0.001f, 0, 0, 0, 0, 1 };
+    rv_frustum f;
+    RVH_ACCEPT(cx, rv_frustum_from_view_projection(ortho, (rv_clip){0}, &f));
+    rv_frustum bad = f;
+    bad.planes[4][3] = NAN;
+    RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_hlod_select(cx->a, cx->na.root, &v, &bad, 16.0f, &res));
+    bad = f;
+    bad.planes[0][0] = INFINITY;
+    RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_hlod_select(cx->a, cx->na.root, &v, &bad, 16.0f, &res));
     RVH_CHECK(cx, rvh_is_poisoned(&res, sizeof res));
 }

@@ -175,6 +175,7 @@ typedef struct rvi_frame_worker {
     double fade_end_ms;      /* LOD: latest end of a crossfade started or running */
     uint64_t occlusion_tests, occlusion_culled;
     uint64_t feed_hidden;    /* tests hidden only thanks to the depth feed */
+    uint64_t groups_hidden;  /* subtrees the occlusion test hid */
     uint64_t items_run;      /* parallel-for items it ran in the current call */
     rv_result error;
     walk_timer occlusion_timer, partition_timer, lod_timer;
@@ -258,6 +259,14 @@ typedef struct rvi_frame {
     /* Per slot, for nodes with children: 1 + the sequence of the frame whose occlusion test
      * found the subtree visible, 0 when the last test hid it or none ran (frame_cull.c). */
     rvi_vec group_seen;
+    /* Per slot, for nodes with children: 1 + the sequence of the last frame whose occlusion
+     * test hid the subtree. */
+    rvi_vec group_hidden;
+    /* What the last culled frame's walk left unseen, with 1 + that frame's sequence: its
+     * frustum, and whether its occlusion test hid some subtree (frame_cull.c, lod_job). */
+    rv_frustum walked_frustum;
+    uint64_t walked_frame;
+    bool walked_hid_groups;
     const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
     bool occlusion_empty;    /* the frozen buffer hides nothing (rvi_occ_nothing_drawn): no
                                 object or subtree is tested against it */

@@ -290,8 +290,12 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         w->counts.occlusion_tested++;
         bool hidden = node_hidden(f, sc, i, sc->world_sphere[i], &w->feed_hidden);
         walk_timer_stop(world, &w->occlusion_timer, t0);
-        uint32_t *seen = RVI_VEC_PTR(f->group_seen, uint32_t);
-        seen[i] = hidden ? 0 : (uint32_t)f->sequence + 1u;
+        uint32_t *seen = RVI_VEC_PTR(f->group_seen, uint32_t), now = (uint32_t)f->sequence + 1u;
+        seen[i] = hidden ? 0 : now;
+        if (hidden) {
+            RVI_VEC_AT(f->group_hidden, uint32_t, i) = now;
+            w->groups_hidden++;
+        }
         if (hidden) {
             w->counts.occlusion_culled++;
             if (group) {
@@ -410,6 +414,30 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_s
     }
 }
 
+/* A node resting at "nothing" that the walk reaches: was it out of sight on the last frame
+ * (its sphere or own geometry outside that frame's frustum, or in a subtree that frame's
+ * occlusion test hid)? Then nothing was drawn of it that a fade would have to continue,
+ * and it shows the level it should at once, as an object the occlusion test hid on its own
+ * does. One in view but too small to leave "nothing" was dropped by the walk for its size:
+ * it fades in. */
+static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
+{
+    if (f->walked_frame != f->sequence || f->sequence == 0)
+        return false; /* the last frame culled was not the last published */
+    if (f->walked_hid_groups) {
+        const uint32_t *hidden = RVI_VEC_PTR(f->group_hidden, uint32_t), last_frame = (uint32_t)f->sequence;
+        for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a])
+            if (a < f->group_hidden.count && hidden[a] == last_frame)
+                return true;
+    }
+    const rv_frustum *last = &f->walked_frustum;
+    uint32_t mask = last->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    const float *ws = sc->world_sphere[node];
+    if (rvi_classify_sphere_masked(last, ws, ws[3], &mask) == RV_OUTSIDE)
+        return true;
+    return !rvi_walk_own_geometry_in_view(sc, last, node, last->plane_mask & RVI_FRUSTUM_ALL_PLANES);
+}
+
 static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
 {
     rvi_object_pass *p = context;
@@ -436,7 +464,8 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
             rv_lod_selection sel;
             uint32_t nothing = 0;
             bool resting = c.node < count && cutoff[c.node] > 0.0f;
-            rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms);
+            bool snap = resting && unseen_last_frame(p->f, sc, c.node);
+            rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms, snap);
             o->forget = resting && !(cutoff[c.node] > 0.0f);
             if (r != RV_OK) {
                 w->error = r;
@@ -686,6 +715,11 @@ rv_result rvi_frame_cull(rv_world *world)
         f->stage_us[RV_STAGE_PUBLISH] += (double)sort_ns / 1000.0;
     }
     rvi_frame_workers_end(world, f);
+    f->walked_frustum = f->cam.frustum;
+    f->walked_frame = f->sequence + 1;
+    f->walked_hid_groups = false;
+    for (uint32_t k = 0; k < f->worker_count; k++)
+        f->walked_hid_groups |= f->workers[k].groups_hidden != 0;
     if (f->occlusion) {
         rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
         f->counts.occluders_rasterised = os.occluders_rasterized;

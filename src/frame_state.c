@@ -44,6 +44,7 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_free(heap, f->workers, (size_t)f->worker_count * sizeof *f->workers);
     rvi_frame_free_summaries(heap, &f->summaries);
     rvi_vec_free(heap, &f->group_seen, sizeof(uint32_t));
+    rvi_vec_free(heap, &f->group_hidden, sizeof(uint32_t));
     rvi_vec_free(heap, &f->items, sizeof(rvi_walk_item));
     rvi_vec_free(heap, &f->tasks, sizeof(uint32_t));
     rvi_vec_free(heap, &f->item_stack, 2 * sizeof(uint32_t));
@@ -70,8 +71,10 @@ static void frame_node_destroyed(rv_world *world, void *state, uint32_t node_ind
 {
     rvi_frame *f = state;
     rvi_frame_drop_occluder(&world->heap, f, node_index);
-    if (node_index < f->group_seen.count)
+    if (node_index < f->group_seen.count) {
         RVI_VEC_AT(f->group_seen, uint32_t, node_index) = 0;
+        RVI_VEC_AT(f->group_hidden, uint32_t, node_index) = 0;
+    }
     rvi_node_table_remove(&f->test_boxes, sizeof(rvi_node_box), node_index);
 }
 

@@ -486,6 +486,7 @@ static void workers_begin(rvi_frame *f)
         w->hlod.fading = 0;
         w->fade_end_ms = 0.0;
         w->feed_hidden = 0;
+        w->groups_hidden = 0;
         w->error = RV_OK;
         w->stack_full = w->yielded = false;
     }
@@ -585,15 +586,17 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     return RV_OK;
 }
 
-/* Room in group_seen for every slot (new slots 0: tested at once). */
+/* Room in group_seen and group_hidden for every slot (new slots 0: tested at once). */
 static rv_result group_seen_begin(rv_world *world, rvi_frame *f)
 {
     uint32_t n = world->scene.capacity, had = f->group_seen.count;
     if (n <= had)
         return RV_OK;
     RVI_TRY(rvi_vec_reserve(&world->heap, &f->group_seen, sizeof(uint32_t), n));
+    RVI_TRY(rvi_vec_reserve(&world->heap, &f->group_hidden, sizeof(uint32_t), n));
     memset(RVI_VEC_PTR(f->group_seen, uint32_t) + had, 0, (size_t)(n - had) * sizeof(uint32_t));
-    f->group_seen.count = n;
+    memset(RVI_VEC_PTR(f->group_hidden, uint32_t) + had, 0, (size_t)(n - had) * sizeof(uint32_t));
+    f->group_seen.count = f->group_hidden.count = n;
     return RV_OK;
 }
 

@@ -561,7 +561,7 @@ static void band_update(lod_record *rec, const rv_lod_desc *config, double angle
 }
 
 rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod_view *view, rv_lod_selection *out,
-                              uint32_t *out_count, double *fade_end_ms)
+                              uint32_t *out_count, double *fade_end_ms, bool snap)
 {
     lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
     lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
@@ -593,7 +593,7 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
      * drawn whole at the level it targets, the finest allowed, for as long as it lasts:
      * a fade in from a coarser level or "nothing" would draw it faint. The selector snaps
      * there, so once placed again it fades from a level it was drawn at. */
-    if (!(sphere[3] < INFINITY))
+    if (!(sphere[3] < INFINITY) || snap)
         crossfade = -1.0f;
     selector_step(&rec->selector, &c, rec->ladder.count, dt, crossfade);
     selector_output(&rec->selector, crossfade, out);
@@ -621,7 +621,7 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
     double fade_end = 0.0;
     const float *cutoff = rvi_lod_cutoff(world, &slots);
     bool resting = cutoff && node_index < slots && cutoff[node_index] > 0.0f;
-    RVI_TRY(rvi_lod_select_node(world, node_index, view, out, &count, &fade_end));
+    RVI_TRY(rvi_lod_select_node(world, node_index, view, out, &count, &fade_end, false));
     rvi_lod_note_fade_end(world, fade_end);
     if (resting && !(cutoff[node_index] > 0.0f))
         world->scene.edits++; /* what the frame keeps about the node's subtree goes stale */

@@ -95,9 +95,11 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
 /* The same touching nothing but the node's own record (workers may select distinct nodes at
  * once): *out_count receives the ladder's count (the "nothing" level) and *fade_end_ms is
  * raised to the LOD clock at which a crossfade this selection shows ends; hand the largest
- * to rvi_lod_note_fade_end afterwards. Keeps the node's cutoff (rvi_lod_cutoff) current. */
+ * to rvi_lod_note_fade_end afterwards. Keeps the node's cutoff (rvi_lod_cutoff) current.
+ * snap: the node goes straight to the level it targets, ending any fade (the frame's choice
+ * for a node nobody saw since its last selection). */
 rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod_view *view, rv_lod_selection *out,
-                              uint32_t *out_count, double *fade_end_ms);
+                              uint32_t *out_count, double *fade_end_ms, bool snap);
 void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms);
 /* rv_lod_for_node for a live slot index and its own ladder: the level without hysteresis
  * or state, and the ladder's count. RV_ERR_NOT_FOUND (no ladder), RV_ERR_BAD_STATE (no

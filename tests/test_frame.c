@@ -43,6 +43,15 @@ static const rv_draw_item *view_item(const rv_frame_view *v, rv_node n, bool *tr
     return NULL;
 }
 
+/* The first opaque item of node n in v, NULL when it has none. */
+static const rv_draw_item *item_of(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return &v->opaque[i];
+    return NULL;
+}
+
 static const float eye0[3] = { 0, 1.7f, 0 };
 static const float ahead[3] = { 0, 1.7f, -10 };
 
@@ -901,6 +910,66 @@ static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **s
     }
     assert_true(fading_frames > 100); /* fades really ran (and were retargeted) */
     rv_world_destroy(w);
+}
+
+/* An object resting at "nothing" that nobody saw on the last frame — under a group the
+ * occlusion test hid, or outside the frustum — while it came near shows its level whole on
+ * the first frame it is seen again, as an object the occlusion test hid on its own does;
+ * one that comes near in plain view fades in (its first frame lists nothing). */
+static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(void **state)
+{
+    (void)state;
+    rv_lod_ladder ladder;
+    float thresholds[3] = { 0.2f, 0.06f, 0.015f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 3, &ladder), RV_OK);
+    /* r = 1: level 1 at 20 m, nothing at 300 m (as in the crossfade test above). */
+    const float far_p[3] = { 0, 1.7f, -300 }, near_p[3] = { 0, 1.7f, -20 }, away[3] = { 0, 0, 40 },
+                home[3] = { 0, 0, 0 }, behind[3] = { 0, 1.7f, 10 };
+    for (int how = 0; how < 3; how++) { /* 0: occluded group, 1: out of the frustum, 2: in view */
+        rv_world *w = rvt_world_occlusion(256);
+        rv_node wall = wall_ahead(w);
+        assert_int_equal(rv_node_set_position(w, wall, away), RV_OK); /* behind the eye */
+        rv_node group = rvt_node(w, RV_NODE_NONE);
+        rv_node o = rvt_object(w, how == 0 ? group : RV_NODE_NONE, far_p[0], far_p[1], far_p[2], 1);
+        assert_int_equal(rv_node_set_lod_ladder(w, o, &ladder), RV_OK);
+        rvt_camera c;
+        rv_frame_view v;
+        double now = 0;
+        for (int frame = 0; frame < 3; frame++, now += 16) { /* at rest at "nothing", in view */
+            rvt_camera_make(&c, eye0, ahead, 1.0f, now);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_false(view_draws(&v, o));
+        }
+        /* Out of sight: the wall comes home (how 0) or the camera turns round (how 1). */
+        if (how == 0)
+            assert_int_equal(rv_node_set_position(w, wall, home), RV_OK);
+        for (int frame = 0; frame < 3; frame++, now += 16) {
+            if (frame == 1)
+                assert_int_equal(rv_node_set_position(w, o, near_p), RV_OK);
+            rvt_camera_make(&c, eye0, how == 1 ? behind : ahead, 1.0f, now);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            if (how != 2) {
+                assert_false(view_draws(&v, o));
+            }
+        }
+        if (how == 0) {
+            assert_true(v.counts.occlusion_culled >= 1);
+            assert_int_equal(rv_node_set_position(w, wall, away), RV_OK);
+        }
+        rvt_camera_make(&c, eye0, ahead, 1.0f, now);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        /* One item, at level 1: whole when unseen (how 0, 1); seen all along, the fade from
+         * "nothing" ran in view (it started two frames ago; 32 of its 250 ms passed). */
+        const rv_draw_item *item = item_of(&v, o);
+        assert_non_null(item);
+        assert_int_equal(v.counts.opaque, v.opaque_count);
+        assert_int_equal(item->lod_level, 1);
+        if (how == 2)
+            assert_true(item->fade > 0.0f && item->fade < 0.5f);
+        else
+            assert_true(item->fade == 1.0f);
+        rv_world_destroy(w);
+    }
 }
 
 static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
@@ -2073,14 +2142,6 @@ static void test_bad_in_place_write_does_not_stop_the_frame(void **state)
         assert_int_equal(rv_node_set_position(w, a, p), RV_OK);
     }
     rv_world_destroy(w);
-}
-
-static const rv_draw_item *item_of(const rv_frame_view *v, rv_node n)
-{
-    for (uint32_t i = 0; i < v->opaque_count; i++)
-        if (rv_node_equal(v->opaque[i].node, n))
-            return &v->opaque[i];
-    return NULL;
 }
 
 static uint64_t allocations_of(const rv_world *w)
@@ -3841,6 +3902,7 @@ int main(void)
         cmocka_unit_test(test_a_scaled_view_matrix_is_the_same_camera),
         cmocka_unit_test(test_a_shadow_view_takes_its_levels_from_the_main_camera),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
+        cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),

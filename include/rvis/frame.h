@@ -395,11 +395,13 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * occlusion-tested (counted in lod_culled, not occlusion_culled), and an object the
  * occlusion test hid keeps its level up with the view (revealed, it shows the level it
  * should); an object resting at "nothing" that stays there is dropped by the walk without
- * a selection. Objects the walk did not reach (under a group node the occlusion test hid,
- * outside the frustum) are not selected meanwhile: one whose last level was "nothing"
- * fades in from nothing when it is reached again, so its first frame lists nothing and
- * the next ones list it with a rising fade (a group hidden while its objects came near:
- * they appear crossfade_ms late). With a job
+ * a selection. Objects the walk did not reach (outside the frustum, under a group node the
+ * occlusion test hid, under a hidden node or part, below an HLOD region drawn as itself)
+ * are not selected meanwhile and keep their last level. When reached again, one resting
+ * at "nothing" that was out of sight on the previous frame (outside its frustum, or under
+ * a group its occlusion test hid) shows at once, whole, the level it should; one that was
+ * in view but too small, or unreached for another reason, fades in from nothing (its
+ * first frame lists nothing); one at a drawn level crossfades from it. With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),

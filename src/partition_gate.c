@@ -229,23 +229,6 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
     gate_parts(s, p, g->node, given ? given : &own, false);
 }
 
-/* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
- * per part): their flags read false through part_flag_visible, and the end of the frame
- * judges every part not gated this frame hidden. Only a group gated earlier in the same
- * frame has flags to take back. */
-static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
-{
-    const rvi_scene *s = &world->scene;
-    bool was_gated = g->stamp == p->frame && g->kind == GROUP_GATED;
-    g->stamp = p->frame;
-    g->kind = kind;
-    if (!was_gated)
-        return;
-    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
-        if (s->flags[c] & RVI_NODE_PARTITION_PART)
-            *part_state(p, part_index(p, c)) &= (uint8_t)~PART_VISIBLE;
-}
-
 /* The nearest gated part at or above node, or RVI_INDEX_NONE. A root group (the common
  * case) costs one read of its parent. */
 static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
@@ -254,6 +237,47 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
         if ((s->flags[n] & RVI_NODE_PARTITION_PART) && (s->flags[up] & RVI_NODE_PARTITION_GROUP))
             return n;
     return RVI_INDEX_NONE;
+}
+
+/* Takes back the visible flags of a group gated earlier this frame. */
+static void take_back(const rvi_scene *s, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
+{
+    g->kind = kind;
+    for (uint32_t c = s->first_child[g->node]; c != RVI_INDEX_NONE; c = s->next_sibling[c])
+        if (s->flags[c] & RVI_NODE_PARTITION_PART)
+            *part_state(p, part_index(p, c)) &= (uint8_t)~PART_VISIBLE;
+}
+
+/* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
+ * per part): their flags read false through part_flag_visible, and the end of the frame
+ * judges every part not gated this frame hidden. Only a group gated earlier in the same
+ * frame has flags to take back, and so have the groups nested in its parts that were
+ * gated since (a host's walk gates inner groups before it learns the outer one is hidden):
+ * each is hidden with it, as a nested group in a hidden part is culled as a whole. */
+static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
+{
+    const rvi_scene *s = &world->scene;
+    bool was_gated = g->stamp == p->frame && g->kind == GROUP_GATED;
+    g->stamp = p->frame;
+    g->kind = kind;
+    if (!was_gated)
+        return;
+    take_back(s, p, g, kind);
+    /* Nested groups, outermost first pass by pass (as deep as groups are nested). */
+    rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t i = 0; i < p->groups.count; i++) {
+            rvi_partition_group *h = &groups[i];
+            if (h->stamp != p->frame || h->kind != GROUP_GATED)
+                continue;
+            uint32_t part = enclosing_part(s, h->node);
+            if (part != RVI_INDEX_NONE && !part_flag_visible(p, s, part_index(p, part))) {
+                take_back(s, p, h, kind);
+                changed = true;
+            }
+        }
+    }
 }
 
 /* Decides one group of the gate's walk: hidden when its sphere misses the padded frustum

@@ -993,6 +993,55 @@ static void test_nested_group_under_hidden_part_is_hidden(void **state)
     rv_world_destroy(w);
 }
 
+/* The gate's walk gates both groups at begin; the host then reports the outer one hidden
+ * (its occlusion test): the group nested in its part is hidden with it, and both parts
+ * re-enter, asking for their resync, when it comes back. */
+static void test_nested_group_is_hidden_with_the_group_a_host_hides(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node outer = new_node(w, RV_NODE_NONE, 0, -1);
+    rv_node p1 = new_node(w, outer, 0, -1);
+    rv_node inner = new_node(w, p1, 0, -1);
+    rv_node q = new_node(w, inner, 0, 1);
+    const uint64_t l1[1] = { 1 }, l2[1] = { 2 };
+    assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
+    assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, p1, l1, 1, false), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, q, l2, 1, false), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_frustum f = box_frustum(0, 10);
+    rv_partition_result r;
+    bool v, hidden;
+    assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
+    assert_int_equal(rv_partition_end_frame(w, &f, 0, &r), RV_OK);
+    assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
+    assert_int_equal(rv_partition_group_hidden(w, outer), RV_OK);
+    assert_int_equal(rv_partition_part_frustum_visible(w, q, &v), RV_OK);
+    assert_false(v); /* within the frame too */
+    assert_int_equal(rv_partition_end_frame(w, &f, 16, &r), RV_OK);
+    assert_int_equal(rv_partition_part_frustum_visible(w, p1, &v), RV_OK);
+    assert_false(v);
+    assert_int_equal(rv_partition_part_frustum_visible(w, q, &v), RV_OK);
+    assert_false(v);
+    assert_int_equal(rv_partition_node_hidden(w, q, &hidden), RV_OK);
+    assert_true(hidden);
+    assert_int_equal(r.counts.groups_hidden, 2);
+    assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
+    assert_int_equal(rv_partition_end_frame(w, &f, 32, &r), RV_OK);
+    assert_int_equal(rv_partition_part_frustum_visible(w, q, &v), RV_OK);
+    assert_true(v);
+    assert_int_equal(r.counts.parts_reentered, 2);
+    uint32_t asked = 0;
+    for (uint32_t i = 0; i < r.request_count; i++)
+        for (uint32_t k = 0; k < r.requests[i].part_count; k++)
+            asked |= (rv_node_equal(r.requests[i].parts[k], p1) ? 1u : 0u) |
+                     (rv_node_equal(r.requests[i].parts[k], q) ? 2u : 0u);
+    assert_int_equal(asked, 3u);
+    rv_world_destroy(w);
+}
+
 /* ---- structure ------------------------------------------------------------------------------ */
 
 static void test_destroyed_part_and_group_are_forgotten(void **state)
@@ -1793,6 +1842,7 @@ int main(void)
         cmocka_unit_test(test_end_with_another_frustum_retests_groups_begin_tested_out),
         cmocka_unit_test(test_undeferring_a_waiting_part_drops_its_activation),
         cmocka_unit_test(test_nested_group_under_hidden_part_is_hidden),
+        cmocka_unit_test(test_nested_group_is_hidden_with_the_group_a_host_hides),
         cmocka_unit_test(test_destroyed_part_and_group_are_forgotten),
         cmocka_unit_test(test_removing_a_part_keeps_the_others_judged),
         cmocka_unit_test(test_remove_forgets_roles),

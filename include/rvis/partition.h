@@ -175,7 +175,8 @@ RV_API rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *fru
 RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frustum *frustum);
 
 /* Reports a group culled as a whole this frame (by the host's frustum walk or occlusion):
- * all its parts are hidden, so they re-enter when it comes back. Errors as gate_group. */
+ * all its parts are hidden, and so are the groups nested in them (also those gated earlier
+ * this frame), so they re-enter when it comes back. Errors as gate_group. */
 RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
 
 /* Ends the gate frame at now_ms (host milliseconds, finite). With a frustum, first gates

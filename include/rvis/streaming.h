@@ -85,7 +85,8 @@ typedef struct rv_page_eviction {
 typedef struct rv_page_info {
     rv_page_state state;
     bool refreshing;            /* resident and a reload in place is queued or loading */
-    bool waiting_retry;         /* RV_PAGE_REQUESTED after a failure, until retry_at_ms */
+    bool waiting_retry;         /* after a failure, until retry_at_ms: RV_PAGE_REQUESTED, or
+                                   RV_PAGE_RESIDENT with refreshing when a refresh failed */
     float distance;             /* priority of its latest request (world units) */
     uint64_t size_bytes;        /* resident (or just evicted) size; 0 otherwise */
     uint64_t last_wanted_frame; /* last frame it was requested or touched (0 = never) */
@@ -190,7 +191,8 @@ RV_API rv_result rv_residency_place(rv_residency *residency, rv_page_key key, ui
 /* The host could not load a page. It is retried after retry_ms, multiplied by
  * retry_backoff for each further consecutive failure, capped at retry_cap_ms (host time);
  * meanwhile it is RV_PAGE_REQUESTED with waiting_retry set, and dropped like any queued page
- * if nobody requests it. A failed refresh keeps the old page resident. Errors:
+ * if nobody requests it. A failed refresh keeps the old page resident (RV_PAGE_RESIDENT,
+ * refreshing and waiting_retry set; counted in pages_waiting_retry) and retries alike. Errors:
  * RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND, RV_ERR_BAD_STATE (not RV_PAGE_LOADING). */
 RV_API rv_result rv_residency_fail(rv_residency *residency, rv_page_key key);
 

@@ -118,7 +118,13 @@ typedef struct rv_view {
                                      matrix leaves it; else RV_ERR_INVALID_ARG); rigid
                                      (a rotation, mirrored or not, and a translation), or
                                      scaled too (a view in other units than the world's,
-                                     with its projection to match: the same camera) */
+                                     with its projection to match: the same camera).
+                                     The eye is taken from it: -R^T t in float when its
+                                     3 x 3 part R is orthonormal to 1e-4, else -A^-1 t in
+                                     double; LOD, view depths and streaming measure from
+                                     that eye, the frustum and occlusion use P * V in
+                                     double. Far from the origin a host's own reference
+                                     eye may differ from it by the view's rounding */
     const float *projection;      /* view -> clip matrix */
     const float *view_projection; /* world -> clip; used when view/projection are NULL */
     const float *eye;             /* world position, required with view_projection */

@@ -353,7 +353,7 @@ static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, 
     p.own_geometry = true;
     /* Groups and parts within the gate's margin are walked (parts out of view not drawn),
      * so every group the gate would see is gated: the nested ones too. */
-    p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP | RVI_NODE_PARTITION_PART : 0;
+    p.pad_flags = gate ? RVI_NODE_PARTITION_GROUP | RVI_NODE_PARTITION_PART | RVI_NODE_PARTITION_PATH : 0;
     p.pad = gate ? rvi_partition_margin(gate) : 0.0f;
     p.test_boxes = &f->test_boxes;
     /* The cutoff is the perspective LOD's (an orthographic view's angle does not fall

@@ -69,6 +69,7 @@ static void partition_destroy(rv_world *world, void *state)
     rvi_vec_free(heap, &p->sort_keys, sizeof(uint64_t));
     rvi_vec_free(heap, &p->out_parts, sizeof(rv_node));
     rvi_vec_free(heap, &p->out_requests, sizeof(rv_partition_request));
+    rvi_vec_free(heap, &p->path_nodes, sizeof(uint32_t));
     rvi_free(heap, p, sizeof *p);
 }
 
@@ -162,6 +163,7 @@ static void remove_part(rv_world *world, rvi_partition *p, uint32_t node)
     rvi_vec_swap_remove(&p->part_state, sizeof(uint8_t), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_PART;
     world->scene.edits++;
+    p->structure++;
 }
 
 static void remove_group(rv_world *world, rvi_partition *p, uint32_t node)
@@ -176,6 +178,7 @@ static void remove_group(rv_world *world, rvi_partition *p, uint32_t node)
     rvi_vec_swap_remove(&p->groups, sizeof(rvi_partition_group), index);
     world->scene.flags[node] &= ~(uint32_t)RVI_NODE_PARTITION_GROUP;
     world->scene.edits++;
+    p->structure++;
 }
 
 static void partition_node_destroyed(rv_world *world, void *state, uint32_t node_index)
@@ -236,6 +239,7 @@ rv_result rv_partition_make_group(rv_world *world, rv_node node)
     (void)rvi_vec_push(&world->heap, &p->groups, sizeof g, &g); /* reserved above */
     world->scene.flags[index] |= RVI_NODE_PARTITION_GROUP;
     world->scene.edits++;
+    p->structure++;
     return RV_OK;
 }
 
@@ -365,6 +369,7 @@ rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *l
     uint8_t state = deferred ? 0 : PART_ACTIVE; /* never seen */
     p->part_of_node[node] = p->parts.count;
     p->parts_made++;
+    p->structure++;
     (void)rvi_vec_push(heap, &p->parts, sizeof rec, &rec);          /* reserved above */
     (void)rvi_vec_push(heap, &p->part_state, sizeof state, &state); /* reserved above */
     world->scene.flags[node] |= RVI_NODE_PARTITION_PART;

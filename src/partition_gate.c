@@ -239,6 +239,47 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
     return RVI_INDEX_NONE;
 }
 
+/* Flags RVI_NODE_PARTITION_PATH on the nodes between each group nested in a part and that
+ * part (the frame's walk pads them, so it reaches a nested group within the margin through
+ * plain nodes as the gate's own walk does), when the hierarchy or the groups and parts
+ * changed since the last marking. All or nothing: RV_ERR_OUT_OF_MEMORY leaves the old
+ * marks. */
+static rv_result mark_paths(rv_world *world, rvi_partition *p)
+{
+    rvi_scene *s = &world->scene;
+    if (p->paths_marked && p->path_links == s->links_changed && p->path_structure == p->structure)
+        return RV_OK;
+    const rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
+    uint64_t need = 0;
+    for (uint32_t i = 0; i < p->groups.count; i++) {
+        uint32_t part = enclosing_part(s, groups[i].node);
+        if (part != RVI_INDEX_NONE && part != groups[i].node) /* else a part itself, padded */
+            for (uint32_t n = s->parent[groups[i].node]; n != part; n = s->parent[n])
+                need++;
+    }
+    if (need > UINT32_MAX - 1)
+        return RV_ERR_CAPACITY;
+    RVI_TRY(rvi_vec_reserve(&world->heap, &p->path_nodes, sizeof(uint32_t), (uint32_t)need));
+    uint32_t *nodes = RVI_VEC_PTR(p->path_nodes, uint32_t);
+    for (uint32_t k = 0; k < p->path_nodes.count; k++)
+        if (nodes[k] < s->capacity)
+            s->flags[nodes[k]] &= ~(uint32_t)RVI_NODE_PARTITION_PATH;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < p->groups.count; i++) {
+        uint32_t part = enclosing_part(s, groups[i].node);
+        if (part != RVI_INDEX_NONE && part != groups[i].node)
+            for (uint32_t n = s->parent[groups[i].node]; n != part; n = s->parent[n]) {
+                s->flags[n] |= RVI_NODE_PARTITION_PATH;
+                nodes[count++] = n;
+            }
+    }
+    p->path_nodes.count = count;
+    p->path_links = s->links_changed;
+    p->path_structure = p->structure;
+    p->paths_marked = true;
+    return RV_OK;
+}
+
 /* Takes back the visible flags of a group gated earlier this frame. */
 static void take_back(const rvi_scene *s, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
 {
@@ -358,6 +399,8 @@ rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_
 {
     if (p->in_frame || p->in_callback)
         return RV_ERR_BAD_STATE;
+    if (world_frame)
+        RVI_TRY(mark_paths(world, p));
     p->frame++;
     p->in_frame = true;
     p->world_frame = world_frame;

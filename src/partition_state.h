@@ -83,6 +83,12 @@ struct rvi_partition {
     float slice_min[3], slice_max[3];
     uint64_t frame;        /* frames begun; stamps compare against it */
     uint64_t parts_made;   /* part records created */
+    uint64_t structure;    /* group and part records made or removed */
+    /* The nodes flagged RVI_NODE_PARTITION_PATH (uint32_t indices), and scene.links_changed
+     * and structure when they were marked. */
+    rvi_vec path_nodes;
+    uint64_t path_links, path_structure;
+    bool paths_marked;
     uint64_t begin_links, begin_parts; /* scene.links_changed and parts_made at the frame's
                                           begin: while both are unchanged no part can have
                                           appeared under a group gated since */

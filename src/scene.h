@@ -54,6 +54,9 @@ enum {
     RVI_NODE_LOST_CHILD     = 1u << 19, /* update: lost a child since the last update (a
                                            climb start; its sphere still encloses the rest,
                                            and the loss counts as one loose change) */
+    RVI_NODE_PARTITION_PATH = 1u << 20, /* between a partition group nested in a part and
+                                           that part: the frame's walk pads it as it pads
+                                           groups and parts (partition_gate.c) */
 };
 
 /* Scene-only per-node fields touched together by an update (packed: a moved node's update

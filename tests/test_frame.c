@@ -1489,13 +1489,20 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         rv_node inner = rvt_object(w, part, 0, 0, 0, 0.1f);
         rv_node nested = rvt_object(w, inner, 0, 0, 0, 1.0f);
         rv_node own = rvt_object(w, part, 0, 0, 0, 0.5f); /* a part of the part, itself a group */
+        /* A group nested through plain nodes (the first with geometry of its own). */
+        rv_node plain = rvt_object(w, part, 0, 0, 0, 0.3f);
+        rv_node bare = rvt_node(w, plain);
+        rv_node deep = rvt_object(w, bare, 0, 0, 0, 0.1f);
+        rv_node deep_part = rvt_object(w, deep, 0, 0, 0, 1.0f);
         assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
         assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
         assert_int_equal(rv_partition_make_group(w, part), RV_OK);
-        uint64_t leaf_outer = 1, leaf_nested = 2, leaf_own = 3;
+        assert_int_equal(rv_partition_make_group(w, deep), RV_OK);
+        uint64_t leaf_outer = 1, leaf_nested = 2, leaf_own = 3, leaf_deep = 4;
         assert_int_equal(rv_partition_set_part(w, part, &leaf_outer, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, nested, &leaf_nested, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, own, &leaf_own, 1, false), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, deep_part, &leaf_deep, 1, false), RV_OK);
         float look[3] = { eye0[0], eye0[1], eye0[2] - 10 }, quarter = 1.5707963f;
         if (run == 0) {
             rvt_camera c;
@@ -1505,6 +1512,24 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
             assert_false(view_draws(&v, part));
             assert_false(view_draws(&v, nested));
             assert_false(view_draws(&v, own));
+            assert_false(view_draws(&v, plain));
+            assert_false(view_draws(&v, deep_part));
+            bool deep_visible = false;
+            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+            assert_true(deep_visible);
+            /* Relinked: the group straight under the part, then under another plain node. */
+            assert_int_equal(rv_node_attach(w, part, deep), RV_OK);
+            c.v.time_ms = 16;
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+            assert_true(deep_visible);
+            rv_node other = rvt_node(w, part);
+            assert_int_equal(rv_node_attach(w, other, deep), RV_OK);
+            c.v.time_ms = 32;
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+            assert_true(deep_visible);
+            assert_false(view_draws(&v, deep_part));
         } else {
             assert_int_equal(rv_update_world(w), RV_OK);
             rv_frustum fr = rvt_frustum(eye0, look, quarter, 1000);
@@ -1519,6 +1544,9 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         assert_true(part_visible == (run < 2));
         assert_true(nested_visible == (run < 2));
         assert_true(own_visible == (run < 2));
+        bool deep_visible = false;
+        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+        assert_true(deep_visible == (run < 2));
         rv_world_destroy(w);
     }
 }

@@ -173,7 +173,9 @@ RV_API rv_result rv_residency_request(rv_residency *residency, rv_page_key key, 
  * always handed out. Prefetch (a page not touched this frame) starts only when it fits the
  * budget beside the pages wanted this frame and every load in flight, and never before a
  * page size is known (see page_bytes_estimate); otherwise it stays queued and
- * prefetch_paused is set. *out_count receives how many were written (fewer than max when the
+ * prefetch_paused is set. A refresh not touched this frame is prefetch too, measured by
+ * what it adds (its estimate beyond the copy it replaces): one that adds nothing fits even
+ * when the budget is already passed. *out_count receives how many were written (fewer than max when the
  * queue is empty or held back). Binary heap: O(log n) per page. Errors: RV_ERR_INVALID_ARG
  * (residency or out_count NULL, out NULL with max > 0). */
 RV_API rv_result rv_residency_take_requests(rv_residency *residency, rv_page_request *out, uint32_t max,

@@ -955,22 +955,30 @@ static void test_undeferring_a_waiting_part_drops_its_activation(void **state)
     scene_fini(&s);
 }
 
+/* A group (outer) whose part p1 holds a group (inner) with one part q, updated; the inner
+ * group and its part made first so the gate cannot rely on creation order. */
+static rv_world *nested_world(rv_node *outer, rv_node *p1, rv_node *q)
+{
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    *outer = new_node(w, RV_NODE_NONE, 0, -1);
+    *p1 = new_node(w, *outer, 0, -1);
+    rv_node inner = new_node(w, *p1, 0, -1);
+    *q = new_node(w, inner, 0, 1);
+    const uint64_t l1[1] = { 1 }, l2[1] = { 2 };
+    assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, *q, l2, 1, false), RV_OK);
+    assert_int_equal(rv_partition_make_group(w, *outer), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, *p1, l1, 1, false), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    return w;
+}
+
 static void test_nested_group_under_hidden_part_is_hidden(void **state)
 {
     (void)state;
-    rv_world *w;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
-    /* Inner group created first so the gate cannot rely on creation order. */
-    rv_node outer = new_node(w, RV_NODE_NONE, 0, -1);
-    rv_node p1 = new_node(w, outer, 0, -1);
-    rv_node inner = new_node(w, p1, 0, -1);
-    rv_node q = new_node(w, inner, 0, 1);
-    const uint64_t l1[1] = { 1 }, l2[1] = { 2 };
-    assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
-    assert_int_equal(rv_partition_set_part(w, q, l2, 1, false), RV_OK);
-    assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
-    assert_int_equal(rv_partition_set_part(w, p1, l1, 1, false), RV_OK);
-    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_node outer, p1, q;
+    rv_world *w = nested_world(&outer, &p1, &q);
     rv_frustum f = box_frustum(0, 10);
     rv_partition_result r;
     assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
@@ -999,18 +1007,8 @@ static void test_nested_group_under_hidden_part_is_hidden(void **state)
 static void test_nested_group_is_hidden_with_the_group_a_host_hides(void **state)
 {
     (void)state;
-    rv_world *w;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
-    rv_node outer = new_node(w, RV_NODE_NONE, 0, -1);
-    rv_node p1 = new_node(w, outer, 0, -1);
-    rv_node inner = new_node(w, p1, 0, -1);
-    rv_node q = new_node(w, inner, 0, 1);
-    const uint64_t l1[1] = { 1 }, l2[1] = { 2 };
-    assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
-    assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
-    assert_int_equal(rv_partition_set_part(w, p1, l1, 1, false), RV_OK);
-    assert_int_equal(rv_partition_set_part(w, q, l2, 1, false), RV_OK);
-    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_node outer, p1, q;
+    rv_world *w = nested_world(&outer, &p1, &q);
     rv_frustum f = box_frustum(0, 10);
     rv_partition_result r;
     bool v, hidden;

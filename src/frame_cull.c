@@ -295,8 +295,6 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         if (hidden) {
             RVI_VEC_AT(f->group_hidden, uint32_t, i) = now;
             w->groups_hidden++;
-        }
-        if (hidden) {
             w->counts.occlusion_culled++;
             if (group) {
                 rv_result r = rvi_partition_hide_group(world, gate, i);

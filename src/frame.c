@@ -284,7 +284,13 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
     f->counts.transform_stale = world->scene.stale_count; /* this frame's and earlier ones' */
 
     if (f->occlusion) {
-        float aspect = (float)cam.viewport_width / (float)cam.viewport_height;
+        /* The buffer keeps the viewport's shape while its height, width / aspect rounded,
+         * stays within 1..RV_OCCLUSION_MAX_SIZE rows; a viewport taller or wider than that
+         * gets the nearest height there (texels not square: each axis maps on its own). */
+        double rows = (double)f->occlusion->width * cam.viewport_height / cam.viewport_width;
+        float aspect = rows > RV_OCCLUSION_MAX_SIZE ? (float)f->occlusion->width / (float)RV_OCCLUSION_MAX_SIZE
+                       : rows < 1.0                ? 1.0f * (float)f->occlusion->width
+                                                   : (float)cam.viewport_width / (float)cam.viewport_height;
         f->occlusion_empty = false;
         /* Held from the moment it opens: the host's allocator, called by the steps below,
          * must not freeze it either. */

@@ -183,6 +183,34 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
     rv_world_destroy(w);
 }
 
+/* A viewport so tall or so wide that the buffer's height would pass RV_OCCLUSION_MAX_SIZE
+ * rows or fall below one still culls, with the height held in range: what is in front of
+ * the wall is drawn, and in the tall views the wall hides what is behind it (in the wide
+ * one a single row spans the whole height of the view, more than the wall covers). */
+static void test_a_viewport_of_any_shape_keeps_occlusion(void **state)
+{
+    (void)state;
+    const uint32_t shapes[3][2] = { { 20, 4000 }, { 200000, 40 }, { 1, 65535 } };
+    for (int k = 0; k < 3; k++) {
+        rv_world *w = rvt_world_occlusion(256);
+        wall_ahead(w);
+        rv_node behind = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -20, 0.5f);
+        rv_node front = rvt_object(w, RV_NODE_NONE, 0, 1.5f, -5, 0.5f);
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
+        c.v.viewport_width = shapes[k][0];
+        c.v.viewport_height = shapes[k][1];
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, front));
+        if (k != 1) {
+            assert_false(view_draws(&v, behind));
+            assert_true(v.counts.occlusion_culled >= 1);
+        }
+        rv_world_destroy(w);
+    }
+}
+
 /* rv_world_desc.group_retest_frames: a subtree found visible is tested again at least every
  * n frames, on one frame in n; in between its objects are tested one by one, so a wall put
  * in front of it hides them at once. A hidden subtree is tested every frame. */
@@ -3916,6 +3944,7 @@ int main(void)
         cmocka_unit_test(test_rows_past_the_far_plane_are_passed_over_by_their_boxes),
         cmocka_unit_test(test_groups_with_unselected_leaves_outside_the_view_are_passed_over),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),
+        cmocka_unit_test(test_a_viewport_of_any_shape_keeps_occlusion),
         cmocka_unit_test(test_a_buffer_that_hides_nothing_tests_nothing),
         cmocka_unit_test(test_visible_subtree_retested_every_n_frames),
         cmocka_unit_test(test_skipped_subtree_test_draws_what_a_passing_one_does),

@@ -213,13 +213,6 @@ static int parse_args(int argc, char **argv, rvv_options *o)
         return bad_input("%s", "--sabotage-object checks the GPU judge: add --gpu-verify");
     if (o->headless && o->freeze_at >= 0 && o->freeze_at < (int64_t)o->start)
         return bad_input("%s", "--freeze is before --start: no frame would be culled");
-    uint32_t rows;
-    if (!rvw_occlusion_rows(o->occlusion_width, o->width, o->height, &rows)) {
-        fprintf(stderr, "rvis-view: --size %ux%u with --occlusion-width %u makes an occlusion buffer %u rows tall; "
-                        "rvis takes 1..%u\n",
-                o->width, o->height, o->occlusion_width, rows, RV_OCCLUSION_MAX_SIZE);
-        return 2;
-    }
     return 0;
 }
 

@@ -481,15 +481,6 @@ static bool build(rvw_drive *d, const rvw_level *level, const rvw_drive_options 
     return check(rv_update_world(d->world), "the update after grouping", err, errlen);
 }
 
-bool rvw_occlusion_rows(uint32_t occlusion_width, uint32_t viewport_width, uint32_t viewport_height,
-                        uint32_t *rows)
-{
-    float aspect = (float)viewport_width / (float)viewport_height;
-    double h = floor((double)occlusion_width / aspect + 0.5);
-    *rows = h > UINT32_MAX ? UINT32_MAX : (uint32_t)h;
-    return occlusion_width == 0 || (h >= 1 && h <= RV_OCCLUSION_MAX_SIZE);
-}
-
 bool rvw_drive_create(const rvw_level *level, const rvw_drive_options *opt, rvw_drive **out, char *err,
                       size_t errlen)
 {

@@ -95,11 +95,6 @@ typedef struct rvw_drive_options {
 
 typedef struct rvw_drive rvw_drive;
 
-/* The rows of the occlusion buffer rvis makes for a viewport (rv_occlusion_begin's
- * round(width / aspect)); false when that is outside 1..RV_OCCLUSION_MAX_SIZE, a viewport
- * rvis refuses with occlusion on. occlusion_width 0 (off) is always true. */
-bool rvw_occlusion_rows(uint32_t occlusion_width, uint32_t viewport_width, uint32_t viewport_height,
-                        uint32_t *rows);
 
 /* Builds the rvis world for level (nodes, bounds, occluders, ...). False with a one-line
  * reason in err when rvis refuses the scene or memory ran out. */

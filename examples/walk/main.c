@@ -257,14 +257,6 @@ static int parse_args(int argc, char **argv, options *o)
         return bad_input("%s", "--max-draw-ratio and --sabotage-object need --verify (nothing checks them without it)");
     if (o->images && !rvw_have_images())
         return bad_input("%s", "--images needs cairo (libcairo2-dev), and rvis-walk was built without it");
-    uint32_t rows;
-    if (!rvw_occlusion_rows(o->occlusion_width, o->verify_width, o->verify_height, &rows)) {
-        fprintf(stderr,
-                "rvis-walk: --verify-res %ux%u with --occlusion-width %u makes an occlusion buffer %u rows tall; "
-                "rvis takes 1..%u\n",
-                o->verify_width, o->verify_height, o->occlusion_width, rows, RV_OCCLUSION_MAX_SIZE);
-        return 2;
-    }
     return 0;
 }
 

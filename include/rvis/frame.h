@@ -65,7 +65,11 @@ typedef struct rv_world_desc {
     rv_allocator allocator;        /* every allocation of the world and its modules */
     uint32_t node_capacity;        /* initial node slots; 0 = default 1024, at most 2^24
                                       (RV_ERR_INVALID_ARG above). Grows as needed, to 2^24 */
-    rv_occlusion_desc occlusion;   /* main-view occlusion buffer; width 0 = off */
+    rv_occlusion_desc occlusion;   /* main-view occlusion buffer; width 0 = off. Each frame
+                                      it is width x round(width * viewport height / viewport width)
+                                      texels, the height held within 1..RV_OCCLUSION_MAX_SIZE
+                                      (a viewport taller or wider than that gets texels
+                                      that are not square, never an error) */
     rv_lod_desc lod;
     rv_partition_desc partition;
     rv_residency_desc residency;
@@ -338,8 +342,7 @@ typedef struct rv_frame_view {
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
  * neither matrix form given, a fov_y outside [0, pi), a view matrix that is not affine,
  * a view whose forward axis has no length in float (a view matrix scaled by 1e-30, say) or
- * whose 3 x 3 part is singular, or, with occlusion on, a viewport so wide or tall that the
- * buffer's height would leave 1..RV_OCCLUSION_MAX_SIZE, or a projection the occlusion
+ * whose 3 x 3 part is singular, or, with occlusion on, a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE
  * (a matrix, eye or time is NaN/Inf or beyond the float range the frame computes in, or

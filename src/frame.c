@@ -553,6 +553,8 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
     memset(&v, 0, sizeof v);
     v.generation = a->generation;
     v.frame_sequence = ++f->sequence;
+    f->walked_frustum = f->culled_frustum;
+    f->walked_hid_groups = f->culled_hid_groups;
     v.arena = (uint32_t)f->building;
     v.opaque = RVI_VEC_PTR(a->opaque, rv_draw_item);
     v.opaque_count = a->opaque.count;

@@ -262,11 +262,11 @@ typedef struct rvi_frame {
     /* Per slot, for nodes with children: 1 + the sequence of the last frame whose occlusion
      * test hid the subtree. */
     rvi_vec group_hidden;
-    /* What the last culled frame's walk left unseen, with 1 + that frame's sequence: its
-     * frustum, and whether its occlusion test hid some subtree (frame_cull.c, lod_job). */
-    rv_frustum walked_frustum;
-    uint64_t walked_frame;
-    bool walked_hid_groups;
+    /* What the last published frame's walk left unseen: its frustum, and whether its
+     * occlusion test hid some subtree (frame_cull.c, lod_job); culled_*: the same of the
+     * frame culled last, published or not. */
+    rv_frustum walked_frustum, culled_frustum;
+    bool walked_hid_groups, culled_hid_groups;
     const rvi_hz_levels *hz; /* the frozen buffer's pyramid during the object passes */
     bool occlusion_empty;    /* the frozen buffer hides nothing (rvi_occ_nothing_drawn): no
                                 object or subtree is tested against it */

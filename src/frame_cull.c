@@ -412,16 +412,16 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_s
     }
 }
 
-/* A node resting at "nothing" that the walk reaches: was it out of sight on the last frame
- * (its sphere or own geometry outside that frame's frustum, or in a subtree that frame's
- * occlusion test hid)? Then nothing was drawn of it that a fade would have to continue,
- * and it shows the level it should at once, as an object the occlusion test hid on its own
- * does. One in view but too small to leave "nothing" was dropped by the walk for its size:
- * it fades in. */
+/* A node resting at "nothing" that the walk reaches: was the place where it is now out of
+ * sight on the last published frame (its sphere, own geometry or test box outside that
+ * frame's frustum, or in a subtree of its present ancestors that frame's occlusion test
+ * hid)? Then it shows the level it should at once, as an object the occlusion test hid on
+ * its own does: nobody saw that place stay empty. One in view but too small to leave
+ * "nothing" was dropped by the walk for its size: it fades in. */
 static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
-    if (f->walked_frame != f->sequence || f->sequence == 0)
-        return false; /* the last frame culled was not the last published */
+    if (f->sequence == 0)
+        return false; /* no frame published yet */
     if (f->walked_hid_groups) {
         const uint32_t *hidden = RVI_VEC_PTR(f->group_hidden, uint32_t), last_frame = (uint32_t)f->sequence;
         for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a])
@@ -433,6 +433,14 @@ static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t 
     const float *ws = sc->world_sphere[node];
     if (rvi_classify_sphere_masked(last, ws, ws[3], &mask) == RV_OUTSIDE)
         return true;
+    if (mask && (sc->flags[node] & RVI_NODE_HAS_TEST_BOX)) {
+        rvi_walk_policy box = { 0 };
+        box.scene = sc;
+        box.frustum = last;
+        box.test_boxes = &f->test_boxes;
+        if (rvi_walk_test_box_outside(&box, node))
+            return true;
+    }
     return !rvi_walk_own_geometry_in_view(sc, last, node, last->plane_mask & RVI_FRUSTUM_ALL_PLANES);
 }
 
@@ -713,11 +721,10 @@ rv_result rvi_frame_cull(rv_world *world)
         f->stage_us[RV_STAGE_PUBLISH] += (double)sort_ns / 1000.0;
     }
     rvi_frame_workers_end(world, f);
-    f->walked_frustum = f->cam.frustum;
-    f->walked_frame = f->sequence + 1;
-    f->walked_hid_groups = false;
+    f->culled_frustum = f->cam.frustum;
+    f->culled_hid_groups = false;
     for (uint32_t k = 0; k < f->worker_count; k++)
-        f->walked_hid_groups |= f->workers[k].groups_hidden != 0;
+        f->culled_hid_groups |= f->workers[k].groups_hidden != 0;
     if (f->occlusion) {
         rv_occlusion_stats os = rv_occlusion_get_stats(f->occlusion);
         f->counts.occluders_rasterised = os.occluders_rasterized;

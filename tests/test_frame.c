@@ -940,10 +940,11 @@ static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **s
     rv_world_destroy(w);
 }
 
-/* An object resting at "nothing" that nobody saw on the last frame — under a group the
- * occlusion test hid, or outside the frustum — while it came near shows its level whole on
- * the first frame it is seen again, as an object the occlusion test hid on its own does;
- * one that comes near in plain view fades in (its first frame lists nothing). */
+/* An object resting at "nothing" that came near where nobody saw it on the last published
+ * frame — under a group the occlusion test hid, outside the frustum (also with an aborted
+ * frame between, or by its test box while its sphere straddled a plane) — shows its level
+ * whole on the first frame it is seen again, as an object the occlusion test hid on its
+ * own does; one that comes near in plain view fades in (its first frame lists nothing). */
 static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(void **state)
 {
     (void)state;
@@ -953,13 +954,23 @@ static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(voi
     /* r = 1: level 1 at 20 m, nothing at 300 m (as in the crossfade test above). */
     const float far_p[3] = { 0, 1.7f, -300 }, near_p[3] = { 0, 1.7f, -20 }, away[3] = { 0, 0, 40 },
                 home[3] = { 0, 0, 0 }, behind[3] = { 0, 1.7f, 10 };
-    for (int how = 0; how < 3; how++) { /* 0: occluded group, 1: out of the frustum, 2: in view */
+    /* how: 0 occluded group, 1 out of the frustum, 2 in view, 3 as 1 with an aborted frame
+     * before the last, 4 outside by its test box only */
+    for (int how = 0; how < 5; how++) {
         rv_world *w = rvt_world_occlusion(256);
         rv_node wall = wall_ahead(w);
         assert_int_equal(rv_node_set_position(w, wall, away), RV_OK); /* behind the eye */
         rv_node group = rvt_node(w, RV_NODE_NONE);
         rv_node o = rvt_object(w, how == 0 ? group : RV_NODE_NONE, far_p[0], far_p[1], far_p[2], 1);
         assert_int_equal(rv_node_set_lod_ladder(w, o, &ladder), RV_OK);
+        /* how 4: a view turned right until the object at 20 m lies 0.9 m beyond its left
+         * plane (half the horizontal fov is 0.7707 rad; 0.8157 = 0.7707 + asin(0.9 / 20)):
+         * its sphere (r 1) reaches across, its box (+-0.5 m, at most 0.71 m along the
+         * plane's normal) does not. */
+        const float box_min[3] = { -0.5f, -0.5f, -0.5f }, box_max[3] = { 0.5f, 0.5f, 0.5f };
+        const float turned[3] = { 7.284f, 1.7f, -6.853f };
+        if (how == 4)
+            assert_int_equal(rv_node_set_test_box(w, o, box_min, box_max), RV_OK);
         rvt_camera c;
         rv_frame_view v;
         double now = 0;
@@ -974,7 +985,7 @@ static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(voi
         for (int frame = 0; frame < 3; frame++, now += 16) {
             if (frame == 1)
                 assert_int_equal(rv_node_set_position(w, o, near_p), RV_OK);
-            rvt_camera_make(&c, eye0, how == 1 ? behind : ahead, 1.0f, now);
+            rvt_camera_make(&c, eye0, how == 1 || how == 3 ? behind : how == 4 ? turned : ahead, 1.0f, now);
             assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
             if (how != 2) {
                 assert_false(view_draws(&v, o));
@@ -984,9 +995,15 @@ static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(voi
             assert_true(v.counts.occlusion_culled >= 1);
             assert_int_equal(rv_node_set_position(w, wall, away), RV_OK);
         }
+        if (how == 3) { /* culled, never published */
+            rvt_camera_make(&c, eye0, behind, 1.0f, now);
+            assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+            assert_int_equal(rv_frame_abort(w), RV_OK);
+        }
         rvt_camera_make(&c, eye0, ahead, 1.0f, now);
         assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-        /* One item, at level 1: whole when unseen (how 0, 1); seen all along, the fade from
+        /* One item, at level 1: whole when unseen (how 2 aside); seen all along, the fade from
          * "nothing" ran in view (it started two frames ago; 32 of its 250 ms passed). */
         const rv_draw_item *item = item_of(&v, o);
         assert_non_null(item);

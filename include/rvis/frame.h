@@ -407,10 +407,13 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * a selection. Objects the walk did not reach (outside the frustum, under a group node the
  * occlusion test hid, under a hidden node or part, below an HLOD region drawn as itself)
  * are not selected meanwhile and keep their last level. When reached again, one resting
- * at "nothing" that was out of sight on the previous frame (outside its frustum, or under
- * a group its occlusion test hid) shows at once, whole, the level it should; one that was
- * in view but too small, or unreached for another reason, fades in from nothing (its
- * first frame lists nothing); one at a drawn level crossfades from it. With a job
+ * at "nothing" shows at once, whole, the level it should when the place where it is now
+ * was out of sight on the last published frame: its sphere, own geometry or test box
+ * outside that frame's frustum, or one of its present ancestors hidden by that frame's
+ * occlusion test (an object that came near there unseen, or that moved or was attached
+ * into such a place). Otherwise (that place was in view, the object too small to leave
+ * "nothing" or unreached for another reason) it fades in from nothing: its first frame
+ * lists nothing. One at a drawn level crossfades from it. With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),

@@ -213,22 +213,6 @@ static void gate_late_parts(const rvi_scene *s, rvi_partition *p, rvi_partition_
     }
 }
 
-/* Gates a group: with its view when the gate's walk has just tested it, else (a host's
- * walk) working the view out. */
-static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
-                        const group_view *given)
-{
-    const rvi_scene *s = &world->scene;
-    g->stamp = p->frame;
-    g->kind = GROUP_GATED;
-    if (s->first_child[g->node] == RVI_INDEX_NONE)
-        return;
-    group_view own;
-    if (!given)
-        view_visible_group(p, g, s->world_sphere[g->node], f, &own);
-    gate_parts(s, p, g->node, given ? given : &own, false);
-}
-
 /* The nearest gated part at or above node, or RVI_INDEX_NONE. A root group (the common
  * case) costs one read of its parent. */
 static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
@@ -237,6 +221,24 @@ static uint32_t enclosing_part(const rvi_scene *s, uint32_t node)
         if ((s->flags[n] & RVI_NODE_PARTITION_PART) && (s->flags[up] & RVI_NODE_PARTITION_GROUP))
             return n;
     return RVI_INDEX_NONE;
+}
+
+/* Gates a group: with its view when the gate's walk has just tested it, else (a host's
+ * walk) working the view out. */
+static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, const rv_frustum *f,
+                        const group_view *given)
+{
+    const rvi_scene *s = &world->scene;
+    g->stamp = p->frame;
+    g->kind = GROUP_GATED;
+    if (enclosing_part(s, g->node) != RVI_INDEX_NONE)
+        p->nested_gated = p->frame; /* a host hiding an outer group must look for it */
+    if (s->first_child[g->node] == RVI_INDEX_NONE)
+        return;
+    group_view own;
+    if (!given)
+        view_visible_group(p, g, s->world_sphere[g->node], f, &own);
+    gate_parts(s, p, g->node, given ? given : &own, false);
 }
 
 /* Flags RVI_NODE_PARTITION_PATH on the nodes between each group nested in a part and that
@@ -292,18 +294,22 @@ static void take_back(const rvi_scene *s, rvi_partition *p, rvi_partition_group 
 /* A group culled as a whole leaves its parts' records alone (a hidden group costs nothing
  * per part): their flags read false through part_flag_visible, and the end of the frame
  * judges every part not gated this frame hidden. Only a group gated earlier in the same
- * frame has flags to take back, and so have the groups nested in its parts that were
- * gated since (a host's walk gates inner groups before it learns the outer one is hidden):
- * each is hidden with it, as a nested group in a hidden part is culled as a whole. */
+ * frame has flags to take back, and so have the groups nested in its parts that were gated
+ * this frame: a host's walk may gate inner groups before its test hides the outer one
+ * (gated or not), and each is hidden with it, as a nested group in a hidden part is culled
+ * as a whole. The gate's own walk and the world's decide an outer group before any group
+ * nested in it, so they have nothing nested to take back unless the group was gated. */
 static void hide_record(rv_world *world, rvi_partition *p, rvi_partition_group *g, uint8_t kind)
 {
     const rvi_scene *s = &world->scene;
     bool was_gated = g->stamp == p->frame && g->kind == GROUP_GATED;
     g->stamp = p->frame;
     g->kind = kind;
-    if (!was_gated)
+    if (was_gated)
+        take_back(s, p, g, kind);
+    bool host = kind == GROUP_HIDDEN_BY_HOST && !p->world_frame;
+    if (!(was_gated || host) || p->nested_gated != p->frame)
         return;
-    take_back(s, p, g, kind);
     /* Nested groups, outermost first pass by pass (as deep as groups are nested). */
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     for (bool changed = true; changed;) {

@@ -84,6 +84,7 @@ struct rvi_partition {
     uint64_t frame;        /* frames begun; stamps compare against it */
     uint64_t parts_made;   /* part records created */
     uint64_t structure;    /* group and part records made or removed */
+    uint64_t nested_gated; /* the last frame a group nested in a part was gated */
     /* The nodes flagged RVI_NODE_PARTITION_PATH (uint32_t indices), and scene.links_changed
      * and structure when they were marked. */
     rvi_vec path_nodes;

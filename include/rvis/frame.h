@@ -412,8 +412,10 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * outside that frame's frustum, or one of its present ancestors hidden by that frame's
  * occlusion test (an object that came near there unseen, or that moved or was attached
  * into such a place). Otherwise (that place was in view, the object too small to leave
- * "nothing" or unreached for another reason) it fades in from nothing: its first frame
- * lists nothing. One at a drawn level crossfades from it. With a job
+ * "nothing" or unreached for another reason; an object at "nothing" is never
+ * occlusion-tested itself, so a wall in front of it alone leaves its place in view) it fades
+ * in from nothing: its first frame lists nothing. One at a drawn level crossfades from it.
+ * With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),

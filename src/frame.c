@@ -289,7 +289,7 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
          * gets the nearest height there (texels not square: each axis maps on its own). */
         double rows = (double)f->occlusion->width * cam.viewport_height / cam.viewport_width;
         float aspect = rows > RV_OCCLUSION_MAX_SIZE ? (float)f->occlusion->width / (float)RV_OCCLUSION_MAX_SIZE
-                       : rows < 1.0                ? 1.0f * (float)f->occlusion->width
+                       : rows < 1.0                ? (float)f->occlusion->width
                                                    : (float)cam.viewport_width / (float)cam.viewport_height;
         f->occlusion_empty = false;
         /* Held from the moment it opens: the host's allocator, called by the steps below,

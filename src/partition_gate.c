@@ -245,23 +245,22 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
  * part (the frame's walk pads them, so it reaches a nested group within the margin through
  * plain nodes as the gate's own walk does), when the hierarchy or the groups and parts
  * changed since the last marking. All or nothing: RV_ERR_OUT_OF_MEMORY leaves the old
- * marks. */
+ * marks. Paths that meet share the rest up to the part (no gated part lies between), so a
+ * climb stops at the first node already flagged and each node is listed once. */
 static rv_result mark_paths(rv_world *world, rvi_partition *p)
 {
     rvi_scene *s = &world->scene;
     if (p->paths_marked && p->path_links == s->links_changed && p->path_structure == p->structure)
         return RV_OK;
     const rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
-    uint64_t need = 0;
-    for (uint32_t i = 0; i < p->groups.count; i++) {
+    uint32_t need = 0; /* an upper bound: at most one entry per slot */
+    for (uint32_t i = 0; i < p->groups.count && need < s->capacity; i++) {
         uint32_t part = enclosing_part(s, groups[i].node);
         if (part != RVI_INDEX_NONE && part != groups[i].node) /* else a part itself, padded */
-            for (uint32_t n = s->parent[groups[i].node]; n != part; n = s->parent[n])
+            for (uint32_t n = s->parent[groups[i].node]; n != part && need < s->capacity; n = s->parent[n])
                 need++;
     }
-    if (need > UINT32_MAX - 1)
-        return RV_ERR_CAPACITY;
-    RVI_TRY(rvi_vec_reserve(&world->heap, &p->path_nodes, sizeof(uint32_t), (uint32_t)need));
+    RVI_TRY(rvi_vec_reserve(&world->heap, &p->path_nodes, sizeof(uint32_t), need));
     uint32_t *nodes = RVI_VEC_PTR(p->path_nodes, uint32_t);
     for (uint32_t k = 0; k < p->path_nodes.count; k++)
         if (nodes[k] < s->capacity)
@@ -271,6 +270,8 @@ static rv_result mark_paths(rv_world *world, rvi_partition *p)
         uint32_t part = enclosing_part(s, groups[i].node);
         if (part != RVI_INDEX_NONE && part != groups[i].node)
             for (uint32_t n = s->parent[groups[i].node]; n != part; n = s->parent[n]) {
+                if (s->flags[n] & RVI_NODE_PARTITION_PATH)
+                    break;
                 s->flags[n] |= RVI_NODE_PARTITION_PATH;
                 nodes[count++] = n;
             }

@@ -1539,15 +1539,19 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         rv_node bare = rvt_node(w, plain);
         rv_node deep = rvt_object(w, bare, 0, 0, 0, 0.1f);
         rv_node deep_part = rvt_object(w, deep, 0, 0, 0, 1.0f);
+        rv_node twin = rvt_object(w, bare, 0, 0, 0, 0.1f); /* a second path through bare */
+        rv_node twin_part = rvt_object(w, twin, 0, 0, 0, 1.0f);
         assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
         assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
         assert_int_equal(rv_partition_make_group(w, part), RV_OK);
         assert_int_equal(rv_partition_make_group(w, deep), RV_OK);
-        uint64_t leaf_outer = 1, leaf_nested = 2, leaf_own = 3, leaf_deep = 4;
+        assert_int_equal(rv_partition_make_group(w, twin), RV_OK);
+        uint64_t leaf_outer = 1, leaf_nested = 2, leaf_own = 3, leaf_deep = 4, leaf_twin = 5;
         assert_int_equal(rv_partition_set_part(w, part, &leaf_outer, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, nested, &leaf_nested, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, own, &leaf_own, 1, false), RV_OK);
         assert_int_equal(rv_partition_set_part(w, deep_part, &leaf_deep, 1, false), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, twin_part, &leaf_twin, 1, false), RV_OK);
         float look[3] = { eye0[0], eye0[1], eye0[2] - 10 }, quarter = 1.5707963f;
         if (run == 0) {
             rvt_camera c;
@@ -1589,9 +1593,11 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         assert_true(part_visible == (run < 2));
         assert_true(nested_visible == (run < 2));
         assert_true(own_visible == (run < 2));
-        bool deep_visible = false;
+        bool deep_visible = false, twin_visible = false;
         assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
         assert_true(deep_visible == (run < 2));
+        assert_int_equal(rv_partition_part_frustum_visible(w, twin_part, &twin_visible), RV_OK);
+        assert_true(twin_visible == (run < 2));
         rv_world_destroy(w);
     }
 }

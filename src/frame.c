@@ -228,14 +228,28 @@ static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
     return rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion);
 }
 
+/* The buffer's aspect for the view: it keeps the viewport's shape while its height, width /
+ * aspect rounded, stays within 1..RV_OCCLUSION_MAX_SIZE rows; a viewport taller or wider
+ * than that gets the nearest height there (texels not square: each axis maps on its own). */
+static float occlusion_aspect(uint32_t width, const rvi_frame_camera *cam)
+{
+    double rows = (double)width * cam->viewport_height / cam->viewport_width;
+    return rows > RV_OCCLUSION_MAX_SIZE ? (float)width / (float)RV_OCCLUSION_MAX_SIZE
+           : rows < 1.0                ? (float)width
+                                       : (float)cam->viewport_width / (float)cam->viewport_height;
+}
+
+/* Begins in three steps, so that a refused call changes nothing: first every check that can
+ * refuse (no state made, no allocation, no host code run), then what can fail only for
+ * memory before anything a frame reads has changed (the frame's state, the buffer; storage
+ * made there stays), then the changes, none of which can fail but the buffer's own
+ * reservation and the journal's drain, both for memory (see rv_frame_begin). */
 static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
-    /* Everything is validated before the frame state is first created, so a refused call
-     * leaves the world exactly as it was (no state kept, no allocation made). */
     rvi_frame *f = rvi_frame_find(world);
-    if (f && f->state != RVI_FRAME_IDLE)
+    if ((f && f->state != RVI_FRAME_IDLE) || world->scene.visiting)
         return RV_ERR_BAD_STATE;
     rvi_frame_camera cam;
     RVI_TRY(rvi_frame_resolve_view(world, view, &cam));
@@ -243,68 +257,72 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
     if (have_time && cam.time_ms < f->last_time_ms)
         return RV_ERR_ORDER;
     float dt = have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
-    rvi_hlod_pass hlod_pass; /* validated before anything changes */
+    if (!isfinite(dt))
+        return RV_ERR_NOT_FINITE;
+    rvi_hlod_pass hlod_pass;
     RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, dt, &hlod_pass));
     hlod_pass.own_geometry = true; /* the lists draw a region through its own geometry */
+    uint32_t width = world->desc.occlusion.width;
+    RVI_TRY(rvi_occlusion_check_view(width, cam.view_projection_d, cam.clip, occlusion_aspect(width, &cam)));
+    rv_residency *residency = f ? f->residency : NULL;
+    if (residency)
+        RVI_TRY(rvi_residency_check_begin(residency, cam.time_ms));
+    rvi_partition *gate = rvi_partition_find(world);
+    if (gate)
+        RVI_TRY(rvi_partition_check_begin(gate));
+    rv_render_scene *render_scene = f ? f->render_scene : NULL;
+    if (render_scene && f->journal)
+        RVI_TRY(rvi_render_scene_check_apply(render_scene, f->journal));
+
     if (!f)
         RVI_TRY(rvi_frame_state(world, &f));
     RVI_TRY(ensure_occlusion(world, f));
+    /* Held from here: the host's clock and allocator, called below, must neither freeze the
+     * buffer nor test the frame it is replacing (frame_begin lets go of it on a refusal). */
+    if (f->occlusion)
+        f->occlusion->held = true;
+    RVI_TRY(rvi_lod_reserve(world));
 
+    if (f->occlusion) {
+        f->occlusion_empty = false;
+        RVI_TRY(rvi_occlusion_begin_d(f->occlusion, cam.view_projection_d, cam.clip, occlusion_aspect(width, &cam)));
+        if (cam.cull_unsampled && !cam.orthographic) /* the looks are made in perspective only */
+            rvi_occ_set_samples(f->occlusion, cam.viewport_width, cam.viewport_height);
+    }
+
+    /* The journal before the transforms: its deltas move and create nodes the update must see. */
     bool timed = world->desc.clock_ns != NULL;
+    uint64_t t0 = rvi_clock_now(world);
+    rv_apply_counts applied = { 0 };
+    if (f->render_scene && f->journal)
+        RVI_TRY(rv_render_scene_apply(f->render_scene, f->journal, &applied));
     for (int s = 0; s < RV_STAGE_COUNT; s++)
         f->stage_us[s] = timed ? 0.0 : -1.0;
     memset(&f->counts, 0, sizeof f->counts);
-
-    /* Journal first: its deltas move and create nodes the transform update must see. */
-    uint64_t t0 = rvi_clock_now(world);
-    if (f->render_scene && f->journal) {
-        rv_apply_counts applied;
-        rv_result r = rv_render_scene_apply(f->render_scene, f->journal, &applied);
-        if (r != RV_OK)
-            return r;
-        f->counts.journal_applied = (uint32_t)applied.applied;
-        uint64_t rejected = 0;
-        for (int k = 0; k < RV_DELTA_OUTCOME_COUNT_; k++)
-            rejected += applied.rejected[k];
-        f->counts.journal_rejected = (uint32_t)rejected;
-    }
+    f->counts.journal_applied = (uint32_t)applied.applied;
+    uint64_t rejected = 0;
+    for (int k = 0; k < RV_DELTA_OUTCOME_COUNT_; k++)
+        rejected += applied.rejected[k];
+    f->counts.journal_rejected = (uint32_t)rejected;
     uint64_t t1 = rvi_clock_now(world);
     if (timed)
         rvi_stage_add(f, RV_STAGE_JOURNAL, t0, t1);
 
+    /* A non-finite or zero-quaternion in-place write keeps that node's old matrix and
+     * updates the rest: the frame goes on (the scene is not being visited: checked above). */
     rv_result r = rv_update_world(world);
     uint64_t t2 = rvi_clock_now(world);
     if (timed)
         rvi_stage_add(f, RV_STAGE_TRANSFORMS, t1, t2);
-    /* A non-finite or zero-quaternion in-place write (RV_ERR_INVALID_ARG: the world is not
-     * NULL here) keeps that node's old matrix and updates the rest: the frame goes on. */
-    if (r != RV_OK && r != RV_ERR_NOT_FINITE && r != RV_ERR_INVALID_ARG)
-        return r;
     f->counts.transform_errors = r != RV_OK;
     f->counts.transform_stale = world->scene.stale_count; /* this frame's and earlier ones' */
 
-    if (f->occlusion) {
-        /* The buffer keeps the viewport's shape while its height, width / aspect rounded,
-         * stays within 1..RV_OCCLUSION_MAX_SIZE rows; a viewport taller or wider than that
-         * gets the nearest height there (texels not square: each axis maps on its own). */
-        double rows = (double)f->occlusion->width * cam.viewport_height / cam.viewport_width;
-        float aspect = rows > RV_OCCLUSION_MAX_SIZE ? (float)f->occlusion->width / (float)RV_OCCLUSION_MAX_SIZE
-                       : rows < 1.0                ? (float)f->occlusion->width
-                                                   : (float)cam.viewport_width / (float)cam.viewport_height;
-        f->occlusion_empty = false;
-        /* Held from the moment it opens: the host's allocator, called by the steps below,
-         * must not freeze it either. */
-        f->occlusion->held = true;
-        RVI_TRY(rvi_occlusion_begin_d(f->occlusion, cam.view_projection_d, cam.clip, aspect));
-        if (cam.cull_unsampled && !cam.orthographic) /* the looks are made in perspective only */
-            rvi_occ_set_samples(f->occlusion, cam.viewport_width, cam.viewport_height);
-    }
+    /* Checked or reserved above: none of these fails. */
     if (f->residency)
-        RVI_TRY(rv_residency_begin_frame(f->residency, cam.time_ms));
-    RVI_TRY(rvi_lod_advance(world, dt));
-    rvi_partition *gate = rvi_partition_find(world);
+        (void)rv_residency_begin_frame(f->residency, cam.time_ms);
+    (void)rvi_lod_advance(world, dt);
     if (gate)
-        RVI_TRY(rvi_partition_frame_begin(world, gate, NULL, true));
+        (void)rvi_partition_frame_begin(world, gate, NULL, true);
     f->hlod_pass = hlod_pass;
 
     f->cam = cam;

@@ -624,10 +624,14 @@ const rv_delta *rv_journal_pending(const rv_journal *j, uint32_t *out_count)
     return j->deltas.count > first ? &RVI_VEC_AT(j->deltas, rv_delta, first) : NULL;
 }
 
+rv_result rvi_journal_check_drain(const rv_journal *j)
+{
+    return j->draining ? RV_ERR_BAD_STATE : RV_OK;
+}
+
 rv_result rvi_journal_begin_drain(rv_journal *j)
 {
-    if (j->draining)
-        return RV_ERR_BAD_STATE;
+    RVI_TRY(rvi_journal_check_drain(j));
     j->draining = true;
     j->cursor = 0;
     return RV_OK;

@@ -74,6 +74,8 @@ rv_result rvi_journal_check_thread(const rv_journal *journal);
  * across an observer call), then end: the buffer empties and the tick ends. An interrupted
  * drain (out of memory) ends with rvi_journal_abort_drain, which keeps the untaken entries. */
 rv_result rvi_journal_begin_drain(rv_journal *journal);
+/* begin_drain's check, changing nothing. */
+rv_result rvi_journal_check_drain(const rv_journal *journal);
 void rvi_journal_end_drain(rv_journal *journal);
 void rvi_journal_abort_drain(rv_journal *journal);
 

@@ -491,6 +491,12 @@ rv_result rv_node_get_lod_ladder(const rv_world *world, rv_node node, rv_lod_lad
     return RV_OK;
 }
 
+rv_result rvi_lod_reserve(rv_world *world)
+{
+    lod_state *st;
+    return lod_state_get(world, &st);
+}
+
 rv_result rvi_lod_advance(rv_world *world, float dt_ms)
 {
     if (!isfinite(dt_ms))

@@ -87,6 +87,9 @@ rv_result rvi_lod_check_ladder(const rv_lod_ladder *ladder);
 /* Validates the view fields LOD uses (eye, or ortho_height when orthographic). */
 rv_result rvi_lod_check_view(const rv_lod_view *view);
 
+/* Makes the world's LOD state if it has none yet (RV_ERR_OUT_OF_MEMORY), so that
+ * rvi_lod_advance with a finite dt_ms >= 0 cannot fail after it. */
+rv_result rvi_lod_reserve(rv_world *world);
 /* Advances the LOD clock (see rv_lod_advance). */
 rv_result rvi_lod_advance(rv_world *world, float dt_ms);
 /* rv_node_lod_select for a live slot index (the frame has resolved the handle). */

@@ -173,6 +173,35 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
     return rvi_occlusion_begin_d(occ, vp, clip, aspect);
 }
 
+/* The checks of rv_occlusion_begin: the buffer's height for aspect, and the view. */
+static rv_result view_of(uint32_t width, const double view_projection[16], rv_clip clip, float aspect,
+                         uint32_t *out_height, rvi_occ_view *out_view)
+{
+    bool finite = isfinite(aspect);
+    for (int i = 0; i < 16; i++)
+        finite &= isfinite(view_projection[i]) != 0;
+    if (!finite)
+        return RV_ERR_NOT_FINITE;
+    if (!(aspect > 0))
+        return RV_ERR_INVALID_ARG;
+    double h = floor((double)width / aspect + 0.5);
+    if (!(h >= 1 && h <= RV_OCCLUSION_MAX_SIZE))
+        return RV_ERR_INVALID_ARG;
+    *out_height = (uint32_t)h;
+    if (!rvi_occ_view_init(out_view, view_projection, clip, width, *out_height))
+        return RV_ERR_INVALID_ARG;
+    return RV_OK;
+}
+
+rv_result rvi_occlusion_check_view(uint32_t width, const double view_projection[16], rv_clip clip, float aspect)
+{
+    if (width == 0)
+        return RV_OK;
+    uint32_t height;
+    rvi_occ_view view;
+    return view_of(width, view_projection, clip, aspect, &height, &view);
+}
+
 rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect)
 {
     if (occ->width == 0)
@@ -188,17 +217,9 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     occ->vertex_count = 0;
     memset(&occ->stats, 0, sizeof occ->stats);
     rvi_occ_feed_begin(occ);
-    bool finite = isfinite(aspect);
-    for (int i = 0; i < 16; i++)
-        finite &= isfinite(view_projection[i]) != 0;
-    if (!finite)
-        return RV_ERR_NOT_FINITE;
-    if (!(aspect > 0))
-        return RV_ERR_INVALID_ARG;
-    double h = floor((double)occ->width / aspect + 0.5);
-    if (!(h >= 1 && h <= RV_OCCLUSION_MAX_SIZE))
-        return RV_ERR_INVALID_ARG;
-    uint32_t height = (uint32_t)h;
+    uint32_t height;
+    rvi_occ_view view;
+    RVI_TRY(view_of(occ->width, view_projection, clip, aspect, &height, &view));
 
     uint32_t levels = 0, lw = occ->width, lh = height;
     uint32_t level_w[RV_OCCLUSION_MAX_LEVELS], level_h[RV_OCCLUSION_MAX_LEVELS];
@@ -215,9 +236,6 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
         lh = (lh + 1) / 2;
     }
 
-    rvi_occ_view view;
-    if (!rvi_occ_view_init(&view, view_projection, clip, occ->width, height))
-        return RV_ERR_INVALID_ARG;
     if (total > occ->texel_capacity) {
         float *t = rvi_realloc(occ->heap, occ->texels, occ->texel_capacity * sizeof(float), total * sizeof(float));
         if (!t)

@@ -325,6 +325,10 @@ bool rvi_occ_view_init(rvi_occ_view *view, const double view_projection[16], rv_
  * non-NULL; otherwise as rv_occlusion_begin. */
 rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[16], rv_clip clip, float aspect);
 
+/* The checks rvi_occlusion_begin_d makes of its view, for a buffer of that width, changing
+ * nothing: RV_OK exactly when they pass (it may still fail for memory). */
+rv_result rvi_occlusion_check_view(uint32_t width, const double view_projection[16], rv_clip clip, float aspect);
+
 /* Fills pe and pe_mag of a plane for the view. */
 void rvi_occ_plane_eye(const rvi_occ_view *view, rvi_occ_plane *plane);
 /* Faces whose eye value is within this fraction of its terms are edge-on (neither front

@@ -38,6 +38,10 @@ static inline rvi_partition *rvi_partition_find(const rv_world *world)
  * passes the frustum padded by it, so parts near the edge are gated (and preloaded). */
 float rvi_partition_margin(const rvi_partition *gate);
 
+/* rvi_partition_frame_begin's check, changing nothing: RV_OK exactly when it would succeed
+ * (it cannot fail otherwise). */
+rv_result rvi_partition_check_begin(const rvi_partition *gate);
+
 /* Starts a frame. gate_all: gate every visible group now (the standalone begin_frame);
  * NULL when the caller's walk gates groups as it reaches them. world_frame: the world's
  * frame opens it, so the host's gate calls (rv_partition_gate_group, group_hidden,

@@ -247,11 +247,11 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
  * changed since the last marking. All or nothing: RV_ERR_OUT_OF_MEMORY leaves the old
  * marks. Paths that meet share the rest up to the part (no gated part lies between), so a
  * climb stops at the first node already flagged and each node is listed once. */
-static rv_result mark_paths(rv_world *world, rvi_partition *p)
+static void mark_paths(rv_world *world, rvi_partition *p)
 {
     rvi_scene *s = &world->scene;
     if (p->paths_marked && p->path_links == s->links_changed && p->path_structure == p->structure)
-        return RV_OK;
+        return;
     const rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t need = 0; /* an upper bound: at most one entry per slot */
     for (uint32_t i = 0; i < p->groups.count && need < s->capacity; i++) {
@@ -260,11 +260,21 @@ static rv_result mark_paths(rv_world *world, rvi_partition *p)
             for (uint32_t n = s->parent[groups[i].node]; n != part && need < s->capacity; n = s->parent[n])
                 need++;
     }
-    RVI_TRY(rvi_vec_reserve(&world->heap, &p->path_nodes, sizeof(uint32_t), need));
+    /* The marks are taken back by the list of nodes given them, or, when the list had no
+     * room (the allocator failed), from every slot: the frame must not fail here, after it
+     * has drained the journal. */
     uint32_t *nodes = RVI_VEC_PTR(p->path_nodes, uint32_t);
-    for (uint32_t k = 0; k < p->path_nodes.count; k++)
-        if (nodes[k] < s->capacity)
-            s->flags[nodes[k]] &= ~(uint32_t)RVI_NODE_PARTITION_PATH;
+    if (p->paths_unlisted) {
+        for (uint32_t n = 0; n < s->capacity; n++)
+            s->flags[n] &= ~(uint32_t)RVI_NODE_PARTITION_PATH;
+    } else {
+        for (uint32_t k = 0; k < p->path_nodes.count; k++)
+            if (nodes[k] < s->capacity)
+                s->flags[nodes[k]] &= ~(uint32_t)RVI_NODE_PARTITION_PATH;
+    }
+    p->path_nodes.count = 0;
+    p->paths_unlisted = rvi_vec_reserve(&world->heap, &p->path_nodes, sizeof(uint32_t), need) != RV_OK;
+    nodes = RVI_VEC_PTR(p->path_nodes, uint32_t);
     uint32_t count = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         uint32_t part = enclosing_part(s, groups[i].node);
@@ -273,14 +283,14 @@ static rv_result mark_paths(rv_world *world, rvi_partition *p)
                 if (s->flags[n] & RVI_NODE_PARTITION_PATH)
                     break;
                 s->flags[n] |= RVI_NODE_PARTITION_PATH;
-                nodes[count++] = n;
+                if (!p->paths_unlisted)
+                    nodes[count++] = n;
             }
     }
     p->path_nodes.count = count;
     p->path_links = s->links_changed;
     p->path_structure = p->structure;
     p->paths_marked = true;
-    return RV_OK;
 }
 
 /* Takes back the visible flags of a group gated earlier this frame. */
@@ -401,13 +411,17 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
     }
 }
 
+rv_result rvi_partition_check_begin(const rvi_partition *p)
+{
+    return p->in_frame || p->in_callback ? RV_ERR_BAD_STATE : RV_OK;
+}
+
 rv_result rvi_partition_frame_begin(rv_world *world, rvi_partition *p, const rv_frustum *gate_all,
                                     bool world_frame)
 {
-    if (p->in_frame || p->in_callback)
-        return RV_ERR_BAD_STATE;
+    RVI_TRY(rvi_partition_check_begin(p));
     if (world_frame)
-        RVI_TRY(mark_paths(world, p));
+        mark_paths(world, p);
     p->frame++;
     p->in_frame = true;
     p->world_frame = world_frame;

@@ -86,10 +86,11 @@ struct rvi_partition {
     uint64_t structure;    /* group and part records made or removed */
     uint64_t nested_gated; /* the last frame a group nested in a part was gated */
     /* The nodes flagged RVI_NODE_PARTITION_PATH (uint32_t indices), and scene.links_changed
-     * and structure when they were marked. */
+     * and structure when they were marked; paths_unlisted: the list had no room, so the
+     * marks are taken back from every slot. */
     rvi_vec path_nodes;
     uint64_t path_links, path_structure;
-    bool paths_marked;
+    bool paths_marked, paths_unlisted;
     uint64_t begin_links, begin_parts; /* scene.links_changed and parts_made at the frame's
                                           begin: while both are unchanged no part can have
                                           appeared under a group gated since */

@@ -126,6 +126,11 @@ struct rv_render_scene {
  * or nothing (RV_ERR_OUT_OF_MEMORY, RV_ERR_CAPACITY). */
 rv_result rvi_reserve_projections(rv_render_scene *scene, uint32_t n);
 
+/* The checks rv_render_scene_apply makes before it drains, changing nothing: a drain that
+ * passes them fails only for memory (before it applies a delta, unless a delta observer
+ * appended to the journal while it drained). */
+rv_result rvi_render_scene_check_apply(const rv_render_scene *scene, const rv_journal *journal);
+
 /* ---- channels in the split row (projection.c and its helpers) ---- */
 
 static inline void rvi_store_transform(rvi_projection_hot *h, const rv_projection_transform *t)

@@ -534,13 +534,19 @@ DRAIN_STEP void drain_step(rv_render_scene *s, lookahead *la, const rv_delta *d,
     apply_one(s, &d[i], validate, hinted_slot(la, i), key_hash, la->edge, i + 1, o, c);
 }
 
-rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)
+rv_result rvi_render_scene_check_apply(const rv_render_scene *s, const rv_journal *j)
 {
     if (!s || !j)
         return RV_ERR_INVALID_ARG;
     if (s->in_observer || (s->world && s->world->scene.visiting))
         return RV_ERR_BAD_STATE;
     RVI_TRY(rvi_journal_check_thread(j));
+    return rvi_journal_check_drain(j);
+}
+
+rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)
+{
+    RVI_TRY(rvi_render_scene_check_apply(s, j));
     RVI_TRY(rvi_journal_begin_drain(j));
     rv_apply_counts c = {0};
     rv_result r = RV_OK;

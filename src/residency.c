@@ -305,7 +305,7 @@ static void drop(rv_residency *r, uint32_t i)
     rvi_page_free(r, i); /* the want list holds only non-resident pages */
 }
 
-rv_result rv_residency_begin_frame(rv_residency *r, double now_ms)
+rv_result rvi_residency_check_begin(const rv_residency *r, double now_ms)
 {
     if (!r)
         return RV_ERR_INVALID_ARG;
@@ -313,6 +313,12 @@ rv_result rv_residency_begin_frame(rv_residency *r, double now_ms)
         return RV_ERR_NOT_FINITE;
     if (r->time_set && now_ms < r->now_ms)
         return RV_ERR_ORDER;
+    return RV_OK;
+}
+
+rv_result rv_residency_begin_frame(rv_residency *r, double now_ms)
+{
+    RVI_TRY(rvi_residency_check_begin(r, now_ms));
     r->frame++;
     r->now_ms = now_ms;
     r->time_set = true;

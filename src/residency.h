@@ -23,6 +23,10 @@ bool rvi_residency_knows(const rv_residency *residency, rv_page_key key);
 /* True once rv_residency_begin_frame has been called: wants need a frame to belong to. */
 bool rvi_residency_frame_begun(const rv_residency *residency);
 
+/* The checks of rv_residency_begin_frame, changing nothing: RV_OK exactly when it would
+ * succeed (it cannot fail otherwise). */
+rv_result rvi_residency_check_begin(const rv_residency *residency, double now_ms);
+
 /* A fresh serial for one rv_grid_update: pages wanted twice under one serial count once. */
 uint64_t rvi_residency_next_serial(rv_residency *residency);
 

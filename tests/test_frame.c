@@ -632,6 +632,175 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* One of a pair of worlds built alike for test_a_refused_begin_leaves_the_world_as_it_was:
+ * a wall in front of an object, a laddered object on the move, a streaming grid and the
+ * world's journal. */
+typedef struct twin_world {
+    rv_world *w;
+    rv_journal *journal;
+    rv_node laddered;
+} twin_world;
+
+static void twin_make(twin_world *t)
+{
+    rv_world_desc d;
+    memset(&d, 0, sizeof d);
+    d.occlusion.width = 128;
+    d.lod.crossfade_ms = 100;
+    d.lod.hysteresis = -1;
+    assert_int_equal(rv_world_create(&d, &t->w), RV_OK);
+    rv_node wall = rvt_node(t->w, RV_NODE_NONE);
+    const float lo[3] = { -10, -10, -10.5f }, hi[3] = { 10, 10, -9.5f };
+    assert_int_equal(rv_node_set_occluder_box(t->w, wall, lo, hi), RV_OK);
+    rvt_object(t->w, RV_NODE_NONE, 0, 1.7f, -30, 1);
+    t->laddered = rvt_object(t->w, RV_NODE_NONE, 2, 1.7f, -5, 1);
+    rv_lod_ladder ladder;
+    const float thresholds[2] = { 0.2f, 0.05f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(t->w, t->laddered, &ladder), RV_OK);
+    rv_grid_desc g;
+    memset(&g, 0, sizeof g);
+    g.cell_size = 8;
+    g.count_x = g.count_z = 8;
+    g.origin[0] = g.origin[1] = -32;
+    assert_int_equal(rv_world_add_grid(t->w, &g, NULL), RV_OK);
+    assert_int_equal(rv_world_journal(t->w, &t->journal), RV_OK);
+}
+
+/* The host's edits between two frames: the laddered object moves off (a crossfade starts)
+ * and a projection is registered (a delta waits in the journal). */
+static void twin_edit(twin_world *t, uint64_t key)
+{
+    const float far_off[3] = { 2, 1.7f, -20 };
+    assert_int_equal(rv_node_set_position(t->w, t->laddered, far_off), RV_OK);
+    rv_projection pr;
+    memset(&pr, 0, sizeof pr);
+    pr.transform.rotation[3] = 1;
+    pr.transform.scale[0] = pr.transform.scale[1] = pr.transform.scale[2] = 1;
+    pr.transform.bounds[3] = 1;
+    pr.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    assert_int_equal(rv_journal_register(t->journal, 0, key, 1, &pr, NULL), RV_OK);
+}
+
+/* Is the object behind the wall hidden in the buffer of the published frame? */
+static bool twin_wall_hides(twin_world *t)
+{
+    const float lo[3] = { -0.5f, 1.2f, -30.5f }, hi[3] = { 0.5f, 2.2f, -29.5f };
+    bool visible = true;
+    assert_int_equal(rv_occlusion_test_box(rv_world_occlusion(t->w), lo, hi, NULL, &visible), RV_OK);
+    return !visible;
+}
+
+/* rv_frame_begin refused by a check that comes after the journal and the transforms in a
+ * frame's work — a projection the occlusion buffer cannot place, a partition frame the host
+ * left open, a residency clock the host moved past the view's time — leaves the world as it
+ * was: the journal undrained, the matrices and LOD and residency clocks where they were,
+ * the published frame's buffer whole; the frames after it match a twin's that never saw it. */
+static void test_a_refused_begin_leaves_the_world_as_it_was(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 3; kind++) {
+        twin_world a, b;
+        twin_make(&a);
+        twin_make(&b);
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+        rv_frame_view va, vb;
+        assert_int_equal(rv_frame(a.w, &c.v, &va), RV_OK);
+        assert_int_equal(rv_frame(b.w, &c.v, &vb), RV_OK);
+        assert_true(twin_wall_hides(&b));
+        twin_edit(&a, 77);
+        twin_edit(&b, 77);
+        float matrix_before[16], matrix_after[16];
+        assert_int_equal(rv_node_world_matrix(b.w, b.laddered, matrix_before), RV_OK);
+
+        rvt_camera late = c;
+        late.v.time_ms = 90;
+        rv_result expected = RV_ERR_BAD_STATE;
+        rv_partition_result pr;
+        if (kind == 0) { /* a field of view near pi: the buffer cannot place it */
+            late.v.projection = late.projection;
+            late.projection[0] = late.projection[5] = 1e-7f;
+            expected = RV_ERR_INVALID_ARG;
+        } else if (kind == 1) {
+            assert_int_equal(rv_partition_begin_frame(b.w, NULL), RV_OK);
+        } else {
+            assert_int_equal(rv_residency_begin_frame(rv_world_residency(a.w), 200), RV_OK);
+            assert_int_equal(rv_residency_begin_frame(rv_world_residency(b.w), 200), RV_OK);
+            expected = RV_ERR_ORDER;
+        }
+        assert_int_equal(rv_frame_begin(b.w, &late.v), expected);
+        assert_int_equal(rv_journal_get_stats(b.journal).pending, 1);
+        assert_int_equal(rv_node_world_matrix(b.w, b.laddered, matrix_after), RV_OK);
+        assert_memory_equal(matrix_after, matrix_before, sizeof matrix_before);
+        assert_true(rv_frame_view_is_valid(b.w, &vb));
+        assert_true(twin_wall_hides(&b));
+        if (kind == 1)
+            assert_int_equal(rv_partition_end_frame(b.w, NULL, 10, &pr), RV_OK);
+
+        /* The same frames from here on: a crossfade 10 ms in, then one past it. */
+        for (double t = kind == 2 ? 210 : 10; t < (kind == 2 ? 400 : 200); t += 100) {
+            c.v.time_ms = t;
+            assert_int_equal(rv_frame(a.w, &c.v, &va), RV_OK);
+            assert_int_equal(rv_frame(b.w, &c.v, &vb), RV_OK);
+            assert_int_equal(rv_frame_view_digest(&va), rv_frame_view_digest(&vb));
+            assert_int_equal(va.counts.journal_applied, vb.counts.journal_applied);
+        }
+        assert_true(twin_wall_hides(&b));
+        rv_world_destroy(a.w);
+        rv_world_destroy(b.w);
+    }
+}
+
+/* A test the host's clock makes while rv_frame_begin runs answers as the header says for a
+ * frame being built (RV_ERR_BAD_STATE, visible), not from the frame being replaced. */
+typedef struct clock_probe {
+    rv_world *w;
+    uint64_t now;
+    uint32_t tested, refused;
+} clock_probe;
+
+static uint64_t probing_clock(void *user)
+{
+    clock_probe *p = user;
+    rv_occlusion *occ = rv_world_occlusion(p->w);
+    if (occ && p->w) {
+        const float lo[3] = { -0.5f, 1.2f, -30.5f }, hi[3] = { 0.5f, 2.2f, -29.5f };
+        bool visible = false;
+        rv_result r = rv_occlusion_test_box(occ, lo, hi, NULL, &visible);
+        p->tested++;
+        p->refused += r == RV_ERR_BAD_STATE && visible;
+    }
+    return p->now += 1000;
+}
+
+static void test_a_test_from_the_clock_inside_begin_is_refused(void **state)
+{
+    (void)state;
+    clock_probe probe = { NULL, 0, 0, 0 };
+    rv_world_desc d;
+    memset(&d, 0, sizeof d);
+    d.occlusion.width = 128;
+    d.clock_ns = probing_clock;
+    d.clock_user = &probe;
+    rv_world *w;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    rv_node wall = rvt_node(w, RV_NODE_NONE);
+    const float lo[3] = { -10, -10, -10.5f }, hi[3] = { 10, 10, -9.5f };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, lo, hi), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    probe.w = w;
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_true(probe.tested > 0);
+    assert_int_equal(probe.refused, probe.tested);
+    assert_int_equal(rv_frame_abort(w), RV_OK);
+    rv_world_destroy(w);
+}
+
 static void test_steady_frames_allocate_nothing(void **state)
 {
     (void)state;
@@ -1600,6 +1769,73 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
         assert_true(twin_visible == (run < 2));
         rv_world_destroy(w);
     }
+}
+
+/* The nodes between a nested group and its part are marked for the walk at the frame's
+ * begin; when the list of them cannot grow (the allocator fails there) the frame still
+ * succeeds and marks them, and later frames take the marks back from every node: after
+ * any single failed allocation of the first frame that it survives, the nested group is
+ * gated within the margin in that frame and after two relinks, as with no failure. */
+static void test_a_frame_that_cannot_list_its_paths_still_gates_through_them(void **state)
+{
+    (void)state;
+    uint32_t survived = 0;
+    for (uint64_t k = 1; k < 400; k++) {
+        rvt_alloc counter = { 0 };
+        rv_world_desc d = { 0 };
+        d.allocator = rvt_allocator(&counter);
+        d.partition.frustum_margin = 5.0f;
+        rv_world *w = NULL;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        rv_node outer = rvt_object(w, RV_NODE_NONE, -26, 1.7f, -10, 0.1f);
+        rv_node part = rvt_object(w, outer, 0, 0, 0, 0.5f);
+        rv_node plain = rvt_object(w, part, 0, 0, 0, 0.3f);
+        rv_node bare = rvt_node(w, plain);
+        rv_node deep = rvt_object(w, bare, 0, 0, 0, 0.1f);
+        rv_node deep_part = rvt_object(w, deep, 0, 0, 0, 1.0f);
+        assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
+        assert_int_equal(rv_partition_make_group(w, deep), RV_OK);
+        uint64_t leaf_outer = 1, leaf_deep = 4;
+        assert_int_equal(rv_partition_set_part(w, part, &leaf_outer, 1, false), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, deep_part, &leaf_deep, 1, false), RV_OK);
+        float look[3] = { eye0[0], eye0[1], eye0[2] - 10 };
+        rvt_camera c;
+        rvt_camera_make(&c, eye0, look, 1.5707963f, 0);
+        rv_frame_view v;
+        counter.fail_at = counter.calls + k;
+        rv_result r = rv_frame(w, &c.v, &v);
+        bool failed = counter.failed > 0;
+        counter.fail_at = 0;
+        if (!failed) { /* k is past the frame's allocations: every one has been tried */
+            assert_int_equal(r, RV_OK);
+            rv_world_destroy(w);
+            assert_true(survived > 0);
+            return;
+        }
+        if (r != RV_OK) {
+            assert_int_equal(r, RV_ERR_OUT_OF_MEMORY);
+            rv_world_destroy(w);
+            continue;
+        }
+        survived++;
+        bool deep_visible = false;
+        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+        assert_true(deep_visible);
+        assert_int_equal(rv_node_attach(w, part, deep), RV_OK);
+        c.v.time_ms = 16;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+        assert_true(deep_visible);
+        rv_node other = rvt_node(w, part);
+        assert_int_equal(rv_node_attach(w, other, deep), RV_OK);
+        c.v.time_ms = 32;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+        assert_true(deep_visible);
+        assert_false(view_draws(&v, deep_part));
+        rv_world_destroy(w);
+    }
+    fail_msg("the first frame made more allocations than the test tries");
 }
 
 /* Between rv_frame_begin and rv_frame_end the world's walk gates the partition groups: the
@@ -3976,6 +4212,8 @@ int main(void)
         cmocka_unit_test(test_handles_and_views_of_a_destroyed_world_fail_in_the_next_one),
         cmocka_unit_test(test_view_lists_may_outlive_their_world),
         cmocka_unit_test(test_bad_view_input_is_rejected_and_changes_nothing),
+        cmocka_unit_test(test_a_refused_begin_leaves_the_world_as_it_was),
+        cmocka_unit_test(test_a_test_from_the_clock_inside_begin_is_refused),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
         cmocka_unit_test(test_more_occluders_than_ever_before_allocate_nothing),
         cmocka_unit_test(test_lod_levels_and_nothing_level),
@@ -3989,6 +4227,7 @@ int main(void)
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),
+        cmocka_unit_test(test_a_frame_that_cannot_list_its_paths_still_gates_through_them),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),

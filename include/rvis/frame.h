@@ -347,11 +347,18 @@ typedef struct rv_frame_view {
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE
  * (a matrix, eye or time is NaN/Inf or beyond the float range the frame computes in, or
  * projection times view overflows float),
- * RV_ERR_BAD_STATE (a frame is already open: end or abort it; or called from a callback a
- * frame call is running), RV_ERR_ORDER (time_ms went
- * backwards), RV_ERR_INVARIANT (the journal could not be drained: most often it is owned by
+ * RV_ERR_BAD_STATE (a frame is already open: end or abort it; a partition frame the host
+ * opened with rv_partition_begin_frame is still open; or called from a callback a frame
+ * call is running), RV_ERR_ORDER (time_ms went backwards, from the last frame's or from the
+ * world's residency clock, which the host may have moved with rv_residency_begin_frame),
+ * RV_ERR_INVARIANT (the journal could not be drained: most often it is owned by
  * another thread, the one that appends to it; the frame drains it from the calling thread,
- * so claim it back first, see rv_journal_claim_thread), RV_ERR_OUT_OF_MEMORY. */
+ * so claim it back first, see rv_journal_claim_thread), RV_ERR_OUT_OF_MEMORY (storage made
+ * before the failure stays; the main view's occlusion buffer may have been opened for the
+ * new view or dropped, and then answers visible until the next frame; nothing else changes
+ * unless a delta observer appended to the journal while it drained). Every check that can
+ * refuse is made before anything changes, so no other refusal drains the journal, updates
+ * a transform, moves the LOD or residency clock or touches the published frame's buffer. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 
 /* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
@@ -572,8 +579,9 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * freeze it (the tests, rv_occlusion_freeze, rv_occlusion_debug_image with pixels,
  * rv_occlusion_debug_depth_range) answer RV_ERR_BAD_STATE and change nothing (tests answer
  * visible), also from a host callback the frame calls (the allocator, clock_ns). After
- * rv_frame_abort, or a cull or begin that failed, it holds that frame's view and whatever
- * occluders it took, not the published frame's (tests then err toward drawing). Calls that change it
+ * rv_frame_abort, a cull that failed or a begin that failed for memory, it holds that
+ * frame's view and whatever occluders it took, not the published frame's (tests then err
+ * toward drawing); a begin refused for any other reason leaves it as it was. Calls that change it
  * (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth, rv_occlusion_destroy) must
  * not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);

@@ -500,7 +500,12 @@ typedef struct rv_depth_feed {
                                 holds NDC y = -1 (OpenGL's glReadPixels; Vulkan, whose NDC y
                                 points down). Column 0 is NDC x = -1 either way */
     const float *view_projection; /* float[16], column-major, the matrix the image was rendered
-                                     with (perspective or orthographic, any invertible one) */
+                                     with (perspective or orthographic, any invertible one).
+                                     In float, a camera far from the origin with a tiny near
+                                     plane can round its depth row onto its w row (eye 3e4
+                                     units out, near 1e-4): such a feed is refused, though
+                                     rv_frame, multiplying view and projection in double,
+                                     takes that camera */
     rv_clip clip;            /* its depth convention */
     uint32_t age;            /* frames since it was rendered: 1 = the previous frame. 0 = this
                                 frame's own view (a pre-pass drawn before the tests) */
@@ -540,9 +545,14 @@ typedef struct rv_occlusion_feed_stats {
  * as if no feed came) when it is older than feed_max_age, when its projection differs from
  * this frame's (perspective against orthographic, or, the views' rotations taken out, their
  * screen rows' Gram matrices K K^T more than 1 % of their largest entry apart: a field of
- * view about 0.5 % wider, or a centre moved about 1.7 % of the image's width; a sub-pixel
- * jitter passes), or when the eye moved more than feed_max_translation or the view turned
- * more than feed_max_rotation since it was drawn.
+ * view about 0.5 % wider, or, at a 60 degree field of view, a centre moved about 1.5 % of
+ * the image's width; the tolerance is relative to the largest entry, so a wider view lets
+ * the centre move less (about 0.5 % at 120 degrees) and a narrower one more (over 19 % at
+ * 10 degrees and below); a sub-pixel jitter passes), or when the eye moved more than
+ * feed_max_translation or the view turned more than feed_max_rotation since it was drawn.
+ * An orthographic view's "eye" is the centre of its view volume's near face, which a
+ * jitter moves by the jitter's size in world units: where half a pixel is wider than
+ * feed_max_translation, raise it, or the jittered frames lose their feed.
  * Allocates only when the buffer has more rows than at any earlier feed (a steady frame
  * allocates nothing): the source side is sized at creation by feed_max_width x
  * feed_max_height.

@@ -3285,6 +3285,50 @@ static uint64_t frame_fingerprint(void *o)
     return rv_frame_view_digest(&s->last) ^ (rv_frame_view_is_valid(s->world, &s->last) ? 0x9e37ull : 0);
 }
 
+/* rv_frame_begin out of memory: a delta waits in the journal and a node has moved; the view
+ * is taller than before, so the occlusion buffer grows as the begin opens it. */
+static void *begin_setup(const rv_allocator *allocator)
+{
+    sweep_world *s = frame_setup(allocator);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    assert_int_equal(rv_journal_register(j, 0, 78, 1, &p, NULL), RV_OK);
+    const float moved[3] = { 3, 1, -12 };
+    assert_int_equal(rv_node_set_position(s->world, s->nodes[0], moved), RV_OK);
+    return s;
+}
+static rv_result begin_call(void *o)
+{
+    sweep_world *s = o;
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.6f, 16);
+    c.v.viewport_height = c.v.viewport_width; /* square: more buffer rows than 16:9 */
+    return rv_frame_begin(s->world, &c.v);
+}
+/* The journal still holds its delta, the moved node its old matrix, and the published view
+ * is valid and says the same. */
+static uint64_t begin_fingerprint(void *o)
+{
+    sweep_world *s = o;
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
+    float m[16];
+    assert_int_equal(rv_node_world_matrix(s->world, s->nodes[0], m), RV_OK);
+    uint64_t h = frame_fingerprint(o) ^ ((uint64_t)rv_journal_get_stats(j).pending << 32);
+    for (int i = 0; i < 16; i++) {
+        uint32_t bits;
+        memcpy(&bits, &m[i], sizeof bits);
+        h = (h ^ bits) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 static void test_allocation_failure_in_boxes_and_frames(void **state)
 {
     (void)state;
@@ -3295,6 +3339,8 @@ static void test_allocation_failure_in_boxes_and_frames(void **state)
     assert_true(rvt_run_sweep(&occluder) >= 2);
     rvt_sweep frame = { "rv_frame", frame_setup, frame_call, frame_fingerprint, sweep_world_free };
     assert_true(rvt_run_sweep(&frame) >= 3);
+    rvt_sweep begin = { "rv_frame_begin", begin_setup, begin_call, begin_fingerprint, sweep_world_free };
+    assert_true(rvt_run_sweep(&begin) >= 2); /* the buffer's rows, the journal's drain */
 }
 
 /* ---- property test: random scenes against a slow ray-cast reference ------------------------ */

@@ -392,14 +392,25 @@ static void name_false_cull(walk *w, const rvw_view *view, uint32_t object, uint
     }
 }
 
+/* What the line says of an occlusion cull that no declared occluder explains. With the
+ * depth feed, rvis takes a crack in the level no sample of the fed image looked through as
+ * closed (docs/occlusion.md, "The depth feed"): such a cull may be that, not a fault. */
+static const char *unexplained(const walk *w, const char *culled_by)
+{
+    if (strcmp(culled_by, "occlusion"))
+        return "";
+    return w->opt->depth_feed ? ": a culling bug, or hidden by the depth feed through a crack no sample of "
+                                "the fed image looked through"
+                              : ": a culling bug";
+}
+
 static void print_false_cull(const walk *w, const rvw_false_cull *f)
 {
     fprintf(stderr, "rvis-walk: FALSE CULL at frame %u: object %u (%s, %u pixels visible) culled by %s; "
                     "eye (%.1f, %.1f, %.1f)", f->frame, f->object, kind_names[w->level->objects[f->object].kind],
             f->pixels, f->culled_by, (double)f->eye[0], (double)f->eye[1], (double)f->eye[2]);
     if (f->occluders_in_front == 0) {
-        fprintf(stderr, "; no declared occluder lies in front of it%s\n",
-                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+        fprintf(stderr, "; no declared occluder lies in front of it%s\n", unexplained(w, f->culled_by));
         return;
     }
     fprintf(stderr, "; %u of its pixels lie behind %u declared %s%s:", f->covered, f->occluders_in_front,
@@ -417,7 +428,7 @@ static void print_false_cull(const walk *w, const rvw_false_cull *f)
               "level)\n", stderr);
     else
         fprintf(stderr, "; %u visible pixels lie behind no occluder%s\n", f->pixels - f->covered,
-                strcmp(f->culled_by, "occlusion") ? "" : ": a culling bug");
+                unexplained(w, f->culled_by));
 }
 
 /* The oracle's verdict on one frame: counts false culls and names the first few. */

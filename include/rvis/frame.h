@@ -345,8 +345,9 @@ typedef struct rv_frame_view {
  * whose 3 x 3 part is singular, or, with occlusion on, a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE
- * (a matrix, eye or time is NaN/Inf or beyond the float range the frame computes in, or
- * projection times view overflows float),
+ * (a matrix, eye or time is NaN/Inf, or projection times view, or the milliseconds since
+ * the last frame, overflow float; a finite view far out, a translation of 1e30 say, is
+ * taken and culled as given),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it; a partition frame the host
  * opened with rv_partition_begin_frame is still open; or called from a callback a frame
  * call is running), RV_ERR_ORDER (time_ms went backwards, from the last frame's or from the

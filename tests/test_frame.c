@@ -693,13 +693,14 @@ static bool twin_wall_hides(twin_world *t)
 
 /* rv_frame_begin refused by a check that comes after the journal and the transforms in a
  * frame's work — a projection the occlusion buffer cannot place, a partition frame the host
- * left open, a residency clock the host moved past the view's time — leaves the world as it
+ * left open, a residency clock the host moved past the view's time, a time step float cannot
+ * hold — leaves the world as it
  * was: the journal undrained, the matrices and LOD and residency clocks where they were,
  * the published frame's buffer whole; the frames after it match a twin's that never saw it. */
 static void test_a_refused_begin_leaves_the_world_as_it_was(void **state)
 {
     (void)state;
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < 4; kind++) {
         twin_world a, b;
         twin_make(&a);
         twin_make(&b);
@@ -724,10 +725,13 @@ static void test_a_refused_begin_leaves_the_world_as_it_was(void **state)
             expected = RV_ERR_INVALID_ARG;
         } else if (kind == 1) {
             assert_int_equal(rv_partition_begin_frame(b.w, NULL), RV_OK);
-        } else {
+        } else if (kind == 2) {
             assert_int_equal(rv_residency_begin_frame(rv_world_residency(a.w), 200), RV_OK);
             assert_int_equal(rv_residency_begin_frame(rv_world_residency(b.w), 200), RV_OK);
             expected = RV_ERR_ORDER;
+        } else { /* milliseconds since the last frame beyond float */
+            late.v.time_ms = 1e39;
+            expected = RV_ERR_NOT_FINITE;
         }
         assert_int_equal(rv_frame_begin(b.w, &late.v), expected);
         assert_int_equal(rv_journal_get_stats(b.journal).pending, 1);

@@ -82,6 +82,15 @@ static rv_result grow_table(rv_render_scene *s, uint32_t capacity)
     return RV_OK;
 }
 
+rv_result rvi_check_projections(const rv_render_scene *s, uint64_t n)
+{
+    if (n > RVI_MAX_PROJECTIONS)
+        return RV_ERR_CAPACITY;
+    if (s->world && n > s->live)
+        return rvi_scene_check_reserve(&s->world->scene, (uint32_t)(n - s->live));
+    return RV_OK;
+}
+
 rv_result rvi_reserve_projections(rv_render_scene *s, uint32_t n)
 {
     if (n > RVI_MAX_PROJECTIONS)

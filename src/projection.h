@@ -125,10 +125,14 @@ struct rv_render_scene {
 /* Makes room for n live projections: table, key lookup and, in a world, node storage. All
  * or nothing (RV_ERR_OUT_OF_MEMORY, RV_ERR_CAPACITY). */
 rv_result rvi_reserve_projections(rv_render_scene *scene, uint32_t n);
+/* rvi_reserve_projections' capacity checks, changing nothing: RV_ERR_CAPACITY exactly when
+ * it would answer that for n projections. */
+rv_result rvi_check_projections(const rv_render_scene *scene, uint64_t n);
 
-/* The checks rv_render_scene_apply makes before it drains, changing nothing: a drain that
- * passes them fails only for memory (before it applies a delta, unless a delta observer
- * appended to the journal while it drained). */
+/* The checks rv_render_scene_apply makes before it drains, its capacity for what the
+ * journal holds included, changing nothing: a drain that passes them fails only for memory
+ * (before it applies a delta, unless a delta observer appended to the journal while it
+ * drained). */
 rv_result rvi_render_scene_check_apply(const rv_render_scene *scene, const rv_journal *journal);
 
 /* ---- channels in the split row (projection.c and its helpers) ---- */

@@ -245,6 +245,15 @@ typedef struct batch_needs {
 } batch_needs;
 
 /* Reserves the table, lookups and per-batch cell bookkeeping for `needs`. */
+/* The entries the child lookup is reserved for with equipped more targets: twice its
+ * entries (see reserve_counts), a bound that stays far below 2^32. */
+static uint32_t child_lookup_entries(const rv_render_scene *s, uint64_t equipped)
+{
+    uint64_t n = (uint64_t)s->child_lookup.count + equipped;
+    uint64_t sparse = 2 * n <= RVI_MAX_PROJECTIONS ? 2 * n : n;
+    return sparse > UINT32_MAX ? UINT32_MAX : (uint32_t)sparse;
+}
+
 static rv_result reserve_counts(rv_render_scene *s, batch_needs needs)
 {
     if (needs.registers) {
@@ -257,11 +266,8 @@ static rv_result reserve_counts(rv_render_scene *s, batch_needs needs)
      * end of its run, about (1 + 1 / (1 - load)^2) / 2 entries (Knuth, TAOCP vol. 3, 6.4):
      * 8.5 at the map's load bound of 3/4, 1.8 at 3/8. So this map is reserved for twice its
      * entries. */
-    if (needs.equipped_targets) {
-        uint64_t n = (uint64_t)s->child_lookup.count + needs.equipped_targets;
-        uint64_t sparse = 2 * n <= RVI_MAX_PROJECTIONS ? 2 * n : n; /* a bound that stays far below 2^32 */
-        RVI_TRY(rvi_map_reserve(&s->heap, &s->child_lookup, sparse > UINT32_MAX ? UINT32_MAX : (uint32_t)sparse));
-    }
+    if (needs.equipped_targets)
+        RVI_TRY(rvi_map_reserve(&s->heap, &s->child_lookup, child_lookup_entries(s, needs.equipped_targets)));
     /* The cell lookup and the bucket array grow in rvi_reserve_cell, by the cells that are
      * new: most targets go to cells that have a bucket, and a lookup sized for every target
      * (once 32,768 entries for 1,024 cells) spread the cells over lines the cache lost. */
@@ -541,7 +547,15 @@ rv_result rvi_render_scene_check_apply(const rv_render_scene *s, const rv_journa
     if (s->in_observer || (s->world && s->world->scene.visiting))
         return RV_ERR_BAD_STATE;
     RVI_TRY(rvi_journal_check_thread(j));
-    return rvi_journal_check_drain(j);
+    RVI_TRY(rvi_journal_check_drain(j));
+    /* What reserve_counts would refuse for the deltas waiting (an observer may append more
+     * as they drain: those are checked as they come). */
+    if (j->needs.registers)
+        RVI_TRY(rvi_check_projections(s, (uint64_t)s->live + j->needs.registers));
+    if (j->needs.equipped_targets &&
+        !rvi_map_can_reserve(&s->child_lookup, child_lookup_entries(s, j->needs.equipped_targets)))
+        return RV_ERR_CAPACITY;
+    return RV_OK;
 }
 
 rv_result rv_render_scene_apply(rv_render_scene *s, rv_journal *j, rv_apply_counts *out_counts)

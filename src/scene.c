@@ -133,15 +133,30 @@ static rv_result enable_local_linear(rvi_scene *s, rvi_heap *heap)
     return RV_OK;
 }
 
-rv_result rvi_scene_reserve(rvi_scene *s, rvi_heap *heap, uint32_t extra)
+/* Slots extra more nodes need beyond the free ones (0: room enough); *out_need the capacity
+ * that takes. */
+static uint64_t slots_short(const rvi_scene *s, uint32_t extra, uint64_t *out_need)
 {
     /* Free slots: never-used ones plus the free list (walked only as far as needed). */
     uint64_t room = s->pool.capacity - s->pool.used;
     for (uint32_t i = s->pool.free_head; room < extra && i != NONE; i = s->pool.next_free[i])
         room++;
-    if (room >= extra)
+    uint64_t short_by = room >= extra ? 0 : extra - room;
+    *out_need = (uint64_t)s->capacity + short_by;
+    return short_by;
+}
+
+rv_result rvi_scene_check_reserve(const rvi_scene *s, uint32_t extra)
+{
+    uint64_t need;
+    return slots_short(s, extra, &need) && need > RVI_POOL_MAX_SLOTS ? RV_ERR_CAPACITY : RV_OK;
+}
+
+rv_result rvi_scene_reserve(rvi_scene *s, rvi_heap *heap, uint32_t extra)
+{
+    uint64_t need;
+    if (!slots_short(s, extra, &need))
         return RV_OK;
-    uint64_t need = (uint64_t)s->capacity + (extra - room);
     if (need > RVI_POOL_MAX_SLOTS)
         return RV_ERR_CAPACITY;
     uint64_t cap = s->capacity ? s->capacity : 1;

@@ -124,6 +124,9 @@ void rvi_scene_fini(rvi_scene *scene, rvi_heap *heap);
 /* Grows storage so that `extra` more nodes can be created without allocating.
  * All-or-nothing: RV_ERR_OUT_OF_MEMORY / RV_ERR_CAPACITY leave the scene as it was. */
 rv_result rvi_scene_reserve(rvi_scene *scene, rvi_heap *heap, uint32_t extra);
+/* rvi_scene_reserve's capacity check, changing nothing: RV_ERR_CAPACITY exactly when it
+ * would answer that. */
+rv_result rvi_scene_check_reserve(const rvi_scene *scene, uint32_t extra);
 
 /* Creates a node under parent_index (RVI_INDEX_NONE: a root). Storage must have room
  * (rvi_scene_reserve). The node is identity, has no geometry, and is marked moved. */

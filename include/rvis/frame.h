@@ -306,9 +306,8 @@ typedef struct rv_frame_view {
 
 /* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_add_convex,
  * rv_frame_add_mesh, rv_frame_feed_depth, rv_frame_cull, rv_frame_end, rv_frame_abort,
- * rv_frame) run host code: a render scene's delta observer while the journal
- * is drained, the partition callbacks (request_reprocess, is_update_in_progress), the clock
- * and the allocator. A frame call made from such a callback is refused with
+ * rv_frame) run host code: the partition callbacks (request_reprocess,
+ * is_update_in_progress), the clock and the allocator. A frame call made from such a callback is refused with
  * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
  * a frame call from the delta observer of a render scene bound to the world while the host
  * drains it (rv_render_scene_apply outside a frame): its view would show half a tick.
@@ -318,12 +317,14 @@ typedef struct rv_frame_view {
  * rv_node_detach, rv_update_world, rv_group_spatially, registering projections); it should
  * run the jobs it was given and nothing else of rvis's.
  * Other calls on the world from such a callback are not checked and must not be made:
- * creating, moving or destroying nodes changes what the running call is walking, and
- * rv_world_destroy frees the memory it is using. */
+ * creating, moving or destroying nodes changes what the running call is walking,
+ * rv_world_destroy frees the memory it is using, and rv_partition_begin_frame,
+ * rv_residency_begin_frame or rv_lod_advance from the clock or the allocator during
+ * rv_frame_begin would change states the begin has already checked. */
 
-/* Starts a frame: validates the view, drains the world's journal into its render scene,
- * updates world transforms (rv_update_world), opens the occlusion buffer for the view and
- * the residency's frame. The arena this frame is built in is the one the last published
+/* Starts a frame: validates the view, opens the occlusion buffer for the view, drains the
+ * world's journal into its render scene, updates world transforms (rv_update_world) and
+ * begins the residency's frame. The arena this frame is built in is the one the last published
  * view does not live in, so that view stays valid while this one is built.
  * A transform that cannot be composed (a bad in-place write, a product overflowing float)
  * does not stop the frame: the node keeps its previous matrix and counts.transform_errors
@@ -349,15 +350,18 @@ typedef struct rv_frame_view {
  * the last frame, overflow float; a finite view far out, a translation of 1e30 say, is
  * taken and culled as given),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it; a partition frame the host
- * opened with rv_partition_begin_frame is still open; or called from a callback a frame
- * call is running), RV_ERR_ORDER (time_ms went backwards, from the last frame's or from the
+ * opened with rv_partition_begin_frame is still open; called from a callback a frame call
+ * is running or from a node visit (rv_visit_visible); or another render scene is draining
+ * the world's journal), RV_ERR_CAPACITY (the journal's deltas would take the world past
+ * its 2^24 nodes or its render scene past 2^30 projections: they stay in the journal),
+ * RV_ERR_ORDER (time_ms went backwards, from the last frame's or from the
  * world's residency clock, which the host may have moved with rv_residency_begin_frame),
  * RV_ERR_INVARIANT (the journal could not be drained: most often it is owned by
  * another thread, the one that appends to it; the frame drains it from the calling thread,
  * so claim it back first, see rv_journal_claim_thread), RV_ERR_OUT_OF_MEMORY (storage made
  * before the failure stays; the main view's occlusion buffer may have been opened for the
- * new view or dropped, and then answers visible until the next frame; nothing else changes
- * unless a delta observer appended to the journal while it drained). Every check that can
+ * new view or dropped, and then answers visible until the next frame; nothing else
+ * changes). Every check that can
  * refuse is made before anything changes, so no other refusal drains the journal, updates
  * a transform, moves the LOD or residency clock or touches the published frame's buffer. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);

@@ -30,14 +30,28 @@ static rv_result rehash(rvi_heap *heap, rvi_map *map, uint32_t new_capacity)
     return RV_OK;
 }
 
-rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n)
+/* The capacity n entries take (map->capacity when they fit); above 2^31: too many. */
+static uint64_t capacity_for(const rvi_map *map, uint32_t n)
 {
     uint64_t need = (uint64_t)n + n / 3 + 1;
     if (map->capacity >= need)
-        return RV_OK;
+        return map->capacity;
     uint64_t cap = map->capacity ? map->capacity : 16;
     while (cap < need)
         cap *= 2;
+    return cap;
+}
+
+bool rvi_map_can_reserve(const rvi_map *map, uint32_t n)
+{
+    return capacity_for(map, n) <= (1ull << 31);
+}
+
+rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n)
+{
+    uint64_t cap = capacity_for(map, n);
+    if (cap == map->capacity)
+        return RV_OK;
     if (cap > (1ull << 31))
         return RV_ERR_CAPACITY;
     return rehash(heap, map, (uint32_t)cap);

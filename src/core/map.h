@@ -67,6 +67,8 @@ static inline void rvi_map_prefetch(const rvi_map *map, uint64_t key)
 
 /* Ensures n entries fit without growing (load <= 3/4). */
 rv_result rvi_map_reserve(rvi_heap *heap, rvi_map *map, uint32_t n);
+/* False exactly when rvi_map_reserve would answer RV_ERR_CAPACITY for n. */
+bool rvi_map_can_reserve(const rvi_map *map, uint32_t n);
 /* Inserts or overwrites. May grow (RV_ERR_OUT_OF_MEMORY leaves the map as it was). The
  * _hashed form takes rvi_map_hash(key). */
 rv_result rvi_map_put_hashed(rvi_heap *heap, rvi_map *map, uint64_t key, uint64_t hash, uint64_t value);

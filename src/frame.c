@@ -323,6 +323,7 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
     (void)rvi_lod_advance(world, dt);
     if (gate)
         (void)rvi_partition_frame_begin(world, gate, NULL, true);
+    f->gate = gate;
     f->hlod_pass = hlod_pass;
 
     f->cam = cam;
@@ -505,7 +506,7 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
      * partition gate's requests, the residency's pages): a failure then loses nothing, and
      * the frame stays open for a retry or an abort. */
     uint64_t t0 = rvi_clock_now(world);
-    rvi_partition *gate = rvi_partition_find(world);
+    rvi_partition *gate = f->gate;
     if (gate) {
         uint32_t gate_parts, gate_requests;
         rvi_partition_request_bounds(gate, &gate_parts, &gate_requests);
@@ -612,7 +613,7 @@ static rv_result frame_abort(rv_world *world)
     f->state = RVI_FRAME_IDLE;
     if (f->occlusion)
         f->occlusion->held = false;
-    rvi_partition *gate = rvi_partition_find(world);
+    rvi_partition *gate = f->gate;
     if (gate) {
         /* Close the gate's frame. Before the walk no group was gated: gate them by the
          * frustum now, or every part would count as culled and re-enter next frame. */

@@ -232,6 +232,9 @@ typedef struct rvi_frame {
     uint32_t host_source_count;
 
     rvi_hlod_pass hlod_pass;
+    /* The partition gate whose frame this frame opened at its begin, NULL when there was
+     * none then (a gate made during the frame joins at the next one). */
+    struct rvi_partition *gate;
     rvi_walk_scratch scratch;
 
     /* The main view's walk (frame_walk.c) and the object passes (frame_cull.c). */

@@ -265,7 +265,7 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
     rv_world *world = w->world;
     rvi_frame *f = w->frame;
     const rvi_scene *sc = &world->scene;
-    rvi_partition *gate = rvi_partition_find(world);
+    rvi_partition *gate = f->gate;
     bool timed = w->serial && world->desc.clock_ns;
     if ((flags & RVI_NODE_PARTITION_PART) && gate && rvi_partition_part_hidden(world, gate, i)) {
         w->counts.partition_culled++;
@@ -332,7 +332,7 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
  * groups handed back to the calling thread). */
 static void main_policies(rv_world *world, rvi_frame *f, rvi_walk_policy *jobs, rvi_walk_policy *serial)
 {
-    rvi_partition *gate = rvi_partition_find(world);
+    rvi_partition *gate = f->gate;
     rvi_walk_policy p = { 0 };
     p.scene = &world->scene;
     p.frustum = &f->cam.frustum;

@@ -294,7 +294,7 @@ static bool box_outside(const rv_frustum *frustum, const float mn[3], const floa
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
-    rvi_partition *gate = rvi_partition_find(world);
+    rvi_partition *gate = f->gate;
     uint32_t last_gated = RVI_INDEX_NONE;
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */

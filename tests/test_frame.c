@@ -1842,6 +1842,34 @@ static void test_a_frame_that_cannot_list_its_paths_still_gates_through_them(voi
     fail_msg("the first frame made more allocations than the test tries");
 }
 
+/* The world's first partition call made while a frame is open (here a model made into a
+ * group between begin and end): that frame ends as it began, without the gate, and the gate
+ * takes part from the next frame. */
+static void test_a_gate_made_during_a_frame_joins_at_the_next(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node building = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -20, 0.1f);
+    rv_node left = rvt_object(w, building, -2, 0, 0, 1);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_int_equal(rv_partition_make_group(w, building), RV_OK);
+    uint64_t leaves[1] = { 100 };
+    assert_int_equal(rv_partition_set_part(w, left, leaves, 1, false), RV_OK);
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    assert_int_equal(rv_frame_end(w, &v), RV_OK);
+    assert_true(view_draws(&v, left));
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, left));
+    bool visible = false;
+    assert_int_equal(rv_partition_part_frustum_visible(w, left, &visible), RV_OK);
+    assert_true(visible);
+    rv_world_destroy(w);
+}
+
 /* Between rv_frame_begin and rv_frame_end the world's walk gates the partition groups: the
  * host's own gate calls are refused and leave the frame to finish; outside it they work. */
 static void test_gate_calls_are_refused_inside_the_worlds_frame(void **state)
@@ -4278,6 +4306,7 @@ int main(void)
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),
         cmocka_unit_test(test_a_frame_that_cannot_list_its_paths_still_gates_through_them),
+        cmocka_unit_test(test_a_gate_made_during_a_frame_joins_at_the_next),
         cmocka_unit_test(test_gate_calls_are_refused_inside_the_worlds_frame),
         cmocka_unit_test(test_node_flags_and_keys_reach_every_view),
         cmocka_unit_test(test_journal_projections_are_drawn_with_their_keys),

@@ -55,6 +55,18 @@ static const rv_draw_item *item_of(const rv_frame_view *v, rv_node n)
 static const float eye0[3] = { 0, 1.7f, 0 };
 static const float ahead[3] = { 0, 1.7f, -10 };
 
+/* A dynamic projection at the origin: no rotation, unit scale, a unit bounding sphere. */
+static rv_projection unit_projection(void)
+{
+    rv_projection p;
+    memset(&p, 0, sizeof p);
+    p.transform.rotation[3] = 1;
+    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    p.transform.bounds[3] = 1;
+    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    return p;
+}
+
 /* ---- tests ------------------------------------------------------------------------------ */
 
 static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
@@ -673,12 +685,7 @@ static void twin_edit(twin_world *t, uint64_t key)
 {
     const float far_off[3] = { 2, 1.7f, -20 };
     assert_int_equal(rv_node_set_position(t->w, t->laddered, far_off), RV_OK);
-    rv_projection pr;
-    memset(&pr, 0, sizeof pr);
-    pr.transform.rotation[3] = 1;
-    pr.transform.scale[0] = pr.transform.scale[1] = pr.transform.scale[2] = 1;
-    pr.transform.bounds[3] = 1;
-    pr.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    rv_projection pr = unit_projection();
     assert_int_equal(rv_journal_register(t->journal, 0, key, 1, &pr, NULL), RV_OK);
 }
 
@@ -1607,13 +1614,8 @@ static void test_frame_from_a_draining_scenes_observer_is_refused(void **state)
     rv_journal *journal = NULL;
     assert_int_equal(rv_render_scene_create(&sd, &scene), RV_OK);
     assert_int_equal(rv_journal_create(NULL, &journal), RV_OK);
-    rv_projection p;
-    memset(&p, 0, sizeof p);
+    rv_projection p = unit_projection();
     p.transform.position[2] = -5;
-    p.transform.rotation[3] = 1;
-    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
-    p.transform.bounds[3] = 1;
-    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
     assert_int_equal(rv_journal_register(journal, 0, 7, 1, &p, NULL), RV_OK);
     assert_int_equal(rv_render_scene_apply(scene, journal, NULL), RV_OK);
     assert_int_equal(observer_calls, 1);
@@ -1688,6 +1690,29 @@ static void test_partition_gate_runs_inside_the_walk(void **state)
     rv_world_destroy(w);
 }
 
+/* After a frame of c: the group deep, nested in part through plain nodes, has its part
+ * deep_part frustum-visible (gated within the margin, out of view); then relinked straight
+ * under part, and under another plain node, a frame each, it still has. */
+static void relink_deep_group(rv_world *w, rvt_camera *c, rv_node part, rv_node deep, rv_node deep_part)
+{
+    bool deep_visible = false;
+    assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+    assert_true(deep_visible);
+    rv_frame_view v;
+    assert_int_equal(rv_node_attach(w, part, deep), RV_OK);
+    c->v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c->v, &v), RV_OK);
+    assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+    assert_true(deep_visible);
+    rv_node other = rvt_node(w, part);
+    assert_int_equal(rv_node_attach(w, other, deep), RV_OK);
+    c->v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c->v, &v), RV_OK);
+    assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
+    assert_true(deep_visible);
+    assert_false(view_draws(&v, deep_part));
+}
+
 /* A model just outside the view but within the gate's margin: the world's walk gates the
  * group nested in its part as the gate's own walk does (the part is frustum-visible, so is
  * the nested part), and draws neither part. */
@@ -1736,22 +1761,7 @@ static void test_walk_gates_groups_nested_in_a_part_within_the_margin(void **sta
             assert_false(view_draws(&v, own));
             assert_false(view_draws(&v, plain));
             assert_false(view_draws(&v, deep_part));
-            bool deep_visible = false;
-            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-            assert_true(deep_visible);
-            /* Relinked: the group straight under the part, then under another plain node. */
-            assert_int_equal(rv_node_attach(w, part, deep), RV_OK);
-            c.v.time_ms = 16;
-            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-            assert_true(deep_visible);
-            rv_node other = rvt_node(w, part);
-            assert_int_equal(rv_node_attach(w, other, deep), RV_OK);
-            c.v.time_ms = 32;
-            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-            assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-            assert_true(deep_visible);
-            assert_false(view_draws(&v, deep_part));
+            relink_deep_group(w, &c, part, deep, deep_part);
         } else {
             assert_int_equal(rv_update_world(w), RV_OK);
             rv_frustum fr = rvt_frustum(eye0, look, quarter, 1000);
@@ -1822,21 +1832,7 @@ static void test_a_frame_that_cannot_list_its_paths_still_gates_through_them(voi
             continue;
         }
         survived++;
-        bool deep_visible = false;
-        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-        assert_true(deep_visible);
-        assert_int_equal(rv_node_attach(w, part, deep), RV_OK);
-        c.v.time_ms = 16;
-        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-        assert_true(deep_visible);
-        rv_node other = rvt_node(w, part);
-        assert_int_equal(rv_node_attach(w, other, deep), RV_OK);
-        c.v.time_ms = 32;
-        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
-        assert_int_equal(rv_partition_part_frustum_visible(w, deep_part, &deep_visible), RV_OK);
-        assert_true(deep_visible);
-        assert_false(view_draws(&v, deep_part));
+        relink_deep_group(w, &c, part, deep, deep_part);
         rv_world_destroy(w);
     }
     fail_msg("the first frame made more allocations than the test tries");
@@ -2089,12 +2085,7 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     rv_world *w = rvt_world_occlusion(0);
     rv_journal *j;
     assert_int_equal(rv_world_journal(w, &j), RV_OK);
-    rv_projection p;
-    memset(&p, 0, sizeof p);
-    p.transform.rotation[3] = 1;
-    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
-    p.transform.bounds[3] = 1;
-    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    rv_projection p = unit_projection();
     for (uint64_t key = 1; key <= 3; key++) {
         p.transform.position[0] = (float)key - 2;
         p.transform.position[1] = 1.7f;
@@ -2400,12 +2391,8 @@ static void test_translucent_list_is_far_to_near(void **state)
     rv_world *w = rvt_world_occlusion(0);
     rv_journal *j;
     assert_int_equal(rv_world_journal(w, &j), RV_OK);
-    rv_projection p;
-    memset(&p, 0, sizeof p);
-    p.transform.rotation[3] = 1;
-    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
+    rv_projection p = unit_projection();
     p.transform.bounds[3] = 0.5f;
-    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
     p.flags = RV_PROJECTION_TRANSLUCENT;
     const float depths[6] = { 10, 30, 20, 20, 5, 20 };
     for (uint64_t k = 0; k < 6; k++) {
@@ -3297,13 +3284,8 @@ static rv_result frame_call(void *o)
     rvt_camera_make(&c, eye0, ahead, 1.6f, 16); /* now everything: every list grows */
     rv_journal *j;
     assert_int_equal(rv_world_journal(s->world, &j), RV_OK); /* made in setup: no allocation */
-    rv_projection p;
-    memset(&p, 0, sizeof p);
-    p.transform.rotation[3] = 1;
-    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
-    p.transform.bounds[3] = 1;
+    rv_projection p = unit_projection();
     p.transform.position[2] = -10;
-    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
     rv_result r = rv_journal_register(j, 0, 77, 1, &p, NULL);
     if (r != RV_OK)
         return r;
@@ -3324,12 +3306,7 @@ static void *begin_setup(const rv_allocator *allocator)
     sweep_world *s = frame_setup(allocator);
     rv_journal *j;
     assert_int_equal(rv_world_journal(s->world, &j), RV_OK);
-    rv_projection p;
-    memset(&p, 0, sizeof p);
-    p.transform.rotation[3] = 1;
-    p.transform.scale[0] = p.transform.scale[1] = p.transform.scale[2] = 1;
-    p.transform.bounds[3] = 1;
-    p.bucket.projection_class = RV_PROJECTION_DYNAMIC;
+    rv_projection p = unit_projection();
     assert_int_equal(rv_journal_register(j, 0, 78, 1, &p, NULL), RV_OK);
     const float moved[3] = { 3, 1, -12 };
     assert_int_equal(rv_node_set_position(s->world, s->nodes[0], moved), RV_OK);

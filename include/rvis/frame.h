@@ -307,8 +307,9 @@ typedef struct rv_frame_view {
 /* Frame calls (rv_frame_begin, rv_frame_add_occluder, rv_frame_add_convex,
  * rv_frame_add_mesh, rv_frame_feed_depth, rv_frame_cull, rv_frame_end, rv_frame_abort,
  * rv_frame) run host code: the partition callbacks (request_reprocess,
- * is_update_in_progress), the clock and the allocator. A frame call made from such a callback is refused with
- * RV_ERR_BAD_STATE and changes nothing; the frame call that ran the callback goes on. So is
+ * is_update_in_progress), the clock and the allocator. A frame call made from such a
+ * callback is refused with RV_ERR_BAD_STATE and changes nothing; the frame call that ran
+ * the callback goes on. So is
  * a frame call from the delta observer of a render scene bound to the world while the host
  * drains it (rv_render_scene_apply outside a frame): its view would show half a tick.
  * The host's parallel_for (rv_job_system) is host code too: while it runs, a frame call is
@@ -324,8 +325,8 @@ typedef struct rv_frame_view {
 
 /* Starts a frame: validates the view, opens the occlusion buffer for the view, drains the
  * world's journal into its render scene, updates world transforms (rv_update_world) and
- * begins the residency's frame. The arena this frame is built in is the one the last published
- * view does not live in, so that view stays valid while this one is built.
+ * begins the residency's frame. The arena this frame is built in is the one the last
+ * published view does not live in, so that view stays valid while this one is built.
  * A transform that cannot be composed (a bad in-place write, a product overflowing float)
  * does not stop the frame: the node keeps its previous matrix and counts.transform_errors
  * says so in the frame where it happens. From that frame until a transform of the node
@@ -361,9 +362,9 @@ typedef struct rv_frame_view {
  * so claim it back first, see rv_journal_claim_thread), RV_ERR_OUT_OF_MEMORY (storage made
  * before the failure stays; the main view's occlusion buffer may have been opened for the
  * new view or dropped, and then answers visible until the next frame; nothing else
- * changes). Every check that can
- * refuse is made before anything changes, so no other refusal drains the journal, updates
- * a transform, moves the LOD or residency clock or touches the published frame's buffer. */
+ * changes). Every check that can refuse is made before anything changes, so no other
+ * refusal drains the journal, updates a transform, moves the LOD or residency clock or
+ * touches the published frame's buffer. */
 RV_API rv_result rv_frame_begin(rv_world *world, const rv_view *view);
 
 /* Adds an occluder for this frame only: a local box (min <= max, float[3] each) under matrix
@@ -586,9 +587,9 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * visible), also from a host callback the frame calls (the allocator, clock_ns). After
  * rv_frame_abort, a cull that failed or a begin that failed for memory, it holds that
  * frame's view and whatever occluders it took, not the published frame's (tests then err
- * toward drawing); a begin refused for any other reason leaves it as it was. Calls that change it
- * (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth, rv_occlusion_destroy) must
- * not be made on it. */
+ * toward drawing); a begin refused for any other reason leaves it as it was. Calls that
+ * change it (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth,
+ * rv_occlusion_destroy) must not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
 /* An extra view's own output list (shadow, reflection). Opaque. */

@@ -244,9 +244,10 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
 /* Flags RVI_NODE_PARTITION_PATH on the nodes between each group nested in a part and that
  * part (the frame's walk pads them, so it reaches a nested group within the margin through
  * plain nodes as the gate's own walk does), when the hierarchy or the groups and parts
- * changed since the last marking. All or nothing: RV_ERR_OUT_OF_MEMORY leaves the old
- * marks. Paths that meet share the rest up to the part (no gated part lies between), so a
- * climb stops at the first node already flagged and each node is listed once. */
+ * changed since the last marking. It cannot fail: it runs after the frame has drained the
+ * journal (see below for a list with no room). Paths that meet share the rest up to the
+ * part (no gated part lies between), so a climb stops at the first node already flagged
+ * and each node is listed once. */
 static void mark_paths(rv_world *world, rvi_partition *p)
 {
     rvi_scene *s = &world->scene;

@@ -460,6 +460,7 @@ static bool try_structural_calls(rv_node node, const float m[16], void *user)
     assert_int_equal(rv_node_destroy_subtree(r->w, node), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_destroy_reroot(r->w, node), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_attach(r->w, r->some, node), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_attach(r->w, node, node), RV_ERR_BAD_STATE); /* a cycle too: the visit first */
     assert_int_equal(rv_node_detach(r->w, node), RV_ERR_BAD_STATE);
     assert_int_equal(rv_update_world(r->w), RV_ERR_BAD_STATE);
     assert_int_equal(rv_group_spatially(r->w, r->some, NULL, 0, 0, NULL), RV_ERR_BAD_STATE);

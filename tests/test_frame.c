@@ -2132,6 +2132,8 @@ static void test_journal_projections_are_drawn_with_their_keys(void **state)
     assert_int_equal(rv_node_set_position(w, elsewhere, far), RV_OK);
     assert_int_equal(rv_node_parent(w, projected, &parent_before), RV_OK);
     assert_int_equal(rv_node_attach(w, elsewhere, projected), RV_ERR_BAD_STATE);
+    /* Under itself it would also make a cycle: the projection's refusal comes first. */
+    assert_int_equal(rv_node_attach(w, projected, projected), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_detach(w, projected), RV_ERR_BAD_STATE);
     assert_int_equal(rv_node_parent(w, projected, &parent_after), RV_OK);
     assert_true(parent_after.id == parent_before.id);

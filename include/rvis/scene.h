@@ -67,8 +67,9 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * A test box on parent or above it (rv_node_set_test_box) must enclose child's subtree
  * too: it does not grow, and what lies outside it is culled with it.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
- * RV_NODE_NONE), RV_ERR_CYCLE, RV_ERR_BAD_STATE (during a visit, see above, or child is a
- * journal projection's node, which its render scene places). */
+ * RV_NODE_NONE), RV_ERR_BAD_STATE (during a visit, see above, or child is a journal
+ * projection's node, which its render scene places), RV_ERR_CYCLE; where several apply,
+ * the first of them in this order is answered. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
 /* Makes node a root, appended to the root list (its local transform becomes its world

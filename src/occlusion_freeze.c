@@ -393,15 +393,17 @@ static uint32_t order_items(rv_occlusion *occ, uint32_t n)
 
 /* ---- drawing -------------------------------------------------------------------------------- */
 
-/* Draws the prepared piece in the draft and keeps it for fusion. */
+/* Draws the prepared piece in the draft and keeps it for fusion and the finer tests (a
+ * buffer with neither keeps nothing). */
 static void draw_piece(rv_occlusion *occ)
 {
     rvi_occ_draft *d = occ->draft;
     occ->stats.pieces++;
-    uint32_t kept = rvi_occ_fusion_keep(occ, d);
+    uint32_t kept = occ->desc.no_fusion && !occ->desc.fine_tests ? 0 : rvi_occ_fusion_keep(occ, d);
     rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, occ->desc.fine_tests ? kept : 0, occ->width, occ->height,
                       occ->tile_lo, occ->tiles_w, occ->row_scratch, occ->row_spans, occ->wide);
-    rvi_occ_fusion_add(occ, d, kept);
+    if (!occ->desc.no_fusion)
+        rvi_occ_fusion_add(occ, d, kept);
 }
 
 /* Projects, draws and keeps for fusion one item; the stats say what became of it. */
@@ -633,7 +635,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
             open_mesh(occ, &items[i], &next, heap, &size);
         else
             draw_item(occ, &items[i]);
-        if (occ->stats.pieces >= round_end) {
+        if (occ->stats.pieces >= round_end && !occ->desc.no_fusion) {
             rvi_occ_fusion_resolve(occ);
             round_end = occ->stats.pieces + ROUND;
         }

@@ -542,20 +542,30 @@ static void test_a_frame_judges_at_pixel_centres_when_told_so(void **state)
         }
 }
 
-/* fine_tests takes 0, 1 or 2: anything else is refused, and nothing is made. */
+/* fine_tests takes 0, 1 or 2 and no_fusion 0 or 1: anything else is refused, and nothing
+ * is made. */
 static void test_fine_tests_takes_zero_to_two(void **state)
 {
     (void)state;
-    rv_occlusion_desc desc = { .width = 64, .fine_tests = 3 };
-    rv_occlusion *occ = (rv_occlusion *)&desc; /* a value the call must not touch on failure */
-    assert_int_equal(rv_occlusion_create(&desc, &occ), RV_ERR_INVALID_ARG);
-    assert_ptr_equal(occ, (rv_occlusion *)&desc);
-    rv_world_desc wd = { 0 };
-    wd.occlusion.width = 64;
-    wd.occlusion.fine_tests = 7;
-    rv_world *world = NULL;
-    assert_int_equal(rv_world_create(&wd, &world), RV_ERR_INVALID_ARG);
-    assert_null(world);
+    for (int which = 0; which < 2; which++) {
+        rv_occlusion_desc desc = { .width = 64 };
+        if (which)
+            desc.no_fusion = 2;
+        else
+            desc.fine_tests = 3;
+        rv_occlusion *occ = (rv_occlusion *)&desc; /* a value the call must not touch on failure */
+        assert_int_equal(rv_occlusion_create(&desc, &occ), RV_ERR_INVALID_ARG);
+        assert_ptr_equal(occ, (rv_occlusion *)&desc);
+        rv_world_desc wd = { 0 };
+        wd.occlusion.width = 64;
+        if (which)
+            wd.occlusion.no_fusion = 7;
+        else
+            wd.occlusion.fine_tests = 7;
+        rv_world *world = NULL;
+        assert_int_equal(rv_world_create(&wd, &world), RV_ERR_INVALID_ARG);
+        assert_null(world);
+    }
 }
 
 int main(void)

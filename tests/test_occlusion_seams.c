@@ -295,6 +295,18 @@ static void test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge(void *
     shared_face(SEAM_BOXES);
 }
 
+/* Without fusion each box hides only the texels it covers whole: along the shared edge the
+ * object is drawn (the desc's no_fusion is honoured, and fusion is what hides it above). */
+static void test_without_fusion_a_shared_face_leaves_its_seam(void **state)
+{
+    (void)state;
+    rvt_no_fusion = 1;
+    int n, hidden = run_seam(SEAM_BOXES, 0, &n);
+    rvt_no_fusion = 0;
+    printf("boxes sharing a face, no fusion: %d of %d configurations hidden\n", hidden, n);
+    assert_true(hidden < n / 2);
+}
+
 static void test_a_gap_between_boxes_is_never_closed(void **state)
 {
     (void)state;
@@ -864,6 +876,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_gap_between_boxes_is_never_closed),
         cmocka_unit_test(test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge),
+        cmocka_unit_test(test_without_fusion_a_shared_face_leaves_its_seam),
         cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),

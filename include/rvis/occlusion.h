@@ -102,6 +102,14 @@ typedef struct rv_occlusion_desc {
                                  for much more test time. Only that view knows the pixel
                                  grid: a standalone buffer tests with 2 as with 1.
                                  0 = off (default); other values RV_ERR_INVALID_ARG */
+    uint32_t no_fusion;       /* 1: occluders are not fused (docs/occlusion.md, "Fusion"): a texel
+                                 is covered only where one occluder covers it whole, so a seam
+                                 between touching occluders (a wall of several brushes, a
+                                 level's surfaces) stays open and hides nothing. Saves fusion's
+                                 cost where occluders seldom meet: on the benchmark city (separate
+                                 building boxes) about 29 % of the raster's instructions, for a
+                                 cull rate of 0.94489 against 0.94493. Never hides more.
+                                 0 = fused (default); other values RV_ERR_INVALID_ARG */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */

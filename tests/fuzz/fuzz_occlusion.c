@@ -14,7 +14,7 @@
  * and a visible answer.
  *
  * Bit 3 of the second byte draws every mesh by its outline (docs/occlusion.md, "Dense
- * meshes"), whatever its size. Bytes after the marker "FEED" drive the depth feed
+ * meshes"), whatever its size; bits 4 and 5 both set turn fusion off (no_fusion). Bytes after the marker "FEED" drive the depth feed
  * (fuzz_occlusion_feed.c). */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz_occlusion.h"
@@ -720,6 +720,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mins = u8(&in);
     desc.min_occluder_texels = mins < 64 ? -1.0f : (float)(mins % 8);
     desc.max_occluders = u8(&in) % 6;
+    desc.no_fusion = ((mins >> 4) & 3) == 3; /* a quarter of the inputs fuse nothing */
     if (feeding)
         feed_desc(&feed_in, &desc);
     rv_occlusion *occ;

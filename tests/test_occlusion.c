@@ -98,7 +98,7 @@ static void test_never_culls_what_the_reference_sees(void **state)
         scene sc;
         random_scene(&seed, &sc);
         rvt_fine_tests = (uint32_t)(t / per_scene) & 1; /* every other scene tests finer than a texel */
-        rvt_no_fusion = (uint32_t)(t / per_scene) % 4 == 2; /* and one in four fuses nothing */
+        rvt_no_fusion = (uint32_t)(t / per_scene) % 8 >= 6; /* one in four fuses nothing, finer or not */
         rv_occlusion *occ = scene_occlusion(&sc, widths[rvt_next(&seed) % 4]);
         rvt_fine_tests = rvt_no_fusion = 0;
         ref_box obj[100];

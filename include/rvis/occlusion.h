@@ -20,9 +20,10 @@ extern "C" {
  * changes nothing, the freeze included; a batch freezes the buffer once its arrays are
  * accepted, whatever its items hold.
  *
- * Occluders fuse: a texel counts as covered when the occluders cover all of it together,
- * so the faces of a mesh, two boxes sharing a face or two brushes overlapping leave no
- * seam, while a gap of any width between them stays open (docs/occlusion.md, "Fusion").
+ * Occluders fuse (unless desc.no_fusion): a texel counts as covered when the occluders
+ * cover all of it together, so the faces of a mesh, two boxes sharing a face or two
+ * brushes overlapping leave no seam, while a gap of any width between them stays open
+ * (docs/occlusion.md, "Fusion").
  *
  * Every rule errs toward drawing (a wrong cull is a hole in the world):
  *  - a texel stores a depth never nearer than the occluders there: a box's FAR side, a
@@ -109,7 +110,11 @@ typedef struct rv_occlusion_desc {
                                  cost where occluders seldom meet: on the benchmark city (separate
                                  building boxes) about 29 % of the raster's instructions, for a
                                  cull rate of 0.94489 against 0.94493. Never hides more.
-                                 0 = fused (default); other values RV_ERR_INVALID_ARG */
+                                 It also takes from fine_tests what it learns from occluders
+                                 partly covering a texel (rules 2 and 3 of "Finer than a
+                                 texel"): with both set, fine_tests adds little, and its
+                                 pieces are still kept. 0 = fused (default); other values
+                                 RV_ERR_INVALID_ARG */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */
@@ -182,7 +187,7 @@ typedef struct rv_occlusion_spheres {
  * itself is allocated by the first rv_occlusion_begin (its height follows the aspect).
  * *out receives the object, owned by the caller until rv_occlusion_destroy.
  * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE, fine_tests > 2,
- * feed_max_width and feed_max_height not both 0 or both set, either above
+ * no_fusion > 1, feed_max_width and feed_max_height not both 0 or both set, either above
  * RV_OCCLUSION_MAX_SIZE, feed_max_translation, feed_max_rotation or feed_discontinuity
  * negative, feed_discontinuity above 0.05), RV_ERR_NOT_FINITE (min_occluder_texels,
  * feed_max_translation, feed_max_rotation or feed_discontinuity NaN/Inf),
@@ -287,7 +292,7 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit, whatever their indices) fuse exactly where a texel meets at most 32 of their
- * outlines. A dense mesh (at least 32 triangles, the screen part of its bounds holding
+ * outlines (not with desc.no_fusion). A dense mesh (at least 32 triangles, the screen part of its bounds holding
  * at least 4,096 texels and fewer than 16 a triangle) is drawn at once by its outline instead
  * (docs/occlusion.md, "Dense meshes"): its triangles joined through edges shared by two
  * triangles on opposite sides on screen form parts, and a texel wholly inside a part,

@@ -544,7 +544,7 @@ static void test_a_frame_judges_at_pixel_centres_when_told_so(void **state)
 
 /* fine_tests takes 0, 1 or 2 and no_fusion 0 or 1: anything else is refused, and nothing
  * is made. */
-static void test_fine_tests_takes_zero_to_two(void **state)
+static void test_fine_tests_and_no_fusion_refuse_other_values(void **state)
 {
     (void)state;
     for (int which = 0; which < 2; which++) {
@@ -578,7 +578,7 @@ int main(void)
         cmocka_unit_test(test_pixel_centres_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_a_sliver_between_pixel_centres_is_hidden),
         cmocka_unit_test(test_a_frame_judges_at_pixel_centres_when_told_so),
-        cmocka_unit_test(test_fine_tests_takes_zero_to_two),
+        cmocka_unit_test(test_fine_tests_and_no_fusion_refuse_other_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,9 +292,9 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit, whatever their indices) fuse exactly where a texel meets at most 32 of their
- * outlines (not with desc.no_fusion). A dense mesh (at least 32 triangles, the screen part of its bounds holding
- * at least 4,096 texels and fewer than 16 a triangle) is drawn at once by its outline instead
- * (docs/occlusion.md, "Dense meshes"): its triangles joined through edges shared by two
+ * outlines (not with desc.no_fusion). A dense mesh (at least 32 triangles, the screen
+ * part of its bounds holding at least 4,096 texels and fewer than 16 a triangle) is drawn
+ * at once by its outline instead (docs/occlusion.md, "Dense meshes"): its triangles joined through edges shared by two
  * triangles on opposite sides on screen form parts, and a texel wholly inside a part,
  * with no edge of the part's outline through it, keeps the farthest of the part's depths
  * there; such edges leave no seam, texels on an outline (a border, a hole, a silhouette

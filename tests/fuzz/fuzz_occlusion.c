@@ -14,8 +14,8 @@
  * and a visible answer.
  *
  * Bit 3 of the second byte draws every mesh by its outline (docs/occlusion.md, "Dense
- * meshes"), whatever its size; bits 4 and 5 both set turn fusion off (no_fusion). Bytes after the marker "FEED" drive the depth feed
- * (fuzz_occlusion_feed.c). */
+ * meshes"), whatever its size; bits 4 and 5 both set turn fusion off (no_fusion). Bytes
+ * after the marker "FEED" drive the depth feed (fuzz_occlusion_feed.c). */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz_occlusion.h"
 #include "occlusion.h"

@@ -256,6 +256,29 @@ static void test_in_use_before_prefetch_and_this_frame_before_older(void **state
     rv_residency_destroy(r);
 }
 
+/* Older requests: the most recently requested first, however near an older one is; those
+ * of one earlier frame as that frame ordered them (touched then first, then nearest). */
+static void test_older_requests_go_most_recent_first(void **state)
+{
+    (void)state;
+    rv_residency *r = make(0, 0);
+    frame(r, 0);
+    want(r, 1, 1, false);  /* frame 0, prefetch, nearest of all */
+    frame(r, 1);
+    want(r, 2, 30, false); /* frame 1, prefetch, far */
+    want(r, 3, 10, false); /* frame 1, prefetch, nearer */
+    want(r, 4, 50, true);  /* frame 1, in use, farthest */
+    frame(r, 2);
+    want(r, 5, 40, false); /* frame 2, prefetch */
+    frame(r, 3);           /* nothing requested now: every queued page is an older request */
+    rv_page_request req[8];
+    assert_int_equal(take(r, req, 8), 5);
+    const uint32_t expect[5] = { 5, 4, 3, 2, 1 };
+    for (uint32_t i = 0; i < 5; i++)
+        assert_int_equal(req[i].key.index, expect[i]);
+    rv_residency_destroy(r);
+}
+
 /* ---- eviction ------------------------------------------------------------------------- */
 
 static void test_lru_evicts_least_recently_wanted_first(void **state)
@@ -1511,6 +1534,7 @@ int main(void)
         cmocka_unit_test(test_evicted_page_wanted_again_in_the_same_frame_loads_anew),
         cmocka_unit_test(test_requests_come_nearest_first_with_ties_by_source_then_index),
         cmocka_unit_test(test_in_use_before_prefetch_and_this_frame_before_older),
+        cmocka_unit_test(test_older_requests_go_most_recent_first),
         cmocka_unit_test(test_lru_evicts_least_recently_wanted_first),
         cmocka_unit_test(test_never_evicts_a_page_touched_this_frame),
         cmocka_unit_test(test_over_budget_is_reported_not_thrashed),

@@ -165,8 +165,9 @@ RV_API rv_result rv_residency_begin_frame(rv_residency *residency, double now_ms
 RV_API rv_result rv_residency_request(rv_residency *residency, rv_page_key key, float distance, bool in_use);
 
 /* Hands out up to max queued loads into out (rv_page_request[max]), in order: pages touched
- * this frame, then other pages requested this frame, then older requests; within each,
- * smallest distance first, ties by source then index (deterministic). Each becomes
+ * this frame, then other pages requested this frame, each smallest distance first, then
+ * older requests, the most recently requested first (one earlier frame's in the same order:
+ * touched then, then nearest); ties by source then index (deterministic). Each becomes
  * RV_PAGE_LOADING until placed or failed, and counts against the budget at its expected size
  * (page_bytes_estimate; a refresh only by what that exceeds the copy it replaces) until then:
  * call rv_residency_take_evictions next to make room for them. Pages touched this frame are

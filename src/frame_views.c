@@ -182,6 +182,10 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     p.hook_flags = RVI_NODE_HAS_HLOD;
     p.hidden_prunes = true;
     p.own_geometry = true;
+    /* The nodes' test boxes, where the world keeps any: a sphere straddling a plane is
+     * culled when its box lies wholly outside, as in the main view. */
+    const rvi_frame *boxes = rvi_frame_find(world);
+    p.test_boxes = boxes ? &boxes->test_boxes : NULL;
     extra_walk x;
     rvi_walk_counts c;
     for (;;) {

@@ -4033,6 +4033,71 @@ static void test_property_frame_culls_only_what_is_truly_hidden(void **state)
     assert_true(t.crossfades > 0);
 }
 
+/* Extra views test the nodes' test boxes as the main view does: over random hierarchies
+ * (test boxes on leaves and around subtrees, rotated, mirrored, scaled) and random views
+ * in every clip convention, an extra view draws every node the reference sees inside its
+ * volume (no occlusion there), nothing the sphere-only walk of the same frustum culls, and
+ * over the run fewer than that walk: the boxes cull where spheres straddle a plane. */
+static void test_property_extra_view_culls_by_test_box_only_what_is_outside(void **state)
+{
+    (void)state;
+    static prop_scene sc;
+    uint64_t seen = 0, drawn = 0, sphere_visible = 0, box_culled = 0;
+    rv_node nodes[PROP_MAX_NODES];
+    int scenes = RVT_HEAVY(200, 50);
+    for (int s = 0; s < scenes; s++) {
+        uint64_t seed = 0xe57a0000ull + (uint64_t)s * 104729u;
+        prop_scene_build(&sc, seed, 0);
+        rv_view_list *list;
+        assert_int_equal(rv_view_list_create(sc.world, &list), RV_OK);
+        uint64_t cam_seed = seed ^ 0x5eeull;
+        for (int f = 0; f < CAM_KIND_COUNT; f++) {
+            prop_scene_step(&sc, seed + 1000u * (uint64_t)f);
+            prop_camera main_cam, c;
+            prop_camera_make(&main_cam, (cam_kind)((f + s + 3) % CAM_KIND_COUNT), &cam_seed);
+            prop_camera_make(&c, (cam_kind)((f + s) % CAM_KIND_COUNT), &cam_seed);
+            rv_frame_view v, extra;
+            prop_frame(&sc, &main_cam, false, 16.0 * f, NULL, 0, &v);
+            rv_view ev;
+            memset(&ev, 0, sizeof ev);
+            ev.view = c.view;
+            ev.projection = c.projection;
+            ev.clip = c.clip;
+            ev.viewport_width = c.width;
+            ev.viewport_height = c.height;
+            ev.time_ms = 16.0 * f;
+            assert_int_equal(rv_cull_view(sc.world, &ev, list, &extra), RV_OK);
+            uint32_t n = 0;
+            assert_int_equal(rv_collect_visible(sc.world, RV_NODE_NONE, &extra.frustum, nodes, PROP_MAX_NODES, &n, NULL),
+                             RV_OK);
+            for (int i = 0; i < sc.count; i++) {
+                const prop_node *pn = &sc.nodes[i];
+                if (pn->role != ROLE_SPHERE && pn->role != ROLE_BOX)
+                    continue;
+                bool in_extra = view_draws(&extra, pn->handle), by_sphere = false;
+                for (uint32_t k = 0; k < n && !by_sphere; k++)
+                    by_sphere = rv_node_equal(nodes[k], pn->handle);
+                if (reference_sees(&sc, i, &c, NULL, 0)) {
+                    assert_true(in_extra);
+                    seen++;
+                }
+                if (in_extra)
+                    assert_true(by_sphere);
+                drawn += in_extra;
+                sphere_visible += by_sphere;
+                box_culled += by_sphere && !in_extra;
+            }
+        }
+        rv_view_list_destroy(list);
+        rv_world_destroy(sc.world);
+    }
+    /* Exercised: the reference saw things, and the boxes culled some the spheres kept. */
+    assert_true(seen > 100);
+    assert_true(drawn >= seen);
+    assert_true(box_culled > 20);
+    assert_true(drawn + box_culled == sphere_visible);
+}
+
 static void test_occluder_in_a_hidden_part_hides_nothing(void **state)
 {
     (void)state;
@@ -4322,6 +4387,7 @@ int main(void)
         cmocka_unit_test(test_view_of_another_world_is_never_valid),
         cmocka_unit_test(test_allocation_failure_in_boxes_and_frames),
         cmocka_unit_test(test_property_frame_culls_only_what_is_truly_hidden),
+        cmocka_unit_test(test_property_extra_view_culls_by_test_box_only_what_is_outside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

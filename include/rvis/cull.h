@@ -41,7 +41,8 @@ typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *us
  * A node flagged hidden (RV_NODE_FLAG_HIDDEN, or a hidden projection) is skipped with its
  * whole subtree. Conservative: any other node is never skipped when its own geometry's
  * world sphere, or its world bounds, meets the frustum (up to float rounding at tangency).
- * Spheres only: a node's test box (rv_node_set_test_box) is for the frame's main view.
+ * Spheres only: a node's test box (rv_node_set_test_box) is for the frame's views (rv_frame,
+ * rv_cull_view).
  * Iterative (any depth); never allocates; O(visited nodes).
  * counts: optional (NULL), filled on return, also when the callback stopped the walk.
  * Returns RV_OK whether or not the callback stopped the walk.

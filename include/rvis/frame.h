@@ -529,7 +529,8 @@ RV_API rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node);
  * that does not (a leaf's box kept after children were attached to it, a group's box that
  * did not grow with its members) culls what lies outside it. Set it again, or clear it,
  * when the subtree changes: rv_node_create and rv_node_attach do not touch it. The frame's
- * main view uses it; extra views, rv_visit_visible and rv_collect_visible test spheres only.
+ * main view and extra views (rv_cull_view) use it; rv_visit_visible and rv_collect_visible
+ * test spheres only.
  * Errors as rv_node_set_occluder_box. */
 RV_API rv_result rv_node_set_test_box(rv_world *world, rv_node node, const float min[3], const float max[3]);
 /* Removes the node's test box. Errors as rv_node_clear_occluder. */
@@ -606,8 +607,9 @@ RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
  * through the world's heap and counters): make it on the world's thread. */
 RV_API void rv_view_list_destroy(rv_view_list *list);
 
-/* Culls an extra view by frustum and LOD only, and with view->cull_unsampled the unsampled
- * test (no occlusion, no partition gate, no
+/* Culls an extra view by frustum (spheres, and test boxes as the main view tests them) and
+ * LOD only, and with view->cull_unsampled the unsampled test (no occlusion, no partition
+ * gate, no
  * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
  * residency without fading) into list, and fills *out: opaque and translucent lists,
  * counts and the frustum; the other fields are empty. Uses the transforms of the last rv_update_world.

@@ -394,15 +394,15 @@ static uint32_t order_items(rv_occlusion *occ, uint32_t n)
 /* ---- drawing -------------------------------------------------------------------------------- */
 
 /* Draws the prepared piece in the draft and keeps it for fusion and the finer tests (a
- * buffer with neither keeps nothing). */
+ * frame with neither keeps nothing). */
 static void draw_piece(rv_occlusion *occ)
 {
     rvi_occ_draft *d = occ->draft;
     occ->stats.pieces++;
-    uint32_t kept = occ->desc.no_fusion && !occ->desc.fine_tests ? 0 : rvi_occ_fusion_keep(occ, d);
+    uint32_t kept = !occ->fuse && !occ->desc.fine_tests ? 0 : rvi_occ_fusion_keep(occ, d);
     rvi_occ_rasterize(d, occ->texels, occ->fusion.owner, occ->desc.fine_tests ? kept : 0, occ->width, occ->height,
                       occ->tile_lo, occ->tiles_w, occ->row_scratch, occ->row_spans, occ->wide);
-    if (!occ->desc.no_fusion)
+    if (occ->fuse)
         rvi_occ_fusion_add(occ, d, kept);
 }
 
@@ -603,6 +603,31 @@ static void count_meshes(rv_occlusion *occ)
     }
 }
 
+/* Does this frame fuse (rv_fusion)? RV_FUSION_AUTO pauses after RV_FUSION_IDLE_FRAMES
+ * fused frames that paid nothing, and probes once every RV_FUSION_PROBE_FRAMES frames. */
+static bool fusion_this_frame(rv_occlusion *occ)
+{
+    if (occ->desc.fusion != RV_FUSION_AUTO)
+        return occ->desc.fusion == RV_FUSION_ALWAYS;
+    if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
+        return true;
+    return ++occ->fusion_wait % RV_FUSION_PROBE_FRAMES == 0;
+}
+
+/* After a fused frame of RV_FUSION_AUTO: did fusion pay (raise at least one covered texel in
+ * RV_FUSION_PAYS_PER)? One that drew fewer than two pieces says nothing. */
+static void judge_fusion(rv_occlusion *occ)
+{
+    if (occ->desc.fusion != RV_FUSION_AUTO || !occ->fuse || occ->stats.pieces < 2)
+        return;
+    if ((uint64_t)occ->stats.fused_texels * RV_FUSION_PAYS_PER < occ->stats.texels_covered) {
+        if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
+            occ->fusion_idle++;
+    } else {
+        occ->fusion_idle = occ->fusion_wait = 0;
+    }
+}
+
 rv_result rv_occlusion_freeze(rv_occlusion *occ)
 {
     if (!occ)
@@ -613,6 +638,8 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
         return RV_OK;
     clear_level0(occ);
     rvi_occ_tiles_clear(occ);
+    occ->fuse = fusion_this_frame(occ);
+    occ->stats.fusion_paused = !occ->fuse;
     /* Meshes open lazily unless the cap may apply (it ranks every triangle). */
     uint32_t cap = occ->desc.max_occluders;
     bool lazy = cap == 0 || occ->item_count <= cap;
@@ -635,7 +662,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
             open_mesh(occ, &items[i], &next, heap, &size);
         else
             draw_item(occ, &items[i]);
-        if (occ->stats.pieces >= round_end && !occ->desc.no_fusion) {
+        if (occ->stats.pieces >= round_end && occ->fuse) {
             rvi_occ_fusion_resolve(occ);
             round_end = occ->stats.pieces + ROUND;
         }
@@ -645,6 +672,7 @@ rv_result rv_occlusion_freeze(rv_occlusion *occ)
     rvi_occ_feed_apply(occ); /* the depth feed joins by max before the pyramid */
     uint32_t covered = build_pyramid(occ);
     occ->stats.texels_covered = occ->feed_applied ? rvi_occ_feed_own_covered(occ) : covered;
+    judge_fusion(occ);
     occ->state = RVI_OCC_FROZEN;
     return RV_OK;
 }

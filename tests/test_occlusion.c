@@ -98,9 +98,11 @@ static void test_never_culls_what_the_reference_sees(void **state)
         scene sc;
         random_scene(&seed, &sc);
         rvt_fine_tests = (uint32_t)(t / per_scene) & 1; /* every other scene tests finer than a texel */
-        rvt_no_fusion = (uint32_t)(t / per_scene) % 8 >= 6; /* one in four fuses nothing, finer or not */
+        /* one in four fuses nothing, finer or not */
+        rvt_fusion = (uint32_t)(t / per_scene) % 8 >= 6 ? RV_FUSION_OFF : RV_FUSION_AUTO;
         rv_occlusion *occ = scene_occlusion(&sc, widths[rvt_next(&seed) % 4]);
-        rvt_fine_tests = rvt_no_fusion = 0;
+        rvt_fine_tests = 0;
+        rvt_fusion = RV_FUSION_AUTO;
         ref_box obj[100];
         float mn[3][100], mx[3][100];
         for (int i = 0; i < per_scene; i++) {

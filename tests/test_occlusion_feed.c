@@ -467,9 +467,12 @@ static void random_object(uint64_t *s, const fscene *sc, ref_box *obj)
 
 /* ---- buffers -------------------------------------------------------------------------------- */
 
+/* Fused every frame: the property test holds a buffer with the feed against one without,
+ * frozen in different frames, so fusion must not depend on what earlier frames did. */
 static rv_occlusion *feed_buffer(uint32_t width, uint32_t max_w, uint32_t max_h, rvt_alloc *counter)
 {
-    rv_occlusion_desc desc = { .width = width, .feed_max_width = max_w, .feed_max_height = max_h };
+    rv_occlusion_desc desc = { .width = width, .feed_max_width = max_w, .feed_max_height = max_h,
+                               .fusion = RV_FUSION_ALWAYS };
     if (counter)
         desc.allocator = rvt_allocator(counter);
     rv_occlusion *occ = NULL;

@@ -542,15 +542,15 @@ static void test_a_frame_judges_at_pixel_centres_when_told_so(void **state)
         }
 }
 
-/* fine_tests takes 0, 1 or 2 and no_fusion 0 or 1: anything else is refused, and nothing
- * is made. */
-static void test_fine_tests_and_no_fusion_refuse_other_values(void **state)
+/* fine_tests takes 0, 1 or 2 and fusion an rv_fusion: anything else is refused, and
+ * nothing is made. */
+static void test_fine_tests_and_fusion_refuse_other_values(void **state)
 {
     (void)state;
     for (int which = 0; which < 2; which++) {
         rv_occlusion_desc desc = { .width = 64 };
         if (which)
-            desc.no_fusion = 2;
+            desc.fusion = (rv_fusion)3;
         else
             desc.fine_tests = 3;
         rv_occlusion *occ = (rv_occlusion *)&desc; /* a value the call must not touch on failure */
@@ -559,7 +559,7 @@ static void test_fine_tests_and_no_fusion_refuse_other_values(void **state)
         rv_world_desc wd = { 0 };
         wd.occlusion.width = 64;
         if (which)
-            wd.occlusion.no_fusion = 7;
+            wd.occlusion.fusion = (rv_fusion)7;
         else
             wd.occlusion.fine_tests = 7;
         rv_world *world = NULL;
@@ -578,7 +578,7 @@ int main(void)
         cmocka_unit_test(test_pixel_centres_never_cull_what_the_reference_sees),
         cmocka_unit_test(test_a_sliver_between_pixel_centres_is_hidden),
         cmocka_unit_test(test_a_frame_judges_at_pixel_centres_when_told_so),
-        cmocka_unit_test(test_fine_tests_and_no_fusion_refuse_other_values),
+        cmocka_unit_test(test_fine_tests_and_fusion_refuse_other_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,15 +296,84 @@ static void test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge(void *
 }
 
 /* Without fusion each box hides only the texels it covers whole: along the shared edge the
- * object is drawn (the desc's no_fusion is honoured, and fusion is what hides it above). */
+ * object is drawn (RV_FUSION_OFF is honoured, and fusion is what hides it above). */
 static void test_without_fusion_a_shared_face_leaves_its_seam(void **state)
 {
     (void)state;
-    rvt_no_fusion = 1;
+    rvt_fusion = RV_FUSION_OFF;
     int n, hidden = run_seam(SEAM_BOXES, 0, &n);
-    rvt_no_fusion = 0;
+    rvt_fusion = RV_FUSION_AUTO;
     printf("boxes sharing a face, no fusion: %d of %d configurations hidden\n", hidden, n);
     assert_true(hidden < n / 2);
+}
+
+/* The automatic mode's scene: two boxes 10 units ahead, 4 apart (no seam) or sharing the
+ * face x = AUTO_X0 (a seam through a texel column), and a thin object behind that face. One
+ * frame: whether the object was hidden, and whether the freeze left fusion out. */
+#define AUTO_X0 0.0731f
+static bool auto_frame(rv_occlusion *occ, bool seam, bool *paused)
+{
+    camera c = look(0, 0, 0, 0, 0, -1);
+    begin_camera(occ, &c);
+    float gap = seam ? 0.0f : 4.0f;
+    const float a_min[3] = { AUTO_X0 - 4, -2, -11 }, a_max[3] = { AUTO_X0, 2, -10 };
+    const float b_min[3] = { AUTO_X0 + gap, -2, -11 }, b_max[3] = { AUTO_X0 + gap + 4, 2, -10 };
+    assert_int_equal(rv_occlusion_add_occluder(occ, a_min, a_max, NULL), RV_OK);
+    assert_int_equal(rv_occlusion_add_occluder(occ, b_min, b_max, NULL), RV_OK);
+    const float o_min[3] = { AUTO_X0 - 0.05f, -0.5f, -14 }, o_max[3] = { AUTO_X0 + 0.05f, 0.5f, -13 };
+    bool hidden = !box_visible(occ, o_min, o_max, NULL);
+    *paused = rv_occlusion_get_stats(occ).fusion_paused != 0;
+    return hidden;
+}
+
+/* RV_FUSION_ALWAYS fuses every frame and hides the object behind the seam; RV_FUSION_OFF
+ * never does. RV_FUSION_AUTO fuses the first RV_FUSION_IDLE_FRAMES frames of two boxes
+ * apart (nothing to fuse), then only every RV_FUSION_PROBE_FRAMES-th; when the seam comes
+ * into view the object is drawn until the next probe, which finds fusion paying: hidden
+ * from then on, every frame fused. */
+static void test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_seam(void **state)
+{
+    (void)state;
+    bool paused;
+    rvt_fusion = RV_FUSION_ALWAYS;
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    assert_true(auto_frame(occ, true, &paused));
+    assert_false(paused);
+    for (uint32_t f = 0; f < 4 * RV_FUSION_PROBE_FRAMES; f++) {
+        auto_frame(occ, false, &paused);
+        assert_false(paused);
+    }
+    assert_true(auto_frame(occ, true, &paused));
+    rv_occlusion_destroy(occ);
+
+    rvt_fusion = RV_FUSION_OFF;
+    occ = make_occlusion(WIDTH);
+    assert_false(auto_frame(occ, true, &paused));
+    assert_true(paused);
+    assert_int_equal(rv_occlusion_get_stats(occ).fused_texels, 0);
+    rv_occlusion_destroy(occ);
+
+    rvt_fusion = RV_FUSION_AUTO;
+    occ = make_occlusion(WIDTH);
+    for (uint32_t f = 1; f <= RV_FUSION_IDLE_FRAMES; f++) {
+        auto_frame(occ, false, &paused);
+        assert_false(paused);
+    }
+    for (uint32_t k = 1; k <= 3 * RV_FUSION_PROBE_FRAMES; k++) {
+        auto_frame(occ, false, &paused);
+        assert_int_equal(paused, k % RV_FUSION_PROBE_FRAMES != 0);
+    }
+    for (uint32_t k = 1; k <= RV_FUSION_PROBE_FRAMES; k++) {
+        bool hidden = auto_frame(occ, true, &paused);
+        assert_int_equal(paused, k != RV_FUSION_PROBE_FRAMES);
+        assert_int_equal(hidden, !paused);
+    }
+    for (uint32_t k = 0; k < 3 * RV_FUSION_PROBE_FRAMES; k++) {
+        assert_true(auto_frame(occ, true, &paused));
+        assert_false(paused);
+    }
+    rv_occlusion_destroy(occ);
+    rvt_fusion = RV_FUSION_AUTO;
 }
 
 static void test_a_gap_between_boxes_is_never_closed(void **state)
@@ -877,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_a_gap_between_boxes_is_never_closed),
         cmocka_unit_test(test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge),
         cmocka_unit_test(test_without_fusion_a_shared_face_leaves_its_seam),
+        cmocka_unit_test(test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_seam),
         cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),

@@ -332,9 +332,11 @@ static tally against_reference(uint64_t seed, int only, int trials, int grid)
     for (int done = 0; done < trials; done += PER_SCENE) {
         random_scene(&seed, sc, only);
         rvt_fine_tests = (uint32_t)(done / PER_SCENE) & 1; /* every other scene tests finer than a texel */
-        rvt_no_fusion = (uint32_t)(done / PER_SCENE) % 8 >= 6; /* one in four fuses nothing, finer or not */
+        /* one in four fuses nothing, finer or not */
+        rvt_fusion = (uint32_t)(done / PER_SCENE) % 8 >= 6 ? RV_FUSION_OFF : RV_FUSION_AUTO;
         rv_occlusion *occ = scene_occlusion(sc, widths[rvt_next(&seed) % 4]);
-        rvt_fine_tests = rvt_no_fusion = 0;
+        rvt_fine_tests = 0;
+        rvt_fusion = RV_FUSION_AUTO;
         for (int i = 0; i < PER_SCENE; i++) {
             ref_box obj;
             random_object(&seed, sc, &obj);

@@ -20,7 +20,7 @@ extern "C" {
  * changes nothing, the freeze included; a batch freezes the buffer once its arrays are
  * accepted, whatever its items hold.
  *
- * Occluders fuse (unless desc.no_fusion): a texel counts as covered when the occluders
+ * Occluders fuse (desc.fusion): a texel counts as covered when the occluders
  * cover all of it together, so the faces of a mesh, two boxes sharing a face or two
  * brushes overlapping leave no seam, while a gap of any width between them stays open
  * (docs/occlusion.md, "Fusion").
@@ -59,6 +59,30 @@ extern "C" {
  * buffers share nothing and may be used on two threads. */
 
 typedef struct rv_occlusion rv_occlusion;
+
+/* When the freeze fuses occluders (rv_occlusion_desc.fusion; docs/occlusion.md, "Fusion").
+ * Fusion never hides more than the occluders cover together, and without it a texel is
+ * covered only where one occluder covers it whole, so a seam between touching occluders (a
+ * wall of several brushes, a level's surfaces, a mesh drawn triangle by triangle) stays open
+ * and hides nothing. It costs most where occluders seldom meet (on the benchmark city, whose
+ * occluders are separate building boxes, about 29 % of the raster's instructions, for about
+ * 1.5 texels raised a frame). */
+typedef enum rv_fusion {
+    /* Fused, and paused while it pays nothing: after RV_FUSION_IDLE_FRAMES frames in a row
+     * in which fusion raised fewer than one texel in RV_FUSION_PAYS_PER of those covered
+     * (frames drawing fewer than two pieces do not count), the freeze skips fusion, except
+     * once every RV_FUSION_PROBE_FRAMES frames; the first such frame that pays resumes it.
+     * A seam that comes into view while fusion is paused stays open (hides nothing) for at
+     * most RV_FUSION_PROBE_FRAMES - 1 frames. The state is the buffer's: a buffer that
+     * serves several views a frame judges them together. The default. */
+    RV_FUSION_AUTO = 0,
+    RV_FUSION_ALWAYS = 1, /* fused every frame */
+    RV_FUSION_OFF = 2     /* never fused */
+} rv_fusion;
+
+#define RV_FUSION_IDLE_FRAMES 8u
+#define RV_FUSION_PROBE_FRAMES 8u
+#define RV_FUSION_PAYS_PER 4096u
 
 /* Configuration of an occlusion buffer (standalone, or the world's main-view buffer inside
  * rv_world_desc). Zero selects each default. */
@@ -103,18 +127,11 @@ typedef struct rv_occlusion_desc {
                                  for much more test time. Only that view knows the pixel
                                  grid: a standalone buffer tests with 2 as with 1.
                                  0 = off (default); other values RV_ERR_INVALID_ARG */
-    uint32_t no_fusion;       /* 1: occluders are not fused (docs/occlusion.md, "Fusion"): a texel
-                                 is covered only where one occluder covers it whole, so a seam
-                                 between touching occluders (a wall of several brushes, a
-                                 level's surfaces) stays open and hides nothing. Saves fusion's
-                                 cost where occluders seldom meet: on the benchmark city (separate
-                                 building boxes) about 29 % of the raster's instructions, for a
-                                 cull rate of 0.94489 against 0.94493. Never hides more.
-                                 It also takes from fine_tests what it learns from occluders
-                                 partly covering a texel (rules 2 and 3 of "Finer than a
-                                 texel"): with both set, fine_tests adds little, and its
-                                 pieces are still kept. 0 = fused (default); other values
-                                 RV_ERR_INVALID_ARG */
+    rv_fusion fusion;         /* RV_FUSION_AUTO (0, default), _ALWAYS or _OFF (see rv_fusion);
+                                 other values RV_ERR_INVALID_ARG. A frame without fusion also
+                                 takes from fine_tests what it learns from occluders partly
+                                 covering a texel (rules 2 and 3 of "Finer than a texel";
+                                 fine_tests' pieces are still kept) */
 } rv_occlusion_desc;
 
 /* Largest buffer width and height in texels. */
@@ -160,6 +177,8 @@ typedef struct rv_occlusion_stats {
     uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
                                       several occluders together, or nearer that way),
                                       each counted once however often it was raised */
+    uint32_t fusion_paused;        /* 1: this frame's occluders were not fused (RV_FUSION_OFF,
+                                      or RV_FUSION_AUTO between probes); 0 otherwise */
     uint32_t meshes_outlined;      /* dense meshes drawn by their outline (docs/occlusion.md,
                                       "Dense meshes"), not piece by piece */
 } rv_occlusion_stats;
@@ -187,7 +206,7 @@ typedef struct rv_occlusion_spheres {
  * itself is allocated by the first rv_occlusion_begin (its height follows the aspect).
  * *out receives the object, owned by the caller until rv_occlusion_destroy.
  * Errors: RV_ERR_INVALID_ARG (out NULL, width > RV_OCCLUSION_MAX_SIZE, fine_tests > 2,
- * no_fusion > 1, feed_max_width and feed_max_height not both 0 or both set, either above
+ * fusion not an rv_fusion, feed_max_width and feed_max_height not both 0 or both set, either above
  * RV_OCCLUSION_MAX_SIZE, feed_max_translation, feed_max_rotation or feed_discontinuity
  * negative, feed_discontinuity above 0.05), RV_ERR_NOT_FINITE (min_occluder_texels,
  * feed_max_translation, feed_max_rotation or feed_discontinuity NaN/Inf),
@@ -292,7 +311,7 @@ typedef struct rv_occluder_convex {
  * with RV_OCCLUDER_EXACT, the entry side (the front-facing ones'). Triangles of one mesh,
  * and of several occluders, that share an edge (the same two vertex positions, bit for
  * bit, whatever their indices) fuse exactly where a texel meets at most 32 of their
- * outlines (not with desc.no_fusion). A dense mesh (at least 32 triangles, the screen
+ * outlines (not in a frame without fusion, desc.fusion). A dense mesh (at least 32 triangles, the screen
  * part of its bounds holding at least 4,096 texels and fewer than 16 a triangle) is drawn
  * at once by its outline instead (docs/occlusion.md, "Dense meshes"): its triangles joined through edges shared by two
  * triangles on opposite sides on screen form parts, and a texel wholly inside a part,

@@ -14,7 +14,8 @@
  * and a visible answer.
  *
  * Bit 3 of the second byte draws every mesh by its outline (docs/occlusion.md, "Dense
- * meshes"), whatever its size; bits 4 and 5 both set turn fusion off (no_fusion). Bytes
+ * meshes"), whatever its size; bits 4 and 5 choose the fusion (3 off, 2 always, else
+ * automatic). Bytes
  * after the marker "FEED" drive the depth feed (fuzz_occlusion_feed.c). */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz_occlusion.h"
@@ -720,7 +721,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mins = u8(&in);
     desc.min_occluder_texels = mins < 64 ? -1.0f : (float)(mins % 8);
     desc.max_occluders = u8(&in) % 6;
-    desc.no_fusion = ((mins >> 4) & 3) == 3; /* a quarter of the inputs fuse nothing */
+    uint32_t fusion = (mins >> 4) & 3u; /* a quarter of the inputs fuse nothing */
+    desc.fusion = fusion == 3 ? RV_FUSION_OFF : fusion == 2 ? RV_FUSION_ALWAYS : RV_FUSION_AUTO;
     if (feeding)
         feed_desc(&feed_in, &desc);
     rv_occlusion *occ;

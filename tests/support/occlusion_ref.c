@@ -125,11 +125,11 @@ void random_camera(uint64_t *s, camera *c, double dir[3])
 }
 
 uint32_t rvt_fine_tests;
-uint32_t rvt_no_fusion;
+rv_fusion rvt_fusion;
 
 rv_occlusion *make_occlusion(uint32_t width)
 {
-    rv_occlusion_desc desc = { .width = width, .fine_tests = rvt_fine_tests, .no_fusion = rvt_no_fusion };
+    rv_occlusion_desc desc = { .width = width, .fine_tests = rvt_fine_tests, .fusion = rvt_fusion };
     rv_occlusion *occ = NULL;
     assert_int_equal(rv_occlusion_create(&desc, &occ), RV_OK);
     return occ;

@@ -38,8 +38,9 @@ extern const rv_clip ref_conventions[4];
  * along dir (a random unit vector, mostly level), any convention, a finite or infinite far
  * plane, sometimes orthographic. */
 void random_camera(uint64_t *s, camera *c, double dir[3]);
-/* make_occlusion's rv_occlusion_desc.fine_tests and .no_fusion (0 unless a test sets them). */
-extern uint32_t rvt_fine_tests, rvt_no_fusion;
+/* make_occlusion's rv_occlusion_desc.fine_tests and .fusion (0 unless a test sets them). */
+extern uint32_t rvt_fine_tests;
+extern rv_fusion rvt_fusion;
 rv_occlusion *make_occlusion(uint32_t width);
 void begin_camera(rv_occlusion *occ, const camera *c);
 bool box_visible(rv_occlusion *occ, const float mn[3], const float mx[3], const float *m);

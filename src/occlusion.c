@@ -24,7 +24,7 @@ static rv_result resolve_desc(const rv_occlusion_desc *in, rv_occlusion_desc *ou
         return RV_ERR_INVALID_ARG;
     if (!isfinite(d.min_occluder_texels))
         return RV_ERR_NOT_FINITE;
-    if (d.fine_tests > 2 || (uint32_t)d.fusion > RV_FUSION_OFF)
+    if (d.fine_tests > 2 || d.fusion > RV_FUSION_OFF)
         return RV_ERR_INVALID_ARG;
     if (d.min_occluder_texels == 0)
         d.min_occluder_texels = 2;

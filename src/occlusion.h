@@ -189,8 +189,8 @@ struct rv_occlusion {
     rvi_occ_draft *draft;    /* one piece being drawn (made by begin) */
     rvi_occ_fusion fusion;
     bool fuse;               /* this frame's occluders are fused (decided by the freeze) */
-    uint32_t fusion_idle;    /* fused frames in a row in which fusion raised next to nothing */
-    uint32_t fusion_wait;    /* frames since fusion paused */
+    uint32_t fusion_idle;    /* fused freezes in a row in which fusion did not pay */
+    uint32_t fusion_wait;    /* freezes since fusion paused */
     rvi_occ_outline outline;
     rvi_occ_view view;
     rv_occlusion_stats stats;

@@ -603,24 +603,25 @@ static void count_meshes(rv_occlusion *occ)
     }
 }
 
-/* Does this frame fuse (rv_fusion)? RV_FUSION_AUTO pauses after RV_FUSION_IDLE_FRAMES
- * fused frames that paid nothing, and probes once every RV_FUSION_PROBE_FRAMES frames. */
+/* Does this freeze fuse (rv_fusion)? RV_FUSION_AUTO pauses after RV_FUSION_IDLE_FRAMES
+ * fused freezes that did not pay, and then probes the last RV_FUSION_PROBE_RUN freezes of
+ * every RV_FUSION_PROBE_FRAMES. */
 static bool fusion_this_frame(rv_occlusion *occ)
 {
     if (occ->desc.fusion != RV_FUSION_AUTO)
         return occ->desc.fusion == RV_FUSION_ALWAYS;
     if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
         return true;
-    return ++occ->fusion_wait % RV_FUSION_PROBE_FRAMES == 0;
+    return ++occ->fusion_wait % RV_FUSION_PROBE_FRAMES >= RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN;
 }
 
-/* After a fused frame of RV_FUSION_AUTO: did fusion pay (raise at least one covered texel in
- * RV_FUSION_PAYS_PER)? One that drew fewer than two pieces says nothing. */
+/* After a fused freeze of RV_FUSION_AUTO: did fusion pay (raise a texel for every
+ * RV_FUSION_PAY_WIDTH of the width)? One that drew fewer than two pieces says nothing. */
 static void judge_fusion(rv_occlusion *occ)
 {
     if (occ->desc.fusion != RV_FUSION_AUTO || !occ->fuse || occ->stats.pieces < 2)
         return;
-    if ((uint64_t)occ->stats.fused_texels * RV_FUSION_PAYS_PER < occ->stats.texels_covered) {
+    if ((uint64_t)occ->stats.fused_texels * RV_FUSION_PAY_WIDTH < occ->width) {
         if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
             occ->fusion_idle++;
     } else {

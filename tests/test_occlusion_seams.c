@@ -308,72 +308,146 @@ static void test_without_fusion_a_shared_face_leaves_its_seam(void **state)
 }
 
 /* The automatic mode's scene: two boxes 10 units ahead, 4 apart (no seam) or sharing the
- * face x = AUTO_X0 (a seam through a texel column), and a thin object behind that face. One
- * frame: whether the object was hidden, and whether the freeze left fusion out. */
+ * face x = AUTO_X0 (a seam through a texel column), and a thin object behind that face;
+ * half_h is the boxes' half height (2, or 0.3 for a seam of a few texels), and wall puts a
+ * wall covering the whole view far behind. One freeze: whether the object was hidden, and
+ * whether the freeze left fusion out. */
 #define AUTO_X0 0.0731f
-static bool auto_frame(rv_occlusion *occ, bool seam, bool *paused)
+static bool auto_frame(rv_occlusion *occ, bool seam, float half_h, bool wall, bool *paused)
 {
     camera c = look(0, 0, 0, 0, 0, -1);
     begin_camera(occ, &c);
     float gap = seam ? 0.0f : 4.0f;
-    const float a_min[3] = { AUTO_X0 - 4, -2, -11 }, a_max[3] = { AUTO_X0, 2, -10 };
-    const float b_min[3] = { AUTO_X0 + gap, -2, -11 }, b_max[3] = { AUTO_X0 + gap + 4, 2, -10 };
+    const float a_min[3] = { AUTO_X0 - 4, -half_h, -11 }, a_max[3] = { AUTO_X0, half_h, -10 };
+    const float b_min[3] = { AUTO_X0 + gap, -half_h, -11 }, b_max[3] = { AUTO_X0 + gap + 4, half_h, -10 };
     assert_int_equal(rv_occlusion_add_occluder(occ, a_min, a_max, NULL), RV_OK);
     assert_int_equal(rv_occlusion_add_occluder(occ, b_min, b_max, NULL), RV_OK);
-    const float o_min[3] = { AUTO_X0 - 0.05f, -0.5f, -14 }, o_max[3] = { AUTO_X0 + 0.05f, 0.5f, -13 };
+    if (wall) {
+        const float w_min[3] = { -2000, -2000, -501 }, w_max[3] = { 2000, 2000, -500 };
+        assert_int_equal(rv_occlusion_add_occluder(occ, w_min, w_max, NULL), RV_OK);
+    }
+    const float o_min[3] = { AUTO_X0 - 0.05f, -0.1f, -14 }, o_max[3] = { AUTO_X0 + 0.05f, 0.1f, -13 };
     bool hidden = !box_visible(occ, o_min, o_max, NULL);
     *paused = rv_occlusion_get_stats(occ).fusion_paused != 0;
     return hidden;
 }
 
-/* RV_FUSION_ALWAYS fuses every frame and hides the object behind the seam; RV_FUSION_OFF
- * never does. RV_FUSION_AUTO fuses the first RV_FUSION_IDLE_FRAMES frames of two boxes
- * apart (nothing to fuse), then only every RV_FUSION_PROBE_FRAMES-th; when the seam comes
- * into view the object is drawn until the next probe, which finds fusion paying: hidden
- * from then on, every frame fused. */
+/* Whether freeze k after fusion paused (k = 1, 2, ...) probes. */
+static bool probes(uint32_t k)
+{
+    return k % RV_FUSION_PROBE_FRAMES >= RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN;
+}
+
+/* A buffer in RV_FUSION_AUTO whose fusion has just paused (the apart scene). */
+static rv_occlusion *paused_buffer(void)
+{
+    rvt_fusion = RV_FUSION_AUTO;
+    rv_occlusion *occ = make_occlusion(WIDTH);
+    bool paused;
+    for (uint32_t f = 1; f <= RV_FUSION_IDLE_FRAMES; f++) {
+        auto_frame(occ, false, 2, false, &paused);
+        assert_false(paused);
+    }
+    return occ;
+}
+
+/* RV_FUSION_ALWAYS fuses every freeze and hides the object behind the seam; RV_FUSION_OFF
+ * never does. RV_FUSION_AUTO fuses the first RV_FUSION_IDLE_FRAMES freezes of two boxes
+ * apart (nothing to fuse), then only its probes; when the seam comes into view the object
+ * is drawn until the next probe, which finds fusion paying: hidden from then on, every
+ * freeze fused. */
 static void test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_seam(void **state)
 {
     (void)state;
     bool paused;
     rvt_fusion = RV_FUSION_ALWAYS;
     rv_occlusion *occ = make_occlusion(WIDTH);
-    assert_true(auto_frame(occ, true, &paused));
+    assert_true(auto_frame(occ, true, 2, false, &paused));
     assert_false(paused);
     for (uint32_t f = 0; f < 4 * RV_FUSION_PROBE_FRAMES; f++) {
-        auto_frame(occ, false, &paused);
+        auto_frame(occ, false, 2, false, &paused);
         assert_false(paused);
     }
-    assert_true(auto_frame(occ, true, &paused));
+    assert_true(auto_frame(occ, true, 2, false, &paused));
     rv_occlusion_destroy(occ);
 
     rvt_fusion = RV_FUSION_OFF;
     occ = make_occlusion(WIDTH);
-    assert_false(auto_frame(occ, true, &paused));
+    assert_false(auto_frame(occ, true, 2, false, &paused));
     assert_true(paused);
     assert_int_equal(rv_occlusion_get_stats(occ).fused_texels, 0);
     rv_occlusion_destroy(occ);
-
     rvt_fusion = RV_FUSION_AUTO;
-    occ = make_occlusion(WIDTH);
-    for (uint32_t f = 1; f <= RV_FUSION_IDLE_FRAMES; f++) {
-        auto_frame(occ, false, &paused);
-        assert_false(paused);
+
+    occ = paused_buffer();
+    uint32_t k = 0;
+    for (; k < 3 * RV_FUSION_PROBE_FRAMES; k++) {
+        auto_frame(occ, false, 2, false, &paused);
+        assert_int_equal(paused, !probes(k + 1));
     }
-    for (uint32_t k = 1; k <= 3 * RV_FUSION_PROBE_FRAMES; k++) {
-        auto_frame(occ, false, &paused);
-        assert_int_equal(paused, k % RV_FUSION_PROBE_FRAMES != 0);
-    }
-    for (uint32_t k = 1; k <= RV_FUSION_PROBE_FRAMES; k++) {
-        bool hidden = auto_frame(occ, true, &paused);
-        assert_int_equal(paused, k != RV_FUSION_PROBE_FRAMES);
+    uint32_t open = 0;
+    for (;;) {
+        bool hidden = auto_frame(occ, true, 2, false, &paused);
+        k++;
+        assert_int_equal(paused, !probes(k));
         assert_int_equal(hidden, !paused);
+        if (hidden)
+            break;
+        open++;
     }
-    for (uint32_t k = 0; k < 3 * RV_FUSION_PROBE_FRAMES; k++) {
-        assert_true(auto_frame(occ, true, &paused));
+    assert_int_equal(open, RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN - 1); /* the first probe of the next run */
+    for (uint32_t f = 0; f < 3 * RV_FUSION_PROBE_FRAMES; f++) {
+        assert_true(auto_frame(occ, true, 2, false, &paused));
         assert_false(paused);
     }
     rv_occlusion_destroy(occ);
-    rvt_fusion = RV_FUSION_AUTO;
+}
+
+/* Two views a frame on one buffer (A's seam comes into view while fusion is paused, B has
+ * none): each run of probes holds a freeze of each, so A's seam closes within a period. */
+static void test_automatic_fusion_probes_each_of_two_views(void **state)
+{
+    (void)state;
+    bool paused;
+    rv_occlusion *occ = paused_buffer();
+    uint32_t frames = 0;
+    bool a_hidden = false;
+    while (!a_hidden) {
+        a_hidden = auto_frame(occ, true, 2, false, &paused);
+        auto_frame(occ, false, 2, false, &paused);
+        frames++;
+        assert_true(frames <= RV_FUSION_PROBE_FRAMES / 2);
+    }
+    for (uint32_t f = 0; f < 2 * RV_FUSION_PROBE_FRAMES; f++) {
+        assert_true(auto_frame(occ, true, 2, false, &paused));
+        assert_false(paused);
+        auto_frame(occ, false, 2, false, &paused);
+        assert_false(paused);
+    }
+    rv_occlusion_destroy(occ);
+}
+
+/* A short seam (a few texels) in front of a wall covering the whole buffer still pays: the
+ * measure is the buffer's width, not what else is covered. */
+static void test_automatic_fusion_resumes_at_a_short_seam_before_a_wall(void **state)
+{
+    (void)state;
+    bool paused;
+    rv_occlusion *occ = paused_buffer();
+    uint32_t frames = 0;
+    while (!auto_frame(occ, true, 0.3f, true, &paused)) {
+        frames++;
+        assert_true(frames < RV_FUSION_PROBE_FRAMES);
+    }
+    assert_false(paused);
+    rv_occlusion_stats st = rv_occlusion_get_stats(occ);
+    assert_true(st.fused_texels * RV_FUSION_PAY_WIDTH >= WIDTH); /* it pays ... */
+    assert_true(st.fused_texels * 4096u < st.texels_covered);    /* ... though a sliver of the cover */
+    for (uint32_t f = 0; f < 2 * RV_FUSION_PROBE_FRAMES; f++) {
+        assert_true(auto_frame(occ, true, 0.3f, true, &paused));
+        assert_false(paused);
+    }
+    rv_occlusion_destroy(occ);
 }
 
 static void test_a_gap_between_boxes_is_never_closed(void **state)
@@ -947,6 +1021,8 @@ int main(void)
         cmocka_unit_test(test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge),
         cmocka_unit_test(test_without_fusion_a_shared_face_leaves_its_seam),
         cmocka_unit_test(test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_seam),
+        cmocka_unit_test(test_automatic_fusion_probes_each_of_two_views),
+        cmocka_unit_test(test_automatic_fusion_resumes_at_a_short_seam_before_a_wall),
         cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_closed_meshes_sharing_a_face_leave_no_seam),
         cmocka_unit_test(test_triangles_sharing_an_edge_hide_what_is_behind_it),

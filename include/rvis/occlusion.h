@@ -68,21 +68,27 @@ typedef struct rv_occlusion rv_occlusion;
  * occluders are separate building boxes, about 29 % of the raster's instructions, for about
  * 1.5 texels raised a frame). */
 typedef enum rv_fusion {
-    /* Fused, and paused while it pays nothing: after RV_FUSION_IDLE_FRAMES frames in a row
-     * in which fusion raised fewer than one texel in RV_FUSION_PAYS_PER of those covered
-     * (frames drawing fewer than two pieces do not count), the freeze skips fusion, except
-     * once every RV_FUSION_PROBE_FRAMES frames; the first such frame that pays resumes it.
-     * A seam that comes into view while fusion is paused stays open (hides nothing) for at
-     * most RV_FUSION_PROBE_FRAMES - 1 frames. The state is the buffer's: a buffer that
-     * serves several views a frame judges them together. The default. */
+    /* Fused, and paused while it pays nothing. Fusion pays in a freeze when it raised at
+     * least one texel for every RV_FUSION_PAY_WIDTH texels of the buffer's width (4 at width
+     * 256: a seam a few texels long); a freeze drawing fewer than two pieces says nothing.
+     * After RV_FUSION_IDLE_FRAMES fused freezes in a row that did not pay, the freezes skip
+     * fusion, but for RV_FUSION_PROBE_RUN in a row once every RV_FUSION_PROBE_FRAMES (the
+     * last of each period); the first of those probes that pays resumes fusion for every
+     * freeze. The schedule counts freezes: for a buffer serving one view a frame (a world's
+     * main view), frames. A seam that comes into view while fusion is paused stays open
+     * (hides nothing) for at most RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN freezes if
+     * it pays, and on every freeze but the probes if it does not. A buffer serving up to
+     * RV_FUSION_PROBE_RUN views a frame probes each of them; one serving more may leave a
+     * view unprobed (use RV_FUSION_ALWAYS there, or a buffer per view). The default. */
     RV_FUSION_AUTO = 0,
-    RV_FUSION_ALWAYS = 1, /* fused every frame */
+    RV_FUSION_ALWAYS = 1, /* fused every freeze */
     RV_FUSION_OFF = 2     /* never fused */
 } rv_fusion;
 
 #define RV_FUSION_IDLE_FRAMES 8u
-#define RV_FUSION_PROBE_FRAMES 8u
-#define RV_FUSION_PAYS_PER 4096u
+#define RV_FUSION_PROBE_FRAMES 16u
+#define RV_FUSION_PROBE_RUN 2u
+#define RV_FUSION_PAY_WIDTH 64u
 
 /* Configuration of an occlusion buffer (standalone, or the world's main-view buffer inside
  * rv_world_desc). Zero selects each default. */
@@ -127,7 +133,7 @@ typedef struct rv_occlusion_desc {
                                  for much more test time. Only that view knows the pixel
                                  grid: a standalone buffer tests with 2 as with 1.
                                  0 = off (default); other values RV_ERR_INVALID_ARG */
-    rv_fusion fusion;         /* RV_FUSION_AUTO (0, default), _ALWAYS or _OFF (see rv_fusion);
+    uint32_t fusion;          /* RV_FUSION_AUTO (0, default), _ALWAYS or _OFF (see rv_fusion);
                                  other values RV_ERR_INVALID_ARG. A frame without fusion also
                                  takes from fine_tests what it learns from occluders partly
                                  covering a texel (rules 2 and 3 of "Finer than a texel";
@@ -177,8 +183,9 @@ typedef struct rv_occlusion_stats {
     uint32_t fused_texels;         /* texels whose depth fusion raised (covered only by
                                       several occluders together, or nearer that way),
                                       each counted once however often it was raised */
-    uint32_t fusion_paused;        /* 1: this frame's occluders were not fused (RV_FUSION_OFF,
-                                      or RV_FUSION_AUTO between probes); 0 otherwise */
+    uint32_t fusion_paused;        /* set by the freeze: 1 when this frame's occluders were not
+                                      fused (RV_FUSION_OFF, or RV_FUSION_AUTO between probes),
+                                      else 0; 0 before the freeze */
     uint32_t meshes_outlined;      /* dense meshes drawn by their outline (docs/occlusion.md,
                                       "Dense meshes"), not piece by piece */
 } rv_occlusion_stats;

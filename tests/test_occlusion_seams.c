@@ -351,6 +351,16 @@ static rv_occlusion *paused_buffer(void)
     return occ;
 }
 
+/* Fusion, resumed, stays on: the seam's object hidden and no freeze paused, for a while. */
+static void assert_stays_fused(rv_occlusion *occ, float half_h, bool wall)
+{
+    bool paused;
+    for (uint32_t f = 0; f < 2 * RV_FUSION_PROBE_FRAMES; f++) {
+        assert_true(auto_frame(occ, true, half_h, wall, &paused));
+        assert_false(paused);
+    }
+}
+
 /* RV_FUSION_ALWAYS fuses every freeze and hides the object behind the seam; RV_FUSION_OFF
  * never does. RV_FUSION_AUTO fuses the first RV_FUSION_IDLE_FRAMES freezes of two boxes
  * apart (nothing to fuse), then only its probes; when the seam comes into view the object
@@ -396,10 +406,7 @@ static void test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_
         open++;
     }
     assert_int_equal(open, RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN - 1); /* the first probe of the next run */
-    for (uint32_t f = 0; f < 3 * RV_FUSION_PROBE_FRAMES; f++) {
-        assert_true(auto_frame(occ, true, 2, false, &paused));
-        assert_false(paused);
-    }
+    assert_stays_fused(occ, 2, false);
     rv_occlusion_destroy(occ);
 }
 
@@ -443,10 +450,7 @@ static void test_automatic_fusion_resumes_at_a_short_seam_before_a_wall(void **s
     rv_occlusion_stats st = rv_occlusion_get_stats(occ);
     assert_true(st.fused_texels * RV_FUSION_PAY_WIDTH >= WIDTH); /* it pays ... */
     assert_true(st.fused_texels * 4096u < st.texels_covered);    /* ... though a sliver of the cover */
-    for (uint32_t f = 0; f < 2 * RV_FUSION_PROBE_FRAMES; f++) {
-        assert_true(auto_frame(occ, true, 0.3f, true, &paused));
-        assert_false(paused);
-    }
+    assert_stays_fused(occ, 0.3f, true);
     rv_occlusion_destroy(occ);
 }
 

@@ -605,12 +605,13 @@ static void count_meshes(rv_occlusion *occ)
 
 /* Does this freeze fuse (rv_fusion)? RV_FUSION_AUTO pauses after RV_FUSION_IDLE_FRAMES
  * fused freezes that did not pay, and then probes the last RV_FUSION_PROBE_RUN freezes of
- * every RV_FUSION_PROBE_FRAMES. */
+ * every RV_FUSION_PROBE_FRAMES; never with fine_tests, which read fusion's notes of what
+ * partly covers each texel (texels raised do not measure what they hide with them). */
 static bool fusion_this_frame(rv_occlusion *occ)
 {
     if (occ->desc.fusion != RV_FUSION_AUTO)
         return occ->desc.fusion == RV_FUSION_ALWAYS;
-    if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
+    if (occ->desc.fine_tests || occ->fusion_idle < RV_FUSION_IDLE_FRAMES)
         return true;
     return ++occ->fusion_wait % RV_FUSION_PROBE_FRAMES >= RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN;
 }
@@ -619,7 +620,7 @@ static bool fusion_this_frame(rv_occlusion *occ)
  * RV_FUSION_PAY_WIDTH of the width)? One that drew fewer than two pieces says nothing. */
 static void judge_fusion(rv_occlusion *occ)
 {
-    if (occ->desc.fusion != RV_FUSION_AUTO || !occ->fuse || occ->stats.pieces < 2)
+    if (occ->desc.fusion != RV_FUSION_AUTO || occ->desc.fine_tests || !occ->fuse || occ->stats.pieces < 2)
         return;
     if ((uint64_t)occ->stats.fused_texels * RV_FUSION_PAY_WIDTH < occ->width) {
         if (occ->fusion_idle < RV_FUSION_IDLE_FRAMES)

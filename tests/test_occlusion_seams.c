@@ -410,6 +410,24 @@ static void test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_
     rv_occlusion_destroy(occ);
 }
 
+/* With fine_tests, RV_FUSION_AUTO never pauses: the finer tests read fusion's notes. */
+static void test_automatic_fusion_never_pauses_with_fine_tests(void **state)
+{
+    (void)state;
+    for (uint32_t fine = 1; fine <= 2; fine++) {
+        rvt_fusion = RV_FUSION_AUTO;
+        rvt_fine_tests = fine;
+        rv_occlusion *occ = make_occlusion(WIDTH);
+        rvt_fine_tests = 0;
+        bool paused;
+        for (uint32_t f = 0; f < RV_FUSION_IDLE_FRAMES + 3 * RV_FUSION_PROBE_FRAMES; f++) {
+            auto_frame(occ, false, 2, false, &paused);
+            assert_false(paused);
+        }
+        rv_occlusion_destroy(occ);
+    }
+}
+
 /* Two views a frame on one buffer (A's seam comes into view while fusion is paused, B has
  * none): each run of probes holds a freeze of each, so A's seam closes within a period. */
 static void test_automatic_fusion_probes_each_of_two_views(void **state)
@@ -1025,6 +1043,7 @@ int main(void)
         cmocka_unit_test(test_boxes_sharing_a_face_hide_what_is_behind_the_shared_edge),
         cmocka_unit_test(test_without_fusion_a_shared_face_leaves_its_seam),
         cmocka_unit_test(test_automatic_fusion_pauses_where_it_pays_nothing_and_resumes_at_a_seam),
+        cmocka_unit_test(test_automatic_fusion_never_pauses_with_fine_tests),
         cmocka_unit_test(test_automatic_fusion_probes_each_of_two_views),
         cmocka_unit_test(test_automatic_fusion_resumes_at_a_short_seam_before_a_wall),
         cmocka_unit_test(test_convex_solids_sharing_a_face_leave_no_seam),

@@ -79,7 +79,11 @@ typedef enum rv_fusion {
      * (hides nothing) for at most RV_FUSION_PROBE_FRAMES - RV_FUSION_PROBE_RUN freezes if
      * it pays, and on every freeze but the probes if it does not. A buffer serving up to
      * RV_FUSION_PROBE_RUN views a frame probes each of them; one serving more may leave a
-     * view unprobed (use RV_FUSION_ALWAYS there, or a buffer per view). The default. */
+     * view unprobed (use RV_FUSION_ALWAYS there, or a buffer per view). With fine_tests
+     * (1 or 2) it fuses every freeze, as RV_FUSION_ALWAYS: the finer tests read fusion's
+     * notes of what partly covers each texel, a gain the texels raised do not measure (on
+     * rvis-walk's city, fine_tests 1 drew 515 objects a frame with fusion paused against
+     * 435). The default. */
     RV_FUSION_AUTO = 0,
     RV_FUSION_ALWAYS = 1, /* fused every freeze */
     RV_FUSION_OFF = 2     /* never fused */

@@ -522,7 +522,8 @@ static rv_result frame_end(rv_world *world, rv_frame_view *out)
 
     if (gate) {
         rv_partition_result pr;
-        RVI_TRY(rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, &pr));
+        rvi_partition_gate_unplaced(world, gate, &f->cam.frustum);
+        RVI_TRY(rvi_partition_frame_end(world, gate, NULL, f->cam.time_ms, false, &pr));
         /* Copy the requests: the gate's storage lives one frame, a view two. */
         uint32_t parts = 0;
         for (uint32_t k = 0; k < pr.request_count; k++)
@@ -616,9 +617,12 @@ static rv_result frame_abort(rv_world *world)
     rvi_partition *gate = f->gate;
     if (gate) {
         /* Close the gate's frame. Before the walk no group was gated: gate them by the
-         * frustum now, or every part would count as culled and re-enter next frame. */
+         * frustum now, or every part would count as culled and re-enter next frame. The
+         * requests wait for the next frame's end: no view of this frame lists them. */
         rv_partition_result pr;
-        (void)rvi_partition_frame_end(world, gate, walked ? NULL : &f->cam.frustum, f->cam.time_ms, &pr);
+        if (walked)
+            rvi_partition_gate_unplaced(world, gate, &f->cam.frustum);
+        (void)rvi_partition_frame_end(world, gate, walked ? NULL : &f->cam.frustum, f->cam.time_ms, true, &pr);
     }
     return RV_OK;
 }

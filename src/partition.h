@@ -12,7 +12,8 @@
  *         at a node flagged RVI_NODE_PARTITION_PART: skip its subtree when
  *             rvi_partition_part_hidden(world, p, index)
  *         a group revealed later in the same walk (HLOD refinement) is gated when reached.
- *   rvi_partition_frame_end(world, p, NULL, now_ms, &result)   flush, tick demand
+ *   rvi_partition_gate_unplaced(world, p, frustum)   groups the walk skipped as empty
+ *   rvi_partition_frame_end(world, p, NULL, now_ms, false, &result)   flush, tick demand
  * The public rv_partition_begin_frame / gate_group / group_hidden / end_frame are thin
  * layers over these; passing a frustum to begin/end makes the gate walk the groups itself.
  */
@@ -64,11 +65,19 @@ rv_result rvi_partition_hide_group(rv_world *world, rvi_partition *gate, uint32_
  * other node. The walk skips the subtree of such a node. */
 bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *gate, uint32_t node_index);
 
+/* For a walk that skips subtrees with nothing placed in them (rv_frame's), before the end:
+ * gates the groups it left whose world sphere is empty, as the gate's own walk does (such
+ * a sphere cannot be culled, and parts with empty bounds count as visible); one nested in
+ * a part follows that part's decision. Never allocates. */
+void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *gate, const rv_frustum *frustum);
+
 /* Ends the frame at now_ms. regate: re-gate the groups revealed since begin against this
- * frustum (standalone end_frame); NULL: groups not gated this frame are culled. Never
+ * frustum (standalone end_frame); NULL: groups not gated this frame are culled. hold: the
+ * frame is abandoned (rv_frame_abort): the parts' decisions stand, but the requests stay
+ * waiting for the next end, none is handed out and request_reprocess is not called. Never
  * allocates. The result's requests are borrowed as documented for rv_partition_result. */
 rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *gate, const rv_frustum *regate,
-                                  double now_ms, rv_partition_result *out);
+                                  double now_ms, bool hold, rv_partition_result *out);
 
 /* At most how many parts and requests rvi_partition_frame_end can hand out (the room its
  * own result arrays keep). */

@@ -412,6 +412,30 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
     }
 }
 
+void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *p, const rv_frustum *f)
+{
+    const rvi_scene *s = &world->scene;
+    rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
+    uint32_t waiting = 0;
+    /* Every todo flag is set before any nested group is decided (decide_group reads the
+     * flag of the group of the part it is nested in). */
+    for (uint32_t i = 0; i < p->groups.count; i++) {
+        rvi_partition_group *g = &groups[i];
+        g->todo = g->stamp != p->frame && s->world_sphere[g->node][3] < 0.0f;
+        if (g->todo && !decide_group(world, p, g, f, true))
+            waiting++;
+    }
+    while (waiting) {
+        uint32_t decided = 0;
+        for (uint32_t i = 0; i < p->groups.count; i++)
+            if (groups[i].todo)
+                decided += decide_group(world, p, &groups[i], f, false);
+        if (!decided)
+            break; /* unreachable in a tree, as in gate_groups */
+        waiting -= decided;
+    }
+}
+
 rv_result rvi_partition_check_begin(const rvi_partition *p)
 {
     return p->in_frame || p->in_callback ? RV_ERR_BAD_STATE : RV_OK;
@@ -622,7 +646,7 @@ static rv_tick_demand tick_demand(const rvi_partition *p)
 }
 
 rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *p, const rv_frustum *regate,
-                                  double now_ms, rv_partition_result *out)
+                                  double now_ms, bool hold, rv_partition_result *out)
 {
     if (!out)
         return RV_ERR_INVALID_ARG;
@@ -643,7 +667,7 @@ rv_result rvi_partition_frame_end(rv_world *world, rvi_partition *p, const rv_fr
     p->out_parts.count = 0;
     p->out_requests.count = 0;
     if (p->pending.count) {
-        bool busy = p->is_update_in_progress && p->is_update_in_progress(p->user);
+        bool busy = hold || (p->is_update_in_progress && p->is_update_in_progress(p->user));
         if (busy)
             p->counts.parts_held = p->pending.count;
         else
@@ -721,5 +745,5 @@ rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, dou
     rvi_partition *p = rvi_partition_find(world);
     if (!p || p->world_frame) /* the world's frame ends its own gate frame */
         return RV_ERR_BAD_STATE;
-    return rvi_partition_frame_end(world, p, frustum, now_ms, out);
+    return rvi_partition_frame_end(world, p, frustum, now_ms, false, out);
 }

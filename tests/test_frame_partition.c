@@ -1,0 +1,233 @@
+/* The partition gate inside rv_frame (suite frame): groups with nothing placed below them
+ * are gated as the gate's own walk gates them, and an aborted frame keeps the resyncs and
+ * activations it called for until the next frame that ends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "rvis.h"
+
+#include <float.h>
+#include <string.h>
+
+/* A camera at the origin looking down -z (OpenGL perspective, 16:9). */
+typedef struct camera {
+    float view[16], projection[16];
+    rv_view v;
+} camera;
+
+static void camera_make(camera *c)
+{
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+    memcpy(c->view, view, sizeof view);
+    memcpy(c->projection, proj, sizeof proj);
+    memset(&c->v, 0, sizeof c->v);
+    c->v.view = c->view;
+    c->v.projection = c->projection;
+    c->v.viewport_width = 1920;
+    c->v.viewport_height = 1080;
+}
+
+static rv_node node_at(rv_world *w, rv_node parent, float x, float y, float z)
+{
+    rv_node n;
+    assert_int_equal(rv_node_create(w, parent, &n), RV_OK);
+    float p[3] = { x, y, z };
+    assert_int_equal(rv_node_set_position(w, n, p), RV_OK);
+    return n;
+}
+
+static void bounds(rv_world *w, rv_node n, float r)
+{
+    const float c[3] = { 0, 0, 0 };
+    assert_int_equal(rv_node_set_bounds(w, n, c, r), RV_OK);
+}
+
+/* The scene of one case: a deferred part with no bounds in a group with nothing else
+ * placed, the group at the top level or nested in a bounded part of an outer group, that
+ * outer part in view or behind the camera. */
+typedef enum layout { TOP_LEVEL, NESTED_IN_VIEW, NESTED_BEHIND } layout;
+
+static rv_node unplaced_part_scene(rv_world *w, layout l)
+{
+    rv_node inner_group;
+    if (l == TOP_LEVEL) {
+        inner_group = node_at(w, RV_NODE_NONE, 0, 0, -10);
+    } else {
+        rv_node outer = node_at(w, RV_NODE_NONE, 0, 0, l == NESTED_IN_VIEW ? -10.0f : 10.0f);
+        assert_int_equal(rv_partition_make_group(w, outer), RV_OK);
+        rv_node outer_part = node_at(w, outer, 0, 0, 0);
+        bounds(w, outer_part, 2);
+        uint64_t leaf = 1;
+        assert_int_equal(rv_partition_set_part(w, outer_part, &leaf, 1, false), RV_OK);
+        inner_group = node_at(w, outer_part, 0, 0, 0);
+    }
+    assert_int_equal(rv_partition_make_group(w, inner_group), RV_OK);
+    rv_node part = node_at(w, inner_group, 0, 0, 0);
+    uint64_t leaf = 2;
+    assert_int_equal(rv_partition_set_part(w, part, &leaf, 1, true), RV_OK);
+    return part;
+}
+
+/* rv_frame's walk skips a subtree with nothing placed in it, and once left a group there
+ * ungated: its deferred part was never seen, never asked for, so it never loaded. It must
+ * decide such a group as the gate's own walk does (the reference here): an unplaced part
+ * in view is visible and asks for its activation; one whose enclosing part is behind the
+ * camera stays hidden. */
+static void test_frame_gates_groups_with_nothing_placed_as_the_gate_does(void **state)
+{
+    (void)state;
+    for (int l = TOP_LEVEL; l <= NESTED_BEHIND; l++) {
+        rv_world *framed = NULL, *gated = NULL;
+        assert_int_equal(rv_world_create(NULL, &framed), RV_OK);
+        assert_int_equal(rv_world_create(NULL, &gated), RV_OK);
+        rv_node part_f = unplaced_part_scene(framed, (layout)l), part_g = unplaced_part_scene(gated, (layout)l);
+        camera c;
+        camera_make(&c);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(framed, &c.v, &v), RV_OK);
+        rv_frustum f;
+        assert_int_equal(rv_frustum_from_view_projection(c.projection, (rv_clip){ 0 }, &f), RV_OK);
+        rv_partition_result res;
+        assert_int_equal(rv_update_world(gated), RV_OK);
+        assert_int_equal(rv_partition_begin_frame(gated, &f), RV_OK);
+        assert_int_equal(rv_partition_end_frame(gated, &f, 0, &res), RV_OK);
+
+        bool expected = l != NESTED_BEHIND;
+        rv_partition_part_info info_f, info_g;
+        assert_int_equal(rv_partition_part_get_info(framed, part_f, &info_f), RV_OK);
+        assert_int_equal(rv_partition_part_get_info(gated, part_g, &info_g), RV_OK);
+        assert_int_equal(info_g.frustum_visible, expected); /* the reference as documented */
+        assert_int_equal(info_f.frustum_visible, info_g.frustum_visible);
+        assert_int_equal(info_f.activation_requests, info_g.activation_requests);
+        assert_int_equal(info_f.activation_requests, expected ? 1 : 0);
+        assert_int_equal(v.resync_request_count, res.request_count);
+        if (expected) {
+            assert_int_equal(v.resync_request_count, 1);
+            assert_int_equal(v.resync_requests[0].part_count, 1);
+            assert_true(v.resync_requests[0].parts[0].id == part_f.id);
+        }
+        rv_world_destroy(framed);
+        rv_world_destroy(gated);
+    }
+}
+
+static uint32_t reprocess_calls, reprocessed_parts;
+
+static void count_reprocess(const rv_node *parts, uint32_t count, void *user)
+{
+    (void)parts;
+    (void)user;
+    reprocess_calls++;
+    reprocessed_parts += count;
+}
+
+/* A part re-enters (or is seen for the first time, deferred) in a frame the host aborts
+ * after its cull: nothing of that frame is published, so its request must wait for the next
+ * frame that ends, listed there and handed to request_reprocess there, not during the
+ * abort. Before, the abort flushed it to no one and the part then counted as satisfied. */
+static void test_abort_keeps_partition_requests_for_the_next_frame(void **state)
+{
+    (void)state;
+    for (int wired = 0; wired < 2; wired++)
+        for (int deferred = 0; deferred < 2; deferred++) {
+            rv_world_desc d = { 0 };
+            if (wired)
+                d.partition.request_reprocess = count_reprocess;
+            rv_world *w = NULL;
+            assert_int_equal(rv_world_create(&d, &w), RV_OK);
+            rv_node group = node_at(w, RV_NODE_NONE, 0, 0, -10);
+            assert_int_equal(rv_partition_make_group(w, group), RV_OK);
+            rv_node part = node_at(w, group, 0, 5, 0);
+            bounds(w, part, 1);
+            uint64_t leaf = 1;
+            assert_int_equal(rv_partition_set_part(w, part, &leaf, 1, deferred != 0), RV_OK);
+            camera c;
+            camera_make(&c);
+            rv_frame_view v;
+            const float lo[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, hi[3] = { FLT_MAX, 2, FLT_MAX };
+            if (!deferred) {
+                assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* seen: not a re-entry */
+                assert_int_equal(v.resync_request_count, 0);
+                assert_int_equal(rv_partition_set_committed_slice(w, lo, hi), RV_OK); /* out of the slice */
+                c.v.time_ms += 16;
+                assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+                assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK); /* back in view */
+            }
+            reprocess_calls = reprocessed_parts = 0;
+            c.v.time_ms += 16;
+            assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+            assert_int_equal(rv_frame_abort(w), RV_OK);
+            assert_int_equal(reprocess_calls, 0);
+            rv_partition_part_info info;
+            assert_int_equal(rv_partition_part_get_info(w, part, &info), RV_OK);
+            assert_int_equal(info.activation_requests, 0);
+            assert_true(info.resync_waiting);
+
+            c.v.time_ms += 16;
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_int_equal(v.resync_request_count, 1);
+            assert_int_equal(v.resync_requests[0].part_count, 1);
+            assert_true(v.resync_requests[0].parts[0].id == part.id);
+            assert_int_equal(reprocess_calls, wired ? 1 : 0);
+            assert_int_equal(reprocessed_parts, wired ? 1 : 0);
+            assert_int_equal(rv_partition_part_get_info(w, part, &info), RV_OK);
+            assert_int_equal(info.activation_requests, deferred ? 1 : 0);
+            assert_false(info.resync_waiting);
+            /* Asked once: the frames after list nothing more. */
+            c.v.time_ms += 16;
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            assert_int_equal(v.resync_request_count, 0);
+            rv_world_destroy(w);
+        }
+}
+
+/* A request kept by an abort is dropped, as a busy host's is, when the part leaves the view
+ * before the next frame ends: its next re-entry asks again. */
+static void test_request_kept_by_an_abort_drops_when_the_part_leaves(void **state)
+{
+    (void)state;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node group = node_at(w, RV_NODE_NONE, 0, 0, -10);
+    assert_int_equal(rv_partition_make_group(w, group), RV_OK);
+    rv_node part = node_at(w, group, 0, 5, 0);
+    bounds(w, part, 1);
+    uint64_t leaf = 1;
+    assert_int_equal(rv_partition_set_part(w, part, &leaf, 1, false), RV_OK);
+    camera c;
+    camera_make(&c);
+    rv_frame_view v;
+    const float lo[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, hi[3] = { FLT_MAX, 2, FLT_MAX };
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(rv_partition_set_committed_slice(w, lo, hi), RV_OK);
+    c.v.time_ms += 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    c.v.time_ms += 16;
+    assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    assert_int_equal(rv_frame_abort(w), RV_OK); /* the re-entry waits */
+    assert_int_equal(rv_partition_set_committed_slice(w, lo, hi), RV_OK);
+    c.v.time_ms += 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* out again: dropped */
+    assert_int_equal(v.resync_request_count, 0);
+    assert_int_equal(rv_partition_clear_committed_slice(w), RV_OK);
+    c.v.time_ms += 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* in again: asked again */
+    assert_int_equal(v.resync_request_count, 1);
+    rv_world_destroy(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_frame_gates_groups_with_nothing_placed_as_the_gate_does),
+        cmocka_unit_test(test_abort_keeps_partition_requests_for_the_next_frame),
+        cmocka_unit_test(test_request_kept_by_an_abort_drops_when_the_part_leaves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -113,6 +113,7 @@ rv_result rvi_frame_emit_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p,
     uint32_t n = l.count[0] + l.count[1], n0 = l.count[0];
     l.sorted[0] = rvi_frame_sort_pairs(n0, l.keys, l.refs, l.keys + n, l.refs + n);
     l.sorted[1] = rvi_frame_sort_pairs(l.count[1], l.keys + n0, l.refs + n0, l.keys + n + n0, l.refs + n + n0);
-    *sort_ns += rvi_clock_now(world) - t0;
+    uint64_t t1 = rvi_clock_now(world);
+    *sort_ns += t1 > t0 ? t1 - t0 : 0; /* a clock that steps back counts nothing, as for every stage */
     return rvi_frame_parallel(world, f, place_job, &l, l.chunks[0] + l.chunks[1], 1);
 }

@@ -3006,18 +3006,26 @@ static uint64_t fake_clock_ns(void *user)
     return *now += 1000; /* every read advances 1 us */
 }
 
+static uint64_t backward_clock_ns(void *user)
+{
+    uint64_t *now = user;
+    return *now -= 1000; /* a host error: every read goes back 1 us */
+}
+
 /* Per-stage times: -1 without a clock; with one, every stage is >= 0, the walk's stages are
- * charged, and together they never exceed the time the clock saw pass during the frame. */
+ * charged, and together they never exceed the time the clock saw pass during the frame.
+ * A clock that steps back charges nothing (0, never an unsigned wrap). */
 static void test_stage_times_follow_the_host_clock(void **state)
 {
     (void)state;
     uint64_t now = 0;
-    for (int with_clock = 0; with_clock < 2; with_clock++) {
+    for (int with_clock = 0; with_clock < 3; with_clock++) {
         rv_world_desc d = { 0 };
         d.occlusion.width = 128;
         if (with_clock) {
-            d.clock_ns = fake_clock_ns;
+            d.clock_ns = with_clock == 1 ? fake_clock_ns : backward_clock_ns;
             d.clock_user = &now;
+            now = with_clock == 1 ? 0 : 1000000000ull;
         }
         rv_world *w = NULL;
         assert_int_equal(rv_world_create(&d, &w), RV_OK);
@@ -3044,10 +3052,14 @@ static void test_stage_times_follow_the_host_clock(void **state)
                 assert_true(v.stage_us[k] == -1.0);
                 continue;
             }
+            if (with_clock == 2) {
+                assert_true(v.stage_us[k] == 0.0);
+                continue;
+            }
             assert_true(v.stage_us[k] >= 0.0);
             sum += v.stage_us[k];
         }
-        if (with_clock) {
+        if (with_clock == 1) {
             assert_true(v.stage_us[RV_STAGE_OCCLUSION] > 0);
             assert_true(v.stage_us[RV_STAGE_PUBLISH] > 0);
             assert_true(v.stage_us[RV_STAGE_TRANSFORMS] > 0);

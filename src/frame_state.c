@@ -186,6 +186,11 @@ rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid *
     float eye;
     RVI_TRY(rvi_grid_check_for_world(desc, known ? RVI_VEC_PTR(known->sources, rv_stream_source) : NULL,
                                      known ? known->host_source_count : 0, &eye));
+    /* The world's residency serves every grid, and a page is known by its source: two
+     * grids of one source would ask for each other's pages. */
+    for (uint32_t i = 0; known && i < known->grids.count; i++)
+        if (rv_grid_get_desc(RVI_VEC_AT(known->grids, rvi_frame_grid, i).grid).source == desc->source)
+            return RV_ERR_DUPLICATE;
     rv_grid *grid;
     RVI_TRY(rvi_grid_create_in(&world->heap, desc, &grid));
     rvi_frame *f;

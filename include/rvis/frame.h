@@ -563,7 +563,9 @@ RV_API rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_sc
  * plus lead) whole, wherever the sources stand, as floor(2 * reach / cell_size) + 3 cells
  * per axis (one more than the worst case, for rounding) clipped by the grid's counts: a
  * reach just under the bound may be refused. Errors: those of rv_grid_create,
- * RV_ERR_CAPACITY (that reach), RV_ERR_OUT_OF_MEMORY. */
+ * RV_ERR_CAPACITY (that reach), RV_ERR_DUPLICATE (a grid of the world already has
+ * desc->source: pages are told apart by their source), RV_ERR_OUT_OF_MEMORY; nothing
+ * changes on error. */
 RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv_grid **out_grid);
 
 /* Sets extra stream sources (copied) used with the eye for every grid from the next
@@ -574,7 +576,8 @@ RV_API rv_result rv_world_add_grid(rv_world *world, const rv_grid_desc *desc, rv
 RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_source *sources, uint32_t count);
 
 /* The world's residency (NULL before the first rv_world_add_grid): the host answers the
- * frame view's page requests with rv_residency_place / rv_residency_fail on it. */
+ * frame view's page requests with rv_residency_place / rv_residency_fail on it. Owned by
+ * the world, like its grids: never destroy it (rv_world_destroy does). */
 RV_API rv_residency *rv_world_residency(rv_world *world);
 
 /* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off

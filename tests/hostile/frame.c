@@ -513,6 +513,15 @@ void hostile_rv_world_add_grid(rvh_ctx *cx)
     bad.count_x = bad.count_z = 65536;
     RVH_REJECT(cx, RV_ERR_CAPACITY, rv_world_add_grid(cx->a, &bad, &g));
     RVH_CHECK(cx, g == (rv_grid *)(uintptr_t)0x5a5a5a5a && rv_world_residency(cx->a) == NULL);
+    /* A second grid of a source the world has would ask for the first one's pages. */
+    d.source = 7;
+    RVH_ACCEPT(cx, rv_world_add_grid(cx->a, &d, &g));
+    rv_grid *first = g;
+    RVH_REJECT(cx, RV_ERR_DUPLICATE, rv_world_add_grid(cx->a, &d, &g));
+    RVH_CHECK(cx, g == first);
+    d.source = 8;
+    RVH_ACCEPT(cx, rv_world_add_grid(cx->a, &d, &g));
+    RVH_CHECK(cx, g != first);
 }
 
 void hostile_rv_world_set_stream_sources(rvh_ctx *cx)

@@ -211,6 +211,7 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         rvi_frame_camera ref;
         RVI_TRY(rvi_frame_resolve_view(world, &reference, &ref));
         cam.lod_view = ref.lod_view;
+        cam.lod_from_camera = true;
     }
     cam.pixels_per_unit = pixels_per_unit_of(cam.view_projection_d, cam.orthographic, view->viewport_width,
                                              view->viewport_height);

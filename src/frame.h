@@ -200,6 +200,8 @@ typedef struct rvi_frame_camera {
     double time_ms;
     rv_lod_view lod_view;
     bool cull_unsampled;     /* rv_view.cull_unsampled */
+    bool lod_from_camera;    /* lod_view is rv_view.lod_camera's: an extra view holds the
+                                level the nodes' selectors hold where its hysteresis allows */
     float pixels_per_unit;   /* a sphere's image radius in pixels is about radius times this
                                 over its depth (perspective), or times this (orthographic) */
 } rvi_frame_camera;

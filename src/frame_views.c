@@ -99,14 +99,17 @@ typedef struct extra_walk {
     rv_result error;
 } extra_walk;
 
-/* LOD by apparent size without state, then the draw item. */
+/* LOD by apparent size without state (with lod_camera, held at the node's selected level
+ * where that camera's hysteresis allows), then the draw item. */
 static bool extra_draw(extra_walk *x, uint32_t i)
 {
     const rvi_scene *sc = &x->world->scene;
     uint32_t level = 0;
     if (sc->flags[i] & RVI_NODE_HAS_LOD) {
         uint32_t count;
-        rv_result r = rvi_lod_level_of(x->world, i, &x->cam->lod_view, &level, &count);
+        rv_result r = x->cam->lod_from_camera
+                          ? rvi_lod_level_held(x->world, i, &x->cam->lod_view, &level, &count)
+                          : rvi_lod_level_of(x->world, i, &x->cam->lod_view, &level, &count);
         if (r != RV_OK) {
             x->error = r;
             return false;

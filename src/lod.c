@@ -652,6 +652,29 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     return RV_OK;
 }
 
+rv_result rvi_lod_level_held(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
+                             uint32_t *out_count)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
+    if (!rec)
+        return RV_ERR_NOT_FOUND;
+    RVI_TRY(rvi_lod_check_view(view));
+    const float *sphere = world->scene.world_sphere[node_index];
+    if (sphere[3] < 0.0f)
+        return RV_ERR_BAD_STATE;
+    lod_candidates c = candidates_for(rvi_lod_biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder,
+                                      &st->config);
+    /* A selector's level lies in 0 .. count (the ladder's "nothing" included); held while
+     * this view's hysteresis would keep it there, as a selector does. */
+    const rv_lod_selector *sel = &rec->selector;
+    bool held = (sel->flags & SELECTOR_STARTED) && sel->level <= rec->ladder.count && c.finer >= sel->level &&
+                c.coarser <= sel->level;
+    *out_level = held ? sel->level : c.plain;
+    *out_count = rec->ladder.count;
+    return RV_OK;
+}
+
 const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)
 {
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);

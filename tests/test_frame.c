@@ -1066,6 +1066,75 @@ static void test_a_shadow_view_takes_its_levels_from_the_main_camera(void **stat
     rv_world_destroy(w);
 }
 
+/* With the main view as lod_camera, a shadow view lists each caster the main view draws
+ * whole (no crossfade running) at the very level drawn, also where the caster rests inside
+ * a threshold's hysteresis band, where its apparent size alone picks the other level: the
+ * camera walks toward the field and back, slowly, so casters linger in the bands. Without
+ * the held level the shadow of a caster the camera still drew at a finer level, or at all,
+ * differed for as long as the camera rested there. */
+static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_lod_ladder ladder;
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
+    enum { N = 48 };
+    rv_node nodes[N];
+    uint64_t seed = 9;
+    for (int i = 0; i < N; i++) {
+        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -20, 20), 1, rvt_uniform(&seed, -120, -2), 0.5f);
+        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+    }
+    const float sun_view[16] = { 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 60, 0, 1 };
+    const float sun_projection[16] = { 0.005f, 0, 0, 0, 0, 0.005f, 0, 0, 0, 0, -0.02f, 0, 0, 0, -1, 1 };
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    /* Frame f's main level (listed whole, -1 if not) and shadow level (-1 if not cast), to
+     * be judged once frame f + 1 says whether a fade began at f: its first frame lists
+     * the outgoing level whole. */
+    int32_t seen_before[N], cast_before[N];
+    uint32_t whole = 0, in_band = 0;
+    for (int f = 0; f < 400; f++) {
+        /* 0 .. 20 m toward the field and back, 0.1 m a frame. */
+        float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
+        float eye[3] = { eye0[0], eye0[1], z }, at[3] = { eye0[0], eye0[1], z - 1.0f };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
+        rv_frame_view main_view, shadow;
+        assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
+        rv_view sun = { 0 };
+        sun.view = sun_view;
+        sun.projection = sun_projection;
+        sun.viewport_width = sun.viewport_height = 2048;
+        sun.time_ms = c.v.time_ms;
+        sun.lod_camera = &c.v;
+        assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
+        for (int i = 0; i < N; i++) {
+            bool t;
+            const rv_draw_item *seen = view_item(&main_view, nodes[i], &t);
+            const rv_draw_item *cast = view_item(&shadow, nodes[i], &t);
+            int32_t level = seen && seen->fade == 1.0f ? (int32_t)seen->lod_level : -1;
+            if (f > 0 && level >= 0 && seen_before[i] == level) { /* at rest at frame f - 1 */
+                assert_int_equal(cast_before[i], level);
+                whole++;
+            }
+            seen_before[i] = level;
+            cast_before[i] = cast ? (int32_t)cast->lod_level : -1;
+            if (level >= 0) {
+                rv_lod_view lv = { .eye = { eye[0], eye[1], eye[2] }, .fov_y = 1.0f, .viewport_height_px = 720.0f };
+                uint32_t plain;
+                assert_int_equal(rv_lod_for_node(w, nodes[i], &lv, &ladder, &plain), RV_OK);
+                in_band += plain != (uint32_t)level;
+            }
+        }
+    }
+    assert_true(whole > 1000);
+    assert_true(in_band > 20); /* the hysteresis held levels the size alone would change */
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
 {
     (void)state;
@@ -4353,6 +4422,7 @@ int main(void)
         cmocka_unit_test(test_lod_levels_and_nothing_level),
         cmocka_unit_test(test_a_scaled_view_matrix_is_the_same_camera),
         cmocka_unit_test(test_a_shadow_view_takes_its_levels_from_the_main_camera),
+        cmocka_unit_test(test_a_shadow_view_holds_the_levels_the_main_view_holds),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),

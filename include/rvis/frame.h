@@ -161,10 +161,14 @@ typedef struct rv_view {
      * view's (its eye, lens and viewport height; its time_ms, cull_unsampled and lod_camera
      * are ignored): give a shadow view the main view, so each caster casts at the level
      * the camera sees it at, not one picked from the light's side (an orthographic shadow
-     * view would otherwise drop small casters as too small to see). An extra view picks
-     * that level without the main view's hysteresis and crossfade, so right at a threshold
-     * the two may differ by one level for the length of a fade. Read during the call only;
-     * checked as a view (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE). */
+     * view would otherwise drop small casters as too small to see). An extra view with a
+     * lod_camera lists each node at the level the node's LOD state holds from its latest
+     * selection in rv_frame, as long as that camera's hysteresis would keep it there (the
+     * selector's rule), else at the level its apparent size picks; it touches no state and
+     * lists one level whole. So with the main view as lod_camera, a caster casts at the
+     * level the main view draws, except while a crossfade runs there (the extra view lists
+     * the incoming level) and for a node no frame has selected yet. Read during the call
+     * only; checked as a view (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE). */
     const struct rv_view *lod_camera;
 } rv_view;
 

@@ -9,6 +9,7 @@
 #include "rvis.h"
 
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 /* A camera at the origin looking down -z (OpenGL perspective, 16:9). */
@@ -222,12 +223,155 @@ static void test_request_kept_by_an_abort_drops_when_the_part_leaves(void **stat
     rv_world_destroy(w);
 }
 
+/* ---- the frame's walk against the gate's own walk --------------------------------------- */
+
+static uint64_t rng_state;
+
+static float uniform(float a, float b)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return a + (b - a) * (float)(rng_state >> 40) / 16777216.0f;
+}
+
+static uint32_t below(uint32_t n)
+{
+    return (uint32_t)uniform(0.0f, (float)n) % n;
+}
+
+enum { MAX_PARTS = 256, MAX_LOG = 4096 };
+
+typedef struct request_log {
+    uint64_t ids[MAX_LOG];
+    uint32_t count;
+} request_log;
+
+static void log_reprocess(const rv_node *parts, uint32_t count, void *user)
+{
+    request_log *log = user;
+    for (uint32_t i = 0; i < count && log->count < MAX_LOG; i++)
+        log->ids[log->count++] = parts[i].id & 0xFFFFFFFFFFFFull; /* without the world's tag */
+}
+
+/* Twelve groups about the view, one to five parts each (a fifth without bounds, some
+ * deferred), a third of the parts holding a group of their own (directly or through a
+ * plain node) with parts of their own (a quarter without bounds). The same seed builds the
+ * same scene in any world. */
+static uint32_t random_partitions(rv_world *w, uint64_t seed, rv_node parts[MAX_PARTS])
+{
+    rng_state = seed;
+    uint32_t n = 0;
+    uint64_t leaf = 1;
+    for (int gi = 0; gi < 12; gi++) {
+        rv_node g = node_at(w, RV_NODE_NONE, uniform(-40, 40), uniform(-3, 3), uniform(-60, 10));
+        assert_int_equal(rv_partition_make_group(w, g), RV_OK);
+        uint32_t count = 1 + below(5);
+        for (uint32_t p = 0; p < count; p++) {
+            rv_node part = node_at(w, g, uniform(-6, 6), uniform(-2, 2), uniform(-6, 6));
+            if (below(5))
+                bounds(w, part, uniform(0.2f, 3));
+            uint64_t leaves[2] = { leaf, leaf + 1 };
+            leaf += 2;
+            assert_int_equal(rv_partition_set_part(w, part, leaves, below(3), below(3) == 0), RV_OK);
+            parts[n++] = part;
+            if (below(3) == 0) {
+                rv_node holder = below(2) ? node_at(w, part, uniform(-2, 2), 0, uniform(-2, 2)) : part;
+                rv_node inner = node_at(w, holder, uniform(-3, 3), uniform(-1, 1), uniform(-3, 3));
+                assert_int_equal(rv_partition_make_group(w, inner), RV_OK);
+                uint32_t inner_count = 1 + below(3);
+                for (uint32_t q = 0; q < inner_count; q++) {
+                    rv_node ip = node_at(w, inner, uniform(-2, 2), 0, uniform(-2, 2));
+                    if (below(4))
+                        bounds(w, ip, uniform(0.1f, 1.5f));
+                    uint64_t l = leaf++;
+                    assert_int_equal(rv_partition_set_part(w, ip, &l, 1, below(2) != 0), RV_OK);
+                    parts[n++] = ip;
+                }
+            }
+            for (int k = 0; k < 2; k++) {
+                rv_node c = node_at(w, part, uniform(-3, 3), 0, uniform(-3, 3));
+                bounds(w, c, 0.3f);
+            }
+        }
+    }
+    return n;
+}
+
+/* rv_frame gates the partitions inside its walk; rv_partition_begin_frame and
+ * rv_partition_end_frame walk the groups themselves, by the frustum alone (the reference:
+ * what the guide says the frame's walk does). Random nested scenes, a camera that turns, a
+ * committed slice for a third of the frames: every part's decision, every frame's requests
+ * and the parts handed to request_reprocess, in order, must agree. */
+static void test_frame_gates_as_the_gate_s_own_walk_in_random_scenes(void **state)
+{
+    (void)state;
+    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+    uint32_t compared = 0, visible = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        request_log logs[2];
+        memset(logs, 0, sizeof logs);
+        rv_world *w[2];
+        rv_node parts[2][MAX_PARTS];
+        uint32_t count[2];
+        for (int k = 0; k < 2; k++) {
+            rv_world_desc d = { 0 };
+            d.partition.frustum_margin = seed % 3 == 0 ? 0.0f : 2.0f;
+            d.partition.request_reprocess = log_reprocess;
+            d.partition.user = &logs[k];
+            assert_int_equal(rv_world_create(&d, &w[k]), RV_OK);
+            count[k] = random_partitions(w[k], seed * 1000, parts[k]);
+        }
+        assert_int_equal(count[0], count[1]);
+        for (int f = 0; f < 30; f++) {
+            float yaw = 0.9f * sinf((float)f * 0.3f + (float)seed), fx = sinf(yaw), fz = -cosf(yaw);
+            float ex = 0, ey = 1, ez = 5;
+            float view[16] = { -fz, 0, -fx, 0, 0, 1, 0, 0, fx, 0, -fz, 0, -(-fz * ex + fx * ez), -ey,
+                               -(-fx * ex - fz * ez), 1 };
+            const float lo[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, hi[3] = { FLT_MAX, 0.5f, FLT_MAX };
+            for (int k = 0; k < 2; k++) {
+                if (f == 10)
+                    assert_int_equal(rv_partition_set_committed_slice(w[k], lo, hi), RV_OK);
+                if (f == 20)
+                    assert_int_equal(rv_partition_clear_committed_slice(w[k]), RV_OK);
+            }
+            rv_view v;
+            memset(&v, 0, sizeof v);
+            v.view = view;
+            v.projection = proj;
+            v.viewport_width = 800;
+            v.viewport_height = 450;
+            v.time_ms = 100.0 * f;
+            rv_frame_view fv;
+            assert_int_equal(rv_frame(w[0], &v, &fv), RV_OK);
+            /* The gate's walk gets the frustum the frame culled with. */
+            rv_partition_result pr;
+            assert_int_equal(rv_update_world(w[1]), RV_OK);
+            assert_int_equal(rv_partition_begin_frame(w[1], &fv.frustum), RV_OK);
+            assert_int_equal(rv_partition_end_frame(w[1], &fv.frustum, v.time_ms, &pr), RV_OK);
+            assert_int_equal(fv.resync_request_count, pr.request_count);
+            for (uint32_t i = 0; i < count[0]; i++) {
+                bool a, b;
+                assert_int_equal(rv_partition_part_frustum_visible(w[0], parts[0][i], &a), RV_OK);
+                assert_int_equal(rv_partition_part_frustum_visible(w[1], parts[1][i], &b), RV_OK);
+                assert_int_equal(a, b);
+                compared++;
+                visible += a;
+            }
+        }
+        assert_int_equal(logs[0].count, logs[1].count);
+        assert_memory_equal(logs[0].ids, logs[1].ids, logs[0].count * sizeof logs[0].ids[0]);
+        rv_world_destroy(w[0]);
+        rv_world_destroy(w[1]);
+    }
+    assert_true(visible > compared / 10 && visible < compared - compared / 10); /* both kinds met */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_gates_groups_with_nothing_placed_as_the_gate_does),
         cmocka_unit_test(test_abort_keeps_partition_requests_for_the_next_frame),
         cmocka_unit_test(test_request_kept_by_an_abort_drops_when_the_part_leaves),
+        cmocka_unit_test(test_frame_gates_as_the_gate_s_own_walk_in_random_scenes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

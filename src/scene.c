@@ -418,6 +418,20 @@ rv_result rv_node_set_position(rv_world *world, rv_node node, const float positi
     return RV_OK;
 }
 
+static void decompose_linear(const float a[9], float q[4], float scale[3]);
+
+/* A setter returns a node holding a matrix to a rotation and scale: the matrix's own, read
+ * again from it (the slots may hold what the host wrote through pointers fetched before the
+ * node took the matrix, which are ignored while it holds one), before the setter changes
+ * its part. */
+static void leave_matrix(rvi_scene *s, uint32_t i)
+{
+    if (!(s->flags[i] & RVI_NODE_LOCAL_MATRIX))
+        return;
+    decompose_linear(s->local_linear[i], s->rotation[i], s->scale[i]);
+    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
+}
+
 rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
 {
     uint32_t i;
@@ -428,8 +442,8 @@ rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
     RVI_TRY(host_may_move(s, i));
+    leave_matrix(s, i);
     memcpy(s->scale[i], scale, 12);
-    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
 }
@@ -458,8 +472,8 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
     normalise_quat(quaternion, q);
     rvi_scene *s = &world->scene;
     RVI_TRY(host_may_move(s, i));
+    leave_matrix(s, i);
     memcpy(s->rotation[i], q, 16);
-    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
 }
@@ -479,8 +493,8 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
     float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
     rvi_scene *s = &world->scene;
     RVI_TRY(host_may_move(s, i));
+    leave_matrix(s, i);
     memcpy(s->rotation[i], q, 16);
-    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
     rvi_scene_mark(s, i, RVI_NODE_MOVED);
     return RV_OK;
 }
@@ -591,12 +605,17 @@ rv_result rv_node_get_transform(const rv_world *world, rv_node node, float posit
     uint32_t i;
     RVI_TRY(resolve(world, node, &i));
     const rvi_scene *s = &world->scene;
+    float q[4], sc[3];
+    memcpy(q, s->rotation[i], 16);
+    memcpy(sc, s->scale[i], 12);
+    if (s->flags[i] & RVI_NODE_LOCAL_MATRIX) /* the matrix's, whatever the slots hold */
+        decompose_linear(s->local_linear[i], q, sc);
     if (position)
         memcpy(position, s->position[i], 12);
     if (quaternion)
-        memcpy(quaternion, s->rotation[i], 16);
+        memcpy(quaternion, q, 16);
     if (scale)
-        memcpy(scale, s->scale[i], 12);
+        memcpy(scale, sc, 12);
     return RV_OK;
 }
 

@@ -830,6 +830,38 @@ static void test_a_local_matrix_is_the_node_transform(void **state)
     trs_double(pos, rq, unit, rigid);
     for (int k = 0; k < 16; k++)
         assert_true(fabs(got[k] - rigid[k]) < 1e-5);
+
+    /* Writes through pointers fetched before the node took a matrix are ignored while it
+     * holds one: by the getters, and by each setter that makes it a rotation and scale
+     * again (the matrix's, with the setter's part changed). */
+    for (int setter = 0; setter < 3; setter++) {
+        assert_int_equal(rv_node_transform_ptrs(w, n, NULL, &qp, &sp), RV_OK); /* a TRS node now */
+        assert_int_equal(rv_node_set_local_matrix(w, n, m), RV_OK);
+        float before_q[4], before_s[3];
+        assert_int_equal(rv_node_get_transform(w, n, NULL, before_q, before_s), RV_OK);
+        qp[0] = 1, qp[1] = 0, qp[2] = 0, qp[3] = 0; /* a half turn about x */
+        sp[0] = sp[1] = sp[2] = 10;
+        assert_int_equal(rv_node_mark_moved(w, n), RV_OK);
+        float after_q[4], after_s[3];
+        assert_int_equal(rv_node_get_transform(w, n, NULL, after_q, after_s), RV_OK);
+        assert_memory_equal(after_q, before_q, sizeof before_q);
+        assert_memory_equal(after_s, before_s, sizeof before_s);
+        const float one[3] = { 1, 1, 1 }, quarter[4] = { 0, 0, 0.70710678f, 0.70710678f }, zaxis[3] = { 0, 0, 1 };
+        if (setter == 0)
+            assert_int_equal(rv_node_set_scale(w, n, one), RV_OK);
+        else if (setter == 1)
+            assert_int_equal(rv_node_set_rotation(w, n, quarter), RV_OK);
+        else
+            assert_int_equal(rv_node_set_rotation_axis_angle(w, n, zaxis, 1.5707963f), RV_OK);
+        assert_int_equal(rv_node_get_transform(w, n, NULL, after_q, after_s), RV_OK);
+        if (setter == 0) {
+            assert_memory_equal(after_q, before_q, sizeof before_q); /* the matrix's rotation */
+            assert_memory_equal(after_s, one, sizeof one);
+        } else {
+            assert_memory_equal(after_s, before_s, sizeof before_s); /* the matrix's scale */
+            assert_true(fabsf(after_q[2] - 0.70710678f) < 1e-6f && fabsf(after_q[3] - 0.70710678f) < 1e-6f);
+        }
+    }
     (void)parent;
     rv_world_destroy(w);
 }

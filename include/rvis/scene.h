@@ -134,8 +134,9 @@ RV_API rv_result rv_node_get_transform(const rv_world *world, rv_node node, floa
  * (float[3]) for allocation-free writes (animation). Any output may be NULL. A node holding
  * a matrix (rv_node_set_local_matrix) gives only its position, the matrix's translation:
  * asking it for rotation or scale is RV_ERR_BAD_STATE, nothing written (writes through
- * pointers fetched before it took the matrix are ignored until a setter makes it a
- * rotation and scale again). After writing,
+ * pointers fetched before it took the matrix are ignored, by rv_node_get_transform too,
+ * and a setter that makes it a rotation and scale again starts from the matrix's). After
+ * writing,
  * call rv_node_mark_moved: the node cannot see the write. The pointers are owned by the
  * world and stay valid until the next call that may create nodes in this world
  * (rv_node_create, rv_group_spatially, and every call that drains a journal holding

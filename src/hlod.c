@@ -170,6 +170,7 @@ rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, fl
     rvi_hlod_pass p;
     memset(&p, 0, sizeof p);
     p.view = *view;
+    p.root = RVI_INDEX_NONE;
     p.dt_ms = dt_ms;
     p.max_screen_space_error = config.max_screen_space_error;
     p.crossfade_ms = config.crossfade_ms;
@@ -251,6 +252,21 @@ rv_result rv_hlod_children(const rv_world *world, rv_node region, rv_node *out_c
     return n > capacity ? RV_ERR_CAPACITY : RV_OK;
 }
 
+/* True when a region above node, within the walk (up to and including its top), lists
+ * its children whenever one of them is not resident: it asks for node itself. */
+static bool region_above(const rvi_scene *sc, const rvi_hlod_pass *pass, uint32_t node)
+{
+    if (node == pass->root)
+        return false;
+    for (uint32_t a = sc->parent[node]; a != RVI_INDEX_NONE; a = sc->parent[a]) {
+        if (sc->flags[a] & RVI_NODE_HAS_HLOD)
+            return true;
+        if (a == pass->root)
+            break;
+    }
+    return false;
+}
+
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
                                   bool culled)
 {
@@ -309,7 +325,12 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
         /* It cannot be drawn: pass through to whatever below is resident. */
         refining = children.any || pass_through;
         s = refining ? 0.0f : 1.0f;
-        d.wants_load = children.any && !children.resident;
+        /* With a child missing, something must be loaded for its place: its children when
+         * it wants to refine, or is resident (without geometry: only they can stand there),
+         * or nothing above can ask for it; else itself, which the region above asks for
+         * (it lists its own children: this one is missing). Loaded, it is drawn as itself. */
+        d.wants_load = children.any && !children.resident &&
+                       (want_refine || region->resident || !region_above(&world->scene, pass, node_index));
     } else if (!children.any || !children.resident) {
         /* Never a hole: with a child missing the region is drawn fully, at once. */
         refining = false;
@@ -389,6 +410,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     RVI_TRY(rvi_node_index(&world->scene, root, &root_index));
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, view, dt_ms, &pass));
+    pass.root = root_index;
     if (frustum && !rvi_frustum_planes_finite(frustum))
         return RV_ERR_NOT_FINITE;
 

@@ -139,6 +139,8 @@ typedef struct rvi_hlod_pass {
     bool own_geometry;           /* a region draws itself through its own geometry (the frame's
                                     lists): one without (no rv_node_set_bounds) is passed
                                     through like a region that is not resident */
+    uint32_t root;               /* the walk's top node (RVI_INDEX_NONE: the whole world): a
+                                    region above it is not in the walk's loads */
 } rvi_hlod_pass;
 
 /* What one region does this frame. */

@@ -297,6 +297,44 @@ static void test_non_resident_region_is_never_drawn_and_passes_through(void **st
     rv_world_destroy(f.w);
 }
 
+/* A fresh streaming world, nothing resident: T (the eye inside it) over C (far, small
+ * error) over G. Loading T's children brings C, which is then drawn as itself: C is not
+ * listed as long as T asks for it, so the host is not asked for G. Listed where nothing
+ * above can ask for it (the walk's top), or where it wants to refine. */
+static void test_a_missing_region_is_asked_for_by_the_region_above(void **state)
+{
+    (void)state;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node t = make_region(w, RV_NODE_NONE, 0, 0, 0, 1000, 100, false);
+    rv_node c = make_region(w, t, 0, 0, -900, 50, 0.1f, false);
+    rv_node g = make_region(w, c, 0, 0, -900, 25, 0.01f, false);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_lod_view v = view_at(0, 0, 900);
+    rv_hlod_result out;
+    assert_int_equal(rv_hlod_select(w, t, &v, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.draw_count, 0);
+    assert_int_equal(out.load_count, 1);
+    assert_true(in_loads(&out, t));
+    /* Walked from C, nothing above it is in the walk: C asks for its children. */
+    assert_int_equal(rv_hlod_select(w, c, &v, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.load_count, 1);
+    assert_true(in_loads(&out, c));
+    /* T's children loaded: C is drawn, nothing is asked. */
+    assert_int_equal(rv_node_set_hlod_resident(w, c, true), RV_OK);
+    assert_int_equal(rv_hlod_select(w, t, &v, NULL, 0, &out), RV_OK);
+    assert_true(find_draw(&out, c) != NULL);
+    assert_int_equal(out.load_count, 0);
+    /* Near enough for C to want to refine: missing, it asks for its children beside T. */
+    assert_int_equal(rv_node_set_hlod_resident(w, c, false), RV_OK);
+    rv_lod_view near = view_at(0, 0, -890); /* inside C: its error is infinite */
+    assert_int_equal(rv_hlod_select(w, t, &near, NULL, 0, &out), RV_OK);
+    assert_true(in_loads(&out, t));
+    assert_true(in_loads(&out, c));
+    assert_false(in_loads(&out, g)); /* a leaf: nothing to load below it */
+    rv_world_destroy(w);
+}
+
 static void test_frustum_culled_regions_are_not_refined(void **state)
 {
     (void)state;
@@ -954,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_eye_inside_region_refines),
         cmocka_unit_test(test_a_regions_children_are_its_nearest_region_descendants),
         cmocka_unit_test(test_non_resident_region_is_never_drawn_and_passes_through),
+        cmocka_unit_test(test_a_missing_region_is_asked_for_by_the_region_above),
         cmocka_unit_test(test_frustum_culled_regions_are_not_refined),
         cmocka_unit_test(test_load_list_orders_by_error_then_distance),
         cmocka_unit_test(test_cut_change_crossfades_parent_and_children),

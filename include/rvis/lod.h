@@ -249,6 +249,11 @@ typedef struct rv_hlod_draw {
 } rv_hlod_draw;
 
 /* A region that wants to refine but has a child that is not resident: load its children.
+ * Also one that cannot be drawn (not resident; in rv_frame, resident without geometry of
+ * its own) with a child not resident, when it is resident or no region above it in the
+ * walk asks for it; else the region above lists its own children, this one among them,
+ * and once loaded it is drawn as itself (so a fresh world is loaded from the top, one
+ * level a request, as deep as the errors need).
  * distance: world units from the eye to its bounds' surface (0 inside). */
 typedef struct rv_hlod_load {
     rv_node region;
@@ -277,7 +282,8 @@ typedef struct rv_hlod_result {
  * into its children while its screen-space error exceeds max_screen_space_error AND every
  * child is resident; otherwise it draws itself — never a hole while children load — and,
  * when it wanted to refine, it is listed in loads. A non-resident region is never drawn:
- * the walk passes through it to whatever below is resident. When the cut changes, parent
+ * the walk passes through it to whatever below is resident (which regions it lists in
+ * loads: rv_hlod_load). When the cut changes, parent
  * and children crossfade over crossfade_ms (linear; a reversal continues from the current
  * weights; as with LOD, a change made in a call lists the incoming regions with weight 0
  * and dt_ms of the next calls moves them); a child turning non-resident ends its parent's

@@ -734,6 +734,8 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     uint32_t r = NONE;
     if (root.id != 0)
         RVI_TRY(rvi_node_index(s, root, &r));
+    if (frustum->plane_mask & ~RVI_FRUSTUM_ALL_PLANES)
+        return RV_ERR_INVALID_ARG; /* as rv_cull_spheres: no such plane */
     if (!rvi_frustum_planes_finite(frustum))
         return RV_ERR_NOT_FINITE;
     /* A root under a hidden node: its whole subtree is hidden, nothing is handed out. */

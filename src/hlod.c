@@ -411,6 +411,8 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, view, dt_ms, &pass));
     pass.root = root_index;
+    if (frustum && (frustum->plane_mask & ~RVI_FRUSTUM_ALL_PLANES))
+        return RV_ERR_INVALID_ARG; /* as rv_cull_spheres: no such plane */
     if (frustum && !rvi_frustum_planes_finite(frustum))
         return RV_ERR_NOT_FINITE;
 
@@ -456,12 +458,16 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rv_hlod_result result;
     memset(&result, 0, sizeof result);
     hlod_walk_entry top = { root_index, frustum ? frustum->plane_mask : 0u, 1.0f };
-    RVI_VEC_AT(st->stack, hlod_walk_entry, st->stack.count++) = top;
+    bool under_hidden = false; /* a root under a hidden node: its whole subtree is hidden */
+    for (uint32_t a = sc->parent[root_index]; a != RVI_INDEX_NONE && !under_hidden; a = sc->parent[a])
+        under_hidden = (sc->flags[a] & RVI_NODE_HIDDEN) != 0;
+    if (!under_hidden)
+        RVI_VEC_AT(st->stack, hlod_walk_entry, st->stack.count++) = top;
     while (st->stack.count) {
         hlod_walk_entry e = RVI_VEC_AT(st->stack, hlod_walk_entry, --st->stack.count);
         const float *sphere = sc->world_sphere[e.node_index];
-        if (sphere[3] < 0.0f)
-            continue; /* nothing with geometry below */
+        if (sphere[3] < 0.0f || (sc->flags[e.node_index] & RVI_NODE_HIDDEN))
+            continue; /* nothing with geometry below, or hidden with all below it */
         bool culled = false;
         if (frustum && e.plane_mask)
             culled = rv_frustum_classify_sphere_masked(frustum, sphere, sphere[3], &e.plane_mask) == RV_OUTSIDE;

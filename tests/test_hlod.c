@@ -335,6 +335,39 @@ static void test_a_missing_region_is_asked_for_by_the_region_above(void **state)
     rv_world_destroy(w);
 }
 
+/* A hidden node (RV_NODE_FLAG_HIDDEN) is drawn in no view, nor is anything under it: the
+ * HLOD cut skips it with its subtree, neither drawn nor loaded, as rv_frame does. */
+static void test_hidden_regions_are_neither_drawn_nor_loaded(void **state)
+{
+    (void)state;
+    rv_lod_desc nofade = { .crossfade_ms = -1 };
+    family f = make_family(&nofade);
+    rv_hlod_result out;
+    rv_lod_view near = view_at(0, 0, -50);
+    assert_int_equal(rv_node_set_flags(f.w, f.b, RV_NODE_FLAG_HIDDEN), RV_OK);
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &near, NULL, 0, &out), RV_OK);
+    assert_true(find_draw(&out, f.a) != NULL);
+    assert_true(find_draw(&out, f.b) == NULL);
+    /* Hidden and missing below a region that wants to refine, it is not listed either. */
+    assert_int_equal(rv_node_set_hlod_resident(f.w, f.b, false), RV_OK);
+    rv_node g = make_region(f.w, f.b, 10, 0, -100, 4, 0.1f, false);
+    assert_int_equal(rv_update_world(f.w), RV_OK);
+    rv_lod_view inside_b = view_at(10, 0, -100);
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &inside_b, NULL, 0, &out), RV_OK);
+    assert_false(in_loads(&out, f.b));
+    assert_true(find_draw(&out, g) == NULL);
+    /* The parent hidden: nothing at all, from it or from a root under it. */
+    assert_int_equal(rv_node_set_flags(f.w, f.b, 0), RV_OK);
+    assert_int_equal(rv_node_set_flags(f.w, f.parent, RV_NODE_FLAG_HIDDEN), RV_OK);
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &near, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.draw_count, 0);
+    assert_int_equal(out.load_count, 0);
+    assert_int_equal(rv_hlod_select(f.w, f.a, &near, NULL, 0, &out), RV_OK);
+    assert_int_equal(out.draw_count, 0);
+    assert_int_equal(out.load_count, 0);
+    rv_world_destroy(f.w);
+}
+
 static void test_frustum_culled_regions_are_not_refined(void **state)
 {
     (void)state;
@@ -993,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_a_regions_children_are_its_nearest_region_descendants),
         cmocka_unit_test(test_non_resident_region_is_never_drawn_and_passes_through),
         cmocka_unit_test(test_a_missing_region_is_asked_for_by_the_region_above),
+        cmocka_unit_test(test_hidden_regions_are_neither_drawn_nor_loaded),
         cmocka_unit_test(test_frustum_culled_regions_are_not_refined),
         cmocka_unit_test(test_load_list_orders_by_error_then_distance),
         cmocka_unit_test(test_cut_change_crossfades_parent_and_children),

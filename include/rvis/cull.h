@@ -47,8 +47,9 @@ typedef bool (*rv_visit_fn)(rv_node node, const float world_matrix[16], void *us
  * counts: optional (NULL), filled on return, also when the callback stopped the walk.
  * Returns RV_OK whether or not the callback stopped the walk.
  * Errors: RV_ERR_INVALID_ARG (world, frustum or callback NULL), RV_ERR_STALE_HANDLE (root),
- * RV_ERR_BAD_STATE (called from inside a visit callback), RV_ERR_NOT_FINITE (a plane in
- * frustum->plane_mask holds a NaN or an infinity); nothing is visited. */
+ * RV_ERR_BAD_STATE (called from inside a visit callback), RV_ERR_INVALID_ARG
+ * (frustum->plane_mask has bits above bit 5, as rv_cull_spheres refuses), RV_ERR_NOT_FINITE
+ * (a plane in frustum->plane_mask holds a NaN or an infinity); nothing is visited. */
 RV_API rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                                   rv_visit_fn callback, void *user, rv_cull_counts *counts);
 
@@ -72,7 +73,8 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * children: count distinct handles, each a direct child of parent; NULL selects every
  * current child of parent (count is then ignored). Groups are identity nodes without
  * geometry, so no child's world matrix changes; the children keep their relative order
- * within a group. leaf_size: 0 = default 32; otherwise >= 2. Nothing happens when there are
+ * within a group, and the new groups come after the parent's other children (walks and
+ * visits then reach the grouped ones last). leaf_size: 0 = default 32; otherwise >= 2. Nothing happens when there are
  * at most leaf_size children. *out_groups (optional) receives the number of groups created.
  * Call rv_update_world before: the split reads the children's world spheres as of the last
  * update. The groups' world spheres are computed by the call itself, so the result culls

@@ -24,7 +24,10 @@ typedef struct rv_frustum {
     float planes[6][4];
     uint32_t plane_mask;
     bool orthographic; /* recognised from the matrix (w row = 0 0 0 1) */
-    bool infinite_far; /* recognised from the matrix; the far plane is dropped */
+    bool infinite_far; /* recognised from the matrix; the far plane is dropped. A finite
+                          far plane beyond about 10^6 times the near distance cannot be
+                          told from infinite in float and is dropped too (nothing beyond it
+                          is culled) */
 } rv_frustum;
 
 

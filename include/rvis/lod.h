@@ -276,7 +276,9 @@ typedef struct rv_hlod_result {
 
 /* Selects the HLOD cut under root (any live node, not RV_NODE_NONE: a world's roots are
  * walked one call each; regions below it are found through plain nodes) for one view, advancing crossfades by dt_ms (milliseconds since the previous call
- * for this part of the tree, >= 0). Walks from root: a subtree whose world bounds frustum
+ * for this part of the tree, >= 0). The regions' fades are the world's own: rv_frame
+ * advances them too (by its views' time_ms), so a tree is driven by one or the other;
+ * calling both in a frame makes its fades run faster. Walks from root: a subtree whose world bounds frustum
  * rejects is skipped (frustum NULL: no culling), and a culled region is neither drawn nor
  * refined (it restarts unrefined when it comes back). A visible resident region refines
  * into its children while its screen-space error exceeds max_screen_space_error AND every
@@ -292,8 +294,8 @@ typedef struct rv_hlod_result {
  * (storage grows to the world's node and region counts once).
  * Errors (state unchanged; in this order): RV_ERR_INVALID_ARG (world or out NULL),
  * RV_ERR_STALE_HANDLE (root, RV_NODE_NONE included), RV_ERR_INVALID_ARG (bad view,
- * dt_ms < 0), RV_ERR_NOT_FINITE (a NaN/Inf in view or dt_ms, or in a plane of frustum's
- * plane_mask), RV_ERR_OUT_OF_MEMORY. */
+ * dt_ms < 0; frustum's plane_mask with bits above bit 5), RV_ERR_NOT_FINITE (a NaN/Inf in
+ * view or dt_ms, or in a plane of frustum's plane_mask), RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
                                 const rv_frustum *frustum, float dt_ms, rv_hlod_result *out);
 

@@ -46,8 +46,10 @@ typedef struct rv_scene_stats {
 RV_API rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out);
 
 /* Destroys node and its whole subtree; every handle into it goes stale. O(subtree size),
- * iterative: any depth works. Never allocates. The parent's bounds shrink at the next
- * update. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE. */
+ * iterative: any depth works. Never allocates. The parent's world sphere still encloses
+ * the gone subtree until rv_update_world recomputes it exactly: once it has seen as many
+ * child changes as it has children, or when its own bounds are set (docs/scene.md, "Grow
+ * at once, shrink lazily"); never smaller than its contents. Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE. */
 RV_API rv_result rv_node_destroy_subtree(rv_world *world, rv_node node);
 
 /* Destroys node only; its children become roots (appended to the root list in their
@@ -166,8 +168,9 @@ RV_API rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float c
 enum {
     RV_NODE_FLAG_HIDDEN = 1u << 0,      /* not drawn, nor is anything under it, in every view
                                            (rv_frame, rv_cull_view, rv_visit_visible,
-                                           rv_collect_visible); an occluder on it or under
-                                           it hides nothing */
+                                           rv_collect_visible, rv_hlod_select: neither drawn
+                                           nor loaded); an occluder on it or under it hides
+                                           nothing */
     RV_NODE_FLAG_TRANSLUCENT = 1u << 1  /* listed with the frame's translucent items (far to
                                            near) instead of the opaque ones */
 };

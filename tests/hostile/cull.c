@@ -83,12 +83,12 @@ void hostile_rv_visit_visible(rvh_ctx *cx)
             RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
             RVH_CHECK(cx, log.calls == expected);
         }
-    /* Mask bits above the six planes are ignored. */
+    /* Mask bits above the six planes name no plane: refused, as rv_cull_spheres does. */
     bad = f;
     bad.plane_mask = UINT32_MAX;
     log.calls = 0;
-    RVH_ACCEPT(cx, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
-    RVH_CHECK(cx, log.calls == expected);
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_visit_visible(cx->a, RV_NODE_NONE, &bad, count_visit, &log, NULL));
+    RVH_CHECK(cx, log.calls == 0);
 }
 
 void hostile_rv_collect_visible(rvh_ctx *cx)
@@ -106,6 +106,9 @@ void hostile_rv_collect_visible(rvh_ctx *cx)
     rv_frustum bad = f;
     bad.planes[2][1] = NAN;
     RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_collect_visible(cx->a, RV_NODE_NONE, &bad, out, 8, &count, NULL));
+    bad = f;
+    bad.plane_mask |= 1u << 6;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_collect_visible(cx->a, RV_NODE_NONE, &bad, out, 8, &count, NULL));
     RVH_CHECK(cx, rvh_is_poisoned(out, sizeof out) && count == 0xA5A5A5A5u);
     /* Too small an array: the first entries, the full count, RV_ERR_CAPACITY. */
     RVH_CHECK(cx, rv_collect_visible(cx->a, RV_NODE_NONE, &f, out, 1, &count, NULL) == RV_ERR_CAPACITY);

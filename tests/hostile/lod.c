@@ -515,5 +515,8 @@ void hostile_rv_hlod_select(rvh_ctx *cx)
     bad = f;
     bad.planes[0][0] = INFINITY;
     RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_hlod_select(cx->a, cx->na.root, &v, &bad, 16.0f, &res));
+    bad = f;
+    bad.plane_mask = UINT32_MAX; /* bits that name no plane */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_hlod_select(cx->a, cx->na.root, &v, &bad, 16.0f, &res));
     RVH_CHECK(cx, rvh_is_poisoned(&res, sizeof res));
 }

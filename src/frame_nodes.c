@@ -267,7 +267,7 @@ static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition 
     }
     if (sc->flags[node] & RVI_NODE_HAS_LOD) {
         uint32_t level, count;
-        if (rvi_lod_level_of(world, node, &f->cam.lod_view, &level, &count) == RV_OK && level >= count)
+        if (rvi_lod_level_of(world, node, &f->cam.lod_view, false, &level, &count) == RV_OK && level >= count)
             return RV_OK;
     }
     *out = true;

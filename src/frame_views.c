@@ -107,9 +107,7 @@ static bool extra_draw(extra_walk *x, uint32_t i)
     uint32_t level = 0;
     if (sc->flags[i] & RVI_NODE_HAS_LOD) {
         uint32_t count;
-        rv_result r = x->cam->lod_from_camera
-                          ? rvi_lod_level_held(x->world, i, &x->cam->lod_view, &level, &count)
-                          : rvi_lod_level_of(x->world, i, &x->cam->lod_view, &level, &count);
+        rv_result r = rvi_lod_level_of(x->world, i, &x->cam->lod_view, x->cam->lod_from_camera, &level, &count);
         if (r != RV_OK) {
             x->error = r;
             return false;

@@ -634,8 +634,8 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
     return RV_OK;
 }
 
-rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
-                           uint32_t *out_count)
+rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, bool held,
+                           uint32_t *out_level, uint32_t *out_count)
 {
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
     const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
@@ -645,32 +645,15 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     const float *sphere = world->scene.world_sphere[node_index];
     if (sphere[3] < 0.0f)
         return RV_ERR_BAD_STATE;
-    double angle = rvi_lod_biased_angle(sphere, sphere[3], view, &st->config);
-    uint32_t level = rvi_lod_level_for_angle(angle, &rec->ladder, 1.0);
-    *out_level = rvi_lod_clamp_finest(level, st->config.finest_level, rec->ladder.count);
-    *out_count = rec->ladder.count;
-    return RV_OK;
-}
-
-rv_result rvi_lod_level_held(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
-                             uint32_t *out_count)
-{
-    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
-    if (!rec)
-        return RV_ERR_NOT_FOUND;
-    RVI_TRY(rvi_lod_check_view(view));
-    const float *sphere = world->scene.world_sphere[node_index];
-    if (sphere[3] < 0.0f)
-        return RV_ERR_BAD_STATE;
+    /* candidates_for's plain level is rvi_lod_level_for_angle's at factor 1, clamped. */
     lod_candidates c = candidates_for(rvi_lod_biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder,
                                       &st->config);
     /* A selector's level lies in 0 .. count (the ladder's "nothing" included); held while
      * this view's hysteresis would keep it there, as a selector does. */
     const rv_lod_selector *sel = &rec->selector;
-    bool held = (sel->flags & SELECTOR_STARTED) && sel->level <= rec->ladder.count && c.finer >= sel->level &&
-                c.coarser <= sel->level;
-    *out_level = held ? sel->level : c.plain;
+    bool hold = held && (sel->flags & SELECTOR_STARTED) && sel->level <= rec->ladder.count &&
+                c.finer >= sel->level && c.coarser <= sel->level;
+    *out_level = hold ? sel->level : c.plain;
     *out_count = rec->ladder.count;
     return RV_OK;
 }

@@ -105,16 +105,12 @@ rv_result rvi_lod_select_node(rv_world *world, uint32_t node_index, const rv_lod
                               uint32_t *out_count, double *fade_end_ms, bool snap);
 void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms);
 /* rv_lod_for_node for a live slot index and its own ladder: the level without hysteresis
- * or state, and the ladder's count. RV_ERR_NOT_FOUND (no ladder), RV_ERR_BAD_STATE (no
- * geometry), errors of the view. */
-rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
-                           uint32_t *out_count);
-/* rvi_lod_level_of's level, or, when the view's hysteresis allows it (the level lies
- * between the candidates a selector would move to: see lod.c), the level the node's
- * selector holds from its latest selection. Reads the record only (extra views). Errors as
- * rvi_lod_level_of. */
-rv_result rvi_lod_level_held(const rv_world *world, uint32_t node_index, const rv_lod_view *view, uint32_t *out_level,
-                             uint32_t *out_count);
+ * or state, and the ladder's count; with held, the level the node's selector holds from its
+ * latest selection instead, where the view's hysteresis allows it (it lies between the
+ * candidates a selector would move to). Reads the record only. RV_ERR_NOT_FOUND (no
+ * ladder), RV_ERR_BAD_STATE (no geometry), errors of the view. */
+rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, bool held,
+                           uint32_t *out_level, uint32_t *out_count);
 /* Per slot (*out_count of them; NULL before any ladder): 0, or, while the node's selector
  * rests at "nothing" (started, no fade), a k in (0, 1] such that a perspective view where
  * the node's world sphere has r^2 < d^2 k (d: distance of its centre from the eye) would

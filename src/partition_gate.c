@@ -370,6 +370,22 @@ static bool decide_group(rv_world *world, rvi_partition *p, rvi_partition_group 
     return true;
 }
 
+/* Decides the groups still marked todo that the first pass left waiting (waiting of them),
+ * pass after pass, the outermost first (as many passes as groups are nested deep). */
+static void decide_waiting(rv_world *world, rvi_partition *p, const rv_frustum *f, uint32_t waiting)
+{
+    rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
+    while (waiting) {
+        uint32_t decided = 0;
+        for (uint32_t i = 0; i < p->groups.count; i++)
+            if (groups[i].todo)
+                decided += decide_group(world, p, &groups[i], f, false);
+        if (!decided)
+            break; /* unreachable in a tree: the outermost waiting group is always ready */
+        waiting -= decided;
+    }
+}
+
 /* The gate's own walk: gates each group still to decide that is visible, hides the others.
  * At begin that is every group; at the end (retest) the groups not decided this frame and
  * those this test hid that are not still out (the end's frustum or their spheres may differ
@@ -401,15 +417,7 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
         if (g->todo && !decide_group(world, p, g, f, true))
             waiting++;
     }
-    while (waiting) {
-        uint32_t decided = 0;
-        for (uint32_t i = 0; i < p->groups.count; i++)
-            if (groups[i].todo)
-                decided += decide_group(world, p, &groups[i], f, false);
-        if (!decided)
-            break; /* unreachable in a tree: the outermost waiting group is always ready */
-        waiting -= decided;
-    }
+    decide_waiting(world, p, f, waiting);
 }
 
 void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *p, const rv_frustum *f)
@@ -425,15 +433,7 @@ void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *p, const rv_fru
         if (g->todo && !decide_group(world, p, g, f, true))
             waiting++;
     }
-    while (waiting) {
-        uint32_t decided = 0;
-        for (uint32_t i = 0; i < p->groups.count; i++)
-            if (groups[i].todo)
-                decided += decide_group(world, p, &groups[i], f, false);
-        if (!decided)
-            break; /* unreachable in a tree, as in gate_groups */
-        waiting -= decided;
-    }
+    decide_waiting(world, p, f, waiting);
 }
 
 rv_result rvi_partition_check_begin(const rvi_partition *p)

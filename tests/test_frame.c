@@ -1008,34 +1008,50 @@ static void test_a_scaled_view_matrix_is_the_same_camera(void **state)
     }
 }
 
+/* The lod_camera tests' world: SHADOW_CASTERS objects of radius 0.5 scattered ahead of
+ * eye0, each with the ladder {0.1, 0.02} (*ladder). */
+enum { SHADOW_CASTERS = 48 };
+
+static rv_world *caster_field(uint64_t seed, rv_node nodes[SHADOW_CASTERS], rv_lod_ladder *ladder)
+{
+    rv_world *w = rvt_world_occlusion(0);
+    float thresholds[2] = { 0.1f, 0.02f };
+    assert_int_equal(rv_lod_ladder_make(thresholds, 2, ladder), RV_OK);
+    for (int i = 0; i < SHADOW_CASTERS; i++) {
+        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -20, 20), 1, rvt_uniform(&seed, -120, -2), 0.5f);
+        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], ladder), RV_OK);
+    }
+    return w;
+}
+
+/* The sun straight above, an orthographic box 400 m across over the whole field. */
+static const float sun_view[16] = { 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 60, 0, 1 };
+static const float sun_projection[16] = { 0.005f, 0, 0, 0, 0, 0.005f, 0, 0, 0, 0, -0.02f, 0, 0, 0, -1, 1 };
+
+static rv_view sun_at(double time_ms)
+{
+    rv_view sun = { 0 };
+    sun.view = sun_view;
+    sun.projection = sun_projection;
+    sun.viewport_width = sun.viewport_height = 2048;
+    sun.time_ms = time_ms;
+    return sun;
+}
+
 /* rv_view.lod_camera: a shadow view (orthographic, from above) chooses each caster's level
  * as the main camera sees it, not as the light does. */
 static void test_a_shadow_view_takes_its_levels_from_the_main_camera(void **state)
 {
     (void)state;
-    rv_world *w = rvt_world_occlusion(0);
-    rv_lod_ladder ladder;
-    float thresholds[2] = { 0.1f, 0.02f };
-    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
-    enum { N = 48 };
+    enum { N = SHADOW_CASTERS };
     rv_node nodes[N];
-    uint64_t seed = 5;
-    for (int i = 0; i < N; i++) {
-        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -20, 20), 1, rvt_uniform(&seed, -120, -2), 0.5f);
-        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
-    }
+    rv_lod_ladder ladder;
+    rv_world *w = caster_field(5, nodes, &ladder);
     rvt_camera c;
     rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
     rv_frame_view main_view;
     assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
-    /* The sun straight above, an orthographic box 400 m across over the whole field. */
-    const float sun_view[16] = { 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 60, 0, 1 };
-    const float sun_projection[16] = { 0.005f, 0, 0, 0, 0, 0.005f, 0, 0, 0, 0, -0.02f, 0, 0, 0, -1, 1 };
-    rv_view sun = { 0 };
-    sun.view = sun_view;
-    sun.projection = sun_projection;
-    sun.viewport_width = sun.viewport_height = 2048;
-    sun.time_ms = c.v.time_ms;
+    rv_view sun = sun_at(c.v.time_ms);
     rv_view_list *list;
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);
     rv_frame_view own, shadow;
@@ -1075,19 +1091,10 @@ static void test_a_shadow_view_takes_its_levels_from_the_main_camera(void **stat
 static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state)
 {
     (void)state;
-    rv_world *w = rvt_world_occlusion(0);
-    rv_lod_ladder ladder;
-    float thresholds[2] = { 0.1f, 0.02f };
-    assert_int_equal(rv_lod_ladder_make(thresholds, 2, &ladder), RV_OK);
-    enum { N = 48 };
+    enum { N = SHADOW_CASTERS };
     rv_node nodes[N];
-    uint64_t seed = 9;
-    for (int i = 0; i < N; i++) {
-        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -20, 20), 1, rvt_uniform(&seed, -120, -2), 0.5f);
-        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
-    }
-    const float sun_view[16] = { 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 60, 0, 1 };
-    const float sun_projection[16] = { 0.005f, 0, 0, 0, 0, 0.005f, 0, 0, 0, 0, -0.02f, 0, 0, 0, -1, 1 };
+    rv_lod_ladder ladder;
+    rv_world *w = caster_field(9, nodes, &ladder);
     rv_view_list *list;
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);
     /* Frame f's main level (listed whole, -1 if not) and shadow level (-1 if not cast), to
@@ -1103,11 +1110,7 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
         rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
         rv_frame_view main_view, shadow;
         assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
-        rv_view sun = { 0 };
-        sun.view = sun_view;
-        sun.projection = sun_projection;
-        sun.viewport_width = sun.viewport_height = 2048;
-        sun.time_ms = c.v.time_ms;
+        rv_view sun = sun_at(c.v.time_ms);
         sun.lod_camera = &c.v;
         assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
         for (int i = 0; i < N; i++) {

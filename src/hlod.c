@@ -252,13 +252,19 @@ rv_result rv_hlod_children(const rv_world *world, rv_node region, rv_node *out_c
     return n > capacity ? RV_ERR_CAPACITY : RV_OK;
 }
 
+/* How many plain nodes region_above climbs through before it answers false. */
+#define ABOVE_CLIMB 64u
+
 /* True when a region above node, within the walk (up to and including its top), lists
- * its children whenever one of them is not resident: it asks for node itself. */
+ * its children whenever one of them is not resident: it asks for node itself. A region
+ * more than ABOVE_CLIMB nodes above counts as none (node then asks for its children
+ * itself, as before it could be asked for), so the climb costs O(1). */
 static bool region_above(const rvi_scene *sc, const rvi_hlod_pass *pass, uint32_t node)
 {
     if (node == pass->root)
         return false;
-    for (uint32_t a = sc->parent[node]; a != RVI_INDEX_NONE; a = sc->parent[a]) {
+    uint32_t steps = 0;
+    for (uint32_t a = sc->parent[node]; a != RVI_INDEX_NONE && steps < ABOVE_CLIMB; a = sc->parent[a], steps++) {
         if (sc->flags[a] & RVI_NODE_HAS_HLOD)
             return true;
         if (a == pass->root)
@@ -326,11 +332,12 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
         refining = children.any || pass_through;
         s = refining ? 0.0f : 1.0f;
         /* With a child missing, something must be loaded for its place: its children when
-         * it wants to refine, or is resident (without geometry: only they can stand there),
-         * or nothing above can ask for it; else itself, which the region above asks for
-         * (it lists its own children: this one is missing). Loaded, it is drawn as itself. */
+         * it wants to refine, or is or would be resident without geometry of its own (only
+         * they can stand there), or nothing above can ask for it; else itself, which the
+         * region above asks for (it lists its own children: this one is missing), and
+         * which, loaded, is drawn as itself. */
         d.wants_load = children.any && !children.resident &&
-                       (want_refine || region->resident || !region_above(&world->scene, pass, node_index));
+                       (want_refine || region->resident || !own || !region_above(&world->scene, pass, node_index));
     } else if (!children.any || !children.resident) {
         /* Never a hole: with a child missing the region is drawn fully, at once. */
         refining = false;

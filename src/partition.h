@@ -66,9 +66,10 @@ rv_result rvi_partition_hide_group(rv_world *world, rvi_partition *gate, uint32_
 bool rvi_partition_part_hidden(const rv_world *world, const rvi_partition *gate, uint32_t node_index);
 
 /* For a walk that skips subtrees with nothing placed in them (rv_frame's), before the end:
- * gates the groups it left whose world sphere is empty, as the gate's own walk does (such
- * a sphere cannot be culled, and parts with empty bounds count as visible); one nested in
- * a part follows that part's decision. Never allocates. */
+ * gates the groups it left whose world sphere is empty and that are not hidden (at or
+ * below an RVI_NODE_HIDDEN node), as the gate's own walk does (such a sphere cannot be
+ * culled, and parts with empty bounds count as visible); one nested in a part follows that
+ * part's decision. Never allocates. */
 void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *gate, const rv_frustum *frustum);
 
 /* Ends the frame at now_ms. regate: re-gate the groups revealed since begin against this

@@ -1393,6 +1393,47 @@ static void test_hlod_region_without_own_geometry_draws_its_children(void **stat
  * plain nodes only, passes all of them through (it used to draw nothing and stop the walk,
  * recording its children replaced). And one whose bounds the host clears stops standing
  * in for its subtree from that frame on. */
+/* A world where nothing is resident yet, seen from far (no region wants to refine): T over
+ * R (no geometry of its own: loaded, it can only pass through) over C. The frame asks for
+ * T's children and, since R cannot stand for its own place once loaded, for R's too: with
+ * the host loading what is asked, C is drawn on the next frame, with nothing left to ask. */
+static void test_hlod_a_region_without_geometry_asks_for_its_children_at_once(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    const float origin[3] = { 0, 0, 0 };
+    rv_node t, r, c;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &t), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, t, origin, 10), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, t, 1.0f), RV_OK);
+    assert_int_equal(rv_node_create(w, t, &r), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, r, 0.5f), RV_OK);
+    assert_int_equal(rv_node_create(w, r, &c), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, c, origin, 10), RV_OK);
+    assert_int_equal(rv_node_set_hlod_region(w, c, 0.25f), RV_OK);
+    rvt_set_position(w, t, 0, 1.7f, -1000);
+    rvt_camera cam;
+    float target[3] = { 0, 1.7f, -1000 };
+    rvt_camera_make(&cam, eye0, target, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 0);
+    assert_int_equal(v.hlod_load_request_count, 2);
+    bool asked_t = false, asked_r = false;
+    for (uint32_t k = 0; k < v.hlod_load_request_count; k++) {
+        asked_t |= rv_node_equal(v.hlod_load_requests[k], t);
+        asked_r |= rv_node_equal(v.hlod_load_requests[k], r);
+    }
+    assert_true(asked_t && asked_r);
+    assert_int_equal(rv_node_set_hlod_resident(w, r, true), RV_OK); /* T's children */
+    assert_int_equal(rv_node_set_hlod_resident(w, c, true), RV_OK); /* R's children */
+    cam.v.time_ms += 16;
+    assert_int_equal(rv_frame(w, &cam.v, &v), RV_OK);
+    assert_non_null(item_of(&v, c));
+    assert_int_equal(v.hlod_load_request_count, 0);
+    rv_world_destroy(w);
+}
+
 static void test_hlod_leaf_region_without_own_geometry_draws_its_plain_children(void **state)
 {
     (void)state;
@@ -4431,6 +4472,7 @@ int main(void)
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
+        cmocka_unit_test(test_hlod_a_region_without_geometry_asks_for_its_children_at_once),
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),

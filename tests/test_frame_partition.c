@@ -296,6 +296,41 @@ static uint32_t random_partitions(rv_world *w, uint64_t seed, rv_node parts[MAX_
     return n;
 }
 
+/* A hidden node (RV_NODE_FLAG_HIDDEN) prunes its subtree from the frame's walk: a group
+ * with nothing placed below it stays culled there, as its placed neighbours do, and its
+ * deferred part asks for nothing. */
+static void test_an_unplaced_group_under_a_hidden_node_stays_culled(void **state)
+{
+    (void)state;
+    rv_world *w = NULL;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node parent = node_at(w, RV_NODE_NONE, 0, 0, -10);
+    rv_node placed_group = node_at(w, parent, -2, 0, 0), empty_group = node_at(w, parent, 2, 0, 0);
+    assert_int_equal(rv_partition_make_group(w, placed_group), RV_OK);
+    assert_int_equal(rv_partition_make_group(w, empty_group), RV_OK);
+    rv_node placed = node_at(w, placed_group, 0, 0, 0), unplaced = node_at(w, empty_group, 0, 0, 0);
+    bounds(w, placed, 1);
+    uint64_t a = 1, b = 2;
+    assert_int_equal(rv_partition_set_part(w, placed, &a, 1, true), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, unplaced, &b, 1, true), RV_OK);
+    camera c;
+    camera_make(&c);
+    rv_frame_view v;
+    for (int hidden = 1; hidden >= 0; hidden--) {
+        assert_int_equal(rv_node_set_flags(w, parent, hidden ? RV_NODE_FLAG_HIDDEN : 0), RV_OK);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        c.v.time_ms += 16;
+        rv_partition_part_info pi, ui;
+        assert_int_equal(rv_partition_part_get_info(w, placed, &pi), RV_OK);
+        assert_int_equal(rv_partition_part_get_info(w, unplaced, &ui), RV_OK);
+        assert_int_equal(pi.frustum_visible, !hidden);
+        assert_int_equal(ui.frustum_visible, !hidden);
+        assert_int_equal(ui.activation_requests, hidden ? 0 : 1);
+        assert_int_equal(v.resync_request_count, hidden ? 0 : 2);
+    }
+    rv_world_destroy(w);
+}
+
 /* rv_frame gates the partitions inside its walk; rv_partition_begin_frame and
  * rv_partition_end_frame walk the groups themselves, by the frustum alone (the reference:
  * what the guide says the frame's walk does). Random nested scenes, a camera that turns, a
@@ -372,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_abort_keeps_partition_requests_for_the_next_frame),
         cmocka_unit_test(test_request_kept_by_an_abort_drops_when_the_part_leaves),
         cmocka_unit_test(test_frame_gates_as_the_gate_s_own_walk_in_random_scenes),
+        cmocka_unit_test(test_an_unplaced_group_under_a_hidden_node_stays_culled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

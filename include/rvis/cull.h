@@ -59,8 +59,9 @@ RV_API rv_result rv_visit_visible(rv_world *world, rv_node root, const rv_frustu
  * (grow the array to *out_count and call again). out_nodes may be NULL when capacity is 0
  * (a count-only walk: *out_count is set, and the call returns RV_ERR_CAPACITY when
  * anything is visible, as for any array too small). Errors: RV_ERR_INVALID_ARG (world, frustum or out_count NULL, or
- * out_nodes NULL with capacity > 0), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE, RV_ERR_NOT_FINITE
- * (nothing written), RV_ERR_CAPACITY. */
+ * out_nodes NULL with capacity > 0), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE,
+ * RV_ERR_INVALID_ARG (plane_mask bits above bit 5), RV_ERR_NOT_FINITE (nothing written),
+ * RV_ERR_CAPACITY. */
 RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frustum *frustum,
                                     rv_node *out_nodes, uint32_t capacity, uint32_t *out_count,
                                     rv_cull_counts *counts);

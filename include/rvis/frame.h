@@ -464,7 +464,8 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
  * the next frame's time_ms may not be earlier: RV_ERR_ORDER), the partition gate's frame
  * closed (its parts' decisions stand; the resyncs and activations they call for are not
  * flushed: request_reprocess is not called and they wait, as for a busy host, to be listed
- * by the next frame that ends, unless the part leaves the view first); so does what an
+ * by the next frame that ends, unless the part leaves the view first: an on-demand loop
+ * should run that frame, the abort gives it no tick demand); so does what an
  * aborted cull noted about its subtrees' occlusion tests
  * (rv_world_desc.group_retest_frames: a test it made counts as made, so the next frame's
  * counts may differ from a frame that never aborted; a skipped test never hides anything),

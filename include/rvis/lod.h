@@ -250,10 +250,11 @@ typedef struct rv_hlod_draw {
 
 /* A region that wants to refine but has a child that is not resident: load its children.
  * Also one that cannot be drawn (not resident; in rv_frame, resident without geometry of
- * its own) with a child not resident, when it is resident or no region above it in the
- * walk asks for it; else the region above lists its own children, this one among them,
- * and once loaded it is drawn as itself (so a fresh world is loaded from the top, one
- * level a request, as deep as the errors need).
+ * its own) with a child not resident, when it is resident, or in rv_frame has no
+ * geometry of its own (bounds) even before it loads, or no region above it in the walk
+ * (within 64 nodes up) asks for it; else the region above lists its own children, this
+ * one among them, and once loaded it is drawn as itself (so a world where nothing is
+ * resident yet is loaded from the top, as deep as the errors need, not whole).
  * distance: world units from the eye to its bounds' surface (0 inside). */
 typedef struct rv_hlod_load {
     rv_node region;
@@ -293,9 +294,10 @@ typedef struct rv_hlod_result {
  * Reads world bounds as of the last rv_update_world. Steady calls allocate nothing
  * (storage grows to the world's node and region counts once).
  * Errors (state unchanged; in this order): RV_ERR_INVALID_ARG (world or out NULL),
- * RV_ERR_STALE_HANDLE (root, RV_NODE_NONE included), RV_ERR_INVALID_ARG (bad view,
- * dt_ms < 0; frustum's plane_mask with bits above bit 5), RV_ERR_NOT_FINITE (a NaN/Inf in
- * view or dt_ms, or in a plane of frustum's plane_mask), RV_ERR_OUT_OF_MEMORY. */
+ * RV_ERR_STALE_HANDLE (root, RV_NODE_NONE included), RV_ERR_NOT_FINITE (a NaN/Inf in view
+ * or dt_ms), RV_ERR_INVALID_ARG (bad view, dt_ms < 0; frustum's plane_mask with bits above
+ * bit 5), RV_ERR_NOT_FINITE (a NaN/Inf in a plane of frustum's plane_mask),
+ * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
                                 const rv_frustum *frustum, float dt_ms, rv_hlod_result *out);
 

@@ -109,7 +109,8 @@ RV_API rv_result rv_partition_make_group(rv_world *world, rv_node node);
  * as visible while its group is in view (a group culled whole, by the sphere of its bounded
  * parts, hides it too; a group with nothing placed below it cannot be culled, so such a part
  * counts as visible unless a hidden part encloses its group, in rv_frame as in the gate's
- * own walk). Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
+ * own walk; rv_frame also leaves it culled under a node flagged RV_NODE_FLAG_HIDDEN, as it
+ * does every group there). Errors: RV_ERR_INVALID_ARG (world NULL, leaves NULL with count > 0),
  * RV_ERR_STALE_HANDLE, RV_ERR_DUPLICATE (a leaf twice, or a leaf of another part),
  * RV_ERR_BAD_STATE (inside request_reprocess), RV_ERR_OUT_OF_MEMORY, the desc's code; on
  * any error the world's state is unchanged (it may keep capacity it reserved before failing,

@@ -1,11 +1,11 @@
-/* Scene-node hierarchy: storage, links, create/destroy/attach, setters and getters
- * (docs/design.md §2). rv_update_world and the bounds math live in scene_update.c. */
+/* Scene-node hierarchy: storage, links, create/destroy/attach, bounds, flags and keys, the
+ * getters (docs/design.md §2). The transform setters live in scene_transform.c,
+ * rv_update_world and the bounds math in scene_update.c. */
 #include "scene.h"
 #include "core/prefetch.h"
 #include "world.h"
 #include "core/check.h"
 
-#include <float.h>
 #include <string.h>
 
 #define NONE RVI_INDEX_NONE
@@ -117,9 +117,7 @@ void rvi_scene_fini(rvi_scene *s, rvi_heap *heap)
     s->first_root = NONE;
 }
 
-/* Allocates local_linear at the scene's capacity the first time a node takes a matrix;
- * scene_grow carries it from then on. Nothing changes on failure. */
-static rv_result enable_local_linear(rvi_scene *s, rvi_heap *heap)
+rv_result rvi_scene_enable_local_linear(rvi_scene *s, rvi_heap *heap)
 {
     if (s->local_linear)
         return RV_OK;
@@ -289,20 +287,6 @@ static void free_slot(rv_world *world, uint32_t i)
 
 /* ---- public: lifetime and links ------------------------------------------------------ */
 
-/* Common entry check: world present, handle live, no visit running when structural. */
-static rv_result resolve(const rv_world *world, rv_node node, uint32_t *out)
-{
-    if (!world)
-        return RV_ERR_INVALID_ARG;
-    return rvi_node_index(&world->scene, node, out);
-}
-
-/* A projection-backed node takes its transform and bounds from its projection: the host's
- * setters are refused (the render scene writes them with projection_writes set). */
-static rv_result host_may_move(const rvi_scene *s, uint32_t i)
-{
-    return (s->flags[i] & RVI_NODE_PROJECTION) && !s->projection_writes ? RV_ERR_BAD_STATE : RV_OK;
-}
 
 rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out)
 {
@@ -323,7 +307,7 @@ rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out)
 rv_result rv_node_destroy_subtree(rv_world *world, rv_node node)
 {
     uint32_t r;
-    RVI_TRY(resolve(world, node, &r));
+    RVI_TRY(rvi_world_node(world, node, &r));
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
@@ -353,14 +337,14 @@ rv_result rv_node_destroy_subtree(rv_world *world, rv_node node)
 rv_result rv_node_destroy_reroot(rv_world *world, rv_node node)
 {
     uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
     /* A projection's node under it (an equipped child) would keep its transform relative
      * to the body as a root's: its render scene places it, so the host may not move it. */
     for (uint32_t c = s->first_child[i]; c != NONE; c = s->next_sibling[c])
-        RVI_TRY(host_may_move(s, c));
+        RVI_TRY(rvi_scene_host_may_move(s, c));
     while (s->first_child[i] != NONE)
         rvi_scene_relink(s, NONE, s->first_child[i], false);
     unlink_node(s, i);
@@ -371,12 +355,12 @@ rv_result rv_node_destroy_reroot(rv_world *world, rv_node node)
 rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
 {
     uint32_t p, c;
-    RVI_TRY(resolve(world, parent, &p));
-    RVI_TRY(resolve(world, child, &c));
+    RVI_TRY(rvi_world_node(world, parent, &p));
+    RVI_TRY(rvi_world_node(world, child, &c));
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
-    RVI_TRY(host_may_move(s, c)); /* a projection's node: its render scene places it */
+    RVI_TRY(rvi_scene_host_may_move(s, c)); /* a projection's node: its render scene places it */
     /* Refuse a cycle now: parent must not be child or one of its descendants. */
     for (uint32_t a = p; a != NONE; a = s->parent[a])
         if (a == c)
@@ -390,258 +374,14 @@ rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
 rv_result rv_node_detach(rv_world *world, rv_node node)
 {
     uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
-    RVI_TRY(host_may_move(s, i));
+    RVI_TRY(rvi_scene_host_may_move(s, i));
     if (s->parent[i] == NONE)
         return RV_OK;
     rvi_scene_relink(s, NONE, i, false);
-    return RV_OK;
-}
-
-/* ---- public: transform --------------------------------------------------------------- */
-
-rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3])
-{
-    uint32_t i;
-    if (!position)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    if (!rvi_finite_n(position, 3))
-        return RV_ERR_NOT_FINITE;
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    memcpy(s->position[i], position, 12);
-    rvi_scene_mark(s, i, RVI_NODE_MOVED);
-    return RV_OK;
-}
-
-static void decompose_linear(const float a[9], float q[4], float scale[3]);
-
-/* A setter returns a node holding a matrix to a rotation and scale: the matrix's own, read
- * again from it (the slots may hold what the host wrote through pointers fetched before the
- * node took the matrix, which are ignored while it holds one), before the setter changes
- * its part. */
-static void leave_matrix(rvi_scene *s, uint32_t i)
-{
-    if (!(s->flags[i] & RVI_NODE_LOCAL_MATRIX))
-        return;
-    decompose_linear(s->local_linear[i], s->rotation[i], s->scale[i]);
-    s->flags[i] &= ~(uint32_t)RVI_NODE_LOCAL_MATRIX;
-}
-
-rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
-{
-    uint32_t i;
-    if (!scale)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    if (!rvi_finite_n(scale, 3))
-        return RV_ERR_NOT_FINITE;
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    leave_matrix(s, i);
-    memcpy(s->scale[i], scale, 12);
-    rvi_scene_mark(s, i, RVI_NODE_MOVED);
-    return RV_OK;
-}
-
-/* Normalises q (finite, with a normal component, so n2 > 0) into out, in double precision
- * so tiny quaternions survive. */
-static void normalise_quat(const float q[4], float out[4])
-{
-    double n2 = (double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3];
-    double inv = 1.0 / sqrt(n2);
-    for (int k = 0; k < 4; k++)
-        out[k] = (float)(q[k] * inv);
-}
-
-rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4])
-{
-    uint32_t i;
-    if (!quaternion)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    if (!rvi_finite_n(quaternion, 4))
-        return RV_ERR_NOT_FINITE;
-    if (rvi_negligible_n(quaternion, 4))
-        return RV_ERR_INVALID_ARG;
-    float q[4];
-    normalise_quat(quaternion, q);
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    leave_matrix(s, i);
-    memcpy(s->rotation[i], q, 16);
-    rvi_scene_mark(s, i, RVI_NODE_MOVED);
-    return RV_OK;
-}
-
-rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians)
-{
-    uint32_t i;
-    if (!axis)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    if (!rvi_finite_n(axis, 3) || !isfinite(radians))
-        return RV_ERR_NOT_FINITE;
-    if (rvi_negligible_n(axis, 3))
-        return RV_ERR_INVALID_ARG;
-    double len = sqrt((double)axis[0] * axis[0] + (double)axis[1] * axis[1] + (double)axis[2] * axis[2]); /* > 0 */
-    double half = 0.5 * (double)radians, k = sin(half) / len;
-    float q[4] = { (float)(axis[0] * k), (float)(axis[1] * k), (float)(axis[2] * k), (float)cos(half) };
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    leave_matrix(s, i);
-    memcpy(s->rotation[i], q, 16);
-    rvi_scene_mark(s, i, RVI_NODE_MOVED);
-    return RV_OK;
-}
-
-/* A rotation (quaternion x, y, z, w, unit) and signed scales whose product is the linear
- * part a (column-major 3 x 3): exact up to rounding when a's columns are orthogonal; under
- * shear the columns' directions are taken as they are and the quaternion normalised, an
- * approximation (the node's transform stays the matrix itself). A zero column takes its
- * direction from the other two; with fewer than two nonzero columns the rotation is the
- * identity. */
-static void decompose_linear(const float a[9], float q[4], float scale[3])
-{
-    double e[3][3], len[3];
-    int nonzero = 0;
-    for (int c = 0; c < 3; c++) {
-        len[c] = sqrt((double)a[c * 3] * a[c * 3] + (double)a[c * 3 + 1] * a[c * 3 + 1] +
-                      (double)a[c * 3 + 2] * a[c * 3 + 2]);
-        for (int r = 0; r < 3; r++)
-            e[c][r] = len[c] > 0.0 ? a[c * 3 + r] / len[c] : 0.0;
-        nonzero += len[c] > 0.0;
-    }
-    double det = e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) - e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
-                 e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
-    if (det < 0.0) { /* a mirror: the x axis takes the sign, as a negative x scale would */
-        len[0] = -len[0];
-        for (int r = 0; r < 3; r++)
-            e[0][r] = -e[0][r];
-    }
-    if (nonzero == 2) {
-        int k = len[0] == 0.0 ? 0 : len[1] == 0.0 ? 1 : 2, u = (k + 1) % 3, v = (k + 2) % 3;
-        double x[3] = { e[u][1] * e[v][2] - e[u][2] * e[v][1], e[u][2] * e[v][0] - e[u][0] * e[v][2],
-                        e[u][0] * e[v][1] - e[u][1] * e[v][0] };
-        double n = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        nonzero = n > 0.0 ? 3 : 0;
-        for (int r = 0; r < 3; r++)
-            e[k][r] = n > 0.0 ? x[r] / n : 0.0;
-    }
-    double w = 1.0, x = 0.0, y = 0.0, z = 0.0;
-    if (nonzero == 3) { /* Shepperd's method on m[row][col] = e[col][row] */
-        double m00 = e[0][0], m11 = e[1][1], m22 = e[2][2], t = m00 + m11 + m22;
-        if (t > 0.0) {
-            double k = 2.0 * sqrt(t + 1.0);
-            w = 0.25 * k, x = (e[1][2] - e[2][1]) / k, y = (e[2][0] - e[0][2]) / k, z = (e[0][1] - e[1][0]) / k;
-        } else if (m00 > m11 && m00 > m22) {
-            double k = 2.0 * sqrt(1.0 + m00 - m11 - m22);
-            w = (e[1][2] - e[2][1]) / k, x = 0.25 * k, y = (e[1][0] + e[0][1]) / k, z = (e[2][0] + e[0][2]) / k;
-        } else if (m11 > m22) {
-            double k = 2.0 * sqrt(1.0 + m11 - m00 - m22);
-            w = (e[2][0] - e[0][2]) / k, x = (e[1][0] + e[0][1]) / k, y = 0.25 * k, z = (e[2][1] + e[1][2]) / k;
-        } else {
-            double k = 2.0 * sqrt(1.0 + m22 - m00 - m11);
-            w = (e[0][1] - e[1][0]) / k, x = (e[2][0] + e[0][2]) / k, y = (e[2][1] + e[1][2]) / k, z = 0.25 * k;
-        }
-        double n = sqrt(w * w + x * x + y * y + z * z);
-        if (n > 0.0 && isfinite(n))
-            w /= n, x /= n, y /= n, z /= n;
-        else
-            w = 1.0, x = y = z = 0.0;
-    }
-    q[0] = (float)x, q[1] = (float)y, q[2] = (float)z, q[3] = (float)w;
-    for (int c = 0; c < 3; c++) /* a column longer than FLT_MAX reads as FLT_MAX: the scale
-                                   setters' own range, so a rotation set later composes */
-        scale[c] = (float)(len[c] > FLT_MAX ? FLT_MAX : len[c] < -FLT_MAX ? -FLT_MAX : len[c]);
-}
-
-rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16])
-{
-    uint32_t i;
-    if (!matrix)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    if (!rvi_finite_n(matrix, 16))
-        return RV_ERR_NOT_FINITE;
-    if (matrix[3] != 0.0f || matrix[7] != 0.0f || matrix[11] != 0.0f || matrix[15] != 1.0f)
-        return RV_ERR_INVALID_ARG; /* not affine */
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    RVI_TRY(enable_local_linear(s, &world->heap));
-    float *a = s->local_linear[i];
-    for (int c = 0; c < 3; c++)
-        for (int r = 0; r < 3; r++)
-            a[c * 3 + r] = matrix[c * 4 + r];
-    memcpy(s->position[i], &matrix[12], 12);
-    decompose_linear(a, s->rotation[i], s->scale[i]);
-    s->flags[i] |= RVI_NODE_LOCAL_MATRIX;
-    rvi_scene_mark(s, i, RVI_NODE_MOVED);
-    return RV_OK;
-}
-
-rv_result rv_node_get_local_matrix(const rv_world *world, rv_node node, float out[16])
-{
-    uint32_t i;
-    if (!out)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
-    float l[12];
-    rvi_scene_local_affine(&world->scene, i, l);
-    for (int c = 0; c < 4; c++) {
-        memcpy(&out[c * 4], &l[c * 3], 12);
-        out[c * 4 + 3] = c == 3 ? 1.0f : 0.0f;
-    }
-    return RV_OK;
-}
-
-rv_result rv_node_get_transform(const rv_world *world, rv_node node, float position[3],
-                                float quaternion[4], float scale[3])
-{
-    uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
-    const rvi_scene *s = &world->scene;
-    float q[4], sc[3];
-    memcpy(q, s->rotation[i], 16);
-    memcpy(sc, s->scale[i], 12);
-    if (s->flags[i] & RVI_NODE_LOCAL_MATRIX) /* the matrix's, whatever the slots hold */
-        decompose_linear(s->local_linear[i], q, sc);
-    if (position)
-        memcpy(position, s->position[i], 12);
-    if (quaternion)
-        memcpy(quaternion, q, 16);
-    if (scale)
-        memcpy(scale, sc, 12);
-    return RV_OK;
-}
-
-rv_result rv_node_transform_ptrs(rv_world *world, rv_node node, float **position,
-                                 float **quaternion, float **scale)
-{
-    uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
-    rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
-    if ((quaternion || scale) && (s->flags[i] & RVI_NODE_LOCAL_MATRIX))
-        return RV_ERR_BAD_STATE; /* the node's rotation and scale are its matrix's */
-    if (position)
-        *position = s->position[i];
-    if (quaternion)
-        *quaternion = s->rotation[i];
-    if (scale)
-        *scale = s->scale[i];
-    return RV_OK;
-}
-
-rv_result rv_node_mark_moved(rv_world *world, rv_node node)
-{
-    uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
-    rvi_scene_mark(&world->scene, i, RVI_NODE_MOVED);
     return RV_OK;
 }
 
@@ -650,11 +390,11 @@ rv_result rv_node_set_bounds(rv_world *world, rv_node node, const float center[3
     uint32_t i;
     if (!center)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     if (!rvi_finite_n(center, 3) || !isfinite(radius))
         return RV_ERR_NOT_FINITE;
     rvi_scene *s = &world->scene;
-    RVI_TRY(host_may_move(s, i));
+    RVI_TRY(rvi_scene_host_may_move(s, i));
     memcpy(s->local_sphere[i], center, 12);
     if (radius < 0.0f) {
         s->local_sphere[i][3] = -1.0f;
@@ -679,7 +419,7 @@ static const struct {
 rv_result rv_node_set_flags(rv_world *world, rv_node node, uint32_t flags)
 {
     uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     rvi_scene *s = &world->scene;
     uint32_t known = 0, bits = 0;
     for (size_t k = 0; k < sizeof NODE_FLAGS / sizeof NODE_FLAGS[0]; k++) {
@@ -706,7 +446,7 @@ rv_result rv_node_get_flags(const rv_world *world, rv_node node, uint32_t *out_f
     uint32_t i;
     if (!out_flags)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     uint32_t flags = 0;
     for (size_t k = 0; k < sizeof NODE_FLAGS / sizeof NODE_FLAGS[0]; k++)
         if (world->scene.flags[i] & NODE_FLAGS[k].scene_bit)
@@ -718,7 +458,7 @@ rv_result rv_node_get_flags(const rv_world *world, rv_node node, uint32_t *out_f
 rv_result rv_node_set_key(rv_world *world, rv_node node, uint64_t key)
 {
     uint32_t i;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     if (world->scene.flags[i] & RVI_NODE_PROJECTION)
         return RV_ERR_BAD_STATE;
     world->scene.key[i] = key;
@@ -730,7 +470,7 @@ rv_result rv_node_get_key(const rv_world *world, rv_node node, uint64_t *out_key
     uint32_t i;
     if (!out_key)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     *out_key = world->scene.key[i];
     return RV_OK;
 }
@@ -742,7 +482,7 @@ rv_result rv_node_world_matrix(const rv_world *world, rv_node node, float out[16
     uint32_t i;
     if (!out)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     memcpy(out, world->scene.world_matrix[i], 64);
     return RV_OK;
 }
@@ -752,7 +492,7 @@ rv_result rv_node_world_bounds(const rv_world *world, rv_node node, float out_sp
     uint32_t i;
     if (!out_sphere)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     memcpy(out_sphere, world->scene.world_sphere[i], 16);
     return RV_OK;
 }
@@ -762,7 +502,7 @@ static rv_result link_query(const rv_world *world, rv_node node, const uint32_t 
     uint32_t i;
     if (!out)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(resolve(world, node, &i));
+    RVI_TRY(rvi_world_node(world, node, &i));
     uint32_t j = links[i];
     *out = j == NONE ? RV_NODE_NONE : rvi_node_handle(&world->scene, j);
     return RV_OK;

@@ -153,6 +153,17 @@ static inline void rvi_scene_mark(rvi_scene *s, uint32_t i, uint32_t bits)
  * unbounded, so their infinite spheres do not linger. Far from wrapping under loose++. */
 #define RVI_LOOSE_FORCE_EXACT 0x40000000u
 
+/* A projection-backed node takes its transform and bounds from its projection: the host's
+ * setters are refused (the render scene writes them with projection_writes set). */
+static inline rv_result rvi_scene_host_may_move(const rvi_scene *s, uint32_t i)
+{
+    return (s->flags[i] & RVI_NODE_PROJECTION) && !s->projection_writes ? RV_ERR_BAD_STATE : RV_OK;
+}
+
+/* Allocates local_linear at the scene's capacity the first time a node takes a matrix;
+ * the scene's growth carries it from then on. Nothing changes on failure. */
+rv_result rvi_scene_enable_local_linear(rvi_scene *s, rvi_heap *heap);
+
 static inline void rvi_scene_force_exact_ancestors(rvi_scene *s, uint32_t p)
 {
     for (; p != RVI_INDEX_NONE; p = s->parent[p])

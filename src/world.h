@@ -41,6 +41,15 @@ struct rv_world {
 /* Registers a module's state (first use). RV_ERR_BAD_STATE when already registered. */
 rv_result rvi_world_register_module(rv_world *world, rvi_module_id id, const rvi_module_hooks *hooks);
 /* The module's state or NULL when it has not been created yet. */
+/* The slot of a live node of world: RV_ERR_INVALID_ARG (world NULL), else as
+ * rvi_node_index. The entry check of the scene's calls. */
+static inline rv_result rvi_world_node(const rv_world *world, rv_node node, uint32_t *out)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    return rvi_node_index(&world->scene, node, out);
+}
+
 static inline void *rvi_world_module(const rv_world *world, rvi_module_id id)
 {
     return world->modules[id].state;

@@ -9,14 +9,20 @@
 #include <math.h>
 #include <string.h>
 
+/* The setters' entry checks, in their documented order: values non-NULL
+ * (RV_ERR_INVALID_ARG), a live node (rvi_world_node), n finite values (RV_ERR_NOT_FINITE). */
+static rv_result setter_entry(rv_world *world, rv_node node, const float *values, uint32_t n, uint32_t *out)
+{
+    if (!values)
+        return RV_ERR_INVALID_ARG;
+    RVI_TRY(rvi_world_node(world, node, out));
+    return rvi_finite_n(values, n) ? RV_OK : RV_ERR_NOT_FINITE;
+}
+
 rv_result rv_node_set_position(rv_world *world, rv_node node, const float position[3])
 {
     uint32_t i;
-    if (!position)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(rvi_world_node(world, node, &i));
-    if (!rvi_finite_n(position, 3))
-        return RV_ERR_NOT_FINITE;
+    RVI_TRY(setter_entry(world, node, position, 3, &i));
     rvi_scene *s = &world->scene;
     RVI_TRY(rvi_scene_host_may_move(s, i));
     memcpy(s->position[i], position, 12);
@@ -100,11 +106,7 @@ static void leave_matrix(rvi_scene *s, uint32_t i)
 rv_result rv_node_set_scale(rv_world *world, rv_node node, const float scale[3])
 {
     uint32_t i;
-    if (!scale)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(rvi_world_node(world, node, &i));
-    if (!rvi_finite_n(scale, 3))
-        return RV_ERR_NOT_FINITE;
+    RVI_TRY(setter_entry(world, node, scale, 3, &i));
     rvi_scene *s = &world->scene;
     RVI_TRY(rvi_scene_host_may_move(s, i));
     leave_matrix(s, i);
@@ -126,11 +128,7 @@ static void normalise_quat(const float q[4], float out[4])
 rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quaternion[4])
 {
     uint32_t i;
-    if (!quaternion)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(rvi_world_node(world, node, &i));
-    if (!rvi_finite_n(quaternion, 4))
-        return RV_ERR_NOT_FINITE;
+    RVI_TRY(setter_entry(world, node, quaternion, 4, &i));
     if (rvi_negligible_n(quaternion, 4))
         return RV_ERR_INVALID_ARG;
     float q[4];
@@ -146,10 +144,8 @@ rv_result rv_node_set_rotation(rv_world *world, rv_node node, const float quater
 rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const float axis[3], float radians)
 {
     uint32_t i;
-    if (!axis)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(rvi_world_node(world, node, &i));
-    if (!rvi_finite_n(axis, 3) || !isfinite(radians))
+    RVI_TRY(setter_entry(world, node, axis, 3, &i));
+    if (!isfinite(radians))
         return RV_ERR_NOT_FINITE;
     if (rvi_negligible_n(axis, 3))
         return RV_ERR_INVALID_ARG;
@@ -167,11 +163,7 @@ rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, const f
 rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16])
 {
     uint32_t i;
-    if (!matrix)
-        return RV_ERR_INVALID_ARG;
-    RVI_TRY(rvi_world_node(world, node, &i));
-    if (!rvi_finite_n(matrix, 16))
-        return RV_ERR_NOT_FINITE;
+    RVI_TRY(setter_entry(world, node, matrix, 16, &i));
     if (matrix[3] != 0.0f || matrix[7] != 0.0f || matrix[11] != 0.0f || matrix[15] != 1.0f)
         return RV_ERR_INVALID_ARG; /* not affine */
     rvi_scene *s = &world->scene;

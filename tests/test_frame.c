@@ -114,6 +114,14 @@ static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
     rv_frame_view extra;
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);
     assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    /* An extra view names no world arena, and counts its list's culls. */
+    assert_int_equal(extra.arena, 2);
+    assert_true(extra.generation == 1 && extra.frame_sequence == 1);
+    assert_false(rv_frame_view_is_valid(w, &extra));
+    rv_frame_view again;
+    assert_int_equal(rv_cull_view(w, &c.v, list, &again), RV_OK);
+    assert_true(again.arena == 2 && again.generation == 2 && again.frame_sequence == 2);
+    assert_true(v.arena < 2);
     for (int i = 0; i < N; i++) {
         assert_int_equal(rv_frustum_classify_sphere(&v.frustum, pos[i], 0.5f) != RV_OUTSIDE, view_draws(&v, nodes[i]));
         assert_int_equal(rv_frustum_classify_sphere(&extra.frustum, pos[i], 0.5f) != RV_OUTSIDE,

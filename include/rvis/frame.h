@@ -280,9 +280,12 @@ typedef struct rv_cull_record {
  * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
  * never keep past validity. */
 typedef struct rv_frame_view {
-    uint64_t generation;      /* of the arena this view lives in */
-    uint64_t frame_sequence;  /* 1 for the first published frame */
-    uint32_t arena;           /* which arena (0 or 1) */
+    uint64_t generation;      /* of the arena this view lives in; for an extra view
+                                 (rv_cull_view), the list's culls so far, 1 for its first */
+    uint64_t frame_sequence;  /* 1 for the first published frame; for an extra view, as
+                                 generation */
+    uint32_t arena;           /* which of the world's two arenas (0 or 1); 2 for an extra
+                                 view, which lives in its rv_view_list */
     const rv_draw_item *opaque;        /* front to back (view_depth ascending) */
     uint32_t opaque_count;
     const rv_draw_item *translucent;   /* far to near, stable for equal depths */
@@ -623,7 +626,8 @@ RV_API void rv_view_list_destroy(rv_view_list *list);
  * gate, no
  * hysteresis or crossfade state touched; HLOD regions refine by screen-space error and
  * residency without fading) into list, and fills *out: opaque and translucent lists,
- * counts and the frustum; the other fields are empty. Uses the transforms of the last rv_update_world.
+ * counts and the frustum, and generation, frame_sequence and arena as rv_frame_view says
+ * for an extra view; the other fields are empty. Uses the transforms of the last rv_update_world.
  * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
  * RV_ERR_OUT_OF_MEMORY. */

@@ -291,6 +291,16 @@ static bool box_outside(const rv_frustum *frustum, const float mn[3], const floa
     return false;
 }
 
+/* True when node or a node above it moved, or was created or attached, since the last
+ * update: its world matrix is not where the host has put it. */
+static bool moved_since_update(const rvi_scene *s, uint32_t node)
+{
+    for (uint32_t a = node; a != RVI_INDEX_NONE; a = s->parent[a])
+        if (s->flags[a] & RVI_NODE_MOVED)
+            return true;
+    return false;
+}
+
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
@@ -307,8 +317,12 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
         return reserved;
     for (uint32_t i = 0; i < count; i++) {
         rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
-        /* An occluder whose placement is unknown (its kept matrix is stale) hides nothing. */
-        if (sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE))
+        /* An occluder whose placement is unknown (its kept matrix is stale, or the node was
+         * moved, made or attached after rv_frame_begin's update, so its matrix is an older
+         * one or its parent's) hides nothing. The dirty list is empty after the update: the
+         * climb is made only in a frame the host edited between begin and cull. */
+        if ((sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE)) ||
+            (sc->dirty_count && moved_since_update(sc, o->node)))
             continue;
         const float *m = sc->world_matrix[o->node];
         /* Every update that recomputes a matrix bumps the scene's edits: while they stay as

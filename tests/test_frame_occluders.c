@@ -571,6 +571,74 @@ static void test_the_buffer_is_held_while_the_frame_is_open(void **state)
     rv_world_destroy(w);
 }
 
+/* An occluder node made, moved or attached between rv_frame_begin and rv_frame_cull has a
+ * world matrix that is not where the host put it (its parent's, or an older one): it hides
+ * nothing in that frame, and from the next frame it hides where it stands. Control: the
+ * same wall placed before the frame hides the crate. */
+static void test_an_occluder_placed_after_the_frame_began_hides_nothing_yet(void **state)
+{
+    (void)state;
+    const float wmin[3] = { -20, -1, -21 }, wmax[3] = { 20, 12, -20 };
+    const float aside[3] = { 80, 0, 0 }, home[3] = { 0, 0, 0 };
+    for (int mode = 0; mode < 5; mode++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node crate = object_at(w, 0, 1.5f, -25, 0.87f);
+        rv_node hinge, wall;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &hinge), RV_OK);
+        camera c;
+        camera_at(&c, 0, 0);
+        rv_frame_view fv;
+        if (mode >= 2) { /* placed in front of the crate before the frame */
+            assert_int_equal(rv_node_create(w, hinge, &wall), RV_OK);
+            assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+        }
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        assert_int_equal(view_draws(&fv, crate), mode < 2);
+        camera_at(&c, 0, 16);
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        switch (mode) {
+        case 0: /* made aside (its matrix is its parent's until the update) */
+        case 1: /* made under the hinge, and the hinge swung aside */
+            assert_int_equal(rv_node_create(w, mode ? hinge : RV_NODE_NONE, &wall), RV_OK);
+            assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+            assert_int_equal(rv_node_set_position(w, mode ? hinge : wall, aside), RV_OK);
+            break;
+        case 2: /* moved aside itself */
+            assert_int_equal(rv_node_set_position(w, wall, aside), RV_OK);
+            break;
+        case 3: /* its parent moved aside */
+            assert_int_equal(rv_node_set_position(w, hinge, aside), RV_OK);
+            break;
+        case 4: /* attached to a parent standing aside */ {
+            rv_node other;
+            assert_int_equal(rv_node_create(w, RV_NODE_NONE, &other), RV_OK);
+            assert_int_equal(rv_node_set_position(w, other, aside), RV_OK);
+            assert_int_equal(rv_node_attach(w, other, wall), RV_OK);
+            break;
+        }
+        }
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &fv), RV_OK);
+        assert_int_equal(fv.counts.occluders_added, 0);
+        assert_true(view_draws(&fv, crate));
+        /* The next frame places it aside: the crate stays in view. */
+        camera_at(&c, 0, 32);
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        assert_true(view_draws(&fv, crate));
+        /* Brought back before a frame begins, it hides the crate again. */
+        assert_int_equal(rv_node_set_position(w, hinge, home), RV_OK);
+        if (mode == 4)
+            assert_int_equal(rv_node_attach(w, hinge, wall), RV_OK);
+        else
+            assert_int_equal(rv_node_set_position(w, wall, home), RV_OK);
+        camera_at(&c, 0, 48);
+        assert_int_equal(rv_frame(w, &c.v, &fv), RV_OK);
+        assert_int_equal(fv.counts.occluders_added, 1);
+        assert_false(view_draws(&fv, crate));
+        rv_world_destroy(w);
+    }
+}
+
 /* The host's allocator, which the frame's first begin calls after it has opened the
  * buffer (the LOD state is made then), is such a callback too; and an allocation that
  * fails after the cull's freeze leaves the frame open (to abort) with its buffer frozen:
@@ -713,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_steady_frames_with_shapes_allocate_nothing),
         cmocka_unit_test(test_a_node_s_dense_mesh_is_drawn_by_its_outline),
         cmocka_unit_test(test_the_buffer_is_held_while_the_frame_is_open),
+        cmocka_unit_test(test_an_occluder_placed_after_the_frame_began_hides_nothing_yet),
         cmocka_unit_test(test_the_buffer_is_held_from_the_allocator_and_after_a_failed_cull),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
         cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),

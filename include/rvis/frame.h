@@ -77,7 +77,8 @@ typedef struct rv_world_desc {
     uint64_t (*clock_ns)(void *user);
     void *clock_user;
     /* true: every frame view also lists why each pruned subtree was not drawn
-     * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree. */
+     * (rv_frame_view.culls), for verification tools; costs a little per pruned subtree,
+     * and a frame that prunes more subtrees than any before grows the list once. */
     bool record_culls;
     /* The host's parallel-for (see rv_job_system); zero = everything on the calling thread. */
     rv_job_system jobs;
@@ -435,7 +436,11 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * "nothing" or unreached for another reason; an object at "nothing" is never
  * occlusion-tested itself, so a wall in front of it alone leaves its place in view) it fades
  * in from nothing: its first frame lists nothing. One at a drawn level crossfades from it.
- * With a job
+ * Edits the host makes between rv_frame_begin and the cull: transforms are those
+ * rv_frame_begin's update made (a node moved since is culled and listed where it stood
+ * then; a node made since has no bounds yet and is not listed), and an occluder node made,
+ * moved or attached since, or under a node that was, hides nothing in this frame; hidden
+ * flags, occluders set, replaced or cleared, and destroyed nodes take effect. With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),
@@ -501,7 +506,8 @@ RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *v
 RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
 
 /* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
- * rasterised every frame it meets the frustum. A node carries one occluder of any shape:
+ * rasterised every frame it meets the frustum (not in a frame where the node was made,
+ * moved or attached after rv_frame_begin: see rv_frame_cull). A node carries one occluder of any shape:
  * this replaces an earlier box, convex solid or mesh. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node keeps its old
  * occluder on error. */

@@ -502,10 +502,12 @@ RV_API rv_result rv_occlusion_debug_depth_range(rv_occlusion *occlusion, float *
  * proven to cross such a piece of surface, from the side the old camera saw, no farther
  * than that depth.
  *
- * The host's side of the contract: the depth must hold only geometry that has not moved
- * since it was drawn (the static world) and is opaque where it was written. An object that
- * moved would be hidden by its own old depth, and rvis cannot tell: it only sees depths, not
- * who wrote them. Leave out of the pre-pass whatever moves (vehicles, characters, doors that
+ * The host's side of the contract: the depth must hold only geometry that is still there,
+ * where it was drawn (the static world: not moved, hidden, destroyed or unloaded since), and
+ * is opaque where it was written. An object that moved would be hidden by its own old depth,
+ * and a wall hidden or destroyed since (a node flagged hidden, a destructible wall, an
+ * unloaded page) still hides through it what is behind it: rvis cannot tell, it only sees
+ * depths, not who wrote them. In a frame where static geometry goes away, do not feed. Leave out of the pre-pass whatever moves (vehicles, characters, doors that
  * open) and whatever has holes finer than a feed texel (alpha-tested foliage, fences): what
  * lies between two samples is unknown, and rvis takes a gap narrower than a texel between
  * two samples on one plane as closed, as the GPU's own raster of that image would show it.

@@ -135,15 +135,22 @@ void rvi_node_write_transform(rv_render_scene *s, uint32_t slot)
     sc->projection_writes = false;
 }
 
+/* The node's flags from the projection's: hidden, translucent. An equipped child that is
+ * not under its parent's node (no live parent, or a loop of parents keeps it a root) has
+ * no placement: its transform is relative to a parent rvis does not have, and read as a
+ * world transform it would stand near the origin. It is hidden, with what hangs under it,
+ * until it is attached (rvi_node_reparent and rvi_node_drop write its flags again). */
 void rvi_node_write_flags(rv_render_scene *s, uint32_t slot)
 {
     const rvi_projection_row *row = &s->rows[slot];
     if (!s->world || !row->node)
         return;
-    uint32_t *flags = &nodes_of(s)->flags[row->node & 0xFFFFFFu];
+    rvi_scene *sc = nodes_of(s);
+    uint32_t i = row->node & 0xFFFFFFu, *flags = &sc->flags[i];
+    bool unattached = s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD && sc->parent[i] == NONE;
     *flags &= ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT);
     *flags |= RVI_NODE_PROJECTION;
-    if (s->hot[slot].flags & RV_PROJECTION_HIDDEN)
+    if ((s->hot[slot].flags & RV_PROJECTION_HIDDEN) || unattached)
         *flags |= RVI_NODE_HIDDEN;
     if (s->hot[slot].flags & RV_PROJECTION_TRANSLUCENT)
         *flags |= RVI_NODE_TRANSLUCENT;
@@ -176,6 +183,7 @@ void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
     if (r != RV_OK)
         rv_node_detach(s->world, node);
     sc->projection_writes = false;
+    rvi_node_write_flags(s, slot);
 }
 
 /* Retries the blocked children. Attaching only adds ancestry, so one pass reaches the
@@ -218,6 +226,8 @@ void rvi_node_drop(rv_render_scene *s, uint32_t slot)
     sc->projection_writes = true; /* its equipped children become roots; the scene places them */
     rv_node_destroy_reroot(s->world, node);
     sc->projection_writes = false;
+    for (uint32_t c = rvi_first_child(s, s->rows[slot].key); c != NONE; c = s->rows[c].child_next)
+        rvi_node_write_flags(s, c); /* now unattached */
 }
 
 /* World hooks: the host destroyed a node (forget it), or the world itself (unbind). */

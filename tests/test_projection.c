@@ -305,7 +305,6 @@ static void check_nodes(const rv_render_scene *s, const rv_world *w)
         assert_int_equal(back, slot);
         uint32_t flags = w->scene.flags[r.node.id & 0xFFFFFFu];
         assert_true(flags & RVI_NODE_PROJECTION);
-        assert_int_equal(!!(flags & RVI_NODE_HIDDEN), !!(r.projection.flags & RV_PROJECTION_HIDDEN));
         assert_int_equal(!!(flags & RVI_NODE_TRANSLUCENT), !!(r.projection.flags & RV_PROJECTION_TRANSLUCENT));
         float pos[3], scale[3];
         assert_int_equal(rv_node_get_transform(w, r.node, pos, NULL, scale), RV_OK);
@@ -313,6 +312,9 @@ static void check_nodes(const rv_render_scene *s, const rv_world *w)
         assert_memory_equal(scale, r.projection.transform.scale, sizeof scale);
         rv_node parent;
         assert_int_equal(rv_node_parent(w, r.node, &parent), RV_OK);
+        /* Hidden by the host, or an equipped child that is not under its parent. */
+        bool unattached = r.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD && parent.id == 0;
+        assert_int_equal(!!(flags & RVI_NODE_HIDDEN), (r.projection.flags & RV_PROJECTION_HIDDEN) || unattached);
         uint32_t parent_slot;
         rv_projection_record pr;
         if (r.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
@@ -903,6 +905,79 @@ static void test_equipped_children_count_as_orphans_while_their_parent_is_absent
     assert_int_equal(rv_render_scene_get_stats(f.scene).orphaned_children, 1);
     check_indices(f.scene);
     free_fixture(&f);
+}
+
+/* Whether a frame of world w, looking down -z from (0, 1, 0), lists the projection key
+ * (and where: its world position). */
+static bool frame_lists(rv_world *w, double time_ms, uint64_t key, float at[3])
+{
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1 };
+    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+    rv_view v = { 0 };
+    v.view = view;
+    v.projection = proj;
+    v.viewport_width = 1920;
+    v.viewport_height = 1080;
+    v.time_ms = time_ms;
+    rv_frame_view out;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    for (uint32_t i = 0; i < out.opaque_count; i++)
+        if (out.opaque[i].key == key) {
+            memcpy(at, &out.opaque[i].world_matrix[12], 3 * sizeof(float));
+            return true;
+        }
+    return false;
+}
+
+/* An equipped child's transform is relative to its parent: while no parent holds it (not
+ * registered yet, unregistered first, or a loop of parents) it has no placement and is not
+ * drawn, rather than drawn with its attachment offset read as a world position. Under its
+ * parent it is drawn where the parent puts it. */
+static void test_an_equipped_child_without_its_parent_is_not_drawn(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_journal *j;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    rv_projection parent = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    parent.transform.position[2] = -20;
+    rv_projection child = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    child.transform.position[1] = 1;
+    child.transform.position[2] = -5; /* in front of the camera, read as a world position */
+    child.bucket.parent_key = 1;
+    float at[3];
+    /* The child first: an orphan. */
+    assert_int_equal(rv_journal_register(j, 0, 2, 1, &child, NULL), RV_OK);
+    assert_false(frame_lists(w, 0, 2, at));
+    /* Its parent 20 m ahead: drawn under it, 25 m ahead. */
+    assert_int_equal(rv_journal_register(j, 0, 1, 1, &parent, NULL), RV_OK);
+    assert_true(frame_lists(w, 16, 2, at));
+    assert_true(at[1] == 1.0f && at[2] == -25.0f);
+    /* The parent unregistered first (a page unloading in key order): not drawn. */
+    assert_int_equal(rv_journal_unregister(j, 0, 1, 1, NULL), RV_OK);
+    assert_false(frame_lists(w, 32, 2, at));
+    rv_render_scene *scene;
+    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    assert_int_equal(rv_render_scene_get_stats(scene).orphaned_children, 1);
+    /* A new incarnation of the parent, 10 m ahead, takes it back. */
+    parent.transform.position[2] = -10;
+    assert_int_equal(rv_journal_register(j, 0, 1, 2, &parent, NULL), RV_OK);
+    assert_true(frame_lists(w, 48, 2, at));
+    assert_true(at[2] == -15.0f);
+    /* The host's own hidden flag still hides it under its parent. */
+    child.flags = RV_PROJECTION_HIDDEN;
+    assert_int_equal(rv_journal_register(j, 0, 2, 2, &child, NULL), RV_OK);
+    assert_false(frame_lists(w, 64, 2, at));
+    child.flags = 0;
+    assert_int_equal(rv_journal_register(j, 0, 2, 3, &child, NULL), RV_OK);
+    assert_true(frame_lists(w, 80, 2, at));
+    /* Made a plain dynamic projection (a rebucket), it stands where its transform says. */
+    rv_projection_bucket b = { RV_PROJECTION_DYNAMIC, 0, 0 };
+    assert_int_equal(rv_journal_rebucket(j, 0, 2, 3, &b, NULL), RV_OK);
+    assert_true(frame_lists(w, 96, 2, at));
+    assert_true(at[2] == -5.0f);
+    rv_world_destroy(w);
 }
 
 static void test_queries_refuse_bad_arguments(void **state)
@@ -2275,6 +2350,7 @@ int main(void)
         cmocka_unit_test(test_publish_clears_the_dirty_index),
         cmocka_unit_test(test_rebucket_and_flag_updates_move_index_membership),
         cmocka_unit_test(test_equipped_children_count_as_orphans_while_their_parent_is_absent),
+        cmocka_unit_test(test_an_equipped_child_without_its_parent_is_not_drawn),
         cmocka_unit_test(test_queries_refuse_bad_arguments),
         cmocka_unit_test(test_random_deltas_keep_indices_equal_to_brute_force_scans),
         cmocka_unit_test(test_drain_lookahead_survives_edges_of_the_same_key),

@@ -381,8 +381,9 @@ typedef struct rv_scene_digest {
 
 /* Creates a render scene. desc may be NULL (defaults, standalone). With desc->world, every
  * live projection gets a node in that world (class equipped child: under its parent's node
- * while the parent lives; otherwise a root), flagged projection, hidden and translucent to
- * match; at most one render scene binds a world. The world must outlive the scene or be
+ * while the parent lives; otherwise a root, and hidden with what hangs under it, since its
+ * transform is relative to a parent that is not there), flagged projection, hidden and
+ * translucent to match; at most one render scene binds a world. The world must outlive the scene or be
  * destroyed first (the scene then forgets its nodes). *out is owned by the caller.
  * Errors: RV_ERR_INVALID_ARG (out NULL, initial_capacity above 2^30), RV_ERR_BAD_STATE
  * (the world already has a render scene), RV_ERR_OUT_OF_MEMORY; *out untouched on error. */

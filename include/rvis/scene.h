@@ -182,7 +182,8 @@ enum {
  * RV_ERR_BAD_STATE (a projection-backed node; inside a visit callback or the host's
  * parallel_for); the node is unchanged on error. */
 RV_API rv_result rv_node_set_flags(rv_world *world, rv_node node, uint32_t flags);
-/* Reads the node's flags (a projection-backed node's, as its projection set them).
+/* Reads the node's flags (a projection-backed node's, as its projection set them; an
+ * equipped child not under its parent's node reads hidden, see rv_render_scene_create).
  * Errors: RV_ERR_INVALID_ARG (NULL), RV_ERR_STALE_HANDLE. */
 RV_API rv_result rv_node_get_flags(const rv_world *world, rv_node node, uint32_t *out_flags);
 

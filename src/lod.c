@@ -653,7 +653,15 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     const rv_lod_selector *sel = &rec->selector;
     bool hold = held && (sel->flags & SELECTOR_STARTED) && sel->level <= rec->ladder.count &&
                 c.finer >= sel->level && c.coarser <= sel->level;
-    *out_level = hold ? sel->level : c.plain;
+    uint32_t level = sel->level, count = rec->ladder.count;
+    /* While a fade runs the selector's camera draws two levels: the heavier one, and a drawn
+     * one over "nothing" (a caster fading in or out keeps its shadow while it is seen). */
+    if (hold && (sel->flags & SELECTOR_FADING) && st->config.crossfade_ms > 0.0f && sel->from_level <= count) {
+        bool heavier_out = sel->fade_ms < 0.5f * st->config.crossfade_ms;
+        if (level >= count || (heavier_out && sel->from_level < count))
+            level = sel->from_level;
+    }
+    *out_level = hold ? level : c.plain;
     *out_count = rec->ladder.count;
     return RV_OK;
 }

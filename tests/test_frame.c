@@ -1109,7 +1109,7 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
      * be judged once frame f + 1 says whether a fade began at f: its first frame lists
      * the outgoing level whole. */
     int32_t seen_before[N], cast_before[N];
-    uint32_t whole = 0, in_band = 0;
+    uint32_t whole = 0, in_band = 0, faded = 0, faded_nothing = 0;
     for (int f = 0; f < 400; f++) {
         /* 0 .. 20 m toward the field and back, 0.1 m a frame. */
         float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
@@ -1132,6 +1132,28 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
             }
             seen_before[i] = level;
             cast_before[i] = cast ? (int32_t)cast->lod_level : -1;
+            /* While the main view fades the caster between two drawn levels, the shadow
+             * casts the heavier (the incoming from half way); between a level and nothing,
+             * the drawn one. */
+            const rv_draw_item *heavier = NULL;
+            uint32_t items = 0;
+            for (uint32_t k = 0; k < main_view.opaque_count; k++) {
+                const rv_draw_item *it = &main_view.opaque[k];
+                if (it->node.id != nodes[i].id)
+                    continue;
+                items++;
+                if (!heavier || it->fade > heavier->fade)
+                    heavier = it;
+            }
+            if (items == 2 && heavier->fade != 0.5f) {
+                assert_non_null(cast);
+                assert_int_equal(cast->lod_level, heavier->lod_level);
+                faded++;
+            } else if (items == 1 && heavier->fade < 1.0f) { /* fading in from, or out to, nothing */
+                assert_non_null(cast);
+                assert_int_equal(cast->lod_level, heavier->lod_level);
+                faded_nothing++;
+            }
             if (level >= 0) {
                 rv_lod_view lv = { .eye = { eye[0], eye[1], eye[2] }, .fov_y = 1.0f, .viewport_height_px = 720.0f };
                 uint32_t plain;
@@ -1142,6 +1164,9 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
     }
     assert_true(whole > 1000);
     assert_true(in_band > 20); /* the hysteresis held levels the size alone would change */
+    assert_true(faded > 20 && faded_nothing > 0);
+    print_message("shadow levels: %u at rest, %u in a fade, %u fading from or to nothing\n", whole, faded,
+                  faded_nothing);
     rv_view_list_destroy(list);
     rv_world_destroy(w);
 }

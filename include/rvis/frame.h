@@ -167,8 +167,10 @@ typedef struct rv_view {
      * selection in rv_frame, as long as that camera's hysteresis would keep it there (the
      * selector's rule), else at the level its apparent size picks; it touches no state and
      * lists one level whole. So with the main view as lod_camera, a caster casts at the
-     * level the main view draws, except while a crossfade runs there (the extra view lists
-     * the incoming level) and for a node no frame has selected yet. Read during the call
+     * level the main view draws; while a crossfade runs there, at the heavier of its two
+     * levels (the outgoing one until half way), and at the drawn one when the other is
+     * "nothing", so a caster fading in or out casts while it is seen. Not for a node no
+     * frame has selected yet. Read during the call
      * only; checked as a view (RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE). */
     const struct rv_view *lod_camera;
 } rv_view;

@@ -296,8 +296,10 @@ rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out)
     if (s->visiting)
         return RV_ERR_BAD_STATE;
     uint32_t p = NONE;
-    if (parent.id != 0)
+    if (parent.id != 0) {
         RVI_TRY(rvi_node_index(s, parent, &p));
+        RVI_TRY(rvi_scene_host_may_move(s, p)); /* a projection's node: see rv_node_attach */
+    }
     RVI_TRY(rvi_scene_reserve(s, &world->heap, 1));
     uint32_t i = rvi_scene_create_reserved(s, p);
     *out = rvi_node_handle(s, i);
@@ -360,7 +362,11 @@ rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
     rvi_scene *s = &world->scene;
     if (s->visiting)
         return RV_ERR_BAD_STATE;
-    RVI_TRY(rvi_scene_host_may_move(s, c)); /* a projection's node: its render scene places it */
+    /* A projection's node: its render scene places it, and takes nothing of the host's
+     * under it (when the projection goes, a host node there would be left a root holding
+     * its offset from the body as a world placement). */
+    RVI_TRY(rvi_scene_host_may_move(s, c));
+    RVI_TRY(rvi_scene_host_may_move(s, p));
     /* Refuse a cycle now: parent must not be child or one of its descendants. */
     for (uint32_t a = p; a != NONE; a = s->parent[a])
         if (a == c)

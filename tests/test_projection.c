@@ -980,6 +980,54 @@ static void test_an_equipped_child_without_its_parent_is_not_drawn(void **state)
     rv_world_destroy(w);
 }
 
+/* A projection's node takes nothing of the host's under it: when the projection left, a
+ * host node there was made a root holding its offset from the body as its world placement
+ * (an occluder on it then hid what the camera saw, near the origin). rv_node_create and
+ * rv_node_attach refuse such a parent and change nothing; the projection's own equipped
+ * children still hang there. */
+static void test_host_nodes_are_refused_under_a_projection_s_node(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_journal *j;
+    rv_render_scene *scene;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    rv_projection body = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    body.transform.position[0] = 300;
+    assert_int_equal(rv_journal_register(j, 0, 1, 1, &body, NULL), RV_OK);
+    rv_projection sword = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    sword.bucket.parent_key = 1;
+    assert_int_equal(rv_journal_register(j, 0, 2, 1, &sword, NULL), RV_OK);
+    float at[3];
+    (void)frame_lists(w, 0, 1, at); /* applies the journal */
+    rv_projection_record b, s;
+    assert_int_equal(rv_render_scene_read(scene, 0, &b), RV_OK);
+    uint32_t slot;
+    assert_int_equal(rv_render_scene_find(scene, 2, &slot), RV_OK);
+    assert_int_equal(rv_render_scene_read(scene, slot, &s), RV_OK);
+    rv_node parent;
+    assert_int_equal(rv_node_parent(w, s.node, &parent), RV_OK);
+    assert_int_equal(parent.id, b.node.id); /* the sword hangs under the body */
+    uint32_t nodes_before = rv_world_scene_stats(w).nodes;
+    rv_node shield = { 12345 };
+    assert_int_equal(rv_node_create(w, b.node, &shield), RV_ERR_BAD_STATE);
+    assert_int_equal(shield.id, 12345);
+    assert_int_equal(rv_node_create(w, s.node, &shield), RV_ERR_BAD_STATE);
+    rv_node host;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &host), RV_OK);
+    assert_int_equal(rv_node_attach(w, b.node, host), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_node_parent(w, host, &parent), RV_OK);
+    assert_int_equal(parent.id, 0);
+    assert_int_equal(rv_world_scene_stats(w).nodes, nodes_before + 1);
+    /* A stale parent is still answered first. */
+    assert_int_equal(rv_journal_unregister(j, 0, 1, 1, NULL), RV_OK);
+    (void)frame_lists(w, 16, 1, at);
+    assert_int_equal(rv_node_create(w, b.node, &shield), RV_ERR_STALE_HANDLE);
+    rv_world_destroy(w);
+}
+
 static void test_queries_refuse_bad_arguments(void **state)
 {
     (void)state;
@@ -2351,6 +2399,7 @@ int main(void)
         cmocka_unit_test(test_rebucket_and_flag_updates_move_index_membership),
         cmocka_unit_test(test_equipped_children_count_as_orphans_while_their_parent_is_absent),
         cmocka_unit_test(test_an_equipped_child_without_its_parent_is_not_drawn),
+        cmocka_unit_test(test_host_nodes_are_refused_under_a_projection_s_node),
         cmocka_unit_test(test_queries_refuse_bad_arguments),
         cmocka_unit_test(test_random_deltas_keep_indices_equal_to_brute_force_scans),
         cmocka_unit_test(test_drain_lookahead_survives_edges_of_the_same_key),

@@ -280,7 +280,9 @@ typedef struct rv_cull_record {
 
 /* The borrowed product of one frame: valid until the world builds the next-but-one frame
  * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
- * rv_frame_view_is_valid tells. Every pointer points into the world's arenas: never free,
+ * rv_frame_view_is_valid tells. An extra view (rv_cull_view, arena 2) lives in its list
+ * instead, until the next rv_cull_view with that list; rv_frame_view_is_valid answers false
+ * for it. Every pointer points into the world's arenas: never free,
  * never keep past validity. */
 typedef struct rv_frame_view {
     uint64_t generation;      /* of the arena this view lives in; for an extra view
@@ -442,7 +444,9 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * rv_frame_begin's update made (a node moved since is culled and listed where it stood
  * then; a node made since has no bounds yet and is not listed), and an occluder node made,
  * moved or attached since, or under a node that was, hides nothing in this frame; hidden
- * flags, occluders set, replaced or cleared, and destroyed nodes take effect. With a job
+ * flags, occluders set, replaced or cleared, bounds cleared (a radius < 0) and destroyed
+ * nodes take effect. A host that calls rv_update_world in that window places everything
+ * where it now is, for the cull as for the next frame. With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
  * (no frame begun, already culled, or from a callback a frame call is running),
@@ -487,8 +491,9 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
  * see rv_frame_begin). */
 RV_API rv_result rv_frame_abort(rv_world *world);
 
-/* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame is
- * aborted and *out is untouched, except rv_frame_end's RV_ERR_INVARIANT (deltas left in the
+/* rv_frame_begin, rv_frame_cull and rv_frame_end in one call; on an error the frame it
+ * began is aborted and *out is untouched (a frame the host had open already is refused by
+ * rv_frame_begin's RV_ERR_BAD_STATE and stays open), except rv_frame_end's RV_ERR_INVARIANT (deltas left in the
  * journal at publication), where the view is published in *out as rv_frame_end says.
  * Errors: those of the three. */
 RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *out);

@@ -296,7 +296,9 @@ typedef enum rv_occluder_flag {
 /* A convex solid in plane form, the way level formats hold a brush (a Quake III brush's
  * sides are exactly this): plane k is (a, b, c, d) = planes[k][0..3], outward normal
  * (a, b, c) (any length but zero), and the solid is every local point p with
- * a p.x + b p.y + c p.z <= d for every k. Redundant planes (a brush's bevels) are
+ * a p.x + b p.y + c p.z <= d for every k (the opposite of rv_frustum's planes, whose
+ * normals point inward with a point inside where a x + b y + c z + d >= 0: the frustum's
+ * plane (a, b, c, d) bounds the same half-space as this form's (-a, -b, -c, d)). Redundant planes (a brush's bevels) are
  * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
  * solid, thinner than about 1e-7 of its size or of its planes' distance from the local
  * origin, whichever is larger, is refused: declare a quad as a box with a zero extent, or

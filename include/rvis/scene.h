@@ -41,7 +41,8 @@ typedef struct rv_scene_stats {
  * May grow node storage (which invalidates pointers from rv_node_transform_ptrs).
  * Errors: RV_ERR_INVALID_ARG (world or out NULL), RV_ERR_STALE_HANDLE (parent),
  * RV_ERR_CAPACITY (2^24 slots in use), RV_ERR_OUT_OF_MEMORY, RV_ERR_BAD_STATE (inside a
- * visit callback). *out and the world are untouched on error. A test box on parent
+ * visit callback, or parent is a journal projection's node: see rv_node_attach). *out and
+ * the world are untouched on error. A test box on parent
  * (rv_node_set_test_box) must enclose the new node's geometry too: it does not grow. */
 RV_API rv_result rv_node_create(rv_world *world, rv_node parent, rv_node *out);
 
@@ -68,10 +69,14 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
  * parent must be a live node: RV_NODE_NONE is refused (use rv_node_detach to make a root).
  * A test box on parent or above it (rv_node_set_test_box) must enclose child's subtree
  * too: it does not grow, and what lies outside it is culled with it.
+ * A journal projection's node takes only its render scene's nodes under it (its equipped
+ * children): when the projection leaves, a host node there would become a root holding its
+ * offset from the body as its world placement. Keep such a node a root and move it with
+ * the projection, or register it as an equipped child projection.
  * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_STALE_HANDLE (either handle, or parent
- * RV_NODE_NONE), RV_ERR_BAD_STATE (during a visit, see above, or child is a journal
- * projection's node, which its render scene places), RV_ERR_CYCLE; where several apply,
- * the first of them in this order is answered. */
+ * RV_NODE_NONE), RV_ERR_BAD_STATE (during a visit, see above, or child or parent is a
+ * journal projection's node, which its render scene places), RV_ERR_CYCLE; where several
+ * apply, the first of them in this order is answered. */
 RV_API rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child);
 
 /* Makes node a root, appended to the root list (its local transform becomes its world

@@ -651,12 +651,16 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     /* A selector's level lies in 0 .. count (the ladder's "nothing" included); held while
      * this view's hysteresis would keep it there, as a selector does. */
     const rv_lod_selector *sel = &rec->selector;
-    bool hold = held && (sel->flags & SELECTOR_STARTED) && sel->level <= rec->ladder.count &&
-                c.finer >= sel->level && c.coarser <= sel->level;
     uint32_t level = sel->level, count = rec->ladder.count;
+    bool fading = (sel->flags & SELECTOR_FADING) && st->config.crossfade_ms > 0.0f && sel->from_level <= count;
+    /* A running fade keeps its two levels whatever the camera now wants (a third level
+     * waits, as in the selector): held whatever the band while the node's latest selection
+     * is the latest frame's. */
+    bool hold = held && (sel->flags & SELECTOR_STARTED) && level <= count &&
+                ((c.finer >= level && c.coarser <= level) || (fading && rec->last_clock_ms == st->clock_ms));
     /* While a fade runs the selector's camera draws two levels: the heavier one, and a drawn
      * one over "nothing" (a caster fading in or out keeps its shadow while it is seen). */
-    if (hold && (sel->flags & SELECTOR_FADING) && st->config.crossfade_ms > 0.0f && sel->from_level <= count) {
+    if (hold && fading) {
         bool heavier_out = sel->fade_ms < 0.5f * st->config.crossfade_ms;
         if (level >= count || (heavier_out && sel->from_level < count))
             level = sel->from_level;

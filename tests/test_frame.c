@@ -1171,6 +1171,57 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
     rv_world_destroy(w);
 }
 
+/* A fade from level 1 to 2 whose camera, before it ends, wants a third level (0, or
+ * "nothing"): the main view keeps drawing the two fading levels (the third waits), and a
+ * shadow view with the main view as lod_camera casts the heavier of them, not the third
+ * level, and not nothing. */
+static void test_a_shadow_view_casts_a_fading_level_while_a_third_waits(void **state)
+{
+    (void)state;
+    const float third[2] = { 3.0f, 100.0f };
+    for (int k = 0; k < 2; k++) {
+        rv_world_desc d = { 0 };
+        d.lod.hysteresis = -1.0f;
+        d.lod.crossfade_ms = 250.0f;
+        rv_world *w;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        const float centre[3] = { 0, 0, 0 };
+        assert_int_equal(rv_node_set_bounds(w, n, centre, 1.0f), RV_OK);
+        const float th[3] = { 0.5f, 0.2f, 0.05f }; /* level 1 at 8 m, 2 at 20 m, 0 at 3 m, nothing at 100 m */
+        rv_lod_ladder ladder;
+        assert_int_equal(rv_lod_ladder_make(th, 3, &ladder), RV_OK);
+        assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
+        rv_view_list *list;
+        assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+        const float dist[3] = { 8.0f, 20.0f, third[k] };
+        for (int f = 0; f < 3; f++) {
+            float eye[3] = { 0, 0, dist[f] }, at[3] = { 0, 0, 0 };
+            rvt_camera c;
+            rvt_camera_make(&c, eye, at, 1.0f, 100.0 * (f + 1));
+            rv_frame_view main_view, shadow;
+            assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
+            rv_view sv = c.v;
+            sv.lod_camera = &c.v;
+            assert_int_equal(rv_cull_view(w, &sv, list, &shadow), RV_OK);
+            const rv_draw_item *heavier = NULL;
+            for (uint32_t i = 0; i < main_view.opaque_count; i++)
+                if (!heavier || main_view.opaque[i].fade > heavier->fade)
+                    heavier = &main_view.opaque[i];
+            assert_non_null(heavier);
+            assert_int_equal(shadow.opaque_count, 1);
+            assert_int_equal(shadow.opaque[0].lod_level, heavier->lod_level);
+            if (f == 2) { /* still fading 1 -> 2, level 1 the heavier */
+                assert_int_equal(main_view.opaque_count, 2);
+                assert_true(heavier->lod_level == 1 && heavier->fade > 0.5f);
+            }
+        }
+        rv_view_list_destroy(list);
+        rv_world_destroy(w);
+    }
+}
+
 static void test_lod_crossfade_retargeted_in_the_frame_view_never_jumps(void **state)
 {
     (void)state;
@@ -4500,6 +4551,7 @@ int main(void)
         cmocka_unit_test(test_a_scaled_view_matrix_is_the_same_camera),
         cmocka_unit_test(test_a_shadow_view_takes_its_levels_from_the_main_camera),
         cmocka_unit_test(test_a_shadow_view_holds_the_levels_the_main_view_holds),
+        cmocka_unit_test(test_a_shadow_view_casts_a_fading_level_while_a_third_waits),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),

@@ -165,7 +165,8 @@ typedef struct rv_view {
      * view would otherwise drop small casters as too small to see). An extra view with a
      * lod_camera lists each node at the level the node's LOD state holds from its latest
      * selection in rv_frame, as long as that camera's hysteresis would keep it there (the
-     * selector's rule), else at the level its apparent size picks; it touches no state and
+     * selector's rule: a fade the latest frame ran keeps its two levels whatever the camera
+     * wants), else at the level its apparent size picks; it touches no state and
      * lists one level whole. So with the main view as lod_camera, a caster casts at the
      * level the main view draws; while a crossfade runs there, at the heavier of its two
      * levels (the outgoing one until half way), and at the drawn one when the other is

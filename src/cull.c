@@ -739,12 +739,11 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     if (!rvi_frustum_planes_finite(frustum))
         return RV_ERR_NOT_FINITE;
     /* A root under a hidden node: its whole subtree is hidden, nothing is handed out. */
-    for (uint32_t a = r == NONE ? NONE : s->parent[r]; a != NONE; a = s->parent[a])
-        if (s->flags[a] & RVI_NODE_HIDDEN) {
-            if (counts)
-                *counts = (rv_cull_counts){ 0 };
-            return RV_OK;
-        }
+    if (r != NONE && rvi_scene_flag_at_or_above(s, s->parent[r], RVI_NODE_HIDDEN)) {
+        if (counts)
+            *counts = (rv_cull_counts){ 0 };
+        return RV_OK;
+    }
     rvi_walk_policy p = { 0 };
     p.scene = s;
     p.frustum = frustum;

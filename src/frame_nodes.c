@@ -291,16 +291,6 @@ static bool box_outside(const rv_frustum *frustum, const float mn[3], const floa
     return false;
 }
 
-/* True when node or a node above it moved, or was created or attached, since the last
- * update: its world matrix is not where the host has put it. */
-static bool moved_since_update(const rvi_scene *s, uint32_t node)
-{
-    for (uint32_t a = node; a != RVI_INDEX_NONE; a = s->parent[a])
-        if (s->flags[a] & RVI_NODE_MOVED)
-            return true;
-    return false;
-}
-
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
@@ -322,7 +312,7 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
          * one or its parent's) hides nothing. The dirty list is empty after the update: the
          * climb is made only in a frame the host edited between begin and cull. */
         if ((sc->flags[o->node] & (RVI_NODE_HIDDEN | RVI_NODE_STALE)) ||
-            (sc->dirty_count && moved_since_update(sc, o->node)))
+            (sc->dirty_count && rvi_scene_flag_at_or_above(sc, o->node, RVI_NODE_MOVED)))
             continue;
         const float *m = sc->world_matrix[o->node];
         /* Every update that recomputes a matrix bumps the scene's edits: while they stay as

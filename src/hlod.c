@@ -465,10 +465,8 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rv_hlod_result result;
     memset(&result, 0, sizeof result);
     hlod_walk_entry top = { root_index, frustum ? frustum->plane_mask : 0u, 1.0f };
-    bool under_hidden = false; /* a root under a hidden node: its whole subtree is hidden */
-    for (uint32_t a = sc->parent[root_index]; a != RVI_INDEX_NONE && !under_hidden; a = sc->parent[a])
-        under_hidden = (sc->flags[a] & RVI_NODE_HIDDEN) != 0;
-    if (!under_hidden)
+    /* A root under a hidden node: its whole subtree is hidden. */
+    if (!rvi_scene_flag_at_or_above(sc, sc->parent[root_index], RVI_NODE_HIDDEN))
         RVI_VEC_AT(st->stack, hlod_walk_entry, st->stack.count++) = top;
     while (st->stack.count) {
         hlod_walk_entry e = RVI_VEC_AT(st->stack, hlod_walk_entry, --st->stack.count);

@@ -420,27 +420,17 @@ static void gate_groups(rv_world *world, rvi_partition *p, const rv_frustum *f, 
     decide_waiting(world, p, f, waiting);
 }
 
-/* True when node or a node above it is hidden (RVI_NODE_HIDDEN): the frame's walk prunes
- * it with its subtree. */
-static bool hidden_at_or_above(const rvi_scene *s, uint32_t node)
-{
-    for (uint32_t a = node; a != RVI_INDEX_NONE; a = s->parent[a])
-        if (s->flags[a] & RVI_NODE_HIDDEN)
-            return true;
-    return false;
-}
-
 void rvi_partition_gate_unplaced(rv_world *world, rvi_partition *p, const rv_frustum *f)
 {
     const rvi_scene *s = &world->scene;
     rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t waiting = 0;
     /* Every todo flag is set before any nested group is decided (decide_group reads the
-     * flag of the group of the part it is nested in). A hidden one stays culled, as the
-     * walk leaves its placed neighbours. */
+     * flag of the group of the part it is nested in). A hidden one (it or a node above it
+     * flagged hidden) stays culled, as the walk prunes its placed neighbours. */
     for (uint32_t i = 0; i < p->groups.count; i++) {
         rvi_partition_group *g = &groups[i];
-        g->todo = g->stamp != p->frame && s->world_sphere[g->node][3] < 0.0f && !hidden_at_or_above(s, g->node);
+        g->todo = g->stamp != p->frame && s->world_sphere[g->node][3] < 0.0f && !rvi_scene_flag_at_or_above(s, g->node, RVI_NODE_HIDDEN);
         if (g->todo && !decide_group(world, p, g, f, true))
             waiting++;
     }

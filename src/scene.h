@@ -164,6 +164,15 @@ static inline rv_result rvi_scene_host_may_move(const rvi_scene *s, uint32_t i)
  * the scene's growth carries it from then on. Nothing changes on failure. */
 rv_result rvi_scene_enable_local_linear(rvi_scene *s, rvi_heap *heap);
 
+/* True when node or a node above it carries one of the flag bits. */
+static inline bool rvi_scene_flag_at_or_above(const rvi_scene *s, uint32_t node, uint32_t flag)
+{
+    for (uint32_t a = node; a != RVI_INDEX_NONE; a = s->parent[a])
+        if (s->flags[a] & flag)
+            return true;
+    return false;
+}
+
 static inline void rvi_scene_force_exact_ancestors(rvi_scene *s, uint32_t p)
 {
     for (; p != RVI_INDEX_NONE; p = s->parent[p])

@@ -24,6 +24,7 @@
 #include <cglm/cglm.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { WIDE = 9000, CHAIN = 300, LOOSE = 400, REGIONS = 8, FRAMES = 120 };
@@ -710,6 +711,88 @@ static void test_the_feed_is_the_same_on_any_workers(void **state)
     }
 }
 
+/* A walk item whose subtrees write more records than the room a worker starts a frame with
+ * hands the rest of its walk back (at its own level and at every level above it) to be
+ * walked as items of their own. The field is made so that the first frame's items do: a
+ * list of 2,400 groups is cut into chunks of about a thousand, each walked whole, and each
+ * group holds five objects, in every fourth group one of them a comb twelve links deep (two
+ * teeth a link), so a chunk writes several times the starting room and the comb puts the
+ * point where it runs out inside deeper levels too. Whatever the job system, every object with geometry must be drawn, in the first
+ * frame (which runs out) and the next (whose room has grown). */
+enum { YIELD_GROUPS = 2400, YIELD_LEAVES = 5, YIELD_CHAIN = 12 };
+
+static int node_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void expect_every_object_drawn(rv_world *w, const uint64_t *expected, uint32_t expected_count,
+                                      uint64_t *drawn, int frames)
+{
+    for (int frame = 0; frame < frames; frame++) {
+        rvt_camera cam;
+        const float eye[3] = { 0.5f, 150.0f, 0.25f }, target[3] = { 0, 0, 0 };
+        rvt_camera_make(&cam, eye, target, 1.2f, 16.0 * frame);
+        rv_frame_view out;
+        check(rv_frame(w, &cam.v, &out));
+        assert_int_equal(out.opaque_count, expected_count);
+        for (uint32_t i = 0; i < out.opaque_count; i++)
+            drawn[i] = out.opaque[i].node.id;
+        qsort(drawn, out.opaque_count, sizeof *drawn, node_order);
+        for (uint32_t i = 0; i < expected_count; i++)
+            if (drawn[i] != expected[i])
+                fail_msg("frame %d: object %u of %u missing or drawn twice", frame, i, expected_count);
+    }
+}
+
+static void test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_loses_nothing(void **state)
+{
+    (void)state;
+    const uint32_t most = YIELD_GROUPS * (1 + YIELD_LEAVES + 3 * YIELD_CHAIN);
+    uint64_t *expected = malloc(sizeof(uint64_t) * most), *drawn = malloc(sizeof(uint64_t) * most);
+    assert_non_null(expected);
+    assert_non_null(drawn);
+    rvt_host reverse = { .order = RVT_HOST_REVERSE, .max_workers = 3 };
+    rvt_host singles = { .order = RVT_HOST_SINGLES, .max_workers = 2, .seed = 9 };
+    rvt_pool *pool = rvt_pool_create(2);
+    rv_job_system systems[4] = { { 0 }, rvt_host_jobs(&reverse), rvt_host_jobs(&singles), { 0 } };
+    uint32_t system_count = 3;
+    if (pool)
+        systems[system_count++] = rvt_pool_jobs(pool);
+    for (uint32_t k = 0; k < system_count; k++) {
+        rv_world_desc desc = { 0 };
+        desc.jobs = systems[k];
+        rv_world *w = rvt_world(&desc);
+        rv_node root = rvt_node(w, RV_NODE_NONE);
+        uint32_t count = 0;
+        for (uint32_t g = 0; g < YIELD_GROUPS; g++) {
+            rv_node group = rvt_object(w, root, (float)(g % 60) * 2 - 60, 0, (float)(g / 60) * 2 - 40, 0.4f);
+            expected[count++] = group.id;
+            for (uint32_t l = 0; l < YIELD_LEAVES; l++) {
+                rv_node leaf = rvt_object(w, group, 0.3f * (float)l - 0.6f, 0.2f, 0, 0.1f);
+                expected[count++] = leaf.id;
+                if (g % 4 == 0 && l == 2)
+                    for (uint32_t c = 0; c < YIELD_CHAIN; c++) {
+                        for (uint32_t t = 0; t < 2; t++)
+                            expected[count++] = rvt_object(w, leaf, 0.02f * (float)t, 0, 0.01f, 0.02f).id;
+                        leaf = rvt_object(w, leaf, 0, 0.01f, 0, c % 3 == 0 ? 0.05f : -1);
+                        if (c % 3 == 0)
+                            expected[count++] = leaf.id;
+                    }
+            }
+        }
+        qsort(expected, count, sizeof *expected, node_order);
+        expect_every_object_drawn(w, expected, count, drawn, 2);
+        rv_world_destroy(w);
+    }
+    rvt_pool_destroy(pool);
+    rvt_host_free(&reverse);
+    rvt_host_free(&singles);
+    free(expected);
+    free(drawn);
+}
+
 static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
 {
     (void)state;
@@ -734,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_a_job_system_that_breaks_its_contract_is_reported),
         cmocka_unit_test(test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs),
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
+        cmocka_unit_test(test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_loses_nothing),
         cmocka_unit_test(test_the_feed_is_the_same_on_any_workers),
     };
     return cmocka_run_group_tests(tests, make_reference, NULL);

@@ -2751,6 +2751,38 @@ static void test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_coun
     rv_world_destroy(w);
 }
 
+/* Beside the wall's shadow: a node whose test box (1 wide) lies wholly behind the wall and
+ * whose sphere (3 across) reaches past its edge. With the box it is hidden; cleared, the
+ * frame tests its sphere and draws it; cleared again, nothing changes; set again, hidden
+ * again. */
+static void test_a_cleared_test_box_leaves_the_sphere_to_judge(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(256);
+    wall_ahead(w); /* at z = -10 its shadow reaches x = 6 at z = -20 */
+    rv_node n = rvt_object(w, RV_NODE_NONE, 5.2f, 1.7f, -20, 1.5f);
+    const float bmin[3] = { -0.5f, -0.5f, -0.5f }, bmax[3] = { 0.5f, 0.5f, 0.5f };
+    assert_int_equal(rv_node_set_test_box(w, n, bmin, bmax), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.2f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, n));
+    assert_int_equal(v.counts.occlusion_culled, 1);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_clear_test_box(w, n), RV_OK);
+        c.v.time_ms += 16;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, n));
+        assert_int_equal(v.counts.occlusion_culled, 0);
+    }
+    assert_int_equal(rv_node_set_test_box(w, n, bmin, bmax), RV_OK);
+    c.v.time_ms += 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, n));
+    rv_world_destroy(w);
+}
+
 /* Behind a wall: n (with a test box small enough that occlusion tests the box) and a group
  * of two. A NaN written into n's and one group child's positions (the host moving them)
  * leaves their placement unknown: occlusion must not hide them, in that frame or later
@@ -4585,6 +4617,7 @@ int main(void)
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it),
+        cmocka_unit_test(test_a_cleared_test_box_leaves_the_sphere_to_judge),
         cmocka_unit_test(test_occlusion_never_hides_a_node_of_unknown_placement),
         cmocka_unit_test(test_occluder_of_unknown_placement_hides_nothing),
         cmocka_unit_test(test_lod_never_drops_a_node_of_unknown_placement),

@@ -1683,6 +1683,69 @@ static void test_steady_frames_allocate_nothing(void **state)
     free_fixture(&f);
 }
 
+/* The same kind of churn through a world's own journal and render scene, drained by
+ * rv_frame: rv_world_alloc_stats counts their heaps with the world's, and once every store
+ * has grown to what the frames need a frame allocates nothing, re-registrations (a node
+ * destroyed and made again) included. */
+static void test_steady_frames_of_a_world_s_journal_allocate_nothing(void **state)
+{
+    (void)state;
+    enum { KEYS = 2000, WARM = 200, FRAMES = 600 };
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    uint64_t alone = allocation_calls(rv_world_alloc_stats(w));
+    rv_journal *j;
+    rv_render_scene *scene;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    /* The world's count takes in the journal's and the render scene's own heaps. */
+    assert_true(allocation_calls(rv_world_alloc_stats(w)) >=
+                alone + allocation_calls(rv_journal_alloc_stats(j)) + allocation_calls(rv_render_scene_alloc_stats(scene)));
+    assert_true(allocation_calls(rv_journal_alloc_stats(j)) > 0);
+    uint64_t rng = 31;
+    uint32_t *incarnation = calloc(KEYS, sizeof *incarnation);
+    rv_projection *proj = malloc(KEYS * sizeof *proj);
+    assert_non_null(incarnation);
+    assert_non_null(proj);
+    for (uint64_t k = 0; k < KEYS; k++) {
+        proj[k] = make_projection(&rng, k, KEYS, 60);
+        incarnation[k] = 1;
+        assert_int_equal(rv_journal_register(j, 0, k, 1, &proj[k], NULL), RV_OK);
+    }
+    float at[3];
+    uint64_t calls = 0;
+    for (int frame = 0; frame < WARM + FRAMES; frame++) {
+        if (frame == WARM)
+            calls = allocation_calls(rv_world_alloc_stats(w));
+        /* Eight frames' worth of edits, repeated: the first rounds meet every peak a
+         * frame of them reaches (a cell's bucket, say, holds room for its members and the
+         * frame's re-registrations there before the old ones leave). */
+        uint64_t edits = 1000 + (uint64_t)(frame % 8);
+        for (int i = 0; i < 40; i++) {
+            uint64_t k = rvt_next(&edits) % KEYS, what = rvt_next(&edits) % 10;
+            if (what < 6) {
+                rv_projection_transform t = make_transform(&edits);
+                assert_int_equal(rv_journal_update_transform(j, 0, k, incarnation[k], &t, NULL), RV_OK);
+            } else if (what < 8) {
+                uint32_t flags = (uint32_t)(rvt_next(&edits) & RV_PROJECTION_FLAGS_ALL);
+                assert_int_equal(rv_journal_update_flags(j, 0, k, incarnation[k], flags, NULL), RV_OK);
+            } else if (what < 9) {
+                rv_projection_appearance a = { rvt_next(&edits), 1 };
+                assert_int_equal(rv_journal_update_appearance(j, 0, k, incarnation[k], &a, NULL), RV_OK);
+            } else {
+                incarnation[k]++;
+                assert_int_equal(rv_journal_register(j, 0, k, incarnation[k], &proj[k], NULL), RV_OK);
+            }
+        }
+        (void)frame_lists(w, 16.0 * frame, UINT64_MAX, at);
+    }
+    assert_int_equal(allocation_calls(rv_world_alloc_stats(w)), calls);
+    assert_int_equal(rv_render_scene_counts(scene).projections, KEYS);
+    free(incarnation);
+    free(proj);
+    rv_world_destroy(w);
+}
+
 static void test_memory_accounting_matches_the_bytes_held(void **state)
 {
     (void)state;
@@ -2407,6 +2470,7 @@ int main(void)
         cmocka_unit_test(test_changing_any_single_field_changes_the_digest),
         cmocka_unit_test(test_replay_of_a_recorded_journal_gives_the_same_digest),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_steady_frames_of_a_world_s_journal_allocate_nothing),
         cmocka_unit_test(test_memory_accounting_matches_the_bytes_held),
         cmocka_unit_test(test_out_of_memory_at_each_allocation_leaves_the_scene_unchanged),
         cmocka_unit_test(test_out_of_memory_in_a_reentrant_batch_keeps_the_scene_consistent),

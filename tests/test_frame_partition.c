@@ -115,6 +115,86 @@ static void test_frame_gates_groups_with_nothing_placed_as_the_gate_does(void **
     }
 }
 
+static bool drawn(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return true;
+    return false;
+}
+
+/* Group k of the gated-groups scene at x = 4k - 6 in front of the camera: a low part
+ * inside the committed slice (y <= 2) and a high part above it, both bounded. */
+static void slice_group(rv_world *w, rv_node group, uint64_t first_leaf, rv_node parts[2])
+{
+    assert_int_equal(rv_partition_make_group(w, group), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        parts[k] = node_at(w, group, 0, k ? 5.0f : 0.5f, 0);
+        bounds(w, parts[k], 0.5f);
+        uint64_t leaf = first_leaf + (uint64_t)k;
+        assert_int_equal(rv_partition_set_part(w, parts[k], &leaf, 1, false), RV_OK);
+    }
+}
+
+/* Every group in groups[] gates by the slice: its low part drawn, its high part culled. */
+static void expect_sliced(rv_world *w, camera *c, rv_node (*parts)[2], const bool *gated, uint32_t count)
+{
+    c->v.time_ms += 16;
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c->v, &v), RV_OK);
+    uint32_t culled = 0;
+    for (uint32_t g = 0; g < count; g++) {
+        assert_true(drawn(&v, parts[g][0]));
+        assert_int_equal(drawn(&v, parts[g][1]), !gated[g]);
+        culled += gated[g];
+    }
+    assert_int_equal(v.counts.partition_culled, culled);
+}
+
+/* The gate keeps its groups in an array indexed through a per-node table. A group removed
+ * from the middle has the last one moved into its place, and the table grows (its old
+ * entries copied) when a group or part is made on a node past it: every group still gates
+ * as before, and the one removed stops gating its parts. */
+static void test_groups_gate_after_a_group_leaves_and_the_gate_s_table_grows(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    const float lo[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX }, hi[3] = { FLT_MAX, 2, FLT_MAX };
+    assert_int_equal(rv_partition_set_committed_slice(w, lo, hi), RV_OK);
+    rv_node groups[4], parts[4][2];
+    bool gated[4] = { true, true, true, true };
+    for (uint32_t g = 0; g < 3; g++) {
+        groups[g] = node_at(w, RV_NODE_NONE, 4.0f * (float)g - 6, -1, -12);
+        slice_group(w, groups[g], 10 * (uint64_t)g + 1, parts[g]);
+    }
+    camera c;
+    camera_make(&c);
+    expect_sliced(w, &c, parts, gated, 3);
+
+    assert_int_equal(rv_partition_remove(w, groups[0]), RV_OK); /* the last group takes its place */
+    assert_false(rv_partition_is_group(w, groups[0]));
+    assert_true(rv_partition_is_group(w, groups[2]));
+    gated[0] = false; /* its parts' parent is no group now: not gated */
+    expect_sliced(w, &c, parts, gated, 3);
+
+    /* Enough nodes that the scene's capacity passes the gate's table, then a group on the
+     * newest: the table grows with the old groups' and parts' entries kept. */
+    rv_node filler = node_at(w, RV_NODE_NONE, 0, -100, 0);
+    for (int k = 0; k < 5000; k++)
+        (void)node_at(w, filler, 0, 0, 0);
+    groups[3] = node_at(w, RV_NODE_NONE, 6, -1, -12);
+    slice_group(w, groups[3], 41, parts[3]);
+    expect_sliced(w, &c, parts, gated, 4);
+    rv_partition_part_info info;
+    assert_int_equal(rv_partition_part_get_info(w, parts[2][1], &info), RV_OK);
+    assert_true(rv_node_equal(info.group, groups[2]));
+    assert_false(info.frustum_visible);
+    assert_int_equal(rv_partition_part_get_info(w, parts[0][1], &info), RV_OK);
+    assert_true(rv_node_equal(info.group, RV_NODE_NONE));
+    rv_world_destroy(w);
+}
+
 static uint32_t reprocess_calls, reprocessed_parts;
 
 static void count_reprocess(const rv_node *parts, uint32_t count, void *user)
@@ -408,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_request_kept_by_an_abort_drops_when_the_part_leaves),
         cmocka_unit_test(test_frame_gates_as_the_gate_s_own_walk_in_random_scenes),
         cmocka_unit_test(test_an_unplaced_group_under_a_hidden_node_stays_culled),
+        cmocka_unit_test(test_groups_gate_after_a_group_leaves_and_the_gate_s_table_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,12 +142,31 @@ static inline void put(rvi_frame_worker *w, uint32_t node, uint32_t kind, float 
     w->budget--;
 }
 
+/* Was node's whole place out of sight on the last published frame: its subtree's sphere
+ * outside that frame's frustum, or it in a subtree of its present ancestors that frame's
+ * occlusion test hid? *mask: the planes of that frustum the sphere is not wholly inside. */
+static bool place_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node, uint32_t *mask)
+{
+    const rv_frustum *last = &f->walked_frustum;
+    *mask = last->plane_mask & RVI_FRUSTUM_ALL_PLANES;
+    if (f->sequence == 0)
+        return false; /* no frame published yet */
+    if (f->walked_hid_groups) {
+        const uint32_t *hidden = RVI_VEC_PTR(f->group_hidden, uint32_t), last_frame = (uint32_t)f->sequence;
+        for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a])
+            if (a < f->group_hidden.count && hidden[a] == last_frame)
+                return true;
+    }
+    const float *ws = sc->world_sphere[node];
+    return rvi_classify_sphere_masked(last, ws, ws[3], mask) == RV_OUTSIDE;
+}
+
 static void main_culled(void *user, uint32_t node, rv_cull_reason reason)
 {
     rvi_frame_worker *w = user;
     if (reason == RV_CULL_FRUSTUM && (w->world->scene.flags[node] & RVI_NODE_HAS_HLOD)) {
         uint64_t t0 = walk_timer_start(w->world, &w->lod_timer, w->serial && w->world->desc.clock_ns);
-        (void)rvi_hlod_decide(w->world, &w->hlod, node, true);
+        (void)rvi_hlod_decide(w->world, &w->hlod, node, true, false);
         walk_timer_stop(w->world, &w->lod_timer, t0);
     }
     if (w->world->desc.record_culls)
@@ -318,7 +337,8 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
         return sc->first_child[i] != NONE ? RVI_WALK_DESCEND : RVI_WALK_SKIP;
     if (flags & RVI_NODE_HAS_HLOD) {
         uint64_t t0 = walk_timer_start(world, &w->lod_timer, timed);
-        rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false);
+        uint32_t mask;
+        rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false, place_unseen_last_frame(f, sc, i, &mask));
         walk_timer_stop(world, &w->lod_timer, t0);
         if (d.is_region)
             return hook_region(w, i, flags, &d, weight);
@@ -420,19 +440,10 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_s
  * "nothing" was dropped by the walk for its size: it fades in. */
 static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
-    if (f->sequence == 0)
-        return false; /* no frame published yet */
-    if (f->walked_hid_groups) {
-        const uint32_t *hidden = RVI_VEC_PTR(f->group_hidden, uint32_t), last_frame = (uint32_t)f->sequence;
-        for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a])
-            if (a < f->group_hidden.count && hidden[a] == last_frame)
-                return true;
-    }
-    const rv_frustum *last = &f->walked_frustum;
-    uint32_t mask = last->plane_mask & RVI_FRUSTUM_ALL_PLANES;
-    const float *ws = sc->world_sphere[node];
-    if (rvi_classify_sphere_masked(last, ws, ws[3], &mask) == RV_OUTSIDE)
+    uint32_t mask;
+    if (place_unseen_last_frame(f, sc, node, &mask))
         return true;
+    const rv_frustum *last = &f->walked_frustum;
     if (mask && (sc->flags[node] & RVI_NODE_HAS_TEST_BOX)) {
         rvi_walk_policy box = { 0 };
         box.scene = sc;

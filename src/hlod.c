@@ -26,6 +26,8 @@ typedef struct hlod_region {
     float self_weight;      /* s, see above */
     bool resident;
     bool refining;          /* target of s: false = 1, true = 0 */
+    bool returning;         /* out of sight since its latest decision (culled, or a parent
+                               that came back): the next one shows its cut whole */
 } hlod_region;
 
 typedef struct hlod_walk_entry {
@@ -114,7 +116,7 @@ rv_result rv_node_set_hlod_region(rv_world *world, rv_node node, float geometric
             hlod_state_destroy(world, st);
         return r;
     }
-    hlod_region region = { index, geometric_error, 1.0f, false, false };
+    hlod_region region = { index, geometric_error, 1.0f, false, false, false };
     rvi_node_table_add(&world->heap, &st->regions, sizeof region, &region, &room);
     world->scene.flags[index] |= RVI_NODE_HAS_HLOD;
     world->scene.edits++;
@@ -202,10 +204,11 @@ typedef struct child_scan {
 } child_scan;
 
 /* Looks at the nearest region descendants of top; with reset, puts each back to "drawn as
- * itself". A resident child with empty bounds covers nothing and is ignored; one that is
- * not resident may have empty bounds only because its data has not arrived, so it counts
- * (and holds top as itself) until it is. */
-static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool reset)
+ * itself", and marks it returning when top came back from out of sight (so it shows its
+ * own cut whole too). A resident child with empty bounds covers nothing and is ignored; one
+ * that is not resident may have empty bounds only because its data has not arrived, so it
+ * counts (and holds top as itself) until it is. */
+static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool reset, bool returning)
 {
     const rvi_scene *sc = &world->scene;
     child_scan scan = { false, true };
@@ -220,6 +223,7 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
             if (reset) {
                 child->self_weight = 1.0f;
                 child->refining = false;
+                child->returning = returning;
             }
         }
         node = scan_next(sc, top, node, child == NULL);
@@ -274,7 +278,7 @@ static bool region_above(const rvi_scene *sc, const rvi_hlod_pass *pass, uint32_
 }
 
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
-                                  bool culled)
+                                  bool culled, bool unseen)
 {
     rvi_hlod_decision d;
     memset(&d, 0, sizeof d);
@@ -285,11 +289,15 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     d.is_region = true;
     const float *sphere = world->scene.world_sphere[node_index];
     if (culled || sphere[3] < 0.0f) {
-        /* Not refined: it restarts as itself when it comes back into view. */
+        /* Not refined; when it comes back it shows the cut it wants then, whole. */
         region->self_weight = 1.0f;
         region->refining = false;
+        region->returning = true;
         return d;
     }
+    /* Back from out of sight: nobody saw its cut change, so no crossfade shows it changing. */
+    bool snap = region->returning || unseen;
+    region->returning = false;
     const rv_lod_view *view = &pass->view;
     double dx = (double)sphere[0] - view->eye[0];
     double dy = (double)sphere[1] - view->eye[1];
@@ -317,7 +325,7 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
         else if (s > 1.0f - FADE_SNAP)
             s = 1.0f;
     }
-    child_scan children = scan_children(world, st, node_index, false);
+    child_scan children = scan_children(world, st, node_index, false, false);
     bool want_refine = children.any && sse > pass->max_screen_space_error;
     /* Drawn as itself, a region without geometry of its own would leave a hole where its
      * children are: in the frame it is passed through like one that is not loaded, and
@@ -347,8 +355,8 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
         refining = want_refine;
     }
     if (refining && settled_self && drawable)
-        scan_children(world, st, node_index, true); /* children start as themselves */
-    if (pass->crossfade_ms < 0.0f && drawable && children.any && children.resident)
+        scan_children(world, st, node_index, true, snap); /* children start as themselves */
+    if ((pass->crossfade_ms < 0.0f || snap) && drawable && children.any && children.resident)
         s = refining ? 0.0f : 1.0f;
     region->refining = refining;
     region->self_weight = s;
@@ -481,7 +489,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
                 push_children(sc, &st->stack, e.node_index, e.plane_mask, e.weight);
             continue;
         }
-        rvi_hlod_decision d = rvi_hlod_decide(world, &pass, e.node_index, culled);
+        rvi_hlod_decision d = rvi_hlod_decide(world, &pass, e.node_index, culled, false);
         result.regions_visited++;
         if (culled) {
             result.regions_culled++;
@@ -534,7 +542,7 @@ rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass
                                      : region->geometric_error * pass->pixels_at_unit / distance;
     d.distance = distance > 0.0 ? (float)distance : 0.0f;
     d.screen_space_error = (float)sse;
-    child_scan children = scan_children(world, st, node_index, false);
+    child_scan children = scan_children(world, st, node_index, false, false);
     /* As rvi_hlod_decide: a region that is not resident, or has no geometry of its own to
      * draw in the view's lists, cannot stand in for its children; a resident one without
      * geometry passes its whole subtree through. */

@@ -154,10 +154,13 @@ typedef struct rvi_hlod_decision {
 rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, float dt_ms,
                               rvi_hlod_pass *pass);
 /* Decides one region (node_index must be live; culled: the walk's frustum rejected it) and
- * advances its crossfade by pass->dt_ms. Call once per region per pass, parents before
- * children. Allocates nothing. */
+ * advances its crossfade by pass->dt_ms. unseen: the caller knows the region's place was
+ * out of sight in its latest pass (rv_frame: outside the last frame's frustum, or under a
+ * group its occlusion test hid); such a region, like one culled in its latest decision,
+ * shows the cut it wants whole, with no crossfade. Call once per region per pass, parents
+ * before children. Allocates nothing. */
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
-                                  bool culled);
+                                  bool culled, bool unseen);
 
 /* The decision rvi_hlod_decide would take with no crossfade, changing nothing (extra
  * views): refine while the error exceeds the limit and every child is resident. */

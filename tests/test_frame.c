@@ -1353,6 +1353,71 @@ static void test_an_object_unseen_while_it_came_near_shows_its_level_at_once(voi
     }
 }
 
+/* Two refined regions, one at the top and one under a plain node, go out of view and come
+ * back: each shows the cut it wants then, whole (its children at fade 1, itself not
+ * listed), as nobody saw it change; the camera having gone far meanwhile, it shows itself
+ * whole. In view, a change still crossfades. */
+static void test_hlod_regions_back_in_view_show_their_cut_whole(void **state)
+{
+    (void)state;
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node holder = rvt_node(w, RV_NODE_NONE);
+    rv_node region[2], child[2][2];
+    region[0] = rvt_object(w, RV_NODE_NONE, -8, 1.7f, -40, 5);
+    region[1] = rvt_object(w, holder, 8, 1.7f, -40, 5);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(rv_node_set_hlod_region(w, region[r], 1.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, region[r], true), RV_OK);
+        for (int k = 0; k < 2; k++) {
+            child[r][k] = rvt_object(w, region[r], k ? 2.0f : -2.0f, 0, 0, 2);
+            assert_int_equal(rv_node_set_hlod_region(w, child[r][k], 0.01f), RV_OK);
+            assert_int_equal(rv_node_set_hlod_resident(w, child[r][k], true), RV_OK);
+        }
+    }
+    const float behind[3] = { 0, 1.7f, 10 };
+    rvt_camera c;
+    rv_frame_view v;
+    double t = 0;
+    for (int f = 0; f < 6; f++, t += 100) { /* refine and settle: 1 m at 35 m is ~15 px... */
+        rvt_camera_make(&c, eye0, ahead, 0.5f, t); /* ...at fov 0.5 it is ~41 px */
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    }
+    for (int r = 0; r < 2; r++) {
+        assert_false(view_draws(&v, region[r]));
+        assert_float_equal(item_of(&v, child[r][0])->fade, 1.0f, 0);
+    }
+    rvt_camera_make(&c, eye0, behind, 0.5f, t += 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.opaque_count, 0);
+    rvt_camera_make(&c, eye0, ahead, 0.5f, t += 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.crossfades, 0);
+    for (int r = 0; r < 2; r++) {
+        assert_false(view_draws(&v, region[r]));
+        for (int k = 0; k < 2; k++)
+            assert_float_equal(item_of(&v, child[r][k])->fade, 1.0f, 0);
+    }
+    /* Away, then back from 400 m: 1 m there is under 16 px, so each region shows itself. */
+    rvt_camera_make(&c, eye0, behind, 0.5f, t += 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    const float far_eye[3] = { 0, 1.7f, 400 };
+    rvt_camera_make(&c, far_eye, ahead, 0.5f, t += 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(v.counts.crossfades, 0);
+    for (int r = 0; r < 2; r++) {
+        assert_float_equal(item_of(&v, region[r])->fade, 1.0f, 0);
+        assert_false(view_draws(&v, child[r][0]));
+    }
+    /* Coming near while in view refines with a crossfade, as before. */
+    rvt_camera_make(&c, eye0, ahead, 0.5f, t += 16);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    rvt_camera_make(&c, eye0, ahead, 0.5f, t += 50);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(v.counts.crossfades >= 2);
+    assert_true(view_draws(&v, region[0]) && view_draws(&v, child[0][0]));
+    rv_world_destroy(w);
+}
+
 static void test_hlod_region_drawn_as_itself_stops_the_walk(void **state)
 {
     (void)state;
@@ -4587,6 +4652,7 @@ int main(void)
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),
+        cmocka_unit_test(test_hlod_regions_back_in_view_show_their_cut_whole),
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
         cmocka_unit_test(test_hlod_a_region_without_geometry_asks_for_its_children_at_once),

@@ -512,8 +512,9 @@ static void test_cut_change_crossfades_parent_and_children(void **state)
     rv_world_destroy(f.w);
 }
 
-/* A region that leaves the view, or whose cut collapses at once, comes back as itself and
- * fades down again: no stale refinement reappears without a fade. */
+/* A region whose cut collapses at once while in view comes back as itself and fades down
+ * again: no stale refinement reappears without a fade. One that left the view shows the
+ * cut it wants when it comes back, whole: nobody saw it change, so nothing fades. */
 static void test_returning_regions_restart_as_themselves(void **state)
 {
     (void)state;
@@ -544,7 +545,7 @@ static void test_returning_regions_restart_as_themselves(void **state)
     assert_float_equal(weight_of(&out, c), 0.16f, 1e-6);
     assert_float_equal(weight_of(&out, g), 0.04f, 1e-6);
 
-    /* Settle, then look away (p culled) and back: p restarts as itself. */
+    /* Settle, then look away (p culled) and back: p and c come back refined, whole. */
     for (int k = 0; k < 8; k++)
         assert_int_equal(rv_hlod_select(w, p, &near, NULL, 250, &out), RV_OK);
     assert_float_equal(weight_of(&out, g), 1.0f, 0);
@@ -556,11 +557,23 @@ static void test_returning_regions_restart_as_themselves(void **state)
     assert_int_equal(out.draw_count, 0);
     assert_int_equal(out.regions_culled, 1);
     assert_int_equal(rv_hlod_select(w, p, &near, &f_toward, 16, &out), RV_OK);
-    assert_float_equal(weight_of(&out, p), 1.0f, 0);
-    assert_int_equal(out.regions_fading, 2); /* p and c start fading from themselves */
+    assert_null(find_draw(&out, p));
+    assert_null(find_draw(&out, c));
+    assert_float_equal(weight_of(&out, g), 1.0f, 0);
+    assert_int_equal(out.regions_fading, 0);
     assert_int_equal(rv_hlod_select(w, p, &near, &f_toward, 50, &out), RV_OK);
-    assert_float_equal(weight_of(&out, p), 0.8f, 1e-6);
-    assert_float_equal(weight_of(&out, g), 0.04f, 1e-6);
+    assert_float_equal(weight_of(&out, g), 1.0f, 0);
+
+    /* Away again; meanwhile the eye goes far (p's error falls below the limit): back in
+     * view p shows itself whole, with nothing of c or g fading out. */
+    assert_int_equal(rv_hlod_select(w, p, &near, &f_away, 16, &out), RV_OK);
+    assert_int_equal(out.draw_count, 0);
+    rv_lod_view far = view_at(-10, 0, 4000);
+    rv_frustum f_far = rvt_frustum(far.eye, toward, PI_F / 2, 10000.0f);
+    assert_int_equal(rv_hlod_select(w, p, &far, &f_far, 16, &out), RV_OK);
+    assert_int_equal(out.draw_count, 1);
+    assert_float_equal(weight_of(&out, p), 1.0f, 0);
+    assert_int_equal(out.regions_fading, 0);
     rv_world_destroy(w);
 }
 

@@ -351,6 +351,11 @@ void rvi_frame_drop_occluder(rvi_heap *heap, rvi_frame *f, uint32_t node);
  * matrix gone non-finite) is skipped, which only draws more; running out of memory is
  * reported. */
 rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
+/* Was node's whole place out of sight on the last published frame: its subtree's sphere
+ * outside that frame's frustum, or it in a subtree of its present ancestors that frame's
+ * occlusion test hid? *mask: the planes of that frustum the sphere is not wholly inside
+ * (frame_cull.c). */
+bool rvi_frame_place_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node, uint32_t *mask);
 
 /* rv_view.cull_unsampled's test of node i in the view of cam (frame_unsampled.c): true when the
  * image of its test box (f's table; f NULL: none), else of the box around its geometry's

@@ -142,10 +142,7 @@ static inline void put(rvi_frame_worker *w, uint32_t node, uint32_t kind, float 
     w->budget--;
 }
 
-/* Was node's whole place out of sight on the last published frame: its subtree's sphere
- * outside that frame's frustum, or it in a subtree of its present ancestors that frame's
- * occlusion test hid? *mask: the planes of that frustum the sphere is not wholly inside. */
-static bool place_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node, uint32_t *mask)
+bool rvi_frame_place_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node, uint32_t *mask)
 {
     const rv_frustum *last = &f->walked_frustum;
     *mask = last->plane_mask & RVI_FRUSTUM_ALL_PLANES;
@@ -338,7 +335,7 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
     if (flags & RVI_NODE_HAS_HLOD) {
         uint64_t t0 = walk_timer_start(world, &w->lod_timer, timed);
         uint32_t mask;
-        rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false, place_unseen_last_frame(f, sc, i, &mask));
+        rvi_hlod_decision d = rvi_hlod_decide(world, &w->hlod, i, false, rvi_frame_place_unseen_last_frame(f, sc, i, &mask));
         walk_timer_stop(world, &w->lod_timer, t0);
         if (d.is_region)
             return hook_region(w, i, flags, &d, weight);
@@ -441,7 +438,7 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_s
 static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
     uint32_t mask;
-    if (place_unseen_last_frame(f, sc, node, &mask))
+    if (rvi_frame_place_unseen_last_frame(f, sc, node, &mask))
         return true;
     const rv_frustum *last = &f->walked_frustum;
     if (mask && (sc->flags[node] & RVI_NODE_HAS_TEST_BOX)) {

@@ -237,39 +237,70 @@ rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return rv_
 
 /* ---- submitting node occluders ----------------------------------------------------------------------------- */
 
-/* True when an occluder node's own geometry may be drawn this frame: no ancestor (itself
+/* True when an occluder node's own geometry is drawn whole this frame: no ancestor (itself
  * included) is flagged hidden or is a partition part the gate hides (padded frustum or
- * slice), and its LOD level is not "nothing". An occluder whose geometry is not
- * drawn must not hide anything: what is behind it is visible. Groups on the way are gated
- * here (a group gated again in the walk keeps its last decision). */
+ * slice); every HLOD region above it is refined into what lies below it, whole, and the
+ * node, if a region, is drawn as itself, whole (rvi_hlod_*_whole: a region whose place the
+ * last frame did not see is judged by the cut it will show at once); and the LOD selection
+ * the frame is about to make lists no "nothing", not even fading. An occluder
+ * whose geometry is not drawn, or drawn faint, must not hide anything: what is behind it
+ * is visible. Groups on the way are gated here (a group gated again in the walk keeps its
+ * last decision). */
+typedef struct occluder_memo {
+    uint32_t gated;      /* the group gated last (or RVI_INDEX_NONE) */
+    uint32_t region;     /* the HLOD region above an occluder looked at last (or RVI_INDEX_NONE) */
+    rvi_hlod_cover cover; /* what stands for the nodes below it */
+} occluder_memo;
+
 static rv_result occluder_drawable(rv_world *world, rvi_frame *f, rvi_partition *gate, uint32_t node,
-                                   uint32_t *last_gated, bool *out)
+                                   occluder_memo *memo, bool *out)
 {
     const rvi_scene *sc = &world->scene;
     *out = false;
+    bool own = true;  /* the node's own geometry drawn whole, as far as HLOD says */
+    int cover = -1;   /* the topmost region above that decides: 1 a stand-in, 0 nothing */
     for (uint32_t a = node; a != RVI_INDEX_NONE; a = sc->parent[a]) {
         uint32_t flags = sc->flags[a];
         if (flags & RVI_NODE_HIDDEN)
             return RV_OK;
+        if (flags & RVI_NODE_HAS_HLOD) {
+            uint32_t mask;
+            if (a == node) {
+                own = rvi_hlod_drawn_whole(world, &f->hlod_pass, a, rvi_frame_place_unseen_last_frame(f, sc, a, &mask));
+            } else {
+                /* Occluders are kept in the order they were set: those under one region
+                 * mostly follow each other, so the region's answer is kept for the next. */
+                if (a != memo->region) {
+                    memo->cover = rvi_hlod_cover_below(world, &f->hlod_pass, a,
+                                                       rvi_frame_place_unseen_last_frame(f, sc, a, &mask));
+                    memo->region = a;
+                }
+                if (memo->cover != RVI_HLOD_THROUGH)
+                    cover = memo->cover == RVI_HLOD_STAND_IN;
+            }
+        }
         if ((flags & RVI_NODE_PARTITION_PART) && gate) {
             uint32_t group = sc->parent[a];
             if (group != RVI_INDEX_NONE && (sc->flags[group] & RVI_NODE_PARTITION_GROUP)) {
-                if (*last_gated != group) {
+                if (memo->gated != group) {
                     rv_result r = rvi_partition_gate_group(world, gate, group, &f->cam.frustum);
                     if (r != RV_OK && r != RV_ERR_NOT_FOUND)
                         return r;
-                    *last_gated = group;
+                    memo->gated = group;
                 }
                 if (rvi_partition_part_hidden(world, gate, a))
                     return RV_OK;
             }
         }
     }
-    if (sc->flags[node] & RVI_NODE_HAS_LOD) {
-        uint32_t level, count;
-        if (rvi_lod_level_of(world, node, &f->cam.lod_view, false, &level, &count) == RV_OK && level >= count)
-            return RV_OK;
+    /* A region drawn as itself stands in for what is below it, as a coarser level: it
+     * covers at least what their occluders cover (the host's contract, rv_node_set_occluder_box). */
+    if (cover >= 0) {
+        *out = cover == 1;
+        return RV_OK;
     }
+    if (!own || ((sc->flags[node] & RVI_NODE_HAS_LOD) && !rvi_lod_drawn_whole(world, node, &f->cam.lod_view)))
+        return RV_OK;
     *out = true;
     return RV_OK;
 }
@@ -295,7 +326,7 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
 {
     const rvi_scene *sc = &world->scene;
     rvi_partition *gate = f->gate;
-    uint32_t last_gated = RVI_INDEX_NONE;
+    occluder_memo memo = { RVI_INDEX_NONE, RVI_INDEX_NONE, RVI_HLOD_THROUGH };
     /* Room for every persistent occluder at once: a frame that sees more of them than any
      * before must not allocate occluder by occluder (steady frames allocate nothing). */
     uint32_t count = f->occluders.records.count;
@@ -329,7 +360,7 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
         if (o->world_finite && box_outside(&f->cam.frustum, o->world_min, o->world_max))
             continue;
         bool drawable;
-        RVI_TRY(occluder_drawable(world, f, gate, o->node, &last_gated, &drawable));
+        RVI_TRY(occluder_drawable(world, f, gate, o->node, &memo, &drawable));
         if (!drawable)
             continue;
         /* A convex solid's or mesh's block is lent to the buffer until the freeze, which

@@ -520,6 +520,45 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
 
 /* ---- a stateless decision, for extra views ---------------------------------------------- */
 
+bool rvi_hlod_drawn_whole(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index, bool unseen)
+{
+    hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
+    const hlod_region *region = region_of(st, node_index);
+    if (!region)
+        return true;
+    if (world->scene.world_sphere[node_index][3] < 0.0f)
+        return false;
+    if (region->returning || unseen) { /* its decision shows the cut it wants whole */
+        rvi_hlod_decision d = rvi_hlod_peek(world, pass, node_index);
+        return d.draw_self && !d.refine;
+    }
+    bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
+    return region->resident && own && !region->refining && region->self_weight >= 1.0f;
+}
+
+rvi_hlod_cover rvi_hlod_cover_below(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index,
+                                    bool unseen)
+{
+    hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
+    const hlod_region *region = region_of(st, node_index);
+    if (!region)
+        return RVI_HLOD_THROUGH;
+    if (world->scene.world_sphere[node_index][3] < 0.0f)
+        return RVI_HLOD_NOTHING; /* nothing with geometry below: the walk passes it over */
+    if (region->returning || unseen) {
+        rvi_hlod_decision d = rvi_hlod_peek(world, pass, node_index);
+        return d.draw_self && !d.refine ? RVI_HLOD_STAND_IN : d.refine ? RVI_HLOD_THROUGH : RVI_HLOD_NOTHING;
+    }
+    child_scan children = scan_children(world, st, node_index, false, false);
+    bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
+    if (!(region->resident && own)) /* passed through, as rvi_hlod_decide does */
+        return children.any || region->resident ? RVI_HLOD_THROUGH : RVI_HLOD_NOTHING;
+    /* Settled as itself, or a child missing (drawn as itself at once): the stand-in. */
+    if ((!region->refining && region->self_weight >= 1.0f) || !children.any || !children.resident)
+        return RVI_HLOD_STAND_IN;
+    return RVI_HLOD_THROUGH; /* refined, or crossfading with its children */
+}
+
 rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index)
 {
     rvi_hlod_decision d;

@@ -670,6 +670,31 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     return RV_OK;
 }
 
+bool rvi_lod_drawn_whole(const rv_world *world, uint32_t node_index, const rv_lod_view *view)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
+    if (!rec)
+        return true;
+    if (rvi_lod_check_view(view) != RV_OK)
+        return false;
+    const float *sphere = world->scene.world_sphere[node_index];
+    if (sphere[3] < 0.0f)
+        return true;
+    /* rvi_lod_select_node's step on a copy: the band it may read is a cache of these
+     * candidates, to the bit. The frame may still snap a node resting at "nothing" to a
+     * drawn level: that is drawn, and "false" here only errs toward hiding nothing. */
+    lod_candidates c = candidates_for(rvi_lod_biased_angle(sphere, sphere[3], view, &st->config), &rec->ladder,
+                                      &st->config);
+    float crossfade = sphere[3] < INFINITY ? st->config.crossfade_ms : -1.0f;
+    rv_lod_selector s = rec->selector;
+    selector_step(&s, &c, rec->ladder.count, (float)(st->clock_ms - rec->last_clock_ms), crossfade);
+    rv_lod_selection sel;
+    selector_output(&s, crossfade, &sel);
+    uint32_t nothing = rec->ladder.count;
+    return sel.levels[0] < nothing && (sel.count == 1 || sel.levels[1] < nothing);
+}
+
 const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)
 {
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);

@@ -111,6 +111,12 @@ void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms);
  * ladder), RV_ERR_BAD_STATE (no geometry), errors of the view. */
 rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, bool held,
                            uint32_t *out_level, uint32_t *out_count);
+/* For an occluder on the node: true when the selection the frame is about to make for it
+ * with this view (the LOD clock already advanced) lists only drawn levels, whole or
+ * crossfading between two of them; false when it lists "nothing", or a level fading in or
+ * out from "nothing" (drawn faint). True for a node without a ladder or without geometry
+ * (LOD does not apply), false for a view the selection would refuse. Reads the record only. */
+bool rvi_lod_drawn_whole(const rv_world *world, uint32_t node_index, const rv_lod_view *view);
 /* Per slot (*out_count of them; NULL before any ladder): 0, or, while the node's selector
  * rests at "nothing" (started, no fade), a k in (0, 1] such that a perspective view where
  * the node's world sphere has r^2 < d^2 k (d: distance of its centre from the eye) would
@@ -161,6 +167,24 @@ rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, fl
  * before children. Allocates nothing. */
 rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t node_index,
                                   bool culled, bool unseen);
+
+/* For an occluder, what the region's decision in pass will draw, from its state before the
+ * frame decides it. A decision from such a state only starts a crossfade, whose first frame
+ * still draws the same; a region back from out of sight (culled in its latest decision, or
+ * unseen: the caller knows its place was out of sight) shows the cut it wants whole:
+ * rvi_hlod_peek's. rvi_hlod_drawn_whole: its own geometry is drawn whole (resident, with
+ * geometry of its own, drawn as itself with no fade running); true for a node that is not
+ * a region. rvi_hlod_cover_below: what stands for the nodes below it. */
+typedef enum rvi_hlod_cover {
+    RVI_HLOD_NOTHING,  /* nothing is drawn below it (not resident, nothing resident below) */
+    RVI_HLOD_THROUGH,  /* the walk goes on below it at full weight (refined, passed through, or
+                          crossfading: its stand-in and its children, drawn together), or it
+                          is not a region */
+    RVI_HLOD_STAND_IN  /* it is drawn as itself, whole, in their place */
+} rvi_hlod_cover;
+bool rvi_hlod_drawn_whole(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index, bool unseen);
+rvi_hlod_cover rvi_hlod_cover_below(const rv_world *world, const rvi_hlod_pass *pass, uint32_t node_index,
+                                    bool unseen);
 
 /* The decision rvi_hlod_decide would take with no crossfade, changing nothing (extra
  * views): refine while the error exceeds the limit and every child is resident. */

@@ -639,6 +639,148 @@ static void test_an_occluder_placed_after_the_frame_began_hides_nothing_yet(void
     }
 }
 
+static const rv_draw_item *item_of(const rv_frame_view *v, rv_node n)
+{
+    for (uint32_t i = 0; i < v->opaque_count; i++)
+        if (rv_node_equal(v->opaque[i].node, n))
+            return &v->opaque[i];
+    return NULL;
+}
+
+/* A wall node with geometry, an occluder box and a LOD ladder {0.5} comes nearer, a crate
+ * far behind it. Held at "nothing" by hysteresis (its angle past 0.5 but not past 0.55),
+ * on the first frame of its fade in (listed nowhere) and while it fades in (drawn faint),
+ * the wall hides nothing; drawn whole, it hides the crate. */
+static void test_an_occluder_its_lod_draws_faint_or_not_at_all_hides_nothing(void **state)
+{
+    (void)state;
+    rv_world *w = world_new(NULL, 256);
+    rv_node crate = object_at(w, 0, 1.7f, -80, 0.5f);
+    rv_node wall = object_at(w, 0, 1.7f, -25, 4.3f);
+    const float wmin[3] = { -3, -3, -0.1f }, wmax[3] = { 3, 3, 0.1f }, t[1] = { 0.5f };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(t, 1, &ladder), RV_OK);
+    assert_int_equal(rv_node_set_lod_ladder(w, wall, &ladder), RV_OK);
+    const float distance[] = { 25, 16.6f, 16.6f, 16.0f };
+    camera c;
+    rv_frame_view v;
+    double time = 0;
+    for (int f = 0; f < 4; f++, time += 16) { /* angles 0.35, then 0.52-0.54: held at "nothing" */
+        const float at[3] = { 0, 1.7f, -distance[f] };
+        assert_int_equal(rv_node_set_position(w, wall, at), RV_OK);
+        camera_at(&c, 0, time);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_false(view_draws(&v, wall));
+        assert_true(view_draws(&v, crate));
+        assert_int_equal(v.counts.occluders_added, 0);
+    }
+    const float near[3] = { 0, 1.7f, -15 }; /* angle 0.58: it fades in */
+    assert_int_equal(rv_node_set_position(w, wall, near), RV_OK);
+    int faint = 0, whole = 0;
+    for (int f = 0; f < 40; f++, time += 16) {
+        camera_at(&c, 0, time);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        const rv_draw_item *it = item_of(&v, wall);
+        if (it && it->fade >= 1.0f) {
+            whole++;
+            assert_false(view_draws(&v, crate));
+        } else {
+            faint++;
+            assert_true(view_draws(&v, crate));
+            assert_int_equal(v.counts.occluders_added, 0);
+        }
+    }
+    assert_true(faint >= 10); /* 250 ms of fade in 16 ms frames, and its first frame */
+    assert_true(whole >= 10);
+    rv_world_destroy(w);
+}
+
+/* A wall that is an HLOD region hides only while drawn as itself, whole: not while it is
+ * not resident (never drawn), nor while it and the top region above it are not resident
+ * (once resident, the top passing through to it, it hides the crate); nor, standing in for
+ * a child, while it crossfades to that child or once refined into it. */
+static void test_an_occluder_hlod_does_not_draw_whole_hides_nothing(void **state)
+{
+    (void)state;
+    const float wmin[3] = { -3, -3, -0.1f }, wmax[3] = { 3, 3, 0.1f };
+    for (int variant = 0; variant < 3; variant++) {
+        rv_world *w = world_new(NULL, 256);
+        rv_node crate = object_at(w, 0, 1.7f, -80, 0.5f);
+        rv_node top = RV_NODE_NONE;
+        if (variant == 2) {
+            top = object_at(w, 0, 1.7f, -15, 5.0f);
+            assert_int_equal(rv_node_set_hlod_region(w, top, 1.0f), RV_OK);
+        }
+        rv_node wall;
+        assert_int_equal(rv_node_create(w, top, &wall), RV_OK);
+        const float at[3] = { 0, variant == 2 ? 0.0f : 1.7f, variant == 2 ? 0.0f : -15 }, o[3] = { 0, 0, 0 };
+        assert_int_equal(rv_node_set_position(w, wall, at), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, wall, o, 4.3f), RV_OK);
+        assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+        assert_int_equal(rv_node_set_hlod_region(w, wall, variant == 1 ? 0.01f : 0.0f), RV_OK);
+        camera c;
+        camera_at(&c, 0, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* wall (variant 2: top) not resident */
+        assert_false(view_draws(&v, wall));
+        assert_true(view_draws(&v, crate));
+        assert_int_equal(v.counts.occluders_added, 0);
+        assert_int_equal(rv_node_set_hlod_resident(w, wall, true), RV_OK);
+        camera_at(&c, 0, 16);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        if (variant == 2) { /* the top passes through to the wall, resident under it */
+            assert_true(view_draws(&v, wall));
+            assert_false(view_draws(&v, crate));
+            assert_int_equal(rv_node_set_hlod_resident(w, top, true), RV_OK);
+            camera_at(&c, 0, 32);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK); /* resident, it stays refined */
+        }
+        if (variant != 1) {
+            assert_true(view_draws(&v, wall));
+            assert_false(view_draws(&v, crate));
+            rv_world_destroy(w);
+            continue;
+        }
+        /* Variant 1: the wall region stands in for a child (a leaf region, no occluder of
+         * its own); error 0.01 at 15 m is under 16 px, so the wall is drawn as itself and
+         * its occluder hides the crate. Given a larger error it refines into the child,
+         * crossfading: from then on the wall is not drawn whole, and hides nothing. */
+        assert_false(view_draws(&v, crate));
+        rv_node inner;
+        assert_int_equal(rv_node_create(w, wall, &inner), RV_OK);
+        const float small[3] = { -1, 0, 0 };
+        assert_int_equal(rv_node_set_position(w, inner, small), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, inner, o, 0.5f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_region(w, inner, 0.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, inner, true), RV_OK);
+        camera_at(&c, 0, 32);
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_true(view_draws(&v, wall));
+        assert_false(view_draws(&v, inner));
+        assert_false(view_draws(&v, crate));
+        assert_int_equal(rv_node_set_hlod_region(w, wall, 2.0f), RV_OK);
+        int fading = 0, refined = 0;
+        for (int f = 0; f < 40; f++) {
+            camera_at(&c, 0, 48 + 16.0 * f);
+            assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+            const rv_draw_item *it = item_of(&v, wall);
+            if (f == 0) { /* the fade's first frame: the wall still whole */
+                assert_float_equal(it->fade, 1.0f, 0);
+                assert_false(view_draws(&v, crate));
+                continue;
+            }
+            fading += it != NULL;
+            refined += it == NULL;
+            assert_true(view_draws(&v, crate));
+            assert_int_equal(v.counts.occluders_added, 0);
+        }
+        assert_true(fading >= 10);
+        assert_true(refined >= 10);
+        rv_world_destroy(w);
+    }
+}
+
 /* The host's allocator, which the frame's first begin calls after it has opened the
  * buffer (the LOD state is made then), is such a callback too; and an allocation that
  * fails after the cull's freeze leaves the frame open (to abort) with its buffer frozen:
@@ -782,6 +924,8 @@ int main(void)
         cmocka_unit_test(test_a_node_s_dense_mesh_is_drawn_by_its_outline),
         cmocka_unit_test(test_the_buffer_is_held_while_the_frame_is_open),
         cmocka_unit_test(test_an_occluder_placed_after_the_frame_began_hides_nothing_yet),
+        cmocka_unit_test(test_an_occluder_its_lod_draws_faint_or_not_at_all_hides_nothing),
+        cmocka_unit_test(test_an_occluder_hlod_does_not_draw_whole_hides_nothing),
         cmocka_unit_test(test_the_buffer_is_held_from_the_allocator_and_after_a_failed_cull),
         cmocka_unit_test(test_allocation_failures_leave_the_world_as_it_was),
         cmocka_unit_test(test_a_node_mesh_in_any_triangle_order_is_drawn_in_whole_polygons),

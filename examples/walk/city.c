@@ -9,7 +9,7 @@
 
 #define BLOCK 60.0f          /* block side; the other 20 m of the pitch is street */
 #define LOT 30.0f            /* 2 x 2 lots per block */
-#define DISTRICT_BLOCKS 4    /* 4 x 4 blocks per district */
+#define DISTRICT_BLOCKS RVW_CITY_DISTRICT_BLOCKS /* 4 x 4 blocks per district */
 #define FACADE_PROPS 36
 #define ROOF_PROPS 4
 #define STREET_PROPS 48

@@ -17,6 +17,9 @@
 #include "level.h"
 
 #define RVW_CITY_BLOCKS 16          /* blocks per side */
+#define RVW_CITY_DISTRICT_BLOCKS 4  /* blocks per side of a district (an HLOD region) */
+/* A district's stand-in: one box (12 triangles) per block. */
+#define RVW_CITY_STAND_IN_TRIANGLES (12 * RVW_CITY_DISTRICT_BLOCKS * RVW_CITY_DISTRICT_BLOCKS)
 #define RVW_CITY_PITCH 80.0f        /* metres from one street centre line to the next */
 #define RVW_CITY_HALF 640.0f        /* the city spans [-640, 640] in x and z */
 #define RVW_CITY_TOWERS 8

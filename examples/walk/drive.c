@@ -327,17 +327,37 @@ static bool build_city(rvw_drive *d, const rvw_level *level, char *err, size_t e
                 return false;
         }
     }
-    /* HLOD: districts are regions drawn as their stand-in; building shells leaf regions */
+    /* HLOD: districts are regions drawn as their stand-in; building shells leaf regions. A
+     * building's occluder hides only while its district is refined (rvis lets nothing it
+     * does not draw hide), so each stand-in is an occluder too: its blocks' boxes, as the
+     * triangles it is drawn with (faces that share an edge fuse by their positions). */
+    static uint32_t stand_in_indices[3 * RVW_CITY_STAND_IN_TRIANGLES];
+    for (uint32_t i = 0; i < 3 * RVW_CITY_STAND_IN_TRIANGLES; i++)
+        stand_in_indices[i] = i;
     for (uint32_t g = 0; g < level->group_count; g++) {
         const rvw_group *gr = &level->groups[g];
         if (gr->kind != RVW_GROUP_DISTRICT || gr->hlod_proxy < 0)
             continue;
         rv_node n = d->group_nodes[g];
+        const rvw_object *proxy = &level->objects[gr->hlod_proxy];
         float c[3], r;
-        box_sphere(&level->objects[gr->hlod_proxy].bounds, c, &r);
+        box_sphere(&proxy->bounds, c, &r);
+        if (proxy->triangle_count > RVW_CITY_STAND_IN_TRIANGLES) {
+            snprintf(err, errlen, "a stand-in of %u triangles (at most %u)", proxy->triangle_count,
+                     RVW_CITY_STAND_IN_TRIANGLES);
+            return false;
+        }
+        rv_occluder_mesh stand_in = {
+            .positions = (const float(*)[3])(level->triangles + (size_t)proxy->first_triangle * 9),
+            .vertex_count = 3 * proxy->triangle_count,
+            .indices = stand_in_indices,
+            .index_count = 3 * proxy->triangle_count,
+            .flags = 0,
+        };
         if (!check(rv_node_set_bounds(d->world, n, c, r), "a stand-in's bounds", err, errlen) ||
             !check(rv_node_set_hlod_region(d->world, n, gr->geometric_error), "an HLOD region", err, errlen) ||
-            !check(rv_node_set_hlod_resident(d->world, n, true), "an HLOD region", err, errlen))
+            !check(rv_node_set_hlod_resident(d->world, n, true), "an HLOD region", err, errlen) ||
+            !check(rv_node_set_occluder_mesh(d->world, n, &stand_in), "a stand-in's occluder", err, errlen))
             return false;
         d->object_nodes[gr->hlod_proxy] = n;
         remember(d, n, (uint32_t)gr->hlod_proxy);

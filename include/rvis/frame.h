@@ -514,8 +514,18 @@ RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *v
 RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
 
 /* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
- * rasterised every frame it meets the frustum (not in a frame where the node was made,
- * moved or attached after rv_frame_begin: see rv_frame_cull). A node carries one occluder of any shape:
+ * rasterised every frame it meets the frustum and the node's own geometry is drawn whole:
+ * not in a frame where the node was made, moved or attached after rv_frame_begin (see
+ * rv_frame_cull), nor while it or a node above it is hidden or a part the partition gate
+ * hides, while its LOD selection lists "nothing" or fades to or from it (held there by
+ * hysteresis too), while it is an HLOD region not drawn as itself whole (not resident,
+ * refined into its children, crossfading with them), or below a region under which nothing
+ * is drawn (not resident, nothing resident below it). What is not drawn, or drawn faint,
+ * hides nothing. A region drawn as itself stands in for the nodes below it as a coarser
+ * LOD level does for a node: their occluders still hide, so, as an occluder lies within
+ * every LOD level of its node, a stand-in must cover at least what the occluders below it
+ * cover (rvis-walk's city makes each block of a district's stand-in as tall as the
+ * tallest thing on it). A node carries one occluder of any shape:
  * this replaces an earlier box, convex solid or mesh. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node keeps its old
  * occluder on error. */

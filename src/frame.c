@@ -245,7 +245,7 @@ static float occlusion_aspect(uint32_t width, const rvi_frame_camera *cam)
  * memory before anything a frame reads has changed (the frame's state, the buffer; storage
  * made there stays), then the changes, none of which can fail but the buffer's own
  * reservation and the journal's drain, both for memory (see rv_frame_begin). */
-static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
+static rv_result frame_begin_steps(rv_world *world, const rv_view *view, bool *held)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
@@ -280,8 +280,10 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
     RVI_TRY(ensure_occlusion(world, f));
     /* Held from here: the host's clock and allocator, called below, must neither freeze the
      * buffer nor test the frame it is replacing (frame_begin lets go of it on a refusal). */
-    if (f->occlusion)
+    if (f->occlusion) {
         f->occlusion->held = true;
+        *held = true;
+    }
     RVI_TRY(rvi_lod_reserve(world));
 
     if (f->occlusion) {
@@ -345,8 +347,11 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view)
 
 static rv_result frame_begin(rv_world *world, const rv_view *view)
 {
-    rv_result r = frame_begin_steps(world, view);
-    rvi_frame *f = r != RV_OK && world ? rvi_frame_find(world) : NULL;
+    bool held = false;
+    rv_result r = frame_begin_steps(world, view, &held);
+    /* Let go of the buffer only when this call took it: a begin refused before that wrote
+     * nothing, so a host testing the lent buffer on another thread is not raced. */
+    rvi_frame *f = r != RV_OK && held ? rvi_frame_find(world) : NULL;
     if (f && f->state == RVI_FRAME_IDLE && f->occlusion)
         f->occlusion->held = false; /* no frame opened */
     return r;

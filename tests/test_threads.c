@@ -275,10 +275,70 @@ static void test_two_worlds_on_two_threads_match_sequential_runs(void **state)
     assert_true(changes > FRAMES / 10);
 }
 
+/* A render thread tests the buffer rv_world_occlusion lends once a frame has ended, while
+ * the frame thread's next rv_frame_begin is refused (time going backwards, a NULL view):
+ * a refused begin changes nothing, so under ThreadSanitizer nothing races; the thread's
+ * answers stay those of the frame that ended. */
+typedef struct lent_buffer {
+    rv_occlusion *occ;
+    uint32_t hidden; /* tests that answered hidden */
+} lent_buffer;
+
+static void *test_lent_buffer(void *arg)
+{
+    lent_buffer *lb = arg;
+    const float behind[3] = { 0, 1.7f, -40 };
+    for (int k = 0; k < 20000; k++) {
+        bool visible = true;
+        if (rv_occlusion_test_sphere(lb->occ, behind, 0.5f, NULL, &visible) == RV_OK && !visible)
+            lb->hidden++;
+    }
+    return NULL;
+}
+
+static void test_a_refused_begin_leaves_the_lent_buffer_to_its_readers(void **state)
+{
+    (void)state;
+    rv_world_desc desc = { 0 };
+    desc.occlusion.width = 128;
+    rv_world *w;
+    assert_int_equal(rv_world_create(&desc, &w), RV_OK);
+    rv_node wall;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &wall), RV_OK);
+    const float wmin[3] = { -10, -5, -20.5f }, wmax[3] = { 10, 12, -20 };
+    assert_int_equal(rv_node_set_occluder_box(w, wall, wmin, wmax), RV_OK);
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1.7f, 0, 1 };
+    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+    rv_view v = { 0 };
+    v.view = view;
+    v.projection = proj;
+    v.viewport_width = 1280;
+    v.viewport_height = 720;
+    v.time_ms = 100;
+    rv_frame_view out;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    lent_buffer lb = { rv_world_occlusion(w), 0 };
+    assert_non_null(lb.occ);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, test_lent_buffer, &lb), 0);
+    rv_view back = v;
+    back.time_ms = 50;
+    int refused = 0;
+    for (int k = 0; k < 2000; k++) {
+        refused += rv_frame_begin(w, &back) == RV_ERR_ORDER;
+        refused += rv_frame_begin(w, NULL) == RV_ERR_INVALID_ARG;
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(refused, 4000);
+    assert_int_equal(lb.hidden, 20000);
+    rv_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_worlds_on_two_threads_match_sequential_runs),
+        cmocka_unit_test(test_a_refused_begin_leaves_the_lent_buffer_to_its_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

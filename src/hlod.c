@@ -207,7 +207,8 @@ typedef struct child_scan {
  * itself", and marks it returning when top came back from out of sight (so it shows its
  * own cut whole too). A resident child with empty bounds covers nothing and is ignored; one
  * that is not resident may have empty bounds only because its data has not arrived, so it
- * counts (and holds top as itself) until it is. */
+ * counts (and holds top as itself) until it is. A hidden node (on it or a plain node
+ * between) is neither drawn nor loaded: it and what is under it are passed over. */
 static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool reset, bool returning)
 {
     const rvi_scene *sc = &world->scene;
@@ -216,6 +217,10 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
         return scan;
     uint32_t node = sc->first_child[top];
     while (node != RVI_INDEX_NONE) {
+        if (sc->flags[node] & RVI_NODE_HIDDEN) {
+            node = scan_next(sc, top, node, false);
+            continue;
+        }
         hlod_region *child = region_of(st, node);
         if (child && (sc->world_sphere[node][3] >= 0.0f || !child->resident)) {
             scan.any = true;
@@ -244,6 +249,10 @@ rv_result rv_hlod_children(const rv_world *world, rv_node region, rv_node *out_c
     const rvi_scene *sc = &world->scene;
     uint32_t n = 0;
     for (uint32_t node = sc->first_child[top]; node != RVI_INDEX_NONE;) {
+        if (sc->flags[node] & RVI_NODE_HIDDEN) { /* neither drawn nor loaded */
+            node = scan_next(sc, top, node, false);
+            continue;
+        }
         bool is_region = region_of(st, node) != NULL;
         if (is_region) {
             if (n < capacity)

@@ -512,6 +512,49 @@ static void test_cut_change_crossfades_parent_and_children(void **state)
     rv_world_destroy(f.w);
 }
 
+/* A hidden child region (flagged, or under a flagged plain node) is neither drawn nor
+ * loaded: its parent refines into the other children as if it were not there, asks for
+ * nothing, and rv_hlod_children leaves it out. Shown again while not resident, it holds
+ * the parent as itself and is asked for. */
+static void test_a_hidden_child_region_neither_holds_its_parent_nor_is_loaded(void **state)
+{
+    (void)state;
+    for (int under_plain = 0; under_plain < 2; under_plain++) {
+        rv_world *w = rvt_world_lod(NULL);
+        rv_node p = make_region(w, RV_NODE_NONE, 0, 0, -100, 40, 8.0f, true);
+        rv_node a = make_region(w, p, -10, 0, -100, 15, 0.1f, true);
+        rv_node holder = p;
+        if (under_plain)
+            assert_int_equal(rv_node_create(w, p, &holder), RV_OK);
+        rv_node b = make_region(w, holder, 10, 0, -100, 15, 0.1f, false);
+        rv_node flagged = under_plain ? holder : b;
+        assert_int_equal(rv_node_set_flags(w, flagged, RV_NODE_FLAG_HIDDEN), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        rv_lod_view near = view_at(0, 0, -40);
+        rv_hlod_result out;
+        for (int k = 0; k < 4; k++)
+            assert_int_equal(rv_hlod_select(w, p, &near, NULL, 250, &out), RV_OK);
+        assert_null(find_draw(&out, p));
+        assert_float_equal(weight_of(&out, a), 1.0f, 0);
+        assert_null(find_draw(&out, b));
+        assert_int_equal(out.load_count, 0);
+        rv_node children[4];
+        uint32_t n = 0;
+        assert_int_equal(rv_hlod_children(w, p, children, 4, &n), RV_OK);
+        assert_int_equal(n, 1);
+        assert_true(rv_node_equal(children[0], a));
+        /* Shown again, not resident: p is drawn as itself at once and asks for it. */
+        assert_int_equal(rv_node_set_flags(w, flagged, 0), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        assert_int_equal(rv_hlod_select(w, p, &near, NULL, 16, &out), RV_OK);
+        assert_float_equal(weight_of(&out, p), 1.0f, 0);
+        assert_true(in_loads(&out, p));
+        assert_int_equal(rv_hlod_children(w, p, children, 4, &n), RV_OK);
+        assert_int_equal(n, 2);
+        rv_world_destroy(w);
+    }
+}
+
 /* A region whose cut collapses at once while in view comes back as itself and fades down
  * again: no stale refinement reappears without a fade. One that left the view shows the
  * cut it wants when it comes back, whole: nobody saw it change, so nothing fades. */
@@ -1044,6 +1087,7 @@ int main(void)
         cmocka_unit_test(test_load_list_orders_by_error_then_distance),
         cmocka_unit_test(test_cut_change_crossfades_parent_and_children),
         cmocka_unit_test(test_returning_regions_restart_as_themselves),
+        cmocka_unit_test(test_a_hidden_child_region_neither_holds_its_parent_nor_is_loaded),
         cmocka_unit_test(test_flythrough_never_leaves_a_hole),
         cmocka_unit_test(test_hlod_refuses_bad_input_and_changes_nothing),
         cmocka_unit_test(test_destroyed_or_cleared_region_is_forgotten),

@@ -229,7 +229,9 @@ RV_API rv_result rv_node_set_hlod_resident(rv_world *world, rv_node node, bool r
 
 /* The region's children, the regions a load request for it asks the host to load: its
  * nearest region descendants (plain nodes between are looked through), in walk order
- * (depth first, children in attach order), resident or not, with bounds or not. Writes the
+ * (depth first, children in attach order), resident or not, with bounds or not; hidden ones
+ * (RV_NODE_FLAG_HIDDEN on them or a node between: neither drawn nor loaded) left out, as
+ * the cut leaves them out (it refines a region while every other child is resident). Writes the
  * first capacity of them to out_children and their number to *out_count; more than
  * capacity is RV_ERR_CAPACITY (the first capacity written: grow the array to *out_count
  * and call again). out_children may be NULL when capacity is 0 (a count). O(the subtree

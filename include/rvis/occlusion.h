@@ -302,13 +302,15 @@ typedef enum rv_occluder_flag {
  * allowed; the solid must be bounded, non-empty, have volume (a flat or nearly flat
  * solid, thinner than about 1e-7 of its size or of its planes' distance from the local
  * origin, whichever is larger, is refused: declare a quad as a box with a zero extent, or
- * as a mesh; a 10 cm wall written 1e6 units from its origin is refused, the same wall
- * written about its centre and placed by the matrix is not) and reach no further than 1e7
+ * as a mesh; a wall 1 cm thick written 1e6 units from its origin, which float rounds to no
+ * thickness at all, is refused, the same wall written about its centre and placed by the
+ * matrix is not) and reach no further than 1e7
  * local units from the origin.
  * Corners closer than about 1e-7 of the planes' distance from the local origin are taken
  * as one; a solid more than 100 times smaller than that distance whose corners and edges,
- * so rounded, stand off its planes by more than 1e-6 of its own size (a 1 cm sliver
- * written 1 km from its origin) is accepted and drawn as nothing (skipped_degenerate).
+ * so rounded, stand off its planes by more than 1e-6 of its own size (it may be a sliver
+ * of a few millimetres written kilometres from its origin) is accepted and drawn as
+ * nothing (skipped_degenerate); one whose rounded corners still lie on its planes is drawn.
  * Write a brush's planes about its own centre and place it with the matrix to keep it
  * drawn. */
 typedef struct rv_occluder_convex {
@@ -550,7 +552,9 @@ typedef struct rv_depth_feed {
                                      with (perspective or orthographic, any invertible one).
                                      In float, a camera far from the origin with a tiny near
                                      plane can round its depth row onto its w row (eye 3e4
-                                     units out, near 1e-4): such a feed is refused, though
+                                     units out, near 1e-5): such a feed is refused (a little
+                                     less far, the rows still apart by a rounding or two, it
+                                     is taken and proves nothing), though
                                      rv_frame, multiplying view and projection in double,
                                      takes that camera */
     rv_clip clip;            /* its depth convention */

@@ -629,6 +629,7 @@ static void occlusion_job(void *context, rvi_frame_worker *w, uint32_t begin, ui
  * "nothing" makes the walk's summaries over it stale: they are cleared. */
 static rv_result lod_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p)
 {
+    rvi_lod_note_frame_selection(world);
     RVI_TRY(rvi_frame_parallel(world, f, lod_job, p, p->chunks, 1));
     RVI_TRY(rvi_frame_workers_error(f));
     for (uint32_t k = 0; k < p->count; k++)

@@ -288,6 +288,7 @@ typedef struct lod_record {
 typedef struct lod_state {
     rv_lod_desc config;     /* resolved */
     double clock_ms;        /* sum of every rv_lod_advance dt */
+    double frame_clock_ms;  /* the clock of the latest frame's LOD pass */
     double fade_end_ms;     /* no node fade runs past this clock */
     rvi_node_table table;   /* lod_record per node with a ladder; per slot: its float
                                cutoff (rvi_lod_cutoff) */
@@ -651,13 +652,24 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     /* A selector's level lies in 0 .. count (the ladder's "nothing" included); held while
      * this view's hysteresis would keep it there, as a selector does. */
     const rv_lod_selector *sel = &rec->selector;
+    bool latest = rec->last_clock_ms == st->frame_clock_ms;
+    rv_lod_selector ahead;
+    if (held && latest && st->clock_ms != st->frame_clock_ms && (sel->flags & SELECTOR_STARTED)) {
+        /* Between a frame's begin (the clock moved) and its LOD pass, the node's latest
+         * selection is the last frame's: hold what this frame's is about to be instead,
+         * the selector's step made on a copy (as rvi_lod_select_node would make it). */
+        ahead = *sel;
+        float crossfade = sphere[3] < INFINITY ? st->config.crossfade_ms : -1.0f;
+        selector_step(&ahead, &c, rec->ladder.count, (float)(st->clock_ms - rec->last_clock_ms), crossfade);
+        sel = &ahead;
+    }
     uint32_t level = sel->level, count = rec->ladder.count;
     bool fading = (sel->flags & SELECTOR_FADING) && st->config.crossfade_ms > 0.0f && sel->from_level <= count;
     /* A running fade keeps its two levels whatever the camera now wants (a third level
      * waits, as in the selector): held whatever the band while the node's latest selection
      * is the latest frame's. */
     bool hold = held && (sel->flags & SELECTOR_STARTED) && level <= count &&
-                ((c.finer >= level && c.coarser <= level) || (fading && rec->last_clock_ms == st->clock_ms));
+                ((c.finer >= level && c.coarser <= level) || (fading && latest));
     /* While a fade runs the selector's camera draws two levels: the heavier one, and a drawn
      * one over "nothing" (a caster fading in or out keeps its shadow while it is seen). */
     if (hold && fading) {
@@ -693,6 +705,13 @@ bool rvi_lod_drawn_whole(const rv_world *world, uint32_t node_index, const rv_lo
     selector_output(&s, crossfade, &sel);
     uint32_t nothing = rec->ladder.count;
     return sel.levels[0] < nothing && (sel.count == 1 || sel.levels[1] < nothing);
+}
+
+void rvi_lod_note_frame_selection(rv_world *world)
+{
+    lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    if (st)
+        st->frame_clock_ms = st->clock_ms;
 }
 
 const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)

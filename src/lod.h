@@ -117,6 +117,10 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
  * out from "nothing" (drawn faint). True for a node without a ladder or without geometry
  * (LOD does not apply), false for a view the selection would refuse. Reads the record only. */
 bool rvi_lod_drawn_whole(const rv_world *world, uint32_t node_index, const rv_lod_view *view);
+/* The frame's LOD pass is about to select at the current clock: rvi_lod_level_of's held
+ * levels then count a fade as the latest frame's when the node was selected at this clock
+ * (until the next frame's pass, extra views culled after rv_frame_begin included). */
+void rvi_lod_note_frame_selection(rv_world *world);
 /* Per slot (*out_count of them; NULL before any ladder): 0, or, while the node's selector
  * rests at "nothing" (started, no fade), a k in (0, 1] such that a perspective view where
  * the node's world sphere has r^2 < d^2 k (d: distance of its centre from the eye) would

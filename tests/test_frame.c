@@ -1171,6 +1171,62 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
     rv_world_destroy(w);
 }
 
+/* The same walk with the shadow view culled between rv_frame_begin and rv_frame_cull (as
+ * docs/frame.md allows an extra view, once its frame has begun): before the frame's LOD
+ * pass it casts what that pass is about to select, so it matches the main view of the same
+ * frame: the level drawn whole, the heavier of two fading levels, the drawn one over
+ * nothing. Judged from the latest selection alone, a caster whose fade toward nothing the
+ * frame was starting cast nothing while the main view drew it whole. */
+static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_levels(void **state)
+{
+    (void)state;
+    enum { N = SHADOW_CASTERS };
+    rv_node nodes[N];
+    rv_lod_ladder ladder;
+    rv_world *w = caster_field(9, nodes, &ladder);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    uint32_t whole = 0, faded = 0;
+    for (int f = 0; f < 400; f++) {
+        float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
+        float eye[3] = { eye0[0], eye0[1], z }, at[3] = { eye0[0], eye0[1], z - 1.0f };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
+        rv_frame_view main_view, shadow;
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        rv_view sun = sun_at(c.v.time_ms);
+        sun.lod_camera = &c.v;
+        assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &main_view), RV_OK);
+        for (int i = 0; i < N; i++) {
+            bool t;
+            const rv_draw_item *cast = view_item(&shadow, nodes[i], &t), *heavier = NULL;
+            uint32_t items = 0;
+            for (uint32_t k = 0; k < main_view.opaque_count; k++) {
+                const rv_draw_item *it = &main_view.opaque[k];
+                if (it->node.id != nodes[i].id)
+                    continue;
+                items++;
+                if (!heavier || it->fade > heavier->fade)
+                    heavier = it;
+            }
+            if (items == 0 || (items == 2 && heavier->fade == 0.5f))
+                continue;
+            assert_non_null(cast);
+            assert_int_equal(cast->lod_level, heavier->lod_level);
+            if (items == 1 && heavier->fade == 1.0f)
+                whole++;
+            else
+                faded++;
+        }
+    }
+    assert_true(whole > 1000);
+    assert_true(faded > 20);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 /* A fade from level 1 to 2 whose camera, before it ends, wants a third level (0, or
  * "nothing"): the main view keeps drawing the two fading levels (the third waits), and a
  * shadow view with the main view as lod_camera casts the heavier of them, not the third
@@ -4649,6 +4705,7 @@ int main(void)
         cmocka_unit_test(test_a_shadow_view_takes_its_levels_from_the_main_camera),
         cmocka_unit_test(test_a_shadow_view_holds_the_levels_the_main_view_holds),
         cmocka_unit_test(test_a_shadow_view_casts_a_fading_level_while_a_third_waits),
+        cmocka_unit_test(test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_levels),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),

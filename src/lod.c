@@ -654,14 +654,15 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     const rv_lod_selector *sel = &rec->selector;
     bool latest = rec->last_clock_ms == st->frame_clock_ms;
     rv_lod_selector ahead;
-    if (held && latest && st->clock_ms != st->frame_clock_ms && (sel->flags & SELECTOR_STARTED)) {
+    if (held && st->clock_ms != st->frame_clock_ms && (sel->flags & SELECTOR_STARTED)) {
         /* Between a frame's begin (the clock moved) and its LOD pass, the node's latest
-         * selection is the last frame's: hold what this frame's is about to be instead,
+         * selection is an earlier frame's: hold what this frame's is about to be instead,
          * the selector's step made on a copy (as rvi_lod_select_node would make it). */
         ahead = *sel;
         float crossfade = sphere[3] < INFINITY ? st->config.crossfade_ms : -1.0f;
         selector_step(&ahead, &c, rec->ladder.count, (float)(st->clock_ms - rec->last_clock_ms), crossfade);
         sel = &ahead;
+        latest = true;
     }
     uint32_t level = sel->level, count = rec->ladder.count;
     bool fading = (sel->flags & SELECTOR_FADING) && st->config.crossfade_ms > 0.0f && sel->from_level <= count;
@@ -676,6 +677,8 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
         bool heavier_out = sel->fade_ms < 0.5f * st->config.crossfade_ms;
         if (level >= count || (heavier_out && sel->from_level < count))
             level = sel->from_level;
+        else if (sel->from_level >= count && !(sel->fade_ms > 0.0f))
+            level = count; /* fading in from nothing, its first frame: not drawn yet */
     }
     *out_level = hold ? level : c.plain;
     *out_count = rec->ladder.count;

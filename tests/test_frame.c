@@ -1227,6 +1227,51 @@ static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_
     rv_world_destroy(w);
 }
 
+/* A caster resting at "nothing" that comes into range while its place was in view fades in:
+ * the main view lists nothing on the fade's first frame (its weight 0), and the shadow casts
+ * nothing then either, whether culled after the frame or inside it; from the next frame on
+ * both list the drawn level. */
+static void test_a_shadow_view_casts_nothing_on_a_fade_in_s_first_frame(void **state)
+{
+    (void)state;
+    for (int inside = 0; inside < 2; inside++) {
+        rv_world *w = rvt_world_occlusion(0);
+        const float t[3] = { 0.08f, 0.03f, 0.012f };
+        rv_lod_ladder ladder;
+        assert_int_equal(rv_lod_ladder_make(t, 3, &ladder), RV_OK);
+        rv_node n = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -10, 1);
+        assert_int_equal(rv_node_set_lod_ladder(w, n, &ladder), RV_OK);
+        rv_view_list *list;
+        assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+        int first = -1;
+        for (int f = 0; f < 6; f++) {
+            /* 300 m away ("nothing"), then 100 m (level 2): the place stayed in view. */
+            const float eye[3] = { 0, 1.7f, f < 2 ? 290.0f : 90.0f }, at[3] = { 0, 1.7f, -10 };
+            rvt_camera c;
+            rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
+            rv_view sun = c.v;
+            sun.lod_camera = &c.v;
+            rv_frame_view main_view, shadow;
+            assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+            if (inside)
+                assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
+            assert_int_equal(rv_frame_cull(w), RV_OK);
+            assert_int_equal(rv_frame_end(w, &main_view), RV_OK);
+            if (!inside)
+                assert_int_equal(rv_cull_view(w, &sun, list, &shadow), RV_OK);
+            const rv_draw_item *seen = item_of(&main_view, n);
+            assert_int_equal(view_draws(&shadow, n), seen != NULL);
+            if (seen && first < 0)
+                first = f;
+            if (seen)
+                assert_true(seen->fade < 1.0f);
+        }
+        assert_int_equal(first, 3); /* frame 2 began the fade, listing nothing */
+        rv_view_list_destroy(list);
+        rv_world_destroy(w);
+    }
+}
+
 /* A fade from level 1 to 2 whose camera, before it ends, wants a third level (0, or
  * "nothing"): the main view keeps drawing the two fading levels (the third waits), and a
  * shadow view with the main view as lod_camera casts the heavier of them, not the third
@@ -4706,6 +4751,7 @@ int main(void)
         cmocka_unit_test(test_a_shadow_view_holds_the_levels_the_main_view_holds),
         cmocka_unit_test(test_a_shadow_view_casts_a_fading_level_while_a_third_waits),
         cmocka_unit_test(test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_levels),
+        cmocka_unit_test(test_a_shadow_view_casts_nothing_on_a_fade_in_s_first_frame),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),

@@ -170,7 +170,8 @@ typedef struct rv_view {
      * lists one level whole. So with the main view as lod_camera, a caster casts at the
      * level the main view draws; while a crossfade runs there, at the heavier of its two
      * levels (the outgoing one until half way), and at the drawn one when the other is
-     * "nothing", so a caster fading in or out casts while it is seen. Culled between
+     * "nothing", so a caster fading in or out casts while it is seen (not on a fade in's
+     * first frame, which draws it with weight 0, and lists nothing). Culled between
      * rv_frame_begin and rv_frame_cull, it judges from the selection that frame's LOD pass
      * is about to make (the state's next step), so it lists what the main view of the same
      * frame draws. Not for a node no frame has selected yet. Read during the call

@@ -148,9 +148,15 @@ void rvi_node_write_flags(rv_render_scene *s, uint32_t slot)
     rvi_scene *sc = nodes_of(s);
     uint32_t i = row->node & 0xFFFFFFu, *flags = &sc->flags[i];
     bool unattached = s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD && sc->parent[i] == NONE;
-    *flags &= ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT);
+    bool host_hidden = (s->hot[slot].flags & RV_PROJECTION_HIDDEN) != 0;
+    /* Taken by a parent since the last update (rvi_node_reparent): hidden until the update
+     * places it under that parent, for a frame already begun draws it where it stood. */
+    bool unplaced = (*flags & RVI_NODE_UNPLACED) && !unattached && !host_hidden;
+    *flags &= ~(uint32_t)(RVI_NODE_HIDDEN | RVI_NODE_TRANSLUCENT | RVI_NODE_UNPLACED);
     *flags |= RVI_NODE_PROJECTION;
-    if ((s->hot[slot].flags & RV_PROJECTION_HIDDEN) || unattached)
+    if (unplaced)
+        *flags |= RVI_NODE_UNPLACED;
+    if (host_hidden || unattached || unplaced)
         *flags |= RVI_NODE_HIDDEN;
     if (s->hot[slot].flags & RV_PROJECTION_TRANSLUCENT)
         *flags |= RVI_NODE_TRANSLUCENT;
@@ -168,6 +174,8 @@ void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
         return;
     rv_node node = { row->node };
     rvi_scene *sc = nodes_of(s);
+    uint32_t i = row->node & 0xFFFFFFu;
+    bool orphan = s->hot[slot].projection_class == RV_PROJECTION_EQUIPPED_CHILD && sc->parent[i] == NONE;
     sc->projection_writes = true; /* the host's attach and detach refuse a projection's node */
     uint64_t parent_value;
     rv_result r = RV_ERR_NOT_FOUND;
@@ -182,6 +190,8 @@ void rvi_node_reparent(rv_render_scene *s, uint32_t slot)
     }
     if (r != RV_OK)
         rv_node_detach(s->world, node);
+    else if (orphan)
+        sc->flags[i] |= RVI_NODE_UNPLACED; /* its world matrix is still an orphan's */
     sc->projection_writes = false;
     rvi_node_write_flags(s, slot);
 }

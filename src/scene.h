@@ -57,6 +57,10 @@ enum {
     RVI_NODE_PARTITION_PATH = 1u << 20, /* between a partition group nested in a part and
                                            that part: the frame's walk pads it as it pads
                                            groups and parts (partition_gate.c) */
+    RVI_NODE_UNPLACED       = 1u << 21, /* an equipped child's node a parent took since the
+                                           last update: hidden (with RVI_NODE_HIDDEN) until
+                                           the update places it, as its world matrix is still
+                                           the one it had without a parent */
 };
 
 /* Scene-only per-node fields touched together by an update (packed: a moved node's update

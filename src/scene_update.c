@@ -372,6 +372,8 @@ static void recompute_subtree(rvi_scene *s, uint32_t r, update_counts *uc)
         uint32_t parent = s->parent[n];
         placed = placed && (parent == NONE || !(s->flags[parent] & RVI_NODE_STALE));
         set_stale(s, n, !placed, uc);
+        if (s->flags[n] & RVI_NODE_UNPLACED) /* placed under the parent that took it */
+            s->flags[n] &= ~(uint32_t)(RVI_NODE_UNPLACED | RVI_NODE_HIDDEN);
         rvi_scene_geometry_sphere(s, n, s->world_sphere[n]);
         s->flags[n] &= ~(uint32_t)(RVI_NODE_MOVED | RVI_NODE_BOUNDS_DIRTY | RVI_NODE_LOST_CHILD);
         s->aux[n].loose = 0;

@@ -312,9 +312,13 @@ static void check_nodes(const rv_render_scene *s, const rv_world *w)
         assert_memory_equal(scale, r.projection.transform.scale, sizeof scale);
         rv_node parent;
         assert_int_equal(rv_node_parent(w, r.node, &parent), RV_OK);
-        /* Hidden by the host, or an equipped child that is not under its parent. */
+        /* Hidden by the host, or an equipped child that is not under its parent, or one a
+         * parent took since the last update (its world matrix not yet under the parent). */
         bool unattached = r.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD && parent.id == 0;
-        assert_int_equal(!!(flags & RVI_NODE_HIDDEN), (r.projection.flags & RV_PROJECTION_HIDDEN) || unattached);
+        bool host_hidden = (r.projection.flags & RV_PROJECTION_HIDDEN) != 0;
+        if (flags & RVI_NODE_UNPLACED)
+            assert_false(unattached || host_hidden);
+        assert_int_equal(!!(flags & RVI_NODE_HIDDEN), host_hidden || unattached || (flags & RVI_NODE_UNPLACED));
         uint32_t parent_slot;
         rv_projection_record pr;
         if (r.projection.bucket.projection_class == RV_PROJECTION_EQUIPPED_CHILD &&
@@ -977,6 +981,58 @@ static void test_an_equipped_child_without_its_parent_is_not_drawn(void **state)
     assert_int_equal(rv_journal_rebucket(j, 0, 2, 3, &b, NULL), RV_OK);
     assert_true(frame_lists(w, 96, 2, at));
     assert_true(at[2] == -5.0f);
+    rv_world_destroy(w);
+}
+
+/* A parent that takes an orphaned equipped child in a drain between rv_frame_begin and
+ * rv_frame_cull (the host's rv_render_scene_apply there: the child rebucketed onto a body
+ * that stands) does so after the begin's update: the child's world matrix is still the one
+ * it had as an orphan (its offset read as a world position), so it stays hidden in that
+ * frame, and is drawn under its parent from the next one. */
+static void test_an_equipped_child_a_parent_takes_inside_a_frame_waits_for_its_placement(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_journal *j;
+    rv_render_scene *scene;
+    assert_int_equal(rv_world_journal(w, &j), RV_OK);
+    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    rv_projection body = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
+    body.transform.position[0] = 40;
+    body.transform.position[2] = -30;
+    rv_projection child = simple_projection(RV_PROJECTION_EQUIPPED_CHILD, 0, 0);
+    child.transform.position[1] = 1;
+    child.transform.position[2] = -5; /* in front of the camera, read as a world position */
+    child.bucket.parent_key = 9;      /* not registered: an orphan */
+    assert_int_equal(rv_journal_register(j, 0, 1, 1, &body, NULL), RV_OK);
+    assert_int_equal(rv_journal_register(j, 0, 2, 1, &child, NULL), RV_OK);
+    float at[3];
+    assert_false(frame_lists(w, 0, 2, at));
+    assert_true(frame_lists(w, 16, 1, at));
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1 };
+    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+    rv_view v = { 0 };
+    v.view = view;
+    v.projection = proj;
+    v.viewport_width = 1920;
+    v.viewport_height = 1080;
+    v.time_ms = 32;
+    assert_int_equal(rv_frame_begin(w, &v), RV_OK);
+    rv_projection_bucket onto_body = { RV_PROJECTION_EQUIPPED_CHILD, 0, 1 };
+    assert_int_equal(rv_journal_rebucket(j, 0, 2, 1, &onto_body, NULL), RV_OK);
+    assert_int_equal(rv_render_scene_apply(scene, j, NULL), RV_OK); /* the body takes it */
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    rv_frame_view out;
+    assert_int_equal(rv_frame_end(w, &out), RV_OK);
+    bool body_listed = false;
+    for (uint32_t i = 0; i < out.opaque_count; i++) {
+        assert_true(out.opaque[i].key != 2);
+        body_listed |= out.opaque[i].key == 1;
+    }
+    assert_true(body_listed);
+    assert_true(frame_lists(w, 48, 2, at)); /* placed by the next begin's update */
+    assert_true(at[0] == 40.0f && at[1] == 1.0f && at[2] == -35.0f);
     rv_world_destroy(w);
 }
 
@@ -2462,6 +2518,7 @@ int main(void)
         cmocka_unit_test(test_rebucket_and_flag_updates_move_index_membership),
         cmocka_unit_test(test_equipped_children_count_as_orphans_while_their_parent_is_absent),
         cmocka_unit_test(test_an_equipped_child_without_its_parent_is_not_drawn),
+        cmocka_unit_test(test_an_equipped_child_a_parent_takes_inside_a_frame_waits_for_its_placement),
         cmocka_unit_test(test_host_nodes_are_refused_under_a_projection_s_node),
         cmocka_unit_test(test_queries_refuse_bad_arguments),
         cmocka_unit_test(test_random_deltas_keep_indices_equal_to_brute_force_scans),

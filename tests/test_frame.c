@@ -1090,6 +1090,31 @@ static void test_a_shadow_view_takes_its_levels_from_the_main_camera(void **stat
     rv_world_destroy(w);
 }
 
+/* Frame f of a 400-frame walk 0 .. 20 m toward the caster field and back, 0.1 m a frame. */
+static void caster_walk_camera(int f, float eye[3], rvt_camera *c)
+{
+    float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
+    float at[3] = { eye0[0], eye0[1], z - 1.0f };
+    eye[0] = eye0[0], eye[1] = eye0[1], eye[2] = z;
+    rvt_camera_make(c, eye, at, 1.0f, 16.0 * f);
+}
+
+/* The heavier of node's opaque items in v (NULL when none) and their number in *items. */
+static const rv_draw_item *heavier_item(const rv_frame_view *v, rv_node node, uint32_t *items)
+{
+    const rv_draw_item *heavier = NULL;
+    *items = 0;
+    for (uint32_t k = 0; k < v->opaque_count; k++) {
+        const rv_draw_item *it = &v->opaque[k];
+        if (it->node.id != node.id)
+            continue;
+        ++*items;
+        if (!heavier || it->fade > heavier->fade)
+            heavier = it;
+    }
+    return heavier;
+}
+
 /* With the main view as lod_camera, a shadow view lists each caster the main view draws
  * whole (no crossfade running) at the very level drawn, also where the caster rests inside
  * a threshold's hysteresis band, where its apparent size alone picks the other level: the
@@ -1111,11 +1136,9 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
     int32_t seen_before[N], cast_before[N];
     uint32_t whole = 0, in_band = 0, faded = 0, faded_nothing = 0;
     for (int f = 0; f < 400; f++) {
-        /* 0 .. 20 m toward the field and back, 0.1 m a frame. */
-        float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
-        float eye[3] = { eye0[0], eye0[1], z }, at[3] = { eye0[0], eye0[1], z - 1.0f };
+        float eye[3];
         rvt_camera c;
-        rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
+        caster_walk_camera(f, eye, &c);
         rv_frame_view main_view, shadow;
         assert_int_equal(rv_frame(w, &c.v, &main_view), RV_OK);
         rv_view sun = sun_at(c.v.time_ms);
@@ -1135,16 +1158,8 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
             /* While the main view fades the caster between two drawn levels, the shadow
              * casts the heavier (the incoming from half way); between a level and nothing,
              * the drawn one. */
-            const rv_draw_item *heavier = NULL;
-            uint32_t items = 0;
-            for (uint32_t k = 0; k < main_view.opaque_count; k++) {
-                const rv_draw_item *it = &main_view.opaque[k];
-                if (it->node.id != nodes[i].id)
-                    continue;
-                items++;
-                if (!heavier || it->fade > heavier->fade)
-                    heavier = it;
-            }
+            uint32_t items;
+            const rv_draw_item *heavier = heavier_item(&main_view, nodes[i], &items);
             if (items == 2 && heavier->fade != 0.5f) {
                 assert_non_null(cast);
                 assert_int_equal(cast->lod_level, heavier->lod_level);
@@ -1188,10 +1203,9 @@ static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);
     uint32_t whole = 0, faded = 0;
     for (int f = 0; f < 400; f++) {
-        float z = f < 200 ? -0.1f * (float)f : -0.1f * (float)(400 - f);
-        float eye[3] = { eye0[0], eye0[1], z }, at[3] = { eye0[0], eye0[1], z - 1.0f };
+        float eye[3];
         rvt_camera c;
-        rvt_camera_make(&c, eye, at, 1.0f, 16.0 * f);
+        caster_walk_camera(f, eye, &c);
         rv_frame_view main_view, shadow;
         assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
         rv_view sun = sun_at(c.v.time_ms);
@@ -1201,16 +1215,9 @@ static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_
         assert_int_equal(rv_frame_end(w, &main_view), RV_OK);
         for (int i = 0; i < N; i++) {
             bool t;
-            const rv_draw_item *cast = view_item(&shadow, nodes[i], &t), *heavier = NULL;
-            uint32_t items = 0;
-            for (uint32_t k = 0; k < main_view.opaque_count; k++) {
-                const rv_draw_item *it = &main_view.opaque[k];
-                if (it->node.id != nodes[i].id)
-                    continue;
-                items++;
-                if (!heavier || it->fade > heavier->fade)
-                    heavier = it;
-            }
+            const rv_draw_item *cast = view_item(&shadow, nodes[i], &t);
+            uint32_t items;
+            const rv_draw_item *heavier = heavier_item(&main_view, nodes[i], &items);
             if (items == 0 || (items == 2 && heavier->fade == 0.5f))
                 continue;
             assert_non_null(cast);

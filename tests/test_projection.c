@@ -913,16 +913,34 @@ static void test_equipped_children_count_as_orphans_while_their_parent_is_absent
 
 /* Whether a frame of world w, looking down -z from (0, 1, 0), lists the projection key
  * (and where: its world position). */
-static bool frame_lists(rv_world *w, double time_ms, uint64_t key, float at[3])
+/* A world with its own journal and render scene. */
+static rv_world *journal_world(rv_journal **j, rv_render_scene **scene)
 {
-    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1 };
-    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    assert_int_equal(rv_world_journal(w, j), RV_OK);
+    assert_int_equal(rv_world_render_scene(w, scene), RV_OK);
+    return w;
+}
+
+/* The camera of frame_lists: at (0, 1, 0) looking down -z, 1920 x 1080, at time_ms. */
+static const float front_view_matrix[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1 };
+static const float front_projection[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+
+static rv_view front_view(double time_ms)
+{
     rv_view v = { 0 };
-    v.view = view;
-    v.projection = proj;
+    v.view = front_view_matrix;
+    v.projection = front_projection;
     v.viewport_width = 1920;
     v.viewport_height = 1080;
     v.time_ms = time_ms;
+    return v;
+}
+
+static bool frame_lists(rv_world *w, double time_ms, uint64_t key, float at[3])
+{
+    rv_view v = front_view(time_ms);
     rv_frame_view out;
     assert_int_equal(rv_frame(w, &v, &out), RV_OK);
     for (uint32_t i = 0; i < out.opaque_count; i++)
@@ -992,12 +1010,9 @@ static void test_an_equipped_child_without_its_parent_is_not_drawn(void **state)
 static void test_an_equipped_child_a_parent_takes_inside_a_frame_waits_for_its_placement(void **state)
 {
     (void)state;
-    rv_world *w;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
     rv_journal *j;
     rv_render_scene *scene;
-    assert_int_equal(rv_world_journal(w, &j), RV_OK);
-    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    rv_world *w = journal_world(&j, &scene);
     rv_projection body = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
     body.transform.position[0] = 40;
     body.transform.position[2] = -30;
@@ -1010,14 +1025,7 @@ static void test_an_equipped_child_a_parent_takes_inside_a_frame_waits_for_its_p
     float at[3];
     assert_false(frame_lists(w, 0, 2, at));
     assert_true(frame_lists(w, 16, 1, at));
-    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1 };
-    const float proj[16] = { 0.5625f, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
-    rv_view v = { 0 };
-    v.view = view;
-    v.projection = proj;
-    v.viewport_width = 1920;
-    v.viewport_height = 1080;
-    v.time_ms = 32;
+    rv_view v = front_view(32);
     assert_int_equal(rv_frame_begin(w, &v), RV_OK);
     rv_projection_bucket onto_body = { RV_PROJECTION_EQUIPPED_CHILD, 0, 1 };
     assert_int_equal(rv_journal_rebucket(j, 0, 2, 1, &onto_body, NULL), RV_OK);
@@ -1044,12 +1052,9 @@ static void test_an_equipped_child_a_parent_takes_inside_a_frame_waits_for_its_p
 static void test_host_nodes_are_refused_under_a_projection_s_node(void **state)
 {
     (void)state;
-    rv_world *w;
-    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
     rv_journal *j;
     rv_render_scene *scene;
-    assert_int_equal(rv_world_journal(w, &j), RV_OK);
-    assert_int_equal(rv_world_render_scene(w, &scene), RV_OK);
+    rv_world *w = journal_world(&j, &scene);
     rv_projection body = simple_projection(RV_PROJECTION_DYNAMIC, 0, 0);
     body.transform.position[0] = 300;
     assert_int_equal(rv_journal_register(j, 0, 1, 1, &body, NULL), RV_OK);

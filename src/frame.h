@@ -356,6 +356,10 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f);
  * occlusion test hid? *mask: the planes of that frustum the sphere is not wholly inside
  * (frame_cull.c). */
 bool rvi_frame_place_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node, uint32_t *mask);
+/* The LOD pass's rule for a node resting at "nothing": was its place, or its own geometry
+ * or test box, out of the last published frame's sight? Then it shows its level at once
+ * (frame_cull.c). */
+bool rvi_frame_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node);
 
 /* rv_view.cull_unsampled's test of node i in the view of cam (frame_unsampled.c): true when the
  * image of its test box (f's table; f NULL: none), else of the box around its geometry's

@@ -435,7 +435,7 @@ static RVI_ALWAYS_INLINE void prefetch_lod(const rvi_object_pass *p, const rvi_s
  * hid)? Then it shows the level it should at once, as an object the occlusion test hid on
  * its own does: nobody saw that place stay empty. One in view but too small to leave
  * "nothing" was dropped by the walk for its size: it fades in. */
-static bool unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
+bool rvi_frame_unseen_last_frame(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
     uint32_t mask;
     if (rvi_frame_place_unseen_last_frame(f, sc, node, &mask))
@@ -478,7 +478,7 @@ static void lod_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
             rv_lod_selection sel;
             uint32_t nothing = 0;
             bool resting = c.node < count && cutoff[c.node] > 0.0f;
-            bool snap = resting && unseen_last_frame(p->f, sc, c.node);
+            bool snap = resting && rvi_frame_unseen_last_frame(p->f, sc, c.node);
             rv_result r = rvi_lod_select_node(world, c.node, &p->f->cam.lod_view, &sel, &nothing, &w->fade_end_ms, snap);
             o->forget = resting && !(cutoff[c.node] > 0.0f);
             if (r != RV_OK) {

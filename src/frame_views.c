@@ -107,7 +107,11 @@ static bool extra_draw(extra_walk *x, uint32_t i)
     uint32_t level = 0;
     if (sc->flags[i] & RVI_NODE_HAS_LOD) {
         uint32_t count;
-        rv_result r = rvi_lod_level_of(x->world, i, &x->cam->lod_view, x->cam->lod_from_camera, &level, &count);
+        /* Culled before its frame's LOD pass, a held level looks ahead to that pass, which
+         * snaps a node resting at "nothing" whose place the last frame did not see. */
+        const rvi_frame *fr = x->cam->lod_from_camera && rvi_lod_frame_pass_due(x->world) ? rvi_frame_find(x->world) : NULL;
+        bool unseen = fr && rvi_frame_unseen_last_frame(fr, sc, i);
+        rv_result r = rvi_lod_level_of(x->world, i, &x->cam->lod_view, x->cam->lod_from_camera, unseen, &level, &count);
         if (r != RV_OK) {
             x->error = r;
             return false;

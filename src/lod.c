@@ -289,6 +289,7 @@ typedef struct lod_state {
     rv_lod_desc config;     /* resolved */
     double clock_ms;        /* sum of every rv_lod_advance dt */
     double frame_clock_ms;  /* the clock of the latest frame's LOD pass */
+    bool pass_due;          /* the clock advanced (a frame began) since that pass */
     double fade_end_ms;     /* no node fade runs past this clock */
     rvi_node_table table;   /* lod_record per node with a ladder; per slot: its float
                                cutoff (rvi_lod_cutoff) */
@@ -507,6 +508,7 @@ rv_result rvi_lod_advance(rv_world *world, float dt_ms)
     lod_state *st;
     RVI_TRY(lod_state_get(world, &st));
     st->clock_ms += dt_ms;
+    st->pass_due = true;
     return RV_OK;
 }
 
@@ -636,7 +638,7 @@ rv_result rvi_lod_select_index(rv_world *world, uint32_t node_index, const rv_lo
 }
 
 rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, bool held,
-                           uint32_t *out_level, uint32_t *out_count)
+                           bool unseen, uint32_t *out_level, uint32_t *out_count)
 {
     const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
     const lod_record *rec = st ? rvi_node_table_find(&st->table, sizeof(lod_record), node_index) : NULL;
@@ -654,12 +656,14 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     const rv_lod_selector *sel = &rec->selector;
     bool latest = rec->last_clock_ms == st->frame_clock_ms;
     rv_lod_selector ahead;
-    if (held && st->clock_ms != st->frame_clock_ms && (sel->flags & SELECTOR_STARTED)) {
-        /* Between a frame's begin (the clock moved) and its LOD pass, the node's latest
-         * selection is an earlier frame's: hold what this frame's is about to be instead,
-         * the selector's step made on a copy (as rvi_lod_select_node would make it). */
+    if (held && st->pass_due && (sel->flags & SELECTOR_STARTED)) {
+        /* Between a frame's begin and its LOD pass, the node's latest selection is an
+         * earlier frame's: hold what this frame's is about to be instead, the selector's
+         * step made on a copy (as rvi_lod_select_node would make it, snapping a node
+         * resting at "nothing" whose place the last frame did not see). */
         ahead = *sel;
-        float crossfade = sphere[3] < INFINITY ? st->config.crossfade_ms : -1.0f;
+        bool resting = !(sel->flags & SELECTOR_FADING) && sel->level >= rec->ladder.count;
+        float crossfade = sphere[3] < INFINITY && !(unseen && resting) ? st->config.crossfade_ms : -1.0f;
         selector_step(&ahead, &c, rec->ladder.count, (float)(st->clock_ms - rec->last_clock_ms), crossfade);
         sel = &ahead;
         latest = true;
@@ -674,11 +678,15 @@ rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_
     /* While a fade runs the selector's camera draws two levels: the heavier one, and a drawn
      * one over "nothing" (a caster fading in or out keeps its shadow while it is seen). */
     if (hold && fading) {
-        bool heavier_out = sel->fade_ms < 0.5f * st->config.crossfade_ms;
-        if (level >= count || (heavier_out && sel->from_level < count))
-            level = sel->from_level;
-        else if (sel->from_level >= count && !(sel->fade_ms > 0.0f))
-            level = count; /* fading in from nothing, its first frame: not drawn yet */
+        /* As the selection lists them: levels[0] incoming, levels[1] outgoing. A level
+         * with no weight (a fade's first frame, or one reversed there) is not drawn. */
+        rv_lod_selection o;
+        selector_output(sel, st->config.crossfade_ms, &o);
+        bool in = o.levels[0] < count && o.weights[0] > 0.0f, out = o.levels[1] < count && o.weights[1] > 0.0f;
+        level = in && out ? (o.weights[0] < o.weights[1] ? o.levels[1] : o.levels[0])
+                : in      ? o.levels[0]
+                : out     ? o.levels[1]
+                          : count;
     }
     *out_level = hold ? level : c.plain;
     *out_count = rec->ladder.count;
@@ -713,8 +721,16 @@ bool rvi_lod_drawn_whole(const rv_world *world, uint32_t node_index, const rv_lo
 void rvi_lod_note_frame_selection(rv_world *world)
 {
     lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
-    if (st)
+    if (st) {
         st->frame_clock_ms = st->clock_ms;
+        st->pass_due = false;
+    }
+}
+
+bool rvi_lod_frame_pass_due(const rv_world *world)
+{
+    const lod_state *st = rvi_world_module(world, RVI_MODULE_LOD);
+    return st && st->pass_due;
 }
 
 const float *rvi_lod_cutoff(const rv_world *world, uint32_t *out_count)

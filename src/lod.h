@@ -110,7 +110,11 @@ void rvi_lod_note_fade_end(rv_world *world, double fade_end_ms);
  * candidates a selector would move to). Reads the record only. RV_ERR_NOT_FOUND (no
  * ladder), RV_ERR_BAD_STATE (no geometry), errors of the view. */
 rv_result rvi_lod_level_of(const rv_world *world, uint32_t node_index, const rv_lod_view *view, bool held,
-                           uint32_t *out_level, uint32_t *out_count);
+                           bool unseen, uint32_t *out_level, uint32_t *out_count);
+/* True between a frame's begin (the LOD clock advanced) and its LOD pass: rvi_lod_level_of
+ * then looks ahead to the selection that pass is about to make; unseen (the frame's rule
+ * for a node resting at "nothing" whose place the last frame did not see) makes it snap. */
+bool rvi_lod_frame_pass_due(const rv_world *world);
 /* For an occluder on the node: true when the selection the frame is about to make for it
  * with this view (the LOD clock already advanced) lists only drawn levels, whole or
  * crossfading between two of them; false when it lists "nothing", or a level fading in or

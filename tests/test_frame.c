@@ -1099,6 +1099,14 @@ static void caster_walk_camera(int f, float eye[3], rvt_camera *c)
     rvt_camera_make(c, eye, at, 1.0f, 16.0 * f);
 }
 
+/* The same walk where every third frame keeps the time of the one before (dt 0: time
+ * only must not go backwards), so that fades start and turn back at one LOD clock. */
+static void caster_walk_camera_stalling(int f, float eye[3], rvt_camera *c)
+{
+    caster_walk_camera(f, eye, c);
+    c->v.time_ms = 16.0 * (f - f / 3);
+}
+
 /* The heavier of node's opaque items in v (NULL when none) and their number in *items. */
 static const rv_draw_item *heavier_item(const rv_frame_view *v, rv_node node, uint32_t *items)
 {
@@ -1190,8 +1198,9 @@ static void test_a_shadow_view_holds_the_levels_the_main_view_holds(void **state
  * docs/frame.md allows an extra view, once its frame has begun): before the frame's LOD
  * pass it casts what that pass is about to select, so it matches the main view of the same
  * frame: the level drawn whole, the heavier of two fading levels, the drawn one over
- * nothing. Judged from the latest selection alone, a caster whose fade toward nothing the
- * frame was starting cast nothing while the main view drew it whole. */
+ * nothing, also on frames that keep the time of the one before. Judged from the latest
+ * selection alone, a caster whose fade toward nothing the frame was starting cast nothing
+ * while the main view drew it whole. */
 static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_levels(void **state)
 {
     (void)state;
@@ -1205,7 +1214,7 @@ static void test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_
     for (int f = 0; f < 400; f++) {
         float eye[3];
         rvt_camera c;
-        caster_walk_camera(f, eye, &c);
+        caster_walk_camera_stalling(f, eye, &c);
         rv_frame_view main_view, shadow;
         assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
         rv_view sun = sun_at(c.v.time_ms);
@@ -1277,6 +1286,68 @@ static void test_a_shadow_view_casts_nothing_on_a_fade_in_s_first_frame(void **s
         rv_view_list_destroy(list);
         rv_world_destroy(w);
     }
+}
+
+/* An extra view that is the main view itself (same camera, lod_camera = main, no occluders)
+ * lists exactly the nodes the main view draws, each at its heavier level, whatever the
+ * order (culled inside the frame's window or after it), with the camera jumping near and
+ * far, turning away and back (places out of the last frame's sight), and frames keeping
+ * the time of the one before (fades starting and turning back at one LOD clock). */
+static void test_a_copy_of_the_main_view_lists_what_the_main_view_draws(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    rv_world *w = rvt_world_occlusion(0);
+    const float t[2] = { 0.3f, 0.12f };
+    rv_lod_ladder ladder;
+    assert_int_equal(rv_lod_ladder_make(t, 2, &ladder), RV_OK);
+    uint64_t seed = 5;
+    rv_node nodes[N];
+    for (int i = 0; i < N; i++) {
+        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -6, 6), 1.7f, rvt_uniform(&seed, -60, -40), 2);
+        assert_int_equal(rv_node_set_lod_ladder(w, nodes[i], &ladder), RV_OK);
+    }
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    double time = 0;
+    uint32_t compared = 0, listed = 0;
+    for (int f = 0; f < 600; f++) {
+        uint64_t r = rvt_next(&seed);
+        time += r % 3 == 0 ? 0.0 : 16.0;
+        float z = (r >> 8) % 2 ? 60.0f : -20.0f; /* far (nothing) or near */
+        float eye[3] = { 0, 1.7f, z }, at[3] = { 0, 1.7f, (r >> 16) % 4 == 0 ? z + 10 : z - 10 };
+        rvt_camera c;
+        rvt_camera_make(&c, eye, at, 1.0f, time);
+        rv_view copy = c.v;
+        copy.lod_camera = &c.v;
+        bool inside = (r >> 24) % 2;
+        rv_frame_view main_view, extra;
+        assert_int_equal(rv_frame_begin(w, &c.v), RV_OK);
+        if (inside)
+            assert_int_equal(rv_cull_view(w, &copy, list, &extra), RV_OK);
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &main_view), RV_OK);
+        if (!inside)
+            assert_int_equal(rv_cull_view(w, &copy, list, &extra), RV_OK);
+        for (int i = 0; i < N; i++) {
+            bool tr;
+            uint32_t items;
+            const rv_draw_item *heavier = heavier_item(&main_view, nodes[i], &items);
+            const rv_draw_item *cast = view_item(&extra, nodes[i], &tr);
+            if (items == 2 && heavier->fade == 0.5f)
+                continue;
+            if ((cast != NULL) != (items > 0))
+                fail_msg("frame %d (%s): node %d main lists %u items, the copy %s", f, inside ? "inside" : "after",
+                         i, items, cast ? "lists it" : "does not");
+            if (cast)
+                assert_int_equal(cast->lod_level, heavier->lod_level);
+            compared++;
+            listed += cast != NULL;
+        }
+    }
+    assert_true(listed > 1000 && compared > listed + 1000);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
 }
 
 /* A fade from level 1 to 2 whose camera, before it ends, wants a third level (0, or
@@ -4759,6 +4830,7 @@ int main(void)
         cmocka_unit_test(test_a_shadow_view_casts_a_fading_level_while_a_third_waits),
         cmocka_unit_test(test_a_shadow_view_culled_before_the_frame_s_lod_casts_that_frame_s_levels),
         cmocka_unit_test(test_a_shadow_view_casts_nothing_on_a_fade_in_s_first_frame),
+        cmocka_unit_test(test_a_copy_of_the_main_view_lists_what_the_main_view_draws),
         cmocka_unit_test(test_lod_crossfade_retargeted_in_the_frame_view_never_jumps),
         cmocka_unit_test(test_an_object_unseen_while_it_came_near_shows_its_level_at_once),
         cmocka_unit_test(test_hlod_region_drawn_as_itself_stops_the_walk),

@@ -527,7 +527,8 @@ RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
  * hides nothing. A region drawn as itself stands in for the nodes below it as a coarser
  * LOD level does for a node: their occluders still hide, so, as an occluder lies within
  * every LOD level of its node, a stand-in must cover at least what the occluders below it
- * cover (rvis-walk's city makes each block of a district's stand-in as tall as the
+ * cover; while it crossfades with them (weights summing to 1 there, as two LOD levels'
+ * do) their occluders hide too, its own does not (rvis-walk's city makes each block of a district's stand-in as tall as the
  * tallest thing on it). A node carries one occluder of any shape:
  * this replaces an earlier box, convex solid or mesh. Errors: RV_ERR_INVALID_ARG,
  * RV_ERR_NOT_FINITE, RV_ERR_STALE_HANDLE, RV_ERR_OUT_OF_MEMORY; the node keeps its old

@@ -237,12 +237,14 @@ rv_result rv_node_clear_occluder_box(rv_world *world, rv_node node) { return rv_
 
 /* ---- submitting node occluders ----------------------------------------------------------------------------- */
 
-/* True when an occluder node's own geometry is drawn whole this frame: no ancestor (itself
- * included) is flagged hidden or is a partition part the gate hides (padded frustum or
- * slice); every HLOD region above it is refined into what lies below it, whole, and the
- * node, if a region, is drawn as itself, whole (rvi_hlod_*_whole: a region whose place the
- * last frame did not see is judged by the cut it will show at once); and the LOD selection
- * the frame is about to make lists no "nothing", not even fading. An occluder
+/* True when an occluder node's own geometry, or a stand-in in its place, is drawn whole
+ * this frame: no ancestor (itself included) is flagged hidden or is a partition part the
+ * gate hides (padded frustum or slice); the topmost HLOD region above it that does not
+ * pass the walk on below it (rvi_hlod_cover_below) is drawn as itself (its stand-in covers
+ * the node: the host's contract) rather than drawing nothing there; with none, the node,
+ * if a region, is drawn as itself, whole (rvi_hlod_drawn_whole), and the LOD selection
+ * the frame is about to make lists no "nothing", not even fading. A region whose place
+ * the last frame did not see is judged by the cut it will show at once. An occluder
  * whose geometry is not drawn, or drawn faint, must not hide anything: what is behind it
  * is visible. Groups on the way are gated here (a group gated again in the walk keeps its
  * last decision). */

@@ -198,17 +198,38 @@ rv_result rv_grid_distance_to(const rv_grid *g, uint32_t x, uint32_t z, const fl
     return RV_OK;
 }
 
+/* Whether a cell's gap along one axis keeps it within reach, in the float the header's
+ * distance is: the cells of the square are exactly those within reach along both axes. */
+static inline bool axis_within(double p, double origin, double cell, int64_t k, float reach)
+{
+    double gap = axis_gap(p, origin + (double)k * cell, cell);
+    return (float)sqrt(gap * gap) <= reach;
+}
+
 /* The cells [lo, hi] of one axis whose closed span [i, i + 1] * cell comes within reach of
- * p; false when none. A span ending exactly at p - reach is in (distance == reach). */
-static bool axis_cells(double p, double reach, double origin, double cell, uint32_t count, uint32_t *lo,
+ * p (a span ending exactly at p - reach is in); false when none. The divisions find them
+ * but round; the ends are then settled by axis_within, the test visit_cells makes (the
+ * cells within reach along an axis are consecutive, so the ends move a cell or so). */
+static bool axis_cells(double p, float reach, double origin, double cell, uint32_t count, uint32_t *lo,
                        uint32_t *hi)
 {
     double first = ceil((p - reach - origin) / cell) - 1;
     double last = floor((p + reach - origin) / cell);
-    if (last < 0 || first > (double)count - 1)
+    if (last < -1 || first > (double)count)
         return false;
-    *lo = first < 0 ? 0 : (uint32_t)first;
-    *hi = last > (double)count - 1 ? count - 1 : (uint32_t)last;
+    int64_t a = first < 0 ? 0 : (int64_t)first, b = last > (double)count - 1 ? (int64_t)count - 1 : (int64_t)last;
+    while (a > 0 && axis_within(p, origin, cell, a - 1, reach))
+        a--;
+    while (b + 1 < (int64_t)count && axis_within(p, origin, cell, b + 1, reach))
+        b++;
+    while (a <= b && !axis_within(p, origin, cell, a, reach))
+        a++;
+    while (b >= a && !axis_within(p, origin, cell, b, reach))
+        b--;
+    if (a > b)
+        return false;
+    *lo = (uint32_t)a;
+    *hi = (uint32_t)b;
     return true;
 }
 
@@ -216,19 +237,26 @@ typedef struct source_square {
     uint32_t x0, x1, z0, z1;
 } source_square;
 
+/* A source's reach as the header states it: radius + lead, summed in float. A cell is
+ * within it when its distance, rounded to float as rv_grid_distance_to returns it, is. */
+static inline float reach_of(const rv_grid *g, const rv_stream_source *s)
+{
+    return s->radius + g->desc.lead;
+}
+
 static bool square_of(const rv_grid *g, const rv_stream_source *s, source_square *sq)
 {
-    double reach = (double)s->radius + g->desc.lead;
+    float reach = reach_of(g, s);
     return axis_cells(s->position[0], reach, g->origin_x, g->cell, g->desc.count_x, &sq->x0, &sq->x1) &&
            axis_cells(s->position[2], reach, g->origin_z, g->cell, g->desc.count_z, &sq->z0, &sq->z1);
 }
 
 /* The most cells a source of this radius can put in its square: along each axis, a span of
- * 2 * reach meets at most floor(2 * reach / cell) + 2 cells (one more for the rounding of
- * axis_cells' divisions), and never more than the grid has. */
-static uint64_t max_square_cells(const rv_grid *g, double radius)
+ * 2 * reach meets at most floor(2 * reach / cell) + 2 cells (one more for the float rounding
+ * of the gaps axis_cells tests), and never more than the grid has. */
+static uint64_t max_square_cells(const rv_grid *g, float radius)
 {
-    double span = floor(2.0 * (radius + g->desc.lead) / g->cell) + 3.0;
+    double span = floor(2.0 * (double)(radius + g->desc.lead) / g->cell) + 3.0;
     double nx = fmin(span, (double)g->desc.count_x), nz = fmin(span, (double)g->desc.count_z);
     return (uint64_t)nx * (uint64_t)nz;
 }
@@ -255,14 +283,12 @@ static uint64_t visit_cells(const rv_grid *g, const rv_stream_source *sources, u
         if (!square_of(g, src, &sq))
             continue;
         double px = src->position[0], pz = src->position[2];
-        double radius = src->radius, reach = radius + g->desc.lead;
+        float radius = src->radius, reach = reach_of(g, src);
         for (uint32_t z = sq.z0; z <= sq.z1; z++) {
             double dz = axis_gap(pz, g->origin_z + z * g->cell, g->cell);
-            if (dz > reach)
-                continue;
             for (uint32_t x = sq.x0; x <= sq.x1; x++) {
                 double dx = axis_gap(px, g->origin_x + x * g->cell, g->cell);
-                double d = sqrt(dx * dx + dz * dz);
+                float d = (float)sqrt(dx * dx + dz * dz);
                 if (d > reach)
                     continue;
                 rv_page_key key = { g->desc.source, z * count_x + x };
@@ -271,7 +297,7 @@ static uint64_t visit_cells(const rv_grid *g, const rv_stream_source *sources, u
                     continue;
                 }
                 bool new_request, new_touch;
-                rvi_residency_want_cell(residency, key, (float)d, d <= radius, serial, &new_request, &new_touch);
+                rvi_residency_want_cell(residency, key, d, d <= radius, serial, &new_request, &new_touch);
                 st->requested_cells += new_request;
                 st->touched_cells += new_touch;
             }

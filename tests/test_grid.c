@@ -346,6 +346,51 @@ static void test_update_matches_a_slow_reference_and_touched_is_within_requested
     }
 }
 
+/* A cell at exactly the radius (as rv_grid_distance_to gives it, in float) is touched, and
+ * one at exactly radius + lead requested: the update decides on the distance the call
+ * returns, not on the double it rounds. */
+static void test_a_cell_at_exactly_the_radius_or_the_reach_is_in(void **state)
+{
+    (void)state;
+    uint64_t seed = 17;
+    for (int trial = 0; trial < RVT_HEAVY(4000, 800); trial++) {
+        uint32_t cx = 1 + (uint32_t)(rvt_next(&seed) % 32), cz = 1 + (uint32_t)(rvt_next(&seed) % 32);
+        float cell = rvt_uniform(&seed, 0.1f, 20.0f);
+        float ox = rvt_uniform(&seed, -1000, 1000), oz = rvt_uniform(&seed, -1000, 1000);
+        rv_stream_source src = source_at(ox + rvt_uniform(&seed, -0.2f, 1.2f) * cx * cell,
+                                         oz + rvt_uniform(&seed, -0.2f, 1.2f) * cz * cell, 0.0f);
+        uint32_t x = (uint32_t)(rvt_next(&seed) % cx), z = (uint32_t)(rvt_next(&seed) % cz);
+        uint32_t x2 = (uint32_t)(rvt_next(&seed) % cx), z2 = (uint32_t)(rvt_next(&seed) % cz);
+        rv_grid *probe = make_grid(desc_of(3, ox, oz, cell, cx, cz, 0.0f));
+        float d, d2;
+        assert_int_equal(rv_grid_distance_to(probe, x, z, src.position, &d), RV_OK);
+        assert_int_equal(rv_grid_distance_to(probe, x2, z2, src.position, &d2), RV_OK);
+        rv_grid_destroy(probe);
+        src.radius = d < d2 ? d : d2;
+        float lead = (d < d2 ? d2 : d) - src.radius;
+        rv_grid *g = make_grid(desc_of(3, ox, oz, cell, cx, cz, lead));
+        rv_residency *r = make_residency();
+        ref_cell *ref = calloc((size_t)cx * cz, sizeof *ref);
+        uint32_t ref_touched, ref_requested;
+        reference_update(g, &src, 1, ref, &ref_touched, &ref_requested);
+        assert_int_equal(rv_grid_update(g, &src, 1, r), RV_OK);
+        rv_grid_stats st = rv_grid_get_stats(g);
+        assert_int_equal(st.touched_cells, ref_touched);
+        assert_int_equal(st.requested_cells, ref_requested);
+        uint32_t nearer = d < d2 ? z * cx + x : z2 * cx + x2;
+        assert_true(ref[nearer].touched);
+        for (uint32_t i = 0; i < cx * cz; i++) {
+            rv_page_info info;
+            assert_int_equal(rv_residency_page_info(r, (rv_page_key){ 3, i }, &info), RV_OK);
+            assert_int_equal(info.state != RV_PAGE_ABSENT, ref[i].requested);
+            assert_int_equal(info.last_touched_frame == rv_residency_get_stats(r).frame, ref[i].touched);
+        }
+        free(ref);
+        rv_residency_destroy(r);
+        rv_grid_destroy(g);
+    }
+}
+
 static void test_lead_ring_requests_but_does_not_touch(void **state)
 {
     (void)state;
@@ -665,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_distance_is_to_the_cell_zero_inside_never_to_the_centre),
         cmocka_unit_test(test_strafe_along_a_cell_keeps_the_load_boundary_still),
         cmocka_unit_test(test_update_matches_a_slow_reference_and_touched_is_within_requested),
+        cmocka_unit_test(test_a_cell_at_exactly_the_radius_or_the_reach_is_in),
         cmocka_unit_test(test_lead_ring_requests_but_does_not_touch),
         cmocka_unit_test(test_update_cost_does_not_depend_on_grid_size),
         cmocka_unit_test(test_sources_out_of_reach_touch_nothing_and_edges_clip),

@@ -320,10 +320,11 @@ RV_API rv_result rv_grid_distance_to(const rv_grid *grid, uint32_t x, uint32_t z
 
 /* Tells residency what this frame's sources want of this grid. For each source, the cells
  * of its square (position +- radius + lead, clipped to the grid) are examined: a cell whose
- * distance (rv_grid_distance_to) is <= radius is touched, <= radius + lead requested (with
- * the distance as priority; a cell wanted by several sources counts once and keeps the
- * smallest distance). A source whose reach misses the grid touches nothing. Cost: the cells
- * in those squares, never the grid's size. n may be 0 (sources may then be NULL).
+ * distance (the float rv_grid_distance_to returns) is <= radius is touched, <= radius + lead
+ * (summed in float) requested (with the distance as priority; a cell wanted by several
+ * sources counts once and keeps the smallest distance). A source whose reach misses the
+ * grid touches nothing. Cost: the cells in those squares, never the grid's size. n may be 0
+ * (sources may then be NULL).
  * Errors: RV_ERR_INVALID_ARG (grid or residency NULL, sources NULL with n > 0, a radius
  * < 0), RV_ERR_NOT_FINITE (a position or radius), RV_ERR_CAPACITY (the squares hold more
  * than 2^24 = 16,777,216 cells together: each could become a page record), RV_ERR_BAD_STATE (no rv_residency_begin_frame yet), RV_ERR_OUT_OF_MEMORY (page

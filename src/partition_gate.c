@@ -241,13 +241,13 @@ static void gate_record(rv_world *world, rvi_partition *p, rvi_partition_group *
     gate_parts(s, p, g->node, given ? given : &own, false);
 }
 
-/* Flags RVI_NODE_PARTITION_PATH on the nodes between each group nested in a part and that
- * part (the frame's walk pads them, so it reaches a nested group within the margin through
- * plain nodes as the gate's own walk does), when the hierarchy or the groups and parts
- * changed since the last marking. It cannot fail: it runs after the frame has drained the
- * journal (see below for a list with no room). Paths that meet share the rest up to the
- * part (no gated part lies between), so a climb stops at the first node already flagged
- * and each node is listed once. */
+/* Flags RVI_NODE_PARTITION_PATH on the nodes above each group up to the part it is nested
+ * in, or up to the root for a group in no part (the frame's walk pads them, so it reaches a
+ * group within the margin through plain nodes as the gate's own walk does), when the
+ * hierarchy or the groups and parts changed since the last marking. It cannot fail: it
+ * runs after the frame has drained the journal (see below for a list with no room). Paths
+ * that meet share the rest up to the part or the root (no gated part lies between), so a
+ * climb stops at the first node already flagged and each node is listed once. */
 static void mark_paths(rv_world *world, rvi_partition *p)
 {
     rvi_scene *s = &world->scene;
@@ -256,8 +256,8 @@ static void mark_paths(rv_world *world, rvi_partition *p)
     const rvi_partition_group *groups = RVI_VEC_PTR(p->groups, rvi_partition_group);
     uint32_t need = 0; /* an upper bound: at most one entry per slot */
     for (uint32_t i = 0; i < p->groups.count && need < s->capacity; i++) {
-        uint32_t part = enclosing_part(s, groups[i].node);
-        if (part != RVI_INDEX_NONE && part != groups[i].node) /* else a part itself, padded */
+        uint32_t part = enclosing_part(s, groups[i].node); /* NONE: the climb ends at the root */
+        if (part != groups[i].node) /* else a part itself, padded */
             for (uint32_t n = s->parent[groups[i].node]; n != part && need < s->capacity; n = s->parent[n])
                 need++;
     }
@@ -279,7 +279,7 @@ static void mark_paths(rv_world *world, rvi_partition *p)
     uint32_t count = 0;
     for (uint32_t i = 0; i < p->groups.count; i++) {
         uint32_t part = enclosing_part(s, groups[i].node);
-        if (part != RVI_INDEX_NONE && part != groups[i].node)
+        if (part != groups[i].node)
             for (uint32_t n = s->parent[groups[i].node]; n != part; n = s->parent[n]) {
                 if (s->flags[n] & RVI_NODE_PARTITION_PATH)
                     break;

@@ -54,9 +54,9 @@ enum {
     RVI_NODE_LOST_CHILD     = 1u << 19, /* update: lost a child since the last update (a
                                            climb start; its sphere still encloses the rest,
                                            and the loss counts as one loose change) */
-    RVI_NODE_PARTITION_PATH = 1u << 20, /* between a partition group nested in a part and
-                                           that part: the frame's walk pads it as it pads
-                                           groups and parts (partition_gate.c) */
+    RVI_NODE_PARTITION_PATH = 1u << 20, /* above a partition group, up to the part it is
+                                           nested in or the root: the frame's walk pads it
+                                           as it pads groups and parts (partition_gate.c) */
     RVI_NODE_UNPLACED       = 1u << 21, /* an equipped child's node a parent took since the
                                            last update: hidden (with RVI_NODE_HIDDEN) until
                                            the update places it, as its world matrix is still

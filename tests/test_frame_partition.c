@@ -332,17 +332,20 @@ static void log_reprocess(const rv_node *parts, uint32_t count, void *user)
         log->ids[log->count++] = parts[i].id & 0xFFFFFFFFFFFFull; /* without the world's tag */
 }
 
-/* Twelve groups about the view, one to five parts each (a fifth without bounds, some
- * deferred), a third of the parts holding a group of their own (directly or through a
- * plain node) with parts of their own (a quarter without bounds). The same seed builds the
- * same scene in any world. */
+/* Twelve groups about the view, a third of them under one or two plain nodes, one to five
+ * parts each (a fifth without bounds, some deferred), a third of the parts holding a group
+ * of their own (directly or through a plain node) with parts of their own (a quarter
+ * without bounds). The same seed builds the same scene in any world. */
 static uint32_t random_partitions(rv_world *w, uint64_t seed, rv_node parts[MAX_PARTS])
 {
     rng_state = seed;
     uint32_t n = 0;
     uint64_t leaf = 1;
     for (int gi = 0; gi < 12; gi++) {
-        rv_node g = node_at(w, RV_NODE_NONE, uniform(-40, 40), uniform(-3, 3), uniform(-60, 10));
+        rv_node above = RV_NODE_NONE;
+        for (uint32_t k = below(3) == 0 ? 1 + below(2) : 0; k > 0; k--)
+            above = node_at(w, above, uniform(-10, 10), 0, uniform(-10, 10));
+        rv_node g = node_at(w, above, uniform(-40, 40), uniform(-3, 3), uniform(-60, 10));
         assert_int_equal(rv_partition_make_group(w, g), RV_OK);
         uint32_t count = 1 + below(5);
         for (uint32_t p = 0; p < count; p++) {

@@ -18,8 +18,10 @@
 
 /* ---- gating ---------------------------------------------------------------------------- */
 
-/* The gate tests spheres with frustum.h's rvi_plane_distance and rvi_outside_plane, so it
- * keeps exactly the spheres rv_frustum_classify_sphere keeps. */
+/* The gate tests the scene's padded node spheres with frustum.h's rvi_plane_distance and
+ * rvi_outside_plane against a widened frustum (the frame's own, or a host's widened at the
+ * public calls below), as the frame's walk tests them: it keeps every part whose sphere
+ * meets the exact frustum. */
 
 /* The radius of a group's sphere padded by the margin, NaN when the sphere cannot be placed
  * (no radius, or a centre that is not finite: x - x is 0 for a finite x, NaN otherwise), so
@@ -701,13 +703,27 @@ void rvi_partition_request_bounds(const rvi_partition *p, uint32_t *parts, uint3
 
 /* ---- public frame API: thin layers over the hooks -------------------------------------- */
 
+/* A host's frustum, widened as the world's frame widens its own (rvi_frustum_widen): the
+ * node spheres the gate tests are padded for the rest of the rounding slack, so the gate
+ * keeps every part that meets the exact frustum, as rv_frustum_classify_sphere does,
+ * however far from the origin. NULL stays NULL. */
+static const rv_frustum *widened(const rv_frustum *frustum, rv_frustum *copy)
+{
+    if (!frustum)
+        return NULL;
+    *copy = *frustum;
+    rvi_frustum_widen(copy);
+    return copy;
+}
+
 rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
     rvi_partition *p;
     RVI_TRY(rvi_partition_state(world, &p));
-    return rvi_partition_frame_begin(world, p, frustum, false);
+    rv_frustum copy;
+    return rvi_partition_frame_begin(world, p, widened(frustum, &copy), false);
 }
 
 static rv_result group_entry(rv_world *world, rv_node group, uint32_t *index, rvi_partition **p)
@@ -727,7 +743,8 @@ rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frust
     uint32_t index;
     rvi_partition *p;
     RVI_TRY(group_entry(world, group, &index, &p));
-    return rvi_partition_gate_group(world, p, index, frustum);
+    rv_frustum copy;
+    return rvi_partition_gate_group(world, p, index, widened(frustum, &copy));
 }
 
 rv_result rv_partition_group_hidden(rv_world *world, rv_node group)
@@ -746,5 +763,6 @@ rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, dou
     rvi_partition *p = rvi_partition_find(world);
     if (!p || p->world_frame) /* the world's frame ends its own gate frame */
         return RV_ERR_BAD_STATE;
-    return rvi_partition_frame_end(world, p, frustum, now_ms, false, out);
+    rv_frustum copy;
+    return rvi_partition_frame_end(world, p, widened(frustum, &copy), now_ms, false, out);
 }

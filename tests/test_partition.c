@@ -1516,6 +1516,108 @@ static void test_steady_frames_allocate_nothing(void **state)
 
 /* ---- property: the gate never hides what a slow reference sees --------------------------------- */
 
+/* Far from the origin (1e5 to 4e6 units), a part whose world bounds (rv_node_world_bounds)
+ * meet the exact frustum of a host's view (its planes in double from the float matrix) by a
+ * hair is frustum-visible after the gate's own walk, given the frustum
+ * rv_frustum_from_view_projection makes or the one rv_frame publishes, as after rv_frame:
+ * the gate allows for the planes' rounding there as the frame's walk does. */
+static void test_gate_keeps_a_part_tangent_to_the_frustum_far_from_the_origin(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xFA4;
+    uint32_t tangent = 0;
+    for (int trial = 0; trial < RVT_HEAVY(3000, 600); trial++) {
+        float scale = powf(10.0f, rvt_uniform(&seed, 5.0f, 6.6f));
+        float eye[3] = { rvt_uniform(&seed, -1, 1) * scale, rvt_uniform(&seed, -100, 100),
+                         rvt_uniform(&seed, -1, 1) * scale };
+        float yaw = rvt_uniform(&seed, -3.1f, 3.1f), c = cosf(yaw), sn = sinf(yaw);
+        /* View: yaw about y, then the eye moved to the origin; projection: GL, fovy 60. */
+        float view[16] = { c, 0, sn, 0, 0, 1, 0, 0, -sn, 0, c, 0, 0, 0, 0, 1 };
+        for (int r = 0; r < 3; r++)
+            view[12 + r] = -(view[r] * eye[0] + view[4 + r] * eye[1] + view[8 + r] * eye[2]);
+        const float proj[16] = { 0.974279f, 0, 0, 0, 0, 1.732051f, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+        float vp[16];
+        double plane[6][4];
+        for (int col = 0; col < 4; col++)
+            for (int r = 0; r < 4; r++) {
+                double a = 0;
+                for (int k = 0; k < 4; k++)
+                    a += (double)proj[k * 4 + r] * view[col * 4 + k];
+                vp[col * 4 + r] = (float)a;
+            }
+        for (int k = 0; k < 4; k++) {
+            double x = (double)vp[k * 4 + 0], y = (double)vp[k * 4 + 1], z = (double)vp[k * 4 + 2],
+                   w = (double)vp[k * 4 + 3];
+            double q[6] = { w + x, w - x, w + y, w - y, w + z, w - z };
+            for (int i = 0; i < 6; i++)
+                plane[i][k] = q[i];
+        }
+        for (int i = 0; i < 6; i++) {
+            double n = sqrt(plane[i][0] * plane[i][0] + plane[i][1] * plane[i][1] + plane[i][2] * plane[i][2]);
+            for (int k = 0; k < 4; k++)
+                plane[i][k] /= n;
+        }
+        /* A part of radius r whose centre lies r - hair outside one of the four side planes,
+         * some way in front of the eye. */
+        int side = (int)(rvt_next(&seed) % 4);
+        double fwd[3] = { -sn, 0, -c }, dist = rvt_uniform(&seed, 20, 400);
+        double at[3] = { eye[0] + fwd[0] * dist, eye[1] + fwd[1] * dist, eye[2] + fwd[2] * dist };
+        double on = plane[side][0] * at[0] + plane[side][1] * at[1] + plane[side][2] * at[2] + plane[side][3];
+        float r = rvt_uniform(&seed, 0.5f, 5.0f), hair = rvt_uniform(&seed, -1.5f, 0.1f);
+        double push = on + (double)r - (double)hair; /* move the point to distance hair - r */
+        double centre[3];
+        for (int a = 0; a < 3; a++)
+            centre[a] = at[a] - plane[side][a] * push;
+        rv_world *w;
+        assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+        float gpos[3] = { (float)centre[0], (float)centre[1], (float)centre[2] };
+        rv_node g = RV_NODE_NONE, part = RV_NODE_NONE;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &g), RV_OK);
+        assert_int_equal(rv_node_set_position(w, g, gpos), RV_OK);
+        assert_int_equal(rv_node_create(w, g, &part), RV_OK);
+        const float zero[3] = { 0, 0, 0 };
+        assert_int_equal(rv_node_set_bounds(w, part, zero, r), RV_OK);
+        assert_int_equal(rv_partition_make_group(w, g), RV_OK);
+        assert_int_equal(rv_partition_set_part(w, part, NULL, 0, false), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+        rv_frustum f;
+        if (trial % 2) {
+            assert_int_equal(rv_frustum_from_view_projection(vp, (rv_clip){ 0 }, &f), RV_OK);
+        } else { /* the frustum a world's frame culls by and publishes */
+            rv_world *fw;
+            assert_int_equal(rv_world_create(NULL, &fw), RV_OK);
+            rv_view v;
+            memset(&v, 0, sizeof v);
+            v.view = view;
+            v.projection = proj;
+            v.viewport_width = 1280;
+            v.viewport_height = 720;
+            rv_frame_view out;
+            assert_int_equal(rv_frame(fw, &v, &out), RV_OK);
+            f = out.frustum;
+            rv_world_destroy(fw);
+        }
+        rv_partition_result res;
+        assert_int_equal(rv_partition_begin_frame(w, &f), RV_OK);
+        assert_int_equal(rv_partition_end_frame(w, &f, 0, &res), RV_OK);
+        /* The world bounds against every exact plane. */
+        float wb[4];
+        assert_int_equal(rv_node_world_bounds(w, part, wb), RV_OK);
+        bool meets = true;
+        for (int i = 0; i < 6; i++)
+            if (plane[i][0] * wb[0] + plane[i][1] * wb[1] + plane[i][2] * wb[2] + plane[i][3] < -(double)wb[3])
+                meets = false;
+        bool visible;
+        assert_int_equal(rv_partition_part_frustum_visible(w, part, &visible), RV_OK);
+        if (meets) {
+            assert_true(visible);
+            tangent++;
+        }
+        rv_world_destroy(w);
+    }
+    assert_true(tangent > RVT_HEAVY(300, 60)); /* a fair share of the parts meet it */
+}
+
 /* Reference: a part must be visible when some point of its sphere lies inside the frustum
  * padded by the margin (every plane's distance >= -margin) and inside the slice box. Points
  * are sampled (centre, axis extremes, random interior); the gate may keep more (it is
@@ -1864,6 +1966,7 @@ int main(void)
         cmocka_unit_test(test_worked_example_of_the_guide),
         cmocka_unit_test(test_allocation_failures_leave_the_gate_unchanged),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_gate_keeps_a_part_tangent_to_the_frustum_far_from_the_origin),
         cmocka_unit_test(test_gate_never_hides_a_part_the_reference_sees),
         cmocka_unit_test(test_gate_decides_exactly_what_a_flat_loop_decides),
     };

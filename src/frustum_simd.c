@@ -625,6 +625,20 @@ rv_result rvi_cull_spheres_level(rvi_simd_level level, const rv_frustum *frustum
     return RV_OK;
 }
 
+/* Whether two of the four component arrays share a float: compacting one would then write
+ * over another's values. */
+static bool soa_overlap(float *const arrays[4], uint32_t count)
+{
+    size_t bytes = (size_t)count * sizeof(float);
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) {
+            uintptr_t a = (uintptr_t)arrays[i], b = (uintptr_t)arrays[j];
+            if ((a <= b ? b - a : a - b) < bytes)
+                return true;
+        }
+    return false;
+}
+
 rv_result rvi_cull_spheres_soa_level(rvi_simd_level level, const rv_frustum *frustum, float *x,
                                      float *y, float *z, float *radius, uint32_t count,
                                      void *payload, size_t payload_stride, uint32_t *out_kept)
@@ -633,6 +647,8 @@ rv_result rvi_cull_spheres_soa_level(rvi_simd_level level, const rv_frustum *fru
     cull_payload moved;
     RVI_TRY(cull_prepare(level, frustum, count, payload, payload_stride, out_kept, &planes, &moved));
     if (count > 0 && (x == NULL || y == NULL || z == NULL || radius == NULL))
+        return RV_ERR_INVALID_ARG;
+    if (count > 0 && soa_overlap((float *const[4]){ x, y, z, radius }, count))
         return RV_ERR_INVALID_ARG;
     uint32_t kept;
     switch (level) {

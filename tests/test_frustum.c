@@ -845,6 +845,17 @@ static void test_cull_spheres_rejects_bad_arguments_unchanged(void **state)
     assert_int_equal(rv_cull_spheres_soa(&f, x, NULL, z, r, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_cull_spheres_soa(&f, x, y, z, NULL, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_cull_spheres_soa(NULL, x, y, z, r, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
+    /* Arrays that share floats (the same array twice, or one running into another). */
+    float four[4] = {0, 0, 500, -50}, xy[4] = {0, 0, 0, 0}, zr[4] = {500, -50, 1, 1};
+    assert_int_equal(rv_cull_spheres_soa(&f, x, x, z, r, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_cull_spheres_soa(&f, x, y, four, four + 1, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_cull_spheres_soa(&f, four + 1, y, z, four, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);
+    assert_int_equal(kept, 77);
+    /* Adjacent arrays in one block are fine: the same answer as separate ones. */
+    assert_int_equal(rv_cull_spheres_soa(&f, xy, xy + 2, zr, zr + 2, 2, NULL, 0, &kept), RV_OK);
+    assert_int_equal(kept, 1);
+    assert_true(zr[0] == -50.0f);
+    kept = 77;
     rv_frustum bad = f;
     bad.plane_mask |= 1u << 6;
     assert_int_equal(rv_cull_spheres(&bad, s, 2, NULL, 0, &kept), RV_ERR_INVALID_ARG);

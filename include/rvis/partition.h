@@ -191,9 +191,11 @@ RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
  * leaf reports, and, unless is_update_in_progress answers true, flushes the waiting resyncs:
  * one request per group (request_reprocess is called for each if wired) and all of them in
  * *out. *out also gets the tick demand: RV_TICK_CONTINUOUS while a visible part's resync
- * waits and request_reprocess is wired; else RV_TICK_WAKE_AT the earliest activation expiry
- * of a visible deferred part; else RV_TICK_IDLE. Without request_reprocess a host that reads
- * the requests wakes itself. Allocates nothing. Errors: RV_ERR_INVALID_ARG (world or out
+ * waits (held: the host's update is in progress) and request_reprocess is wired; else
+ * RV_TICK_WAKE_AT the earliest activation expiry of a visible deferred part whose request
+ * was flushed and is unanswered; else RV_TICK_IDLE. Without request_reprocess, held requests
+ * give no tick (a part whose expiry passed while the host was busy is held with them): the
+ * host runs a frame when its update finishes, and reads them then. Allocates nothing. Errors: RV_ERR_INVALID_ARG (world or out
  * NULL), RV_ERR_NOT_FINITE (now_ms), RV_ERR_BAD_STATE (no frame begun, inside
  * request_reprocess, or inside the world's frame, which rv_frame_end or rv_frame_abort
  * ends); on error the frame stays open and *out is untouched. */

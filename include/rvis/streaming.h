@@ -187,7 +187,8 @@ RV_API rv_result rv_residency_take_requests(rv_residency *residency, rv_page_req
  * refresh, the new size replaces the old and the page keeps its place in the eviction
  * order. A page larger than any placed before raises the estimate for later loads (and may
  * pass the budget now: over_budget says so). Errors: RV_ERR_INVALID_ARG (NULL),
- * RV_ERR_NOT_FOUND (unknown page), RV_ERR_BAD_STATE (the page is not RV_PAGE_LOADING),
+ * RV_ERR_NOT_FOUND (unknown page), RV_ERR_BAD_STATE (no load of the page is in flight: it
+ * is neither RV_PAGE_LOADING nor a resident page whose refresh was handed out),
  * RV_ERR_CAPACITY (resident bytes would pass 2^64 - 1). */
 RV_API rv_result rv_residency_place(rv_residency *residency, rv_page_key key, uint64_t size_bytes);
 
@@ -196,7 +197,8 @@ RV_API rv_result rv_residency_place(rv_residency *residency, rv_page_key key, ui
  * meanwhile it is RV_PAGE_REQUESTED with waiting_retry set, and dropped like any queued page
  * if nobody requests it. A failed refresh keeps the old page resident (RV_PAGE_RESIDENT,
  * refreshing and waiting_retry set; counted in pages_waiting_retry) and retries alike. Errors:
- * RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND, RV_ERR_BAD_STATE (not RV_PAGE_LOADING). */
+ * RV_ERR_INVALID_ARG, RV_ERR_NOT_FOUND, RV_ERR_BAD_STATE (no load of the page in flight, as
+ * for rv_residency_place). */
 RV_API rv_result rv_residency_fail(rv_residency *residency, rv_page_key key);
 
 /* Asks for a resident page to be reloaded in place (its source data changed). The old page

@@ -29,13 +29,14 @@ extern "C" {
 #define RV_VERSION_MINOR 2
 #define RV_VERSION_PATCH 0
 /* One number per version, ordered like the versions: major << 16 | minor << 8 | patch
- * (each piece 0..255). RV_VERSION is this header's. */
+ * (each piece 0..255), an unsigned int (32 bits wherever rvis builds). RV_VERSION is this
+ * header's. No casts, so C++ with -Wold-style-cast takes them too. */
 #define RV_MAKE_VERSION(major, minor, patch) \
-    (((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
+    ((((major) + 0u) & 0xffu) << 16 | (((minor) + 0u) & 0xffu) << 8 | (((patch) + 0u) & 0xffu))
 #define RV_VERSION RV_MAKE_VERSION(RV_VERSION_MAJOR, RV_VERSION_MINOR, RV_VERSION_PATCH)
-#define RV_VERSION_MAJOR_OF(version) (((uint32_t)(version) >> 16) & 0xffu)
-#define RV_VERSION_MINOR_OF(version) (((uint32_t)(version) >> 8) & 0xffu)
-#define RV_VERSION_PATCH_OF(version) ((uint32_t)(version) & 0xffu)
+#define RV_VERSION_MAJOR_OF(version) ((((version) + 0u) >> 16) & 0xffu)
+#define RV_VERSION_MINOR_OF(version) ((((version) + 0u) >> 8) & 0xffu)
+#define RV_VERSION_PATCH_OF(version) (((version) + 0u) & 0xffu)
 
 /* ======================================================================================
  * core: results, allocator, handles, clip conventions

@@ -35,7 +35,8 @@ quiet "$work/rvis.log" meson setup "$work/rvis" "$src" --prefix="$prefix" --libd
 quiet "$work/rvis.log" ninja -j 2 -C "$work/rvis"
 quiet "$work/rvis.log" meson install -C "$work/rvis"
 for f in include/rvis.h include/rvis/core.h lib/librvis.a lib/librvis.so lib/pkgconfig/rvis.pc \
-         lib/cmake/rvis/rvisConfig.cmake lib/cmake/rvis/rvisConfigVersion.cmake share/licenses/rvis/LICENSE; do
+         lib/cmake/rvis/rvisConfig.cmake lib/cmake/rvis/rvisConfigVersion.cmake share/licenses/rvis/LICENSE \
+         share/doc/rvis/README.md share/doc/rvis/docs/occlusion.md; do
     [ -e "$prefix/$f" ] || fail "meson install did not install $f"
 done
 # Before 1.0 the soname carries major.minor: a library of another minor version (another

@@ -168,7 +168,9 @@ typedef struct rv_occlusion_stats {
                                       cuts where the view shows it, or that hold the eye: their
                                       inside would show there (a GPU culls back faces), so they
                                       hide nothing that frame */
-    uint32_t texels_covered;       /* buffer texels holding an occluder depth after the freeze */
+    uint32_t texels_covered;       /* buffer texels holding a depth of this frame's occluders
+                                      after the freeze (the depth feed's own texels are in
+                                      rv_occlusion_feed_stats: texels_reprojected) */
     uint64_t tests;                /* objects tested (batch items included) */
     uint64_t culled;               /* of those, answered hidden */
     uint32_t triangles_submitted;  /* triangles of the meshes accepted this frame */
@@ -551,12 +553,14 @@ typedef struct rv_depth_feed {
     const float *view_projection; /* float[16], column-major, the matrix the image was rendered
                                      with (perspective or orthographic, any invertible one).
                                      In float, a camera far from the origin with a tiny near
-                                     plane can round its depth row onto its w row (eye 3e4
-                                     units out, near 1e-5): such a feed is refused (a little
-                                     less far, the rows still apart by a rounding or two, it
-                                     is taken and proves nothing), though
-                                     rv_frame, multiplying view and projection in double,
-                                     takes that camera */
+                                     plane can round its depth row onto its w row: with
+                                     standard depth, once the near distance is below about
+                                     1e-8 of the eye's distance from the origin (near 1e-4 at
+                                     1e4 units out, 1e-3 at 1e5) such a feed is refused (a
+                                     little above, the rows still apart by a rounding or two,
+                                     it is taken and proves nothing), though rv_frame,
+                                     multiplying view and projection in double, takes that
+                                     camera. Reversed-Z zero-to-one depth keeps the rows apart */
     rv_clip clip;            /* its depth convention */
     uint32_t age;            /* frames since it was rendered: 1 = the previous frame. 0 = this
                                 frame's own view (a pre-pass drawn before the tests) */

@@ -103,8 +103,10 @@ typedef struct rv_occlusion_desc {
                                  (the buffer, its pyramid, per-texel fusion lists) plus about
                                  1 MB of pools that grow with the occluders drawn: 2.3 MB at
                                  256 x 144 with one occluder, 19 MB at 1024 x 576; the first dense mesh
-                                 (rv_occluder_mesh) adds 12 bytes a texel, and 38 bytes a
-                                 triangle and up to 24 a vertex of the largest one */
+                                 (rv_occluder_mesh) adds 12 bytes a texel, and for the largest
+                                 one about 40 bytes a triangle and 24 a vertex at a few
+                                 thousand triangles, more per triangle as it grows (a flat
+                                 grid of 1,048,352 triangles at width 512: about 240 MB) */
     float min_occluder_texels;/* occluders whose screen bounds are smaller than this many texels
                                  in either direction are skipped. 0 = default 2; negative = keep all */
     uint32_t max_occluders;   /* cap on occluders rasterised per frame, largest on screen first;
@@ -336,8 +338,10 @@ typedef struct rv_occluder_convex {
  * there; such edges leave no seam, texels on an outline (a border, a hole, a silhouette
  * fold) hide nothing by that part, triangles the near plane cuts are drawn as pieces, and
  * it fuses with no other occluder. Zero-area triangles (repeated indices, collinear corners) are
- * skipped and counted in triangles_degenerate. Triangles that share an edge, lie in one
- * plane and make a convex polygon on screen (a vertex on one of its sides included) are
+ * skipped and counted in triangles_degenerate. Triangles that share an edge (here, and for
+ * the closed solid below, by vertex index: a mesh that repeats a corner under another index,
+ * as render meshes do for normals, is drawn triangle by triangle, its seams still fused by
+ * position), lie in one plane and make a convex polygon on screen (a vertex on one of its sides included) are
  * drawn as one piece, up to six of them when consecutive (list a face's triangles
  * together, as a fan or strip); a node's copy (rv_node_set_occluder_mesh) brings such
  * neighbours together once, when they lie within 32 triangles of one another (a
@@ -415,8 +419,9 @@ RV_API rv_result rv_occlusion_freeze(rv_occlusion *occlusion);
 
 /* Tests a box: local min/max (float[3]) and matrix (float[16], NULL = identity).
  * *out_visible is false only when the box is certainly hidden by this frame's occluders
- * (rules in the preamble); it is true for anything beyond the view's four sides (frustum
- * culling is the host's or rv_frustum's job). Beyond the far plane, where a GPU draws
+ * (rules in the preamble); it is true for anything whose screen rectangle lies beyond one
+ * of the view's four sides (frustum culling is the host's or rv_frustum's job; a box beyond
+ * a corner whose rectangle still meets the view may be answered hidden: it cannot be seen). Beyond the far plane, where a GPU draws
  * nothing, the occluders decide as anywhere else. Freezes the buffer. Width 0 or no view: true, RV_OK.
  * Errors (with *out_visible = true): RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose
  * last row is not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a world's buffer while its

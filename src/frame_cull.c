@@ -261,8 +261,8 @@ static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32
     return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
 }
 
-/* A partition part passed the walk's frustum test padded by the gate's margin (so that the
- * groups nested in it are gated as the gate's own walk would): is it in the view itself? */
+/* A partition part or group passed the walk's frustum test padded by the gate's margin (so
+ * that the groups in it are gated as the gate's own walk would): is it in the view itself? */
 static bool part_in_view(const rvi_frame_worker *w, const rvi_scene *sc, uint32_t i, uint32_t flags)
 {
     const rvi_walk_policy *p = w->policy;
@@ -289,10 +289,11 @@ static rvi_walk_action main_node(void *user, uint32_t i, uint32_t flags, float *
             put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_PARTITION << 8, 0.0f, 0);
         return RVI_WALK_SKIP;
     }
-    /* A part within the margin but out of view is walked on only for the groups in it (the
-     * part itself, when it is one, and those nested in it; its other nodes meet the
-     * frustum's own test), and not drawn. */
-    bool out_of_view = (flags & RVI_NODE_PARTITION_PART) && gate && !part_in_view(w, sc, i, flags);
+    /* A part or group within the margin but out of view is walked on only for the groups
+     * in it (the node itself, when it is one, and those nested in it; its other nodes meet
+     * the frustum's own test), and not drawn. */
+    bool out_of_view = (flags & (RVI_NODE_PARTITION_PART | RVI_NODE_PARTITION_GROUP)) && gate &&
+                       !part_in_view(w, sc, i, flags);
     if (out_of_view && world->desc.record_culls && (flags & RVI_NODE_HAS_GEOMETRY))
         put(w, i, RVI_REC_CULL | (uint32_t)RV_CULL_FRUSTUM << 8, 0.0f, 0);
     bool group = (flags & RVI_NODE_PARTITION_GROUP) && gate;

@@ -379,6 +379,32 @@ static uint32_t random_partitions(rv_world *w, uint64_t seed, rv_node parts[MAX_
     return n;
 }
 
+/* The frame walks a group within frustum_margin to gate it, and draws nothing of it out of
+ * view: a group with geometry of its own and no part, 1.4 units beyond the right side of the
+ * view with a margin of 5, is not listed; the same group in view is. */
+static void test_a_group_within_the_margin_out_of_view_is_not_drawn(void **state)
+{
+    (void)state;
+    rv_world_desc d = { 0 };
+    d.partition.frustum_margin = 5.0f;
+    rv_world *w;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    /* At z = -10 the view's right side is x = 10 / 0.5625 = 17.78; radius 1. */
+    rv_node out = node_at(w, RV_NODE_NONE, 17.78f + 2.4f, 0, -10), in = node_at(w, RV_NODE_NONE, 0, 0, -10);
+    bounds(w, out, 1);
+    bounds(w, in, 1);
+    assert_int_equal(rv_partition_make_group(w, out), RV_OK);
+    assert_int_equal(rv_partition_make_group(w, in), RV_OK);
+    camera c;
+    camera_make(&c);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_int_equal(rv_frustum_classify_sphere(&v.frustum, (float[3]){ 17.78f + 2.4f, 0, -10 }, 1), RV_OUTSIDE);
+    assert_false(drawn(&v, out));
+    assert_true(drawn(&v, in));
+    rv_world_destroy(w);
+}
+
 /* A hidden node (RV_NODE_FLAG_HIDDEN) prunes its subtree from the frame's walk: a group
  * with nothing placed below it stays culled there, as its placed neighbours do, and its
  * deferred part asks for nothing. */
@@ -491,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_request_kept_by_an_abort_drops_when_the_part_leaves),
         cmocka_unit_test(test_frame_gates_as_the_gate_s_own_walk_in_random_scenes),
         cmocka_unit_test(test_an_unplaced_group_under_a_hidden_node_stays_culled),
+        cmocka_unit_test(test_a_group_within_the_margin_out_of_view_is_not_drawn),
         cmocka_unit_test(test_groups_gate_after_a_group_leaves_and_the_gate_s_table_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1516,6 +1516,39 @@ static void test_steady_frames_allocate_nothing(void **state)
 
 /* ---- property: the gate never hides what a slow reference sees --------------------------------- */
 
+/* A host's frustum is checked as rv_visit_visible checks it: a plane of the mask that is
+ * not finite, or mask bits above the six planes, is refused and changes nothing. */
+static void test_gate_refuses_a_bad_frustum_and_changes_nothing(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node g = new_node(w, RV_NODE_NONE, 0, -1), part = new_node(w, g, 0, 1);
+    assert_int_equal(rv_partition_make_group(w, g), RV_OK);
+    assert_int_equal(rv_partition_set_part(w, part, NULL, 0, false), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_frustum good = box_frustum_xyz(0, 10, 10), nan_plane = good, extra_bit = good;
+    nan_plane.planes[3][2] = NAN;
+    extra_bit.plane_mask |= 1u << 6;
+    rv_partition_result r;
+    memset(&r, 0x5a, sizeof r);
+    assert_int_equal(rv_partition_begin_frame(w, &nan_plane), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_partition_begin_frame(w, &extra_bit), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_partition_end_frame(w, NULL, 0, &r), RV_ERR_BAD_STATE); /* none begun */
+    assert_int_equal(rv_partition_begin_frame(w, NULL), RV_OK);
+    assert_int_equal(rv_partition_gate_group(w, g, &nan_plane), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_partition_gate_group(w, g, &extra_bit), RV_ERR_INVALID_ARG);
+    assert_int_equal(rv_partition_end_frame(w, &nan_plane, 0, &r), RV_ERR_NOT_FINITE);
+    assert_int_equal(rv_partition_end_frame(w, &extra_bit, 0, &r), RV_ERR_INVALID_ARG);
+    assert_int_equal(r.request_count, 0x5a5a5a5au); /* *out untouched */
+    assert_int_equal(rv_partition_gate_group(w, g, &good), RV_OK); /* the frame is still open */
+    assert_int_equal(rv_partition_end_frame(w, &good, 0, &r), RV_OK);
+    bool v;
+    assert_int_equal(rv_partition_part_frustum_visible(w, part, &v), RV_OK);
+    assert_true(v);
+    rv_world_destroy(w);
+}
+
 /* Far from the origin (1e5 to 4e6 units), a part whose world bounds (rv_node_world_bounds)
  * meet the exact frustum of a host's view (its planes in double from the float matrix) by a
  * hair is frustum-visible after the gate's own walk, given the frustum
@@ -1966,6 +1999,7 @@ int main(void)
         cmocka_unit_test(test_worked_example_of_the_guide),
         cmocka_unit_test(test_allocation_failures_leave_the_gate_unchanged),
         cmocka_unit_test(test_steady_frames_allocate_nothing),
+        cmocka_unit_test(test_gate_refuses_a_bad_frustum_and_changes_nothing),
         cmocka_unit_test(test_gate_keeps_a_part_tangent_to_the_frustum_far_from_the_origin),
         cmocka_unit_test(test_gate_never_hides_a_part_the_reference_sees),
         cmocka_unit_test(test_gate_decides_exactly_what_a_flat_loop_decides),

@@ -106,8 +106,9 @@ RV_API rv_result rv_cull_spheres(const rv_frustum *frustum, float *spheres, uint
  * each (world units), four distinct non-overlapping arrays, all compacted together with
  * the optional payload. The hot-loop form: each vector load is 4 to 16 spheres of one
  * component, with no transpose. Same test, order, ranges and thread rules as
- * rv_cull_spheres. Errors as rv_cull_spheres (RV_ERR_INVALID_ARG also when any of x, y,
- * z, radius is NULL, or two of them overlap, with count > 0). */
+ * rv_cull_spheres; the payload must not overlap the four arrays. Errors as rv_cull_spheres
+ * (RV_ERR_INVALID_ARG also when any of x, y, z, radius is NULL, or two of them overlap,
+ * with count > 0). */
 RV_API rv_result rv_cull_spheres_soa(const rv_frustum *frustum, float *x, float *y, float *z, float *radius,
                                      uint32_t count, void *payload, size_t payload_stride,
                                      uint32_t *out_kept);

@@ -161,9 +161,13 @@ RV_API rv_result rv_partition_clear_committed_slice(rv_world *world);
  * With frustum NULL: the host walks its own scene and calls rv_partition_gate_group for
  * each group it reaches (and rv_partition_group_hidden for a group it culls). Either way,
  * call it before the LOD pass so LOD groups nested in parts see this frame's cull, and
- * after rv_update_world (bounds are read as of the last update).
- * Errors: RV_ERR_INVALID_ARG (world NULL), RV_ERR_BAD_STATE (a frame already begun, or
- * inside request_reprocess), RV_ERR_OUT_OF_MEMORY (first use), the desc's code. */
+ * after rv_update_world (bounds are read as of the last update). Like rv_cull_spheres, the
+ * tests allow for the planes' float rounding, which far from the origin keeps parts a
+ * little outside (about 1.5e-6 of the distance from the origin: 1.5 units at 1e6), as
+ * rv_frame's walk does.
+ * Errors: RV_ERR_INVALID_ARG (world NULL, plane_mask bits above bit 5), RV_ERR_NOT_FINITE
+ * (a plane of the mask not finite), RV_ERR_BAD_STATE (a frame already begun, or inside
+ * request_reprocess), RV_ERR_OUT_OF_MEMORY (first use), the desc's code. */
 RV_API rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum);
 
 /* Gates one group this frame: each of its parts is tested against frustum (padded by
@@ -172,8 +176,9 @@ RV_API rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *fru
  * descending into the parts (skip a part whose rv_partition_part_frustum_visible is false).
  * Within a frame the last gate or group_hidden call of a group decides; re-entries are
  * judged at rv_partition_end_frame against the previous frame's outcome.
- * Errors: RV_ERR_INVALID_ARG (world or frustum NULL), RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND
- * (not a group), RV_ERR_BAD_STATE (outside begin/end, inside request_reprocess, or between
+ * Errors: RV_ERR_INVALID_ARG (world or frustum NULL, plane_mask bits above bit 5),
+ * RV_ERR_NOT_FINITE (a plane of the mask), RV_ERR_STALE_HANDLE, RV_ERR_NOT_FOUND (not a
+ * group), RV_ERR_BAD_STATE (outside begin/end, inside request_reprocess, or between
  * rv_frame_begin and rv_frame_end or rv_frame_abort, whose walk gates the groups itself). */
 RV_API rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frustum *frustum);
 
@@ -195,8 +200,9 @@ RV_API rv_result rv_partition_group_hidden(rv_world *world, rv_node group);
  * RV_TICK_WAKE_AT the earliest activation expiry of a visible deferred part whose request
  * was flushed and is unanswered; else RV_TICK_IDLE. Without request_reprocess, held requests
  * give no tick (a part whose expiry passed while the host was busy is held with them): the
- * host runs a frame when its update finishes, and reads them then. Allocates nothing. Errors: RV_ERR_INVALID_ARG (world or out
- * NULL), RV_ERR_NOT_FINITE (now_ms), RV_ERR_BAD_STATE (no frame begun, inside
+ * host runs a frame when its update finishes, and reads them then. Allocates nothing.
+ * Errors: RV_ERR_INVALID_ARG (world or out NULL, the frustum's plane_mask bits above bit 5),
+ * RV_ERR_NOT_FINITE (now_ms, a plane of the mask), RV_ERR_BAD_STATE (no frame begun, inside
  * request_reprocess, or inside the world's frame, which rv_frame_end or rv_frame_abort
  * ends); on error the frame stays open and *out is untouched. */
 RV_API rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, double now_ms,

@@ -240,9 +240,14 @@ static int load_scene(const rvv_options *o, rvw_level *level, rvw_city *city)
         return 2;
     }
     rvw_path_stats path;
-    ok = rvw_path_build(level, &map, &path);
+    rvw_path_result built = rvw_path_build(level, &map, &path);
     rvw_bsp_map_free(&map);
-    if (!ok)
+    if (built == RVW_PATH_OVER_BUDGET) {
+        fprintf(stderr, "rvis-view: %s: the camera path needs more than %llu brush and tree tests "
+                        "(a hostile map?)\n", o->map, (unsigned long long)RVW_PATH_WORK_BUDGET);
+        return 2;
+    }
+    if (built != RVW_PATH_BUILT)
         return bad_input("%s", "out of memory building the camera path");
     return 0;
 }

@@ -292,14 +292,19 @@ static int load_scene(const options *o, rvw_level *level, rvw_city *city, rvw_ru
         fprintf(stderr, "rvis-walk: %s: %s\n", o->map, err);
         return 2;
     }
-    ok = rvw_path_build(level, &map, &run->path);
+    rvw_path_result built = rvw_path_build(level, &map, &run->path);
     run->has_map = true;
     run->map = map.stats;
     rvw_level_count_candidates(level, &run->candidates);
     *pvs = map.pvs; /* kept for the oracle's PVS figure */
     memset(&map.pvs, 0, sizeof map.pvs);
     rvw_bsp_map_free(&map);
-    if (!ok)
+    if (built == RVW_PATH_OVER_BUDGET) {
+        fprintf(stderr, "rvis-walk: %s: the camera path needs more than %llu brush and tree tests "
+                        "(a hostile map?)\n", o->map, (unsigned long long)RVW_PATH_WORK_BUDGET);
+        return 2;
+    }
+    if (built != RVW_PATH_BUILT)
         return bad_input("%s", "out of memory building the camera path");
     return 0;
 }
@@ -515,7 +520,7 @@ static bool verify_frame(walk *w, const rvw_view *view, const rvw_frame_result *
     rvw_run_record_verified(w->run, (uint32_t)visible, r->drawn, t1 - t0);
 
     uint32_t ideal_misses = 0, pvs_frustum = 0, pvs_misses = 0;
-    int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye) : -1;
+    int32_t cluster = w->run->has_map ? rvw_bsp_pvs_cluster(&w->pvs, view->eye, NULL) : -1;
     for (uint32_t i = 0; i < level->object_count; i++) {
         bool truly = w->ref.pixels[i] > 0;
         w->truly_visible[i] = truly;
@@ -591,7 +596,7 @@ static bool run_frames(walk *w, uint32_t frames)
             r.frustum_visible--;
         }
         if (w->pvs_verdict) { /* the host's PVS stage: what rvis drew outside the PVS is skipped */
-            int32_t cluster = rvw_bsp_pvs_cluster(&w->pvs, view.eye);
+            int32_t cluster = rvw_bsp_pvs_cluster(&w->pvs, view.eye, NULL);
             memcpy(w->pvs_verdict, r.verdict, w->level->object_count);
             for (uint32_t i = 0; i < w->level->object_count; i++)
                 if (r.verdict[i] == RVW_DRAWN && !rvw_bsp_pvs_object_visible(&w->pvs, cluster, i)) {

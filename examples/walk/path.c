@@ -8,6 +8,17 @@
 const float rvw_player_box_min[3] = { -RVW_PLAYER_HALF_WIDTH, -RVW_PLAYER_BELOW, -RVW_PLAYER_HALF_WIDTH };
 const float rvw_player_box_max[3] = { RVW_PLAYER_HALF_WIDTH, RVW_PLAYER_ABOVE, RVW_PLAYER_HALF_WIDTH };
 
+/* The map being pathed and the work spent on it (see RVW_PATH_WORK_BUDGET). */
+typedef struct pather {
+    const rvw_bsp_map *map;
+    uint64_t work, budget;
+} pather;
+
+static bool over_budget(const pather *p)
+{
+    return p->work > p->budget;
+}
+
 /* Cyrus–Beck clip of the box's origin moving a -> b against one brush grown by the box, its
  * planes moved inwards by inset (negative: outwards). Returns the fraction at which the
  * origin enters the grown brush, or 2 when it never does. */
@@ -39,8 +50,9 @@ static double sweep_brush(const rvw_bsp_map *map, const rvw_bsp_brush *brush, co
 
 /* The first fraction of a -> b at which the box enters a brush (planes moved in by inset),
  * or 1 when it enters none. */
-static double sweep(const rvw_bsp_map *map, const float from[3], const float to[3], double inset)
+static double sweep(pather *p, const float from[3], const float to[3], double inset)
 {
+    const rvw_bsp_map *map = p->map;
     double a[3] = { from[0], from[1], from[2] }, b[3] = { to[0], to[1], to[2] };
     float lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
@@ -50,11 +62,15 @@ static double sweep(const rvw_bsp_map *map, const float from[3], const float to[
     double first = 1;
     for (uint32_t i = 0; i < map->brush_count; i++) {
         const rvw_bsp_brush *brush = &map->brushes[i];
+        /* out of budget, everything is blocked: the caller stops at its next check */
+        if (++p->work > p->budget)
+            return 0;
         bool apart = false;
         for (int k = 0; k < 3; k++)
             apart |= hi[k] < brush->bounds.min[k] || lo[k] > brush->bounds.max[k];
         if (apart)
             continue;
+        p->work += brush->plane_count;
         double t = sweep_brush(map, brush, a, b, inset);
         if (t < first)
             first = t;
@@ -62,32 +78,45 @@ static double sweep(const rvw_bsp_map *map, const float from[3], const float to[
     return first;
 }
 
+static pather unbounded(const rvw_bsp_map *map)
+{
+    return (pather){ map, 0, UINT64_MAX };
+}
+
 double rvw_path_sweep(const rvw_bsp_map *map, const float from[3], const float to[3])
 {
-    return sweep(map, from, to, RVW_PATH_TOLERANCE);
+    pather p = unbounded(map);
+    return sweep(&p, from, to, RVW_PATH_TOLERANCE);
+}
+
+static bool box_blocked(pather *p, const float origin[3])
+{
+    return sweep(p, origin, origin, RVW_PATH_TOLERANCE) < 1;
 }
 
 bool rvw_path_box_blocked(const rvw_bsp_map *map, const float origin[3])
 {
-    return sweep(map, origin, origin, RVW_PATH_TOLERANCE) < 1;
+    pather p = unbounded(map);
+    return box_blocked(&p, origin);
 }
 
 /* The eye of a box at origin stays inside the map: within the bounds of its brushes (the
  * tree sends a point far outside them to whatever leaf its planes lead to, a cluster's
  * too), and in a leaf of some cluster, not in the void around a sealed map (cluster -1),
  * when the map has a PVS to tell. */
-static bool eye_in_map(const rvw_bsp_map *map, const float origin[3])
+static bool eye_in_map(pather *p, const float origin[3])
 {
+    const rvw_bsp_map *map = p->map;
     float eye[3] = { origin[0], origin[1] + RVW_PATH_EYE_HEIGHT, origin[2] };
     for (int a = 0; a < 3; a++)
         if (!(eye[a] >= map->extent.min[a] && eye[a] <= map->extent.max[a]))
             return false;
-    return !map->pvs.valid || rvw_bsp_pvs_cluster(&map->pvs, eye) >= 0;
+    return !map->pvs.valid || rvw_bsp_pvs_cluster(&map->pvs, eye, &p->work) >= 0;
 }
 
-static bool can_stand(const rvw_bsp_map *map, const float origin[3])
+static bool can_stand(pather *p, const float origin[3])
 {
-    return !rvw_path_box_blocked(map, origin) && eye_in_map(map, origin);
+    return !box_blocked(p, origin) && eye_in_map(p, origin);
 }
 
 typedef struct offset {
@@ -140,35 +169,35 @@ static offset *search_offsets(uint32_t *count)
 
 /* Settles a free box on the floor below it: at most RVW_PATH_MAX_DROP units down, leaving
  * RVW_PATH_SKIN of air; stays where it is when no floor is that near. */
-static void settle(const rvw_bsp_map *map, float origin[3])
+static void settle(pather *p, float origin[3])
 {
     /* The sweep stops where the box is RVW_PATH_TOLERANCE deep in the floor, so the box
      * touched it that much higher. (Moving every plane out by the skin instead would stop a
      * box that touches a wall beside it before it fell at all.) */
     float below[3] = { origin[0], origin[1] - RVW_PATH_MAX_DROP, origin[2] };
-    double t = sweep(map, origin, below, RVW_PATH_TOLERANCE);
+    double t = sweep(p, origin, below, RVW_PATH_TOLERANCE);
     if (t >= 1)
         return;
     double drop = RVW_PATH_MAX_DROP * t - RVW_PATH_TOLERANCE - RVW_PATH_SKIN;
     float at[3] = { origin[0], (float)(origin[1] - drop), origin[2] };
-    if (drop > 0 && can_stand(map, at))
+    if (drop > 0 && can_stand(p, at))
         origin[1] = at[1];
 }
 
-bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin[3], float *moved)
+static bool place(pather *pa, const rvw_bsp_point *p, float origin[3], float *moved)
 {
     float start[3] = { p->origin[0], p->origin[1] + (p->spawn ? RVW_PATH_SPAWN_LIFT : 0), p->origin[2] };
     *moved = 0;
-    bool found = can_stand(map, start);
+    bool found = can_stand(pa, start);
     if (found) {
         for (int k = 0; k < 3; k++)
             origin[k] = start[k];
     } else {
         uint32_t n;
         offset *o = search_offsets(&n);
-        for (uint32_t i = 0; o && i < n && !found; i++) {
+        for (uint32_t i = 0; o && i < n && !found && !over_budget(pa); i++) {
             float at[3] = { start[0] + o[i].d[0], start[1] + o[i].d[1], start[2] + o[i].d[2] };
-            if (can_stand(map, at)) {
+            if (can_stand(pa, at)) {
                 for (int k = 0; k < 3; k++)
                     origin[k] = at[k];
                 *moved = o[i].cost;
@@ -178,17 +207,24 @@ bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin
         free(o);
     }
     if (found)
-        settle(map, origin);
+        settle(pa, origin);
     return found;
+}
+
+bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin[3], float *moved)
+{
+    pather pa = unbounded(map);
+    return place(&pa, p, origin, moved);
 }
 
 /* A leg the box can take in a straight line: free of brushes, and the eye inside the map
  * all the way. */
-static bool leg_free(const rvw_bsp_map *map, const float a[3], const float b[3])
+static bool leg_free(pather *p, const float a[3], const float b[3])
 {
     float eye_a[3] = { a[0], a[1] + RVW_PATH_EYE_HEIGHT, a[2] };
     float eye_b[3] = { b[0], b[1] + RVW_PATH_EYE_HEIGHT, b[2] };
-    return rvw_path_sweep(map, a, b) == 1 && rvw_bsp_pvs_segment_in_clusters(&map->pvs, eye_a, eye_b);
+    return sweep(p, a, b, RVW_PATH_TOLERANCE) == 1 &&
+           rvw_bsp_pvs_segment_in_clusters(&p->map->pvs, eye_a, eye_b, &p->work);
 }
 
 /* Unit forward along d: its yaw, and its pitch clamped so a steep leg still looks ahead.
@@ -243,7 +279,7 @@ static bool walk(rvw_level *level, const float a[3], const float b[3], float for
 }
 
 /* A waypoint for a blocked leg a -> b: above or beside its middle, or false. */
-static bool detour(const rvw_bsp_map *map, const float a[3], const float b[3], float via[3])
+static bool detour(pather *p, const float a[3], const float b[3], float via[3])
 {
     float d[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] };
     float h = sqrtf(d[0] * d[0] + d[2] * d[2]);
@@ -257,19 +293,19 @@ static bool detour(const rvw_bsp_map *map, const float a[3], const float b[3], f
         for (int c = 0; c < 3; c++)
             via[c] = 0.5f * (a[c] + b[c]) + side[c] * tries[k][0];
         via[1] += tries[k][1];
-        if (can_stand(map, via) && leg_free(map, a, via) && leg_free(map, via, b))
+        if (can_stand(p, via) && leg_free(p, a, via) && leg_free(p, via, b))
             return true;
     }
     return false;
 }
 
-static bool turn_in_place(rvw_level *level, const rvw_bsp_map *map)
+static bool turn_in_place(rvw_level *level, pather *p)
 {
     rvw_bsp_point centre = { .spawn = false };
     for (int k = 0; k < 3; k++)
         centre.origin[k] = 0.5f * (level->bounds.min[k] + level->bounds.max[k]);
     float origin[3] = { centre.origin[0], centre.origin[1], centre.origin[2] }, moved;
-    rvw_path_place(map, &centre, origin, &moved); /* stays at the centre when nothing is free */
+    place(p, &centre, origin, &moved); /* stays at the centre when nothing is free */
     for (int f = 0; f < 120; f++) {
         float fwd[3];
         yaw_forward(6.2831853f * (float)f / 120.0f, fwd);
@@ -279,21 +315,28 @@ static bool turn_in_place(rvw_level *level, const rvw_bsp_map *map)
     return true;
 }
 
-bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats)
+rvw_path_result rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats)
+{
+    return rvw_path_build_within(level, map, RVW_PATH_WORK_BUDGET, stats);
+}
+
+rvw_path_result rvw_path_build_within(rvw_level *level, const rvw_bsp_map *map, uint64_t budget,
+                                      rvw_path_stats *stats)
 {
     *stats = (rvw_path_stats){ .points = map->point_count };
+    pather pa = { map, 0, budget };
     /* where a player stands at each point; dropped points leave the path */
     float (*origins)[3] = malloc((map->point_count ? map->point_count : 1) * sizeof *origins);
     uint32_t *which = malloc((map->point_count ? map->point_count : 1) * sizeof *which);
     if (!origins || !which) {
         free(origins);
         free(which);
-        return false;
+        return RVW_PATH_NO_MEMORY;
     }
     uint32_t n = 0;
-    for (uint32_t i = 0; i < map->point_count; i++) {
+    for (uint32_t i = 0; i < map->point_count && !over_budget(&pa); i++) {
         float moved;
-        if (!rvw_path_place(map, &map->points[i], origins[n], &moved)) {
+        if (!place(&pa, &map->points[i], origins[n], &moved)) {
             stats->dropped++;
             continue;
         }
@@ -305,13 +348,11 @@ bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *st
         which[n++] = i;
     }
     bool ok = true;
-    if (n == 0) {
-        ok = turn_in_place(level, map);
-        n = 0;
-    }
+    if (n == 0 && !over_budget(&pa))
+        ok = turn_in_place(level, &pa);
     float forward[3] = { 1, 0, 0 };
     bool cut = false;
-    for (uint32_t i = 0; ok && i < n && level->frame_count < RVW_PATH_MAX_FRAMES; i++) {
+    for (uint32_t i = 0; ok && i < n && level->frame_count < RVW_PATH_MAX_FRAMES && !over_budget(&pa); i++) {
         const rvw_bsp_point *p = &map->points[which[i]];
         const float *at = origins[i];
         bool has_next = i + 1 < n;
@@ -319,7 +360,7 @@ bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *st
         int route = 0; /* 0 cut, 1 straight, 2 through via */
         if (has_next) {
             const float *next = origins[i + 1];
-            route = leg_free(map, at, next) ? 1 : detour(map, at, next, via) ? 2 : 0;
+            route = leg_free(&pa, at, next) ? 1 : detour(&pa, at, next, via) ? 2 : 0;
             float d[3];
             for (int k = 0; k < 3; k++)
                 d[k] = (route == 2 ? via[k] : next[k]) - at[k];
@@ -351,5 +392,8 @@ bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *st
     }
     free(origins);
     free(which);
-    return ok;
+    stats->work = pa.work;
+    if (!ok)
+        return RVW_PATH_NO_MEMORY;
+    return over_budget(&pa) ? RVW_PATH_OVER_BUDGET : RVW_PATH_BUILT;
 }

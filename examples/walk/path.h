@@ -39,6 +39,13 @@
  * only when it goes deeper than this into one, and settling leaves this much air. */
 #define RVW_PATH_TOLERANCE 0.0625f
 #define RVW_PATH_SKIN 0.125f
+/* The most work a path may take, in tests: every brush a sweep looks at counts 1, a brush
+ * whose bounds meet the swept box counts its sides besides, and every BSP node the eye's
+ * lookups visit counts 1. Without it a small hostile map keeps the tools pathing for hours:
+ * brushes may share one run of sides (the reader's side-pair cap lets some 466,000 through)
+ * and every point in a solid tries some 1,049 places against every brush near it. The 50
+ * OpenArena maps need at most 52.7 million (czest3ctf), a fifth of this budget. */
+#define RVW_PATH_WORK_BUDGET (256ull * 1024 * 1024)
 
 typedef struct rvw_path_stats {
     uint32_t points;    /* spawn and item points in the map */
@@ -48,7 +55,14 @@ typedef struct rvw_path_stats {
     uint32_t legs;      /* legs walked in a straight line */
     uint32_t detours;   /* legs walked through a waypoint above or beside the straight line */
     uint32_t jumps;     /* legs replaced by a cut */
+    uint64_t work;      /* tests spent (RVW_PATH_WORK_BUDGET) */
 } rvw_path_stats;
+
+typedef enum rvw_path_result {
+    RVW_PATH_BUILT = 0,
+    RVW_PATH_NO_MEMORY,     /* the path is partial */
+    RVW_PATH_OVER_BUDGET,   /* the map needs more than RVW_PATH_WORK_BUDGET: the path is partial */
+} rvw_path_result;
 
 /* The player box about its origin, Y-up. */
 extern const float rvw_player_box_min[3], rvw_player_box_max[3];
@@ -68,7 +82,14 @@ double rvw_path_sweep(const rvw_bsp_map *map, const float from[3], const float t
 bool rvw_path_place(const rvw_bsp_map *map, const rvw_bsp_point *p, float origin[3], float *moved);
 
 /* Appends the path to level->path. With no point a player can stand at, the camera turns
- * once in place at the centre of the level's bounds. False when memory ran out. */
-bool rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats);
+ * once in place at the centre of the level's bounds. A map whose path needs more than
+ * RVW_PATH_WORK_BUDGET is given up (RVW_PATH_OVER_BUDGET), so that a small hostile file
+ * cannot keep the tools pathing for hours. */
+rvw_path_result rvw_path_build(rvw_level *level, const rvw_bsp_map *map, rvw_path_stats *stats);
+
+/* rvw_path_build with a budget of its own (same units). stats->work exceeds budget by at
+ * most one brush's test (1 + its sides) or one walk down the BSP tree. */
+rvw_path_result rvw_path_build_within(rvw_level *level, const rvw_bsp_map *map, uint64_t budget,
+                                      rvw_path_stats *stats);
 
 #endif

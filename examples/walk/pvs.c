@@ -175,12 +175,14 @@ bool rvw_bsp_pvs_read(const rvw_pvs_lumps *r, rvw_bsp_pvs *pvs)
     return true;
 }
 
-int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3])
+int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3], uint64_t *visits)
 {
     if (!pvs->valid)
         return -1;
     int32_t node = 0;
     for (uint32_t steps = 0; steps <= pvs->node_count; steps++) {
+        if (visits)
+            ++*visits;
         const float *pl = pvs->node_planes + (size_t)node * 4;
         double d = (double)pl[0] * p[0] + (double)pl[1] * p[1] + (double)pl[2] * p[2] - pl[3];
         int32_t child = pvs->node_children[node * 2 + (d >= 0 ? 0 : 1)];
@@ -191,7 +193,8 @@ int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3])
     return -1; /* a loop in a hostile tree */
 }
 
-bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3])
+bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3],
+                                     uint64_t *visits)
 {
     if (!pvs->valid)
         return true;
@@ -199,11 +202,13 @@ bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], c
      * on the plane goes to the front, as rvw_bsp_pvs_cluster sends it). */
     enum { STACK = 512 };
     struct part { int32_t node; double a[3], b[3]; } stack[STACK];
-    uint32_t top = 0, visits = 0;
+    uint32_t top = 0, count = 0;
     stack[top++] = (struct part){ 0, { a[0], a[1], a[2] }, { b[0], b[1], b[2] } };
     while (top > 0) {
         struct part p = stack[--top];
-        if (++visits > RVW_BSP_SEGMENT_VISITS)
+        if (visits)
+            ++*visits;
+        if (++count > RVW_BSP_SEGMENT_VISITS)
             return false;
         if (p.node < 0) {
             if (pvs->leaf_clusters[-(int64_t)p.node - 1] < 0)

@@ -45,13 +45,16 @@ typedef struct rvw_pvs_lumps {
 bool rvw_bsp_pvs_read(const rvw_pvs_lumps *lumps, rvw_bsp_pvs *pvs);
 
 /* The cluster of the leaf holding point p (Y-up), walking the tree from node 0; -1 when the
- * point lies in a solid / outside leaf, the PVS is not valid, or the walk does not end. */
-int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3]);
+ * point lies in a solid / outside leaf, the PVS is not valid, or the walk does not end.
+ * visits (may be NULL) is increased by the nodes visited, at most node_count + 1. */
+int32_t rvw_bsp_pvs_cluster(const rvw_bsp_pvs *pvs, const float p[3], uint64_t *visits);
 
 /* True when every point of the segment a -> b (Y-up) lies in a leaf of some cluster: never
  * in a solid leaf or the void around a sealed map. True when the PVS is not valid; false
- * when a hostile tree needs more than RVW_BSP_SEGMENT_VISITS node visits. */
-bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3]);
+ * when a hostile tree needs more than RVW_BSP_SEGMENT_VISITS node visits. visits (may be
+ * NULL) is increased by the nodes and leaves visited, at most RVW_BSP_SEGMENT_VISITS + 1. */
+bool rvw_bsp_pvs_segment_in_clusters(const rvw_bsp_pvs *pvs, const float a[3], const float b[3],
+                                     uint64_t *visits);
 #define RVW_BSP_SEGMENT_VISITS 65536u
 
 /* True when object may be visible from cluster: the PVS is not valid, cluster is -1 or

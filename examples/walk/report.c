@@ -434,8 +434,9 @@ void rvw_report_human(FILE *out, const rvw_run *run)
                      "%u items\n", run->map.surfaces, run->map.patches, run->map.brushes,
                 run->map.solid_brushes, run->map.clip_brushes, run->map.spawns, run->map.items);
         fprintf(out, "  path (player box): %u of %u points moved out of a solid (at most %.1f units), %u "
-                     "dropped; %u legs straight, %u around a waypoint, %u cuts\n", p->moved, p->points,
-                (double)p->max_move, p->dropped, p->legs, p->detours, p->jumps);
+                     "dropped; %u legs straight, %u around a waypoint, %u cuts; %llu tests of the path's "
+                     "budget\n", p->moved, p->points, (double)p->max_move, p->dropped, p->legs, p->detours,
+                p->jumps, (unsigned long long)p->work);
         fprintf(out, "  occluder candidates: %u solid brushes (%u exact boxes, %u general; %u with a nodraw "
                      "side, %u with a sky side), %u opaque surfaces (%u triangles; %u patches, %u triangles)\n",
                 c->convexes, c->exact_boxes, c->general_convexes, c->nodraw_side, c->sky_side, c->meshes,

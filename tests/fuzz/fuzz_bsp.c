@@ -84,7 +84,7 @@ static void check_path(rvw_level *level, const rvw_bsp_map *map)
         check_box(&b->bounds);
     }
     rvw_path_stats stats;
-    REQUIRE(rvw_path_build(level, &small, &stats));
+    REQUIRE(rvw_path_build(level, &small, &stats) == RVW_PATH_BUILT);
     REQUIRE(stats.dropped <= stats.points && stats.points == small.point_count);
     REQUIRE(level->frame_count > 0 && level->frame_count <= RVW_PATH_MAX_FRAMES);
     for (uint32_t f = 0; f < level->frame_count; f++)

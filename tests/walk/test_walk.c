@@ -279,7 +279,7 @@ static void test_path_settles_on_the_floor_and_walks_at_speed(void **state)
     assert_true(rvw_path_sweep(&l.map, on, far_on) == 1.0);
     assert_true(rvw_path_sweep(&l.map, on, below) < 1.0);
     rvw_path_stats ps;
-    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(rvw_path_build(&l.level, &l.map, &ps), RVW_PATH_BUILT);
     assert_int_equal(ps.points, 3);
     assert_int_equal(ps.dropped, 0);
     assert_int_equal(ps.moved, 0);
@@ -655,7 +655,7 @@ static void test_path_moves_or_drops_points_in_solids(void **state)
     assert_float_equal(moved, 0, 0);
     assert_vec3(o, 300 - RVW_PLAYER_HALF_WIDTH, 24 + RVW_PATH_SKIN, 0);
     rvw_path_stats ps;
-    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(rvw_path_build(&l.level, &l.map, &ps), RVW_PATH_BUILT);
     assert_int_equal(ps.points, 5);
     assert_int_equal(ps.moved, 2);
     assert_int_equal(ps.dropped, 2);
@@ -682,13 +682,70 @@ static void test_path_keeps_the_eye_inside_the_map(void **state)
     l.map.pvs = (rvw_bsp_pvs){ .valid = true, .node_count = 1, .node_planes = planes,
                                .node_children = children, .leaf_count = 2, .leaf_clusters = clusters };
     rvw_path_stats ps;
-    assert_true(rvw_path_build(&l.level, &l.map, &ps));
+    assert_int_equal(rvw_path_build(&l.level, &l.map, &ps), RVW_PATH_BUILT);
     assert_int_equal(ps.dropped, 4);
     for (uint32_t f = 0; f < l.level.frame_count; f++)
         assert_true(l.level.path[f].eye[0] < 200);
     assert_path_stays_free(&l);
     l.map.pvs = keep;
     unload(&l);
+    free(bytes);
+}
+
+/* The path's work is counted and bounded: the room's path is the same bytes within a budget
+ * of exactly its own work and given up one test short of it; a hostile set of brushes all
+ * around every point (thousands sharing one box, as brushes sharing one run of brushsides
+ * can) is given up at the budget instead of taking some two billion tests. */
+static void test_path_gives_up_beyond_its_budget(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = bspb_build_room(&size, NULL);
+    loaded l;
+    load(&l, bytes, size);
+    assert_true(l.ok);
+    rvw_path_stats whole, within;
+    assert_int_equal(rvw_path_build(&l.level, &l.map, &whole), RVW_PATH_BUILT);
+    assert_true(whole.work > 0 && whole.work < RVW_PATH_WORK_BUDGET);
+    uint32_t frames = l.level.frame_count;
+    rvw_camera *path = malloc(frames * sizeof *path);
+    assert_non_null(path);
+    memcpy(path, l.level.path, frames * sizeof *path);
+    unload(&l);
+    load(&l, bytes, size);
+    assert_int_equal(rvw_path_build_within(&l.level, &l.map, whole.work, &within), RVW_PATH_BUILT);
+    assert_true(within.work == whole.work);
+    assert_int_equal(l.level.frame_count, frames);
+    assert_memory_equal(l.level.path, path, frames * sizeof *path);
+    unload(&l);
+    load(&l, bytes, size);
+    assert_int_equal(rvw_path_build_within(&l.level, &l.map, whole.work - 1, &within), RVW_PATH_OVER_BUDGET);
+    unload(&l);
+
+    enum { BRUSHES = 4096, POINTS = 64 };
+    load(&l, bytes, size);
+    static const float box[6][4] = { { -1, 0, 0, 2000 }, { 1, 0, 0, 2000 }, { 0, -1, 0, 2000 },
+                                      { 0, 1, 0, 2000 }, { 0, 0, -1, 2000 }, { 0, 0, 1, 2000 } };
+    rvw_bsp_brush *brushes = malloc(BRUSHES * sizeof *brushes);
+    rvw_bsp_point points[POINTS];
+    assert_non_null(brushes);
+    for (uint32_t i = 0; i < BRUSHES; i++)
+        brushes[i] = (rvw_bsp_brush){ 0, 6, RVW_CONTENTS_SOLID, { { -2000, -2000, -2000 }, { 2000, 2000, 2000 } } };
+    for (uint32_t i = 0; i < POINTS; i++)
+        points[i] = (rvw_bsp_point){ .origin = { (float)i, 0, 0 } };
+    rvw_bsp_map keep = l.map;
+    l.map.brushes = brushes;
+    l.map.brush_count = BRUSHES;
+    l.map.planes = (float *)box;
+    l.map.points = points;
+    l.map.point_count = POINTS;
+    uint64_t budget = 1000000;
+    assert_int_equal(rvw_path_build_within(&l.level, &l.map, budget, &within), RVW_PATH_OVER_BUDGET);
+    assert_true(within.work > budget && within.work <= budget + 1 + 6);
+    l.map = keep;
+    unload(&l);
+    free(brushes);
+    free(path);
     free(bytes);
 }
 
@@ -712,7 +769,7 @@ static void test_path_on_real_maps_keeps_the_box_free(void **state)
         load(&l, bytes, size);
         assert_true(l.ok);
         rvw_path_stats ps;
-        assert_true(rvw_path_build(&l.level, &l.map, &ps));
+        assert_int_equal(rvw_path_build(&l.level, &l.map, &ps), RVW_PATH_BUILT);
         assert_true(l.level.frame_count > 100);
         assert_true(ps.legs + ps.detours > 0);
         assert_path_stays_free(&l);
@@ -1062,8 +1119,8 @@ static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
                         .leaf_clusters = clusters, .object_count = 3, .object_first = first,
                         .object_clusters = object_clusters };
     float front[3] = { 5, 0, 0 }, back[3] = { -5, 0, 0 };
-    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), 0);
-    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, back), 1);
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front, NULL), 0);
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, back, NULL), 1);
     assert_false(rvw_bsp_pvs_object_visible(&pvs, 0, 0)); /* cluster 0 does not see cluster 1 */
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 1, 0));
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 1));  /* in no leaf */
@@ -1073,22 +1130,22 @@ static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
     /* a segment across the split lies in clusters 0 and 1; in no cluster once leaf 0 is
      * the void; a segment in leaf 1 alone still is */
     float far_back[3] = { -9, 0, 0 };
-    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front, NULL));
     clusters[0] = -1;
-    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
-    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, front, front));
-    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, far_back));
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front, NULL));
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, front, front, NULL));
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, far_back, NULL));
     clusters[0] = 0;
     pvs.valid = false;
     assert_true(rvw_bsp_pvs_object_visible(&pvs, 0, 0));
-    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
-    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
+    assert_true(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front, NULL));
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front, NULL), -1);
     /* a tree that loops never ends the walk: no cluster */
     int32_t loop[2] = { 0, 0 };
     pvs.valid = true;
     pvs.node_children = loop;
-    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front), -1);
-    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front));
+    assert_int_equal(rvw_bsp_pvs_cluster(&pvs, front, NULL), -1);
+    assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front, NULL));
 }
 
 static uint64_t digest_level(const rvw_level *level)
@@ -1182,6 +1239,7 @@ int main(void)
         cmocka_unit_test(test_path_settles_on_the_floor_and_walks_at_speed),
         cmocka_unit_test(test_path_moves_or_drops_points_in_solids),
         cmocka_unit_test(test_path_keeps_the_eye_inside_the_map),
+        cmocka_unit_test(test_path_gives_up_beyond_its_budget),
         cmocka_unit_test(test_path_on_real_maps_keeps_the_box_free),
         cmocka_unit_test(test_cut_maps_still_read),
         cmocka_unit_test(test_reference_counts_pixel_centres_exactly),

@@ -67,12 +67,12 @@ bool rvw_bsp_pvs_read(const rvw_pvs_lumps *r, rvw_bsp_pvs *pvs)
     pvs->object_first = calloc((size_t)pvs->object_count + 1, sizeof(uint32_t));
     size_t rows = (size_t)pvs->cluster_count * pvs->bytes_per_cluster;
     pvs->rows = malloc(rows ? rows : 1);
-    uint8_t *seen = calloc(nodes, 1);
+    uint8_t *seen = calloc(nodes, 1), *leaf_seen = calloc(leafs, 1);
     int32_t *stack = malloc((size_t)nodes * sizeof(int32_t));
     cluster_pair *pairs = NULL;
     size_t pair_count = 0, pair_capacity = 0;
     bool ok = pvs->node_planes && pvs->node_children && pvs->leaf_clusters && pvs->object_first &&
-              pvs->rows && seen && stack;
+              pvs->rows && seen && leaf_seen && stack;
     const char *bad = NULL;
     if (ok && rows)
         memcpy(pvs->rows, vis + 8, rows);
@@ -126,6 +126,11 @@ bool rvw_bsp_pvs_read(const rvw_pvs_lumps *r, rvw_bsp_pvs *pvs)
                 continue;
             }
             uint32_t leaf = (uint32_t)(-(int64_t)child - 1);
+            /* a leaf under many nodes gives its pairs once: at most one pair per
+             * leafsurface record, however the tree shares its leaves */
+            if (leaf_seen[leaf])
+                continue;
+            leaf_seen[leaf] = 1;
             const uint8_t *l = r->leafs + (size_t)leaf * LEAF_BYTES;
             int32_t first = rd_i32(l + 32), count = rd_i32(l + 36);
             for (int32_t k = 0; k < count; k++) {
@@ -163,6 +168,7 @@ bool rvw_bsp_pvs_read(const rvw_pvs_lumps *r, rvw_bsp_pvs *pvs)
             pvs->object_first[o + 1] += pvs->object_first[o];
     }
     free(seen);
+    free(leaf_seen);
     free(stack);
     free(pairs);
     if (!ok) {

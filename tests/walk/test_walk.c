@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef RVT_HEAVY_TESTS
 #define HEAVY(full, light) (full)
@@ -1148,6 +1149,50 @@ static void test_pvs_lookups_follow_the_tree_and_the_rows(void **state)
     assert_false(rvw_bsp_pvs_segment_in_clusters(&pvs, back, front, NULL));
 }
 
+/* A leaf hung under many nodes gives its objects once: a chain of 10,000 nodes whose back
+ * child is always leaf 0, with leaf 0 listing 100,000 leafsurfaces, is 100,000 pairs to
+ * sort, not a billion (8 GB). */
+static void test_pvs_reader_takes_a_shared_leaf_once(void **state)
+{
+    (void)state;
+    enum { NODES = 10000, LEAFSURFACES = 100000, SURFACES = 64, NODE = 36, LEAF = 48 };
+    uint8_t *nodes = calloc(NODES, NODE), *leafs = calloc(1, LEAF);
+    int32_t *leafsurfaces = malloc(LEAFSURFACES * sizeof *leafsurfaces);
+    int32_t surface_object[SURFACES];
+    assert_true(nodes && leafs && leafsurfaces);
+    for (int32_t i = 0; i < NODES; i++) {
+        int32_t node[3] = { 0, i + 1 < NODES ? i + 1 : -1, -1 }; /* plane 0, front, back = leaf 0 */
+        memcpy(nodes + (size_t)i * NODE, node, sizeof node);
+    }
+    int32_t leaf_surfaces[2] = { 0, LEAFSURFACES }; /* cluster 0; first, count at byte 32 */
+    memcpy(leafs + 32, leaf_surfaces, sizeof leaf_surfaces);
+    for (int32_t k = 0; k < LEAFSURFACES; k++)
+        leafsurfaces[k] = k % SURFACES;
+    for (int32_t k = 0; k < SURFACES; k++)
+        surface_object[k] = k;
+    float plane[4] = { 0, 0, 1, 0 };
+    rvw_pvs_lumps lumps = { .nodes = nodes, .leafs = leafs, .leafsurfaces = (const uint8_t *)leafsurfaces,
+                            .node_bytes = NODES * NODE, .leaf_bytes = LEAF,
+                            .leafsurface_bytes = LEAFSURFACES * sizeof *leafsurfaces,
+                            .planes = (const uint8_t *)plane, .plane_count = 1,
+                            .surface_object = surface_object, .surface_count = SURFACES,
+                            .object_count = SURFACES };
+    rvw_bsp_pvs pvs;
+    clock_t started = clock();
+    assert_true(rvw_bsp_pvs_read(&lumps, &pvs));
+    double seconds = (double)(clock() - started) / CLOCKS_PER_SEC;
+    assert_true(pvs.valid);
+    for (uint32_t o = 0; o < SURFACES; o++) {
+        assert_int_equal(pvs.object_first[o + 1] - pvs.object_first[o], 1);
+        assert_int_equal(pvs.object_clusters[pvs.object_first[o]], 0);
+    }
+    assert_true(seconds < 5); /* a billion pairs take minutes */
+    rvw_bsp_pvs_free(&pvs);
+    free(nodes);
+    free(leafs);
+    free(leafsurfaces);
+}
+
 static uint64_t digest_level(const rvw_level *level)
 {
     uint64_t h = 1469598103934665603ull;
@@ -1249,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_ideal_occluders_hide_only_what_lies_behind_them),
         cmocka_unit_test(test_reference_names_the_occluders_in_front),
         cmocka_unit_test(test_pvs_lookups_follow_the_tree_and_the_rows),
+        cmocka_unit_test(test_pvs_reader_takes_a_shared_leaf_once),
         cmocka_unit_test(test_city_is_big_deterministic_and_well_formed),
         cmocka_unit_test(test_percentile_is_nearest_rank),
     };

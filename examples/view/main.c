@@ -4,6 +4,7 @@
  * Mesa) it follows rvis-walk's camera path. --gpu-verify makes the GPU a second judge of
  * every cull. Exit codes: 0 success, 1 a false cull, 2 bad input, 3 no OpenGL context. */
 #include "app.h"
+#include "args.h"
 #include "bsp.h"
 #include "city.h"
 #include "headless.h"
@@ -100,17 +101,6 @@ static int bad_input(const char *fmt, const char *arg)
     return 2;
 }
 
-static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > UINT32_MAX || v < min)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 /* Returns 0 when parsed, else the exit code (2, or -1 for --help). */
 static int parse_args(int argc, char **argv, rvv_options *o)
 {
@@ -131,40 +121,35 @@ static int parse_args(int argc, char **argv, rvv_options *o)
         case OPT_MAP: o->map = v; break;
         case OPT_CITY: city = true; break;
         case OPT_FRAMES:
-            if (!parse_u32(v, &o->frames, 1))
+            if (!rvw_parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
             break;
         case OPT_START:
-            if (!parse_u32(v, &o->start, 0))
+            if (!rvw_parse_u32(v, &o->start, 0))
                 return bad_input("--start wants a frame number, not '%s'", v);
             break;
         case OPT_GPU_VERIFY: o->gpu_verify = true; break;
         case OPT_ORACLE: o->oracle = o->gpu_verify = true; break;
         case OPT_SCREENSHOT: o->screenshot_dir = v; break;
         case OPT_EVERY:
-            if (!parse_u32(v, &o->every, 1))
+            if (!rvw_parse_u32(v, &o->every, 1))
                 return bad_input("--every wants a positive integer, not '%s'", v);
             break;
         case OPT_JSON: o->json = v; break;
-        case OPT_SIZE: {
-            unsigned w, h;
-            char tail;
-            if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 64 || h < 64 || w > 8192 || h > 8192)
+        case OPT_SIZE:
+            if (!rvw_parse_size(v, 64, 8192, &o->width, &o->height))
                 return bad_input("--size wants WxH between 64x64 and 8192x8192, not '%s'", v);
-            o->width = w;
-            o->height = h;
             break;
-        }
         case OPT_OCCLUSION_WIDTH:
-            if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
+            if (!rvw_parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
             break;
         case OPT_FINE_TESTS:
-            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
+            if (!rvw_parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
                 return bad_input("--fine-tests wants 0, 1 or 2, not '%s'", v);
             break;
         case OPT_CULL_UNSAMPLED:
-            if (!parse_u32(v, &n, 0) || n > 1)
+            if (!rvw_parse_u32(v, &n, 0) || n > 1)
                 return bad_input("--cull-unsampled wants 0 or 1, not '%s'", v);
             o->cull_unsampled = n != 0;
             break;
@@ -180,7 +165,7 @@ static int parse_args(int argc, char **argv, rvv_options *o)
             break;
         }
         case OPT_FREEZE:
-            if (!parse_u32(v, &n, 0))
+            if (!rvw_parse_u32(v, &n, 0))
                 return bad_input("--freeze wants a frame number, not '%s'", v);
             o->freeze_at = n;
             break;
@@ -189,7 +174,7 @@ static int parse_args(int argc, char **argv, rvv_options *o)
             if (!strcmp(v, "auto")) {
                 o->sabotage = RVV_SABOTAGE_AUTO;
             } else {
-                if (!parse_u32(v, &n, 0))
+                if (!rvw_parse_u32(v, &n, 0))
                     return bad_input("--sabotage-object wants an object index or 'auto', not '%s'", v);
                 o->sabotage = n;
             }

@@ -3,6 +3,7 @@
  * never hid anything visible. Exit codes: 0 success, 1 a false cull (or a verification
  * limit exceeded), 2 bad input. Progress goes to stderr; stdout carries the human report,
  * or only the JSON report with --json -. */
+#include "args.h"
 #include "bsp.h"
 #include "city.h"
 #include "drive.h"
@@ -104,18 +105,6 @@ static int bad_input(const char *fmt, const char *arg)
     return 2;
 }
 
-static bool parse_u32(const char *s, uint32_t *out, uint32_t min)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    /* strtoul would take leading blanks, a sign and "-0": digits only */
-    if (!(s[0] >= '0' && s[0] <= '9') || errno || end == s || *end || v > UINT32_MAX || v < min)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 enum {
     OPT_MAP = 256, OPT_VERIFY, OPT_VERIFY_RES, OPT_VERIFY_EVERY, OPT_MAX_DRAW_RATIO, OPT_JSON,
     OPT_DUMP_SCENE, OPT_DUMP_VISIBILITY, OPT_IMAGES, OPT_IMAGE_EVERY, OPT_FRAMES, OPT_QUIET,
@@ -164,7 +153,7 @@ static int parse_args(int argc, char **argv, options *o)
     while ((c = getopt_long(argc, argv, "+:h", long_options, NULL)) != -1) {
         const char *v = optarg;
         /* A value that is the next option ("--map --quiet") is a value left out. */
-        if (v && v[0] == '-' && v[1] == '-')
+        if (rvw_value_is_option(v))
             return bad_input("%s needs a value, not an option (see --help)",
                              optind >= 2 && argv[optind - 1] == v ? argv[optind - 2] : argv[optind - 1]);
         switch (c) {
@@ -182,27 +171,17 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_DUMP_SCENE: o->dump_scene = v; break;
         case OPT_DUMP_VISIBILITY: o->dump_visibility = v; break;
         case OPT_IMAGES: o->images = v; break;
-        case OPT_VERIFY_RES: {
-            unsigned w, h;
-            char tail;
-            if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 8192 || h > 8192)
+        case OPT_VERIFY_RES:
+            if (!rvw_parse_size(v, 16, 8192, &o->verify_width, &o->verify_height))
                 return bad_input("--verify-res wants WxH between 16x16 and 8192x8192, not '%s'", v);
-            o->verify_width = w;
-            o->verify_height = h;
             break;
-        }
-        case OPT_FEED_RES: {
-            unsigned w, h;
-            char tail;
-            if (sscanf(v, "%ux%u%c", &w, &h, &tail) != 2 || w < 8 || h < 8 || w > 4096 || h > 4096)
+        case OPT_FEED_RES:
+            if (!rvw_parse_size(v, 8, 4096, &o->feed_width, &o->feed_height))
                 return bad_input("--feed-res wants WxH between 8x8 and 4096x4096, not '%s'", v);
-            o->feed_width = w;
-            o->feed_height = h;
             o->feed_res_given = true;
             break;
-        }
         case OPT_VERIFY_EVERY:
-            if (!parse_u32(v, &o->verify_every, 1))
+            if (!rvw_parse_u32(v, &o->verify_every, 1))
                 return bad_input("--verify-every wants a positive integer, not '%s'", v);
             break;
         case OPT_MAX_DRAW_RATIO: {
@@ -213,34 +192,34 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         }
         case OPT_IMAGE_EVERY:
-            if (!parse_u32(v, &o->image_every, 1))
+            if (!rvw_parse_u32(v, &o->image_every, 1))
                 return bad_input("--image-every wants a positive integer, not '%s'", v);
             break;
         case OPT_SABOTAGE_OBJECT: {
             uint32_t n;
-            if (!parse_u32(v, &n, 0))
+            if (!rvw_parse_u32(v, &n, 0))
                 return bad_input("--sabotage-object wants an object index, not '%s'", v);
             o->sabotage_object = n;
             break;
         }
         case OPT_OCCLUSION_WIDTH:
-            if (!parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
+            if (!rvw_parse_u32(v, &o->occlusion_width, 0) || o->occlusion_width > 8192)
                 return bad_input("--occlusion-width wants an integer 0..8192, not '%s'", v);
             break;
         case OPT_FINE_TESTS:
-            if (!parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
+            if (!rvw_parse_u32(v, &o->fine_tests, 0) || o->fine_tests > 2)
                 return bad_input("--fine-tests wants 0, 1 or 2, not '%s'", v);
             break;
         case OPT_CULL_UNSAMPLED:
-            if (!parse_u32(v, &o->cull_unsampled, 0) || o->cull_unsampled > 1)
+            if (!rvw_parse_u32(v, &o->cull_unsampled, 0) || o->cull_unsampled > 1)
                 return bad_input("--cull-unsampled wants 0 or 1, not '%s'", v);
             break;
         case OPT_WORKERS:
-            if (!parse_u32(v, &o->workers, 0) || o->workers > RV_MAX_WORKERS)
+            if (!rvw_parse_u32(v, &o->workers, 0) || o->workers > RV_MAX_WORKERS)
                 return bad_input("--workers wants an integer 0.." WALK_STR(RV_MAX_WORKERS) ", not '%s'", v);
             break;
         case OPT_FRAMES:
-            if (!parse_u32(v, &o->frames, 1))
+            if (!rvw_parse_u32(v, &o->frames, 1))
                 return bad_input("--frames wants a positive integer, not '%s'", v);
             break;
         case ':':

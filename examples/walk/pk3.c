@@ -146,9 +146,13 @@ static bool read_zip_entry(const rvw_map_source *src, uint8_t **bytes, size_t *s
         snprintf(err, errlen, "cannot open %s in %s: %s", src->entry, src->pak, zip_strerror(zip));
     } else {
         zip_int64_t got = zip_fread(file, buf, st.size);
-        if (got < 0 || (zip_uint64_t)got != st.size) {
+        if (got < 0) {
             snprintf(err, errlen, "cannot read %s in %s: %s", src->entry, src->pak,
                      zip_file_strerror(file));
+        } else if ((zip_uint64_t)got != st.size) {
+            /* the entry ends before the size the directory gives: libzip has no error to name */
+            snprintf(err, errlen, "cannot read %s in %s: short read: got %llu of %llu bytes", src->entry,
+                     src->pak, (unsigned long long)got, (unsigned long long)st.size);
         } else {
             *bytes = buf;
             *size = (size_t)st.size;

@@ -2,7 +2,7 @@
  * what to draw each frame, and (with --verify) proves with a reference rasteriser that rvis
  * never hid anything visible. Exit codes: 0 success, 1 a false cull (or a verification
  * limit exceeded), 2 bad input. Progress goes to stderr; stdout carries the human report,
- * or only the JSON report with --json -. */
+ * or only the one output given as - (--json, --dump-scene or --dump-visibility). */
 #include "args.h"
 #include "bsp.h"
 #include "city.h"
@@ -70,8 +70,8 @@ static const char usage[] =
     "  --verify-every N        check every Nth frame only (default 1)\n"
     "  --max-draw-ratio R      fail (exit 1) when drawn / truly visible exceeds R\n"
     "  --json FILE|-           write the JSON report (- = stdout, which then holds only it)\n"
-    "  --dump-scene FILE       the scene as JSON lines\n"
-    "  --dump-visibility FILE  per-frame verdicts as JSON lines\n"
+    "  --dump-scene FILE|-     the scene as JSON lines\n"
+    "  --dump-visibility FILE|-  per-frame verdicts as JSON lines (one output at most on -)\n"
     "  --images DIR            PNG pictures (top-down map, oracle view) into DIR\n"
     "  --image-every N         picture every Nth frame (default 60)\n"
     "  --frames N              stop after N frames\n"
@@ -230,6 +230,13 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (optind < argc)
         return bad_input("unexpected argument '%s' (see --help)", argv[optind]);
+    /* stdout holds one output whole, or their lines would interleave */
+    const char *outputs[] = { o->json, o->dump_scene, o->dump_visibility };
+    int on_stdout = 0;
+    for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++)
+        on_stdout += outputs[k] && !strcmp(outputs[k], "-");
+    if (on_stdout > 1)
+        return bad_input("%s", "--json, --dump-scene and --dump-visibility: only one of them may be '-' (stdout)");
     if ((o->feed_res_given || o->require_feed) && !o->depth_feed)
         return bad_input("%s", "--feed-res and --require-feed need --depth-feed");
     if ((o->max_draw_ratio > 0 || o->sabotage_object >= 0) && !o->verify)
@@ -818,7 +825,9 @@ int main(int argc, char **argv)
     if (json && code != 2)
         rvw_report_json(json, &run);
     if (code != 2) {
-        FILE *human = json == stdout ? stderr : stdout;
+        bool stdout_taken = json == stdout || w.visibility == stdout ||
+                            (opt.dump_scene && !strcmp(opt.dump_scene, "-"));
+        FILE *human = stdout_taken ? stderr : stdout;
         rvw_report_human(human, &run);
         if (code == 1 && run.false_culls)
             fprintf(stderr, "rvis-walk: %llu false culls; the first at frame %lld, object %lld\n",

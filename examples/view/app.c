@@ -190,6 +190,7 @@ bool rvv_app_cull(rvv_app *app, const rvw_view *view, char *err, size_t errlen)
         r.drawn--;
         r.frustum_visible--;
         app->sabotaged = s;
+        app->sabotaged_frames++;
     }
     r.verdict = app->verdict;
     app->result = r;

@@ -95,6 +95,7 @@ typedef struct rvv_app {
 
     /* run totals */
     uint64_t gpu_queries, gpu_false_culls, gpu_frames;
+    uint64_t sabotaged_frames;    /* frames in which --sabotage-object overruled rvis */
     uint64_t gpu_unconfirmed;     /* passed in a run of queries, not when asked alone */
     int64_t first_false_frame, first_false_object;
     uint64_t unexplained;

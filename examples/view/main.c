@@ -113,6 +113,10 @@ static int parse_args(int argc, char **argv, rvv_options *o)
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         const char *v = optarg;
         uint32_t n;
+        /* A value that is the next option ("--map --quiet") is a value left out. */
+        if (rvw_value_is_option(v))
+            return bad_input("%s needs a value, not an option (see --help)",
+                             optind >= 2 && argv[optind - 1] == v ? argv[optind - 2] : argv[optind - 1]);
         switch (c) {
         case 'h':
             fputs(usage, stdout);
@@ -329,6 +333,13 @@ static int run_headless(const rvv_options *opt, rvw_level *level, const rvw_city
     GLenum e = glGetError();
     if (!code && e != GL_NO_ERROR) {
         fprintf(stderr, "rvis-view: OpenGL error 0x%x during the run\n", e);
+        code = 2;
+    }
+    /* a sabotage that never found its object drawn tested nothing: the judge's silence
+     * would pass for a check */
+    if (!code && opt->sabotage != RVV_SABOTAGE_NONE && app.sabotaged_frames == 0) {
+        fprintf(stderr, "rvis-view: --sabotage-object: no frame drew %s, so nothing was sabotaged and the "
+                        "judge checked nothing\n", opt->sabotage == RVV_SABOTAGE_AUTO ? "a visible object" : "the object");
         code = 2;
     }
     if (!code && app.gpu_false_culls) {

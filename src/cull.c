@@ -734,10 +734,7 @@ static rv_result public_walk(rv_world *world, rv_node root, const rv_frustum *fr
     uint32_t r = NONE;
     if (root.id != 0)
         RVI_TRY(rvi_node_index(s, root, &r));
-    if (frustum->plane_mask & ~RVI_FRUSTUM_ALL_PLANES)
-        return RV_ERR_INVALID_ARG; /* as rv_cull_spheres: no such plane */
-    if (!rvi_frustum_planes_finite(frustum))
-        return RV_ERR_NOT_FINITE;
+    RVI_TRY(rvi_frustum_check(frustum));
     /* A root under a hidden node: its whole subtree is hidden, nothing is handed out. */
     if (r != NONE && rvi_scene_flag_at_or_above(s, s->parent[r], RVI_NODE_HIDDEN)) {
         if (counts)

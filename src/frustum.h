@@ -70,6 +70,16 @@ static inline bool rvi_frustum_planes_finite(const rv_frustum *f)
     return true;
 }
 
+/* A host's frustum as the walks take it (rv_visit_visible, rv_hlod_select, the partition
+ * gate): mask bits above the six planes are RV_ERR_INVALID_ARG, as in rv_cull_spheres (no
+ * such plane), a plane of the mask that is not finite RV_ERR_NOT_FINITE. f not NULL. */
+static inline rv_result rvi_frustum_check(const rv_frustum *f)
+{
+    if (f->plane_mask & ~RVI_FRUSTUM_ALL_PLANES)
+        return RV_ERR_INVALID_ARG;
+    return rvi_frustum_planes_finite(f) ? RV_OK : RV_ERR_NOT_FINITE;
+}
+
 /* Moves each valid plane of f outward by rvi_plane_slack(w), its constant's share of the
  * rounding slack: the frame's walks test node spheres padded for the rest (scene_update.c:
  * 4 FLT_EPSILON of |x| + |y| + |z| + r) against these planes, so a node that meets the

@@ -435,10 +435,8 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
     rvi_hlod_pass pass;
     RVI_TRY(rvi_hlod_begin_pass(world, view, dt_ms, &pass));
     pass.root = root_index;
-    if (frustum && (frustum->plane_mask & ~RVI_FRUSTUM_ALL_PLANES))
-        return RV_ERR_INVALID_ARG; /* as rv_cull_spheres: no such plane */
-    if (frustum && !rvi_frustum_planes_finite(frustum))
-        return RV_ERR_NOT_FINITE;
+    if (frustum)
+        RVI_TRY(rvi_frustum_check(frustum));
 
     /* Get every block first (the walk pushes each node at most once and lists each region
      * at most once), as fresh blocks adopted only when all were obtained: a failure changes

@@ -716,23 +716,12 @@ static const rv_frustum *widened(const rv_frustum *frustum, rv_frustum *copy)
     return copy;
 }
 
-/* A host's frustum as rv_visit_visible takes it: mask bits above the six planes are
- * RV_ERR_INVALID_ARG, a plane of the mask that is not finite RV_ERR_NOT_FINITE. NULL is
- * fine here (the callers that need one say so). */
-static rv_result check_frustum(const rv_frustum *frustum)
-{
-    if (!frustum)
-        return RV_OK;
-    if (frustum->plane_mask & ~RVI_FRUSTUM_ALL_PLANES)
-        return RV_ERR_INVALID_ARG;
-    return rvi_frustum_planes_finite(frustum) ? RV_OK : RV_ERR_NOT_FINITE;
-}
-
 rv_result rv_partition_begin_frame(rv_world *world, const rv_frustum *frustum)
 {
     if (!world)
         return RV_ERR_INVALID_ARG;
-    RVI_TRY(check_frustum(frustum));
+    if (frustum)
+        RVI_TRY(rvi_frustum_check(frustum));
     rvi_partition *p;
     RVI_TRY(rvi_partition_state(world, &p));
     rv_frustum copy;
@@ -756,7 +745,7 @@ rv_result rv_partition_gate_group(rv_world *world, rv_node group, const rv_frust
     uint32_t index;
     rvi_partition *p;
     RVI_TRY(group_entry(world, group, &index, &p));
-    RVI_TRY(check_frustum(frustum));
+    RVI_TRY(rvi_frustum_check(frustum));
     rv_frustum copy;
     return rvi_partition_gate_group(world, p, index, widened(frustum, &copy));
 }
@@ -777,7 +766,8 @@ rv_result rv_partition_end_frame(rv_world *world, const rv_frustum *frustum, dou
     rvi_partition *p = rvi_partition_find(world);
     if (!p || p->world_frame) /* the world's frame ends its own gate frame */
         return RV_ERR_BAD_STATE;
-    RVI_TRY(check_frustum(frustum));
+    if (frustum)
+        RVI_TRY(rvi_frustum_check(frustum));
     rv_frustum copy;
     return rvi_partition_frame_end(world, p, widened(frustum, &copy), now_ms, false, out);
 }

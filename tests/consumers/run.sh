@@ -39,6 +39,14 @@ for f in include/rvis.h include/rvis/core.h lib/librvis.a lib/librvis.so lib/pkg
          share/doc/rvis/README.md share/doc/rvis/docs/occlusion.md; do
     [ -e "$prefix/$f" ] || fail "meson install did not install $f"
 done
+# Every relative link of the installed guides leads to an installed file (a link into the
+# source tree, ../tools say, would be dead where a user reads them).
+for md in $(find "$prefix/share/doc/rvis" -name '*.md'); do
+    for target in $(grep -o '\]([^)#]*' "$md" | sed 's/^](//' | grep -v '^[a-z]*:' | grep -v '^$'); do
+        [ -e "$(dirname "$md")/$target" ] ||
+            fail "the installed ${md#"$prefix"/} links to $target, which is not installed"
+    done
+done
 # Before 1.0 the soname carries major.minor: a library of another minor version (another
 # ABI) is refused by the loader.
 version="$(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/rvis.pc")"

@@ -155,6 +155,12 @@ static void selector_step(rv_lod_selector *s, const lod_candidates *c, uint32_t 
         s->flags = SELECTOR_STARTED;
         return;
     }
+    /* A crossfade shortened below the time a fade has run (the host changed its desc): the
+     * incoming level has its whole weight, as if the fade had just ended, and every turn
+     * below, which runs the rest of a fade back, starts from there (never from a negative
+     * time, which would leave the turned-to level no weight for frames). */
+    if ((s->flags & SELECTOR_FADING) && crossfade_ms > 0.0f && s->fade_ms > crossfade_ms)
+        s->fade_ms = crossfade_ms;
     /* Fading toward nothing while a drawn level is wanted: the drawn one turns back before
      * this step's time passes, so what is drawn never thins while it should be drawn. */
     if ((s->flags & SELECTOR_FADING) && crossfade_ms > 0.0f && s->level == last && s->from_level != last &&

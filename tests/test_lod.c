@@ -1029,6 +1029,66 @@ static void test_steady_node_selection_allocates_nothing(void **state)
     rv_world_destroy(w);
 }
 
+/* A fade toward nothing whose crossfade the host shortens below the time it has run, the
+ * object then wanted again: the drawn level turns back from the whole weight of nothing,
+ * listed with a weight from the first selection on, and the state stays one every later
+ * update accepts (a negative fade time was left before: refused ever after, and the node
+ * listed at weight 0 for five frames). */
+static void test_crossfade_shortened_mid_fade_turns_back_with_weight(void **state)
+{
+    (void)state;
+    rv_lod_ladder l = seed_ladder();
+    float c[3] = { 0, 0, 0 };
+    rv_lod_view view = {0};
+    rv_lod_selector s = {0};
+    rv_lod_selection sel;
+    rv_lod_desc slow = { .crossfade_ms = 250 }, fast = { .crossfade_ms = 100 };
+    eye_at_angle(&view, 0.03); /* level 2 */
+    assert_int_equal(rv_lod_selector_update(&s, &l, &slow, &view, c, 1, 16, &sel), RV_OK);
+    eye_at_angle(&view, 0.005); /* nothing */
+    for (int k = 0; k < 13; k++)
+        assert_int_equal(rv_lod_selector_update(&s, &l, &slow, &view, c, 1, 16, &sel), RV_OK);
+    assert_selection(&sel, 2, 3, 2, 192.0f / 250.0f);
+    eye_at_angle(&view, 0.1); /* level 1 wanted: level 2, drawn, turns back */
+    assert_int_equal(rv_lod_selector_update(&s, &l, &fast, &view, c, 1, 16, &sel), RV_OK);
+    assert_selection(&sel, 2, 2, 3, 0.16f);
+    assert_true(s.fade_ms >= 0.0f && s.fade_ms <= 100.0f);
+    for (int k = 0; k < 3; k++) {
+        float before = sel.weights[0];
+        assert_int_equal(rv_lod_selector_update(&s, &l, &fast, &view, c, 1, 16, &sel), RV_OK);
+        assert_int_equal(sel.levels[0], 2);
+        assert_true(sel.weights[0] > before);
+    }
+
+    /* A node of a world, its desc changed by rv_lod_set_desc: listed at every selection. */
+    rv_world *w = rvt_world_lod(NULL);
+    rv_node n = rvt_object(w, RV_NODE_NONE, 0, 0, 0, 1.0f);
+    assert_int_equal(rv_node_set_lod_ladder(w, n, &l), RV_OK);
+    assert_int_equal(rv_lod_set_desc(w, &slow), RV_OK);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    eye_at_angle(&view, 0.03);
+    assert_int_equal(rv_node_lod_select(w, n, &view, &sel), RV_OK);
+    eye_at_angle(&view, 0.005);
+    for (int k = 0; k < 13; k++) {
+        assert_int_equal(rv_lod_advance(w, 16), RV_OK);
+        assert_int_equal(rv_node_lod_select(w, n, &view, &sel), RV_OK);
+    }
+    assert_int_equal(sel.count, 2);
+    assert_int_equal(sel.levels[1], 2);
+    assert_int_equal(rv_lod_set_desc(w, &fast), RV_OK);
+    eye_at_angle(&view, 0.1);
+    for (int k = 0; k < 8; k++) {
+        assert_int_equal(rv_lod_advance(w, 16), RV_OK);
+        assert_int_equal(rv_node_lod_select(w, n, &view, &sel), RV_OK);
+        assert_true(sel.levels[0] != l.count || sel.count == 2);
+        float drawn = 0;
+        for (uint32_t i = 0; i < sel.count; i++)
+            drawn += sel.levels[i] != l.count ? sel.weights[i] : 0.0f;
+        assert_true(drawn > 0.0f);
+    }
+    rv_world_destroy(w);
+}
+
 /* ---- allocation failure -------------------------------------------------------------- */
 
 typedef struct ladder_case {
@@ -1186,6 +1246,7 @@ int main(void)
         cmocka_unit_test(test_node_selection_matches_a_host_selector_step_by_step),
         cmocka_unit_test(test_destroyed_node_drops_its_lod_state),
         cmocka_unit_test(test_selector_answers_only_levels_of_the_ladder_it_is_given),
+        cmocka_unit_test(test_crossfade_shortened_mid_fade_turns_back_with_weight),
         cmocka_unit_test(test_steady_node_selection_allocates_nothing),
         cmocka_unit_test(test_lod_calls_survive_every_allocation_failure),
     };

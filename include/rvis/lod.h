@@ -66,7 +66,10 @@ typedef struct rv_lod_view {
  * 1, levels[1] == levels[0] and weights are {1, 0}. A fade's first selection reports the
  * incoming level with weight 0 (the host may skip drawing a zero weight). Between two
  * selections a level's weight moves by at most dt / crossfade_ms, even when the level
- * changes again mid-fade (see rv_node_lod_select), so a two-way dither or blend never pops. */
+ * changes again mid-fade (see rv_node_lod_select), so a two-way dither or blend never pops.
+ * That holds while crossfade_ms stays the same: a desc whose crossfade_ms is shorter than
+ * the time a fade has run gives the incoming level its whole weight at once (as if that
+ * fade had just ended), and a turn back starts from there. */
 typedef struct rv_lod_selection {
     uint32_t levels[2];
     float weights[2];

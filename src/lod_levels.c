@@ -30,6 +30,17 @@ rv_result rv_lod_for_sphere(const float center[3], float radius, const float eye
 
 /* ---- batch levels -------------------------------------------------------------------- */
 
+/* Below this, d^2 * k (k the smallest constant) has lost bits to float underflow: such a
+ * sphere is decided in double. */
+#define RVI_LOD_SQUARES_MIN 0x1p-100f
+/* A constant sin^2(t / 2) above this (t above ~2.9 rad): there sin^2 is so flat that the
+ * threshold's REACH margin moves it less than the float roundings of r^2 and d^2 * k
+ * (about 6e-7 of them), so spheres near such a threshold are decided in double. */
+#define RVI_LOD_STEEP_K 0.98f
+/* ...those whose r^2 comes within this fraction of d^2 * k of the smallest such constant
+ * (or above it: nearer, larger, or holding the eye). */
+#define RVI_LOD_STEEP_BAND (1.0f - 1e-5f)
+
 /* Perspective kernel for a compile-time threshold count (the switch below instantiates it):
  * level = number of thresholds not reached = sum of (r^2 < d^2 * k_i). A NaN makes every
  * comparison false, so a NaN sphere answers the finest level allowed. */
@@ -51,8 +62,9 @@ static RVI_ALWAYS_INLINE void batch_perspective(const float *restrict cx, const 
         level = level < finest ? finest : level;
         out[j] = (uint8_t)level;
         /* Cheap screen: a NaN or infinity makes d^2 + r^2 non-finite (so may a finite
-         * coordinate beyond ~1e19: the caller re-checks exactly when this fires). */
-        suspect |= !(d2 + r2 <= FLT_MAX) | (r < 0.0f);
+         * coordinate beyond ~1e19), and distances below ~1e-15 of the smallest threshold's
+         * scale square into too few bits: the caller re-checks exactly when this fires. */
+        suspect |= !(d2 + r2 <= FLT_MAX) | !(d2 * k[nk - 1] >= RVI_LOD_SQUARES_MIN) | (r < 0.0f);
     }
     *bad |= suspect;
 }
@@ -152,26 +164,31 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
             job.constants[i] = (float)(s * s);
         }
     }
-    if (!batch_levels(&job))
+    /* The constants fall with the level: the steep ones, if any, come first. */
+    float steep = 0.0f;
+    for (uint32_t i = 0; !view->orthographic && i < ladder->count && job.constants[i] > RVI_LOD_STEEP_K; i++)
+        steep = job.constants[i] * RVI_LOD_STEEP_BAND;
+    if (!batch_levels(&job) && steep == 0.0f)
         return RV_OK;
-    /* Rare: tell a bad input from a huge finite one exactly, and decide a huge one in
-     * double: a distance beyond ~1e19 overflows the kernel's float d^2, which would answer
-     * "too small to draw" for a sphere that fills the view. */
+    /* Rare: tell a bad input from a huge finite one exactly, and decide in double a huge one
+     * (a distance beyond ~1e19 overflows the kernel's float d^2, which would answer "too
+     * small to draw" for a sphere that fills the view), a tiny one, and one near a steep
+     * threshold. */
     rv_result result = RV_OK;
     for (uint32_t j = 0; j < count; j++) {
         float sphere[3] = { center_x[j], center_y[j], center_z[j] };
         rv_result r = rvi_lod_check_sphere(sphere, radius[j]);
-        if (r == RV_ERR_NOT_FINITE)
-            return r;
-        if (r != RV_OK) {
-            result = r;
+        if (r != RV_OK) { /* a NaN/Inf is reported over a negative radius */
+            result = result == RV_ERR_NOT_FINITE ? result : r;
             continue;
         }
         if (view->orthographic)
             continue; /* its kernel squares nothing */
         float dx = sphere[0] - view->eye[0], dy = sphere[1] - view->eye[1], dz = sphere[2] - view->eye[2];
         float d2 = dx * dx + dy * dy + dz * dz, r2 = radius[j] * radius[j];
-        if (!(d2 + r2 <= 0.25f * FLT_MAX)) /* near the kernel's screen: its answer may be wrong */
+        /* near the kernel's screens: its answer may be wrong */
+        if (!(d2 + r2 <= 0.25f * FLT_MAX) || !(d2 * job.constants[ladder->count - 1] >= 2.0f * RVI_LOD_SQUARES_MIN) ||
+            (steep > 0.0f && r2 >= d2 * steep))
             out_levels[j] = (uint8_t)rvi_lod_clamp_finest(
                 rvi_lod_level_for_angle(rvi_lod_biased_angle(sphere, radius[j], view, &config), ladder, 1.0),
                 config.finest_level, ladder->count);

@@ -281,6 +281,45 @@ static void test_batch_decides_spheres_beyond_float_range_in_double(void **state
     assert_int_equal(out[0], 0); /* 0.22 rad: the finest level, not nothing */
 }
 
+/* The other ends of the float range: a huge sphere after a NaN one in the same call is
+ * still decided in double; coordinates near 1e-22, whose float squares lose their bits,
+ * and a threshold just below pi, where sin^2 is flat, answer as rv_lod_for_sphere. */
+static void test_batch_decides_tiny_spheres_steep_thresholds_and_spheres_after_a_nan_in_double(void **state)
+{
+    (void)state;
+    const float t[3] = { 0.2f, 0.06f, 0.015f };
+    rv_lod_ladder l;
+    assert_int_equal(rv_lod_ladder_make(t, 3, &l), RV_OK);
+    rv_lod_view view = { .eye = { 0, 0, 0 } };
+    float x[2] = { NAN, 3e19f }, y[2] = { 0, 0 }, z[2] = { 0, 0 }, r[2] = { 1, 1e19f };
+    uint8_t out[2] = { 99, 99 };
+    assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, 2, out), RV_ERR_NOT_FINITE);
+    assert_int_equal(out[0], 0); /* a NaN answers the finest level */
+    assert_int_equal(out[1], 0); /* 0.68 rad, not "nothing" */
+
+    float tx = 1e-22f, ty = 0, tz = 0, tr = 5e-24f; /* 0.1 rad: level 1 */
+    uint8_t tiny = 99;
+    uint32_t single = 99;
+    assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, &tx, &ty, &tz, &tr, 1, &tiny), RV_OK);
+    assert_int_equal(rv_lod_for_sphere((float[3]){ tx, ty, tz }, tr, view.eye, &l, &single), RV_OK);
+    assert_int_equal(single, 1);
+    assert_int_equal(tiny, single);
+
+    const float near_pi[1] = { 3.1415f };
+    rv_lod_ladder steep;
+    assert_int_equal(rv_lod_ladder_make(near_pi, 1, &steep), RV_OK);
+    const float cx[2] = { 0x1.3a7842p+5f, 0x1.dd883ep+2f }, cy[2] = { -0x1.06e4dep+5f, -0x1.eb1676p+2f },
+                cz[2] = { -0x1.cd44e2p+3f, 0x1.c7ba06p+2f }, cr[2] = { 0x1.a9cbep+5f, 0x1.9b5deep+3f };
+    uint8_t levels[2] = { 99, 99 };
+    assert_int_equal(rv_lod_select_spheres(&steep, NULL, &view, cx, cy, cz, cr, 2, levels), RV_OK);
+    for (int j = 0; j < 2; j++) {
+        /* the first holds the eye, the second subtends 3e-5 more than the threshold */
+        assert_int_equal(rv_lod_for_sphere((float[3]){ cx[j], cy[j], cz[j] }, cr[j], view.eye, &steep, &single), RV_OK);
+        assert_int_equal(single, 0);
+        assert_int_equal(levels[j], 0);
+    }
+}
+
 static void test_bias_multiplies_the_angle(void **state)
 {
     (void)state;
@@ -1229,6 +1268,7 @@ int main(void)
         cmocka_unit_test(test_level_at_each_threshold_and_one_part_in_ten_thousand_around_it),
         cmocka_unit_test(test_first_selection_equals_scalar_level_at_every_float_step_across_thresholds),
         cmocka_unit_test(test_eye_inside_sphere_is_level_zero),
+        cmocka_unit_test(test_batch_decides_tiny_spheres_steep_thresholds_and_spheres_after_a_nan_in_double),
         cmocka_unit_test(test_batch_matches_scalar_and_asin_reference),
         cmocka_unit_test(test_batch_decides_spheres_beyond_float_range_in_double),
         cmocka_unit_test(test_bias_multiplies_the_angle),

@@ -112,7 +112,10 @@ RV_API rv_result rv_lod_for_sphere(const float center[3], float radius, const fl
  * or, when orthographic, ortho_height. No asin per
  * sphere: "angle*bias >= t" is tested as r^2 >= d^2 * sin^2(t / (2*bias)) against constants
  * computed once per call (for t / bias < pi; larger thresholds are reached only inside).
- * Agrees with rv_lod_for_sphere except within ~2e-6 relative of a threshold. To split the
+ * Agrees with rv_lod_for_sphere except within ~2e-6 relative of a threshold: the few
+ * spheres float cannot settle that closely are decided in double (beyond ~1e19 units, so
+ * near the eye that their squares underflow, or near a threshold t / bias above ~2.9 rad,
+ * where sin^2 is flat). To split the
  * work across threads, offset the pointers and count (no shared state is written).
  * Errors: RV_ERR_INVALID_ARG (a NULL array with count > 0, view NULL, bad ladder or desc,
  * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input), RV_ERR_ORDER /

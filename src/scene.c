@@ -374,6 +374,12 @@ rv_result rv_node_attach(rv_world *world, rv_node parent, rv_node child)
     if (s->parent[c] == p)
         return RV_OK;
     rvi_scene_relink(s, p, c, false);
+    /* Until the next update the child keeps the world placement that update gave it (a
+     * frame begun before the attach culls it there), but a walk follows the new links: the
+     * new ancestors' spheres grow to hold it, or a walk through them would pass over it.
+     * The update recomputes them. */
+    for (uint32_t a = p; a != NONE; a = s->parent[a])
+        rvi_sphere_merge(s->world_sphere[a], s->world_sphere[c], s->world_sphere[a]);
     return RV_OK;
 }
 

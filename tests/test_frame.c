@@ -3312,6 +3312,63 @@ static void test_cull_records_say_why_each_subtree_was_not_drawn(void **state)
  * object 40 units ahead in every direction. Projection times view multiplied in float
  * cancelled the far plane away there (row w minus row z) and culled it; the frame now
  * multiplies in double. */
+/* A node attached elsewhere after the frame's update (between rv_frame_begin and the
+ * cull, or before an extra view) keeps its world placement until the next update: the
+ * walk, following the new links, still reaches it where it stands. */
+static bool lists_node(const rv_frame_view *out, rv_node n)
+{
+    for (uint32_t i = 0; i < out->opaque_count; i++)
+        if (rv_node_equal(out->opaque[i].node, n))
+            return true;
+    return false;
+}
+
+static void test_a_node_attached_after_the_update_is_culled_where_it_stands(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node far_root, near_root, crate[2];
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &far_root), RV_OK);
+    assert_int_equal(rv_node_set_position(w, far_root, (float[3]){ 0, 0, 500 }), RV_OK); /* behind the eye */
+    assert_int_equal(rv_node_set_bounds(w, far_root, (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &near_root), RV_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rv_node_create(w, near_root, &crate[k]), RV_OK);
+        assert_int_equal(rv_node_set_position(w, crate[k], (float[3]){ 3.0f * (float)k, 0, -10 }), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, crate[k], (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    }
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const float proj[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+    rv_view v = { .view = view, .projection = proj, .viewport_width = 800, .viewport_height = 800 };
+    rv_frame_view out, extra;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    assert_true(lists_node(&out, crate[0]) && lists_node(&out, crate[1]));
+
+    /* An extra view after an attach, before any update. */
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    assert_int_equal(rv_node_attach(w, far_root, crate[0]), RV_OK);
+    assert_int_equal(rv_cull_view(w, &v, list, &extra), RV_OK);
+    assert_true(lists_node(&extra, crate[0])); /* at z = -10 until the next update */
+    rv_view_list_destroy(list);
+
+    /* An attach between rv_frame_begin (whose update placed crate[0] under far_root, at
+     * z = 490) and the cull. */
+    v.time_ms = 16;
+    assert_int_equal(rv_frame_begin(w, &v), RV_OK);
+    assert_int_equal(rv_node_attach(w, far_root, crate[1]), RV_OK);
+    assert_int_equal(rv_frame_cull(w), RV_OK);
+    assert_int_equal(rv_frame_end(w, &out), RV_OK);
+    assert_false(lists_node(&out, crate[0]));
+    assert_true(lists_node(&out, crate[1])); /* at z = -10 until the next update */
+
+    v.time_ms = 32; /* the next update places it under its parent, behind the eye */
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    assert_false(lists_node(&out, crate[1]));
+    rv_world_destroy(w);
+}
+
 static void test_camera_far_from_the_origin_keeps_the_far_plane(void **state)
 {
     (void)state;
@@ -4858,6 +4915,7 @@ int main(void)
         cmocka_unit_test(test_cull_records_say_why_each_subtree_was_not_drawn),
         cmocka_unit_test(test_test_box_outside_the_frustum_culls_a_straddling_sphere),
         cmocka_unit_test(test_rotated_test_box_outside_the_frustum_is_culled_as_an_oriented_box),
+        cmocka_unit_test(test_a_node_attached_after_the_update_is_culled_where_it_stands),
         cmocka_unit_test(test_camera_far_from_the_origin_keeps_the_far_plane),
         cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),

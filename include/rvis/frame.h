@@ -445,8 +445,8 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * occlusion-tested itself, so a wall in front of it alone leaves its place in view) it fades
  * in from nothing: its first frame lists nothing. One at a drawn level crossfades from it.
  * Edits the host makes between rv_frame_begin and the cull: transforms are those
- * rv_frame_begin's update made (a node moved since is culled and listed where it stood
- * then; a node made since has no bounds yet and is not listed), and an occluder node made,
+ * rv_frame_begin's update made (a node moved or attached elsewhere since is culled and
+ * listed where it stood then; a node made since has no bounds yet and is not listed), and an occluder node made,
  * moved or attached since, or under a node that was, hides nothing in this frame; hidden
  * flags, occluders set, replaced or cleared, bounds cleared (a radius < 0) and destroyed
  * nodes take effect. A host that calls rv_update_world in that window places everything

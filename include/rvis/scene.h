@@ -64,7 +64,9 @@ RV_API rv_result rv_node_destroy_reroot(rv_world *world, rv_node node);
 /* Makes child the last child of parent, moving it from wherever it was (another parent or
  * the root list). Refused with RV_ERR_CYCLE when parent is child or a descendant of it: the
  * tree is left unchanged. The child keeps its local transform (its world placement follows
- * the new parent at the next update). Attaching to the current parent does nothing. Costs
+ * the new parent at the next update; until then the culls find it where it stands, the new
+ * parent's and its ancestors' world spheres grown to hold it). Attaching to the current
+ * parent does nothing. Costs
  * O(depth of parent) for the cycle check; never allocates.
  * parent must be a live node: RV_NODE_NONE is refused (use rv_node_detach to make a root).
  * A test box on parent or above it (rv_node_set_test_box) must enclose child's subtree

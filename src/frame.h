@@ -391,6 +391,21 @@ typedef struct rvi_object_pass {
  * (frame_emit.c). Adds the sort's time to *sort_ns. */
 rv_result rvi_frame_emit_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p, uint64_t *sort_ns);
 
+/* Where a draw item of node i stands for sorting (rv_draw_item.view_depth): the centre of
+ * its own geometry's world sphere. A node with children has a world sphere around its whole
+ * subtree, whose centre may lie far from its own mesh (a pane with a child far behind it
+ * would sort with what stands there); a leaf's world sphere is its own geometry's. */
+static inline void rvi_frame_item_centre(const rvi_scene *sc, uint32_t node, float out[3])
+{
+    if (sc->first_child[node] == RVI_INDEX_NONE) {
+        memcpy(out, sc->world_sphere[node], 3 * sizeof *out);
+        return;
+    }
+    float g[4];
+    rvi_scene_geometry_sphere(sc, node, g);
+    memcpy(out, g, 3 * sizeof *out);
+}
+
 /* Writes the draw item of node i (world matrix copied) at *item. */
 void rvi_frame_emit(const rv_world *world, rv_draw_item *item, uint32_t node, uint32_t level, float fade,
                     const rvi_frame_camera *cam);

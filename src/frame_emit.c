@@ -22,7 +22,8 @@ typedef struct emit_lists {
 
 static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
 {
-    const float *ws = sc->world_sphere[node];
+    float ws[3];
+    rvi_frame_item_centre(sc, node, ws);
     const rvi_frame_camera *cam = &f->cam;
     return (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
            (ws[2] - cam->eye[2]) * cam->forward[2];

@@ -2856,6 +2856,37 @@ static void test_translucent_list_is_far_to_near(void **state)
     rv_world_destroy(w);
 }
 
+/* A translucent node with a child far behind it sorts by its own geometry: a pane at depth
+ * 5 whose child stands at 60 is drawn after (in front of) a glass at 20. */
+static void test_translucent_parent_sorts_by_its_own_geometry(void **state)
+{
+    (void)state;
+    rv_world *w;
+    assert_int_equal(rv_world_create(NULL, &w), RV_OK);
+    rv_node pane, child, glass;
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &pane), RV_OK);
+    assert_int_equal(rv_node_set_position(w, pane, (float[3]){ 0, 0, -5 }), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, pane, (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    assert_int_equal(rv_node_set_flags(w, pane, RV_NODE_FLAG_TRANSLUCENT), RV_OK);
+    assert_int_equal(rv_node_create(w, pane, &child), RV_OK);
+    assert_int_equal(rv_node_set_position(w, child, (float[3]){ 0, 0, -55 }), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, child, (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    assert_int_equal(rv_node_create(w, RV_NODE_NONE, &glass), RV_OK);
+    assert_int_equal(rv_node_set_position(w, glass, (float[3]){ 1, 0, -20 }), RV_OK);
+    assert_int_equal(rv_node_set_bounds(w, glass, (float[3]){ 0, 0, 0 }, 1), RV_OK);
+    assert_int_equal(rv_node_set_flags(w, glass, RV_NODE_FLAG_TRANSLUCENT), RV_OK);
+    const float view[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const float proj[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.002f, -1, 0, 0, -0.2002f, 0 };
+    rv_view v = { .view = view, .projection = proj, .viewport_width = 800, .viewport_height = 800 };
+    rv_frame_view out;
+    assert_int_equal(rv_frame(w, &v, &out), RV_OK);
+    assert_int_equal(out.translucent_count, 2);
+    assert_true(rv_node_equal(out.translucent[0].node, glass));
+    assert_true(rv_node_equal(out.translucent[1].node, pane));
+    assert_float_equal(out.translucent[1].view_depth, 5.0f, 1e-4f);
+    rv_world_destroy(w);
+}
+
 /* An orthographic camera given as view_projection + eye: view depths grow away from the
  * eye and the opaque list is front to back, in OpenGL depth and in reversed 0..1 depth. */
 static void test_orthographic_view_projection_form_sorts_front_to_back(void **state)
@@ -4440,12 +4471,16 @@ static void prop_check_frame(const prop_scene *sc, const prop_camera *c, const f
         assert_true(i >= 0);
         assert_true(sc->nodes[i].role == ROLE_SPHERE || sc->nodes[i].role == ROLE_BOX);
         assert_true(it->fade > 0.0f && it->fade <= 1.0f);
-        /* view_depth: the world-bounds centre along this camera's view direction. */
-        float wb[4];
-        assert_int_equal(rv_node_world_bounds(sc->world, it->node, wb), RV_OK);
+        /* view_depth: the centre of the node's own geometry in the world, along this
+         * camera's view direction (not its world bounds', which hold its children too). */
+        float wm[16];
+        assert_int_equal(rv_node_world_matrix(sc->world, it->node, wm), RV_OK);
         float depth = 0;
-        for (int k2 = 0; k2 < 3; k2++)
-            depth += (wb[k2] - c->eye[k2]) * c->forward[k2];
+        for (int k2 = 0; k2 < 3; k2++) {
+            const float *lc = sc->nodes[i].centre;
+            float wc = wm[k2] * lc[0] + wm[4 + k2] * lc[1] + wm[8 + k2] * lc[2] + wm[12 + k2];
+            depth += (wc - c->eye[k2]) * c->forward[k2];
+        }
         assert_float_equal(it->view_depth, depth, 1e-3f * (1.0f + fabsf(depth)));
         assert_true(items[i] < 2);
         levels[i][items[i]++] = it->lod_level;
@@ -4920,6 +4955,7 @@ int main(void)
         cmocka_unit_test(test_far_eye_occlusion_sees_the_view_and_projection_product),
         cmocka_unit_test(test_occluder_in_a_hidden_part_hides_nothing),
         cmocka_unit_test(test_dropping_what_stays_at_nothing_changes_nothing_drawn),
+        cmocka_unit_test(test_translucent_parent_sorts_by_its_own_geometry),
         cmocka_unit_test(test_orthographic_view_projection_form_sorts_front_to_back),
         cmocka_unit_test(test_bad_in_place_write_does_not_stop_the_frame),
         cmocka_unit_test(test_frame_draws_a_node_of_unknown_placement_in_every_frame_and_counts_it),

@@ -257,7 +257,9 @@ typedef struct rv_draw_item {
                                  a projection-backed node's journal source key */
     uint32_t lod_level;       /* 0 = finest; 0 for nodes without a ladder */
     float fade;               /* weight in (0, 1]; 1 when not fading */
-    float view_depth;         /* distance of the world-sphere centre along the view direction */
+    float view_depth;         /* distance along the view direction of the centre of the
+                                 node's own geometry (its rv_node_set_bounds sphere in the
+                                 world, not the sphere around its children too) */
     float world_matrix[16];   /* column-major, as of this frame's transform update */
 } rv_draw_item;
 

@@ -134,7 +134,8 @@ typedef struct rv_journal rv_journal;
 
 typedef struct rv_journal_desc {
     rv_allocator allocator;
-    uint32_t initial_capacity; /* deltas held before the buffer grows; 0 = default 1024 */
+    uint32_t initial_capacity; /* deltas held before the buffer grows, rounded up to a power
+                                  of two (at least 8); 0 = default 1024 */
     bool keep_every_update;    /* true: never coalesce (every update keeps its own entry) */
     uint32_t coalescing_keys;  /* keys a tick remembers for coalescing (a direct-mapped table,
                                   rounded up to a power of two, <= 2^24, 34 bytes a key,

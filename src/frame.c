@@ -361,9 +361,9 @@ static rv_result frame_begin(rv_world *world, const rv_view *view)
 static rv_occlusion *frame_buffer(rv_world *world, rv_result *r)
 {
     rvi_frame *f = rvi_frame_find(world);
-    /* A cull that failed after its freeze leaves the frame open (to abort) and the buffer
-     * frozen: no occluder or feed joins it any more. */
-    bool open = f && f->state == RVI_FRAME_BEGUN && !(f->occlusion && !f->occlusion->held);
+    /* Only before the cull: a cull that failed leaves the frame open for abort alone, its
+     * buffer holding some of the node occluders or frozen already. */
+    bool open = f && f->state == RVI_FRAME_BEGUN;
     *r = open ? RV_OK : RV_ERR_BAD_STATE;
     return open ? f->occlusion : NULL;
 }
@@ -410,8 +410,8 @@ static rv_result frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
     if (!world || !feed)
         return RV_ERR_INVALID_ARG;
     rvi_frame *f = rvi_frame_find(world);
-    if (!f || f->state != RVI_FRAME_BEGUN || (f->occlusion && !f->occlusion->held))
-        return RV_ERR_BAD_STATE; /* no frame open, or a failed cull froze its buffer */
+    if (!f || f->state != RVI_FRAME_BEGUN)
+        return RV_ERR_BAD_STATE; /* no frame open, or culled already (a failed cull included) */
     /* This frame's own depth is drawn from what its cull decides: it cannot be fed yet. */
     if (feed->age == 0)
         return RV_ERR_INVALID_ARG;

@@ -24,7 +24,8 @@
 typedef enum rvi_frame_state {
     RVI_FRAME_IDLE = 0,  /* no frame open */
     RVI_FRAME_BEGUN,     /* rv_frame_begin done: occluders may be added */
-    RVI_FRAME_CULLED     /* rv_frame_cull done: only rv_frame_end or abort */
+    RVI_FRAME_CULLED,    /* rv_frame_cull done: only rv_frame_end or abort */
+    RVI_FRAME_FAILED     /* rv_frame_cull entered and failed: only abort */
 } rvi_frame_phase;
 
 /* Everything one published view points into. */

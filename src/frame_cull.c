@@ -691,6 +691,10 @@ rv_result rvi_frame_cull(rv_world *world)
     rvi_frame *f = rvi_frame_find(world);
     if (!f || f->state != RVI_FRAME_BEGUN)
         return RV_ERR_BAD_STATE;
+    /* From here the cull changes the frame (the node occluders join the buffer, the walk
+     * fills the arena and notes its tests): one that fails cannot be resumed, retried or
+     * joined by more occluders, so until it succeeds the frame is open for abort alone. */
+    f->state = RVI_FRAME_FAILED;
     bool timed = world->desc.clock_ns != NULL;
     uint64_t t0 = rvi_clock_now(world);
     if (f->occlusion) {

@@ -13,6 +13,8 @@
 #include "rvis.h"
 #include "core/hash.h"
 #include "support/rvt.h"
+#include "support/rvt_jobs.h"
+#include "support/rvt_scene.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -556,6 +558,248 @@ static void test_a_frame_out_of_memory_loses_no_page_request_or_eviction(void **
                   (unsigned long long)made);
 }
 
+/* ---- a cull that fails ------------------------------------------------------------------- */
+
+/* A world whose frame lists something of every kind a cull builds: draw items, cull records
+ * (crates behind the eye), an HLOD load request (a region near the eye with a child not
+ * resident), partition resyncs, and objects the persistent occluder nodes hide. */
+typedef struct cull_world {
+    rvt_alloc alloc;
+    rvt_host host;
+    rv_world *world;
+} cull_world;
+
+static const float CULL_EYE[3] = { 0, 1.7f, 0 }, CULL_AHEAD[3] = { 0, 1.7f, -10 };
+
+static void cull_world_init(cull_world *c, uint32_t occlusion_width, bool jobs)
+{
+    memset(c, 0, sizeof *c);
+    rv_world_desc d = {0};
+    d.allocator = rvt_allocator(&c->alloc);
+    d.record_culls = true;
+    d.occlusion.width = occlusion_width;
+    d.occlusion.feed_max_width = d.occlusion.feed_max_height = occlusion_width ? 16 : 0;
+    if (jobs) {
+        c->host.order = RVT_HOST_SINGLES;
+        c->host.max_workers = 3;
+        c->host.seed = 9;
+        d.jobs = rvt_host_jobs(&c->host);
+    }
+    assert_int_equal(rv_world_create(&d, &c->world), RV_OK);
+    rv_world *w = c->world;
+    rv_node region = rvt_object(w, RV_NODE_NONE, 3, 0, -8, 3);
+    assert_int_equal(rv_node_set_hlod_region(w, region, 2), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, region, true), RV_OK);
+    rv_node kid = rvt_object(w, region, 0, 0, 0, 1);
+    assert_int_equal(rv_node_set_hlod_region(w, kid, 0.1f), RV_OK);
+    for (int i = 0; i < 40; i++) {
+        (void)rvt_object(w, RV_NODE_NONE, (float)i - 20, 0.5f, 20, 0.5f);        /* behind */
+        (void)rvt_object(w, RV_NODE_NONE, (float)i - 20, 0.5f, -12 - (float)(i % 5), 0.4f); /* ahead */
+    }
+    /* Rows of crates under group nodes, enough for the walk and the object passes to be
+     * handed to the job system in several ranges. */
+    for (int g = 0; g < 6; g++) {
+        rv_node row = rvt_node(w, RV_NODE_NONE);
+        for (int i = 0; i < 100; i++)
+            (void)rvt_object(w, row, (float)(i % 25) - 12, 0.3f + (float)(i / 25), -14 - 3 * (float)g, 0.2f);
+    }
+    for (int i = 0; i < 4; i++) {
+        rv_node wall = rvt_node(w, RV_NODE_NONE);
+        const float mn[3] = { -16.0f + 8 * (float)i, 0, -10.2f }, mx[3] = { -11.0f + 8 * (float)i, 4, -10 };
+        assert_int_equal(rv_node_set_occluder_box(w, wall, mn, mx), RV_OK);
+    }
+    rv_node group = rvt_node(w, RV_NODE_NONE);
+    assert_int_equal(rv_partition_make_group(w, group), RV_OK);
+    for (int p = 0; p < 3; p++) {
+        rv_node part = rvt_object(w, group, -6.0f + 6 * (float)p, 1, -25, 2);
+        uint64_t leaves[2] = { 10u * (uint64_t)p + 1, 10u * (uint64_t)p + 2 };
+        assert_int_equal(rv_partition_set_part(w, part, leaves, 2, p == 2), RV_OK);
+        (void)rvt_object(w, part, 0, 0, 0, 0.5f);
+    }
+}
+
+static void cull_world_fini(cull_world *c)
+{
+    rv_world_destroy(c->world);
+    rvt_host_free(&c->host);
+    assert_int_equal(c->alloc.live_blocks, 0);
+    assert_int_equal(c->alloc.live_bytes, 0);
+}
+
+static rv_view cull_view(rvt_camera *cam, int frame)
+{
+    rvt_camera_make(cam, CULL_EYE, CULL_AHEAD, 1.2f, 16.0 * frame);
+    return cam->v;
+}
+
+/* A node of a cull_world by its slot and generation: the handle's top bits name the world. */
+static uint64_t hash_node(uint64_t h, rv_node n)
+{
+    uint64_t bits = n.id & ((1ull << 48) - 1);
+    return rvi_hash_bytes(h, &bits, sizeof bits);
+}
+
+/* What a frame's view says, node by node: what to draw, the cull records, the HLOD loads,
+ * the resyncs, the page requests, the tick demand and the counts but occlusion_tested (an
+ * aborted cull's group tests count as made: rv_frame_abort says the next frame's counts
+ * may differ by them). */
+static uint64_t cull_view_digest(const rv_frame_view *v)
+{
+    uint64_t h = rv_frame_view_digest(v);
+    for (uint32_t i = 0; i < v->cull_count; i++) {
+        h = hash_node(h, v->culls[i].node);
+        h = rvi_hash_bytes(h, &v->culls[i].reason, sizeof v->culls[i].reason);
+    }
+    for (uint32_t i = 0; i < v->hlod_load_request_count; i++)
+        h = hash_node(h, v->hlod_load_requests[i]);
+    for (uint32_t i = 0; i < v->resync_request_count; i++) {
+        h = hash_node(h, v->resync_requests[i].group);
+        for (uint32_t k = 0; k < v->resync_requests[i].part_count; k++)
+            h = hash_node(h, v->resync_requests[i].parts[k]);
+    }
+    for (uint32_t i = 0; i < v->page_request_count; i++)
+        h = rvi_hash_bytes(h, &v->page_requests[i].key, sizeof v->page_requests[i].key);
+    uint64_t tick[2] = { (uint64_t)v->tick.mode, 0 };
+    memcpy(&tick[1], &v->tick.wake_at_ms, sizeof tick[1]);
+    h = rvi_hash_bytes(h, tick, sizeof tick);
+    rv_frame_counts counts = v->counts;
+    counts.occlusion_tested = 0;
+    return rvi_hash_bytes(h, &counts, sizeof counts);
+}
+
+/* Every frame call but rv_frame_abort refuses a frame whose cull failed, changing nothing:
+ * the adds and the feed (they would join a buffer the cull has filled or frozen), a second
+ * cull (it would list the walk's records, loads and culls again) and the end (nothing was
+ * culled). */
+static void expect_only_abort_after_failed_cull(rv_world *w, const rvt_camera *cam)
+{
+    const float mn[3] = { -1, 0, -3 }, mx[3] = { 1, 1, -2.9f };
+    assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_ERR_BAD_STATE);
+    static const float planes[6][4] = { { 1, 0, 0, 1 }, { -1, 0, 0, 1 }, { 0, 1, 0, 1 },
+                                        { 0, -1, 0, 1 }, { 0, 0, 1, 1 }, { 0, 0, -1, 1 } };
+    rv_occluder_convex convex = { planes, 6, 0 };
+    assert_int_equal(rv_frame_add_convex(w, &convex, NULL), RV_ERR_BAD_STATE);
+    static const float pos[4][3] = { { 0, 0, -3 }, { 1, 0, -3 }, { 0, 1, -3 }, { 1, 1, -3 } };
+    static const uint32_t idx[6] = { 0, 1, 2, 2, 1, 3 };
+    rv_occluder_mesh mesh = { pos, 4, idx, 6, 0 };
+    assert_int_equal(rv_frame_add_mesh(w, &mesh, NULL), RV_ERR_BAD_STATE);
+    static float texels[16 * 9];
+    float vp[16];
+    for (int col = 0; col < 4; col++)
+        for (int row = 0; row < 4; row++) {
+            double acc = 0;
+            for (int q = 0; q < 4; q++)
+                acc += (double)cam->projection[q * 4 + row] * cam->view[col * 4 + q];
+            vp[col * 4 + row] = (float)acc;
+        }
+    rv_depth_feed feed = {0};
+    feed.texels = texels;
+    feed.width = 16;
+    feed.height = 9;
+    feed.format = RV_DEPTH_FLOAT32;
+    feed.view_projection = vp;
+    feed.age = 1;
+    assert_int_equal(rv_frame_feed_depth(w, &feed), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_frame_cull(w), RV_ERR_BAD_STATE);
+    rv_frame_view junk, copy;
+    memset(&junk, 0xab, sizeof junk);
+    copy = junk;
+    assert_int_equal(rv_frame_end(w, &junk), RV_ERR_BAD_STATE);
+    assert_memory_equal(&junk, &copy, sizeof junk);
+    assert_int_equal(rv_frame_begin(w, &cam->v), RV_ERR_BAD_STATE);
+}
+
+enum { CULL_FRAMES = 3 };
+
+/* The reference: the same world, its frames never failing. */
+static void cull_reference(uint32_t occlusion_width, bool jobs, uint64_t out[CULL_FRAMES])
+{
+    cull_world c;
+    cull_world_init(&c, occlusion_width, jobs);
+    for (int f = 0; f < CULL_FRAMES; f++) {
+        rvt_camera cam;
+        rv_view v = cull_view(&cam, f);
+        rv_frame_view fv;
+        assert_int_equal(rv_frame(c.world, &v, &fv), RV_OK);
+        out[f] = cull_view_digest(&fv);
+    }
+    if (jobs)
+        assert_true(c.host.calls > 0); /* the frames did run on the job system */
+    cull_world_fini(&c);
+}
+
+/* The first frame fails at its k-th allocation (split: of its cull; one_call: of rv_frame),
+ * the host aborts it (rv_frame aborts by itself) and makes it again: from there every frame
+ * is the reference's. Returns false when the k-th allocation is past the call's last. */
+static bool cull_fails_at(uint32_t occlusion_width, bool jobs, bool one_call, uint64_t k,
+                          const uint64_t ref[CULL_FRAMES])
+{
+    cull_world c;
+    cull_world_init(&c, occlusion_width, jobs);
+    rv_world *w = c.world;
+    rvt_camera cam;
+    rv_view v = cull_view(&cam, 0);
+    rv_frame_view fv;
+    rv_result r;
+    if (one_call) {
+        c.alloc.fail_at = c.alloc.calls + k;
+        r = rv_frame(w, &v, &fv);
+    } else {
+        assert_int_equal(rv_frame_begin(w, &v), RV_OK);
+        c.alloc.fail_at = c.alloc.calls + k;
+        r = rv_frame_cull(w);
+    }
+    c.alloc.fail_at = 0;
+    if (c.alloc.failed == 0) {
+        assert_int_equal(r, RV_OK);
+        if (!one_call)
+            assert_int_equal(rv_frame_abort(w), RV_OK);
+        cull_world_fini(&c);
+        return false;
+    }
+    if (r != RV_ERR_OUT_OF_MEMORY)
+        fail_msg("occlusion %u, jobs %d, %s: allocation %llu failing answered %s", occlusion_width, jobs,
+                 one_call ? "rv_frame" : "rv_frame_cull", (unsigned long long)k, rv_result_string(r));
+    if (!one_call) {
+        expect_only_abort_after_failed_cull(w, &cam);
+        assert_int_equal(rv_frame_abort(w), RV_OK);
+    }
+    /* The frame is closed: nothing but a new frame is accepted. */
+    const float mn[3] = { -1, 0, -3 }, mx[3] = { 1, 1, -2.9f };
+    assert_int_equal(rv_frame_add_occluder(w, mn, mx, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_frame_cull(w), RV_ERR_BAD_STATE);
+    for (int f = 0; f < CULL_FRAMES; f++) {
+        v = cull_view(&cam, f);
+        assert_int_equal(rv_frame(w, &v, &fv), RV_OK);
+        if (cull_view_digest(&fv) != ref[f])
+            fail_msg("occlusion %u, jobs %d, %s failing at allocation %llu: frame %d (%u drawn, %u cull "
+                     "records, %u HLOD loads) is not the reference's",
+                     occlusion_width, jobs, one_call ? "rv_frame" : "rv_frame_cull", (unsigned long long)k, f,
+                     fv.opaque_count, fv.cull_count, fv.hlod_load_request_count);
+    }
+    cull_world_fini(&c);
+    return true;
+}
+
+static void test_a_failed_cull_leaves_the_frame_to_abort_alone(void **state)
+{
+    (void)state;
+    for (int config = 0; config < 4; config++) {
+        uint32_t width = config & 1 ? 64 : 0;
+        bool jobs = config & 2;
+        uint64_t ref[CULL_FRAMES];
+        cull_reference(width, jobs, ref);
+        for (int one_call = 0; one_call < 2; one_call++) {
+            uint64_t k = 1;
+            while (cull_fails_at(width, jobs, one_call, k, ref))
+                k++;
+            print_message("occlusion %u, jobs %d, %s: %llu allocation(s) swept\n", width, jobs,
+                          one_call ? "rv_frame" : "rv_frame_cull", (unsigned long long)(k - 1));
+            assert_true(k > 2); /* the call really allocates */
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_residency_calls_survive_every_allocation_failure),
         cmocka_unit_test(test_world_joins_survive_every_allocation_failure),
         cmocka_unit_test(test_a_frame_out_of_memory_loses_no_page_request_or_eviction),
+        cmocka_unit_test(test_a_failed_cull_leaves_the_frame_to_abort_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

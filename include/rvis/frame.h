@@ -455,9 +455,12 @@ RV_API rv_result rv_frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
  * where it now is, for the cull as for the next frame. With a job
  * system (rv_world_desc.jobs) the walk, the occlusion tests, LOD and the draw lists run on
  * the host's workers; the result is the same. Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE
- * (no frame begun, already culled, or from a callback a frame call is running),
- * RV_ERR_OUT_OF_MEMORY (the frame stays open; abort it), RV_ERR_INVARIANT (the job system
- * broke its contract: see rv_job_system; abort the frame). */
+ * (no frame begun, already culled, a failed cull included, or from a callback a frame call
+ * is running; nothing changes), RV_ERR_OUT_OF_MEMORY (the frame stays open for
+ * rv_frame_abort alone: the cull changed it before it failed, so a second rv_frame_cull,
+ * rv_frame_end, the adds and the feed answer RV_ERR_BAD_STATE and change nothing; abort
+ * it, then begin the frame again), RV_ERR_INVARIANT (the job system broke its contract: see
+ * rv_job_system; as RV_ERR_OUT_OF_MEMORY, abort the frame). */
 RV_API rv_result rv_frame_cull(rv_world *world);
 
 /* Ends the frame: flushes partition resyncs (request_reprocess is called here), updates the
@@ -469,8 +472,8 @@ RV_API rv_result rv_frame_cull(rv_world *world);
  * view valid until the frame after next (see rv_frame_view). The view lists what the cull
  * decided: a node the host destroys after rv_frame_cull is still listed, by its now-stale
  * handle (node calls on it answer RV_ERR_STALE_HANDLE); destroy before the cull, or skip it.
- * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled, or from a callback a frame call
- * is running), RV_ERR_OUT_OF_MEMORY (room for the view's lists could not be made: it is made
+ * Errors: RV_ERR_INVALID_ARG, RV_ERR_BAD_STATE (not culled, a cull that failed included,
+ * or from a callback a frame call is running), RV_ERR_OUT_OF_MEMORY (room for the view's lists could not be made: it is made
  * before the partition gate and the residency hand anything out, so no resync, page request
  * or eviction is lost; the frame stays open: call rv_frame_end again, or rv_frame_abort),
  * RV_ERR_INVARIANT (deltas were left in the journal at publication: the view is still

@@ -4,7 +4,9 @@
 #include "frame.h"
 #include "core/check.h"
 #include "grid.h"
+#include "journal.h"
 #include "occlusion.h"
+#include "projection.h"
 #include "residency.h"
 
 #include <math.h>
@@ -88,6 +90,18 @@ static void add_stats(rv_alloc_stats *sum, rv_alloc_stats s)
     sum->bytes_peak += s.bytes_peak; /* an upper bound: the peaks need not coincide */
 }
 
+/* Adds to heap's counters those of a heap that is gone (everything it held freed). */
+static void keep_spent(rvi_heap *heap, rv_alloc_stats spent)
+{
+    rv_alloc_stats *st = &heap->stats;
+    st->allocations += spent.allocations;
+    st->reallocations += spent.reallocations;
+    st->frees += spent.frees;
+    st->failures += spent.failures;
+    if (st->bytes_live + spent.bytes_peak > st->bytes_peak)
+        st->bytes_peak = st->bytes_live + spent.bytes_peak;
+}
+
 void rvi_frame_add_alloc_stats(const rv_world *world, rv_alloc_stats *sum)
 {
     const rvi_frame *f = rvi_frame_find(world);
@@ -153,19 +167,32 @@ rv_result rv_world_render_scene(rv_world *world, rv_render_scene **out_scene)
     rvi_frame *f;
     RVI_TRY(rvi_frame_state(world, &f));
     if (!f->journal) {
+        /* Both keep heaps of their own, counted with the world's while they live (see
+         * rvi_frame_add_alloc_stats); what one that does not survive this call spent,
+         * its failure above all, is kept in the world's heap, or the world's counters
+         * would miss it. */
         rv_journal_desc jd;
         memset(&jd, 0, sizeof jd);
         jd.allocator = world->heap.allocator;
         rv_journal *j;
-        RVI_TRY(rv_journal_create(&jd, &j));
+        rv_alloc_stats spent = { 0 };
+        rv_result r = rvi_journal_create_spent(&jd, &j, &spent);
+        if (r != RV_OK) {
+            keep_spent(&world->heap, spent);
+            return r;
+        }
         rv_render_scene_desc sd;
         memset(&sd, 0, sizeof sd);
         sd.allocator = world->heap.allocator;
         sd.world = world;
         rv_render_scene *s;
-        rv_result r = rv_render_scene_create(&sd, &s);
+        memset(&spent, 0, sizeof spent);
+        r = rvi_render_scene_create_spent(&sd, &s, &spent);
         if (r != RV_OK) {
-            rv_journal_destroy(j);
+            keep_spent(&world->heap, spent);
+            memset(&spent, 0, sizeof spent);
+            rvi_journal_destroy_spent(j, &spent);
+            keep_spent(&world->heap, spent);
             return r;
         }
         f->journal = j;

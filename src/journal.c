@@ -118,7 +118,7 @@ static const rv_delta zero_delta;
 
 /* ---- lifecycle ---- */
 
-rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
+rv_result rvi_journal_create_spent(const rv_journal_desc *desc, rv_journal **out, rv_alloc_stats *spent)
 {
     if (!out)
         return RV_ERR_INVALID_ARG;
@@ -137,8 +137,11 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     rvi_heap heap;
     rvi_heap_init(&heap, &d.allocator);
     rv_journal *j = rvi_alloc(&heap, sizeof *j);
-    if (!j)
+    if (!j) {
+        if (spent)
+            *spent = heap.stats;
         return RV_ERR_OUT_OF_MEMORY;
+    }
     memset(j, 0, sizeof *j);
     j->heap = heap;
     j->keep_every_update = d.keep_every_update;
@@ -159,7 +162,7 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     }
     if ((!d.keep_every_update && !j->coalesce) ||
         rvi_vec_reserve(&j->heap, &j->deltas, sizeof(rv_delta), d.initial_capacity) != RV_OK) {
-        rv_journal_destroy(j);
+        rvi_journal_destroy_spent(j, spent);
         return RV_ERR_OUT_OF_MEMORY;
     }
     j->stats.next_sequence = 1;
@@ -167,7 +170,12 @@ rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
     return RV_OK;
 }
 
-void rv_journal_destroy(rv_journal *j)
+rv_result rv_journal_create(const rv_journal_desc *desc, rv_journal **out)
+{
+    return rvi_journal_create_spent(desc, out, NULL);
+}
+
+void rvi_journal_destroy_spent(rv_journal *j, rv_alloc_stats *spent)
 {
     if (!j)
         return;
@@ -177,6 +185,13 @@ void rv_journal_destroy(rv_journal *j)
     rvi_vec_free(&j->heap, &j->needs.cell_entries, sizeof(uint32_t));
     rvi_heap heap = j->heap;
     rvi_free(&heap, j, sizeof *j);
+    if (spent)
+        *spent = heap.stats;
+}
+
+void rv_journal_destroy(rv_journal *j)
+{
+    rvi_journal_destroy_spent(j, NULL);
 }
 
 rv_result rv_journal_claim_thread(rv_journal *j)

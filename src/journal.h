@@ -56,6 +56,13 @@ struct rv_journal {
                                stats.next_sequence is the sequence counter itself */
 };
 
+/* rv_journal_create and rv_journal_destroy for an owner that reports the journal's
+ * allocations with its own (the world: rv_world_alloc_stats). A journal's heap goes with
+ * it, so what a creation that failed, or a destroy, leaves in that heap's counters is
+ * written to *spent (NULL: not wanted) for the owner to keep. */
+rv_result rvi_journal_create_spent(const rv_journal_desc *desc, rv_journal **out, rv_alloc_stats *spent);
+void rvi_journal_destroy_spent(rv_journal *journal, rv_alloc_stats *spent);
+
 /* Checks a delta's kind and the payload of its channel (what an append validates; a replay
  * checks recorded deltas with it too). */
 rv_result rvi_delta_validate(const rv_delta *delta);

@@ -134,7 +134,7 @@ rv_result rv_render_scene_publish(rv_render_scene *s, const rv_journal *j)
 
 /* ---- lifecycle ---- */
 
-static void free_scene(rv_render_scene *s)
+static void free_scene(rv_render_scene *s, rv_alloc_stats *spent)
 {
     for (int i = 0; i < RVI_IX_COUNT; i++)
         rvi_free(&s->heap, s->index[i], s->capacity ? index_bytes(s->capacity) : 0);
@@ -150,9 +150,12 @@ static void free_scene(rv_render_scene *s)
     rvi_free(&s->heap, s->digest_entries, (size_t)s->digest_capacity * 2 * sizeof(rvi_digest_entry));
     rvi_heap heap = s->heap;
     rvi_free(&heap, s, sizeof *s);
+    if (spent)
+        *spent = heap.stats;
 }
 
-rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_scene **out)
+rv_result rvi_render_scene_create_spent(const rv_render_scene_desc *desc, rv_render_scene **out,
+                                        rv_alloc_stats *spent)
 {
     if (!out)
         return RV_ERR_INVALID_ARG;
@@ -164,8 +167,11 @@ rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_sce
     rvi_heap heap;
     rvi_heap_init(&heap, &d.allocator);
     rv_render_scene *s = rvi_alloc(&heap, sizeof *s);
-    if (!s)
+    if (!s) {
+        if (spent)
+            *spent = heap.stats;
         return RV_ERR_OUT_OF_MEMORY;
+    }
     memset(s, 0, sizeof *s);
     s->heap = heap;
     s->free_head = NONE;
@@ -180,11 +186,16 @@ rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_sce
     if (r == RV_OK && d.world)
         r = rvi_render_scene_bind_world(s, d.world);
     if (r != RV_OK) {
-        free_scene(s);
+        free_scene(s, spent);
         return r;
     }
     *out = s;
     return RV_OK;
+}
+
+rv_result rv_render_scene_create(const rv_render_scene_desc *desc, rv_render_scene **out)
+{
+    return rvi_render_scene_create_spent(desc, out, NULL);
 }
 
 void rv_render_scene_destroy(rv_render_scene *s)
@@ -192,7 +203,7 @@ void rv_render_scene_destroy(rv_render_scene *s)
     if (!s)
         return;
     rvi_render_scene_unbind_world(s);
-    free_scene(s);
+    free_scene(s, NULL);
 }
 
 /* ---- queries ---- */

@@ -338,6 +338,12 @@ void rvi_set_blocked(rv_render_scene *scene, uint32_t slot, bool blocked);
 /* Retries the equipped children whose node would have closed a cycle. */
 void rvi_retry_blocked(rv_render_scene *scene);
 
+/* rv_render_scene_create for an owner that reports the scene's allocations with its own,
+ * as rvi_journal_create_spent: a creation that fails writes its heap's counters to *spent
+ * (NULL: not wanted). */
+rv_result rvi_render_scene_create_spent(const rv_render_scene_desc *desc, rv_render_scene **out,
+                                        rv_alloc_stats *spent);
+
 /* Binds a scene to a world (what rv_render_scene_create does with desc->world; the frame
  * may call it for a scene made standalone): every live projection gets a node, and the
  * scene registers as the world's RVI_MODULE_PROJECTION (hooks: a destroyed node is

@@ -800,6 +800,45 @@ static void test_a_failed_cull_leaves_the_frame_to_abort_alone(void **state)
     }
 }
 
+/* ---- allocation counters ------------------------------------------------------------------ */
+
+/* rv_world_alloc_stats counts every allocator call the world made, a failure inside
+ * rv_world_journal included: the journal and render scene it makes keep heaps of their
+ * own, and one that fails to be made takes its heap with it. */
+static void test_world_counts_every_failure_of_its_journal(void **state)
+{
+    (void)state;
+    uint64_t k = 1;
+    for (;; k++) {
+        rvt_alloc a = {0};
+        rv_world_desc d = {0};
+        d.allocator = rvt_allocator(&a);
+        d.node_capacity = 1;
+        rv_world *w;
+        assert_int_equal(rv_world_create(&d, &w), RV_OK);
+        a.fail_at = a.calls + k;
+        rv_journal *j;
+        rv_result r = rv_world_journal(w, &j);
+        a.fail_at = 0;
+        rv_alloc_stats st = rv_world_alloc_stats(w);
+        if (st.failures != a.failed)
+            fail_msg("rv_world_journal failing its allocation %llu: %llu failure(s) counted, the allocator "
+                     "returned NULL %llu time(s)", (unsigned long long)k, (unsigned long long)st.failures,
+                     (unsigned long long)a.failed);
+        assert_int_equal(st.allocations + st.reallocations, a.calls - a.failed);
+        assert_int_equal(st.bytes_live, a.live_bytes);
+        rv_world_destroy(w);
+        assert_int_equal(a.live_blocks, 0);
+        if (a.failed == 0) {
+            assert_int_equal(r, RV_OK);
+            break;
+        }
+        assert_int_equal(r, RV_ERR_OUT_OF_MEMORY);
+    }
+    print_message("rv_world_journal: %llu allocation(s) swept\n", (unsigned long long)(k - 1));
+    assert_true(k > 3); /* frame state, journal, render scene */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -808,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_world_joins_survive_every_allocation_failure),
         cmocka_unit_test(test_a_frame_out_of_memory_loses_no_page_request_or_eviction),
         cmocka_unit_test(test_a_failed_cull_leaves_the_frame_to_abort_alone),
+        cmocka_unit_test(test_world_counts_every_failure_of_its_journal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

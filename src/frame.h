@@ -101,7 +101,7 @@ enum {
     RVI_REC_CANDIDATE = 0,   /* a candidate */
     RVI_REC_TESTED,          /* a candidate occlusion-tested in the walk already */
     RVI_REC_CULL,            /* a pruned subtree top (desc.record_culls), reason in the detail */
-    RVI_REC_LOAD,            /* an HLOD region that wants its children loaded */
+    RVI_REC_LOAD,            /* an HLOD region whose children to load (rvi_hlod_decision.load_node) */
     RVI_REC_SUB,             /* the stream of item node, in place */
     RVI_REC_DEFER            /* work handed back (becomes an item, and this record its RVI_REC_SUB) */
 };

@@ -225,7 +225,7 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
     rv_world *world = w->world;
     bool record = world->desc.record_culls;
     if (d->wants_load)
-        put(w, i, RVI_REC_LOAD, 0.0f, 0);
+        put(w, d->load_node, RVI_REC_LOAD, 0.0f, 0);
     if (d->draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
         float self = *weight * d->self_weight;
         if (self > 0 && own_geometry_seen(w, i))

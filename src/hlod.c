@@ -198,21 +198,43 @@ static uint32_t scan_next(const rvi_scene *sc, uint32_t top, uint32_t node, bool
     return RVI_INDEX_NONE;
 }
 
+/* How many resident regions without geometry of their own, one under the other, a scan
+ * looks through (see scan_children). A chain deeper than this counts as not ready: the
+ * region above it draws itself, which leaves no hole, and each scan stays O(1) levels. */
+#define PASS_THROUGH_DEPTH 8u
+
 typedef struct child_scan {
     bool any;       /* at least one child region with geometry, or not resident yet */
     bool resident;  /* every such child is resident */
+    bool ready;     /* every such child is resident and, passed through, stands on ready
+                       children itself: refining leaves no hole */
+    uint32_t load;  /* the region whose children to load so that ready can turn true: top
+                       when a child of its own is not resident, else the nearest such region
+                       under a passed-through child (RVI_INDEX_NONE: none known) */
 } child_scan;
+
+/* In the frame's lists a resident region without geometry of its own is passed through
+ * (rvi_hlod_decide), so it stands in for nothing: what stands in its place are its own
+ * children. */
+static bool passed_through(const rvi_scene *sc, const hlod_region *region, bool own_geometry, uint32_t node)
+{
+    return own_geometry && region->resident && !(sc->flags[node] & RVI_NODE_HAS_GEOMETRY);
+}
 
 /* Looks at the nearest region descendants of top; with reset, puts each back to "drawn as
  * itself", and marks it returning when top came back from out of sight (so it shows its
  * own cut whole too). A resident child with empty bounds covers nothing and is ignored; one
  * that is not resident may have empty bounds only because its data has not arrived, so it
  * counts (and holds top as itself) until it is. A hidden node (on it or a plain node
- * between) is neither drawn nor loaded: it and what is under it are passed over. */
-static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool reset, bool returning)
+ * between) is neither drawn nor loaded: it and what is under it are passed over.
+ * With own_geometry (the frame's lists), a child passed through is ready only when its own
+ * children are, looked at the same way through up to depth such children in a row; reset
+ * reaches through it to them too (they are what appears in its place). */
+static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool own_geometry,
+                                uint32_t depth, bool reset, bool returning)
 {
     const rvi_scene *sc = &world->scene;
-    child_scan scan = { false, true };
+    child_scan scan = { false, true, true, RVI_INDEX_NONE };
     if (sc->first_child[top] == RVI_INDEX_NONE)
         return scan;
     uint32_t node = sc->first_child[top];
@@ -224,7 +246,21 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
         hlod_region *child = region_of(st, node);
         if (child && (sc->world_sphere[node][3] >= 0.0f || !child->resident)) {
             scan.any = true;
-            scan.resident = scan.resident && child->resident;
+            if (!child->resident) {
+                scan.resident = scan.ready = false;
+                scan.load = top;
+            } else if (passed_through(sc, child, own_geometry, node)) {
+                if (depth == 0) {
+                    scan.ready = false; /* too deep to look: top stands in, nothing to load */
+                } else {
+                    child_scan below = scan_children(world, st, node, own_geometry, depth - 1, reset, returning);
+                    if (!below.ready) {
+                        scan.ready = false;
+                        if (scan.load == RVI_INDEX_NONE)
+                            scan.load = below.load;
+                    }
+                }
+            }
             if (reset) {
                 child->self_weight = 1.0f;
                 child->refining = false;
@@ -291,6 +327,7 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
 {
     rvi_hlod_decision d;
     memset(&d, 0, sizeof d);
+    d.load_node = RVI_INDEX_NONE;
     hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
     hlod_region *region = region_of(st, node_index);
     if (!region)
@@ -334,8 +371,6 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
         else if (s > 1.0f - FADE_SNAP)
             s = 1.0f;
     }
-    child_scan children = scan_children(world, st, node_index, false, false);
-    bool want_refine = children.any && sse > pass->max_screen_space_error;
     /* Drawn as itself, a region without geometry of its own would leave a hole where its
      * children are: in the frame it is passed through like one that is not loaded, and
      * more: being resident, all of its subtree is what stands there, plain nodes and
@@ -343,7 +378,13 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
     bool drawable = region->resident && own;
     bool pass_through = region->resident && !own;
+    /* Only a region that can stand in looks through its passed-through children: one that
+     * cannot passes through to them, and they decide for themselves. */
+    child_scan children = scan_children(world, st, node_index, pass->own_geometry,
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
+    bool want_refine = children.any && sse > pass->max_screen_space_error;
     bool refining;
+    d.load_node = node_index;
     if (!drawable) {
         /* It cannot be drawn: pass through to whatever below is resident. */
         refining = children.any || pass_through;
@@ -355,17 +396,20 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
          * which, loaded, is drawn as itself. */
         d.wants_load = children.any && !children.resident &&
                        (want_refine || region->resident || !own || !region_above(&world->scene, pass, node_index));
-    } else if (!children.any || !children.resident) {
-        /* Never a hole: with a child missing the region is drawn fully, at once. */
+    } else if (!children.any || !children.ready) {
+        /* Never a hole: with a child missing, or one passed through that would leave a hole,
+         * the region is drawn fully, at once. The children to load may be those of a region
+         * passed through below it (loading its own, resident already, would change nothing). */
         refining = false;
         s = 1.0f;
-        d.wants_load = want_refine;
+        d.wants_load = want_refine && children.load != RVI_INDEX_NONE;
+        d.load_node = children.load;
     } else {
         refining = want_refine;
     }
-    if (refining && settled_self && drawable)
-        scan_children(world, st, node_index, true, snap); /* children start as themselves */
-    if ((pass->crossfade_ms < 0.0f || snap) && drawable && children.any && children.resident)
+    if (refining && settled_self && drawable) /* children start as themselves */
+        scan_children(world, st, node_index, pass->own_geometry, PASS_THROUGH_DEPTH, true, snap);
+    if ((pass->crossfade_ms < 0.0f || snap) && drawable && children.any && children.ready)
         s = refining ? 0.0f : 1.0f;
     region->refining = refining;
     region->self_weight = s;
@@ -508,7 +552,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
             RVI_VEC_AT(st->draws, rv_hlod_draw, st->draws.count++) = draw;
         }
         if (d.wants_load) {
-            rv_hlod_load load = { handle, d.screen_space_error, d.distance };
+            rv_hlod_load load = { rvi_node_handle(sc, d.load_node), d.screen_space_error, d.distance };
             RVI_VEC_AT(st->loads, rv_hlod_load, st->loads.count++) = load;
         }
         if (d.refine)
@@ -556,12 +600,15 @@ rvi_hlod_cover rvi_hlod_cover_below(const rv_world *world, const rvi_hlod_pass *
         rvi_hlod_decision d = rvi_hlod_peek(world, pass, node_index);
         return d.draw_self && !d.refine ? RVI_HLOD_STAND_IN : d.refine ? RVI_HLOD_THROUGH : RVI_HLOD_NOTHING;
     }
-    child_scan children = scan_children(world, st, node_index, false, false);
     bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
-    if (!(region->resident && own)) /* passed through, as rvi_hlod_decide does */
+    bool drawable = region->resident && own;
+    child_scan children = scan_children(world, st, node_index, pass->own_geometry,
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
+    if (!drawable) /* passed through, as rvi_hlod_decide does */
         return children.any || region->resident ? RVI_HLOD_THROUGH : RVI_HLOD_NOTHING;
-    /* Settled as itself, or a child missing (drawn as itself at once): the stand-in. */
-    if ((!region->refining && region->self_weight >= 1.0f) || !children.any || !children.resident)
+    /* Settled as itself, or a child missing or not ready (drawn as itself at once): the
+     * stand-in. */
+    if ((!region->refining && region->self_weight >= 1.0f) || !children.any || !children.ready)
         return RVI_HLOD_STAND_IN;
     return RVI_HLOD_THROUGH; /* refined, or crossfading with its children */
 }
@@ -588,16 +635,17 @@ rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass
                                      : region->geometric_error * pass->pixels_at_unit / distance;
     d.distance = distance > 0.0 ? (float)distance : 0.0f;
     d.screen_space_error = (float)sse;
-    child_scan children = scan_children(world, st, node_index, false, false);
     /* As rvi_hlod_decide: a region that is not resident, or has no geometry of its own to
      * draw in the view's lists, cannot stand in for its children; a resident one without
      * geometry passes its whole subtree through. */
     bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
     bool drawable = region->resident && own;
+    child_scan children = scan_children(world, st, node_index, pass->own_geometry,
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
     if (!drawable)
         d.refine = children.any || region->resident; /* whatever below is resident stands in */
     else
-        d.refine = children.any && children.resident && sse > pass->max_screen_space_error;
+        d.refine = children.any && children.ready && sse > pass->max_screen_space_error;
     d.draw_self = drawable && !d.refine;
     d.self_weight = d.draw_self ? 1.0f : 0.0f;
     return d;

@@ -158,6 +158,10 @@ typedef struct rvi_hlod_decision {
     bool draw_self;              /* draw the region's own geometry, weight inherited * self_weight */
     bool refine;                 /* walk below it; children inherit inherited * (1 - self_weight) */
     bool wants_load;             /* it wants to refine but a child is not resident */
+    uint32_t load_node;          /* with wants_load, the region whose children to load: the
+                                    region itself, or (own_geometry) a resident one without
+                                    geometry of its own below it, passed through, whose
+                                    children are missing */
     bool is_region;              /* false: node_index is not a region (nothing decided) */
     float self_weight;           /* in [0, 1] */
     float screen_space_error;    /* pixels (+inf inside) */

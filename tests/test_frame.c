@@ -1762,6 +1762,167 @@ static void test_hlod_a_region_without_geometry_asks_for_its_children_at_once(vo
     rv_world_destroy(w);
 }
 
+/* A region with geometry over a resident region without geometry of its own (a grouping
+ * node made a region: passed through) over a child that is not resident. The region
+ * passed through stands for nothing, so refining into it would leave a hole where its
+ * child is: the region above draws itself, and the load asked for is the children of the
+ * one passed through (those of the region above are resident already). */
+typedef struct pass_through_tree {
+    rv_world *world;
+    rv_node top, through[3], child, sibling;
+} pass_through_tree;
+
+/* top (error 5 m, 40 m ahead: ~100 px) over depth regions without geometry over child;
+ * sibling: a second child region of top with geometry, or none. */
+static pass_through_tree make_pass_through_tree(uint32_t depth, bool sibling)
+{
+    pass_through_tree t;
+    memset(&t, 0, sizeof t);
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f; /* cuts change at once */
+    t.world = rvt_world(&desc);
+    rv_world *w = t.world;
+    t.top = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -40, 10);
+    assert_int_equal(rv_node_set_hlod_region(w, t.top, 5.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, t.top, true), RV_OK);
+    rv_node parent = t.top;
+    for (uint32_t k = 0; k < depth; k++) {
+        t.through[k] = rvt_node(w, parent);
+        assert_int_equal(rv_node_set_hlod_region(w, t.through[k], 1.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, t.through[k], true), RV_OK);
+        parent = t.through[k];
+    }
+    t.child = rvt_object(w, parent, -3, 0, 0, 4);
+    assert_int_equal(rv_node_set_hlod_region(w, t.child, 0.0f), RV_OK);
+    if (sibling) {
+        t.sibling = rvt_object(w, t.top, 3, 0, 0, 4);
+        assert_int_equal(rv_node_set_hlod_region(w, t.sibling, 0.0f), RV_OK);
+    }
+    return t;
+}
+
+static void test_hlod_a_region_refines_through_a_region_without_geometry_only_onto_loaded_children(void **state)
+{
+    (void)state;
+    pass_through_tree t = make_pass_through_tree(1, false);
+    rv_world *w = t.world;
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v, extra;
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, t.top));
+    assert_false(view_draws(&v, t.child));
+    assert_int_equal(v.counts.hlod_drawn, 1);
+    assert_int_equal(v.counts.hlod_refined, 0);
+    assert_int_equal(v.hlod_load_request_count, 1);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], t.through[0]));
+    rv_node named;
+    uint32_t n;
+    assert_int_equal(rv_hlod_children(w, v.hlod_load_requests[0], &named, 1, &n), RV_OK);
+    assert_int_equal(n, 1);
+    assert_true(rv_node_equal(named, t.child)); /* what the host loads is what is missing */
+    c.v.time_ms = 16;
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    assert_true(view_draws(&extra, t.top));
+    assert_false(view_draws(&extra, t.child));
+    /* Loaded: the top region refines, through the one without geometry, onto the child. */
+    assert_int_equal(rv_node_set_hlod_resident(w, t.child, true), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, t.top));
+    assert_true(view_draws(&v, t.child));
+    assert_int_equal(v.hlod_load_request_count, 0);
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    assert_false(view_draws(&extra, t.top));
+    assert_true(view_draws(&extra, t.child));
+    /* Unloaded again: the top region stands in at once. */
+    assert_int_equal(rv_node_set_hlod_resident(w, t.child, false), RV_OK);
+    c.v.time_ms = 48;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, t.top));
+    assert_false(view_draws(&v, t.child));
+    assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+    assert_true(view_draws(&extra, t.top));
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
+/* Through three regions without geometry in a row, the load names the deepest (the one
+ * whose children are missing); with a child of the top region missing too, the top region
+ * is named first, and once its children are in, the one below. Every frame draws the top
+ * region or the children in its place. */
+static void test_hlod_loads_behind_regions_without_geometry_name_the_region_missing_children(void **state)
+{
+    (void)state;
+    pass_through_tree t = make_pass_through_tree(3, true);
+    rv_world *w = t.world;
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, t.top));
+    assert_int_equal(v.hlod_load_request_count, 1);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], t.top));
+    assert_int_equal(rv_node_set_hlod_resident(w, t.sibling, true), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, t.top));
+    assert_false(view_draws(&v, t.sibling));
+    assert_int_equal(v.hlod_load_request_count, 1);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], t.through[2]));
+    assert_int_equal(rv_node_set_hlod_resident(w, t.child, true), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, t.top));
+    assert_true(view_draws(&v, t.child));
+    assert_true(view_draws(&v, t.sibling));
+    assert_int_equal(v.hlod_load_request_count, 0);
+    rv_world_destroy(w);
+}
+
+/* A chain of 100,000 resident regions without geometry between a region and its loaded
+ * child: a scan looks through a few of them only (each frame stays linear in the chain),
+ * so the top region, unable to see that the chain ends on loaded ground, draws itself:
+ * never a hole, and nothing asked for that cannot help. */
+static void test_hlod_a_deep_chain_of_regions_without_geometry_is_never_a_hole(void **state)
+{
+    (void)state;
+    enum { DEPTH = 100000 };
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f;
+    rv_world *w = rvt_world(&desc);
+    rv_node top = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -40, 10);
+    assert_int_equal(rv_node_set_hlod_region(w, top, 5.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, top, true), RV_OK);
+    rv_node parent = top;
+    for (uint32_t k = 0; k < DEPTH; k++) {
+        parent = rvt_node(w, parent);
+        assert_int_equal(rv_node_set_hlod_region(w, parent, 1.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, parent, true), RV_OK);
+    }
+    rv_node child = rvt_object(w, parent, 0, 0, 0, 4);
+    assert_int_equal(rv_node_set_hlod_region(w, child, 0.0f), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v, extra;
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    for (int f = 0; f < 4; f++) {
+        assert_int_equal(rv_node_set_hlod_resident(w, child, f >= 2), RV_OK);
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(rv_cull_view(w, &c.v, list, &extra), RV_OK);
+        assert_true(view_draws(&v, top));
+        assert_true(view_draws(&extra, top));
+        assert_int_equal(v.hlod_load_request_count, 0);
+        assert_true(v.counts.nodes_visited < 100); /* the chain under it is not walked */
+    }
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_hlod_leaf_region_without_own_geometry_draws_its_plain_children(void **state)
 {
     (void)state;
@@ -4930,6 +5091,9 @@ int main(void)
         cmocka_unit_test(test_hlod_region_without_own_geometry_draws_its_children),
         cmocka_unit_test(test_hlod_leaf_region_without_own_geometry_draws_its_plain_children),
         cmocka_unit_test(test_hlod_a_region_without_geometry_asks_for_its_children_at_once),
+        cmocka_unit_test(test_hlod_a_region_refines_through_a_region_without_geometry_only_onto_loaded_children),
+        cmocka_unit_test(test_hlod_loads_behind_regions_without_geometry_name_the_region_missing_children),
+        cmocka_unit_test(test_hlod_a_deep_chain_of_regions_without_geometry_is_never_a_hole),
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),

@@ -263,6 +263,11 @@ typedef struct rv_hlod_draw {
  * (within 64 nodes up) asks for it; else the region above lists its own children, this
  * one among them, and once loaded it is drawn as itself (so a world where nothing is
  * resident yet is loaded from the top, as deep as the errors need, not whole).
+ * In rv_frame, a region that wants to refine but whose children are all resident, one of
+ * them without geometry of its own standing on children that are not (see rv_hlod_select),
+ * is not named itself (its children are loaded already): the request names the region
+ * without geometry below it whose children are missing, one request a frame (its own
+ * missing children first, then those under such regions, in walk order).
  * distance: world units from the eye to its bounds' surface (0 inside). */
 typedef struct rv_hlod_load {
     rv_node region;
@@ -297,7 +302,12 @@ typedef struct rv_hlod_result {
  * occlusion test hid). A visible resident region refines
  * into its children while its screen-space error exceeds max_screen_space_error AND every
  * child is resident; otherwise it draws itself — never a hole while children load — and,
- * when it wanted to refine, it is listed in loads. A non-resident region is never drawn:
+ * when it wanted to refine, it is listed in loads. In rv_frame, whose lists pass a
+ * resident region without geometry of its own through (it draws nothing), such a child is
+ * taken as resident only when its own children are (looked at the same way, through up to
+ * 8 such regions in a row; a deeper chain counts as not resident: the region above draws
+ * itself, and asks for nothing there); rv_hlod_select, where the host draws every region
+ * by its own means, takes it as it is. A non-resident region is never drawn:
  * the walk passes through it to whatever below is resident (which regions it lists in
  * loads: rv_hlod_load). When the cut changes, parent
  * and children crossfade over crossfade_ms (linear; a reversal continues from the current

@@ -87,14 +87,17 @@ typedef struct rvi_walk_scratch {
     rvi_vec candidates;      /* rvi_candidate */
     rvi_vec sort_keys;       /* uint32_t, 2n */
     rvi_vec sort_order;      /* uint32_t, 2n */
+    rvi_vec hlod_loads;      /* rv_hlod_load: the walk's load requests, sorted into the arena's */
 } rvi_walk_scratch;
 
 /* One entry of a walk record stream: what the walk decided, in walk order. */
 typedef struct rvi_walk_record {
     uint32_t node;           /* the slot; RVI_REC_SUB: an item; RVI_REC_DEFER: the first node */
     uint32_t kind;           /* RVI_REC_* | detail << 8 (a cull's reason; a deferral's mask) */
-    float weight;            /* a candidate's or a deferral's weight */
-    uint32_t count;          /* RVI_REC_DEFER: as rvi_walk_item.count */
+    float weight;            /* a candidate's or a deferral's weight; RVI_REC_LOAD: the
+                                deciding region's screen-space error */
+    uint32_t count;          /* RVI_REC_DEFER: as rvi_walk_item.count; RVI_REC_LOAD: the
+                                bits of its distance (float) */
 } rvi_walk_record;
 
 enum {

@@ -224,8 +224,11 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
 {
     rv_world *world = w->world;
     bool record = world->desc.record_culls;
-    if (d->wants_load)
-        put(w, d->load_node, RVI_REC_LOAD, 0.0f, 0);
+    if (d->wants_load) { /* with the region's urgency, by which the frame orders its loads */
+        uint32_t distance;
+        memcpy(&distance, &d->distance, sizeof distance);
+        put(w, d->load_node, RVI_REC_LOAD, d->screen_space_error, distance);
+    }
     if (d->draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
         float self = *weight * d->self_weight;
         if (self > 0 && own_geometry_seen(w, i))

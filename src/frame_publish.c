@@ -29,6 +29,7 @@ void rvi_walk_scratch_free(rvi_heap *heap, rvi_walk_scratch *s)
     rvi_vec_free(heap, &s->candidates, sizeof(rvi_candidate));
     rvi_vec_free(heap, &s->sort_keys, sizeof(uint32_t));
     rvi_vec_free(heap, &s->sort_order, sizeof(uint32_t));
+    rvi_vec_free(heap, &s->hlod_loads, sizeof(rv_hlod_load));
 }
 
 rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *s, uint32_t n)

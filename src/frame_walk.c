@@ -19,6 +19,7 @@
  * of the workers' counts afterwards. */
 #include "frame.h"
 #include "core/check.h"
+#include "core/sort.h"
 #include "scene.h"
 
 #include <stdatomic.h>
@@ -408,6 +409,8 @@ static rv_result gather(rv_world *world, rvi_frame *f)
     rvi_vec *cands = &f->scratch.candidates;
     cands->count = 0;
     RVI_TRY(rvi_vec_reserve(heap, cands, sizeof(rvi_candidate), (uint32_t)total));
+    rvi_vec *loads = &f->scratch.hlod_loads;
+    loads->count = 0;
     rvi_vec *stack = &f->item_stack;
     stack->count = 0;
     const rvi_walk_item *items = RVI_VEC_PTR(f->items, rvi_walk_item);
@@ -425,8 +428,9 @@ static rv_result gather(rv_world *world, rvi_frame *f)
                 rv_cull_record rec = { rvi_node_handle(&world->scene, r.node), (rv_cull_reason)(r.kind >> 8) };
                 RVI_TRY(rvi_vec_push(heap, &a->culls, sizeof rec, &rec));
             } else if (kind == RVI_REC_LOAD) {
-                rv_node h = rvi_node_handle(&world->scene, r.node);
-                RVI_TRY(rvi_vec_push(heap, &a->hlod_loads, sizeof h, &h));
+                rv_hlod_load load = { rvi_node_handle(&world->scene, r.node), r.weight, 0.0f };
+                memcpy(&load.distance, &r.count, sizeof load.distance);
+                RVI_TRY(rvi_vec_push(heap, loads, sizeof load, &load));
             } else if (kind == RVI_REC_SUB) {
                 uint32_t back[2] = { item, at };
                 RVI_TRY(rvi_vec_push(heap, stack, sizeof back, back));
@@ -444,6 +448,13 @@ static rv_result gather(rv_world *world, rvi_frame *f)
         item = back[0];
         at = back[1];
     }
+    /* Most urgent first, as rv_hlod_select orders its loads; the order the walk found them
+     * in (which worker, which item) does not show. */
+    if (loads->count > 1)
+        rvi_sort(loads->data, loads->count, sizeof(rv_hlod_load), rvi_hlod_compare_loads);
+    RVI_TRY(rvi_vec_reserve(heap, &a->hlod_loads, sizeof(rv_node), loads->count));
+    for (uint32_t k = 0; k < loads->count; k++)
+        RVI_VEC_AT(a->hlod_loads, rv_node, a->hlod_loads.count++) = RVI_VEC_AT(*loads, rv_hlod_load, k).region;
     return RV_OK;
 }
 

@@ -423,7 +423,7 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
 
 /* ---- rv_hlod_select ------------------------------------------------------------------ */
 
-static int compare_loads(const void *a, const void *b)
+int rvi_hlod_compare_loads(const void *a, const void *b)
 {
     const rv_hlod_load *x = a, *y = b;
     if (x->screen_space_error != y->screen_space_error)
@@ -559,7 +559,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
             push_children(sc, &st->stack, e.node_index, e.plane_mask, e.weight * (1.0f - d.self_weight));
     }
     if (st->loads.count > 1)
-        rvi_sort(st->loads.data, st->loads.count, sizeof(rv_hlod_load), compare_loads);
+        rvi_sort(st->loads.data, st->loads.count, sizeof(rv_hlod_load), rvi_hlod_compare_loads);
     result.draws = RVI_VEC_PTR(st->draws, rv_hlod_draw);
     result.draw_count = st->draws.count;
     result.loads = RVI_VEC_PTR(st->loads, rv_hlod_load);

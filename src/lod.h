@@ -168,6 +168,11 @@ typedef struct rvi_hlod_decision {
     float distance;              /* eye to bounds surface, world units (0 inside) */
 } rvi_hlod_decision;
 
+/* The order of load requests, most urgent first, for rvi_sort over rv_hlod_load: largest
+ * screen-space error, then nearest, then lowest node id (a total order over distinct
+ * regions: the same list whatever order they were found in). */
+int rvi_hlod_compare_loads(const void *a, const void *b);
+
 /* Checks the view and dt and resolves the world's configuration into *pass. */
 rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, float dt_ms,
                               rvi_hlod_pass *pass);

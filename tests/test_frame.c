@@ -1923,6 +1923,38 @@ static void test_hlod_a_deep_chain_of_regions_without_geometry_is_never_a_hole(v
     rv_world_destroy(w);
 }
 
+/* The frame's load requests come most urgent first, as rv_hlod_select's loads: the near
+ * region (larger screen-space error) before the far one, although the walk meets the far
+ * one first. */
+static void test_hlod_load_requests_come_most_urgent_first(void **state)
+{
+    (void)state;
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f;
+    rv_world *w = rvt_world(&desc);
+    rv_node top = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -60, 60);
+    assert_int_equal(rv_node_set_hlod_region(w, top, 50.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, top, true), RV_OK);
+    const float at[2][2] = { { -20, -100 }, { 0, -15 } }; /* far (~30 px), near (~500 px) */
+    rv_node region[2];
+    for (int k = 0; k < 2; k++) {
+        region[k] = rvt_object(w, top, at[k][0], 0, at[k][1] + 60, 10);
+        assert_int_equal(rv_node_set_hlod_region(w, region[k], 4.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, region[k], true), RV_OK);
+        rv_node child = rvt_object(w, region[k], 0, 0, 0, 5);
+        assert_int_equal(rv_node_set_hlod_region(w, child, 0.0f), RV_OK);
+    }
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, region[0]) && view_draws(&v, region[1]));
+    assert_int_equal(v.hlod_load_request_count, 2);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], region[1]));
+    assert_true(rv_node_equal(v.hlod_load_requests[1], region[0]));
+    rv_world_destroy(w);
+}
+
 static void test_hlod_leaf_region_without_own_geometry_draws_its_plain_children(void **state)
 {
     (void)state;
@@ -5094,6 +5126,7 @@ int main(void)
         cmocka_unit_test(test_hlod_a_region_refines_through_a_region_without_geometry_only_onto_loaded_children),
         cmocka_unit_test(test_hlod_loads_behind_regions_without_geometry_name_the_region_missing_children),
         cmocka_unit_test(test_hlod_a_deep_chain_of_regions_without_geometry_is_never_a_hole),
+        cmocka_unit_test(test_hlod_load_requests_come_most_urgent_first),
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),
         cmocka_unit_test(test_partition_gate_runs_inside_the_walk),
         cmocka_unit_test(test_walk_gates_groups_nested_in_a_part_within_the_margin),

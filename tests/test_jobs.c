@@ -793,6 +793,105 @@ static void test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_lose
     free(drawn);
 }
 
+/* HLOD load requests from a long list of regions (cut into chunks walked as separate
+ * items): the same list whatever the job system, in rv_hlod_select's order (largest
+ * screen-space error first, then nearest, then lowest node id), not in the order the
+ * walk's items met them. The view gives its eye and fov_y, so both compute the same
+ * errors. */
+enum { LOAD_REGIONS = 3000 };
+
+/* Which region of the list n is (each world tags its handles: compare places, not ids). */
+static uint64_t region_number(const rv_node *regions, rv_node n)
+{
+    for (uint64_t i = 0; i < LOAD_REGIONS; i++)
+        if (rv_node_equal(regions[i], n))
+            return i;
+    return UINT64_MAX;
+}
+
+/* The frame's load requests as region numbers into numbers, and with select_numbers,
+ * rv_hlod_select's loads in the same view; the request count. */
+static uint32_t frame_loads(const rv_job_system *jobs, uint64_t *numbers, uint64_t *select_numbers,
+                            uint32_t *select_count)
+{
+    static rv_node regions[LOAD_REGIONS];
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f;
+    if (jobs)
+        desc.jobs = *jobs;
+    rv_world *w = rvt_world(&desc);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    for (uint32_t i = 0; i < LOAD_REGIONS; i++) {
+        float depth = 5.0f + (float)(i / 60) * 4.0f, across = ((float)(i % 60) - 29.5f) / 30.0f;
+        rv_node region = regions[i] = rvt_object(w, root, across * 0.8f * depth, 0.0f, -depth, 0.5f);
+        check(rv_node_set_hlod_region(w, region, 0.5f + (float)((i * 37u) % 101u) * 0.05f));
+        check(rv_node_set_hlod_resident(w, region, true));
+        rv_node child = rvt_object(w, region, 0, 0, 0, 0.25f);
+        check(rv_node_set_hlod_region(w, child, 0.0f));
+    }
+    /* 90 degrees, square, looking down -z from the origin. */
+    const float vp[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+    const float eye[3] = { 0, 0, 0 };
+    rv_view v = { .view_projection = vp, .eye = eye, .viewport_width = 1000, .viewport_height = 1000,
+                  .fov_y = 1.5707964f };
+    rv_frame_view out;
+    check(rv_frame(w, &v, &out));
+    for (uint32_t i = 0; i < out.hlod_load_request_count; i++)
+        numbers[i] = region_number(regions, out.hlod_load_requests[i]);
+    uint32_t count = out.hlod_load_request_count;
+    if (select_numbers) {
+        rv_lod_view lv = { .eye = { 0, 0, 0 }, .fov_y = 1.5707964f, .viewport_height_px = 1000 };
+        rv_hlod_result cut;
+        check(rv_hlod_select(w, root, &lv, &out.frustum, 0.0f, &cut));
+        for (uint32_t i = 0; i < cut.load_count; i++)
+            select_numbers[i] = region_number(regions, cut.loads[i].region);
+        *select_count = cut.load_count;
+    }
+    rv_world_destroy(w);
+    return count;
+}
+
+static void test_hlod_load_requests_the_same_on_any_workers_most_urgent_first(void **state)
+{
+    (void)state;
+    uint64_t *alone = malloc(sizeof(uint64_t) * LOAD_REGIONS), *select = malloc(sizeof(uint64_t) * LOAD_REGIONS),
+             *numbers = malloc(sizeof(uint64_t) * LOAD_REGIONS);
+    assert_non_null(alone);
+    assert_non_null(select);
+    assert_non_null(numbers);
+    uint32_t select_count = 0;
+    uint32_t count = frame_loads(NULL, alone, select, &select_count);
+    assert_true(count > 500 && count < LOAD_REGIONS); /* not vacuous: many, not all */
+    assert_int_equal(count, select_count);
+    for (uint32_t i = 0; i < count; i++)
+        if (alone[i] == UINT64_MAX || alone[i] != select[i])
+            fail_msg("load request %u of %u is not rv_hlod_select's", i, count);
+    rvt_host reverse = { .order = RVT_HOST_REVERSE, .max_workers = 3 };
+    rvt_host singles = { .order = RVT_HOST_SINGLES, .max_workers = 8, .seed = 4 };
+    rv_job_system systems[4] = { rvt_host_jobs(&reverse), rvt_host_jobs(&singles) };
+    const char *what[4] = { "ranges in reverse order", "ranges of one item, shuffled", "1 worker", "2 workers" };
+    rvt_pool *pools[2] = { rvt_pool_create(1), rvt_pool_create(2) };
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(pools[k]);
+        systems[2 + k] = rvt_pool_jobs(pools[k]);
+    }
+    for (int k = 0; k < 4; k++) {
+        uint32_t n = frame_loads(&systems[k], numbers, NULL, NULL);
+        assert_int_equal(n, count);
+        for (uint32_t i = 0; i < count; i++)
+            if (numbers[i] != alone[i])
+                fail_msg("%s: load request %u differs from the frame without a job system", what[k], i);
+    }
+    assert_true(reverse.calls > 0 && singles.calls > 0);
+    for (int k = 0; k < 2; k++)
+        rvt_pool_destroy(pools[k]);
+    rvt_host_free(&reverse);
+    rvt_host_free(&singles);
+    free(alone);
+    free(select);
+    free(numbers);
+}
+
 static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
 {
     (void)state;
@@ -818,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs),
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
         cmocka_unit_test(test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_loses_nothing),
+        cmocka_unit_test(test_hlod_load_requests_the_same_on_any_workers_most_urgent_first),
         cmocka_unit_test(test_the_feed_is_the_same_on_any_workers),
     };
     return cmocka_run_group_tests(tests, make_reference, NULL);

@@ -395,19 +395,25 @@ typedef struct rvi_object_pass {
  * (frame_emit.c). Adds the sort's time to *sort_ns. */
 rv_result rvi_frame_emit_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p, uint64_t *sort_ns);
 
-/* Where a draw item of node i stands for sorting (rv_draw_item.view_depth): the centre of
- * its own geometry's world sphere. A node with children has a world sphere around its whole
- * subtree, whose centre may lie far from its own mesh (a pane with a child far behind it
- * would sort with what stands there); a leaf's world sphere is its own geometry's. */
-static inline void rvi_frame_item_centre(const rvi_scene *sc, uint32_t node, float out[3])
+/* Node i's own geometry as a world sphere (radius < 0 when it has none): a leaf's world
+ * sphere is its geometry's; a node with children has one around its whole subtree, whose
+ * centre may lie far from its own mesh (a pane with a child far behind it). */
+static inline void rvi_frame_own_sphere(const rvi_scene *sc, uint32_t node, float out[4])
 {
-    if (sc->first_child[node] == RVI_INDEX_NONE) {
-        memcpy(out, sc->world_sphere[node], 3 * sizeof *out);
-        return;
-    }
-    float g[4];
-    rvi_scene_geometry_sphere(sc, node, g);
-    memcpy(out, g, 3 * sizeof *out);
+    if (sc->first_child[node] == RVI_INDEX_NONE)
+        memcpy(out, sc->world_sphere[node], 4 * sizeof *out);
+    else
+        rvi_scene_geometry_sphere(sc, node, out);
+}
+
+/* Where a draw item of node i stands for sorting (rv_draw_item.view_depth): the depth along
+ * the view's forward axis of its own geometry's centre, so a parent sorts by its own mesh. */
+static inline float rvi_frame_item_depth(const rvi_frame_camera *cam, const rvi_scene *sc, uint32_t node)
+{
+    float s[4];
+    rvi_frame_own_sphere(sc, node, s);
+    return (s[0] - cam->eye[0]) * cam->forward[0] + (s[1] - cam->eye[1]) * cam->forward[1] +
+           (s[2] - cam->eye[2]) * cam->forward[2];
 }
 
 /* Writes the draw item of node i (world matrix copied) at *item. */

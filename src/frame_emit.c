@@ -20,15 +20,6 @@ typedef struct emit_lists {
     uint32_t chunks[2];      /* place_job's chunks of each list */
 } emit_lists;
 
-static inline float view_depth_of(const rvi_frame *f, const rvi_scene *sc, uint32_t node)
-{
-    float ws[3];
-    rvi_frame_item_centre(sc, node, ws);
-    const rvi_frame_camera *cam = &f->cam;
-    return (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
-           (ws[2] - cam->eye[2]) * cam->forward[2];
-}
-
 /* Each visible candidate's items: a key and a reference, at the place the chunks before it
  * end in its list (the translucent list's keys after the opaque list's). */
 static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t end)
@@ -46,7 +37,7 @@ static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
             if (p->state[k] != RVI_OBJECT_VISIBLE)
                 continue;
             uint32_t list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
-            uint32_t key = rvi_frame_depth_key(view_depth_of(p->f, sc, node), list == 1);
+            uint32_t key = rvi_frame_depth_key(rvi_frame_item_depth(&p->f->cam, sc, node), list == 1);
             for (uint32_t s = 0; s < p->lod[k].n; s++, at[list]++) {
                 l->keys[at[list]] = key;
                 l->refs[at[list]] = k << 1 | s;

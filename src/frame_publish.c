@@ -133,10 +133,7 @@ void rvi_frame_emit(const rv_world *world, rv_draw_item *it, uint32_t node, uint
     it->key = sc->key[node];
     it->lod_level = level;
     it->fade = fade > 1.0f ? 1.0f : fade;
-    float ws[3];
-    rvi_frame_item_centre(sc, node, ws);
-    it->view_depth = (ws[0] - cam->eye[0]) * cam->forward[0] + (ws[1] - cam->eye[1]) * cam->forward[1] +
-                     (ws[2] - cam->eye[2]) * cam->forward[2];
+    it->view_depth = rvi_frame_item_depth(cam, sc, node);
     memcpy(it->world_matrix, sc->world_matrix[node], sizeof it->world_matrix);
 }
 

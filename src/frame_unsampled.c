@@ -144,12 +144,8 @@ static bool box_unsampled(const rvi_frame_camera *cam, const float min[3], const
 
 bool rvi_frame_unsampled(const rvi_frame_camera *cam, const rvi_frame *f, const rvi_scene *sc, uint32_t i)
 {
-    float g[4];
-    const float *s = sc->world_sphere[i];
-    if (sc->first_child[i] != NONE) {
-        rvi_scene_geometry_sphere(sc, i, g);
-        s = g;
-    }
+    float s[4];
+    rvi_frame_own_sphere(sc, i, s);
     if (!(s[3] >= 0 && s[3] < INFINITY))
         return false;
     /* A filter on cost, not a verdict: the sphere's image diameter, about. */

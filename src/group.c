@@ -148,13 +148,16 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
     if (leaf_size == 1)
         return RV_ERR_INVALID_ARG;
     uint32_t leaf = leaf_size ? leaf_size : DEFAULT_LEAF_SIZE;
-    uint32_t p;
-    RVI_TRY(rvi_node_index(s, parent, &p));
-    uint32_t n = children ? count : s->aux[p].child_count;
+    uint32_t p = NONE; /* RV_NODE_NONE: the roots */
+    if (parent.id != 0)
+        RVI_TRY(rvi_node_index(s, parent, &p));
+    const uint32_t first = p == NONE ? s->first_root : s->first_child[p];
+    uint32_t n = count;
     if (children) {
         RVI_TRY(check_children(s, p, children, count));
     } else {
-        for (uint32_t c = s->first_child[p]; c != NONE; c = s->next_sibling[c])
+        n = 0;
+        for (uint32_t c = first; c != NONE; c = s->next_sibling[c], n++)
             if (s->flags[c] & RVI_NODE_PROJECTION)
                 return RV_ERR_BAD_STATE; /* a journal projection's node: its render scene places it */
     }
@@ -182,7 +185,7 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
             rvi_node_index(s, children[k], &slots[k]);
     } else {
         uint32_t k = 0;
-        for (uint32_t c = s->first_child[p]; c != NONE; c = s->next_sibling[c])
+        for (uint32_t c = first; c != NONE; c = s->next_sibling[c])
             slots[k++] = c;
     }
     for (uint32_t k = 0; k < n; k++)
@@ -206,7 +209,8 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
         uint32_t g[2];
         for (int h = 0; h < 2; h++) {
             g[h] = rvi_scene_create_reserved(s, rg.owner);
-            /* identity under an unmoved owner: its world matrix (the owner's) is already right */
+            /* identity under an unmoved owner (or a root): its world matrix, the owner's or
+             * the identity, is already right */
             s->flags[g[h]] &= ~(uint32_t)RVI_NODE_MOVED;
             created[made++] = g[h];
         }

@@ -69,6 +69,101 @@ static rv_projection unit_projection(void)
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
+/* The drawn nodes of a frame, as sorted handle ids. */
+static uint32_t drawn_ids(const rv_frame_view *v, uint64_t *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->opaque_count && n < cap; i++)
+        out[n++] = v->opaque[i].node.id;
+    for (uint32_t i = 0; i < v->translucent_count && n < cap; i++)
+        out[n++] = v->translucent[i].node.id;
+    for (uint32_t i = 1; i < n; i++) { /* insertion sort: a few hundred */
+        uint64_t x = out[i];
+        uint32_t j = i;
+        for (; j > 0 && out[j - 1] > x; j--)
+            out[j] = out[j - 1];
+        out[j] = x;
+    }
+    return n;
+}
+
+static uint32_t count_roots(const rv_world *w)
+{
+    uint32_t n = 0;
+    rv_node r;
+    assert_int_equal(rv_world_first_root(w, &r), RV_OK);
+    for (; r.id; n++)
+        assert_int_equal(rv_node_next_sibling(w, r, &r), RV_OK);
+    return n;
+}
+
+static void test_group_spatially_groups_roots_and_the_frame_draws_the_same(void **state)
+{
+    (void)state;
+    enum { N = 3000, CAP = N + 8, LOOKS = 6 };
+    rv_world *w = rvt_world_occlusion(0);
+    rv_node *nodes = malloc(N * sizeof *nodes);
+    uint64_t seed = 41;
+    for (int i = 0; i < N; i++)
+        nodes[i] = rvt_object(w, RV_NODE_NONE, rvt_uniform(&seed, -300, 300), rvt_uniform(&seed, -5, 5),
+                              rvt_uniform(&seed, -300, 300), rvt_uniform(&seed, 0.2f, 3));
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint64_t *before = malloc(LOOKS * CAP * sizeof *before), *after = malloc(CAP * sizeof *after);
+    uint32_t counts[LOOKS];
+    rvt_camera c[LOOKS];
+    for (int k = 0; k < LOOKS; k++) {
+        float target[3] = { cosf(1.05f * (float)k) * 10, 1.7f, sinf(1.05f * (float)k) * 10 };
+        rvt_camera_make(&c[k], eye0, target, 1.0f, 0);
+        rv_frame_view v;
+        assert_int_equal(rv_frame(w, &c[k].v, &v), RV_OK);
+        counts[k] = drawn_ids(&v, before + (size_t)k * CAP, CAP);
+        assert_true(counts[k] > 50 && counts[k] < N / 2);
+    }
+    float kept[16], now[16];
+    assert_int_equal(rv_node_world_matrix(w, nodes[777], kept), RV_OK);
+
+    /* a list with one node that is not a root is refused, nothing changed */
+    rv_node child = rvt_object(w, nodes[5], 0, 0, 0, 1);
+    rv_node list[3] = { nodes[1], child, nodes[2] };
+    assert_int_equal(rv_group_spatially(w, RV_NODE_NONE, list, 3, 2, NULL), RV_ERR_INVALID_ARG);
+    assert_int_equal(count_roots(w), N);
+    assert_int_equal(rv_node_destroy_subtree(w, child), RV_OK);
+
+    uint32_t groups = 0;
+    assert_int_equal(rv_group_spatially(w, RV_NODE_NONE, NULL, 0, 8, &groups), RV_OK);
+    assert_true(groups > N / 8 && groups < N);
+    assert_int_equal(count_roots(w), 2);
+    assert_int_equal(rv_world_scene_stats(w).nodes, N + groups);
+    rv_node parent;
+    assert_int_equal(rv_node_parent(w, nodes[777], &parent), RV_OK);
+    assert_true(parent.id != 0);
+    assert_int_equal(rv_node_world_matrix(w, nodes[777], now), RV_OK);
+    assert_memory_equal(kept, now, sizeof kept);
+    /* the same objects drawn, at once and after an update */
+    for (int update = 0; update < 2; update++) {
+        for (int k = 0; k < LOOKS; k++) {
+            rv_frame_view v;
+            assert_int_equal(rv_frame(w, &c[k].v, &v), RV_OK);
+            assert_int_equal(drawn_ids(&v, after, CAP), counts[k]);
+            assert_memory_equal(after, before + (size_t)k * CAP, counts[k] * sizeof *after);
+            assert_true(v.counts.nodes_visited < N / 2);
+        }
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    /* a few new roots, grouped by an explicit list, join the old top groups as roots */
+    rv_node more[20];
+    for (int i = 0; i < 20; i++)
+        more[i] = rvt_object(w, RV_NODE_NONE, (float)i, 0, -20, 0.5f);
+    assert_int_equal(rv_update_world(w), RV_OK);
+    assert_int_equal(rv_group_spatially(w, RV_NODE_NONE, more, 20, 4, &groups), RV_OK);
+    assert_true(groups >= 4);
+    assert_int_equal(count_roots(w), 4);
+    free(before);
+    free(after);
+    free(nodes);
+    rv_world_destroy(w);
+}
+
 static void test_frame_draws_exactly_the_frustum_visible_objects(void **state)
 {
     (void)state;
@@ -5092,6 +5187,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_draws_exactly_the_frustum_visible_objects),
+        cmocka_unit_test(test_group_spatially_groups_roots_and_the_frame_draws_the_same),
         cmocka_unit_test(test_rows_past_the_far_plane_are_passed_over_by_their_boxes),
         cmocka_unit_test(test_groups_with_unselected_leaves_outside_the_view_are_passed_over),
         cmocka_unit_test(test_occluder_node_hides_objects_behind_and_group_prunes),

@@ -71,8 +71,11 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * of the children's world-sphere centres along the axis of largest spread, until a group
  * holds at most leaf_size children (a level with 20,000 loose pieces then costs O(log n)
  * tests where it is out of view, not 20,000).
- * children: count distinct handles, each a direct child of parent; NULL selects every
- * current child of parent (count is then ignored). Groups are identity nodes without
+ * parent RV_NODE_NONE groups roots: the children are roots and the two top groups become
+ * roots (after the other roots).
+ * children: count distinct handles, each a direct child of parent (a root when parent is
+ * RV_NODE_NONE); NULL selects every current child of parent, or every root (count is then
+ * ignored). Groups are identity nodes without
  * geometry, so no child's world matrix changes; the children keep their relative order
  * within a group, and the new groups come after the parent's other children (walks and
  * visits then reach the grouped ones last). leaf_size: 0 = default 32; otherwise >= 2. Nothing happens when there are
@@ -88,7 +91,7 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * Cost O(count log count); allocates a scratch array (freed before return) and node
  * storage. Errors: RV_ERR_INVALID_ARG (world NULL, a child that is not a direct child of
  * parent, a repeated child, leaf_size 1),
- * RV_ERR_STALE_HANDLE (parent or a child), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY,
+ * RV_ERR_STALE_HANDLE (parent other than RV_NODE_NONE, or a child), RV_ERR_CAPACITY, RV_ERR_OUT_OF_MEMORY,
  * RV_ERR_BAD_STATE (inside a visit, or a child to group is a journal projection's node,
  * which its render scene places: pass the host's own children instead). On every error the
  * world is unchanged. */

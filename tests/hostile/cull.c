@@ -127,7 +127,8 @@ void hostile_rv_group_spatially(rvh_ctx *cx)
         RVH_ACCEPT(cx, rv_node_create(cx->a, n->root, &kids[i]));
     rv_node list[3] = { n->mid, n->twig, kids[0] };
     RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_group_spatially(NULL, n->root, list, 3, 2, &groups));
-    RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_group_spatially(cx->a, RV_NODE_NONE, list, 3, 2, &groups));
+    /* RV_NODE_NONE groups roots: the root's children are not roots */
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_group_spatially(cx->a, RV_NODE_NONE, list, 3, 2, &groups));
     for (int i = 0; i < RVH_BAD_HANDLES; i++) {
         RVH_REJECT(cx, RV_ERR_STALE_HANDLE, rv_group_spatially(cx->a, cx->bad[i], list, 3, 2, &groups));
         rv_node with_bad[3] = { n->mid, cx->bad[i], kids[0] };

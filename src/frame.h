@@ -397,10 +397,12 @@ rv_result rvi_frame_emit_pass(rv_world *world, rvi_frame *f, rvi_object_pass *p,
 
 /* Node i's own geometry as a world sphere (radius < 0 when it has none): a leaf's world
  * sphere is its geometry's; a node with children has one around its whole subtree, whose
- * centre may lie far from its own mesh (a pane with a child far behind it). */
+ * centre may lie far from its own mesh (a pane with a child far behind it), and so has a
+ * leaf that lost its children since the last update (detached or destroyed: its sphere
+ * still holds them until the update, and every node that becomes a leaf is marked so). */
 static inline void rvi_frame_own_sphere(const rvi_scene *sc, uint32_t node, float out[4])
 {
-    if (sc->first_child[node] == RVI_INDEX_NONE)
+    if (sc->first_child[node] == RVI_INDEX_NONE && !(sc->flags[node] & RVI_NODE_LOST_CHILD))
         memcpy(out, sc->world_sphere[node], 4 * sizeof *out);
     else
         rvi_scene_geometry_sphere(sc, node, out);

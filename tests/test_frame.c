@@ -3172,6 +3172,48 @@ static void test_translucent_parent_sorts_by_its_own_geometry(void **state)
     assert_true(rv_node_equal(out.translucent[0].node, glass));
     assert_true(rv_node_equal(out.translucent[1].node, pane));
     assert_float_equal(out.translucent[1].view_depth, 5.0f, 1e-4f);
+
+    /* A pane that loses its child after the update keeps a sphere around it until the next
+     * one; its depth is still its own: detached or destroyed in the frame's window, detached
+     * before an extra view, and a node attached under the glass and detached again. */
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    for (int how = 0; how < 3; how++) {
+        v.time_ms += 16;
+        assert_int_equal(rv_frame_begin(w, &v), RV_OK);
+        if (how == 0)
+            assert_int_equal(rv_node_detach(w, child), RV_OK);
+        else if (how == 1)
+            assert_int_equal(rv_node_destroy_subtree(w, child), RV_OK);
+        else {
+            assert_int_equal(rv_node_attach(w, glass, child), RV_OK); /* grows the glass */
+            assert_int_equal(rv_node_detach(w, child), RV_OK);
+        }
+        assert_int_equal(rv_frame_cull(w), RV_OK);
+        assert_int_equal(rv_frame_end(w, &out), RV_OK);
+        rv_frame_view extra;
+        assert_int_equal(rv_cull_view(w, &v, list, &extra), RV_OK);
+        for (int k = 0; k < 2; k++) {
+            const rv_frame_view *fv = k ? &extra : &out;
+            assert_int_equal(fv->translucent_count, 2);
+            assert_true(rv_node_equal(fv->translucent[0].node, glass));
+            assert_true(rv_node_equal(fv->translucent[1].node, pane));
+            assert_float_equal(fv->translucent[0].view_depth, 20.0f, 1e-4f);
+            assert_float_equal(fv->translucent[1].view_depth, 5.0f, 1e-4f);
+        }
+        /* the child back under the pane, placed, for the next case */
+        if (how == 0)
+            assert_int_equal(rv_node_attach(w, pane, child), RV_OK);
+        if (how == 1) {
+            assert_int_equal(rv_node_create(w, pane, &child), RV_OK);
+            assert_int_equal(rv_node_set_position(w, child, (float[3]){ 0, 0, -55 }), RV_OK);
+            assert_int_equal(rv_node_set_bounds(w, child, (float[3]){ 0, 0, 0 }, 1), RV_OK);
+        }
+        if (how == 2)
+            assert_int_equal(rv_node_set_position(w, child, (float[3]){ 0, 0, -55 }), RV_OK);
+        assert_int_equal(rv_update_world(w), RV_OK);
+    }
+    rv_view_list_destroy(list);
     rv_world_destroy(w);
 }
 

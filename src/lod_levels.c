@@ -168,7 +168,10 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
     float steep = 0.0f;
     for (uint32_t i = 0; !view->orthographic && i < ladder->count && job.constants[i] > RVI_LOD_STEEP_K; i++)
         steep = job.constants[i] * RVI_LOD_STEEP_BAND;
-    if (!batch_levels(&job) && steep == 0.0f)
+    /* A constant below the squares' floor (t / bias below ~1.8e-15 rad) has too few bits, or
+     * none: every sphere is decided in double. */
+    bool tiny = !view->orthographic && ladder->count > 0 && !(job.constants[ladder->count - 1] >= RVI_LOD_SQUARES_MIN);
+    if (!batch_levels(&job) && steep == 0.0f && !tiny)
         return RV_OK;
     /* Rare: tell a bad input from a huge finite one exactly, and decide in double a huge one
      * (a distance beyond ~1e19 overflows the kernel's float d^2, which would answer "too
@@ -179,6 +182,8 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
         float sphere[3] = { center_x[j], center_y[j], center_z[j] };
         rv_result r = rvi_lod_check_sphere(sphere, radius[j]);
         if (r != RV_OK) { /* a NaN/Inf is reported over a negative radius */
+            if (r == RV_ERR_NOT_FINITE)
+                out_levels[j] = (uint8_t)job.finest; /* whatever the kernel made of it */
             result = result == RV_ERR_NOT_FINITE ? result : r;
             continue;
         }
@@ -187,7 +192,8 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
         float dx = sphere[0] - view->eye[0], dy = sphere[1] - view->eye[1], dz = sphere[2] - view->eye[2];
         float d2 = dx * dx + dy * dy + dz * dz, r2 = radius[j] * radius[j];
         /* near the kernel's screens: its answer may be wrong */
-        if (!(d2 + r2 <= 0.25f * FLT_MAX) || !(d2 * job.constants[ladder->count - 1] >= 2.0f * RVI_LOD_SQUARES_MIN) ||
+        if (tiny || !(d2 + r2 <= 0.25f * FLT_MAX) ||
+            !(d2 * job.constants[ladder->count - 1] >= 2.0f * RVI_LOD_SQUARES_MIN) ||
             (steep > 0.0f && r2 >= d2 * steep))
             out_levels[j] = (uint8_t)rvi_lod_clamp_finest(
                 rvi_lod_level_for_angle(rvi_lod_biased_angle(sphere, radius[j], view, &config), ladder, 1.0),

@@ -305,6 +305,19 @@ static void test_batch_decides_tiny_spheres_steep_thresholds_and_spheres_after_a
     assert_int_equal(single, 1);
     assert_int_equal(tiny, single);
 
+    /* Thresholds so small that sin^2(t / 2) is subnormal in float: every sphere in double
+     * (at angle / threshold 1.000008 the float constants answered the next level). */
+    const float minute[4] = { 0x1.9227d8p-72f, 0x1.51ea06p-72f, 0x1.fa0f44p-74f, 0x1.2a6712p-74f };
+    rv_lod_ladder fine;
+    assert_int_equal(rv_lod_ladder_make(minute, 4, &fine), RV_OK);
+    rv_lod_view far_eye = { .eye = { 0x1.77357p+2f, 0x1.28366ep+5f, 0x1.a3821p+3f } };
+    float mx = -0x1.75b77ap+28f, my = -0x1.d13f2p+25f, mz = -0x1.6d2ecep+28f, mr = 0x1.03d2c2p-45f;
+    uint8_t minute_level = 99;
+    assert_int_equal(rv_lod_select_spheres(&fine, NULL, &far_eye, &mx, &my, &mz, &mr, 1, &minute_level), RV_OK);
+    assert_int_equal(rv_lod_for_sphere((float[3]){ mx, my, mz }, mr, far_eye.eye, &fine, &single), RV_OK);
+    assert_int_equal(single, 2);
+    assert_int_equal(minute_level, single);
+
     const float near_pi[1] = { 3.1415f };
     rv_lod_ladder steep;
     assert_int_equal(rv_lod_ladder_make(near_pi, 1, &steep), RV_OK);
@@ -416,6 +429,14 @@ static void test_batch_reports_nan_infinity_and_negative_radius(void **state)
     y[2] = 0;
     z[1] = INFINITY;
     assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, 4, out), RV_ERR_NOT_FINITE);
+    assert_int_equal(out[1], 0); /* so does an infinity */
+    /* and in an orthographic view, whatever the radius says (0.01 would answer "nothing") */
+    rv_lod_view ortho = { .orthographic = true, .ortho_height = 100 };
+    float ox[2] = { NAN, INFINITY }, oy[2] = { 0, 0 }, oz[2] = { -10, -10 }, orad[2] = { 0.01f, 0.01f };
+    uint8_t oout[2] = { 99, 99 };
+    assert_int_equal(rv_lod_select_spheres(&l, NULL, &ortho, ox, oy, oz, orad, 2, oout), RV_ERR_NOT_FINITE);
+    assert_int_equal(oout[0], 0);
+    assert_int_equal(oout[1], 0);
     z[1] = 10;
     r[3] = -1;
     assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, 4, out), RV_ERR_INVALID_ARG);

@@ -497,7 +497,10 @@ RV_API rv_result rv_frame_end(rv_world *world, rv_frame_view *out);
  * counts may differ from a frame that never aborted; a skipped test never hides anything),
  * and the LOD selections it made (each node's level and crossfade as that cull left them:
  * the next frame continues from there, so its levels and fades, and its view, may differ
- * from a frame after one that was never culled).
+ * from a frame after one that was never culled). An HLOD crossfade advances by the time
+ * since the last frame when a cull decides its region: a region the aborted cull did not
+ * reach loses that frame's step (its fade ends one step later; the weights along each path
+ * still sum to 1).
  * RV_OK also when no frame is open. Errors: RV_ERR_INVALID_ARG (world NULL),
  * RV_ERR_BAD_STATE (called from a callback a frame call is running, e.g. request_reprocess:
  * see rv_frame_begin). */

@@ -89,6 +89,36 @@ rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc,
     return create_with(heap, desc, out);
 }
 
+rv_result rvi_occlusion_replace(rv_occlusion *occ, const rv_occlusion_desc *desc)
+{
+    if (occ->heap == &occ->own_heap)
+        return RV_ERR_INVALID_ARG; /* a standalone buffer's heap lives inside it */
+    rv_occlusion *fresh;
+    RVI_TRY(create_with(occ->heap, desc, &fresh));
+    /* Nothing points into a buffer borrowing its heap (the feed's copy of the fields is
+     * rebuilt each frame), so the contents move whole: occ becomes the new buffer, and the
+     * old contents go with the struct that held the new ones. */
+    rv_occlusion old = *occ;
+    *occ = *fresh;
+    *fresh = old;
+    rv_occlusion_destroy(fresh);
+    return RV_OK;
+}
+
+bool rvi_occlusion_desc_equal(const rv_occlusion_desc *a, const rv_occlusion_desc *b)
+{
+    rv_occlusion_desc x, y;
+    if (resolve_desc(a, &x) != RV_OK || resolve_desc(b, &y) != RV_OK)
+        return false;
+    if (x.width == 0 && y.width == 0)
+        return true; /* off is off, whatever else the descs say */
+    return x.width == y.width && x.min_occluder_texels == y.min_occluder_texels &&
+           x.max_occluders == y.max_occluders && x.feed_max_width == y.feed_max_width &&
+           x.feed_max_height == y.feed_max_height && x.feed_max_translation == y.feed_max_translation &&
+           x.feed_max_rotation == y.feed_max_rotation && x.feed_discontinuity == y.feed_discontinuity &&
+           x.feed_max_age == y.feed_max_age && x.fine_tests == y.fine_tests && x.fusion == y.fusion;
+}
+
 static void destroy_world_buffer(rv_world *world, void *state)
 {
     (void)world;

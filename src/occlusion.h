@@ -274,6 +274,17 @@ bool rvi_occ_tiles_hidden(rv_occlusion *occ, int32_t x0, int32_t y0, int32_t x1,
  * buffer), so a world's counters stay true. Same checks as rv_occlusion_create. */
 rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc, rv_occlusion **out);
 
+/* Makes occ, a buffer borrowing its heap (rvi_occlusion_create_in), a new buffer for desc in
+ * place: its storage is freed and what desc needs at creation (the feed's source side) is
+ * made, so the pointer stays valid and it holds no frame until its next begin (tests
+ * answer visible, stats zero). RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a bad desc, as
+ * rv_occlusion_create), RV_ERR_OUT_OF_MEMORY: occ is unchanged on error. */
+rv_result rvi_occlusion_replace(rv_occlusion *occ, const rv_occlusion_desc *desc);
+
+/* True when two valid descs make the same buffer (defaults applied; the allocator is not
+ * compared; any two of width 0 are alike: off). */
+bool rvi_occlusion_desc_equal(const rv_occlusion_desc *a, const rv_occlusion_desc *b);
+
 /* The world's main-view buffer, created on first use from world->desc.occlusion with the
  * world's heap (registered as RVI_MODULE_OCCLUSION; rv_world_destroy frees it). Width 0
  * gives a buffer whose calls are all no-ops. Errors: RV_ERR_INVALID_ARG,

@@ -223,6 +223,10 @@ typedef struct rvi_frame {
     double stage_us[RV_STAGE_COUNT];
 
     rv_occlusion *occlusion; /* main-view buffer (NULL when width 0) */
+    /* The buffer while rv_world_set_occlusion has turned occlusion off: kept, emptied to
+     * width 0, so a pointer rv_world_occlusion gave the host stays valid; turned on again,
+     * it is rebuilt in place and becomes the main-view buffer once more. */
+    rv_occlusion *occlusion_idle;
     /* Node boxes by slot (a plain array, not a hash map: the occlusion pass looks a test
      * box up for every candidate). */
     rvi_node_table occluders;  /* rvi_node_occluder: persistent occluder nodes */
@@ -271,6 +275,10 @@ typedef struct rvi_frame {
     /* Per slot, for nodes with children: 1 + the sequence of the last frame whose occlusion
      * test hid the subtree. */
     rvi_vec group_hidden;
+    /* The sequence at the last change of the occlusion desc (0 before any): the subtree
+     * tests' phases count frames from there, as a world made with that desc counts them
+     * from its first frame. */
+    uint64_t group_phase_base;
     /* What the last published frame's walk left unseen: its frustum, and whether its
      * occlusion test hid some subtree (frame_cull.c, lod_job); culled_*: the same of the
      * frame culled last, published or not. */

@@ -255,13 +255,15 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
  * last test found visible is tested again on the frames of its own phase, at least every
  * n frames; in between the walk enters it as if the test had passed (the node's own
  * geometry untested, as then). Skipping a test only ever draws more: the objects below are
- * still tested one by one. */
+ * still tested one by one. The phases count from the last change of the occlusion desc
+ * (rv_world_set_occlusion), which also forgets every verdict. */
 static bool group_test_skipped(const rv_world *world, const rvi_frame *f, uint32_t i)
 {
     uint32_t n = world->desc.group_retest_frames;
     uint32_t seen = RVI_VEC_AT(f->group_seen, uint32_t, i);
     uint32_t now = (uint32_t)f->sequence + 1u; /* this frame's rv_frame_view.frame_sequence */
-    return n > 1 && seen != 0 && now - seen < n && (now + i * 2654435761u) % n != 0;
+    uint32_t phase = now - (uint32_t)f->group_phase_base;
+    return n > 1 && seen != 0 && now - seen < n && (phase + i * 2654435761u) % n != 0;
 }
 
 /* A partition part or group passed the walk's frustum test padded by the gate's margin (so

@@ -21,6 +21,7 @@ static void frame_destroy(rv_world *world, void *state)
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
     rv_occlusion_destroy(f->occlusion);
+    rv_occlusion_destroy(f->occlusion_idle);
     for (uint32_t i = 0; i < f->occluders.records.count; i++) {
         rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
         rvi_free(heap, o->block, o->block_size);
@@ -283,4 +284,45 @@ rv_occlusion *rv_world_occlusion(rv_world *world)
 {
     rvi_frame *f = world ? rvi_frame_find(world) : NULL;
     return f ? f->occlusion : NULL;
+}
+
+rv_result rv_world_set_occlusion(rv_world *world, const rv_occlusion_desc *desc)
+{
+    if (!world)
+        return RV_ERR_INVALID_ARG;
+    /* Refused while anything reads the buffer or the verdicts made with it: a frame's window,
+     * a callback of a frame call (or of this call's allocations), a visit or the job system,
+     * the delta observer of a drain. */
+    rvi_frame *f = rvi_frame_find(world);
+    if (world->in_frame_call || world->scene.visiting || rvi_world_projection_draining(world) ||
+        (f && f->state != RVI_FRAME_IDLE))
+        return RV_ERR_BAD_STATE;
+    rv_occlusion_desc d = desc ? *desc : (rv_occlusion_desc){ 0 };
+    RVI_TRY(rvi_occlusion_check_desc(&d));
+    if (rvi_occlusion_desc_equal(&d, &world->desc.occlusion)) {
+        world->desc.occlusion = d;
+        return RV_OK;
+    }
+    if (f) {
+        /* The buffer the host may hold is rebuilt in place (a buffer not made yet is made by
+         * the next rv_frame_begin, as at the first frame). */
+        rv_occlusion *occ = f->occlusion ? f->occlusion : f->occlusion_idle;
+        if (occ) {
+            world->in_frame_call = true;
+            rv_result r = rvi_occlusion_replace(occ, &d);
+            world->in_frame_call = false;
+            RVI_TRY(r);
+        }
+        f->occlusion = d.width ? occ : NULL;
+        f->occlusion_idle = d.width ? NULL : occ;
+        /* Verdicts of the old buffer (or of none) say nothing of the new one: every subtree
+         * is tested at the next frame, and the tests' phases restart, as in a world made
+         * with this desc. What the last published frame hid stays known (the LOD pass's
+         * rule for places out of sight). */
+        if (f->group_seen.count)
+            memset(f->group_seen.data, 0, (size_t)f->group_seen.count * sizeof(uint32_t));
+        f->group_phase_base = f->sequence;
+    }
+    world->desc.occlusion = d;
+    return RV_OK;
 }

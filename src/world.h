@@ -34,8 +34,8 @@ struct rv_world {
     uint16_t tag;         /* per-world handle tag */
     rvi_scene scene;
     rvi_module_hooks modules[RVI_MODULE_COUNT];
-    bool in_frame_call;   /* an rv_frame_* call is running (frame.c): a host callback it makes
-                             may not start another */
+    bool in_frame_call;   /* an rv_frame_* call (frame.c) or rv_world_set_occlusion is running:
+                             a host callback it makes may not start another */
 };
 
 /* Registers a module's state (first use). RV_ERR_BAD_STATE when already registered. */

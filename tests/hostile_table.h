@@ -149,6 +149,7 @@
     X(rv_world_set_stream_sources)                                                         \
     X(rv_world_residency)                                                                  \
     X(rv_world_occlusion)                                                                  \
+    X(rv_world_set_occlusion)                                                              \
     X(rv_view_list_create)                                                                 \
     X(rv_view_list_destroy)                                                                \
     X(rv_cull_view)                                                                        \

@@ -69,7 +69,8 @@ typedef struct rv_world_desc {
                                       it is width x round(width * viewport height / viewport width)
                                       texels, the height held within 1..RV_OCCLUSION_MAX_SIZE
                                       (a viewport taller or wider than that gets texels
-                                      that are not square, never an error) */
+                                      that are not square, never an error). Change it
+                                      between frames with rv_world_set_occlusion */
     rv_lod_desc lod;
     rv_partition_desc partition;
     rv_residency_desc residency;
@@ -628,10 +629,12 @@ RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_so
 RV_API rv_residency *rv_world_residency(rv_world *world);
 
 /* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
- * or before the first frame). Borrowed; owned by the world. From rv_frame_end (or rv_frame)
- * until the next rv_frame_begin it holds that frame's occluders, frozen: the host may test
- * what rvis does not hold against it (rv_occlusion_test_box, _sphere, _boxes, _spheres:
- * an instance batch's clusters, particles). A box with a matrix gets the frame's own test
+ * or before the first frame). Borrowed; owned by the world: the pointer stays valid until
+ * rv_world_destroy, across rv_world_set_occlusion too, which rebuilds the same object.
+ * From rv_frame_end (or rv_frame) until the next rv_frame_begin it holds that frame's
+ * occluders, frozen: the host may test what rvis does not hold against it
+ * (rv_occlusion_test_box, _sphere, _boxes, _spheres: an instance batch's clusters,
+ * particles). A box with a matrix gets the frame's own test
  * of a node's test box; a sphere is tested through its world box with the finer look at
  * texels the frame keeps for test boxes, so the host may hide a sphere that the frame,
  * testing a node without a test box, draws (never the reverse). From rv_frame_begin until
@@ -645,6 +648,53 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * change it (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth,
  * rv_occlusion_destroy) must not be made on it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
+
+/* Changes the main view's occlusion buffer (rv_world_desc.occlusion) without rebuilding the
+ * world, as an engine's quality setting does: occlusion off (width 0) or on, another width,
+ * fine_tests, fusion, feed capacity or any other field. desc is checked as rv_world_create
+ * checks it (NULL: the zero desc, occlusion off; its allocator is ignored, the world's
+ * serves) and takes effect at the next rv_frame_begin. A desc that makes the same buffer as
+ * the one in force (defaults applied; any two of width 0 are alike) changes nothing.
+ * Otherwise:
+ *  - The buffer is rebuilt in place: the pointer rv_world_occlusion gave stays valid. Its
+ *    storage is freed here (what the new desc needs at creation, the feed's source side, is
+ *    made here) and grown by the next rv_frame_begin for the new size, so that frame
+ *    allocates as a world's first frame does and the steady frames after it allocate
+ *    nothing (where the new desc draws more than the old, the frame after it also grows
+ *    the other arena's lists, as any frame that draws more than before does). Until that
+ *    begin it holds no frame: tests answer visible, rv_occlusion_debug_image and
+ *    rv_occlusion_debug_depth_range answer RV_ERR_BAD_STATE, rv_occlusion_level_count 0.
+ *    With width 0, rv_world_occlusion answers NULL, and a pointer the host kept is a buffer
+ *    of width 0 (its storage freed, every call a no-op, tests visible); switched on again,
+ *    rv_world_occlusion answers that same pointer.
+ *  - The depth feed: nothing of a feed is kept from frame to frame. An image read back
+ *    before the change may be fed after it (its size is the host's render target's, not
+ *    the buffer's): rv_frame_feed_depth takes it when it fits the new feed_max_width and
+ *    feed_max_height, and refuses it with RV_ERR_CAPACITY otherwise, as every feed when the
+ *    new desc has no feed capacity (with occlusion off, its no-op RV_OK).
+ *  - Stats: published views keep their counts; rv_occlusion_get_stats and
+ *    rv_occlusion_get_feed_stats of the buffer are zero until the next frame fills them;
+ *    rv_world_alloc_stats goes on counting (the freed storage leaves bytes_live).
+ *  - Temporal coherence (rv_world_desc.group_retest_frames): the verdicts of the old buffer
+ *    (or of none) are forgotten, so the next frame tests every subtree against the new
+ *    buffer: nothing the old one hid stays hidden without a new test, and nothing is
+ *    skipped on the old one's word (a skipped test never hides anything in any case). The
+ *    tests' phases count frames from the change, so from the next frame on the world culls
+ *    as a world created with desc does, given the same scene (its nodes made in the same
+ *    order) and the same views: the same lists, but where LOD levels and crossfades, HLOD
+ *    fades or the partition gate carry history of their own.
+ * Out of memory in the first frame after the change is that frame's RV_ERR_OUT_OF_MEMORY,
+ * as rv_frame_begin and rv_frame_cull say (the buffer answers visible until a frame opens
+ * it; the desc stays in force and the next frame grows the buffer again).
+ * Errors (nothing changes: the buffer in force, its pointer and what it holds stay):
+ * RV_ERR_INVALID_ARG (world NULL; a desc field out of range, as rv_occlusion_create says),
+ * RV_ERR_NOT_FINITE (as rv_occlusion_create), RV_ERR_BAD_STATE (a frame is open, from
+ * rv_frame_begin to rv_frame_end or rv_frame_abort, a failed cull included; or called from
+ * a callback a frame call or this call is running: the allocator, clock_ns, the partition
+ * callbacks, the job system's parallel_for; from a node visit (rv_visit_visible); from the
+ * delta observer of the world's render scene while it drains), RV_ERR_OUT_OF_MEMORY. A
+ * call on the world: not while another thread tests its buffer. */
+RV_API rv_result rv_world_set_occlusion(rv_world *world, const rv_occlusion_desc *desc);
 
 /* An extra view's own output list (shadow, reflection). Opaque. */
 typedef struct rv_view_list rv_view_list;

@@ -558,6 +558,75 @@ void hostile_rv_world_occlusion(rvh_ctx *cx)
     RVH_CHECK(cx, rv_world_occlusion(cx->a) == NULL); /* occlusion off */
 }
 
+void hostile_rv_world_set_occlusion(rvh_ctx *cx)
+{
+    rv_occlusion_desc d;
+    memset(&d, 0, sizeof d);
+    d.width = 64;
+    RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(NULL, &d));
+    /* Every float of the desc non-finite, and every field out of range: the codes of
+     * rv_world_create, nothing changed. */
+    for (int b = 0; b < RVH_NONFINITE; b++) {
+        for (int field = 0; field < 4; field++) {
+            rv_occlusion_desc bad = d;
+            float *f[4] = { &bad.min_occluder_texels, &bad.feed_max_translation, &bad.feed_max_rotation,
+                            &bad.feed_discontinuity };
+            *f[field] = rvh_nonfinite[b];
+            RVH_REJECT(cx, RV_ERR_NOT_FINITE, rv_world_set_occlusion(cx->a, &bad));
+        }
+    }
+    const uint32_t huge[] = { RV_OCCLUSION_MAX_SIZE + 1, UINT32_MAX };
+    for (size_t i = 0; i < 2; i++) {
+        rv_occlusion_desc bad = d;
+        bad.width = huge[i];
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &bad));
+        bad = d;
+        bad.fine_tests = huge[i];
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &bad));
+        bad = d;
+        bad.fusion = huge[i];
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &bad));
+        bad = d;
+        bad.feed_max_width = huge[i];
+        bad.feed_max_height = 16;
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &bad));
+        bad = d;
+        bad.feed_max_height = huge[i]; /* and no width */
+        RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &bad));
+    }
+    for (int e = 0; e < RVH_EXTREME; e++) {
+        /* Negative or beyond 0.05: refused; any other finite value is a desc. */
+        rv_occlusion_desc odd = d;
+        odd.feed_discontinuity = rvh_extreme[e];
+        if (rvh_extreme[e] < 0 || rvh_extreme[e] > 0.05f)
+            RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &odd));
+        else
+            RVH_ACCEPT(cx, rv_world_set_occlusion(cx->a, &odd));
+        odd = d;
+        odd.feed_max_translation = odd.feed_max_rotation = rvh_extreme[e];
+        if (rvh_extreme[e] < 0)
+            RVH_REJECT(cx, RV_ERR_INVALID_ARG, rv_world_set_occlusion(cx->a, &odd));
+        else
+            RVH_ACCEPT(cx, rv_world_set_occlusion(cx->a, &odd));
+        odd = d;
+        odd.min_occluder_texels = rvh_extreme[e]; /* negative: keep every occluder */
+        RVH_ACCEPT(cx, rv_world_set_occlusion(cx->a, &odd));
+        (void)frame_ok(cx, cx->a, 10.0 * e);
+    }
+    RVH_CHECK(cx, rv_world_occlusion(cx->a) != NULL);
+    /* Inside the frame's window. */
+    rv_view v = good_view(100.0);
+    RVH_ACCEPT(cx, rv_frame_begin(cx->a, &v));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_world_set_occlusion(cx->a, NULL));
+    RVH_ACCEPT(cx, rv_frame_cull(cx->a));
+    RVH_REJECT(cx, RV_ERR_BAD_STATE, rv_world_set_occlusion(cx->a, &d));
+    RVH_ACCEPT(cx, rv_frame_abort(cx->a));
+    /* NULL: occlusion off. */
+    RVH_ACCEPT(cx, rv_world_set_occlusion(cx->a, NULL));
+    RVH_CHECK(cx, rv_world_occlusion(cx->a) == NULL);
+    (void)frame_ok(cx, cx->a, 110.0);
+}
+
 void hostile_rv_view_list_create(rvh_ctx *cx)
 {
     rv_view_list *l = (rv_view_list *)(uintptr_t)0x5a5a5a5a;

@@ -178,7 +178,6 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
 
     rvi_scene *sc = &world->scene;
     rvi_heap *heap = &world->heap;
-    list->generation++;
     rvi_walk_policy p = { 0 };
     p.scene = sc;
     p.frustum = &cam.frustum;
@@ -225,7 +224,7 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     rv_frame_view v;
     memset(&v, 0, sizeof v);
     v.arena = 2; /* not a world arena */
-    v.generation = list->generation;
+    v.generation = ++list->generation; /* culls that succeeded: a failed one is not counted */
     v.frame_sequence = list->generation;
     v.opaque = RVI_VEC_PTR(list->opaque, rv_draw_item);
     v.opaque_count = list->opaque.count;

@@ -433,6 +433,55 @@ static rv_result call_first_frame(void *obj)
     return rv_frame(j->world, &v, &out);
 }
 
+/* An extra view that fails for memory does not count as a cull of its list: the next view
+ * that succeeds has the next generation. */
+static void test_cull_view_failed_for_memory_is_not_counted(void **state)
+{
+    (void)state;
+    rvt_alloc a = { 0 };
+    rv_world_desc d = { .allocator = rvt_allocator(&a) };
+    rv_world *w;
+    assert_int_equal(rv_world_create(&d, &w), RV_OK);
+    const float centre[3] = { 0, 0, 0 };
+    for (int i = 0; i < 4; i++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        assert_int_equal(rv_node_set_position(w, n, (float[3]){ (float)i - 2, 0, -5 }), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, n, centre, 0.3f), RV_OK);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    rv_view_list *list;
+    assert_int_equal(rv_view_list_create(w, &list), RV_OK);
+    rv_view v = join_view(JOIN_VIEW, 0.0);
+    rv_frame_view first, next;
+    assert_int_equal(rv_cull_view(w, &v, list, &first), RV_OK);
+    assert_int_equal(first.generation, 1);
+    /* more than the list holds: the next cull grows it */
+    for (int i = 0; i < 2000; i++) {
+        rv_node n;
+        assert_int_equal(rv_node_create(w, RV_NODE_NONE, &n), RV_OK);
+        assert_int_equal(rv_node_set_position(w, n, (float[3]){ (float)(i % 40) - 20, 0, -10 - (float)(i / 40) }), RV_OK);
+        assert_int_equal(rv_node_set_bounds(w, n, centre, 0.3f), RV_OK);
+    }
+    assert_int_equal(rv_update_world(w), RV_OK);
+    uint32_t failures = 0;
+    for (uint64_t k = 1;; k++) {
+        a.fail_at = a.calls + k;
+        rv_result r = rv_cull_view(w, &v, list, &next);
+        a.fail_at = 0;
+        if (r == RV_OK)
+            break;
+        assert_int_equal(r, RV_ERR_OUT_OF_MEMORY);
+        failures++;
+    }
+    assert_true(failures >= 1);
+    assert_true(next.opaque_count > 4);
+    assert_int_equal(next.generation, 2);
+    assert_int_equal(next.frame_sequence, 2);
+    rv_view_list_destroy(list);
+    rv_world_destroy(w);
+}
+
 static void test_world_joins_survive_every_allocation_failure(void **state)
 {
     (void)state;
@@ -844,6 +893,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_and_scene_calls_survive_every_allocation_failure),
         cmocka_unit_test(test_residency_calls_survive_every_allocation_failure),
+        cmocka_unit_test(test_cull_view_failed_for_memory_is_not_counted),
         cmocka_unit_test(test_world_joins_survive_every_allocation_failure),
         cmocka_unit_test(test_a_frame_out_of_memory_loses_no_page_request_or_eviction),
         cmocka_unit_test(test_a_failed_cull_leaves_the_frame_to_abort_alone),

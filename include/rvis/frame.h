@@ -293,7 +293,8 @@ typedef struct rv_cull_record {
  * never keep past validity. */
 typedef struct rv_frame_view {
     uint64_t generation;      /* of the arena this view lives in; for an extra view
-                                 (rv_cull_view), the list's culls so far, 1 for its first */
+                                 (rv_cull_view), the list's culls so far, 1 for its first
+                                 (a call that failed is not counted) */
     uint64_t frame_sequence;  /* 1 for the first published frame; for an extra view, as
                                  generation */
     uint32_t arena;           /* which of the world's two arenas (0 or 1); 2 for an extra

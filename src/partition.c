@@ -296,19 +296,25 @@ static rv_result check_distinct(rvi_heap *heap, const uint64_t *leaves, uint32_t
 rv_result rv_partition_set_part(rv_world *world, rv_node part, const uint64_t *leaves, uint32_t count,
                                 bool deferred)
 {
-    if (count && !leaves)
+    if (!world || (count && !leaves))
         return RV_ERR_INVALID_ARG;
     uint32_t node;
-    rvi_partition *p;
-    RVI_TRY(enter(world, part, &node, &p));
+    RVI_TRY(rvi_node_index(&world->scene, part, &node));
+    rvi_partition *p = rvi_partition_find(world);
+    if (p && p->in_callback)
+        return RV_ERR_BAD_STATE;
     rvi_heap *heap = &world->heap;
 
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; p && i < count; i++) {
         uint64_t v;
         if (rvi_map_get(&p->leaf_of_id, leaves[i], &v) && (uint32_t)(v >> 32) != node)
             return RV_ERR_DUPLICATE; /* a leaf of another part */
     }
-    RVI_TRY(check_distinct(heap, leaves, count)); /* before anything is reserved */
+    /* Before anything is reserved, the gate itself included (a world's first part makes it:
+     * a refused list keeps nothing). */
+    RVI_TRY(check_distinct(heap, leaves, count));
+    if (!p)
+        RVI_TRY(rvi_partition_state(world, &p));
     bool exists = part_at(p, node) != NULL;
     RVI_TRY(reserve_for(world, p, p->parts.count + (exists ? 0u : 1u), count));
     RVI_TRY(cover_node(world, p, node));

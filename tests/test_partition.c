@@ -1174,6 +1174,19 @@ static void test_leaf_state_survives_set_part_replacement(void **state)
     assert_int_equal(i.leaves_complete, 3);
     assert_int_equal(rv_partition_leaf_committed(s.world, 4, 0, true), RV_OK);
     assert_int_equal(rv_partition_leaf_committed(s.world, 9, 0, true), RV_ERR_NOT_FOUND);
+    /* On a world without a gate yet, a refused first part keeps nothing (not the gate). */
+    rv_world *fresh;
+    assert_int_equal(rv_world_create(NULL, &fresh), RV_OK);
+    rv_node lone;
+    assert_int_equal(rv_node_create(fresh, RV_NODE_NONE, &lone), RV_OK);
+    rv_alloc_stats before = rv_world_alloc_stats(fresh);
+    assert_int_equal(rv_partition_set_part(fresh, lone, dup, 3, false), RV_ERR_DUPLICATE);
+    rv_alloc_stats after = rv_world_alloc_stats(fresh);
+    assert_int_equal(after.bytes_live, before.bytes_live);
+    assert_int_equal(after.allocations - after.frees, before.allocations - before.frees);
+    assert_int_equal(rv_partition_set_part(fresh, lone, grown, 4, false), RV_OK);
+    assert_true(rv_world_alloc_stats(fresh).bytes_live > before.bytes_live);
+    rv_world_destroy(fresh);
     /* Toggling deferred: an active part turned deferred waits for activation again. */
     assert_int_equal(rv_partition_set_part(s.world, s.parts[0], grown, 4, true), RV_OK);
     assert_false(info_of(s.world, s.parts[0]).active);

@@ -93,7 +93,8 @@ typedef struct rvi_walk_scratch {
 /* One entry of a walk record stream: what the walk decided, in walk order. */
 typedef struct rvi_walk_record {
     uint32_t node;           /* the slot; RVI_REC_SUB: an item; RVI_REC_DEFER: the first node */
-    uint32_t kind;           /* RVI_REC_* | detail << 8 (a cull's reason; a deferral's mask) */
+    uint32_t kind;           /* RVI_REC_* | detail << 8 (a cull's reason; a deferral's mask;
+                                a load's RVI_LOAD_BELOW) */
     float weight;            /* a candidate's or a deferral's weight; RVI_REC_LOAD: the
                                 deciding region's screen-space error */
     uint32_t count;          /* RVI_REC_DEFER: as rvi_walk_item.count; RVI_REC_LOAD: the
@@ -104,10 +105,15 @@ enum {
     RVI_REC_CANDIDATE = 0,   /* a candidate */
     RVI_REC_TESTED,          /* a candidate occlusion-tested in the walk already */
     RVI_REC_CULL,            /* a pruned subtree top (desc.record_culls), reason in the detail */
-    RVI_REC_LOAD,            /* an HLOD region whose children to load (rvi_hlod_decision.load_node) */
+    RVI_REC_LOAD,            /* an HLOD region whose children to load, or with RVI_LOAD_BELOW
+                                in the detail, a region whose loads rvi_hlod_list_loads names */
     RVI_REC_SUB,             /* the stream of item node, in place */
     RVI_REC_DEFER            /* work handed back (becomes an item, and this record its RVI_REC_SUB) */
 };
+
+/* An RVI_REC_LOAD's detail: the decision had loads_below (the regions to load are listed at
+ * gathering, serially, into a vector that grows: a worker's record budget is fixed). */
+#define RVI_LOAD_BELOW 1u
 
 /* A unit of the main view's walk: count siblings from first with their subtrees (UINT32_MAX:
  * to the end of the list), or, with count 0, the node first alone (taken up on the calling

@@ -227,7 +227,7 @@ static rvi_walk_action hook_region(rvi_frame_worker *w, uint32_t i, uint32_t fla
     if (d->wants_load) { /* with the region's urgency, by which the frame orders its loads */
         uint32_t distance;
         memcpy(&distance, &d->distance, sizeof distance);
-        put(w, d->load_node, RVI_REC_LOAD, d->screen_space_error, distance);
+        put(w, i, RVI_REC_LOAD | (d->loads_below ? RVI_LOAD_BELOW << 8 : 0u), d->screen_space_error, distance);
     }
     if (d->draw_self && (flags & RVI_NODE_HAS_GEOMETRY)) {
         float self = *weight * d->self_weight;

@@ -396,6 +396,15 @@ static rv_result walk_round_run(rv_world *world, rvi_frame *f, uint32_t *next)
 
 /* ---- gathering ----------------------------------------------------------------------------- */
 
+/* rv_hlod_loads by region, the most urgent of a region first. */
+static int compare_load_regions(const void *a, const void *b)
+{
+    const rv_hlod_load *x = a, *y = b;
+    if (x->region.id != y->region.id)
+        return x->region.id < y->region.id ? -1 : 1;
+    return rvi_hlod_compare_loads(a, b);
+}
+
 /* The walk's records in pre-order, from the top item: candidates, cull records, HLOD loads. */
 static rv_result gather(rv_world *world, rvi_frame *f)
 {
@@ -430,7 +439,10 @@ static rv_result gather(rv_world *world, rvi_frame *f)
             } else if (kind == RVI_REC_LOAD) {
                 rv_hlod_load load = { rvi_node_handle(&world->scene, r.node), r.weight, 0.0f };
                 memcpy(&load.distance, &r.count, sizeof load.distance);
-                RVI_TRY(rvi_vec_push(heap, loads, sizeof load, &load));
+                if ((r.kind >> 8) & RVI_LOAD_BELOW)
+                    RVI_TRY(rvi_hlod_list_loads(world, r.node, load.screen_space_error, load.distance, loads));
+                else
+                    RVI_TRY(rvi_vec_push(heap, loads, sizeof load, &load));
             } else if (kind == RVI_REC_SUB) {
                 uint32_t back[2] = { item, at };
                 RVI_TRY(rvi_vec_push(heap, stack, sizeof back, back));
@@ -448,10 +460,18 @@ static rv_result gather(rv_world *world, rvi_frame *f)
         item = back[0];
         at = back[1];
     }
-    /* Most urgent first, as rv_hlod_select orders its loads; the order the walk found them
-     * in (which worker, which item) does not show. */
-    if (loads->count > 1)
-        rvi_sort(loads->data, loads->count, sizeof(rv_hlod_load), rvi_hlod_compare_loads);
+    /* Each region once, at its most urgent; then most urgent first, as rv_hlod_select orders
+     * its loads. The order the walk found them in (which worker, which item) does not show. */
+    if (loads->count > 1) {
+        rv_hlod_load *l = RVI_VEC_PTR(*loads, rv_hlod_load);
+        rvi_sort(l, loads->count, sizeof(rv_hlod_load), compare_load_regions);
+        uint32_t kept = 1;
+        for (uint32_t k = 1; k < loads->count; k++)
+            if (l[k].region.id != l[kept - 1].region.id)
+                l[kept++] = l[k];
+        loads->count = kept;
+        rvi_sort(l, loads->count, sizeof(rv_hlod_load), rvi_hlod_compare_loads);
+    }
     RVI_TRY(rvi_vec_reserve(heap, &a->hlod_loads, sizeof(rv_node), loads->count));
     for (uint32_t k = 0; k < loads->count; k++)
         RVI_VEC_AT(a->hlod_loads, rv_node, a->hlod_loads.count++) = RVI_VEC_AT(*loads, rv_hlod_load, k).region;

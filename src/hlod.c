@@ -208,10 +208,25 @@ typedef struct child_scan {
     bool resident;  /* every such child is resident */
     bool ready;     /* every such child is resident and, passed through, stands on ready
                        children itself: refining leaves no hole */
-    uint32_t load;  /* the region whose children to load so that ready can turn true: top
-                       when a child of its own is not resident, else the nearest such region
-                       under a passed-through child (RVI_INDEX_NONE: none known) */
+    bool loadable;  /* some region's children to load would bring ready closer: top's, when a
+                       child of its own is not resident, or those of a region passed through
+                       below it (false: none known, e.g. only a chain too deep to look into) */
 } child_scan;
+
+/* Where a scan lists the regions whose children to load (scan_children with a sink). */
+typedef struct load_sink {
+    rvi_heap *heap;
+    rvi_vec *loads;        /* rv_hlod_load */
+    rv_hlod_load request;  /* the urgency every entry gets: the deciding region's */
+    rv_result result;      /* the first failure to grow loads */
+} load_sink;
+
+static void sink_push(const rvi_scene *sc, load_sink *sink, uint32_t node)
+{
+    sink->request.region = rvi_node_handle(sc, node);
+    if (sink->result == RV_OK)
+        sink->result = rvi_vec_push(sink->heap, sink->loads, sizeof(rv_hlod_load), &sink->request);
+}
 
 /* In the frame's lists a resident region without geometry of its own is passed through
  * (rvi_hlod_decide), so it stands in for nothing: what stands in its place are its own
@@ -229,12 +244,14 @@ static bool passed_through(const rvi_scene *sc, const hlod_region *region, bool 
  * between) is neither drawn nor loaded: it and what is under it are passed over.
  * With own_geometry (the frame's lists), a child passed through is ready only when its own
  * children are, looked at the same way through up to depth such children in a row; reset
- * reaches through it to them too (they are what appears in its place). */
+ * reaches through it to them too (they are what appears in its place). With a sink, every
+ * region met whose children to load (top, and those passed through below it) is listed
+ * once: the scan reaches each region by one path only. */
 static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t top, bool own_geometry,
-                                uint32_t depth, bool reset, bool returning)
+                                uint32_t depth, bool reset, bool returning, load_sink *sink)
 {
     const rvi_scene *sc = &world->scene;
-    child_scan scan = { false, true, true, RVI_INDEX_NONE };
+    child_scan scan = { false, true, true, false };
     if (sc->first_child[top] == RVI_INDEX_NONE)
         return scan;
     uint32_t node = sc->first_child[top];
@@ -247,18 +264,18 @@ static child_scan scan_children(const rv_world *world, hlod_state *st, uint32_t 
         if (child && (sc->world_sphere[node][3] >= 0.0f || !child->resident)) {
             scan.any = true;
             if (!child->resident) {
+                if (sink && scan.resident) /* its first child missing: top is listed once */
+                    sink_push(sc, sink, top);
                 scan.resident = scan.ready = false;
-                scan.load = top;
+                scan.loadable = true;
             } else if (passed_through(sc, child, own_geometry, node)) {
                 if (depth == 0) {
                     scan.ready = false; /* too deep to look: top stands in, nothing to load */
                 } else {
-                    child_scan below = scan_children(world, st, node, own_geometry, depth - 1, reset, returning);
-                    if (!below.ready) {
-                        scan.ready = false;
-                        if (scan.load == RVI_INDEX_NONE)
-                            scan.load = below.load;
-                    }
+                    child_scan below = scan_children(world, st, node, own_geometry, depth - 1, reset, returning,
+                                                     sink);
+                    scan.ready = scan.ready && below.ready;
+                    scan.loadable = scan.loadable || below.loadable;
                 }
             }
             if (reset) {
@@ -327,7 +344,6 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
 {
     rvi_hlod_decision d;
     memset(&d, 0, sizeof d);
-    d.load_node = RVI_INDEX_NONE;
     hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
     hlod_region *region = region_of(st, node_index);
     if (!region)
@@ -381,10 +397,9 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     /* Only a region that can stand in looks through its passed-through children: one that
      * cannot passes through to them, and they decide for themselves. */
     child_scan children = scan_children(world, st, node_index, pass->own_geometry,
-                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false, NULL);
     bool want_refine = children.any && sse > pass->max_screen_space_error;
     bool refining;
-    d.load_node = node_index;
     if (!drawable) {
         /* It cannot be drawn: pass through to whatever below is resident. */
         refining = children.any || pass_through;
@@ -398,17 +413,18 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
                        (want_refine || region->resident || !own || !region_above(&world->scene, pass, node_index));
     } else if (!children.any || !children.ready) {
         /* Never a hole: with a child missing, or one passed through that would leave a hole,
-         * the region is drawn fully, at once. The children to load may be those of a region
-         * passed through below it (loading its own, resident already, would change nothing). */
+         * the region is drawn fully, at once. The children to load may be those of regions
+         * passed through below it (loading its own, resident already, would change nothing):
+         * rvi_hlod_list_loads names them all. */
         refining = false;
         s = 1.0f;
-        d.wants_load = want_refine && children.load != RVI_INDEX_NONE;
-        d.load_node = children.load;
+        d.wants_load = want_refine && children.loadable;
+        d.loads_below = d.wants_load && pass->own_geometry;
     } else {
         refining = want_refine;
     }
     if (refining && settled_self && drawable) /* children start as themselves */
-        scan_children(world, st, node_index, pass->own_geometry, PASS_THROUGH_DEPTH, true, snap);
+        scan_children(world, st, node_index, pass->own_geometry, PASS_THROUGH_DEPTH, true, snap, NULL);
     if ((pass->crossfade_ms < 0.0f || snap) && drawable && children.any && children.ready)
         s = refining ? 0.0f : 1.0f;
     region->refining = refining;
@@ -419,6 +435,17 @@ rvi_hlod_decision rvi_hlod_decide(rv_world *world, rvi_hlod_pass *pass, uint32_t
     if (drawable && children.any && (refining ? s > 0.0f : s < 1.0f))
         pass->fading++;
     return d;
+}
+
+rv_result rvi_hlod_list_loads(rv_world *world, uint32_t node_index, float screen_space_error, float distance,
+                              rvi_vec *loads)
+{
+    hlod_state *st = rvi_world_module(world, RVI_MODULE_HLOD);
+    if (!region_of(st, node_index))
+        return RV_ERR_INVARIANT;
+    load_sink sink = { &world->heap, loads, { { 0 }, screen_space_error, distance }, RV_OK };
+    (void)scan_children(world, st, node_index, true, PASS_THROUGH_DEPTH, false, false, &sink);
+    return sink.result;
 }
 
 /* ---- rv_hlod_select ------------------------------------------------------------------ */
@@ -552,7 +579,7 @@ rv_result rv_hlod_select(rv_world *world, rv_node root, const rv_lod_view *view,
             RVI_VEC_AT(st->draws, rv_hlod_draw, st->draws.count++) = draw;
         }
         if (d.wants_load) {
-            rv_hlod_load load = { rvi_node_handle(sc, d.load_node), d.screen_space_error, d.distance };
+            rv_hlod_load load = { handle, d.screen_space_error, d.distance };
             RVI_VEC_AT(st->loads, rv_hlod_load, st->loads.count++) = load;
         }
         if (d.refine)
@@ -603,7 +630,7 @@ rvi_hlod_cover rvi_hlod_cover_below(const rv_world *world, const rvi_hlod_pass *
     bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
     bool drawable = region->resident && own;
     child_scan children = scan_children(world, st, node_index, pass->own_geometry,
-                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false, NULL);
     if (!drawable) /* passed through, as rvi_hlod_decide does */
         return children.any || region->resident ? RVI_HLOD_THROUGH : RVI_HLOD_NOTHING;
     /* Settled as itself, or a child missing or not ready (drawn as itself at once): the
@@ -641,7 +668,7 @@ rvi_hlod_decision rvi_hlod_peek(const rv_world *world, const rvi_hlod_pass *pass
     bool own = !pass->own_geometry || (world->scene.flags[node_index] & RVI_NODE_HAS_GEOMETRY);
     bool drawable = region->resident && own;
     child_scan children = scan_children(world, st, node_index, pass->own_geometry,
-                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false);
+                                        drawable ? PASS_THROUGH_DEPTH : 0, false, false, NULL);
     if (!drawable)
         d.refine = children.any || region->resident; /* whatever below is resident stands in */
     else

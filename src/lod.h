@@ -7,7 +7,8 @@
  *   during the walk, for a node with RVI_NODE_HAS_HLOD:
  *     d = rvi_hlod_decide(world, &pass, index, culled) draw it itself with weight
  *         inherited * d.self_weight when d.draw_self; walk below it (children inherit
- *         inherited * (1 - d.self_weight)) only when d.refine; collect d.wants_load.
+ *         inherited * (1 - d.self_weight)) only when d.refine; collect d.wants_load
+ *         (with d.loads_below, after the walk: rvi_hlod_list_loads).
  *   for a visible node with RVI_NODE_HAS_LOD:
  *     rvi_lod_select_index(world, index, &view, &selection)
  *   rvi_lod_fading(world) || pass.fading > 0 after the walk: a crossfade is running
@@ -157,11 +158,12 @@ typedef struct rvi_hlod_pass {
 typedef struct rvi_hlod_decision {
     bool draw_self;              /* draw the region's own geometry, weight inherited * self_weight */
     bool refine;                 /* walk below it; children inherit inherited * (1 - self_weight) */
-    bool wants_load;             /* it wants to refine but a child is not resident */
-    uint32_t load_node;          /* with wants_load, the region whose children to load: the
-                                    region itself, or (own_geometry) a resident one without
-                                    geometry of its own below it, passed through, whose
-                                    children are missing */
+    bool wants_load;             /* it wants to refine but a child is not resident (or, with
+                                    own_geometry, not ready): the region's children to load */
+    bool loads_below;            /* with wants_load (own_geometry, the region drawn as itself):
+                                    the regions whose children to load are its own and those
+                                    of the regions passed through below it whose children are
+                                    missing; rvi_hlod_list_loads names them */
     bool is_region;              /* false: node_index is not a region (nothing decided) */
     float self_weight;           /* in [0, 1] */
     float screen_space_error;    /* pixels (+inf inside) */
@@ -172,6 +174,16 @@ typedef struct rvi_hlod_decision {
  * screen-space error, then nearest, then lowest node id (a total order over distinct
  * regions: the same list whatever order they were found in). */
 int rvi_hlod_compare_loads(const void *a, const void *b);
+
+/* For a region whose decision in an own_geometry pass had loads_below, with nothing changed
+ * since: pushes onto loads (rv_hlod_load, each with screen_space_error and distance, the
+ * region's urgency) every region whose children to load so that it can refine: itself when
+ * a child region of its own is not resident, and each resident region without geometry of
+ * its own passed through below it (through up to 8 in a row, as the decision looked) whose
+ * own child is not. Each once: a scan reaches a region by one path. Grows loads (on the
+ * world's heap) when it is full; RV_ERR_OUT_OF_MEMORY, RV_ERR_INVARIANT (not a region). */
+rv_result rvi_hlod_list_loads(rv_world *world, uint32_t node_index, float screen_space_error, float distance,
+                              rvi_vec *loads);
 
 /* Checks the view and dt and resolves the world's configuration into *pass. */
 rv_result rvi_hlod_begin_pass(const rv_world *world, const rv_lod_view *view, float dt_ms,

@@ -1944,10 +1944,19 @@ static void test_hlod_a_region_refines_through_a_region_without_geometry_only_on
     rv_world_destroy(w);
 }
 
+/* Whether the frame's load requests hold n, and how many times. */
+static uint32_t requests_of(const rv_frame_view *v, rv_node n)
+{
+    uint32_t times = 0;
+    for (uint32_t k = 0; k < v->hlod_load_request_count; k++)
+        times += rv_node_equal(v->hlod_load_requests[k], n);
+    return times;
+}
+
 /* Through three regions without geometry in a row, the load names the deepest (the one
- * whose children are missing); with a child of the top region missing too, the top region
- * is named first, and once its children are in, the one below. Every frame draws the top
- * region or the children in its place. */
+ * whose children are missing), not the ones between; with a child of the top region
+ * missing too, the top region is named in the same frame, and once its children are in,
+ * the one below still is. Every frame draws the top region or the children in its place. */
 static void test_hlod_loads_behind_regions_without_geometry_name_the_region_missing_children(void **state)
 {
     (void)state;
@@ -1958,8 +1967,9 @@ static void test_hlod_loads_behind_regions_without_geometry_name_the_region_miss
     rv_frame_view v;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
     assert_true(view_draws(&v, t.top));
-    assert_int_equal(v.hlod_load_request_count, 1);
-    assert_true(rv_node_equal(v.hlod_load_requests[0], t.top));
+    assert_int_equal(v.hlod_load_request_count, 2);
+    assert_int_equal(requests_of(&v, t.top), 1);
+    assert_int_equal(requests_of(&v, t.through[2]), 1);
     assert_int_equal(rv_node_set_hlod_resident(w, t.sibling, true), RV_OK);
     c.v.time_ms = 16;
     assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
@@ -1973,6 +1983,125 @@ static void test_hlod_loads_behind_regions_without_geometry_name_the_region_miss
     assert_false(view_draws(&v, t.top));
     assert_true(view_draws(&v, t.child));
     assert_true(view_draws(&v, t.sibling));
+    assert_int_equal(v.hlod_load_request_count, 0);
+    rv_world_destroy(w);
+}
+
+/* top (error 5 m, 40 m ahead) over four resident regions without geometry of their own
+ * (grouping nodes made regions), each over two child regions; ready[k]: group k's
+ * children are resident. */
+typedef struct sibling_groups {
+    rv_world *world;
+    rv_node top, group[4], child[4][2];
+} sibling_groups;
+
+static sibling_groups make_sibling_groups(const bool ready[4])
+{
+    sibling_groups g;
+    memset(&g, 0, sizeof g);
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f;
+    g.world = rvt_world(&desc);
+    rv_world *w = g.world;
+    g.top = rvt_object(w, RV_NODE_NONE, 0, 1.7f, -40, 10);
+    assert_int_equal(rv_node_set_hlod_region(w, g.top, 5.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, g.top, true), RV_OK);
+    for (int k = 0; k < 4; k++) {
+        g.group[k] = rvt_node(w, g.top);
+        assert_int_equal(rv_node_set_hlod_region(w, g.group[k], 1.0f), RV_OK);
+        assert_int_equal(rv_node_set_hlod_resident(w, g.group[k], true), RV_OK);
+        for (int j = 0; j < 2; j++) {
+            g.child[k][j] = rvt_object(w, g.group[k], -7.0f + 4.0f * (float)k + 2.0f * (float)j, 0, 0, 1.5f);
+            assert_int_equal(rv_node_set_hlod_region(w, g.child[k][j], 0.0f), RV_OK);
+            assert_int_equal(rv_node_set_hlod_resident(w, g.child[k][j], ready[k]), RV_OK);
+        }
+    }
+    return g;
+}
+
+/* Four sibling regions without geometry, each over children that are not resident: the top
+ * region draws itself and one frame asks for all four groups' children (not one group a
+ * frame): once the host loads them, the next frame refines onto them. One round trip. */
+static void test_hlod_sibling_regions_without_geometry_are_all_asked_for_in_one_frame(void **state)
+{
+    (void)state;
+    const bool ready[4] = { false, false, false, false };
+    sibling_groups g = make_sibling_groups(ready);
+    rv_world *w = g.world;
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, g.top));
+    assert_int_equal(v.hlod_load_request_count, 4);
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(requests_of(&v, g.group[k]), 1);
+        assert_false(view_draws(&v, g.child[k][0]) || view_draws(&v, g.child[k][1]));
+    }
+    for (uint32_t k = 1; k < v.hlod_load_request_count; k++) /* one urgency: by node id */
+        assert_true(v.hlod_load_requests[k - 1].id < v.hlod_load_requests[k].id);
+    /* The same again while nothing is loaded: nothing more, nothing less, and once the
+     * frame's lists have grown, nothing allocated. */
+    uint64_t allocations = 0;
+    for (int f = 1; f <= 4; f++) {
+        c.v.time_ms = 16.0 * f;
+        assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+        assert_int_equal(v.hlod_load_request_count, 4);
+        if (f == 2)
+            allocations = rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations;
+    }
+    assert_int_equal(rv_world_alloc_stats(w).allocations + rv_world_alloc_stats(w).reallocations, allocations);
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 2; j++)
+            assert_int_equal(rv_node_set_hlod_resident(w, g.child[k][j], true), RV_OK);
+    c.v.time_ms = 80;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, g.top));
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 2; j++)
+            assert_true(view_draws(&v, g.child[k][j]));
+    assert_int_equal(v.hlod_load_request_count, 0);
+    rv_world_destroy(w);
+}
+
+/* Some groups ready, some not: only those whose children are missing are asked for, and
+ * the top region draws itself until they are in. A group without geometry under a group
+ * without geometry, both missing children, is asked for with it in the same frame. */
+static void test_hlod_only_regions_without_geometry_missing_children_are_asked_for(void **state)
+{
+    (void)state;
+    const bool ready[4] = { true, false, true, false };
+    sibling_groups g = make_sibling_groups(ready);
+    rv_world *w = g.world;
+    rv_node inner = rvt_node(w, g.group[3]);
+    assert_int_equal(rv_node_set_hlod_region(w, inner, 1.0f), RV_OK);
+    assert_int_equal(rv_node_set_hlod_resident(w, inner, true), RV_OK);
+    rv_node deep = rvt_object(w, inner, 7, 0, 0, 1.5f);
+    assert_int_equal(rv_node_set_hlod_region(w, deep, 0.0f), RV_OK);
+    rvt_camera c;
+    rvt_camera_make(&c, eye0, ahead, 1.0f, 0);
+    rv_frame_view v;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, g.top));
+    assert_false(view_draws(&v, g.child[0][0]));
+    assert_int_equal(v.hlod_load_request_count, 3);
+    assert_int_equal(requests_of(&v, g.group[1]), 1);
+    assert_int_equal(requests_of(&v, g.group[3]), 1);
+    assert_int_equal(requests_of(&v, inner), 1);
+    /* group 3's own children in, inner's not: inner alone is asked for. */
+    for (int k = 1; k < 4; k += 2)
+        for (int j = 0; j < 2; j++)
+            assert_int_equal(rv_node_set_hlod_resident(w, g.child[k][j], true), RV_OK);
+    c.v.time_ms = 16;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_true(view_draws(&v, g.top));
+    assert_int_equal(v.hlod_load_request_count, 1);
+    assert_true(rv_node_equal(v.hlod_load_requests[0], inner));
+    assert_int_equal(rv_node_set_hlod_resident(w, deep, true), RV_OK);
+    c.v.time_ms = 32;
+    assert_int_equal(rv_frame(w, &c.v, &v), RV_OK);
+    assert_false(view_draws(&v, g.top));
+    assert_true(view_draws(&v, deep) && view_draws(&v, g.child[0][1]) && view_draws(&v, g.child[3][0]));
     assert_int_equal(v.hlod_load_request_count, 0);
     rv_world_destroy(w);
 }
@@ -5263,6 +5392,8 @@ int main(void)
         cmocka_unit_test(test_hlod_a_region_without_geometry_asks_for_its_children_at_once),
         cmocka_unit_test(test_hlod_a_region_refines_through_a_region_without_geometry_only_onto_loaded_children),
         cmocka_unit_test(test_hlod_loads_behind_regions_without_geometry_name_the_region_missing_children),
+        cmocka_unit_test(test_hlod_sibling_regions_without_geometry_are_all_asked_for_in_one_frame),
+        cmocka_unit_test(test_hlod_only_regions_without_geometry_missing_children_are_asked_for),
         cmocka_unit_test(test_hlod_a_deep_chain_of_regions_without_geometry_is_never_a_hole),
         cmocka_unit_test(test_hlod_load_requests_come_most_urgent_first),
         cmocka_unit_test(test_a_node_of_unknown_placement_is_drawn_whole_until_placed),

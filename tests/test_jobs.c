@@ -892,6 +892,88 @@ static void test_hlod_load_requests_the_same_on_any_workers_most_urgent_first(vo
     free(numbers);
 }
 
+/* The same for regions asking for the children of the regions without geometry of their
+ * own under them: LOAD_REGIONS / 3 regions, each over three such groups over a child that is
+ * not resident. The frame's requests (group numbers into numbers): every group at once, the
+ * same list whatever the job system. */
+static uint32_t group_loads(const rv_job_system *jobs, uint64_t *numbers)
+{
+    static rv_node groups[LOAD_REGIONS];
+    rv_world_desc desc = { 0 };
+    desc.lod.crossfade_ms = -1.0f;
+    if (jobs)
+        desc.jobs = *jobs;
+    rv_world *w = rvt_world(&desc);
+    rv_node root = rvt_node(w, RV_NODE_NONE);
+    for (uint32_t i = 0; i < LOAD_REGIONS / 3; i++) {
+        float depth = 5.0f + (float)(i / 60) * 4.0f, across = ((float)(i % 60) - 29.5f) / 30.0f;
+        rv_node region = rvt_object(w, root, across * 0.8f * depth, 0.0f, -depth, 0.5f);
+        check(rv_node_set_hlod_region(w, region, 0.5f + (float)((i * 37u) % 101u) * 0.05f));
+        check(rv_node_set_hlod_resident(w, region, true));
+        for (uint32_t j = 0; j < 3; j++) {
+            rv_node group = groups[3 * i + j] = rvt_node(w, region);
+            check(rv_node_set_hlod_region(w, group, 0.25f));
+            check(rv_node_set_hlod_resident(w, group, true));
+            rv_node child = rvt_object(w, group, 0, 0, 0, 0.25f);
+            check(rv_node_set_hlod_region(w, child, 0.0f));
+        }
+    }
+    const float vp[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1.0002f, -1, 0, 0, -0.20002f, 0 };
+    const float eye[3] = { 0, 0, 0 };
+    rv_view v = { .view_projection = vp, .eye = eye, .viewport_width = 1000, .viewport_height = 1000,
+                  .fov_y = 1.5707964f };
+    rv_frame_view out;
+    check(rv_frame(w, &v, &out));
+    for (uint32_t i = 0; i < out.hlod_load_request_count; i++)
+        numbers[i] = region_number(groups, out.hlod_load_requests[i]);
+    uint32_t count = out.hlod_load_request_count;
+    rv_world_destroy(w);
+    return count;
+}
+
+static void test_hlod_loads_under_regions_without_geometry_the_same_on_any_workers(void **state)
+{
+    (void)state;
+    uint64_t *alone = malloc(sizeof(uint64_t) * LOAD_REGIONS), *numbers = malloc(sizeof(uint64_t) * LOAD_REGIONS);
+    assert_non_null(alone);
+    assert_non_null(numbers);
+    uint32_t count = group_loads(NULL, alone);
+    assert_true(count > 1500 && count % 3 == 0); /* not vacuous: many regions, every group of each */
+    bool *seen = calloc(LOAD_REGIONS, sizeof *seen);
+    assert_non_null(seen);
+    for (uint32_t i = 0; i < count; i++) {
+        assert_true(alone[i] < LOAD_REGIONS);
+        assert_false(seen[alone[i]]); /* each once */
+        seen[alone[i]] = true;
+    }
+    for (uint32_t i = 0; i < count; i++) /* a region asks for its three groups together */
+        assert_true(seen[alone[i] / 3 * 3] && seen[alone[i] / 3 * 3 + 1] && seen[alone[i] / 3 * 3 + 2]);
+    rvt_host reverse = { .order = RVT_HOST_REVERSE, .max_workers = 3 };
+    rvt_host singles = { .order = RVT_HOST_SINGLES, .max_workers = 8, .seed = 4 };
+    rv_job_system systems[4] = { rvt_host_jobs(&reverse), rvt_host_jobs(&singles) };
+    const char *what[4] = { "ranges in reverse order", "ranges of one item, shuffled", "1 worker", "2 workers" };
+    rvt_pool *pools[2] = { rvt_pool_create(1), rvt_pool_create(2) };
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(pools[k]);
+        systems[2 + k] = rvt_pool_jobs(pools[k]);
+    }
+    for (int k = 0; k < 4; k++) {
+        uint32_t n = group_loads(&systems[k], numbers);
+        assert_int_equal(n, count);
+        for (uint32_t i = 0; i < count; i++)
+            if (numbers[i] != alone[i])
+                fail_msg("%s: load request %u differs from the frame without a job system", what[k], i);
+    }
+    assert_true(reverse.calls > 0 && singles.calls > 0);
+    for (int k = 0; k < 2; k++)
+        rvt_pool_destroy(pools[k]);
+    rvt_host_free(&reverse);
+    rvt_host_free(&singles);
+    free(seen);
+    free(alone);
+    free(numbers);
+}
+
 static void test_world_refuses_more_workers_than_rvis_keeps_scratch_for(void **state)
 {
     (void)state;
@@ -918,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
         cmocka_unit_test(test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_loses_nothing),
         cmocka_unit_test(test_hlod_load_requests_the_same_on_any_workers_most_urgent_first),
+        cmocka_unit_test(test_hlod_loads_under_regions_without_geometry_the_same_on_any_workers),
         cmocka_unit_test(test_the_feed_is_the_same_on_any_workers),
     };
     return cmocka_run_group_tests(tests, make_reference, NULL);

@@ -313,8 +313,9 @@ typedef struct rv_frame_view {
     const rv_node *hlod_load_requests; /* regions whose children should load next, most urgent
                                           first as rv_hlod_select orders its loads (largest
                                           screen-space error of the region that wants to
-                                          refine, then nearest, then lowest node id), whatever
-                                          the job system (rv_hlod_children names the children) */
+                                          refine, then nearest, then lowest node id), each
+                                          once, whatever the job system (rv_hlod_children
+                                          names the children) */
     uint32_t hlod_load_request_count;
     const rv_cull_record *culls;       /* with desc.record_culls: every pruned subtree top */
     uint32_t cull_count;

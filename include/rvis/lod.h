@@ -264,11 +264,15 @@ typedef struct rv_hlod_draw {
  * (within 64 nodes up) asks for it; else the region above lists its own children, this
  * one among them, and once loaded it is drawn as itself (so a world where nothing is
  * resident yet is loaded from the top, as deep as the errors need, not whole).
- * In rv_frame, a region that wants to refine but whose children are all resident, one of
- * them without geometry of its own standing on children that are not (see rv_hlod_select),
- * is not named itself (its children are loaded already): the request names the region
- * without geometry below it whose children are missing, one request a frame (its own
- * missing children first, then those under such regions, in walk order).
+ * In rv_frame, a region that wants to refine but has children without geometry of their
+ * own standing on children that are not resident (see rv_hlod_select) asks, in the same
+ * frame, for every region whose children it waits for: itself when a child of its own is
+ * not resident, and each region without geometry passed through below it (through up to 8
+ * in a row) whose own children are not, each named once, with the asking region's
+ * screen-space error and distance. A region without geometry whose children are all
+ * resident is not named, nor is the asking region when its own children all are. So one
+ * round of loads brings in all it waits for (unless what arrives holds more regions
+ * without geometry of their own, whose children are asked for on the next frame).
  * distance: world units from the eye to its bounds' surface (0 inside). */
 typedef struct rv_hlod_load {
     rv_node region;

@@ -445,7 +445,8 @@ static void group(fz *f, fz_input *in, int armed)
     rv_node parent = pick(f, in);
     uint32_t leaf = u8(in) % 6;
     int p = find(f, parent);
-    rv_result want = p < 0 ? RV_ERR_STALE_HANDLE : leaf == 1 ? RV_ERR_INVALID_ARG : RV_OK;
+    /* RV_NODE_NONE groups the roots */
+    rv_result want = p < 0 && parent.id ? RV_ERR_STALE_HANDLE : leaf == 1 ? RV_ERR_INVALID_ARG : RV_OK;
     if (f->live > FZ_MAX_LIVE - 64)
         return;
     uint64_t before = digest(f->w);

@@ -630,8 +630,9 @@ RV_API rv_result rv_world_set_stream_sources(rv_world *world, const rv_stream_so
  * the world, like its grids: never destroy it (rv_world_destroy does). */
 RV_API rv_residency *rv_world_residency(rv_world *world);
 
-/* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off
- * or before the first frame). Borrowed; owned by the world: the pointer stays valid until
+/* The main view's occlusion buffer, for stats and debug images (NULL when occlusion is off,
+ * and until the first rv_frame_begin with occlusion on: in a world made without occlusion
+ * and switched on by rv_world_set_occlusion, until the next frame). Borrowed; owned by the world: the pointer stays valid until
  * rv_world_destroy, across rv_world_set_occlusion too, which rebuilds the same object.
  * From rv_frame_end (or rv_frame) until the next rv_frame_begin it holds that frame's
  * occluders, frozen: the host may test what rvis does not hold against it

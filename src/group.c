@@ -161,10 +161,11 @@ rv_result rv_group_spatially(rv_world *world, rv_node parent, const rv_node *chi
             if (s->flags[c] & RVI_NODE_PROJECTION)
                 return RV_ERR_BAD_STATE; /* a journal projection's node: its render scene places it */
     }
-    if (out_groups)
-        *out_groups = 0;
-    if (n <= leaf)
+    if (n <= leaf) {
+        if (out_groups)
+            *out_groups = 0;
         return RV_OK;
+    }
 
     uint64_t groups = count_groups(n, leaf);
     if (groups > RVI_POOL_MAX_SLOTS)

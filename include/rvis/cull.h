@@ -79,7 +79,7 @@ RV_API rv_result rv_collect_visible(rv_world *world, rv_node root, const rv_frus
  * geometry, so no child's world matrix changes; the children keep their relative order
  * within a group, and the new groups come after the parent's other children (walks and
  * visits then reach the grouped ones last). leaf_size: 0 = default 32; otherwise >= 2. Nothing happens when there are
- * at most leaf_size children. *out_groups (optional) receives the number of groups created.
+ * at most leaf_size children. *out_groups (optional) receives the number of groups created (untouched on error).
  * Call rv_update_world before: the split reads the children's world spheres as of the last
  * update. The groups' world spheres are computed by the call itself, so the result culls
  * at once; the parent's own sphere is made exact again at the next update. The groups are

@@ -126,7 +126,8 @@ typedef struct rv_residency_stats {
                                     2^32 - 1 bytes) */
     uint64_t page_bytes_estimate;/* the size a page never placed is assumed to have now
                                     (desc estimate or largest placed, whichever is larger);
-                                    0 while unknown */
+                                    0 while unknown, and while every page placed took 0
+                                    bytes (prefetch then counts each load as 0 bytes) */
 } rv_residency_stats;
 
 /* The page residency service. Opaque. */

@@ -10,6 +10,7 @@
 #include "frustum.h"
 #include "core/check.h"
 #include "core/inline.h"
+#include "core/prefetch.h"
 
 
 #include <math.h>
@@ -336,25 +337,36 @@ static bool visit_outside_rest_cut(const rvi_walk_policy *p, const rvi_walk_bloc
     return !(b->k < INFINITY) || all_cut_box(p, b->lo, b->hi, b->k, b->r); /* none rests: nothing to cut */
 }
 
-/* True when the summary b (of size slots from i, aligned to size) lets the walk pass it
- * over: valid, and the frustum misses it or every piece of it stays at "nothing". Folded
- * in if so. */
-static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t i, uint32_t size, uint32_t in_mask)
+/* How the summary b (of size slots from i, aligned to size) lets the walk pass it over:
+ * the frustum misses it (SUMMARY_PASSES), or every piece of it stays at "nothing"
+ * (SUMMARY_PASSES_VISIT when only the box around its drawn leaves is outside); or not
+ * (SUMMARY_WALKED). Reads nothing but the summaries: the look-ahead asks it too. */
+enum { SUMMARY_WALKED, SUMMARY_PASSES, SUMMARY_PASSES_VISIT };
+static inline int summary_verdict(const rvi_walk_policy *p, const rvi_walk_block *b, uint32_t i, uint32_t size,
+                                  uint32_t in_mask)
 {
-    const rvi_walk_policy *p = w->p;
     const rvi_walk_summaries *s = p->summaries;
-    if (i + size > s->capacity || (w->depth == 0 && w->left0 < size) || b->version != s->version)
-        return false;
+    if (i + size > s->capacity || b->version != s->version)
+        return SUMMARY_WALKED;
     uint32_t m = in_mask;
     /* A group's row of leaves can be far longer than wide: its box is tried too (a block's
      * sphere is tight enough that the box seldom pays for its test). */
     bool outside = m && (rvi_classify_sphere_masked(p->frustum, b->sphere, b->sphere[3], &m) == RV_OUTSIDE ||
                          (size == RVI_WALK_GROUP && rvi_walk_box_outside(p->frustum, b->lo, b->hi, m)));
-    if (!outside && !(b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r))) {
-        if (!(size == RVI_WALK_GROUP && visit_outside_rest_cut(p, b, &s->group_visit[i >> RVI_WALK_GROUP_SHIFT], m)))
-            return false;
-        w->c.summarised_visit++;
-    }
+    if (outside || (b->lod_ok && all_cut_box(p, b->lo, b->hi, b->k, b->r)))
+        return SUMMARY_PASSES;
+    if (size == RVI_WALK_GROUP && visit_outside_rest_cut(p, b, &s->group_visit[i >> RVI_WALK_GROUP_SHIFT], m))
+        return SUMMARY_PASSES_VISIT;
+    return SUMMARY_WALKED;
+}
+
+/* True when the summary b (of size slots from i), whose verdict is given, lets the walk
+ * pass it over, the level having that many slots left. Folded in if so. */
+static inline bool skip_summary(walk *w, const rvi_walk_block *b, uint32_t size, int verdict)
+{
+    if (verdict == SUMMARY_WALKED || (w->depth == 0 && w->left0 < size))
+        return false;
+    w->c.summarised_visit += verdict == SUMMARY_PASSES_VISIT;
     acc_fold(level_acc(w), b->k, b->r, b->lod_ok);
     w->c.summarised++;
     if (w->depth == 0)
@@ -404,19 +416,57 @@ static void keep_group(rvi_walk_summaries *s, uint32_t base)
     }
 }
 
+/* Asks for the lines the walk of block j reads: its leaves' links, flags, spheres and
+ * cutoffs, and the summary it keeps. */
+static void fetch_block(const rvi_walk_policy *p, uint32_t j)
+{
+    const rvi_scene *sc = p->scene;
+    if (j + RVI_WALK_BLOCK > sc->capacity || j + RVI_WALK_BLOCK > p->summaries->capacity)
+        return;
+    RVI_PREFETCH(sc->first_child + j);
+    RVI_PREFETCH(sc->next_sibling + j);
+    RVI_PREFETCH(sc->parent + j);
+    RVI_PREFETCH(sc->flags + j);
+    for (uint32_t k = 0; k < RVI_WALK_BLOCK; k += 4)
+        RVI_PREFETCH(sc->world_sphere + j + k);
+    if (p->cutoff_sq && j < p->cutoff_count)
+        RVI_PREFETCH(p->cutoff_sq + j);
+    RVI_PREFETCH(&p->summaries->block_visit[j >> RVI_WALK_BLOCK_SHIFT]);
+}
+
+/* The walk reaches the blocks it does not pass over in no order a prefetcher follows, and
+ * each of a block's arrays holds it in a line of its own: while block i (aligned) is
+ * walked, the lines of the next block along the slots are asked for, when its summaries
+ * (its group's, at a group's start, then its own) would not pass it over. A level that
+ * does not continue there costs a wasted fetch only. */
+static void fetch_next(const rvi_walk_policy *p, uint32_t i, uint32_t in_mask)
+{
+    const rvi_walk_summaries *s = p->summaries;
+    uint32_t next = i + RVI_WALK_BLOCK;
+    if (next + RVI_WALK_BLOCK > s->capacity)
+        return;
+    if (!(next & (RVI_WALK_GROUP - 1)) && next + RVI_WALK_GROUP <= s->capacity &&
+        summary_verdict(p, &s->group[next >> RVI_WALK_GROUP_SHIFT], next, RVI_WALK_GROUP, in_mask) != SUMMARY_WALKED)
+        return;
+    if (summary_verdict(p, &s->block[next >> RVI_WALK_BLOCK_SHIFT], next, RVI_WALK_BLOCK, in_mask) == SUMMARY_WALKED)
+        fetch_block(p, next);
+}
+
 /* The aligned group or block from *at, if its summary lets the walk pass it over: *at moved
  * past it. Its leaves are the siblings from *at on, as when it was kept: no link changed
  * since. */
 static bool skip_block(walk *w, uint32_t *at, uint32_t in_mask)
 {
-    const rvi_walk_summaries *s = w->p->summaries;
+    const rvi_walk_policy *p = w->p;
+    const rvi_walk_summaries *s = p->summaries;
     uint32_t i = *at;
     if (i & (RVI_WALK_BLOCK - 1))
         return false;
     const rvi_walk_block *b = &s->group[i >> RVI_WALK_GROUP_SHIFT];
-    if ((i & (RVI_WALK_GROUP - 1)) || !skip_summary(w, b, i, RVI_WALK_GROUP, in_mask)) {
+    if ((i & (RVI_WALK_GROUP - 1)) ||
+        !skip_summary(w, b, RVI_WALK_GROUP, summary_verdict(p, b, i, RVI_WALK_GROUP, in_mask))) {
         b = &s->block[i >> RVI_WALK_BLOCK_SHIFT];
-        if (!skip_summary(w, b, i, RVI_WALK_BLOCK, in_mask))
+        if (!skip_summary(w, b, RVI_WALK_BLOCK, summary_verdict(p, b, i, RVI_WALK_BLOCK, in_mask)))
             return false;
         if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
             mark_group(w, i, RVI_WALK_GROUP_ENDED);
@@ -492,6 +542,8 @@ static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_wei
     if (limit < RVI_WALK_RUN_MIN || i + RVI_WALK_RUN_MIN > sc->capacity ||
         sc->parent[i + RVI_WALK_RUN_MIN - 1] != sc->parent[i])
         return false;
+    if (p->summaries && !(i & (RVI_WALK_BLOCK - 1)))
+        fetch_next(p, i, in_mask);
     rvi_walk_run run;
     rvi_walk_classify_run(p, w->vector, in_mask, i, limit, &run);
     uint32_t n = run.n;

@@ -193,10 +193,32 @@ uint32_t rv_occlusion_level_count(const rv_occlusion *occ)
 
 /* ---- the frame ------------------------------------------------------------------------- */
 
+/* Forgets the frame (its view, occluders, stats and feed): until the next successful begin,
+ * adds are refused and tests answer visible. Nothing to forget at width 0. */
+static void drop_frame(rv_occlusion *occ)
+{
+    if (occ->width == 0)
+        return;
+    occ->state = RVI_OCC_NO_VIEW;
+    occ->sample_step[0] = occ->sample_step[1] = 0;
+    occ->inputs.count = 0;
+    occ->matrices.count = 0;
+    occ->shapes.count = 0;
+    occ->shape_data.count = 0;
+    occ->item_count = 0;
+    occ->vertex_count = 0;
+    memset(&occ->stats, 0, sizeof occ->stats);
+    rvi_occ_feed_begin(occ);
+}
+
 rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16], rv_clip clip, float aspect)
 {
-    if (!occ || !view_projection)
+    if (!occ)
         return RV_ERR_INVALID_ARG;
+    if (!view_projection) {
+        drop_frame(occ);
+        return RV_ERR_INVALID_ARG;
+    }
     double vp[16];
     for (int i = 0; i < 16; i++)
         vp[i] = view_projection[i];
@@ -237,16 +259,7 @@ rv_result rvi_occlusion_begin_d(rv_occlusion *occ, const double view_projection[
     if (occ->width == 0)
         return RV_OK;
     /* Drop the previous frame first: whatever fails below, a stale view never culls. */
-    occ->state = RVI_OCC_NO_VIEW;
-    occ->sample_step[0] = occ->sample_step[1] = 0;
-    occ->inputs.count = 0;
-    occ->matrices.count = 0;
-    occ->shapes.count = 0;
-    occ->shape_data.count = 0;
-    occ->item_count = 0;
-    occ->vertex_count = 0;
-    memset(&occ->stats, 0, sizeof occ->stats);
-    rvi_occ_feed_begin(occ);
+    drop_frame(occ);
     uint32_t height;
     rvi_occ_view view;
     RVI_TRY(view_of(occ->width, view_projection, clip, aspect, &height, &view));

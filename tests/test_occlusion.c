@@ -564,6 +564,17 @@ static void test_first_test_freezes_and_next_begin_resets(void **state)
     assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_ERR_BAD_STATE);
     uint32_t w, h;
     assert_int_equal(rv_occlusion_debug_image(occ, 0, NULL, 0, &w, &h), RV_ERR_BAD_STATE);
+    /* So does a NULL matrix, frozen frame or not. */
+    for (int frozen = 0; frozen < 2; frozen++) {
+        begin_camera(occ, &c);
+        assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_OK);
+        if (frozen)
+            assert_false(crate_visible(occ, 0, 1, -3));
+        assert_int_equal(rv_occlusion_begin(occ, NULL, c.clip, 16.0f / 9.0f), RV_ERR_INVALID_ARG);
+        assert_int_equal(rv_occlusion_add_occluder(occ, WALL_MIN, WALL_MAX, NULL), RV_ERR_BAD_STATE);
+        assert_true(crate_visible(occ, 0, 1, -3));
+        assert_int_equal(rv_occlusion_get_stats(occ).occluders_submitted, 0);
+    }
     rv_occlusion_destroy(occ);
 }
 

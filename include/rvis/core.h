@@ -42,7 +42,10 @@ extern "C" {
  * core: results, allocator, handles, clip conventions
  * ====================================================================================== */
 
-/* Result of every fallible call. RV_OK is 0; every failure leaves the object unchanged. */
+/* Result of every fallible call. RV_OK is 0; every failure leaves the object unchanged,
+ * except where a call's comment says what its failure does instead (a failed
+ * rv_occlusion_begin drops the buffer's frame, so a stale view never culls; a failed cull
+ * leaves the frame to rv_frame_abort). */
 typedef enum rv_result {
     RV_OK = 0,
     RV_ERR_INVALID_ARG,   /* a NULL where one is not allowed, a size <= 0, min > max, ... */

@@ -321,6 +321,10 @@ static uint32_t build_items(rv_occlusion *occ, bool lazy)
     memset(occ->tallies.data, 0, (size_t)count * sizeof(rvi_occ_tally));
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; i++) {
+        /* A mesh without a triangle to draw (every one degenerate) has nothing to draw
+         * wherever it is: count_meshes counts it skipped_small. */
+        if (in[i].kind == RVI_OCC_MESH && rvi_occ_input_mesh(occ, &in[i])->triangle_count == 0)
+            continue;
         if (whole[i].on == RVI_OCC_AWAY) {
             if (in[i].kind != RVI_OCC_MESH) {
                 count_skip(&occ->stats, RVI_OCC_OFFSCREEN);

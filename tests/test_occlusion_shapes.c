@@ -918,6 +918,20 @@ static void test_triangle_stats_count_every_triangle_once(void **state)
     bool vis = true;
     assert_int_equal(rv_occlusion_test_sphere(occ, behind, 0.5f, NULL, &vis), RV_OK);
     assert_false(vis);
+    /* A mesh whose every triangle is degenerate has nothing to draw, wherever it stands
+     * (its bounds are then a point at its origin, here the eye's): skipped_small. */
+    begin_camera(occ, &c);
+    const float flat[4][3] = { { -6, -4, -10 }, { 6, -4, -10 }, { 6, 4, -10 }, { -6, 4, -10 } };
+    const uint32_t repeated[6] = { 0, 0, 1, 2, 2, 3 };
+    rv_occluder_mesh empty = { flat, 4, repeated, 6, 0 };
+    float at_eye[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, (float)c.eye[0], (float)c.eye[1], (float)c.eye[2], 1 };
+    assert_int_equal(rv_occlusion_add_mesh(occ, &empty, at_eye), RV_OK);
+    assert_int_equal(rv_occlusion_freeze(occ), RV_OK);
+    st = rv_occlusion_get_stats(occ);
+    assert_int_equal(st.occluders_skipped, 1);
+    assert_int_equal(st.skipped_small, 1);
+    assert_int_equal(st.skipped_offscreen, 0);
+    assert_int_equal(st.triangles_degenerate, 2);
     rv_occlusion_destroy(occ);
 }
 

@@ -226,7 +226,9 @@ static rv_result ensure_occlusion(rv_world *world, rvi_frame *f)
 {
     if (f->occlusion || world->desc.occlusion.width == 0)
         return RV_OK;
-    return rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion);
+    RVI_TRY(rvi_occlusion_create_in(&world->heap, &world->desc.occlusion, &f->occlusion));
+    f->occlusion->lent = true;
+    return RV_OK;
 }
 
 /* The buffer's aspect for the view: it keeps the viewport's shape while its height, width /
@@ -382,7 +384,7 @@ static rv_result frame_add_occluder(rv_world *world, const float min[3], const f
         return RV_ERR_INVALID_ARG;
     rv_result r;
     rv_occlusion *occ = frame_buffer(world, &r);
-    return occ ? counted(world, rv_occlusion_add_occluder(occ, min, max, matrix)) : r;
+    return occ ? counted(world, rvi_occlusion_add_occluder(occ, min, max, matrix)) : r;
 }
 
 static rv_result frame_add_convex(rv_world *world, const rv_occluder_convex *convex, const float matrix[16])
@@ -391,7 +393,7 @@ static rv_result frame_add_convex(rv_world *world, const rv_occluder_convex *con
         return RV_ERR_INVALID_ARG;
     rv_result r;
     rv_occlusion *occ = frame_buffer(world, &r);
-    return occ ? counted(world, rv_occlusion_add_convex(occ, convex, matrix)) : r;
+    return occ ? counted(world, rvi_occlusion_add_convex(occ, convex, matrix)) : r;
 }
 
 static rv_result frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, const float matrix[16])
@@ -400,7 +402,7 @@ static rv_result frame_add_mesh(rv_world *world, const rv_occluder_mesh *mesh, c
         return RV_ERR_INVALID_ARG;
     rv_result r;
     rv_occlusion *occ = frame_buffer(world, &r);
-    return occ ? counted(world, rv_occlusion_add_mesh(occ, mesh, matrix)) : r;
+    return occ ? counted(world, rvi_occlusion_add_mesh(occ, mesh, matrix)) : r;
 }
 
 /* ---- the depth feed --------------------------------------------------------------------- */
@@ -418,7 +420,7 @@ static rv_result frame_feed_depth(rv_world *world, const rv_depth_feed *feed)
     if (!f->occlusion)
         return RV_OK;
     uint64_t t0 = rvi_clock_now(world);
-    rv_result r = rv_occlusion_feed_depth(f->occlusion, feed);
+    rv_result r = rvi_occlusion_feed_depth(f->occlusion, feed);
     if (world->desc.clock_ns)
         rvi_stage_add(f, RV_STAGE_FEED, t0, rvi_clock_now(world));
     return r;

@@ -367,7 +367,7 @@ rv_result rvi_frame_submit_occluders(rv_world *world, rvi_frame *f)
             continue;
         /* A convex solid's or mesh's block is lent to the buffer until the freeze, which
          * follows at once in rvi_frame_cull. */
-        rv_result r = o->kind == RVI_OCC_BOX ? rv_occlusion_add_occluder(f->occlusion, o->min, o->max, m)
+        rv_result r = o->kind == RVI_OCC_BOX ? rvi_occlusion_add_occluder(f->occlusion, o->min, o->max, m)
                                              : rvi_occlusion_add_block(f->occlusion, (rvi_occ_kind)o->kind, o->block, m);
         if (r == RV_ERR_OUT_OF_MEMORY)
             return r;

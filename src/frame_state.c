@@ -20,8 +20,8 @@ static void frame_destroy(rv_world *world, void *state)
     rvi_heap *heap = &world->heap;
     for (int a = 0; a < 2; a++)
         rvi_frame_arena_free(heap, &f->arenas[a]);
-    rv_occlusion_destroy(f->occlusion);
-    rv_occlusion_destroy(f->occlusion_idle);
+    rvi_occlusion_destroy(f->occlusion);
+    rvi_occlusion_destroy(f->occlusion_idle);
     for (uint32_t i = 0; i < f->occluders.records.count; i++) {
         rvi_node_occluder *o = &RVI_VEC_AT(f->occluders.records, rvi_node_occluder, i);
         rvi_free(heap, o->block, o->block_size);

@@ -101,7 +101,8 @@ rv_result rvi_occlusion_replace(rv_occlusion *occ, const rv_occlusion_desc *desc
     rv_occlusion old = *occ;
     *occ = *fresh;
     *fresh = old;
-    rv_occlusion_destroy(fresh);
+    occ->lent = old.lent;
+    rvi_occlusion_destroy(fresh);
     return RV_OK;
 }
 
@@ -144,6 +145,12 @@ rv_result rvi_occlusion_of_world(rv_world *world, rv_occlusion **out)
 }
 
 void rv_occlusion_destroy(rv_occlusion *occ)
+{
+    if (occ && !occ->lent)
+        rvi_occlusion_destroy(occ);
+}
+
+void rvi_occlusion_destroy(rv_occlusion *occ)
 {
     if (!occ)
         return;
@@ -215,6 +222,8 @@ rv_result rv_occlusion_begin(rv_occlusion *occ, const float view_projection[16],
 {
     if (!occ)
         return RV_ERR_INVALID_ARG;
+    if (occ->lent)
+        return RV_ERR_BAD_STATE;
     if (!view_projection) {
         drop_frame(occ);
         return RV_ERR_INVALID_ARG;
@@ -412,6 +421,13 @@ rv_result rvi_occ_add_checks(rv_occlusion *occ, const float *matrix)
 
 rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16])
 {
+    if (occ && occ->lent)
+        return RV_ERR_BAD_STATE;
+    return rvi_occlusion_add_occluder(occ, min, max, matrix);
+}
+
+rv_result rvi_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16])
+{
     if (!occ || !min || !max)
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0)
@@ -430,6 +446,13 @@ rv_result rv_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const
 }
 
 rv_result rv_occlusion_add_convex(rv_occlusion *occ, const rv_occluder_convex *convex, const float matrix[16])
+{
+    if (occ && occ->lent)
+        return RV_ERR_BAD_STATE;
+    return rvi_occlusion_add_convex(occ, convex, matrix);
+}
+
+rv_result rvi_occlusion_add_convex(rv_occlusion *occ, const rv_occluder_convex *convex, const float matrix[16])
 {
     if (!occ || !convex)
         return RV_ERR_INVALID_ARG;

@@ -203,6 +203,9 @@ struct rv_occlusion {
      * adding occluders, so the public calls that would freeze it (tests, freeze, debug
      * read-outs) answer RV_ERR_BAD_STATE instead. */
     bool held;
+    /* A world's main buffer (rv_world_occlusion): the world alone begins it, adds to it,
+     * feeds and destroys it, through the rvi_ calls; the public ones refuse the host. */
+    bool lent;
     /* The spacing of the viewport's pixel centres in texel units, x and y, when desc.fine_tests
      * is 2 and the frame says the host samples each pixel once, at its centre
      * (rv_view.cull_unsampled); 0 when not known (rvi_occ_set_samples, after each begin). */
@@ -280,6 +283,14 @@ rv_result rvi_occlusion_create_in(rvi_heap *heap, const rv_occlusion_desc *desc,
  * answer visible, stats zero). RV_ERR_INVALID_ARG, RV_ERR_NOT_FINITE (a bad desc, as
  * rv_occlusion_create), RV_ERR_OUT_OF_MEMORY: occ is unchanged on error. */
 rv_result rvi_occlusion_replace(rv_occlusion *occ, const rv_occlusion_desc *desc);
+
+/* rv_occlusion_add_occluder, _add_convex, _add_mesh, _feed_depth and _destroy for the world
+ * that owns a lent buffer (the public calls refuse or ignore a lent one). */
+rv_result rvi_occlusion_add_occluder(rv_occlusion *occ, const float min[3], const float max[3], const float matrix[16]);
+rv_result rvi_occlusion_add_convex(rv_occlusion *occ, const rv_occluder_convex *convex, const float matrix[16]);
+rv_result rvi_occlusion_add_mesh(rv_occlusion *occ, const rv_occluder_mesh *mesh, const float matrix[16]);
+rv_result rvi_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed);
+void rvi_occlusion_destroy(rv_occlusion *occ);
 
 /* True when two valid descs make the same buffer (defaults applied; the allocator is not
  * compared; any two of width 0 are alike: off). */

@@ -313,6 +313,13 @@ static rv_result reserve_destination(rv_occlusion *occ, rvi_occ_feed *fd)
 
 rv_result rv_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
 {
+    if (occ && occ->lent)
+        return RV_ERR_BAD_STATE;
+    return rvi_occlusion_feed_depth(occ, feed);
+}
+
+rv_result rvi_occlusion_feed_depth(rv_occlusion *occ, const rv_depth_feed *feed)
+{
     if (!occ || !feed)
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0)

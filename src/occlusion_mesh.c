@@ -301,6 +301,13 @@ static rv_result push_mesh(rv_occlusion *occ, const rvi_occ_mesh_data *block, co
 
 rv_result rv_occlusion_add_mesh(rv_occlusion *occ, const rv_occluder_mesh *mesh, const float matrix[16])
 {
+    if (occ && occ->lent)
+        return RV_ERR_BAD_STATE;
+    return rvi_occlusion_add_mesh(occ, mesh, matrix);
+}
+
+rv_result rvi_occlusion_add_mesh(rv_occlusion *occ, const rv_occluder_mesh *mesh, const float matrix[16])
+{
     if (!occ || !mesh)
         return RV_ERR_INVALID_ARG;
     if (occ->width == 0)

@@ -278,6 +278,32 @@ static void test_occluder_node_hides_objects_behind_and_group_prunes(void **stat
         assert_int_equal(rv_occlusion_test_box(occ, cmin, cmax, m, &visible), RV_OK);
         assert_int_equal(visible, k != 0);
     }
+    /* The world alone changes its buffer: the host's begin, adds and feed are refused and
+     * change nothing (the crate behind stays hidden), its destroy is ignored. */
+    float vp[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1, -1, 0, 0, -0.2f, 0 };
+    const float pos[3][3] = { { 0, 0, -1 }, { 1, 0, -1 }, { 0, 1, -1 } };
+    const uint32_t tri[3] = { 0, 1, 2 };
+    const float planes[6][4] = { { 1, 0, 0, -1 }, { -1, 0, 0, -1 }, { 0, 1, 0, -1 },
+                                 { 0, -1, 0, -1 }, { 0, 0, 1, -1 }, { 0, 0, -1, -1 } };
+    rv_occluder_mesh mesh = { pos, 3, tri, 3, 0 };
+    rv_occluder_convex convex = { planes, 6, 0 };
+    float texel = 0.5f;
+    rv_depth_feed feed = { .texels = &texel, .width = 1, .height = 1, .format = RV_DEPTH_FLOAT32,
+                           .view_projection = vp, .age = 1 };
+    rv_occlusion_stats before = rv_occlusion_get_stats(occ);
+    assert_int_equal(rv_occlusion_begin(occ, vp, c.v.clip, 1.0f), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_occlusion_add_occluder(occ, cmin, cmax, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_occlusion_add_convex(occ, &convex, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_occlusion_add_mesh(occ, &mesh, NULL), RV_ERR_BAD_STATE);
+    assert_int_equal(rv_occlusion_feed_depth(occ, &feed), RV_ERR_BAD_STATE);
+    rv_occlusion_destroy(occ);
+    assert_true(rv_world_occlusion(w) == occ);
+    rv_occlusion_stats after = rv_occlusion_get_stats(occ);
+    assert_memory_equal(&before, &after, sizeof before);
+    float behind_m[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, -25, 1 };
+    bool hidden_still = true;
+    assert_int_equal(rv_occlusion_test_box(occ, cmin, cmax, behind_m, &hidden_still), RV_OK);
+    assert_false(hidden_still);
     /* The extra view has no occlusion: it draws what the frustum sees. */
     rv_view_list *list;
     assert_int_equal(rv_view_list_create(w, &list), RV_OK);

@@ -647,9 +647,10 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * visible), also from a host callback the frame calls (the allocator, clock_ns). After
  * rv_frame_abort, a cull that failed or a begin that failed for memory, it holds that
  * frame's view and whatever occluders it took, not the published frame's (tests then err
- * toward drawing); a begin refused for any other reason leaves it as it was. Calls that
- * change it (rv_occlusion_begin, the _add_ calls, rv_occlusion_feed_depth,
- * rv_occlusion_destroy) must not be made on it. */
+ * toward drawing); a begin refused for any other reason leaves it as it was. The world
+ * alone changes it: rv_occlusion_begin, the _add_ calls and rv_occlusion_feed_depth on it
+ * answer RV_ERR_BAD_STATE and change nothing (add through rv_frame_add_* and
+ * rv_frame_feed_depth), and rv_occlusion_destroy ignores it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
 /* Changes the main view's occlusion buffer (rv_world_desc.occlusion) without rebuilding the

@@ -228,7 +228,8 @@ typedef struct rv_occlusion_spheres {
  * RV_ERR_OUT_OF_MEMORY; *out untouched on error. */
 RV_API rv_result rv_occlusion_create(const rv_occlusion_desc *desc, rv_occlusion **out);
 
-/* Destroys a buffer and everything it holds. NULL is ignored. */
+/* Destroys a buffer and everything it holds. NULL is ignored, and so is a world's buffer
+ * (rv_world_occlusion): the world owns it. */
 RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
 
 /* Starts a frame: sets the view and forgets the previous frame's occluders and stats.
@@ -245,7 +246,8 @@ RV_API void rv_occlusion_destroy(rv_occlusion *occlusion);
  * a matrix whose screen rows do not locate the eye: the x, y and w rows of a perspective,
  * the x, y and z rows of an orthographic one, not invertible; an orthographic one with
  * w <= 0), RV_ERR_NOT_FINITE,
- * RV_ERR_OUT_OF_MEMORY. On any error the buffer drops the frame: adds are refused with
+ * RV_ERR_OUT_OF_MEMORY; RV_ERR_BAD_STATE on a world's buffer (rv_world_occlusion: the world
+ * alone begins it), which changes nothing. On any other error the buffer drops the frame: adds are refused with
  * RV_ERR_BAD_STATE and tests answer visible until the next successful begin (a stale view
  * can never cull). A perspective matrix is otherwise taken as it is: one with a singular
  * depth row (its near plane through the eye) or one that puts the scene at negative w
@@ -269,8 +271,8 @@ RV_API rv_result rv_occlusion_begin(rv_occlusion *occlusion, const float view_pr
  * origin (float precision no longer bounds its silhouette safely: skipped_degenerate).
  * Width 0: no-op, RV_OK. Allocates only while the frame holds more occluders than any
  * frame before. Errors: RV_ERR_INVALID_ARG (NULL, min > max, a matrix whose last row is
- * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame),
- * RV_ERR_FROZEN (a test or freeze already happened this frame), RV_ERR_OUT_OF_MEMORY.
+ * not 0 0 0 1), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin this frame, or a
+ * world's buffer: rv_world_occlusion), RV_ERR_FROZEN (a test or freeze already happened this frame), RV_ERR_OUT_OF_MEMORY.
  * On error nothing is added. */
 RV_API rv_result rv_occlusion_add_occluder(rv_occlusion *occlusion, const float min[3], const float max[3],
                                            const float matrix[16]);
@@ -383,7 +385,7 @@ typedef struct rv_occluder_mesh {
  * a solid reaching beyond 1e7 local units; a matrix whose last row is not 0 0 0 1),
  * RV_ERR_CAPACITY (more than RV_OCCLUSION_MAX_PLANES planes, or more occluders in the
  * frame than 32-bit counts hold), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (no successful begin
- * this frame), RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. Cost: O(planes^2 x corners) here,
+ * this frame, or a world's buffer), RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. Cost: O(planes^2 x corners) here,
  * once per call. */
 RV_API rv_result rv_occlusion_add_convex(rv_occlusion *occlusion, const rv_occluder_convex *convex,
                                          const float matrix[16]);
@@ -404,8 +406,8 @@ RV_API rv_result rv_occlusion_add_convex(rv_occlusion *occlusion, const rv_occlu
  * index out of range, unknown flags, EXACT without CLOSED, a matrix whose last row is not
  * 0 0 0 1), RV_ERR_CAPACITY (more than RV_OCCLUSION_MAX_MESH_VERTICES vertices or
  * RV_OCCLUSION_MAX_MESH_TRIANGLES triangles, or more triangles in the frame than 32-bit
- * counts hold), RV_ERR_NOT_FINITE (a position or the matrix), RV_ERR_BAD_STATE,
- * RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. A mesh whose every triangle is degenerate is
+ * counts hold), RV_ERR_NOT_FINITE (a position or the matrix), RV_ERR_BAD_STATE (no
+ * successful begin this frame, or a world's buffer), RV_ERR_FROZEN, RV_ERR_OUT_OF_MEMORY. A mesh whose every triangle is degenerate is
  * accepted, counted, and draws nothing. */
 RV_API rv_result rv_occlusion_add_mesh(rv_occlusion *occlusion, const rv_occluder_mesh *mesh, const float matrix[16]);
 
@@ -622,8 +624,8 @@ typedef struct rv_occlusion_feed_stats {
  * large that the image's size overflows, texels not aligned to the texel size, a matrix that is not invertible or whose depth does
  * not vary with distance), RV_ERR_NOT_FINITE (the matrix), RV_ERR_CAPACITY (width or height
  * above desc.feed_max_width / feed_max_height, or a buffer created without a feed
- * capacity), RV_ERR_BAD_STATE (no successful begin this frame), RV_ERR_FROZEN (after the
- * freeze), RV_ERR_OUT_OF_MEMORY. Texel values are never errors: NaN and values outside 0..1
+ * capacity), RV_ERR_BAD_STATE (no successful begin this frame, or a world's buffer: feed it
+ * with rv_frame_feed_depth), RV_ERR_FROZEN (after the freeze), RV_ERR_OUT_OF_MEMORY. Texel values are never errors: NaN and values outside 0..1
  * hide nothing and are counted. */
 RV_API rv_result rv_occlusion_feed_depth(rv_occlusion *occlusion, const rv_depth_feed *feed);
 

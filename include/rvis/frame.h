@@ -649,8 +649,9 @@ RV_API rv_residency *rv_world_residency(rv_world *world);
  * frame's view and whatever occluders it took, not the published frame's (tests then err
  * toward drawing); a begin refused for any other reason leaves it as it was. The world
  * alone changes it: rv_occlusion_begin, the _add_ calls and rv_occlusion_feed_depth on it
- * answer RV_ERR_BAD_STATE and change nothing (add through rv_frame_add_* and
- * rv_frame_feed_depth), and rv_occlusion_destroy ignores it. */
+ * answer RV_ERR_BAD_STATE before any other check of their arguments (whatever the width)
+ * and change nothing (add through rv_frame_add_* and rv_frame_feed_depth), and
+ * rv_occlusion_destroy ignores it. */
 RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
 
 /* Changes the main view's occlusion buffer (rv_world_desc.occlusion) without rebuilding the
@@ -669,7 +670,8 @@ RV_API rv_occlusion *rv_world_occlusion(rv_world *world);
  *    begin it holds no frame: tests answer visible, rv_occlusion_debug_image and
  *    rv_occlusion_debug_depth_range answer RV_ERR_BAD_STATE, rv_occlusion_level_count 0.
  *    With width 0, rv_world_occlusion answers NULL, and a pointer the host kept is a buffer
- *    of width 0 (its storage freed, every call a no-op, tests visible); switched on again,
+ *    of width 0 (its storage freed, tests visible; still the world's, so the calls that
+ *    change a buffer answer RV_ERR_BAD_STATE, see rv_world_occlusion); switched on again,
  *    rv_world_occlusion answers that same pointer.
  *  - The depth feed: nothing of a feed is kept from frame to frame. An image read back
  *    before the change may be fed after it (its size is the host's render target's, not

@@ -436,14 +436,17 @@ static void fetch_block(const rvi_walk_policy *p, uint32_t j)
 
 /* The walk reaches the blocks it does not pass over in no order a prefetcher follows, and
  * each of a block's arrays holds it in a line of its own: while block i (aligned) is
- * walked, the lines of the next block along the slots are asked for, when its summaries
- * (its group's, at a group's start, then its own) would not pass it over. A level that
- * does not continue there costs a wasted fetch only. */
-static void fetch_next(const rvi_walk_policy *p, uint32_t i, uint32_t in_mask)
+ * walked, the lines of the next block are asked for, when the level goes on into it and
+ * its summaries (its group's, at a group's start, then its own) would not pass it over.
+ * Only a block of this walk's own level and range is looked at: another job may be keeping
+ * the summary of a block past them. */
+static void fetch_next(const walk *w, uint32_t i, uint32_t in_mask)
 {
+    const rvi_walk_policy *p = w->p;
     const rvi_walk_summaries *s = p->summaries;
     uint32_t next = i + RVI_WALK_BLOCK;
-    if (next + RVI_WALK_BLOCK > s->capacity)
+    if (next + RVI_WALK_BLOCK > s->capacity || next + RVI_WALK_BLOCK > p->scene->capacity ||
+        p->scene->next_sibling[next - 1] != next || (w->depth == 0 && w->left0 <= RVI_WALK_BLOCK))
         return;
     if (!(next & (RVI_WALK_GROUP - 1)) && next + RVI_WALK_GROUP <= s->capacity &&
         summary_verdict(p, &s->group[next >> RVI_WALK_GROUP_SHIFT], next, RVI_WALK_GROUP, in_mask) != SUMMARY_WALKED)
@@ -543,7 +546,7 @@ static bool take_run(walk *w, uint32_t *at, uint32_t level_mask, float level_wei
         sc->parent[i + RVI_WALK_RUN_MIN - 1] != sc->parent[i])
         return false;
     if (p->summaries && !(i & (RVI_WALK_BLOCK - 1)))
-        fetch_next(p, i, in_mask);
+        fetch_next(w, i, in_mask);
     rvi_walk_run run;
     rvi_walk_classify_run(p, w->vector, in_mask, i, limit, &run);
     uint32_t n = run.n;

@@ -111,8 +111,8 @@ static bool all_cut_box(const rvi_walk_policy *p, const float lo[3], const float
 void rvi_walk_forget(rvi_walk_summaries *s, const rvi_scene *scene, uint32_t node)
 {
     if (node < s->capacity) {
-        s->block[node >> RVI_WALK_BLOCK_SHIFT].version = 0;
-        s->group[node >> RVI_WALK_GROUP_SHIFT].version = 0;
+        s->block_version[node >> RVI_WALK_BLOCK_SHIFT] = 0;
+        s->group_version[node >> RVI_WALK_GROUP_SHIFT] = 0;
     }
     for (uint32_t a = node; a != NONE && a < s->capacity; a = scene->parent[a])
         s->node[a].version = 0;
@@ -346,7 +346,11 @@ static inline int summary_verdict(const rvi_walk_policy *p, const rvi_walk_block
                                   uint32_t in_mask)
 {
     const rvi_walk_summaries *s = p->summaries;
-    if (i + size > s->capacity || b->version != s->version)
+    if (i + size > s->capacity)
+        return SUMMARY_WALKED;
+    uint32_t version = size == RVI_WALK_GROUP ? s->group_version[i >> RVI_WALK_GROUP_SHIFT]
+                                              : s->block_version[i >> RVI_WALK_BLOCK_SHIFT];
+    if (version != s->version)
         return SUMMARY_WALKED;
     uint32_t m = in_mask;
     /* A group's row of leaves can be far longer than wide: its box is tried too (a block's
@@ -385,16 +389,17 @@ static inline void mark_group(const walk *w, uint32_t i, uint8_t bits)
  * after a walk that passed the group's last block. */
 static void keep_group(rvi_walk_summaries *s, uint32_t base)
 {
-    rvi_walk_block *g = &s->group[base >> RVI_WALK_GROUP_SHIFT];
-    if (g->version == s->version || base + RVI_WALK_GROUP > s->capacity)
+    uint32_t *version = &s->group_version[base >> RVI_WALK_GROUP_SHIFT];
+    if (*version == s->version || base + RVI_WALK_GROUP > s->capacity)
         return;
     const rvi_walk_block *b = &s->block[base >> RVI_WALK_BLOCK_SHIFT];
+    const uint32_t *block_version = &s->block_version[base >> RVI_WALK_BLOCK_SHIFT];
     const rvi_walk_box *bv = &s->block_visit[base >> RVI_WALK_BLOCK_SHIFT];
     rvi_walk_block sum = { { 0 }, { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY },
-                           INFINITY, 0.0f, 1, b[RVI_WALK_GROUP / RVI_WALK_BLOCK - 1].after, s->version };
+                           INFINITY, 0.0f, 1, b[RVI_WALK_GROUP / RVI_WALK_BLOCK - 1].after };
     rvi_walk_box visit = { { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
     for (uint32_t j = 0; j < RVI_WALK_GROUP / RVI_WALK_BLOCK; j++) {
-        if (b[j].version != s->version ||
+        if (block_version[j] != s->version ||
             (j + 1 < RVI_WALK_GROUP / RVI_WALK_BLOCK && b[j].after != base + (j + 1) * RVI_WALK_BLOCK))
             return;
         for (int a = 0; a < 3; a++) { /* finite: a kept block's box is */
@@ -411,8 +416,9 @@ static void keep_group(rvi_walk_summaries *s, uint32_t base)
     }
     sphere_of_box(sum.lo, sum.hi, sum.sphere);
     if (isfinite(sum.sphere[3])) {
-        *g = sum;
+        s->group[base >> RVI_WALK_GROUP_SHIFT] = sum;
         s->group_visit[base >> RVI_WALK_GROUP_SHIFT] = visit;
+        *version = s->version;
     }
 }
 
@@ -492,14 +498,17 @@ static void keep_block(walk *w, uint32_t i, const rvi_walk_run *run)
     kept.r = run->acc.r;
     kept.lod_ok = run->acc.ok;
     kept.after = w->p->scene->next_sibling[i + RVI_WALK_BLOCK - 1];
-    kept.version = run->bound_ok && isfinite(kept.sphere[3]) ? s->version : 0;
+    uint32_t *version = &s->block_version[i >> RVI_WALK_BLOCK_SHIFT];
+    uint32_t kept_version = run->bound_ok && isfinite(kept.sphere[3]) ? s->version : 0;
     /* A block kept as it was leaves its group's summary standing; any other is gathered
      * again at the group's end. */
     rvi_walk_box *visit = &s->block_visit[i >> RVI_WALK_BLOCK_SHIFT];
     uint8_t bits = 0;
-    if (memcmp(b, &kept, sizeof kept) != 0 || memcmp(visit, &run->visit, sizeof *visit) != 0) {
+    if (*version != kept_version || memcmp(b, &kept, sizeof kept) != 0 ||
+        memcmp(visit, &run->visit, sizeof *visit) != 0) {
         *b = kept;
         *visit = run->visit;
+        *version = kept_version;
         bits |= RVI_WALK_GROUP_STALE;
     }
     if (((i >> RVI_WALK_BLOCK_SHIFT) & (RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)) == RVI_WALK_GROUP / RVI_WALK_BLOCK - 1)
@@ -517,7 +526,7 @@ void rvi_walk_settle_groups(rvi_walk_summaries *s)
             continue;
         atomic_store_explicit(&s->group_marks[g], 0, memory_order_relaxed);
         if (bits & RVI_WALK_GROUP_STALE)
-            s->group[g].version = 0;
+            s->group_version[g] = 0;
         if (bits & RVI_WALK_GROUP_ENDED)
             keep_group(s, g << RVI_WALK_GROUP_SHIFT);
     }

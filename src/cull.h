@@ -55,7 +55,6 @@ typedef struct rvi_walk_block {
     float k, r;
     uint32_t lod_ok;  /* k and r hold (every geometry leaf rests at "nothing") */
     uint32_t after;   /* the sibling after its last leaf (RVI_INDEX_NONE: none) */
-    uint32_t version;
 } rvi_walk_block;
 
 /* A box, lo > hi on an axis when empty. */
@@ -71,6 +70,12 @@ typedef struct rvi_walk_summaries {
     rvi_walk_summary *node;   /* per slot */
     rvi_walk_block *block;    /* per RVI_WALK_BLOCK slots */
     rvi_walk_block *group;    /* per RVI_WALK_GROUP slots */
+    /* Each block's and group's summary is valid while its version here equals version.
+     * Apart from the summaries: a level whose leaves are not rows of slots (a grouped
+     * hierarchy's) asks at every aligned slot and keeps none, and a dense array answers
+     * from a few lines where the summaries would cost a miss each. */
+    uint32_t *block_version;
+    uint32_t *group_version;
     uint32_t capacity;        /* slots covered (a multiple of RVI_WALK_GROUP) */
     uint32_t version;         /* current, >= 1 */
     /* Per block and per group, valid with its summary: the box around the spheres of the

@@ -65,6 +65,8 @@ void rvi_frame_free_summaries(rvi_heap *heap, rvi_walk_summaries *s)
     rvi_free(heap, s->node, (size_t)s->capacity * sizeof *s->node);
     rvi_free(heap, s->block, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
     rvi_free(heap, s->group, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
+    rvi_free(heap, s->block_version, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block_version);
+    rvi_free(heap, s->group_version, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_version);
     rvi_free(heap, s->block_visit, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block_visit);
     rvi_free(heap, s->group_visit, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_visit);
     rvi_free(heap, s->group_marks, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_marks);

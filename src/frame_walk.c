@@ -579,12 +579,14 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     const rvi_scene *sc = &world->scene;
     uint32_t need = (sc->capacity + RVI_WALK_GROUP - 1) & ~(RVI_WALK_GROUP - 1);
     if (need > s->capacity) {
-        rvi_walk_summaries grown = { NULL, NULL, NULL, need, s->version, NULL, NULL, NULL };
+        rvi_walk_summaries grown = { NULL, NULL, NULL, NULL, NULL, need, s->version, NULL, NULL, NULL };
         size_t blocks = need / RVI_WALK_BLOCK, groups = need / RVI_WALK_GROUP;
         grown.node = rvi_calloc(&world->heap, need, sizeof *grown.node);
         grown.block = grown.node ? rvi_calloc(&world->heap, blocks, sizeof *grown.block) : NULL;
         grown.group = grown.block ? rvi_calloc(&world->heap, groups, sizeof *grown.group) : NULL;
-        grown.block_visit = grown.group ? rvi_calloc(&world->heap, blocks, sizeof *grown.block_visit) : NULL;
+        grown.block_version = grown.group ? rvi_calloc(&world->heap, blocks, sizeof *grown.block_version) : NULL;
+        grown.group_version = grown.block_version ? rvi_calloc(&world->heap, groups, sizeof *grown.group_version) : NULL;
+        grown.block_visit = grown.group_version ? rvi_calloc(&world->heap, blocks, sizeof *grown.block_visit) : NULL;
         grown.group_visit = grown.block_visit ? rvi_calloc(&world->heap, groups, sizeof *grown.group_visit) : NULL;
         grown.group_marks = grown.group_visit ? rvi_calloc(&world->heap, groups, sizeof *grown.group_marks) : NULL;
         if (!grown.group_marks) {
@@ -597,6 +599,8 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
             memcpy(grown.node, s->node, (size_t)s->capacity * sizeof *s->node);
             memcpy(grown.block, s->block, had_blocks * sizeof *s->block);
             memcpy(grown.group, s->group, had_groups * sizeof *s->group);
+            memcpy(grown.block_version, s->block_version, had_blocks * sizeof *s->block_version);
+            memcpy(grown.group_version, s->group_version, had_groups * sizeof *s->group_version);
             memcpy(grown.block_visit, s->block_visit, had_blocks * sizeof *s->block_visit);
             memcpy(grown.group_visit, s->group_visit, had_groups * sizeof *s->group_visit);
             /* marks are settled after every walk: none to carry over */
@@ -607,8 +611,8 @@ static rv_result summaries_begin(rv_world *world, rvi_frame *f)
     if (s->version == 0 || sc->links_changed != f->summary_links || sc->edits != f->summary_edits) {
         if (++s->version == 0) { /* wrapped: nothing kept may match by chance */
             memset(s->node, 0, (size_t)s->capacity * sizeof *s->node);
-            memset(s->block, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block);
-            memset(s->group, 0, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group);
+            memset(s->block_version, 0, (size_t)(s->capacity / RVI_WALK_BLOCK) * sizeof *s->block_version);
+            memset(s->group_version, 0, (size_t)(s->capacity / RVI_WALK_GROUP) * sizeof *s->group_version);
             s->version = 1;
         }
         f->summary_links = sc->links_changed;

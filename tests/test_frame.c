@@ -5280,7 +5280,7 @@ static void test_dropping_what_stays_at_nothing_changes_nothing_drawn(void **sta
             drawn_far = (int)v[0].opaque_count;
             const rvi_walk_summaries *s = &fs->summaries;
             for (uint32_t g = 0; g < s->capacity / RVI_WALK_GROUP; g++)
-                groups_kept += s->group[g].version == s->version && s->group[g].lod_ok;
+                groups_kept += s->group_version[g] == s->version && s->group[g].lod_ok;
         }
         if (f == 5)
             drawn_near = (int)v[0].opaque_count;

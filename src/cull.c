@@ -461,6 +461,30 @@ static void fetch_next(const walk *w, uint32_t i, uint32_t in_mask)
         fetch_block(p, next);
 }
 
+/* A parent's children lie wherever they were created: a grouped hierarchy's leaves are a few
+ * short rows of slots each. Before its children are walked, each one's lines are asked
+ * for along the sibling links, so the misses overlap instead of coming one leaf at a time.
+ * It stops at a row of RVI_WALK_RUN_MIN siblings in consecutive slots: a long list of
+ * such rows is walked in runs, which look ahead a block at a time themselves. */
+#define FETCH_CHILDREN 32u
+static void fetch_children(const rvi_walk_policy *p, uint32_t first)
+{
+    const rvi_scene *sc = p->scene;
+    uint32_t c = first, row = 0;
+    for (uint32_t k = 0; k < FETCH_CHILDREN && c != NONE; k++) {
+        uint32_t next = sc->next_sibling[c];
+        RVI_PREFETCH(sc->flags + c);
+        RVI_PREFETCH(sc->first_child + c);
+        RVI_PREFETCH(sc->world_sphere + c);
+        if (p->cutoff_sq && c < p->cutoff_count)
+            RVI_PREFETCH(p->cutoff_sq + c);
+        row = next == c + 1 ? row + 1 : 0;
+        if (row == RVI_WALK_RUN_MIN)
+            return;
+        c = next;
+    }
+}
+
 /* The aligned group or block from *at, if its summary lets the walk pass it over: *at moved
  * past it. Its leaves are the siblings from *at on, as when it was kept: no link changed
  * since. */
@@ -677,6 +701,7 @@ static rvi_walk_action take_parent(walk *w, uint32_t i, uint32_t level_mask, flo
             level_acc(w)->ok = 0;
         return RVI_WALK_DESCEND;
     }
+    fetch_children(p, sc->first_child[i]);
     w->stack->entries[w->depth] = pack(sc->first_child[i], m);
     if (w->stack->weights)
         w->stack->weights[w->depth] = wt;

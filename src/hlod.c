@@ -27,7 +27,8 @@ typedef struct hlod_region {
     bool resident;
     bool refining;          /* target of s: false = 1, true = 0 */
     bool returning;         /* out of sight since its latest decision (culled, or a parent
-                               that came back): the next one shows its cut whole */
+                               that came back), or never decided: the next one shows its
+                               cut whole */
 } hlod_region;
 
 typedef struct hlod_walk_entry {
@@ -116,7 +117,8 @@ rv_result rv_node_set_hlod_region(rv_world *world, rv_node node, float geometric
             hlod_state_destroy(world, st);
         return r;
     }
-    hlod_region region = { index, geometric_error, 1.0f, false, false, false };
+    /* Never decided, so never seen: its first decision shows the cut it wants whole. */
+    hlod_region region = { index, geometric_error, 1.0f, false, false, true };
     rvi_node_table_add(&world->heap, &st->regions, sizeof region, &region, &room);
     world->scene.flags[index] |= RVI_NODE_HAS_HLOD;
     world->scene.edits++;

@@ -558,6 +558,52 @@ static void test_a_hidden_child_region_neither_holds_its_parent_nor_is_loaded(vo
 /* A region whose cut collapses at once while in view comes back as itself and fades down
  * again: no stale refinement reappears without a fade. One that left the view shows the
  * cut it wants when it comes back, whole: nobody saw it change, so nothing fades. */
+/* A region nobody has seen yet (the world's first frame, or one made while the camera looks
+ * at its place) shows the cut it wants whole; the next change of that cut fades. Both for
+ * rv_hlod_select and through rv_frame. */
+static void test_a_new_regions_first_cut_is_shown_whole(void **state)
+{
+    (void)state;
+    family f = make_family(NULL); /* the default crossfade */
+    rv_lod_view near = view_at(0, 0, -50);
+    rv_hlod_result out;
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &near, NULL, 16, &out), RV_OK);
+    assert_float_equal(weight_of(&out, f.parent), 0.0f, 0);
+    assert_float_equal(weight_of(&out, f.a), 1.0f, 0);
+    assert_float_equal(weight_of(&out, f.b), 1.0f, 0);
+    assert_int_equal(out.regions_fading, 0);
+    /* Seen now: going far, the parent fades back in. */
+    rv_lod_view far = view_at(0, 0, 1000);
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &far, NULL, 16, &out), RV_OK);
+    assert_int_equal(rv_hlod_select(f.w, f.parent, &far, NULL, 50, &out), RV_OK);
+    assert_true(weight_of(&out, f.parent) > 0.0f && weight_of(&out, f.parent) < 1.0f);
+    assert_int_equal(out.regions_fading, 1);
+    rv_world_destroy(f.w);
+
+    /* rv_frame: the first frame, and a region made in view later. */
+    family g = make_family(NULL);
+    mat4 view, proj;
+    glm_lookat((vec3){ 0, 0, -50 }, (vec3){ 0, 0, -100 }, (vec3){ 0, 1, 0 }, view);
+    glm_perspective(PI_F / 2, 1.0f, 0.1f, 1000.0f, proj);
+    rv_view fv = { .view = (const float *)view, .projection = (const float *)proj, .viewport_width = 1000,
+                   .viewport_height = 1000, .time_ms = 1000.0 };
+    rv_frame_view fo;
+    for (int frame = 0; frame < 3; frame++, fv.time_ms += 16.0) {
+        if (frame == 2) { /* a second family appears beside the first */
+            rv_node p2 = make_region(g.w, RV_NODE_NONE, 5, 0, -100, 20, 4.0f, true);
+            (void)make_region(g.w, p2, 0, 0, -100, 9, 0.5f, true);
+            (void)make_region(g.w, p2, 10, 0, -100, 9, 0.5f, true);
+        }
+        assert_int_equal(rv_frame(g.w, &fv, &fo), RV_OK);
+        assert_int_equal(fo.opaque_count, frame < 2 ? 2u : 4u);
+        for (uint32_t i = 0; i < fo.opaque_count; i++) {
+            assert_false(rv_node_equal(fo.opaque[i].node, g.parent));
+            assert_float_equal(fo.opaque[i].fade, 1.0f, 0);
+        }
+    }
+    rv_world_destroy(g.w);
+}
+
 static void test_returning_regions_restart_as_themselves(void **state)
 {
     (void)state;
@@ -883,9 +929,12 @@ static void test_hlod_refuses_bad_input_and_changes_nothing(void **state)
     assert_int_equal(rv_hlod_select(NULL, f.parent, &v, NULL, 0, &out), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_hlod_select(f.w, RV_NODE_NONE, &v, NULL, 0, &out), RV_ERR_STALE_HANDLE);
     assert_int_equal(out.draw_count, 0);
-    /* Nothing changed: the first valid call starts the fade from a parent at weight 1. */
+    /* Nothing changed: the first valid call is the regions' first decision, so it shows
+     * the cut they want whole (one a refused call had made would fade from the parent). */
     assert_int_equal(rv_hlod_select(f.w, f.parent, &v, NULL, 50, &out), RV_OK);
-    assert_float_equal(weight_of(&out, f.parent), 1.0f, 0);
+    assert_float_equal(weight_of(&out, f.parent), 0.0f, 0);
+    assert_float_equal(weight_of(&out, f.a), 1.0f, 0);
+    assert_int_equal(out.regions_fading, 0);
     /* Region setters. */
     assert_int_equal(rv_node_set_hlod_region(f.w, f.a, -1), RV_ERR_INVALID_ARG);
     assert_int_equal(rv_node_set_hlod_region(f.w, f.a, NAN), RV_ERR_NOT_FINITE);
@@ -1086,6 +1135,7 @@ int main(void)
         cmocka_unit_test(test_frustum_culled_regions_are_not_refined),
         cmocka_unit_test(test_load_list_orders_by_error_then_distance),
         cmocka_unit_test(test_cut_change_crossfades_parent_and_children),
+        cmocka_unit_test(test_a_new_regions_first_cut_is_shown_whole),
         cmocka_unit_test(test_returning_regions_restart_as_themselves),
         cmocka_unit_test(test_a_hidden_child_region_neither_holds_its_parent_nor_is_loaded),
         cmocka_unit_test(test_flythrough_never_leaves_a_hole),

@@ -300,7 +300,8 @@ typedef struct rv_hlod_result {
  * calling both in a frame makes its fades run faster. Walks from root: a subtree whose world bounds frustum
  * rejects is skipped (frustum NULL: no culling), and a culled region is neither drawn nor
  * refined; when it comes back it shows the cut it wants then whole, with no crossfade
- * (nobody saw it change), and so do the regions below it it refines into. A region the
+ * (nobody saw it change), and so do the regions below it it refines into; so does a
+ * region's first decision (a region just made, the world's first frame). A region the
  * walk did not reach (below a plain node or region the frustum rejected) keeps its state
  * here; rv_frame, which remembers its last frame's view, also shows whole the cut of a
  * region whose place was out of that view (outside the frustum, or under a group the

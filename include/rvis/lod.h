@@ -162,8 +162,9 @@ RV_API rv_result rv_lod_get_desc(const rv_world *world, rv_lod_desc *out);
  * its geometry and its descendants', scale honoured) seen through view, with the world's
  * bias, finest level and orthographic reference. As of the last rv_update_world.
  * Errors (*out_level unchanged): RV_ERR_INVALID_ARG (NULL, bad ladder or view),
- * RV_ERR_NOT_FINITE (view), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (the node's subtree has
- * no geometry: its world bounds are empty). */
+ * RV_ERR_NOT_FINITE (view, or a ladder's threshold), RV_ERR_ORDER / RV_ERR_CAPACITY (a
+ * hand-filled ladder), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (the node's subtree has no
+ * geometry: its world bounds are empty). */
 RV_API rv_result rv_lod_for_node(const rv_world *world, rv_node node, const rv_lod_view *view,
                                  const rv_lod_ladder *ladder, uint32_t *out_level);
 

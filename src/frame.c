@@ -97,7 +97,9 @@ rv_result rvi_frame_resolve_view(const rv_world *world, const rv_view *view, rvi
         return RV_ERR_INVALID_ARG;
     if (!isfinite(view->time_ms) || !isfinite(view->fov_y))
         return RV_ERR_NOT_FINITE;
-    if (view->fov_y < 0 || view->fov_y >= 3.14159265f)
+    /* Beyond 2^53 a double no longer counts every millisecond; within it the milliseconds
+     * between two frames fit a float, and a wild first time cannot refuse every later one. */
+    if (view->fov_y < 0 || view->fov_y >= 3.14159265f || fabs(view->time_ms) > 9007199254740992.0)
         return RV_ERR_INVALID_ARG;
     rvi_frame_camera cam;
     memset(&cam, 0, sizeof cam);
@@ -260,8 +262,6 @@ static rv_result frame_begin_steps(rv_world *world, const rv_view *view, bool *h
     if (have_time && cam.time_ms < f->last_time_ms)
         return RV_ERR_ORDER;
     float dt = have_time ? (float)(cam.time_ms - f->last_time_ms) : 0.0f;
-    if (!isfinite(dt))
-        return RV_ERR_NOT_FINITE;
     rvi_hlod_pass hlod_pass;
     RVI_TRY(rvi_hlod_begin_pass(world, &cam.lod_view, dt, &hlod_pass));
     hlod_pass.own_geometry = true; /* the lists draw a region through its own geometry */

@@ -712,6 +712,12 @@ static void test_bad_view_input_is_rejected_and_changes_nothing(void **state)
     bad = c;
     bad.v.time_ms = INFINITY;
     assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
+    /* A wild time (an unset clock) is refused, so it cannot become the time every later
+     * frame must not go back from. */
+    bad.v.time_ms = -1e300;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
+    bad.v.time_ms = 9007199254740994.0;
+    assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_INVALID_ARG);
     bad = c;
     bad.v.fov_y = NAN;
     assert_int_equal(rv_frame(w, &bad.v, &v), RV_ERR_NOT_FINITE);
@@ -865,9 +871,9 @@ static void test_a_refused_begin_leaves_the_world_as_it_was(void **state)
             assert_int_equal(rv_residency_begin_frame(rv_world_residency(a.w), 200), RV_OK);
             assert_int_equal(rv_residency_begin_frame(rv_world_residency(b.w), 200), RV_OK);
             expected = RV_ERR_ORDER;
-        } else { /* milliseconds since the last frame beyond float */
+        } else { /* a time beyond 2^53 ms */
             late.v.time_ms = 1e39;
-            expected = RV_ERR_NOT_FINITE;
+            expected = RV_ERR_INVALID_ARG;
         }
         assert_int_equal(rv_frame_begin(b.w, &late.v), expected);
         assert_int_equal(rv_journal_get_stats(b.journal).pending, 1);

@@ -141,7 +141,10 @@ typedef struct rv_view {
                                      infinite: RV_ERR_NOT_FINITE; else outside:
                                      RV_ERR_INVALID_ARG); 0 = read from the projection
                                      (perspective), or 60 degrees for ortho */
-    double time_ms;               /* host time in milliseconds; must not go backwards */
+    double time_ms;               /* host time in milliseconds; must not go backwards;
+                                     within +-2^53 (about 285,000 years, where a double
+                                     still counts every millisecond; else
+                                     RV_ERR_INVALID_ARG) */
     /* Small-feature culling made exact (Real-Time Rendering's "detail culling" with a
      * threshold of no sample at all). true: the host rasterises this view with one sample
      * per pixel at the pixel's centre (no MSAA; with temporal jitter, give this frame's
@@ -371,9 +374,8 @@ typedef struct rv_frame_view {
  * whose 3 x 3 part is singular, or, with occlusion on, a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
  * 1e-6; without occlusion such a view is culled by its frustum alone)), RV_ERR_NOT_FINITE
- * (a matrix, eye or time is NaN/Inf, or projection times view, or the milliseconds since
- * the last frame, overflow float; a finite view far out, a translation of 1e30 say, is
- * taken and culled as given),
+ * (a matrix, eye or time is NaN/Inf, or projection times view overflows float; a finite
+ * view far out, a translation of 1e30 say, is taken and culled as given),
  * RV_ERR_BAD_STATE (a frame is already open: end or abort it; a partition frame the host
  * opened with rv_partition_begin_frame is still open; called from a callback a frame call
  * is running or from a node visit (rv_visit_visible); or another render scene is draining

@@ -182,8 +182,7 @@ rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *
         float sphere[3] = { center_x[j], center_y[j], center_z[j] };
         rv_result r = rvi_lod_check_sphere(sphere, radius[j]);
         if (r != RV_OK) { /* a NaN/Inf is reported over a negative radius */
-            if (r == RV_ERR_NOT_FINITE)
-                out_levels[j] = (uint8_t)job.finest; /* whatever the kernel made of it */
+            out_levels[j] = (uint8_t)job.finest; /* whatever the kernel made of it */
             result = result == RV_ERR_NOT_FINITE ? result : r;
             continue;
         }

@@ -439,7 +439,14 @@ static void test_batch_reports_nan_infinity_and_negative_radius(void **state)
     assert_int_equal(oout[1], 0);
     z[1] = 10;
     r[3] = -1;
+    z[3] = 1000; /* far: as its radius, 1, it would draw nothing */
     assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, 4, out), RV_ERR_INVALID_ARG);
+    assert_int_equal(out[3], 0); /* a negative radius errs toward detail too */
+    z[1] = INFINITY; /* both kinds in one call: the non-finite one is reported */
+    assert_int_equal(rv_lod_select_spheres(&l, NULL, &view, x, y, z, r, 4, out), RV_ERR_NOT_FINITE);
+    assert_int_equal(out[3], 0);
+    z[1] = 10;
+    z[3] = 10;
     r[3] = 1;
     /* Huge but finite coordinates are not an error (the cheap screen is re-checked). */
     x[0] = 3e19f;

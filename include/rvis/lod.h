@@ -121,8 +121,9 @@ RV_API rv_result rv_lod_for_sphere(const float center[3], float radius, const fl
  * Errors: RV_ERR_INVALID_ARG (a NULL array with count > 0, view NULL, bad ladder or desc,
  * a radius < 0, ortho_height <= 0), RV_ERR_NOT_FINITE (a NaN/Inf input), RV_ERR_ORDER /
  * RV_ERR_CAPACITY (a hand-filled ladder). On a per-sphere
- * error every level is still written; a sphere with a NaN or an infinity answers the finest
- * level allowed, and the error is reported after the loop. count 0 is RV_OK. */
+ * error every level is still written; a sphere with a NaN or an infinity, or a negative
+ * radius, answers the finest level allowed, and the error is reported after the loop
+ * (RV_ERR_NOT_FINITE when the spheres have both kinds). count 0 is RV_OK. */
 RV_API rv_result rv_lod_select_spheres(const rv_lod_ladder *ladder, const rv_lod_desc *desc,
                                        const rv_lod_view *view, const float *center_x,
                                        const float *center_y, const float *center_z,

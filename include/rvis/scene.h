@@ -124,7 +124,8 @@ RV_API rv_result rv_node_set_rotation_axis_angle(rv_world *world, rv_node node, 
  * in a world allocates 36 bytes per node slot for every node's matrix (grown with the
  * world); no later call allocates.
  * Errors: RV_ERR_INVALID_ARG (world or matrix NULL, row 3 not 0 0 0 1), RV_ERR_NOT_FINITE
- * (a NaN/Inf element), RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a node backed by a journal
+ * (a NaN/Inf element, row 3's included: it is reported over a wrong row 3),
+ * RV_ERR_STALE_HANDLE, RV_ERR_BAD_STATE (a node backed by a journal
  * projection, which takes its transform from its projection), RV_ERR_OUT_OF_MEMORY (the
  * first call in a world); the node is unchanged on every error. */
 RV_API rv_result rv_node_set_local_matrix(rv_world *world, rv_node node, const float matrix[16]);

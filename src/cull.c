@@ -6,12 +6,9 @@
  * scene, are taken in a tight loop along their sibling list without a trip through the
  * stack. */
 #include "cull.h"
-#include "world.h"
 #include "frustum.h"
-#include "core/check.h"
 #include "core/inline.h"
 #include "core/prefetch.h"
-
 
 #include <math.h>
 #include <string.h>

@@ -369,7 +369,8 @@ typedef struct rv_frame_view {
  * the view_projection form is used as given, so a host passing it should build it in
  * double and take the float rounding of an eye far from the origin into account.
  * Errors (the world is unchanged unless noted): RV_ERR_INVALID_ARG (NULL, zero viewport,
- * neither matrix form given, a fov_y outside [0, pi), a view matrix that is not affine,
+ * neither matrix form given, a fov_y outside [0, pi), a time_ms beyond +-2^53, a view
+ * matrix that is not affine,
  * a view whose forward axis has no length in float (a view matrix scaled by 1e-30, say) or
  * whose 3 x 3 part is singular, or, with occlusion on, a projection the occlusion
  * buffer cannot place (rv_occlusion_begin's errors: a field of view near pi, an aspect of
@@ -725,8 +726,8 @@ RV_API void rv_view_list_destroy(rv_view_list *list);
  * residency without fading) into list, and fills *out: opaque and translucent lists,
  * counts and the frustum, and generation, frame_sequence and arena as rv_frame_view says
  * for an extra view; the other fields are empty. Uses the transforms of the last rv_update_world.
- * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
+ * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG (as
+ * rv_frame_begin's view checks, a time_ms beyond +-2^53 included), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
  * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
 

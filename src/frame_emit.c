@@ -62,11 +62,18 @@ static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32
         uint32_t last = (c + 1) * RVI_OBJECT_CHUNK < l->count[list] ? (c + 1) * RVI_OBJECT_CHUNK : l->count[list];
         for (uint32_t q = c * RVI_OBJECT_CHUNK; q < last; q++) {
             if (q + PREFETCH_PLACE < last) {
-                /* In draw order the nodes come at random: fetch what an item copies ahead. */
+                /* In draw order the nodes come at random: fetch what an item copies ahead.
+                 * The item itself is asked for owned: the arena was last written two
+                 * frames ago, and a store that misses holds up the stores behind it. */
                 uint32_t ahead = p->cands[l->sorted[list][q + PREFETCH_PLACE] >> 1].node;
                 RVI_PREFETCH(&sc->pool.generation[ahead]);
                 RVI_PREFETCH(sc->world_matrix[ahead]);
                 RVI_PREFETCH(sc->world_sphere[ahead]);
+                RVI_PREFETCH(&sc->key[ahead]);
+                RVI_PREFETCH(&sc->first_child[ahead]);
+                RVI_PREFETCH(&sc->flags[ahead]);
+                RVI_PREFETCH_OWNED(sc->prefetchw, &items[q + PREFETCH_PLACE]);
+                RVI_PREFETCH_OWNED(sc->prefetchw, (const char *)&items[q + PREFETCH_PLACE + 1] - 1);
             }
             uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
             const rvi_object_lod *o = &p->lod[k];

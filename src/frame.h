@@ -72,6 +72,7 @@ typedef struct rvi_object_lod {
     uint32_t n;              /* draw items it emits */
     uint16_t lod_nothing;    /* its level meant "nothing" */
     uint16_t forget;         /* its cutoff dropped: summaries over it are stale */
+    float depth;             /* its items' view_depth: set by the emit pass, which sorts by it */
 } rvi_object_lod;
 
 /* One registered streaming grid. */
@@ -432,9 +433,10 @@ static inline float rvi_frame_item_depth(const rvi_frame_camera *cam, const rvi_
            (s[2] - cam->eye[2]) * cam->forward[2];
 }
 
-/* Writes the draw item of node i (world matrix copied) at *item. */
+/* Writes the draw item of node i (world matrix copied) at *item; view_depth is
+ * rvi_frame_item_depth's for the node. */
 void rvi_frame_emit(const rv_world *world, rv_draw_item *item, uint32_t node, uint32_t level, float fade,
-                    const rvi_frame_camera *cam);
+                    float view_depth);
 
 static inline void rvi_stage_add(rvi_frame *f, rv_frame_stage stage, uint64_t t0, uint64_t t1)
 {

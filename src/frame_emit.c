@@ -6,8 +6,8 @@
 #include "core/prefetch.h"
 #include "scene.h"
 
-/* How far ahead, in draw order, the place pass fetches the generation, matrix and sphere
- * an item copies: the nodes come at random there. */
+/* How far ahead, in draw order, the place pass fetches the generation, matrix and key an
+ * item copies, and the item itself: the nodes come at random there. */
 #define PREFETCH_PLACE 16u
 
 /* The emit pass: both lists' sort keys (opaque first, then translucent, in one array),
@@ -37,7 +37,9 @@ static void key_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32_t
             if (p->state[k] != RVI_OBJECT_VISIBLE)
                 continue;
             uint32_t list = (sc->flags[node] & RVI_NODE_TRANSLUCENT) != 0;
-            uint32_t key = rvi_frame_depth_key(rvi_frame_item_depth(&p->f->cam, sc, node), list == 1);
+            float depth = rvi_frame_item_depth(&p->f->cam, sc, node);
+            p->lod[k].depth = depth; /* for place_job, which meets the nodes at random */
+            uint32_t key = rvi_frame_depth_key(depth, list == 1);
             for (uint32_t s = 0; s < p->lod[k].n; s++, at[list]++) {
                 l->keys[at[list]] = key;
                 l->refs[at[list]] = k << 1 | s;
@@ -68,16 +70,13 @@ static void place_job(void *context, rvi_frame_worker *w, uint32_t begin, uint32
                 uint32_t ahead = p->cands[l->sorted[list][q + PREFETCH_PLACE] >> 1].node;
                 RVI_PREFETCH(&sc->pool.generation[ahead]);
                 RVI_PREFETCH(sc->world_matrix[ahead]);
-                RVI_PREFETCH(sc->world_sphere[ahead]);
                 RVI_PREFETCH(&sc->key[ahead]);
-                RVI_PREFETCH(&sc->first_child[ahead]);
-                RVI_PREFETCH(&sc->flags[ahead]);
                 RVI_PREFETCH_OWNED(sc->prefetchw, &items[q + PREFETCH_PLACE]);
                 RVI_PREFETCH_OWNED(sc->prefetchw, (const char *)&items[q + PREFETCH_PLACE + 1] - 1);
             }
             uint32_t k = l->sorted[list][q] >> 1, s = l->sorted[list][q] & 1;
             const rvi_object_lod *o = &p->lod[k];
-            rvi_frame_emit(p->world, &items[q], p->cands[k].node, o->level[s], o->fade[s], &f->cam);
+            rvi_frame_emit(p->world, &items[q], p->cands[k].node, o->level[s], o->fade[s], o->depth);
         }
     }
 }

@@ -126,14 +126,14 @@ void rvi_frame_sort(rv_draw_item *items, uint32_t n, bool far_to_near, rvi_walk_
 }
 
 void rvi_frame_emit(const rv_world *world, rv_draw_item *it, uint32_t node, uint32_t level, float fade,
-                    const rvi_frame_camera *cam)
+                    float view_depth)
 {
     const rvi_scene *sc = &world->scene;
     it->node = rvi_node_handle(sc, node);
     it->key = sc->key[node];
     it->lod_level = level;
     it->fade = fade > 1.0f ? 1.0f : fade;
-    it->view_depth = rvi_frame_item_depth(cam, sc, node);
+    it->view_depth = view_depth;
     memcpy(it->world_matrix, sc->world_matrix[node], sizeof it->world_matrix);
 }
 

@@ -133,7 +133,7 @@ static bool extra_draw(extra_walk *x, uint32_t i)
         x->error = r;
         return false;
     }
-    rvi_frame_emit(x->world, it, i, level, 1.0f, x->cam);
+    rvi_frame_emit(x->world, it, i, level, 1.0f, rvi_frame_item_depth(x->cam, sc, i));
     return true;
 }
 

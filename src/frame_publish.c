@@ -40,9 +40,12 @@ rv_result rvi_frame_reserve_sort(rvi_heap *heap, rvi_walk_scratch *s, uint32_t n
     return rvi_vec_reserve(heap, &s->sort_order, sizeof(uint32_t), 2 * n);
 }
 
-/* Maps a float to a uint32 whose unsigned order is the float's order (NaN last). */
+/* Maps a float to a uint32 whose unsigned order is the float's order (NaN last); -0 and
+ * +0 are equal depths and get one key, so the sort keeps their order. */
 static inline uint32_t depth_key(float f, bool descending)
 {
+    if (f == 0.0f)
+        f = 0.0f;
     uint32_t u;
     memcpy(&u, &f, 4);
     u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);

@@ -4122,8 +4122,8 @@ static void test_stage_times_follow_the_host_clock(void **state)
 }
 
 /* The publication sort (radix on view depth, permutation applied in place) against a
- * plain stable insertion sort, both directions, with many equal depths, negative depths
- * and list lengths around the radix passes' skips. */
+ * plain stable insertion sort, both directions, with many equal depths (-0 and +0 among
+ * them), negative depths and list lengths around the radix passes' skips. */
 static void test_publication_sort_is_a_stable_sort_both_ways(void **state)
 {
     (void)state;
@@ -4141,8 +4141,12 @@ static void test_publication_sort_is_a_stable_sort_both_ways(void **state)
             for (uint32_t i = 0; i < n; i++) {
                 memset(&items[i], 0, sizeof items[i]);
                 items[i].node.id = i + 1; /* the original position */
-                /* Few distinct depths (so ties abound), both signs, some exact zeros. */
+                /* Few distinct depths (so ties abound), both signs, some exact zeros of
+                 * either sign (equal depths: a centre in the eye's plane gives -0 or +0 as
+                 * its coordinates fall). */
                 items[i].view_depth = (float)((int)(rvt_next(&seed) % 41) - 20) * 0.75f;
+                if (items[i].view_depth == 0.0f && (rvt_next(&seed) & 1))
+                    items[i].view_depth = -0.0f;
                 items[i].world_matrix[5] = (float)i;
                 expect[i] = items[i];
             }

@@ -13,7 +13,10 @@ struct rv_view_list {
     rv_world *world;           /* NULL once its world is destroyed */
     rv_allocator allocator;    /* the world's (resolved): frees a list that outlived it */
     rv_view_list *prev, *next; /* the world's lists (view_lists) */
-    rvi_vec opaque, translucent;
+    /* Two arenas: a cull builds in the one its last view does not use, so a cull that fails
+     * (out of memory) leaves that view as it was. */
+    rvi_vec opaque[2], translucent[2];
+    uint32_t shown;            /* the arena of the last view */
     rvi_walk_scratch scratch;
     uint64_t generation;
 };
@@ -83,8 +86,10 @@ void rv_view_list_destroy(rv_view_list *l)
     } else {
         rvi_heap_init(&orphan, &l->allocator);
     }
-    rvi_vec_free(heap, &l->opaque, sizeof(rv_draw_item));
-    rvi_vec_free(heap, &l->translucent, sizeof(rv_draw_item));
+    for (int a = 0; a < 2; a++) {
+        rvi_vec_free(heap, &l->opaque[a], sizeof(rv_draw_item));
+        rvi_vec_free(heap, &l->translucent[a], sizeof(rv_draw_item));
+    }
     rvi_walk_scratch_free(heap, &l->scratch);
     rvi_free(heap, l, sizeof *l);
 }
@@ -92,7 +97,7 @@ void rv_view_list_destroy(rv_view_list *l)
 /* The extra view's side of the walk: its camera and HLOD pass, and where it draws. */
 typedef struct extra_walk {
     rv_world *world;
-    rv_view_list *list;
+    rvi_vec *opaque, *translucent; /* the list's arena being built */
     const rvi_frame_camera *cam;
     const rvi_hlod_pass *pass;
     rv_frame_counts counts;
@@ -126,7 +131,7 @@ static bool extra_draw(extra_walk *x, uint32_t i)
         x->counts.unsampled_culled++;
         return true;
     }
-    rvi_vec *dst = (sc->flags[i] & RVI_NODE_TRANSLUCENT) ? &x->list->translucent : &x->list->opaque;
+    rvi_vec *dst = (sc->flags[i] & RVI_NODE_TRANSLUCENT) ? x->translucent : x->opaque;
     rv_draw_item *it;
     rv_result r = rvi_vec_extend(&x->world->heap, dst, sizeof *it, 1, (void **)&it);
     if (r != RV_OK) {
@@ -192,16 +197,19 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     p.test_boxes = boxes ? &boxes->test_boxes : NULL;
     extra_walk x;
     rvi_walk_counts c;
+    const uint32_t build = 1 - list->shown;
+    rvi_vec *opaque = &list->opaque[build], *translucent = &list->translucent[build];
     for (;;) {
         /* The walk changes nothing: a stack found too shallow is deepened and the walk
          * starts over (its depth is kept for the next view). */
         memset(&x, 0, sizeof x);
         memset(&c, 0, sizeof c);
         x.world = world;
-        x.list = list;
+        x.opaque = opaque;
+        x.translucent = translucent;
         x.cam = &cam;
         x.pass = &pass;
-        list->opaque.count = list->translucent.count = 0;
+        opaque->count = translucent->count = 0;
         uint32_t depth = list->scratch.stack.capacity > 64 ? list->scratch.stack.capacity : 64;
         RVI_TRY(rvi_vec_reserve(heap, &list->scratch.stack, sizeof(uint32_t), depth));
         rvi_walk_stack stack = { RVI_VEC_PTR(list->scratch.stack, uint32_t), NULL, NULL, list->scratch.stack.capacity,
@@ -216,20 +224,21 @@ rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list,
     counts.nodes_visited = c.visited;
     counts.frustum_tested = c.tested;
     counts.frustum_culled = c.outside;
-    uint32_t n = list->opaque.count > list->translucent.count ? list->opaque.count : list->translucent.count;
+    uint32_t n = opaque->count > translucent->count ? opaque->count : translucent->count;
     RVI_TRY(rvi_frame_reserve_sort(heap, &list->scratch, n));
-    rvi_frame_sort(RVI_VEC_PTR(list->opaque, rv_draw_item), list->opaque.count, false, &list->scratch);
-    rvi_frame_sort(RVI_VEC_PTR(list->translucent, rv_draw_item), list->translucent.count, true, &list->scratch);
-    rvi_frame_count_drawn(&list->opaque, &list->translucent, &counts);
+    rvi_frame_sort(RVI_VEC_PTR(*opaque, rv_draw_item), opaque->count, false, &list->scratch);
+    rvi_frame_sort(RVI_VEC_PTR(*translucent, rv_draw_item), translucent->count, true, &list->scratch);
+    rvi_frame_count_drawn(opaque, translucent, &counts);
+    list->shown = build;
     rv_frame_view v;
     memset(&v, 0, sizeof v);
     v.arena = 2; /* not a world arena */
     v.generation = ++list->generation; /* culls that succeeded: a failed one is not counted */
     v.frame_sequence = list->generation;
-    v.opaque = RVI_VEC_PTR(list->opaque, rv_draw_item);
-    v.opaque_count = list->opaque.count;
-    v.translucent = RVI_VEC_PTR(list->translucent, rv_draw_item);
-    v.translucent_count = list->translucent.count;
+    v.opaque = RVI_VEC_PTR(*opaque, rv_draw_item);
+    v.opaque_count = opaque->count;
+    v.translucent = RVI_VEC_PTR(*translucent, rv_draw_item);
+    v.translucent_count = translucent->count;
     v.counts = counts;
     for (int s = 0; s < RV_STAGE_COUNT; s++)
         v.stage_us[s] = -1.0;

@@ -291,9 +291,9 @@ typedef struct rv_cull_record {
 /* The borrowed product of one frame: valid until the world builds the next-but-one frame
  * (two arenas alternate), until rv_world_destroy, or until rv_frame_abort reuses its arena —
  * rv_frame_view_is_valid tells. An extra view (rv_cull_view, arena 2) lives in its list
- * instead, until the next rv_cull_view with that list; rv_frame_view_is_valid answers false
- * for it. Every pointer points into the world's arenas: never free,
- * never keep past validity. */
+ * instead, until the next rv_cull_view with that list succeeds (one that fails leaves it as
+ * it was); rv_frame_view_is_valid answers false for it. Every pointer points into the
+ * world's arenas: never free, never keep past validity. */
 typedef struct rv_frame_view {
     uint64_t generation;      /* of the arena this view lives in; for an extra view
                                  (rv_cull_view), the list's culls so far, 1 for its first
@@ -521,7 +521,8 @@ RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *o
 
 /* True while view (published by this world's rv_frame_end) may be read: its arena has not
  * been reused since. False for NULL, for another world's view, and for views from
- * rv_cull_view (those stay valid until the next rv_cull_view with their list; not tracked).
+ * rv_cull_view (those stay valid until the next rv_cull_view with their list succeeds; not
+ * tracked).
  * A call on the world (it reads the world's arenas, which rv_frame_begin changes): make it
  * on the thread that runs the world's frames. A thread that only reads views (a render
  * thread drawing frame N - 1 while frame N is built) learns from that thread how long a
@@ -708,11 +709,12 @@ RV_API rv_result rv_world_set_occlusion(rv_world *world, const rv_occlusion_desc
 /* An extra view's own output list (shadow, reflection). Opaque. */
 typedef struct rv_view_list rv_view_list;
 
-/* Creates an extra view's list: one arena, reused by each rv_cull_view with it, allocated
- * with the world's allocator. Owned by the caller until rv_view_list_destroy, before or
- * after rv_world_destroy: a list whose world is destroyed keeps its memory (and its last
- * view) until then, and rv_cull_view refuses it. Errors: RV_ERR_INVALID_ARG,
- * RV_ERR_OUT_OF_MEMORY. */
+/* Creates an extra view's list: two arenas, allocated with the world's allocator, used in
+ * turn: each rv_cull_view with the list builds in the one its last view does not live in,
+ * so a cull that fails leaves the last view valid and unchanged. Owned by the caller until
+ * rv_view_list_destroy, before or after rv_world_destroy: a list whose world is destroyed
+ * keeps its memory (and its last view) until then, and rv_cull_view refuses it. Errors:
+ * RV_ERR_INVALID_ARG, RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_view_list_create(rv_world *world, rv_view_list **out_list);
 /* Destroys a list (NULL ignored), before or after its world. Views it lent become
  * invalid. While its world lives this is a call on the world (the list's memory goes back
@@ -726,8 +728,10 @@ RV_API void rv_view_list_destroy(rv_view_list *list);
  * residency without fading) into list, and fills *out: opaque and translucent lists,
  * counts and the frustum, and generation, frame_sequence and arena as rv_frame_view says
  * for an extra view; the other fields are empty. Uses the transforms of the last rv_update_world.
- * Valid until the next rv_cull_view with this list. Errors: RV_ERR_INVALID_ARG (as
- * rv_frame_begin's view checks, a time_ms beyond +-2^53 included), RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
+ * Valid until the next rv_cull_view with this list succeeds; on any error *out and the
+ * list's last view are unchanged (its other arena may have grown). Errors:
+ * RV_ERR_INVALID_ARG (as rv_frame_begin's view checks, a time_ms beyond +-2^53 included),
+ * RV_ERR_NOT_FINITE, RV_ERR_BAD_STATE (a list of another world, or of a destroyed one),
  * RV_ERR_OUT_OF_MEMORY. */
 RV_API rv_result rv_cull_view(rv_world *world, const rv_view *view, rv_view_list *list, rv_frame_view *out);
 

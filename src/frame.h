@@ -188,6 +188,8 @@ typedef struct rvi_frame_worker {
     uint64_t feed_hidden;    /* tests hidden only thanks to the depth feed */
     uint64_t groups_hidden;  /* subtrees the occlusion test hid */
     uint64_t items_run;      /* parallel-for items it ran in the current call */
+    atomic_bool busy;        /* a range runs as this worker now (two at once break the
+                                contract: the second is refused, not run) */
     rv_result error;
     walk_timer occlusion_timer, partition_timer, lod_timer;
     char pad[64];            /* keeps workers' hot fields off each other's lines */

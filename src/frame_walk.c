@@ -50,8 +50,10 @@ typedef struct parallel_call {
 } parallel_call;
 
 /* The job the host runs. A range or a worker outside the contract is not run (nothing is
- * written for it) and is reported after the call, as is a gap or a repeat in the coverage.
- * Each item run is marked. */
+ * written for it) and is reported after the call, as is a gap or a repeat in the coverage;
+ * so is a range handed to a worker that is running another one at that moment (two threads
+ * writing one worker's streams would overrun them). Each item run is marked. A worker may
+ * run on one thread, then on another: the flag's acquire and release order its writes. */
 static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t end)
 {
     parallel_call *c = context;
@@ -60,9 +62,14 @@ static void run_range(void *context, uint32_t worker, uint32_t begin, uint32_t e
         return;
     }
     rvi_frame_worker *w = &c->f->workers[worker];
+    if (atomic_exchange_explicit(&w->busy, true, memory_order_acquire)) {
+        atomic_store_explicit(&c->refused, true, memory_order_relaxed);
+        return;
+    }
     w->items_run += end - begin;
     memset(c->marks + begin, 1, end - begin);
     c->fn(c->context, w, begin, end);
+    atomic_store_explicit(&w->busy, false, memory_order_release);
 }
 
 rv_result rvi_frame_parallel(rv_world *world, rvi_frame *f, rvi_frame_job fn, void *context, uint32_t count,

@@ -22,6 +22,8 @@
 #include "support/rvt_scene.h"
 
 #include <cglm/cglm.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +516,79 @@ static void test_a_job_system_that_breaks_its_contract_is_reported(void **state)
     }
 }
 
+/* A host that runs ranges on four threads at once, all as worker 0 (two ranges that run at
+ * the same time share a worker): a range handed to a worker that is running one already is
+ * refused, never run beside it, so a frame answers RV_ERR_INVARIANT or, where no two
+ * ranges happened to overlap, the frame a world without a job system makes (the twin
+ * world aborts a frame wherever this one was refused, so both keep the same state). Two
+ * threads writing one worker's streams used to overrun the gathered records (ASan) or
+ * publish lists with holes and repeats. */
+enum { SHARING_THREADS = 4 };
+
+typedef struct sharing_host {
+    rv_job_fn job;
+    void *context;
+    uint32_t count;
+    atomic_uint next;
+} sharing_host;
+
+static void *sharing_thread(void *arg)
+{
+    sharing_host *h = arg;
+    for (uint32_t b; (b = atomic_fetch_add(&h->next, 1)) < h->count;)
+        h->job(h->context, 0, b, b + 1);
+    return NULL;
+}
+
+static void sharing_parallel_for(void *user, rv_job_fn job, void *context, uint32_t count, uint32_t grain)
+{
+    (void)grain;
+    sharing_host *h = user;
+    h->job = job;
+    h->context = context;
+    h->count = count;
+    atomic_store(&h->next, 0);
+    pthread_t t[SHARING_THREADS];
+    for (int i = 0; i < SHARING_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, sharing_thread, h), 0);
+    for (int i = 0; i < SHARING_THREADS; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void test_ranges_that_share_a_worker_at_once_are_refused(void **state)
+{
+    (void)state;
+    sharing_host host;
+    memset(&host, 0, sizeof host);
+    rv_job_system js = { sharing_parallel_for, &host, SHARING_THREADS };
+    job_world shared = { .seed = 77 }, twin = { .seed = 77 };
+    build(&shared, &js, false);
+    build(&twin, NULL, false);
+    uint32_t refused = 0, equal = 0;
+    for (int frame = 0; frame < 24; frame++) {
+        float view[16], projection[16];
+        rv_view v;
+        view_at(frame, view, projection, &v);
+        rv_frame_view got, want;
+        rv_result r = rv_frame(shared.world, &v, &got);
+        if (r == RV_ERR_INVARIANT) {
+            refused++;
+            check(rv_frame_begin(twin.world, &v));
+            check(rv_frame_abort(twin.world));
+            continue;
+        }
+        check(r);
+        check(rv_frame(twin.world, &v, &want));
+        if (view_fingerprint(&got) != view_fingerprint(&want))
+            fail_msg("frame %d: published a view the world without a job system does not", frame);
+        equal++;
+    }
+    print_message("ranges sharing a worker: %u frames refused, %u equal to the serial world's\n", refused, equal);
+    assert_int_equal(refused + equal, 24);
+    rv_world_destroy(shared.world);
+    rv_world_destroy(twin.world);
+}
+
 /* A host whose parallel_for edits the world's hierarchy before running the jobs: every
  * structural call is refused while the jobs may be reading the links, and the frames equal
  * those of a world without a job system. */
@@ -996,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_summaries_the_same_whatever_runs_first),
         cmocka_unit_test(test_steady_frames_with_workers_allocate_nothing),
         cmocka_unit_test(test_a_job_system_that_breaks_its_contract_is_reported),
+        cmocka_unit_test(test_ranges_that_share_a_worker_at_once_are_refused),
         cmocka_unit_test(test_a_parallel_for_cannot_edit_the_hierarchy_under_the_jobs),
         cmocka_unit_test(test_world_refuses_more_workers_than_rvis_keeps_scratch_for),
         cmocka_unit_test(test_a_walk_item_that_outgrows_its_room_hands_back_the_rest_and_loses_nothing),

@@ -48,8 +48,10 @@ typedef void (*rv_job_fn)(void *context, uint32_t worker, uint32_t begin, uint32
  *
  * A job system that breaks this contract (a worker index at or above max_workers, ranges
  * that miss or repeat items, an empty range or one beyond count, even beside ranges that
- * cover every item once) is detected, never followed out of bounds: the frame call
- * answers RV_ERR_INVARIANT and its frame must be aborted (rv_frame aborts it).
+ * cover every item once, a range run as a worker that is running another at that moment)
+ * is detected, never followed out of bounds: the frame call answers RV_ERR_INVARIANT and
+ * its frame must be aborted (rv_frame aborts it). Two ranges that share a worker without
+ * overlapping in time break nothing, and are not reported.
  *
  * Zero (parallel_for NULL): every stage runs on the calling thread, exactly as with a job
  * system that runs every range there. */

@@ -165,8 +165,9 @@ static void view_projection(const float eye[3], float out[16])
 }
 
 /* What a frame produced: the view's digest (rv_frame_view_digest: what to draw, levels,
- * fades, order — independent of tags and addresses), the render scene's digest, and the
- * streaming state. */
+ * fades, order — independent of tags and addresses), every item's world matrix and view
+ * depth (which that digest leaves out), the render scene's digest, and the streaming
+ * state. */
 static uint64_t frame_digest(scenario *sc, const rv_frame_view *view)
 {
     uint64_t d[6] = { rv_frame_view_digest(view), view->opaque_count, view->translucent_count,
@@ -174,6 +175,14 @@ static uint64_t frame_digest(scenario *sc, const rv_frame_view *view)
     rv_scene_digest rd;
     SC_TRY(sc, rv_render_scene_digest(sc->render, &rd));
     uint64_t h = rvi_hash_bytes(sc->seed, d, sizeof d);
+    for (int list = 0; list < 2; list++) {
+        const rv_draw_item *items = list ? view->translucent : view->opaque;
+        uint32_t n = list ? view->translucent_count : view->opaque_count;
+        for (uint32_t i = 0; i < n; i++) {
+            h = rvi_hash_bytes(h, items[i].world_matrix, sizeof items[i].world_matrix);
+            h = rvi_hash_bytes(h, &items[i].view_depth, sizeof items[i].view_depth);
+        }
+    }
     h = rvi_hash_bytes(h, &rd, sizeof rd);
     rv_residency_stats rs = rv_residency_get_stats(rv_world_residency(sc->world));
     uint64_t res_fields[5] = { rs.pages_resident, rs.pages_requested, rs.pages_loading, rs.bytes_resident, rs.frame };

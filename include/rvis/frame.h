@@ -41,10 +41,12 @@ typedef void (*rv_job_fn)(void *context, uint32_t worker, uint32_t begin, uint32
  * rvis calls parallel_for only from inside a frame call (rv_frame, rv_frame_cull), on the
  * thread that made it, never from inside a job, and a job calls back into nothing but
  * rvis's own code (no host callback runs inside a job: not the allocator, the clock nor a
- * partition callback). The frame view is the same whatever the worker count, the split or
- * the order of the ranges (rv_frame_view_digest proves it), and a steady frame allocates
- * nothing with workers either: per-worker scratch is the world's, indexed by worker and
- * grown with the scene like the rest of the frame's scratch.
+ * partition callback). The frame view is the same, to the last bit, whatever the worker
+ * count, the split or the order of the ranges (rv_frame_view_digest checks the lists, keys,
+ * levels and fades; the matrices and depths are copied and computed alike from the same
+ * transforms), and a steady frame allocates nothing with workers either: per-worker
+ * scratch is the world's, indexed by worker and grown with the scene like the rest of the
+ * frame's scratch.
  *
  * A job system that breaks this contract (a worker index at or above max_workers, ranges
  * that miss or repeat items, an empty range or one beyond count, even beside ranges that
@@ -250,7 +252,9 @@ typedef struct rv_frame_counts {
 } rv_frame_counts;
 
 /* One thing to draw. During a LOD crossfade a node appears twice (two levels) with fade
- * weights summing to 1; during an HLOD crossfade a region and its children are listed, their
+ * weights summing to 1, from the fade's second frame: on its first the incoming level's
+ * weight is 0 (rv_lod_selection), so the node is listed once, at the outgoing level,
+ * with fade 1. During an HLOD crossfade a region and its children are listed, their
  * fades summing to 1 along every path from a top region down to a leaf. A region that also
  * crossfades its LOD levels is listed twice with fades summing to its HLOD weight (each is
  * the product of the two weights, so it may move faster than either). A fade to or from the level past
@@ -531,9 +535,10 @@ RV_API rv_result rv_frame(rv_world *world, const rv_view *view, rv_frame_view *o
  * view lasts, as above, rather than asking here. */
 RV_API bool rv_frame_view_is_valid(const rv_world *world, const rv_frame_view *view);
 
-/* A 64-bit digest of what the view says to draw (node handles' slot and generation,
- * projection keys, LOD levels, fade weights, list order), for parity checks between runs
- * and between worlds: independent of world tags and addresses. 0 for NULL. */
+/* A 64-bit digest of what the view says to draw (node handles' slot and generation, item
+ * keys: the host's rv_node_set_key keys and projection keys, LOD levels, fade weights, list
+ * order; not the world matrices nor view depths), for parity checks between runs and
+ * between worlds: independent of world tags and addresses. 0 for NULL. */
 RV_API uint64_t rv_frame_view_digest(const rv_frame_view *view);
 
 /* Makes node a persistent occluder: a local box (min <= max) under the node's world matrix,
